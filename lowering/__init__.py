@@ -1,0 +1,57 @@
+"""Lowering: the ONNX importer (a translation), the passes (one per file, named
+after the pass) and the plain algorithms they use (tiling search, cost model,
+scheduling, liveness and offset assignment).
+
+`get_all_passes()` is the registry: pass name -> factory returning the pass
+class, imported lazily so that `npu-opt` starts fast."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    def _canonicalize():
+        from lowering.canonicalize import Canonicalize
+        return Canonicalize
+
+    def _fuse():
+        from lowering.fuse import Fuse
+        return Fuse
+
+    def _tile():
+        from lowering.tile import Tile
+        return Tile
+
+    def _bufferize():
+        from lowering.bufferize import Bufferize
+        return Bufferize
+
+    def _schedule():
+        from lowering.schedule import Schedule
+        return Schedule
+
+    def _events():
+        from lowering.events import Events
+        return Events
+
+    def _memplan():
+        from lowering.memplan import MemPlan
+        return MemPlan
+
+    def _default():
+        from lowering.pipeline import NpuDefault
+        return NpuDefault
+
+    return {
+        "npu-canonicalize": _canonicalize,
+        "npu-fuse": _fuse,
+        "npu-tile": _tile,
+        "npu-bufferize": _bufferize,
+        "npu-schedule": _schedule,
+        "npu-events": _events,
+        "npu-memplan": _memplan,
+        "npu-default": _default,
+    }

@@ -1,0 +1,428 @@
+"""`npu-bufferize`: tiled kernels -> explicit DMA and compute on DRAM/SRAM buffers.
+
+Assumes every non-constant op of `func.func` bodies is an `npu_tile.kernel`
+(run `npu-tile` first). Produces the task-level form documented in
+`npu_dialects/task.py`:
+- the function takes the model inputs then outputs as `dram` memrefs (outputs
+  are written in place), constants become `npu_task.weight`, kernel results
+  `npu_task.alloc` buffers (a returned result uses the output argument), view
+  kernels `npu_task.view`;
+- each kernel becomes one `npu_task.task` on core 0 covering all its parallel
+  tiles (`range = [0, P)`); `npu-schedule` splits and places it.
+
+A task body walks the kernel's tiles as one linear loop over
+`t in [lo*R, hi*R)` (P parallel tiles x R reduction tiles, reduction
+innermost); loop indices come from `t` by div/rem. Per step it loads the
+anchor's input windows (and, when R == 1, the epilogue operands), runs the
+cube/vector op (accumulating for r > 0), and at the last reduction step runs
+the epilogue on the output tile and stores it (clipped at tensor edges).
+With double buffering the loads of step t+1 go to the other SRAM slot before
+step t computes (tokens carried as loop values; the last step is peeled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, f32
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from npu_dialects.arch import Arch, arch_of
+from npu_dialects.compute import Conv2dOp, EltwiseOp, MatmulOp, PoolOp
+from npu_dialects.dma import CopyOp, TokenType, WaitOp
+from npu_dialects.graph import ConstantOp, ElementwiseOp, shape_of
+from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
+from npu_dialects.tile import KernelOp
+from lowering.errors import CompileError
+from lowering.tiling import EpilogueStep, KernelShape, TilingError, Window, epilogue_of, make_anchor, with_epilogue
+
+INDEX = IndexType()
+
+
+def dram_type(shape: Sequence[int]) -> MemRefType:
+    return MemRefType(f32, list(shape), memory_space=StringAttr("dram"))
+
+
+def sram_type(shape: Sequence[int]) -> MemRefType:
+    return MemRefType(f32, list(shape), memory_space=StringAttr("sram"))
+
+
+class Emitter:
+    """Appends ops to a block; index constants are created once at the top of the task."""
+
+    def __init__(self, block: Block, task_block: Block, consts: dict[int, SSAValue], loc: Attribute):
+        self.block, self.task_block, self.consts, self.loc = block, task_block, consts, loc
+
+    def nested(self, block: Block) -> "Emitter":
+        return Emitter(block, self.task_block, self.consts, self.loc)
+
+    def add(self, op: Operation) -> Operation:
+        op.location = self.loc
+        self.block.add_op(op)
+        return op
+
+    def const(self, v: int) -> SSAValue:
+        if v not in self.consts:
+            op = arith.ConstantOp(IntegerAttr(v, INDEX))
+            first = self.task_block.first_op
+            if first is None:
+                self.task_block.add_op(op)
+            else:
+                self.task_block.insert_op_before(op, first)
+            self.consts[v] = op.result
+        return self.consts[v]
+
+    def add_i(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(arith.AddiOp(a, b)).results[0]
+
+    def mul_c(self, a: SSAValue, c: int) -> SSAValue:
+        return a if c == 1 else self.add(arith.MuliOp(a, self.const(c))).results[0]
+
+    def div_c(self, a: SSAValue, c: int) -> SSAValue:
+        return a if c == 1 else self.add(arith.DivUIOp(a, self.const(c))).results[0]
+
+    def rem_c(self, a: SSAValue, c: int) -> SSAValue:
+        return self.const(0) if c == 1 else self.add(arith.RemUIOp(a, self.const(c))).results[0]
+
+    def eq_c(self, a: SSAValue, c: int) -> SSAValue:
+        return self.add(arith.CmpiOp(a, self.const(c), "eq")).results[0]
+
+    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return a if a is b else self.add(arith.SelectOp(cond, a, b)).results[0]
+
+
+@dataclass
+class KernelPlan:
+    """What bufferization needs to emit one kernel's task."""
+
+    kernel: KernelOp
+    ks: KernelShape
+    steps: list[EpilogueStep]
+    anchor: Operation
+
+    @property
+    def piped(self) -> list[Window]:
+        return self.ks.loads + (self.ks.epilogue if self.ks.reduction_tiles == 1 else [])
+
+
+def plan_of(kernel: KernelOp) -> KernelPlan:
+    """Rebuild the kernel's windows from its recorded tile sizes."""
+    ops = kernel.graph_ops()
+    ins_index = {a: i for i, a in enumerate(kernel.body.block.args)}
+    anchor = make_anchor(ops[0], ins_index)
+    steps, extra = epilogue_of(ops[1:], ops[0], ins_index)
+    names = kernel.loop_names
+    if [l.name for l in anchor.loops()] != names:
+        raise TilingError(f"loops '{kernel.loops.data}' do not match a {anchor.kind} kernel "
+                          f"({','.join(l.name for l in anchor.loops())})")
+    ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra)
+    if list(ks.grid) != list(kernel.trip_counts):
+        raise TilingError(f"grid {list(kernel.trip_counts)} does not match the tile sizes (expected {ks.grid})")
+    return KernelPlan(kernel, ks, steps, ops[0])
+
+
+class TaskBuilder:
+    """Emits the body of one kernel's task."""
+
+    def __init__(self, plan: KernelPlan, ins: list[SSAValue], out: SSAValue, arch: Arch,
+                 top: "FuncBuilder"):
+        self.plan, self.ks, self.arch, self.top = plan, plan.ks, arch, top
+        self.ins, self.out = ins, out
+        self.block = Block(arg_types=[INDEX, INDEX])
+        self.em = Emitter(self.block, self.block, {}, plan.kernel.location)
+        self.sram_offset = 0
+
+    def sram(self, shape: Sequence[int]) -> SSAValue:
+        op = SramOp(sram_type(shape), self.sram_offset)
+        nbytes = 4
+        for s in shape:
+            nbytes *= s
+        self.sram_offset += (nbytes + self.arch.align - 1) // self.arch.align * self.arch.align
+        return self.em.add(op).results[0]
+
+    def dram_source(self, w: Window) -> SSAValue:
+        buf = self.ins[w.source] if w.source is not None else self.out
+        return self.top.view(buf, w.shape)
+
+    # -- index math -------------------------------------------------------------------
+    def indices(self, em: Emitter, t: SSAValue) -> dict[str, SSAValue]:
+        ks = self.ks
+        r_tiles = ks.reduction_tiles
+        idx: dict[str, SSAValue] = {}
+        par = [(l, g) for l, g in zip(ks.loops, ks.grid) if not l.reduction]
+        outer = next((i for i, (_, g) in enumerate(par) if g > 1), len(par))
+        p = em.div_c(t, r_tiles) if outer < len(par) else t
+        for i in range(len(par) - 1, -1, -1):
+            loop, g = par[i]
+            if g == 1:
+                idx[loop.name] = em.const(0)
+            elif i == outer:
+                idx[loop.name] = p  # outermost loop that iterates: no remainder needed
+            else:
+                idx[loop.name] = em.rem_c(p, g)
+                p = em.div_c(p, g)
+        for loop in ks.loops:
+            if loop.reduction:
+                idx[loop.name] = em.rem_c(t, r_tiles)
+        return idx
+
+    def offsets(self, em: Emitter, w: Window, idx: dict[str, SSAValue]) -> list[SSAValue]:
+        out = []
+        for d in w.dims:
+            zero = em.const(0)
+            terms = [em.mul_c(idx[l], c) for l, c in d.terms if idx[l] is not zero]
+            v = terms[0] if terms else None
+            for x in terms[1:]:
+                v = em.add_i(v, x)
+            if d.const or v is None:
+                v = em.const(d.const) if v is None else em.add_i(v, em.const(d.const))
+            out.append(v)
+        return out
+
+    def load(self, em: Emitter, w: Window, dst: SSAValue, idx: dict[str, SSAValue]) -> SSAValue:
+        zeros = [em.const(0)] * len(w.dims)
+        op = CopyOp(self.dram_source(w), self.offsets(em, w, idx), dst, zeros, w.sizes,
+                    pad_value=0.0 if w.pad_value is None else w.pad_value)
+        return em.add(op).results[0]
+
+    # -- one step -----------------------------------------------------------------------
+    def compute(self, em: Emitter, bufs: list[SSAValue], acc: SSAValue, accumulate: bool) -> None:
+        a, kind = self.plan.anchor, self.ks.kind
+        if kind == "matmul":
+            p = getattr(a, "params", {})
+            em.add(MatmulOp(bufs[0], bufs[1], acc, trans_a=p.get("trans_a", False),
+                            trans_b=p.get("trans_b", False), accumulate=accumulate))
+        elif kind == "conv2d":
+            p = a.params
+            em.add(Conv2dOp(bufs[0], bufs[1], acc, strides=p["strides"], dilations=p["dilations"],
+                            group=p["group"], accumulate=accumulate))
+        elif kind == "pool":
+            p = a.params
+            em.add(PoolOp("max", bufs[0], acc, kernel=p["kernel"], strides=p["strides"],
+                          dilations=p["dilations"]))
+        else:
+            assert isinstance(a, ElementwiseOp)
+            em.add(EltwiseOp(a.FN, bufs[:len(self.ks.loads)], acc))
+
+    def finish(self, em: Emitter, idx: dict[str, SSAValue], epi_bufs: list[SSAValue],
+               acc: SSAValue, sync_epilogue: bool) -> None:
+        ks = self.ks
+        if sync_epilogue:
+            toks = [self.load(em, w, b, idx) for w, b in zip(ks.epilogue, epi_bufs)]
+            for tk in toks:
+                em.add(WaitOp(tk))
+        for s in self.plan.steps:
+            if s.other is None:
+                ins = [acc]
+            else:
+                ins = [acc, epi_bufs[s.other]] if s.acc_first else [epi_bufs[s.other], acc]
+            em.add(EltwiseOp(s.fn, ins, acc))
+        zeros = [em.const(0)] * len(ks.out.dims)
+        dst = self.dram_source(ks.out)
+        tok = em.add(CopyOp(acc, zeros, dst, self.offsets(em, ks.out, idx), ks.out.sizes, clip=True))
+        em.add(WaitOp(tok.results[0]))
+
+    def step(self, em: Emitter, t: SSAValue, bufs: list[SSAValue], acc: SSAValue,
+             once_bufs: list[SSAValue]) -> None:
+        ks = self.ks
+        idx = self.indices(em, t)
+        nload = len(ks.loads)
+        r_tiles = ks.reduction_tiles
+        if r_tiles == 1:
+            self.compute(em, bufs, acc, False)
+            self.finish(em, idx, bufs[nload:], acc, False)
+            return
+        r = idx[next(l.name for l in ks.loops if l.reduction)]
+        first = em.eq_c(r, 0)
+        then_b, else_b = Block(), Block()
+        self.compute(em.nested(then_b), bufs, acc, False)
+        self.compute(em.nested(else_b), bufs, acc, True)
+        then_b.add_op(scf.YieldOp())
+        else_b.add_op(scf.YieldOp())
+        em.add(scf.IfOp(first, [], Region(then_b), Region(else_b)))
+        last = em.eq_c(r, r_tiles - 1)
+        fin = Block()
+        self.finish(em.nested(fin), idx, once_bufs, acc, bool(ks.epilogue))
+        fin.add_op(scf.YieldOp())
+        em.add(scf.IfOp(last, [], Region(fin)))
+
+    # -- the task -------------------------------------------------------------------------
+    def build(self, double_buffer: bool) -> Block:
+        ks, em = self.ks, self.em
+        piped = self.plan.piped
+        slots = [[self.sram(w.sizes) for w in piped] for _ in range(2 if double_buffer else 1)]
+        once = [] if ks.reduction_tiles == 1 else [self.sram(w.sizes) for w in ks.epilogue]
+        acc = self.sram(ks.out.sizes)
+        if self.sram_offset > self.arch.sram_bytes:
+            raise TilingError(f"tile buffers need {self.sram_offset} bytes of SRAM, more than "
+                              f"sram_bytes={self.arch.sram_bytes}")
+        lo, hi = self.block.args
+        r_tiles = ks.reduction_tiles
+        t0 = em.mul_c(lo, r_tiles)
+        tend = em.mul_c(hi, r_tiles)
+        one = em.const(1)
+        if not double_buffer:
+            body = Block(arg_types=[INDEX])
+            be = em.nested(body)
+            idx = self.indices(be, body.args[0])
+            toks = [self.load(be, w, b, idx) for w, b in zip(piped, slots[0])]
+            for tk in toks:
+                be.add(WaitOp(tk))
+            self.step(be, body.args[0], slots[0], acc, once)
+            body.add_op(scf.YieldOp())
+            em.add(scf.ForOp(t0, tend, one, [], Region(body)))
+            return self.block
+        # prologue: first step's loads into slot 0
+        idx0 = self.indices(em, t0)
+        toks0 = [self.load(em, w, b, idx0) for w, b in zip(piped, slots[0])]
+        tlast = em.add(arith.SubiOp(tend, one)).results[0]
+        body = Block(arg_types=[INDEX] + [TokenType()] * len(toks0))
+        be = em.nested(body)
+        t = body.args[0]
+        rel = be.add(arith.SubiOp(t, t0)).results[0]
+        odd = be.eq_c(be.rem_c(rel, 2), 1)
+        cur = [be.select(odd, b1, b0) for b0, b1 in zip(*slots)]
+        nxt = [be.select(odd, b0, b1) for b0, b1 in zip(*slots)]
+        idx1 = self.indices(be, be.add_i(t, one))
+        next_toks = [self.load(be, w, b, idx1) for w, b in zip(piped, nxt)]
+        for tk in body.args[1:]:
+            be.add(WaitOp(tk))
+        self.step(be, t, cur, acc, once)
+        body.add_op(scf.YieldOp(*next_toks))
+        loop = em.add(scf.ForOp(t0, tlast, one, toks0, Region(body)))
+        # peeled last step
+        rel = em.add(arith.SubiOp(tlast, t0)).results[0]
+        odd = em.eq_c(em.rem_c(rel, 2), 1)
+        cur = [em.select(odd, b1, b0) for b0, b1 in zip(*slots)]
+        for tk in loop.results:
+            em.add(WaitOp(tk))
+        self.step(em, tlast, cur, acc, once)
+        return self.block
+
+
+class FuncBuilder:
+    """Rewrites one graph-level function into the task-level form."""
+
+    def __init__(self, func: FuncOp, arch: Arch, pass_name: str):
+        self.func, self.arch, self.pass_name = func, arch, pass_name
+        self.block = Block()
+        self.buf: dict[SSAValue, SSAValue] = {}
+        self.views: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
+        self.inline_consts = 0
+
+    def add(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def view(self, buf: SSAValue, shape: tuple[int, ...]) -> SSAValue:
+        assert isinstance(buf.type, MemRefType)
+        if tuple(buf.type.get_shape()) == tuple(shape):
+            return buf
+        key = (buf, tuple(shape))
+        if key not in self.views:
+            self.views[key] = self.add(ViewOp(buf, dram_type(shape))).results[0]
+        return self.views[key]
+
+    def copy_task(self, name: str, src: SSAValue, dst: SSAValue, loc: Attribute) -> None:
+        block = Block(arg_types=[INDEX, INDEX])
+        em = Emitter(block, block, {}, loc)
+        shape = tuple(dst.type.get_shape())
+        zeros = [em.const(0)] * len(shape)
+        tok = em.add(CopyOp(src, zeros, dst, zeros, shape))
+        em.add(WaitOp(tok.results[0]))
+        task = TaskOp(name, 0, Region(block), range=(0, 1), predicted_cycles=0)
+        task.location = loc
+        self.add(task)
+
+    def run(self) -> FuncOp:
+        old = self.func.body.block
+        ret = old.last_op
+        if not isinstance(ret, ReturnOp):
+            raise CompileError(self.pass_name, f"function @{self.func.sym_name.data} has no func.return", self.func)
+        returned = list(ret.arguments)
+        arg_types = [dram_type(shape_of(a)) for a in old.args] + [dram_type(shape_of(v)) for v in returned]
+        self.block = Block(arg_types=arg_types)
+        n_in = len(old.args)
+        for a, b in zip(old.args, self.block.args):
+            self.buf[a] = b
+        outs = list(self.block.args[n_in:])
+        writes_output: dict[SSAValue, SSAValue] = {}
+        for v, o in zip(returned, outs):
+            if isinstance(v.owner, KernelOp) and v.owner.kind.data != "view" and v not in writes_output:
+                writes_output[v] = o
+        for op in old.ops:
+            if isinstance(op, ConstantOp):
+                self.constant(op)
+            elif isinstance(op, KernelOp):
+                self.kernel(op, writes_output)
+            elif isinstance(op, ReturnOp):
+                continue
+            else:
+                raise CompileError(self.pass_name, "expected only npu_tile.kernel and constants "
+                                                   "(run npu-tile first)", op)
+        for i, (v, o) in enumerate(zip(returned, outs)):
+            if writes_output.get(v) is not o:
+                self.copy_task(f"output{i}_copy", self.buf[v], o, ret.location)
+        self.add(ReturnOp())
+        new = FuncOp(self.func.sym_name.data, (arg_types, []), Region(self.block))
+        for k, v in self.func.attributes.items():
+            if k not in ("sym_name", "function_type"):
+                new.attributes[k] = v
+        new.location = self.func.location
+        return new
+
+    def constant(self, op: ConstantOp) -> None:
+        t = dram_type(shape_of(op.result))
+        if op.weight is not None:
+            w = WeightOp(op.weight.data, t)
+        else:
+            self.inline_consts += 1
+            w = WeightOp(f"inline{self.inline_consts}", t, value=op.value)
+        w.location = op.location
+        self.buf[op.result] = self.add(w).results[0]
+
+    def kernel(self, k: KernelOp, writes_output: dict[SSAValue, SSAValue]) -> None:
+        res = k.outs[0]
+        ins = [self.buf[v] for v in k.ins]
+        if k.kind.data == "view":
+            self.buf[res] = self.view(ins[0], shape_of(res))
+            return
+        if res in writes_output:
+            out = writes_output[res]
+        else:
+            alloc = AllocOp(dram_type(shape_of(res)))
+            alloc.location = k.location
+            out = self.add(alloc).results[0]
+        self.buf[res] = out
+        try:
+            plan = plan_of(k)
+            block = TaskBuilder(plan, ins, out, self.arch, self).build(k.is_double_buffered)
+        except TilingError as e:
+            raise CompileError(self.pass_name, f"kernel '{k.kernel.data}': {e}", k) from None
+        pc = k.predicted_cycles.value.data if k.predicted_cycles else None
+        task = TaskOp(k.kernel.data, 0, Region(block), range=(0, plan.ks.parallel_tiles), predicted_cycles=pc)
+        task.location = k.location
+        self.add(task)
+
+
+@dataclass(frozen=True)
+class Bufferize(ModulePass):
+    """Lower tiled kernels to DMA + compute tasks on DRAM/SRAM buffers (one task per kernel)."""
+
+    name = "npu-bufferize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        arch = arch_of(op)
+        for func in list(op.ops):
+            if isinstance(func, FuncOp) and func.body.blocks:
+                new = FuncBuilder(func, arch, self.name).run()
+                op.body.block.insert_op_before(new, func)
+                op.body.block.erase_op(func)
+
+
+

@@ -1,0 +1,118 @@
+"""`npu-fuse`: group graph ops into `npu_graph.fused` kernels.
+
+Rules (each can be switched off with `npu-fuse{disable=rule,...}`):
+- `conv-epilogue`: `conv2d` followed by a chain of elementwise ops (bias,
+  activation, residual add) that consume its result;
+- `matmul-epilogue`: `gemm`/`matmul` followed by such a chain;
+- `eltwise-chain`: a chain of elementwise ops with no cube op in front.
+
+A chain link must take the running value as one operand, be its only user,
+and keep its shape (the other operand broadcasts into it), so the epilogue
+runs on the output tile in SRAM without reordering any reduction. Assumes
+graph-level IR inside `func.func`; ops already inside a kernel are left alone.
+Capacity is checked by `npu-tile`, which sizes tiles for the whole group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.rewriter import InsertPoint
+
+from npu_dialects.graph import Conv2dOp, ElementwiseOp, FusedOp, GemmOp, MatMulOp, YieldOp
+from npu_dialects.locs import fused_loc, node_names
+from lowering.errors import CompileError
+
+RULES: dict[str, tuple[type[Operation], ...]] = {
+    "conv-epilogue": (Conv2dOp,),
+    "matmul-epilogue": (GemmOp, MatMulOp),
+    "eltwise-chain": (ElementwiseOp,),
+}
+
+
+def _epilogue_link(value: SSAValue) -> ElementwiseOp | None:
+    """The elementwise op that can join the chain ending in `value`, if any."""
+    if not value.has_one_use():
+        return None
+    user = next(iter(value.uses)).operation
+    if not isinstance(user, ElementwiseOp) or user.parent_block() is not value.owner.parent_block():
+        return None
+    if user.results[0].type != value.type:
+        return None  # the running value would be broadcast: not an epilogue
+    if sum(1 for o in user.operands if o == value) != 1:
+        return None  # x op x: keep it simple
+    return user
+
+
+def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter) -> FusedOp:
+    """Replace `chain` (anchor first, each op consuming the previous result) by one fused op."""
+    inside = {r for op in chain for r in op.results}
+    ins: list[SSAValue] = []
+    for op in chain:
+        for o in op.operands:
+            if o not in inside and o not in ins:
+                ins.append(o)
+    block = Block(arg_types=[v.type for v in ins])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(ins, block.args))
+    for op in chain:
+        clone = op.clone(value_mapper=mapping)
+        block.add_op(clone)
+        for old, new in zip(op.results, clone.results):
+            mapping[old] = new
+    last = chain[-1]
+    block.add_op(YieldOp(mapping[last.results[0]]))
+    names = [n for op in chain for n in node_names(op)]
+    fused = FusedOp(ins, [last.results[0].type], Region(block),
+                    kernel=names[0] if names else chain[0].name, rule=rule)
+    fused.location = fused_loc(names)
+    rewriter.insert(fused, InsertPoint.before(last))
+    last.results[0].replace_all_uses_with(fused.results[0])
+    for op in reversed(chain):
+        rewriter.erase(op)
+    return fused
+
+
+@dataclass
+class FuseRule(RewritePattern):
+    """Fuse an anchor of `anchors` with its elementwise epilogue chain."""
+
+    rule: str
+    anchors: tuple[type[Operation], ...]
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, self.anchors) or isinstance(op.parent_op(), FusedOp):
+            return
+        if isinstance(op, ElementwiseOp):
+            prev = [o.owner for o in op.operands if isinstance(o.owner, Operation)]
+            if any(isinstance(p, ElementwiseOp) and _epilogue_link(p.results[0]) is op for p in prev):
+                return  # not the head of its chain
+        chain: list[Operation] = [op]
+        while (link := _epilogue_link(chain[-1].results[0])) is not None:
+            chain.append(link)
+        if len(chain) > 1:
+            fuse_chain(chain, self.rule, rewriter)
+
+
+@dataclass(frozen=True)
+class Fuse(ModulePass):
+    """Form fused kernels (see the module docstring for the rules).
+
+    Options: `disable=rule,...` switches rules off by name."""
+
+    name = "npu-fuse"
+    disable: tuple[str, ...] = field(default=())
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        unknown = [r for r in self.disable if r not in RULES]
+        if unknown:
+            raise CompileError(self.name, f"unknown fusion rule(s) {', '.join(unknown)} "
+                                          f"(known: {', '.join(RULES)})")
+        # cube epilogues first so an elementwise chain never steals a conv's epilogue
+        for rule, anchors in RULES.items():
+            if rule not in self.disable:
+                PatternRewriteWalker(FuseRule(rule, anchors), apply_recursively=False).rewrite_module(op)

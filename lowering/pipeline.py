@@ -1,0 +1,72 @@
+"""`npu-default`: the whole compilation pipeline, and `compile_module`, the
+entry point tools use.
+
+Order (DESIGN.md): npu-canonicalize -> npu-fuse -> npu-tile -> npu-bufferize
+-> npu-schedule -> npu-events -> npu-memplan. The IR is verified after every
+pass; a failure names the pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+from npu_dialects import make_context
+from npu_dialects.arch import Arch, set_arch
+from lowering import get_all_passes
+from lowering.errors import CompileError
+
+DEFAULT_PIPELINE: tuple[str, ...] = (
+    "npu-canonicalize", "npu-fuse", "npu-tile", "npu-bufferize", "npu-schedule", "npu-events", "npu-memplan")
+
+
+def run_pass(p: ModulePass, ctx: Context, module: ModuleOp) -> None:
+    """Apply one pass and verify the result, naming the pass on failure."""
+    p.apply(ctx, module)
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise CompileError(p.name, f"IR does not verify after the pass: {e}") from e
+
+
+@dataclass(frozen=True)
+class NpuDefault(ModulePass):
+    """Run the default pipeline (ONNX-imported graph -> scheduled, planned tasks).
+
+    Options: `disable=npu-fuse,...` skips passes by name (for bisection; the
+    passes from npu-tile on are needed to reach executable tasks);
+    `fuse-disable=rule,...` switches fusion rules off."""
+
+    name = "npu-default"
+    disable: tuple[str, ...] = field(default=())
+    fuse_disable: tuple[str, ...] = field(default=())
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        unknown = [n for n in self.disable if n not in DEFAULT_PIPELINE]
+        if unknown:
+            raise CompileError(self.name, f"cannot disable unknown pass(es) {', '.join(unknown)} "
+                                          f"(pipeline: {', '.join(DEFAULT_PIPELINE)})")
+        passes = get_all_passes()
+        for pass_name in DEFAULT_PIPELINE:
+            if pass_name in self.disable:
+                continue
+            cls = passes[pass_name]()
+            p = cls(disable=self.fuse_disable) if pass_name == "npu-fuse" else cls()
+            run_pass(p, ctx, op)
+
+
+def compile_module(module: ModuleOp, arch: Arch | None = None, **options) -> ModuleOp:
+    """Compile a graph-level module in place through `npu-default` and return it.
+    Raises CompileError (a DiagnosticException) for anything the user must fix."""
+    if arch is not None:
+        set_arch(module, arch)
+    try:
+        NpuDefault(**options).apply(make_context(), module)
+    except DiagnosticException:
+        raise
+    except VerifyException as e:
+        raise CompileError("npu-default", str(e)) from e
+    return module

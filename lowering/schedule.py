@@ -1,0 +1,102 @@
+"""`npu-schedule`: split kernels across cores and place every task on a core.
+
+Assumes the task-level form of `npu-bufferize` (one task per kernel, range
+[0, P) over its parallel tiles, `predicted_cycles` from the cost model).
+
+For each task in program order it picks the number of parts k <= min(cores, P)
+that minimises the predicted time ceil(P/k)/P * cycles + sync_latency (when
+k > 1): a kernel is split only when the gain beats the cost of the
+cross-core events. Parts get contiguous, balanced sub-ranges. Placement is
+list scheduling on predicted times: each part goes to the core where it can
+start earliest, given its dependencies' predicted finish times (plus
+sync_latency across cores) and the core's queue.
+
+Options: `max-cores` (0 = all cores of the arch) limits the cores used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.func import FuncOp
+from xdsl.passes import ModulePass
+
+from npu_dialects.arch import Arch, arch_of
+from npu_dialects.graph import int_array
+from npu_dialects.task import TaskOp
+from lowering.errors import CompileError
+from lowering.taskgraph import dependencies, tasks_of
+
+
+def choose_parts(cycles: int, tiles: int, cores: int, sync_latency: int) -> int:
+    """Parts that minimise predicted time (ties: fewer parts)."""
+    best_k, best_t = 1, cycles
+    for k in range(2, min(cores, tiles) + 1):
+        t = ceil(cycles * ceil(tiles / k) / tiles) + sync_latency
+        if t < best_t:
+            best_k, best_t = k, t
+    return best_k
+
+
+def split_range(lo: int, hi: int, k: int) -> list[tuple[int, int]]:
+    n = hi - lo
+    bounds = [lo + n * i // k for i in range(k + 1)]
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+@dataclass(frozen=True)
+class Schedule(ModulePass):
+    """Split kernels across cores where it pays, and list-schedule tasks onto cores."""
+
+    name = "npu-schedule"
+    max_cores: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        arch = arch_of(op)
+        if self.max_cores < 0:
+            raise CompileError(self.name, f"max-cores must be >= 0, got {self.max_cores}")
+        cores = min(arch.cores, self.max_cores) if self.max_cores else arch.cores
+        for func in op.ops:
+            if isinstance(func, FuncOp):
+                self.schedule(func, arch, cores)
+
+    def schedule(self, func: FuncOp, arch: Arch, cores: int) -> None:
+        tasks = tasks_of(func)
+        deps = dependencies(tasks)
+        finish: dict[int, list[tuple[int, int]]] = {}  # original task -> [(core, finish)]
+        core_free = [0] * cores
+        for t, d in zip(tasks, deps):
+            task = t.op
+            lo, hi = task.bounds
+            cycles = task.predicted_cycles.value.data if task.predicted_cycles else 0
+            k = choose_parts(cycles, hi - lo, cores, arch.sync_latency)
+            parts = split_range(lo, hi, k)
+            placed: list[tuple[int, int]] = []
+            used: set[int] = set()
+            for plo, phi in parts:
+                part_cycles = ceil(cycles * (phi - plo) / max(1, hi - lo))
+                best = None
+                for c in range(cores):
+                    if c in used and len(used) < cores:
+                        continue
+                    ready = 0
+                    for p in d:
+                        for pc, pf in finish[p]:
+                            ready = max(ready, pf + (arch.sync_latency if pc != c else 0))
+                    start = max(ready, core_free[c])
+                    if best is None or start < best[0]:
+                        best = (start, c)
+                start, c = best
+                used.add(c)
+                core_free[c] = start + part_cycles
+                placed.append((c, start + part_cycles))
+                new = task.clone() if (plo, phi) != parts[-1] else task
+                new.attributes["core"] = IntegerAttr(c, i64)
+                new.attributes["range"] = int_array((plo, phi))
+                new.attributes["predicted_cycles"] = IntegerAttr(part_cycles, i64)
+                if new is not task:
+                    func.body.block.insert_op_before(new, task)
+            finish[t.index] = placed

@@ -1,0 +1,122 @@
+"""`npu-tile`: turn every kernel (an `npu_graph.fused` group or a lone graph op)
+into an `npu_tile.kernel` with tile sizes chosen for the module's arch.
+
+For each kernel it enumerates tile-size candidates per loop (powers of two,
+multiples of the cube dimensions, the full extent), keeps those whose tile
+buffers fit `sram_bytes` (both halves when double buffering), and picks the
+cheapest by the cost model (`lowering/costmodel.py`, cycles spread over the
+cores). The choice is recorded on the op: `loops`, `tile`, `grid`,
+`double_buffer`, `sram_bytes`, `predicted_cycles` (one core).
+Reshapes become `view` kernels (no data movement). Constants stay.
+
+Options: `double-buffer` (default true).
+Errors: a kernel with no tiling that fits, or an op with no tiling yet,
+is a diagnostic naming the kernel and its ONNX nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from npu_dialects.arch import arch_of
+from npu_dialects.graph import ConstantOp, FusedOp, GraphOp, ReshapeOp, YieldOp
+from npu_dialects.locs import node_names
+from npu_dialects.tile import KernelOp, TileYieldOp
+from lowering.costmodel import kernel_cycles, split_cycles
+from lowering.errors import CompileError
+from lowering.tiling import TilingError, epilogue_of, make_anchor, search, sram_bytes
+
+
+def kernel_body(op: Operation) -> tuple[list[SSAValue], Block]:
+    """Inputs and a fresh body block (graph ops + npu_tile.yield) for a fused op or a lone op."""
+    if isinstance(op, FusedOp):
+        ins = list(op.ins)
+        block = Block(arg_types=[v.type for v in ins])
+        mapping = dict(zip(op.body.block.args, block.args))
+        for inner in op.body.block.ops:
+            if isinstance(inner, YieldOp):
+                block.add_op(TileYieldOp(*[mapping[v] for v in inner.values]))
+            else:
+                clone = inner.clone(value_mapper=mapping)
+                block.add_op(clone)
+                mapping.update(zip(inner.results, clone.results))
+        return ins, block
+    ins = []
+    for o in op.operands:
+        if o not in ins:
+            ins.append(o)
+    block = Block(arg_types=[v.type for v in ins])
+    clone = op.clone(value_mapper=dict(zip(ins, block.args)))
+    block.add_ops([clone, TileYieldOp(*clone.results)])
+    return ins, block
+
+
+class KernelNames:
+    """Unique kernel names derived from ONNX node names."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def __call__(self, op: Operation) -> str:
+        if isinstance(op, FusedOp) and op.kernel is not None:
+            base = op.kernel.data
+        else:
+            names = node_names(op)
+            base = names[0] if names else op.name.split(".")[-1]
+        name, i = base, 1
+        while name in self.used:
+            i += 1
+            name = f"{base}#{i}"
+        self.used.add(name)
+        return name
+
+
+@dataclass(frozen=True)
+class Tile(ModulePass):
+    """Choose tile sizes per kernel so its buffers fit SRAM, ranked by the cost model."""
+
+    name = "npu-tile"
+    double_buffer: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        arch = arch_of(op)
+        names = KernelNames()
+        for func in op.ops:
+            if not isinstance(func, FuncOp):
+                continue
+            for g in list(func.body.block.ops):
+                if isinstance(g, ConstantOp) or not isinstance(g, GraphOp):
+                    continue
+                self.tile_one(g, names(g), arch)
+
+    def tile_one(self, op: Operation, kname: str, arch) -> None:
+        ins, block = kernel_body(op)
+        body_ops = [o for o in block.ops if not isinstance(o, TileYieldOp)]
+        if len(body_ops) == 1 and isinstance(body_ops[0], ReshapeOp):
+            kernel = KernelOp(kname, ins, [r.type for r in op.results], Region(block), kind="view",
+                              loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=0,
+                              predicted_cycles=0)
+        else:
+            ins_index = {a: i for i, a in enumerate(block.args)}
+            try:
+                anchor = make_anchor(body_ops[0], ins_index)
+                steps, extra = epilogue_of(body_ops[1:], body_ops[0], ins_index)
+                ks, _ = search(anchor, extra, len(steps), arch, self.double_buffer, split_cycles)
+            except TilingError as e:
+                raise CompileError(self.name, f"kernel '{kname}': {e}", op) from None
+            kernel = KernelOp(kname, ins, [r.type for r in op.results], Region(block), kind=ks.kind,
+                              loops=[l.name for l in ks.loops], tile=[ks.tile[l.name] for l in ks.loops],
+                              grid=ks.grid, double_buffer=self.double_buffer,
+                              sram_bytes=sram_bytes(ks, arch, self.double_buffer),
+                              predicted_cycles=kernel_cycles(ks, arch, self.double_buffer, len(steps)))
+        kernel.location = op.location
+        Rewriter.insert_op(kernel, InsertPoint.before(op))
+        op.results[0].replace_all_uses_with(kernel.results[0])
+        Rewriter.erase_op(op)

@@ -1,0 +1,391 @@
+"""Tiling math, independent of IR rewriting: the loop nest of each kernel kind,
+the window every operand tile reads or writes, SRAM sizing and the tile-size
+search ranked by the cost model (`lowering/costmodel.py`).
+
+A kernel is an *anchor* op (matmul/gemm, conv2d, max-pool or an elementwise op)
+plus an elementwise *epilogue* applied to the output tile. Loops are listed
+outermost first; all parallel loops come before the single reduction loop.
+A `Window` gives, per dimension of an operand, `offset = sum(coef * loop
+index) + const` and a static size, so bufferization can emit the DMA for any
+tile from loop indices alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from math import ceil, prod
+
+from xdsl.ir import Operation, SSAValue
+
+from npu_dialects.arch import Arch
+from npu_dialects.graph import (
+    Conv2dOp,
+    ElementwiseOp,
+    GemmOp,
+    MatMulOp,
+    MaxPoolOp,
+    ReshapeOp,
+    shape_of,
+)
+
+F32 = 4
+
+
+class TilingError(ValueError):
+    """The kernel has no tiling on this arch (message names the reason)."""
+
+
+@dataclass(frozen=True)
+class Loop:
+    name: str
+    extent: int
+    reduction: bool = False
+
+
+@dataclass(frozen=True)
+class DimMap:
+    """offset = sum(coef * index(loop)) + const along one operand dimension."""
+
+    terms: tuple[tuple[str, int], ...]
+    const: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Window:
+    """The tile of one DRAM operand touched per step.
+
+    `source` is the kernel input index (or None for the output); `shape` is the
+    shape the DRAM buffer is viewed with (rank-extended for broadcasts);
+    `pad_value` fills reads outside the tensor (None: must stay inside)."""
+
+    source: int | None
+    shape: tuple[int, ...]
+    dims: tuple[DimMap, ...]
+    pad_value: float | None = None
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(d.size for d in self.dims)
+
+    @property
+    def nbytes(self) -> int:
+        return prod(self.sizes) * F32
+
+    def valid_bytes(self) -> int:
+        """Bytes moved by an interior tile (no padding outside the tensor)."""
+        return prod(min(d.size, s) for d, s in zip(self.dims, self.shape)) * F32
+
+
+def per_tile(loop: str, tile: int, const: int = 0, size: int | None = None) -> DimMap:
+    return DimMap(((loop, tile),), const, tile if size is None else size)
+
+
+def fixed(size: int, const: int = 0) -> DimMap:
+    return DimMap((), const, size)
+
+
+@dataclass
+class KernelShape:
+    """The loop nest and operand windows of a kernel for one choice of tile sizes."""
+
+    kind: str
+    loops: list[Loop]
+    tile: dict[str, int]
+    loads: list[Window]  # anchor inputs, loaded every step
+    out: Window
+    epilogue: list[Window] = field(default_factory=list)  # one per epilogue op operand
+    window_area: int = 1  # pooling: elements reduced per output element
+
+    @property
+    def grid(self) -> list[int]:
+        return [ceil(l.extent / self.tile[l.name]) for l in self.loops]
+
+    @property
+    def parallel_tiles(self) -> int:
+        return prod(g for l, g in zip(self.loops, self.grid) if not l.reduction)
+
+    @property
+    def reduction_tiles(self) -> int:
+        return prod(g for l, g in zip(self.loops, self.grid) if l.reduction)
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def sram_bytes(ks: KernelShape, arch: Arch, double_buffer: bool) -> int:
+    """SRAM needed by the tile buffers; pipelined loads take two slots when double buffered."""
+    slots = 2 if double_buffer else 1
+    piped = ks.loads + (ks.epilogue if ks.reduction_tiles == 1 else [])
+    once = [] if ks.reduction_tiles == 1 else ks.epilogue
+    total = sum(_align(w.nbytes, arch.align) * slots for w in piped)
+    total += sum(_align(w.nbytes, arch.align) for w in once)
+    return total + _align(ks.out.nbytes, arch.align)
+
+
+# ----------------------------------------------------------------------------------------
+# Kernel kinds
+# ----------------------------------------------------------------------------------------
+
+
+def broadcast_window(operand: int, operand_shape: Sequence[int], out: Window) -> Window:
+    """Window of an operand that broadcasts to the output: size-1 dims stay at 0."""
+    rank = len(out.shape)
+    shape = (1,) * (rank - len(operand_shape)) + tuple(operand_shape)
+    dims = tuple(fixed(1) if s == 1 else o for s, o in zip(shape, out.dims))
+    return Window(operand, shape, dims, None)
+
+
+@dataclass
+class Anchor:
+    """What a kernel kind needs from its anchor op."""
+
+    kind: str
+    op: Operation
+    inputs: list[SSAValue]  # anchor operands that are tiled per step (in order)
+
+    def loops(self) -> list[Loop]:
+        raise NotImplementedError
+
+    def shape(self, tile: dict[str, int]) -> KernelShape:
+        raise NotImplementedError
+
+    def candidates(self, arch: Arch) -> dict[str, list[int]]:
+        raise NotImplementedError
+
+
+def _cands(extent: int, align: int = 1, limit: int | None = None) -> list[int]:
+    """Tile sizes worth trying for one loop: powers of two, multiples of `align`, the extent."""
+    out = {extent}
+    p = 1
+    while p < extent:
+        out.add(p)
+        p *= 2
+    m = align
+    while align > 1 and m < extent:
+        out.add(m)
+        m *= 2
+    vals = sorted(out)
+    return [v for v in vals if limit is None or v <= limit] or [vals[0]]
+
+
+class MatmulAnchor(Anchor):
+    """C[M, N] = op(A) @ op(B): loops m, n (parallel), k (reduction)."""
+
+    def __init__(self, op: GemmOp | MatMulOp, ins_index: dict[SSAValue, int]):
+        a, b = op.operands[0], op.operands[1]
+        super().__init__("matmul", op, [a, b])
+        self.ia, self.ib = ins_index[a], ins_index[b]
+        self.sa, self.sb = shape_of(a), shape_of(b)
+        p = op.params if isinstance(op, GemmOp) else dict(trans_a=False, trans_b=False)
+        self.ta, self.tb = p["trans_a"], p["trans_b"]
+        self.m, self.k = (self.sa[1], self.sa[0]) if self.ta else self.sa
+        self.n = self.sb[0] if self.tb else self.sb[1]
+
+    def loops(self) -> list[Loop]:
+        return [Loop("m", self.m), Loop("n", self.n), Loop("k", self.k, reduction=True)]
+
+    def shape(self, tile: dict[str, int]) -> KernelShape:
+        tm, tn, tk = tile["m"], tile["n"], tile["k"]
+        am, ak = per_tile("m", tm), per_tile("k", tk)
+        bk, bn = per_tile("k", tk), per_tile("n", tn)
+        wa = Window(self.ia, self.sa, (ak, am) if self.ta else (am, ak), 0.0)
+        wb = Window(self.ib, self.sb, (bn, bk) if self.tb else (bk, bn), 0.0)
+        out = Window(None, (self.m, self.n), (per_tile("m", tm), per_tile("n", tn)))
+        return KernelShape("matmul", self.loops(), dict(tile), [wa, wb], out)
+
+    def candidates(self, arch: Arch) -> dict[str, list[int]]:
+        cm, ck, cn = arch.cube
+        return {"m": _cands(self.m, cm), "n": _cands(self.n, cn), "k": _cands(self.k, ck)}
+
+
+class ConvAnchor(Anchor):
+    """Conv2d NCHW: loops n, co, oh, ow (parallel), ci (reduction); input tiles carry halos."""
+
+    def __init__(self, op: Conv2dOp, ins_index: dict[SSAValue, int]):
+        super().__init__("conv2d", op, [op.input, op.weight])
+        self.ix, self.iw = ins_index[op.input], ins_index[op.weight]
+        self.sx, self.sw = shape_of(op.input), shape_of(op.weight)
+        self.so = shape_of(op.result)
+        self.p = op.params
+
+    def loops(self) -> list[Loop]:
+        n, co, oh, ow = self.so
+        return [Loop("n", n), Loop("co", co), Loop("oh", oh), Loop("ow", ow),
+                Loop("ci", self.sx[1], reduction=True)]
+
+    def shape(self, tile: dict[str, int]) -> KernelShape:
+        (sh, sw), (dh, dw) = self.p["strides"], self.p["dilations"]
+        pt, pl = self.p["pads"][0], self.p["pads"][1]
+        kh, kw = self.sw[2], self.sw[3]
+        toh, tow, tci, tco = tile["oh"], tile["ow"], tile["ci"], tile["co"]
+        ih, iw = (toh - 1) * sh + (kh - 1) * dh + 1, (tow - 1) * sw + (kw - 1) * dw + 1
+        wx = Window(self.ix, self.sx, (per_tile("n", 1), per_tile("ci", tci),
+                                       DimMap((("oh", toh * sh),), -pt, ih),
+                                       DimMap((("ow", tow * sw),), -pl, iw)), 0.0)
+        ww = Window(self.iw, self.sw, (per_tile("co", tco), per_tile("ci", tci), fixed(kh), fixed(kw)), 0.0)
+        out = Window(None, self.so, (per_tile("n", 1), per_tile("co", tco), per_tile("oh", toh),
+                                     per_tile("ow", tow)))
+        return KernelShape("conv2d", self.loops(), dict(tile), [wx, ww], out)
+
+    def candidates(self, arch: Arch) -> dict[str, list[int]]:
+        _, ck, cn = arch.cube
+        n, co, oh, ow = self.so
+        return {"n": [1], "co": _cands(co, cn), "oh": _cands(oh), "ow": _cands(ow),
+                "ci": _cands(self.sx[1], ck)}
+
+
+class PoolAnchor(Anchor):
+    """Max-pool NCHW: loops n, c, oh, ow (parallel); padded reads give -inf."""
+
+    def __init__(self, op: MaxPoolOp, ins_index: dict[SSAValue, int]):
+        super().__init__("pool", op, [op.input])
+        self.ix = ins_index[op.input]
+        self.sx, self.so = shape_of(op.input), shape_of(op.result)
+        self.p = op.params
+
+    def loops(self) -> list[Loop]:
+        n, c, oh, ow = self.so
+        return [Loop("n", n), Loop("c", c), Loop("oh", oh), Loop("ow", ow)]
+
+    def shape(self, tile: dict[str, int]) -> KernelShape:
+        (sh, sw), (dh, dw) = self.p["strides"], self.p["dilations"]
+        (kh, kw), (pt, pl) = self.p["kernel"], self.p["pads"][:2]
+        toh, tow, tc = tile["oh"], tile["ow"], tile["c"]
+        ih, iw = (toh - 1) * sh + (kh - 1) * dh + 1, (tow - 1) * sw + (kw - 1) * dw + 1
+        wx = Window(self.ix, self.sx, (per_tile("n", 1), per_tile("c", tc),
+                                       DimMap((("oh", toh * sh),), -pt, ih),
+                                       DimMap((("ow", tow * sw),), -pl, iw)), float("-inf"))
+        out = Window(None, self.so, (per_tile("n", 1), per_tile("c", tc), per_tile("oh", toh),
+                                     per_tile("ow", tow)))
+        return KernelShape("pool", self.loops(), dict(tile), [wx], out, window_area=kh * kw)
+
+    def candidates(self, arch: Arch) -> dict[str, list[int]]:
+        n, c, oh, ow = self.so
+        return {"n": [1], "c": _cands(c), "oh": _cands(oh), "ow": _cands(ow)}
+
+
+class EltwiseAnchor(Anchor):
+    """An elementwise op over the output's dimensions (d0, d1, ...), inputs broadcast."""
+
+    def __init__(self, op: ElementwiseOp, ins_index: dict[SSAValue, int]):
+        super().__init__("eltwise", op, list(op.operands))
+        self.idx = [ins_index[v] for v in op.operands]
+        self.shapes = [shape_of(v) for v in op.operands]
+        self.so = shape_of(op.results[0])
+
+    def loops(self) -> list[Loop]:
+        return [Loop(f"d{i}", e) for i, e in enumerate(self.so)]
+
+    def shape(self, tile: dict[str, int]) -> KernelShape:
+        out = Window(None, self.so, tuple(per_tile(f"d{i}", tile[f"d{i}"]) for i in range(len(self.so))))
+        loads = [broadcast_window(i, s, out) for i, s in zip(self.idx, self.shapes)]
+        return KernelShape("eltwise", self.loops(), dict(tile), loads, out)
+
+    def candidates(self, arch: Arch) -> dict[str, list[int]]:
+        c: dict[str, list[int]] = {}
+        for i, e in enumerate(self.so):
+            inner = i == len(self.so) - 1
+            c[f"d{i}"] = _cands(e) if inner or e <= 64 else _cands(e)[-4:] + [1]
+        return c
+
+
+def make_anchor(op: Operation, ins_index: dict[SSAValue, int]) -> Anchor:
+    """The anchor description of a kernel's first op (TilingError if unsupported)."""
+    if isinstance(op, GemmOp):
+        p = op.params
+        if p["alpha"] != 1.0 or p["beta"] != 1.0:
+            raise TilingError("gemm with alpha/beta other than 1 is not supported yet")
+        return MatmulAnchor(op, ins_index)
+    if isinstance(op, MatMulOp):
+        if len(shape_of(op.a)) != 2 or len(shape_of(op.b)) != 2:
+            raise TilingError("batched matmul is not supported yet")
+        return MatmulAnchor(op, ins_index)
+    if isinstance(op, Conv2dOp):
+        if op.params["group"] != 1:
+            raise TilingError("grouped convolution is not supported yet")
+        return ConvAnchor(op, ins_index)
+    if isinstance(op, MaxPoolOp):
+        return PoolAnchor(op, ins_index)
+    if isinstance(op, ElementwiseOp):
+        return EltwiseAnchor(op, ins_index)
+    raise TilingError(f"no tiling for '{op.name}'")
+
+
+@dataclass
+class EpilogueStep:
+    """One elementwise op applied to the output tile: `fn(acc, other)` or `fn(other, acc)`."""
+
+    fn: str
+    other: int | None  # index into KernelShape.epilogue, None for unary ops
+    acc_first: bool = True
+
+
+def epilogue_of(ops: Sequence[Operation], anchor: Operation,
+                ins_index: dict[SSAValue, int]) -> tuple[list[EpilogueStep], list[tuple[int, tuple[int, ...]]]]:
+    """Epilogue steps after the anchor, and (kernel input index, shape) of their extra operands.
+    The anchor's own bias (gemm C, conv bias) comes first as an `add`."""
+    steps: list[EpilogueStep] = []
+    extra: list[tuple[int, tuple[int, ...]]] = []
+    bias = None
+    if isinstance(anchor, GemmOp) and anchor.c is not None:
+        bias = anchor.c
+    if isinstance(anchor, Conv2dOp) and anchor.bias is not None:
+        bias = anchor.bias
+    if bias is not None:
+        shape = shape_of(bias)
+        if isinstance(anchor, Conv2dOp):
+            shape = (1, shape[0], 1, 1)
+        extra.append((ins_index[bias], shape))
+        steps.append(EpilogueStep("add", len(extra) - 1))
+    running = anchor.results[0]
+    for op in ops:
+        if not isinstance(op, ElementwiseOp):
+            raise TilingError(f"'{op.name}' cannot be an epilogue")
+        others = [o for o in op.operands if o != running]
+        if not others:
+            steps.append(EpilogueStep(op.FN, None))
+        else:
+            o = others[0]
+            if o not in ins_index:
+                raise TilingError("epilogue operand must be a kernel input")
+            extra.append((ins_index[o], shape_of(o)))
+            steps.append(EpilogueStep(op.FN, len(extra) - 1, acc_first=op.operands[0] == running))
+        running = op.results[0]
+    return steps, extra
+
+
+def with_epilogue(ks: KernelShape, extra: Sequence[tuple[int, tuple[int, ...]]]) -> KernelShape:
+    ks.epilogue = [broadcast_window(i, s, ks.out) for i, s in extra]
+    return ks
+
+
+def is_view(op: Operation) -> bool:
+    return isinstance(op, ReshapeOp)
+
+
+def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], epilogue_len: int,
+           arch: Arch, double_buffer: bool, cost) -> tuple[KernelShape, int]:
+    """Best tiling that fits SRAM: (shape, predicted cycles). `cost(ks, arch, db)` ranks."""
+    cands = anchor.candidates(arch)
+    names = [l.name for l in anchor.loops()]
+    best: tuple[int, int, KernelShape] | None = None
+    smallest: int | None = None
+    for combo in itertools.product(*(cands[n] for n in names)):
+        ks = with_epilogue(anchor.shape(dict(zip(names, combo))), extra)
+        need = sram_bytes(ks, arch, double_buffer)
+        smallest = need if smallest is None else min(smallest, need)
+        if need > arch.sram_bytes:
+            continue
+        c = cost(ks, arch, double_buffer, epilogue_len)
+        key = (c, -need)
+        if best is None or key < best[:2]:
+            best = (c, -need, ks)
+    if best is None:
+        raise TilingError(f"no tile fits sram_bytes={arch.sram_bytes}: the smallest candidate needs "
+                          f"{smallest} bytes")
+    return best[2], best[0]
+

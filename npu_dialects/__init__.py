@@ -1,0 +1,32 @@
+"""The npu-compiler dialects: `npu` (the `#npu.arch` attribute), `npu_graph`,
+`npu_tile`, `npu_dma`, `npu_compute` and `npu_task`.
+
+`npu_dialects` imports nothing else from this project."""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+
+
+def all_dialects():
+    """Every dialect a module of ours may use (ours plus the builtin ones we rely on)."""
+    from xdsl.dialects.arith import Arith
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+    from xdsl.dialects.scf import Scf
+
+    from npu_dialects.arch import NPU
+    from npu_dialects.compute import NpuCompute
+    from npu_dialects.dma import NpuDma
+    from npu_dialects.graph import NpuGraph
+    from npu_dialects.task import NpuTask
+    from npu_dialects.tile import NpuTile
+
+    return [Builtin, Func, Arith, Scf, NPU, NpuGraph, NpuTile, NpuDma, NpuCompute, NpuTask]
+
+
+def make_context() -> Context:
+    ctx = Context()
+    for d in all_dialects():
+        ctx.load_dialect(d)
+    return ctx

@@ -1,0 +1,184 @@
+"""The parametric NPU: `Arch` (a plain frozen dataclass), its presets, the
+`--arch` spec parser and the `#npu.arch<...>` attribute that carries it in IR.
+
+Every pass and the simulator read the machine from the module attribute
+`npu.arch`; `arch_of(module)` returns the `default` preset when it is absent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Dialect, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.dialects.builtin import StringAttr
+
+
+class ArchError(ValueError):
+    """A bad `--arch` spec or `#npu.arch` attribute (user error, exit 1/2)."""
+
+
+@dataclass(frozen=True)
+class Arch:
+    """One NPU of the family. Field names are the names users see everywhere."""
+
+    cores: int = 4
+    cube: tuple[int, int, int] = (16, 16, 16)  # M x K x N MACs per cycle per core
+    vector_lanes: int = 64  # f32 elements per cycle
+    sram_bytes: int = 512 * 1024  # per core
+    dram_bw: int = 128  # bytes per cycle, shared
+    dma_latency: int = 200  # cycles per descriptor
+    dma_channels: int = 2  # per core
+    event_slots: int = 64
+    sync_latency: int = 100  # cycles per cross-core event
+    freq: int = 1_000_000_000  # Hz
+    align: int = 64  # bytes
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            vals = v if isinstance(v, tuple) else (v,)
+            if any(not isinstance(x, int) or x <= 0 for x in vals):
+                raise ArchError(f"arch parameter '{f.name}' must be a positive integer, got {fmt_value(v)}")
+        if self.align & (self.align - 1):
+            raise ArchError(f"arch parameter 'align' must be a power of two, got {self.align}")
+
+    @property
+    def cube_macs(self) -> int:
+        m, k, n = self.cube
+        return m * k * n
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["cube"] = fmt_value(self.cube)
+        return d
+
+    def spec(self) -> str:
+        """Canonical spec string: `default` plus every parameter that differs."""
+        base = PRESETS["default"]
+        diffs = [f"{f.name}={fmt_value(getattr(self, f.name))}" for f in fields(self)
+                 if getattr(self, f.name) != getattr(base, f.name)]
+        return ",".join(["default", *diffs])
+
+
+PRESETS: dict[str, Arch] = {
+    "default": Arch(),
+    "edge-small": Arch(cores=1, cube=(8, 8, 8), vector_lanes=16, sram_bytes=128 * 1024,
+                       dram_bw=32, dma_channels=1, event_slots=16),
+    "server": Arch(cores=8, cube=(32, 32, 32), vector_lanes=128, sram_bytes=2 * 1024 * 1024,
+                   dram_bw=512),
+}
+
+PARAM_NAMES = tuple(f.name for f in fields(Arch))
+
+
+def fmt_value(v: Any) -> str:
+    return "x".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
+
+
+def _parse_value(name: str, text: str) -> Any:
+    try:
+        if name == "cube":
+            parts = tuple(int(p) for p in text.lower().split("x"))
+            if len(parts) != 3:
+                raise ValueError
+            return parts
+        return int(text)
+    except ValueError:
+        want = "MxKxN, e.g. 16x16x16" if name == "cube" else "an integer"
+        raise ArchError(f"arch parameter '{name}': expected {want}, got '{text}'") from None
+
+
+def with_overrides(arch: Arch, overrides: dict[str, str]) -> Arch:
+    kw: dict[str, Any] = {}
+    for k, v in overrides.items():
+        if k not in PARAM_NAMES:
+            raise ArchError(f"unknown arch parameter '{k}' (known: {', '.join(PARAM_NAMES)})")
+        kw[k] = _parse_value(k, v)
+    return replace(arch, **kw)
+
+
+def parse_arch_spec(spec: str) -> Arch:
+    """`default`, `default,cores=1,dram_bw=256`, `edge-small,cube=8x8x8`."""
+    parts = [p.strip() for p in spec.split(",") if p.strip()]
+    if not parts:
+        raise ArchError("empty arch spec")
+    name, rest = parts[0], parts[1:]
+    if "=" in name:
+        name, rest = "default", parts
+    if name not in PRESETS:
+        raise ArchError(f"unknown arch preset '{name}' (known: {', '.join(PRESETS)})")
+    overrides: dict[str, str] = {}
+    for p in rest:
+        if "=" not in p:
+            raise ArchError(f"bad arch override '{p}': expected name=value")
+        k, v = p.split("=", 1)
+        overrides[k.strip()] = v.strip()
+    return with_overrides(PRESETS[name], overrides)
+
+
+@irdl_attr_definition
+class ArchAttr(ParametrizedAttribute):
+    """`#npu.arch<cores = 4, cube = 16x16x16, ...>`: the machine a module targets.
+
+    Parameters not written take the `default` preset's value."""
+
+    name = "npu.arch"
+    spec: StringAttr  # canonical `k=v,...` text; the Arch object is derived from it
+
+    @staticmethod
+    def from_arch(arch: Arch) -> "ArchAttr":
+        text = ",".join(f"{f.name}={fmt_value(getattr(arch, f.name))}" for f in fields(arch))
+        return ArchAttr(StringAttr(text))
+
+    @property
+    def arch(self) -> Arch:
+        return parse_arch_spec("default," + self.spec.data) if self.spec.data else PRESETS["default"]
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[StringAttr]:
+        items: list[str] = []
+        with parser.in_angle_brackets():
+            while True:
+                pos = parser.pos
+                key = parser.parse_identifier()
+                if key not in PARAM_NAMES:
+                    parser.raise_error(f"unknown npu.arch parameter '{key}'", pos)
+                parser.parse_punctuation("=")
+                if key == "cube":
+                    m = parser.parse_integer(allow_negative=False)
+                    rest = parser.parse_optional_identifier() or ""  # lexed as `x16x16`
+                    value = f"{m}{rest}"
+                else:
+                    value = str(parser.parse_integer(allow_negative=True))
+                items.append(f"{key}={value}")
+                if parser.parse_optional_punctuation(",") is None:
+                    break
+        text = ",".join(items)
+        try:
+            parse_arch_spec("default," + text)
+        except ArchError as e:
+            parser.raise_error(str(e))
+        return [StringAttr(text)]
+
+    def print_parameters(self, printer: Printer) -> None:
+        arch = self.arch
+        printer.print_string(
+            "<" + ", ".join(f"{f.name} = {fmt_value(getattr(arch, f.name))}" for f in fields(arch)) + ">")
+
+
+def arch_of(module: ModuleOp) -> Arch:
+    """The machine a module targets (`default` when it names none)."""
+    attr = module.attributes.get("npu.arch")
+    return attr.arch if isinstance(attr, ArchAttr) else PRESETS["default"]
+
+
+def set_arch(module: ModuleOp, arch: Arch) -> None:
+    module.attributes["npu.arch"] = ArchAttr.from_arch(arch)
+
+
+NPU = Dialect("npu", [], [ArchAttr])

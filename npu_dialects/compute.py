@@ -1,0 +1,266 @@
+"""`npu_compute`: work on a core's on-chip buffers.
+
+Operands are `sram` memrefs holding whole tiles; results are written in place
+into the last operand (`out`). Cube ops (`matmul`, `conv2d`) run on the
+matrix unit, `eltwise` and `pool` on the vector unit. `execute` gives the
+numpy semantics (shared with `npu_graph`) and `cycles(arch)` the unit's
+occupancy, which both the compiler's cost model and the simulator use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import ceil, prod
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, MemRefType, StringAttr, UnitAttr, f32, i64
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, operand_def, opt_attr_def, var_operand_def
+from xdsl.utils.exceptions import VerifyException
+
+from npu_dialects.arch import Arch
+from npu_dialects.dma import memory_space
+from npu_dialects.graph import ELEMENTWISE, broadcast_shapes, conv2d_ref, conv_out_shape, int_array, ints, pool_ref
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    t = v.type
+    assert isinstance(t, MemRefType)
+    return tuple(t.get_shape())
+
+
+class ComputeOp(IRDLOperation):
+    """Base: `unit` is `cube` or `vector`; `out` is written in place."""
+
+    UNIT: ClassVar[str]
+
+    def buffers(self) -> list[SSAValue]:
+        return list(self.operands)
+
+    def verify_(self) -> None:
+        for v in self.operands:
+            if not isinstance(v.type, MemRefType) or memory_space(v.type) != "sram":
+                raise VerifyException(f"'{self.name}': operands must be \"sram\" memrefs, got {v.type}")
+        self.verify_shapes()
+
+    def verify_shapes(self) -> None:
+        pass
+
+    def cycles(self, arch: Arch) -> int:
+        raise NotImplementedError
+
+    def execute(self, arrays: Sequence[np.ndarray]) -> None:
+        """Compute on numpy views of the operands (the last one is written)."""
+        raise NotImplementedError
+
+
+def _flag(op: IRDLOperation, name: str) -> bool:
+    return name in op.attributes
+
+
+@irdl_op_definition
+class MatmulOp(ComputeOp):
+    """out[M, N] (+)= op(a) @ op(b); `accumulate` adds to `out` instead of overwriting."""
+
+    name = "npu_compute.matmul"
+    UNIT: ClassVar[str] = "cube"
+    a = operand_def(MemRefType)
+    b = operand_def(MemRefType)
+    out = operand_def(MemRefType)
+    trans_a = opt_attr_def(UnitAttr)
+    trans_b = opt_attr_def(UnitAttr)
+    accumulate = opt_attr_def(UnitAttr)
+    assembly_format = "$a `,` $b `->` $out attr-dict `:` type($a) `,` type($b) `->` type($out)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, out: SSAValue, *, trans_a: bool = False,
+                 trans_b: bool = False, accumulate: bool = False):
+        attrs: dict[str, Attribute] = {}
+        for k, v in (("trans_a", trans_a), ("trans_b", trans_b), ("accumulate", accumulate)):
+            if v:
+                attrs[k] = UnitAttr()
+        super().__init__(operands=[a, b, out], attributes=attrs)
+
+    def mkn(self) -> tuple[int, int, int]:
+        a, b = _shape(self.a), _shape(self.b)
+        m, k = (a[1], a[0]) if _flag(self, "trans_a") else a
+        k2, n = (b[1], b[0]) if _flag(self, "trans_b") else b
+        if k != k2:
+            raise VerifyException(f"'npu_compute.matmul': inner dimensions differ ({k} vs {k2})")
+        return m, k, n
+
+    def verify_shapes(self) -> None:
+        if any(len(_shape(v)) != 2 for v in self.operands):
+            raise VerifyException("'npu_compute.matmul': operands must be 2-D")
+        m, _, n = self.mkn()
+        if _shape(self.out) != (m, n):
+            raise VerifyException(f"'npu_compute.matmul': out must be [{m}, {n}], got {list(_shape(self.out))}")
+
+    def cycles(self, arch: Arch) -> int:
+        m, k, n = self.mkn()
+        cm, ck, cn = arch.cube
+        return ceil(m / cm) * ceil(k / ck) * ceil(n / cn)
+
+    def execute(self, arrays: Sequence[np.ndarray]) -> None:
+        a, b, out = arrays
+        a = a.T if _flag(self, "trans_a") else a
+        b = b.T if _flag(self, "trans_b") else b
+        if _flag(self, "accumulate"):
+            out += a @ b
+        else:
+            np.matmul(a, b, out=out)
+
+
+@irdl_op_definition
+class Conv2dOp(ComputeOp):
+    """out (+)= VALID conv2d(input, weight): `input` is an already padded halo tile."""
+
+    name = "npu_compute.conv2d"
+    UNIT: ClassVar[str] = "cube"
+    input = operand_def(MemRefType)
+    weight = operand_def(MemRefType)
+    out = operand_def(MemRefType)
+    strides = attr_def(DenseArrayBase)
+    dilations = attr_def(DenseArrayBase)
+    group = opt_attr_def(IntegerAttr)
+    accumulate = opt_attr_def(UnitAttr)
+    assembly_format = "$input `,` $weight `->` $out attr-dict `:` type($input) `,` type($weight) `->` type($out)"
+
+    def __init__(self, x: SSAValue, w: SSAValue, out: SSAValue, *, strides: Sequence[int],
+                 dilations: Sequence[int], group: int = 1, accumulate: bool = False):
+        attrs: dict[str, Attribute] = {"strides": int_array(strides), "dilations": int_array(dilations)}
+        if group != 1:
+            attrs["group"] = IntegerAttr(group, i64)
+        if accumulate:
+            attrs["accumulate"] = UnitAttr()
+        super().__init__(operands=[x, w, out], attributes=attrs)
+
+    @property
+    def params(self) -> dict:
+        return dict(strides=ints(self.strides, (1, 1)), dilations=ints(self.dilations, (1, 1)),
+                    group=self.group.value.data if self.group else 1)
+
+    def verify_shapes(self) -> None:
+        x, w, o = _shape(self.input), _shape(self.weight), _shape(self.out)
+        p = self.params
+        if x[1] != w[1] * p["group"]:
+            raise VerifyException(f"'npu_compute.conv2d': input tile has {x[1]} channels, weight tile "
+                                  f"expects {w[1]} x group {p['group']}")
+        want = conv_out_shape(x, w, p["strides"], (0, 0, 0, 0), p["dilations"])
+        if want != o:
+            raise VerifyException(f"'npu_compute.conv2d': out tile must be {list(want) if want else '?'}, "
+                                  f"got {list(o)}")
+
+    def cycles(self, arch: Arch) -> int:
+        x, w, o = _shape(self.input), _shape(self.weight), _shape(self.out)
+        g = self.params["group"]
+        cm, ck, cn = arch.cube
+        m, k, n = o[0] * o[2] * o[3], w[1] * w[2] * w[3], w[0] // g
+        return g * ceil(m / cm) * ceil(k / ck) * ceil(n / cn)
+
+    def execute(self, arrays: Sequence[np.ndarray]) -> None:
+        x, w, out = arrays
+        y = conv2d_ref(x, w, None, **self.params)
+        if _flag(self, "accumulate"):
+            out += y
+        else:
+            out[...] = y
+
+
+@irdl_op_definition
+class EltwiseOp(ComputeOp):
+    """out = fn(ins...) with numpy broadcasting of the input tiles to `out`."""
+
+    name = "npu_compute.eltwise"
+    UNIT: ClassVar[str] = "vector"
+    ins = var_operand_def(MemRefType)
+    out = operand_def(MemRefType)
+    fn = attr_def(StringAttr)
+    assembly_format = "$fn $ins `->` $out attr-dict `:` type($ins) `->` type($out)"
+
+    def __init__(self, fn: str, ins: Sequence[SSAValue], out: SSAValue):
+        super().__init__(operands=[list(ins), out], attributes={"fn": StringAttr(fn)})
+
+    def verify_shapes(self) -> None:
+        if self.fn.data not in ELEMENTWISE:
+            raise VerifyException(f"'npu_compute.eltwise': unknown function '{self.fn.data}'")
+        arity = ELEMENTWISE[self.fn.data][0]
+        if len(self.ins) != arity:
+            raise VerifyException(f"'npu_compute.eltwise': '{self.fn.data}' takes {arity} inputs, got {len(self.ins)}")
+        o = _shape(self.out)
+        if broadcast_shapes(o, *[_shape(v) for v in self.ins]) != o:
+            raise VerifyException(f"'npu_compute.eltwise': inputs do not broadcast to out {list(o)}")
+
+    def cycles(self, arch: Arch) -> int:
+        return ceil(prod(_shape(self.out)) / arch.vector_lanes)
+
+    def execute(self, arrays: Sequence[np.ndarray]) -> None:
+        *ins, out = arrays
+        out[...] = ELEMENTWISE[self.fn.data][1](*ins)
+
+
+@irdl_op_definition
+class PoolOp(ComputeOp):
+    """out = pool(input) over VALID windows of an already padded input tile."""
+
+    name = "npu_compute.pool"
+    UNIT: ClassVar[str] = "vector"
+    input = operand_def(MemRefType)
+    out = operand_def(MemRefType)
+    kind = attr_def(StringAttr)
+    kernel = attr_def(DenseArrayBase)
+    strides = attr_def(DenseArrayBase)
+    dilations = opt_attr_def(DenseArrayBase)
+    assembly_format = "$kind $input `->` $out attr-dict `:` type($input) `->` type($out)"
+
+    def __init__(self, kind: str, x: SSAValue, out: SSAValue, *, kernel: Sequence[int],
+                 strides: Sequence[int], dilations: Sequence[int] = (1, 1)):
+        super().__init__(operands=[x, out], attributes={
+            "kind": StringAttr(kind), "kernel": int_array(kernel), "strides": int_array(strides),
+            "dilations": int_array(dilations)})
+
+    @property
+    def params(self) -> dict:
+        return dict(kernel=ints(self.kernel, ()), strides=ints(self.strides, ()),
+                    dilations=ints(self.dilations, (1, 1)))
+
+    def verify_shapes(self) -> None:
+        if self.kind.data != "max":
+            raise VerifyException(f"'npu_compute.pool': unknown kind '{self.kind.data}'")
+        x, o, p = _shape(self.input), _shape(self.out), self.params
+        want = conv_out_shape(x, (x[1], 1, *p["kernel"]), p["strides"], (0, 0, 0, 0), p["dilations"])
+        if want != o:
+            raise VerifyException(f"'npu_compute.pool': out tile must be {list(want) if want else '?'}, got {list(o)}")
+
+    def cycles(self, arch: Arch) -> int:
+        kh, kw = self.params["kernel"]
+        return ceil(prod(_shape(self.out)) * kh * kw / arch.vector_lanes)
+
+    def execute(self, arrays: Sequence[np.ndarray]) -> None:
+        x, out = arrays
+        out[...] = pool_ref(x, self.kind.data, **self.params)
+
+
+@irdl_op_definition
+class FillOp(ComputeOp):
+    """out = value (e.g. zeroing an accumulator)."""
+
+    name = "npu_compute.fill"
+    UNIT: ClassVar[str] = "vector"
+    out = operand_def(MemRefType)
+    value = attr_def(FloatAttr)
+    assembly_format = "$out attr-dict `:` type($out)"
+
+    def __init__(self, out: SSAValue, value: float):
+        super().__init__(operands=[out], attributes={"value": FloatAttr(value, f32)})
+
+    def cycles(self, arch: Arch) -> int:
+        return ceil(prod(_shape(self.out)) / arch.vector_lanes)
+
+    def execute(self, arrays: Sequence[np.ndarray]) -> None:
+        arrays[0][...] = self.value.value.data
+
+
+COMPUTE_OPS = [MatmulOp, Conv2dOp, EltwiseOp, PoolOp, FillOp]
+
+NpuCompute = Dialect("npu_compute", COMPUTE_OPS, [])

@@ -1,0 +1,115 @@
+"""`npu_dma`: explicit data movement between `dram` and a core's `sram`.
+
+`npu_dma.copy` moves an N-d window (`sizes`) from `src` at `src_offsets` to
+`dst` at `dst_offsets` (dynamic `index` operands) and returns a token;
+`npu_dma.wait` blocks the issuing core until the copy has landed.
+
+Boundary rules, which tiles at the edge of a tensor rely on:
+- a source window that leaves `src` is an error unless `pad_value` is given:
+  then the elements outside read as `pad_value` (zero padding of conv halos,
+  -inf for max-pool, zero for the K remainder of a matmul);
+- a destination window that leaves `dst` is an error unless `clip` is set:
+  then the elements outside are dropped (partial output tiles).
+Bytes moved, and so DMA time, count only the elements inside both buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IndexType, MemRefType, StringAttr, UnitAttr, f32
+from xdsl.ir import Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    attr_def,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_attr_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from npu_dialects.graph import int_array, ints
+
+SPACES = ("dram", "sram")
+
+
+def memory_space(t: MemRefType) -> str | None:
+    """`dram`/`sram` from `memref<..., "dram">`, None when unnamed."""
+    ms = t.memory_space
+    return ms.data if isinstance(ms, StringAttr) else None
+
+
+@irdl_attr_definition
+class TokenType(ParametrizedAttribute, TypeAttribute):
+    """Completion of one DMA: `!npu_dma.token`."""
+
+    name = "npu_dma.token"
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation):
+    """Strided N-d copy of a `sizes` window; see the module docstring for the
+    boundary rules (`pad_value`, `clip`)."""
+
+    name = "npu_dma.copy"
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    src_offsets = var_operand_def(IndexType)
+    dst_offsets = var_operand_def(IndexType)
+    sizes = attr_def(DenseArrayBase)
+    pad_value = opt_attr_def(FloatAttr)
+    clip = opt_attr_def(UnitAttr)
+    token = result_def(TokenType)
+    irdl_options = (AttrSizedOperandSegments(as_property=False),)
+    assembly_format = ("$src `[` $src_offsets `]` `->` $dst `[` $dst_offsets `]` attr-dict "
+                       "`:` type($src) `->` type($dst)")
+
+    def __init__(self, src: SSAValue, src_offsets: Sequence[SSAValue], dst: SSAValue,
+                 dst_offsets: Sequence[SSAValue], sizes: Sequence[int], *,
+                 pad_value: float | None = None, clip: bool = False):
+        attrs = {"sizes": int_array(sizes)}
+        if pad_value is not None:
+            attrs["pad_value"] = FloatAttr(pad_value, f32)
+        if clip:
+            attrs["clip"] = UnitAttr()
+        super().__init__(operands=[src, dst, list(src_offsets), list(dst_offsets)],
+                         result_types=[TokenType()], attributes=attrs)
+
+    @property
+    def window(self) -> tuple[int, ...]:
+        return ints(self.sizes, ())
+
+    def verify_(self) -> None:
+        st, dt = self.src.type, self.dst.type
+        assert isinstance(st, MemRefType) and isinstance(dt, MemRefType)
+        n = len(self.window)
+        for what, t, offs in (("source", st, self.src_offsets), ("destination", dt, self.dst_offsets)):
+            if memory_space(t) not in SPACES:
+                raise VerifyException(f"'npu_dma.copy': {what} must be in memory space \"dram\" or \"sram\", got {t}")
+            if t.get_num_dims() != n or len(offs) != n:
+                raise VerifyException(f"'npu_dma.copy': window has rank {n} but the {what} has rank "
+                                      f"{t.get_num_dims()} and {len(offs)} offsets")
+        if any(s <= 0 for s in self.window):
+            raise VerifyException(f"'npu_dma.copy': window sizes must be positive, got {list(self.window)}")
+        if memory_space(dt) == "sram" and any(s > d for s, d in zip(self.window, dt.get_shape())):
+            raise VerifyException(f"'npu_dma.copy': window {list(self.window)} does not fit the SRAM "
+                                  f"buffer {list(dt.get_shape())}")
+
+
+@irdl_op_definition
+class WaitOp(IRDLOperation):
+    """Block the issuing core until the DMA behind `token` has completed."""
+
+    name = "npu_dma.wait"
+    token = operand_def(TokenType)
+    assembly_format = "$token attr-dict"
+
+    def __init__(self, token: SSAValue):
+        super().__init__(operands=[token])
+
+
+NpuDma = Dialect("npu_dma", [CopyOp, WaitOp], [TokenType])

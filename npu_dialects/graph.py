@@ -1,0 +1,564 @@
+"""`npu_graph`: tensor-level ops with value semantics, what the ONNX importer maps onto.
+
+Each op carries the location of the ONNX node it came from and its numpy
+reference semantics (`evaluate`), so constant folding, the float64 reference
+and the simulator's tile kernels share one definition of what an op computes.
+The pure functions (`conv2d_ref`, `gemm_ref`, `pool_ref`, `ELEMENTWISE`) are
+what the simulator calls on tiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    BoolAttr,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_attr_def,
+    opt_operand_def,
+    operand_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.traits import IsTerminator, NoMemoryEffect, SingleBlockImplicitTerminator
+from xdsl.utils.exceptions import VerifyException
+
+# --------------------------------------------------------------------------------------
+# Reference semantics (numpy). Inputs are float arrays; outputs keep the input dtype.
+# --------------------------------------------------------------------------------------
+
+
+def _pad_nchw(x: np.ndarray, pads: Sequence[int], value: float) -> np.ndarray:
+    t, l, b, r = pads
+    if not any(pads):
+        return x
+    return np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)), constant_values=value)
+
+
+def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
+             dilations: Sequence[int]) -> np.ndarray:
+    """[N, C, OH, OW, KH, KW] strided view of the sliding windows of an NCHW array."""
+    kh, kw = kernel
+    dh, dw = dilations
+    sh, sw = strides
+    eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    v = np.lib.stride_tricks.sliding_window_view(x, (eh, ew), axis=(2, 3))
+    return v[:, :, ::sh, ::sw, ::dh, ::dw]
+
+
+def conv2d_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None,
+               strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
+               dilations: Sequence[int] = (1, 1), group: int = 1) -> np.ndarray:
+    """ONNX Conv, NCHW / OIHW; pads are (top, left, bottom, right)."""
+    xp = _pad_nchw(x, pads, 0.0)
+    co, cig, kh, kw = w.shape
+    win = _windows(xp, (kh, kw), strides, dilations)  # N C OH OW KH KW
+    n, _, oh, ow = win.shape[:4]
+    outs = []
+    cog = co // group
+    for g in range(group):
+        wg = win[:, g * cig:(g + 1) * cig]
+        outs.append(np.einsum("ncxykl,ockl->noxy", wg, w[g * cog:(g + 1) * cog], optimize=True))
+    y = outs[0] if group == 1 else np.concatenate(outs, axis=1)
+    if b is not None:
+        y = y + b.reshape(1, -1, 1, 1)
+    return y.astype(x.dtype, copy=False)
+
+
+def gemm_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, alpha: float = 1.0,
+             beta: float = 1.0, trans_a: bool = False, trans_b: bool = False) -> np.ndarray:
+    """ONNX Gemm: alpha * op(A) @ op(B) + beta * C."""
+    y = (a.T if trans_a else a) @ (b.T if trans_b else b)
+    if alpha != 1.0:
+        y = y * alpha
+    if c is not None:
+        y = y + (c * beta if beta != 1.0 else c)
+    return y.astype(a.dtype, copy=False)
+
+
+def pool_ref(x: np.ndarray, kind: str, kernel: Sequence[int], strides: Sequence[int],
+             pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1)) -> np.ndarray:
+    """Max pooling over NCHW windows; padded positions never win (-inf)."""
+    if kind != "max":
+        raise ValueError(f"unknown pool kind '{kind}'")
+    xp = _pad_nchw(x, pads, -np.inf)
+    return _windows(xp, kernel, strides, dilations).max(axis=(4, 5))
+
+
+ELEMENTWISE: dict[str, tuple[int, Callable[..., np.ndarray]]] = {
+    "relu": (1, lambda x: np.maximum(x, 0).astype(x.dtype, copy=False)),
+    "add": (2, np.add),
+    "mul": (2, np.multiply),
+    "sub": (2, np.subtract),
+    "div": (2, np.divide),
+}
+"""name -> (arity, numpy function with broadcasting): the vector unit's repertoire."""
+
+
+# --------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------
+
+
+def ints(attr: Attribute | None, default: Sequence[int]) -> tuple[int, ...]:
+    if attr is None:
+        return tuple(default)
+    assert isinstance(attr, DenseArrayBase)
+    return tuple(int(v) for v in attr.get_values())
+
+
+def int_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def shape_of(v: SSAValue | Attribute) -> tuple[int, ...]:
+    t = v.type if isinstance(v, SSAValue) else v
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"expected a ranked tensor, got {t}")
+    return tuple(t.get_shape())
+
+
+def f32_tensor(shape: Sequence[int]) -> TensorType:
+    return TensorType(Float32Type(), list(shape))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...] | None:
+    try:
+        return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        return None
+
+
+def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+    """Result shape of numpy/ONNX matmul (a 1-D operand is promoted and its extra dim
+    dropped again, batch dims broadcast), or None when the shapes do not multiply."""
+    if not a or not b:
+        return None
+    a2 = (1, a[0]) if len(a) == 1 else tuple(a)
+    b2 = (b[0], 1) if len(b) == 1 else tuple(b)
+    if a2[-1] != b2[-2]:
+        return None
+    batch = broadcast_shapes(a2[:-2], b2[:-2])
+    if batch is None:
+        return None
+    out = [*batch, a2[-2], b2[-1]]
+    if len(b) == 1:
+        out.pop(-1)
+    if len(a) == 1:
+        out.pop(-2 if len(b) != 1 else -1)
+    return tuple(out)
+
+
+FORMAT = "operands attr-dict `:` functional-type(operands, results)"
+
+
+class GraphOp(IRDLOperation):
+    """Common base: `evaluate` maps numpy inputs to numpy outputs."""
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        raise NotImplementedError(f"{self.name} has no reference semantics")
+
+    def _expect_result_shape(self, shape: Sequence[int] | None, what: str) -> None:
+        got = shape_of(self.results[0])
+        if shape is None or tuple(shape) != got:
+            raise VerifyException(f"'{self.name}': {what} gives shape {list(shape) if shape else '?'}, "
+                                  f"but the result type has {list(got)}")
+
+
+# --------------------------------------------------------------------------------------
+# Ops
+# --------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ConstantOp(GraphOp):
+    """A constant tensor: `weight` names an entry of the module's weight file
+    (`npu.weights`), or `value` holds a small dense literal."""
+
+    name = "npu_graph.constant"
+    weight = opt_attr_def(StringAttr)
+    value = opt_attr_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, result_type: TensorType, *, weight: str | None = None,
+                 value: DenseIntOrFPElementsAttr | None = None):
+        attrs: dict[str, Attribute] = {}
+        if weight is not None:
+            attrs["weight"] = StringAttr(weight)
+        if value is not None:
+            attrs["value"] = value
+        super().__init__(result_types=[result_type], attributes=attrs)
+
+    def verify_(self) -> None:
+        if (self.weight is None) == (self.value is None):
+            raise VerifyException("'npu_graph.constant' needs exactly one of 'weight' or 'value'")
+        if self.value is not None and tuple(self.value.get_shape()) != shape_of(self.result):
+            raise VerifyException("'npu_graph.constant': value shape does not match the result type")
+
+
+@irdl_op_definition
+class Conv2dOp(GraphOp):
+    """2-D convolution, NCHW input, OIHW weight, optional bias (ONNX Conv)."""
+
+    name = "npu_graph.conv2d"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    strides = opt_attr_def(DenseArrayBase)
+    pads = opt_attr_def(DenseArrayBase)  # top, left, bottom, right
+    dilations = opt_attr_def(DenseArrayBase)
+    group = opt_attr_def(IntegerAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, x: SSAValue, w: SSAValue, b: SSAValue | None, result_type: TensorType, *,
+                 strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
+                 dilations: Sequence[int] = (1, 1), group: int = 1):
+        super().__init__(operands=[x, w, b], result_types=[result_type], attributes={
+            "strides": int_array(strides), "pads": int_array(pads),
+            "dilations": int_array(dilations), "group": IntegerAttr(group, i64)})
+
+    @property
+    def params(self) -> dict:
+        return dict(strides=ints(self.strides, (1, 1)), pads=ints(self.pads, (0, 0, 0, 0)),
+                    dilations=ints(self.dilations, (1, 1)),
+                    group=self.group.value.data if self.group else 1)
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        return conv_out_shape(shape_of(self.input), shape_of(self.weight), **self.params)
+
+    def verify_(self) -> None:
+        x, w = shape_of(self.input), shape_of(self.weight)
+        if len(x) != 4 or len(w) != 4:
+            raise VerifyException(f"'npu_graph.conv2d': input and weight must be 4-D, got {list(x)} and {list(w)}")
+        p = self.params
+        if len(p["strides"]) != 2 or len(p["pads"]) != 4 or len(p["dilations"]) != 2:
+            raise VerifyException("'npu_graph.conv2d': strides/dilations need 2 values and pads 4")
+        if x[1] != w[1] * p["group"]:
+            raise VerifyException(f"'npu_graph.conv2d': input has {x[1]} channels but weight expects "
+                                  f"{w[1]} x group {p['group']}")
+        if self.bias is not None and shape_of(self.bias) != (w[0],):
+            raise VerifyException(f"'npu_graph.conv2d': bias must have shape [{w[0]}]")
+        self._expect_result_shape(self.infer_shape(), "convolution")
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (conv2d_ref(*inputs, **self.params),)
+
+
+def conv_out_shape(x: Sequence[int], w: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                   dilations: Sequence[int], group: int = 1) -> tuple[int, ...] | None:
+    oh = (x[2] + pads[0] + pads[2] - (w[2] - 1) * dilations[0] - 1) // strides[0] + 1
+    ow = (x[3] + pads[1] + pads[3] - (w[3] - 1) * dilations[1] - 1) // strides[1] + 1
+    if oh <= 0 or ow <= 0:
+        return None
+    return (x[0], w[0], oh, ow)
+
+
+@irdl_op_definition
+class GemmOp(GraphOp):
+    """ONNX Gemm: alpha * op(A) @ op(B) + beta * C (C broadcast to [M, N])."""
+
+    name = "npu_graph.gemm"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    c = opt_operand_def(TensorType)
+    alpha = opt_attr_def(FloatAttr)
+    beta = opt_attr_def(FloatAttr)
+    trans_a = opt_attr_def(BoolAttr)
+    trans_b = opt_attr_def(BoolAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue | None, result_type: TensorType, *,
+                 alpha: float = 1.0, beta: float = 1.0, trans_a: bool = False, trans_b: bool = False):
+        attrs: dict[str, Attribute] = {}
+        if alpha != 1.0:
+            attrs["alpha"] = FloatAttr(alpha, Float32Type())
+        if beta != 1.0:
+            attrs["beta"] = FloatAttr(beta, Float32Type())
+        if trans_a:
+            attrs["trans_a"] = BoolAttr.from_bool(True)
+        if trans_b:
+            attrs["trans_b"] = BoolAttr.from_bool(True)
+        super().__init__(operands=[a, b, c], result_types=[result_type], attributes=attrs)
+
+    @property
+    def params(self) -> dict:
+        return dict(alpha=self.alpha.value.data if self.alpha else 1.0,
+                    beta=self.beta.value.data if self.beta else 1.0,
+                    trans_a=bool(self.trans_a and self.trans_a.value.data),
+                    trans_b=bool(self.trans_b and self.trans_b.value.data))
+
+    def mkn(self) -> tuple[int, int, int]:
+        a, b, p = shape_of(self.a), shape_of(self.b), self.params
+        m, k = (a[1], a[0]) if p["trans_a"] else a
+        k2, n = (b[1], b[0]) if p["trans_b"] else b
+        if k != k2:
+            raise VerifyException(f"'npu_graph.gemm': inner dimensions differ ({k} vs {k2})")
+        return m, k, n
+
+    def verify_(self) -> None:
+        if len(shape_of(self.a)) != 2 or len(shape_of(self.b)) != 2:
+            raise VerifyException("'npu_graph.gemm': A and B must be 2-D")
+        m, _, n = self.mkn()
+        if self.c is not None and broadcast_shapes(shape_of(self.c), (m, n)) != (m, n):
+            raise VerifyException(f"'npu_graph.gemm': C of shape {list(shape_of(self.c))} does not "
+                                  f"broadcast to [{m}, {n}]")
+        self._expect_result_shape((m, n), "gemm")
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (gemm_ref(*inputs, **self.params),)
+
+
+@irdl_op_definition
+class MatMulOp(GraphOp):
+    """ONNX MatMul (numpy matmul semantics, batch dimensions broadcast)."""
+
+    name = "npu_graph.matmul"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, a: SSAValue, b: SSAValue, result_type: TensorType):
+        super().__init__(operands=[a, b], result_types=[result_type])
+
+    def verify_(self) -> None:
+        a, b = shape_of(self.a), shape_of(self.b)
+        shape = matmul_shape(a, b)
+        if shape is None:
+            raise VerifyException(f"'npu_graph.matmul': shapes {list(a)} and {list(b)} do not multiply")
+        self._expect_result_shape(shape, "matmul")
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (np.matmul(*inputs),)
+
+
+class ElementwiseOp(GraphOp):
+    """Base of elementwise ops; `FN` names the entry of `ELEMENTWISE`."""
+
+    FN: ClassVar[str]
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def verify_(self) -> None:
+        arity = ELEMENTWISE[self.FN][0]
+        if len(self.operands) != arity:
+            raise VerifyException(f"'{self.name}' takes {arity} operands")
+        self._expect_result_shape(broadcast_shapes(*[shape_of(o) for o in self.operands]),
+                                  "broadcasting the operands")
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (ELEMENTWISE[self.FN][1](*inputs),)
+
+
+class UnaryOp(ElementwiseOp):
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, x: SSAValue, result_type: TensorType):
+        super().__init__(operands=[x], result_types=[result_type])
+
+
+class BinaryOp(ElementwiseOp):
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, a: SSAValue, b: SSAValue, result_type: TensorType):
+        super().__init__(operands=[a, b], result_types=[result_type])
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    """max(x, 0)"""
+
+    name = "npu_graph.relu"
+    FN: ClassVar[str] = "relu"
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """a + b with numpy broadcasting"""
+
+    name = "npu_graph.add"
+    FN: ClassVar[str] = "add"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """a * b with numpy broadcasting"""
+
+    name = "npu_graph.mul"
+    FN: ClassVar[str] = "mul"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """a - b with numpy broadcasting"""
+
+    name = "npu_graph.sub"
+    FN: ClassVar[str] = "sub"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """a / b with numpy broadcasting"""
+
+    name = "npu_graph.div"
+    FN: ClassVar[str] = "div"
+
+
+@irdl_op_definition
+class MaxPoolOp(GraphOp):
+    """2-D max pooling over NCHW; padded positions never win."""
+
+    name = "npu_graph.maxpool"
+    input = operand_def(TensorType)
+    kernel = opt_attr_def(DenseArrayBase)
+    strides = opt_attr_def(DenseArrayBase)
+    pads = opt_attr_def(DenseArrayBase)
+    dilations = opt_attr_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, x: SSAValue, result_type: TensorType, *, kernel: Sequence[int],
+                 strides: Sequence[int], pads: Sequence[int] = (0, 0, 0, 0),
+                 dilations: Sequence[int] = (1, 1)):
+        super().__init__(operands=[x], result_types=[result_type], attributes={
+            "kernel": int_array(kernel), "strides": int_array(strides), "pads": int_array(pads),
+            "dilations": int_array(dilations)})
+
+    @property
+    def params(self) -> dict:
+        return dict(kernel=ints(self.kernel, (1, 1)), strides=ints(self.strides, (1, 1)),
+                    pads=ints(self.pads, (0, 0, 0, 0)), dilations=ints(self.dilations, (1, 1)))
+
+    def verify_(self) -> None:
+        x, p = shape_of(self.input), self.params
+        if len(x) != 4:
+            raise VerifyException(f"'npu_graph.maxpool': input must be 4-D NCHW, got {list(x)}")
+        if any(pd >= k for pd, k in zip(p["pads"], p["kernel"] * 2)):
+            raise VerifyException("'npu_graph.maxpool': padding must be smaller than the kernel")
+        out = conv_out_shape(x, (x[1], 1, *p["kernel"]), p["strides"], p["pads"], p["dilations"])
+        self._expect_result_shape(out, "pooling")
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (pool_ref(inputs[0], "max", **self.params),)
+
+
+@irdl_op_definition
+class ReshapeOp(GraphOp):
+    """Reshape to the result type's shape (row-major, same element count)."""
+
+    name = "npu_graph.reshape"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, x: SSAValue, result_type: TensorType):
+        super().__init__(operands=[x], result_types=[result_type])
+
+    def verify_(self) -> None:
+        a, b = shape_of(self.input), shape_of(self.result)
+        if int(np.prod(a)) != int(np.prod(b)):
+            raise VerifyException(f"'npu_graph.reshape': {list(a)} and {list(b)} have different element counts")
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (inputs[0].reshape(shape_of(self.result)),)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of `npu_graph.fused`: the values the kernel produces."""
+
+    name = "npu_graph.yield"
+    values = var_operand_def(TensorType)
+    traits = traits_def(IsTerminator(), NoMemoryEffect())
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[list(values)])
+
+    def verify_(self) -> None:
+        if not isinstance(self.parent_op(), FusedOp):
+            raise VerifyException("'npu_graph.yield' must be inside 'npu_graph.fused'")
+
+
+@irdl_op_definition
+class FusedOp(GraphOp):
+    """A group of graph ops that runs as one kernel. The body's block arguments
+    are the operands; `npu_graph.yield` gives the results. `rule` names the
+    fusion rule that formed it (so it can be toggled and reported)."""
+
+    name = "npu_graph.fused"
+    ins = var_operand_def(TensorType)
+    kernel = opt_attr_def(StringAttr)
+    rule = opt_attr_def(StringAttr)
+    outs = var_result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), NoMemoryEffect())
+    assembly_format = "`(` $ins `)` attr-dict `:` functional-type($ins, $outs) $body"
+
+    def __init__(self, ins: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region, *,
+                 kernel: str, rule: str):
+        super().__init__(operands=[list(ins)], result_types=[list(result_types)], regions=[body],
+                         attributes={"kernel": StringAttr(kernel), "rule": StringAttr(rule)})
+
+    def verify_(self) -> None:
+        block = self.body.block
+        if [a.type for a in block.args] != [o.type for o in self.ins]:
+            raise VerifyException("'npu_graph.fused': block argument types must match the operand types")
+        term = block.last_op
+        if isinstance(term, YieldOp) and [v.type for v in term.values] != [r.type for r in self.outs]:
+            raise VerifyException("'npu_graph.fused': yielded types must match the result types")
+
+    def ops(self) -> list[Operation]:
+        return [op for op in self.body.block.ops if not isinstance(op, YieldOp)]
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        env: dict[SSAValue, np.ndarray] = dict(zip(self.body.block.args, inputs))
+        for op in self.body.block.ops:
+            if isinstance(op, YieldOp):
+                return tuple(env[v] for v in op.values)
+            assert isinstance(op, GraphOp)
+            for r, v in zip(op.results, evaluate_op(op, [env[o] for o in op.operands])):
+                env[r] = v
+        raise ValueError("fused body without yield")
+
+
+def evaluate_op(op: GraphOp, inputs: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    return op.evaluate(*inputs)
+
+
+GRAPH_OPS: list[type[IRDLOperation]] = [
+    ConstantOp, Conv2dOp, GemmOp, MatMulOp, ReluOp, AddOp, MulOp, SubOp, DivOp,
+    MaxPoolOp, ReshapeOp, FusedOp, YieldOp,
+]
+
+NpuGraph = Dialect("npu_graph", GRAPH_OPS, [])
+

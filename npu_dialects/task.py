@@ -1,0 +1,206 @@
+"""`npu_task`: the executable form.
+
+`func.func @main` takes the model's inputs and outputs as `dram` memrefs
+(destination passing; `npu.inputs`/`npu.outputs` hold their ONNX names) and
+holds, in order:
+- `npu_task.weight "key"`: a weight at a fixed DRAM address (`offset` in the
+  weight region);
+- `npu_task.alloc`: an activation buffer in the DRAM arena (`offset` assigned
+  by the memory plan);
+- `npu_task.view`: the same bytes seen with another shape (reshape/flatten);
+- `npu_task.task`: work for one core. A core runs its tasks in program order
+  (its queue); a task first consumes each event slot in `waits` (blocking until
+  signalled), runs its body (`scf.for` tile loops of `npu_dma`/`npu_compute`
+  ops on `npu_task.sram` buffers), drains its DMAs, then signals `signals`.
+  An event slot holds at most one pending signal and is consumed by one wait.
+  The body block takes two `index` arguments bound to the task's `range`
+  `[lo, hi)`: its share of the kernel's linearised parallel tile space, so a
+  kernel split across cores is the same body with different ranges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, IndexType, IntegerAttr, MemRefType, StringAttr, i64
+from xdsl.ir import Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    attr_def,
+    irdl_op_definition,
+    operand_def,
+    opt_attr_def,
+    region_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import NoMemoryEffect, NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from npu_dialects.dma import memory_space
+from npu_dialects.graph import int_array, ints
+
+
+def byte_size(t: MemRefType) -> int:
+    n = 1
+    for d in t.get_shape():
+        n *= d
+    return n * 4  # f32
+
+
+def _check_space(op: IRDLOperation, t: MemRefType, space: str) -> None:
+    if memory_space(t) != space:
+        raise VerifyException(f"'{op.name}': result must be a \"{space}\" memref, got {t}")
+
+
+def _check_offset(op: IRDLOperation, offset: IntegerAttr | None) -> None:
+    if offset is not None and offset.value.data < 0:
+        raise VerifyException(f"'{op.name}': offset must be non-negative, got {offset.value.data}")
+
+
+@irdl_op_definition
+class WeightOp(IRDLOperation):
+    """A weight at `offset` in DRAM's weight region: the side-file (`npu.weights`)
+    entry `key`, or the small inline `value` when given."""
+
+    name = "npu_task.weight"
+    key = attr_def(StringAttr)
+    offset = opt_attr_def(IntegerAttr)
+    value = opt_attr_def(DenseIntOrFPElementsAttr)
+    result = result_def(MemRefType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = "$key attr-dict `:` type($result)"
+
+    def __init__(self, key: str, result_type: MemRefType, offset: int | None = None,
+                 value: DenseIntOrFPElementsAttr | None = None):
+        attrs: dict = {"key": StringAttr(key)}
+        if offset is not None:
+            attrs["offset"] = IntegerAttr(offset, i64)
+        if value is not None:
+            attrs["value"] = value
+        super().__init__(result_types=[result_type], attributes=attrs)
+
+    def verify_(self) -> None:
+        _check_space(self, self.result.type, "dram")
+        _check_offset(self, self.offset)
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """An activation buffer in the DRAM arena; `offset` is set by the memory plan."""
+
+    name = "npu_task.alloc"
+    offset = opt_attr_def(IntegerAttr)
+    result = result_def(MemRefType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, result_type: MemRefType, offset: int | None = None):
+        attrs = {} if offset is None else {"offset": IntegerAttr(offset, i64)}
+        super().__init__(result_types=[result_type], attributes=attrs)
+
+    def verify_(self) -> None:
+        _check_space(self, self.result.type, "dram")
+        _check_offset(self, self.offset)
+
+
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """The bytes of `source` seen with another shape (row-major, same size and space)."""
+
+    name = "npu_task.view"
+    source = operand_def(MemRefType)
+    result = result_def(MemRefType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: MemRefType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+    def verify_(self) -> None:
+        s, r = self.source.type, self.result.type
+        assert isinstance(s, MemRefType) and isinstance(r, MemRefType)
+        if byte_size(s) != byte_size(r) or memory_space(s) != memory_space(r):
+            raise VerifyException(f"'npu_task.view': {s} and {r} differ in size or memory space")
+
+
+@irdl_op_definition
+class SramOp(IRDLOperation):
+    """A buffer in the executing core's SRAM at byte `offset`."""
+
+    name = "npu_task.sram"
+    offset = attr_def(IntegerAttr)
+    result = result_def(MemRefType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, result_type: MemRefType, offset: int):
+        super().__init__(result_types=[result_type], attributes={"offset": IntegerAttr(offset, i64)})
+
+    def verify_(self) -> None:
+        _check_space(self, self.result.type, "sram")
+        _check_offset(self, self.offset)
+        if not isinstance(self.parent_op(), TaskOp):
+            raise VerifyException("'npu_task.sram' must be directly inside an 'npu_task.task'")
+
+
+@irdl_op_definition
+class TaskOp(IRDLOperation):
+    """Work for core `core`: waits on `waits`, runs its body, signals `signals`.
+    `kernel` names the tiled kernel it belongs to; `part` is its share of that
+    kernel's outermost tile loop when the kernel is split across cores."""
+
+    name = "npu_task.task"
+    kernel = attr_def(StringAttr)
+    core = attr_def(IntegerAttr)
+    range = attr_def(DenseArrayBase)  # [lo, hi): this task's share of the parallel tiles
+    waits = opt_attr_def(DenseArrayBase)
+    signals = opt_attr_def(DenseArrayBase)
+    predicted_cycles = opt_attr_def(IntegerAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+    assembly_format = "$kernel attr-dict-with-keyword $body"
+
+    def __init__(self, kernel: str, core: int, body: Region, *, range: tuple[int, int],
+                 waits: Sequence[int] = (), signals: Sequence[int] = (),
+                 predicted_cycles: int | None = None):
+        attrs = {"kernel": StringAttr(kernel), "core": IntegerAttr(core, i64), "range": int_array(range)}
+        if waits:
+            attrs["waits"] = int_array(waits)
+        if signals:
+            attrs["signals"] = int_array(signals)
+        if predicted_cycles is not None:
+            attrs["predicted_cycles"] = IntegerAttr(predicted_cycles, i64)
+        super().__init__(regions=[body], attributes=attrs)
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        lo, hi = ints(self.range, (0, 0))
+        return lo, hi
+
+    @property
+    def core_id(self) -> int:
+        return self.core.value.data
+
+    @property
+    def wait_slots(self) -> tuple[int, ...]:
+        return ints(self.waits, ())
+
+    @property
+    def signal_slots(self) -> tuple[int, ...]:
+        return ints(self.signals, ())
+
+    def verify_(self) -> None:
+        if self.core_id < 0:
+            raise VerifyException(f"'npu_task.task' {self.kernel.data}: core must be non-negative")
+        if any(s < 0 for s in self.wait_slots + self.signal_slots):
+            raise VerifyException(f"'npu_task.task' {self.kernel.data}: event slots must be non-negative")
+        r = ints(self.range, ())
+        if len(r) != 2 or not 0 <= r[0] < r[1]:
+            raise VerifyException(f"'npu_task.task' {self.kernel.data}: range must be [lo, hi) with 0 <= lo < hi, got {list(r)}")
+        args = self.body.block.args
+        if len(args) != 2 or any(not isinstance(a.type, IndexType) for a in args):
+            raise VerifyException(f"'npu_task.task' {self.kernel.data}: the body takes two index arguments (lo, hi)")
+
+
+NpuTask = Dialect("npu_task", [WeightOp, AllocOp, ViewOp, SramOp, TaskOp], [])

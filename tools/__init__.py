@@ -1,0 +1,1 @@
+"""Command-line tools: npu-import, npu-opt, npu-run (each module has `main(argv) -> int`)."""

@@ -1,0 +1,146 @@
+"""`npu-opt`: the xDSL opt driver with the npu dialects and passes.
+
+Adds to `xdsl-opt`: MLIR's `--pass-pipeline='builtin.module(a,b{k=v})'`,
+`--list-passes`, printing of locations (ONNX node names) by default, weight
+side-file relocation when writing elsewhere, and clean diagnostics (exit 1 for
+bad input, 2 for bad usage; no tracebacks unless NPU_DEBUG=1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from npu_dialects import all_dialects
+from npu_dialects.weights import relocate
+from lowering import get_all_passes
+
+STANDARD_PASSES = ("canonicalize", "cse", "dce")
+
+
+class PipelineSyntaxError(ValueError):
+    pass
+
+
+def unwrap_pipeline(text: str) -> str:
+    """`builtin.module(a,b{k=v})` -> `a,b{k=v}` (the xDSL pipeline syntax)."""
+    t = text.strip()
+    for anchor in ("builtin.module(", "any("):
+        if t.startswith(anchor):
+            if not t.endswith(")"):
+                raise PipelineSyntaxError(f"unbalanced parentheses in --pass-pipeline '{text}'")
+            t = t[len(anchor):-1].strip()
+            break
+    else:
+        if "(" in t:
+            raise PipelineSyntaxError(
+                f"--pass-pipeline '{text}': only 'builtin.module(...)' is supported as anchor")
+    if "(" in t:
+        raise PipelineSyntaxError(f"--pass-pipeline '{text}': nested pass anchors are not supported")
+    return t
+
+
+STANDARD_SUMMARIES = {
+    "canonicalize": "xDSL's canonicalization patterns of the builtin dialects",
+    "cse": "xDSL's common subexpression elimination",
+    "dce": "xDSL's dead code elimination",
+}
+
+
+def pass_summary(name: str, factory) -> str:
+    if name in STANDARD_SUMMARIES:
+        return STANDARD_SUMMARIES[name]
+    try:
+        doc = (factory().__doc__ or "").strip().splitlines()
+    except ImportError as e:
+        return f"(unavailable: {e})"
+    return doc[0] if doc else ""
+
+
+class NpuOptMain(xDSLOptMain):
+    def register_all_dialects(self) -> None:
+        for d in all_dialects():
+            self.ctx.register_dialect(d.name, lambda d=d: d)
+
+    def register_all_passes(self) -> None:
+        for name, factory in get_all_passes().items():
+            self.register_pass(name, factory)
+        from xdsl.transforms import get_all_passes as xdsl_passes
+        std = xdsl_passes()
+        for name in STANDARD_PASSES:
+            if name in std:
+                self.register_pass(name, std[name])
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--pass-pipeline", default=None, metavar="PIPELINE",
+            help="MLIR-style pipeline, e.g. 'builtin.module(npu-fuse,npu-tile{double-buffer=false})'")
+        arg_parser.add_argument("--list-passes", action="store_true",
+                                help="list every pass with a one-line description and exit")
+        arg_parser.add_argument("--no-debuginfo", action="store_true",
+                                help="do not print locations (ONNX node names)")
+
+    def setup_pipeline(self) -> None:
+        if self.args.list_passes:
+            for name, factory in sorted(self.available_passes.items()):
+                print(f"  {name:<20} {pass_summary(name, factory)}")
+            sys.exit(0)
+        if self.args.pass_pipeline is not None:
+            if self.args.passes:
+                raise PipelineSyntaxError("use either -p or --pass-pipeline, not both")
+            self.args.passes = unwrap_pipeline(self.args.pass_pipeline)
+        if not self.args.no_debuginfo:
+            self.args.print_debuginfo = True
+        super().setup_pipeline()
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        super().apply_passes(prog)
+        src = self.args.input_file
+        out = self.args.output_file
+        src_dir = os.path.dirname(os.path.abspath(src)) if src and src != "-" else os.getcwd()
+        out_dir = os.path.dirname(os.path.abspath(out)) if out else os.getcwd()
+        if src_dir != out_dir:
+            relocate(prog, src_dir, out_dir)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    debug = os.environ.get("NPU_DEBUG") == "1"
+    try:
+        NpuOptMain(description="npu-compiler optimizer driver", args=argv).run()
+    except SystemExit as e:
+        return int(e.code or 0) if not isinstance(e.code, str) else 2
+    except (ParseError, DiagnosticException) as e:
+        if debug:
+            raise
+        msg = str(e).strip()
+        print(msg if msg.startswith("error") else f"error: {msg}", file=sys.stderr)
+        return 1
+    except PipelineSyntaxError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:  # unknown pass, bad pass options, bad file extension
+        if debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as e:
+        print(f"error: {e.strerror}: '{e.filename}'", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - a crash must still be a one-line diagnostic
+        if debug:
+            raise
+        print(f"internal error: {type(e).__name__}: {e} (rerun with NPU_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
