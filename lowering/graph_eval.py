@@ -1,0 +1,92 @@
+"""Reference evaluation of an `npu_graph` module with numpy.
+
+`evaluate_graph` runs `func.func @main` op by op with each op's `evaluate` (the
+reference semantics defined next to the op in `npu_dialects.graph`). It is the
+oracle for the importer's tests and for checking later passes: any module still
+at the graph level (including `npu_graph.fused`) can be evaluated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.ir import SSAValue
+
+from npu_dialects.graph import ConstantOp, GraphOp, shape_of
+from npu_dialects.locs import describe
+
+
+class GraphEvalError(ValueError):
+    """The module cannot be evaluated with the given inputs/weights (names the culprit)."""
+
+
+def main_func(module: ModuleOp) -> func.FuncOp:
+    """`func.func @main`, or the module's only function."""
+    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    for f in funcs:
+        if f.sym_name.data == "main":
+            return f
+    if len(funcs) == 1:
+        return funcs[0]
+    raise GraphEvalError("the module has no 'func.func @main'")
+
+
+def io_names(fn: func.FuncOp, attr: str, count: int, prefix: str) -> list[str]:
+    """The names in `fn`'s `npu.inputs`/`npu.outputs` attribute, or `PREFIX0, PREFIX1...`."""
+    names = fn.attributes.get(attr)
+    if isinstance(names, ArrayAttr) and len(names.data) == count:
+        return [n.data if isinstance(n, StringAttr) else f"{prefix}{i}" for i, n in enumerate(names.data)]
+    return [f"{prefix}{i}" for i in range(count)]
+
+
+def constant_value(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The contents of an `npu_graph.constant`: its weight from `weights` or its inline value."""
+    shape = shape_of(op.result)
+    if op.weight is not None:
+        key = op.weight.data
+        if key not in weights:
+            raise GraphEvalError(f"{describe(op)}: weight '{key}' is not in the weights")
+        data = np.asarray(weights[key])
+    elif op.value is not None:
+        data = np.array(op.value.get_values(), dtype=np.float64).reshape(shape)
+    else:
+        raise GraphEvalError(f"{describe(op)}: constant without weight or value")
+    if tuple(data.shape) != shape:
+        raise GraphEvalError(f"{describe(op)}: weight has shape {list(data.shape)}, "
+                             f"the op expects {list(shape)}")
+    return data
+
+
+def evaluate_graph(module: ModuleOp, weights: Mapping[str, np.ndarray],
+                   inputs: Mapping[str, np.ndarray], *,
+                   dtype: type[np.floating] = np.float32) -> dict[str, np.ndarray]:
+    """Evaluate `@main` on `inputs` (keyed by the names in `npu.inputs`, else `arg0`...)
+    and return its results keyed by `npu.outputs` (else `out0`...). Inputs, weights and
+    inline constants are cast to `dtype` (np.float64 gives the float64 reference).
+    Assumes every op in `@main` is an `npu_graph` op with reference semantics."""
+    fn = main_func(module)
+    block = fn.body.block
+    env: dict[SSAValue, np.ndarray] = {}
+    for arg, name in zip(block.args, io_names(fn, "npu.inputs", len(block.args), "arg")):
+        if name not in inputs:
+            raise GraphEvalError(f"missing input '{name}'")
+        x = np.asarray(inputs[name], dtype=dtype)
+        if tuple(x.shape) != shape_of(arg):
+            raise GraphEvalError(f"input '{name}' has shape {list(x.shape)}, expected {list(shape_of(arg))}")
+        env[arg] = x
+    for op in block.ops:
+        if isinstance(op, func.ReturnOp):
+            names = io_names(fn, "npu.outputs", len(op.operands), "out")
+            return {name: env[v] for name, v in zip(names, op.operands)}
+        if isinstance(op, ConstantOp):
+            env[op.result] = constant_value(op, weights).astype(dtype, copy=False)
+            continue
+        if not isinstance(op, GraphOp):
+            raise GraphEvalError(f"cannot evaluate {describe(op)}: not an npu_graph op")
+        outs = op.evaluate(*[env[o] for o in op.operands])
+        for r, v in zip(op.results, outs):
+            env[r] = np.asarray(v, dtype=dtype)
+    raise GraphEvalError("'@main' has no func.return")

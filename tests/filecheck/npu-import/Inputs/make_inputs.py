@@ -1,0 +1,67 @@
+"""Regenerate the ONNX inputs of the npu-import lit tests (run from anywhere):
+
+    python tests/filecheck/npu-import/Inputs/make_inputs.py
+
+- mlp.onnx: x[2, 8] -> /fc1/Gemm (16) -> /relu/Relu -> /fc2/Gemm (16) -> /relu_1/Relu -> /fc3/Gemm (4)
+- cnn.onnx: x[1, 1, 8, 8] -> /conv1/Conv 3x3 pad 1 (2) -> /relu/Relu -> /pool/MaxPool 2x2
+  -> /flatten/Flatten -> /fc/Gemm (3)
+- unsupported.onnx: a Hardmax named 'odd_node' and a MaxPool 'pool' whose ceil_mode=1
+  changes the output shape
+- symbolic.onnx: an input with the symbolic dimension 'batch'
+
+The builders live in tests/models.py and are seeded, so the files are reproducible.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[3]))  # the repository root, for tests/models.py
+
+from tests import models  # noqa: E402
+
+
+def cnn() -> onnx.ModelProto:
+    rng = np.random.default_rng(11)
+    w = lambda name, *shape: numpy_helper.from_array(  # noqa: E731
+        rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+    nodes = [
+        helper.make_node("Conv", ["x", "conv1.weight", "conv1.bias"], ["/conv1/Conv_output_0"],
+                         name="/conv1/Conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["/conv1/Conv_output_0"], ["/relu/Relu_output_0"], name="/relu/Relu"),
+        helper.make_node("MaxPool", ["/relu/Relu_output_0"], ["/pool/MaxPool_output_0"], name="/pool/MaxPool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Flatten", ["/pool/MaxPool_output_0"], ["/flatten/Flatten_output_0"],
+                         name="/flatten/Flatten", axis=1),
+        helper.make_node("Gemm", ["/flatten/Flatten_output_0", "fc.weight", "fc.bias"], ["y"],
+                         name="/fc/Gemm", transB=1),
+    ]
+    g = helper.make_graph(
+        nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+        [w("conv1.weight", 2, 1, 3, 3), w("conv1.bias", 2), w("fc.weight", 3, 32), w("fc.bias", 3)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="make_inputs")
+
+
+def main() -> int:
+    files = {
+        "mlp.onnx": models.mlp(batch=2, sizes=(8, 16, 16, 4)),
+        "cnn.onnx": cnn(),
+        "unsupported.onnx": models.unsupported(),
+        "symbolic.onnx": models.symbolic_batch(),
+    }
+    for name, model in files.items():
+        onnx.checker.check_model(model)
+        onnx.save(model, str(HERE / name))
+        print(f"wrote {HERE / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

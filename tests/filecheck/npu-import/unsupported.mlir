@@ -1,0 +1,18 @@
+// Every offending node gets one line naming it, its op type and opset; nothing is
+// written and the exit code is non-zero.
+// RUN: not npu-import %S/Inputs/unsupported.onnx -o %t.mlir 2>&1 | filecheck %s
+// RUN: not ls %t.mlir
+// RUN: not npu-import %S/Inputs/symbolic.onnx 2>&1 | filecheck %s --check-prefix=SYMBOLIC
+// RUN: not npu-import %S/Inputs/mlp.onnx --arch default,cores=0 2>&1 | filecheck %s --check-prefix=ARCH
+// RUN: not npu-import %S/Inputs/no-such-model.onnx 2>&1 | filecheck %s --check-prefix=MISSING
+
+// CHECK-NOT:  Traceback
+// CHECK:      error: node 'odd_node' (Hardmax, opset 17): unsupported operator
+// CHECK-NEXT: error: node 'pool' (MaxPool, opset 17): unsupported attribute ceil_mode=1
+// CHECK-NOT:  error
+
+// SYMBOLIC: error: symbolic dimension 'batch' in input 'x'; dynamic shapes are not supported yet
+
+// ARCH: error: --arch 'default,cores=0': arch parameter 'cores' must be a positive integer, got 0
+
+// MISSING: error: cannot read ONNX model '{{.*}}no-such-model.onnx': no such file

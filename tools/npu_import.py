@@ -1,0 +1,160 @@
+"""`npu-import MODEL.onnx [-o OUT.mlir] [--arch SPEC]`: ONNX -> `npu_graph` IR.
+
+Writes OUT.mlir and its weight side file OUT.weights.npz (named by the module
+attribute `npu.weights`, relative to OUT's directory). Exit codes: 0 success,
+1 a diagnosed problem with the model (one `error: ...` line per problem on
+stderr, no output file written), 2 bad usage or a bad --arch spec.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.printer import Printer
+
+from lowering.onnx_import import OnnxImportError, import_model, load_model
+from npu_dialects.arch import ArchError, parse_arch_spec
+from npu_dialects.weights import WEIGHTS_ATTR
+
+
+class _UsageError(Exception):
+    """Bad command-line usage found after argparse (exit 2)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of npu-import."""
+    p = argparse.ArgumentParser(
+        prog="npu-import",
+        description="Import an ONNX model into the npu_graph dialect.",
+        epilog="Weights are written to a side file, never into the IR text: with -o OUT.mlir "
+               "to OUT.weights.npz next to it; without -o the IR goes to stdout and the weights "
+               "to MODEL-STEM.weights.npz in the current directory (no weight file for a model "
+               "without weights). Exit codes: 0 ok, 1 the "
+               "model cannot be imported (diagnostics on stderr), 2 bad usage.")
+    p.add_argument("model", metavar="MODEL.onnx", help="the ONNX model to import")
+    p.add_argument("-o", "--output", metavar="OUT.mlir",
+                   help="write the IR here (and the weights to OUT.weights.npz); '-' or none: stdout")
+    p.add_argument("--arch", metavar="SPEC", default="default",
+                   help="target NPU: a preset optionally followed by overrides, e.g. "
+                        "'default,cores=1' (default: %(default)s)")
+    return p
+
+
+def weights_file_for(output: str | None, model: str) -> Path:
+    """Where the weights go: OUT.weights.npz beside OUT.mlir, or MODEL-STEM.weights.npz
+    in the current directory when the IR goes to stdout."""
+    if output is None:
+        return Path(Path(model).stem + ".weights.npz")
+    out = Path(output)
+    stem = out.name[: -len(".mlir")] if out.name.endswith(".mlir") else out.name
+    return out.with_name(stem + ".weights.npz")
+
+
+def print_module(module: ModuleOp) -> str:
+    """The module as text, with locations (ONNX node names) kept."""
+    buf = io.StringIO()
+    Printer(stream=buf, print_debuginfo=True).print_op(module)
+    buf.write("\n")
+    return buf.getvalue()
+
+
+def _new_file_mode() -> int:
+    """The permissions `open(path, "w")` would give a new file (0666 less the umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> Path:
+    """Write to a temporary file beside `path` with `write(fileobj)` and return the
+    temporary path; the caller renames it into place, so no partial file is ever left.
+    Raises `OnnxImportError` naming `path` when it cannot be written."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+            os.chmod(tmp, _new_file_mode())  # mkstemp makes 0600; a plain open() would not
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as e:
+        raise OnnxImportError(f"error: cannot write '{path}': {e.strerror or e}") from None
+    return Path(tmp)
+
+
+def run(model_path: str, output: str | None, arch_spec: str) -> int:
+    """Import `model_path` and write the IR (to `output`, or stdout when it is None or
+    '-') and the weight file; returns the exit code. Raises `_UsageError` for a bad
+    --arch and `OnnxImportError` for a model it cannot import or a file it cannot write."""
+    try:
+        arch = parse_arch_spec(arch_spec)
+    except ArchError as e:
+        raise _UsageError(f"error: --arch '{arch_spec}': {e}") from None
+    if output == "-":
+        output = None
+    if output and Path(output).is_dir():
+        raise OnnxImportError(f"error: cannot write '{output}': is a directory")
+    module, weights = import_model(load_model(model_path), arch)
+
+    wpath = weights_file_for(output, model_path)
+    if weights:  # the side file sits beside the IR, so its name alone resolves
+        module.attributes[WEIGHTS_ATTR] = StringAttr(wpath.name)
+    text = print_module(module)
+
+    temps: list[tuple[Path, Path]] = []
+    try:
+        if weights:
+            temps.append((_write_atomic(wpath, lambda f: np.savez(f, **weights)), wpath))  # type: ignore[arg-type]
+        if output:
+            temps.append((_write_atomic(Path(output), lambda f: f.write(text.encode())), Path(output)))
+        for tmp, final in temps:
+            try:
+                os.replace(tmp, final)
+            except OSError as e:
+                raise OnnxImportError(f"error: cannot write '{final}': {e.strerror or e}") from None
+    finally:
+        for tmp, _ in temps:
+            tmp.unlink(missing_ok=True)
+    if not output:
+        sys.stdout.write(text)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point; returns the exit code (0 ok, 1 diagnosed error, 2 usage)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help (0) or a usage error (2, message already printed)
+        return int(e.code or 0)
+    try:
+        return run(args.model, args.output, args.arch)
+    except _UsageError as e:
+        print(e, file=sys.stderr)
+        return 2
+    except OnnxImportError as e:
+        for line in e.lines:
+            print(line, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:
+        if os.environ.get("NPU_DEBUG") == "1":
+            traceback.print_exc()
+        print(f"internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
