@@ -5,8 +5,8 @@ It mirrors the simulator's timing model at a coarser grain (no contention):
   spread over the core's `dma_channels`;
 - cube work is ceil(M/cm)*ceil(K/ck)*ceil(N/cn) blocks (padding waste
   included), vector work ceil(elements/vector_lanes) cycles;
-- with double buffering a step costs max(DMA, compute) after the first load,
-  otherwise their sum; the output tile is stored once per parallel tile
+- with double buffering the first load is exposed, then a step costs
+  max(DMA, compute) and the last step only its compute; otherwise their sum; the output tile is stored once per parallel tile
   (latency + bytes, not overlapped).
 """
 
@@ -51,8 +51,8 @@ def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len
         epi += dma_cycles(ks.epilogue, arch)
     store = arch.dma_latency + ceil(ks.out.valid_bytes() / arch.dram_bw)
     if double_buffer:
-        step = max(load, comp)
-        total = load + steps * step
+        # first load, then each step overlaps the next load; the last step only computes
+        total = load + (steps - 1) * max(load, comp) + comp
     else:
         total = steps * (load + comp)
     return total + ks.parallel_tiles * (epi + store)

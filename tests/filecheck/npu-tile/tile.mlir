@@ -22,14 +22,25 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 
 // -----
 
-// With 4 cores the cost model cuts N so the parallel tiles spread over the cores.
+// With 4 cores the cost model cuts N into 4 parallel tiles, one per core;
+// on one core it keeps N whole and pipelines two K tiles instead.
 builtin.module {
-  func.func @main(%x: tensor<4x32xf32>, %w: tensor<32x16xf32>) -> tensor<4x16xf32> {
-    %y = npu_graph.matmul %x, %w : (tensor<4x32xf32>, tensor<32x16xf32>) -> tensor<4x16xf32> loc("mm")
-    func.return %y : tensor<4x16xf32>
+  func.func @main(%x: tensor<64x256xf32>, %w: tensor<256x256xf32>) -> tensor<64x256xf32> {
+    %y = npu_graph.matmul %x, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32> loc("mm")
+    func.return %y : tensor<64x256xf32>
   }
 }
-// CHECK: npu_tile.kernel "mm"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 4, 4, 32>, grid = array<i64: 1, 4, 1>
+// CHECK: npu_tile.kernel "mm"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 64, 64, 256>, grid = array<i64: 1, 4, 1>
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
+  func.func @main(%x: tensor<64x256xf32>, %w: tensor<256x256xf32>) -> tensor<64x256xf32> {
+    %y = npu_graph.matmul %x, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32> loc("mm")
+    func.return %y : tensor<64x256xf32>
+  }
+}
+// CHECK: npu_tile.kernel "mm"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 64, 256, 128>, grid = array<i64: 1, 1, 2>
 
 // -----
 

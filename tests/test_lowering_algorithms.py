@@ -1,0 +1,108 @@
+"""Unit tests of the plain algorithms beside the passes: tiling windows and
+SRAM sizing, the cost model, core splitting, first-fit placement, liveness."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from npu_dialects.arch import PRESETS, Arch, ArchError, parse_arch_spec
+from lowering.costmodel import kernel_cycles
+from lowering.memplan import first_fit, live_lower_bound, ordered
+from lowering.schedule import choose_parts, split_range
+from lowering.tiling import DimMap, KernelShape, Loop, Window, _cands, sram_bytes
+
+
+def test_arch_spec_overrides_and_errors():
+    a = parse_arch_spec("default,cores=1,cube=8x16x32,dram_bw=256")
+    assert (a.cores, a.cube, a.dram_bw) == (1, (8, 16, 32), 256)
+    assert a.sram_bytes == PRESETS["default"].sram_bytes
+    assert parse_arch_spec("edge-small").cores == 1
+    assert parse_arch_spec("default").spec() == "default"
+    assert parse_arch_spec(a.spec()) == a
+    for bad, msg in [("default,cores=0", "positive"), ("nope", "unknown arch preset"),
+                     ("default,cube=16x16", "MxKxN"), ("default,foo=1", "unknown arch parameter"),
+                     ("default,align=48", "power of two"), ("default,cores", "expected name=value")]:
+        with pytest.raises(ArchError, match=msg):
+            parse_arch_spec(bad)
+
+
+def test_tile_candidates_cover_extent_and_cube_multiples():
+    c = _cands(100, 16)
+    assert 100 in c and 16 in c and 64 in c and 1 in c
+    assert c == sorted(c)
+
+
+def _matmul_shape(tm: int, tn: int, tk: int, m: int = 64, n: int = 64, k: int = 64) -> KernelShape:
+    a = Window(0, (m, k), (DimMap((("m", tm),), 0, tm), DimMap((("k", tk),), 0, tk)), 0.0)
+    b = Window(1, (k, n), (DimMap((("k", tk),), 0, tk), DimMap((("n", tn),), 0, tn)), 0.0)
+    out = Window(None, (m, n), (DimMap((("m", tm),), 0, tm), DimMap((("n", tn),), 0, tn)))
+    return KernelShape("matmul", [Loop("m", m), Loop("n", n), Loop("k", k, True)],
+                       {"m": tm, "n": tn, "k": tk}, [a, b], out)
+
+
+def test_sram_bytes_counts_both_slots_when_double_buffered():
+    arch = Arch()
+    ks = _matmul_shape(16, 16, 16)
+    tile = 16 * 16 * 4
+    assert sram_bytes(ks, arch, double_buffer=False) == 3 * tile
+    assert sram_bytes(ks, arch, double_buffer=True) == 5 * tile
+
+
+def test_grid_and_edge_windows():
+    ks = _matmul_shape(48, 64, 64, m=100)
+    assert ks.grid == [3, 1, 1]
+    assert ks.parallel_tiles == 3 and ks.reduction_tiles == 1
+
+
+def test_cost_model_prefers_overlap_and_penalises_cube_padding():
+    arch = Arch()
+    ks = _matmul_shape(32, 32, 32)
+    assert kernel_cycles(ks, arch, True) < kernel_cycles(ks, arch, False)
+    # a K tile of 8 wastes half of each 16-deep cube pass: more cycles than 16 for the same work
+    assert kernel_cycles(_matmul_shape(32, 32, 8), Arch(dram_bw=1 << 20), True) > \
+        kernel_cycles(_matmul_shape(32, 32, 16), Arch(dram_bw=1 << 20), True)
+
+
+def test_choose_parts_only_splits_when_it_pays():
+    assert choose_parts(100, 8, 4, sync_latency=100) == 1
+    assert choose_parts(100_000, 8, 4, sync_latency=100) == 4
+    assert choose_parts(100_000, 3, 4, sync_latency=100) == 3
+    assert choose_parts(100_000, 1, 4, sync_latency=100) == 1
+
+
+def test_split_range_is_balanced_and_covers():
+    for lo, hi, k in [(0, 8, 4), (0, 7, 3), (2, 5, 3), (0, 1, 1)]:
+        parts = split_range(lo, hi, k)
+        assert parts[0][0] == lo and parts[-1][1] == hi
+        assert all(a < b for a, b in parts)
+        assert all(p[1] == q[0] for p, q in zip(parts, parts[1:]))
+        sizes = [b - a for a, b in parts]
+        assert max(sizes) - min(sizes) <= 1
+
+
+def test_first_fit_finds_lowest_gap():
+    assert first_fit(64, [], 64) == 0
+    assert first_fit(64, [(0, 64)], 64) == 64
+    assert first_fit(64, [(0, 64), (128, 192)], 64) == 64
+    assert first_fit(128, [(0, 64), (128, 192)], 64) == 192
+    assert first_fit(64, [(10, 20)], 64) == 64  # aligned after the busy range
+
+
+def test_ordered_uses_happens_before_bitsets():
+    hb = [0, 0b1, 0b11]  # 0 -> 1 -> 2
+    assert ordered(0b1, [1, 2], hb)
+    assert not ordered(0b10, [0], hb)
+
+
+def test_live_lower_bound():
+    # buffers (size, tasks using them): a [0,1], b [1,2], c [2,3]
+    assert live_lower_bound([(10, [0, 1]), (20, [1, 2]), (30, [2, 3])], 4) == 50
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        bufs = []
+        for _ in range(6):
+            a, b = sorted(rng.integers(0, 8, 2))
+            bufs.append((int(rng.integers(1, 100)), list(range(a, b + 1))))
+        brute = max(sum(s for s, ts in bufs if min(ts) <= t <= max(ts)) for t in range(8))
+        assert live_lower_bound(bufs, 8) == brute
