@@ -1,0 +1,124 @@
+"""Host side of one run: validate inputs against the module's I/O signature,
+run the simulator, and turn its result into the run report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from npu_dialects.arch import Arch, arch_of
+from sim import SimResult, Signature, signature, simulate
+
+
+class RunError(Exception):
+    """Bad inputs for a run (missing, unknown, wrong shape or dtype): a user error."""
+
+
+@dataclass
+class RunResult:
+    """Outputs keyed by ONNX output name, the report dict, the Chrome trace
+    (None unless asked for) and the raw simulator result."""
+
+    outputs: dict[str, np.ndarray]
+    report: dict[str, Any]
+    trace: dict[str, Any] | None
+    sim: SimResult
+
+
+def validate_inputs(sig: Signature, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Check `inputs` against the signature; returns float32 arrays keyed by name.
+
+    Floating-point arrays of another precision are cast to float32; anything
+    else (ints, bools, objects), a missing or unknown name or a wrong shape is
+    a RunError with a one-line message."""
+    known = [n for n, _ in sig.inputs]
+    listing = ", ".join(f"'{n}' {list(s)}" for n, s in sig.inputs) or "none"
+    for name in inputs:
+        if name not in known:
+            raise RunError(f"unknown input '{name}' (the model's inputs: {listing})")
+    out: dict[str, np.ndarray] = {}
+    for name, shape in sig.inputs:
+        if name not in inputs:
+            raise RunError(f"missing input '{name}' (the model's inputs: {listing})")
+        x = np.asarray(inputs[name])
+        if not np.issubdtype(x.dtype, np.floating):
+            raise RunError(f"input '{name}' has dtype {x.dtype}, expected float32")
+        if tuple(x.shape) != tuple(shape):
+            raise RunError(f"input '{name}' has shape {list(x.shape)}, expected {list(shape)}")
+        out[name] = x.astype(np.float32, copy=False)
+    return out
+
+
+def random_inputs(sig: Signature, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded standard-normal float32 inputs of the signature's shapes."""
+    rng = np.random.default_rng(seed)
+    return {name: rng.standard_normal(shape).astype(np.float32) for name, shape in sig.inputs}
+
+
+def _num(x: float) -> int | float:
+    """JSON-friendly cycle count: an int when integral, else rounded to 3 decimals."""
+    r = round(float(x), 3)
+    return int(r) if r == int(r) else r
+
+
+def make_report(res: SimResult) -> dict[str, Any]:
+    """The run report (see DESIGN.md "The command-line contract")."""
+    arch = res.arch
+    cycles = res.cycles
+    denom = arch.cores * cycles
+    util = {
+        "cube": sum(res.busy["cube"]) / denom if denom else 0.0,
+        "vector": sum(res.busy["vector"]) / denom if denom else 0.0,
+        "dma": res.dram_bytes_transferred / (arch.dram_bw * cycles) if cycles else 0.0,
+    }
+    kernels: dict[str, dict[str, Any]] = {}
+    for t in res.tasks:
+        k = kernels.get(t.kernel)
+        if k is None:
+            k = kernels[t.kernel] = {"name": t.kernel, "onnx_nodes": [], "cores": [], "tasks": 0,
+                                     "start": t.start, "end": t.end, "dram_bytes_read": 0,
+                                     "dram_bytes_written": 0, "predicted_cycles": None}
+        k["onnx_nodes"] += [n for n in t.nodes if n not in k["onnx_nodes"]]
+        if t.core not in k["cores"]:
+            k["cores"].append(t.core)
+        k["tasks"] += 1
+        k["start"] = min(k["start"], t.start)
+        k["end"] = max(k["end"], t.end)
+        k["dram_bytes_read"] += t.dram_bytes_read
+        k["dram_bytes_written"] += t.dram_bytes_written
+        if t.predicted_cycles is not None:
+            k["predicted_cycles"] = max(k["predicted_cycles"] or 0, t.predicted_cycles)
+    rows = []
+    for k in kernels.values():
+        k["cores"].sort()
+        k["cycles"] = _num(k["end"] - k["start"])
+        k["start"], k["end"] = _num(k["start"]), _num(k["end"])
+        rows.append(k)
+    return {
+        "arch": arch.to_dict(),
+        "cycles": cycles,
+        "time_us": round(cycles / arch.freq * 1e6, 6),
+        "tasks": len(res.tasks),
+        "dram_bytes_read": int(res.dram_bytes_read),
+        "dram_bytes_written": int(res.dram_bytes_written),
+        "utilization": util,
+        "kernels": rows,
+        "warnings": list(res.warnings),
+    }
+
+
+def run(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, Any],
+        arch: Arch | None = None, trace: bool = False, **sim_options: Any) -> RunResult:
+    """Validate `inputs`, simulate the task-level `module` on `arch` (default: the
+    module's `npu.arch`) and build the report. Raises RunError for bad inputs and
+    sim.SimError for faults of the program; `sim_options` go to `sim.simulate`."""
+    sig = signature(module)
+    ins = validate_inputs(sig, inputs)
+    arch = arch or arch_of(module)
+    res = simulate(module, weights, ins, arch, trace=trace, **sim_options)
+    return RunResult(outputs=res.outputs, report=make_report(res),
+                     trace=res.trace_json() if trace else None, sim=res)

@@ -1,0 +1,119 @@
+"""The simulated NPU: runs a task-level module (`npu_task`) with numpy at tile
+granularity under a discrete-event timing model derived from `Arch`.
+
+Timing model:
+- Each core runs its tasks (`npu_task.task` with that `core`) in program
+  order. A task first consumes its `waits` event slots in order, blocking
+  until each is signalled and visible (a signal becomes visible
+  `sync_latency` cycles after the signalling task ends; consuming clears the
+  slot), then runs its body, then drains every DMA it issued, then signals
+  each slot in `signals` (signalling a slot that is still set is a SimError).
+- In a task body, ops run in order. Scalar ops (arith, scf, select, sram)
+  take no time. A compute op keeps the core busy `op.cycles(arch)` cycles on
+  its unit (`cube`/`vector`); its numpy semantics run when it starts. An
+  `npu_dma.copy` is issued on a free DMA channel of the core (the op stream
+  stalls while all `dma_channels` are busy) and returns at once; the DMA takes
+  `dma_latency` cycles and then transfers its bytes (elements inside both
+  buffers x 4). Transfers touching DRAM share `dram_bw` equally among all
+  such transfers in flight on all cores (processor sharing); an SRAM->SRAM
+  copy runs at `dram_bw` without sharing. The data lands when the DMA
+  completes, so a missing `npu_dma.wait` reads stale data.
+  `npu_dma.wait` blocks until that DMA has completed.
+- Total cycles = the time the last task ends.
+
+Checks: SRAM/DRAM capacity, copy windows leaving a buffer without
+`pad_value`/`clip`, event slot range, double signals, deadlock (with a dump
+of every core), DRAM races between tasks not ordered by events (per-element
+shadow memory and vector clocks), unknown ops. In-task SRAM hazards (a
+compute op or DMA touching bytes an in-flight DMA still owns) are warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from math import ceil
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from npu_dialects.arch import Arch, arch_of
+from sim.engine import Engine, TaskRecord
+from sim.errors import SimError
+from sim.program import Program, Signature, load_program, signature
+
+__all__ = ["SimError", "SimResult", "TaskRecord", "Signature", "simulate", "signature", "load_program"]
+
+
+@dataclass
+class SimResult:
+    """Everything one simulation produced.
+
+    `busy` holds per-core busy cycles of each unit: `cube`, `vector`, and `dma`
+    (summed durations of the core's DMAs, issue to completion).
+    `dram_bytes_transferred` counts bytes that used DRAM bandwidth (each DMA
+    touching DRAM once); `dram_busy_cycles` the time at least one transfer ran.
+    `trace` is the list of Chrome trace events (empty unless asked for)."""
+
+    arch: Arch
+    outputs: dict[str, np.ndarray]
+    cycles: int
+    tasks: list[TaskRecord]
+    dram_bytes_read: int
+    dram_bytes_written: int
+    dram_bytes_transferred: int
+    dram_busy_cycles: float
+    busy: dict[str, list[float]]
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    weights_bytes: int = 0
+    arena_bytes: int = 0
+
+    def trace_json(self) -> dict[str, Any]:
+        """The Chrome trace-event JSON object (`{"traceEvents": [...], "displayTimeUnit": "ns"}`)."""
+        return {"traceEvents": self.trace, "displayTimeUnit": "ns"}
+
+    @property
+    def time_us(self) -> float:
+        return self.cycles / self.arch.freq * 1e6
+
+
+def _write_inputs(prog: Program, inputs: Mapping[str, np.ndarray]) -> None:
+    for (name, shape), buf in zip(prog.sig.inputs, prog.inputs):
+        if name not in inputs:
+            raise SimError(f"missing input '{name}' (the model's inputs: "
+                           f"{', '.join(n for n, _ in prog.sig.inputs)})")
+        x = np.asarray(inputs[name])
+        if tuple(x.shape) != shape:
+            raise SimError(f"input '{name}' has shape {list(x.shape)}, expected {list(shape)}")
+        buf.arr[...] = x.astype(np.float32, copy=False)
+
+
+def simulate(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+             arch: Arch | None = None, trace: bool = False, check_bounds: bool = True,
+             check_races: bool = True) -> SimResult:
+    """Run the task-level `module` on the simulated NPU.
+
+    `weights` maps `npu_task.weight` keys to arrays; `inputs` maps the ONNX input
+    names (`npu.inputs`) to arrays. `arch` defaults to the module's `npu.arch`.
+    `check_bounds=False` turns windows leaving a buffer into silent pad-with-0/clip;
+    `check_races=False` skips the inter-task DRAM race checker.
+    Raises SimError (one-line message, `.details` for the dump)."""
+    arch = arch or arch_of(module)
+    prog = load_program(module, weights, arch, check_bounds)
+    _write_inputs(prog, inputs)
+    eng = Engine(prog, trace, check_races)
+    eng.run()
+    records = [r for r in eng.records if r is not None]
+    end = max((r.end for r in records), default=0.0)
+    cycles = int(ceil(end - 1e-9)) if end > 0 else 0
+    events = []
+    if trace:
+        events = eng.trace.to_json()["traceEvents"]
+    outputs = {name: buf.arr.copy() for (name, _), buf in zip(prog.sig.outputs, prog.outputs)}
+    return SimResult(arch=arch, outputs=outputs, cycles=cycles, tasks=records,
+                     dram_bytes_read=eng.dram_read, dram_bytes_written=eng.dram_written,
+                     dram_bytes_transferred=eng.dram_moved, dram_busy_cycles=eng.dram_busy,
+                     busy=eng.busy, trace=events, warnings=eng.warnings,
+                     weights_bytes=prog.weights_bytes, arena_bytes=prog.arena_bytes)

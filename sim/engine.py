@@ -1,0 +1,546 @@
+"""Discrete-event timing model of the NPU (see `sim/__init__.py` for the model).
+
+The engine drives one generator per running task (`sim.interp`), advancing a
+global clock from event to event: compute ops finishing, DMA latency phases
+ending, DMA transfers finishing (DRAM bandwidth is processor-shared by every
+transfer in flight), and event signals becoming visible. It also checks data
+races between tasks on DRAM (vector clocks + per-element shadow memory) and
+flags in-task SRAM hazards (an op touching bytes an in-flight DMA still owns)
+as warnings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from npu_dialects.arch import Arch
+from sim.errors import SimError
+from sim.interp import REQ_COMPUTE, REQ_DMA, OpInfo, TaskProgram
+from sim.memory import DRAM, HOST, Buf, CopyPlan, fmt_window
+from sim.program import Program
+from sim.trace import Trace
+
+START, RUN, BUSY, WAITDMA, WAITCHAN, DRAIN, DONE = range(7)
+_STATE_NAMES = ["waiting for its events", "running", "computing", "waiting for a DMA",
+                "waiting for a free DMA channel", "draining its DMAs", "done"]
+LAT, XFER, FIXED = range(3)
+EPS = 1e-6  # bytes
+MAX_WARNINGS = 50
+
+
+@dataclass
+class TaskRecord:
+    """What one task did: when (cycles) and how much DRAM traffic its DMAs caused."""
+
+    index: int
+    kernel: str
+    core: int
+    range: tuple[int, ...]
+    nodes: list[str]
+    predicted_cycles: int | None
+    ready: float = 0.0  # the core reached the task (began waiting for its events)
+    start: float = 0.0  # its events were consumed and its body began
+    end: float = 0.0  # its DMAs drained and it signalled
+    dram_bytes_read: int = 0
+    dram_bytes_written: int = 0
+    dmas: int = 0
+    compute_cycles: dict[str, int] = field(default_factory=lambda: {"cube": 0, "vector": 0})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "kernel": self.kernel, "core": self.core, "range": list(self.range),
+                "onnx_nodes": list(self.nodes), "predicted_cycles": self.predicted_cycles, "ready": self.ready, "start": self.start, "end": self.end,
+                "dram_bytes_read": self.dram_bytes_read, "dram_bytes_written": self.dram_bytes_written,
+                "dmas": self.dmas, "compute_cycles": dict(self.compute_cycles)}
+
+
+class Dma:
+    """One DMA in flight; it is also the token `npu_dma.copy` returns."""
+
+    __slots__ = ("core", "chan", "task", "plan", "issue", "lat_end", "phase", "rem", "end", "done",
+                 "shared", "seq")
+
+    def __init__(self, core: int, chan: int, task: TaskProgram, plan: CopyPlan, issue: float,
+                 lat: int, seq: int):
+        self.core = core
+        self.chan = chan
+        self.task = task
+        self.plan = plan
+        self.issue = issue
+        self.lat_end = issue + lat
+        self.phase = LAT
+        self.rem = float(plan.nbytes)
+        self.end = 0.0
+        self.done = False
+        self.shared = plan.src.region.space == DRAM or plan.dst.region.space == DRAM
+        self.seq = seq
+
+
+class Signal:
+    __slots__ = ("visible_at", "vc", "task", "time")
+
+    def __init__(self, visible_at: float, vc: tuple[int, ...], task: TaskProgram, time: float):
+        self.visible_at = visible_at
+        self.vc = vc
+        self.task = task
+        self.time = time
+
+
+class Core:
+    __slots__ = ("id", "queue", "qi", "state", "gen", "task", "val", "pending", "wait_tok", "busy_until",
+                 "waits_left", "chans", "inflight", "vc", "rec")
+
+    def __init__(self, cid: int, queue: list[TaskProgram], channels: int, cores: int):
+        self.id = cid
+        self.queue = queue
+        self.qi = 0
+        self.state = START
+        self.gen: Any = None
+        self.task: TaskProgram | None = None
+        self.val: Any = None
+        self.pending: CopyPlan | None = None
+        self.wait_tok: Dma | None = None
+        self.busy_until = 0.0
+        self.waits_left: list[int] = []
+        self.chans: list[Dma | None] = [None] * channels
+        self.inflight = 0
+        self.vc = [0] * cores
+        self.rec: TaskRecord | None = None
+
+
+def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
+    return a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
+
+
+class Engine:
+    """Runs a loaded `Program` once; see `run()`."""
+
+    def __init__(self, prog: Program, trace: bool, check_races: bool):
+        arch: Arch = prog.arch
+        self.prog = prog
+        self.arch = arch
+        self.bw = float(arch.dram_bw)
+        self.now = 0.0
+        queues: list[list[TaskProgram]] = [[] for _ in range(arch.cores)]
+        for t in prog.tasks:
+            queues[t.core].append(t)
+        self.cores = [Core(c, queues[c], arch.dma_channels, arch.cores) for c in range(arch.cores)]
+        self.inflight: list[Dma] = []
+        self.shared: list[Dma] = []
+        self.slots: dict[int, Signal] = {}
+        self.records: list[TaskRecord | None] = [None] * len(prog.tasks)
+        self.task_vc: list[tuple[int, ...] | None] = [None] * len(prog.tasks)
+        self.check_races = check_races
+        self.trace = Trace(arch.cores, arch.dma_channels, arch.freq, trace)
+        self.busy = {"cube": [0] * arch.cores, "vector": [0] * arch.cores, "dma": [0.0] * arch.cores}
+        self.dram_busy = 0.0
+        self.dram_read = 0
+        self.dram_written = 0
+        self.dram_moved = 0
+        self.warnings: list[str] = list(prog.warnings)
+        self._warned: set = set()
+        self._dma_seq = 0
+
+    # ------------------------------------------------------------------ main loop
+    def run(self) -> None:
+        """Simulate until every core has run its queue (raises SimError)."""
+        cores = self.cores
+        with np.errstate(all="ignore"):
+            while True:
+                progressed = True
+                while progressed:
+                    progressed = False
+                    for c in cores:
+                        if c.state != DONE and self.step(c):
+                            progressed = True
+                if all(c.state == DONE for c in cores):
+                    break
+                t = self.next_time()
+                if t is None:
+                    raise self.deadlock()
+                self.advance(t)
+        for s, sig in sorted(self.slots.items()):
+            self.warnings.append(f"event slot {s} signalled by {sig.task.where} at cycle {sig.time:g} "
+                                 "is never waited on")
+
+    def step(self, c: Core) -> bool:
+        """Advance core `c` at the current time as far as it can go; True if it moved."""
+        moved = False
+        while True:
+            st = c.state
+            if st == RUN:
+                try:
+                    req = c.gen.send(c.val)
+                except StopIteration:
+                    c.state = DRAIN
+                    moved = True
+                    continue
+                c.val = None
+                moved = True
+                kind = req[0]
+                if kind == REQ_COMPUTE:
+                    self.compute(c, req[1], req[2])
+                elif kind == REQ_DMA:
+                    ch = self.free_channel(c)
+                    if ch < 0:
+                        c.pending = req[1]
+                        c.state = WAITCHAN
+                    else:
+                        c.val = self.issue(c, ch, req[1])
+                else:
+                    tok = req[1]
+                    if not tok.done:
+                        c.wait_tok = tok
+                        c.state = WAITDMA
+            elif st == BUSY:
+                if self.now < c.busy_until:
+                    return moved
+                c.state = RUN
+                moved = True
+            elif st == WAITDMA:
+                if not c.wait_tok.done:  # type: ignore[union-attr]
+                    return moved
+                c.wait_tok = None
+                c.state = RUN
+                moved = True
+            elif st == WAITCHAN:
+                ch = self.free_channel(c)
+                if ch < 0:
+                    return moved
+                assert c.pending is not None
+                c.val = self.issue(c, ch, c.pending)
+                c.pending = None
+                c.state = RUN
+                moved = True
+            elif st == START:
+                if not self.begin(c):
+                    return moved
+                moved = True
+            elif st == DRAIN:
+                if c.inflight:
+                    return moved
+                self.finish(c)
+                moved = True
+            else:
+                return moved
+
+    def next_time(self) -> float | None:
+        now = self.now
+        t = float("inf")
+        for c in self.cores:
+            if c.state == BUSY and c.busy_until < t:
+                t = c.busy_until
+        for d in self.inflight:
+            if d.phase == LAT:
+                if d.lat_end < t:
+                    t = d.lat_end
+            elif d.phase == FIXED and d.end < t:
+                t = d.end
+        if self.shared:
+            m = min(d.rem for d in self.shared)
+            tx = now + m * len(self.shared) / self.bw
+            if tx <= now:  # below float resolution: finish them now
+                for d in self.shared:
+                    if d.rem <= m:
+                        d.rem = 0.0
+                tx = now
+            if tx < t:
+                t = tx
+        for s in self.slots.values():
+            if now < s.visible_at < t:
+                t = s.visible_at
+        return None if t == float("inf") else t
+
+    def advance(self, t: float) -> None:
+        dt = t - self.now
+        if self.shared and dt > 0:
+            dec = dt * self.bw / len(self.shared)
+            for d in self.shared:
+                d.rem -= dec
+            self.dram_busy += dt
+        self.now = t
+        finished: list[Dma] = []
+        for d in self.inflight:
+            ph = d.phase
+            if ph == XFER:
+                if d.rem <= EPS:
+                    finished.append(d)
+            elif ph == LAT:
+                if d.lat_end <= t:
+                    if d.plan.nbytes == 0:
+                        finished.append(d)
+                    elif d.shared:
+                        d.phase = XFER
+                        self.shared.append(d)
+                    else:  # SRAM -> SRAM: local, at full rate, no DRAM bandwidth
+                        d.phase = FIXED
+                        d.end = t + d.plan.nbytes / self.bw
+            elif d.end <= t:
+                finished.append(d)
+        for d in finished:
+            self.complete(d)
+        if finished:
+            self.inflight = [d for d in self.inflight if not d.done]
+            self.shared = [d for d in self.shared if not d.done]
+
+    # ------------------------------------------------------------------ tasks
+    def begin(self, c: Core) -> bool:
+        """Start (or keep trying to start) the next task of `c`: True once its body runs."""
+        if c.task is None:
+            if c.qi >= len(c.queue):
+                c.state = DONE
+                return True
+            t = c.queue[c.qi]
+            c.task = t
+            c.waits_left = list(t.waits)
+            c.rec = TaskRecord(t.index, t.kernel, t.core, t.range, t.nodes, t.predicted_cycles, ready=self.now)
+            self.records[t.index] = c.rec
+        now = self.now
+        while c.waits_left:
+            s = c.waits_left[0]
+            sig = self.slots.get(s)
+            if sig is None or sig.visible_at > now:
+                return False
+            del self.slots[s]
+            c.vc = [max(a, b) for a, b in zip(c.vc, sig.vc)]
+            c.waits_left.pop(0)
+        t = c.task
+        assert c.rec is not None
+        c.rec.start = now
+        self.task_vc[t.index] = tuple(c.vc)
+        c.gen = t.start()
+        c.val = None
+        c.state = RUN
+        return True
+
+    def finish(self, c: Core) -> None:
+        t = c.task
+        rec = c.rec
+        assert t is not None and rec is not None
+        now = self.now
+        rec.end = now
+        c.vc[c.id] = t.seq + 1
+        vc = tuple(c.vc)
+        for s in t.signals:
+            old = self.slots.get(s)
+            if old is not None:
+                raise SimError(
+                    f"{t.where} on core {t.core} signals event slot {s}, which is still set by task "
+                    f"'{old.task.kernel}' (signalled at cycle {old.time:g}, not yet consumed): slot reuse bug",
+                    f"signaller: task {old.task.label()}\nsecond signaller: task {t.label()} at cycle {now:g}")
+            self.slots[s] = Signal(now + self.arch.sync_latency, vc, t, now)
+        self.trace.span(self.trace.core_tid(c.id), t.kernel, "task", rec.start, now,
+                        {"onnx_nodes": t.nodes, "task": t.index, "range": list(t.range), "waits": list(t.waits),
+                         "signals": list(t.signals), "waited_cycles": rec.start - rec.ready,
+                         "dram_bytes_read": rec.dram_bytes_read, "dram_bytes_written": rec.dram_bytes_written})
+        c.task = None
+        c.rec = None
+        c.gen = None
+        c.qi += 1
+        c.state = START
+
+    # ------------------------------------------------------------------ compute
+    def compute(self, c: Core, info: OpInfo, bufs: list[Buf]) -> None:
+        if c.inflight:
+            self.compute_hazards(c, info, bufs)
+        try:
+            info.execute([b.arr for b in bufs])  # type: ignore[misc]
+        except Exception as e:
+            raise SimError(f"{info.where}: cannot execute: {type(e).__name__}: {e}",
+                           "operands: " + ", ".join(f"{list(b.shape)} at {b.desc}" for b in bufs)) from None
+        cyc = info.cycles
+        rec = c.rec
+        assert rec is not None
+        rec.compute_cycles[info.unit] += cyc
+        self.busy[info.unit][c.id] += cyc
+        if cyc > 0:
+            c.busy_until = self.now + cyc
+            c.state = BUSY
+            self.trace.span(self.trace.core_tid(c.id), info.label, info.unit, self.now, c.busy_until,
+                            {"op": info.name, "cycles": cyc, "onnx_nodes": info.nodes})
+
+    def compute_hazards(self, c: Core, info: OpInfo, bufs: list[Buf]) -> None:
+        ranges = [(b.off, b.off + b.nbytes) for b in bufs]
+        out = ranges[-1]
+        for d in c.chans:
+            if d is None:
+                continue
+            p = d.plan
+            for r in ranges:
+                if _overlap(p.sram_write, r):
+                    self.hazard(c, info, d, "uses", p.sram_write, "is still writing")  # type: ignore[arg-type]
+                    break
+            if _overlap(p.sram_read, out):
+                self.hazard(c, info, d, "overwrites", p.sram_read, "is still reading")  # type: ignore[arg-type]
+
+    def hazard(self, c: Core, info: OpInfo, d: Dma, verb: str, rng: tuple[int, int], state: str) -> None:
+        key = (c.task.index if c.task else -1, info.index, d.plan.info.index)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(
+                f"{info.where} {verb} SRAM bytes [{rng[0]}, {rng[1]}) of core {c.id} that the 'npu_dma.copy' "
+                f"(op #{d.plan.info.index}) issued at cycle {d.issue:g} {state} (missing npu_dma.wait?)")
+
+    # ------------------------------------------------------------------ DMA
+    def free_channel(self, c: Core) -> int:
+        for i, d in enumerate(c.chans):
+            if d is None:
+                return i
+        return -1
+
+    def issue(self, c: Core, ch: int, plan: CopyPlan) -> Dma:
+        t = c.task
+        assert t is not None
+        if c.inflight and (plan.sram_read is not None or plan.sram_write is not None):
+            for d in c.chans:
+                if d is None:
+                    continue
+                p = d.plan
+                if _overlap(plan.sram_write, p.sram_write) or _overlap(plan.sram_write, p.sram_read):
+                    self.hazard(c, plan.info, d, "writes", plan.sram_write, "still owns")  # type: ignore[arg-type]
+                elif _overlap(plan.sram_read, p.sram_write):
+                    self.hazard(c, plan.info, d, "reads", plan.sram_read, "is still writing")  # type: ignore[arg-type]
+        self._dma_seq += 1
+        d = Dma(c.id, ch, t, plan, self.now, self.arch.dma_latency, self._dma_seq)
+        c.chans[ch] = d
+        c.inflight += 1
+        self.inflight.append(d)
+        return d
+
+    def complete(self, d: Dma) -> None:
+        plan = d.plan
+        c = self.cores[d.core]
+        rec = c.rec
+        assert rec is not None
+        if self.check_races:
+            self.race_check(d)
+        plan.move()
+        d.done = True
+        d.end = self.now
+        c.chans[d.chan] = None
+        c.inflight -= 1
+        r, w = plan.dram_read, plan.dram_write
+        rec.dram_bytes_read += r
+        rec.dram_bytes_written += w
+        rec.dmas += 1
+        self.dram_read += r
+        self.dram_written += w
+        if d.shared:
+            self.dram_moved += plan.nbytes
+        self.busy["dma"][d.core] += self.now - d.issue
+        if self.trace.enabled:
+            direction = f"{plan.src.region.space}->{plan.dst.region.space}"
+            self.trace.span(self.trace.dma_tid(d.core, d.chan), f"dma {direction}", "dma", d.issue, self.now,
+                            {"bytes": plan.nbytes, "src": plan.src.desc, "dst": plan.dst.desc,
+                             "src_window": _fmt_sl(plan.src_sl), "dst_window": _fmt_sl(plan.dst_sl),
+                             "latency_cycles": self.arch.dma_latency, "onnx_nodes": plan.info.nodes,
+                             "task": d.task.kernel})
+
+    # ------------------------------------------------------------------ races
+    def hb(self, w: int, t: int) -> bool:
+        """Task `w` happens before task `t` (program order on a core or events)."""
+        vc = self.task_vc[t]
+        tw = self.prog.tasks[w]
+        return vc is not None and vc[tw.core] > tw.seq
+
+    def race_check(self, d: Dma) -> None:
+        plan = d.plan
+        t = d.task.index
+        src = plan.src
+        if plan.nbytes and src.region.tracked:
+            wsh, rsh = src.shadows()
+            if src.region.written:
+                self._check_ids(wsh[plan.src_sl], d, src, plan.src_sl, "reads", "writes")
+            rsh[plan.src_sl] = t
+        dst = plan.dst
+        wsl = plan.written_slices()
+        if wsl is not None and dst.region.tracked:
+            wsh, rsh = dst.shadows()
+            if dst.region.written:
+                self._check_ids(wsh[wsl], d, dst, wsl, "writes", "writes")
+            self._check_ids(rsh[wsl], d, dst, wsl, "writes", "reads")
+            wsh[wsl] = t
+            dst.region.written = True
+
+    def _check_ids(self, ids: np.ndarray, d: Dma, buf: Buf, sl: tuple, verb: str, other_verb: str) -> None:
+        if ids.size == 0:
+            return
+        t = d.task.index
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo == hi:
+            if lo == t or lo == HOST:
+                return
+            cand = [lo]
+        else:
+            cand = [int(x) for x in np.unique(ids)]
+        for w in cand:
+            if w == t or w == HOST or self.hb(w, t):
+                continue
+            tw, tt = self.prog.tasks[w], d.task
+            rw = self.records[w]
+            rt = self.records[t]
+            t_start = f"{rt.start:g}" if rt else "?"
+            w_start = f"{rw.start:g}" if rw else "?"
+            raise SimError(
+                f"race: {tt.where} on core {tt.core} {verb} {buf.desc} window {_fmt_sl(sl)} which "
+                f"{tw.where} on core {tw.core} {other_verb}, and no event orders the two tasks",
+                f"access: {d.plan.info.where}, DMA issued at cycle {d.issue:g}, completed at {self.now:g}\n"
+                f"task {tt.label()}: started at cycle {t_start}\n"
+                f"task {tw.label()}: started at cycle {w_start}"
+                + (f", ended at {rw.end:g}" if rw and rw.end else " (still running)")
+                + f"\nbuffer: {buf.desc}, {list(buf.shape)} in DRAM region '{buf.region.name}' at byte {buf.off}")
+
+    # ------------------------------------------------------------------ deadlock
+    def deadlock(self) -> SimError:
+        now = self.now
+        lines: list[str] = [f"cycle {now:g}:"]
+        blocked: list[str] = []
+        remaining_signals: dict[int, list[TaskProgram]] = {}
+        for c in self.cores:
+            for t in c.queue[c.qi + (1 if c.task is not None and c.state != START else 0):]:
+                for s in t.signals:
+                    remaining_signals.setdefault(s, []).append(t)
+            if c.task is not None and c.state != START:
+                for s in c.task.signals:
+                    remaining_signals.setdefault(s, []).append(c.task)
+        for c in self.cores:
+            n = len(c.queue)
+            if c.state == DONE:
+                lines.append(f"  core {c.id}: done ({n} task{'s' if n != 1 else ''})")
+                continue
+            t = c.task
+            assert t is not None
+            pos = f"task {c.qi + 1} of {n} in its queue"
+            if c.state == START:
+                waits = c.waits_left
+                lines.append(f"  core {c.id}: {t.where} ({pos}) waits on event slot(s) {waits}"
+                             f" (all waits: {list(t.waits)})")
+                for s in waits:
+                    who = [x for x in remaining_signals.get(s, []) if x is not t]
+                    if who:
+                        lines.append(f"    slot {s}: would be signalled by "
+                                     + ", ".join(f"task {x.label()}" for x in who))
+                    else:
+                        lines.append(f"    slot {s}: no remaining task signals it")
+                blocked.append(f"core {c.id}: {t.where} waits on slot {waits[0]}")
+            else:
+                lines.append(f"  core {c.id}: {t.where} ({pos}) is {_STATE_NAMES[c.state]}")
+                blocked.append(f"core {c.id}: {t.where} is {_STATE_NAMES[c.state]}")
+        pend = sorted(self.slots.items())
+        if pend:
+            lines.append("  pending (signalled, not consumed) slots: "
+                         + ", ".join(f"{s} (by '{g.task.kernel}' at cycle {g.time:g})" for s, g in pend))
+        else:
+            lines.append("  pending (signalled, not consumed) slots: none")
+        return SimError(f"deadlock at cycle {now:g}: no core can make progress ({'; '.join(blocked)})",
+                        "\n".join(lines))
+
+
+def _fmt_sl(sl: tuple | None) -> str:
+    if sl is None:
+        return "[]"
+    return fmt_window(tuple(s.start for s in sl), tuple(s.stop - s.start for s in sl))

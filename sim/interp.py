@@ -1,0 +1,462 @@
+"""Task bodies as Python generators.
+
+Each `npu_task.task` body is compiled once into a list of small closures over a
+flat value list (`env`, one slot per SSA value). Running a task is iterating
+`exec_block(code, env)`: scalar ops (arith, select, sram buffers) run inline
+and take no time; at every blocking point the generator yields a request to
+the timing engine and receives the answer:
+
+- `(REQ_COMPUTE, info, bufs)`: run a compute op (the engine executes it with
+  `info.execute` and keeps the unit busy `info.cycles`);
+- `(REQ_DMA, plan)`: issue a copy (`sim.memory.CopyPlan`); the answer is the
+  token (the engine's DMA object);
+- `(REQ_WAIT, token)`: block until that DMA has completed.
+
+Everything runs at tile granularity: the math is numpy on whole tiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from math import prod
+from typing import Any
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+
+from npu_dialects.arch import Arch
+from npu_dialects.compute import ComputeOp
+from npu_dialects.dma import CopyOp, WaitOp
+from npu_dialects.graph import ints
+from npu_dialects.locs import node_names
+from npu_dialects.task import SramOp, TaskOp, ViewOp
+from sim.errors import SimError
+from sim.memory import Buf, Region, plan_copy
+
+REQ_COMPUTE = 0
+REQ_DMA = 1
+REQ_WAIT = 2
+
+_SCALAR = 0
+_REQ = 1
+_REGION = 2
+
+_UNSET = object()
+
+
+class OpInfo:
+    """Static facts about one op inside a task, for diagnostics, timing and trace."""
+
+    __slots__ = ("op", "name", "nodes", "where", "unit", "cycles", "execute", "label", "index")
+
+    def __init__(self, op: Operation, task_where: str, task_nodes: list[str], index: int):
+        self.op = op
+        self.name = op.name
+        own = node_names(op)
+        self.nodes = own or task_nodes
+        extra = f" (ONNX node {', '.join(own)})" if own and own != task_nodes else ""
+        self.where = f"{task_where}: '{op.name}'{extra} (op #{index} in the task)"
+        self.unit = ""
+        self.cycles = 0
+        self.execute: Callable[[list], None] | None = None
+        self.label = op.name.split(".", 1)[-1]
+        self.index = index
+
+
+def exec_block(code: list, env: list) -> Iterator[tuple]:
+    """Run compiled ops of one block; yields engine requests."""
+    for tag, fn, slot in code:
+        if tag == _SCALAR:
+            fn(env)
+        elif tag == _REQ:
+            res = yield fn(env)
+            if slot >= 0:
+                env[slot] = res
+        else:
+            yield from fn(env)
+
+
+def task_where(task: TaskOp) -> str:
+    """`task 'K' (ONNX node a, b)` for diagnostics."""
+    names = task_nodes(task)
+    where = f" (ONNX node {', '.join(names)})" if names else ""
+    return f"task '{task.kernel.data}'{where}"
+
+
+def task_nodes(task: TaskOp) -> list[str]:
+    """ONNX nodes of a task: its location, else those of the ops in its body."""
+    names = node_names(task)
+    if names:
+        return names
+    out: list[str] = []
+    for op in task.walk():
+        for n in node_names(op):
+            if n not in out:
+                out.append(n)
+    return out
+
+
+# --- scalar semantics ----------------------------------------------------------------
+
+_M64 = (1 << 64) - 1
+
+
+def _u(x: int) -> int:
+    return x & _M64 if x < 0 else x
+
+
+def _divsi(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _ceildivsi(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+_BINARY: dict[str, Callable[[int, int], Any]] = {
+    "arith.addi": lambda a, b: a + b,
+    "arith.subi": lambda a, b: a - b,
+    "arith.muli": lambda a, b: a * b,
+    "arith.divsi": _divsi,
+    "arith.divui": lambda a, b: _u(a) // _u(b),
+    "arith.remsi": lambda a, b: a - b * _divsi(a, b),
+    "arith.remui": lambda a, b: _u(a) % _u(b),
+    "arith.floordivsi": lambda a, b: a // b,
+    "arith.ceildivsi": _ceildivsi,
+    "arith.ceildivui": lambda a, b: -((-_u(a)) // _u(b)),
+    "arith.minsi": min,
+    "arith.maxsi": max,
+    "arith.minui": lambda a, b: a if _u(a) <= _u(b) else b,
+    "arith.maxui": lambda a, b: a if _u(a) >= _u(b) else b,
+    "arith.andi": lambda a, b: a & b,
+    "arith.ori": lambda a, b: a | b,
+    "arith.xori": lambda a, b: a ^ b,
+    "arith.shli": lambda a, b: a << b,
+    "arith.shrsi": lambda a, b: a >> b,
+    "arith.shrui": lambda a, b: _u(a) >> b,
+}
+_DIVIDES = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
+            "arith.ceildivsi", "arith.ceildivui"}
+
+_CMPI: list[Callable[[int, int], bool]] = [
+    lambda a, b: a == b, lambda a, b: a != b,
+    lambda a, b: a < b, lambda a, b: a <= b, lambda a, b: a > b, lambda a, b: a >= b,
+    lambda a, b: _u(a) < _u(b), lambda a, b: _u(a) <= _u(b),
+    lambda a, b: _u(a) > _u(b), lambda a, b: _u(a) >= _u(b),
+]
+
+_CASTS = {"arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci"}
+
+
+def constant_value(op: arith.ConstantOp) -> Any:
+    """Python value of an `arith.constant` (int, bool for i1, float)."""
+    v = op.value
+    if isinstance(v, IntegerAttr):
+        if isinstance(v.type, IntegerType) and v.type.width.data == 1:
+            return v.value.data != 0
+        return int(v.value.data)
+    if isinstance(v, FloatAttr):
+        return float(v.value.data)
+    raise SimError(f"'arith.constant' with unsupported value {v}")
+
+
+class TaskProgram:
+    """A compiled `npu_task.task`: static facts plus the code of its body."""
+
+    def __init__(self, op: TaskOp, index: int, seq: int):
+        self.op = op
+        self.index = index  # program order among all tasks
+        self.seq = seq  # position in its core's queue
+        self.kernel = op.kernel.data
+        self.core = op.core_id
+        self.waits = op.wait_slots
+        self.signals = op.signal_slots
+        rng = op.attributes.get("range")
+        self.range: tuple[int, ...] = ints(rng, ()) if rng is not None else ()
+        pc = op.attributes.get("predicted_cycles")
+        self.predicted_cycles: int | None = pc.value.data if isinstance(pc, IntegerAttr) else None
+        self.nodes = task_nodes(op)
+        self.where = task_where(op)
+        self.code: list = []
+        self.init_env: list = []
+        self.ops: list[OpInfo] = []
+
+    def start(self) -> Iterator[tuple]:
+        """A fresh generator running the task body."""
+        return exec_block(self.code, list(self.init_env))
+
+    def label(self) -> str:
+        rng = f" range [{self.range[0]}, {self.range[1]})" if len(self.range) == 2 else ""
+        return f"'{self.kernel}'{rng} (task #{self.index}, core {self.core})"
+
+
+class _TaskCompiler:
+    """Compiles one task body into closures (see the module docstring)."""
+
+    def __init__(self, prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region, arch: Arch,
+                 check_bounds: bool, warnings: list[str]):
+        self.prog = prog
+        self.warnings = warnings
+        self.misaligned = False
+        self.globals = globals_
+        self.sram = sram
+        self.arch = arch
+        self.check_bounds = check_bounds
+        self.slots: dict[SSAValue, int] = {}
+        self.init: list = []
+        # ops are numbered 1.. in walk order of the task body, for diagnostics
+        self.numbers = {id(o): i for i, o in enumerate(prog.op.body.walk(), start=1)}
+
+    def slot(self, v: SSAValue) -> int:
+        s = self.slots.get(v)
+        if s is None:
+            s = len(self.init)
+            self.slots[v] = s
+            self.init.append(_UNSET)
+        return s
+
+    def use(self, v: SSAValue, op: Operation) -> int:
+        """Slot of an operand; values from outside the task come from `globals`."""
+        s = self.slots.get(v)
+        if s is not None:
+            return s
+        if v in self.globals:
+            s = self.slot(v)
+            self.init[s] = self.globals[v]
+            return s
+        raise SimError(f"{self.prog.where}: '{op.name}' uses a value defined outside the task "
+                       f"that is not a DRAM buffer or constant")
+
+    def compile(self) -> None:
+        body = self.prog.op.body.block
+        # the body's (lo, hi) index arguments are bound to the task's `range`
+        rng = self.prog.range
+        for i, a in enumerate(body.args):
+            s = self.slot(a)
+            if i < len(rng):
+                self.init[s] = rng[i]
+            else:
+                raise SimError(f"{self.prog.where}: body argument #{i} has no value "
+                               f"(the task's range is {list(rng)})")
+        self.prog.code = self.block(body, terminator=None)
+        self.prog.init_env = self.init
+
+    def info(self, op: Operation) -> OpInfo:
+        i = OpInfo(op, self.prog.where, self.prog.nodes, self.numbers.get(id(op), 0))
+        self.prog.ops.append(i)
+        return i
+
+    def block(self, block: Block, terminator: str | None) -> list:
+        code: list = []
+        for op in block.ops:
+            if terminator is not None and op.name == terminator:
+                continue
+            code.extend(self.op(op))
+        return code
+
+    # -- one op -> zero or one instruction
+    def op(self, op: Operation) -> list:
+        name = op.name
+        if isinstance(op, SramOp):
+            return self.sram_op(op)
+        if isinstance(op, ViewOp):
+            src, r = self.use(op.source, op), self.slot(op.result)
+            t = op.result.type
+            assert isinstance(t, MemRefType)
+            shape = tuple(t.get_shape())
+
+            def view(env, src=src, r=r, shape=shape):
+                env[r] = env[src].view(shape)
+            return [(_SCALAR, view, -1)]
+        if isinstance(op, arith.ConstantOp):
+            s = self.slot(op.result)
+            try:
+                self.init[s] = constant_value(op)
+            except SimError as e:
+                raise SimError(f"{self.prog.where}: {e}") from None
+            return []
+        if name in _BINARY:
+            return [self.binary(op)]
+        if isinstance(op, arith.CmpiOp):
+            a, b = self.use(op.lhs, op), self.use(op.rhs, op)
+            r = self.slot(op.result)
+            fn = _CMPI[op.predicate.value.data]
+
+            def cmpi(env, a=a, b=b, r=r, fn=fn):
+                env[r] = fn(env[a], env[b])
+            return [(_SCALAR, cmpi, -1)]
+        if isinstance(op, arith.SelectOp):
+            c, t, f = self.use(op.cond, op), self.use(op.lhs, op), self.use(op.rhs, op)
+            r = self.slot(op.result)
+
+            def select(env, c=c, t=t, f=f, r=r):
+                env[r] = env[t] if env[c] else env[f]
+            return [(_SCALAR, select, -1)]
+        if name in _CASTS:
+            a, r = self.use(op.operands[0], op), self.slot(op.results[0])
+
+            def cast(env, a=a, r=r):
+                env[r] = env[a]
+            return [(_SCALAR, cast, -1)]
+        if isinstance(op, scf.ForOp):
+            return [self.for_op(op)]
+        if isinstance(op, scf.IfOp):
+            return [self.if_op(op)]
+        if isinstance(op, CopyOp):
+            return [self.copy_op(op)]
+        if isinstance(op, WaitOp):
+            t = self.use(op.token, op)
+
+            def wait(env, t=t):
+                return (REQ_WAIT, env[t])
+            return [(_REQ, wait, -1)]
+        if isinstance(op, ComputeOp):
+            return [self.compute_op(op)]
+        raise SimError(f"{self.prog.where}: the simulator does not know op '{name}'"
+                       + (f" (ONNX node {', '.join(node_names(op))})" if node_names(op) else ""))
+
+    def sram_op(self, op: SramOp) -> list:
+        t = op.result.type
+        assert isinstance(t, MemRefType)
+        shape = tuple(t.get_shape())
+        off = op.offset.value.data
+        nbytes = prod(shape) * 4
+        if off + nbytes > self.arch.sram_bytes:
+            raise SimError(f"{self.prog.where}: SRAM buffer at offset {off} of {nbytes} bytes exceeds "
+                           f"sram_bytes={self.arch.sram_bytes}",
+                           f"buffer type {t}; task on core {self.prog.core}")
+        if off % 4:
+            raise SimError(f"{self.prog.where}: SRAM buffer at offset {off} is not 4-byte aligned")
+        if off % self.arch.align and not self.misaligned:
+            self.misaligned = True
+            self.warnings.append(f"{self.prog.where}: SRAM buffer at offset {off} is not aligned to "
+                                 f"align={self.arch.align} bytes")
+        s = self.slot(op.result)
+        self.init[s] = Buf(self.sram, off, shape, f"SRAM offset {off} of core {self.prog.core}")
+        return []
+
+    def binary(self, op: Operation) -> tuple:
+        fn = _BINARY[op.name]
+        a, b = self.use(op.operands[0], op), self.use(op.operands[1], op)
+        r = self.slot(op.results[0])
+        if op.name in _DIVIDES:
+            where = self.info(op).where
+
+            def div(env, a=a, b=b, r=r, fn=fn, where=where):
+                y = env[b]
+                if y == 0:
+                    raise SimError(f"{where}: division by zero")
+                env[r] = fn(env[a], y)
+            return (_SCALAR, div, -1)
+
+        def bin_(env, a=a, b=b, r=r, fn=fn):
+            env[r] = fn(env[a], env[b])
+        return (_SCALAR, bin_, -1)
+
+    def for_op(self, op: scf.ForOp) -> tuple:
+        lb, ub, st = self.use(op.lb, op), self.use(op.ub, op), self.use(op.step, op)
+        inits = [self.use(v, op) for v in op.iter_args]
+        block = op.body.block
+        iv = self.slot(block.args[0])
+        args = [self.slot(a) for a in block.args[1:]]
+        body = self.block(block, "scf.yield")
+        term = block.last_op
+        ys = [self.use(v, term) for v in term.operands] if term is not None and term.name == "scf.yield" else []
+        res = [self.slot(r) for r in op.results]
+        where = self.info(op).where
+
+        def for_(env, lb=lb, ub=ub, st=st, inits=inits, iv=iv, args=args, body=body, ys=ys, res=res):
+            lo, hi, step = env[lb], env[ub], env[st]
+            vals = [env[s] for s in inits]
+            if lo < hi and step <= 0:
+                raise SimError(f"{where}: loop step must be positive, got {step}")
+            i = lo
+            while i < hi:
+                env[iv] = i
+                for s, v in zip(args, vals):
+                    env[s] = v
+                yield from exec_block(body, env)
+                vals = [env[s] for s in ys]
+                i += step
+            for s, v in zip(res, vals):
+                env[s] = v
+        return (_REGION, for_, -1)
+
+    def if_op(self, op: scf.IfOp) -> tuple:
+        c = self.use(op.cond, op)
+        res = [self.slot(r) for r in op.results]
+        branches = []
+        for region in (op.true_region, op.false_region):
+            if not region.blocks:
+                branches.append(([], []))
+                continue
+            block = region.block
+            code = self.block(block, "scf.yield")
+            term = block.last_op
+            ys = [self.use(v, term) for v in term.operands] if term is not None and term.name == "scf.yield" else []
+            branches.append((code, ys))
+        (tcode, tys), (fcode, fys) = branches
+
+        def if_(env, c=c, res=res, tcode=tcode, tys=tys, fcode=fcode, fys=fys):
+            code, ys = (tcode, tys) if env[c] else (fcode, fys)
+            yield from exec_block(code, env)
+            vals = [env[s] for s in ys]
+            for s, v in zip(res, vals):
+                env[s] = v
+        return (_REGION, if_, -1)
+
+    def copy_op(self, op: CopyOp) -> tuple:
+        info = self.info(op)
+        src, dst = self.use(op.src, op), self.use(op.dst, op)
+        soffs = [self.use(v, op) for v in op.src_offsets]
+        doffs = [self.use(v, op) for v in op.dst_offsets]
+        sizes = op.window
+        pad = op.pad_value.value.data if op.pad_value is not None else None
+        clip = op.clip is not None
+        check = self.check_bounds
+        tok = self.slot(op.token)
+        src_t, dst_t = op.src.type, op.dst.type
+        assert isinstance(src_t, MemRefType) and isinstance(dst_t, MemRefType)
+        if len(sizes) != src_t.get_num_dims() or len(sizes) != dst_t.get_num_dims():
+            raise SimError(f"{info.where}: window rank {len(sizes)} does not match the buffers")
+
+        def copy(env, info=info, src=src, dst=dst, soffs=soffs, doffs=doffs, sizes=sizes, pad=pad,
+                 clip=clip, check=check):
+            so = tuple(env[s] for s in soffs)
+            do = tuple(env[s] for s in doffs)
+            plan = plan_copy(info, env[src], env[dst], so, do, sizes, pad, clip, check)
+            if isinstance(plan, str):
+                raise SimError(f"{info.where}: {plan}",
+                               f"source offsets {list(so)}, destination offsets {list(do)}, "
+                               f"sizes {list(sizes)}")
+            return (REQ_DMA, plan)
+        return (_REQ, copy, tok)
+
+    def compute_op(self, op: ComputeOp) -> tuple:
+        info = self.info(op)
+        info.unit = op.UNIT
+        try:
+            info.cycles = int(op.cycles(self.arch))
+        except Exception as e:  # a malformed op the verifier let through
+            raise SimError(f"{info.where}: cannot compute its cycles: {e}") from None
+        info.execute = op.execute
+        if op.name == "npu_compute.eltwise":
+            info.label = f"eltwise {op.attributes['fn'].data}"  # type: ignore[union-attr]
+        bufs = [self.use(v, op) for v in op.operands]
+
+        def compute(env, info=info, bufs=bufs):
+            return (REQ_COMPUTE, info, [env[s] for s in bufs])
+        return (_REQ, compute, -1)
+
+
+def compile_task(prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region, arch: Arch,
+                 check_bounds: bool, warnings: list[str] | None = None) -> None:
+    """Fill `prog.code`/`prog.init_env` from the task's body (raises SimError;
+    appends alignment warnings to `warnings`)."""
+    _TaskCompiler(prog, globals_, sram, arch, check_bounds, [] if warnings is None else warnings).compile()
+
+
+__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_WAIT", "OpInfo", "TaskProgram", "compile_task",
+           "constant_value", "exec_block", "task_nodes", "task_where"]

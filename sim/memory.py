@@ -1,0 +1,186 @@
+"""Device memory: DRAM regions and per-core SRAM as byte arrays, buffers as
+float32 numpy views into them, and the DMA window arithmetic (`plan_copy`).
+
+A `Region` is one contiguous byte array: the DRAM weight region, the DRAM
+activation arena, one region per `@main` argument (model inputs and outputs),
+private regions for buffers the memory plan left without an offset, and one
+SRAM region per core. A `Buf` is a typed view of a region at a byte offset, so
+compute ops writing into a `Buf` change the region's bytes and every other
+view of them (aliasing allocs, `npu_task.view`).
+
+DRAM regions optionally carry shadow arrays (last writer / last reader task
+per f32 element) used by the race checker in `sim.engine`.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+DRAM = "dram"
+SRAM = "sram"
+HOST = -1
+"""Task id of the host (initial contents, inputs): happens before every task."""
+
+
+class Region:
+    """One byte array of device memory."""
+
+    __slots__ = ("name", "space", "data", "core", "tracked", "writer", "reader", "written")
+
+    def __init__(self, name: str, space: str, nbytes: int, *, core: int | None = None,
+                 tracked: bool = False):
+        self.name = name
+        self.space = space
+        self.core = core
+        self.data = np.zeros(max(0, nbytes), dtype=np.uint8)
+        self.tracked = tracked
+        self.writer: np.ndarray | None = None  # last writing task per f32 element
+        self.reader: np.ndarray | None = None  # last reading task per f32 element
+        self.written = False  # some task has written it (else every read sees HOST data)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.size)
+
+    def shadows(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.writer is None:
+            n = (self.nbytes + 3) // 4
+            self.writer = np.full(n, HOST, dtype=np.int32)
+            self.reader = np.full(n, HOST, dtype=np.int32)
+        assert self.reader is not None
+        return self.writer, self.reader
+
+
+class Buf:
+    """A float32 buffer of `shape` at byte `off` of `region` (row-major)."""
+
+    __slots__ = ("arr", "region", "off", "nbytes", "shape", "desc", "_wsh", "_rsh")
+
+    def __init__(self, region: Region, off: int, shape: tuple[int, ...], desc: str):
+        n = prod(shape)
+        self.region = region
+        self.off = off
+        self.shape = shape
+        self.nbytes = n * 4
+        self.desc = desc
+        self.arr = region.data[off:off + n * 4].view(np.float32).reshape(shape)
+        self._wsh: np.ndarray | None = None
+        self._rsh: np.ndarray | None = None
+
+    def view(self, shape: tuple[int, ...], desc: str | None = None) -> "Buf":
+        """The same bytes with another shape (`npu_task.view`)."""
+        return Buf(self.region, self.off, shape, desc or self.desc)
+
+    def shadows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Writer/reader shadow arrays shaped like the buffer (DRAM race tracking)."""
+        if self._wsh is None:
+            w, r = self.region.shadows()
+            e0 = self.off // 4
+            n = self.nbytes // 4
+            self._wsh = w[e0:e0 + n].reshape(self.shape)
+            self._rsh = r[e0:e0 + n].reshape(self.shape)
+        assert self._rsh is not None
+        return self._wsh, self._rsh
+
+    @property
+    def is_dram(self) -> bool:
+        return self.region.space == DRAM
+
+
+def fmt_window(offs: tuple[int, ...], sizes: tuple[int, ...]) -> str:
+    return "[" + ", ".join(f"{o}:{o + s}" for o, s in zip(offs, sizes)) + "]"
+
+
+class CopyPlan:
+    """One issued `npu_dma.copy` with its dynamic offsets resolved: which slices
+    move, which destination elements get `pad_value`, how many bytes travel."""
+
+    __slots__ = ("info", "src", "dst", "src_sl", "dst_sl", "fill_sl", "pad", "nbytes",
+                 "sram_read", "sram_write")
+
+    def __init__(self, info, src: Buf, dst: Buf, src_sl, dst_sl, fill_sl, pad: float, nbytes: int,
+                 sram_read, sram_write):
+        self.info = info
+        self.src = src
+        self.dst = dst
+        self.src_sl = src_sl
+        self.dst_sl = dst_sl
+        self.fill_sl = fill_sl
+        self.pad = pad
+        self.nbytes = nbytes
+        self.sram_read = sram_read  # (lo, hi) byte range of the core's SRAM read, or None
+        self.sram_write = sram_write
+
+    @property
+    def dram_read(self) -> int:
+        return self.nbytes if self.src.region.space == DRAM else 0
+
+    @property
+    def dram_write(self) -> int:
+        return self.nbytes if self.dst.region.space == DRAM else 0
+
+    def move(self) -> None:
+        """Move the data (called when the DMA completes)."""
+        if self.fill_sl is not None:
+            self.dst.arr[self.fill_sl] = self.pad
+        if self.nbytes:
+            self.dst.arr[self.dst_sl] = self.src.arr[self.src_sl]
+
+    def written_slices(self):
+        """Destination slices whose contents this copy defines."""
+        return self.fill_sl if self.fill_sl is not None else (self.dst_sl if self.nbytes else None)
+
+
+def _byte_range(buf: Buf, sl: tuple[slice, ...]) -> tuple[int, int]:
+    """Bounding byte range (in the region) of a non-empty window of `buf`."""
+    stride = 4
+    first = last = 0
+    for d in range(len(buf.shape) - 1, -1, -1):
+        s = sl[d]
+        first += s.start * stride
+        last += (s.stop - 1) * stride
+        stride *= buf.shape[d]
+    return buf.off + first, buf.off + last + 4
+
+
+def plan_copy(info, src: Buf, dst: Buf, src_offs: tuple[int, ...], dst_offs: tuple[int, ...],
+              sizes: tuple[int, ...], pad: float | None, clip: bool,
+              check_bounds: bool) -> CopyPlan | str:
+    """Resolve a copy window; returns the plan, or an error message (one line,
+    without the task/op prefix) when the window leaves a buffer it may not leave."""
+    src_sl, dst_sl, fill = [], [], []
+    need_fill = False
+    empty = False
+    for d, w in enumerate(sizes):
+        so, do = src_offs[d], dst_offs[d]
+        sdim, ddim = src.shape[d], dst.shape[d]
+        s_lo, s_hi = max(0, -so), min(w, sdim - so)  # window indices inside src
+        d_lo, d_hi = max(0, -do), min(w, ddim - do)  # window indices inside dst
+        if (s_lo > 0 or s_hi < w) and pad is None and check_bounds:
+            return (f"source window {fmt_window(src_offs, sizes)} leaves the source buffer "
+                    f"{list(src.shape)} ({src.desc}) and the copy has no pad_value")
+        if (d_lo > 0 or d_hi < w) and not clip and check_bounds:
+            return (f"destination window {fmt_window(dst_offs, sizes)} leaves the destination buffer "
+                    f"{list(dst.shape)} ({dst.desc}) and the copy is not clip")
+        d_hi = max(d_hi, d_lo)
+        lo, hi = max(s_lo, d_lo), min(s_hi, d_hi)
+        if hi <= lo:
+            empty = True
+            lo = hi = d_lo
+        if lo != d_lo or hi != d_hi:
+            need_fill = True
+        src_sl.append(slice(so + lo, so + hi))
+        dst_sl.append(slice(do + lo, do + hi))
+        fill.append(slice(do + d_lo, do + d_hi))
+    nbytes = 0 if empty else prod(s.stop - s.start for s in dst_sl) * 4
+    fill_sl = None
+    if need_fill and all(s.stop > s.start for s in fill):
+        fill_sl = tuple(fill)
+    padv = 0.0 if pad is None else pad
+    src_t, dst_t = tuple(src_sl), tuple(dst_sl)
+    sram_read = _byte_range(src, src_t) if nbytes and src.region.space == SRAM else None
+    written = fill_sl if fill_sl is not None else (dst_t if nbytes else None)
+    sram_write = _byte_range(dst, written) if written is not None and dst.region.space == SRAM else None
+    return CopyPlan(info, src, dst, src_t, dst_t, fill_sl, padv, nbytes, sram_read, sram_write)

@@ -1,0 +1,244 @@
+"""Loading a task-level module: `@main`'s I/O signature, the DRAM layout
+(weights, arena, arguments), the top-level buffers and the compiled tasks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.ir import Operation, SSAValue
+
+from npu_dialects.arch import Arch
+from npu_dialects.dma import memory_space
+from npu_dialects.locs import describe
+from npu_dialects.task import AllocOp, TaskOp, ViewOp, WeightOp
+from sim.errors import SimError
+from sim.interp import TaskProgram, compile_task, constant_value
+from sim.memory import DRAM, SRAM, Buf, Region
+
+WEIGHTS_BYTES_ATTR = "npu.dram_weights_bytes"
+ARENA_BYTES_ATTR = "npu.dram_arena_bytes"
+
+
+@dataclass(frozen=True)
+class Signature:
+    """`@main`'s model inputs and outputs: (ONNX name, shape) in argument order."""
+
+    inputs: list[tuple[str, tuple[int, ...]]]
+    outputs: list[tuple[str, tuple[int, ...]]]
+
+
+def main_func(module: ModuleOp) -> func.FuncOp:
+    """`func.func @main` (or the module's only function)."""
+    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    for f in funcs:
+        if f.sym_name.data == "main":
+            return f
+    if len(funcs) == 1:
+        return funcs[0]
+    raise SimError("the module has no 'func.func @main'")
+
+
+def _names(fn: func.FuncOp, attr: str) -> list[str] | None:
+    a = fn.attributes.get(attr)
+    if not isinstance(a, ArrayAttr) or not all(isinstance(x, StringAttr) for x in a.data):
+        return None
+    return [x.data for x in a.data]  # type: ignore[union-attr]
+
+
+def signature(module: ModuleOp) -> Signature:
+    """The I/O signature of a task-level module (raises SimError when `@main`
+    lacks `npu.inputs`/`npu.outputs` or its arguments are not f32 DRAM memrefs)."""
+    fn = main_func(module)
+    args = list(fn.body.block.args) if fn.body.blocks else []
+    ins, outs = _names(fn, "npu.inputs"), _names(fn, "npu.outputs")
+    if ins is None or outs is None:
+        raise SimError("'func.func @main' lacks the 'npu.inputs'/'npu.outputs' name attributes "
+                       "(is this a task-level module?)")
+    if len(ins) + len(outs) != len(args):
+        raise SimError(f"'func.func @main' has {len(args)} arguments but names {len(ins)} inputs "
+                       f"and {len(outs)} outputs")
+    shapes = []
+    for i, a in enumerate(args):
+        t = a.type
+        if not isinstance(t, MemRefType) or memory_space(t) != DRAM:
+            raise SimError(f"argument #{i} of '@main' must be a \"dram\" memref, got {t} "
+                           "(is this a task-level module?)")
+        shapes.append(tuple(t.get_shape()))
+    return Signature(list(zip(ins, shapes[:len(ins)])), list(zip(outs, shapes[len(ins):])))
+
+
+def _int_attr(module: ModuleOp, name: str) -> int | None:
+    a = module.attributes.get(name)
+    return a.value.data if isinstance(a, IntegerAttr) else None
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    t = v.type
+    assert isinstance(t, MemRefType)
+    return tuple(t.get_shape())
+
+
+def _offset(op: WeightOp | AllocOp) -> int | None:
+    return op.offset.value.data if op.offset is not None else None
+
+
+@dataclass
+class Program:
+    """A loaded module: memory regions, buffers, tasks, ready to run once."""
+
+    arch: Arch
+    sig: Signature
+    inputs: list[Buf]
+    outputs: list[Buf]
+    tasks: list[TaskProgram]
+    regions: list[Region]
+    sram: list[Region]
+    weights_bytes: int
+    arena_bytes: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def _check_align(op: Operation, off: int | None, arch: Arch, warnings: list[str]) -> None:
+    if off is not None and off % arch.align:
+        warnings.append(f"{describe(op)}: DRAM offset {off} is not aligned to align={arch.align} bytes")
+
+
+def _place(op: Operation, region: Region | None, off: int | None, nbytes: int, what: str,
+           private: list[Region], size_from_attr: bool) -> tuple[Region, int]:
+    if off is None or region is None:
+        r = Region(f"private {what} ({describe(op)})", DRAM, nbytes, tracked=what != "weight")
+        private.append(r)
+        return r, 0
+    if off % 4:
+        raise SimError(f"{describe(op)}: DRAM offset {off} is not 4-byte aligned")
+    if off + nbytes > region.nbytes:
+        src = f"module attribute {WEIGHTS_BYTES_ATTR if what == 'weight' else ARENA_BYTES_ATTR}"
+        raise SimError(f"{describe(op)}: {what} at offset {off} of {nbytes} bytes reaches past the DRAM "
+                       f"{region.name} region of {region.nbytes} bytes"
+                       + (f" ({src})" if size_from_attr else ""))
+    return region, off
+
+
+def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch,
+                 check_bounds: bool = True) -> Program:
+    """Lay out DRAM, bind weights, compile every task. Inputs are not written yet."""
+    sig = signature(module)
+    fn = main_func(module)
+    body = fn.body.block
+    warnings: list[str] = []
+
+    # -- region sizes
+    wmax = amax = 0
+    for op in body.ops:
+        if isinstance(op, (WeightOp, AllocOp)):
+            off = _offset(op)
+            if off is not None:
+                end = off + prod(_shape(op.result)) * 4
+                if isinstance(op, WeightOp):
+                    wmax = max(wmax, end)
+                else:
+                    amax = max(amax, end)
+    wattr, aattr = _int_attr(module, WEIGHTS_BYTES_ATTR), _int_attr(module, ARENA_BYTES_ATTR)
+    wregion = Region("weights", DRAM, wattr if wattr is not None else wmax, tracked=False)
+    aregion = Region("arena", DRAM, aattr if aattr is not None else amax, tracked=True)
+    private: list[Region] = []
+
+    # -- arguments
+    globals_: dict[SSAValue, Any] = {}
+    arg_bufs: list[Buf] = []
+    names = [n for n, _ in sig.inputs] + [n for n, _ in sig.outputs]
+    for i, (a, name) in enumerate(zip(body.args, names)):
+        kind = "input" if i < len(sig.inputs) else "output"
+        shape = _shape(a)
+        r = Region(f"{kind} '{name}'", DRAM, prod(shape) * 4, tracked=True)
+        b = Buf(r, 0, shape, f"{kind} '{name}'")
+        globals_[a] = b
+        arg_bufs.append(b)
+
+    # -- top-level ops
+    task_ops: list[TaskOp] = []
+    placed_weights: list[tuple[int, int, str, WeightOp]] = []
+    for op in body.ops:
+        if isinstance(op, WeightOp):
+            key = op.key.data
+            shape = _shape(op.result)
+            nbytes = prod(shape) * 4
+            value = op.attributes.get("value")
+            if isinstance(value, DenseIntOrFPElementsAttr):
+                data = np.asarray(value.get_values(), dtype=np.float32)
+            elif key in weights:
+                data = np.asarray(weights[key])
+            else:
+                raise SimError(f"{describe(op)}: weight '{key}' is not in the weights "
+                               f"({len(weights)} given)")
+            if data.size != prod(shape):
+                raise SimError(f"{describe(op)}: weight '{key}' has shape {list(data.shape)}, "
+                               f"the op expects {list(shape)}")
+            off = _offset(op)
+            _check_align(op, off, arch, warnings)
+            region, o = _place(op, wregion, off, nbytes, "weight", private, wattr is not None)
+            b = Buf(region, o, shape, f"weight '{key}'")
+            b.arr[...] = data.astype(np.float32, copy=False).reshape(shape)
+            if off is not None:
+                placed_weights.append((off, off + nbytes, key, op))
+            globals_[op.result] = b
+        elif isinstance(op, AllocOp):
+            shape = _shape(op.result)
+            off = _offset(op)
+            _check_align(op, off, arch, warnings)
+            region, o = _place(op, aregion, off, prod(shape) * 4, "alloc", private, aattr is not None)
+            desc = f"alloc at arena offset {off}" if off is not None else "alloc"
+            globals_[op.result] = Buf(region, o, shape, f"{desc} ({describe(op)})")
+        elif isinstance(op, ViewOp):
+            src = globals_.get(op.source)
+            if not isinstance(src, Buf):
+                raise SimError(f"{describe(op)}: its source is not a DRAM buffer")
+            shape = _shape(op.result)
+            if prod(shape) * 4 != src.nbytes:
+                raise SimError(f"{describe(op)}: view of {src.nbytes} bytes as {list(shape)}")
+            globals_[op.result] = src.view(shape)
+        elif isinstance(op, TaskOp):
+            task_ops.append(op)
+        elif isinstance(op, arith.ConstantOp):
+            globals_[op.result] = constant_value(op)
+        elif isinstance(op, func.ReturnOp):
+            break
+        else:
+            raise SimError(f"the simulator does not know top-level op {describe(op)} "
+                           "(expected npu_task.weight/alloc/view/task)")
+
+    placed_weights.sort(key=lambda t: (t[0], t[1]))
+    for (s0, e0, k0, _), (s1, e1, k1, op1) in zip(placed_weights, placed_weights[1:]):
+        if s1 < e0 and (k0 != k1 or s0 != s1):
+            raise SimError(f"{describe(op1)}: weight '{k1}' at DRAM offset {s1} overlaps weight '{k0}' "
+                           f"at [{s0}, {e0})")
+
+    # -- tasks
+    sram = [Region(f"SRAM of core {c}", SRAM, arch.sram_bytes, core=c) for c in range(arch.cores)]
+    tasks: list[TaskProgram] = []
+    seqs = [0] * arch.cores
+    for i, op in enumerate(task_ops):
+        core = op.core_id
+        prog = TaskProgram(op, i, 0)
+        if core >= arch.cores:
+            raise SimError(f"{prog.where}: runs on core {core} but the arch has cores={arch.cores}")
+        for what, slots in (("waits on", prog.waits), ("signals", prog.signals)):
+            bad = [s for s in slots if s >= arch.event_slots]
+            if bad:
+                raise SimError(f"{prog.where}: {what} event slot {bad[0]} but the arch has "
+                               f"event_slots={arch.event_slots}")
+        prog.seq = seqs[core]
+        seqs[core] += 1
+        compile_task(prog, globals_, sram[core], arch, check_bounds, warnings)
+        tasks.append(prog)
+
+    n_in = len(sig.inputs)
+    return Program(arch=arch, sig=sig, inputs=arg_bufs[:n_in], outputs=arg_bufs[n_in:], tasks=tasks,
+                   regions=[wregion, aregion, *[b.region for b in arg_bufs], *private], sram=sram,
+                   weights_bytes=wregion.nbytes, arena_bytes=aregion.nbytes, warnings=warnings)

@@ -1,0 +1,50 @@
+"""Chrome trace-event (Perfetto) timeline of a simulation.
+
+One process (pid 0), one track (tid) per core holding its task spans with the
+compute op spans nested inside, and one track per DMA channel of each core
+holding the DMA spans. Times are microseconds (`cycles / freq * 1e6`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Trace:
+    """Collects complete ("X") events; `to_json()` gives the trace dict."""
+
+    def __init__(self, cores: int, channels: int, freq: int, enabled: bool):
+        self.enabled = enabled
+        self.cores = cores
+        self.channels = channels
+        self.scale = 1e6 / freq
+        self.events: list[dict[str, Any]] = []
+
+    def core_tid(self, core: int) -> int:
+        return core * (self.channels + 1)
+
+    def dma_tid(self, core: int, chan: int) -> int:
+        return core * (self.channels + 1) + 1 + chan
+
+    def span(self, tid: int, name: str, cat: str, start: float, end: float, args: dict[str, Any]) -> None:
+        if self.enabled:
+            self.events.append({"name": name, "cat": cat, "ph": "X", "pid": 0, "tid": tid,
+                                "ts": start * self.scale, "dur": (end - start) * self.scale,
+                                "args": args})
+
+    def metadata(self) -> list[dict[str, Any]]:
+        meta: list[dict[str, Any]] = [{"name": "process_name", "ph": "M", "pid": 0, "tid": 0,
+                                       "args": {"name": "npu"}}]
+        for c in range(self.cores):
+            tracks = [(self.core_tid(c), f"core {c}")]
+            tracks += [(self.dma_tid(c, k), f"core {c} dma {k}") for k in range(self.channels)]
+            for tid, name in tracks:
+                meta.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": name}})
+                meta.append({"name": "thread_sort_index", "ph": "M", "pid": 0, "tid": tid,
+                             "args": {"sort_index": tid}})
+        return meta
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"traceEvents": [...], "displayTimeUnit": "ns"}` (events sorted, parents first)."""
+        evs = sorted(self.events, key=lambda e: (e["tid"], e["ts"], -e["dur"]))
+        return {"traceEvents": self.metadata() + evs, "displayTimeUnit": "ns"}

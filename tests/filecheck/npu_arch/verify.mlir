@@ -1,0 +1,36 @@
+// RUN: %opt %s --split-input-file --parsing-diagnostics | filecheck %s
+// Errors of the #npu.arch attribute are reported while parsing.
+
+builtin.module attributes {npu.arch = #npu.arch<cores = 2, tensor_cores = 1>} {
+}
+// CHECK: unknown npu.arch parameter 'tensor_cores'
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<cores = 0>} {
+}
+// CHECK: arch parameter 'cores' must be a positive integer, got 0
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<dram_bw = -128>} {
+}
+// CHECK: arch parameter 'dram_bw' must be a positive integer, got -128
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<cube = 8x0x8>} {
+}
+// CHECK: arch parameter 'cube' must be a positive integer, got 8x0x8
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<align = 48>} {
+}
+// CHECK: arch parameter 'align' must be a power of two, got 48
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<cube = 16x16>} {
+}
+// CHECK: arch parameter 'cube': expected MxKxN, e.g. 16x16x16, got '16x16'

@@ -1,0 +1,92 @@
+// RUN: %opt %s --split-input-file --verify-diagnostics | filecheck %s
+// One chunk per verifier error of npu_compute.
+
+// Every compute op (here fill) works on "sram" buffers only.
+func.func @f(%a: memref<4x8xf32, "dram">) {
+  npu_compute.fill %a {value = 0.0 : f32} : memref<4x8xf32, "dram">
+  func.return
+}
+// CHECK: 'npu_compute.fill': operands must be "sram" memrefs, got memref<4x8xf32, "dram">
+
+// -----
+
+func.func @f(%a: memref<4x8xf32, "sram">, %b: memref<8x6xf32, "sram">, %c: memref<1x4x6xf32, "sram">) {
+  npu_compute.matmul %a, %b -> %c : memref<4x8xf32, "sram">, memref<8x6xf32, "sram"> -> memref<1x4x6xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.matmul': operands must be 2-D
+
+// -----
+
+// B is [N, K] but trans_b is not set.
+func.func @f(%a: memref<4x8xf32, "sram">, %b: memref<6x8xf32, "sram">, %c: memref<4x6xf32, "sram">) {
+  npu_compute.matmul %a, %b -> %c : memref<4x8xf32, "sram">, memref<6x8xf32, "sram"> -> memref<4x6xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.matmul': inner dimensions differ (8 vs 6)
+
+// -----
+
+func.func @f(%a: memref<4x8xf32, "sram">, %b: memref<8x6xf32, "sram">, %c: memref<6x4xf32, "sram">) {
+  npu_compute.matmul %a, %b -> %c : memref<4x8xf32, "sram">, memref<8x6xf32, "sram"> -> memref<6x4xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.matmul': out must be [4, 6], got [6, 4]
+
+// -----
+
+func.func @f(%x: memref<1x3x10x10xf32, "sram">, %w: memref<4x2x3x3xf32, "sram">, %o: memref<1x4x8x8xf32, "sram">) {
+  npu_compute.conv2d %x, %w -> %o {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>} : memref<1x3x10x10xf32, "sram">, memref<4x2x3x3xf32, "sram"> -> memref<1x4x8x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.conv2d': input tile has 3 channels, weight tile expects 2 x group 1
+
+// -----
+
+// The input tile is taken as already padded: 10 - 3 + 1 = 8.
+func.func @f(%x: memref<1x3x10x10xf32, "sram">, %w: memref<4x3x3x3xf32, "sram">, %o: memref<1x4x10x10xf32, "sram">) {
+  npu_compute.conv2d %x, %w -> %o {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>} : memref<1x3x10x10xf32, "sram">, memref<4x3x3x3xf32, "sram"> -> memref<1x4x10x10xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.conv2d': out tile must be [1, 4, 8, 8], got [1, 4, 10, 10]
+
+// -----
+
+func.func @f(%a: memref<4x8xf32, "sram">) {
+  npu_compute.eltwise "tanh" %a -> %a : memref<4x8xf32, "sram"> -> memref<4x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.eltwise': unknown function 'tanh'
+
+// -----
+
+func.func @f(%a: memref<4x8xf32, "sram">) {
+  npu_compute.eltwise "add" %a -> %a : memref<4x8xf32, "sram"> -> memref<4x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.eltwise': 'add' takes 2 inputs, got 1
+
+// -----
+
+// Inputs broadcast to `out`, never the other way round.
+func.func @f(%a: memref<4x8xf32, "sram">, %b: memref<8x8xf32, "sram">) {
+  npu_compute.eltwise "relu" %b -> %a : memref<8x8xf32, "sram"> -> memref<4x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.eltwise': inputs do not broadcast to out [4, 8]
+
+// -----
+
+func.func @f(%a: memref<1x1x8x8xf32, "sram">, %o: memref<1x1x4x4xf32, "sram">) {
+  npu_compute.pool "avg" %a -> %o {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x4x4xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.pool': unknown kind 'avg'
+
+// -----
+
+func.func @f(%a: memref<1x1x8x8xf32, "sram">, %o: memref<1x1x8x8xf32, "sram">) {
+  npu_compute.pool "max" %a -> %o {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x8x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.pool': out tile must be [1, 1, 4, 4], got [1, 1, 8, 8]

@@ -1,0 +1,40 @@
+// RUN: %roundtrip
+// npu_dma.copy moves a `sizes` window between "dram" and "sram" and returns a
+// !npu_dma.token; npu_dma.wait blocks until that copy has landed.
+
+builtin.module {
+  // CHECK-LABEL: func.func @copies
+  func.func @copies(%x: memref<1x3x8x8xf32, "dram">, %y: memref<4x16xf32, "dram">,
+                    %a: memref<1x3x10x10xf32, "sram">, %c: memref<4x16xf32, "sram">, %i: index) {
+    %c0 = arith.constant 0 : index
+    %m1 = arith.constant -1 : index
+
+    // A load with a padded halo: elements outside %x read as pad_value.
+    // CHECK: %t = npu_dma.copy %x[%c0, %c0, %m1, %m1] -> %a[%c0, %c0, %c0, %c0] {sizes = array<i64: 1, 3, 10, 10>, pad_value = 0xff800000 : f32} : memref<1x3x8x8xf32, "dram"> -> memref<1x3x10x10xf32, "sram">
+    // CHECK: npu_dma.wait %t
+    %t = npu_dma.copy %x[%c0, %c0, %m1, %m1] -> %a[%c0, %c0, %c0, %c0] {sizes = array<i64: 1, 3, 10, 10>, pad_value = 0xFF800000 : f32} : memref<1x3x8x8xf32, "dram"> -> memref<1x3x10x10xf32, "sram">
+    npu_dma.wait %t
+
+    // A store of a partial tile: elements outside %y are dropped (clip).
+    // CHECK: %t2 = npu_dma.copy %c[%c0, %c0] -> %y[%i, %c0] {sizes = array<i64: 4, 16>, clip} : memref<4x16xf32, "sram"> -> memref<4x16xf32, "dram">
+    %t2 = npu_dma.copy %c[%c0, %c0] -> %y[%i, %c0] {sizes = array<i64: 4, 16>, clip} : memref<4x16xf32, "sram"> -> memref<4x16xf32, "dram">
+
+    // Neither pad_value nor clip: the window must lie inside both buffers.
+    // CHECK: %t3 = npu_dma.copy %y[%c0, %c0] -> %c[%c0, %c0] {sizes = array<i64: 2, 8>} : memref<4x16xf32, "dram"> -> memref<4x16xf32, "sram">
+    %t3 = npu_dma.copy %y[%c0, %c0] -> %c[%c0, %c0] {sizes = array<i64: 2, 8>} : memref<4x16xf32, "dram"> -> memref<4x16xf32, "sram">
+
+    // Tokens are ordinary values: they can be passed around and waited on later.
+    // CHECK: func.call @drain(%t2, %t3) : (!npu_dma.token, !npu_dma.token) -> ()
+    func.call @drain(%t2, %t3) : (!npu_dma.token, !npu_dma.token) -> ()
+    func.return
+  }
+
+  // CHECK-LABEL: func.func @drain(%a: !npu_dma.token, %b: !npu_dma.token)
+  // CHECK:       npu_dma.wait %a
+  // CHECK:       npu_dma.wait %b
+  func.func @drain(%a: !npu_dma.token, %b: !npu_dma.token) {
+    npu_dma.wait %a
+    npu_dma.wait %b
+    func.return
+  }
+}

@@ -1,0 +1,194 @@
+// RUN: %opt %s --split-input-file --verify-diagnostics | filecheck %s
+// One chunk per verifier error of npu_graph.
+
+// constant: neither `weight` nor `value`.
+%0 = npu_graph.constant : tensor<4xf32>
+// CHECK: 'npu_graph.constant' needs exactly one of 'weight' or 'value'
+
+// -----
+
+%0 = npu_graph.constant {value = dense<1.0> : tensor<3xf32>} : tensor<4xf32>
+// CHECK: 'npu_graph.constant': value shape does not match the result type
+
+// -----
+
+// constant: both `weight` and `value`.
+%0 = npu_graph.constant {weight = "w", value = dense<1.0> : tensor<4xf32>} : tensor<4xf32>
+// CHECK: 'npu_graph.constant' needs exactly one of 'weight' or 'value'
+
+// -----
+
+func.func @f(%x: tensor<3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  %0 = npu_graph.conv2d %x, %w : (tensor<3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+// CHECK: 'npu_graph.conv2d': input and weight must be 4-D, got [3, 8, 8] and [4, 3, 3, 3]
+
+// -----
+
+func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  %0 = npu_graph.conv2d %x, %w {pads = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.conv2d': strides/dilations need 2 values and pads 4
+
+// -----
+
+func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) {
+  %0 = npu_graph.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+// CHECK: 'npu_graph.conv2d': input has 3 channels but weight expects 2 x group 1
+
+// -----
+
+func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) {
+  %0 = npu_graph.conv2d %x, %w, %b : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+// CHECK: 'npu_graph.conv2d': bias must have shape [4]
+
+// -----
+
+// The result type does not match the inferred shape (no padding: 8 - 3 + 1 = 6).
+func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  %0 = npu_graph.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.conv2d': convolution gives shape [1, 4, 6, 6], but the result type has [1, 4, 8, 8]
+
+// -----
+
+// The kernel is larger than the input: no output at all.
+func.func @f(%x: tensor<1x3x2x2xf32>, %w: tensor<4x3x3x3xf32>) {
+  %0 = npu_graph.conv2d %x, %w : (tensor<1x3x2x2xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x1x1xf32>
+  func.return
+}
+// CHECK: 'npu_graph.conv2d': convolution gives shape ?, but the result type has [1, 4, 1, 1]
+
+// -----
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<4x6xf32>) {
+  %0 = npu_graph.gemm %a, %b : (tensor<4xf32>, tensor<4x6xf32>) -> tensor<1x6xf32>
+  func.return
+}
+// CHECK: 'npu_graph.gemm': A and B must be 2-D
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<4x6xf32>) {
+  %0 = npu_graph.gemm %a, %b : (tensor<4x8xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  func.return
+}
+// CHECK: 'npu_graph.gemm': inner dimensions differ (8 vs 4)
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>, %c: tensor<5xf32>) {
+  %0 = npu_graph.gemm %a, %b, %c : (tensor<4x8xf32>, tensor<8x6xf32>, tensor<5xf32>) -> tensor<4x6xf32>
+  func.return
+}
+// CHECK: 'npu_graph.gemm': C of shape [5] does not broadcast to [4, 6]
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>) {
+  %0 = npu_graph.gemm %a, %b : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<6x4xf32>
+  func.return
+}
+// CHECK: 'npu_graph.gemm': gemm gives shape [4, 6], but the result type has [6, 4]
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<7x6xf32>) {
+  %0 = npu_graph.matmul %a, %b : (tensor<4x8xf32>, tensor<7x6xf32>) -> tensor<4x6xf32>
+  func.return
+}
+// CHECK: 'npu_graph.matmul': shapes [4, 8] and [7, 6] do not multiply
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>) {
+  %0 = npu_graph.matmul %a, %b : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.matmul': matmul gives shape [4, 6], but the result type has [4, 8]
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>) {
+  %0 = npu_graph.relu %a : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  func.return
+}
+// CHECK: 'npu_graph.relu': broadcasting the operands gives shape [4, 8], but the result type has [8, 4]
+
+// -----
+
+// Operands that do not broadcast at all.
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<3xf32>) {
+  %0 = npu_graph.add %a, %b : (tensor<4x8xf32>, tensor<3xf32>) -> tensor<4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.add': broadcasting the operands gives shape ?, but the result type has [4, 8]
+
+// -----
+
+func.func @f(%a: tensor<8x8xf32>) {
+  %0 = npu_graph.maxpool %a {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<8x8xf32>) -> tensor<4x4xf32>
+  func.return
+}
+// CHECK: 'npu_graph.maxpool': input must be 4-D NCHW, got [8, 8]
+
+// -----
+
+func.func @f(%a: tensor<1x1x8x8xf32>) {
+  %0 = npu_graph.maxpool %a {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 2, 0, 0, 0>} : (tensor<1x1x8x8xf32>) -> tensor<1x1x5x4xf32>
+  func.return
+}
+// CHECK: 'npu_graph.maxpool': padding must be smaller than the kernel
+
+// -----
+
+func.func @f(%a: tensor<1x1x8x8xf32>) {
+  %0 = npu_graph.maxpool %a {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.maxpool': pooling gives shape [1, 1, 4, 4], but the result type has [1, 1, 8, 8]
+
+// -----
+
+func.func @f(%a: tensor<1x1x8x8xf32>) {
+  %0 = npu_graph.reshape %a : (tensor<1x1x8x8xf32>) -> tensor<1x60xf32>
+  func.return
+}
+// CHECK: 'npu_graph.reshape': [1, 1, 8, 8] and [1, 60] have different element counts
+
+// -----
+
+// yield terminates a fused kernel only.
+func.func @f(%a: tensor<4xf32>) {
+  npu_graph.yield %a : tensor<4xf32>
+}
+// CHECK: 'npu_graph.yield' must be inside 'npu_graph.fused'
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  %0 = npu_graph.fused (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<8xf32>):
+    npu_graph.yield %a : tensor<4xf32>
+  }
+  func.return
+}
+// CHECK: 'npu_graph.fused': block argument types must match the operand types
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  %0 = npu_graph.fused (%a) : (tensor<4xf32>) -> tensor<8xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    npu_graph.yield %i : tensor<4xf32>
+  }
+  func.return
+}
+// CHECK: 'npu_graph.fused': yielded types must match the result types

@@ -1,0 +1,103 @@
+// RUN: %opt %s --split-input-file --verify-diagnostics | filecheck %s
+// One chunk per verifier error of npu_task.
+
+%w = npu_task.weight "w" {offset = 0 : i64} : memref<4xf32, "sram">
+// CHECK: 'npu_task.weight': result must be a "dram" memref, got memref<4xf32, "sram">
+
+// -----
+
+%w = npu_task.weight "w" {offset = -64 : i64} : memref<4xf32, "dram">
+// CHECK: 'npu_task.weight': offset must be non-negative, got -64
+
+// -----
+
+%a = npu_task.alloc {offset = 0 : i64} : memref<4xf32>
+// CHECK: 'npu_task.alloc': result must be a "dram" memref, got memref<4xf32>
+
+// -----
+
+%a = npu_task.alloc {offset = -1 : i64} : memref<4xf32, "dram">
+// CHECK: 'npu_task.alloc': offset must be non-negative, got -1
+
+// -----
+
+%a = npu_task.alloc : memref<4x4xf32, "dram">
+%v = npu_task.view %a : memref<4x4xf32, "dram"> to memref<8xf32, "dram">
+// CHECK: 'npu_task.view': memref<4x4xf32, "dram"> and memref<8xf32, "dram"> differ in size or memory space
+
+// -----
+
+%a = npu_task.alloc : memref<4x4xf32, "dram">
+%v = npu_task.view %a : memref<4x4xf32, "dram"> to memref<16xf32, "sram">
+// CHECK: 'npu_task.view': memref<4x4xf32, "dram"> and memref<16xf32, "sram"> differ in size or memory space
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+^bb0(%lo: index, %hi: index):
+  %s = npu_task.sram {offset = 0 : i64} : memref<4xf32, "dram">
+}
+// CHECK: 'npu_task.sram': result must be a "sram" memref, got memref<4xf32, "dram">
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+^bb0(%lo: index, %hi: index):
+  %s = npu_task.sram {offset = -4 : i64} : memref<4xf32, "sram">
+}
+// CHECK: 'npu_task.sram': offset must be non-negative, got -4
+
+// -----
+
+// SRAM buffers are declared directly in a task body, not in its loops.
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+^bb0(%lo: index, %hi: index):
+  %c1 = arith.constant 1 : index
+  scf.for %i = %lo to %hi step %c1 {
+    %s = npu_task.sram {offset = 0 : i64} : memref<4xf32, "sram">
+  }
+}
+// CHECK: 'npu_task.sram' must be directly inside an 'npu_task.task'
+
+// -----
+
+npu_task.task "k" attributes {core = -1 : i64, range = array<i64: 0, 1>} {
+^bb0(%lo: index, %hi: index):
+}
+// CHECK: 'npu_task.task' k: core must be non-negative
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>, signals = array<i64: 3, -2>} {
+^bb0(%lo: index, %hi: index):
+}
+// CHECK: 'npu_task.task' k: event slots must be non-negative
+
+// -----
+
+// An empty range.
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 2, 2>} {
+^bb0(%lo: index, %hi: index):
+}
+// CHECK: 'npu_task.task' k: range must be [lo, hi) with 0 <= lo < hi, got [2, 2]
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+^bb0(%lo: index):
+}
+// CHECK: 'npu_task.task' k: the body takes two index arguments (lo, hi)
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1, 2>} {
+^bb0(%lo: index, %hi: index):
+}
+// CHECK: 'npu_task.task' k: range must be [lo, hi) with 0 <= lo < hi, got [0, 1, 2]
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+^bb0(%lo: index, %hi: i64):
+}
+// CHECK: 'npu_task.task' k: the body takes two index arguments (lo, hi)

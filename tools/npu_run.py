@@ -1,0 +1,349 @@
+"""`npu-run INPUT [--arch SPEC] [--inputs IN.npz] [--outputs OUT.npz] [--report R.json]
+[--trace T.json] [--check] [--seed N]`: run a model on the simulated NPU.
+
+INPUT is an ONNX model (imported and compiled with `npu-default` first), a
+graph-level `.mlir` (compiled first) or a lowered task-level `.mlir`. With no
+`--inputs`, seeded random normal inputs. `--check` compares the outputs with
+onnxruntime (ONNX input) or with the numpy reference of a graph-level `.mlir`.
+
+Exit codes: 0 success, 1 a diagnosed user error (bad input, unsupported op,
+does not fit, simulator fault, failed check), 2 bad command-line usage,
+3 an internal error (a bug; `NPU_DEBUG=1` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+import zipfile
+from typing import Any
+
+import numpy as np
+
+EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
+EXIT_INTERNAL = EXIT_USER  # the contract has no separate code for our own bugs
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit 2)."""
+
+
+class UserError(Exception):
+    """A diagnosed user error (exit 1): `lines` first, then `details`."""
+
+    def __init__(self, lines: str | list[str], details: str | None = None):
+        self.lines = [lines] if isinstance(lines, str) else list(lines)
+        self.details = details
+        super().__init__("\n".join(self.lines))
+
+
+def _err(msg: str) -> str:
+    return msg if msg.startswith("error:") else f"error: {msg}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="npu-run", description="Run an ONNX model or an .mlir module on the simulated NPU.")
+    p.add_argument("input", metavar="INPUT", help="model.onnx, a graph-level .mlir or a lowered .mlir")
+    p.add_argument("--arch", metavar="SPEC", help="machine: a preset plus overrides, e.g. 'default,cores=1'")
+    p.add_argument("--inputs", metavar="IN.npz", help="inputs keyed by ONNX input name (default: random)")
+    p.add_argument("--outputs", metavar="OUT.npz", help="write the outputs, keyed by ONNX output name")
+    p.add_argument("--report", metavar="R.json", help="write the run report (JSON)")
+    p.add_argument("--trace", metavar="T.json", help="write a Chrome trace / Perfetto timeline (JSON)")
+    p.add_argument("--check", action="store_true",
+                   help="compare with onnxruntime (or the graph-level numpy reference)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the random inputs (default 0)")
+    return p
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def _parse_arch(spec: str | None):
+    from npu_dialects.arch import ArchError, parse_arch_spec
+    if spec is None:
+        return None
+    try:
+        return parse_arch_spec(spec)
+    except ArchError as e:
+        raise UsageError(f"bad --arch '{spec}': {e}") from None
+
+
+def _compile(module, arch):
+    try:
+        from lowering.pipeline import compile_module
+    except ImportError as e:
+        raise UserError(f"the compiler is not available ({e})") from None
+    from xdsl.utils.exceptions import DiagnosticException, VerifyException
+    try:
+        return compile_module(module, arch)
+    except (DiagnosticException, VerifyException) as e:  # CompileError is a DiagnosticException
+        lines = str(e).strip().splitlines() or [type(e).__name__]
+        raise UserError(_err(lines[0]), "\n".join(lines[1:]) or None) from None
+
+
+def _is_task_level(module) -> bool:
+    from npu_dialects.task import TaskOp
+    return any(isinstance(op, TaskOp) for op in module.walk())
+
+
+def _parse_mlir(path: str):
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import ParseError, VerifyException
+
+    from npu_dialects import make_context
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise UserError(f"cannot read '{path}': {e.strerror or e}") from None
+    try:
+        module = Parser(make_context(), text, name=path).parse_module()
+    except ParseError as e:
+        lines = [ln for ln in str(e).splitlines() if ln.strip()]
+        where = lines[0] if lines else path
+        msg = lines[-1] if len(lines) > 1 else "parse error"
+        raise UserError(f"{where}: {msg}", "\n".join(lines[1:-1]) or None) from None
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise UserError(f"'{path}' does not verify: {str(e).strip().splitlines()[0]}",
+                        "\n".join(str(e).strip().splitlines()[1:]) or None) from None
+    return module
+
+
+class Loaded:
+    """The task-level module to run plus what --check needs."""
+
+    def __init__(self, module, weights, arch, kind: str, graph=None):
+        self.module = module
+        self.weights = weights
+        self.arch = arch
+        self.kind = kind  # "onnx" | "graph" | "lowered"
+        self.graph = graph  # graph-level module kept for the numpy reference
+
+
+def load_input(path: str, arch_spec: str | None, check: bool) -> Loaded:
+    """Read INPUT and bring it to the task level (raises UsageError/UserError)."""
+    arch = _parse_arch(arch_spec)
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".onnx":
+        from npu_dialects.arch import PRESETS
+        try:
+            from lowering.onnx_import import OnnxImportError, import_model, load_model
+        except ImportError as e:
+            raise UserError(f"the ONNX importer is not available ({e})") from None
+        arch = arch or PRESETS["default"]
+        try:
+            module, weights = import_model(load_model(path), arch)
+        except OnnxImportError as e:
+            raise UserError([_err(x) for x in e.lines]) from None
+        return Loaded(_compile(module, arch), weights, arch, "onnx")
+    if ext == ".mlir":
+        from npu_dialects.arch import arch_of
+        from npu_dialects.weights import WeightsError, load_weights
+        module = _parse_mlir(path)
+        try:
+            weights = load_weights(module, os.path.dirname(os.path.abspath(path)))
+        except WeightsError as e:
+            raise UserError(str(e)) from None
+        if _is_task_level(module):
+            if check:
+                raise UsageError("--check needs an ONNX model or a graph-level .mlir")
+            if arch is not None and "npu.arch" in module.attributes and arch_of(module) != arch:
+                print(f"warning: '{path}' was compiled for arch '{arch_of(module).spec()}' but runs on "
+                      f"'{arch.spec()}' (--arch)", file=sys.stderr)
+            return Loaded(module, weights, arch or arch_of(module), "lowered")
+        arch = arch or arch_of(module)
+        graph = module.clone() if check else None
+        return Loaded(_compile(module, arch), weights, arch, "graph", graph)
+    raise UsageError(f"INPUT must be an .onnx model or an .mlir file, got '{path}'")
+
+
+def read_inputs(path: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if not hasattr(z, "files"):
+                raise ValueError("not an .npz archive")
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise UserError(f"cannot read inputs file '{path}': {e}") from None
+
+
+# ----------------------------------------------------------------------------- check
+
+
+def reference_outputs(loaded: Loaded, path: str, inputs: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], str]:
+    """Reference outputs for --check and what produced them."""
+    if loaded.kind == "onnx":
+        try:
+            import onnxruntime as ort
+            sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            names = [o.name for o in sess.get_outputs()]
+            feed = {i.name: inputs[i.name] for i in sess.get_inputs() if i.name in inputs}
+            outs = sess.run(names, feed)
+        except Exception as e:  # onnxruntime raises many exception types
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise UserError(f"onnxruntime cannot run '{path}': {msg}") from None
+        return dict(zip(names, outs)), "onnxruntime"
+    from lowering.graph_eval import GraphEvalError, evaluate_graph
+    try:
+        return evaluate_graph(loaded.graph, loaded.weights, inputs, dtype=np.float64), "numpy float64 reference"
+    except GraphEvalError as e:
+        raise UserError(f"the graph-level reference cannot evaluate '{path}': {e}") from None
+
+
+def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray]) -> tuple[dict[str, Any], list[str]]:
+    """`check` report entry {max_abs_err, max_rel_err, ok, outputs} and problem lines.
+
+    ok = allclose(rtol=1e-3, atol=1e-4 * max(1, max|ref|)) for every output;
+    the relative error of an element is |out - ref| / max(|ref|, atol)."""
+    max_abs = max_rel = 0.0
+    ok = True
+    per: dict[str, Any] = {}
+    problems: list[str] = []
+    for name, out in outputs.items():
+        if name not in refs:
+            ok = False
+            problems.append(f"output '{name}': the reference has no such output")
+            continue
+        ref = np.asarray(refs[name], dtype=np.float64)
+        got = np.asarray(out, dtype=np.float64)
+        if ref.shape != got.shape:
+            ok = False
+            problems.append(f"output '{name}': shape {list(got.shape)} but the reference has {list(ref.shape)}")
+            continue
+        scale = float(np.max(np.abs(ref))) if ref.size and np.isfinite(ref).all() else 1.0
+        atol = 1e-4 * max(1.0, scale)
+        err = np.abs(got - ref)
+        a = float(np.max(err)) if err.size else 0.0
+        r = float(np.max(err / np.maximum(np.abs(ref), atol))) if err.size else 0.0
+        good = bool(np.allclose(got, ref, rtol=1e-3, atol=atol))
+        if not np.isfinite(a):
+            a = r = float("inf")
+        per[name] = {"max_abs_err": a, "max_rel_err": r, "ok": good}
+        max_abs, max_rel = max(max_abs, a), max(max_rel, r)
+        if not good:
+            ok = False
+            problems.append(f"output '{name}' differs from the reference: max abs err {a:.3g}, "
+                            f"max rel err {r:.3g} (rtol 1e-3, atol {atol:.3g})")
+    return {"max_abs_err": max_abs, "max_rel_err": max_rel, "ok": ok, "outputs": per}, problems
+
+
+# ----------------------------------------------------------------------------- output
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.2f} {unit} ({n} B)"
+    return f"{n} B"
+
+
+def summary(report: dict[str, Any], path: str, arch) -> str:
+    u = report["utilization"]
+    lines = [
+        f"model:       {path}",
+        f"arch:        {arch.spec()}",
+        f"cycles:      {report['cycles']} ({report['time_us']:.3f} us at {arch.freq / 1e6:g} MHz)",
+        f"tasks:       {report['tasks']} ({len(report['kernels'])} kernels)",
+        f"DRAM bytes:  read {_fmt_bytes(report['dram_bytes_read'])}, "
+        f"written {_fmt_bytes(report['dram_bytes_written'])}",
+        f"utilization: cube {u['cube']:.1%}, vector {u['vector']:.1%}, dma {u['dma']:.1%}",
+    ]
+    c = report.get("check")
+    if c is not None:
+        verdict = "ok" if c["ok"] else "FAILED"
+        lines.append(f"check:       {verdict} vs {c['reference']} (max abs err {c['max_abs_err']:.3g}, "
+                     f"max rel err {c['max_rel_err']:.3g})")
+    return "\n".join(lines)
+
+
+def _write_json(path: str, obj: Any) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=1, allow_nan=True)
+    except OSError as e:
+        raise UserError(f"cannot write '{path}': {e.strerror or e}") from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    from runtime.run import RunError, random_inputs, run
+    from sim import SimError, signature
+
+    loaded = load_input(args.input, args.arch, args.check)
+    try:
+        sig = signature(loaded.module)
+        inputs = read_inputs(args.inputs) if args.inputs else random_inputs(sig, args.seed)
+        result = run(loaded.module, loaded.weights, inputs, loaded.arch, trace=bool(args.trace))
+    except RunError as e:
+        raise UserError(str(e)) from None
+    except SimError as e:
+        raise UserError(_err(str(e)), e.details) from None
+    for w in result.report["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
+    report = result.report
+    problems: list[str] = []
+    if args.check:
+        ref_inputs = {k: np.asarray(v, dtype=np.float32) for k, v in inputs.items()}
+        refs, what = reference_outputs(loaded, args.input, ref_inputs)
+        check, problems = compare(result.outputs, refs)
+        check["reference"] = what
+        report["check"] = check
+    if args.outputs:
+        try:
+            with open(args.outputs, "wb") as f:
+                np.savez(f, **result.outputs)
+        except OSError as e:
+            raise UserError(f"cannot write '{args.outputs}': {e.strerror or e}") from None
+    if args.report:
+        _write_json(args.report, report)
+    if args.trace:
+        _write_json(args.trace, result.trace)
+    print(summary(report, args.input, loaded.arch))
+    if problems:
+        print(f"error: check failed: {problems[0]}", file=sys.stderr)
+        for p in problems[1:]:
+            print(f"error: check failed: {p}", file=sys.stderr)
+        return EXIT_USER
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `npu-run`; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse printed the usage error
+        return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
+    debug = os.environ.get("NPU_DEBUG", "") not in ("", "0")
+    try:
+        return _run(args)
+    except UsageError as e:
+        if debug:
+            traceback.print_exc()
+        print(_err(str(e)), file=sys.stderr)
+        return EXIT_USAGE
+    except UserError as e:
+        if debug:
+            traceback.print_exc()
+        for line in e.lines:
+            print(_err(line), file=sys.stderr)
+        if e.details:
+            print(e.details, file=sys.stderr)
+        return EXIT_USER
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_USER
+    except Exception as e:
+        if debug:
+            traceback.print_exc()
+        print(f"internal error: {type(e).__name__}: {e} (set NPU_DEBUG=1 for a traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
