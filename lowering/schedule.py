@@ -26,7 +26,6 @@ from xdsl.passes import ModulePass
 
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import int_array
-from npu_dialects.task import TaskOp
 from lowering.errors import CompileError
 from lowering.taskgraph import dependencies, tasks_of
 

@@ -30,3 +30,20 @@ def make_context() -> Context:
     for d in all_dialects():
         ctx.load_dialect(d)
     return ctx
+
+
+def strip_unknown_locs(text: str) -> str:
+    """Drop the ` loc(unknown)` noise the printer adds to ops without a location."""
+    return text.replace(" loc(unknown)", "")
+
+
+def module_text(module) -> str:
+    """A module as text with its locations (ONNX node names), ready to parse back."""
+    import io
+
+    from xdsl.printer import Printer
+
+    buf = io.StringIO()
+    Printer(stream=buf, print_debuginfo=True).print_op(module)
+    buf.write("\n")
+    return strip_unknown_locs(buf.getvalue())

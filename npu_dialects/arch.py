@@ -142,22 +142,32 @@ class ArchAttr(ParametrizedAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[StringAttr]:
         items: list[str] = []
-        with parser.in_angle_brackets():
-            while True:
-                pos = parser.pos
-                key = parser.parse_identifier()
-                if key not in PARAM_NAMES:
-                    parser.raise_error(f"unknown npu.arch parameter '{key}'", pos)
-                parser.parse_punctuation("=")
-                if key == "cube":
-                    m = parser.parse_integer(allow_negative=False)
-                    rest = parser.parse_optional_identifier() or ""  # lexed as `x16x16`
-                    value = f"{m}{rest}"
-                else:
-                    value = str(parser.parse_integer(allow_negative=True))
-                items.append(f"{key}={value}")
-                if parser.parse_optional_punctuation(",") is None:
-                    break
+        seen: set[str] = set()
+        parser.parse_punctuation("<")
+        done = parser.parse_optional_punctuation(">") is not None
+        while not done:
+            pos = parser.pos
+            key = parser.parse_identifier()
+            if key not in PARAM_NAMES:
+                parser.raise_error(f"unknown npu.arch parameter '{key}'", pos)
+            if key in seen:
+                parser.raise_error(f"npu.arch parameter '{key}' is given twice", pos)
+            seen.add(key)
+            parser.parse_punctuation("=")
+            if key == "cube":
+                m = parser.parse_integer(allow_boolean=False, allow_negative=False)
+                rest = parser.parse_optional_identifier() or ""  # lexed as `x16x16`
+                value = f"{m}{rest}"
+            else:
+                value = str(parser.parse_integer(allow_boolean=False, allow_negative=True))
+            items.append(f"{key}={value}")
+            try:
+                with_overrides(PRESETS["default"], {key: value})
+            except ArchError as e:
+                parser.raise_error(str(e), pos)
+            done = parser.parse_optional_punctuation(",") is None
+        if items:
+            parser.parse_punctuation(">")
         text = ",".join(items)
         try:
             parse_arch_spec("default," + text)

@@ -21,7 +21,17 @@ from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.arch import Arch
 from npu_dialects.dma import memory_space
-from npu_dialects.graph import ELEMENTWISE, broadcast_shapes, conv2d_ref, conv_out_shape, int_array, ints, pool_ref
+from npu_dialects.graph import (
+    ELEMENTWISE,
+    broadcast_shapes,
+    check_f32,
+    check_window_params,
+    conv2d_ref,
+    conv_out_shape,
+    int_array,
+    ints,
+    pool_ref,
+)
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -42,6 +52,7 @@ class ComputeOp(IRDLOperation):
         for v in self.operands:
             if not isinstance(v.type, MemRefType) or memory_space(v.type) != "sram":
                 raise VerifyException(f"'{self.name}': operands must be \"sram\" memrefs, got {v.type}")
+        check_f32(self)
         self.verify_shapes()
 
     def verify_shapes(self) -> None:
@@ -91,7 +102,8 @@ class MatmulOp(ComputeOp):
 
     def verify_shapes(self) -> None:
         if any(len(_shape(v)) != 2 for v in self.operands):
-            raise VerifyException("'npu_compute.matmul': operands must be 2-D")
+            raise VerifyException(f"'npu_compute.matmul': operands must be 2-D, got "
+                                  f"{[list(_shape(v)) for v in self.operands]}")
         m, _, n = self.mkn()
         if _shape(self.out) != (m, n):
             raise VerifyException(f"'npu_compute.matmul': out must be [{m}, {n}], got {list(_shape(self.out))}")
@@ -138,11 +150,17 @@ class Conv2dOp(ComputeOp):
     @property
     def params(self) -> dict:
         return dict(strides=ints(self.strides, (1, 1)), dilations=ints(self.dilations, (1, 1)),
-                    group=self.group.value.data if self.group else 1)
+                    group=self.group.value.data if self.group is not None else 1)
 
     def verify_shapes(self) -> None:
         x, w, o = _shape(self.input), _shape(self.weight), _shape(self.out)
         p = self.params
+        if len(w) != 4 or len(o) != 4:
+            raise VerifyException(f"'npu_compute.conv2d': weight and out tiles must be 4-D, got {list(w)} and {list(o)}")
+        check_window_params(self.name, x, dict(p, pads=(0, 0, 0, 0)))
+        if p["group"] <= 0 or w[0] % p["group"]:
+            raise VerifyException(f"'npu_compute.conv2d': group {p['group']} must be positive and divide "
+                                  f"the {w[0]} output channels")
         if x[1] != w[1] * p["group"]:
             raise VerifyException(f"'npu_compute.conv2d': input tile has {x[1]} channels, weight tile "
                                   f"expects {w[1]} x group {p['group']}")
@@ -152,7 +170,7 @@ class Conv2dOp(ComputeOp):
                                   f"got {list(o)}")
 
     def cycles(self, arch: Arch) -> int:
-        x, w, o = _shape(self.input), _shape(self.weight), _shape(self.out)
+        w, o = _shape(self.weight), _shape(self.out)
         g = self.params["group"]
         cm, ck, cn = arch.cube
         m, k, n = o[0] * o[2] * o[3], w[1] * w[2] * w[3], w[0] // g
@@ -228,6 +246,9 @@ class PoolOp(ComputeOp):
         if self.kind.data != "max":
             raise VerifyException(f"'npu_compute.pool': unknown kind '{self.kind.data}'")
         x, o, p = _shape(self.input), _shape(self.out), self.params
+        check_window_params(self.name, x, dict(p, pads=(0, 0, 0, 0)), "kernel")
+        if len(o) != 4:
+            raise VerifyException(f"'npu_compute.pool': out tile must be 4-D, got {list(o)}")
         want = conv_out_shape(x, (x[1], 1, *p["kernel"]), p["strides"], (0, 0, 0, 0), p["dilations"])
         if want != o:
             raise VerifyException(f"'npu_compute.pool': out tile must be {list(want) if want else '?'}, got {list(o)}")

@@ -20,11 +20,13 @@ from xdsl.dialects.builtin import (
     Float32Type,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
+    MemRefType,
     StringAttr,
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -118,10 +120,39 @@ ELEMENTWISE: dict[str, tuple[int, Callable[..., np.ndarray]]] = {
 
 
 def ints(attr: Attribute | None, default: Sequence[int]) -> tuple[int, ...]:
+    """Values of an `array<i64: ...>` attribute (VerifyException for other element types)."""
     if attr is None:
         return tuple(default)
-    assert isinstance(attr, DenseArrayBase)
+    if not isinstance(attr, DenseArrayBase) or not isinstance(attr.elt_type, IntegerType):
+        raise VerifyException(f"expected an integer array such as array<i64: 1, 2>, got {attr}")
     return tuple(int(v) for v in attr.get_values())
+
+
+def check_window_params(op: str, rank4: Sequence[int], p: dict, kernel_key: str | None = None) -> None:
+    """Lengths and signs of strides/dilations (2, > 0), pads (4, >= 0) and kernel (2, > 0)."""
+    want = {"strides": 2, "dilations": 2, "pads": 4}
+    if kernel_key:
+        want[kernel_key] = 2
+    for key, n in want.items():
+        vals = p[key]
+        if len(vals) != n:
+            raise VerifyException(f"'{op}': {key} needs {n} values, got {list(vals)}")
+        if key == "pads" and any(v < 0 for v in vals):
+            raise VerifyException(f"'{op}': pads must be non-negative, got {list(vals)}")
+        if key != "pads" and any(v <= 0 for v in vals):
+            raise VerifyException(f"'{op}': {key} must be positive, got {list(vals)}")
+    if len(rank4) != 4:
+        raise VerifyException(f"'{op}': input must be 4-D NCHW, got shape {list(rank4)}")
+
+
+def check_f32(op: IRDLOperation) -> None:
+    """Every tensor/memref operand and result holds f32 (the only element type supported)."""
+    for kind, vals in (("operand", op.operands), ("result", op.results)):
+        for i, v in enumerate(vals):
+            t = v.type
+            if isinstance(t, TensorType | MemRefType) and not isinstance(t.element_type, Float32Type):
+                raise VerifyException(f"'{op.name}': {kind} #{i} has element type {t.element_type}; "
+                                      f"only f32 is supported")
 
 
 def int_array(values: Sequence[int]) -> DenseArrayBase:
@@ -176,9 +207,11 @@ class GraphOp(IRDLOperation):
         raise NotImplementedError(f"{self.name} has no reference semantics")
 
     def _expect_result_shape(self, shape: Sequence[int] | None, what: str) -> None:
+        check_f32(self)
         got = shape_of(self.results[0])
         if shape is None or tuple(shape) != got:
-            raise VerifyException(f"'{self.name}': {what} gives shape {list(shape) if shape else '?'}, "
+            raise VerifyException(f"'{self.name}': {what} gives "
+                                  f"{'no valid shape' if shape is None else 'shape ' + str(list(shape))}, "
                                   f"but the result type has {list(got)}")
 
 
@@ -209,10 +242,12 @@ class ConstantOp(GraphOp):
         super().__init__(result_types=[result_type], attributes=attrs)
 
     def verify_(self) -> None:
+        check_f32(self)
         if (self.weight is None) == (self.value is None):
             raise VerifyException("'npu_graph.constant' needs exactly one of 'weight' or 'value'")
         if self.value is not None and tuple(self.value.get_shape()) != shape_of(self.result):
-            raise VerifyException("'npu_graph.constant': value shape does not match the result type")
+            raise VerifyException(f"'npu_graph.constant': value shape {list(self.value.get_shape())} does not "
+                                  f"match the result type {self.result.type}")
 
 
 @irdl_op_definition
@@ -242,7 +277,7 @@ class Conv2dOp(GraphOp):
     def params(self) -> dict:
         return dict(strides=ints(self.strides, (1, 1)), pads=ints(self.pads, (0, 0, 0, 0)),
                     dilations=ints(self.dilations, (1, 1)),
-                    group=self.group.value.data if self.group else 1)
+                    group=self.group.value.data if self.group is not None else 1)
 
     def infer_shape(self) -> tuple[int, ...] | None:
         return conv_out_shape(shape_of(self.input), shape_of(self.weight), **self.params)
@@ -252,8 +287,10 @@ class Conv2dOp(GraphOp):
         if len(x) != 4 or len(w) != 4:
             raise VerifyException(f"'npu_graph.conv2d': input and weight must be 4-D, got {list(x)} and {list(w)}")
         p = self.params
-        if len(p["strides"]) != 2 or len(p["pads"]) != 4 or len(p["dilations"]) != 2:
-            raise VerifyException("'npu_graph.conv2d': strides/dilations need 2 values and pads 4")
+        check_window_params(self.name, x, p)
+        if p["group"] <= 0 or w[0] % p["group"]:
+            raise VerifyException(f"'npu_graph.conv2d': group {p['group']} must be positive and divide "
+                                  f"the {w[0]} output channels")
         if x[1] != w[1] * p["group"]:
             raise VerifyException(f"'npu_graph.conv2d': input has {x[1]} channels but weight expects "
                                   f"{w[1]} x group {p['group']}")
@@ -320,7 +357,8 @@ class GemmOp(GraphOp):
 
     def verify_(self) -> None:
         if len(shape_of(self.a)) != 2 or len(shape_of(self.b)) != 2:
-            raise VerifyException("'npu_graph.gemm': A and B must be 2-D")
+            raise VerifyException(f"'npu_graph.gemm': A and B must be 2-D, got {list(shape_of(self.a))} "
+                                  f"and {list(shape_of(self.b))}")
         m, _, n = self.mkn()
         if self.c is not None and broadcast_shapes(shape_of(self.c), (m, n)) != (m, n):
             raise VerifyException(f"'npu_graph.gemm': C of shape {list(shape_of(self.c))} does not "
@@ -459,10 +497,10 @@ class MaxPoolOp(GraphOp):
 
     def verify_(self) -> None:
         x, p = shape_of(self.input), self.params
-        if len(x) != 4:
-            raise VerifyException(f"'npu_graph.maxpool': input must be 4-D NCHW, got {list(x)}")
+        check_window_params(self.name, x, p, "kernel")
         if any(pd >= k for pd, k in zip(p["pads"], p["kernel"] * 2)):
-            raise VerifyException("'npu_graph.maxpool': padding must be smaller than the kernel")
+            raise VerifyException(f"'npu_graph.maxpool': pads {list(p['pads'])} must be smaller than "
+                                  f"the kernel {list(p['kernel'])}")
         out = conv_out_shape(x, (x[1], 1, *p["kernel"]), p["strides"], p["pads"], p["dilations"])
         self._expect_result_shape(out, "pooling")
 
@@ -484,6 +522,7 @@ class ReshapeOp(GraphOp):
         super().__init__(operands=[x], result_types=[result_type])
 
     def verify_(self) -> None:
+        check_f32(self)
         a, b = shape_of(self.input), shape_of(self.result)
         if int(np.prod(a)) != int(np.prod(b)):
             raise VerifyException(f"'npu_graph.reshape': {list(a)} and {list(b)} have different element counts")
@@ -532,10 +571,12 @@ class FusedOp(GraphOp):
     def verify_(self) -> None:
         block = self.body.block
         if [a.type for a in block.args] != [o.type for o in self.ins]:
-            raise VerifyException("'npu_graph.fused': block argument types must match the operand types")
+            raise VerifyException(f"'npu_graph.fused': block argument types {[str(a.type) for a in block.args]} "
+                                  f"must match the operand types {[str(o.type) for o in self.ins]}")
         term = block.last_op
         if isinstance(term, YieldOp) and [v.type for v in term.values] != [r.type for r in self.outs]:
-            raise VerifyException("'npu_graph.fused': yielded types must match the result types")
+            raise VerifyException(f"'npu_graph.fused': yielded types {[str(v.type) for v in term.values]} "
+                                  f"must match the result types {[str(r.type) for r in self.outs]}")
 
     def ops(self) -> list[Operation]:
         return [op for op in self.body.block.ops if not isinstance(op, YieldOp)]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, IndexType, IntegerAttr, MemRefType, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, Float32Type, IndexType, IntegerAttr, MemRefType, StringAttr, i64
 from xdsl.ir import Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -49,6 +49,8 @@ def byte_size(t: MemRefType) -> int:
 
 
 def _check_space(op: IRDLOperation, t: MemRefType, space: str) -> None:
+    if not isinstance(t.element_type, Float32Type):
+        raise VerifyException(f"'{op.name}': only f32 buffers are supported, got {t}")
     if memory_space(t) != space:
         raise VerifyException(f"'{op.name}': result must be a \"{space}\" memref, got {t}")
 
@@ -120,6 +122,9 @@ class ViewOp(IRDLOperation):
     def verify_(self) -> None:
         s, r = self.source.type, self.result.type
         assert isinstance(s, MemRefType) and isinstance(r, MemRefType)
+        for t in (s, r):
+            if not isinstance(t.element_type, Float32Type):
+                raise VerifyException(f"'npu_task.view': only f32 buffers are supported, got {t}")
         if byte_size(s) != byte_size(r) or memory_space(s) != memory_space(r):
             raise VerifyException(f"'npu_task.view': {s} and {r} differ in size or memory space")
 
@@ -192,9 +197,10 @@ class TaskOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.core_id < 0:
-            raise VerifyException(f"'npu_task.task' {self.kernel.data}: core must be non-negative")
+            raise VerifyException(f"'npu_task.task' {self.kernel.data}: core must be non-negative, got {self.core_id}")
         if any(s < 0 for s in self.wait_slots + self.signal_slots):
-            raise VerifyException(f"'npu_task.task' {self.kernel.data}: event slots must be non-negative")
+            raise VerifyException(f"'npu_task.task' {self.kernel.data}: event slots must be non-negative, got "
+                                  f"waits {list(self.wait_slots)} and signals {list(self.signal_slots)}")
         r = ints(self.range, ())
         if len(r) != 2 or not 0 <= r[0] < r[1]:
             raise VerifyException(f"'npu_task.task' {self.kernel.data}: range must be [lo, hi) with 0 <= lo < hi, got {list(r)}")

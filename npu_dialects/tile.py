@@ -46,6 +46,10 @@ class TileYieldOp(IRDLOperation):
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[list(values)])
 
+    def verify_(self) -> None:
+        if not isinstance(self.parent_op(), KernelOp):
+            raise VerifyException("'npu_tile.yield' must be inside 'npu_tile.kernel'")
+
 
 @irdl_op_definition
 class KernelOp(IRDLOperation):
@@ -112,7 +116,8 @@ class KernelOp(IRDLOperation):
             raise VerifyException(f"'npu_tile.kernel' {self.kernel.data}: {n} loops but "
                                   f"{len(self.tile_sizes)} tile sizes and {len(self.trip_counts)} trip counts")
         if any(t <= 0 for t in self.tile_sizes) or any(g <= 0 for g in self.trip_counts):
-            raise VerifyException(f"'npu_tile.kernel' {self.kernel.data}: tile sizes and trip counts must be positive")
+            raise VerifyException(f"'npu_tile.kernel' {self.kernel.data}: tile sizes {list(self.tile_sizes)} and "
+                                  f"trip counts {list(self.trip_counts)} must be positive")
         block = self.body.block
         if [a.type for a in block.args] != [o.type for o in self.ins]:
             raise VerifyException(f"'npu_tile.kernel' {self.kernel.data}: block argument types must match operands")

@@ -9,7 +9,6 @@ stderr, no output file written), 2 bad usage or a bad --arch spec.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import sys
 import tempfile
@@ -20,9 +19,9 @@ from typing import BinaryIO
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.printer import Printer
 
 from lowering.onnx_import import OnnxImportError, import_model, load_model
+from npu_dialects import module_text
 from npu_dialects.arch import ArchError, parse_arch_spec
 from npu_dialects.weights import WEIGHTS_ATTR
 
@@ -62,10 +61,7 @@ def weights_file_for(output: str | None, model: str) -> Path:
 
 def print_module(module: ModuleOp) -> str:
     """The module as text, with locations (ONNX node names) kept."""
-    buf = io.StringIO()
-    Printer(stream=buf, print_debuginfo=True).print_op(module)
-    buf.write("\n")
-    return buf.getvalue()
+    return module_text(module)
 
 
 def _new_file_mode() -> int:

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from npu_dialects import all_dialects
+from npu_dialects import all_dialects, strip_unknown_locs
 from npu_dialects.weights import relocate
 from lowering import get_all_passes
 
@@ -102,12 +102,15 @@ class NpuOptMain(xDSLOptMain):
 
     def apply_passes(self, prog: ModuleOp) -> None:
         super().apply_passes(prog)
-        src = self.args.input_file
-        out = self.args.output_file
-        src_dir = os.path.dirname(os.path.abspath(src)) if src and src != "-" else os.getcwd()
-        out_dir = os.path.dirname(os.path.abspath(out)) if out else os.getcwd()
-        if src_dir != out_dir:
-            relocate(prog, src_dir, out_dir)
+        src, out = self.args.input_file, self.args.output_file
+        if out and out != "-":  # keep the weight file reachable from where the output lands
+            src_dir = os.path.dirname(os.path.abspath(src)) if src and src != "-" else os.getcwd()
+            out_dir = os.path.dirname(os.path.abspath(out))
+            if src_dir != out_dir:
+                relocate(prog, src_dir, out_dir)
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        return strip_unknown_locs(super().output_resulting_program(prog))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -90,3 +90,43 @@ func.func @f(%a: memref<1x1x8x8xf32, "sram">, %o: memref<1x1x8x8xf32, "sram">) {
   func.return
 }
 // CHECK: 'npu_compute.pool': out tile must be [1, 1, 4, 4], got [1, 1, 8, 8]
+
+// -----
+
+builtin.module {
+  func.func @f(%x: memref<1x3x10x10xf32, "sram">, %w: memref<4x3x3x3xf32, "sram">, %o: memref<1x4x8x8xf32, "sram">) {
+    npu_compute.conv2d %x, %w -> %o {strides = array<i64: 0, 1>, dilations = array<i64: 1, 1>} : memref<1x3x10x10xf32, "sram">, memref<4x3x3x3xf32, "sram"> -> memref<1x4x8x8xf32, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.conv2d': strides must be positive, got [0, 1]
+
+// -----
+
+builtin.module {
+  func.func @f(%x: memref<3x3xf32, "sram">, %w: memref<4x3xf32, "sram">, %o: memref<4x8xf32, "sram">) {
+    npu_compute.conv2d %x, %w -> %o {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>} : memref<3x3xf32, "sram">, memref<4x3xf32, "sram"> -> memref<4x8xf32, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.conv2d': weight and out tiles must be 4-D, got [4, 3] and [4, 8]
+
+// -----
+
+builtin.module {
+  func.func @f(%x: memref<8x8xf32, "sram">, %o: memref<4x4xf32, "sram">) {
+    npu_compute.pool "max" %x -> %o {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : memref<8x8xf32, "sram"> -> memref<4x4xf32, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.pool': input must be 4-D NCHW, got shape [8, 8]
+
+// -----
+
+builtin.module {
+  func.func @f(%x: memref<4xi32, "sram">, %o: memref<4xf32, "sram">) {
+    npu_compute.eltwise "relu" %x -> %o : memref<4xi32, "sram"> -> memref<4xf32, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.eltwise': operand #0 has element type i32; only f32 is supported

@@ -30,7 +30,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }
   func.return %0 : tensor<4x8xf32>
 }
-// CHECK: 'npu_tile.kernel' k: tile sizes and trip counts must be positive
+// CHECK: 'npu_tile.kernel' k: tile sizes {{.*}} and trip counts {{.*}} must be positive
 
 // -----
 
