@@ -405,7 +405,10 @@ class FuncBuilder:
         except TilingError as e:
             raise CompileError(self.pass_name, f"kernel '{k.kernel.data}': {e}", k) from None
         pc = k.predicted_cycles.value.data if k.predicted_cycles else None
-        task = TaskOp(k.kernel.data, 0, Region(block), range=(0, plan.ks.parallel_tiles), predicted_cycles=pc)
+        nb = k.dram_bytes.value.data if k.dram_bytes else None
+        parts = k.parts.value.data if k.parts else None
+        task = TaskOp(k.kernel.data, 0, Region(block), range=(0, plan.ks.parallel_tiles), predicted_cycles=pc,
+                      dram_bytes=nb, parts=parts)
         task.location = k.location
         self.add(task)
 

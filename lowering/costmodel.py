@@ -2,7 +2,7 @@
 
 It mirrors the simulator's timing model at a coarser grain (no contention):
 - a DMA costs `dma_latency` plus its bytes over `dram_bw`; a step's loads are
-  spread over the core's `dma_channels`;
+  spread over the core's `dma_channels` and together cannot beat `dram_bw`;
 - cube work is ceil(M/cm)*ceil(K/ck)*ceil(N/cn) blocks (padding waste
   included), vector work ceil(elements/vector_lanes) cycles;
 - with double buffering the first load is exposed, then a step costs
@@ -12,6 +12,7 @@ It mirrors the simulator's timing model at a coarser grain (no contention):
 
 from __future__ import annotations
 
+from dataclasses import replace
 from math import ceil, prod
 
 from npu_dialects.arch import Arch
@@ -19,10 +20,18 @@ from lowering.tiling import KernelShape, Window
 
 
 def dma_cycles(windows: list[Window], arch: Arch) -> int:
+    """Cycles to land one step's loads: they are spread over the core's channels
+    (largest first onto the least busy channel); a channel spends `dma_latency` per
+    descriptor plus its bytes, and all of them together cannot beat `dram_bw`."""
     if not windows:
         return 0
-    waves = ceil(len(windows) / arch.dma_channels)
-    return waves * arch.dma_latency + ceil(sum(w.valid_bytes() for w in windows) / arch.dram_bw)
+    channels = [0] * arch.dma_channels
+    total = 0
+    for nbytes in sorted((w.valid_bytes() for w in windows), reverse=True):
+        i = channels.index(min(channels))
+        channels[i] += arch.dma_latency + ceil(nbytes / arch.dram_bw)
+        total += nbytes
+    return max(max(channels), ceil(total / arch.dram_bw))
 
 
 def compute_cycles(ks: KernelShape, arch: Arch) -> int:
@@ -40,28 +49,69 @@ def compute_cycles(ks: KernelShape, arch: Arch) -> int:
     return ceil(prod(ks.out.sizes) / arch.vector_lanes)
 
 
-def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> int:
-    """Predicted cycles of the whole kernel on one core."""
-    steps = ks.parallel_tiles * ks.reduction_tiles
-    piped = ks.loads + (ks.epilogue if ks.reduction_tiles == 1 else [])
+def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
+    """(fixed, per_tile): a task covering p of the kernel's parallel tiles is predicted
+    to take fixed + p * per_tile cycles on one core (pipeline fill and drain are the
+    fixed part)."""
+    r = ks.reduction_tiles
+    piped = ks.loads + (ks.epilogue if r == 1 else [])
     load = dma_cycles(piped, arch)
     comp = compute_cycles(ks, arch)
     epi = epilogue_len * ceil(prod(ks.out.sizes) / arch.vector_lanes)
-    if ks.reduction_tiles > 1 and ks.epilogue:
+    if r > 1 and ks.epilogue:
         epi += dma_cycles(ks.epilogue, arch)
     store = arch.dma_latency + ceil(ks.out.valid_bytes() / arch.dram_bw)
     if double_buffer:
         # first load, then each step overlaps the next load; the last step only computes
-        total = load + (steps - 1) * max(load, comp) + comp
-    else:
-        total = steps * (load + comp)
-    return total + ks.parallel_tiles * (epi + store)
+        return load - max(load, comp) + comp, r * max(load, comp) + epi + store
+    return 0, r * (load + comp) + epi + store
+
+
+def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> int:
+    """Predicted cycles of the whole kernel on one core."""
+    fixed, per_tile = tile_costs(ks, arch, double_buffer, epilogue_len)
+    return fixed + ks.parallel_tiles * per_tile
+
+
+def kernel_dram_bytes(ks: KernelShape) -> int:
+    """DRAM bytes the kernel moves: every step's loads, the epilogue operands and the stores."""
+    steps = ks.parallel_tiles * ks.reduction_tiles
+    piped = ks.loads + (ks.epilogue if ks.reduction_tiles == 1 else [])
+    once = [] if ks.reduction_tiles == 1 else ks.epilogue
+    per_tile = sum(w.valid_bytes() for w in once) + ks.out.valid_bytes()
+    return steps * sum(w.valid_bytes() for w in piped) + ks.parallel_tiles * per_tile
+
+
+def parallel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int, parts: int) -> int:
+    """Predicted cycles of the kernel with its parallel tiles split into `parts` tasks on
+    different cores: the largest part, with every DMA getting 1/parts of `dram_bw`
+    (the parts stream concurrently), plus two cross-core events (parts start on other
+    cores than their producer, and their consumer waits for all of them)."""
+    if parts <= 1:
+        return kernel_cycles(ks, arch, double_buffer, epilogue_len)
+    shared = replace(arch, dram_bw=max(1, arch.dram_bw // parts))
+    fixed, per_tile = tile_costs(ks, shared, double_buffer, epilogue_len)
+    return fixed + ceil(ks.parallel_tiles / parts) * per_tile + 2 * arch.sync_latency
+
+
+SPLIT_MARGIN = 0.9
+"""A split must be predicted at least 10% faster than one core: the model's error on
+small kernels (see bench/) is of that order, and a split that only breaks even in
+the model loses to the sync it adds."""
+
+
+def best_parts(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
+    """(parts, predicted cycles) minimising `parallel_cycles` over 1..min(cores, tiles);
+    more parts must win by SPLIT_MARGIN over one core, ties keep fewer parts."""
+    one = kernel_cycles(ks, arch, double_buffer, epilogue_len)
+    best = (1, one)
+    for k in range(2, min(arch.cores, ks.parallel_tiles) + 1):
+        c = parallel_cycles(ks, arch, double_buffer, epilogue_len, k)
+        if c < best[1] and c <= one * SPLIT_MARGIN:
+            best = (k, c)
+    return best
 
 
 def split_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> int:
-    """Predicted cycles when the parallel tiles are spread over the cores (ranking key)."""
-    one = kernel_cycles(ks, arch, double_buffer, epilogue_len)
-    parts = min(arch.cores, ks.parallel_tiles)
-    if parts <= 1:
-        return one
-    return ceil(one / parts) + arch.sync_latency
+    """Predicted cycles with the best split over the cores (the tile search's ranking key)."""
+    return best_parts(ks, arch, double_buffer, epilogue_len)[1]

@@ -7,12 +7,17 @@ queue, or happens-before the consumer through events placed so far (producers
 are visited latest first so one event covers its predecessors). Otherwise the
 producer signals a slot the consumer waits on.
 
-Slot reuse: a slot whose last event was (s0 -> w0) can carry a new event
-(s -> w) only when w0 has completed before s starts or is s itself (so s0's
-signal is gone before s signals) and w0 has completed before w starts (so w
-cannot consume s0's signal). With these rules the k-th signal of a slot is
-consumed by its k-th wait, in program order, and no slot ever holds two
-signals. Running out of `event_slots` is a diagnostic.
+Slots are counting semaphores, so each consumer gets one slot that all its
+cross-core producers signal (`waits` lists it once per producer): a kernel split
+over k cores followed by another costs k slots, not k*(k-1).
+
+Slot reuse: a slot last used by waiter w0 (with producers S0) can serve a new
+waiter w with producers S only when w0 has completed before every s in S
+starts, or is that s (so no signal for w0 is still pending when S signal), and
+w0 has completed before w starts (so w cannot take a signal meant for w0).
+Hence in program order a slot's signals and waits form epochs: the signals
+after one waiter belong to the next waiter. Running out of `event_slots` is a
+diagnostic.
 """
 
 from __future__ import annotations
@@ -47,24 +52,28 @@ class Events(ModulePass):
         deps = dependencies(tasks)
         qp = queue_predecessor(tasks)
         hb: list[int] = []
-        last_use: dict[int, tuple[int, int]] = {}  # slot -> (signaller, waiter)
+        last_waiter: dict[int, int] = {}  # slot -> the task that last waited on it
         waits: dict[int, list[int]] = {t.index: [] for t in tasks}
         signals: dict[int, list[int]] = {t.index: [] for t in tasks}
         for t in tasks:
             q = qp[t.index]
             hbq = (hb[q] | (1 << q)) if q is not None else 0
             m = hbq
+            producers = []
             for s in sorted(deps[t.index], reverse=True):
                 if m >> s & 1:
                     continue
-                slot = self.free_slot(last_use, n_slots, s, t.index, hb, hbq)
+                producers.append(s)
+                m |= hb[s] | (1 << s)
+            if producers:
+                slot = self.free_slot(last_waiter, n_slots, producers, hb, hbq)
                 if slot is None:
                     raise CompileError(self.name, f"more than event_slots={n_slots} cross-core events "
                                                   f"would be live at task '{t.op.kernel.data}'", t.op)
-                last_use[slot] = (s, t.index)
-                signals[s].append(slot)
-                waits[t.index].append(slot)
-                m |= hb[s] | (1 << s)
+                last_waiter[slot] = t.index
+                for s in producers:
+                    signals[s].append(slot)
+                    waits[t.index].append(slot)
             hb.append(m)
         for t in tasks:
             for key, vals in (("waits", waits[t.index]), ("signals", signals[t.index])):
@@ -74,15 +83,14 @@ class Events(ModulePass):
                     del t.op.attributes[key]
 
     @staticmethod
-    def free_slot(last_use: dict[int, tuple[int, int]], n_slots: int, s: int, w: int,
+    def free_slot(last_waiter: dict[int, int], n_slots: int, producers: list[int],
                   hb: list[int], hbq_w: int) -> int | None:
+        """Lowest slot that is unused, or whose last waiter is provably done with it."""
         for slot in range(n_slots):
-            if slot not in last_use:
+            w0 = last_waiter.get(slot)
+            if w0 is None:
                 return slot
-            _, w0 = last_use[slot]
-            if w0 == w:
-                continue
-            done_before_s = w0 == s or (hb[s] >> w0 & 1)
-            if done_before_s and (hbq_w >> w0 & 1):
+            before_signals = all(w0 == s or hb[s] >> w0 & 1 for s in producers)
+            if before_signals and hbq_w >> w0 & 1:
                 return slot
         return None

@@ -3,10 +3,10 @@
 Assumes the task-level form of `npu-bufferize` (one task per kernel, range
 [0, P) over its parallel tiles, `predicted_cycles` from the cost model).
 
-For each task in program order it picks the number of parts k <= min(cores, P)
-that minimises the predicted time ceil(P/k)/P * cycles + sync_latency (when
-k > 1): a kernel is split only when the gain beats the cost of the
-cross-core events. Parts get contiguous, balanced sub-ranges. Placement is
+Each task is split into the number of parts `npu-tile` recorded (`parts`: the
+cost model's choice, `lowering/costmodel.py:best_parts`, which splits only
+where the gain beats the sync cost and the bandwidth the parts share), capped
+by the cores available and the tiles. Parts get contiguous, balanced sub-ranges. Placement is
 list scheduling on predicted times: each part goes to the core where it can
 start earliest, given its dependencies' predicted finish times (plus
 sync_latency across cores) and the core's queue.
@@ -28,16 +28,6 @@ from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import int_array
 from lowering.errors import CompileError
 from lowering.taskgraph import dependencies, tasks_of
-
-
-def choose_parts(cycles: int, tiles: int, cores: int, sync_latency: int) -> int:
-    """Parts that minimise predicted time (ties: fewer parts)."""
-    best_k, best_t = 1, cycles
-    for k in range(2, min(cores, tiles) + 1):
-        t = ceil(cycles * ceil(tiles / k) / tiles) + sync_latency
-        if t < best_t:
-            best_k, best_t = k, t
-    return best_k
 
 
 def split_range(lo: int, hi: int, k: int) -> list[tuple[int, int]]:
@@ -71,7 +61,8 @@ class Schedule(ModulePass):
             task = t.op
             lo, hi = task.bounds
             cycles = task.predicted_cycles.value.data if task.predicted_cycles else 0
-            k = choose_parts(cycles, hi - lo, cores, arch.sync_latency)
+            hint = task.parts.value.data if task.parts else 1
+            k = max(1, min(hint, cores, hi - lo))
             parts = split_range(lo, hi, k)
             placed: list[tuple[int, int]] = []
             used: set[int] = set()
@@ -96,6 +87,9 @@ class Schedule(ModulePass):
                 new.attributes["core"] = IntegerAttr(c, i64)
                 new.attributes["range"] = int_array((plo, phi))
                 new.attributes["predicted_cycles"] = IntegerAttr(part_cycles, i64)
+                if task.dram_bytes is not None:
+                    nbytes = task.dram_bytes.value.data
+                    new.attributes["dram_bytes"] = IntegerAttr(nbytes * (phi - plo) // max(1, hi - lo), i64)
                 if new is not task:
                     func.body.block.insert_op_before(new, task)
             finish[t.index] = placed

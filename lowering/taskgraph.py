@@ -93,19 +93,16 @@ def queue_predecessor(tasks: list[TaskInfo]) -> list[int | None]:
 
 
 def event_edges(tasks: list[TaskInfo]) -> list[tuple[int, int, int]]:
-    """(signaller, waiter, slot) pairs: the k-th signal of a slot in program order is
-    consumed by the k-th wait on it (the invariant event allocation maintains)."""
-    signals: dict[int, list[int]] = defaultdict(list)
-    waits: dict[int, list[int]] = defaultdict(list)
-    for t in tasks:
-        for s in t.op.signal_slots:
-            signals[s].append(t.index)
-        for s in t.op.wait_slots:
-            waits[s].append(t.index)
+    """(signaller, waiter, slot) triples. In program order a slot's signals belong to
+    the next task that waits on it (the epoch invariant `npu-events` maintains); a
+    task takes its waits before it gives its signals."""
+    pending: dict[int, list[int]] = defaultdict(list)
     edges = []
-    for slot, ws in waits.items():
-        for s, w in zip(signals[slot], ws):
-            edges.append((s, w, slot))
+    for t in tasks:
+        for slot in dict.fromkeys(t.op.wait_slots):
+            edges.extend((s, t.index, slot) for s in pending.pop(slot, []))
+        for slot in t.op.signal_slots:
+            pending[slot].append(t.index)
     return edges
 
 

@@ -29,7 +29,7 @@ from npu_dialects.arch import arch_of
 from npu_dialects.graph import ConstantOp, FusedOp, GraphOp, ReshapeOp, YieldOp
 from npu_dialects.locs import node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
-from lowering.costmodel import kernel_cycles, split_cycles
+from lowering.costmodel import best_parts, kernel_cycles, kernel_dram_bytes, split_cycles
 from lowering.errors import CompileError
 from lowering.tiling import TilingError, epilogue_of, make_anchor, search, sram_bytes
 
@@ -115,7 +115,9 @@ class Tile(ModulePass):
                               loops=[l.name for l in ks.loops], tile=[ks.tile[l.name] for l in ks.loops],
                               grid=ks.grid, double_buffer=self.double_buffer,
                               sram_bytes=sram_bytes(ks, arch, self.double_buffer),
-                              predicted_cycles=kernel_cycles(ks, arch, self.double_buffer, len(steps)))
+                              predicted_cycles=kernel_cycles(ks, arch, self.double_buffer, len(steps)),
+                              dram_bytes=kernel_dram_bytes(ks),
+                              parts=best_parts(ks, arch, self.double_buffer, len(steps))[0])
         kernel.location = op.location
         Rewriter.insert_op(kernel, InsertPoint.before(op))
         op.results[0].replace_all_uses_with(kernel.results[0])

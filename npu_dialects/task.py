@@ -12,7 +12,8 @@ holds, in order:
   (its queue); a task first consumes each event slot in `waits` (blocking until
   signalled), runs its body (`scf.for` tile loops of `npu_dma`/`npu_compute`
   ops on `npu_task.sram` buffers), drains its DMAs, then signals `signals`.
-  An event slot holds at most one pending signal and is consumed by one wait.
+  An event slot is a counting semaphore: a signal adds one, each entry of
+  `waits` takes one (so `waits = [3, 3]` waits for two signals on slot 3).
   The body block takes two `index` arguments bound to the task's `range`
   `[lo, hi)`: its share of the kernel's linearised parallel tile space, so a
   kernel split across cores is the same body with different ranges.
@@ -162,13 +163,16 @@ class TaskOp(IRDLOperation):
     waits = opt_attr_def(DenseArrayBase)
     signals = opt_attr_def(DenseArrayBase)
     predicted_cycles = opt_attr_def(IntegerAttr)
+    dram_bytes = opt_attr_def(IntegerAttr)  # predicted DRAM traffic of the whole range
+    parts = opt_attr_def(IntegerAttr)  # cores the cost model splits the kernel over
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
     assembly_format = "$kernel attr-dict-with-keyword $body"
 
     def __init__(self, kernel: str, core: int, body: Region, *, range: tuple[int, int],
                  waits: Sequence[int] = (), signals: Sequence[int] = (),
-                 predicted_cycles: int | None = None):
+                 predicted_cycles: int | None = None, dram_bytes: int | None = None,
+                 parts: int | None = None):
         attrs = {"kernel": StringAttr(kernel), "core": IntegerAttr(core, i64), "range": int_array(range)}
         if waits:
             attrs["waits"] = int_array(waits)
@@ -176,6 +180,10 @@ class TaskOp(IRDLOperation):
             attrs["signals"] = int_array(signals)
         if predicted_cycles is not None:
             attrs["predicted_cycles"] = IntegerAttr(predicted_cycles, i64)
+        if dram_bytes is not None:
+            attrs["dram_bytes"] = IntegerAttr(dram_bytes, i64)
+        if parts is not None:
+            attrs["parts"] = IntegerAttr(parts, i64)
         super().__init__(regions=[body], attributes=attrs)
 
     @property

@@ -59,7 +59,10 @@ class KernelOp(IRDLOperation):
     - `tile`: tile size per loop; `grid`: trip count per loop (ceil(extent / tile));
     - `double_buffer`: input tiles alternate between two SRAM buffers;
     - `sram_bytes`: SRAM the tile buffers need (both halves when double buffered);
-    - `predicted_cycles`: the cost model's estimate for the whole kernel."""
+    - `predicted_cycles`: the cost model's estimate for the whole kernel on one core;
+    - `dram_bytes`: the DRAM traffic the tiling implies (loads and stores);
+    - `parts`: over how many cores the cost model splits the parallel tiles
+      (`npu-schedule` places the parts)."""
 
     name = "npu_tile.kernel"
     ins = var_operand_def(TensorType)
@@ -71,6 +74,8 @@ class KernelOp(IRDLOperation):
     double_buffer = opt_attr_def(BoolAttr)
     sram_bytes = opt_attr_def(IntegerAttr)
     predicted_cycles = opt_attr_def(IntegerAttr)
+    dram_bytes = opt_attr_def(IntegerAttr)
+    parts = opt_attr_def(IntegerAttr)
     outs = var_result_def(TensorType)
     body = region_def("single_block")
     traits = traits_def(SingleBlockImplicitTerminator(TileYieldOp), NoMemoryEffect())
@@ -78,7 +83,8 @@ class KernelOp(IRDLOperation):
 
     def __init__(self, kernel: str, ins: Sequence[SSAValue], result_types: Sequence[Attribute],
                  body: Region, *, kind: str, loops: Sequence[str], tile: Sequence[int],
-                 grid: Sequence[int], double_buffer: bool, sram_bytes: int, predicted_cycles: int):
+                 grid: Sequence[int], double_buffer: bool, sram_bytes: int, predicted_cycles: int,
+                 dram_bytes: int = 0, parts: int = 1):
         super().__init__(operands=[list(ins)], result_types=[list(result_types)], regions=[body],
                          attributes={
                              "kernel": StringAttr(kernel), "kind": StringAttr(kind),
@@ -86,7 +92,9 @@ class KernelOp(IRDLOperation):
                              "grid": int_array(grid),
                              "double_buffer": BoolAttr.from_bool(double_buffer),
                              "sram_bytes": IntegerAttr(sram_bytes, i64),
-                             "predicted_cycles": IntegerAttr(predicted_cycles, i64)})
+                             "predicted_cycles": IntegerAttr(predicted_cycles, i64),
+                             "dram_bytes": IntegerAttr(dram_bytes, i64),
+                             "parts": IntegerAttr(parts, i64)})
 
     @property
     def loop_names(self) -> list[str]:

@@ -129,7 +129,7 @@ class Engine:
         self.cores = [Core(c, queues[c], arch.dma_channels, arch.cores) for c in range(arch.cores)]
         self.inflight: list[Dma] = []
         self.shared: list[Dma] = []
-        self.slots: dict[int, Signal] = {}
+        self.slots: dict[int, list[Signal]] = {}  # counting semaphores: pending signals per slot
         self.records: list[TaskRecord | None] = [None] * len(prog.tasks)
         self.task_vc: list[tuple[int, ...] | None] = [None] * len(prog.tasks)
         self.check_races = check_races
@@ -161,9 +161,10 @@ class Engine:
                 if t is None:
                     raise self.deadlock()
                 self.advance(t)
-        for s, sig in sorted(self.slots.items()):
-            self.warnings.append(f"event slot {s} signalled by {sig.task.where} at cycle {sig.time:g} "
-                                 "is never waited on")
+        for s, sigs in sorted(self.slots.items()):
+            for sig in sigs:
+                self.warnings.append(f"event slot {s} signalled by {sig.task.where} at cycle {sig.time:g} "
+                                     "is never waited on")
 
     def step(self, c: Core) -> bool:
         """Advance core `c` at the current time as far as it can go; True if it moved."""
@@ -248,9 +249,10 @@ class Engine:
                 tx = now
             if tx < t:
                 t = tx
-        for s in self.slots.values():
-            if now < s.visible_at < t:
-                t = s.visible_at
+        for sigs in self.slots.values():
+            for s in sigs:
+                if now < s.visible_at < t:
+                    t = s.visible_at
         return None if t == float("inf") else t
 
     def advance(self, t: float) -> None:
@@ -300,10 +302,13 @@ class Engine:
         now = self.now
         while c.waits_left:
             s = c.waits_left[0]
-            sig = self.slots.get(s)
-            if sig is None or sig.visible_at > now:
+            sigs = self.slots.get(s, [])
+            i = next((i for i, g in enumerate(sigs) if g.visible_at <= now), None)
+            if i is None:
                 return False
-            del self.slots[s]
+            sig = sigs.pop(i)
+            if not sigs:
+                del self.slots[s]
             c.vc = [max(a, b) for a, b in zip(c.vc, sig.vc)]
             c.waits_left.pop(0)
         t = c.task
@@ -324,13 +329,7 @@ class Engine:
         c.vc[c.id] = t.seq + 1
         vc = tuple(c.vc)
         for s in t.signals:
-            old = self.slots.get(s)
-            if old is not None:
-                raise SimError(
-                    f"{t.where} on core {t.core} signals event slot {s}, which is still set by task "
-                    f"'{old.task.kernel}' (signalled at cycle {old.time:g}, not yet consumed): slot reuse bug",
-                    f"signaller: task {old.task.label()}\nsecond signaller: task {t.label()} at cycle {now:g}")
-            self.slots[s] = Signal(now + self.arch.sync_latency, vc, t, now)
+            self.slots.setdefault(s, []).append(Signal(now + self.arch.sync_latency, vc, t, now))
         self.trace.span(self.trace.core_tid(c.id), t.kernel, "task", rec.start, now,
                         {"onnx_nodes": t.nodes, "task": t.index, "range": list(t.range), "waits": list(t.waits),
                          "signals": list(t.signals), "waited_cycles": rec.start - rec.ready,
@@ -530,7 +529,7 @@ class Engine:
             else:
                 lines.append(f"  core {c.id}: {t.where} ({pos}) is {_STATE_NAMES[c.state]}")
                 blocked.append(f"core {c.id}: {t.where} is {_STATE_NAMES[c.state]}")
-        pend = sorted(self.slots.items())
+        pend = [(s, g) for s, sigs in sorted(self.slots.items()) for g in sigs]
         if pend:
             lines.append("  pending (signalled, not consumed) slots: "
                          + ", ".join(f"{s} (by '{g.task.kernel}' at cycle {g.time:g})" for s, g in pend))

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from npu_dialects.arch import PRESETS, Arch, ArchError, parse_arch_spec
-from lowering.costmodel import kernel_cycles
+from lowering.costmodel import best_parts, dma_cycles, kernel_cycles, parallel_cycles
 from lowering.memplan import first_fit, live_lower_bound, ordered
-from lowering.schedule import choose_parts, split_range
+from lowering.schedule import split_range
 from lowering.tiling import DimMap, KernelShape, Loop, Window, _cands, sram_bytes
 
 
@@ -64,11 +64,31 @@ def test_cost_model_prefers_overlap_and_penalises_cube_padding():
         kernel_cycles(_matmul_shape(32, 32, 16), Arch(dram_bw=1 << 20), True)
 
 
-def test_choose_parts_only_splits_when_it_pays():
-    assert choose_parts(100, 8, 4, sync_latency=100) == 1
-    assert choose_parts(100_000, 8, 4, sync_latency=100) == 4
-    assert choose_parts(100_000, 3, 4, sync_latency=100) == 3
-    assert choose_parts(100_000, 1, 4, sync_latency=100) == 1
+def test_best_parts_splits_compute_bound_kernels_only():
+    compute_bound = Arch(dram_bw=1 << 16)
+    ks = _matmul_shape(64, 64, 64, m=256, n=256, k=256)  # 16 parallel tiles
+    assert best_parts(ks, compute_bound, True)[0] == 4
+    assert best_parts(ks, Arch(dram_bw=1 << 16, cores=3), True)[0] == 3
+    assert best_parts(ks, Arch(dram_bw=1 << 16, cores=1), True)[0] == 1
+    # bandwidth-bound: parts would only share dram_bw, and pay the sync
+    assert best_parts(ks, Arch(dram_bw=8), True)[0] == 1
+    # one tile: nothing to split
+    assert best_parts(_matmul_shape(64, 64, 64), compute_bound, True)[0] == 1
+    # the split estimate shares bandwidth and adds two syncs
+    one = kernel_cycles(ks, compute_bound, True)
+    assert parallel_cycles(ks, compute_bound, True, 0, 4) < one
+    assert parallel_cycles(ks, compute_bound, True, 0, 4) > one / 4 + 2 * compute_bound.sync_latency - 1
+
+
+def test_dma_cycles_overlap_latency_with_transfers():
+    arch = Arch()
+    big = Window(0, (256, 256), (DimMap((), 0, 256), DimMap((), 0, 256)))  # 256 KiB
+    small = Window(0, (4, 4), (DimMap((), 0, 4), DimMap((), 0, 4)))
+    assert dma_cycles([big], arch) == arch.dma_latency + 256 * 256 * 4 // arch.dram_bw
+    # a small load on the other channel hides behind the big one
+    assert dma_cycles([big, small], arch) == dma_cycles([big], arch)
+    # four small loads on two channels: two latency waves
+    assert dma_cycles([small] * 4, arch) == 2 * (arch.dma_latency + 1)
 
 
 def test_split_range_is_balanced_and_covers():

@@ -1,9 +1,10 @@
 // RUN: %opt %s --split-input-file -p npu-schedule | filecheck %s
 
-// A long kernel with 8 parallel tiles is split into 4 balanced parts, one per core.
+// The cost model (npu-tile) asked for 4 parts: 8 parallel tiles become 4
+// balanced ranges, one per core.
 builtin.module {
   func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">) {
-    npu_task.task "big" attributes {core = 0 : i64, range = array<i64: 0, 8>, predicted_cycles = 80000 : i64} {
+    npu_task.task "big" attributes {core = 0 : i64, range = array<i64: 0, 8>, predicted_cycles = 80000 : i64, parts = 4 : i64} {
     ^bb0(%lo: index, %hi: index):
       %c0 = arith.constant 0 : index
       %t = npu_dma.copy %x[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
@@ -12,16 +13,16 @@ builtin.module {
     func.return
   }
 }
-// CHECK:      npu_task.task "big" attributes {core = 0 : i64, range = array<i64: 0, 2>, predicted_cycles = 20000 : i64}
-// CHECK:      npu_task.task "big" attributes {core = 1 : i64, range = array<i64: 2, 4>, predicted_cycles = 20000 : i64}
-// CHECK:      npu_task.task "big" attributes {core = 2 : i64, range = array<i64: 4, 6>, predicted_cycles = 20000 : i64}
-// CHECK:      npu_task.task "big" attributes {core = 3 : i64, range = array<i64: 6, 8>, predicted_cycles = 20000 : i64}
+// CHECK:      npu_task.task "big" attributes {core = 0 : i64, range = array<i64: 0, 2>, predicted_cycles = 20000 : i64, parts = 4 : i64}
+// CHECK:      npu_task.task "big" attributes {core = 1 : i64, range = array<i64: 2, 4>, predicted_cycles = 20000 : i64, parts = 4 : i64}
+// CHECK:      npu_task.task "big" attributes {core = 2 : i64, range = array<i64: 4, 6>, predicted_cycles = 20000 : i64, parts = 4 : i64}
+// CHECK:      npu_task.task "big" attributes {core = 3 : i64, range = array<i64: 6, 8>, predicted_cycles = 20000 : i64, parts = 4 : i64}
 // CHECK-NOT:  npu_task.task
 // CHECK:      // {{-}}----
 
 // -----
 
-// Too short to pay for a cross-core sync (100 cycles): the kernel stays whole.
+// No split requested (the cost model saw no gain over the sync cost): the kernel stays whole.
 builtin.module {
   func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">) {
     npu_task.task "small" attributes {core = 0 : i64, range = array<i64: 0, 8>, predicted_cycles = 120 : i64} {
@@ -34,6 +35,26 @@ builtin.module {
   }
 }
 // CHECK:      npu_task.task "small" attributes {core = 0 : i64, range = array<i64: 0, 8>, predicted_cycles = 120 : i64}
+// CHECK-NOT:  npu_task.task
+// CHECK:      // {{-}}----
+
+// -----
+
+// 4 parts requested but only 3 tiles: 3 parts.
+builtin.module {
+  func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">) {
+    npu_task.task "three" attributes {core = 0 : i64, range = array<i64: 0, 3>, predicted_cycles = 3000 : i64, parts = 4 : i64} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t = npu_dma.copy %x[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t
+    }
+    func.return
+  }
+}
+// CHECK:      npu_task.task "three" attributes {core = 0 : i64, range = array<i64: 0, 1>
+// CHECK:      npu_task.task "three" attributes {core = 1 : i64, range = array<i64: 1, 2>
+// CHECK:      npu_task.task "three" attributes {core = 2 : i64, range = array<i64: 2, 3>
 // CHECK-NOT:  npu_task.task
 // CHECK:      // {{-}}----
 

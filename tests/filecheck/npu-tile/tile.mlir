@@ -15,32 +15,46 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   }
 }
 // CHECK:      npu_graph.constant {weight = "w"}
-// CHECK:      npu_tile.kernel "fc"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 4, 16, 32>, grid = array<i64: 1, 1, 1>, double_buffer = true, sram_bytes = [[SRAM:[0-9]+]] : i64, predicted_cycles = [[CYC:[0-9]+]] : i64}
+// CHECK:      npu_tile.kernel "fc"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 4, 16, 32>, grid = array<i64: 1, 1, 1>, double_buffer = true, sram_bytes = {{[0-9]+}} : i64, predicted_cycles = {{[0-9]+}} : i64, dram_bytes = 2816 : i64, parts = 1 : i64}
 // CHECK:        npu_graph.gemm
 // CHECK-NEXT:   npu_graph.relu
 // CHECK-NEXT:   npu_tile.yield
 
 // -----
 
-// With 4 cores the cost model cuts N into 4 parallel tiles, one per core;
-// on one core it keeps N whole and pipelines two K tiles instead.
+// Compute-bound (dram_bw = 4096): with 4 cores the cost model picks 2x2
+// parallel tiles and asks for 4 parts; on one core it keeps M and N whole.
+builtin.module attributes {npu.arch = #npu.arch<dram_bw = 4096>} {
+  func.func @main(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
+    %y = npu_graph.matmul %x, %w : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32> loc("mm")
+    func.return %y : tensor<256x256xf32>
+  }
+}
+// CHECK: npu_tile.kernel "mm"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 128, 128, 64>, grid = array<i64: 2, 2, 4>
+// CHECK-SAME: parts = 4 : i64
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<dram_bw = 4096, cores = 1>} {
+  func.func @main(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
+    %y = npu_graph.matmul %x, %w : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32> loc("mm")
+    func.return %y : tensor<256x256xf32>
+  }
+}
+// CHECK: npu_tile.kernel "mm"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 256, 256, 16>, grid = array<i64: 1, 1, 16>
+// CHECK-SAME: parts = 1 : i64
+
+// -----
+
+// A bandwidth-bound matmul is not split: the parts would share dram_bw.
 builtin.module {
   func.func @main(%x: tensor<64x256xf32>, %w: tensor<256x256xf32>) -> tensor<64x256xf32> {
     %y = npu_graph.matmul %x, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32> loc("mm")
     func.return %y : tensor<64x256xf32>
   }
 }
-// CHECK: npu_tile.kernel "mm"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 64, 64, 256>, grid = array<i64: 1, 4, 1>
-
-// -----
-
-builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
-  func.func @main(%x: tensor<64x256xf32>, %w: tensor<256x256xf32>) -> tensor<64x256xf32> {
-    %y = npu_graph.matmul %x, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32> loc("mm")
-    func.return %y : tensor<64x256xf32>
-  }
-}
-// CHECK: npu_tile.kernel "mm"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 64, 256, 128>, grid = array<i64: 1, 1, 2>
+// CHECK: npu_tile.kernel "mm"(%x, %w) {kind = "matmul"
+// CHECK-SAME: parts = 1 : i64
 
 // -----
 
@@ -78,4 +92,4 @@ builtin.module {
     func.return %r : tensor<2x12xf32>
   }
 }
-// CHECK: npu_tile.kernel "flat"(%x) {kind = "view", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64}
+// CHECK: npu_tile.kernel "flat"(%x) {kind = "view", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64}

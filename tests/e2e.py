@@ -1,0 +1,39 @@
+"""Shared end-to-end helpers for tests: ONNX model -> npu-default -> simulator,
+compared with onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from npu_dialects.arch import Arch, parse_arch_spec
+from lowering.onnx_import import import_model
+from lowering.pipeline import compile_module
+from runtime.run import RunResult, random_inputs, run
+from sim.program import signature
+
+
+def compile_and_run(model: onnx.ModelProto, arch: Arch | str = "default", seed: int = 0,
+                    inputs: dict[str, np.ndarray] | None = None, **options) -> tuple[RunResult, dict]:
+    """Compile `model` for `arch` with `npu-default` (options go to the pipeline) and simulate it."""
+    if isinstance(arch, str):
+        arch = parse_arch_spec(arch)
+    module, weights = import_model(model, arch)
+    compile_module(module, arch, **options)
+    if inputs is None:
+        inputs = random_inputs(signature(module), seed=seed)
+    return run(module, weights, inputs, arch), inputs
+
+
+def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    return dict(zip(names, sess.run(names, inputs)))
+
+
+def max_abs_error(model: onnx.ModelProto, arch: Arch | str = "default", **options) -> float:
+    """Largest |simulated - onnxruntime| over all outputs."""
+    res, inputs = compile_and_run(model, arch, **options)
+    ref = onnxruntime_outputs(model, inputs)
+    return max(float(np.abs(res.outputs[k] - ref[k]).max()) for k in ref)
