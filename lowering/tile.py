@@ -2,14 +2,16 @@
 into an `npu_tile.kernel` with tile sizes chosen for the module's arch.
 
 For each kernel it enumerates tile-size candidates per loop (powers of two,
-multiples of the cube dimensions, the full extent), keeps those whose tile
-buffers fit `sram_bytes` (both halves when double buffering), and picks the
-cheapest by the cost model (`lowering/costmodel.py`, cycles spread over the
+multiples of the cube dimensions, the full extent), with and without double
+buffering, keeps those whose tile buffers fit `sram_bytes` (both halves when
+double buffering), and picks the cheapest by the cost model (`lowering/costmodel.py`, cycles spread over the
 cores). The choice is recorded on the op: `loops`, `tile`, `grid`,
 `double_buffer`, `sram_bytes`, `predicted_cycles` (one core).
 Reshapes become `view` kernels (no data movement). Constants stay.
 
-Options: `double-buffer` (default true).
+Options: `double-buffer` (default true) lets the search double buffer input
+tiles where the cost model says the overlap beats the halved tile size;
+false never does.
 Errors: a kernel with no tiling that fits, or an op with no tiling yet,
 is a diagnostic naming the kernel and its ONNX nodes.
 """
@@ -108,16 +110,16 @@ class Tile(ModulePass):
             try:
                 anchor = make_anchor(body_ops[0], ins_index)
                 steps, extra = epilogue_of(body_ops[1:], body_ops[0], ins_index)
-                ks, _ = search(anchor, extra, len(steps), arch, self.double_buffer, split_cycles)
+                ks, db, _ = search(anchor, extra, len(steps), arch, self.double_buffer, split_cycles)
             except TilingError as e:
                 raise CompileError(self.name, f"kernel '{kname}': {e}", op) from None
             kernel = KernelOp(kname, ins, [r.type for r in op.results], Region(block), kind=ks.kind,
                               loops=[l.name for l in ks.loops], tile=[ks.tile[l.name] for l in ks.loops],
-                              grid=ks.grid, double_buffer=self.double_buffer,
-                              sram_bytes=sram_bytes(ks, arch, self.double_buffer),
-                              predicted_cycles=kernel_cycles(ks, arch, self.double_buffer, len(steps)),
+                              grid=ks.grid, double_buffer=db,
+                              sram_bytes=sram_bytes(ks, arch, db),
+                              predicted_cycles=kernel_cycles(ks, arch, db, len(steps)),
                               dram_bytes=kernel_dram_bytes(ks),
-                              parts=best_parts(ks, arch, self.double_buffer, len(steps))[0])
+                              parts=best_parts(ks, arch, db, len(steps))[0])
         kernel.location = op.location
         Rewriter.insert_op(kernel, InsertPoint.before(op))
         op.results[0].replace_all_uses_with(kernel.results[0])

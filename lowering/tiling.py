@@ -368,24 +368,27 @@ def is_view(op: Operation) -> bool:
 
 
 def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], epilogue_len: int,
-           arch: Arch, double_buffer: bool, cost) -> tuple[KernelShape, int]:
-    """Best tiling that fits SRAM: (shape, predicted cycles). `cost(ks, arch, db)` ranks."""
+           arch: Arch, allow_double_buffer: bool, cost) -> tuple[KernelShape, bool, int]:
+    """Best tiling that fits SRAM: (shape, double buffered?, predicted cycles).
+    `cost(ks, arch, db, epilogue_len)` ranks; double buffering is one more choice
+    (halved tiles may cost more than the overlap gains), ties prefer more SRAM used."""
     cands = anchor.candidates(arch)
     names = [l.name for l in anchor.loops()]
-    best: tuple[int, int, KernelShape] | None = None
+    best: tuple[int, int, KernelShape, bool] | None = None
     smallest: int | None = None
+    modes = (True, False) if allow_double_buffer else (False,)
     for combo in itertools.product(*(cands[n] for n in names)):
         ks = with_epilogue(anchor.shape(dict(zip(names, combo))), extra)
-        need = sram_bytes(ks, arch, double_buffer)
-        smallest = need if smallest is None else min(smallest, need)
-        if need > arch.sram_bytes:
-            continue
-        c = cost(ks, arch, double_buffer, epilogue_len)
-        key = (c, -need)
-        if best is None or key < best[:2]:
-            best = (c, -need, ks)
+        for db in modes:
+            need = sram_bytes(ks, arch, db)
+            smallest = need if smallest is None else min(smallest, need)
+            if need > arch.sram_bytes:
+                continue
+            c = cost(ks, arch, db, epilogue_len)
+            key = (c, -need)
+            if best is None or key < best[:2]:
+                best = (c, -need, ks, db)
     if best is None:
         raise TilingError(f"no tile fits sram_bytes={arch.sram_bytes}: the smallest candidate needs "
                           f"{smallest} bytes")
-    return best[2], best[0]
-
+    return best[2], best[3], best[0]

@@ -66,7 +66,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 8192, cores = 1>} {
     func.return %y : tensor<128x128xf32>
   }
 }
-// CHECK: npu_tile.kernel "mm"(%a, %b) {kind = "matmul", loops = "m,n,k", tile = array<i64: 32, 32, 8>, grid = array<i64: 4, 4, 32>, double_buffer = true, sram_bytes = 8192 : i64
+// CHECK: npu_tile.kernel "mm"(%a, %b) {kind = "matmul", loops = "m,n,k", tile = array<i64: 32, 32, 16>, grid = array<i64: 4, 4, 16>, double_buffer = false, sram_bytes = 8192 : i64
 
 // -----
 

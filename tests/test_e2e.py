@@ -1,0 +1,151 @@
+"""End to end: ONNX -> npu-default -> simulator, compared with onnxruntime.
+
+The acceptance models of the walking skeleton (an MLP and a LeNet-style CNN,
+both as PyTorch exports them at opset 17 and as built with onnx.helper) on
+several machines, with passes and fusion rules switched off, plus randomised
+single-kernel models on tiny SRAMs that force edge tiles, several reduction
+tiles and halos."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from tests import models
+from tests.e2e import compile_and_run, max_abs_error, onnxruntime_outputs
+
+NETWORKS = {
+    "torch_mlp": models.torch_mlp,
+    "torch_lenet": models.torch_lenet,
+    "mlp": models.mlp,
+    "lenet": models.lenet,
+}
+ARCHES = ["default", "default,cores=1", "default,cores=3", "edge-small", "server", "default,dram_bw=16"]
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("name", NETWORKS)
+def test_networks_match_onnxruntime(name, arch):
+    assert max_abs_error(NETWORKS[name](), arch) <= 1e-4
+
+
+@pytest.mark.parametrize("options", [
+    {"disable": ("npu-fuse",)},
+    {"disable": ("npu-canonicalize",)},
+    {"fuse_disable": ("conv-epilogue",)},
+    {"fuse_disable": ("matmul-epilogue", "eltwise-chain")},
+])
+def test_switching_passes_and_rules_off_keeps_numerics(options):
+    assert max_abs_error(models.torch_lenet(), "default", **options) <= 1e-4
+
+
+def _compile_with_tile_options(model, arch_spec, **tile_options):
+    from lowering import get_all_passes
+    from lowering.onnx_import import import_model
+    from lowering.pipeline import DEFAULT_PIPELINE, run_pass
+    from npu_dialects import make_context
+    from npu_dialects.arch import parse_arch_spec
+
+    arch = parse_arch_spec(arch_spec)
+    module, weights = import_model(model, arch)
+    ctx = make_context()
+    for name in DEFAULT_PIPELINE:
+        cls = get_all_passes()[name]()
+        run_pass(cls(**tile_options) if name == "npu-tile" else cls(), ctx, module)
+    return module, weights, arch
+
+
+@pytest.mark.parametrize("model,arch", [
+    (lambda: models.lenet(batch=4), "default,sram_bytes=32768"),
+    (lambda: models.lenet(batch=8), "default,cores=1,dram_bw=1024"),
+    (lambda: models.mlp(batch=64, sizes=(256, 512, 512, 10)), "default,cores=1,dram_bw=1024"),
+])
+def test_double_buffering_overlaps_dma_with_compute(model, arch):
+    """With double buffering allowed the search may overlap loads with compute (never
+    slower in the model); the numerics stay; where compute and DMA are of the same
+    order (fast DRAM, one core) the overlap pays."""
+    from runtime.run import random_inputs, run
+    from sim.program import signature
+
+    model = model()
+    cycles = {}
+    for db in (True, False):
+        module, weights, a = _compile_with_tile_options(model, arch, double_buffer=db)
+        inputs = random_inputs(signature(module))
+        res = run(module, weights, inputs, a)
+        ref = onnxruntime_outputs(model, inputs)
+        assert np.abs(res.outputs["y"] - ref["y"]).max() <= 1e-4
+        cycles[db] = res.report["cycles"]
+    assert cycles[True] <= cycles[False]
+    if "dram_bw=1024" in arch:
+        assert cycles[True] < 0.9 * cycles[False]
+
+
+def _single_node_model(node, inputs, weights, out_shape):
+    g = helper.make_graph(
+        [node], "k",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
+        [numpy_helper.from_array(w, n) for n, w in weights.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _random_conv(rng):
+    n, c, h, w = 1, int(rng.integers(1, 9)), int(rng.integers(5, 20)), int(rng.integers(5, 20))
+    co, k = int(rng.integers(1, 12)), int(rng.choice([1, 3, 5]))
+    s, d = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    p = [int(x) for x in rng.integers(0, k, 4)]
+    oh = (h + p[0] + p[2] - (k - 1) * d - 1) // s + 1
+    ow = (w + p[1] + p[3] - (k - 1) * d - 1) // s + 1
+    if oh <= 0 or ow <= 0:
+        return None
+    wts = {"w": rng.standard_normal((co, c, k, k)).astype(np.float32),
+           "b": rng.standard_normal(co).astype(np.float32)}
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv", kernel_shape=[k, k],
+                            strides=[s, s], dilations=[d, d], pads=p)
+    return _single_node_model(node, [("x", [n, c, h, w])], wts, [n, co, oh, ow])
+
+
+def _random_gemm(rng):
+    m, k, n = (int(x) for x in rng.integers(1, 70, 3))
+    tb = bool(rng.integers(0, 2))
+    wts = {"w": rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32),
+           "b": rng.standard_normal(n).astype(np.float32)}
+    node = helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc", transB=int(tb))
+    return _single_node_model(node, [("x", [m, k])], wts, [m, n])
+
+
+def _random_pool(rng):
+    c, h, w = int(rng.integers(1, 9)), int(rng.integers(4, 20)), int(rng.integers(4, 20))
+    k, s = int(rng.integers(2, 4)), int(rng.integers(1, 3))
+    p = [int(x) for x in rng.integers(0, k, 4)]
+    oh = (h + p[0] + p[2] - k) // s + 1
+    ow = (w + p[1] + p[3] - k) // s + 1
+    node = helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[k, k], strides=[s, s], pads=p)
+    return _single_node_model(node, [("x", [1, c, h, w])], {}, [1, c, oh, ow])
+
+
+def _random_add(rng):
+    a = [int(x) for x in rng.integers(1, 12, 3)]
+    b = [1 if rng.integers(0, 2) else d for d in a][int(rng.integers(0, 3)):]
+    node = helper.make_node("Add", ["x", "z"], ["y"], name="add")
+    return _single_node_model(node, [("x", a), ("z", b)], {}, a)
+
+
+@pytest.mark.parametrize("kind", [_random_conv, _random_gemm, _random_pool, _random_add])
+def test_random_kernels_on_tiny_srams(kind):
+    """Tiny SRAMs force many tiles: edge tiles, split reductions, halos, padding."""
+    rng = np.random.default_rng(hash(kind.__name__) % 2**32)
+    done = 0
+    while done < 6:
+        model = kind(rng)
+        if model is None:
+            continue
+        sram = int(rng.choice([2048, 4096, 16384]))
+        for arch in (f"default,sram_bytes={sram},cores=1", f"default,sram_bytes={sram}"):
+            res, inputs = compile_and_run(model, arch, seed=done)
+            ref = onnxruntime_outputs(model, inputs)["y"]
+            err = float(np.abs(res.outputs["y"] - ref).max())
+            assert err <= 1e-4 * max(1.0, float(np.abs(ref).max())), (arch, err)
+        done += 1
