@@ -329,9 +329,11 @@ class FuncBuilder:
         return self.views[key]
 
     def copy_task(self, name: str, src: SSAValue, dst: SSAValue, loc: Attribute) -> None:
+        shape = tuple(dst.type.get_shape())
+        if 0 in shape:
+            return  # nothing to move
         block = Block(arg_types=[INDEX, INDEX])
         em = Emitter(block, block, {}, loc)
-        shape = tuple(dst.type.get_shape())
         zeros = [em.const(0)] * len(shape)
         tok = em.add(CopyOp(src, zeros, dst, zeros, shape))
         em.add(WaitOp(tok.results[0]))

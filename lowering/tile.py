@@ -28,7 +28,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from npu_dialects.arch import arch_of
-from npu_dialects.graph import ConstantOp, FusedOp, GraphOp, ReshapeOp, YieldOp
+from npu_dialects.graph import ConstantOp, FusedOp, GraphOp, ReshapeOp, YieldOp, shape_of
 from npu_dialects.locs import node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
 from lowering.costmodel import best_parts, kernel_cycles, kernel_dram_bytes, split_cycles
@@ -106,6 +106,8 @@ class Tile(ModulePass):
                               loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=0,
                               predicted_cycles=0)
         else:
+            if any(0 in shape_of(r) for r in op.results):
+                raise CompileError(self.name, f"kernel '{kname}': zero-sized results are not supported", op)
             ins_index = {a: i for i, a in enumerate(block.args)}
             try:
                 anchor = make_anchor(body_ops[0], ins_index)

@@ -83,3 +83,68 @@ func.func @input_not_reshape(%x: tensor<4x16xf32>) -> tensor<64xf32> {
   %a = npu_graph.reshape %r : (tensor<4x16xf32>) -> tensor<64xf32>
   func.return %a : tensor<64xf32>
 }
+
+// -----
+
+// gemm alpha/beta become elementwise ops the matmul epilogue can fuse.
+builtin.module {
+  func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>, %c: tensor<3xf32>) -> tensor<4x3xf32> {
+    %y = npu_graph.gemm %a, %b, %c {alpha = 2.0 : f32, beta = 0.5 : f32} : (tensor<4x8xf32>, tensor<8x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    func.return %y : tensor<4x3xf32>
+  }
+}
+// CHECK-LABEL: func.func @f(
+// CHECK:       %[[G:.*]] = npu_graph.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+// CHECK:       %[[AL:.*]] = npu_graph.constant {value = dense<2.000000e+00> : tensor<1xf32>} : tensor<1xf32>
+// CHECK:       %[[S:.*]] = npu_graph.mul %[[G]], %[[AL]]
+// CHECK:       %[[BE:.*]] = npu_graph.constant {value = dense<5.000000e-01> : tensor<1xf32>} : tensor<1xf32>
+// CHECK:       %[[C:.*]] = npu_graph.mul %c, %[[BE]]
+// CHECK:       %[[Y:.*]] = npu_graph.add %[[S]], %[[C]]
+// CHECK:       func.return %[[Y]]
+
+// -----
+
+// Plain gemm and 2-D matmul: nothing to do.
+builtin.module {
+  func.func @g(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {
+    %y = npu_graph.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %z = npu_graph.matmul %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %s = npu_graph.add %y, %z : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+    func.return %s : tensor<4x3xf32>
+  }
+}
+// CHECK-LABEL: func.func @g(
+// CHECK-NEXT:  npu_graph.gemm %a, %b :
+// CHECK-NEXT:  npu_graph.matmul %a, %b :
+// CHECK-NEXT:  npu_graph.add
+
+// -----
+
+// A 3-D activation times a 2-D weight (a transformer linear layer) is a 2-D
+// matmul on the flattened rows; a 1-D vector operand becomes a row.
+builtin.module {
+  func.func @h(%x: tensor<2x5x8xf32>, %w: tensor<8x3xf32>, %v: tensor<8xf32>) -> (tensor<2x5x3xf32>, tensor<3xf32>) {
+    %y = npu_graph.matmul %x, %w : (tensor<2x5x8xf32>, tensor<8x3xf32>) -> tensor<2x5x3xf32>
+    %z = npu_graph.matmul %v, %w : (tensor<8xf32>, tensor<8x3xf32>) -> tensor<3xf32>
+    func.return %y, %z : tensor<2x5x3xf32>, tensor<3xf32>
+  }
+}
+// CHECK-LABEL: func.func @h(
+// CHECK:       %[[X2:.*]] = npu_graph.reshape %x : (tensor<2x5x8xf32>) -> tensor<10x8xf32>
+// CHECK-NEXT:  %[[M:.*]] = npu_graph.matmul %[[X2]], %w : (tensor<10x8xf32>, tensor<8x3xf32>) -> tensor<10x3xf32>
+// CHECK-NEXT:  %[[Y:.*]] = npu_graph.reshape %[[M]] : (tensor<10x3xf32>) -> tensor<2x5x3xf32>
+// CHECK:       %[[V2:.*]] = npu_graph.reshape %v : (tensor<8xf32>) -> tensor<1x8xf32>
+// CHECK-NEXT:  %[[M2:.*]] = npu_graph.matmul %[[V2]], %w : (tensor<1x8xf32>, tensor<8x3xf32>) -> tensor<1x3xf32>
+// CHECK-NEXT:  npu_graph.reshape %[[M2]] : (tensor<1x3xf32>) -> tensor<3xf32>
+
+// -----
+
+// A batched B (rank 3) needs a batched kernel: left alone here.
+builtin.module {
+  func.func @k(%x: tensor<2x5x8xf32>, %w: tensor<2x8x3xf32>) -> tensor<2x5x3xf32> {
+    %y = npu_graph.matmul %x, %w : (tensor<2x5x8xf32>, tensor<2x8x3xf32>) -> tensor<2x5x3xf32>
+    func.return %y : tensor<2x5x3xf32>
+  }
+}
+// CHECK-LABEL: func.func @k(
+// CHECK-NEXT:  npu_graph.matmul %x, %w : (tensor<2x5x8xf32>, tensor<2x8x3xf32>) -> tensor<2x5x3xf32>
