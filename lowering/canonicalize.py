@@ -86,7 +86,7 @@ class MatmulTo2D(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatMulOp, rewriter: PatternRewriter) -> None:
-        a, b, out = shape_of(op.a), shape_of(op.b), shape_of(op.result)
+        a, b = shape_of(op.a), shape_of(op.b)
         if len(a) == 2 and len(b) == 2:
             return
         if len(b) > 2:

@@ -12,9 +12,11 @@ from collections.abc import Mapping
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
+from npu_dialects.entry import find_main
+from npu_dialects.entry import io_names as entry_io_names
 from npu_dialects.graph import ConstantOp, GraphOp, shape_of
 from npu_dialects.locs import describe
 
@@ -25,20 +27,17 @@ class GraphEvalError(ValueError):
 
 def main_func(module: ModuleOp) -> func.FuncOp:
     """`func.func @main`, or the module's only function."""
-    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    for f in funcs:
-        if f.sym_name.data == "main":
-            return f
-    if len(funcs) == 1:
-        return funcs[0]
-    raise GraphEvalError("the module has no 'func.func @main'")
+    fn = find_main(module)
+    if fn is None:
+        raise GraphEvalError("the module has no 'func.func @main'")
+    return fn
 
 
 def io_names(fn: func.FuncOp, attr: str, count: int, prefix: str) -> list[str]:
     """The names in `fn`'s `npu.inputs`/`npu.outputs` attribute, or `PREFIX0, PREFIX1...`."""
-    names = fn.attributes.get(attr)
-    if isinstance(names, ArrayAttr) and len(names.data) == count:
-        return [n.data if isinstance(n, StringAttr) else f"{prefix}{i}" for i, n in enumerate(names.data)]
+    names = entry_io_names(fn, attr)
+    if names is not None and len(names) == count:
+        return names
     return [f"{prefix}{i}" for i in range(count)]
 
 

@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from npu_dialects.entry import INPUTS_ATTR, OUTPUTS_ATTR
 from npu_dialects.arch import PRESETS, Arch, set_arch
 from npu_dialects.graph import (
     AddOp,
@@ -79,10 +80,6 @@ MAX_OPSET = 21
 INLINE_MAX_ELEMENTS = 16
 """Constants with at most this many elements are written inline (`value`), larger ones
 go to the weight side file (`weight`)."""
-INPUTS_ATTR = "npu.inputs"
-"""Attribute of `func.func @main`: the ONNX graph input names, one per argument."""
-OUTPUTS_ATTR = "npu.outputs"
-"""Attribute of `func.func @main`: the ONNX graph output names, one per result."""
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
+from npu_dialects.entry import INPUTS_ATTR, OUTPUTS_ATTR, find_main, io_names
 from npu_dialects.arch import Arch
 from npu_dialects.dma import memory_space
 from npu_dialects.locs import describe
@@ -35,20 +36,10 @@ class Signature:
 
 def main_func(module: ModuleOp) -> func.FuncOp:
     """`func.func @main` (or the module's only function)."""
-    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    for f in funcs:
-        if f.sym_name.data == "main":
-            return f
-    if len(funcs) == 1:
-        return funcs[0]
-    raise SimError("the module has no 'func.func @main'")
-
-
-def _names(fn: func.FuncOp, attr: str) -> list[str] | None:
-    a = fn.attributes.get(attr)
-    if not isinstance(a, ArrayAttr) or not all(isinstance(x, StringAttr) for x in a.data):
-        return None
-    return [x.data for x in a.data]  # type: ignore[union-attr]
+    fn = find_main(module)
+    if fn is None:
+        raise SimError("the module has no 'func.func @main'")
+    return fn
 
 
 def signature(module: ModuleOp) -> Signature:
@@ -56,7 +47,7 @@ def signature(module: ModuleOp) -> Signature:
     lacks `npu.inputs`/`npu.outputs` or its arguments are not f32 DRAM memrefs)."""
     fn = main_func(module)
     args = list(fn.body.block.args) if fn.body.blocks else []
-    ins, outs = _names(fn, "npu.inputs"), _names(fn, "npu.outputs")
+    ins, outs = io_names(fn, INPUTS_ATTR), io_names(fn, OUTPUTS_ATTR)
     if ins is None or outs is None:
         raise SimError("'func.func @main' lacks the 'npu.inputs'/'npu.outputs' name attributes "
                        "(is this a task-level module?)")

@@ -1,0 +1,28 @@
+"""The entry function of a module and the ONNX names of its inputs and outputs
+(`npu.inputs` / `npu.outputs` on `func.func @main`), shared by the graph
+evaluator, the compiler and the simulator."""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+
+INPUTS_ATTR = "npu.inputs"
+OUTPUTS_ATTR = "npu.outputs"
+
+
+def find_main(module: ModuleOp) -> func.FuncOp | None:
+    """`func.func @main`, or the module's only function; None when there is neither."""
+    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    for f in funcs:
+        if f.sym_name.data == "main":
+            return f
+    return funcs[0] if len(funcs) == 1 else None
+
+
+def io_names(fn: func.FuncOp, attr: str) -> list[str] | None:
+    """The names in `fn`'s `npu.inputs`/`npu.outputs` attribute (None if absent or malformed)."""
+    a = fn.attributes.get(attr)
+    if not isinstance(a, ArrayAttr) or not all(isinstance(x, StringAttr) for x in a.data):
+        return None
+    return [x.data for x in a.data]  # type: ignore[union-attr]
