@@ -33,9 +33,9 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.compute import Conv2dOp, EltwiseOp, MatmulOp, PoolOp
+from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, MatmulOp, PoolOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
-from npu_dialects.graph import ConstantOp, ElementwiseOp, shape_of
+from npu_dialects.graph import ConstantOp, ElementwiseOp, StructuredOp, shape_of
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
@@ -205,6 +205,9 @@ class TaskBuilder:
             p = a.params
             em.add(PoolOp("max", bufs[0], acc, kernel=p["kernel"], strides=p["strides"],
                           dilations=p["dilations"]))
+        elif kind == "apply":
+            assert isinstance(a, StructuredOp)
+            em.add(ApplyOp(a.name, a.tile_attrs(), bufs[:len(self.ks.loads)], acc))
         else:
             assert isinstance(a, ElementwiseOp)
             em.add(EltwiseOp(a.FN, bufs[:len(self.ks.loads)], acc))

@@ -44,7 +44,7 @@ def compute_cycles(ks: KernelShape, arch: Arch) -> int:
         kh, kw = ks.loads[1].sizes[2], ks.loads[1].sizes[3]
         m = t["oh"] * t["ow"]
         return ceil(m / cm) * ceil(t["ci"] * kh * kw / ck) * ceil(t["co"] / cn)
-    if ks.kind == "pool":
+    if ks.kind in ("pool", "apply"):
         return ceil(prod(ks.out.sizes) * ks.window_area / arch.vector_lanes)
     return ceil(prod(ks.out.sizes) / arch.vector_lanes)
 

@@ -16,6 +16,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from npu_dialects import make_context
 from npu_dialects.arch import Arch, set_arch
+from npu_dialects.weights import attach_weights
 from lowering import get_all_passes
 from lowering.errors import CompileError
 
@@ -58,11 +59,16 @@ class NpuDefault(ModulePass):
             run_pass(p, ctx, op)
 
 
-def compile_module(module: ModuleOp, arch: Arch | None = None, **options) -> ModuleOp:
+def compile_module(module: ModuleOp, arch: Arch | None = None, weights: dict | None = None,
+                   **options) -> ModuleOp:
     """Compile a graph-level module in place through `npu-default` and return it.
-    Raises CompileError (a DiagnosticException) for anything the user must fix."""
+    `weights` are the module's weights (passes may add folded ones: read the final
+    set with `npu_dialects.weights.weights_of(module)`). Raises CompileError (a
+    DiagnosticException) for anything the user must fix."""
     if arch is not None:
         set_arch(module, arch)
+    if weights is not None:
+        attach_weights(module, weights)
     try:
         NpuDefault(**options).apply(make_context(), module)
     except DiagnosticException:

@@ -27,6 +27,7 @@ from npu_dialects.graph import (
     MatMulOp,
     MaxPoolOp,
     ReshapeOp,
+    StructuredOp,
     shape_of,
 )
 
@@ -97,7 +98,7 @@ class KernelShape:
     loads: list[Window]  # anchor inputs, loaded every step
     out: Window
     epilogue: list[Window] = field(default_factory=list)  # one per epilogue op operand
-    window_area: int = 1  # pooling: elements reduced per output element
+    window_area: int = 1  # vector work per output element (pool window, apply cost)
 
     @property
     def grid(self) -> list[int]:
@@ -293,6 +294,39 @@ class EltwiseAnchor(Anchor):
         return c
 
 
+class GenericAnchor(Anchor):
+    """A structured graph op (`StructuredOp`): loops over the output dims, tiles cut
+    only the dims its `tile_map` allows, input windows follow the map."""
+
+    def __init__(self, op: StructuredOp, ins_index: dict[SSAValue, int]):
+        super().__init__("apply", op, list(op.operands))
+        self.idx = [ins_index[v] for v in op.operands]
+        self.shapes = [shape_of(v) for v in op.operands]
+        self.so = shape_of(op.results[0])
+        self.map = op.tile_map()
+        self.cost = op.VECTOR_COST
+
+    def loops(self) -> list[Loop]:
+        return [Loop(f"d{i}", e) for i, e in enumerate(self.so)]
+
+    def shape(self, tile: dict[str, int]) -> KernelShape:
+        out = Window(None, self.so, tuple(per_tile(f"d{i}", tile[f"d{i}"]) for i in range(len(self.so))))
+        loads = []
+        for i, (shape, follows) in zip(self.idx, zip(self.shapes, self.map.inputs)):
+            dims = []
+            for extent, f in zip(shape, follows):
+                if f.out_dim is None:
+                    dims.append(fixed(extent))
+                else:
+                    t = tile[f"d{f.out_dim}"]
+                    dims.append(DimMap(((f"d{f.out_dim}", t * f.scale),), f.offset, (t - 1) * f.scale + 1))
+            loads.append(Window(i, shape, tuple(dims), self.map.pad_value))
+        return KernelShape("apply", self.loops(), dict(tile), loads, out, window_area=self.cost)
+
+    def candidates(self, arch: Arch) -> dict[str, list[int]]:
+        return {f"d{i}": (_cands(e) if self.map.tileable[i] else [e]) for i, e in enumerate(self.so)}
+
+
 def make_anchor(op: Operation, ins_index: dict[SSAValue, int]) -> Anchor:
     """The anchor description of a kernel's first op (TilingError if unsupported)."""
     if isinstance(op, GemmOp):
@@ -312,6 +346,8 @@ def make_anchor(op: Operation, ins_index: dict[SSAValue, int]) -> Anchor:
         return PoolAnchor(op, ins_index)
     if isinstance(op, ElementwiseOp):
         return EltwiseAnchor(op, ins_index)
+    if isinstance(op, StructuredOp):
+        return GenericAnchor(op, ins_index)
     raise TilingError(f"no tiling for '{op.name}'")
 
 

@@ -14,7 +14,7 @@ from math import ceil, prod
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, MemRefType, StringAttr, UnitAttr, f32, i64
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, FloatAttr, IntegerAttr, MemRefType, StringAttr, UnitAttr, f32, i64
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, operand_def, opt_attr_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
@@ -23,6 +23,8 @@ from npu_dialects.arch import Arch
 from npu_dialects.dma import memory_space
 from npu_dialects.graph import (
     ELEMENTWISE,
+    GRAPH_OP_BY_NAME,
+    StructuredOp,
     broadcast_shapes,
     check_f32,
     check_window_params,
@@ -282,6 +284,45 @@ class FillOp(ComputeOp):
         arrays[0][...] = self.value.value.data
 
 
-COMPUTE_OPS = [MatmulOp, Conv2dOp, EltwiseOp, PoolOp, FillOp]
+@irdl_op_definition
+class ApplyOp(ComputeOp):
+    """out = the structured graph op `op` (with attributes `attrs`) computed on the
+    input tiles: the vector unit runs that op's own semantics (`compute`) on a tile,
+    so every structured `npu_graph` op has a tile kernel with one definition."""
+
+    name = "npu_compute.apply"
+    UNIT: ClassVar[str] = "vector"
+    ins = var_operand_def(MemRefType)
+    out = operand_def(MemRefType)
+    op = attr_def(StringAttr)
+    attrs = attr_def(DictionaryAttr)
+    assembly_format = "$op $ins `->` $out attr-dict `:` type($ins) `->` type($out)"
+
+    def __init__(self, op: str, attrs: dict[str, Attribute], ins: Sequence[SSAValue], out: SSAValue):
+        super().__init__(operands=[list(ins), out],
+                         attributes={"op": StringAttr(op), "attrs": DictionaryAttr(dict(attrs))})
+
+    def graph_op(self) -> type:
+        cls = GRAPH_OP_BY_NAME.get(self.op.data)
+        if cls is None or not issubclass(cls, StructuredOp):
+            raise VerifyException(f"'npu_compute.apply': '{self.op.data}' is not a structured npu_graph op")
+        return cls
+
+    def verify_shapes(self) -> None:
+        self.graph_op()
+
+    def cycles(self, arch: Arch) -> int:
+        return ceil(prod(_shape(self.out)) * self.graph_op().VECTOR_COST / arch.vector_lanes)
+
+    def execute(self, arrays: Sequence[np.ndarray]) -> None:
+        *ins, out = arrays
+        y = self.graph_op().compute(dict(self.attrs.data), *ins)
+        if y.shape != out.shape:
+            raise ValueError(f"'npu_compute.apply' {self.op.data}: the tile computes shape {list(y.shape)} "
+                             f"but the out buffer is {list(out.shape)}")
+        out[...] = y
+
+
+COMPUTE_OPS = [MatmulOp, Conv2dOp, EltwiseOp, PoolOp, FillOp, ApplyOp]
 
 NpuCompute = Dialect("npu_compute", COMPUTE_OPS, [])

@@ -10,6 +10,7 @@ what the simulator calls on tiles.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -216,6 +217,47 @@ class GraphOp(IRDLOperation):
 
 
 # --------------------------------------------------------------------------------------
+# Tiling interface of structured ops
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Follow:
+    """How one input dimension's window follows the output tile: input index =
+    `scale` * (index along output dim `out_dim`) + `offset`; `out_dim=None` means
+    the whole input dimension is in every tile (reduced, broadcast or gathered)."""
+
+    out_dim: int | None = None
+    scale: int = 1
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class TileMap:
+    """How a structured op is computed tile by tile: any output tile is `compute`
+    of the input windows. `tileable[d]` says whether tiles may cut output dim d
+    (False: every tile spans it whole, e.g. a softmax axis); `inputs[i][k]` says
+    how dim k of input i follows the output tile. Reads past an input's edge (only
+    in cut dims of edge tiles) give `pad_value`; those outputs are clipped."""
+
+    tileable: tuple[bool, ...]
+    inputs: tuple[tuple[Follow, ...], ...]
+    pad_value: float = 0.0
+
+
+def same_dims(rank: int, whole: Sequence[int] = ()) -> tuple[Follow, ...]:
+    """An input laid out like the output: dim d follows output dim d, except `whole` dims."""
+    return tuple(Follow(None) if d in whole else Follow(d) for d in range(rank))
+
+
+def broadcast_follow(in_shape: Sequence[int], out_shape: Sequence[int]) -> tuple[Follow, ...]:
+    """numpy broadcasting: input dims align right; size-1 dims (broadcast) stay whole."""
+    lead = len(out_shape) - len(in_shape)
+    return tuple(Follow(None) if s == 1 and out_shape[lead + k] != 1 else Follow(lead + k)
+                 for k, s in enumerate(in_shape))
+
+
+# --------------------------------------------------------------------------------------
 # Ops
 # --------------------------------------------------------------------------------------
 
@@ -392,6 +434,86 @@ class MatMulOp(GraphOp):
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (np.matmul(*inputs),)
+
+
+class StructuredOp(GraphOp):
+    """A graph op the compiler tiles generically: it describes its tiles with
+    `tile_map()` and computes any tile with the classmethod `compute(attrs, *arrays)`
+    (also its whole-tensor semantics). `tile_attrs()` gives the attributes a tile's
+    compute uses (default: the op's own). `VECTOR_COST` is vector-unit work per
+    output element (in units of one lane-cycle), for the cost model and simulator.
+
+    To add one: subclass, define operands/results, `verify_`, `tile_map`,
+    `compute`, and list it in GRAPH_OPS; tiling, bufferization and simulation
+    follow with no further code."""
+
+    VECTOR_COST: ClassVar[int] = 1
+
+    def tile_map(self) -> TileMap:
+        raise NotImplementedError
+
+    def tile_attrs(self) -> dict[str, Attribute]:
+        return dict(self.attributes)
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (self.compute(dict(self.attributes), *inputs).astype(inputs[0].dtype, copy=False),)
+
+
+def attr_int(attrs: dict[str, Attribute], name: str, default: int) -> int:
+    a = attrs.get(name)
+    return a.value.data if isinstance(a, IntegerAttr) else default
+
+
+def attr_float(attrs: dict[str, Attribute], name: str, default: float) -> float:
+    a = attrs.get(name)
+    return a.value.data if isinstance(a, FloatAttr) else default
+
+
+def attr_ints(attrs: dict[str, Attribute], name: str, default: Sequence[int]) -> tuple[int, ...]:
+    return ints(attrs.get(name), default)
+
+
+@irdl_op_definition
+class SoftmaxOp(StructuredOp):
+    """softmax along `axis` (ONNX Softmax, opset >= 13 semantics)."""
+
+    name = "npu_graph.softmax"
+    input = operand_def(TensorType)
+    axis = opt_attr_def(IntegerAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+    VECTOR_COST: ClassVar[int] = 4  # max, exp, sum, divide
+
+    def __init__(self, x: SSAValue, axis: int, result_type: TensorType):
+        super().__init__(operands=[x], result_types=[result_type], attributes={"axis": IntegerAttr(axis, i64)})
+
+    def norm_axis(self) -> int:
+        r = len(shape_of(self.input))
+        a = attr_int(dict(self.attributes), "axis", -1)
+        return a + r if a < 0 else a
+
+    def verify_(self) -> None:
+        r = len(shape_of(self.input))
+        a = attr_int(dict(self.attributes), "axis", -1)
+        if not -r <= a < r:
+            raise VerifyException(f"'npu_graph.softmax': axis {a} is out of range for rank {r}")
+        self._expect_result_shape(shape_of(self.input), "softmax")
+
+    def tile_map(self) -> TileMap:
+        r, a = len(shape_of(self.input)), self.norm_axis()
+        return TileMap(tuple(d != a for d in range(r)), (same_dims(r, whole=(a,)),))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x = arrays[0]
+        a = attr_int(attrs, "axis", -1)
+        e = np.exp(x - x.max(axis=a, keepdims=True))
+        return e / e.sum(axis=a, keepdims=True)
 
 
 class ElementwiseOp(GraphOp):
@@ -598,8 +720,10 @@ def evaluate_op(op: GraphOp, inputs: Sequence[np.ndarray]) -> tuple[np.ndarray, 
 
 GRAPH_OPS: list[type[IRDLOperation]] = [
     ConstantOp, Conv2dOp, GemmOp, MatMulOp, ReluOp, AddOp, MulOp, SubOp, DivOp,
-    MaxPoolOp, ReshapeOp, FusedOp, YieldOp,
+    MaxPoolOp, ReshapeOp, FusedOp, YieldOp, SoftmaxOp,
 ]
+
+GRAPH_OP_BY_NAME: dict[str, type[IRDLOperation]] = {op.name: op for op in GRAPH_OPS}
 
 NpuGraph = Dialect("npu_graph", GRAPH_OPS, [])
 

@@ -30,7 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.graph import int_array, ints
 
-KINDS = ("matmul", "conv2d", "eltwise", "pool", "view")
+KINDS = ("matmul", "conv2d", "eltwise", "pool", "apply", "view")
 """Anchor kinds: what the kernel's main op runs on (cube, vector, nothing)."""
 
 

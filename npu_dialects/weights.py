@@ -7,6 +7,7 @@ resolved against the directory of the `.mlir` file that names it).
 from __future__ import annotations
 
 import os
+import weakref
 import zipfile
 
 import numpy as np
@@ -56,3 +57,63 @@ def relocate(module: ModuleOp, from_dir: str | None, to_dir: str | None) -> None
     else:
         new = os.path.relpath(os.path.abspath(path), os.path.abspath(to_dir))
     module.attributes[WEIGHTS_ATTR] = StringAttr(new)
+
+
+# --------------------------------------------------------------------------------------
+# The weights of a module while passes run. Passes that need weight values
+# (constant folding, BatchNorm folding) read them with `weights_of(module)` and
+# add new tensors with `add_weight`; the tool that wrote the module out saves
+# the store next to it when `is_dirty(module)`.
+# --------------------------------------------------------------------------------------
+
+
+class _Store:
+    def __init__(self, weights: dict[str, np.ndarray] | None, loader=None):
+        self._weights = weights
+        self._loader = loader
+        self.dirty = False
+
+    @property
+    def weights(self) -> dict[str, np.ndarray]:
+        if self._weights is None:
+            self._weights = self._loader() if self._loader else {}
+            self._loader = None
+        return self._weights
+
+
+_STORES: "weakref.WeakKeyDictionary[ModuleOp, _Store]" = weakref.WeakKeyDictionary()
+
+
+def attach_weights(module: ModuleOp, weights: dict[str, np.ndarray] | None = None,
+                   base_dir: str | None = None) -> None:
+    """Give `module` its weights: a dict, or (lazily) its side file resolved against `base_dir`."""
+    if weights is not None:
+        _STORES[module] = _Store(weights)
+    else:
+        _STORES[module] = _Store(None, lambda: load_weights(module, base_dir))
+
+
+def weights_of(module: ModuleOp) -> dict[str, np.ndarray]:
+    """The module's weights (loaded from its side file on first use, relative to the cwd
+    when nothing was attached)."""
+    if module not in _STORES:
+        attach_weights(module, None, os.getcwd())
+    return _STORES[module].weights
+
+
+def add_weight(module: ModuleOp, hint: str, value: np.ndarray) -> str:
+    """Store a new weight (e.g. a folded constant) and return its unique key."""
+    store = weights_of(module)
+    key, i = hint, 1
+    while key in store:
+        i += 1
+        key = f"{hint}#{i}"
+    store[key] = np.ascontiguousarray(value, dtype=np.float32)
+    _STORES[module].dirty = True
+    return key
+
+
+def is_dirty(module: ModuleOp) -> bool:
+    """Whether passes added weights that the module's side file does not hold yet."""
+    s = _STORES.get(module)
+    return bool(s and s.dirty)

@@ -10,6 +10,7 @@ import onnxruntime as ort
 from npu_dialects.arch import Arch, parse_arch_spec
 from lowering.onnx_import import import_model
 from lowering.pipeline import compile_module
+from npu_dialects.weights import weights_of
 from runtime.run import RunResult, random_inputs, run
 from sim.program import signature
 
@@ -20,7 +21,8 @@ def compile_and_run(model: onnx.ModelProto, arch: Arch | str = "default", seed: 
     if isinstance(arch, str):
         arch = parse_arch_spec(arch)
     module, weights = import_model(model, arch)
-    compile_module(module, arch, **options)
+    compile_module(module, arch, weights, **options)
+    weights = weights_of(module)
     if inputs is None:
         inputs = random_inputs(signature(module), seed=seed)
     return run(module, weights, inputs, arch), inputs

@@ -18,7 +18,9 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from npu_dialects import all_dialects, strip_unknown_locs
-from npu_dialects.weights import relocate
+from xdsl.dialects.builtin import StringAttr
+
+from npu_dialects.weights import attach_weights, is_dirty, relocate, save_weights, weights_of
 from lowering import get_all_passes
 
 STANDARD_PASSES = ("canonicalize", "cse", "dce")
@@ -100,14 +102,24 @@ class NpuOptMain(xDSLOptMain):
             self.args.print_debuginfo = True
         super().setup_pipeline()
 
+    def _src_dir(self) -> str:
+        src = self.args.input_file
+        return os.path.dirname(os.path.abspath(src)) if src and src != "-" else os.getcwd()
+
     def apply_passes(self, prog: ModuleOp) -> None:
+        attach_weights(prog, None, self._src_dir())  # loaded only if a pass needs values
         super().apply_passes(prog)
-        src, out = self.args.input_file, self.args.output_file
-        if out and out != "-":  # keep the weight file reachable from where the output lands
-            src_dir = os.path.dirname(os.path.abspath(src)) if src and src != "-" else os.getcwd()
-            out_dir = os.path.dirname(os.path.abspath(out))
-            if src_dir != out_dir:
-                relocate(prog, src_dir, out_dir)
+        out = self.args.output_file
+        out_dir = os.path.dirname(os.path.abspath(out)) if out and out != "-" else os.getcwd()
+        if is_dirty(prog):
+            # passes folded new weights: save the whole set beside the output
+            src = self.args.input_file
+            stem = os.path.splitext(os.path.basename(out if out and out != "-" else (src or "npu-opt")))[0]
+            path = os.path.join(out_dir, f"{stem}.weights.npz")
+            save_weights(path, weights_of(prog))
+            prog.attributes["npu.weights"] = StringAttr(os.path.basename(path))
+        elif out and out != "-" and self._src_dir() != out_dir:
+            relocate(prog, self._src_dir(), out_dir)  # keep the weight file reachable
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         return strip_unknown_locs(super().output_resulting_program(prog))

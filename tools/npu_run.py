@@ -72,14 +72,18 @@ def _parse_arch(spec: str | None):
         raise UsageError(f"bad --arch '{spec}': {e}") from None
 
 
-def _compile(module, arch):
+def _compile(module, arch, weights):
+    """Compile in place; returns (module, weights incl. any the passes folded)."""
     try:
         from lowering.pipeline import compile_module
     except ImportError as e:
         raise UserError(f"the compiler is not available ({e})") from None
     from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+    from npu_dialects.weights import weights_of
     try:
-        return compile_module(module, arch)
+        compile_module(module, arch, weights)
+        return module, weights_of(module)
     except (DiagnosticException, VerifyException) as e:  # CompileError is a DiagnosticException
         lines = str(e).strip().splitlines() or [type(e).__name__]
         raise UserError(_err(lines[0]), "\n".join(lines[1:]) or None) from None
@@ -141,7 +145,7 @@ def load_input(path: str, arch_spec: str | None, check: bool) -> Loaded:
             module, weights = import_model(load_model(path), arch)
         except OnnxImportError as e:
             raise UserError([_err(x) for x in e.lines]) from None
-        return Loaded(_compile(module, arch), weights, arch, "onnx")
+        return Loaded(*_compile(module, arch, weights), arch, "onnx")
     if ext == ".mlir":
         from npu_dialects.arch import arch_of
         from npu_dialects.weights import WeightsError, load_weights
@@ -159,7 +163,7 @@ def load_input(path: str, arch_spec: str | None, check: bool) -> Loaded:
             return Loaded(module, weights, arch or arch_of(module), "lowered")
         arch = arch or arch_of(module)
         graph = module.clone() if check else None
-        return Loaded(_compile(module, arch), weights, arch, "graph", graph)
+        return Loaded(*_compile(module, arch, weights), arch, "graph", graph)
     raise UsageError(f"INPUT must be an .onnx model or an .mlir file, got '{path}'")
 
 
