@@ -319,7 +319,8 @@ class GenericAnchor(Anchor):
                     dims.append(fixed(extent))
                 else:
                     t = tile[f"d{f.out_dim}"]
-                    dims.append(DimMap(((f"d{f.out_dim}", t * f.scale),), f.offset, (t - 1) * f.scale + 1))
+                    dims.append(DimMap(((f"d{f.out_dim}", t * f.scale),), f.offset,
+                                       (t - 1) * f.scale + 1 + f.halo))
             loads.append(Window(i, shape, tuple(dims), self.map.pad_value))
         return KernelShape("apply", self.loops(), dict(tile), loads, out, window_area=self.cost)
 

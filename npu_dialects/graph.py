@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    attr_def,
     irdl_op_definition,
     opt_attr_def,
     opt_operand_def,
@@ -223,13 +224,16 @@ class GraphOp(IRDLOperation):
 
 @dataclass(frozen=True)
 class Follow:
-    """How one input dimension's window follows the output tile: input index =
-    `scale` * (index along output dim `out_dim`) + `offset`; `out_dim=None` means
-    the whole input dimension is in every tile (reduced, broadcast or gathered)."""
+    """How one input dimension's window follows the output tile: a tile of t output
+    elements starting at output index o reads input indices from `scale` * o +
+    `offset`, (t - 1) * `scale` + 1 + `halo` of them (a pooling window of k with
+    stride s and pad p: scale=s, offset=-p, halo=k-1). `out_dim=None` means the
+    whole input dimension is in every tile (reduced, broadcast or gathered)."""
 
     out_dim: int | None = None
     scale: int = 1
     offset: int = 0
+    halo: int = 0
 
 
 @dataclass(frozen=True)
@@ -478,6 +482,87 @@ def attr_ints(attrs: dict[str, Attribute], name: str, default: Sequence[int]) ->
 
 
 @irdl_op_definition
+class BatchNormOp(StructuredOp):
+    """Inference batch normalisation over dim 1 (ONNX BatchNormalization):
+    (x - mean) / sqrt(var + epsilon) * scale + bias, per channel."""
+
+    name = "npu_graph.batchnorm"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    var = operand_def(TensorType)
+    epsilon = opt_attr_def(FloatAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+    VECTOR_COST: ClassVar[int] = 2
+
+    def __init__(self, x: SSAValue, scale: SSAValue, bias: SSAValue, mean: SSAValue, var: SSAValue,
+                 epsilon: float, result_type: TensorType):
+        super().__init__(operands=[x, scale, bias, mean, var], result_types=[result_type],
+                         attributes={"epsilon": FloatAttr(epsilon, Float32Type())})
+
+    def verify_(self) -> None:
+        x = shape_of(self.input)
+        if len(x) < 2:
+            raise VerifyException(f"'npu_graph.batchnorm': input must have a channel dim 1, got {list(x)}")
+        for name in ("scale", "bias", "mean", "var"):
+            if shape_of(getattr(self, name)) != (x[1],):
+                raise VerifyException(f"'npu_graph.batchnorm': {name} must have shape [{x[1]}], "
+                                      f"got {list(shape_of(getattr(self, name)))}")
+        self._expect_result_shape(x, "batchnorm")
+
+    def tile_map(self) -> TileMap:
+        r = len(shape_of(self.input))
+        return TileMap((True,) * r, (same_dims(r),) + ((Follow(1),),) * 4)
+
+    @staticmethod
+    def folded(attrs: dict[str, Attribute], scale, bias, mean, var) -> tuple[np.ndarray, np.ndarray]:
+        """(multiplier, offset) per channel: y = x * multiplier + offset."""
+        mul = scale / np.sqrt(var + attr_float(attrs, "epsilon", 1e-5))
+        return mul, bias - mean * mul
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x, scale, bias, mean, var = arrays
+        mul, off = cls.folded(attrs, scale, bias, mean, var)
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        return x * mul.reshape(shape) + off.reshape(shape)
+
+
+@irdl_op_definition
+class TransposeOp(StructuredOp):
+    """Permute dims: result dim i is input dim perm[i] (ONNX Transpose)."""
+
+    name = "npu_graph.transpose"
+    input = operand_def(TensorType)
+    perm = attr_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, x: SSAValue, perm: Sequence[int], result_type: TensorType):
+        super().__init__(operands=[x], result_types=[result_type], attributes={"perm": int_array(perm)})
+
+    def verify_(self) -> None:
+        x, perm = shape_of(self.input), ints(self.perm, ())
+        if sorted(perm) != list(range(len(x))):
+            raise VerifyException(f"'npu_graph.transpose': perm {list(perm)} is not a permutation of "
+                                  f"0..{len(x) - 1}")
+        self._expect_result_shape(tuple(x[p] for p in perm), "transposing")
+
+    def tile_map(self) -> TileMap:
+        perm = ints(self.perm, ())
+        inv = {p: i for i, p in enumerate(perm)}
+        return TileMap((True,) * len(perm), (tuple(Follow(inv[d]) for d in range(len(perm))),))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        return np.transpose(arrays[0], attr_ints(attrs, "perm", ()))
+
+
+@irdl_op_definition
 class SoftmaxOp(StructuredOp):
     """softmax along `axis` (ONNX Softmax, opset >= 13 semantics)."""
 
@@ -720,7 +805,7 @@ def evaluate_op(op: GraphOp, inputs: Sequence[np.ndarray]) -> tuple[np.ndarray, 
 
 GRAPH_OPS: list[type[IRDLOperation]] = [
     ConstantOp, Conv2dOp, GemmOp, MatMulOp, ReluOp, AddOp, MulOp, SubOp, DivOp,
-    MaxPoolOp, ReshapeOp, FusedOp, YieldOp, SoftmaxOp,
+    MaxPoolOp, ReshapeOp, FusedOp, YieldOp, SoftmaxOp, BatchNormOp, TransposeOp,
 ]
 
 GRAPH_OP_BY_NAME: dict[str, type[IRDLOperation]] = {op.name: op for op in GRAPH_OPS}
