@@ -200,7 +200,7 @@ class TaskBuilder:
         elif kind == "conv2d":
             p = a.params
             em.add(Conv2dOp(bufs[0], bufs[1], acc, strides=p["strides"], dilations=p["dilations"],
-                            group=p["group"], accumulate=accumulate))
+                            group=self.ks.window_area, accumulate=accumulate))  # groups in this tile
         elif kind == "pool":
             p = a.params
             em.add(PoolOp("max", bufs[0], acc, kernel=p["kernel"], strides=p["strides"],

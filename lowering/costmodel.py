@@ -42,8 +42,8 @@ def compute_cycles(ks: KernelShape, arch: Arch) -> int:
         return ceil(t["m"] / cm) * ceil(t["k"] / ck) * ceil(t["n"] / cn)
     if ks.kind == "conv2d":
         kh, kw = ks.loads[1].sizes[2], ks.loads[1].sizes[3]
-        m = t["oh"] * t["ow"]
-        return ceil(m / cm) * ceil(t["ci"] * kh * kw / ck) * ceil(t["co"] / cn)
+        m, groups = t["oh"] * t["ow"], ks.window_area
+        return groups * ceil(m / cm) * ceil(t["ci"] * kh * kw / ck) * ceil(t["co"] / groups / cn)
     if ks.kind in ("pool", "apply"):
         return ceil(prod(ks.out.sizes) * ks.window_area / arch.vector_lanes)
     return ceil(prod(ks.out.sizes) / arch.vector_lanes)

@@ -23,6 +23,7 @@ from npu_dialects.arch import Arch
 from npu_dialects.graph import (
     Conv2dOp,
     ElementwiseOp,
+    broadcast_shapes,
     GemmOp,
     MatMulOp,
     MaxPoolOp,
@@ -174,37 +175,60 @@ def _cands(extent: int, align: int = 1, limit: int | None = None) -> list[int]:
 
 
 class MatmulAnchor(Anchor):
-    """C[M, N] = op(A) @ op(B): loops m, n (parallel), k (reduction)."""
+    """C[..., M, N] = op(A) @ op(B) with numpy matmul semantics: loops b0, b1, ...
+    over the result's batch dims (tile 1 each), m, n (parallel), k (reduction).
+    Operands are viewed with the result's rank (leading 1s; a 1-D A is a row
+    [1, K], a 1-D B a column [K, 1]), so a broadcast batch dim of an operand
+    stays at index 0 while the loop walks the result's."""
 
     def __init__(self, op: GemmOp | MatMulOp, ins_index: dict[SSAValue, int]):
         a, b = op.operands[0], op.operands[1]
         super().__init__("matmul", op, [a, b])
         self.ia, self.ib = ins_index[a], ins_index[b]
-        self.sa, self.sb = shape_of(a), shape_of(b)
+        sa, sb = shape_of(a), shape_of(b)
         p = op.params if isinstance(op, GemmOp) else dict(trans_a=False, trans_b=False)
         self.ta, self.tb = p["trans_a"], p["trans_b"]
-        self.m, self.k = (self.sa[1], self.sa[0]) if self.ta else self.sa
-        self.n = self.sb[0] if self.tb else self.sb[1]
+        sa = (1,) + tuple(sa) if len(sa) == 1 else tuple(sa)
+        sb = tuple(sb) + (1,) if len(sb) == 1 else tuple(sb)
+        self.m, self.k = (sa[-1], sa[-2]) if self.ta else sa[-2:]
+        self.n = sb[-2] if self.tb else sb[-1]
+        batch = broadcast_shapes(sa[:-2], sb[:-2])
+        if batch is None:
+            raise TilingError(f"batch dims {list(sa[:-2])} and {list(sb[:-2])} do not broadcast")
+        r = len(batch)
+        self.sa = (1,) * (r - len(sa) + 2) + sa
+        self.sb = (1,) * (r - len(sb) + 2) + sb
+        self.so = tuple(batch) + (self.m, self.n)
+        self.nb = r
 
     def loops(self) -> list[Loop]:
-        return [Loop("m", self.m), Loop("n", self.n), Loop("k", self.k, reduction=True)]
+        b = [Loop(f"b{i}", e) for i, e in enumerate(self.so[:self.nb])]
+        return b + [Loop("m", self.m), Loop("n", self.n), Loop("k", self.k, reduction=True)]
+
+    def _batch(self, shape: tuple[int, ...]) -> tuple[DimMap, ...]:
+        return tuple(per_tile(f"b{i}", 1) if shape[i] > 1 else fixed(1) for i in range(self.nb))
 
     def shape(self, tile: dict[str, int]) -> KernelShape:
         tm, tn, tk = tile["m"], tile["n"], tile["k"]
         am, ak = per_tile("m", tm), per_tile("k", tk)
         bk, bn = per_tile("k", tk), per_tile("n", tn)
-        wa = Window(self.ia, self.sa, (ak, am) if self.ta else (am, ak), 0.0)
-        wb = Window(self.ib, self.sb, (bn, bk) if self.tb else (bk, bn), 0.0)
-        out = Window(None, (self.m, self.n), (per_tile("m", tm), per_tile("n", tn)))
+        wa = Window(self.ia, self.sa, self._batch(self.sa) + ((ak, am) if self.ta else (am, ak)), 0.0)
+        wb = Window(self.ib, self.sb, self._batch(self.sb) + ((bn, bk) if self.tb else (bk, bn)), 0.0)
+        out = Window(None, self.so, self._batch(self.so) + (per_tile("m", tm), per_tile("n", tn)))
         return KernelShape("matmul", self.loops(), dict(tile), [wa, wb], out)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         cm, ck, cn = arch.cube
-        return {"m": _cands(self.m, cm), "n": _cands(self.n, cn), "k": _cands(self.k, ck)}
+        c = {"m": _cands(self.m, cm), "n": _cands(self.n, cn), "k": _cands(self.k, ck)}
+        c.update({f"b{i}": [1] for i in range(self.nb)})
+        return c
 
 
 class ConvAnchor(Anchor):
-    """Conv2d NCHW: loops n, co, oh, ow (parallel), ci (reduction); input tiles carry halos."""
+    """Conv2d NCHW: loops n, co, oh, ow (parallel), ci (reduction over one group's
+    input channels); input tiles carry halos. With groups, an output-channel tile
+    holds whole groups (tco a multiple of the group's output channels) and reads
+    their input channels; only a one-group tile may also cut its input channels."""
 
     def __init__(self, op: Conv2dOp, ins_index: dict[SSAValue, int]):
         super().__init__("conv2d", op, [op.input, op.weight])
@@ -212,31 +236,43 @@ class ConvAnchor(Anchor):
         self.sx, self.sw = shape_of(op.input), shape_of(op.weight)
         self.so = shape_of(op.result)
         self.p = op.params
+        self.group = self.p["group"]
+        self.cog, self.cig = self.so[1] // self.group, self.sw[1]
 
     def loops(self) -> list[Loop]:
         n, co, oh, ow = self.so
         return [Loop("n", n), Loop("co", co), Loop("oh", oh), Loop("ow", ow),
-                Loop("ci", self.sx[1], reduction=True)]
+                Loop("ci", self.cig, reduction=True)]
 
-    def shape(self, tile: dict[str, int]) -> KernelShape:
+    def shape(self, tile: dict[str, int]) -> KernelShape | None:
         (sh, sw), (dh, dw) = self.p["strides"], self.p["dilations"]
         pt, pl = self.p["pads"][0], self.p["pads"][1]
         kh, kw = self.sw[2], self.sw[3]
         toh, tow, tci, tco = tile["oh"], tile["ow"], tile["ci"], tile["co"]
+        if self.group > 1 and (tco % self.cog or (tco > self.cog and tci != self.cig)):
+            return None  # a tile must hold whole groups, and cut input channels of one group only
+        groups = tco // self.cog if self.group > 1 else 1
         ih, iw = (toh - 1) * sh + (kh - 1) * dh + 1, (tow - 1) * sw + (kw - 1) * dw + 1
-        wx = Window(self.ix, self.sx, (per_tile("n", 1), per_tile("ci", tci),
+        if self.group > 1:  # the input channels of this tile's groups
+            ci_dim = DimMap((("co", groups * self.cig), ("ci", tci)), 0, groups * tci)
+        else:
+            ci_dim = per_tile("ci", tci)
+        wx = Window(self.ix, self.sx, (per_tile("n", 1), ci_dim,
                                        DimMap((("oh", toh * sh),), -pt, ih),
                                        DimMap((("ow", tow * sw),), -pl, iw)), 0.0)
         ww = Window(self.iw, self.sw, (per_tile("co", tco), per_tile("ci", tci), fixed(kh), fixed(kw)), 0.0)
         out = Window(None, self.so, (per_tile("n", 1), per_tile("co", tco), per_tile("oh", toh),
                                      per_tile("ow", tow)))
-        return KernelShape("conv2d", self.loops(), dict(tile), [wx, ww], out)
+        return KernelShape("conv2d", self.loops(), dict(tile), [wx, ww], out, window_area=groups)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         _, ck, cn = arch.cube
         n, co, oh, ow = self.so
-        return {"n": [1], "co": _cands(co, cn), "oh": _cands(oh), "ow": _cands(ow),
-                "ci": _cands(self.sx[1], ck)}
+        if self.group > 1:
+            cos = sorted({self.cog * m for m in _cands(self.group)})
+        else:
+            cos = _cands(co, cn)
+        return {"n": [1], "co": cos, "oh": _cands(oh), "ow": _cands(ow), "ci": _cands(self.cig, ck)}
 
 
 class PoolAnchor(Anchor):
@@ -336,12 +372,8 @@ def make_anchor(op: Operation, ins_index: dict[SSAValue, int]) -> Anchor:
             raise TilingError("gemm with alpha/beta other than 1 is not supported yet")
         return MatmulAnchor(op, ins_index)
     if isinstance(op, MatMulOp):
-        if len(shape_of(op.a)) != 2 or len(shape_of(op.b)) != 2:
-            raise TilingError("batched matmul is not supported yet")
         return MatmulAnchor(op, ins_index)
     if isinstance(op, Conv2dOp):
-        if op.params["group"] != 1:
-            raise TilingError("grouped convolution is not supported yet")
         return ConvAnchor(op, ins_index)
     if isinstance(op, MaxPoolOp):
         return PoolAnchor(op, ins_index)
@@ -415,7 +447,10 @@ def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], epilogu
     smallest: int | None = None
     modes = (True, False) if allow_double_buffer else (False,)
     for combo in itertools.product(*(cands[n] for n in names)):
-        ks = with_epilogue(anchor.shape(dict(zip(names, combo))), extra)
+        shaped = anchor.shape(dict(zip(names, combo)))
+        if shaped is None:
+            continue  # not a valid tiling for this anchor
+        ks = with_epilogue(shaped, extra)
         for db in modes:
             need = sram_bytes(ks, arch, db)
             smallest = need if smallest is None else min(smallest, need)

@@ -95,7 +95,7 @@ class MatmulOp(ComputeOp):
         super().__init__(operands=[a, b, out], attributes=attrs)
 
     def mkn(self) -> tuple[int, int, int]:
-        a, b = _shape(self.a), _shape(self.b)
+        a, b = _shape(self.a)[-2:], _shape(self.b)[-2:]
         m, k = (a[1], a[0]) if _flag(self, "trans_a") else a
         k2, n = (b[1], b[0]) if _flag(self, "trans_b") else b
         if k != k2:
@@ -103,22 +103,27 @@ class MatmulOp(ComputeOp):
         return m, k, n
 
     def verify_shapes(self) -> None:
-        if any(len(_shape(v)) != 2 for v in self.operands):
-            raise VerifyException(f"'npu_compute.matmul': operands must be 2-D, got "
-                                  f"{[list(_shape(v)) for v in self.operands]}")
+        ranks = {len(_shape(v)) for v in self.operands}
+        if len(ranks) != 1 or min(ranks) < 2:
+            raise VerifyException(f"'npu_compute.matmul': operands must have one rank >= 2 (leading dims are "
+                                  f"batch dims), got {[list(_shape(v)) for v in self.operands]}")
         m, _, n = self.mkn()
-        if _shape(self.out) != (m, n):
-            raise VerifyException(f"'npu_compute.matmul': out must be [{m}, {n}], got {list(_shape(self.out))}")
+        batch = _shape(self.out)[:-2]
+        ok = _shape(self.out)[-2:] == (m, n) and all(
+            d in (1, o) for v in (self.a, self.b) for d, o in zip(_shape(v)[:-2], batch))
+        if not ok:
+            raise VerifyException(f"'npu_compute.matmul': out must be {[*batch, m, n]} and the batch dims of a "
+                                  f"and b equal to it or 1, got {[list(_shape(v)) for v in self.operands]}")
 
     def cycles(self, arch: Arch) -> int:
         m, k, n = self.mkn()
         cm, ck, cn = arch.cube
-        return ceil(m / cm) * ceil(k / ck) * ceil(n / cn)
+        return prod(_shape(self.out)[:-2]) * ceil(m / cm) * ceil(k / ck) * ceil(n / cn)
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         a, b, out = arrays
-        a = a.T if _flag(self, "trans_a") else a
-        b = b.T if _flag(self, "trans_b") else b
+        a = np.swapaxes(a, -1, -2) if _flag(self, "trans_a") else a
+        b = np.swapaxes(b, -1, -2) if _flag(self, "trans_b") else b
         if _flag(self, "accumulate"):
             out += a @ b
         else:

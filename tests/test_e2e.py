@@ -107,6 +107,33 @@ def _random_conv(rng):
     return _single_node_model(node, [("x", [n, c, h, w])], wts, [n, co, oh, ow])
 
 
+def _random_group_conv(rng):
+    g = int(rng.choice([2, 3, 4]))
+    cig, cog = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    if rng.integers(0, 2):
+        cig, cog = 1, 1  # depthwise
+        g = int(rng.integers(2, 12))
+    h, w, k = int(rng.integers(4, 14)), int(rng.integers(4, 14)), int(rng.choice([1, 3]))
+    s = int(rng.integers(1, 3))
+    p = [int(x) for x in rng.integers(0, k, 4)]
+    oh = (h + p[0] + p[2] - k) // s + 1
+    ow = (w + p[1] + p[3] - k) // s + 1
+    wts = {"w": rng.standard_normal((g * cog, cig, k, k)).astype(np.float32)}
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="gconv", kernel_shape=[k, k], strides=[s, s],
+                            pads=p, group=g)
+    return _single_node_model(node, [("x", [1, g * cig, h, w])], wts, [1, g * cog, oh, ow])
+
+
+def _random_batched_matmul(rng):
+    m, k, n = (int(x) for x in rng.integers(1, 40, 3))
+    b0, b1 = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    a_shape = [b0, b1, m, k]
+    b_shape = [[b1, k, n], [b0, 1, k, n], [k, n], [b0, b1, k, n]][int(rng.integers(0, 4))]
+    node = helper.make_node("MatMul", ["x", "z"], ["y"], name="bmm")
+    out = list(np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))) + [m, n]
+    return _single_node_model(node, [("x", a_shape), ("z", b_shape)], {}, out)
+
+
 def _random_gemm(rng):
     m, k, n = (int(x) for x in rng.integers(1, 70, 3))
     tb = bool(rng.integers(0, 2))
@@ -133,7 +160,8 @@ def _random_add(rng):
     return _single_node_model(node, [("x", a), ("z", b)], {}, a)
 
 
-@pytest.mark.parametrize("kind", [_random_conv, _random_gemm, _random_pool, _random_add])
+@pytest.mark.parametrize("kind", [_random_conv, _random_group_conv, _random_gemm, _random_batched_matmul,
+                                  _random_pool, _random_add])
 def test_random_kernels_on_tiny_srams(kind):
     """Tiny SRAMs force many tiles: edge tiles, split reductions, halos, padding."""
     rng = np.random.default_rng(hash(kind.__name__) % 2**32)

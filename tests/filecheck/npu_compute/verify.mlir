@@ -14,7 +14,7 @@ func.func @f(%a: memref<4x8xf32, "sram">, %b: memref<8x6xf32, "sram">, %c: memre
   npu_compute.matmul %a, %b -> %c : memref<4x8xf32, "sram">, memref<8x6xf32, "sram"> -> memref<1x4x6xf32, "sram">
   func.return
 }
-// CHECK: 'npu_compute.matmul': operands must be 2-D
+// CHECK: 'npu_compute.matmul': operands must have one rank >= 2 (leading dims are batch dims), got [[4, 8], [8, 6], [1, 4, 6]]
 
 // -----
 
@@ -31,7 +31,7 @@ func.func @f(%a: memref<4x8xf32, "sram">, %b: memref<8x6xf32, "sram">, %c: memre
   npu_compute.matmul %a, %b -> %c : memref<4x8xf32, "sram">, memref<8x6xf32, "sram"> -> memref<6x4xf32, "sram">
   func.return
 }
-// CHECK: 'npu_compute.matmul': out must be [4, 6], got [6, 4]
+// CHECK: 'npu_compute.matmul': out must be [4, 6] and the batch dims of a and b equal to it or 1, got [[4, 8], [8, 6], [6, 4]]
 
 // -----
 
