@@ -33,6 +33,7 @@ from npu_dialects.locs import node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
 from lowering.costmodel import best_parts, kernel_cycles, kernel_dram_bytes, split_cycles
 from lowering.errors import CompileError
+from lowering.roofline import MACS_ATTR, annotate
 from lowering.tiling import TilingError, epilogue_of, make_anchor, search, sram_bytes
 
 
@@ -89,6 +90,8 @@ class Tile(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = arch_of(op)
+        if MACS_ATTR not in op.attributes:
+            annotate(op)  # the model's work, for roofline reports after lowering
         names = KernelNames()
         for func in op.ops:
             if not isinstance(func, FuncOp):
