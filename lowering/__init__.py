@@ -17,6 +17,26 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         from lowering.canonicalize import Canonicalize
         return Canonicalize
 
+    def _constant_fold():
+        from lowering.constant_fold import ConstantFold
+        return ConstantFold
+
+    def _shape_inference():
+        from lowering.shape_inference import ShapeInference
+        return ShapeInference
+
+    def _bn_fold():
+        from lowering.bn_fold import BnFold
+        return BnFold
+
+    def _dce():
+        from lowering.dce import Dce
+        return Dce
+
+    def _cse():
+        from lowering.cse import Cse
+        return Cse
+
     def _fuse():
         from lowering.fuse import Fuse
         return Fuse
@@ -47,6 +67,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
     return {
         "npu-canonicalize": _canonicalize,
+        "npu-constant-fold": _constant_fold,
+        "npu-shape-inference": _shape_inference,
+        "npu-bn-fold": _bn_fold,
+        "npu-dce": _dce,
+        "npu-cse": _cse,
         "npu-fuse": _fuse,
         "npu-tile": _tile,
         "npu-bufferize": _bufferize,

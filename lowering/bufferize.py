@@ -220,11 +220,7 @@ class TaskBuilder:
             for tk in toks:
                 em.add(WaitOp(tk))
         for s in self.plan.steps:
-            if s.other is None:
-                ins = [acc]
-            else:
-                ins = [acc, epi_bufs[s.other]] if s.acc_first else [epi_bufs[s.other], acc]
-            em.add(EltwiseOp(s.fn, ins, acc))
+            em.add(EltwiseOp(s.fn, [acc if a is None else epi_bufs[a] for a in s.args], acc))
         zeros = [em.const(0)] * len(ks.out.dims)
         dst = self.dram_source(ks.out)
         tok = em.add(CopyOp(acc, zeros, dst, self.offsets(em, ks.out, idx), ks.out.sizes, clip=True))

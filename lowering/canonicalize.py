@@ -3,11 +3,25 @@
 Patterns (each declines when it does not match):
 - `reshape(reshape(x))` -> `reshape(x)` (locations merged);
 - `reshape(x)` to x's own shape -> `x`;
-- `gemm{alpha, beta}(A, B, C)` -> `add(mul(gemm(A, B), alpha), mul(C, beta))`:
-  the scalings become elementwise epilogue ops the matmul kernel can fuse;
+- neutral elements: `x * 1`, `1 * x`, `x + 0`, `0 + x`, `x - 0`, `x / 1` -> `x`, where
+  the constant is an `npu_graph.constant` whose every element is 1 (or 0), inline
+  `value` or a weight read from the module's weight store; only when the result
+  has x's own type (a constant that broadcasts x to a bigger shape stays). The
+  sign of zero is not kept (for x = -0.0, x + 0 is +0.0, the rewrite gives -0.0),
+  as usual for graph compilers;
+- `transpose(transpose(x))` -> one `transpose(x)` with the composed permutation,
+  or `x` when the permutations cancel; a transpose with the identity permutation
+  -> `x`;
+- a transpose that only moves size-1 dims (the other dims keep their order, so
+  the data layout is unchanged) -> `reshape`;
+- `gemm{alpha, beta}(A, B, C)` -> `add(mul(gemm(A, B), alpha), mul(C, beta))`
+  (the factors that are 1 left out): the scalings become elementwise epilogue
+  ops the matmul kernel can fuse;
 - `matmul(A, B)` with a 1-D operand, or with an N-D `A` and a 2-D `B`, ->
   reshapes around a 2-D matmul (numpy matmul semantics kept).
-Assumes value semantics (graph level); dead ops are removed by the driver."""
+Identity and Dropout never reach the IR: the ONNX importer binds their outputs to
+their inputs, so there is no pattern for them here.
+Assumes value semantics (graph level); dead ops are removed by the driver. No options."""
 
 from __future__ import annotations
 
@@ -27,8 +41,23 @@ from xdsl.pattern_rewriter import (
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, TensorType
 from xdsl.ir import Operation, SSAValue
 
-from npu_dialects.graph import AddOp, ConstantOp, GemmOp, MatMulOp, MulOp, ReshapeOp, f32_tensor, shape_of
+from npu_dialects.graph import (
+    AddOp,
+    BinaryOp,
+    ConstantOp,
+    DivOp,
+    GemmOp,
+    MatMulOp,
+    MulOp,
+    ReshapeOp,
+    SubOp,
+    TransposeOp,
+    f32_tensor,
+    ints,
+    shape_of,
+)
 from npu_dialects.locs import fused_loc, loc_names
+from lowering.constants import ConstantReader
 
 
 def _scalar(value: float, loc) -> ConstantOp:
@@ -66,18 +95,21 @@ class GemmScalingToEpilogue(RewritePattern):
             return
         loc = op.location
         ops: list[Operation] = []
-        core = _at(GemmOp(op.a, op.b, None if p["beta"] != 1.0 else op.c, op.result.type,
-                          trans_a=p["trans_a"], trans_b=p["trans_b"]), loc)
+        # C leaves the gemm: alpha scales the product only
+        core = _at(GemmOp(op.a, op.b, None, op.result.type, trans_a=p["trans_a"], trans_b=p["trans_b"]), loc)
         ops.append(core)
         y: SSAValue = core.results[0]
         if p["alpha"] != 1.0:
             alpha = _scalar(p["alpha"], loc)
             ops += [alpha, _at(MulOp(y, alpha.result, op.result.type), loc)]
             y = ops[-1].results[0]
-        if p["beta"] != 1.0 and op.c is not None:
-            beta = _scalar(p["beta"], loc)
-            scaled = _at(MulOp(op.c, beta.result, op.c.type), loc)
-            ops += [beta, scaled, _at(AddOp(y, scaled.results[0], op.result.type), loc)]
+        if op.c is not None:
+            c: SSAValue = op.c
+            if p["beta"] != 1.0:
+                beta = _scalar(p["beta"], loc)
+                ops += [beta, _at(MulOp(op.c, beta.result, op.c.type), loc)]
+                c = ops[-1].results[0]
+            ops.append(_at(AddOp(y, c, op.result.type), loc))
         rewriter.replace(op, ops, [ops[-1].results[0]])
 
 
@@ -125,13 +157,96 @@ class FoldIdentityReshape(RewritePattern):
         rewriter.replace(op, [], [op.input])
 
 
+NEUTRAL: dict[type[BinaryOp], tuple[float, tuple[int, ...]]] = {
+    AddOp: (0.0, (0, 1)),
+    SubOp: (0.0, (1,)),
+    MulOp: (1.0, (0, 1)),
+    DivOp: (1.0, (1,)),
+}
+"""op -> (its neutral element, the operand positions where it may stand)."""
+
+
+class FoldNeutralElement(RewritePattern):
+    """x * 1, 1 * x, x + 0, 0 + x, x - 0, x / 1 -> x (constant all ones / zeros)."""
+
+    def __init__(self, constants: ConstantReader):
+        self.constants = constants
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        rule = NEUTRAL.get(type(op))  # type: ignore[arg-type]
+        if rule is None:
+            return
+        neutral, positions = rule
+        for pos in positions:
+            const, other = op.operands[pos], op.operands[1 - pos]
+            if other.type != op.results[0].type:
+                continue  # the constant broadcasts x to a bigger shape
+            if ConstantReader.constant_op(const) is None or not self.constants.is_splat(const, neutral):
+                continue
+            rewriter.replace(op, [], [other])
+            return
+
+
+def _perm(op: TransposeOp) -> tuple[int, ...]:
+    return ints(op.perm, ())
+
+
+class FoldTransposeChain(RewritePattern):
+    """transpose(transpose(x, p), q) -> transpose(x, p[q]) (or x when that is the identity)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, TransposeOp):
+            return
+        p, q = _perm(inner), _perm(op)
+        if len(p) != len(q):
+            return
+        composed = tuple(p[i] for i in q)
+        if composed == tuple(range(len(composed))):
+            rewriter.replace(op, [], [inner.input])
+            return
+        new = TransposeOp(inner.input, composed, op.result.type)
+        new.location = fused_loc(loc_names(inner.location) + loc_names(op.location))
+        rewriter.replace(op, new)
+
+
+class FoldIdentityTranspose(RewritePattern):
+    """transpose(x) with the identity permutation -> x."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        perm = _perm(op)
+        if perm != tuple(range(len(perm))) or op.input.type != op.result.type:
+            return
+        rewriter.replace(op, [], [op.input])
+
+
+class TransposeOfUnitDimsToReshape(RewritePattern):
+    """A transpose that only moves size-1 dims (the others keep their order) -> reshape."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        perm, shape = _perm(op), shape_of(op.input)
+        if perm == tuple(range(len(perm))) or len(perm) != len(shape):
+            return
+        moved = [d for d in perm if shape[d] != 1]
+        if moved != sorted(moved):
+            return  # real data movement
+        rewriter.replace(op, _at(ReshapeOp(op.input, op.result.type), op.location))
+
+
 @dataclass(frozen=True)
 class Canonicalize(ModulePass):
-    """Graph-level canonicalisation (reshape chains, gemm scaling, matmul ranks)."""
+    """Graph-level canonicalisation (neutral elements, transpose/reshape chains, gemm scaling, matmul ranks).
+
+    See the module docstring for the patterns. Reads weight values (for x*1 and x+0
+    with a weight constant) from the module's weight store. No options."""
 
     name = "npu-canonicalize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(GreedyRewritePatternApplier([
-            FoldReshapeChain(), FoldIdentityReshape(), GemmScalingToEpilogue(),
-            MatmulTo2D()])).rewrite_module(op)
+            FoldReshapeChain(), FoldIdentityReshape(), FoldNeutralElement(ConstantReader(op, self.name)),
+            FoldTransposeChain(), FoldIdentityTranspose(), TransposeOfUnitDimsToReshape(),
+            GemmScalingToEpilogue(), MatmulTo2D()])).rewrite_module(op)

@@ -6,32 +6,34 @@ It mirrors the simulator's timing model at a coarser grain (no contention):
 - cube work is ceil(M/cm)*ceil(K/ck)*ceil(N/cn) blocks (padding waste
   included), vector work ceil(elements/vector_lanes) cycles;
 - with double buffering the first load is exposed, then a step costs
-  max(DMA, compute) and the last step only its compute; otherwise their sum; the output tile is stored once per parallel tile
-  (latency + bytes, not overlapped).
+  max(DMA, compute) and the last step only its compute; otherwise their sum;
+- the output tile is stored once per parallel tile (latency + bytes, not
+  overlapped).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from math import ceil, prod
 
 from npu_dialects.arch import Arch
 from lowering.tiling import KernelShape, Window
 
 
-def dma_cycles(windows: list[Window], arch: Arch) -> int:
+def dma_cycles(windows: list[Window], arch: Arch, dram_bw: int | None = None) -> int:
     """Cycles to land one step's loads: they are spread over the core's channels
     (largest first onto the least busy channel); a channel spends `dma_latency` per
-    descriptor plus its bytes, and all of them together cannot beat `dram_bw`."""
+    descriptor plus its bytes, and all of them together cannot beat `dram_bw` (or
+    the given share of it)."""
     if not windows:
         return 0
+    bw = dram_bw or arch.dram_bw
     channels = [0] * arch.dma_channels
     total = 0
     for nbytes in sorted((w.valid_bytes() for w in windows), reverse=True):
         i = channels.index(min(channels))
-        channels[i] += arch.dma_latency + ceil(nbytes / arch.dram_bw)
+        channels[i] += arch.dma_latency + ceil(nbytes / bw)
         total += nbytes
-    return max(max(channels), ceil(total / arch.dram_bw))
+    return max(max(channels), ceil(total / bw))
 
 
 def compute_cycles(ks: KernelShape, arch: Arch) -> int:
@@ -49,18 +51,20 @@ def compute_cycles(ks: KernelShape, arch: Arch) -> int:
     return ceil(prod(ks.out.sizes) / arch.vector_lanes)
 
 
-def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
+def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0,
+               dram_bw: int | None = None) -> tuple[int, int]:
     """(fixed, per_tile): a task covering p of the kernel's parallel tiles is predicted
     to take fixed + p * per_tile cycles on one core (pipeline fill and drain are the
-    fixed part)."""
+    fixed part). `dram_bw` overrides the bandwidth (a share of it, for split kernels)."""
+    bw = dram_bw or arch.dram_bw
     r = ks.reduction_tiles
     piped = ks.loads + (ks.epilogue if r == 1 else [])
-    load = dma_cycles(piped, arch)
+    load = dma_cycles(piped, arch, bw)
     comp = compute_cycles(ks, arch)
     epi = epilogue_len * ceil(prod(ks.out.sizes) / arch.vector_lanes)
     if r > 1 and ks.epilogue:
-        epi += dma_cycles(ks.epilogue, arch)
-    store = arch.dma_latency + ceil(ks.out.valid_bytes() / arch.dram_bw)
+        epi += dma_cycles(ks.epilogue, arch, bw)
+    store = arch.dma_latency + ceil(ks.out.valid_bytes() / bw)
     if double_buffer:
         # first load, then each step overlaps the next load; the last step only computes
         return load - max(load, comp) + comp, r * max(load, comp) + epi + store
@@ -89,8 +93,7 @@ def parallel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_l
     cores than their producer, and their consumer waits for all of them)."""
     if parts <= 1:
         return kernel_cycles(ks, arch, double_buffer, epilogue_len)
-    shared = replace(arch, dram_bw=max(1, arch.dram_bw // parts))
-    fixed, per_tile = tile_costs(ks, shared, double_buffer, epilogue_len)
+    fixed, per_tile = tile_costs(ks, arch, double_buffer, epilogue_len, max(1, arch.dram_bw // parts))
     return fixed + ceil(ks.parallel_tiles / parts) * per_tile + 2 * arch.sync_latency
 
 

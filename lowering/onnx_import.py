@@ -15,6 +15,25 @@ understands; a converter reads its node through a `NodeContext`, builds ops with
 `ctx.build(...)` (which sets the location to the node name and verifies the op)
 and returns the node's outputs. Adding an op is adding one such function.
 
+Constant folding at import: a node whose inputs are all constant data (shape
+arithmetic such as Shape -> Gather -> Unsqueeze -> Concat -> Reshape, Range,
+ConstantOfShape, a transposed weight, a causal mask built with Trilu) is evaluated
+with onnx's reference implementation (`onnx.reference`) and its outputs are constant
+data too: such nodes never appear in the IR. `Shape` and `Size` of a computed value
+are constant data as well, since every shape is static.
+
+Element types: int64, bool and other constant data is fine at import, but only
+float32 tensors reach the IR. Integer and boolean values computed at run time
+(Cast to an integer type, comparisons, And/Or/Not, Gather indices) are carried as
+float32 values that hold the integers (exact up to 2^24) or 1.0 / 0.0; a `Tensor`
+keeps its ONNX element type for the converters, and integer or boolean constant
+operands of such ops are converted to float32 (`NodeContext.value(i, carried=True)`).
+Graph inputs and outputs must be float32.
+
+Opset differences are handled per converter (attributes that became inputs: Slice
+at 10, Clip at 11, Squeeze/Unsqueeze/Split/ReduceSum at 13, the other reductions
+and Pad axes at 18; Softmax flattens to 2-D before 13; Split's num_outputs at 18).
+
 Problems are collected for the whole graph before anything is raised: one line per
 offending node, `error: node 'NAME' (OpType, opset N): what is wrong`, all raised
 together as `OnnxImportError`. After a node fails, its outputs stand in as
@@ -27,7 +46,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,17 +73,58 @@ from xdsl.utils.exceptions import VerifyException
 from npu_dialects.entry import INPUTS_ATTR, OUTPUTS_ATTR
 from npu_dialects.arch import PRESETS, Arch, set_arch
 from npu_dialects.graph import (
+    AbsOp,
     AddOp,
+    AvgPoolOp,
+    BatchNormOp,
+    BinaryOp,
+    ClipOp,
+    ConcatOp,
     ConstantOp,
     Conv2dOp,
     DivOp,
+    ElementwiseOp,
+    EqualOp,
+    ErfOp,
+    ExpandOp,
+    ExpOp,
+    GatherOp,
+    GeluOp,
+    GeluTanhOp,
     GemmOp,
+    GreaterOp,
+    LayerNormOp,
+    LessOp,
+    LogOp,
+    LrnOp,
     MatMulOp,
+    MaxOp,
     MaxPoolOp,
+    MinOp,
     MulOp,
+    NegOp,
+    PadOp,
+    PowOp,
+    PReluOp,
+    ReciprocalOp,
+    ReduceMaxOp,
+    ReduceMeanOp,
+    ReduceMinOp,
+    ReduceOp,
+    ReduceSumOp,
     ReluOp,
     ReshapeOp,
+    SigmoidOp,
+    SliceOp,
+    SoftmaxOp,
+    SqrtOp,
     SubOp,
+    TanhOp,
+    TransposeOp,
+    TriluOp,
+    TruncOp,
+    UnaryOp,
+    WhereOp,
     broadcast_shapes,
     conv_out_shape,
     f32_tensor,
@@ -77,6 +137,10 @@ MIN_OPSET = 9
 """Oldest default-domain opset the converters are written for."""
 MAX_OPSET = 21
 """Newest default-domain opset the converters are written for."""
+_NO_FOLD = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+                      "Multinomial", "Bernoulli", "Dropout"})
+"""Op types never evaluated at import even with constant inputs (not deterministic;
+Dropout in training mode is random)."""
 INLINE_MAX_ELEMENTS = 16
 """Constants with at most this many elements are written inline (`value`), larger ones
 go to the weight side file (`weight`)."""
@@ -251,9 +315,32 @@ class NodeContext:
     def shape(self, i: int) -> tuple[int, ...]:
         return self.tensor(i).shape
 
-    def value(self, i: int) -> SSAValue:
-        """Input `i` as an f32 SSA value; constant data becomes an `npu_graph.constant`."""
-        return self._imp.materialize(self.tensor(i))
+    def value(self, i: int, *, carried: bool = False) -> SSAValue:
+        """Input `i` as an f32 SSA value; constant data becomes an `npu_graph.constant`.
+        With `carried`, integer and boolean constant data is converted to float32 (how
+        such values live on the device) instead of being rejected."""
+        t = self.tensor(i)
+        if carried:
+            t = self._imp.carried(t)
+        return self._imp.materialize(t)
+
+    def ssa(self, out: Output) -> SSAValue:
+        """A converter's output (SSA value or `Tensor`) as an f32 SSA value."""
+        return out if isinstance(out, SSAValue) else self._imp.materialize(out)
+
+    def scalar(self, v: float) -> SSAValue:
+        """An inline f32 scalar constant (shape []) located at this node."""
+        data = np.array(v, dtype=np.float32)
+        return self._imp.materialize(Tensor(f"{self.label}.const", (), data.dtype, data=data, origin=self.label))
+
+    def dtype(self, i: int) -> np.dtype:
+        """The ONNX element type of input `i` (runtime integers and booleans are carried
+        as f32 values but keep their ONNX type here)."""
+        return self.tensor(i).dtype
+
+    def typed(self, v: SSAValue, dtype: np.dtype | type, i: int = 0) -> Tensor:
+        """Output `i` as SSA value `v` whose ONNX element type is `dtype`."""
+        return Tensor(self.node.output[i], shape_of(v), np.dtype(dtype), value=v)
 
     def optional_value(self, i: int) -> SSAValue | None:
         return self.value(i) if self.has_input(i) else None
@@ -455,13 +542,36 @@ def convert_conv(ctx: NodeContext) -> Sequence[Output]:
     return [ctx.build(op).results[0]]
 
 
-def _binary(op_class: type[AddOp | SubOp | MulOp | DivOp]) -> Converter:
+def _is_float(dtype: np.dtype) -> bool:
+    return np.issubdtype(dtype, np.floating)
+
+
+def _eltwise(ctx: NodeContext, op_class: type[ElementwiseOp], *values: SSAValue) -> SSAValue:
+    """`op_class(values...)` with the broadcast result shape (NodeError when the shapes
+    do not broadcast)."""
+    shapes = [shape_of(v) for v in values]
+    shape = broadcast_shapes(*shapes)
+    if shape is None:
+        listed = [str(list(s)) for s in shapes]
+        raise NodeError(f"operand shapes {', '.join(listed[:-1])} and {listed[-1]} do not broadcast")
+    return ctx.build(op_class(*values, f32_tensor(shape))).results[0]
+
+
+def _same_type_operands(ctx: NodeContext, indices: Sequence[int]) -> list[SSAValue]:
+    """The inputs as SSA values; integer/boolean constants are carried as f32 when all
+    the inputs share their type (an int64 constant next to a float tensor stays an error)."""
+    dtypes = {ctx.dtype(i) for i in indices}
+    carried = len(dtypes) == 1 and not _is_float(next(iter(dtypes)))
+    return [ctx.value(i, carried=carried) for i in indices]
+
+
+def _binary(op_class: type[BinaryOp]) -> Converter:
     def convert(ctx: NodeContext) -> Sequence[Output]:
-        a, b = ctx.shape(0), ctx.shape(1)
-        shape = broadcast_shapes(a, b)
-        if shape is None:
-            raise NodeError(f"operand shapes {list(a)} and {list(b)} do not broadcast")
-        return [ctx.build(op_class(ctx.value(0), ctx.value(1), f32_tensor(shape))).results[0]]
+        a, b = _same_type_operands(ctx, (0, 1))
+        y = _eltwise(ctx, op_class, a, b)
+        if op_class is DivOp and not _is_float(ctx.dtype(0)):
+            y = ctx.build(TruncOp(y, y.type)).results[0]  # integer division truncates
+        return [y]
 
     convert.__doc__ = f"Elementwise `{op_class.name}` with numpy broadcasting."
     return convert
@@ -567,19 +677,733 @@ def convert_constant(ctx: NodeContext) -> Sequence[Output]:
 
 
 # --------------------------------------------------------------------------------------
+# Converters: elementwise, activations, comparisons
+# --------------------------------------------------------------------------------------
+
+
+def _unary(op_class: type[UnaryOp]) -> Converter:
+    def convert(ctx: NodeContext) -> Sequence[Output]:
+        return [ctx.build(op_class(ctx.value(0), f32_tensor(ctx.shape(0)))).results[0]]
+
+    convert.__doc__ = f"Elementwise `{op_class.name}`."
+    return convert
+
+
+for _op_type, _cls in (("Sigmoid", SigmoidOp), ("Tanh", TanhOp), ("Erf", ErfOp), ("Sqrt", SqrtOp),
+                       ("Exp", ExpOp), ("Log", LogOp), ("Neg", NegOp), ("Abs", AbsOp),
+                       ("Reciprocal", ReciprocalOp)):
+    converter(_op_type)(_unary(_cls))
+
+
+@converter("Gelu", attrs=("approximate",))
+def convert_gelu(ctx: NodeContext) -> Sequence[Output]:
+    """Gelu (opset 20): exact (erf) or `approximate="tanh"`."""
+    approx = ctx.attr("approximate", "none")
+    if approx not in ("none", "tanh"):
+        raise NodeError(f"unsupported attribute approximate={approx}")
+    cls = GeluTanhOp if approx == "tanh" else GeluOp
+    return [ctx.build(cls(ctx.value(0), f32_tensor(ctx.shape(0)))).results[0]]
+
+
+@converter("LeakyRelu", attrs=("alpha",))
+def convert_leaky_relu(ctx: NodeContext) -> Sequence[Output]:
+    """x where x >= 0 else alpha * x: `npu_graph.prelu` with an inline scalar slope."""
+    return [_eltwise(ctx, PReluOp, ctx.value(0), ctx.scalar(float(ctx.attr("alpha", 0.01))))]
+
+
+@converter("PRelu")
+def convert_prelu(ctx: NodeContext) -> Sequence[Output]:
+    """x where x >= 0 else slope * x, the slope broadcast to x."""
+    if broadcast_shapes(ctx.shape(0), ctx.shape(1)) != ctx.shape(0):
+        raise NodeError(f"slope of shape {list(ctx.shape(1))} does not broadcast to the input "
+                        f"{list(ctx.shape(0))}")
+    return [_eltwise(ctx, PReluOp, ctx.value(0), ctx.value(1))]
+
+
+@converter("Pow")
+def convert_pow(ctx: NodeContext) -> Sequence[Output]:
+    """x ** y; an integer exponent is carried as f32."""
+    return [_eltwise(ctx, PowOp, ctx.value(0), ctx.value(1, carried=True))]
+
+
+@converter("Clip", attrs=("min", "max"))
+def convert_clip(ctx: NodeContext) -> Sequence[Output]:
+    """min(max(x, lo), hi): bounds are attributes before opset 11 and optional inputs
+    from 11 on; a missing bound is -inf / +inf (Clip(0, 6) is ReLU6)."""
+    x = ctx.value(0)
+    if ctx.opset < 11:
+        lo = ctx.scalar(float(ctx.attr("min", -np.inf)))
+        hi = ctx.scalar(float(ctx.attr("max", np.inf)))
+    else:
+        lo = ctx.value(1) if ctx.has_input(1) else ctx.scalar(-np.inf)
+        hi = ctx.value(2) if ctx.has_input(2) else ctx.scalar(np.inf)
+    for v, what in ((lo, "min"), (hi, "max")):
+        if int(np.prod(shape_of(v))) != 1:
+            raise NodeError(f"{what} must be a scalar, got shape {list(shape_of(v))}")
+    return [_eltwise(ctx, ClipOp, x, lo, hi)]
+
+
+def _hard_sigmoid(ctx: NodeContext, x: SSAValue, alpha: float, beta: float) -> SSAValue:
+    y = _eltwise(ctx, AddOp, _eltwise(ctx, MulOp, x, ctx.scalar(alpha)), ctx.scalar(beta))
+    return _eltwise(ctx, ClipOp, y, ctx.scalar(0.0), ctx.scalar(1.0))
+
+
+@converter("HardSigmoid", attrs=("alpha", "beta"))
+def convert_hard_sigmoid(ctx: NodeContext) -> Sequence[Output]:
+    """clip(alpha * x + beta, 0, 1) as mul, add, clip."""
+    return [_hard_sigmoid(ctx, ctx.value(0), float(ctx.attr("alpha", 0.2)), float(ctx.attr("beta", 0.5)))]
+
+
+@converter("HardSwish")
+def convert_hard_swish(ctx: NodeContext) -> Sequence[Output]:
+    """x * clip(x / 6 + 1 / 2, 0, 1) as mul, add, clip, mul."""
+    x = ctx.value(0)
+    return [_eltwise(ctx, MulOp, x, _hard_sigmoid(ctx, x, 1.0 / 6.0, 0.5))]
+
+
+def _variadic(op_class: type[BinaryOp], mean: bool = False) -> Converter:
+    def convert(ctx: NodeContext) -> Sequence[Output]:
+        idx = [i for i in range(ctx.num_inputs) if ctx.has_input(i)]
+        if not idx:
+            raise NodeError("needs at least one input")
+        vals = _same_type_operands(ctx, idx)
+        if len(vals) == 1:
+            return [ctx.tensor(idx[0])]
+        y = vals[0]
+        for v in vals[1:]:
+            y = _eltwise(ctx, op_class, y, v)
+        if mean:
+            y = _eltwise(ctx, MulOp, y, ctx.scalar(1.0 / len(vals)))
+        return [y]
+
+    convert.__doc__ = (f"A chain of `{op_class.name}` over the inputs (numpy broadcasting)"
+                       + (", times 1/n" if mean else "") + ".")
+    return convert
+
+
+converter("Sum")(_variadic(AddOp))
+converter("Mean")(_variadic(AddOp, mean=True))
+converter("Max")(_variadic(MaxOp))
+converter("Min")(_variadic(MinOp))
+
+
+def _compare(op_class: type[BinaryOp], negate: bool = False) -> Converter:
+    def convert(ctx: NodeContext) -> Sequence[Output]:
+        y = _eltwise(ctx, op_class, *_same_type_operands(ctx, (0, 1)))
+        if negate:
+            y = _eltwise(ctx, SubOp, ctx.scalar(1.0), y)
+        return [ctx.typed(y, np.bool_)]
+
+    convert.__doc__ = (f"{'1 - ' if negate else ''}`{op_class.name}`: a boolean carried as 1.0 / 0.0"
+                       + (" (NaN operands give true)" if negate else "") + ".")
+    return convert
+
+
+converter("Equal")(_compare(EqualOp))
+converter("Less")(_compare(LessOp))
+converter("Greater")(_compare(GreaterOp))
+converter("LessOrEqual")(_compare(GreaterOp, negate=True))
+converter("GreaterOrEqual")(_compare(LessOp, negate=True))
+
+
+@converter("Not")
+def convert_not(ctx: NodeContext) -> Sequence[Output]:
+    """1 - x on a boolean carried as 1.0 / 0.0."""
+    return [ctx.typed(_eltwise(ctx, SubOp, ctx.scalar(1.0), ctx.value(0, carried=True)), np.bool_)]
+
+
+def _logical(op_class: type[BinaryOp], doc: str, xor: bool = False) -> Converter:
+    def convert(ctx: NodeContext) -> Sequence[Output]:
+        y = _eltwise(ctx, op_class, ctx.value(0, carried=True), ctx.value(1, carried=True))
+        if xor:
+            y = ctx.build(AbsOp(y, y.type)).results[0]
+        return [ctx.typed(y, np.bool_)]
+
+    convert.__doc__ = doc
+    return convert
+
+
+converter("And")(_logical(MulOp, "a * b on booleans carried as 1.0 / 0.0."))
+converter("Or")(_logical(MaxOp, "max(a, b) on booleans carried as 1.0 / 0.0."))
+converter("Xor")(_logical(SubOp, "|a - b| on booleans carried as 1.0 / 0.0.", xor=True))
+
+
+@converter("Where")
+def convert_where(ctx: NodeContext) -> Sequence[Output]:
+    """a where cond else b; the boolean condition is carried as 1.0 / 0.0."""
+    vals = [ctx.value(0, carried=True), *_same_type_operands(ctx, (1, 2))]
+    return [ctx.typed(_eltwise(ctx, WhereOp, *vals), ctx.dtype(1))]
+
+
+_FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16,
+                onnx.TensorProto.BFLOAT16}
+
+
+def _cast(ctx: NodeContext, to: int) -> Sequence[Output]:
+    """Cast to ONNX type `to`: floats stay f32 (no rounding to f16/bf16 is modelled),
+    integer targets truncate toward zero, bool gives x != 0 as 1.0 / 0.0."""
+    src = ctx.dtype(0)
+    try:
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to))
+    except Exception:
+        raise NodeError(f"unsupported target type {to}") from None
+    x = ctx.value(0, carried=True)
+    if to in _FLOAT_TYPES or to == onnx.TensorProto.BOOL and src == np.bool_:
+        return [ctx.typed(x, np.float32 if to in _FLOAT_TYPES else dtype)]
+    if to == onnx.TensorProto.BOOL:
+        y = _eltwise(ctx, WhereOp, x, ctx.scalar(1.0), ctx.scalar(0.0))
+        return [ctx.typed(y, np.bool_)]
+    if not np.issubdtype(dtype, np.integer):
+        raise NodeError(f"unsupported target type {onnx.TensorProto.DataType.Name(to).lower()}")
+    if not _is_float(src):
+        return [ctx.typed(x, dtype)]
+    return [ctx.typed(ctx.build(TruncOp(x, x.type)).results[0], dtype)]
+
+
+@converter("Cast", attrs=("to", "saturate"))
+def convert_cast(ctx: NodeContext) -> Sequence[Output]:
+    """Integers and booleans are carried as f32 values: see `_cast`."""
+    return _cast(ctx, int(ctx.attr("to")))
+
+
+@converter("CastLike", attrs=("saturate",))
+def convert_cast_like(ctx: NodeContext) -> Sequence[Output]:
+    """Cast to the element type of input 1 (see `_cast`)."""
+    return _cast(ctx, onnx.helper.np_dtype_to_tensor_dtype(ctx.dtype(1)))
+
+
+# --------------------------------------------------------------------------------------
+# Converters: normalisation, reductions, pooling
+# --------------------------------------------------------------------------------------
+
+
+def _axis(axis: int, rank: int, what: str = "axis") -> int:
+    if not -rank <= axis < rank:
+        raise NodeError(f"{what}={axis} is out of range for an input of rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+@converter("Softmax", attrs=("axis",))
+def convert_softmax(ctx: NodeContext) -> Sequence[Output]:
+    """Softmax along `axis` (default -1) from opset 13; before 13 the input is flattened
+    to 2-D at `axis` (default 1) and normalised over the second dim, which becomes
+    reshape + softmax + reshape (just softmax when axis is the last dim)."""
+    x = ctx.shape(0)
+    r = len(x)
+    if ctx.opset >= 13:
+        axis = _axis(int(ctx.attr("axis", -1)), max(r, 1))
+        return [ctx.build(SoftmaxOp(ctx.value(0), axis, f32_tensor(x))).results[0]]
+    axis = int(ctx.attr("axis", 1))
+    if not -r <= axis <= r:
+        raise NodeError(f"axis={axis} is out of range for an input of rank {r}")
+    axis = axis + r if axis < 0 else axis
+    if axis == r - 1:
+        return [ctx.build(SoftmaxOp(ctx.value(0), axis, f32_tensor(x))).results[0]]
+    flat = ctx.build(ReshapeOp(ctx.value(0), f32_tensor((_prod(x[:axis]), _prod(x[axis:]))))).results[0]
+    y = ctx.build(SoftmaxOp(flat, 1, flat.type)).results[0]
+    return [ctx.build(ReshapeOp(y, f32_tensor(x))).results[0]]
+
+
+@converter("LayerNormalization", attrs=("axis", "epsilon", "stash_type"))
+def convert_layer_norm(ctx: NodeContext) -> Sequence[Output]:
+    """Normalisation over dims axis.. (default -1) with scale and optional bias
+    (`npu_graph.layernorm`); the Mean and InvStdDev outputs, when used, are computed
+    by reductions and elementwise ops of their own."""
+    x = ctx.shape(0)
+    axis = _axis(int(ctx.attr("axis", -1)), len(x))
+    if int(ctx.attr("stash_type", 1)) != 1:
+        raise NodeError(f"unsupported attribute stash_type={ctx.attr('stash_type')} (only float32 statistics)")
+    norm = x[axis:]
+    for i, what in ((1, "scale"), (2, "bias")):
+        if ctx.has_input(i) and broadcast_shapes(ctx.shape(i), norm) != norm:
+            raise NodeError(f"{what} of shape {list(ctx.shape(i))} does not broadcast to the normalised "
+                            f"dims {list(norm)}")
+    eps = float(ctx.attr("epsilon", 1e-5))
+    op = LayerNormOp(ctx.value(0), ctx.value(1), ctx.optional_value(2), axis, eps, f32_tensor(x))
+    outs: list[Output] = [ctx.build(op).results[0]]
+    if ctx.output_used(1) or ctx.output_used(2):
+        # Mean and InvStdDev (shape x[:axis] + [1, ...]) as separate ops: every op has one result.
+        axes = tuple(range(axis, len(x)))
+        stat = f32_tensor(ReduceOp.out_shape(x, axes, True))
+        mean = ctx.build(ReduceMeanOp(ctx.value(0), axes, True, stat)).results[0]
+        d = _eltwise(ctx, SubOp, ctx.value(0), mean)
+        var = ctx.build(ReduceMeanOp(_eltwise(ctx, MulOp, d, d), axes, True, stat)).results[0]
+        sd = ctx.build(SqrtOp(_eltwise(ctx, AddOp, var, ctx.scalar(eps)), stat)).results[0]
+        outs += [mean, ctx.build(ReciprocalOp(sd, stat)).results[0]]
+    return outs
+
+
+@converter("BatchNormalization", attrs=("epsilon", "momentum", "spatial", "training_mode"))
+def convert_batchnorm(ctx: NodeContext) -> Sequence[Output]:
+    """Inference batch normalisation over dim 1 (`npu_graph.batchnorm`); training mode,
+    spatial=0 and the running-statistics outputs are not supported."""
+    x = ctx.shape(0)
+    if len(x) < 2:
+        raise NodeError(f"input must have a channel dim 1, got shape {list(x)}")
+    if int(ctx.attr("training_mode", 0)):
+        raise NodeError("training_mode=1 is not supported (inference only)")
+    if not int(ctx.attr("spatial", 1)):
+        raise NodeError("unsupported attribute spatial=0")
+    for i, what in ((1, "scale"), (2, "bias"), (3, "mean"), (4, "var")):
+        if ctx.shape(i) != (x[1],):
+            raise NodeError(f"{what} of shape {list(ctx.shape(i))} must have shape [{x[1]}]")
+    op = BatchNormOp(ctx.value(0), ctx.value(1), ctx.value(2), ctx.value(3), ctx.value(4),
+                     float(ctx.attr("epsilon", 1e-5)), f32_tensor(x))
+    return [ctx.build(op).results[0]]
+
+
+def _axes_arg(ctx: NodeContext, input_since: int, index: int = 1) -> tuple[int, ...] | None:
+    """`axes`: an attribute before opset `input_since`, an optional constant input from
+    then on; None when absent."""
+    if ctx.opset < input_since:
+        return ctx.ints_attr("axes", ()) if ctx.has_attr("axes") else None
+    if ctx.has_attr("axes"):
+        raise NodeError(f"axes is an input from opset {input_since} on, not an attribute")
+    if not ctx.has_input(index):
+        return None
+    return tuple(int(a) for a in ctx.constant(index, "axes").reshape(-1))
+
+
+def _norm_axes(axes: Sequence[int], rank: int) -> tuple[int, ...]:
+    out = sorted({_axis(a, rank, "axes") for a in axes})
+    if len(out) != len(axes):
+        raise NodeError(f"axes {list(axes)} repeat a dimension")
+    return tuple(out)
+
+
+def _reduce(op_class: type[ReduceOp], input_since: int) -> Converter:
+    def convert(ctx: NodeContext) -> Sequence[Output]:
+        x = ctx.shape(0)
+        axes = _axes_arg(ctx, input_since)
+        if not axes:  # absent or empty: all dims, or none with noop_with_empty_axes (opset 13/18)
+            if int(ctx.attr("noop_with_empty_axes", 0)):
+                return [ctx.tensor(0)]
+            axes = tuple(range(len(x)))
+        axes = _norm_axes(axes, max(len(x), 1)) if x else ()
+        keep = bool(int(ctx.attr("keepdims", 1)))
+        out = op_class.out_shape(x, axes, keep)
+        return [ctx.build(op_class(ctx.value(0), axes, keep, f32_tensor(out))).results[0]]
+
+    convert.__doc__ = (f"`{op_class.name}`: axes are an attribute before opset {input_since}, an input "
+                       "from then on; none means all dims (unless noop_with_empty_axes).")
+    return convert
+
+
+converter("ReduceMean", attrs=("axes", "keepdims", "noop_with_empty_axes"))(_reduce(ReduceMeanOp, 18))
+converter("ReduceSum", attrs=("axes", "keepdims", "noop_with_empty_axes"))(_reduce(ReduceSumOp, 13))
+converter("ReduceMax", attrs=("axes", "keepdims", "noop_with_empty_axes"))(_reduce(ReduceMaxOp, 18))
+converter("ReduceMin", attrs=("axes", "keepdims", "noop_with_empty_axes"))(_reduce(ReduceMinOp, 18))
+
+
+def _global_pool(op_class: type[ReduceOp]) -> Converter:
+    def convert(ctx: NodeContext) -> Sequence[Output]:
+        x = ctx.shape(0)
+        if len(x) < 3:
+            raise NodeError(f"input must be [N, C, spatial...], got shape {list(x)}")
+        axes = tuple(range(2, len(x)))
+        out = op_class.out_shape(x, axes, True)
+        return [ctx.build(op_class(ctx.value(0), axes, True, f32_tensor(out))).results[0]]
+
+    convert.__doc__ = f"`{op_class.name}` over the spatial dims, kept as size 1."
+    return convert
+
+
+converter("GlobalAveragePool")(_global_pool(ReduceMeanOp))
+converter("GlobalMaxPool")(_global_pool(ReduceMaxOp))
+
+
+@converter("AveragePool", attrs=("auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape",
+                                 "pads", "strides"))
+def convert_avgpool(ctx: NodeContext) -> Sequence[Output]:
+    """2-D average pooling (1-D pooling is 2-D over a width of 1, between reshapes).
+    With ceil_mode=1 the extra windows read padding at the end, which
+    count_include_pad=0 ignores; with count_include_pad=1 ceil_mode is accepted only
+    where it does not change the output."""
+    x = ctx.shape(0)
+    kernel = ctx.ints_attr("kernel_shape", ())
+    one_d = len(x) == 3 and len(kernel) == 1
+    if not one_d and (len(x) != 4 or len(kernel) != 2):
+        raise NodeError(f"only 1-D and 2-D pooling are supported: input {list(x)} must be 3-D or 4-D "
+                        f"and kernel_shape {list(kernel)} must have 1 or 2 values")
+    if any(k <= 0 for k in kernel):
+        raise NodeError(f"kernel_shape {list(kernel)} must be positive")
+    if one_d:
+        strides, dilations = (*_ints_n(ctx, "strides", 1), 1), (*_ints_n(ctx, "dilations", 1), 1)
+        x4, kernel = (*x, 1), (kernel[0], 1)
+        if ctx.attr("auto_pad", "NOTSET") == "NOTSET":
+            b, e = ctx.ints_attr("pads", (0, 0)) if ctx.has_attr("pads") else (0, 0)
+            if b < 0 or e < 0:
+                raise NodeError(f"pads {[b, e]} must not be negative")
+            pads = [b, 0, e, 0]
+        else:
+            pads = list(_window_pads(ctx, x4[2:], kernel, strides, dilations))
+    else:
+        x4 = x
+        strides, dilations = _pair(ctx, "strides"), _pair(ctx, "dilations")
+        pads = list(_window_pads(ctx, x[2:], kernel, strides, dilations))
+    include = bool(int(ctx.attr("count_include_pad", 0)))
+    if int(ctx.attr("ceil_mode", 0)):
+        for i in range(2):
+            span = x4[2 + i] + pads[i] + pads[i + 2] - ((kernel[i] - 1) * dilations[i] + 1)
+            if span < 0 or span % strides[i] == 0:
+                continue
+            out = span // strides[i] + 2  # ceil
+            if (out - 1) * strides[i] >= x4[2 + i] + pads[i]:
+                continue  # the extra window would start in the end padding: ONNX drops it
+            if include:
+                raise NodeError("unsupported attribute ceil_mode=1 with count_include_pad=1 "
+                                "(it changes the output shape here)")
+            pads[i + 2] += strides[i] - span % strides[i]
+    out = conv_out_shape(x4, (x4[1], 1, *kernel), strides, pads, dilations)
+    if out is None:
+        raise NodeError(f"the output would be empty: input {list(x)} is smaller than the "
+                        f"{'x'.join(map(str, kernel[:len(x) - 2]))} window")
+    v = ctx.value(0)
+    if one_d:
+        v = ctx.build(ReshapeOp(v, f32_tensor(x4))).results[0]
+    op = AvgPoolOp(v, f32_tensor(out), kernel=kernel, strides=strides, pads=pads,
+                   dilations=dilations, count_include_pad=include)
+    y = ctx.build(op).results[0]
+    if one_d:
+        y = ctx.build(ReshapeOp(y, f32_tensor(out[:3]))).results[0]
+    return [y]
+
+
+def _ints_n(ctx: NodeContext, name: str, n: int) -> tuple[int, ...]:
+    """An n-value positive int attribute (strides, dilations), default all 1."""
+    v = ctx.ints_attr(name, (1,) * n)
+    if len(v) != n or any(x <= 0 for x in v):
+        raise NodeError(f"{name} {list(v)} must have {n} positive value{'s' if n > 1 else ''}")
+    return v
+
+
+@converter("LRN", attrs=("alpha", "beta", "bias", "size"))
+def convert_lrn(ctx: NodeContext) -> Sequence[Output]:
+    """Local response normalisation across channels."""
+    x = ctx.shape(0)
+    if len(x) < 3:
+        raise NodeError(f"input must be [N, C, ...] with rank >= 3, got shape {list(x)}")
+    size = int(ctx.attr("size", 0))
+    if size <= 0:
+        raise NodeError(f"size={size} must be positive")
+    op = LrnOp(ctx.value(0), size, float(ctx.attr("alpha", 1e-4)), float(ctx.attr("beta", 0.75)),
+               float(ctx.attr("bias", 1.0)), f32_tensor(x))
+    return [ctx.build(op).results[0]]
+
+
+# --------------------------------------------------------------------------------------
+# Converters: data movement and shapes
+# --------------------------------------------------------------------------------------
+
+
+@converter("Transpose", attrs=("perm",))
+def convert_transpose(ctx: NodeContext) -> Sequence[Output]:
+    """Permute dims (`perm`, default reversed); the identity permutation is no op."""
+    x = ctx.shape(0)
+    perm = ctx.ints_attr("perm", tuple(reversed(range(len(x)))))
+    if sorted(perm) != list(range(len(x))):
+        raise NodeError(f"perm {list(perm)} is not a permutation of 0..{len(x) - 1}")
+    if list(perm) == list(range(len(x))):
+        return [ctx.tensor(0)]
+    return [ctx.build(TransposeOp(ctx.value(0), perm, f32_tensor([x[p] for p in perm]))).results[0]]
+
+
+def _reshaped(ctx: NodeContext, shape: Sequence[int]) -> Output:
+    """Input 0 viewed with `shape` (`npu_graph.reshape`; no op when the shape is the same)."""
+    if tuple(shape) == ctx.shape(0):
+        return ctx.tensor(0)
+    t = ctx.tensor(0)
+    v = ctx.build(ReshapeOp(ctx.value(0), f32_tensor(shape))).results[0]
+    return ctx.typed(v, t.dtype)
+
+
+@converter("Squeeze", attrs=("axes",))
+def convert_squeeze(ctx: NodeContext) -> Sequence[Output]:
+    """Drop size-1 dims (`axes`: attribute before opset 13, input from 13; default all)."""
+    x = ctx.shape(0)
+    axes = _axes_arg(ctx, 13)
+    if axes is None:
+        axes = tuple(d for d, s in enumerate(x) if s == 1)
+    axes = _norm_axes(axes, len(x))
+    bad = [a for a in axes if x[a] != 1]
+    if bad:
+        raise NodeError(f"cannot squeeze dims {bad} of shape {list(x)}: they are not 1")
+    return [_reshaped(ctx, [s for d, s in enumerate(x) if d not in axes])]
+
+
+@converter("Unsqueeze", attrs=("axes",))
+def convert_unsqueeze(ctx: NodeContext) -> Sequence[Output]:
+    """Insert size-1 dims at `axes` of the result (attribute before opset 13, input from 13)."""
+    x = ctx.shape(0)
+    axes = _axes_arg(ctx, 13)
+    if not axes:
+        raise NodeError("axes are required")
+    axes = _norm_axes(axes, len(x) + len(axes))
+    out, it = [], iter(x)
+    for d in range(len(x) + len(axes)):
+        out.append(1 if d in axes else next(it))
+    return [_reshaped(ctx, out)]
+
+
+@converter("Concat", attrs=("axis",))
+def convert_concat(ctx: NodeContext) -> Sequence[Output]:
+    """Join along `axis`; empty inputs are dropped, a single input is no op."""
+    idx = [i for i in range(ctx.num_inputs) if ctx.has_input(i)]
+    shapes = [ctx.shape(i) for i in idx]
+    r = len(shapes[0])
+    axis = _axis(int(ctx.attr("axis")), max(r, 1))
+    for i, s in zip(idx, shapes):
+        if len(s) != r or any(d != axis and s[d] != shapes[0][d] for d in range(r)):
+            raise NodeError(f"input {i} of shape {list(s)} does not match {list(shapes[0])} outside axis {axis}")
+    keep = [i for i, s in zip(idx, shapes) if s[axis] != 0] or idx[:1]
+    if len(keep) == 1:
+        return [ctx.tensor(keep[0])]
+    out = list(shapes[0])
+    out[axis] = sum(ctx.shape(i)[axis] for i in keep)
+    vals = _same_type_operands(ctx, keep)
+    return [ctx.typed(ctx.build(ConcatOp(vals, axis, f32_tensor(out))).results[0], ctx.dtype(keep[0]))]
+
+
+def _slice_params(x: Sequence[int], starts: Sequence[int], ends: Sequence[int], axes: Sequence[int],
+                  steps: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+    """Full-rank clamped (starts, ends, steps) of an ONNX Slice (ends -1 with a negative
+    step means through index 0)."""
+    r = len(x)
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise NodeError(f"starts {list(starts)}, ends {list(ends)}, axes {list(axes)} and steps "
+                        f"{list(steps)} must have the same length")
+    s_all, e_all, st_all = [0] * r, list(x), [1] * r
+    seen = set()
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        a = _axis(a, r, "axes")
+        if a in seen:
+            raise NodeError(f"axes {list(axes)} repeat dimension {a}")
+        seen.add(a)
+        if st == 0:
+            raise NodeError("steps must not be 0")
+        dim = x[a]
+        s, e = s + dim if s < 0 else s, e + dim if e < 0 else e
+        if st > 0:
+            s, e = min(max(s, 0), dim), min(max(e, 0), dim)
+        else:
+            s, e = min(max(s, 0), max(dim - 1, 0)), min(max(e, -1), dim - 1)
+        s_all[a], e_all[a], st_all[a] = s, e, st
+    return s_all, e_all, st_all
+
+
+def _slice(ctx: NodeContext, x: Sequence[int], starts: Sequence[int], ends: Sequence[int],
+           steps: Sequence[int], out: int = 0) -> Output:
+    """Output `out` as an `npu_graph.slice` of input 0 (no op for the whole tensor; an
+    empty result is empty constant data, which Concat drops)."""
+    shape = SliceOp.sizes(starts, ends, steps)
+    if shape == tuple(x) and all(st == 1 for st in steps):
+        return ctx.tensor(0)
+    if 0 in shape:
+        data = np.zeros(shape, ctx.dtype(0))
+        return Tensor(ctx.node.output[out], shape, data.dtype, data=data, origin=ctx.label)
+    v = ctx.build(SliceOp(ctx.value(0), starts, ends, steps, f32_tensor(shape))).results[0]
+    return ctx.typed(v, ctx.dtype(0), out)
+
+
+@converter("Slice", attrs=("starts", "ends", "axes"))
+def convert_slice(ctx: NodeContext) -> Sequence[Output]:
+    """Strided slice: starts/ends/axes are attributes before opset 10, constant inputs
+    (with optional axes and steps) from 10 on; negative indices count from the end and
+    are clamped like ONNX."""
+    x = ctx.shape(0)
+    if ctx.opset < 10:
+        starts, ends = ctx.ints_attr("starts", ()), ctx.ints_attr("ends", ())
+        axes = ctx.ints_attr("axes", range(len(starts)))
+        steps: Sequence[int] = (1,) * len(starts)
+    else:
+        def ints_in(i: int, what: str) -> list[int]:
+            return [int(v) for v in ctx.constant(i, what).reshape(-1)]
+        starts, ends = ints_in(1, "starts"), ints_in(2, "ends")
+        axes = ints_in(3, "axes") if ctx.has_input(3) else list(range(len(starts)))
+        steps = ints_in(4, "steps") if ctx.has_input(4) else [1] * len(starts)
+    return [_slice(ctx, x, *_slice_params(x, starts, ends, axes, steps))]
+
+
+@converter("Split", attrs=("axis", "split", "num_outputs"))
+def convert_split(ctx: NodeContext) -> Sequence[Output]:
+    """One `npu_graph.slice` per used output along `axis`. Sizes: the `split` attribute
+    before opset 13, the optional `split` input from 13 on; without them equal parts
+    (opset 18: `num_outputs` parts of ceil(n / parts), the last one smaller)."""
+    x = ctx.shape(0)
+    axis = _axis(int(ctx.attr("axis", 0)), len(x))
+    n = len(ctx.node.output)
+    if ctx.opset < 13:
+        split = list(ctx.ints_attr("split", ())) if ctx.has_attr("split") else None
+    else:
+        split = [int(v) for v in ctx.constant(1, "split").reshape(-1)] if ctx.has_input(1) else None
+    if split is None:
+        parts = int(ctx.attr("num_outputs", n))
+        if parts != n:
+            raise NodeError(f"num_outputs={parts} but the node has {n} outputs")
+        size = -(-x[axis] // n) if ctx.opset >= 18 else x[axis] // n
+        if ctx.opset < 18 and x[axis] % n:
+            raise NodeError(f"dim {axis} of size {x[axis]} does not split into {n} equal parts")
+        split = [min(size, x[axis] - i * size) for i in range(n)]
+    if len(split) != n or sum(split) != x[axis] or any(s < 0 for s in split):
+        raise NodeError(f"split {split} does not divide dim {axis} of size {x[axis]} into {n} outputs")
+    outs: list[Output] = []
+    start = 0
+    for i, size in enumerate(split):
+        if ctx.output_used(i):
+            starts, ends, steps = [0] * len(x), list(x), [1] * len(x)
+            starts[axis], ends[axis] = start, start + size
+            outs.append(_slice(ctx, x, starts, ends, steps, i))
+        else:
+            outs.append(Tensor(ctx.node.output[i], (), np.dtype(np.float32), placeholder=True))
+        start += size
+    return outs
+
+
+@converter("Gather", attrs=("axis",))
+def convert_gather(ctx: NodeContext) -> Sequence[Output]:
+    """Take along `axis` at integer indices (carried as f32). A constant scalar index
+    is a slice and a reshape; other indices, constant or computed, an `npu_graph.gather`
+    (e.g. an embedding lookup in a weight table)."""
+    x = ctx.shape(0)
+    if not x:
+        raise NodeError("data must have rank >= 1")
+    axis = _axis(int(ctx.attr("axis", 0)), len(x))
+    idx = ctx.tensor(1)
+    if idx.data is not None:
+        if idx.data.size and (idx.data.min() < -x[axis] or idx.data.max() >= x[axis]):
+            raise NodeError(f"indices {_preview(idx.data)} are out of range for dim {axis} of size {x[axis]}")
+        if idx.data.ndim == 0:
+            i = int(idx.data) % x[axis]
+            starts, ends, steps = [0] * len(x), list(x), [1] * len(x)
+            starts[axis], ends[axis] = i, i + 1
+            v = ctx.ssa(_slice(ctx, x, starts, ends, steps))
+            out = x[:axis] + x[axis + 1:]
+            return [ctx.typed(ctx.build(ReshapeOp(v, f32_tensor(out))).results[0], ctx.dtype(0))]
+    out = x[:axis] + idx.shape + x[axis + 1:]
+    if 0 in out:
+        raise NodeError(f"the result of shape {list(out)} is empty; empty tensors are not supported")
+    op = GatherOp(ctx.value(0), ctx.value(1, carried=True), axis, f32_tensor(out))
+    return [ctx.typed(ctx.build(op).results[0], ctx.dtype(0))]
+
+
+def _preview(a: np.ndarray) -> str:
+    flat = a.reshape(-1)
+    return str(flat[:8].tolist())[:-1] + (", ...]" if flat.size > 8 else "]")
+
+
+@converter("Expand")
+def convert_expand(ctx: NodeContext) -> Sequence[Output]:
+    """Broadcast to a constant shape (numpy rules, so the result may be larger than it)."""
+    shape = [int(v) for v in ctx.constant(1, "the target shape").reshape(-1)]
+    x = ctx.shape(0)
+    out = broadcast_shapes(x, shape)
+    if out is None:
+        raise NodeError(f"input of shape {list(x)} does not broadcast to {shape}")
+    if out == x:
+        return [ctx.tensor(0)]
+    return [ctx.typed(ctx.build(ExpandOp(ctx.value(0, carried=True), f32_tensor(out))).results[0], ctx.dtype(0))]
+
+
+@converter("Trilu", attrs=("upper",))
+def convert_trilu(ctx: NodeContext) -> Sequence[Output]:
+    """Upper/lower triangle of the last two dims from diagonal k (a constant input)."""
+    x = ctx.shape(0)
+    if len(x) < 2:
+        raise NodeError(f"input must have rank >= 2, got shape {list(x)}")
+    k = int(ctx.constant(1, "k").reshape(-1)[0]) if ctx.has_input(1) else 0
+    op = TriluOp(ctx.value(0, carried=True), bool(int(ctx.attr("upper", 1))), k, f32_tensor(x))
+    return [ctx.typed(ctx.build(op).results[0], ctx.dtype(0))]
+
+
+@converter("Pad", attrs=("mode", "pads", "value"))
+def convert_pad(ctx: NodeContext) -> Sequence[Output]:
+    """Constant-mode padding: pads/value are attributes before opset 11, inputs (pads,
+    constant_value, and from 18 axes) after; negative pads crop."""
+    x = ctx.shape(0)
+    mode = ctx.attr("mode", "constant")
+    if mode != "constant":
+        raise NodeError(f"unsupported attribute mode={mode} (only constant padding)")
+    if ctx.opset < 11:
+        pads = list(ctx.ints_attr("pads", ()))
+        value = float(ctx.attr("value", 0.0))
+    else:
+        pads = [int(v) for v in ctx.constant(1, "pads").reshape(-1)]
+        value = float(ctx.constant(2, "constant_value").reshape(-1)[0]) if ctx.has_input(2) else 0.0
+        if ctx.has_input(3):
+            axes = [_axis(int(a), len(x), "axes") for a in ctx.constant(3, "axes").reshape(-1)]
+            if len(pads) != 2 * len(axes):
+                raise NodeError(f"pads {pads} needs 2 values per axis {axes}")
+            full = [0] * (2 * len(x))
+            for j, a in enumerate(axes):
+                full[a], full[a + len(x)] = pads[j], pads[j + len(axes)]
+            pads = full
+    if len(pads) != 2 * len(x):
+        raise NodeError(f"pads {pads} must have {2 * len(x)} values (begin and end per dim)")
+    out = [s + b + e for s, b, e in zip(x, pads, pads[len(x):])]
+    if any(o <= 0 for o in out):
+        raise NodeError(f"pads {pads} leave an empty result {out}")
+    if not any(pads):
+        return [ctx.tensor(0)]
+    return [ctx.build(PadOp(ctx.value(0), pads, value, f32_tensor(out))).results[0]]
+
+
+@converter("Shape", attrs=("start", "end"))
+def convert_shape(ctx: NodeContext) -> Sequence[Output]:
+    """The input's static shape as int64 constant data (dims start:end, opset 15)."""
+    x = ctx.shape(0)
+    r = len(x)
+    start, end = int(ctx.attr("start", 0)), int(ctx.attr("end", r))
+    start, end = [min(max(v + r if v < 0 else v, 0), r) for v in (start, end)]
+    data = np.array(x[start:end], dtype=np.int64)
+    return [Tensor(ctx.node.output[0], data.shape, data.dtype, data=data, origin=ctx.label)]
+
+
+@converter("Size")
+def convert_size(ctx: NodeContext) -> Sequence[Output]:
+    """The input's static element count as an int64 scalar constant."""
+    data = np.array(_prod(ctx.shape(0)), dtype=np.int64)
+    return [Tensor(ctx.node.output[0], (), data.dtype, data=data, origin=ctx.label)]
+
+
+@converter("ConstantOfShape", attrs=("value",))
+def convert_constant_of_shape(ctx: NodeContext) -> Sequence[Output]:
+    """Constant data; only reached when the shape is not constant (constant inputs are
+    evaluated at import), which is diagnosed."""
+    shape = ctx.constant(0, "the shape")
+    value = ctx.attr("value")
+    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
+    data = np.full([int(d) for d in shape.reshape(-1)], fill[0], dtype=fill.dtype)
+    return [Tensor(ctx.node.output[0], data.shape, data.dtype, data=data, origin=ctx.label)]
+
+
+@converter("Range")
+def convert_range(ctx: NodeContext) -> Sequence[Output]:
+    """Constant data; only reached when an input is not constant, which is diagnosed."""
+    start, limit, delta = (ctx.constant(i, what) for i, what in enumerate(("start", "limit", "delta")))
+    data = np.arange(start, limit, delta, dtype=start.dtype)
+    return [Tensor(ctx.node.output[0], data.shape, data.dtype, data=data, origin=ctx.label)]
+
+
+# --------------------------------------------------------------------------------------
 # The driver
 # --------------------------------------------------------------------------------------
 
 
-def import_model(model: onnx.ModelProto, arch: Arch | None = None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+def import_model(model: onnx.ModelProto, arch: Arch | None = None, *,
+                 dims: Mapping[str, int] | None = None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """Translate `model` into a verified `builtin.module` holding `func.func @main`,
     and return it with the weights it names (`npu_graph.constant {weight = KEY}`),
     keyed by sanitized unique names. The module carries `npu.arch` (`arch`, or the
     `default` preset); the caller saves the weights and sets `npu.weights`.
     `@main` carries the ONNX input/output names as `npu.inputs`/`npu.outputs`.
+    `dims` gives the size of every symbolic input dimension (`{"batch": 4}`, see
+    `lowering/buckets.py`); one left unbound is an error.
 
     Assumes a model that passed `onnx.checker` (see `load_model`); anything it cannot
     import raises `OnnxImportError` with one line per offending node or value."""
+    from lowering.buckets import bind_dims  # lazy: lowering.buckets imports this module
+
+    model = bind_dims(model, dims)
     return _Importer(model).run(arch or PRESETS["default"])
 
 
@@ -593,6 +1417,7 @@ class _Importer:
     inferred: dict[str, tuple[np.dtype | None, tuple[int, ...] | None]] = field(default_factory=dict)
     opset: int = 0
     graph_outputs: set[str] = field(default_factory=set)
+    carried_f32: dict[str, Tensor] = field(default_factory=dict)
 
     # values --------------------------------------------------------------------------
 
@@ -624,6 +1449,23 @@ class _Importer:
         op.location = name_loc(t.origin or t.name)
         t.value = op.results[0]
         return t.value
+
+    def carried(self, t: Tensor) -> Tensor:
+        """`t` with integer/boolean (or other float) constant data converted to float32,
+        the form such values take on the device; runtime values are already f32."""
+        if t.data is None or t.dtype == np.float32:
+            return t
+        key = t.name
+        if key not in self.carried_f32:
+            data = t.data
+            if np.issubdtype(data.dtype, np.integer) and data.size and np.abs(data).max() > 2 ** 24:
+                raise NodeError(f"'{t.name}' holds integers beyond 2^24, which float32 cannot carry exactly")
+            if not (np.issubdtype(data.dtype, np.integer) or np.issubdtype(data.dtype, np.floating)
+                    or data.dtype == np.bool_):
+                raise NodeError(f"'{t.name}' has element type {data.dtype}, which cannot be carried as float32")
+            f = data.astype(np.float32)
+            self.carried_f32[key] = Tensor(t.name, t.shape, np.dtype(np.float32), data=f, origin=t.origin)
+        return self.carried_f32[key]
 
     def _weight_key(self, name: str) -> str:
         base = re.sub(r"[^A-Za-z0-9_.\-]+", "_", name).strip("_.") or "weight"
@@ -760,22 +1602,26 @@ class _Importer:
         prefix = f"error: node '{label}' ({op_type}, opset {self._opset_of(domain)}): "
         try:
             entry = CONVERTERS.get(node.op_type) if not domain else None
-            if entry is None:
+            foldable = not domain and self._foldable(node)
+            if entry is None and not foldable:
                 raise NodeError("unsupported operator")
             undefined = [a.name for a in node.attribute if a.name not in _schema_attrs(node.op_type, self.opset)]
             if undefined:
                 raise NodeError(f"attribute {', '.join(undefined)} is not defined for {node.op_type} "
                                 f"at opset {self.opset}")
-            extra = [a for a in node.attribute if a.name not in entry.attrs]
-            if extra:
-                raise NodeError("unsupported attribute " + ", ".join(_fmt_attr(a) for a in extra))
-            for name in node.input:
-                if name:
-                    t = self.lookup(name)
-                    if t.placeholder and t.value is None:
-                        raise _Skip()
-            ctx = NodeContext(self, node, label, self.opset)
-            outs = list(entry.fn(ctx))
+            outs = self._fold(node, label, required=entry is None) if foldable else None
+            if outs is None:
+                assert entry is not None
+                extra = [a for a in node.attribute if a.name not in entry.attrs]
+                if extra:
+                    raise NodeError("unsupported attribute " + ", ".join(_fmt_attr(a) for a in extra))
+                for name in node.input:
+                    if name:
+                        t = self.lookup(name)
+                        if t.placeholder and t.value is None:
+                            raise _Skip()
+                ctx = NodeContext(self, node, label, self.opset)
+                outs = list(entry.fn(ctx))
             for i, name in enumerate(node.output[len(outs):], start=len(outs)):
                 if name and name in self.used:
                     raise NodeError(f"output {i} ('{name}') is not supported")
@@ -791,13 +1637,52 @@ class _Importer:
         for name, out in zip(node.output, outs):
             if not name:
                 continue
-            t = out if isinstance(out, Tensor) else Tensor(name, shape_of(out), np.dtype(np.float32), value=out)
-            _, shape = self.inferred.get(name, (None, None))
+            dtype, shape = self.inferred.get(name, (None, None))
+            if not isinstance(out, Tensor):  # an SSA value: its ONNX type (integers are carried as f32)
+                out = Tensor(name, shape_of(out), np.dtype(np.float32) if dtype is None else dtype, value=out)
+            t = out
             declared = name in self.graph_outputs  # checked against the declaration in _outputs
             if shape is not None and not declared and not t.placeholder and shape != t.shape:
                 self.diagnostics.append(prefix + f"output '{name}' has shape {list(t.shape)}, but ONNX "
                                         f"shape inference says {list(shape)}")
             self.tensors[name] = t
+
+    def _foldable(self, node: onnx.NodeProto) -> bool:
+        """Whether every input of `node` is constant data (and it is deterministic)."""
+        names = [n for n in node.input if n]
+        if not names or node.op_type in _NO_FOLD:
+            return False
+        return all(self.lookup(n).data is not None for n in names)
+
+    def _fold(self, node: onnx.NodeProto, label: str, required: bool) -> list[Tensor] | None:
+        """The outputs of a node whose inputs are all constant, computed at import with
+        onnx's reference implementation (shape arithmetic, ConstantOfShape, Range,
+        weight transposes...): they never reach the IR. None when the reference cannot
+        evaluate it and a converter can still try (`required` False)."""
+        from onnx.reference import ReferenceEvaluator  # imported on first use: it is slow to load
+
+        feeds = {n: self.lookup(n).data for n in node.input if n}
+        try:
+            # A one-node model, not the bare node: the evaluator then picks the op's
+            # implementation for this opset (for a bare node it takes the newest).
+            ins = [onnx.helper.make_tensor_value_info(n, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                   for n, a in feeds.items()]
+            outs = [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.UNDEFINED, None)
+                    for n in node.output if n]
+            graph = onnx.helper.make_graph([node], "fold", ins, outs)
+            model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", self.opset)])
+            results = ReferenceEvaluator(model).run(None, feeds)
+        except Exception as e:
+            if not required:
+                return None
+            raise NodeError(f"cannot evaluate this node on its constant inputs at import: "
+                            f"{_one_line(str(e)) or type(e).__name__}") from None
+        it = iter(results)
+        folded = []
+        for name in node.output:  # the evaluator returns the named outputs only
+            data = np.asarray(next(it)) if name else np.zeros(0, np.float32)
+            folded.append(Tensor(name, tuple(data.shape), data.dtype, data=data, origin=label))
+        return folded
 
     def _bind_placeholders(self, node: onnx.NodeProto) -> None:
         for name in node.output:

@@ -1,8 +1,9 @@
 """`npu-default`: the whole compilation pipeline, and `compile_module`, the
 entry point tools use.
 
-Order (DESIGN.md): npu-canonicalize -> npu-fuse -> npu-tile -> npu-bufferize
--> npu-schedule -> npu-events -> npu-memplan. The IR is verified after every
+Order (DESIGN.md): npu-canonicalize -> npu-constant-fold -> npu-shape-inference
+-> npu-bn-fold -> npu-dce -> npu-cse (graph optimisation) -> npu-fuse -> npu-tile
+-> npu-bufferize -> npu-schedule -> npu-events -> npu-memplan. The IR is verified after every
 pass; a failure names the pass."""
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from lowering import get_all_passes
 from lowering.errors import CompileError
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
-    "npu-canonicalize", "npu-fuse", "npu-tile", "npu-bufferize", "npu-schedule", "npu-events", "npu-memplan")
+    "npu-canonicalize", "npu-constant-fold", "npu-shape-inference", "npu-bn-fold", "npu-dce", "npu-cse",
+    "npu-fuse", "npu-tile", "npu-bufferize", "npu-schedule", "npu-events", "npu-memplan")
 
 
 def run_pass(p: ModulePass, ctx: Context, module: ModuleOp) -> None:

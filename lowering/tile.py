@@ -34,7 +34,7 @@ from npu_dialects.tile import KernelOp, TileYieldOp
 from lowering.costmodel import best_parts, kernel_cycles, kernel_dram_bytes, split_cycles
 from lowering.errors import CompileError
 from lowering.roofline import MACS_ATTR, annotate
-from lowering.tiling import TilingError, epilogue_of, make_anchor, search, sram_bytes
+from lowering.tiling import TilingError, epilogue_of, make_anchor, search, sram_bytes, with_epilogue
 
 
 def kernel_body(op: Operation) -> tuple[list[SSAValue], Block]:
@@ -59,6 +59,19 @@ def kernel_body(op: Operation) -> tuple[list[SSAValue], Block]:
     clone = op.clone(value_mapper=dict(zip(ins, block.args)))
     block.add_ops([clone, TileYieldOp(*clone.results)])
     return ins, block
+
+
+def kernel_signature(ops: list[Operation], arch, double_buffer: bool) -> tuple:
+    """What a kernel's tiling depends on: its ops with their attributes and operand/
+    result types (not values or names), the machine and the search options. Equal
+    layers of a network (ResNet's repeated blocks) share one search."""
+    sig = []
+    for o in ops:
+        attrs = tuple(sorted((k, str(v)) for k, v in o.attributes.items()))
+        sig.append((o.name, attrs, tuple(str(v.type) for v in o.operands),
+                    tuple(str(r.type) for r in o.results),
+                    tuple(ops.index(v.owner) if v.owner in ops else -1 for v in o.operands)))
+    return (tuple(sig), arch, double_buffer)
 
 
 class KernelNames:
@@ -90,6 +103,7 @@ class Tile(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = arch_of(op)
+        object.__setattr__(self, "_memo", {})  # kernels with equal signatures share a search
         if MACS_ATTR not in op.attributes:
             annotate(op)  # the model's work, for roofline reports after lowering
         names = KernelNames()
@@ -115,7 +129,12 @@ class Tile(ModulePass):
             try:
                 anchor = make_anchor(body_ops[0], ins_index)
                 steps, extra = epilogue_of(body_ops[1:], body_ops[0], ins_index)
-                ks, db, _ = search(anchor, extra, len(steps), arch, self.double_buffer, split_cycles)
+                key = kernel_signature(body_ops, arch, self.double_buffer)
+                if key not in self._memo:
+                    ks, db, _ = search(anchor, extra, len(steps), arch, self.double_buffer, split_cycles)
+                    self._memo[key] = (ks.tile, db)
+                tile, db = self._memo[key]
+                ks = with_epilogue(anchor.shape(tile), extra)
             except TilingError as e:
                 raise CompileError(self.name, f"kernel '{kname}': {e}", op) from None
             kernel = KernelOp(kname, ins, [r.type for r in op.results], Region(block), kind=ks.kind,

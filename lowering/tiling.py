@@ -13,6 +13,7 @@ tile from loop indices alone.
 from __future__ import annotations
 
 import itertools
+from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
@@ -78,7 +79,12 @@ class Window:
 
     def valid_bytes(self) -> int:
         """Bytes moved by an interior tile (no padding outside the tensor)."""
-        return prod(min(d.size, s) for d, s in zip(self.dims, self.shape)) * F32
+        return _valid_bytes(self.dims, self.shape)
+
+
+@lru_cache(maxsize=1 << 16)
+def _valid_bytes(dims: tuple[DimMap, ...], shape: tuple[int, ...]) -> int:
+    return prod(min(d.size, s) for d, s in zip(dims, shape)) * F32
 
 
 def per_tile(loop: str, tile: int, const: int = 0, size: int | None = None) -> DimMap:
@@ -386,11 +392,11 @@ def make_anchor(op: Operation, ins_index: dict[SSAValue, int]) -> Anchor:
 
 @dataclass
 class EpilogueStep:
-    """One elementwise op applied to the output tile: `fn(acc, other)` or `fn(other, acc)`."""
+    """One elementwise op applied to the output tile: `fn(*args)` where each entry of
+    `args` is None for the running output tile or an index into KernelShape.epilogue."""
 
     fn: str
-    other: int | None  # index into KernelShape.epilogue, None for unary ops
-    acc_first: bool = True
+    args: tuple[int | None, ...]
 
 
 def epilogue_of(ops: Sequence[Operation], anchor: Operation,
@@ -409,20 +415,21 @@ def epilogue_of(ops: Sequence[Operation], anchor: Operation,
         if isinstance(anchor, Conv2dOp):
             shape = (1, shape[0], 1, 1)
         extra.append((ins_index[bias], shape))
-        steps.append(EpilogueStep("add", len(extra) - 1))
+        steps.append(EpilogueStep("add", (None, len(extra) - 1)))
     running = anchor.results[0]
     for op in ops:
         if not isinstance(op, ElementwiseOp):
             raise TilingError(f"'{op.name}' cannot be an epilogue")
-        others = [o for o in op.operands if o != running]
-        if not others:
-            steps.append(EpilogueStep(op.FN, None))
-        else:
-            o = others[0]
+        args: list[int | None] = []
+        for o in op.operands:
+            if o == running:
+                args.append(None)
+                continue
             if o not in ins_index:
                 raise TilingError("epilogue operand must be a kernel input")
             extra.append((ins_index[o], shape_of(o)))
-            steps.append(EpilogueStep(op.FN, len(extra) - 1, acc_first=op.operands[0] == running))
+            args.append(len(extra) - 1)
+        steps.append(EpilogueStep(op.FN, tuple(args)))
         running = op.results[0]
     return steps, extra
 
@@ -436,6 +443,11 @@ def is_view(op: Operation) -> bool:
     return isinstance(op, ReshapeOp)
 
 
+EXHAUSTIVE_LIMIT = 512
+"""Tile spaces up to this many candidates are searched exhaustively; larger ones by
+hill climbing from several starts (conv layers of real networks have ~10^4)."""
+
+
 def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], epilogue_len: int,
            arch: Arch, allow_double_buffer: bool, cost) -> tuple[KernelShape, bool, int]:
     """Best tiling that fits SRAM: (shape, double buffered?, predicted cycles).
@@ -443,24 +455,78 @@ def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], epilogu
     (halved tiles may cost more than the overlap gains), ties prefer more SRAM used."""
     cands = anchor.candidates(arch)
     names = [l.name for l in anchor.loops()]
-    best: tuple[int, int, KernelShape, bool] | None = None
-    smallest: int | None = None
+    lists = [cands[n] for n in names]
     modes = (True, False) if allow_double_buffer else (False,)
-    for combo in itertools.product(*(cands[n] for n in names)):
-        shaped = anchor.shape(dict(zip(names, combo)))
-        if shaped is None:
-            continue  # not a valid tiling for this anchor
-        ks = with_epilogue(shaped, extra)
-        for db in modes:
-            need = sram_bytes(ks, arch, db)
-            smallest = need if smallest is None else min(smallest, need)
-            if need > arch.sram_bytes:
+    seen: dict[tuple, tuple | None] = {}
+    smallest: list[int] = []
+
+    def evaluate(idx: tuple[int, ...], db: bool):
+        """(cost, -sram, ks) of a candidate, None when invalid; (inf, need) when too big."""
+        key = (idx, db)
+        if key not in seen:
+            shaped = anchor.shape({n: lst[i] for n, lst, i in zip(names, lists, idx)})
+            if shaped is None:
+                seen[key] = None
+            else:
+                ks = with_epilogue(shaped, extra)
+                need = sram_bytes(ks, arch, db)
+                smallest.append(need)
+                seen[key] = ((cost(ks, arch, db, epilogue_len), -need, ks) if need <= arch.sram_bytes
+                             else (float("inf"), need, None))
+        return seen[key]
+
+    best: tuple | None = None
+
+    def consider(r, db) -> None:
+        nonlocal best
+        if r is not None and r[2] is not None and (best is None or r[:2] < best[:2]):
+            best = (r[0], r[1], r[2], db)
+
+    total = prod(len(lst) for lst in lists)
+    for db in modes:
+        if total <= EXHAUSTIVE_LIMIT:
+            for idx in itertools.product(*(range(len(lst)) for lst in lists)):
+                consider(evaluate(idx, db), db)
+            continue
+        top = tuple(len(lst) - 1 for lst in lists)
+        starts = [top, tuple(0 for _ in lists), tuple(len(lst) // 2 for lst in lists)]
+        for cur in starts:
+            r = evaluate(cur, db)
+            # shrink until it fits: take the neighbour needing the least SRAM
+            while r is None or r[2] is None:
+                nbrs = [cur[:i] + (cur[i] - 1,) + cur[i + 1:] for i in range(len(cur)) if cur[i] > 0]
+                scored = [(evaluate(n, db), n) for n in nbrs]
+                scored = [(x, n) for x, n in scored if x is not None]
+                if not scored:
+                    break
+                fitting = [(x, n) for x, n in scored if x[2] is not None]
+                x, cur = min(fitting, key=lambda t: t[0][:2]) if fitting else \
+                    min(scored, key=lambda t: t[0][1])
+                r = x
+            if r is None or r[2] is None:
                 continue
-            c = cost(ks, arch, db, epilogue_len)
-            key = (c, -need)
-            if best is None or key < best[:2]:
-                best = (c, -need, ks, db)
+            # hill climb: move one or two loops a step or two while the cost improves
+            while True:
+                consider(r, db)
+                nbrs = []
+                for i in range(len(cur)):
+                    for d in (-2, -1, 1, 2):
+                        j = cur[i] + d
+                        if 0 <= j < len(lists[i]):
+                            nbrs.append(cur[:i] + (j,) + cur[i + 1:])
+                for i, k in itertools.combinations(range(len(cur)), 2):
+                    for di, dk in ((1, -1), (-1, 1)):
+                        a, b = cur[i] + di, cur[k] + dk
+                        if 0 <= a < len(lists[i]) and 0 <= b < len(lists[k]):
+                            n = list(cur)
+                            n[i], n[k] = a, b
+                            nbrs.append(tuple(n))
+                better = [(x, n) for n in nbrs if (x := evaluate(n, db)) is not None and x[2] is not None
+                          and x[:2] < r[:2]]
+                if not better:
+                    break
+                r, cur = min(better, key=lambda t: t[0][:2])
     if best is None:
         raise TilingError(f"no tile fits sram_bytes={arch.sram_bytes}: the smallest candidate needs "
-                          f"{smallest} bytes")
+                          f"{min(smallest) if smallest else '?'} bytes")
     return best[2], best[3], best[0]

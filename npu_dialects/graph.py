@@ -70,17 +70,18 @@ def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
 def conv2d_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None,
                strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
                dilations: Sequence[int] = (1, 1), group: int = 1) -> np.ndarray:
-    """ONNX Conv, NCHW / OIHW; pads are (top, left, bottom, right)."""
+    """ONNX Conv, NCHW / OIHW; pads are (top, left, bottom, right). Computed as
+    im2col + one matrix product per group (BLAS), in the input's dtype."""
     xp = _pad_nchw(x, pads, 0.0)
     co, cig, kh, kw = w.shape
-    win = _windows(xp, (kh, kw), strides, dilations)  # N C OH OW KH KW
+    win = _windows(xp, (kh, kw), strides, dilations)  # N C OH OW KH KW (a view)
     n, _, oh, ow = win.shape[:4]
-    outs = []
     cog = co // group
+    y = np.empty((n, oh, ow, co), dtype=np.result_type(x, w))
     for g in range(group):
-        wg = win[:, g * cig:(g + 1) * cig]
-        outs.append(np.einsum("ncxykl,ockl->noxy", wg, w[g * cog:(g + 1) * cog], optimize=True))
-    y = outs[0] if group == 1 else np.concatenate(outs, axis=1)
+        cols = win[:, g * cig:(g + 1) * cig].transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, cig * kh * kw)
+        y[..., g * cog:(g + 1) * cog] = (cols @ w[g * cog:(g + 1) * cog].reshape(cog, -1).T).reshape(n, oh, ow, cog)
+    y = y.transpose(0, 3, 1, 2)
     if b is not None:
         y = y + b.reshape(1, -1, 1, 1)
     return y.astype(x.dtype, copy=False)
@@ -106,14 +107,100 @@ def pool_ref(x: np.ndarray, kind: str, kernel: Sequence[int], strides: Sequence[
     return _windows(xp, kernel, strides, dilations).max(axis=(4, 5))
 
 
+_ERFC_FIT = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
+             -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+
+
+def erf_ref(x: np.ndarray) -> np.ndarray:
+    """The error function, elementwise, to about 1e-7 relative error (float64 inside,
+    result in x's dtype): a Taylor series for |x| < 0.5, elsewhere 1 - erfc with the
+    Chebyshev fit of Numerical Recipes (`erfcc`, fractional error < 1.2e-7)."""
+    x = np.asarray(x)
+    with np.errstate(all="ignore"):
+        z = np.abs(x.astype(np.float64))
+        z2 = z * z
+        term, series = z.copy(), z.copy()
+        for n in range(1, 12):
+            term = term * -z2 / n
+            series = series + term / (2 * n + 1)
+        t = 1.0 / (1.0 + 0.5 * z)
+        poly = np.full_like(t, _ERFC_FIT[-1])
+        for c in reversed(_ERFC_FIT[:-1]):
+            poly = c + t * poly
+        erfc = t * np.exp(-z2 + poly)
+        r = np.where(z < 0.5, series * (2.0 / np.sqrt(np.pi)), 1.0 - erfc)
+        return (np.sign(x) * r).astype(x.dtype, copy=False)
+
+
+def _quiet(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """`fn` with numpy's floating-point warnings off (log(0), 1/0, overflow in exp are
+    well-defined results on the vector unit, and padded tile rows compute them too)."""
+
+    def wrapped(*args: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return fn(*args)
+
+    wrapped.__doc__ = fn.__doc__
+    return wrapped
+
+
+def _like(x: np.ndarray, *others: np.ndarray) -> np.dtype:
+    return np.result_type(x, *others)
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    y = 0.5 * x.astype(np.float64) * (1.0 + erf_ref(x.astype(np.float64) / np.sqrt(2.0)))
+    return y.astype(x.dtype, copy=False)
+
+
+def _gelu_tanh(x: np.ndarray) -> np.ndarray:
+    v = x.astype(np.float64)
+    y = 0.5 * v * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (v + 0.044715 * v ** 3)))
+    return y.astype(x.dtype, copy=False)
+
+
+def _flag(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
+    """A comparison giving 1.0 / 0.0 in the operands' (float) dtype."""
+    return lambda a, b: fn(a, b).astype(_like(a, b), copy=False)
+
+
 ELEMENTWISE: dict[str, tuple[int, Callable[..., np.ndarray]]] = {
     "relu": (1, lambda x: np.maximum(x, 0).astype(x.dtype, copy=False)),
     "add": (2, np.add),
     "mul": (2, np.multiply),
     "sub": (2, np.subtract),
-    "div": (2, np.divide),
+    "div": (2, _quiet(np.divide)),
+    # unary
+    "sigmoid": (1, _quiet(lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype, copy=False))),
+    "tanh": (1, np.tanh),
+    "erf": (1, erf_ref),
+    "gelu": (1, _quiet(_gelu)),
+    "gelu_tanh": (1, _quiet(_gelu_tanh)),
+    "sqrt": (1, _quiet(np.sqrt)),
+    "exp": (1, _quiet(np.exp)),
+    "log": (1, _quiet(np.log)),
+    "neg": (1, np.negative),
+    "abs": (1, np.abs),
+    "reciprocal": (1, _quiet(np.reciprocal)),
+    "trunc": (1, np.trunc),
+    "copy": (1, lambda x: x),
+    # binary
+    "pow": (2, _quiet(np.power)),
+    "prelu": (2, lambda x, s: np.where(x < 0, x * s, x).astype(_like(x, s), copy=False)),
+    "max": (2, np.maximum),
+    "min": (2, np.minimum),
+    "equal": (2, _flag(np.equal)),
+    "less": (2, _flag(np.less)),
+    "greater": (2, _flag(np.greater)),
+    # ternary
+    "clip": (3, lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)),
+    "where": (3, lambda c, a, b: np.where(c != 0, a, b).astype(_like(a, b), copy=False)),
 }
-"""name -> (arity, numpy function with broadcasting): the vector unit's repertoire."""
+"""name -> (arity, numpy function with broadcasting): the vector unit's repertoire.
+Every function keeps float32 inputs float32. Comparisons give 1.0/0.0 and `where`
+takes any non-zero condition as true: booleans and integers live on the device as
+float32 values. `copy` is the identity; writing its result into a larger output
+tile broadcasts it (`npu_graph.expand`)."""
 
 
 # --------------------------------------------------------------------------------------
@@ -601,6 +688,551 @@ class SoftmaxOp(StructuredOp):
         return e / e.sum(axis=a, keepdims=True)
 
 
+def attr_bool(attrs: dict[str, Attribute], name: str, default: bool) -> bool:
+    a = attrs.get(name)
+    return bool(a.value.data) if isinstance(a, IntegerAttr) else default
+
+
+def _axis_in(op: str, axis: int, rank: int, what: str = "axis") -> int:
+    """`axis` normalised to [0, rank) (VerifyException naming `op` when out of range)."""
+    if not -rank <= axis < rank:
+        raise VerifyException(f"'{op}': {what} {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+INT64_MAX = 2 ** 63 - 1
+"""`ends` value meaning "to the end of the dimension"."""
+
+
+@irdl_op_definition
+class LayerNormOp(StructuredOp):
+    """Layer normalisation over dims axis..rank-1 (ONNX LayerNormalization):
+    (x - mean) / sqrt(var + epsilon) * scale + bias, scale and bias broadcast to
+    the normalised dims."""
+
+    name = "npu_graph.layernorm"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    axis = attr_def(IntegerAttr)
+    epsilon = opt_attr_def(FloatAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+    VECTOR_COST: ClassVar[int] = 6  # mean, centre, square, mean, scale, shift
+
+    def __init__(self, x: SSAValue, scale: SSAValue, bias: SSAValue | None, axis: int, epsilon: float,
+                 result_type: TensorType):
+        super().__init__(operands=[x, scale, bias], result_types=[result_type],
+                         attributes={"axis": IntegerAttr(axis, i64),
+                                     "epsilon": FloatAttr(epsilon, Float32Type())})
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        x = shape_of(self.input)
+        a = attr_int(dict(self.attributes), "axis", -1)
+        if not -len(x) <= a < len(x):
+            return None
+        norm = x[a % len(x):]
+        ok = all(len(shape_of(v)) <= len(norm) and broadcast_shapes(shape_of(v), norm) == norm
+                 for v in self.operands[1:])
+        return x if ok else None
+
+    def verify_(self) -> None:
+        x = shape_of(self.input)
+        axis = _axis_in(self.name, attr_int(dict(self.attributes), "axis", -1), len(x))
+        norm = x[axis:]
+        for name in ("scale", "bias"):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            s = shape_of(v)
+            if len(s) > len(norm) or broadcast_shapes(s, norm) != norm:
+                raise VerifyException(f"'npu_graph.layernorm': {name} of shape {list(s)} does not broadcast "
+                                      f"to the normalised dims {list(norm)}")
+        self._expect_result_shape(self.infer_shape(), "layer normalisation")
+
+    def tile_map(self) -> TileMap:
+        r = len(shape_of(self.input))
+        axis = attr_int(dict(self.attributes), "axis", -1) % r
+        whole = tuple(range(axis, r))
+        params = tuple(tuple(Follow(None) for _ in shape_of(v)) for v in self.operands[1:])
+        return TileMap(tuple(d < axis for d in range(r)), (same_dims(r, whole),) + params)
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x, scale, *bias = arrays
+        axes = tuple(range(attr_int(attrs, "axis", -1) % x.ndim, x.ndim))
+        d = x - x.mean(axis=axes, keepdims=True)
+        var = (d * d).mean(axis=axes, keepdims=True)
+        y = d / np.sqrt(var + np.asarray(attr_float(attrs, "epsilon", 1e-5), x.dtype)) * scale
+        return y + bias[0] if bias else y
+
+
+class ReduceOp(StructuredOp):
+    """Base of reductions over `axes` (sorted, non-negative, unique), keeping the
+    reduced dims as size 1 when `keepdims`. Reduced dims are whole in every tile."""
+
+    input = operand_def(TensorType)
+    axes = attr_def(DenseArrayBase)
+    keepdims = attr_def(BoolAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+    REDUCE: ClassVar[Callable[..., np.ndarray]]
+
+    def __init__(self, x: SSAValue, axes: Sequence[int], keepdims: bool, result_type: TensorType):
+        super().__init__(operands=[x], result_types=[result_type],
+                         attributes={"axes": int_array(axes), "keepdims": BoolAttr.from_bool(keepdims)})
+
+    @staticmethod
+    def out_shape(x: Sequence[int], axes: Sequence[int], keepdims: bool) -> tuple[int, ...]:
+        if keepdims:
+            return tuple(1 if d in axes else s for d, s in enumerate(x))
+        return tuple(s for d, s in enumerate(x) if d not in axes)
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        x, axes = shape_of(self.input), ints(self.axes, ())
+        if any(not 0 <= a < len(x) for a in axes):
+            return None
+        return self.out_shape(x, axes, bool(self.keepdims.value.data))
+
+    def verify_(self) -> None:
+        x, axes = shape_of(self.input), ints(self.axes, ())
+        if list(axes) != sorted(set(axes)) or any(not 0 <= a < len(x) for a in axes):
+            raise VerifyException(f"'{self.name}': axes {list(axes)} must be sorted, unique and in "
+                                  f"0..{len(x) - 1}")
+        if not isinstance(self, ReduceSumOp) and any(x[a] == 0 for a in axes):
+            raise VerifyException(f"'{self.name}': cannot reduce the empty dims of {list(x)}")
+        self._expect_result_shape(self.infer_shape(), "reducing")
+
+    def tile_map(self) -> TileMap:
+        r, axes = len(shape_of(self.input)), ints(self.axes, ())
+        out_rank = len(shape_of(self.result))
+        if attr_bool(dict(self.attributes), "keepdims", True):
+            follows = same_dims(r, whole=axes)
+        else:
+            kept = [d for d in range(r) if d not in axes]
+            follows = tuple(Follow(None) if d in axes else Follow(kept.index(d)) for d in range(r))
+        return TileMap((True,) * out_rank, (follows,))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x = arrays[0]
+        return np.asarray(cls.REDUCE(x, axis=attr_ints(attrs, "axes", ()),
+                                     keepdims=attr_bool(attrs, "keepdims", True)), dtype=x.dtype)
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    """Mean over `axes` (ONNX ReduceMean, GlobalAveragePool)."""
+
+    name = "npu_graph.reduce_mean"
+    REDUCE: ClassVar[Callable[..., np.ndarray]] = staticmethod(np.mean)
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    """Sum over `axes` (ONNX ReduceSum)."""
+
+    name = "npu_graph.reduce_sum"
+    REDUCE: ClassVar[Callable[..., np.ndarray]] = staticmethod(np.sum)
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    """Maximum over `axes` (ONNX ReduceMax, GlobalMaxPool)."""
+
+    name = "npu_graph.reduce_max"
+    REDUCE: ClassVar[Callable[..., np.ndarray]] = staticmethod(np.max)
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    """Minimum over `axes` (ONNX ReduceMin)."""
+
+    name = "npu_graph.reduce_min"
+    REDUCE: ClassVar[Callable[..., np.ndarray]] = staticmethod(np.min)
+
+
+@irdl_op_definition
+class ConcatOp(StructuredOp):
+    """Join the operands along `axis` (ONNX Concat); the axis is whole in every tile."""
+
+    name = "npu_graph.concat"
+    inputs = var_operand_def(TensorType)
+    axis = attr_def(IntegerAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, xs: Sequence[SSAValue], axis: int, result_type: TensorType):
+        super().__init__(operands=[list(xs)], result_types=[result_type], attributes={"axis": IntegerAttr(axis, i64)})
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        shapes = [shape_of(v) for v in self.inputs]
+        r = len(shapes[0]) if shapes else 0
+        a = attr_int(dict(self.attributes), "axis", 0)
+        if not shapes or not -r <= a < r:
+            return None
+        a %= r
+        if any(len(s) != r or any(d != a and s[d] != shapes[0][d] for d in range(r)) for s in shapes):
+            return None
+        return tuple(sum(s[a] for s in shapes) if d == a else shapes[0][d] for d in range(r))
+
+    def verify_(self) -> None:
+        shapes = [shape_of(v) for v in self.inputs]
+        if not shapes:
+            raise VerifyException("'npu_graph.concat' needs at least one operand")
+        r = len(shapes[0])
+        a = _axis_in(self.name, attr_int(dict(self.attributes), "axis", 0), max(r, 1))
+        for i, s in enumerate(shapes):
+            if len(s) != r or any(d != a and s[d] != shapes[0][d] for d in range(r)):
+                raise VerifyException(f"'npu_graph.concat': operand #{i} of shape {list(s)} does not match "
+                                      f"{list(shapes[0])} outside axis {a}")
+        self._expect_result_shape(self.infer_shape(), "concatenating")
+
+    def tile_map(self) -> TileMap:
+        r = len(shape_of(self.result))
+        a = attr_int(dict(self.attributes), "axis", 0) % r
+        return TileMap(tuple(d != a for d in range(r)), (same_dims(r, whole=(a,)),) * len(self.inputs))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        return np.concatenate(arrays, axis=attr_int(attrs, "axis", 0))
+
+
+@irdl_op_definition
+class SliceOp(StructuredOp):
+    """x[starts[d]:ends[d]:steps[d]] in every dim d (ONNX Slice with clamped,
+    non-negative starts; `ends` -1 with a negative step runs through index 0).
+    Dims with a positive step tile (the DMA applies the start and the stride's
+    span); dims with a negative step are whole in every tile."""
+
+    name = "npu_graph.slice"
+    input = operand_def(TensorType)
+    starts = attr_def(DenseArrayBase)
+    ends = attr_def(DenseArrayBase)
+    steps = attr_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, x: SSAValue, starts: Sequence[int], ends: Sequence[int], steps: Sequence[int],
+                 result_type: TensorType):
+        super().__init__(operands=[x], result_types=[result_type], attributes={
+            "starts": int_array(starts), "ends": int_array(ends), "steps": int_array(steps)})
+
+    @staticmethod
+    def sizes(starts: Sequence[int], ends: Sequence[int], steps: Sequence[int]) -> tuple[int, ...]:
+        """Result shape (a Python range counts end -1 with a negative step as intended)."""
+        return tuple(len(range(s, e, st)) for s, e, st in zip(starts, ends, steps))
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        starts, ends, steps = ints(self.starts, ()), ints(self.ends, ()), ints(self.steps, ())
+        if not len(starts) == len(ends) == len(steps) == len(shape_of(self.input)) or 0 in steps:
+            return None
+        return self.sizes(starts, ends, steps)
+
+    def verify_(self) -> None:
+        x = shape_of(self.input)
+        starts, ends, steps = ints(self.starts, ()), ints(self.ends, ()), ints(self.steps, ())
+        if not len(starts) == len(ends) == len(steps) == len(x):
+            raise VerifyException(f"'npu_graph.slice': starts, ends and steps need {len(x)} values (the rank), "
+                                  f"got {list(starts)}, {list(ends)}, {list(steps)}")
+        for d, (s, e, st) in enumerate(zip(starts, ends, steps)):
+            if st == 0:
+                raise VerifyException(f"'npu_graph.slice': step of dim {d} is 0")
+            ok = (0 <= s <= x[d] and 0 <= e <= x[d]) if st > 0 else \
+                (0 <= s <= max(x[d] - 1, 0) and -1 <= e <= x[d] - 1)
+            if not ok:
+                raise VerifyException(f"'npu_graph.slice': start {s} / end {e} of dim {d} are out of range "
+                                      f"for size {x[d]} and step {st}")
+        self._expect_result_shape(self.infer_shape(), "slicing")
+
+    def tile_map(self) -> TileMap:
+        starts, steps = ints(self.starts, ()), ints(self.steps, ())
+        follows = tuple(Follow(d, scale=st, offset=s) if st > 0 else Follow(None)
+                        for d, (s, st) in enumerate(zip(starts, steps)))
+        return TileMap(tuple(st > 0 for st in steps), (follows,))
+
+    def tile_attrs(self) -> dict[str, Attribute]:
+        starts, ends, steps = ints(self.starts, ()), ints(self.ends, ()), ints(self.steps, ())
+        return {"starts": int_array([0 if st > 0 else s for s, st in zip(starts, steps)]),
+                "ends": int_array([INT64_MAX if st > 0 else e for e, st in zip(ends, steps)]),
+                "steps": int_array(steps)}
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x = arrays[0]
+        idx = tuple(slice(s, e if e >= 0 or st > 0 else None, st) for s, e, st in
+                    zip(attr_ints(attrs, "starts", ()), attr_ints(attrs, "ends", ()), attr_ints(attrs, "steps", ())))
+        return x[idx]
+
+
+@irdl_op_definition
+class GatherOp(StructuredOp):
+    """data gathered along `axis` at `indices` (ONNX Gather): the result has shape
+    data[:axis] + indices + data[axis+1:]. Indices are integers carried as f32
+    values (negative ones count from the end); the data's `axis` dim is whole in
+    every tile."""
+
+    name = "npu_graph.gather"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    axis = attr_def(IntegerAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, data: SSAValue, indices: SSAValue, axis: int, result_type: TensorType):
+        super().__init__(operands=[data, indices], result_types=[result_type],
+                         attributes={"axis": IntegerAttr(axis, i64)})
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        x, i = shape_of(self.data), shape_of(self.indices)
+        a = attr_int(dict(self.attributes), "axis", 0)
+        if not -len(x) <= a < len(x):
+            return None
+        a %= len(x)
+        return x[:a] + i + x[a + 1:]
+
+    def verify_(self) -> None:
+        x = shape_of(self.data)
+        if not x:
+            raise VerifyException("'npu_graph.gather': data must have rank >= 1")
+        _axis_in(self.name, attr_int(dict(self.attributes), "axis", 0), len(x))
+        self._expect_result_shape(self.infer_shape(), "gathering")
+
+    def tile_map(self) -> TileMap:
+        x, q = shape_of(self.data), len(shape_of(self.indices))
+        a = attr_int(dict(self.attributes), "axis", 0) % len(x)
+        data = tuple(Follow(d) if d < a else Follow(None) if d == a else Follow(d - 1 + q) for d in range(len(x)))
+        return TileMap((True,) * (len(x) - 1 + q), (data, tuple(Follow(a + k) for k in range(q))))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        data, indices = arrays
+        a = attr_int(attrs, "axis", 0) % data.ndim
+        idx = indices.astype(np.int64)
+        idx = np.where(idx < 0, idx + data.shape[a], idx)
+        return np.take(data, idx, axis=a)
+
+
+@irdl_op_definition
+class TriluOp(StructuredOp):
+    """Upper (`upper`) or lower triangle of the last two dims, from diagonal `k` on
+    (ONNX Trilu); the other elements are 0. The last two dims are whole in every tile."""
+
+    name = "npu_graph.trilu"
+    input = operand_def(TensorType)
+    upper = attr_def(BoolAttr)
+    k = attr_def(IntegerAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, x: SSAValue, upper: bool, k: int, result_type: TensorType):
+        super().__init__(operands=[x], result_types=[result_type],
+                         attributes={"upper": BoolAttr.from_bool(upper), "k": IntegerAttr(k, i64)})
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        x = shape_of(self.input)
+        return x if len(x) >= 2 else None
+
+    def verify_(self) -> None:
+        x = shape_of(self.input)
+        if len(x) < 2:
+            raise VerifyException(f"'npu_graph.trilu': input must have rank >= 2, got {list(x)}")
+        self._expect_result_shape(x, "trilu")
+
+    def tile_map(self) -> TileMap:
+        r = len(shape_of(self.input))
+        return TileMap(tuple(d < r - 2 for d in range(r)), (same_dims(r, whole=(r - 2, r - 1)),))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        k = attr_int(attrs, "k", 0)
+        return np.triu(arrays[0], k) if attr_bool(attrs, "upper", True) else np.tril(arrays[0], k)
+
+
+@irdl_op_definition
+class LrnOp(StructuredOp):
+    """Local response normalisation across channels (dim 1; ONNX LRN):
+    x / (bias + alpha / size * sum of x^2 over the `size` channels around)^beta.
+    Channels are whole in every tile."""
+
+    name = "npu_graph.lrn"
+    input = operand_def(TensorType)
+    size = attr_def(IntegerAttr)
+    alpha = attr_def(FloatAttr)
+    beta = attr_def(FloatAttr)
+    bias = attr_def(FloatAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, x: SSAValue, size: int, alpha: float, beta: float, bias: float, result_type: TensorType):
+        f = Float32Type()
+        super().__init__(operands=[x], result_types=[result_type], attributes={
+            "size": IntegerAttr(size, i64), "alpha": FloatAttr(alpha, f), "beta": FloatAttr(beta, f),
+            "bias": FloatAttr(bias, f)})
+
+    VECTOR_COST: ClassVar[int] = 8  # square, windowed sum (size ~5), scale, power, divide
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        x = shape_of(self.input)
+        return x if len(x) >= 3 else None
+
+    def verify_(self) -> None:
+        x = shape_of(self.input)
+        if len(x) < 3:
+            raise VerifyException(f"'npu_graph.lrn': input must be [N, C, ...] with rank >= 3, got {list(x)}")
+        if attr_int(dict(self.attributes), "size", 1) <= 0:
+            raise VerifyException(f"'npu_graph.lrn': size must be positive, got {attr_int(dict(self.attributes), 'size', 1)}")
+        self._expect_result_shape(x, "lrn")
+
+    def tile_map(self) -> TileMap:
+        r = len(shape_of(self.input))
+        return TileMap(tuple(d != 1 for d in range(r)), (same_dims(r, whole=(1,)),))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x = arrays[0]
+        size = attr_int(attrs, "size", 1)
+        lo = (size - 1) // 2
+        sq = np.pad(x * x, [(0, 0), (lo, size - 1 - lo)] + [(0, 0)] * (x.ndim - 2))
+        acc = sum(sq[:, i:i + x.shape[1]] for i in range(size))
+        scale = attr_float(attrs, "bias", 1.0) + attr_float(attrs, "alpha", 1e-4) / size * acc
+        return x / scale ** attr_float(attrs, "beta", 0.75)
+
+
+def avg_pool_ref(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                 dilations: Sequence[int], count_include_pad: bool) -> np.ndarray:
+    """Average pooling over NCHW windows of `x` padded with NaN (`pads`: top, left,
+    bottom, right): NaN marks positions outside the input, which count in the
+    divisor only with `count_include_pad`. (A NaN inside the input is taken for
+    padding too.)"""
+    xp = _pad_nchw(x, pads, np.nan)
+    win = _windows(xp, kernel, strides, dilations)
+    valid = ~np.isnan(win)
+    total = np.where(valid, win, 0).sum(axis=(4, 5))
+    with np.errstate(all="ignore"):
+        count = kernel[0] * kernel[1] if count_include_pad else valid.sum(axis=(4, 5))
+        return (total / count).astype(x.dtype, copy=False)
+
+
+@irdl_op_definition
+class AvgPoolOp(StructuredOp):
+    """2-D average pooling over NCHW (ONNX AveragePool); `count_include_pad` says
+    whether padded positions count in the divisor. Tiles read their windows with
+    halos; reads outside the input are NaN, which marks them as padding."""
+
+    name = "npu_graph.avgpool"
+    input = operand_def(TensorType)
+    kernel = attr_def(DenseArrayBase)
+    strides = attr_def(DenseArrayBase)
+    pads = attr_def(DenseArrayBase)
+    dilations = attr_def(DenseArrayBase)
+    count_include_pad = attr_def(BoolAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+    VECTOR_COST: ClassVar[int] = 9  # a 3x3 window (the class constant cannot follow the kernel)
+
+    def __init__(self, x: SSAValue, result_type: TensorType, *, kernel: Sequence[int], strides: Sequence[int],
+                 pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1),
+                 count_include_pad: bool = False):
+        super().__init__(operands=[x], result_types=[result_type], attributes={
+            "kernel": int_array(kernel), "strides": int_array(strides), "pads": int_array(pads),
+            "dilations": int_array(dilations), "count_include_pad": BoolAttr.from_bool(count_include_pad)})
+
+    @property
+    def params(self) -> dict:
+        return dict(kernel=ints(self.kernel, (1, 1)), strides=ints(self.strides, (1, 1)),
+                    pads=ints(self.pads, (0, 0, 0, 0)), dilations=ints(self.dilations, (1, 1)))
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        x, p = shape_of(self.input), self.params
+        if len(x) != 4:
+            return None
+        return conv_out_shape(x, (x[1], 1, *p["kernel"]), p["strides"], p["pads"], p["dilations"])
+
+    def verify_(self) -> None:
+        check_window_params(self.name, shape_of(self.input), self.params, "kernel")
+        self._expect_result_shape(self.infer_shape(), "pooling")
+
+    def tile_map(self) -> TileMap:
+        p = self.params
+        (kh, kw), (sh, sw), (dh, dw) = p["kernel"], p["strides"], p["dilations"]
+        pt, pl = p["pads"][:2]
+        x = (Follow(0), Follow(1), Follow(2, sh, -pt, (kh - 1) * dh), Follow(3, sw, -pl, (kw - 1) * dw))
+        return TileMap((True,) * 4, (x,), pad_value=float("nan"))
+
+    def tile_attrs(self) -> dict[str, Attribute]:
+        return dict(self.attributes, pads=int_array((0, 0, 0, 0)))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        return avg_pool_ref(arrays[0], attr_ints(attrs, "kernel", (1, 1)), attr_ints(attrs, "strides", (1, 1)),
+                            attr_ints(attrs, "pads", (0, 0, 0, 0)), attr_ints(attrs, "dilations", (1, 1)),
+                            attr_bool(attrs, "count_include_pad", False))
+
+
+@irdl_op_definition
+class PadOp(StructuredOp):
+    """Constant padding (ONNX Pad, mode "constant"): `pads` holds the begin counts of
+    every dim then the end counts (negative ones crop); new elements are `value`.
+    Tiles read their window at the shifted position and the DMA fills reads outside
+    the input with `value`."""
+
+    name = "npu_graph.pad"
+    input = operand_def(TensorType)
+    pads = attr_def(DenseArrayBase)
+    value = attr_def(FloatAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, x: SSAValue, pads: Sequence[int], value: float, result_type: TensorType):
+        super().__init__(operands=[x], result_types=[result_type], attributes={
+            "pads": int_array(pads), "value": FloatAttr(value, Float32Type())})
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        x, pads = shape_of(self.input), ints(self.pads, ())
+        if len(pads) != 2 * len(x):
+            return None
+        out = tuple(s + b + e for s, b, e in zip(x, pads, pads[len(x):]))
+        return out if all(o >= 0 for o in out) else None
+
+    def verify_(self) -> None:
+        x, pads = shape_of(self.input), ints(self.pads, ())
+        if len(pads) != 2 * len(x):
+            raise VerifyException(f"'npu_graph.pad': pads needs {2 * len(x)} values (begin and end per dim), "
+                                  f"got {list(pads)}")
+        out = tuple(s + b + e for s, b, e in zip(x, pads, pads[len(x):]))
+        if any(o < 0 for o in out):
+            raise VerifyException(f"'npu_graph.pad': pads {list(pads)} crop more than the input {list(x)}")
+        self._expect_result_shape(out, "padding")
+
+    def tile_map(self) -> TileMap:
+        r, pads = len(shape_of(self.input)), ints(self.pads, ())
+        return TileMap((True,) * r, (tuple(Follow(d, offset=-pads[d]) for d in range(r)),),
+                       pad_value=attr_float(dict(self.attributes), "value", 0.0))
+
+    def tile_attrs(self) -> dict[str, Attribute]:
+        return dict(self.attributes, pads=int_array([0] * len(ints(self.pads, ()))))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x = arrays[0]
+        pads = attr_ints(attrs, "pads", ())
+        r = x.ndim
+        begin, end = pads[:r], pads[r:]
+        x = x[tuple(slice(max(-b, 0), x.shape[d] - max(-e, 0)) for d, (b, e) in enumerate(zip(begin, end)))]
+        return np.pad(x, [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)],
+                      constant_values=attr_float(attrs, "value", 0.0))
+
+
 class ElementwiseOp(GraphOp):
     """Base of elementwise ops; `FN` names the entry of `ELEMENTWISE`."""
 
@@ -634,6 +1266,18 @@ class BinaryOp(ElementwiseOp):
 
     def __init__(self, a: SSAValue, b: SSAValue, result_type: TensorType):
         super().__init__(operands=[a, b], result_types=[result_type])
+
+
+class TernaryOp(ElementwiseOp):
+    """Three operands broadcast together (the subclass says what each one means)."""
+
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    c = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, result_type: TensorType):
+        super().__init__(operands=[a, b, c], result_types=[result_type])
 
 
 @irdl_op_definition
@@ -674,6 +1318,193 @@ class DivOp(BinaryOp):
 
     name = "npu_graph.div"
     FN: ClassVar[str] = "div"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    """1 / (1 + exp(-x))"""
+
+    name = "npu_graph.sigmoid"
+    FN: ClassVar[str] = "sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    """tanh(x)"""
+
+    name = "npu_graph.tanh"
+    FN: ClassVar[str] = "tanh"
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    """the error function erf(x)"""
+
+    name = "npu_graph.erf"
+    FN: ClassVar[str] = "erf"
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """exact GELU: x / 2 * (1 + erf(x / sqrt(2)))"""
+
+    name = "npu_graph.gelu"
+    FN: ClassVar[str] = "gelu"
+
+
+@irdl_op_definition
+class GeluTanhOp(UnaryOp):
+    """GELU, tanh approximation: x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))"""
+
+    name = "npu_graph.gelu_tanh"
+    FN: ClassVar[str] = "gelu_tanh"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    """sqrt(x) (NaN below 0)"""
+
+    name = "npu_graph.sqrt"
+    FN: ClassVar[str] = "sqrt"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    """exp(x)"""
+
+    name = "npu_graph.exp"
+    FN: ClassVar[str] = "exp"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    """natural logarithm (-inf at 0, NaN below)"""
+
+    name = "npu_graph.log"
+    FN: ClassVar[str] = "log"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    """-x"""
+
+    name = "npu_graph.neg"
+    FN: ClassVar[str] = "neg"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    """|x|"""
+
+    name = "npu_graph.abs"
+    FN: ClassVar[str] = "abs"
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryOp):
+    """1 / x"""
+
+    name = "npu_graph.reciprocal"
+    FN: ClassVar[str] = "reciprocal"
+
+
+@irdl_op_definition
+class TruncOp(UnaryOp):
+    """x rounded toward zero (ONNX Cast to an integer type; the integer stays a float32 value)"""
+
+    name = "npu_graph.trunc"
+    FN: ClassVar[str] = "trunc"
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    """a ** b with numpy broadcasting"""
+
+    name = "npu_graph.pow"
+    FN: ClassVar[str] = "pow"
+
+
+@irdl_op_definition
+class PReluOp(BinaryOp):
+    """x where x >= 0, else x * slope (slope broadcast; LeakyRelu has a scalar slope)"""
+
+    name = "npu_graph.prelu"
+    FN: ClassVar[str] = "prelu"
+
+
+@irdl_op_definition
+class MaxOp(BinaryOp):
+    """elementwise maximum with numpy broadcasting"""
+
+    name = "npu_graph.max"
+    FN: ClassVar[str] = "max"
+
+
+@irdl_op_definition
+class MinOp(BinaryOp):
+    """elementwise minimum with numpy broadcasting"""
+
+    name = "npu_graph.min"
+    FN: ClassVar[str] = "min"
+
+
+@irdl_op_definition
+class EqualOp(BinaryOp):
+    """1.0 where a == b, else 0.0 (a boolean carried as f32)"""
+
+    name = "npu_graph.equal"
+    FN: ClassVar[str] = "equal"
+
+
+@irdl_op_definition
+class LessOp(BinaryOp):
+    """1.0 where a < b, else 0.0 (a boolean carried as f32)"""
+
+    name = "npu_graph.less"
+    FN: ClassVar[str] = "less"
+
+
+@irdl_op_definition
+class GreaterOp(BinaryOp):
+    """1.0 where a > b, else 0.0 (a boolean carried as f32)"""
+
+    name = "npu_graph.greater"
+    FN: ClassVar[str] = "greater"
+
+
+@irdl_op_definition
+class ClipOp(TernaryOp):
+    """min(max(x, lo), hi) for operands (x, lo, hi), broadcast (ONNX Clip, ReLU6)"""
+
+    name = "npu_graph.clip"
+    FN: ClassVar[str] = "clip"
+
+
+@irdl_op_definition
+class WhereOp(TernaryOp):
+    """a where cond != 0, else b, for operands (cond, a, b), broadcast (ONNX Where)"""
+
+    name = "npu_graph.where"
+    FN: ClassVar[str] = "where"
+
+
+@irdl_op_definition
+class ExpandOp(UnaryOp):
+    """x broadcast to the result type's shape (ONNX Expand): an elementwise copy whose
+    input broadcasts into the output tile."""
+
+    name = "npu_graph.expand"
+    FN: ClassVar[str] = "copy"
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        return broadcast_shapes(shape_of(self.input), shape_of(self.result))
+
+    def verify_(self) -> None:
+        x, out = shape_of(self.input), shape_of(self.result)
+        self._expect_result_shape(self.infer_shape(), f"broadcasting {list(x)} to {list(out)}")
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (np.broadcast_to(inputs[0], shape_of(self.result)).copy(),)
 
 
 @irdl_op_definition
@@ -806,6 +1637,12 @@ def evaluate_op(op: GraphOp, inputs: Sequence[np.ndarray]) -> tuple[np.ndarray, 
 GRAPH_OPS: list[type[IRDLOperation]] = [
     ConstantOp, Conv2dOp, GemmOp, MatMulOp, ReluOp, AddOp, MulOp, SubOp, DivOp,
     MaxPoolOp, ReshapeOp, FusedOp, YieldOp, SoftmaxOp, BatchNormOp, TransposeOp,
+    # elementwise
+    SigmoidOp, TanhOp, ErfOp, GeluOp, GeluTanhOp, SqrtOp, ExpOp, LogOp, NegOp, AbsOp, ReciprocalOp,
+    TruncOp, ExpandOp, PowOp, PReluOp, MaxOp, MinOp, EqualOp, LessOp, GreaterOp, ClipOp, WhereOp,
+    # structured
+    LayerNormOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
+    TriluOp, LrnOp, AvgPoolOp, PadOp,
 ]
 
 GRAPH_OP_BY_NAME: dict[str, type[IRDLOperation]] = {op.name: op for op in GRAPH_OPS}

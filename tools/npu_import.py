@@ -1,9 +1,20 @@
-"""`npu-import MODEL.onnx [-o OUT.mlir] [--arch SPEC]`: ONNX -> `npu_graph` IR.
+"""`npu-import MODEL.onnx [-o OUT.mlir] [--arch SPEC] [--shape-buckets SPEC]...`:
+ONNX -> `npu_graph` IR.
 
 Writes OUT.mlir and its weight side file OUT.weights.npz (named by the module
 attribute `npu.weights`, relative to OUT's directory). Exit codes: 0 success,
 1 a diagnosed problem with the model (one `error: ...` line per problem on
 stderr, no output file written), 2 bad usage or a bad --arch spec.
+
+Symbolic input dimensions (ONNX `dim_param`, e.g. `x['batch', 8]`) must be bound
+with `--shape-buckets` (syntax in `lowering/buckets.py`). With one bucket
+(`batch=4`) OUT.mlir is that bucket's module. With several (`batch=1,4,8`,
+`batch=1,4;seq=16,32` = their cross product), -o is required and one module is
+written per bucket, OUT.<tag>.mlir with tag `batch1`, `batch1.seq16`, ...; the
+weights go to one OUT.weights.npz shared by all of them (the normal case: the
+weights are the model's initializers), or, if the buckets' weights differ (a
+constant folded from a bucketed shape), to OUT.<tag>.weights.npz each. The files
+written are listed on stdout, one `wrote FILE` line each.
 """
 
 from __future__ import annotations
@@ -20,6 +31,14 @@ from typing import BinaryIO
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
+from lowering.buckets import (
+    BucketSpecError,
+    ShapeBuckets,
+    bucket_path,
+    check_buckets,
+    describe,
+    parse_shape_buckets,
+)
 from lowering.onnx_import import OnnxImportError, import_model, load_model
 from npu_dialects import module_text
 from npu_dialects.arch import ArchError, parse_arch_spec
@@ -46,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", metavar="SPEC", default="default",
                    help="target NPU: a preset optionally followed by overrides, e.g. "
                         "'default,cores=1' (default: %(default)s)")
+    p.add_argument("--shape-buckets", metavar="SPEC", action="append",
+                   help="sizes of the model's symbolic input dims: 'batch=4' (one module), "
+                        "'batch=1,4,8' or 'batch=1,4;seq=16,32' (the cross product: one module per "
+                        "bucket, OUT.batch1.seq16.mlir ..., weights shared in OUT.weights.npz); "
+                        "repeat the flag to list buckets explicitly (their union)")
     return p
 
 
@@ -89,31 +113,80 @@ def _write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> Path:
     return Path(tmp)
 
 
-def run(model_path: str, output: str | None, arch_spec: str) -> int:
+def run(model_path: str, output: str | None, arch_spec: str,
+        shape_buckets: Sequence[str] | None = None) -> int:
     """Import `model_path` and write the IR (to `output`, or stdout when it is None or
-    '-') and the weight file; returns the exit code. Raises `_UsageError` for a bad
-    --arch and `OnnxImportError` for a model it cannot import or a file it cannot write."""
+    '-') and the weight file; returns the exit code. With `shape_buckets` (the
+    --shape-buckets specs) the symbolic dims are bound, one module per bucket.
+    Raises `_UsageError` for a bad --arch or --shape-buckets and `OnnxImportError`
+    for a model it cannot import or a file it cannot write."""
     try:
         arch = parse_arch_spec(arch_spec)
     except ArchError as e:
         raise _UsageError(f"error: --arch '{arch_spec}': {e}") from None
+    buckets: ShapeBuckets | None = None
+    if shape_buckets:
+        try:
+            buckets = parse_shape_buckets(shape_buckets)
+        except BucketSpecError as e:
+            raise _UsageError(f"error: {e}") from None
     if output == "-":
         output = None
+    if buckets is not None and len(buckets) > 1 and not output:
+        raise _UsageError(f"error: --shape-buckets gives {len(buckets)} buckets; they need -o OUT.mlir "
+                          "(one OUT.<bucket>.mlir each)")
     if output and Path(output).is_dir():
         raise OnnxImportError(f"error: cannot write '{output}': is a directory")
-    module, weights = import_model(load_model(model_path), arch)
+    model = load_model(model_path)
+    if buckets is None:
+        module, weights = import_model(model, arch)
+        _write_modules([(output, module, weights)], model_path)
+        return 0
+    check_buckets(model, buckets)
+    if len(buckets) == 1:
+        module, weights = import_model(model, arch, dims=buckets.first())
+        _write_modules([(output, module, weights)], model_path)
+        return 0
+    assert output is not None
+    # Import every bucket before writing anything: a bucket that fails leaves no files.
+    jobs = [(str(bucket_path(output, b)), *import_model(model, arch, dims=b)) for b in buckets]
+    shared = all(_same_weights(jobs[0][2], w) for _, _, w in jobs[1:])
+    written = _write_modules(jobs, model_path, shared_weights=weights_file_for(output, model_path)
+                             if shared else None)
+    tags = {path: describe(b) for (path, _, _), b in zip(jobs, buckets)}
+    for path in sorted(written, key=lambda p: str(p) not in tags):  # modules first, then weights
+        what = tags.get(str(path), "weights shared by every bucket" if shared else "weights")
+        print(f"wrote {path} ({what})")
+    return 0
 
-    wpath = weights_file_for(output, model_path)
-    if weights:  # the side file sits beside the IR, so its name alone resolves
-        module.attributes[WEIGHTS_ATTR] = StringAttr(wpath.name)
-    text = print_module(module)
+
+def _same_weights(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    return a.keys() == b.keys() and all(
+        a[k].shape == b[k].shape and a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]) for k in a)
+
+
+def _write_modules(jobs: Sequence[tuple[str | None, ModuleOp, dict[str, np.ndarray]]], model_path: str,
+                   shared_weights: Path | None = None) -> list[Path]:
+    """Write each (OUT.mlir or None for stdout, module, weights) with its weight file
+    (or all weights to `shared_weights`), all or nothing; returns the files written."""
+    files: list[tuple[Path, Callable[[BinaryIO], object]]] = []
+    texts: list[str] = []
+    for output, module, weights in jobs:
+        wpath = shared_weights or weights_file_for(output, model_path)
+        if weights:  # the side file sits beside the IR, so its name alone resolves
+            module.attributes[WEIGHTS_ATTR] = StringAttr(wpath.name)
+            if shared_weights is None or not any(p == wpath for p, _ in files):
+                files.append((wpath, lambda f, w=weights: np.savez(f, **w)))  # type: ignore[misc]
+        text = print_module(module)
+        if output:
+            files.append((Path(output), lambda f, t=text: f.write(t.encode())))  # type: ignore[misc]
+        else:
+            texts.append(text)
 
     temps: list[tuple[Path, Path]] = []
     try:
-        if weights:
-            temps.append((_write_atomic(wpath, lambda f: np.savez(f, **weights)), wpath))  # type: ignore[arg-type]
-        if output:
-            temps.append((_write_atomic(Path(output), lambda f: f.write(text.encode())), Path(output)))
+        for final, write in files:
+            temps.append((_write_atomic(final, write), final))
         for tmp, final in temps:
             try:
                 os.replace(tmp, final)
@@ -122,9 +195,9 @@ def run(model_path: str, output: str | None, arch_spec: str) -> int:
     finally:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
-    if not output:
+    for text in texts:
         sys.stdout.write(text)
-    return 0
+    return [final for final, _ in files]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -135,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # --help (0) or a usage error (2, message already printed)
         return int(e.code or 0)
     try:
-        return run(args.model, args.output, args.arch)
+        return run(args.model, args.output, args.arch, args.shape_buckets)
     except _UsageError as e:
         print(e, file=sys.stderr)
         return 2

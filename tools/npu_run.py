@@ -1,10 +1,20 @@
 """`npu-run INPUT [--arch SPEC] [--inputs IN.npz] [--outputs OUT.npz] [--report R.json]
-[--trace T.json] [--check] [--seed N]`: run a model on the simulated NPU.
+[--trace T.json] [--check] [--seed N] [--shape-buckets SPEC]... [--pad-dims DIMS]`:
+run a model on the simulated NPU.
 
 INPUT is an ONNX model (imported and compiled with `npu-default` first), a
 graph-level `.mlir` (compiled first) or a lowered task-level `.mlir`. With no
 `--inputs`, seeded random normal inputs. `--check` compares the outputs with
 onnxruntime (ONNX input) or with the numpy reference of a graph-level `.mlir`.
+
+Shape buckets (ONNX input with symbolic dims; spec syntax in `lowering/buckets.py`):
+`--shape-buckets batch=1,4,8` compiles only the bucket the inputs need: an exact
+match, else the smallest bucket at least as large on the padded dims (all dims of
+the spec, or those of `--pad-dims`); the inputs are zero-padded up to it and the
+outputs sliced back (valid only for batch-like dims: see `runtime/buckets.py`).
+With random inputs the first bucket runs. `--check` runs onnxruntime on the
+original, unpadded inputs. The report gains `bucket` ({dim: size} compiled and
+run) and `bucket_actual` ({dim: size} of the inputs).
 
 Exit codes: 0 success, 1 a diagnosed user error (bad input, unsupported op,
 does not fit, simulator fault, failed check), 2 bad command-line usage,
@@ -56,6 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true",
                    help="compare with onnxruntime (or the graph-level numpy reference)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the random inputs (default 0)")
+    p.add_argument("--shape-buckets", metavar="SPEC", action="append",
+                   help="sizes to compile the model's symbolic input dims for: 'batch=1,4,8', "
+                        "'batch=1,4;seq=16,32' (cross product); repeat for an explicit union. The "
+                        "bucket is picked from the --inputs shapes (exact, else the smallest larger "
+                        "one, inputs zero-padded and outputs sliced); random inputs use the first")
+    p.add_argument("--pad-dims", metavar="DIMS",
+                   help="comma-separated dims of --shape-buckets that may be padded, or 'none' "
+                        "(default: every dim of the spec; pad only dims that index independent "
+                        "samples, such as a batch)")
     return p
 
 
@@ -130,8 +149,11 @@ class Loaded:
         self.graph = graph  # graph-level module kept for the numpy reference
 
 
-def load_input(path: str, arch_spec: str | None, check: bool) -> Loaded:
-    """Read INPUT and bring it to the task level (raises UsageError/UserError)."""
+def load_input(path: str, arch_spec: str | None, check: bool, model=None,
+               dims: dict[str, int] | None = None) -> Loaded:
+    """Read INPUT and bring it to the task level (raises UsageError/UserError).
+    For an ONNX INPUT, `model` is the already loaded ModelProto (else it is read)
+    and `dims` binds its symbolic input dims (a shape bucket)."""
     arch = _parse_arch(arch_spec)
     ext = os.path.splitext(path)[1].lower()
     if ext == ".onnx":
@@ -142,7 +164,8 @@ def load_input(path: str, arch_spec: str | None, check: bool) -> Loaded:
             raise UserError(f"the ONNX importer is not available ({e})") from None
         arch = arch or PRESETS["default"]
         try:
-            module, weights = import_model(load_model(path), arch)
+            module, weights = import_model(model if model is not None else load_model(path), arch,
+                                           dims=dims)
         except OnnxImportError as e:
             raise UserError([_err(x) for x in e.lines]) from None
         return Loaded(*_compile(module, arch, weights), arch, "onnx")
@@ -258,6 +281,13 @@ def summary(report: dict[str, Any], path: str, arch) -> str:
         f"written {_fmt_bytes(report['dram_bytes_written'])}",
         f"utilization: cube {u['cube']:.1%}, vector {u['vector']:.1%}, dma {u['dma']:.1%}",
     ]
+    b = report.get("bucket")
+    if b is not None:
+        line = ", ".join(f"{d}={v}" for d, v in b.items())
+        actual = report.get("bucket_actual") or b
+        if actual != b:
+            line += " (inputs padded from " + ", ".join(f"{d}={v}" for d, v in actual.items()) + ")"
+        lines.insert(2, f"bucket:      {line}")
     c = report.get("check")
     if c is not None:
         verdict = "ok" if c["ok"] else "FAILED"
@@ -274,22 +304,105 @@ def _write_json(path: str, obj: Any) -> None:
         raise UserError(f"cannot write '{path}': {e.strerror or e}") from None
 
 
+class _Bucketed:
+    """What a --shape-buckets run adds: the chosen bucket, the padded inputs to run
+    and the shapes to slice the outputs back to (None: no padding)."""
+
+    def __init__(self, bucket: dict[str, int], actual: dict[str, int], run_inputs=None, out_shapes=None):
+        self.bucket, self.actual = bucket, actual
+        self.run_inputs, self.out_shapes = run_inputs, out_shapes
+
+
+def _parse_buckets(args: argparse.Namespace):
+    """The parsed --shape-buckets and the set of dims that may be padded, or None."""
+    if not args.shape_buckets:
+        if args.pad_dims is not None:
+            raise UsageError("--pad-dims needs --shape-buckets")
+        return None
+    from lowering.buckets import BucketSpecError, parse_shape_buckets
+    try:
+        buckets = parse_shape_buckets(args.shape_buckets)
+    except BucketSpecError as e:
+        raise UsageError(str(e)) from None
+    if os.path.splitext(args.input)[1].lower() != ".onnx":
+        raise UsageError(f"--shape-buckets needs an .onnx INPUT (the model with symbolic dims), got "
+                         f"'{args.input}'; an .mlir module has static shapes")
+    pad = set(buckets.dims)
+    if args.pad_dims is not None:
+        names = [d.strip() for d in args.pad_dims.split(",") if d.strip()]
+        pad = set() if names == ["none"] else set(names)
+        unknown = [d for d in names if d not in buckets.dims and names != ["none"]]
+        if unknown or not names:
+            raise UsageError(f"bad --pad-dims '{args.pad_dims}': expected 'none' or dims of "
+                             f"--shape-buckets ({', '.join(buckets.dims)})")
+    return buckets, pad
+
+
+def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded, _Bucketed, dict | None]:
+    """Load the ONNX model, pick the bucket (from the --inputs shapes, else the first),
+    compile only that bucket; returns it with the inputs read (None: random)."""
+    from lowering.buckets import check_buckets, input_templates, output_shapes
+    from lowering.onnx_import import OnnxImportError, load_model
+    from runtime.buckets import BucketError, pad_inputs, select_bucket
+
+    _parse_arch(args.arch)  # a bad --arch is a usage error before anything is read
+    try:
+        model = load_model(args.input)
+        check_buckets(model, buckets)
+    except OnnxImportError as e:
+        raise UserError([_err(x) for x in e.lines]) from None
+    inputs = read_inputs(args.inputs) if args.inputs else None
+    if inputs is None:
+        bucket = buckets.first()
+        chosen = _Bucketed(bucket, dict(bucket))
+    else:
+        templates = input_templates(model)
+        try:
+            d = select_bucket(templates, list(buckets), {k: np.shape(v) for k, v in inputs.items()},
+                              pad_dims)
+        except BucketError as e:
+            raise UserError(str(e)) from None
+        chosen = _Bucketed(d.bucket, d.actual)
+        if d.padded:
+            try:
+                chosen.out_shapes = output_shapes(model, d.actual)
+            except OnnxImportError as e:
+                raise UserError([_err(x) for x in e.lines]) from None
+            chosen.run_inputs = pad_inputs(inputs, templates, d.bucket)
+    loaded = load_input(args.input, args.arch, args.check, model=model, dims=chosen.bucket)
+    return loaded, chosen, inputs
+
+
 def _run(args: argparse.Namespace) -> int:
+    from runtime.buckets import BucketError, slice_outputs
     from runtime.run import RunError, random_inputs, run
     from sim import SimError, signature
 
-    loaded = load_input(args.input, args.arch, args.check)
+    _parse_arch(args.arch)
+    parsed = _parse_buckets(args)
+    bucketed: _Bucketed | None = None
+    if parsed is None:
+        loaded = load_input(args.input, args.arch, args.check)
+        inputs = read_inputs(args.inputs) if args.inputs else None
+    else:
+        loaded, bucketed, inputs = _load_bucketed(args, *parsed)
     try:
-        sig = signature(loaded.module)
-        inputs = read_inputs(args.inputs) if args.inputs else random_inputs(sig, args.seed)
-        result = run(loaded.module, loaded.weights, inputs, loaded.arch, trace=bool(args.trace))
-    except RunError as e:
+        if inputs is None:
+            inputs = random_inputs(signature(loaded.module), args.seed)
+        run_inputs = bucketed.run_inputs if bucketed and bucketed.run_inputs is not None else inputs
+        result = run(loaded.module, loaded.weights, run_inputs, loaded.arch, trace=bool(args.trace))
+        if bucketed and bucketed.out_shapes is not None:
+            result.outputs = slice_outputs(result.outputs, bucketed.out_shapes)
+    except (RunError, BucketError) as e:
         raise UserError(str(e)) from None
     except SimError as e:
         raise UserError(_err(str(e)), e.details) from None
     for w in result.report["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
     report = result.report
+    if bucketed is not None:
+        report["bucket"] = dict(bucketed.bucket)
+        report["bucket_actual"] = dict(bucketed.actual)
     problems: list[str] = []
     if args.check:
         ref_inputs = {k: np.asarray(v, dtype=np.float32) for k, v in inputs.items()}

@@ -148,3 +148,19 @@ builtin.module {
 }
 // CHECK-LABEL: func.func @k(
 // CHECK-NEXT:  npu_graph.matmul %x, %w : (tensor<2x5x8xf32>, tensor<2x8x3xf32>) -> tensor<2x5x3xf32>
+
+// -----
+
+// alpha alone scales the product, not C: C is added after the scaling.
+builtin.module {
+  func.func @alpha_only(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>, %c: tensor<3xf32>) -> tensor<4x3xf32> {
+    %y = npu_graph.gemm %a, %b, %c {alpha = 2.0 : f32} : (tensor<4x8xf32>, tensor<8x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    func.return %y : tensor<4x3xf32>
+  }
+}
+// CHECK-LABEL: func.func @alpha_only(
+// CHECK:       %[[G:.*]] = npu_graph.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+// CHECK:       %[[AL:.*]] = npu_graph.constant {value = dense<2.000000e+00> : tensor<1xf32>} : tensor<1xf32>
+// CHECK:       %[[S:.*]] = npu_graph.mul %[[G]], %[[AL]]
+// CHECK-NEXT:  %[[Y:.*]] = npu_graph.add %[[S]], %c
+// CHECK-NEXT:  func.return %[[Y]]

@@ -11,7 +11,7 @@
 // CHECK-NEXT: error: node 'pool' (MaxPool, opset 17): unsupported attribute ceil_mode=1
 // CHECK-NOT:  error
 
-// SYMBOLIC: error: symbolic dimension 'batch' in input 'x'; dynamic shapes are not supported yet
+// SYMBOLIC: error: symbolic dimension 'batch' in input 'x' is not bound; compile for chosen sizes with --shape-buckets batch=N[,N...]
 
 // ARCH: error: --arch 'default,cores=0': arch parameter 'cores' must be a positive integer, got 0
 

@@ -53,10 +53,10 @@ func.func @f(%x: memref<1x3x10x10xf32, "sram">, %w: memref<4x3x3x3xf32, "sram">,
 // -----
 
 func.func @f(%a: memref<4x8xf32, "sram">) {
-  npu_compute.eltwise "tanh" %a -> %a : memref<4x8xf32, "sram"> -> memref<4x8xf32, "sram">
+  npu_compute.eltwise "cosh" %a -> %a : memref<4x8xf32, "sram"> -> memref<4x8xf32, "sram">
   func.return
 }
-// CHECK: 'npu_compute.eltwise': unknown function 'tanh'
+// CHECK: 'npu_compute.eltwise': unknown function 'cosh'
 
 // -----
 

@@ -57,4 +57,84 @@ builtin.module {
     }
     func.return %f : tensor<1x64xf32>
   }
+
+  // CHECK-LABEL: func.func @more_ops
+  func.func @more_ops(%x: tensor<2x3x8x8xf32>, %s: tensor<8xf32>, %i: tensor<2x5xf32>, %t: tensor<4x4xf32>) {
+    // Unary, binary and three-operand elementwise ops (all broadcast like numpy).
+    // CHECK: %sg = npu_graph.sigmoid %x : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %th = npu_graph.tanh %sg : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %ef = npu_graph.erf %th : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %ge = npu_graph.gelu %ef : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %gt = npu_graph.gelu_tanh %ge : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %sq = npu_graph.sqrt %gt : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %ep = npu_graph.exp %sq : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %lg = npu_graph.log %ep : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %ng = npu_graph.neg %lg : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %ab = npu_graph.abs %ng : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %rc = npu_graph.reciprocal %ab : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %tc = npu_graph.trunc %rc : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %sg = npu_graph.sigmoid %x : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %th = npu_graph.tanh %sg : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %ef = npu_graph.erf %th : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %ge = npu_graph.gelu %ef : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %gt = npu_graph.gelu_tanh %ge : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %sq = npu_graph.sqrt %gt : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %ep = npu_graph.exp %sq : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %lg = npu_graph.log %ep : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %ng = npu_graph.neg %lg : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %ab = npu_graph.abs %ng : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %rc = npu_graph.reciprocal %ab : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %tc = npu_graph.trunc %rc : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %pw = npu_graph.pow %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %pr = npu_graph.prelu %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %mx = npu_graph.max %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %mn = npu_graph.min %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %eq = npu_graph.equal %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %ls = npu_graph.less %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %gr = npu_graph.greater %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %cl = npu_graph.clip %x, %lo, %hi : (tensor<2x3x8x8xf32>, tensor<f32>, tensor<f32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %wh = npu_graph.where %gr, %x, %s : (tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %ex = npu_graph.expand %s : (tensor<8xf32>) -> tensor<3x8xf32>
+    %pw = npu_graph.pow %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    %pr = npu_graph.prelu %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    %mx = npu_graph.max %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    %mn = npu_graph.min %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    %eq = npu_graph.equal %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    %ls = npu_graph.less %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    %gr = npu_graph.greater %x, %s : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    %lo = npu_graph.constant {value = dense<0.0> : tensor<f32>} : tensor<f32>
+    %hi = npu_graph.constant {value = dense<6.0> : tensor<f32>} : tensor<f32>
+    %cl = npu_graph.clip %x, %lo, %hi : (tensor<2x3x8x8xf32>, tensor<f32>, tensor<f32>) -> tensor<2x3x8x8xf32>
+    %wh = npu_graph.where %gr, %x, %s : (tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    %ex = npu_graph.expand %s : (tensor<8xf32>) -> tensor<3x8xf32>
+
+    // Structured ops: normalisation, reductions, data movement, pooling.
+    // CHECK: %ln = npu_graph.layernorm %x, %s, %s {axis = -1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %ln2 = npu_graph.layernorm %x, %s {axis = 3 : i64} : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %rm = npu_graph.reduce_mean %x {axes = array<i64: 2, 3>, keepdims = true} : (tensor<2x3x8x8xf32>) -> tensor<2x3x1x1xf32>
+    // CHECK: %rs = npu_graph.reduce_sum %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x3x8x8xf32>) -> tensor<2x8x8xf32>
+    // CHECK: %rx = npu_graph.reduce_max %x {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<2x3x8x8xf32>) -> tensor<f32>
+    // CHECK: %rn = npu_graph.reduce_min %x {axes = array<i64: 3>, keepdims = true} : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x1xf32>
+    %ln = npu_graph.layernorm %x, %s, %s {axis = -1 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x3x8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    %ln2 = npu_graph.layernorm %x, %s {axis = 3 : i64} : (tensor<2x3x8x8xf32>, tensor<8xf32>) -> tensor<2x3x8x8xf32>
+    %rm = npu_graph.reduce_mean %x {axes = array<i64: 2, 3>, keepdims = true} : (tensor<2x3x8x8xf32>) -> tensor<2x3x1x1xf32>
+    %rs = npu_graph.reduce_sum %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x3x8x8xf32>) -> tensor<2x8x8xf32>
+    %rx = npu_graph.reduce_max %x {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<2x3x8x8xf32>) -> tensor<f32>
+    %rn = npu_graph.reduce_min %x {axes = array<i64: 3>, keepdims = true} : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x1xf32>
+    // CHECK: %cc = npu_graph.concat %x, %x, %x {axis = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>) -> tensor<2x9x8x8xf32>
+    // CHECK: %sl = npu_graph.slice %x {starts = array<i64: 0, 1, 7, 0>, ends = array<i64: 2, 3, -1, 8>, steps = array<i64: 1, 1, -2, 3>} : (tensor<2x3x8x8xf32>) -> tensor<2x2x4x3xf32>
+    // CHECK: %ga = npu_graph.gather %t, %i {axis = 0 : i64} : (tensor<4x4xf32>, tensor<2x5xf32>) -> tensor<2x5x4xf32>
+    // CHECK: %tr = npu_graph.trilu %t {upper = false, k = 1 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    // CHECK: %pd = npu_graph.pad %t {pads = array<i64: 1, 0, -1, 2>, value = 0.000000e+00 : f32} : (tensor<4x4xf32>) -> tensor<4x6xf32>
+    %cc = npu_graph.concat %x, %x, %x {axis = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>) -> tensor<2x9x8x8xf32>
+    %sl = npu_graph.slice %x {starts = array<i64: 0, 1, 7, 0>, ends = array<i64: 2, 3, -1, 8>, steps = array<i64: 1, 1, -2, 3>} : (tensor<2x3x8x8xf32>) -> tensor<2x2x4x3xf32>
+    %ga = npu_graph.gather %t, %i {axis = 0 : i64} : (tensor<4x4xf32>, tensor<2x5xf32>) -> tensor<2x5x4xf32>
+    %tr = npu_graph.trilu %t {upper = false, k = 1 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %pd = npu_graph.pad %t {pads = array<i64: 1, 0, -1, 2>, value = 0.0 : f32} : (tensor<4x4xf32>) -> tensor<4x6xf32>
+    // CHECK: %lr = npu_graph.lrn %x {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    // CHECK: %ap = npu_graph.avgpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = false} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+    %lr = npu_graph.lrn %x {size = 3 : i64, alpha = 1.0e-04 : f32, beta = 7.5e-01 : f32, bias = 1.0 : f32} : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %ap = npu_graph.avgpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = false} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+    func.return
+  }
 }

@@ -253,3 +253,188 @@ builtin.module {
   }
 }
 // CHECK: expected an integer array such as array<i64: 1, 2>, got array<f32: 2.000000e+00, 2.000000e+00>
+
+// -----
+
+// Three-operand elementwise ops broadcast all their operands.
+func.func @f(%x: tensor<4x8xf32>, %lo: tensor<3xf32>, %hi: tensor<f32>) {
+  %0 = npu_graph.clip %x, %lo, %hi : (tensor<4x8xf32>, tensor<3xf32>, tensor<f32>) -> tensor<4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.clip': broadcasting the operands gives no valid shape, but the result type has [4, 8]
+
+// -----
+
+func.func @f(%c: tensor<4x1xf32>, %a: tensor<8xf32>, %b: tensor<f32>) {
+  %0 = npu_graph.where %c, %a, %b : (tensor<4x1xf32>, tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.where': broadcasting the operands gives shape [4, 8], but the result type has [8]
+
+// -----
+
+func.func @f(%x: tensor<5x3xf32>) {
+  %0 = npu_graph.expand %x : (tensor<5x3xf32>) -> tensor<2x5x4xf32>
+  func.return
+}
+// CHECK: 'npu_graph.expand': broadcasting [5, 3] to [2, 5, 4] gives no valid shape, but the result type has [2, 5, 4]
+
+// -----
+
+func.func @f(%x: tensor<2x3x8xf32>, %s: tensor<8xf32>) {
+  %0 = npu_graph.layernorm %x, %s {axis = 3 : i64} : (tensor<2x3x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.layernorm': axis 3 is out of range for rank 3
+
+// -----
+
+func.func @f(%x: tensor<2x3x8xf32>, %s: tensor<3x8xf32>, %b: tensor<4xf32>) {
+  %0 = npu_graph.layernorm %x, %s, %b {axis = 1 : i64} : (tensor<2x3x8xf32>, tensor<3x8xf32>, tensor<4xf32>) -> tensor<2x3x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.layernorm': bias of shape [4] does not broadcast to the normalised dims [3, 8]
+
+// -----
+
+func.func @f(%x: tensor<2x3x8xf32>) {
+  %0 = npu_graph.reduce_mean %x {axes = array<i64: 2, 0>, keepdims = true} : (tensor<2x3x8xf32>) -> tensor<1x3x1xf32>
+  func.return
+}
+// CHECK: 'npu_graph.reduce_mean': axes [2, 0] must be sorted, unique and in 0..2
+
+// -----
+
+func.func @f(%x: tensor<2x3x8xf32>) {
+  %0 = npu_graph.reduce_sum %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x3x8xf32>) -> tensor<2x1x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.reduce_sum': reducing gives shape [2, 8], but the result type has [2, 1, 8]
+
+// -----
+
+func.func @f(%x: tensor<2x0xf32>) {
+  %0 = npu_graph.reduce_max %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x0xf32>) -> tensor<2xf32>
+  func.return
+}
+// CHECK: 'npu_graph.reduce_max': cannot reduce the empty dims of [2, 0]
+
+// -----
+
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
+  %0 = npu_graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
+  func.return
+}
+// CHECK: 'npu_graph.concat': operand #1 of shape [3, 3] does not match [2, 3] outside axis 1
+
+// -----
+
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) {
+  %0 = npu_graph.concat %a, %b {axis = -3 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  func.return
+}
+// CHECK: 'npu_graph.concat': axis -3 is out of range for rank 2
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  %0 = npu_graph.slice %x {starts = array<i64: 0>, ends = array<i64: 4>, steps = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.slice': starts, ends and steps need 2 values (the rank), got [0], [4], [1]
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  %0 = npu_graph.slice %x {starts = array<i64: 0, 0>, ends = array<i64: 4, 8>, steps = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.slice': step of dim 1 is 0
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  %0 = npu_graph.slice %x {starts = array<i64: 0, 8>, ends = array<i64: 4, -1>, steps = array<i64: 1, -1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.slice': start 8 / end -1 of dim 1 are out of range for size 8 and step -1
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  %0 = npu_graph.slice %x {starts = array<i64: 1, 7>, ends = array<i64: 4, -1>, steps = array<i64: 2, -3>} : (tensor<4x8xf32>) -> tensor<2x2xf32>
+  func.return
+}
+// CHECK: 'npu_graph.slice': slicing gives shape [2, 3], but the result type has [2, 2]
+
+// -----
+
+func.func @f(%x: tensor<f32>, %i: tensor<3xf32>) {
+  %0 = npu_graph.gather %x, %i {axis = 0 : i64} : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return
+}
+// CHECK: 'npu_graph.gather': data must have rank >= 1
+
+// -----
+
+func.func @f(%x: tensor<10x4xf32>, %i: tensor<2x3xf32>) {
+  %0 = npu_graph.gather %x, %i {axis = 1 : i64} : (tensor<10x4xf32>, tensor<2x3xf32>) -> tensor<2x3x4xf32>
+  func.return
+}
+// CHECK: 'npu_graph.gather': gathering gives shape [10, 2, 3], but the result type has [2, 3, 4]
+
+// -----
+
+func.func @f(%x: tensor<8xf32>) {
+  %0 = npu_graph.trilu %x {upper = true, k = 0 : i64} : (tensor<8xf32>) -> tensor<8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.trilu': input must have rank >= 2, got [8]
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  %0 = npu_graph.lrn %x {size = 3 : i64, alpha = 1.0e-04 : f32, beta = 7.5e-01 : f32, bias = 1.0 : f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.lrn': input must be [N, C, ...] with rank >= 3, got [4, 8]
+
+// -----
+
+func.func @f(%x: tensor<1x4x8xf32>) {
+  %0 = npu_graph.lrn %x {size = 0 : i64, alpha = 1.0e-04 : f32, beta = 7.5e-01 : f32, bias = 1.0 : f32} : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.lrn': size must be positive, got 0
+
+// -----
+
+func.func @f(%x: tensor<1x2x8x8xf32>) {
+  %0 = npu_graph.avgpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = false} : (tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32>
+  func.return
+}
+// CHECK: 'npu_graph.avgpool': pads needs 4 values, got [1, 1]
+
+// -----
+
+func.func @f(%x: tensor<1x2x8x8xf32>) {
+  %0 = npu_graph.avgpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = true} : (tensor<1x2x8x8xf32>) -> tensor<1x2x3x3xf32>
+  func.return
+}
+// CHECK: 'npu_graph.avgpool': pooling gives shape [1, 2, 4, 4], but the result type has [1, 2, 3, 3]
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  %0 = npu_graph.pad %x {pads = array<i64: 1, 1>, value = 0.0 : f32} : (tensor<4x8xf32>) -> tensor<6x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.pad': pads needs 4 values (begin and end per dim), got [1, 1]
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  %0 = npu_graph.pad %x {pads = array<i64: -3, 0, -2, 0>, value = 0.0 : f32} : (tensor<4x8xf32>) -> tensor<1x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.pad': pads [-3, 0, -2, 0] crop more than the input [4, 8]

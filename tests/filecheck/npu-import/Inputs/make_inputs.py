@@ -8,6 +8,10 @@
 - unsupported.onnx: a Hardmax named 'odd_node' and a MaxPool 'pool' whose ceil_mode=1
   changes the output shape
 - symbolic.onnx: an input with the symbolic dimension 'batch'
+- batched_mlp.onnx: the MLP of mlp.onnx with a symbolic batch, x['batch', 8] -> y['batch', 4]
+- ops11.onnx / ops18.onnx: the same small attention-like graph at opset 11 and 18, where
+  Softmax, Squeeze/Unsqueeze, Split and the reductions take their axes differently, with a
+  Shape -> Gather -> Unsqueeze -> Concat -> Reshape subgraph that folds at import
 
 The builders live in tests/models.py and are seeded, so the files are reproducible.
 """
@@ -49,12 +53,50 @@ def cnn() -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="make_inputs")
 
 
+def opset_graph(opset: int) -> onnx.ModelProto:
+    """x[2, 6, 9]: Unsqueeze -> Split (3 parts) -> Softmax / ReduceSum / ReduceMean ->
+    Squeeze -> Concat, and a Shape-derived Reshape; attributes at opset < 13 (< 18 for
+    ReduceMean and Split sizes), inputs after."""
+    ints = lambda name, *v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"), ints("ax0", 0), ints("m1", -1)]
+    n = helper.make_node
+    if opset < 13:
+        nodes = [n("Unsqueeze", ["x"], ["u"], name="unsq", axes=[1]),
+                 n("Split", ["u"], ["s0", "s1", "s2"], name="split", axis=3, split=[3, 3, 3]),
+                 n("ReduceSum", ["s1"], ["r1"], name="rsum", axes=[3], keepdims=1)]
+    else:
+        inits += [ints("ax1", 1), ints("ax3", 3), ints("sizes", 3, 3, 3)]
+        nodes = [n("Unsqueeze", ["x", "ax1"], ["u"], name="unsq"),
+                 n("Split", ["u"] + (["sizes"] if opset < 18 else []), ["s0", "s1", "s2"], name="split",
+                   axis=3, **({} if opset < 18 else {"num_outputs": 3})),
+                 n("ReduceSum", ["s1", "ax3"], ["r1"], name="rsum", keepdims=1)]
+    nodes.append(n("Softmax", ["s0"], ["p0"], name="softmax", axis=2))
+    if opset < 18:
+        nodes.append(n("ReduceMean", ["s2"], ["r2"], name="rmean", axes=[3], keepdims=1))
+    else:
+        nodes.append(n("ReduceMean", ["s2", "ax3"], ["r2"], name="rmean", keepdims=1))
+    nodes += [n("Concat", ["r1", "r2", "r1"], ["c"], name="concat", axis=3),
+              n("Mul", ["p0", "c"], ["m"], name="mul"),
+              n("Shape", ["x"], ["shape"], name="shape"),
+              n("Gather", ["shape", "zero"], ["b"], name="gather", axis=0),
+              n("Unsqueeze", ["b"] + (["ax0"] if opset >= 13 else []), ["bu"], name="unsq_b",
+                **({} if opset >= 13 else {"axes": [0]})),
+              n("Concat", ["bu", "m1"], ["target"], name="target", axis=0),
+              n("Reshape", ["m", "target"], ["y"], name="flatten")]
+    g = helper.make_graph(nodes, f"ops{opset}", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6, 9])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 18])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="make_inputs")
+
+
 def main() -> int:
     files = {
         "mlp.onnx": models.mlp(batch=2, sizes=(8, 16, 16, 4)),
         "cnn.onnx": cnn(),
         "unsupported.onnx": models.unsupported(),
         "symbolic.onnx": models.symbolic_batch(),
+        "batched_mlp.onnx": models.mlp(batch="batch", sizes=(8, 16, 16, 4)),  # type: ignore[arg-type]
+        "ops11.onnx": opset_graph(11),
+        "ops18.onnx": opset_graph(18),
     }
     for name, model in files.items():
         onnx.checker.check_model(model)

@@ -1,0 +1,434 @@
+"""ONNX operator conformance: the onnx package's node test cases of every op type the
+importer supports, compiled with `npu-default`, simulated and compared with the
+expected outputs; writes a support table like onnx-mlir's.
+
+    python bench/conformance.py [--arch SPEC] [--ops Conv,Relu] [--timeout S] [--out bench/results/conformance.md]
+
+The cases are `onnx.backend.test.case.node.collect_testcases()`: one single-node
+model each, with input and expected output data. Per case:
+
+- Only float cases run: every output float32 and every floating-point input
+  float32. A case with an output or input of another type (int64, bool,
+  float16, double, strings, sequences...) is listed as skipped. Integer and
+  boolean inputs (shapes, axes, indices, conditions) become initializers: the
+  compiler targets static graphs, where such operands are constants.
+- A float input the importer asks to be constant ("... is computed at run time;
+  only constant values are supported", e.g. a BatchNorm mean or a Pad value)
+  becomes an initializer too and the case is tried again; such cases count as
+  passed with constant operands ("const" column).
+- The importer supports opsets 9..21. The cases are written at the op's newest
+  opset (often 22 and above, which mostly added types) or an old one. A case
+  outside the range is run at opset 21 (or 9) when the node is valid there and
+  onnxruntime still computes the expected outputs from the retargeted model
+  ("retargeted" column); otherwise it is skipped as out of range.
+- Outputs match with the acceptance tolerance of the models (rtol 1e-3, atol 1e-4
+  x max |expected|; NaN and infinities must match exactly).
+- A failing case never stops the script: its one-line reason (the first line of
+  the compiler's diagnostic, or the exception) is recorded.
+
+Expanded function cases (`*_expanded*`: the op written as its function body)
+are not counted; the op each is the body of may not be supported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import signal
+import sys
+import time
+import warnings
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np
+import onnx
+import onnx.defs
+import onnxruntime as ort
+from onnx import numpy_helper
+
+from lowering.onnx_import import (
+    MAX_OPSET,
+    MIN_OPSET,
+    OnnxImportError,
+    supported_op_types,
+)
+from tests.e2e import compile_and_run
+from tests.zoo import diagnostic_groups, output_errors
+
+_DEFAULT = ("", "ai.onnx")
+_NEEDS_CONSTANT = re.compile(r"\(input \d+, '(?P<name>[^']*)'\) is computed at run time; only constant values")
+
+
+class CaseTimeout(Exception):
+    """A case ran longer than --timeout."""
+
+
+@dataclass
+class Outcome:
+    """What happened to one case: status is passed, failed or skipped."""
+
+    name: str
+    op: str
+    status: str
+    reason: str = ""
+    constants: bool = False
+    retargeted: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class OpRow:
+    op: str
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(o.status == status for o in self.outcomes)
+
+
+# ----------------------------------------------------------------------------------------
+# Turning a test case into a model the compiler can take
+# ----------------------------------------------------------------------------------------
+
+
+def _elem_type(vi: onnx.ValueInfoProto) -> str | None:
+    """The tensor element type name (FLOAT, INT64...), None for non-tensors."""
+    if not vi.type.HasField("tensor_type"):
+        return None
+    return onnx.TensorProto.DataType.Name(vi.type.tensor_type.elem_type)
+
+
+def _to_array(x) -> np.ndarray | None:
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, onnx.TensorProto):
+        return numpy_helper.to_array(x)
+    if isinstance(x, (np.generic, int, float, bool)):
+        return np.asarray(x)
+    return None
+
+
+def _data(x) -> np.ndarray:
+    """The tensor data of a case input/output (`_skip_reason` has checked there is some)."""
+    a = _to_array(x)
+    if a is None:
+        raise TypeError(f"not tensor data: {type(x).__name__}")
+    return a
+
+
+def _skip_reason(model: onnx.ModelProto, inputs: Sequence, outputs: Sequence) -> str | None:
+    """Why a case is not a float case, or None if it is one."""
+    g = model.graph
+    for vi in g.output:
+        t = _elem_type(vi)
+        if t != "FLOAT":
+            return f"non-float output ({(t or 'not a tensor').lower()})"
+    for vi in g.input:
+        t = _elem_type(vi)
+        if t is None:
+            return "non-tensor input"
+        if t in ("FLOAT16", "DOUBLE", "BFLOAT16") or t.startswith(("FLOAT8", "FLOAT4")):
+            return f"{t.lower()} input"
+        if t in ("STRING", "COMPLEX64", "COMPLEX128"):
+            return f"{t.lower()} input"
+    if any(_to_array(x) is None for x in (*inputs, *outputs)):
+        return "input or output data that is not a tensor"
+    return None
+
+
+def _opset(model: onnx.ModelProto) -> int:
+    return next((o.version for o in model.opset_import if o.domain in _DEFAULT), 0)
+
+
+def _with_constants(model: onnx.ModelProto, feeds: dict[str, np.ndarray], names: set[str]) -> onnx.ModelProto:
+    """`model` with the graph inputs `names` turned into initializers of their data."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    g = out.graph
+    keep = [vi for vi in g.input if vi.name not in names]
+    del g.input[:]
+    g.input.extend(keep)
+    g.initializer.extend(numpy_helper.from_array(np.asarray(feeds[n]), n) for n in names)
+    for n in names:
+        feeds.pop(n)
+    return out
+
+
+def _ort_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 4
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return sess.run([o.name for o in model.graph.output], feeds)
+
+
+def _matches(got: Sequence[np.ndarray], want: Sequence[np.ndarray]) -> tuple[bool, float]:
+    ratio = 0.0
+    for g, w in zip(got, want):
+        ratio = max(ratio, output_errors(np.asarray(g), np.asarray(w))["tolerance_ratio"])
+    return ratio <= 1.0, ratio
+
+
+def _retarget(model: onnx.ModelProto, feeds: dict[str, np.ndarray], expected: Sequence[np.ndarray]
+              ) -> tuple[onnx.ModelProto | None, int | None, str]:
+    """(model to compile, the opset it was moved to or None, why it cannot be moved)."""
+    v = _opset(model)
+    if MIN_OPSET <= v <= MAX_OPSET:
+        return model, None, ""
+    target = MAX_OPSET if v > MAX_OPSET else MIN_OPSET
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for o in out.opset_import:
+        if o.domain in _DEFAULT:
+            o.version = target
+    out.ir_version = min(out.ir_version, 10)  # IR 10 goes with opset 21
+    where = f"opset {v}, outside {MIN_OPSET}..{MAX_OPSET}"
+    try:
+        onnx.checker.check_model(out, full_check=True)
+    except Exception as e:  # noqa: BLE001 - report it, go on
+        return None, None, f"{where}, and the node is not valid at opset {target} ({_first_line(str(e))[:80]})"
+    try:
+        ok, _ = _matches(_ort_outputs(out, dict(feeds)), expected)
+    except Exception:  # noqa: BLE001 - report it, go on
+        return None, None, f"{where}, and onnxruntime cannot run it at opset {target}"
+    if not ok:
+        return None, None, f"{where}, and onnxruntime's result at opset {target} is not the expected one"
+    return out, target, ""
+
+
+def _first_line(text: str) -> str:
+    for line in text.strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _reason(e: BaseException) -> str:
+    """The one-line reason of a failure: the first diagnostic line (for importer
+    errors the first of each cause), else the exception's first line."""
+    if isinstance(e, OnnxImportError):
+        return "; ".join(line for line, _ in diagnostic_groups(str(e)))
+    text = _first_line(str(e))
+    if not text.startswith("error:"):
+        text = f"{type(e).__name__}: {text}" if text else type(e).__name__
+    return text
+
+
+def run_case(case, arch: str) -> Outcome:
+    """Compile, simulate and compare one node test case."""
+    model = case.model
+    op = model.graph.node[0].op_type
+    inputs, outputs = case.data_sets[0]
+    skip = _skip_reason(model, inputs, outputs)
+    if skip:
+        return Outcome(case.name, op, "skipped", skip)
+    feeds = {vi.name: _data(x) for vi, x in zip(model.graph.input, inputs)}
+    expected = [_data(x) for x in outputs]
+    ints = {vi.name for vi in model.graph.input if _elem_type(vi) != "FLOAT"}
+    if ints:
+        model = _with_constants(model, feeds, ints)
+    model, retargeted, why = _retarget(model, feeds, expected)
+    if model is None:
+        return Outcome(case.name, op, "skipped", why)
+    constants = False
+    for _attempt in range(4):
+        try:
+            res, _ = compile_and_run(model, arch, inputs=feeds)
+        except OnnxImportError as e:
+            names = {m["name"] for m in _NEEDS_CONSTANT.finditer(str(e))} & set(feeds)
+            if names:
+                model = _with_constants(model, feeds, names)
+                constants = True
+                continue
+            return Outcome(case.name, op, "failed", _reason(e), constants, retargeted)
+        except CaseTimeout:
+            raise
+        except Exception as e:  # noqa: BLE001 - report it, go on
+            return Outcome(case.name, op, "failed", _reason(e), constants, retargeted)
+        missing = [o.name for o in model.graph.output if o.name not in res.outputs]
+        if missing:
+            return Outcome(case.name, op, "failed", f"output(s) {', '.join(missing)} missing from the run",
+                           constants, retargeted)
+        got = [np.asarray(res.outputs[o.name]) for o in model.graph.output]
+        bad = [f"'{o.name}' shape {list(g.shape)} != {list(w.shape)}"
+               for o, g, w in zip(model.graph.output, got, expected) if g.shape != w.shape]
+        if bad:
+            return Outcome(case.name, op, "failed", "wrong output shape: " + ", ".join(bad), constants, retargeted)
+        ok, ratio = _matches(got, expected)
+        if not ok:
+            return Outcome(case.name, op, "failed", f"mismatch: error {ratio:.3g}x the tolerance",
+                           constants, retargeted)
+        return Outcome(case.name, op, "passed", "", constants, retargeted)
+    return Outcome(case.name, op, "failed", "inputs still not constant after 4 attempts", constants, retargeted)
+
+
+def _on_alarm(signum, frame):
+    raise CaseTimeout()
+
+
+def run_case_guarded(case, arch: str, timeout: float) -> Outcome:
+    """run_case that never raises: a crash or a timeout is a failed case."""
+    t0 = time.perf_counter()
+    try:
+        op = case.model.graph.node[0].op_type
+    except Exception:  # noqa: BLE001 - report it, go on
+        op = "?"
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        out = run_case(case, arch)
+    except CaseTimeout:
+        out = Outcome(case.name, op, "failed", f"timeout: more than {timeout:.0f} s")
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        out = Outcome(case.name, op, "failed", f"harness error: {type(e).__name__}: {_first_line(str(e))}")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# The table
+# ----------------------------------------------------------------------------------------
+
+
+def collect(ops: set[str]) -> tuple[list, int]:
+    """The node test cases of `ops` (single-node models in the default domain) and the
+    number of expanded function cases left out."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            cases = collect_testcases()
+    picked, expanded = [], 0
+    for c in cases:
+        if c.model is None or not c.data_sets:
+            continue
+        nodes = c.model.graph.node
+        if "_expanded" in c.name:
+            expanded += 1
+            continue
+        if len(nodes) == 1 and nodes[0].domain in _DEFAULT and nodes[0].op_type in ops:
+            picked.append(c)
+    return picked, expanded
+
+
+def _general(reason: str) -> str:
+    """A reason without what is specific to one case (node name, opset, shapes and
+    numbers), so the per-op column groups alike failures."""
+    reason = re.sub(r"^error: node '.*?' \([^)]*\): ", "", reason)
+    reason = re.sub(r"\[[^\[\]]*\]", "[...]", reason)
+    reason = re.sub(r"(?<![\w.])-?\d+(\.\d+)?(e-?\d+)?x", "Nx", reason)
+    return reason
+
+
+def _grouped(reasons: list[str], limit: int = 4) -> str:
+    counts = Counter(_general(r) for r in reasons)
+    parts = [f"{r} ({n})" if n > 1 else r for r, n in counts.most_common(limit)]
+    if len(counts) > limit:
+        parts.append(f"{len(counts) - limit} more reasons")
+    return "; ".join(p.replace("|", "\\|") for p in parts)
+
+
+def unsupported_ops() -> list[str]:
+    """Default-domain ONNX ops (not deprecated) without a converter."""
+    sup = set(supported_op_types())
+    names = {s.name for s in onnx.defs.get_all_schemas() if s.domain in _DEFAULT and not s.deprecated}
+    return sorted(names - sup)
+
+
+def render(rows: dict[str, OpRow], expanded: int, arch: str, seconds: float) -> list[str]:
+    all_out = [o for r in rows.values() for o in r.outcomes]
+    passed = sum(o.status == "passed" for o in all_out)
+    failed = sum(o.status == "failed" for o in all_out)
+    skipped = sum(o.status == "skipped" for o in all_out)
+    floats = passed + failed
+    pct = 100.0 * passed / floats if floats else 0.0
+    lines = [
+        "# ONNX node conformance",
+        "",
+        (f"`python bench/conformance.py --arch {arch}` (onnx {onnx.__version__}, {len(rows)} supported op types, "
+         f"{seconds:.0f} s). Float cases compiled with `npu-default`, simulated and compared with the expected "
+         "outputs (rtol 1e-3, atol 1e-4 x max |expected|); see the script's docstring for the rules."),
+        "",
+        (f"**Totals: {floats} float cases, {passed} passed, {failed} failed ({pct:.1f}% pass); "
+         f"{skipped} cases skipped (not float, or outside opsets {MIN_OPSET}..{MAX_OPSET}); "
+         f"{expanded} expanded function cases not counted.**"),
+        "",
+        "| op | cases | float | passed | failed | skipped | const | retargeted | failures (reason, count) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for op in sorted(rows):
+        r = rows[op]
+        p, f, s = r.count("passed"), r.count("failed"), r.count("skipped")
+        const = sum(o.constants and o.status == "passed" for o in r.outcomes)
+        ret = sum(o.retargeted is not None and o.status == "passed" for o in r.outcomes)
+        reasons = _grouped([o.reason for o in r.outcomes if o.status == "failed"])
+        lines.append(f"| {op} | {len(r.outcomes)} | {p + f} | {p} | {f} | {s} | {const} | {ret} | {reasons} |")
+    lines += ["", "## Failed cases", ""]
+    fails = [o for o in all_out if o.status == "failed"]
+    lines += [f"- `{o.name}` ({o.op}): {o.reason}" for o in sorted(fails, key=lambda o: (o.op, o.name))] or ["none"]
+    lines += ["", "## Skipped cases by reason", "", "| reason | cases | ops |", "|---|---|---|"]
+    by_reason: dict[str, list[Outcome]] = defaultdict(list)
+    for o in all_out:
+        if o.status == "skipped":
+            key = re.sub(r"opset \d+, outside", "opset N, outside", o.reason)
+            if key.startswith("opset N"):
+                key = re.sub(r" \(.*\)$", "", key)
+            by_reason[key].append(o)
+    for reason, outs in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        ops = sorted({o.op for o in outs})
+        lines.append(f"| {reason.replace('|', '/')} | {len(outs)} | {', '.join(ops)} |")
+    lines += ["", "## ONNX ops without a converter", "", ", ".join(unsupported_ops()), ""]
+    return lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="default")
+    ap.add_argument("--ops", default=None, help="comma-separated op types (default: every supported one)")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per case before it counts as failed")
+    ap.add_argument("--out", default=None, help="write the markdown table here")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every case")
+    args = ap.parse_args()
+    supported = set(supported_op_types())
+    ops = supported
+    if args.ops:
+        ops = {o.strip() for o in args.ops.split(",") if o.strip()}
+        unknown = sorted(ops - supported)
+        if unknown:
+            ap.error(f"not supported by the importer: {', '.join(unknown)}")
+    ort.set_default_logger_severity(4)
+    t0 = time.perf_counter()
+    cases, expanded = collect(ops)
+    rows = {op: OpRow(op) for op in ops}
+    for i, case in enumerate(cases, 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = run_case_guarded(case, args.arch, args.timeout)
+        rows.setdefault(out.op, OpRow(out.op)).outcomes.append(out)
+        if args.verbose or out.status == "failed":
+            print(f"[{i}/{len(cases)}] {out.status:7s} {out.name} ({out.seconds:.1f} s) {out.reason}", flush=True)
+    seconds = time.perf_counter() - t0
+    lines = render(rows, expanded, args.arch, seconds)
+    totals = lines[4]
+    print(totals.strip("*"))
+    worst = sorted(rows.values(), key=lambda r: -r.count("failed"))
+    print("most failures: " + ", ".join(f"{r.op} {r.count('failed')}" for r in worst[:8] if r.count("failed")))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text("\n".join(lines))
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

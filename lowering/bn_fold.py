@@ -1,0 +1,101 @@
+"""`npu-bn-fold`: fold inference BatchNorm into the convolution in front of it.
+
+`batchnorm(conv2d(x, W, b), scale, bias, mean, var)` with y = x * mul + offset per
+output channel (`BatchNormOp.folded`: mul = scale / sqrt(var + epsilon),
+offset = bias - mean * mul) becomes one
+
+    conv2d(x, W * mul[:, None, None, None], b * mul + offset)
+
+with the conv's strides, pads, dilations and group (each output channel of a
+grouped or depthwise conv still has its own filter), located at both ONNX nodes.
+The new weight and bias are computed in float64 and stored as float32 constants:
+new weights in the module's weight store (`add_weight`), or inline when tiny.
+
+Fires only when: the batchnorm's input is an `npu_graph.conv2d` result whose only
+user is that batchnorm, the conv's weight (and bias, if any) and the four
+batchnorm parameters are `npu_graph.constant`s whose data is available, and the
+channel counts agree. Otherwise it declines: the batchnorm stays a vector op.
+
+Assumes graph-level IR. The original weights stay in the store (other ops may
+share them); constants left without users are removed. No options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from npu_dialects.graph import BatchNormOp, Conv2dOp, shape_of
+from npu_dialects.locs import fused_loc, loc_names
+from lowering.constants import ConstantReader, make_constant, weight_hint
+
+
+class FoldBatchNormIntoConv(RewritePattern):
+    """batchnorm(conv2d(x, W, b)) -> conv2d(x, W * mul, b * mul + offset)."""
+
+    def __init__(self, module: ModuleOp, constants: ConstantReader):
+        self.module = module
+        self.constants = constants
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BatchNormOp, rewriter: PatternRewriter) -> None:
+        conv = op.input.owner
+        if not isinstance(conv, Conv2dOp) or not conv.result.has_one_use():
+            return
+        if conv.parent_block() is not op.parent_block():
+            return
+        params = [op.scale, op.bias, op.mean, op.var]
+        if any(ConstantReader.constant_op(v) is None for v in [conv.weight, *params]):
+            return  # cheap check before any weight is read
+        if conv.bias is not None and ConstantReader.constant_op(conv.bias) is None:
+            return
+        w = self.constants.array(conv.weight)
+        b = self.constants.array(conv.bias) if conv.bias is not None else None
+        p = [self.constants.array(v) for v in params]
+        if w is None or (conv.bias is not None and b is None) or any(a is None for a in p):
+            return
+        channels = shape_of(conv.result)[1]
+        if w.shape[0] != channels or any(a.shape != (channels,) for a in p):  # type: ignore[union-attr]
+            return
+        mul, offset = BatchNormOp.folded(dict(op.attributes), *[a.astype(np.float64) for a in p])  # type: ignore[union-attr]
+        new_w = w.astype(np.float64) * mul.reshape(-1, 1, 1, 1)
+        new_b = (b.astype(np.float64) if b is not None else np.zeros(channels)) * mul + offset
+
+        loc = fused_loc(loc_names(conv.location) + loc_names(op.location))
+        w_op = ConstantReader.constant_op(conv.weight)
+        base = w_op.weight.data if w_op is not None and w_op.weight is not None else "conv"
+        w_const = make_constant(self.module, new_w, weight_hint(conv.location, "bn_weight", base), loc)
+        b_const = make_constant(self.module, new_b, weight_hint(conv.location, "bn_bias", base), loc)
+        prm = conv.params
+        new_conv = Conv2dOp(conv.input, w_const.result, b_const.result, op.result.type,
+                            strides=prm["strides"], pads=prm["pads"], dilations=prm["dilations"],
+                            group=prm["group"])
+        new_conv.location = loc
+        rewriter.insert([w_const, b_const], InsertPoint.before(op))  # (replace would name them like the result)
+        rewriter.replace(op, new_conv)
+        rewriter.erase(conv)
+
+
+@dataclass(frozen=True)
+class BnFold(ModulePass):
+    """Fold batchnorm into the conv2d in front of it (constant weights and parameters, conv used once).
+
+    See the module docstring for the conditions. No options."""
+
+    name = "npu-bn-fold"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        constants = ConstantReader(op, self.name)
+        PatternRewriteWalker(GreedyRewritePatternApplier([FoldBatchNormIntoConv(op, constants)])).rewrite_module(op)

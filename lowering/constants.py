@@ -1,0 +1,108 @@
+"""Reading and making `npu_graph.constant`s in passes (not a pass).
+
+Graph passes that look at constant contents (canonicalisation of x*1 / x+0,
+constant folding, BatchNorm folding) share two helpers:
+
+- `ConstantReader(module)` gives the contents of a value defined by an
+  `npu_graph.constant` - its inline `value`, or its `weight` from the module's
+  weight store (`npu_dialects.weights.weights_of`, loaded on first need only);
+- `make_constant(module, array, hint, loc)` builds the constant for a new array:
+  inline `value` when it has at most `INLINE_MAX_ELEMENTS` elements (as the
+  importer does) and finite, else a new weight in the store (`add_weight`),
+  referenced by key.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.ir import Attribute, SSAValue
+
+from npu_dialects.graph import ConstantOp, f32_tensor, shape_of
+from npu_dialects.locs import loc_names
+from npu_dialects.weights import WeightsError, add_weight, weights_of
+from lowering.errors import CompileError
+
+INLINE_MAX_ELEMENTS = 16
+"""Folded constants with at most this many elements are written inline (`value`), larger
+ones go to the weight store (`weight`) - the importer's rule."""
+
+
+class ConstantReader:
+    """Contents of `npu_graph.constant` values of one module, as float32 arrays.
+
+    Weights are fetched from the module's weight store only when a weight constant is
+    asked for; a store that cannot be read is a `CompileError` of `pass_name`."""
+
+    def __init__(self, module: ModuleOp, pass_name: str):
+        self.module = module
+        self.pass_name = pass_name
+        self._weights: dict[str, np.ndarray] | None = None
+
+    def weights(self) -> dict[str, np.ndarray]:
+        if self._weights is None:
+            try:
+                self._weights = weights_of(self.module)
+            except WeightsError as e:
+                raise CompileError(self.pass_name, str(e)) from e
+        return self._weights
+
+    @staticmethod
+    def constant_op(value: SSAValue) -> ConstantOp | None:
+        """The `npu_graph.constant` defining `value`, if that is what defines it."""
+        owner = value.owner
+        return owner if isinstance(owner, ConstantOp) else None
+
+    def inline(self, value: SSAValue) -> np.ndarray | None:
+        """The contents of `value` if it is an inline (`value = dense<...>`) constant."""
+        op = self.constant_op(value)
+        if op is None or op.value is None:
+            return None
+        return np.asarray(op.value.get_values(), dtype=np.float32).reshape(shape_of(op.result))
+
+    def array(self, value: SSAValue) -> np.ndarray | None:
+        """The contents of `value` if an `npu_graph.constant` defines it and its data is
+        available (inline, or a weight the store holds with the right shape); else None."""
+        op = self.constant_op(value)
+        if op is None:
+            return None
+        if op.value is not None:
+            return self.inline(value)
+        if op.weight is None:
+            return None
+        data = self.weights().get(op.weight.data)
+        if data is None or tuple(data.shape) != shape_of(op.result):
+            return None
+        return np.asarray(data, dtype=np.float32)
+
+    def is_splat(self, value: SSAValue, scalar: float) -> bool:
+        """Whether `value` is a constant whose every element equals `scalar`."""
+        data = self.array(value)
+        return data is not None and data.size > 0 and bool(np.all(data == scalar))
+
+
+def weight_hint(loc: Attribute, suffix: str, fallback: str = "const") -> str:
+    """A weight key for a new tensor made at `loc`: the first ONNX node name, sanitised
+    as the importer does (`/conv1/Conv` -> `conv1_Conv`; `fallback` without one), plus
+    `suffix`."""
+    names = loc_names(loc)
+    base = re.sub(r"[^A-Za-z0-9_.\-]+", "_", names[0]).strip("_.") if names else ""
+    return f"{base or fallback}.{suffix}"
+
+
+def make_constant(module: ModuleOp, array: np.ndarray, hint: str, loc: Attribute) -> ConstantOp:
+    """An `npu_graph.constant` holding `array` (as float32), located at `loc`: inline when
+    small, else a new weight of `module` whose key derives from `hint`.
+
+    Non-finite values always go to the weight store: xDSL 0.75 prints an inline inf/nan
+    as a hex bit pattern (`0x7f800000`) that it parses back as the integer 2139095040."""
+    data = np.ascontiguousarray(array, dtype=np.float32)
+    ty = f32_tensor(data.shape)
+    if data.size <= INLINE_MAX_ELEMENTS and np.isfinite(data).all():
+        op = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(ty, [float(v) for v in data.reshape(-1)]))
+    else:
+        op = ConstantOp(ty, weight=add_weight(module, hint, data))
+    op.location = loc
+    return op
