@@ -70,7 +70,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from npu_dialects.entry import INPUTS_ATTR, OUTPUTS_ATTR
+from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUTS_ATTR
 from npu_dialects.arch import PRESETS, Arch, set_arch
 from npu_dialects.graph import (
     AbsOp,
@@ -151,6 +151,14 @@ _DEFAULT_DOMAINS = ("", "ai.onnx")
 # --------------------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------------------
+
+
+INPUT_ELEM_TYPES: dict[int, type] = {
+    onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.INT64: np.int64, onnx.TensorProto.INT32: np.int32,
+    onnx.TensorProto.BOOL: np.bool_,
+}
+"""Graph input element types accepted; integer and bool inputs are carried as f32 values
+(exact for |x| < 2**24: token ids, positions, masks)."""
 
 
 class OnnxImportError(Exception):
@@ -1439,7 +1447,8 @@ class _Importer:
             raise NodeError(f"'{t.name}' has element type {t.dtype}; only float32 tensors are "
                             "supported as operands")
         ty = TensorType(Float32Type(), t.shape)
-        if t.data.size <= INLINE_MAX_ELEMENTS:
+        if t.data.size <= INLINE_MAX_ELEMENTS and np.isfinite(t.data).all():
+            # (xDSL 0.75 does not read back inf/nan literals: those go to the weight file)
             vals = [float(v) for v in t.data.reshape(-1)]
             op = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(ty, vals))
         else:
@@ -1510,9 +1519,10 @@ class _Importer:
             hint = re.sub(r"[^A-Za-z0-9_$.\-]", "_", vi.name)
             if re.fullmatch(r"[A-Za-z_$.\-][A-Za-z0-9_$.\-]*", hint):
                 arg.name_hint = hint
-            self.tensors[vi.name] = (Tensor(vi.name, shape, np.dtype(np.float32), value=arg)
+            dtype = np.dtype(INPUT_ELEM_TYPES.get(vi.type.tensor_type.elem_type, np.float32))
+            self.tensors[vi.name] = (Tensor(vi.name, shape, dtype, value=arg)
                                      if shape is not None else
-                                     Tensor(vi.name, (), np.dtype(np.float32), placeholder=True))
+                                     Tensor(vi.name, (), dtype, placeholder=True))
 
         with ImplicitBuilder(block):
             for index, node in enumerate(graph.node):
@@ -1527,6 +1537,9 @@ class _Importer:
                          Region(block))
         fn.attributes[INPUTS_ATTR] = ArrayAttr([StringAttr(i.name) for i in inputs])
         fn.attributes[OUTPUTS_ATTR] = ArrayAttr([StringAttr(o.name) for o in graph.output])
+        fn.attributes[INPUT_DTYPES_ATTR] = ArrayAttr([
+            StringAttr(np.dtype(INPUT_ELEM_TYPES.get(i.type.tensor_type.elem_type, np.float32)).name)
+            for i in inputs])
         module = ModuleOp([fn])
         set_arch(module, arch)
         try:
@@ -1572,10 +1585,10 @@ class _Importer:
             self._diag_once(f"error: input '{vi.name}' is not a tensor; only float32 tensors are supported")
             return None
         tt = vi.type.tensor_type
-        if tt.elem_type != onnx.TensorProto.FLOAT:
+        if tt.elem_type not in INPUT_ELEM_TYPES:
             name = onnx.TensorProto.DataType.Name(tt.elem_type) if tt.elem_type else "undefined"
-            self._diag_once(f"error: input '{vi.name}' has element type {name.lower()}; only float32 "
-                            "inputs are supported")
+            self._diag_once(f"error: input '{vi.name}' has element type {name.lower()}; supported inputs are "
+                            "float32 and integer/bool tensors (carried as f32)")
             return None
         if not tt.HasField("shape"):
             self._diag_once(f"error: input '{vi.name}' has no shape; dynamic shapes are not supported yet")

@@ -26,13 +26,18 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "npu-fuse", "npu-tile", "npu-bufferize", "npu-schedule", "npu-events", "npu-memplan")
 
 
-def run_pass(p: ModulePass, ctx: Context, module: ModuleOp) -> None:
-    """Apply one pass and verify the result, naming the pass on failure."""
+def run_pass(p: ModulePass, ctx: Context, module: ModuleOp, verify: bool = True) -> None:
+    """Apply one pass and (by default) verify the result, naming the pass on failure."""
     p.apply(ctx, module)
+    if verify:
+        verify_after(p.name, module)
+
+
+def verify_after(pass_name: str, module: ModuleOp) -> None:
     try:
         module.verify()
     except VerifyException as e:
-        raise CompileError(p.name, f"IR does not verify after the pass: {e}") from e
+        raise CompileError(pass_name, f"IR does not verify after the pass: {e}") from e
 
 
 @dataclass(frozen=True)
@@ -41,11 +46,14 @@ class NpuDefault(ModulePass):
 
     Options: `disable=npu-fuse,...` skips passes by name (for bisection; the
     passes from npu-tile on are needed to reach executable tasks);
-    `fuse-disable=rule,...` switches fusion rules off."""
+    `fuse-disable=rule,...` switches fusion rules off; `verify-each=false`
+    verifies only the final IR (verification is about half of the compile time
+    of a large model; the lit suites and `npu-opt` verify after every pass)."""
 
     name = "npu-default"
     disable: tuple[str, ...] = field(default=())
     fuse_disable: tuple[str, ...] = field(default=())
+    verify_each: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         unknown = [n for n in self.disable if n not in DEFAULT_PIPELINE]
@@ -58,15 +66,18 @@ class NpuDefault(ModulePass):
                 continue
             cls = passes[pass_name]()
             p = cls(disable=self.fuse_disable) if pass_name == "npu-fuse" else cls()
-            run_pass(p, ctx, op)
+            run_pass(p, ctx, op, self.verify_each)
+        if not self.verify_each:
+            verify_after(self.name, op)
 
 
 def compile_module(module: ModuleOp, arch: Arch | None = None, weights: dict | None = None,
                    **options) -> ModuleOp:
     """Compile a graph-level module in place through `npu-default` and return it.
     `weights` are the module's weights (passes may add folded ones: read the final
-    set with `npu_dialects.weights.weights_of(module)`). Raises CompileError (a
-    DiagnosticException) for anything the user must fix."""
+    set with `npu_dialects.weights.weights_of(module)`); `options` go to NpuDefault
+    (e.g. `verify_each=False` for speed). Raises CompileError (a DiagnosticException)
+    for anything the user must fix."""
     if arch is not None:
         set_arch(module, arch)
     if weights is not None:

@@ -9,6 +9,9 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 
 INPUTS_ATTR = "npu.inputs"
 OUTPUTS_ATTR = "npu.outputs"
+INPUT_DTYPES_ATTR = "npu.input_dtypes"
+"""The ONNX element type of each input (`float32`, `int64`, `bool`, ...): integer and
+boolean inputs (token ids, masks) are carried as f32 values on the device."""
 
 
 def find_main(module: ModuleOp) -> func.FuncOp | None:

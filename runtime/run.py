@@ -32,9 +32,10 @@ class RunResult:
 def validate_inputs(sig: Signature, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Check `inputs` against the signature; returns float32 arrays keyed by name.
 
-    Floating-point arrays of another precision are cast to float32; anything
-    else (ints, bools, objects), a missing or unknown name or a wrong shape is
-    a RunError with a one-line message."""
+    Floating-point arrays of another precision are cast to float32; integer and
+    bool arrays are accepted for inputs the model declares integer/bool (carried
+    as f32, exact below 2**24); anything else, a missing or unknown name or a
+    wrong shape is a RunError with a one-line message."""
     known = [n for n, _ in sig.inputs]
     listing = ", ".join(f"'{n}' {list(s)}" for n, s in sig.inputs) or "none"
     for name in inputs:
@@ -45,18 +46,39 @@ def validate_inputs(sig: Signature, inputs: Mapping[str, Any]) -> dict[str, np.n
         if name not in inputs:
             raise RunError(f"missing input '{name}' (the model's inputs: {listing})")
         x = np.asarray(inputs[name])
-        if not np.issubdtype(x.dtype, np.floating):
+        want = sig.input_dtypes.get(name, "float32")
+        if want == "float32" and not np.issubdtype(x.dtype, np.floating):
             raise RunError(f"input '{name}' has dtype {x.dtype}, expected float32")
+        if want != "float32":
+            if not (np.issubdtype(x.dtype, np.integer) or x.dtype == np.bool_):
+                raise RunError(f"input '{name}' has dtype {x.dtype}, expected {want}")
+            if x.size and np.abs(x.astype(np.int64)).max() >= 2 ** 24:
+                raise RunError(f"input '{name}' has values beyond 2**24, which f32 cannot carry exactly")
         if tuple(x.shape) != tuple(shape):
             raise RunError(f"input '{name}' has shape {list(x.shape)}, expected {list(shape)}")
         out[name] = x.astype(np.float32, copy=False)
     return out
 
 
+RANDOM_INT_RANGE = 8
+"""Random integer inputs (token ids, indices) are drawn from [0, 8): valid for any
+table of at least 8 rows; pass --inputs for real ids."""
+
+
 def random_inputs(sig: Signature, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded standard-normal float32 inputs of the signature's shapes."""
+    """Seeded inputs of the signature's shapes and types: standard-normal float32,
+    integers in [0, RANDOM_INT_RANGE), random bools."""
     rng = np.random.default_rng(seed)
-    return {name: rng.standard_normal(shape).astype(np.float32) for name, shape in sig.inputs}
+    out: dict[str, np.ndarray] = {}
+    for name, shape in sig.inputs:
+        dtype = sig.input_dtypes.get(name, "float32")
+        if dtype == "float32":
+            out[name] = rng.standard_normal(shape).astype(np.float32)
+        elif dtype == "bool":
+            out[name] = rng.integers(0, 2, shape).astype(np.bool_)
+        else:
+            out[name] = rng.integers(0, RANDOM_INT_RANGE, shape).astype(dtype)
+    return out
 
 
 def _num(x: float) -> int | float:

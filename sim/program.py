@@ -13,7 +13,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from npu_dialects.entry import INPUTS_ATTR, OUTPUTS_ATTR, find_main, io_names
+from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUTS_ATTR, find_main, io_names
 from npu_dialects.arch import Arch
 from npu_dialects.dma import memory_space
 from npu_dialects.locs import describe
@@ -32,6 +32,7 @@ class Signature:
 
     inputs: list[tuple[str, tuple[int, ...]]]
     outputs: list[tuple[str, tuple[int, ...]]]
+    input_dtypes: dict[str, str] = field(default_factory=dict)  # ONNX element types (default float32)
 
 
 def main_func(module: ModuleOp) -> func.FuncOp:
@@ -61,7 +62,9 @@ def signature(module: ModuleOp) -> Signature:
             raise SimError(f"argument #{i} of '@main' must be a \"dram\" memref, got {t} "
                            "(is this a task-level module?)")
         shapes.append(tuple(t.get_shape()))
-    return Signature(list(zip(ins, shapes[:len(ins)])), list(zip(outs, shapes[len(ins):])))
+    dtypes = io_names(fn, INPUT_DTYPES_ATTR) or []
+    return Signature(list(zip(ins, shapes[:len(ins)])), list(zip(outs, shapes[len(ins):])),
+                     dict(zip(ins, dtypes)))
 
 
 def _int_attr(module: ModuleOp, name: str) -> int | None:

@@ -101,7 +101,7 @@ def _compile(module, arch, weights):
 
     from npu_dialects.weights import weights_of
     try:
-        compile_module(module, arch, weights)
+        compile_module(module, arch, weights, verify_each=False)
         return module, weights_of(module)
     except (DiagnosticException, VerifyException) as e:  # CompileError is a DiagnosticException
         lines = str(e).strip().splitlines() or [type(e).__name__]
