@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from math import ceil
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from npu_dialects.arch import Arch, arch_of
+from npu_dialects.task import SramOp, TaskOp, byte_size
 from sim import SimResult, Signature, signature, simulate
 
 
@@ -87,8 +89,43 @@ def _num(x: float) -> int | float:
     return int(r) if r == int(r) else r
 
 
-def make_report(res: SimResult) -> dict[str, Any]:
-    """The run report (see DESIGN.md "The command-line contract")."""
+def _int_attr(module: ModuleOp, name: str) -> int | None:
+    a = module.attributes.get(name)
+    return a.value.data if isinstance(a, IntegerAttr) else None
+
+
+def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
+    """What the compiler recorded on a task-level module: the model's work and the
+    roofline bound on `arch`, the memory plan, SRAM peaks and event slots used."""
+    facts: dict[str, Any] = {}
+    macs, nbytes = _int_attr(module, "npu.model_macs"), _int_attr(module, "npu.model_min_bytes")
+    if macs is not None and nbytes is not None:
+        facts["model_macs"] = macs
+        facts["model_min_dram_bytes"] = nbytes
+        facts["roofline_cycles"] = max(ceil(macs / (arch.cores * arch.cube_macs)), ceil(nbytes / arch.dram_bw))
+    sram_peak = [0] * arch.cores
+    slots: set[int] = set()
+    for task in module.walk():
+        if not isinstance(task, TaskOp):
+            continue
+        slots.update(task.wait_slots + task.signal_slots)
+        for op in task.body.walk():
+            if isinstance(op, SramOp) and 0 <= task.core_id < arch.cores:
+                end = op.offset.value.data + byte_size(op.result.type)
+                sram_peak[task.core_id] = max(sram_peak[task.core_id], end)
+    facts["memory"] = {
+        "dram_arena_bytes": _int_attr(module, "npu.dram_arena_bytes"),
+        "dram_lower_bound_bytes": _int_attr(module, "npu.dram_lower_bound_bytes"),
+        "weights_bytes": _int_attr(module, "npu.dram_weights_bytes"),
+        "sram_peak_bytes": sram_peak,
+    }
+    facts["events_used"] = len(slots)
+    return facts
+
+
+def make_report(res: SimResult, module: ModuleOp | None = None) -> dict[str, Any]:
+    """The run report (see DESIGN.md "The command-line contract"); with the module,
+    also the roofline bound, the memory plan and the events used."""
     arch = res.arch
     cycles = res.cycles
     denom = arch.cores * cycles
@@ -120,7 +157,7 @@ def make_report(res: SimResult) -> dict[str, Any]:
         k["cycles"] = _num(k["end"] - k["start"])
         k["start"], k["end"] = _num(k["start"]), _num(k["end"])
         rows.append(k)
-    return {
+    report: dict[str, Any] = {
         "arch": arch.to_dict(),
         "cycles": cycles,
         "time_us": round(cycles / arch.freq * 1e6, 6),
@@ -131,6 +168,12 @@ def make_report(res: SimResult) -> dict[str, Any]:
         "kernels": rows,
         "warnings": list(res.warnings),
     }
+    if module is not None:
+        facts = module_facts(module, arch)
+        report.update(facts)
+        if "roofline_cycles" in facts and cycles:
+            report["roofline_ratio"] = round(cycles / facts["roofline_cycles"], 4)
+    return report
 
 
 def run(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, Any],
@@ -142,5 +185,5 @@ def run(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str
     ins = validate_inputs(sig, inputs)
     arch = arch or arch_of(module)
     res = simulate(module, weights, ins, arch, trace=trace, **sim_options)
-    return RunResult(outputs=res.outputs, report=make_report(res),
+    return RunResult(outputs=res.outputs, report=make_report(res, module),
                      trace=res.trace_json() if trace else None, sim=res)

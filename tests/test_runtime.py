@@ -109,3 +109,21 @@ def test_arch_defaults_to_the_module_attribute():
     assert rep["arch"]["cores"] == 1 and rep["cycles"] == 4
     with pytest.raises(SimError, match="runs on core 2 but the arch has cores=1"):
         run(module([], [], task("g", 2, CONSTS), attrs="npu.arch = #npu.arch<cores = 1>"), {}, {})
+
+
+def test_report_has_roofline_memory_and_events():
+    """Compiled models carry their work and memory plan into the report."""
+    from tests import models
+    from tests.e2e import compile_and_run
+
+    res, _ = compile_and_run(models.lenet(batch=8), "default")
+    r = res.report
+    # LeNet-5 at batch 8: conv 117,600 + 240,000 MACs, fc 58,920 MACs per sample
+    assert r["model_macs"] == 8 * 416_520
+    assert r["roofline_cycles"] >= r["model_min_dram_bytes"] // r["arch"]["dram_bw"]
+    assert r["cycles"] >= r["roofline_cycles"] and r["roofline_ratio"] >= 1.0
+    m = r["memory"]
+    assert m["dram_lower_bound_bytes"] <= m["dram_arena_bytes"]
+    assert m["weights_bytes"] > 0 and len(m["sram_peak_bytes"]) == r["arch"]["cores"]
+    assert 0 < max(m["sram_peak_bytes"]) <= r["arch"]["sram_bytes"]
+    assert r["events_used"] >= 1  # lenet at batch 8 splits kernels across cores
