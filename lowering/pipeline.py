@@ -46,13 +46,15 @@ class NpuDefault(ModulePass):
 
     Options: `disable=npu-fuse,...` skips passes by name (for bisection; the
     passes from npu-tile on are needed to reach executable tasks);
-    `fuse-disable=rule,...` switches fusion rules off; `verify-each=false`
+    `fuse-disable=rule,...` switches fusion rules off; `double-buffer=false`
+    makes npu-tile never double buffer; `verify-each=false`
     verifies only the final IR (verification is about half of the compile time
     of a large model; the lit suites and `npu-opt` verify after every pass)."""
 
     name = "npu-default"
     disable: tuple[str, ...] = field(default=())
     fuse_disable: tuple[str, ...] = field(default=())
+    double_buffer: bool = True
     verify_each: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -65,7 +67,12 @@ class NpuDefault(ModulePass):
             if pass_name in self.disable:
                 continue
             cls = passes[pass_name]()
-            p = cls(disable=self.fuse_disable) if pass_name == "npu-fuse" else cls()
+            if pass_name == "npu-fuse":
+                p = cls(disable=self.fuse_disable)
+            elif pass_name == "npu-tile":
+                p = cls(double_buffer=self.double_buffer)
+            else:
+                p = cls()
             run_pass(p, ctx, op, self.verify_each)
         if not self.verify_each:
             verify_after(self.name, op)

@@ -67,7 +67,8 @@ class Schedule(ModulePass):
             placed: list[tuple[int, int]] = []
             used: set[int] = set()
             for plo, phi in parts:
-                part_cycles = ceil(cycles * (phi - plo) / max(1, hi - lo))
+                # parts run concurrently: each is predicted to take the kernel's span
+                part_cycles = cycles if k > 1 else ceil(cycles * (phi - plo) / max(1, hi - lo))
                 best = None
                 for c in range(cores):
                     if c in used and len(used) < cores:

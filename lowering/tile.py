@@ -31,7 +31,7 @@ from npu_dialects.arch import arch_of
 from npu_dialects.graph import ConstantOp, FusedOp, GraphOp, ReshapeOp, YieldOp, shape_of
 from npu_dialects.locs import node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
-from lowering.costmodel import best_parts, kernel_cycles, kernel_dram_bytes, split_cycles
+from lowering.costmodel import best_parts, kernel_dram_bytes, split_cycles
 from lowering.errors import CompileError
 from lowering.roofline import MACS_ATTR, annotate
 from lowering.tiling import TilingError, epilogue_of, make_anchor, search, sram_bytes, with_epilogue
@@ -137,13 +137,16 @@ class Tile(ModulePass):
                 ks = with_epilogue(anchor.shape(tile), extra)
             except TilingError as e:
                 raise CompileError(self.name, f"kernel '{kname}': {e}", op) from None
+            parts, split = best_parts(ks, arch, db, len(steps))
+            # the span of the kernel: one core's time, or its parts' (sharing DRAM) without the syncs
+            predicted = split - 2 * arch.sync_latency if parts > 1 else split
             kernel = KernelOp(kname, ins, [r.type for r in op.results], Region(block), kind=ks.kind,
                               loops=[l.name for l in ks.loops], tile=[ks.tile[l.name] for l in ks.loops],
                               grid=ks.grid, double_buffer=db,
                               sram_bytes=sram_bytes(ks, arch, db),
-                              predicted_cycles=kernel_cycles(ks, arch, db, len(steps)),
+                              predicted_cycles=predicted,
                               dram_bytes=kernel_dram_bytes(ks),
-                              parts=best_parts(ks, arch, db, len(steps))[0])
+                              parts=parts)
         kernel.location = op.location
         Rewriter.insert_op(kernel, InsertPoint.before(op))
         op.results[0].replace_all_uses_with(kernel.results[0])

@@ -59,7 +59,8 @@ class KernelOp(IRDLOperation):
     - `tile`: tile size per loop; `grid`: trip count per loop (ceil(extent / tile));
     - `double_buffer`: input tiles alternate between two SRAM buffers;
     - `sram_bytes`: SRAM the tile buffers need (both halves when double buffered);
-    - `predicted_cycles`: the cost model's estimate for the whole kernel on one core;
+    - `predicted_cycles`: the cost model's estimate of the kernel's span (on one core,
+      or its `parts` running concurrently, sync excluded);
     - `dram_bytes`: the DRAM traffic the tiling implies (loads and stores);
     - `parts`: over how many cores the cost model splits the parallel tiles
       (`npu-schedule` places the parts)."""

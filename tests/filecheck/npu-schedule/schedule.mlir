@@ -1,7 +1,8 @@
 // RUN: %opt %s --split-input-file -p npu-schedule | filecheck %s
 
 // The cost model (npu-tile) asked for 4 parts: 8 parallel tiles become 4
-// balanced ranges, one per core.
+// balanced ranges, one per core; each part is predicted to take the kernel's
+// span (npu-tile's predicted_cycles of a split kernel).
 builtin.module {
   func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">) {
     npu_task.task "big" attributes {core = 0 : i64, range = array<i64: 0, 8>, predicted_cycles = 80000 : i64, parts = 4 : i64} {
@@ -13,10 +14,10 @@ builtin.module {
     func.return
   }
 }
-// CHECK:      npu_task.task "big" attributes {core = 0 : i64, range = array<i64: 0, 2>, predicted_cycles = 20000 : i64, parts = 4 : i64}
-// CHECK:      npu_task.task "big" attributes {core = 1 : i64, range = array<i64: 2, 4>, predicted_cycles = 20000 : i64, parts = 4 : i64}
-// CHECK:      npu_task.task "big" attributes {core = 2 : i64, range = array<i64: 4, 6>, predicted_cycles = 20000 : i64, parts = 4 : i64}
-// CHECK:      npu_task.task "big" attributes {core = 3 : i64, range = array<i64: 6, 8>, predicted_cycles = 20000 : i64, parts = 4 : i64}
+// CHECK:      npu_task.task "big" attributes {core = 0 : i64, range = array<i64: 0, 2>, predicted_cycles = 80000 : i64, parts = 4 : i64}
+// CHECK:      npu_task.task "big" attributes {core = 1 : i64, range = array<i64: 2, 4>, predicted_cycles = 80000 : i64, parts = 4 : i64}
+// CHECK:      npu_task.task "big" attributes {core = 2 : i64, range = array<i64: 4, 6>, predicted_cycles = 80000 : i64, parts = 4 : i64}
+// CHECK:      npu_task.task "big" attributes {core = 3 : i64, range = array<i64: 6, 8>, predicted_cycles = 80000 : i64, parts = 4 : i64}
 // CHECK-NOT:  npu_task.task
 // CHECK:      // {{-}}----
 

@@ -1,0 +1,68 @@
+"""Cost-model calibration: predicted vs simulated cycles per kernel.
+
+    python bench/calibration.py [--arch SPEC] [--models a,b] [--out bench/results/calibration.md]
+
+For every kernel of each model (compiled for ARCH, run on ARCH) it compares the
+cost model's prediction (`predicted_cycles` of its tasks, on the parts it was
+split over) with the simulated span of the kernel, and reports the error per
+model and the geometric mean of |simulated/predicted| over all kernels
+(exp(mean |log ratio|) - 1). Calibration constants belong to the arch, not to
+passes: this script is how to see whether they need to change."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from npu_dialects.arch import parse_arch_spec  # noqa: E402
+from bench.roofline import model_list, simulate  # noqa: E402
+
+
+def kernel_errors(report: dict) -> list[tuple[str, int, float]]:
+    """(kernel, predicted, simulated) for kernels with a prediction and a span > 0."""
+    out = []
+    for k in report["kernels"]:
+        pred = k.get("predicted_cycles")
+        if pred and k["cycles"] and pred > 0:
+            out.append((k["name"], pred, float(k["cycles"])))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="default")
+    ap.add_argument("--models", default=None)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    arch = parse_arch_spec(args.arch)
+    todo = model_list()
+    if args.models:
+        todo = {k: v for k, v in todo.items() if k in args.models.split(",")}
+    lines = [f"arch: {arch.spec()}", "",
+             "| model | kernels | geo-mean error | worst kernel (predicted -> simulated) |", "|---|---|---|---|"]
+    logs: list[float] = []
+    for name, make in todo.items():
+        model, inputs = make()
+        rows = kernel_errors(simulate(model, inputs, arch))
+        if not rows:
+            continue
+        errs = [abs(math.log(sim / pred)) for _, pred, sim in rows]
+        logs += errs
+        worst = max(rows, key=lambda r: abs(math.log(r[2] / r[1])))
+        lines.append(f"| {name} | {len(rows)} | {math.exp(sum(errs) / len(errs)) - 1:.1%} "
+                     f"| {worst[0]} ({worst[1]} -> {worst[2]:.0f}) |")
+        print(lines[-1], flush=True)
+    lines += ["", f"all kernels: geometric-mean error {math.exp(sum(logs) / len(logs)) - 1:.1%} over {len(logs)}"]
+    print(lines[-1])
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

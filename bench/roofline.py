@@ -1,0 +1,89 @@
+"""How close compiled models run to the machine's roofline, and what the compiler
+gains over an op-by-op baseline.
+
+    python bench/roofline.py [--arch SPEC] [--models a,b] [--out bench/results/roofline.md]
+
+Per model: simulated cycles; roofline bound = max(MACs / (cores x cube MACs per
+cycle), (weights + inputs + outputs bytes) / dram_bw); their ratio; DRAM
+traffic over that minimum; cube utilisation; and the same model compiled op by
+op (no fusion, one core, no double buffering) with the speedup over it. Cycles
+are deterministic; the light models use seeded random weights (tests/zoo.py)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from dataclasses import replace
+
+import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from npu_dialects.arch import parse_arch_spec  # noqa: E402
+from npu_dialects.weights import weights_of  # noqa: E402
+from lowering.onnx_import import import_model  # noqa: E402
+from lowering.pipeline import compile_module  # noqa: E402
+from lowering.fuse import RULES  # noqa: E402
+from runtime.run import run  # noqa: E402
+from tests import models, zoo  # noqa: E402
+
+
+def model_list():
+    out = {name: (lambda p=path: zoo.prepare(p, 0)) for name, path in zoo.light_models().items()}
+    for name in ("bert_encoder", "gpt_decoder"):
+        path = os.path.join(os.path.dirname(models.__file__), "models", f"{name}.onnx")
+        if os.path.exists(path):
+            out[name] = lambda p=path: (lambda m: (m, zoo.random_inputs(m, 0)))(onnx.load(p))
+    out["lenet_b8"] = lambda: (lambda m: (m, zoo.random_inputs(m, 0)))(models.lenet(batch=8))
+    return out
+
+
+def simulate(model, inputs, arch, **options):
+    module, weights = import_model(model, arch)
+    compile_module(module, arch, weights, verify_each=False, **options)
+    return run(module, weights_of(module), inputs, arch).report
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="default")
+    ap.add_argument("--models", default=None, help="comma-separated subset")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    arch = parse_arch_spec(args.arch)
+    one_core = replace(arch, cores=1)
+    todo = model_list()
+    if args.models:
+        todo = {k: v for k, v in todo.items() if k in args.models.split(",")}
+    lines = [f"arch: {arch.spec()}; baseline: op by op (no fusion), one core, no double buffering", "",
+             "| model | cycles | roofline | ratio | DRAM traffic / min | cube util | baseline cycles | speedup |",
+             "|---|---|---|---|---|---|---|---|"]
+    ratios, speedups = [], []
+    t0 = time.time()
+    for name, make in todo.items():
+        model, inputs = make()
+        r = simulate(model, inputs, arch)
+        b = simulate(model, inputs, one_core, disable=("npu-fuse",), double_buffer=False)
+        traffic = (r["dram_bytes_read"] + r["dram_bytes_written"]) / r["model_min_dram_bytes"]
+        ratio, speedup = r["cycles"] / r["roofline_cycles"], b["cycles"] / r["cycles"]
+        ratios.append(ratio)
+        speedups.append(speedup)
+        lines.append(f"| {name} | {r['cycles']} | {r['roofline_cycles']} | {ratio:.2f} | {traffic:.2f} "
+                     f"| {r['utilization']['cube']:.1%} | {b['cycles']} | {speedup:.2f} |")
+        print(lines[-1], flush=True)
+    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
+    lines += ["", f"geometric mean: simulated/roofline {gm(ratios):.2f}, speedup over op by op "
+                  f"{gm(speedups):.2f} ({len(ratios)} models, {time.time() - t0:.0f} s; fusion rules: "
+                  f"{', '.join(RULES)})"]
+    print(lines[-1])
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
