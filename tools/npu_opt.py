@@ -100,7 +100,10 @@ class NpuOptMain(xDSLOptMain):
             self.args.passes = unwrap_pipeline(self.args.pass_pipeline)
         if not self.args.no_debuginfo:
             self.args.print_debuginfo = True
-        super().setup_pipeline()
+        try:
+            super().setup_pipeline()
+        except (ValueError, TypeError) as e:  # unknown pass, bad option name or value
+            raise PipelineSyntaxError(f"bad pass pipeline '{self.args.passes}': {e}") from None
 
     def _src_dir(self) -> str:
         src = self.args.input_file
