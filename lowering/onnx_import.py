@@ -99,6 +99,7 @@ from npu_dialects.graph import (
     LrnOp,
     MatMulOp,
     MaxOp,
+    MaxPoolNdOp,
     MaxPoolOp,
     MinOp,
     MulOp,
@@ -129,6 +130,7 @@ from npu_dialects.graph import (
     conv_out_shape,
     f32_tensor,
     matmul_shape,
+    pool_out_shape,
     shape_of,
 )
 from npu_dialects.locs import name_loc
@@ -141,6 +143,8 @@ _NO_FOLD = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "Rand
                       "Multinomial", "Bernoulli", "Dropout"})
 """Op types never evaluated at import even with constant inputs (not deterministic;
 Dropout in training mode is random)."""
+_SMALL_INTS = frozenset({"int4", "uint4", "int2", "uint2"})
+"""Sub-byte integer element types (ml_dtypes, not numpy integers): carried as float32 too."""
 INLINE_MAX_ELEMENTS = 16
 """Constants with at most this many elements are written inline (`value`), larger ones
 go to the weight side file (`weight`)."""
@@ -450,19 +454,21 @@ def reshape_shape(shape: Sequence[int], target: Sequence[int], allowzero: bool) 
 
 def _window_pads(ctx: NodeContext, spatial: Sequence[int], kernel: Sequence[int],
                  strides: Sequence[int], dilations: Sequence[int]) -> tuple[int, ...]:
-    """The (top, left, bottom, right) pads of a 2-D window op from `pads`/`auto_pad`."""
+    """The pads of a window op over `spatial` dims from `pads`/`auto_pad`: the begin
+    counts, then the end counts ((top, left, bottom, right) for a 2-D window)."""
+    n = len(spatial)
     auto_pad = ctx.attr("auto_pad", "NOTSET")
     if auto_pad == "NOTSET":
-        pads = ctx.ints_attr("pads", (0, 0, 0, 0))
-        if len(pads) != 4:
-            raise NodeError(f"pads {list(pads)} must have 4 values for a 2-D window")
+        pads = ctx.ints_attr("pads", (0,) * (2 * n))
+        if len(pads) != 2 * n:
+            raise NodeError(f"pads {list(pads)} must have {2 * n} values for a {n}-D window")
         if any(p < 0 for p in pads):
             raise NodeError(f"pads {list(pads)} must not be negative")
         return pads
     if ctx.has_attr("pads"):
         raise NodeError(f"pads cannot be combined with auto_pad={auto_pad}")
     if auto_pad == "VALID":
-        return (0, 0, 0, 0)
+        return (0,) * (2 * n)
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
         raise NodeError(f"unsupported attribute auto_pad={auto_pad}")
     begin, end = [], []
@@ -472,7 +478,7 @@ def _window_pads(ctx: NodeContext, spatial: Sequence[int], kernel: Sequence[int]
         small, big = total // 2, total - total // 2
         begin.append(small if auto_pad == "SAME_UPPER" else big)
         end.append(big if auto_pad == "SAME_UPPER" else small)
-    return (begin[0], begin[1], end[0], end[1])
+    return (*begin, *end)
 
 
 def _pair(ctx: NodeContext, name: str) -> tuple[int, int]:
@@ -600,31 +606,61 @@ def convert_relu(ctx: NodeContext) -> Sequence[Output]:
 @converter("MaxPool", attrs=("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
                              "storage_order", "strides"))
 def convert_maxpool(ctx: NodeContext) -> Sequence[Output]:
-    """2-D max pooling. ceil_mode=1 is accepted only where it gives the same output
-    as floor mode; `storage_order` only concerns the (unsupported) Indices output."""
+    """Max pooling over any number of spatial dims: 2-D is `npu_graph.maxpool` (with
+    its hand-written tiling), 1-D and 3-D `npu_graph.maxpool_nd`. ceil_mode=1 is extra
+    end padding (see `_pool_window`), which never wins a max; `storage_order` only
+    concerns the (unsupported) Indices output."""
     x = ctx.shape(0)
-    kernel = ctx.ints_attr("kernel_shape", ())
-    if len(x) != 4 or len(kernel) != 2:
-        raise NodeError(f"only 2-D pooling is supported: input {list(x)} must be 4-D and "
-                        f"kernel_shape {list(kernel)} must have 2 values")
-    if any(k <= 0 for k in kernel):
-        raise NodeError(f"kernel_shape {list(kernel)} must be positive")
-    strides, dilations = _pair(ctx, "strides"), _pair(ctx, "dilations")
-    pads = _window_pads(ctx, x[2:], kernel, strides, dilations)
+    kernel, strides, dilations, pads, extra = _pool_window(ctx, x)
+    n = len(kernel)
     if any(p >= k for p, k in zip(pads, kernel * 2)):
         raise NodeError(f"pads {list(pads)} must be smaller than kernel_shape {list(kernel)}")
-    if ctx.attr("ceil_mode", 0):
-        for i in range(2):
-            span = x[2 + i] + pads[i] + pads[i + 2] - ((kernel[i] - 1) * dilations[i] + 1)
-            if span >= 0 and span % strides[i]:
-                raise NodeError("unsupported attribute ceil_mode=1 (it changes the output shape here)")
-    out = conv_out_shape(x, (x[1], 1, *kernel), strides, pads, dilations)
+    pads = (*pads[:n], *(e + x_ for e, x_ in zip(pads[n:], extra)))
+    out = _pool_out(x, kernel, strides, pads, dilations)
+    cls = MaxPoolOp if n == 2 else MaxPoolNdOp
+    op = cls(ctx.value(0), f32_tensor(out), kernel=kernel, strides=strides, pads=pads, dilations=dilations)
+    return [ctx.build(op).results[0]]
+
+
+def _pool_window(ctx: NodeContext, x: Sequence[int]
+                 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(kernel, strides, dilations, pads, ceil-mode extra end padding) of a pooling node
+    over the spatial dims of [N, C, spatial...] input `x` (one per kernel_shape value).
+
+    ceil_mode=1 rounds the output size up: the last window may run past the (padded)
+    input, which is extra end padding - unless it would start in the end padding, when
+    ONNX (and onnxruntime) drop it. The extra padding is never a max and never counts
+    in an average's divisor, even with count_include_pad=1."""
+    kernel = ctx.ints_attr("kernel_shape", ())
+    n = len(kernel)
+    if n == 0 or len(x) != n + 2:
+        raise NodeError(f"input {list(x)} must be [N, C] and one spatial dim per kernel_shape value "
+                        f"{list(kernel)}")
+    if any(k <= 0 for k in kernel):
+        raise NodeError(f"kernel_shape {list(kernel)} must be positive")
+    strides, dilations = _ints_n(ctx, "strides", n), _ints_n(ctx, "dilations", n)
+    pads = _window_pads(ctx, x[2:], kernel, strides, dilations)
+    extra = [0] * n
+    if int(ctx.attr("ceil_mode", 0)):
+        for i in range(n):
+            size, begin, k, s, d = x[2 + i], pads[i], kernel[i], strides[i], dilations[i]
+            span = size + begin + pads[n + i] - ((k - 1) * d + 1)
+            if span < 0 or span % s == 0:
+                continue
+            out = span // s + 2  # ceil
+            if (out - 1) * s >= size + begin:
+                continue  # the extra window would start in the end padding: ONNX drops it
+            extra[i] = s - span % s
+    return kernel, strides, dilations, pads, tuple(extra)
+
+
+def _pool_out(x: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+              dilations: Sequence[int]) -> tuple[int, ...]:
+    out = pool_out_shape(x, kernel, strides, pads, dilations)
     if out is None:
         raise NodeError(f"the output would be empty: input {list(x)} is smaller than the "
-                        f"{kernel[0]}x{kernel[1]} window")
-    op = MaxPoolOp(ctx.value(0), f32_tensor(out), kernel=kernel, strides=strides, pads=pads,
-                   dilations=dilations)
-    return [ctx.build(op).results[0]]
+                        f"{'x'.join(map(str, kernel))} window")
+    return out
 
 
 @converter("Flatten", attrs=("axis",))
@@ -659,11 +695,14 @@ def convert_identity(ctx: NodeContext) -> Sequence[Output]:
 
 @converter("Dropout", attrs=("ratio", "seed", "is_test"))
 def convert_dropout(ctx: NodeContext) -> Sequence[Output]:
-    """Inference: the output is the input (the mask output is not supported)."""
+    """Inference, or training with ratio 0: the output is the input (the mask output is
+    not supported). Training with a ratio above 0 is random and not supported."""
     if ctx.has_input(2):
         training = ctx.constant(2, "training_mode")
         if training.size and bool(training.reshape(-1)[0]):
-            raise NodeError("training_mode=1 is not supported (inference only)")
+            ratio = float(ctx.constant(1, "ratio").reshape(-1)[0]) if ctx.has_input(1) else 0.5
+            if ratio != 0.0:
+                raise NodeError("training_mode=1 is not supported (inference only)")
     return [ctx.tensor(0)]
 
 
@@ -943,21 +982,38 @@ def convert_layer_norm(ctx: NodeContext) -> Sequence[Output]:
 
 @converter("BatchNormalization", attrs=("epsilon", "momentum", "spatial", "training_mode"))
 def convert_batchnorm(ctx: NodeContext) -> Sequence[Output]:
-    """Inference batch normalisation over dim 1 (`npu_graph.batchnorm`); training mode,
-    spatial=0 and the running-statistics outputs are not supported."""
+    """Batch normalisation over dim 1 (`npu_graph.batchnorm`). In training mode
+    (opset 14 on) it normalises with the batch statistics - the mean and the (biased)
+    variance over every dim but 1, as `npu_graph.reduce_mean`s - and its optional
+    outputs are the running statistics input * momentum + batch * (1 - momentum).
+    spatial=0 and the statistics outputs of older opsets are not supported."""
     x = ctx.shape(0)
     if len(x) < 2:
         raise NodeError(f"input must have a channel dim 1, got shape {list(x)}")
-    if int(ctx.attr("training_mode", 0)):
-        raise NodeError("training_mode=1 is not supported (inference only)")
     if not int(ctx.attr("spatial", 1)):
         raise NodeError("unsupported attribute spatial=0")
     for i, what in ((1, "scale"), (2, "bias"), (3, "mean"), (4, "var")):
         if ctx.shape(i) != (x[1],):
             raise NodeError(f"{what} of shape {list(ctx.shape(i))} must have shape [{x[1]}]")
-    op = BatchNormOp(ctx.value(0), ctx.value(1), ctx.value(2), ctx.value(3), ctx.value(4),
-                     float(ctx.attr("epsilon", 1e-5)), f32_tensor(x))
-    return [ctx.build(op).results[0]]
+    eps = float(ctx.attr("epsilon", 1e-5))
+    if not int(ctx.attr("training_mode", 0)):
+        op = BatchNormOp(ctx.value(0), ctx.value(1), ctx.value(2), ctx.value(3), ctx.value(4), eps, f32_tensor(x))
+        return [ctx.build(op).results[0]]
+    xv, c = ctx.value(0), f32_tensor((x[1],))
+    axes = (0, *range(2, len(x)))
+    stat = f32_tensor(ReduceOp.out_shape(x, axes, True))
+    mean = ctx.build(ReduceMeanOp(xv, axes, True, stat)).results[0]
+    d = _eltwise(ctx, SubOp, xv, mean)
+    var = ctx.build(ReduceMeanOp(_eltwise(ctx, MulOp, d, d), axes, True, stat)).results[0]
+    mean, var = (ctx.build(ReshapeOp(v, c)).results[0] for v in (mean, var))
+    y = ctx.build(BatchNormOp(xv, ctx.value(1), ctx.value(2), mean, var, eps, f32_tensor(x))).results[0]
+    outs: list[Output] = [y]
+    if ctx.output_used(1) or ctx.output_used(2):
+        momentum = float(ctx.attr("momentum", 0.9))
+        for i, batch in ((3, mean), (4, var)):
+            running = _eltwise(ctx, MulOp, ctx.value(i), ctx.scalar(momentum))
+            outs.append(_eltwise(ctx, AddOp, running, _eltwise(ctx, MulOp, batch, ctx.scalar(1.0 - momentum))))
+    return outs
 
 
 def _axes_arg(ctx: NodeContext, input_since: int, index: int = 1) -> tuple[int, ...] | None:
@@ -990,10 +1046,16 @@ def _reduce(op_class: type[ReduceOp], input_since: int) -> Converter:
         axes = _norm_axes(axes, max(len(x), 1)) if x else ()
         keep = bool(int(ctx.attr("keepdims", 1)))
         out = op_class.out_shape(x, axes, keep)
+        if _prod(out) == 0 or any(x[a] == 0 for a in axes):
+            # The result does not depend on the input's values: an empty result, or
+            # reductions of the empty set (`EMPTY`: 0, -inf, +inf).
+            data = np.full(out, op_class.EMPTY, np.float32)
+            return [Tensor(ctx.node.output[0], out, data.dtype, data=data, origin=ctx.label)]
         return [ctx.build(op_class(ctx.value(0), axes, keep, f32_tensor(out))).results[0]]
 
     convert.__doc__ = (f"`{op_class.name}`: axes are an attribute before opset {input_since}, an input "
-                       "from then on; none means all dims (unless noop_with_empty_axes).")
+                       "from then on; none means all dims (unless noop_with_empty_axes). A reduction "
+                       "over an empty dim, or with an empty result, is constant data.")
     return convert
 
 
@@ -1023,58 +1085,27 @@ converter("GlobalMaxPool")(_global_pool(ReduceMaxOp))
 @converter("AveragePool", attrs=("auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape",
                                  "pads", "strides"))
 def convert_avgpool(ctx: NodeContext) -> Sequence[Output]:
-    """2-D average pooling (1-D pooling is 2-D over a width of 1, between reshapes).
-    With ceil_mode=1 the extra windows read padding at the end, which
-    count_include_pad=0 ignores; with count_include_pad=1 ceil_mode is accepted only
-    where it does not change the output."""
+    """Average pooling over any number of spatial dims (`npu_graph.avgpool`). With
+    ceil_mode=1 the extra windows read extra end padding (see `_pool_window`), which
+    never counts in the divisor; when count_include_pad=1 must count the declared pads
+    but not that extra padding, the declared pads become zeros of an `npu_graph.pad`
+    first, and the pooling counts only what it reads from its (padded) input."""
     x = ctx.shape(0)
-    kernel = ctx.ints_attr("kernel_shape", ())
-    one_d = len(x) == 3 and len(kernel) == 1
-    if not one_d and (len(x) != 4 or len(kernel) != 2):
-        raise NodeError(f"only 1-D and 2-D pooling are supported: input {list(x)} must be 3-D or 4-D "
-                        f"and kernel_shape {list(kernel)} must have 1 or 2 values")
-    if any(k <= 0 for k in kernel):
-        raise NodeError(f"kernel_shape {list(kernel)} must be positive")
-    if one_d:
-        strides, dilations = (*_ints_n(ctx, "strides", 1), 1), (*_ints_n(ctx, "dilations", 1), 1)
-        x4, kernel = (*x, 1), (kernel[0], 1)
-        if ctx.attr("auto_pad", "NOTSET") == "NOTSET":
-            b, e = ctx.ints_attr("pads", (0, 0)) if ctx.has_attr("pads") else (0, 0)
-            if b < 0 or e < 0:
-                raise NodeError(f"pads {[b, e]} must not be negative")
-            pads = [b, 0, e, 0]
-        else:
-            pads = list(_window_pads(ctx, x4[2:], kernel, strides, dilations))
-    else:
-        x4 = x
-        strides, dilations = _pair(ctx, "strides"), _pair(ctx, "dilations")
-        pads = list(_window_pads(ctx, x[2:], kernel, strides, dilations))
+    kernel, strides, dilations, pads, extra = _pool_window(ctx, x)
+    n = len(kernel)
     include = bool(int(ctx.attr("count_include_pad", 0)))
-    if int(ctx.attr("ceil_mode", 0)):
-        for i in range(2):
-            span = x4[2 + i] + pads[i] + pads[i + 2] - ((kernel[i] - 1) * dilations[i] + 1)
-            if span < 0 or span % strides[i] == 0:
-                continue
-            out = span // strides[i] + 2  # ceil
-            if (out - 1) * strides[i] >= x4[2 + i] + pads[i]:
-                continue  # the extra window would start in the end padding: ONNX drops it
-            if include:
-                raise NodeError("unsupported attribute ceil_mode=1 with count_include_pad=1 "
-                                "(it changes the output shape here)")
-            pads[i + 2] += strides[i] - span % strides[i]
-    out = conv_out_shape(x4, (x4[1], 1, *kernel), strides, pads, dilations)
-    if out is None:
-        raise NodeError(f"the output would be empty: input {list(x)} is smaller than the "
-                        f"{'x'.join(map(str, kernel[:len(x) - 2]))} window")
     v = ctx.value(0)
-    if one_d:
-        v = ctx.build(ReshapeOp(v, f32_tensor(x4))).results[0]
-    op = AvgPoolOp(v, f32_tensor(out), kernel=kernel, strides=strides, pads=pads,
-                   dilations=dilations, count_include_pad=include)
-    y = ctx.build(op).results[0]
-    if one_d:
-        y = ctx.build(ReshapeOp(y, f32_tensor(out[:3]))).results[0]
-    return [y]
+    if include and any(extra):
+        if any(pads):
+            padded = tuple(s + b + e for s, b, e in zip(x[2:], pads[:n], pads[n:]))
+            full = (0, 0, *pads[:n], 0, 0, *pads[n:])
+            v = ctx.build(PadOp(v, full, 0.0, f32_tensor((*x[:2], *padded)))).results[0]
+        x, pads, include = shape_of(v), (0,) * (2 * n), False
+    pads = (*pads[:n], *(e + x_ for e, x_ in zip(pads[n:], extra)))
+    out = _pool_out(x, kernel, strides, pads, dilations)
+    op = AvgPoolOp(v, f32_tensor(out), kernel=kernel, strides=strides, pads=pads, dilations=dilations,
+                   count_include_pad=include)
+    return [ctx.build(op).results[0]]
 
 
 def _ints_n(ctx: NodeContext, name: str, n: int) -> tuple[int, ...]:
@@ -1470,7 +1501,7 @@ class _Importer:
             if np.issubdtype(data.dtype, np.integer) and data.size and np.abs(data).max() > 2 ** 24:
                 raise NodeError(f"'{t.name}' holds integers beyond 2^24, which float32 cannot carry exactly")
             if not (np.issubdtype(data.dtype, np.integer) or np.issubdtype(data.dtype, np.floating)
-                    or data.dtype == np.bool_):
+                    or data.dtype == np.bool_ or data.dtype.name in _SMALL_INTS):
                 raise NodeError(f"'{t.name}' has element type {data.dtype}, which cannot be carried as float32")
             f = data.astype(np.float32)
             self.carried_f32[key] = Tensor(t.name, t.shape, np.dtype(np.float32), data=f, origin=t.origin)

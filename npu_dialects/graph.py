@@ -9,6 +9,7 @@ what the simulator calls on tiles.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -98,13 +99,68 @@ def gemm_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, alpha: f
     return y.astype(a.dtype, copy=False)
 
 
+def _pad_spatial(x: np.ndarray, pads: Sequence[int], value: float) -> np.ndarray:
+    """`x` padded with `value` in its last len(pads) // 2 dims (`pads`: the begin
+    counts of those dims, then the end counts, as ONNX orders them)."""
+    n = len(pads) // 2
+    if not any(pads):
+        return x
+    return np.pad(x, [(0, 0)] * (x.ndim - n) + list(zip(pads[:n], pads[n:])), constant_values=value)
+
+
+def _spatial_windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
+                     dilations: Sequence[int]) -> np.ndarray:
+    """[N, C, O1..On, K1..Kn] strided view of the sliding windows over the last
+    n = len(kernel) dims of `x`."""
+    n = len(kernel)
+    extent = tuple((k - 1) * d + 1 for k, d in zip(kernel, dilations))
+    v = np.lib.stride_tricks.sliding_window_view(x, extent, axis=tuple(range(x.ndim - n, x.ndim)))
+    lead = (slice(None),) * (x.ndim - n)
+    return v[lead + tuple(slice(None, None, s) for s in strides) + tuple(slice(None, None, d) for d in dilations)]
+
+
+POOL_PAD = {"max": float("-inf"), "avg": float("nan")}
+"""What a pooling window reads outside its input, per kind: padding never wins a
+max; NaN marks padding for an average (counted in the divisor only with
+`count_include_pad`)."""
+
+
 def pool_ref(x: np.ndarray, kind: str, kernel: Sequence[int], strides: Sequence[int],
-             pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1)) -> np.ndarray:
-    """Max pooling over NCHW windows; padded positions never win (-inf)."""
-    if kind != "max":
+             pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None,
+             count_include_pad: bool = False) -> np.ndarray:
+    """Max (`kind` "max") or average ("avg") pooling over the last n = len(kernel)
+    dims of `x` ([N, C, spatial...]), for any n: the one definition of pooling that
+    `npu_graph.maxpool`, `npu_graph.maxpool_nd`, `npu_graph.avgpool` and the
+    simulator's pool tiles share. `pads` are the begin counts of the spatial dims,
+    then the end counts ((top, left, bottom, right) in 2-D). Positions outside `x`
+    read `POOL_PAD[kind]`: -inf never wins a max; NaN marks padding for an average,
+    which divides by the number of non-NaN positions, or by the kernel size with
+    `count_include_pad` (a NaN inside the input is taken for padding too)."""
+    n = len(kernel)
+    if kind not in POOL_PAD:
         raise ValueError(f"unknown pool kind '{kind}'")
-    xp = _pad_nchw(x, pads, -np.inf)
-    return _windows(xp, kernel, strides, dilations).max(axis=(4, 5))
+    pads = tuple(pads) if pads is not None else (0,) * (2 * n)
+    dilations = tuple(dilations) if dilations is not None else (1,) * n
+    win = _spatial_windows(_pad_spatial(x, pads, POOL_PAD[kind]), kernel, strides, dilations)
+    axes = tuple(range(x.ndim, x.ndim + n))
+    if kind == "max":
+        return win.max(axis=axes)
+    valid = ~np.isnan(win)
+    total = np.where(valid, win, 0).sum(axis=axes)
+    with np.errstate(all="ignore"):
+        count = math.prod(kernel) if count_include_pad else valid.sum(axis=axes)
+        return (total / count).astype(x.dtype, copy=False)
+
+
+def pool_out_shape(x: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                   dilations: Sequence[int]) -> tuple[int, ...] | None:
+    """Result shape of pooling [N, C, spatial...] `x` (floor mode; ceil mode is extra
+    end padding), or None when a spatial dim would be empty."""
+    n = len(kernel)
+    lead = tuple(x[:len(x) - n])
+    out = tuple((s + b + e - (k - 1) * d - 1) // st + 1
+                for s, k, st, b, e, d in zip(x[len(x) - n:], kernel, strides, pads[:n], pads[n:], dilations))
+    return lead + out if all(o > 0 for o in out) else None
 
 
 _ERFC_FIT = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
@@ -770,7 +826,10 @@ class LayerNormOp(StructuredOp):
 
 class ReduceOp(StructuredOp):
     """Base of reductions over `axes` (sorted, non-negative, unique), keeping the
-    reduced dims as size 1 when `keepdims`. Reduced dims are whole in every tile."""
+    reduced dims as size 1 when `keepdims`. Reduced dims are whole in every tile.
+    `EMPTY` is the result of reducing an empty set (ONNX: sum 0, max -inf, min +inf;
+    mean is undefined there, onnxruntime gives 0): the importer folds a reduction over
+    an empty dim to that constant data, so these ops never reduce one."""
 
     input = operand_def(TensorType)
     axes = attr_def(DenseArrayBase)
@@ -779,6 +838,7 @@ class ReduceOp(StructuredOp):
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
     REDUCE: ClassVar[Callable[..., np.ndarray]]
+    EMPTY: ClassVar[float] = 0.0
 
     def __init__(self, x: SSAValue, axes: Sequence[int], keepdims: bool, result_type: TensorType):
         super().__init__(operands=[x], result_types=[result_type],
@@ -844,6 +904,7 @@ class ReduceMaxOp(ReduceOp):
 
     name = "npu_graph.reduce_max"
     REDUCE: ClassVar[Callable[..., np.ndarray]] = staticmethod(np.max)
+    EMPTY: ClassVar[float] = float("-inf")
 
 
 @irdl_op_definition
@@ -852,6 +913,7 @@ class ReduceMinOp(ReduceOp):
 
     name = "npu_graph.reduce_min"
     REDUCE: ClassVar[Callable[..., np.ndarray]] = staticmethod(np.min)
+    EMPTY: ClassVar[float] = float("inf")
 
 
 @irdl_op_definition
@@ -1106,76 +1168,145 @@ class LrnOp(StructuredOp):
         return x / scale ** attr_float(attrs, "beta", 0.75)
 
 
-def avg_pool_ref(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
-                 dilations: Sequence[int], count_include_pad: bool) -> np.ndarray:
-    """Average pooling over NCHW windows of `x` padded with NaN (`pads`: top, left,
-    bottom, right): NaN marks positions outside the input, which count in the
-    divisor only with `count_include_pad`. (A NaN inside the input is taken for
-    padding too.)"""
-    xp = _pad_nchw(x, pads, np.nan)
-    win = _windows(xp, kernel, strides, dilations)
-    valid = ~np.isnan(win)
-    total = np.where(valid, win, 0).sum(axis=(4, 5))
-    with np.errstate(all="ignore"):
-        count = kernel[0] * kernel[1] if count_include_pad else valid.sum(axis=(4, 5))
-        return (total / count).astype(x.dtype, copy=False)
+def check_pool_params(op: str, x: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
+                      pads: Sequence[int], dilations: Sequence[int]) -> int:
+    """The number n of spatial dims of a pooling op on `x` ([N, C, spatial...]), after
+    checking the lengths (kernel, strides and dilations n values, pads 2n) and signs
+    (pads >= 0, the others > 0) of its window parameters."""
+    n = len(kernel)
+    if n == 0:
+        raise VerifyException(f"'{op}': kernel needs at least one value")
+    for key, vals, want in (("kernel", kernel, n), ("strides", strides, n), ("dilations", dilations, n),
+                            ("pads", pads, 2 * n)):
+        if len(vals) != want:
+            raise VerifyException(f"'{op}': {key} needs {want} values, got {list(vals)}")
+        if key == "pads" and any(v < 0 for v in vals):
+            raise VerifyException(f"'{op}': pads must be non-negative, got {list(vals)}")
+        if key != "pads" and any(v <= 0 for v in vals):
+            raise VerifyException(f"'{op}': {key} must be positive, got {list(vals)}")
+    if len(x) != n + 2:
+        raise VerifyException(f"'{op}': input must be [N, C] and {n} spatial dim{'s' if n > 1 else ''} "
+                              f"for a {n}-D kernel, got shape {list(x)}")
+    return n
 
 
-@irdl_op_definition
-class AvgPoolOp(StructuredOp):
-    """2-D average pooling over NCHW (ONNX AveragePool); `count_include_pad` says
-    whether padded positions count in the divisor. Tiles read their windows with
-    halos; reads outside the input are NaN, which marks them as padding."""
+def check_max_pool_pads(op: str, x: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
+                        pads: Sequence[int], dilations: Sequence[int]) -> None:
+    """Max pooling never yields a window of padding only: begin pads are smaller than
+    the kernel, and no window starts in the end padding (ceil mode's extra end padding
+    is fine, as ONNX drops a last window that would start there)."""
+    n = len(kernel)
+    if any(p >= k for p, k in zip(pads[:n], kernel)):
+        raise VerifyException(f"'{op}': begin pads {list(pads[:n])} must be smaller than the kernel {list(kernel)}")
+    out = pool_out_shape(x, kernel, strides, pads, dilations)
+    if out is None:
+        return
+    for i in range(n):
+        size, begin = x[len(x) - n + i], pads[i]
+        if (out[len(x) - n + i] - 1) * strides[i] >= size + begin:
+            raise VerifyException(f"'{op}': pads {list(pads)}: the last window of spatial dim {i} starts in the "
+                                  f"end padding")
 
-    name = "npu_graph.avgpool"
+
+class WindowPoolOp(StructuredOp):
+    """Base of the structured pooling ops: windows over the trailing n spatial dims of
+    [N, C, spatial...] (any n >= 1), computed by `pool_ref` of kind `KIND`. `pads` are
+    the begin counts of the spatial dims, then the end counts. Tiles may cut every
+    dim; along a spatial dim the input window follows the output tile with a halo of
+    the kernel's extent, and reads outside the input are `POOL_PAD[KIND]`, so a tile
+    computes with no padding of its own."""
+
     input = operand_def(TensorType)
     kernel = attr_def(DenseArrayBase)
     strides = attr_def(DenseArrayBase)
     pads = attr_def(DenseArrayBase)
     dilations = attr_def(DenseArrayBase)
-    count_include_pad = attr_def(BoolAttr)
     result = result_def(TensorType)
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
+    KIND: ClassVar[str]
     VECTOR_COST: ClassVar[int] = 9  # a 3x3 window (the class constant cannot follow the kernel)
-
-    def __init__(self, x: SSAValue, result_type: TensorType, *, kernel: Sequence[int], strides: Sequence[int],
-                 pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1),
-                 count_include_pad: bool = False):
-        super().__init__(operands=[x], result_types=[result_type], attributes={
-            "kernel": int_array(kernel), "strides": int_array(strides), "pads": int_array(pads),
-            "dilations": int_array(dilations), "count_include_pad": BoolAttr.from_bool(count_include_pad)})
 
     @property
     def params(self) -> dict:
-        return dict(kernel=ints(self.kernel, (1, 1)), strides=ints(self.strides, (1, 1)),
-                    pads=ints(self.pads, (0, 0, 0, 0)), dilations=ints(self.dilations, (1, 1)))
+        kernel = ints(self.kernel, ())
+        n = len(kernel)
+        return dict(kernel=kernel, strides=ints(self.strides, (1,) * n), pads=ints(self.pads, (0,) * (2 * n)),
+                    dilations=ints(self.dilations, (1,) * n))
 
     def infer_shape(self) -> tuple[int, ...] | None:
         x, p = shape_of(self.input), self.params
-        if len(x) != 4:
+        n = len(p["kernel"])
+        if n == 0 or len(x) != n + 2 or len(p["pads"]) != 2 * n or not len(p["strides"]) == len(p["dilations"]) == n:
             return None
-        return conv_out_shape(x, (x[1], 1, *p["kernel"]), p["strides"], p["pads"], p["dilations"])
+        return pool_out_shape(x, **p)
 
     def verify_(self) -> None:
-        check_window_params(self.name, shape_of(self.input), self.params, "kernel")
+        check_f32(self)
+        x, p = shape_of(self.input), self.params
+        check_pool_params(self.name, x, **p)
+        if self.KIND == "max":
+            check_max_pool_pads(self.name, x, **p)
         self._expect_result_shape(self.infer_shape(), "pooling")
 
     def tile_map(self) -> TileMap:
-        p = self.params
-        (kh, kw), (sh, sw), (dh, dw) = p["kernel"], p["strides"], p["dilations"]
-        pt, pl = p["pads"][:2]
-        x = (Follow(0), Follow(1), Follow(2, sh, -pt, (kh - 1) * dh), Follow(3, sw, -pl, (kw - 1) * dw))
-        return TileMap((True,) * 4, (x,), pad_value=float("nan"))
+        x, p = shape_of(self.input), self.params
+        n = len(p["kernel"])
+        lead = len(x) - n
+        spatial = tuple(Follow(lead + i, s, -b, (k - 1) * d)
+                        for i, (k, s, b, d) in enumerate(zip(p["kernel"], p["strides"], p["pads"], p["dilations"])))
+        return TileMap((True,) * len(x), (same_dims(lead) + spatial,), pad_value=POOL_PAD[self.KIND])
 
     def tile_attrs(self) -> dict[str, Attribute]:
-        return dict(self.attributes, pads=int_array((0, 0, 0, 0)))
+        return dict(self.attributes, pads=int_array((0,) * len(ints(self.pads, ()))))
 
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
-        return avg_pool_ref(arrays[0], attr_ints(attrs, "kernel", (1, 1)), attr_ints(attrs, "strides", (1, 1)),
-                            attr_ints(attrs, "pads", (0, 0, 0, 0)), attr_ints(attrs, "dilations", (1, 1)),
-                            attr_bool(attrs, "count_include_pad", False))
+        kernel = attr_ints(attrs, "kernel", ())
+        n = len(kernel)
+        return pool_ref(arrays[0], cls.KIND, kernel, attr_ints(attrs, "strides", (1,) * n),
+                        attr_ints(attrs, "pads", (0,) * (2 * n)), attr_ints(attrs, "dilations", (1,) * n),
+                        attr_bool(attrs, "count_include_pad", False))
+
+
+@irdl_op_definition
+class AvgPoolOp(WindowPoolOp):
+    """Average pooling over the spatial dims of [N, C, spatial...], any number of them
+    (ONNX AveragePool); `count_include_pad` says whether padded positions count in the
+    divisor. Tiles read their windows with halos; reads outside the input are NaN,
+    which marks them as padding."""
+
+    name = "npu_graph.avgpool"
+    count_include_pad = attr_def(BoolAttr)
+    KIND: ClassVar[str] = "avg"
+
+    def __init__(self, x: SSAValue, result_type: TensorType, *, kernel: Sequence[int], strides: Sequence[int],
+                 pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None,
+                 count_include_pad: bool = False):
+        n = len(kernel)
+        super().__init__(operands=[x], result_types=[result_type], attributes={
+            "kernel": int_array(kernel), "strides": int_array(strides),
+            "pads": int_array(pads if pads is not None else (0,) * (2 * n)),
+            "dilations": int_array(dilations if dilations is not None else (1,) * n),
+            "count_include_pad": BoolAttr.from_bool(count_include_pad)})
+
+
+@irdl_op_definition
+class MaxPoolNdOp(WindowPoolOp):
+    """Max pooling over the spatial dims of [N, C, spatial...], any number of them, as a
+    structured op (1-D and 3-D ONNX MaxPool; the 2-D case is `npu_graph.maxpool`, which
+    has a hand-written tiling). Reads outside the input are -inf: padding never wins."""
+
+    name = "npu_graph.maxpool_nd"
+    KIND: ClassVar[str] = "max"
+
+    def __init__(self, x: SSAValue, result_type: TensorType, *, kernel: Sequence[int], strides: Sequence[int],
+                 pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None):
+        n = len(kernel)
+        super().__init__(operands=[x], result_types=[result_type], attributes={
+            "kernel": int_array(kernel), "strides": int_array(strides),
+            "pads": int_array(pads if pads is not None else (0,) * (2 * n)),
+            "dilations": int_array(dilations if dilations is not None else (1,) * n)})
 
 
 @irdl_op_definition
@@ -1509,7 +1640,9 @@ class ExpandOp(UnaryOp):
 
 @irdl_op_definition
 class MaxPoolOp(GraphOp):
-    """2-D max pooling over NCHW; padded positions never win."""
+    """2-D max pooling over NCHW (`pool_ref` of kind "max"); padded positions never win.
+    It has a hand-written tiling (`lowering/tiling.py`); other spatial ranks are
+    `npu_graph.maxpool_nd`."""
 
     name = "npu_graph.maxpool"
     input = operand_def(TensorType)
@@ -1536,11 +1669,8 @@ class MaxPoolOp(GraphOp):
     def verify_(self) -> None:
         x, p = shape_of(self.input), self.params
         check_window_params(self.name, x, p, "kernel")
-        if any(pd >= k for pd, k in zip(p["pads"], p["kernel"] * 2)):
-            raise VerifyException(f"'npu_graph.maxpool': pads {list(p['pads'])} must be smaller than "
-                                  f"the kernel {list(p['kernel'])}")
-        out = conv_out_shape(x, (x[1], 1, *p["kernel"]), p["strides"], p["pads"], p["dilations"])
-        self._expect_result_shape(out, "pooling")
+        check_max_pool_pads(self.name, x, **p)
+        self._expect_result_shape(pool_out_shape(x, **p), "pooling")
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (pool_ref(inputs[0], "max", **self.params),)
@@ -1642,7 +1772,7 @@ GRAPH_OPS: list[type[IRDLOperation]] = [
     TruncOp, ExpandOp, PowOp, PReluOp, MaxOp, MinOp, EqualOp, LessOp, GreaterOp, ClipOp, WhereOp,
     # structured
     LayerNormOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
-    TriluOp, LrnOp, AvgPoolOp, PadOp,
+    TriluOp, LrnOp, AvgPoolOp, MaxPoolNdOp, PadOp,
 ]
 
 GRAPH_OP_BY_NAME: dict[str, type[IRDLOperation]] = {op.name: op for op in GRAPH_OPS}

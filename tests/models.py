@@ -7,8 +7,9 @@
   them needs no torch).
 - `op_cases()`: one small model per importer feature (each ONNX op and attribute
   variant), for numerics against onnxruntime.
-- Error models: `unsupported`, `symbolic_batch`, `channel_mismatch`,
-  `ceil_mode_changes`, `with_passthrough` (Identity + Dropout).
+- Error models: `unsupported`, `symbolic_batch`, `channel_mismatch`; also
+  `ceil_mode_changes` (MaxPool ceil_mode=1, supported) and `with_passthrough`
+  (Identity + Dropout).
 
 Every builder takes `opset` (default 17).
 """
@@ -158,12 +159,13 @@ def with_passthrough(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
 
 def unsupported(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """Two offending nodes: a Hardmax named 'odd_node' (unsupported operator), then a
-    MaxPool 'pool' whose ceil_mode=1 changes the output shape (5x5, 2x2 stride 2)."""
+    Pad 'pad' in reflect mode (unsupported attribute: only constant padding)."""
     g = _Graph(seed=4)
     h = g.node("Relu", ["x"], "r", name="relu")
     h = g.node("Hardmax", [h], "hm", name="odd_node", axis=-1)
-    g.node("MaxPool", [h], "y", name="pool", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
-    return g.model("unsupported", {"x": [1, 1, 5, 5]}, {"y": [1, 1, 3, 3]}, opset)
+    pads = g.const("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64))
+    g.node("Pad", [h, pads], "y", name="pad", mode="reflect")
+    return g.model("unsupported", {"x": [1, 1, 5, 5]}, {"y": [1, 1, 7, 7]}, opset)
 
 
 def symbolic_batch(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
@@ -181,7 +183,8 @@ def channel_mismatch(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
 
 
 def ceil_mode_changes(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
-    """MaxPool 'pool' with ceil_mode=1 on 5x5 (2x2 stride 2): ceil gives 3x3, floor 2x2."""
+    """MaxPool 'pool' with ceil_mode=1 on 5x5 (2x2 stride 2): ceil gives 3x3, floor 2x2
+    (imported as extra end padding)."""
     g = _Graph(seed=7)
     g.node("MaxPool", ["x"], "y", name="pool", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
     return g.model("ceil", {"x": [1, 1, 5, 5]}, {"y": [1, 1, 3, 3]}, opset)

@@ -233,8 +233,7 @@ def test_evaluate_graph_float64_reference() -> None:
 def test_unsupported_nodes_one_line_each() -> None:
     assert import_errors(models.unsupported()) == [
         "error: node 'odd_node' (Hardmax, opset 17): unsupported operator",
-        "error: node 'pool' (MaxPool, opset 17): unsupported attribute ceil_mode=1 "
-        "(it changes the output shape here)",
+        "error: node 'pad' (Pad, opset 17): unsupported attribute mode=reflect (only constant padding)",
     ]
 
 
@@ -250,8 +249,12 @@ def test_channel_mismatch() -> None:
 
 
 def test_ceil_mode_that_changes_the_shape() -> None:
-    (line,) = import_errors(models.ceil_mode_changes())
-    assert line.startswith("error: node 'pool' (MaxPool, opset 17): unsupported attribute ceil_mode=1")
+    """ceil_mode=1 is extra end padding: 5x5 pools to 3x3 (floor mode: 2x2)."""
+    model = models.ceil_mode_changes()
+    module, weights = import_model(model)
+    assert "pads = array<i64: 0, 0, 1, 1>" in str(module) and "-> tensor<1x1x3x3xf32>" in str(module)
+    feeds = random_inputs(model)
+    np.testing.assert_allclose(evaluate_graph(module, weights, feeds)["y"], run_ort(model, feeds)["y"])
 
 
 def _one_node(node: onnx.NodeProto, inputs: list[onnx.ValueInfoProto], inits: list[onnx.TensorProto] = (),
@@ -424,7 +427,7 @@ def test_cli_unsupported_ops(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     lines = assert_clean_failure(capsys, main([src, "-o", str(out)]))
     assert len(lines) == 2
     assert lines[0] == "error: node 'odd_node' (Hardmax, opset 17): unsupported operator"
-    assert "'pool' (MaxPool, opset 17): unsupported attribute ceil_mode=1" in lines[1]
+    assert "'pad' (Pad, opset 17): unsupported attribute mode=reflect" in lines[1]
     assert list(tmp_path.iterdir()) == [tmp_path / "bad.onnx"]  # no partial output
 
 

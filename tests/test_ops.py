@@ -335,6 +335,173 @@ def test_average_pool_ceil_mode_and_dilations() -> None:
     check(make([node("AveragePool", ["x"], kernel_shape=[3, 3], strides=[2, 2])], {"x": X}, 9), "default")
 
 
+POOL_3D = [
+    dict(kernel_shape=[2, 2, 2]),
+    dict(kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1, 0, 1, 1, 1, 0]),
+    dict(kernel_shape=[2, 3, 2], strides=[1, 2, 3], dilations=[2, 1, 2], ceil_mode=1),  # W 11 -> 4 (floor 3)
+    dict(kernel_shape=[3, 2, 3], strides=[2, 3, 2], pads=[1, 1, 0, 0, 1, 2], ceil_mode=1),  # D 7 -> 4 (floor 3)
+    dict(kernel_shape=[3, 3, 3], auto_pad="SAME_UPPER", strides=[2, 1, 2]),
+]
+"""3-D windows: plain, padded, dilated with ceil mode, padded with ceil mode, auto_pad."""
+VOL = (2, 3, 7, 9, 11)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("attrs", POOL_3D)
+def test_max_pool_3d(attrs: dict, arch: str) -> None:
+    check(make([node("MaxPool", ["x"], **attrs)], {"x": VOL}, 12), arch)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("include", [0, 1])
+@pytest.mark.parametrize("attrs", POOL_3D)
+def test_average_pool_3d(attrs: dict, include: int, arch: str) -> None:
+    check(make([node("AveragePool", ["x"], count_include_pad=include, **attrs)], {"x": VOL}, 19), arch)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_pooling_3d_with_halos_across_tiles(arch: str) -> None:
+    """A volume the tiny machine cuts in every spatial dim: 3-D windows straddle tiles."""
+    vol = (1, 2, 12, 14, 15)
+    check(make([node("MaxPool", ["x"], kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1])],
+               {"x": vol}, 12), arch)
+    check(make([node("AveragePool", ["x"], kernel_shape=[3, 3, 3], strides=[1, 2, 2], dilations=[2, 1, 1],
+                     pads=[2, 1, 1, 2, 1, 1], count_include_pad=1, ceil_mode=1)], {"x": vol}, 19), arch)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("attrs", [
+    dict(kernel_shape=[2]),
+    dict(kernel_shape=[3], strides=[2], pads=[1, 2]),
+    dict(kernel_shape=[3], strides=[4], dilations=[3], ceil_mode=1),  # 257 -> 64 (floor 63)
+    dict(kernel_shape=[4], auto_pad="SAME_LOWER", strides=[3]),
+])
+def test_pooling_1d(attrs: dict, arch: str) -> None:
+    """[N, C, L] pooled along L (long enough that the tiny machine cuts it)."""
+    check(make([node("MaxPool", ["x"], **attrs)], {"x": (2, 3, 257)}, 12), arch)
+    for include in (0, 1):
+        check(make([node("AveragePool", ["x"], count_include_pad=include, **attrs)], {"x": (2, 3, 257)}, 19), arch)
+
+
+def test_pooling_ranks_import_as_one_op() -> None:
+    """2-D MaxPool keeps its hand-tiled op; 1-D and 3-D are the structured maxpool_nd;
+    AveragePool is one avgpool op at every rank (no reshapes around 1-D)."""
+    for shape, kernel, op in (((1, 2, 9), [2], "npu_graph.maxpool_nd"), ((1, 2, 6, 6), [2, 2], "npu_graph.maxpool"),
+                              ((1, 2, 4, 5, 6), [2, 2, 2], "npu_graph.maxpool_nd")):
+        assert graph_ops(make([node("MaxPool", ["x"], kernel_shape=kernel)], {"x": shape}, 12)) == [op]
+        assert graph_ops(make([node("AveragePool", ["x"], kernel_shape=kernel)], {"x": shape}, 12)) == \
+            ["npu_graph.avgpool"]
+
+
+CEIL_2D = [
+    (dict(kernel_shape=[2, 2], strides=[2, 2]), (7, 9)),
+    (dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 0, 1]), (7, 9)),
+    # stride and dilation beyond the kernel: the extra end padding exceeds the kernel
+    (dict(kernel_shape=[2, 3], strides=[3, 4], dilations=[2, 2], pads=[0, 1, 1, 0]), (5, 5)),
+    # the extra windows would start in the end padding: ONNX drops them
+    (dict(kernel_shape=[2, 2], strides=[3, 3], pads=[1, 1, 1, 1]), (5, 6)),
+]
+"""ceil_mode=1 windows over 13x17 (`X`) and the output size they give (floor mode:
+6x8, 6x8, 4x4, 5x6)."""
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("attrs,out", CEIL_2D)
+def test_max_pool_ceil_mode(attrs: dict, out: tuple[int, int], arch: str) -> None:
+    m = make([node("MaxPool", ["x"], ceil_mode=1, **attrs)], {"x": X}, 12)
+    module, _ = import_model(m)
+    assert "tensor<2x5x{}x{}xf32>".format(*out) in str(module)
+    check(m, arch)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("include", [0, 1])
+@pytest.mark.parametrize("attrs,out", CEIL_2D)
+def test_average_pool_ceil_mode_and_count_include_pad(attrs: dict, out: tuple[int, int], include: int,
+                                                      arch: str) -> None:
+    """count_include_pad=1 counts the declared pads but not ceil mode's extra end padding."""
+    check(make([node("AveragePool", ["x"], ceil_mode=1, count_include_pad=include, **attrs)], {"x": X}, 19), arch)
+
+
+def test_average_pool_ceil_mode_count_include_pad_pads_first() -> None:
+    """Only when ceil mode adds padding that count_include_pad=1 must not count do the
+    declared pads become an explicit zero padding before the pooling."""
+    attrs = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1)
+    assert graph_ops(make([node("AveragePool", ["x"], ceil_mode=1, **attrs)], {"x": (1, 2, 8, 10)}, 19)) == \
+        ["npu_graph.pad", "npu_graph.avgpool"]
+    assert graph_ops(make([node("AveragePool", ["x"], ceil_mode=1, **attrs)], {"x": (1, 2, 9, 9)}, 19)) == \
+        ["npu_graph.avgpool"]  # 9 + 2 - 3 = 8 is a multiple of 2: nothing extra
+    assert graph_ops(make([node("AveragePool", ["x"], ceil_mode=0, **attrs)], {"x": (1, 2, 8, 10)}, 19)) == \
+        ["npu_graph.avgpool"]
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("op,opset", [("ReduceSum", 13), ("ReduceMax", 18), ("ReduceMin", 18), ("ReduceMean", 18),
+                                      ("ReduceSum", 11), ("ReduceMax", 13)])
+def test_reduction_over_an_empty_dim(op: str, opset: int, arch: str) -> None:
+    """The result does not depend on the input: sum 0, max -inf, min +inf, mean 0 (as
+    onnxruntime; ONNX leaves it undefined) - constant data, kept out of the IR text
+    when it is not finite. An empty result is a zero-sized constant output."""
+    x = np.zeros((2, 0, 4), np.float32)
+    for axes, keep in (((1,), 1), ((1,), 0), ((0, 1), 1), ((2,), 1), ((0, 2), 0)):
+        if opset >= (13 if op == "ReduceSum" else 18):
+            m = make([node(op, ["x", "a"], keepdims=keep)], {"x": x.shape}, opset, {"a": ints(*axes)})
+        else:
+            m = make([node(op, ["x"], axes=list(axes), keepdims=keep)], {"x": x.shape}, opset)
+        assert graph_ops(m) == ["npu_graph.constant"]
+        check(m, arch, {"x": x})
+
+
+def test_reduction_over_an_empty_dim_feeds_other_ops() -> None:
+    """The folded -inf goes through the weight side file (xDSL cannot read inf back)."""
+    m = make([node("ReduceMax", ["x", "a"], ["r"]), node("Add", ["r", "b"])], {"x": (2, 0, 4), "b": (2, 1, 4)}, 18,
+             {"a": ints(1)})
+    check(m, TINY, {"x": np.zeros((2, 0, 4), np.float32), "b": rand(2, 1, 4)})
+    module, weights = import_model(m)
+    assert [np.isneginf(w).all() for w in weights.values()] == [True]
+    assert "inf" not in str(module)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("shape", [X, (4, 6, 10), (3, 5)])
+def test_batch_normalization_training_mode(shape, arch: str) -> None:
+    """training_mode=1: normalised with the batch mean and (biased) variance, and the
+    running statistics input * momentum + batch * (1 - momentum)."""
+    c = shape[1]
+    inits = {"s": rand(c, seed=3), "b": rand(c, seed=4)}
+    nodes = [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"], epsilon=1e-2, momentum=0.7,
+                  training_mode=1)]
+    m = make(nodes, {"x": shape, "m": (c,), "v": (c,)}, 15, inits, outputs=["y", "rm", "rv"])
+    x = rand(*shape) * 3 + 1
+    check(m, arch, {"x": x, "m": rand(c, seed=5), "v": rand(c, seed=6, positive=True)})
+    stats = {"m": rand(c, seed=5), "v": rand(c, seed=6, positive=True)}
+    check(make(nodes, {"x": shape}, 14, {**inits, **stats}, outputs=["y"]), arch, {"x": x})  # statistics unused
+
+
+def test_dropout_training_mode() -> None:
+    """Training with ratio 0 is the identity; with a ratio above 0 it is random (unsupported)."""
+    inits = {"r": np.array(0.0, np.float32), "t": np.array(True)}
+    m = make([node("Dropout", ["x", "r", "t"], ["d"]), node("Relu", ["d"])], {"x": X}, 13, inits)
+    assert graph_ops(m) == ["npu_graph.relu"]
+    check(m, TINY)
+    inits["r"] = np.array(0.25, np.float32)
+    with pytest.raises(OnnxImportError, match="training_mode=1 is not supported"):
+        import_model(make([node("Dropout", ["x", "r", "t"])], {"x": X}, 13, inits))
+
+
+@pytest.mark.parametrize("elem", [TensorProto.INT4, TensorProto.UINT4])
+def test_cast_like_from_4_bit_integers(elem: int) -> None:
+    """4-bit integer constants are carried as float32 like the other integers."""
+    vals = [-8, -3, 0, 5, 7, 1] if elem == TensorProto.INT4 else [0, 3, 15, 9, 1, 2]
+    w = helper.make_tensor("w", elem, [2, 3], vals)
+    g = helper.make_graph([node("CastLike", ["w", "x"], ["c"]), node("Add", ["c", "x"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    check(m, TINY)
+
+
 @pytest.mark.parametrize("arch", ARCHES)
 def test_lrn(arch: str) -> None:
     check(make([node("LRN", ["x"], size=3, alpha=1e-2, beta=0.75, bias=2.0)], {"x": X}, 13), arch)

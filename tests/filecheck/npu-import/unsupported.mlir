@@ -8,7 +8,7 @@
 
 // CHECK-NOT:  Traceback
 // CHECK:      error: node 'odd_node' (Hardmax, opset 17): unsupported operator
-// CHECK-NEXT: error: node 'pool' (MaxPool, opset 17): unsupported attribute ceil_mode=1
+// CHECK-NEXT: error: node 'pad' (Pad, opset 17): unsupported attribute mode=reflect
 // CHECK-NOT:  error
 
 // SYMBOLIC: error: symbolic dimension 'batch' in input 'x' is not bound; compile for chosen sizes with --shape-buckets batch=N[,N...]

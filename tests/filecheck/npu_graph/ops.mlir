@@ -59,7 +59,8 @@ builtin.module {
   }
 
   // CHECK-LABEL: func.func @more_ops
-  func.func @more_ops(%x: tensor<2x3x8x8xf32>, %s: tensor<8xf32>, %i: tensor<2x5xf32>, %t: tensor<4x4xf32>) {
+  func.func @more_ops(%x: tensor<2x3x8x8xf32>, %s: tensor<8xf32>, %i: tensor<2x5xf32>, %t: tensor<4x4xf32>,
+                      %v: tensor<2x3x9xf32>, %vol: tensor<1x2x6x5x5xf32>) {
     // Unary, binary and three-operand elementwise ops (all broadcast like numpy).
     // CHECK: %sg = npu_graph.sigmoid %x : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
     // CHECK: %th = npu_graph.tanh %sg : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
@@ -135,6 +136,18 @@ builtin.module {
     // CHECK: %ap = npu_graph.avgpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = false} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
     %lr = npu_graph.lrn %x {size = 3 : i64, alpha = 1.0e-04 : f32, beta = 7.5e-01 : f32, bias = 1.0 : f32} : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
     %ap = npu_graph.avgpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = false} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+    // Pooling over any number of spatial dims (1-D, 3-D); the extra end padding of
+    // ONNX ceil_mode=1 is a larger end pad (3x3 windows, stride 2 over 8: ceil 4, not 3).
+    // CHECK: %ap1 = npu_graph.avgpool %v {kernel = array<i64: 3>, strides = array<i64: 2>, pads = array<i64: 1, 2>, dilations = array<i64: 1>, count_include_pad = true} : (tensor<2x3x9xf32>) -> tensor<2x3x5xf32>
+    // CHECK: %ap3 = npu_graph.avgpool %vol {kernel = array<i64: 2, 2, 2>, strides = array<i64: 1, 2, 2>, pads = array<i64: 0, 0, 0, 0, 1, 1>, dilations = array<i64: 2, 1, 1>, count_include_pad = false} : (tensor<1x2x6x5x5xf32>) -> tensor<1x2x4x3x3xf32>
+    // CHECK: %mp1 = npu_graph.maxpool_nd %v {kernel = array<i64: 2>, strides = array<i64: 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1>} : (tensor<2x3x9xf32>) -> tensor<2x3x8xf32>
+    // CHECK: %mp3 = npu_graph.maxpool_nd %vol {kernel = array<i64: 3, 3, 3>, strides = array<i64: 2, 2, 2>, pads = array<i64: 1, 1, 1, 1, 1, 2>, dilations = array<i64: 1, 1, 1>} : (tensor<1x2x6x5x5xf32>) -> tensor<1x2x3x3x3xf32>
+    // CHECK: %mpc = npu_graph.maxpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+    %ap1 = npu_graph.avgpool %v {kernel = array<i64: 3>, strides = array<i64: 2>, pads = array<i64: 1, 2>, dilations = array<i64: 1>, count_include_pad = true} : (tensor<2x3x9xf32>) -> tensor<2x3x5xf32>
+    %ap3 = npu_graph.avgpool %vol {kernel = array<i64: 2, 2, 2>, strides = array<i64: 1, 2, 2>, pads = array<i64: 0, 0, 0, 0, 1, 1>, dilations = array<i64: 2, 1, 1>, count_include_pad = false} : (tensor<1x2x6x5x5xf32>) -> tensor<1x2x4x3x3xf32>
+    %mp1 = npu_graph.maxpool_nd %v {kernel = array<i64: 2>, strides = array<i64: 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1>} : (tensor<2x3x9xf32>) -> tensor<2x3x8xf32>
+    %mp3 = npu_graph.maxpool_nd %vol {kernel = array<i64: 3, 3, 3>, strides = array<i64: 2, 2, 2>, pads = array<i64: 1, 1, 1, 1, 1, 2>, dilations = array<i64: 1, 1, 1>} : (tensor<1x2x6x5x5xf32>) -> tensor<1x2x3x3x3xf32>
+    %mpc = npu_graph.maxpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
     func.return
   }
 }

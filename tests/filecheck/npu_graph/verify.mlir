@@ -145,7 +145,7 @@ func.func @f(%a: tensor<1x1x8x8xf32>) {
   %0 = npu_graph.maxpool %a {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 2, 0, 0, 0>} : (tensor<1x1x8x8xf32>) -> tensor<1x1x5x4xf32>
   func.return
 }
-// CHECK: 'npu_graph.maxpool': pads {{.*}} must be smaller than the kernel {{.*}}
+// CHECK: 'npu_graph.maxpool': begin pads [2, 0] must be smaller than the kernel [2, 2]
 
 // -----
 
@@ -422,6 +422,71 @@ func.func @f(%x: tensor<1x2x8x8xf32>) {
   func.return
 }
 // CHECK: 'npu_graph.avgpool': pooling gives shape [1, 2, 4, 4], but the result type has [1, 2, 3, 3]
+
+// -----
+
+// End padding may exceed the kernel (ceil mode), but no window may start in it.
+func.func @f(%a: tensor<1x1x8x8xf32>) {
+  %0 = npu_graph.maxpool %a {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 2, 0>} : (tensor<1x1x8x8xf32>) -> tensor<1x1x5x4xf32>
+  func.return
+}
+// CHECK: 'npu_graph.maxpool': pads [0, 0, 2, 0]: the last window of spatial dim 0 starts in the end padding
+
+// -----
+
+func.func @f(%x: tensor<1x2x6x5x5xf32>) {
+  %0 = npu_graph.maxpool_nd %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x6x5x5xf32>) -> tensor<1x2x2x2x2xf32>
+  func.return
+}
+// CHECK: 'npu_graph.maxpool_nd': input must be [N, C] and 2 spatial dims for a 2-D kernel, got shape [1, 2, 6, 5, 5]
+
+// -----
+
+func.func @f(%x: tensor<1x2x6x5x5xf32>) {
+  %0 = npu_graph.maxpool_nd %x {kernel = array<i64: 3, 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0, 0, 0>, dilations = array<i64: 1, 1, 1>} : (tensor<1x2x6x5x5xf32>) -> tensor<1x2x2x2x2xf32>
+  func.return
+}
+// CHECK: 'npu_graph.maxpool_nd': strides needs 3 values, got [2, 2]
+
+// -----
+
+func.func @f(%x: tensor<1x2x6x5x5xf32>) {
+  %0 = npu_graph.maxpool_nd %x {kernel = array<i64: 3, 3, 3>, strides = array<i64: 2, 2, 2>, pads = array<i64: 0, 3, 0, 0, 0, 0>, dilations = array<i64: 1, 1, 1>} : (tensor<1x2x6x5x5xf32>) -> tensor<1x2x2x4x2xf32>
+  func.return
+}
+// CHECK: 'npu_graph.maxpool_nd': begin pads [0, 3, 0] must be smaller than the kernel [3, 3, 3]
+
+// -----
+
+func.func @f(%x: tensor<1x2x6x5x5xf32>) {
+  %0 = npu_graph.maxpool_nd %x {kernel = array<i64: 3, 3, 3>, strides = array<i64: 2, 2, 2>, pads = array<i64: 0, 0, 0, 0, 0, 0>, dilations = array<i64: 1, 1, 1>} : (tensor<1x2x6x5x5xf32>) -> tensor<1x2x3x2x2xf32>
+  func.return
+}
+// CHECK: 'npu_graph.maxpool_nd': pooling gives shape [1, 2, 2, 2, 2], but the result type has [1, 2, 3, 2, 2]
+
+// -----
+
+func.func @f(%x: tensor<2x3x9xf32>) {
+  %0 = npu_graph.avgpool %x {kernel = array<i64: 3>, strides = array<i64: 0>, pads = array<i64: 0, 0>, dilations = array<i64: 1>, count_include_pad = false} : (tensor<2x3x9xf32>) -> tensor<2x3x7xf32>
+  func.return
+}
+// CHECK: 'npu_graph.avgpool': strides must be positive, got [0]
+
+// -----
+
+func.func @f(%x: tensor<2x3x9xf32>) {
+  %0 = npu_graph.avgpool %x {kernel = array<i64: 3>, strides = array<i64: 1>, pads = array<i64: 0, -1>, dilations = array<i64: 1>, count_include_pad = false} : (tensor<2x3x9xf32>) -> tensor<2x3x6xf32>
+  func.return
+}
+// CHECK: 'npu_graph.avgpool': pads must be non-negative, got [0, -1]
+
+// -----
+
+func.func @f(%x: tensor<2x3x9xf32>) {
+  %0 = npu_graph.avgpool %x {kernel = array<i64>, strides = array<i64>, pads = array<i64>, dilations = array<i64>, count_include_pad = false} : (tensor<2x3x9xf32>) -> tensor<2x3x9xf32>
+  func.return
+}
+// CHECK: 'npu_graph.avgpool': kernel needs at least one value
 
 // -----
 
