@@ -16,8 +16,9 @@ waiter w with producers S only when w0 has completed before every s in S
 starts, or is that s (so no signal for w0 is still pending when S signal), and
 w0 has completed before w starts (so w cannot take a signal meant for w0).
 Hence in program order a slot's signals and waits form epochs: the signals
-after one waiter belong to the next waiter. Running out of `event_slots` is a
-diagnostic.
+after one waiter belong to the next waiter. When no slot is free, the task is
+moved onto a producer's core (queue order then covers that producer and frees
+slots); only if that fails too is running out of `event_slots` a diagnostic.
 """
 
 from __future__ import annotations
@@ -25,14 +26,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
 from npu_dialects.arch import arch_of
 from npu_dialects.graph import int_array
 from lowering.errors import CompileError
-from lowering.taskgraph import dependencies, queue_predecessor, tasks_of
+from lowering.taskgraph import dependencies, tasks_of
 
 
 @dataclass(frozen=True)
@@ -50,37 +51,56 @@ class Events(ModulePass):
     def allocate(self, func: FuncOp, n_slots: int) -> None:
         tasks = tasks_of(func)
         deps = dependencies(tasks)
-        qp = queue_predecessor(tasks)
         hb: list[int] = []
+        last_on_core: dict[int, int] = {}  # core -> last task placed on it so far
         last_waiter: dict[int, int] = {}  # slot -> the task that last waited on it
         waits: dict[int, list[int]] = {t.index: [] for t in tasks}
         signals: dict[int, list[int]] = {t.index: [] for t in tasks}
         for t in tasks:
-            q = qp[t.index]
-            hbq = (hb[q] | (1 << q)) if q is not None else 0
-            m = hbq
-            producers = []
-            for s in sorted(deps[t.index], reverse=True):
-                if m >> s & 1:
-                    continue
-                producers.append(s)
-                m |= hb[s] | (1 << s)
+            plan = self.plan_waits(t, deps[t.index], hb, last_on_core, last_waiter, n_slots)
+            if plan is None:
+                # out of slots: run the task on a producer's core instead, where queue order
+                # covers that producer and more slots become provably free (latest producer first)
+                for core in dict.fromkeys(tasks[s].core for s in sorted(deps[t.index], reverse=True)):
+                    t.op.attributes["core"] = IntegerAttr(core, i64)
+                    plan = self.plan_waits(t, deps[t.index], hb, last_on_core, last_waiter, n_slots)
+                    if plan is not None:
+                        break
+            if plan is None:
+                raise CompileError(self.name, f"more than event_slots={n_slots} cross-core events "
+                                              f"would be live at task '{t.op.kernel.data}'", t.op)
+            m, slot, producers = plan
             if producers:
-                slot = self.free_slot(last_waiter, n_slots, producers, hb, hbq)
-                if slot is None:
-                    raise CompileError(self.name, f"more than event_slots={n_slots} cross-core events "
-                                                  f"would be live at task '{t.op.kernel.data}'", t.op)
                 last_waiter[slot] = t.index
                 for s in producers:
                     signals[s].append(slot)
                     waits[t.index].append(slot)
             hb.append(m)
+            last_on_core[t.core] = t.index
         for t in tasks:
             for key, vals in (("waits", waits[t.index]), ("signals", signals[t.index])):
                 if vals:
                     t.op.attributes[key] = int_array(vals)
                 elif key in t.op.attributes:
                     del t.op.attributes[key]
+
+    def plan_waits(self, t, deps: list[int], hb: list[int], last_on_core: dict[int, int],
+                   last_waiter: dict[int, int], n_slots: int) -> tuple[int, int, list[int]] | None:
+        """(happens-before set of t, slot, producers needing an event) for t on its current
+        core, or None when no slot is free."""
+        q = last_on_core.get(t.core)
+        hbq = (hb[q] | (1 << q)) if q is not None else 0
+        m = hbq
+        producers = []
+        for s in sorted(deps, reverse=True):
+            if m >> s & 1:
+                continue
+            producers.append(s)
+            m |= hb[s] | (1 << s)
+        if not producers:
+            return m, -1, []
+        slot = self.free_slot(last_waiter, n_slots, producers, hb, hbq)
+        return None if slot is None else (m, slot, producers)
 
     @staticmethod
     def free_slot(last_waiter: dict[int, int], n_slots: int, producers: list[int],
