@@ -1,1 +1,1 @@
-"""Command-line tools: npu-import, npu-opt, npu-run (each module has `main(argv) -> int`)."""
+"""Command-line tools: npu-import, npu-opt, npu-run, npu-memviz (each module has `main(argv) -> int`)."""
