@@ -26,6 +26,7 @@ Assumes value semantics (graph level); dead ops are removed by the driver. No op
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -125,7 +126,7 @@ class MatmulTo2D(RewritePattern):
             return  # a truly batched B: needs a batched kernel
         loc = op.location
         k = a[-1]
-        a2 = (1, k) if len(a) == 1 else (int(np_prod(a[:-1])), k)
+        a2 = (1, k) if len(a) == 1 else (prod(a[:-1]), k)
         b2 = (b[0], 1) if len(b) == 1 else b
         ops: list[Operation] = []
         av, bv = op.a, op.b
@@ -140,11 +141,7 @@ class MatmulTo2D(RewritePattern):
         rewriter.replace(op, ops, [ops[-1].results[0]])
 
 
-def np_prod(xs) -> int:
-    n = 1
-    for x in xs:
-        n *= x
-    return n
+
 
 
 class FoldIdentityReshape(RewritePattern):

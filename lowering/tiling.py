@@ -28,7 +28,6 @@ from npu_dialects.graph import (
     GemmOp,
     MatMulOp,
     MaxPoolOp,
-    ReshapeOp,
     StructuredOp,
     shape_of,
 )
@@ -437,10 +436,6 @@ def epilogue_of(ops: Sequence[Operation], anchor: Operation,
 def with_epilogue(ks: KernelShape, extra: Sequence[tuple[int, tuple[int, ...]]]) -> KernelShape:
     ks.epilogue = [broadcast_window(i, s, ks.out) for i, s in extra]
     return ks
-
-
-def is_view(op: Operation) -> bool:
-    return isinstance(op, ReshapeOp)
 
 
 EXHAUSTIVE_LIMIT = 512
