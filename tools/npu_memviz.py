@@ -33,11 +33,10 @@ import colorsys
 import math
 import os
 import sys
-import traceback
 from dataclasses import dataclass, field
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape
 
-from tools.npu_run import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_USER, UsageError, UserError, _err
+from tools.npu_run import EXIT_OK, UserError, _err, cli_main
 
 # ----------------------------------------------------------------------------- the plan
 
@@ -432,35 +431,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `npu-memviz`; returns the exit code."""
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:  # argparse printed the usage error (or --help)
-        return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
-    debug = os.environ.get("NPU_DEBUG", "") not in ("", "0")
-    try:
-        return _run(args)
-    except UsageError as e:
-        if debug:
-            traceback.print_exc()
-        print(_err(str(e)), file=sys.stderr)
-        return EXIT_USAGE
-    except UserError as e:
-        if debug:
-            traceback.print_exc()
-        for line in e.lines:
-            print(_err(line), file=sys.stderr)
-        if e.details:
-            print(e.details, file=sys.stderr)
-        return EXIT_USER
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return EXIT_USER
-    except Exception as e:
-        if debug:
-            traceback.print_exc()
-        print(f"internal error: {type(e).__name__}: {e} (set NPU_DEBUG=1 for a traceback)", file=sys.stderr)
-        return EXIT_INTERNAL
+    return cli_main(build_parser, _run, argv)
 
 
 if __name__ == "__main__":

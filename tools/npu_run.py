@@ -429,16 +429,17 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `npu-run`; returns the exit code."""
+def cli_main(build_parser, run_args, argv: list[str] | None = None) -> int:
+    """Shared entry of the tools: parse, run, map our errors to exit codes (1 diagnosed,
+    2 usage) with one line per problem and no traceback unless NPU_DEBUG=1."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as e:  # argparse printed the usage error
+    except SystemExit as e:  # argparse printed the usage error (or --help)
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     debug = os.environ.get("NPU_DEBUG", "") not in ("", "0")
     try:
-        return _run(args)
+        return run_args(args)
     except UsageError as e:
         if debug:
             traceback.print_exc()
@@ -460,6 +461,11 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"internal error: {type(e).__name__}: {e} (set NPU_DEBUG=1 for a traceback)", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `npu-run`; returns the exit code."""
+    return cli_main(build_parser, _run, argv)
 
 
 if __name__ == "__main__":
