@@ -19,7 +19,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from npu_dialects.arch import parse_arch_spec  # noqa: E402
-from bench.roofline import model_list, simulate  # noqa: E402
+from bench.roofline import selected, simulate, write_table  # noqa: E402
 
 
 def kernel_errors(report: dict) -> list[tuple[str, int, float]]:
@@ -39,9 +39,7 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     arch = parse_arch_spec(args.arch)
-    todo = model_list()
-    if args.models:
-        todo = {k: v for k, v in todo.items() if k in args.models.split(",")}
+    todo = selected(args.models)
     lines = [f"arch: {arch.spec()}", "",
              "| model | kernels | geo-mean error | worst kernel (predicted -> simulated) |", "|---|---|---|---|"]
     logs: list[float] = []
@@ -58,9 +56,7 @@ def main() -> int:
         print(lines[-1], flush=True)
     lines += ["", f"all kernels: geometric-mean error {math.exp(sum(logs) / len(logs)) - 1:.1%} over {len(logs)}"]
     print(lines[-1])
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_table(lines, args.out)
     return 0
 
 

@@ -15,7 +15,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from npu_dialects.arch import parse_arch_spec  # noqa: E402
-from bench.roofline import model_list, simulate  # noqa: E402
+from bench.roofline import selected, simulate, write_table  # noqa: E402
 
 
 def main() -> int:
@@ -25,9 +25,7 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     arch = parse_arch_spec(args.arch)
-    todo = model_list()
-    if args.models:
-        todo = {k: v for k, v in todo.items() if k in args.models.split(",")}
+    todo = selected(args.models)
     lines = [f"arch: {arch.spec()}", "",
              "| model | DRAM arena B | lower bound B | arena/bound | weights B | SRAM peak per core B | events |",
              "|---|---|---|---|---|---|---|"]
@@ -39,9 +37,7 @@ def main() -> int:
         lines.append(f"| {name} | {m['dram_arena_bytes']} | {m['dram_lower_bound_bytes']} | {ratio:.3f} "
                      f"| {m['weights_bytes']} | {', '.join(map(str, m['sram_peak_bytes']))} | {r['events_used']} |")
         print(lines[-1], flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_table(lines, args.out)
     return 0
 
 

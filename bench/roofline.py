@@ -41,6 +41,20 @@ def model_list():
     return out
 
 
+def selected(models_arg: str | None) -> dict:
+    """The models of `model_list()`, restricted to a comma-separated subset when given."""
+    todo = model_list()
+    if models_arg:
+        todo = {k: v for k, v in todo.items() if k in models_arg.split(",")}
+    return todo
+
+
+def write_table(lines: list[str], out: str | None) -> None:
+    if out:
+        with open(out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
 def simulate(model, inputs, arch, **options):
     module, weights = import_model(model, arch)
     compile_module(module, arch, weights, verify_each=False, **options)
@@ -55,9 +69,7 @@ def main() -> int:
     args = ap.parse_args()
     arch = parse_arch_spec(args.arch)
     one_core = replace(arch, cores=1)
-    todo = model_list()
-    if args.models:
-        todo = {k: v for k, v in todo.items() if k in args.models.split(",")}
+    todo = selected(args.models)
     lines = [f"arch: {arch.spec()}; baseline: op by op (no fusion), one core, no double buffering", "",
              "| model | cycles | roofline | ratio | DRAM traffic / min | cube util | baseline cycles | speedup |",
              "|---|---|---|---|---|---|---|---|"]
@@ -79,9 +91,7 @@ def main() -> int:
                   f"{gm(speedups):.2f} ({len(ratios)} models, {time.time() - t0:.0f} s; fusion rules: "
                   f"{', '.join(RULES)})"]
     print(lines[-1])
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_table(lines, args.out)
     return 0
 
 
