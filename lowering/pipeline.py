@@ -4,7 +4,7 @@ entry point tools use.
 Order (DESIGN.md): npu-canonicalize -> npu-constant-fold -> npu-shape-inference
 -> npu-bn-fold -> npu-dce -> npu-cse (graph optimisation) -> npu-fuse -> npu-tile
 -> npu-bufferize -> npu-schedule -> npu-events -> npu-memplan. The IR is verified after every
-pass; a failure names the pass."""
+pass (or, with verify-each=false, once at the end); a failure names the pass."""
 
 from __future__ import annotations
 

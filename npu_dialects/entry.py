@@ -5,7 +5,7 @@ evaluator, the compiler and the simulator."""
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr
 
 INPUTS_ATTR = "npu.inputs"
 OUTPUTS_ATTR = "npu.outputs"
@@ -29,3 +29,9 @@ def io_names(fn: func.FuncOp, attr: str) -> list[str] | None:
     if not isinstance(a, ArrayAttr) or not all(isinstance(x, StringAttr) for x in a.data):
         return None
     return [x.data for x in a.data]  # type: ignore[union-attr]
+
+
+def int_attr(module: ModuleOp, name: str) -> int | None:
+    """An integer module attribute the compiler recorded (e.g. `npu.dram_arena_bytes`), or None."""
+    a = module.attributes.get(name)
+    return a.value.data if isinstance(a, IntegerAttr) else None

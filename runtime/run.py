@@ -9,8 +9,9 @@ from math import ceil
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 
+from npu_dialects.entry import int_attr
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.task import SramOp, TaskOp, byte_size
 from sim import SimResult, Signature, signature, simulate
@@ -89,16 +90,12 @@ def _num(x: float) -> int | float:
     return int(r) if r == int(r) else r
 
 
-def _int_attr(module: ModuleOp, name: str) -> int | None:
-    a = module.attributes.get(name)
-    return a.value.data if isinstance(a, IntegerAttr) else None
-
 
 def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
     """What the compiler recorded on a task-level module: the model's work and the
     roofline bound on `arch`, the memory plan, SRAM peaks and event slots used."""
     facts: dict[str, Any] = {}
-    macs, nbytes = _int_attr(module, "npu.model_macs"), _int_attr(module, "npu.model_min_bytes")
+    macs, nbytes = int_attr(module, "npu.model_macs"), int_attr(module, "npu.model_min_bytes")
     if macs is not None and nbytes is not None:
         facts["model_macs"] = macs
         facts["model_min_dram_bytes"] = nbytes
@@ -114,9 +111,9 @@ def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
                 end = op.offset.value.data + byte_size(op.result.type)
                 sram_peak[task.core_id] = max(sram_peak[task.core_id], end)
     facts["memory"] = {
-        "dram_arena_bytes": _int_attr(module, "npu.dram_arena_bytes"),
-        "dram_lower_bound_bytes": _int_attr(module, "npu.dram_lower_bound_bytes"),
-        "weights_bytes": _int_attr(module, "npu.dram_weights_bytes"),
+        "dram_arena_bytes": int_attr(module, "npu.dram_arena_bytes"),
+        "dram_lower_bound_bytes": int_attr(module, "npu.dram_lower_bound_bytes"),
+        "weights_bytes": int_attr(module, "npu.dram_weights_bytes"),
         "sram_peak_bytes": sram_peak,
     }
     facts["events_used"] = len(slots)

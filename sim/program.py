@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUTS_ATTR, find_main, io_names
+from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUTS_ATTR, find_main, io_names, int_attr
 from npu_dialects.arch import Arch
 from npu_dialects.dma import memory_space
 from npu_dialects.locs import describe
@@ -66,10 +66,6 @@ def signature(module: ModuleOp) -> Signature:
     return Signature(list(zip(ins, shapes[:len(ins)])), list(zip(outs, shapes[len(ins):])),
                      dict(zip(ins, dtypes)))
 
-
-def _int_attr(module: ModuleOp, name: str) -> int | None:
-    a = module.attributes.get(name)
-    return a.value.data if isinstance(a, IntegerAttr) else None
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -138,7 +134,7 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
                     wmax = max(wmax, end)
                 else:
                     amax = max(amax, end)
-    wattr, aattr = _int_attr(module, WEIGHTS_BYTES_ATTR), _int_attr(module, ARENA_BYTES_ATTR)
+    wattr, aattr = int_attr(module, WEIGHTS_BYTES_ATTR), int_attr(module, ARENA_BYTES_ATTR)
     wregion = Region("weights", DRAM, wattr if wattr is not None else wmax, tracked=False)
     aregion = Region("arena", DRAM, aattr if aattr is not None else amax, tracked=True)
     private: list[Region] = []

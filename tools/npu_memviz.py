@@ -83,11 +83,6 @@ def _type_str(t) -> str:
     return f"{shape}xf32" if shape else "f32"
 
 
-def _int_attr(module, name: str) -> int | None:
-    from xdsl.dialects.builtin import IntegerAttr
-    a = module.attributes.get(name)
-    return a.value.data if isinstance(a, IntegerAttr) else None
-
 
 def _names(items: list[str], limit: int = 6) -> str:
     if len(items) <= limit:
@@ -105,6 +100,7 @@ def fmt_bytes(n: int) -> str:
 def collect(module, arch, spans: list[tuple[float, float]] | None, time_unit: str) -> Picture:
     """The panels of a lowered module. `spans[i]` is task #i's simulated [start, end)
     (None: time in task indices). Raises UserError for a module without tasks or plan."""
+    from npu_dialects.entry import int_attr
     from npu_dialects.locs import node_names
     from npu_dialects.task import AllocOp, SramOp, TaskOp, byte_size
     from lowering.taskgraph import tasks_of
@@ -178,9 +174,9 @@ def collect(module, arch, spans: list[tuple[float, float]] | None, time_unit: st
         dram.buffers.append(Buffer(off, size, t0, t1, producer, "\n".join(lines), unused))
         peak = max(peak, off + _align_up(size, arch.align))
     dram.peak = peak
-    dram.lower_bound = _int_attr(module, "npu.dram_lower_bound_bytes")
-    arena = _int_attr(module, "npu.dram_arena_bytes")
-    weights = _int_attr(module, "npu.dram_weights_bytes")
+    dram.lower_bound = int_attr(module, "npu.dram_lower_bound_bytes")
+    arena = int_attr(module, "npu.dram_arena_bytes")
+    weights = int_attr(module, "npu.dram_weights_bytes")
     extra = [f"{len(allocs)} buffers"]
     if arena is not None and arena != peak:
         extra.append(f"npu.dram_arena_bytes {arena} B")
