@@ -45,6 +45,10 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         from lowering.tile import Tile
         return Tile
 
+    def _layer_group():
+        from lowering.layer_group import LayerGroup
+        return LayerGroup
+
     def _bufferize():
         from lowering.bufferize import Bufferize
         return Bufferize
@@ -74,6 +78,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "npu-cse": _cse,
         "npu-fuse": _fuse,
         "npu-tile": _tile,
+        "npu-layer-group": _layer_group,
         "npu-bufferize": _bufferize,
         "npu-schedule": _schedule,
         "npu-events": _events,

@@ -35,10 +35,12 @@ from xdsl.passes import ModulePass
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, MatmulOp, PoolOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
-from npu_dialects.graph import ConstantOp, ElementwiseOp, StructuredOp, shape_of
+from npu_dialects.graph import Conv2dOp as GraphConv2dOp
+from npu_dialects.graph import ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, ReshapeOp, StructuredOp, shape_of
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
+from lowering.groups import matmul_shapes, plan_group
 from lowering.tiling import EpilogueStep, KernelShape, TilingError, Window, epilogue_of, make_anchor, with_epilogue
 
 INDEX = IndexType()
@@ -304,6 +306,82 @@ class TaskBuilder:
         return self.block
 
 
+class GroupBuilder:
+    """Emits the body of a layer group's task (`lowering/groups.py`): whole tensors in
+    SRAM at the planned offsets, one compute op per graph op, the planned DMA order."""
+
+    def __init__(self, kernel: KernelOp, ins: list[SSAValue], outs: list[SSAValue], arch: Arch):
+        self.kernel, self.arch = kernel, arch
+        self.block = Block(arg_types=[INDEX, INDEX])
+        self.em = Emitter(self.block, self.block, {}, kernel.location)
+        self.dram = dict(zip(kernel.body.block.args, ins))
+        term = kernel.body.block.last_op
+        self.out_dram = dict(zip(term.values, outs))
+        self.bufs: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
+
+    def sram(self, v: SSAValue, shape: Sequence[int] | None = None) -> SSAValue:
+        """The SRAM buffer holding `v` (viewed with `shape`, e.g. rank-extended)."""
+        shape = tuple(shape_of(v) if shape is None else shape)
+        key = (self.plan.root.get(v, v), shape)
+        if key not in self.bufs:
+            self.bufs[key] = self.em.add(SramOp(sram_type(shape), self.plan.offset[v])).results[0]
+        return self.bufs[key]
+
+    def copy(self, src: SSAValue, dst: SSAValue, shape: Sequence[int]) -> SSAValue:
+        zeros = [self.em.const(0)] * len(shape)
+        return self.em.add(CopyOp(src, zeros, dst, zeros, list(shape))).results[0]
+
+    def build(self) -> Block:
+        ops = self.kernel.graph_ops()
+        term = self.kernel.body.block.last_op
+        self.plan = plan_group(ops, list(term.values), self.arch)
+        if self.plan is None:
+            raise TilingError(f"the group's tensors do not fit sram_bytes={self.arch.sram_bytes}")
+        toks: dict[int, SSAValue] = {}
+        for act in self.plan.actions:
+            if act[0] == "load":
+                v = self.plan.loads[act[1]]
+                toks[act[1]] = self.copy(self.dram[v], self.sram(v), shape_of(v))
+            elif act[0] == "wait":
+                self.em.add(WaitOp(toks[act[1]]))
+            elif act[0] == "compute":
+                self.compute(ops[act[1]])
+            else:
+                v = act[1]
+                self.copy(self.sram(v), self.out_dram[v], shape_of(v))
+        return self.block
+
+    def compute(self, op: Operation) -> None:
+        em, out = self.em, op.results[0]
+        if isinstance(op, ReshapeOp):
+            return  # the result aliases the input's buffer
+        if isinstance(op, GraphConv2dOp):
+            p = op.params
+            em.add(Conv2dOp(self.sram(op.input), self.sram(op.weight), self.sram(out), strides=p["strides"],
+                            dilations=p["dilations"], group=p["group"], pads=p["pads"]))
+            if op.bias is not None:
+                c = shape_of(op.bias)[0]
+                em.add(EltwiseOp("add", [self.sram(out), self.sram(op.bias, (1, c, 1, 1))], self.sram(out)))
+        elif isinstance(op, (GemmOp, MatMulOp)):
+            sa, sb, so = matmul_shapes(op)
+            p = op.params if isinstance(op, GemmOp) else dict(trans_a=False, trans_b=False)
+            a, b = op.operands[0], op.operands[1]
+            em.add(MatmulOp(self.sram(a, sa), self.sram(b, sb), self.sram(out, so), trans_a=p["trans_a"],
+                            trans_b=p["trans_b"]))
+            if isinstance(op, GemmOp) and op.c is not None:
+                em.add(EltwiseOp("add", [self.sram(out), self.sram(op.c)], self.sram(out)))
+        elif isinstance(op, MaxPoolOp):
+            p = op.params
+            em.add(PoolOp("max", self.sram(op.input), self.sram(out), kernel=p["kernel"], strides=p["strides"],
+                          dilations=p["dilations"], pads=p["pads"]))
+        elif isinstance(op, ElementwiseOp):
+            em.add(EltwiseOp(op.FN, [self.sram(v) for v in op.operands], self.sram(out)))
+        elif isinstance(op, StructuredOp):
+            em.add(ApplyOp(op.name, dict(op.attributes), [self.sram(v) for v in op.operands], self.sram(out)))
+        else:
+            raise TilingError(f"'{op.name}' cannot run in a layer group")
+
+
 class FuncBuilder:
     """Rewrites one graph-level function into the task-level form."""
 
@@ -387,12 +465,7 @@ class FuncBuilder:
         w.location = op.location
         self.buf[op.result] = self.add(w).results[0]
 
-    def kernel(self, k: KernelOp, writes_output: dict[SSAValue, SSAValue]) -> None:
-        res = k.outs[0]
-        ins = [self.buf[v] for v in k.ins]
-        if k.kind.data == "view":
-            self.buf[res] = self.view(ins[0], shape_of(res))
-            return
+    def output_buffer(self, res: SSAValue, k: KernelOp, writes_output: dict[SSAValue, SSAValue]) -> SSAValue:
         if res in writes_output:
             out = writes_output[res]
         else:
@@ -400,15 +473,29 @@ class FuncBuilder:
             alloc.location = k.location
             out = self.add(alloc).results[0]
         self.buf[res] = out
+        return out
+
+    def kernel(self, k: KernelOp, writes_output: dict[SSAValue, SSAValue]) -> None:
+        res = k.outs[0]
+        ins = [self.buf[v] for v in k.ins]
+        if k.kind.data == "view":
+            self.buf[res] = self.view(ins[0], shape_of(res))
+            return
+        outs = [self.output_buffer(r, k, writes_output) for r in k.outs]
         try:
-            plan = plan_of(k)
-            block = TaskBuilder(plan, ins, out, self.arch, self).build(k.is_double_buffered)
+            if k.kind.data == "group":
+                block = GroupBuilder(k, ins, outs, self.arch).build()
+                tiles = 1
+            else:
+                plan = plan_of(k)
+                block = TaskBuilder(plan, ins, outs[0], self.arch, self).build(k.is_double_buffered)
+                tiles = plan.ks.parallel_tiles
         except TilingError as e:
             raise CompileError(self.pass_name, f"kernel '{k.kernel.data}': {e}", k) from None
         pc = k.predicted_cycles.value.data if k.predicted_cycles else None
         nb = k.dram_bytes.value.data if k.dram_bytes else None
         parts = k.parts.value.data if k.parts else None
-        task = TaskOp(k.kernel.data, 0, Region(block), range=(0, plan.ks.parallel_tiles), predicted_cycles=pc,
+        task = TaskOp(k.kernel.data, 0, Region(block), range=(0, tiles), predicted_cycles=pc,
                       dram_bytes=nb, parts=parts)
         task.location = k.location
         self.add(task)

@@ -132,7 +132,9 @@ class MatmulOp(ComputeOp):
 
 @irdl_op_definition
 class Conv2dOp(ComputeOp):
-    """out (+)= VALID conv2d(input, weight): `input` is an already padded halo tile."""
+    """out (+)= conv2d(input, weight): `input` is an already padded halo tile, or
+    `pads` (top, left, bottom, right; default none) zero-pads it on the fly (layer
+    groups read whole SRAM-resident tensors)."""
 
     name = "npu_compute.conv2d"
     UNIT: ClassVar[str] = "cube"
@@ -142,12 +144,16 @@ class Conv2dOp(ComputeOp):
     strides = attr_def(DenseArrayBase)
     dilations = attr_def(DenseArrayBase)
     group = opt_attr_def(IntegerAttr)
+    pads = opt_attr_def(DenseArrayBase)
     accumulate = opt_attr_def(UnitAttr)
     assembly_format = "$input `,` $weight `->` $out attr-dict `:` type($input) `,` type($weight) `->` type($out)"
 
     def __init__(self, x: SSAValue, w: SSAValue, out: SSAValue, *, strides: Sequence[int],
-                 dilations: Sequence[int], group: int = 1, accumulate: bool = False):
+                 dilations: Sequence[int], group: int = 1, accumulate: bool = False,
+                 pads: Sequence[int] = (0, 0, 0, 0)):
         attrs: dict[str, Attribute] = {"strides": int_array(strides), "dilations": int_array(dilations)}
+        if any(pads):
+            attrs["pads"] = int_array(pads)
         if group != 1:
             attrs["group"] = IntegerAttr(group, i64)
         if accumulate:
@@ -157,21 +163,22 @@ class Conv2dOp(ComputeOp):
     @property
     def params(self) -> dict:
         return dict(strides=ints(self.strides, (1, 1)), dilations=ints(self.dilations, (1, 1)),
-                    group=self.group.value.data if self.group is not None else 1)
+                    group=self.group.value.data if self.group is not None else 1,
+                    pads=ints(self.pads, (0, 0, 0, 0)))
 
     def verify_shapes(self) -> None:
         x, w, o = _shape(self.input), _shape(self.weight), _shape(self.out)
         p = self.params
         if len(w) != 4 or len(o) != 4:
             raise VerifyException(f"'npu_compute.conv2d': weight and out tiles must be 4-D, got {list(w)} and {list(o)}")
-        check_window_params(self.name, x, dict(p, pads=(0, 0, 0, 0)))
+        check_window_params(self.name, x, p)
         if p["group"] <= 0 or w[0] % p["group"]:
             raise VerifyException(f"'npu_compute.conv2d': group {p['group']} must be positive and divide "
                                   f"the {w[0]} output channels")
         if x[1] != w[1] * p["group"]:
             raise VerifyException(f"'npu_compute.conv2d': input tile has {x[1]} channels, weight tile "
                                   f"expects {w[1]} x group {p['group']}")
-        want = conv_out_shape(x, w, p["strides"], (0, 0, 0, 0), p["dilations"])
+        want = conv_out_shape(x, w, p["strides"], p["pads"], p["dilations"])
         if want != o:
             raise VerifyException(f"'npu_compute.conv2d': out tile must be {list(want) if want else '?'}, "
                                   f"got {list(o)}")
@@ -226,7 +233,8 @@ class EltwiseOp(ComputeOp):
 
 @irdl_op_definition
 class PoolOp(ComputeOp):
-    """out = pool(input) over VALID windows of an already padded input tile."""
+    """out = pool(input) over the windows of an already padded input tile, or with
+    `pads` (top, left, bottom, right) read as -inf on the fly."""
 
     name = "npu_compute.pool"
     UNIT: ClassVar[str] = "vector"
@@ -236,27 +244,31 @@ class PoolOp(ComputeOp):
     kernel = attr_def(DenseArrayBase)
     strides = attr_def(DenseArrayBase)
     dilations = opt_attr_def(DenseArrayBase)
+    pads = opt_attr_def(DenseArrayBase)
     assembly_format = "$kind $input `->` $out attr-dict `:` type($input) `->` type($out)"
 
     def __init__(self, kind: str, x: SSAValue, out: SSAValue, *, kernel: Sequence[int],
-                 strides: Sequence[int], dilations: Sequence[int] = (1, 1)):
-        super().__init__(operands=[x, out], attributes={
-            "kind": StringAttr(kind), "kernel": int_array(kernel), "strides": int_array(strides),
-            "dilations": int_array(dilations)})
+                 strides: Sequence[int], dilations: Sequence[int] = (1, 1),
+                 pads: Sequence[int] = (0, 0, 0, 0)):
+        attrs = {"kind": StringAttr(kind), "kernel": int_array(kernel), "strides": int_array(strides),
+                 "dilations": int_array(dilations)}
+        if any(pads):
+            attrs["pads"] = int_array(pads)
+        super().__init__(operands=[x, out], attributes=attrs)
 
     @property
     def params(self) -> dict:
         return dict(kernel=ints(self.kernel, ()), strides=ints(self.strides, ()),
-                    dilations=ints(self.dilations, (1, 1)))
+                    dilations=ints(self.dilations, (1, 1)), pads=ints(self.pads, (0, 0, 0, 0)))
 
     def verify_shapes(self) -> None:
         if self.kind.data != "max":
             raise VerifyException(f"'npu_compute.pool': unknown kind '{self.kind.data}'")
         x, o, p = _shape(self.input), _shape(self.out), self.params
-        check_window_params(self.name, x, dict(p, pads=(0, 0, 0, 0)), "kernel")
+        check_window_params(self.name, x, p, "kernel")
         if len(o) != 4:
             raise VerifyException(f"'npu_compute.pool': out tile must be 4-D, got {list(o)}")
-        want = conv_out_shape(x, (x[1], 1, *p["kernel"]), p["strides"], (0, 0, 0, 0), p["dilations"])
+        want = conv_out_shape(x, (x[1], 1, *p["kernel"]), p["strides"], p["pads"], p["dilations"])
         if want != o:
             raise VerifyException(f"'npu_compute.pool': out tile must be {list(want) if want else '?'}, got {list(o)}")
 

@@ -30,8 +30,9 @@ from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.graph import int_array, ints
 
-KINDS = ("matmul", "conv2d", "eltwise", "pool", "apply", "view")
-"""Anchor kinds: what the kernel's main op runs on (cube, vector, nothing)."""
+KINDS = ("matmul", "conv2d", "eltwise", "pool", "apply", "view", "group")
+"""Anchor kinds: what the kernel's main op runs on (cube, vector, nothing); `group`
+is a layer group (`npu-layer-group`): no loops, every op on whole SRAM-resident tensors."""
 
 
 @irdl_op_definition
@@ -54,7 +55,8 @@ class TileYieldOp(IRDLOperation):
 @irdl_op_definition
 class KernelOp(IRDLOperation):
     """One tiled kernel. Attributes:
-    - `kind`: anchor kind (`matmul`, `conv2d`, `eltwise`, `pool`, `view`);
+    - `kind`: anchor kind (`matmul`, `conv2d`, `eltwise`, `pool`, `apply`, `view`), or
+      `group` for a layer group (several kernels' ops on SRAM-resident tensors, no loops);
     - `loops`: loop dimension names, outermost first (e.g. `"m,n,k"`);
     - `tile`: tile size per loop; `grid`: trip count per loop (ceil(extent / tile));
     - `double_buffer`: input tiles alternate between two SRAM buffers;

@@ -1,5 +1,6 @@
 // RUN: %opt %s -p npu-default | filecheck %s
-// RUN: %opt %s -p 'npu-default{disable=npu-fuse}' | filecheck %s --check-prefix=NOFUSE
+// RUN: %opt %s -p 'npu-default{disable=npu-fuse,npu-layer-group}' | filecheck %s --check-prefix=NOFUSE
+// RUN: %opt %s -p 'npu-default{disable=npu-fuse}' | filecheck %s --check-prefix=GROUP
 // RUN: not npu-opt %s -p 'npu-default{disable=npu-nothing}' 2>&1 | filecheck %s --check-prefix=ERR
 
 // The whole pipeline on a gemm + relu: one fused kernel becomes one task on a
@@ -23,11 +24,21 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK-NOT:  npu_task.task
 // CHECK:        func.return
 
-// Without fusion the relu is its own kernel, reading the gemm's result from DRAM.
+// Without fusion and layer groups the relu is its own kernel, reading the gemm's result from DRAM.
 // NOFUSE:     npu_task.alloc {offset = 0 : i64} : memref<4x16xf32, "dram">
 // NOFUSE:     npu_task.task "fc"
 // NOFUSE-NOT:   npu_compute.eltwise
 // NOFUSE:     npu_task.task "act"
 // NOFUSE:       npu_compute.eltwise "relu"
+
+// Without fusion, npu-layer-group still keeps the gemm's result on chip: one task,
+// whole tensors in SRAM, no DRAM activation buffer.
+// GROUP:      npu.dram_arena_bytes = 0 : i64
+// GROUP-NOT:  npu_task.alloc
+// GROUP:      npu_task.task "fc..act"
+// GROUP:        npu_compute.matmul
+// GROUP:        npu_compute.eltwise "relu"
+// GROUP:        npu_dma.copy {{.*}} -> memref<4x16xf32, "dram">
+// GROUP-NOT:  npu_task.task
 
 // ERR: error: npu-default: cannot disable unknown pass(es) npu-nothing

@@ -8,7 +8,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }
   func.return %0 : tensor<4x8xf32>
 }
-// CHECK: 'npu_tile.kernel' k: unknown kind 'cube' (expected one of matmul, conv2d, eltwise, pool, apply, view)
+// CHECK: 'npu_tile.kernel' k: unknown kind 'cube' (expected one of matmul, conv2d, eltwise, pool, apply, view, group)
 
 // -----
 

@@ -1,0 +1,237 @@
+"""Layer groups: several consecutive kernels run as one task whose tensors stay
+resident in one core's SRAM (plain algorithms, no IR rewriting).
+
+A group holds graph ops computed on *whole* tensors: each op becomes one
+compute op (cube or vector) on SRAM buffers; only the group's inputs (weights
+and activations from outside) are loaded from DRAM and only its outputs
+stored. `plan_group` decides, for an ordered list of graph ops, the SRAM
+offset of every buffer (first fit over lifetimes within the group, reshapes
+aliasing their input) and a straight-line schedule of actions:
+
+- the first `dma_channels` loads are issued up front, in order of first use;
+- before op i, the loads it needs are issued (if not yet) and waited for;
+- op i computes; a result that leaves the group is stored at once;
+- loads are topped up so that `dma_channels` stay ahead of the last wait.
+
+`GroupPlan.cycles` evaluates that schedule with the simulator's timing rules
+(serial compute, DMA channels with `dma_latency` + bytes over `dram_bw`,
+issue stalls while every channel is busy), which is the cost model the
+layer-group pass ranks groups with and bufferization emits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from math import ceil, prod
+
+from xdsl.ir import Operation, SSAValue
+
+from npu_dialects.arch import Arch
+from npu_dialects.graph import (
+    Conv2dOp,
+    ElementwiseOp,
+    GemmOp,
+    MatMulOp,
+    MaxPoolOp,
+    ReshapeOp,
+    StructuredOp,
+    shape_of,
+)
+
+F32 = 4
+
+
+def nbytes(v: SSAValue) -> int:
+    return prod(shape_of(v)) * F32
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def matmul_shapes(op: GemmOp | MatMulOp) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Shapes of A, B and the result viewed with one rank (numpy matmul broadcasting:
+    a 1-D A is a row [1, K], a 1-D B a column [K, 1], leading 1s for missing batch dims)."""
+    sa, sb = tuple(shape_of(op.operands[0])), tuple(shape_of(op.operands[1]))
+    sa = (1,) + sa if len(sa) == 1 else sa
+    sb = sb + (1,) if len(sb) == 1 else sb
+    p = op.params if isinstance(op, GemmOp) else dict(trans_a=False, trans_b=False)
+    m = sa[-1] if p["trans_a"] else sa[-2]
+    n = sb[-2] if p["trans_b"] else sb[-1]
+    r = max(len(sa), len(sb))
+    sa, sb = (1,) * (r - len(sa)) + sa, (1,) * (r - len(sb)) + sb
+    batch = tuple(max(x, y) for x, y in zip(sa[:-2], sb[:-2]))
+    return sa, sb, batch + (m, n)
+
+
+def op_cycles(op: Operation, arch: Arch) -> int | None:
+    """Cycles of one graph op computed whole on one core (the simulator charges the
+    same for the compute ops bufferization emits); None if a group cannot hold it."""
+    cm, ck, cn = arch.cube
+    lanes = arch.vector_lanes
+    if len(op.results) != 1:
+        return None
+    out = prod(shape_of(op.results[0]))
+    if isinstance(op, ReshapeOp):
+        return 0
+    if isinstance(op, Conv2dOp):
+        w, o = shape_of(op.weight), shape_of(op.result)
+        g = op.params["group"]
+        c = g * ceil(o[0] * o[2] * o[3] / cm) * ceil(w[1] * w[2] * w[3] / ck) * ceil(w[0] // g / cn)
+        return c + (ceil(out / lanes) if op.bias is not None else 0)
+    if isinstance(op, (GemmOp, MatMulOp)):
+        if isinstance(op, GemmOp):
+            p = op.params
+            if p["alpha"] != 1.0 or p["beta"] != 1.0:
+                return None
+        sa, _, so = matmul_shapes(op)
+        k = sa[-2] if isinstance(op, GemmOp) and op.params["trans_a"] else sa[-1]
+        c = prod(so[:-2]) * ceil(so[-2] / cm) * ceil(k / ck) * ceil(so[-1] / cn)
+        return c + (ceil(out / lanes) if isinstance(op, GemmOp) and op.c is not None else 0)
+    if isinstance(op, ElementwiseOp):
+        return ceil(out / lanes)
+    if isinstance(op, MaxPoolOp):
+        kh, kw = op.params["kernel"]
+        return ceil(out * kh * kw / lanes)
+    if isinstance(op, StructuredOp):
+        return ceil(out * op.VECTOR_COST / lanes)
+    return None
+
+
+@dataclass
+class GroupPlan:
+    """Buffers and schedule of one layer group.
+
+    `loads`: external inputs in order of first use; `outputs`: values stored to
+    DRAM; `offset[v]`: SRAM byte offset of the buffer holding v (aliases share);
+    `actions`: ("load", j) | ("wait", j) | ("compute", i) | ("store", v)."""
+
+    ops: list[Operation]
+    loads: list[SSAValue]
+    outputs: list[SSAValue]
+    offset: dict[SSAValue, int]
+    sram_bytes: int
+    actions: list[tuple]
+    op_cost: list[int]
+    cycles: int = 0
+    dram_bytes: int = 0
+    root: dict[SSAValue, SSAValue] = field(default_factory=dict)
+
+
+def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch,
+               costs: Sequence[int] | None = None,
+               canon: dict[SSAValue, SSAValue] | None = None) -> GroupPlan | None:
+    """Plan `ops` (in order) as one group storing `outputs`; None when some op cannot
+    be in a group or the buffers do not fit `sram_bytes`. `canon` renames operands
+    (planning a run of kernels without merging their bodies first)."""
+    ops = list(ops)
+    canon = canon or {}
+    operands = [[canon.get(v, v) for v in o.operands] for o in ops]
+    if costs is None:
+        costs = [op_cycles(o, arch) for o in ops]
+    if any(c is None for c in costs):
+        return None
+    defined = {r: i for i, o in enumerate(ops) for r in o.results}
+    # loads in order of first use; reshapes alias their input's buffer
+    loads: list[SSAValue] = []
+    root: dict[SSAValue, SSAValue] = {}
+    last_use: dict[SSAValue, int] = {}
+    start: dict[SSAValue, int] = {}
+    for i, o in enumerate(ops):
+        for v in operands[i]:
+            if v not in defined and v not in root:
+                root[v] = v
+                loads.append(v)
+            last_use[root[v]] = i
+        r = o.results[0]
+        root[r] = root[operands[i][0]] if isinstance(o, ReshapeOp) else r
+        if root[r] is r:
+            start[r] = i
+        last_use.setdefault(root[r], i)
+    end = len(ops)
+    for v in outputs:
+        last_use[root[v]] = end  # kept until the task drains its stores
+    # the schedule (and with it when each load is issued)
+    chans = arch.dma_channels
+    load_index = {v: j for j, v in enumerate(loads)}
+    actions: list[tuple] = []
+    issued = 0
+    waited: set[int] = set()
+    out_set = set(outputs)
+
+    def issue_until(k: int, at: int) -> None:
+        nonlocal issued
+        while issued < min(k, len(loads)):
+            actions.append(("load", issued))
+            start[loads[issued]] = at
+            issued += 1
+
+    issue_until(chans, 0)
+    for i, o in enumerate(ops):
+        need = sorted({load_index[root[v]] for v in operands[i] if root[v] in load_index})
+        if need:
+            issue_until(need[-1] + 1, i)
+        for j in need:
+            if j not in waited:
+                actions.append(("wait", j))
+                waited.add(j)
+        actions.append(("compute", i))
+        if o.results[0] in out_set:
+            actions.append(("store", o.results[0]))
+        issue_until(max(waited, default=-1) + 1 + chans, i + 1)
+    # first fit over lifetimes, in order of start
+    offset: dict[SSAValue, int] = {}
+    placed: list[tuple[int, int, int, int]] = []  # (lo, hi, first, last)
+    peak = 0
+    for v in sorted(start, key=lambda x: (start[x], -nbytes(x))):
+        size = _align(nbytes(v), arch.align)
+        first, last = start[v], last_use[v]
+        busy = sorted((lo, hi) for lo, hi, f, l in placed if not (l < first or last < f))
+        at = 0
+        for lo, hi in busy:
+            if at + size <= lo:
+                break
+            at = max(at, hi)
+        placed.append((at, at + size, first, last))
+        offset[v] = at
+        peak = max(peak, at + size)
+        if peak > arch.sram_bytes:
+            return None
+    for v, r in root.items():
+        offset[v] = offset[r]
+    plan = GroupPlan(ops, loads, list(outputs), offset, peak, actions, list(costs), root=root)
+    plan.dram_bytes = sum(nbytes(v) for v in loads) + sum(nbytes(v) for v in outputs)
+    plan.cycles = schedule_cycles(plan, arch)
+    return plan
+
+
+def schedule_cycles(plan: GroupPlan, arch: Arch) -> int:
+    """Cycles of the group's schedule on one core (DMA channels, latency, bandwidth
+    in first-come order, serial compute, issue stalls on busy channels)."""
+    chan_free = [0.0] * arch.dma_channels
+    bw_free = 0.0
+    t = 0.0
+    done: dict[int, float] = {}
+
+    def dma(n: int) -> float:
+        nonlocal t, bw_free
+        c = min(range(len(chan_free)), key=chan_free.__getitem__)
+        t = max(t, chan_free[c])  # the op stream stalls until a channel is free
+        xfer_start = max(t + arch.dma_latency, bw_free)
+        fin = xfer_start + n / arch.dram_bw
+        bw_free = fin
+        chan_free[c] = fin
+        return fin
+
+    for a in plan.actions:
+        kind = a[0]
+        if kind == "load":
+            done[a[1]] = dma(nbytes(plan.loads[a[1]]))
+        elif kind == "wait":
+            t = max(t, done[a[1]])
+        elif kind == "compute":
+            t += plan.op_cost[a[1]]
+        else:
+            dma(nbytes(a[1]))
+    return ceil(max([t, *chan_free]))
