@@ -8,10 +8,11 @@ stored. `plan_group` decides, for an ordered list of graph ops, the SRAM
 offset of every buffer (first fit over lifetimes within the group, reshapes
 aliasing their input) and a straight-line schedule of actions:
 
-- the first `dma_channels` loads are issued up front, in order of first use;
-- before op i, the loads it needs are issued (if not yet) and waited for;
-- op i computes; a result that leaves the group is stored at once;
-- loads are topped up so that `dma_channels` stay ahead of the last wait.
+- loads are issued in order of first use: before op i, up to `dma_channels`
+  loads beyond the last one op i needs (issuing load k waits for a free
+  channel, i.e. for load k - dma_channels, which op i needs anyway);
+- op i waits for its loads and computes; a result that leaves the group is
+  stored at once.
 
 `GroupPlan.cycles` evaluates that schedule with the simulator's timing rules
 (serial compute, DMA channels with `dma_latency` + bytes over `dram_bw`,
@@ -167,11 +168,12 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
             start[loads[issued]] = at
             issued += 1
 
-    issue_until(chans, 0)
     for i, o in enumerate(ops):
         need = sorted({load_index[root[v]] for v in operands[i] if root[v] in load_index})
         if need:
-            issue_until(need[-1] + 1, i)
+            # issuing load k stalls until load k - chans lands: up to need + chans that is
+            # a load op i waits for anyway, so the stream never stalls longer than it must
+            issue_until(need[-1] + 1 + chans, i)
         for j in need:
             if j not in waited:
                 actions.append(("wait", j))
@@ -179,7 +181,6 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         actions.append(("compute", i))
         if o.results[0] in out_set:
             actions.append(("store", o.results[0]))
-        issue_until(max(waited, default=-1) + 1 + chans, i + 1)
     # first fit over lifetimes, in order of start
     offset: dict[SSAValue, int] = {}
     placed: list[tuple[int, int, int, int]] = []  # (lo, hi, first, last)

@@ -1,0 +1,14 @@
+// RUN: not npu-opt %s -p 'npu-tile,npu-layer-group{max-kernels=1}' 2>&1 | filecheck %s
+// RUN: not npu-opt %s -p npu-layer-group 2>&1 | filecheck %s --check-prefix=UNTILED
+
+// A group needs at least two kernels.
+builtin.module {
+  func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %y = npu_graph.relu %x : (tensor<4x8xf32>) -> tensor<4x8xf32> loc("act")
+    func.return %y : tensor<4x8xf32>
+  }
+}
+// CHECK: error: npu-layer-group: max-kernels must be at least 2, got 1
+
+// Graph ops that npu-tile has not turned into kernels are named.
+// UNTILED: error: npu-layer-group: expected only npu_tile.kernel and constants (run npu-tile first) at 'npu_graph.relu' (ONNX node act)
