@@ -1,4 +1,5 @@
-"""`npu-bn-fold`: fold inference BatchNorm into the convolution in front of it.
+"""`npu-bn-fold`: fold inference BatchNorm into the convolution in front of it (or into
+a per-channel multiply-add when there is none).
 
 `batchnorm(conv2d(x, W, b), scale, bias, mean, var)` with y = x * mul + offset per
 output channel (`BatchNormOp.folded`: mul = scale / sqrt(var + epsilon),
@@ -15,6 +16,12 @@ Fires only when: the batchnorm's input is an `npu_graph.conv2d` result whose onl
 user is that batchnorm, the conv's weight (and bias, if any) and the four
 batchnorm parameters are `npu_graph.constant`s whose data is available, and the
 channel counts agree. Otherwise it declines: the batchnorm stays a vector op.
+
+A batchnorm that cannot fold (its input is a concat, a pool, a graph input, ...)
+but has constant parameters becomes the same per-channel affine map as two
+elementwise ops, `add(mul(x, mul), offset)` with [C, 1, ...] constants, so it
+fuses into the elementwise chain or the conv epilogue around it instead of
+being a vector kernel of its own (DenseNet's pre-activation BN-ReLU).
 
 Assumes graph-level IR. The original weights stay in the store (other ops may
 share them); constants left without users are removed. No options.
@@ -37,7 +44,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from npu_dialects.graph import BatchNormOp, Conv2dOp, shape_of
+from npu_dialects.graph import AddOp, BatchNormOp, Conv2dOp, MulOp, shape_of
 from npu_dialects.locs import fused_loc, loc_names
 from lowering.constants import ConstantReader, make_constant, weight_hint
 
@@ -88,14 +95,47 @@ class FoldBatchNormIntoConv(RewritePattern):
         rewriter.erase(conv)
 
 
+class BatchNormToAffine(RewritePattern):
+    """batchnorm(x) with constant parameters, not foldable into a conv -> x * mul + offset."""
+
+    def __init__(self, module: ModuleOp, constants: ConstantReader):
+        self.module = module
+        self.constants = constants
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BatchNormOp, rewriter: PatternRewriter) -> None:
+        conv = op.input.owner
+        if (isinstance(conv, Conv2dOp) and conv.result.has_one_use()
+                and ConstantReader.constant_op(conv.weight) is not None):
+            return  # FoldBatchNormIntoConv's case
+        params = [op.scale, op.bias, op.mean, op.var]
+        if any(ConstantReader.constant_op(v) is None for v in params):
+            return
+        p = [self.constants.array(v) for v in params]
+        if any(a is None for a in p):
+            return
+        x = shape_of(op.input)
+        mul, offset = BatchNormOp.folded(dict(op.attributes), *[a.astype(np.float64) for a in p])  # type: ignore[union-attr]
+        bshape = (x[1],) + (1,) * (len(x) - 2)
+        loc = op.location
+        hint = weight_hint(loc, "bn_mul", "bn")
+        m_const = make_constant(self.module, mul.reshape(bshape), hint, loc)
+        o_const = make_constant(self.module, offset.reshape(bshape), weight_hint(loc, "bn_offset", "bn"), loc)
+        scaled = MulOp(op.input, m_const.result, op.result.type)
+        shifted = AddOp(scaled.result, o_const.result, op.result.type)
+        scaled.location = shifted.location = loc
+        rewriter.insert([m_const, o_const, scaled], InsertPoint.before(op))
+        rewriter.replace(op, shifted)
+
+
 @dataclass(frozen=True)
 class BnFold(ModulePass):
-    """Fold batchnorm into the conv2d in front of it (constant weights and parameters, conv used once).
-
-    See the module docstring for the conditions. No options."""
+    """Fold batchnorm into the conv2d in front of it (constant weights and parameters, conv used once),
+    else into a per-channel multiply-add. See the module docstring for the conditions. No options."""
 
     name = "npu-bn-fold"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         constants = ConstantReader(op, self.name)
-        PatternRewriteWalker(GreedyRewritePatternApplier([FoldBatchNormIntoConv(op, constants)])).rewrite_module(op)
+        PatternRewriteWalker(GreedyRewritePatternApplier([FoldBatchNormIntoConv(op, constants),
+                                                                  BatchNormToAffine(op, constants)])).rewrite_module(op)

@@ -16,7 +16,7 @@ model predicts the group faster than its members one by one (the sum of their
 stay separate unless the group still wins. Nothing is reordered: every op
 computes exactly what it did alone, so numerics are unchanged.
 
-Options: `max-kernels` (default 64) bounds a group's length (and the search).
+Options: `max-kernels` (default 128) bounds a group's length (and the search).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class LayerGroup(ModulePass):
     """Group consecutive kernels whose tensors fit SRAM together when the cost model says it pays."""
 
     name = "npu-layer-group"
-    max_kernels: int = 64
+    max_kernels: int = 128
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_kernels < 2:

@@ -81,7 +81,8 @@ builtin.module attributes {npu.weights = "Inputs/weights.npz"} {
 
 // -----
 
-// Does not fire: the conv weight is not a constant.
+// Does not fold into the conv (its weight is not a constant): the batchnorm becomes
+// a per-channel multiply-add instead.
 func.func @weight_not_constant(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
   %p = npu_graph.constant {value = dense<0.5> : tensor<4xf32>} : tensor<4xf32>
   %c = npu_graph.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
@@ -90,11 +91,15 @@ func.func @weight_not_constant(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>)
 }
 // CHECK-LABEL: func.func @weight_not_constant
 // CHECK:         %c = npu_graph.conv2d %x, %w
-// CHECK-NEXT:    %y = npu_graph.batchnorm %c
+// CHECK-NEXT:    %[[M:.*]] = npu_graph.constant {value = dense<0.707099736> : tensor<4x1x1xf32>}
+// CHECK-NEXT:    %[[O:.*]] = npu_graph.constant {value = dense<0.146450147> : tensor<4x1x1xf32>}
+// CHECK-NEXT:    %[[S:.*]] = npu_graph.mul %c, %[[M]] : (tensor<1x4x6x6xf32>, tensor<4x1x1xf32>) -> tensor<1x4x6x6xf32>
+// CHECK-NEXT:    %y = npu_graph.add %[[S]], %[[O]]
+// CHECK-NOT:     npu_graph.batchnorm
 
 // -----
 
-// Does not fire: the conv result has another user (it is also returned).
+// Does not fold into the conv (its result is also returned): multiply-add instead.
 builtin.module attributes {npu.weights = "Inputs/weights.npz"} {
   func.func @conv_shared(%x: tensor<1x3x8x8xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
     %w = npu_graph.constant {weight = "conv.w"} : tensor<4x3x3x3xf32>
@@ -106,12 +111,13 @@ builtin.module attributes {npu.weights = "Inputs/weights.npz"} {
 }
 // CHECK-LABEL: func.func @conv_shared
 // CHECK:         %c = npu_graph.conv2d %x, %w
-// CHECK-NEXT:    %y = npu_graph.batchnorm %c
+// CHECK:         %[[S:.*]] = npu_graph.mul %c,
+// CHECK-NEXT:    %y = npu_graph.add %[[S]],
 // CHECK-NEXT:    func.return %c, %y
 
 // -----
 
-// Does not fire: the batchnorm does not follow a conv (a relu is in between).
+// The batchnorm does not follow a conv (a relu is in between): multiply-add.
 builtin.module attributes {npu.weights = "Inputs/weights.npz"} {
   func.func @not_after_conv(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x6x6xf32> {
     %w = npu_graph.constant {weight = "conv.w"} : tensor<4x3x3x3xf32>
@@ -125,4 +131,5 @@ builtin.module attributes {npu.weights = "Inputs/weights.npz"} {
 // CHECK-LABEL: func.func @not_after_conv
 // CHECK:         %c = npu_graph.conv2d %x, %w
 // CHECK-NEXT:    %r = npu_graph.relu %c
-// CHECK-NEXT:    %y = npu_graph.batchnorm %r
+// CHECK:         %[[S:.*]] = npu_graph.mul %r,
+// CHECK-NEXT:    %y = npu_graph.add %[[S]],
