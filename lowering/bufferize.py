@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
@@ -36,7 +37,8 @@ from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, MatmulOp, PoolOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
-from npu_dialects.graph import ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, ReshapeOp, StructuredOp, shape_of
+from npu_dialects.graph import (ConcatOp, ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, ReshapeOp,
+                                StructuredOp, attr_int, shape_of)
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
@@ -382,6 +384,35 @@ class GroupBuilder:
             raise TilingError(f"'{op.name}' cannot run in a layer group")
 
 
+def concat_placement(block: Block, returned: set[SSAValue]) -> dict[SSAValue, tuple[SSAValue, int]]:
+    """Concats whose operands their producers can write in place: value -> (concat
+    result, byte offset in its buffer). A concat qualifies when every dim before its
+    axis is 1 (each operand is then a contiguous byte range of the result) and every
+    operand is a distinct result of a kernel that writes DRAM (not a view, an input,
+    a weight or a returned value) and is not already placed in another concat."""
+    placement: dict[SSAValue, tuple[SSAValue, int]] = {}
+    kernels = [op for op in block.ops if isinstance(op, KernelOp)]
+    for k in reversed(kernels):  # outer concats first: a placed concat may hold others
+        body = k.graph_ops()
+        if k.kind.data in ("view", "group") or len(body) != 1 or not isinstance(body[0], ConcatOp):
+            continue
+        cat = body[0]
+        out = shape_of(cat.result)
+        axis = attr_int(dict(cat.attributes), "axis", 0) % len(out)
+        args = dict(zip(k.body.block.args, k.ins))
+        vals = [args.get(o) for o in cat.operands]
+        if any(d != 1 for d in out[:axis]) or len(set(vals)) != len(vals):
+            continue
+        if not all(v is not None and isinstance(v.owner, KernelOp) and v.owner.kind.data != "view"
+                   and v not in returned and v not in placement for v in vals):
+            continue
+        off = 0
+        for v in vals:
+            placement[v] = (k.outs[0], off)
+            off += prod(shape_of(v)) * 4
+    return placement
+
+
 class FuncBuilder:
     """Rewrites one graph-level function into the task-level form."""
 
@@ -434,6 +465,8 @@ class FuncBuilder:
         for v, o in zip(returned, outs):
             if isinstance(v.owner, KernelOp) and v.owner.kind.data != "view" and v not in writes_output:
                 writes_output[v] = o
+        self.writes_output = writes_output
+        self.placement = concat_placement(old, set(returned))
         for op in old.ops:
             if isinstance(op, ConstantOp):
                 self.constant(op)
@@ -465,7 +498,26 @@ class FuncBuilder:
         w.location = op.location
         self.buf[op.result] = self.add(w).results[0]
 
+    def placed(self, v: SSAValue) -> SSAValue:
+        """The buffer of a value its consumer concat holds in place: a view of that concat's buffer."""
+        if v not in self.buf:
+            concat, off = self.placement[v]
+            view = ViewOp(self.concat_buffer(concat), dram_type(shape_of(v)), off)
+            view.location = v.owner.location
+            self.buf[v] = self.add(view).results[0]
+        return self.buf[v]
+
+    def concat_buffer(self, c: SSAValue) -> SSAValue:
+        """The buffer of an in-place concat (allocated when its first operand is produced)."""
+        if c not in self.buf:
+            if c in self.placement:
+                return self.placed(c)
+            self.output_buffer(c, c.owner, self.writes_output)
+        return self.buf[c]
+
     def output_buffer(self, res: SSAValue, k: KernelOp, writes_output: dict[SSAValue, SSAValue]) -> SSAValue:
+        if res in self.placement:
+            return self.placed(res)
         if res in writes_output:
             out = writes_output[res]
         else:
@@ -480,6 +532,9 @@ class FuncBuilder:
         ins = [self.buf[v] for v in k.ins]
         if k.kind.data == "view":
             self.buf[res] = self.view(ins[0], shape_of(res))
+            return
+        if any(self.placement.get(v, (None,))[0] is res for v in k.ins):
+            self.concat_buffer(res)  # its operands were written in place: nothing to move
             return
         outs = [self.output_buffer(r, k, writes_output) for r in k.outs]
         try:

@@ -16,7 +16,9 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 
 from npu_dialects.dma import CopyOp, memory_space
-from npu_dialects.task import TaskOp, ViewOp
+from xdsl.dialects.builtin import MemRefType
+
+from npu_dialects.task import TaskOp, ViewOp, byte_size
 
 
 def root(v: SSAValue) -> SSAValue:
@@ -26,12 +28,25 @@ def root(v: SSAValue) -> SSAValue:
     return v
 
 
+def span(v: SSAValue) -> tuple[SSAValue, int, int]:
+    """(root buffer, first byte, end byte) of a (possibly viewed) DRAM value."""
+    t = v.type
+    assert isinstance(t, MemRefType)
+    size = byte_size(t)
+    off = 0
+    while isinstance(v.owner, ViewOp):
+        off += v.owner.byte_offset
+        v = v.owner.source
+    return v, off, off + size
+
+
 @dataclass
 class TaskInfo:
     op: TaskOp
     index: int
     reads: set[SSAValue] = field(default_factory=set)
     writes: set[SSAValue] = field(default_factory=set)
+    spans: list[tuple[SSAValue, int, int, bool]] = field(default_factory=list)  # (root, lo, hi, write)
 
     @property
     def core(self) -> int:
@@ -49,37 +64,40 @@ def tasks_of(func: FuncOp) -> list[TaskInfo]:
         if not isinstance(op, TaskOp):
             continue
         info = TaskInfo(op, len(out))
+        seen = set()
         for inner in op.walk():
             if isinstance(inner, CopyOp):
-                if memory_space(inner.src.type) == "dram":
-                    info.reads.add(root(inner.src))
-                if memory_space(inner.dst.type) == "dram":
-                    info.writes.add(root(inner.dst))
+                for v, write in ((inner.src, False), (inner.dst, True)):
+                    if memory_space(v.type) == "dram" and (v, write) not in seen:
+                        seen.add((v, write))
+                        r, lo, hi = span(v)
+                        (info.writes if write else info.reads).add(r)
+                        info.spans.append((r, lo, hi, write))
         out.append(info)
     return out
 
 
 def dependencies(tasks: list[TaskInfo]) -> list[list[int]]:
-    """For each task, the earlier tasks it must follow (RAW, WAR and WAW on a buffer)."""
-    last_writer: dict[SSAValue, list[int]] = defaultdict(list)
-    readers: dict[SSAValue, list[int]] = defaultdict(list)
+    """For each task, the earlier tasks it must follow: RAW, WAR and WAW on overlapping
+    bytes of a buffer (views of one buffer that do not overlap, like the slices of a
+    concat written in place, do not order their tasks). An access covered by a later
+    write of another kernel is forgotten: whatever conflicts with it conflicts with
+    that write, which follows it."""
+    seen: dict[SSAValue, list[tuple[int, int, int, bool]]] = defaultdict(list)
     deps: list[list[int]] = []
     for t in tasks:
         d: set[int] = set()
-        for b in t.reads:
-            d.update(last_writer[b])
-        for b in t.writes:
-            d.update(last_writer[b])
-            d.update(readers[b])
+        for r, lo, hi, write in t.spans:
+            for i, plo, phi, pwrite in seen[r]:
+                if (write or pwrite) and plo < hi and lo < phi:
+                    d.add(i)
         # parts of one split kernel touch disjoint tiles and never wait on each other
         deps.append(sorted(i for i in d if tasks[i].op.kernel != t.op.kernel))
-        for b in t.reads:
-            readers[b].append(t.index)
-        for b in t.writes:
-            if readers[b]:
-                last_writer[b] = []
-                readers[b] = []
-            last_writer[b].append(t.index)
+        for r, lo, hi, write in t.spans:
+            if write:  # (parts of this kernel stay: they run concurrently with this one)
+                seen[r] = [a for a in seen[r] if not (lo <= a[1] and a[2] <= hi)
+                           or tasks[a[0]].op.kernel == t.op.kernel]
+            seen[r].append((t.index, lo, hi, write))
     return deps
 
 

@@ -109,16 +109,24 @@ class AllocOp(IRDLOperation):
 
 @irdl_op_definition
 class ViewOp(IRDLOperation):
-    """The bytes of `source` seen with another shape (row-major, same size and space)."""
+    """The bytes of `source` seen with another shape (row-major, same space): the
+    same size, or with `offset` (bytes) a contiguous part of it (a channel slice of a
+    batch-1 concat buffer that its producer writes in place)."""
 
     name = "npu_task.view"
     source = operand_def(MemRefType)
+    offset = opt_attr_def(IntegerAttr)
     result = result_def(MemRefType)
     traits = traits_def(NoMemoryEffect())
     assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
 
-    def __init__(self, source: SSAValue, result_type: MemRefType):
-        super().__init__(operands=[source], result_types=[result_type])
+    def __init__(self, source: SSAValue, result_type: MemRefType, offset: int | None = None):
+        attrs = {} if offset is None else {"offset": IntegerAttr(offset, i64)}
+        super().__init__(operands=[source], result_types=[result_type], attributes=attrs)
+
+    @property
+    def byte_offset(self) -> int:
+        return self.offset.value.data if self.offset is not None else 0
 
     def verify_(self) -> None:
         s, r = self.source.type, self.result.type
@@ -126,8 +134,14 @@ class ViewOp(IRDLOperation):
         for t in (s, r):
             if not isinstance(t.element_type, Float32Type):
                 raise VerifyException(f"'npu_task.view': only f32 buffers are supported, got {t}")
-        if byte_size(s) != byte_size(r) or memory_space(s) != memory_space(r):
-            raise VerifyException(f"'npu_task.view': {s} and {r} differ in size or memory space")
+        if memory_space(s) != memory_space(r):
+            raise VerifyException(f"'npu_task.view': {s} and {r} differ in memory space")
+        if self.offset is None:
+            if byte_size(s) != byte_size(r):
+                raise VerifyException(f"'npu_task.view': {s} and {r} differ in size")
+        elif self.byte_offset < 0 or self.byte_offset % 4 or self.byte_offset + byte_size(r) > byte_size(s):
+            raise VerifyException(f"'npu_task.view': {r} at byte offset {self.byte_offset} does not lie "
+                                  f"inside {s}")
 
 
 @irdl_op_definition

@@ -267,8 +267,8 @@ class _TaskCompiler:
             assert isinstance(t, MemRefType)
             shape = tuple(t.get_shape())
 
-            def view(env, src=src, r=r, shape=shape):
-                env[r] = env[src].view(shape)
+            def view(env, src=src, r=r, shape=shape, off=op.byte_offset):
+                env[r] = env[src].view(shape, offset=off)
             return [(_SCALAR, view, -1)]
         if isinstance(op, arith.ConstantOp):
             s = self.slot(op.result)

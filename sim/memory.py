@@ -69,9 +69,9 @@ class Buf:
         self._wsh: np.ndarray | None = None
         self._rsh: np.ndarray | None = None
 
-    def view(self, shape: tuple[int, ...], desc: str | None = None) -> "Buf":
-        """The same bytes with another shape (`npu_task.view`)."""
-        return Buf(self.region, self.off, shape, desc or self.desc)
+    def view(self, shape: tuple[int, ...], desc: str | None = None, offset: int = 0) -> "Buf":
+        """The same bytes (from byte `offset` on) with another shape (`npu_task.view`)."""
+        return Buf(self.region, self.off + offset, shape, desc or self.desc)
 
     def shadows(self) -> tuple[np.ndarray, np.ndarray]:
         """Writer/reader shadow arrays shaped like the buffer (DRAM race tracking)."""

@@ -190,9 +190,10 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
             if not isinstance(src, Buf):
                 raise SimError(f"{describe(op)}: its source is not a DRAM buffer")
             shape = _shape(op.result)
-            if prod(shape) * 4 != src.nbytes:
-                raise SimError(f"{describe(op)}: view of {src.nbytes} bytes as {list(shape)}")
-            globals_[op.result] = src.view(shape)
+            off = op.byte_offset
+            if (prod(shape) * 4 != src.nbytes) if op.offset is None else (off + prod(shape) * 4 > src.nbytes):
+                raise SimError(f"{describe(op)}: view of {src.nbytes} bytes as {list(shape)} at byte offset {off}")
+            globals_[op.result] = src.view(shape, offset=off)
         elif isinstance(op, TaskOp):
             task_ops.append(op)
         elif isinstance(op, arith.ConstantOp):
