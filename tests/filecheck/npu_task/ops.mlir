@@ -15,9 +15,11 @@ builtin.module {
     // CHECK: %h = npu_task.alloc {offset = 0 : i64} : memref<4x16xf32, "dram">
     // CHECK: %h2 = npu_task.alloc : memref<64xf32, "dram">
     // CHECK: %v = npu_task.view %h : memref<4x16xf32, "dram"> to memref<64xf32, "dram">
+    // CHECK: %s = npu_task.view %h {offset = 128 : i64} : memref<4x16xf32, "dram"> to memref<2x16xf32, "dram">
     %h = npu_task.alloc {offset = 0 : i64} : memref<4x16xf32, "dram">
     %h2 = npu_task.alloc : memref<64xf32, "dram">
     %v = npu_task.view %h : memref<4x16xf32, "dram"> to memref<64xf32, "dram">
+    %s = npu_task.view %h {offset = 128 : i64} : memref<4x16xf32, "dram"> to memref<2x16xf32, "dram">
 
     // A task with every attribute.
     // CHECK:      npu_task.task "fc" attributes {core = 1 : i64, range = array<i64: 0, 4>, waits = array<i64: 2>, signals = array<i64: 0, 1>, predicted_cycles = 713 : i64} {

@@ -23,13 +23,19 @@
 
 %a = npu_task.alloc : memref<4x4xf32, "dram">
 %v = npu_task.view %a : memref<4x4xf32, "dram"> to memref<8xf32, "dram">
-// CHECK: 'npu_task.view': memref<4x4xf32, "dram"> and memref<8xf32, "dram"> differ in size or memory space
+// CHECK: 'npu_task.view': memref<4x4xf32, "dram"> and memref<8xf32, "dram"> differ in size
+
+// -----
+
+%a = npu_task.alloc : memref<4x4xf32, "dram">
+%v = npu_task.view %a {offset = 40 : i64} : memref<4x4xf32, "dram"> to memref<8xf32, "dram">
+// CHECK: 'npu_task.view': memref<8xf32, "dram"> at byte offset 40 does not lie inside memref<4x4xf32, "dram">
 
 // -----
 
 %a = npu_task.alloc : memref<4x4xf32, "dram">
 %v = npu_task.view %a : memref<4x4xf32, "dram"> to memref<16xf32, "sram">
-// CHECK: 'npu_task.view': memref<4x4xf32, "dram"> and memref<16xf32, "sram"> differ in size or memory space
+// CHECK: 'npu_task.view': memref<4x4xf32, "dram"> and memref<16xf32, "sram"> differ in memory space
 
 // -----
 
