@@ -42,7 +42,7 @@ from npu_dialects.graph import (ConcatOp, ConstantOp, ElementwiseOp, GemmOp, Mat
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
-from lowering.groups import matmul_shapes, plan_group
+from lowering.groups import contiguous_slice, matmul_shapes, plan_group
 from lowering.tiling import EpilogueStep, KernelShape, TilingError, Window, epilogue_of, make_anchor, with_epilogue
 
 INDEX = IndexType()
@@ -324,7 +324,7 @@ class GroupBuilder:
     def sram(self, v: SSAValue, shape: Sequence[int] | None = None) -> SSAValue:
         """The SRAM buffer holding `v` (viewed with `shape`, e.g. rank-extended)."""
         shape = tuple(shape_of(v) if shape is None else shape)
-        key = (self.plan.root.get(v, v), shape)
+        key = (self.plan.offset[v], shape)
         if key not in self.bufs:
             self.bufs[key] = self.em.add(SramOp(sram_type(shape), self.plan.offset[v])).results[0]
         return self.bufs[key]
@@ -342,7 +342,7 @@ class GroupBuilder:
         toks: dict[int, SSAValue] = {}
         for act in self.plan.actions:
             if act[0] == "load":
-                v = self.plan.loads[act[1]]
+                (v,) = self.plan.loads[act[1]]  # (packed weights are one input by now)
                 toks[act[1]] = self.copy(self.dram[v], self.sram(v), shape_of(v))
             elif act[0] == "wait":
                 self.em.add(WaitOp(toks[act[1]]))
@@ -355,8 +355,8 @@ class GroupBuilder:
 
     def compute(self, op: Operation) -> None:
         em, out = self.em, op.results[0]
-        if isinstance(op, ReshapeOp):
-            return  # the result aliases the input's buffer
+        if isinstance(op, ReshapeOp) or contiguous_slice(op) is not None:
+            return  # the result aliases (part of) the input's buffer
         if isinstance(op, GraphConv2dOp):
             p = op.params
             em.add(Conv2dOp(self.sram(op.input), self.sram(op.weight), self.sram(out), strides=p["strides"],

@@ -36,7 +36,9 @@ from npu_dialects.graph import (
     MatMulOp,
     MaxPoolOp,
     ReshapeOp,
+    SliceOp,
     StructuredOp,
+    ints,
     shape_of,
 )
 
@@ -66,6 +68,15 @@ def matmul_shapes(op: GemmOp | MatMulOp) -> tuple[tuple[int, ...], tuple[int, ..
     return sa, sb, batch + (m, n)
 
 
+def contiguous_slice(op: Operation) -> int | None:
+    """Start element of a step-1 slice of a 1-D tensor (a byte range of its buffer: an
+    alias in a group, how packed weights are unpacked), else None."""
+    if not isinstance(op, SliceOp) or len(shape_of(op.input)) != 1:
+        return None
+    starts, steps = ints(op.starts, ()), ints(op.steps, ())
+    return starts[0] if steps == (1,) else None
+
+
 def op_cycles(op: Operation, arch: Arch) -> int | None:
     """Cycles of one graph op computed whole on one core (the simulator charges the
     same for the compute ops bufferization emits); None if a group cannot hold it."""
@@ -74,7 +85,7 @@ def op_cycles(op: Operation, arch: Arch) -> int | None:
     if len(op.results) != 1:
         return None
     out = prod(shape_of(op.results[0]))
-    if isinstance(op, ReshapeOp):
+    if isinstance(op, ReshapeOp) or contiguous_slice(op) is not None:
         return 0
     if isinstance(op, Conv2dOp):
         w, o = shape_of(op.weight), shape_of(op.result)
@@ -104,12 +115,13 @@ def op_cycles(op: Operation, arch: Arch) -> int | None:
 class GroupPlan:
     """Buffers and schedule of one layer group.
 
-    `loads`: external inputs in order of first use; `outputs`: values stored to
-    DRAM; `offset[v]`: SRAM byte offset of the buffer holding v (aliases share);
-    `actions`: ("load", j) | ("wait", j) | ("compute", i) | ("store", v)."""
+    `loads`: the DMA loads in order of first use, each a list of the external inputs
+    it brings (several when weights are packed into one transfer); `outputs`: values
+    stored to DRAM; `offset[v]`: SRAM byte offset of the buffer holding v (aliases
+    share); `actions`: ("load", j) | ("wait", j) | ("compute", i) | ("store", v)."""
 
     ops: list[Operation]
-    loads: list[SSAValue]
+    loads: list[list[SSAValue]]
     outputs: list[SSAValue]
     offset: dict[SSAValue, int]
     sram_bytes: int
@@ -118,14 +130,30 @@ class GroupPlan:
     cycles: int = 0
     dram_bytes: int = 0
     root: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    pack_offset: dict[SSAValue, int] = field(default_factory=dict)  # member -> byte offset in its load
+
+    def load_bytes(self, j: int) -> int:
+        members = self.loads[j]
+        if len(members) == 1:
+            return nbytes(members[0])
+        return max(self.pack_offset[m] + nbytes(m) for m in members)
+
+
+def pack_chunk_bytes(arch: Arch) -> int:
+    """Weights are packed into one DMA until it carries this much: a transfer as long
+    as the descriptor latency it pays (shorter ones are latency bound)."""
+    return arch.dma_latency * arch.dram_bw
 
 
 def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch,
                costs: Sequence[int] | None = None,
-               canon: dict[SSAValue, SSAValue] | None = None) -> GroupPlan | None:
+               canon: dict[SSAValue, SSAValue] | None = None,
+               packable: set[SSAValue] | frozenset = frozenset()) -> GroupPlan | None:
     """Plan `ops` (in order) as one group storing `outputs`; None when some op cannot
     be in a group or the buffers do not fit `sram_bytes`. `canon` renames operands
-    (planning a run of kernels without merging their bodies first)."""
+    (planning a run of kernels without merging their bodies first); inputs in
+    `packable` (weights only the group reads) are packed, in order of first use, into
+    transfers of up to `pack_chunk_bytes` (npu-layer-group then packs them in DRAM)."""
     ops = list(ops)
     canon = canon or {}
     operands = [[canon.get(v, v) for v in o.operands] for o in ops]
@@ -134,42 +162,67 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     if any(c is None for c in costs):
         return None
     defined = {r: i for i, o in enumerate(ops) for r in o.results}
-    # loads in order of first use; reshapes alias their input's buffer
-    loads: list[SSAValue] = []
+    # external inputs in order of first use; reshapes and 1-D slices alias their input
+    inputs: list[SSAValue] = []
     root: dict[SSAValue, SSAValue] = {}
+    alias: dict[SSAValue, int] = {}
     last_use: dict[SSAValue, int] = {}
+    first_use: dict[SSAValue, int] = {}
     start: dict[SSAValue, int] = {}
     for i, o in enumerate(ops):
         for v in operands[i]:
             if v not in defined and v not in root:
                 root[v] = v
-                loads.append(v)
+                alias[v] = 0
+                inputs.append(v)
+                first_use[v] = i
             last_use[root[v]] = i
         r = o.results[0]
-        root[r] = root[operands[i][0]] if isinstance(o, ReshapeOp) else r
-        if root[r] is r:
+        sl = contiguous_slice(o)
+        if isinstance(o, ReshapeOp) or sl is not None:
+            root[r] = root[operands[i][0]]
+            alias[r] = alias[operands[i][0]] + (sl or 0) * F32
+        else:
+            root[r], alias[r] = r, 0
             start[r] = i
         last_use.setdefault(root[r], i)
     end = len(ops)
     for v in outputs:
         last_use[root[v]] = end  # kept until the task drains its stores
+    # DMA loads: one per input, except packable weights that share transfers
+    loads: list[list[SSAValue]] = []
+    pack_offset: dict[SSAValue, int] = {}
+    chunk: list[SSAValue] | None = None
+    chunk_bytes = 0
+    for v in inputs:
+        if v not in packable:
+            loads.append([v])
+            continue
+        if chunk is None or chunk_bytes >= pack_chunk_bytes(arch):
+            chunk, chunk_bytes = [], 0
+            loads.append(chunk)
+        chunk.append(v)
+        pack_offset[v] = chunk_bytes
+        chunk_bytes += _align(nbytes(v), arch.align)
+    loads.sort(key=lambda unit: first_use[unit[0]])
+    unit_of = {v: j for j, unit in enumerate(loads) for v in unit}
     # the schedule (and with it when each load is issued)
     chans = arch.dma_channels
-    load_index = {v: j for j, v in enumerate(loads)}
     actions: list[tuple] = []
     issued = 0
     waited: set[int] = set()
     out_set = set(outputs)
+    load_start: dict[int, int] = {}
 
     def issue_until(k: int, at: int) -> None:
         nonlocal issued
         while issued < min(k, len(loads)):
             actions.append(("load", issued))
-            start[loads[issued]] = at
+            load_start[issued] = at
             issued += 1
 
     for i, o in enumerate(ops):
-        need = sorted({load_index[root[v]] for v in operands[i] if root[v] in load_index})
+        need = sorted({unit_of[root[v]] for v in operands[i] if root[v] in unit_of})
         if need:
             # issuing load k stalls until load k - chans lands: up to need + chans that is
             # a load op i waits for anyway, so the stream never stalls longer than it must
@@ -181,13 +234,18 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         actions.append(("compute", i))
         if o.results[0] in out_set:
             actions.append(("store", o.results[0]))
-    # first fit over lifetimes, in order of start
-    offset: dict[SSAValue, int] = {}
+    # buffers: one per load and per computed value; first fit over lifetimes
+    bufs: list[tuple[object, int, int, int]] = []  # (key, bytes, first, last)
+    for j, unit in enumerate(loads):
+        size = sum(_align(nbytes(m), arch.align) for m in unit) if len(unit) > 1 else nbytes(unit[0])
+        bufs.append((j, size, load_start[j], max(last_use[m] for m in unit)))
+    for v, first in start.items():
+        bufs.append((v, nbytes(v), first, last_use[v]))
+    base: dict[object, int] = {}
     placed: list[tuple[int, int, int, int]] = []  # (lo, hi, first, last)
     peak = 0
-    for v in sorted(start, key=lambda x: (start[x], -nbytes(x))):
-        size = _align(nbytes(v), arch.align)
-        first, last = start[v], last_use[v]
+    for key, size, first, last in sorted(bufs, key=lambda b: (b[2], -b[1])):
+        size = _align(size, arch.align)
         busy = sorted((lo, hi) for lo, hi, f, l in placed if not (l < first or last < f))
         at = 0
         for lo, hi in busy:
@@ -195,14 +253,21 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
                 break
             at = max(at, hi)
         placed.append((at, at + size, first, last))
-        offset[v] = at
+        base[key] = at
         peak = max(peak, at + size)
         if peak > arch.sram_bytes:
             return None
+    offset: dict[SSAValue, int] = {}
+    for j, unit in enumerate(loads):
+        for m in unit:
+            offset[m] = base[j] + pack_offset.get(m, 0)
+    for v in start:
+        offset[v] = base[v]
     for v, r in root.items():
-        offset[v] = offset[r]
-    plan = GroupPlan(ops, loads, list(outputs), offset, peak, actions, list(costs), root=root)
-    plan.dram_bytes = sum(nbytes(v) for v in loads) + sum(nbytes(v) for v in outputs)
+        offset[v] = offset[r] + alias[v]
+    plan = GroupPlan(ops, loads, list(outputs), offset, peak, actions, list(costs), root=root,
+                     pack_offset=pack_offset)
+    plan.dram_bytes = sum(plan.load_bytes(j) for j in range(len(loads))) + sum(nbytes(v) for v in outputs)
     plan.cycles = schedule_cycles(plan, arch)
     return plan
 
@@ -228,7 +293,7 @@ def schedule_cycles(plan: GroupPlan, arch: Arch) -> int:
     for a in plan.actions:
         kind = a[0]
         if kind == "load":
-            done[a[1]] = dma(nbytes(plan.loads[a[1]]))
+            done[a[1]] = dma(plan.load_bytes(a[1]))
         elif kind == "wait":
             t = max(t, done[a[1]])
         elif kind == "compute":

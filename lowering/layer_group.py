@@ -16,24 +16,31 @@ model predicts the group faster than its members one by one (the sum of their
 stay separate unless the group still wins. Nothing is reordered: every op
 computes exactly what it did alone, so numerics are unchanged.
 
+Weights only the group reads are packed, in order of first use, into new DRAM
+constants of up to dma_latency x dram_bw bytes each, so one DMA brings several
+of them (the body unpacks them with 1-D slices and reshapes, which alias SRAM).
+
 Options: `max-kernels` (default 128) bounds a group's length (and the search).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
+import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.graph import ConstantOp
+from npu_dialects.graph import ConstantOp, ReshapeOp, SliceOp, shape_of
 from npu_dialects.locs import fused_loc, node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
+from lowering.constants import ConstantReader, make_constant
 from lowering.errors import CompileError
 from lowering.groups import op_cycles, plan_group
 
@@ -81,11 +88,13 @@ class LayerGroup(ModulePass):
         if self.max_kernels < 2:
             raise CompileError(self.name, f"max-kernels must be at least 2, got {self.max_kernels}")
         arch = arch_of(op)
+        object.__setattr__(self, "constants", ConstantReader(op, self.name))
+        object.__setattr__(self, "_available", {})
         for func in op.ops:
             if isinstance(func, FuncOp) and func.body.blocks:
-                self.group_function(func, arch)
+                self.group_function(func, arch, op)
 
-    def group_function(self, func: FuncOp, arch: Arch) -> None:
+    def group_function(self, func: FuncOp, arch: Arch, module: ModuleOp) -> None:
         kernels = [o for o in func.body.block.ops if isinstance(o, KernelOp)]
         for o in func.body.block.ops:
             if not isinstance(o, (KernelOp, ConstantOp)) and o is not func.body.block.last_op:
@@ -112,7 +121,7 @@ class LayerGroup(ModulePass):
                 ops, yielded, canon = inner_ops(run)
                 outs = [yielded[v] for v in run_outputs(run)]
                 flat = [c for cs in costs[j:i] for c in cs]  # type: ignore[union-attr]
-                plan = plan_group(ops, outs, arch, flat, canon)
+                plan = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run))
                 if plan is None:
                     break  # longer runs only need more SRAM
                 if plan.cycles < singles and best[j] + plan.cycles < best[i]:
@@ -127,20 +136,52 @@ class LayerGroup(ModulePass):
                 segments.append((j, i))
             i = j
         for j, i in segments:
-            self.rewrite(kernels[j:i], plans[(j, i)])
+            self.rewrite(kernels[j:i], plans[(j, i)], module)
 
-    def rewrite(self, run: list[KernelOp], plan) -> None:
+    def rewrite(self, run: list[KernelOp], plan, module: ModuleOp) -> None:
         outs = run_outputs(run)
         inside = set(run)
+        loc = fused_loc(n for k in run for n in node_names(k))
+        # weights the plan packs: one new constant per packed load, unpacked in the body
+        packed_in: dict[SSAValue, SSAValue] = {}  # member -> its pack (outer value)
+        new_consts: list[ConstantOp] = []
+        names = [k.kernel.data for k in run]
+        for unit in plan.loads:
+            if len(unit) < 2:
+                continue
+            arrays = [self.constants.array(m) for m in unit]
+            size = max(plan.pack_offset[m] + a.size * 4 for m, a in zip(unit, arrays)) // 4
+            data = np.zeros(size, dtype=np.float32)
+            for m, a in zip(unit, arrays):
+                o = plan.pack_offset[m] // 4
+                data[o:o + a.size] = a.reshape(-1)
+            c = make_constant(module, data, f"{names[0]}.pack{len(new_consts)}", loc)
+            new_consts.append(c)
+            for m in unit:
+                packed_in[m] = c.result
         ins: list[SSAValue] = []
         for k in run:
             for v in k.ins:
+                v = packed_in.get(v, v)
                 if v.owner not in inside and v not in ins:
                     ins.append(v)
         block = Block(arg_types=[v.type for v in ins])
         mapping: dict[SSAValue, SSAValue] = dict(zip(ins, block.args))
+
+        def value(v: SSAValue) -> SSAValue:
+            """The group-body value of outer value `v` (a packed weight is unpacked where first used)."""
+            if v not in mapping:
+                pack = mapping[packed_in[v]]
+                o = plan.pack_offset[v] // 4
+                n = prod(shape_of(v))
+                sl = SliceOp(pack, [o], [o + n], [1], TensorType(f32, [n]))
+                rs = ReshapeOp(sl.result, v.type)
+                block.add_ops([sl, rs])
+                mapping[v] = rs.result
+            return mapping[v]
+
         for k in run:
-            inner = dict(zip(k.body.block.args, [mapping[v] for v in k.ins]))
+            inner = dict(zip(k.body.block.args, [value(v) for v in k.ins]))
             for g in k.graph_ops():
                 c = g.clone(value_mapper=inner)
                 block.add_op(c)
@@ -149,13 +190,34 @@ class LayerGroup(ModulePass):
             assert isinstance(term, TileYieldOp)
             mapping.update(zip(k.outs, [inner[v] for v in term.values]))
         block.add_op(TileYieldOp(*[mapping[v] for v in outs]))
-        names = [k.kernel.data for k in run]
         group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind="group",
                          loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
                          predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)
-        group.location = fused_loc(n for k in run for n in node_names(k))
+        group.location = loc
         Rewriter.insert_op(group, InsertPoint.before(run[-1]))  # every input (constants too) is defined by then
+        for c in new_consts:
+            Rewriter.insert_op(c, InsertPoint.before(group))
         for old, new in zip(outs, group.outs):
             old.replace_all_uses_with(new)
+        old_consts = {m.owner for m in packed_in}
         for k in reversed(run):
             Rewriter.erase_op(k)
+        for c in old_consts:
+            if not c.results[0].uses:
+                Rewriter.erase_op(c)
+
+    def packable_weights(self, run: list[KernelOp]) -> set[SSAValue]:
+        """Constants read only by the run's kernels whose data is at hand: the group may
+        pack them into one DRAM block (one DMA instead of one per weight)."""
+        inside = set(run)
+        return {v for k in run for v in k.ins
+                if isinstance(v.owner, ConstantOp) and all(u.operation in inside for u in v.uses)
+                and self.available(v)}
+
+    def available(self, v: SSAValue) -> bool:
+        if v not in self._available:
+            try:
+                self._available[v] = self.constants.array(v) is not None
+            except CompileError:  # no weight store (e.g. a lit test): leave the weight alone
+                self._available[v] = False
+        return self._available[v]

@@ -76,8 +76,11 @@ def test_same_program_on_slower_dram_is_not_faster():
     from sim.program import signature
 
     arch = parse_arch_spec("default")
+    from npu_dialects.weights import weights_of
+
     module, weights = import_model(models.lenet(batch=4), arch)
-    compile_module(module, arch)
+    compile_module(module, arch, weights)
+    weights = weights_of(module)  # passes add weights (folded, packed)
     inputs = random_inputs(signature(module))
     c = [run(module, weights, inputs, replace(arch, dram_bw=bw)).report["cycles"] for bw in (16, 64, 128, 512)]
     assert all(a > b for a, b in zip(c, c[1:])), c
