@@ -140,20 +140,24 @@ class GroupPlan:
 
 
 def pack_chunk_bytes(arch: Arch) -> int:
-    """Weights are packed into one DMA until it carries this much: a transfer as long
-    as the descriptor latency it pays (shorter ones are latency bound)."""
+    """Weights are packed into one DMA up to this many bytes: a transfer as long as
+    the descriptor latency it pays (shorter ones are latency bound, longer ones
+    would delay the first op that needs any of them)."""
     return arch.dma_latency * arch.dram_bw
 
 
 def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch,
                costs: Sequence[int] | None = None,
                canon: dict[SSAValue, SSAValue] | None = None,
-               packable: set[SSAValue] | frozenset = frozenset()) -> GroupPlan | None:
+               packable: set[SSAValue] | frozenset = frozenset(),
+               pack_overflow: bool = False) -> GroupPlan | None:
     """Plan `ops` (in order) as one group storing `outputs`; None when some op cannot
     be in a group or the buffers do not fit `sram_bytes`. `canon` renames operands
     (planning a run of kernels without merging their bodies first); inputs in
     `packable` (weights only the group reads) are packed, in order of first use, into
-    transfers of up to `pack_chunk_bytes` (npu-layer-group then packs them in DRAM)."""
+    transfers of up to `pack_chunk_bytes` (npu-layer-group then packs them in DRAM);
+    with `pack_overflow` a pack takes weights until it reaches that size instead
+    (fewer, larger transfers: the layer-group pass keeps the cheaper plan)."""
     ops = list(ops)
     canon = canon or {}
     operands = [[canon.get(v, v) for v in o.operands] for o in ops]
@@ -198,8 +202,9 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         if v not in packable:
             loads.append([v])
             continue
-        if chunk is None or chunk_bytes >= pack_chunk_bytes(arch):
-            chunk, chunk_bytes = [], 0
+        limit = pack_chunk_bytes(arch)
+        if chunk is None or (chunk_bytes >= limit if pack_overflow else chunk_bytes + nbytes(v) > limit):
+            chunk, chunk_bytes = [], 0  # (a weight larger than a pack travels alone)
             loads.append(chunk)
         chunk.append(v)
         pack_offset[v] = chunk_bytes
@@ -273,31 +278,66 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
 
 
 def schedule_cycles(plan: GroupPlan, arch: Arch) -> int:
-    """Cycles of the group's schedule on one core (DMA channels, latency, bandwidth
-    in first-come order, serial compute, issue stalls on busy channels)."""
-    chan_free = [0.0] * arch.dma_channels
-    bw_free = 0.0
-    t = 0.0
-    done: dict[int, float] = {}
+    """Cycles of the group's schedule on one core, with the simulator's DMA rules: a DMA
+    holds one of `dma_channels` from issue to completion (issue stalls while all are
+    busy), spends `dma_latency`, then shares `dram_bw` equally with every other
+    transfer in flight (a fluid model advanced lazily); compute ops run one by one."""
+    inf = float("inf")
+    dmas: list[list[float]] = []  # [ready, remaining bytes, finish]
+    now = 0.0  # how far the fluid model has run
+    t = 0.0  # the core's op stream
 
-    def dma(n: int) -> float:
-        nonlocal t, bw_free
-        c = min(range(len(chan_free)), key=chan_free.__getitem__)
-        t = max(t, chan_free[c])  # the op stream stalls until a channel is free
-        xfer_start = max(t + arch.dma_latency, bw_free)
-        fin = xfer_start + n / arch.dram_bw
-        bw_free = fin
-        chan_free[c] = fin
-        return fin
+    def step(limit: float) -> None:
+        """Run the fluid model to the next completion, ready time or `limit`."""
+        nonlocal now
+        live = [d for d in dmas if d[2] == inf]
+        running = [d for d in live if d[0] <= now]
+        nxt = min((d[0] for d in live if d[0] > now), default=inf)
+        if not running:
+            now = min(limit, nxt)
+            return
+        rate = arch.dram_bw / len(running)
+        to = min(limit, nxt, now + min(d[1] for d in running) / rate)
+        for d in running:
+            d[1] -= rate * (to - now)
+            if d[1] <= 1e-6:
+                d[2] = to
+        now = to
 
+    def advance(until: float) -> None:
+        while now < until and any(d[2] == inf for d in dmas):
+            step(until)
+        if now < until:
+            now_set(until)
+
+    def now_set(v: float) -> None:
+        nonlocal now
+        now = max(now, v)
+
+    def finish(d: list[float]) -> float:
+        while d[2] == inf:
+            step(inf)
+        return d[2]
+
+    def issue(n: int) -> list[float]:
+        nonlocal t
+        advance(t)
+        while sum(1 for d in dmas if d[2] > t) >= arch.dma_channels:
+            t = max(t, min(finish(d) for d in dmas if d[2] > t))
+            advance(t)
+        d = [t + arch.dma_latency, float(n), inf]
+        dmas.append(d)
+        return d
+
+    loads: dict[int, list[float]] = {}
     for a in plan.actions:
         kind = a[0]
         if kind == "load":
-            done[a[1]] = dma(plan.load_bytes(a[1]))
+            loads[a[1]] = issue(plan.load_bytes(a[1]))
         elif kind == "wait":
-            t = max(t, done[a[1]])
+            t = max(t, finish(loads[a[1]]))
         elif kind == "compute":
             t += plan.op_cost[a[1]]
         else:
-            dma(nbytes(a[1]))
-    return ceil(max([t, *chan_free]))
+            issue(nbytes(a[1]))
+    return ceil(max([t, *(finish(d) for d in dmas)]))

@@ -17,7 +17,8 @@ stay separate unless the group still wins. Nothing is reordered: every op
 computes exactly what it did alone, so numerics are unchanged.
 
 Weights only the group reads are packed, in order of first use, into new DRAM
-constants of up to dma_latency x dram_bw bytes each, so one DMA brings several
+constants of about dma_latency x dram_bw bytes each (up to, or just past: the
+cheaper plan), so one DMA brings several
 of them (the body unpacks them with 1-D slices and reshapes, which alias SRAM).
 
 Options: `max-kernels` (default 128) bounds a group's length (and the search).
@@ -45,8 +46,12 @@ from lowering.errors import CompileError
 from lowering.groups import op_cycles, plan_group
 
 
-def _single_cost(k: KernelOp) -> int:
-    return k.predicted_cycles.value.data if k.predicted_cycles is not None else 0
+def _single_cost(k: KernelOp, arch: Arch) -> int:
+    """A kernel's predicted span, plus the two cross-core events a split kernel pays
+    (its `predicted_cycles` leaves them out; a group runs on one core and pays none)."""
+    span = k.predicted_cycles.value.data if k.predicted_cycles is not None else 0
+    parts = k.parts.value.data if k.parts is not None else 1
+    return span + (2 * arch.sync_latency if parts > 1 else 0)
 
 
 def run_outputs(run: list[KernelOp]) -> list[SSAValue]:
@@ -108,22 +113,27 @@ class LayerGroup(ModulePass):
         choice = [0] * (n + 1)  # start of the last segment
         plans: dict[tuple[int, int], object] = {}
         for i in range(1, n + 1):
-            best[i] = best[i - 1] + _single_cost(kernels[i - 1])
+            best[i] = best[i - 1] + _single_cost(kernels[i - 1], arch)
             choice[i] = i - 1
-            singles = _single_cost(kernels[i - 1])
+            singles = _single_cost(kernels[i - 1], arch)
             for j in range(i - 2, max(-1, i - 1 - self.max_kernels), -1):
                 if costs[j] is None:
                     break
-                singles += _single_cost(kernels[j])
+                singles += _single_cost(kernels[j], arch)
                 if costs[i - 1] is None:
                     break
                 run = kernels[j:i]
                 ops, yielded, canon = inner_ops(run)
                 outs = [yielded[v] for v in run_outputs(run)]
                 flat = [c for cs in costs[j:i] for c in cs]  # type: ignore[union-attr]
-                plan = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run))
+                packable = self.packable_weights(run)
+                plan = plan_group(ops, outs, arch, flat, canon, packable)
                 if plan is None:
                     break  # longer runs only need more SRAM
+                if packable:
+                    other = plan_group(ops, outs, arch, flat, canon, packable, pack_overflow=True)
+                    if other is not None and other.cycles < plan.cycles:
+                        plan = other
                 if plan.cycles < singles and best[j] + plan.cycles < best[i]:
                     best[i] = best[j] + plan.cycles
                     choice[i] = j
