@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-tile,npu-layer-group | filecheck %s
+// RUN: %opt %s -p npu-tile,npu-layer-group -o %t.mlir && filecheck %s < %t.mlir
 
 // Weights only the group reads are packed into one DRAM constant (one DMA for
 // both 16 KiB matrices: packs grow up to dma_latency x dram_bw = 25,600 bytes);
