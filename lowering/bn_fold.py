@@ -12,16 +12,17 @@ grouped or depthwise conv still has its own filter), located at both ONNX nodes.
 The new weight and bias are computed in float64 and stored as float32 constants:
 new weights in the module's weight store (`add_weight`), or inline when tiny.
 
-Fires only when: the batchnorm's input is an `npu_graph.conv2d` result whose only
-user is that batchnorm, the conv's weight (and bias, if any) and the four
-batchnorm parameters are `npu_graph.constant`s whose data is available, and the
-channel counts agree. Otherwise it declines: the batchnorm stays a vector op.
+Folds into the conv only when: the batchnorm's input is an `npu_graph.conv2d`
+result whose only user is that batchnorm, the conv's weight (and bias, if any)
+and the four batchnorm parameters are `npu_graph.constant`s whose data is
+available, and the channel counts agree.
 
-A batchnorm that cannot fold (its input is a concat, a pool, a graph input, ...)
-but has constant parameters becomes the same per-channel affine map as two
+A batchnorm that cannot fold (its input is a concat, a pool, a graph input, a
+shared conv, ...) but has constant parameters becomes the same per-channel affine map as two
 elementwise ops, `add(mul(x, mul), offset)` with [C, 1, ...] constants, so it
 fuses into the elementwise chain or the conv epilogue around it instead of
-being a vector kernel of its own (DenseNet's pre-activation BN-ReLU).
+being a vector kernel of its own (DenseNet's pre-activation BN-ReLU). A
+batchnorm whose parameters are not constant stays a vector op.
 
 Assumes graph-level IR. The original weights stay in the store (other ops may
 share them); constants left without users are removed. No options.
@@ -49,8 +50,9 @@ from npu_dialects.locs import fused_loc, loc_names
 from lowering.constants import ConstantReader, make_constant, weight_hint
 
 
-class FoldBatchNormIntoConv(RewritePattern):
-    """batchnorm(conv2d(x, W, b)) -> conv2d(x, W * mul, b * mul + offset)."""
+class FoldBatchNorm(RewritePattern):
+    """batchnorm(conv2d(x, W, b)) -> conv2d(x, W * mul, b * mul + offset); any other
+    batchnorm with constant parameters -> x * mul + offset (per channel)."""
 
     def __init__(self, module: ModuleOp, constants: ConstantReader):
         self.module = module
@@ -58,25 +60,33 @@ class FoldBatchNormIntoConv(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: BatchNormOp, rewriter: PatternRewriter) -> None:
-        conv = op.input.owner
-        if not isinstance(conv, Conv2dOp) or not conv.result.has_one_use():
-            return
-        if conv.parent_block() is not op.parent_block():
-            return
         params = [op.scale, op.bias, op.mean, op.var]
-        if any(ConstantReader.constant_op(v) is None for v in [conv.weight, *params]):
+        if any(ConstantReader.constant_op(v) is None for v in params):
             return  # cheap check before any weight is read
-        if conv.bias is not None and ConstantReader.constant_op(conv.bias) is None:
-            return
-        w = self.constants.array(conv.weight)
-        b = self.constants.array(conv.bias) if conv.bias is not None else None
         p = [self.constants.array(v) for v in params]
-        if w is None or (conv.bias is not None and b is None) or any(a is None for a in p):
-            return
-        channels = shape_of(conv.result)[1]
-        if w.shape[0] != channels or any(a.shape != (channels,) for a in p):  # type: ignore[union-attr]
+        if any(a is None for a in p):
             return
         mul, offset = BatchNormOp.folded(dict(op.attributes), *[a.astype(np.float64) for a in p])  # type: ignore[union-attr]
+        if not self.into_conv(op, mul, offset, rewriter):
+            self.into_affine(op, mul, offset, rewriter)
+
+    def into_conv(self, op: BatchNormOp, mul: np.ndarray, offset: np.ndarray, rewriter: PatternRewriter) -> bool:
+        conv = op.input.owner
+        if not isinstance(conv, Conv2dOp) or not conv.result.has_one_use():
+            return False
+        if conv.parent_block() is not op.parent_block():
+            return False
+        if ConstantReader.constant_op(conv.weight) is None:
+            return False
+        if conv.bias is not None and ConstantReader.constant_op(conv.bias) is None:
+            return False
+        w = self.constants.array(conv.weight)
+        b = self.constants.array(conv.bias) if conv.bias is not None else None
+        if w is None or (conv.bias is not None and b is None):
+            return False
+        channels = shape_of(conv.result)[1]
+        if w.shape[0] != channels or mul.shape != (channels,):
+            return False
         new_w = w.astype(np.float64) * mul.reshape(-1, 1, 1, 1)
         new_b = (b.astype(np.float64) if b is not None else np.zeros(channels)) * mul + offset
 
@@ -93,33 +103,13 @@ class FoldBatchNormIntoConv(RewritePattern):
         rewriter.insert([w_const, b_const], InsertPoint.before(op))  # (replace would name them like the result)
         rewriter.replace(op, new_conv)
         rewriter.erase(conv)
+        return True
 
-
-class BatchNormToAffine(RewritePattern):
-    """batchnorm(x) with constant parameters, not foldable into a conv -> x * mul + offset."""
-
-    def __init__(self, module: ModuleOp, constants: ConstantReader):
-        self.module = module
-        self.constants = constants
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: BatchNormOp, rewriter: PatternRewriter) -> None:
-        conv = op.input.owner
-        if (isinstance(conv, Conv2dOp) and conv.result.has_one_use()
-                and ConstantReader.constant_op(conv.weight) is not None):
-            return  # FoldBatchNormIntoConv's case
-        params = [op.scale, op.bias, op.mean, op.var]
-        if any(ConstantReader.constant_op(v) is None for v in params):
-            return
-        p = [self.constants.array(v) for v in params]
-        if any(a is None for a in p):
-            return
+    def into_affine(self, op: BatchNormOp, mul: np.ndarray, offset: np.ndarray, rewriter: PatternRewriter) -> None:
         x = shape_of(op.input)
-        mul, offset = BatchNormOp.folded(dict(op.attributes), *[a.astype(np.float64) for a in p])  # type: ignore[union-attr]
         bshape = (x[1],) + (1,) * (len(x) - 2)
         loc = op.location
-        hint = weight_hint(loc, "bn_mul", "bn")
-        m_const = make_constant(self.module, mul.reshape(bshape), hint, loc)
+        m_const = make_constant(self.module, mul.reshape(bshape), weight_hint(loc, "bn_mul", "bn"), loc)
         o_const = make_constant(self.module, offset.reshape(bshape), weight_hint(loc, "bn_offset", "bn"), loc)
         scaled = MulOp(op.input, m_const.result, op.result.type)
         shifted = AddOp(scaled.result, o_const.result, op.result.type)
@@ -137,5 +127,4 @@ class BnFold(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         constants = ConstantReader(op, self.name)
-        PatternRewriteWalker(GreedyRewritePatternApplier([FoldBatchNormIntoConv(op, constants),
-                                                                  BatchNormToAffine(op, constants)])).rewrite_module(op)
+        PatternRewriteWalker(GreedyRewritePatternApplier([FoldBatchNorm(op, constants)])).rewrite_module(op)

@@ -43,7 +43,7 @@ from npu_dialects.locs import fused_loc, node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
 from lowering.constants import ConstantReader, make_constant
 from lowering.errors import CompileError
-from lowering.groups import op_cycles, plan_group
+from lowering.groups import GroupPlan, op_cycles, plan_group
 
 
 def _single_cost(k: KernelOp, arch: Arch) -> int:
@@ -111,17 +111,17 @@ class LayerGroup(ModulePass):
             costs.append(None if any(c is None for c in cs) else cs)  # type: ignore[arg-type]
         best = [0] * (n + 1)
         choice = [0] * (n + 1)  # start of the last segment
-        plans: dict[tuple[int, int], object] = {}
+        plans: dict[tuple[int, int], GroupPlan] = {}
         for i in range(1, n + 1):
             best[i] = best[i - 1] + _single_cost(kernels[i - 1], arch)
             choice[i] = i - 1
+            if costs[i - 1] is None:
+                continue  # no group can end with this kernel
             singles = _single_cost(kernels[i - 1], arch)
             for j in range(i - 2, max(-1, i - 1 - self.max_kernels), -1):
                 if costs[j] is None:
                     break
                 singles += _single_cost(kernels[j], arch)
-                if costs[i - 1] is None:
-                    break
                 run = kernels[j:i]
                 ops, yielded, canon = inner_ops(run)
                 outs = [yielded[v] for v in run_outputs(run)]
@@ -148,7 +148,7 @@ class LayerGroup(ModulePass):
         for j, i in segments:
             self.rewrite(kernels[j:i], plans[(j, i)], module)
 
-    def rewrite(self, run: list[KernelOp], plan, module: ModuleOp) -> None:
+    def rewrite(self, run: list[KernelOp], plan: GroupPlan, module: ModuleOp) -> None:
         outs = run_outputs(run)
         inside = set(run)
         loc = fused_loc(n for k in run for n in node_names(k))
