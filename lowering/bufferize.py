@@ -319,7 +319,7 @@ class GroupBuilder:
         self.dram = dict(zip(kernel.body.block.args, ins))
         term = kernel.body.block.last_op
         self.out_dram = dict(zip(term.values, outs))
-        self.bufs: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
+        self.bufs: dict[tuple[int, tuple[int, ...]], SSAValue] = {}  # (offset, shape) -> npu_task.sram
 
     def sram(self, v: SSAValue, shape: Sequence[int] | None = None) -> SSAValue:
         """The SRAM buffer holding `v` (viewed with `shape`, e.g. rank-extended)."""
@@ -467,11 +467,12 @@ class FuncBuilder:
                 writes_output[v] = o
         self.writes_output = writes_output
         self.placement = concat_placement(old, set(returned))
+        self.in_place = {c for c, _ in self.placement.values()}
         for op in old.ops:
             if isinstance(op, ConstantOp):
                 self.constant(op)
             elif isinstance(op, KernelOp):
-                self.kernel(op, writes_output)
+                self.kernel(op)
             elif isinstance(op, ReturnOp):
                 continue
             else:
@@ -512,14 +513,16 @@ class FuncBuilder:
         if c not in self.buf:
             if c in self.placement:
                 return self.placed(c)
-            self.output_buffer(c, c.owner, self.writes_output)
+            self.output_buffer(c, c.owner)
         return self.buf[c]
 
-    def output_buffer(self, res: SSAValue, k: KernelOp, writes_output: dict[SSAValue, SSAValue]) -> SSAValue:
+    def output_buffer(self, res: SSAValue, k: KernelOp) -> SSAValue:
+        """Where kernel `k` writes its result `res`: a slice of an in-place concat, the
+        function's output buffer, or a new DRAM buffer."""
         if res in self.placement:
             return self.placed(res)
-        if res in writes_output:
-            out = writes_output[res]
+        if res in self.writes_output:
+            out = self.writes_output[res]
         else:
             alloc = AllocOp(dram_type(shape_of(res)))
             alloc.location = k.location
@@ -527,16 +530,16 @@ class FuncBuilder:
         self.buf[res] = out
         return out
 
-    def kernel(self, k: KernelOp, writes_output: dict[SSAValue, SSAValue]) -> None:
+    def kernel(self, k: KernelOp) -> None:
         res = k.outs[0]
         ins = [self.buf[v] for v in k.ins]
         if k.kind.data == "view":
             self.buf[res] = self.view(ins[0], shape_of(res))
             return
-        if any(self.placement.get(v, (None,))[0] is res for v in k.ins):
+        if res in self.in_place:
             self.concat_buffer(res)  # its operands were written in place: nothing to move
             return
-        outs = [self.output_buffer(r, k, writes_output) for r in k.outs]
+        outs = [self.output_buffer(r, k) for r in k.outs]
         try:
             if k.kind.data == "group":
                 block = GroupBuilder(k, ins, outs, self.arch).build()

@@ -283,16 +283,16 @@ def schedule_cycles(plan: GroupPlan, arch: Arch) -> int:
     busy), spends `dma_latency`, then shares `dram_bw` equally with every other
     transfer in flight (a fluid model advanced lazily); compute ops run one by one."""
     inf = float("inf")
-    dmas: list[list[float]] = []  # [ready, remaining bytes, finish]
+    dmas: list[list[float]] = []  # [ready, remaining bytes, finish], every DMA issued
+    active: list[list[float]] = []  # those whose finish is not known yet
     now = 0.0  # how far the fluid model has run
     t = 0.0  # the core's op stream
 
     def step(limit: float) -> None:
         """Run the fluid model to the next completion, ready time or `limit`."""
-        nonlocal now
-        live = [d for d in dmas if d[2] == inf]
-        running = [d for d in live if d[0] <= now]
-        nxt = min((d[0] for d in live if d[0] > now), default=inf)
+        nonlocal now, active
+        running = [d for d in active if d[0] <= now]
+        nxt = min((d[0] for d in active if d[0] > now), default=inf)
         if not running:
             now = min(limit, nxt)
             return
@@ -302,17 +302,14 @@ def schedule_cycles(plan: GroupPlan, arch: Arch) -> int:
             d[1] -= rate * (to - now)
             if d[1] <= 1e-6:
                 d[2] = to
+        active = [d for d in active if d[2] == inf]
         now = to
 
     def advance(until: float) -> None:
-        while now < until and any(d[2] == inf for d in dmas):
-            step(until)
-        if now < until:
-            now_set(until)
-
-    def now_set(v: float) -> None:
         nonlocal now
-        now = max(now, v)
+        while now < until and active:
+            step(until)
+        now = max(now, until)
 
     def finish(d: list[float]) -> float:
         while d[2] == inf:
@@ -327,6 +324,7 @@ def schedule_cycles(plan: GroupPlan, arch: Arch) -> int:
             advance(t)
         d = [t + arch.dma_latency, float(n), inf]
         dmas.append(d)
+        active.append(d)
         return d
 
     loads: dict[int, list[float]] = {}
