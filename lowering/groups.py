@@ -319,9 +319,15 @@ def schedule_cycles(plan: GroupPlan, arch: Arch) -> int:
     def issue(n: int) -> list[float]:
         nonlocal t
         advance(t)
-        while sum(1 for d in dmas if d[2] > t) >= arch.dma_channels:
-            t = max(t, min(finish(d) for d in dmas if d[2] > t))
-            advance(t)
+        while True:  # stall until a channel is free
+            busy = [d for d in dmas if d[2] > t]
+            if len(busy) < arch.dma_channels:
+                break
+            done = [d[2] for d in busy if d[2] != inf]  # (all before the fluid's `now`)
+            if done:
+                t = min(done)
+            else:
+                step(inf)
         d = [t + arch.dma_latency, float(n), inf]
         dmas.append(d)
         active.append(d)

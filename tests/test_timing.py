@@ -30,11 +30,7 @@ def cycles(model, arch: str) -> int:
 @pytest.mark.parametrize("name", MODELS)
 def test_fewer_cores_never_faster(name):
     model = MODELS[name]()
-    # Known miss (issue 4 note): on 8 cores LeNet b8 splits conv1 and groups the rest, and
-    # the group runs 4,865 cycles where the cost model predicts 3,965, so 8 cores end
-    # slower than 4 (7,064 vs 6,187). Up to 4 cores the choice is right.
-    counts = (1, 2, 3, 4) if name == "lenet_b8" else (1, 2, 3, 4, 8)
-    c = [cycles(model, f"default,cores={n}") for n in counts]
+    c = [cycles(model, f"default,cores={n}") for n in (1, 2, 3, 4, 8)]
     assert all(a >= b for a, b in zip(c, c[1:])), c
 
 
@@ -78,10 +74,9 @@ def test_same_program_on_slower_dram_is_not_faster():
     from lowering.pipeline import compile_module
     from runtime.run import random_inputs, run
     from sim.program import signature
-
-    arch = parse_arch_spec("default")
     from npu_dialects.weights import weights_of
 
+    arch = parse_arch_spec("default")
     module, weights = import_model(models.lenet(batch=4), arch)
     compile_module(module, arch, weights)
     weights = weights_of(module)  # passes add weights (folded, packed)
