@@ -11,15 +11,13 @@ passes: this script is how to see whether they need to change."""
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from npu_dialects.arch import parse_arch_spec  # noqa: E402
-from bench.roofline import selected, simulate, write_table  # noqa: E402
+from bench.roofline import bench_args, simulate, write_table  # noqa: E402
 
 
 def kernel_errors(report: dict) -> list[tuple[str, int, float]]:
@@ -33,13 +31,7 @@ def kernel_errors(report: dict) -> list[tuple[str, int, float]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--arch", default="default")
-    ap.add_argument("--models", default=None)
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args()
-    arch = parse_arch_spec(args.arch)
-    todo = selected(args.models)
+    arch, todo, out = bench_args(__doc__)
     lines = [f"arch: {arch.spec()}", "",
              "| model | kernels | geo-mean error | worst kernel (predicted -> simulated) |", "|---|---|---|---|"]
     logs: list[float] = []
@@ -56,7 +48,7 @@ def main() -> int:
         print(lines[-1], flush=True)
     lines += ["", f"all kernels: geometric-mean error {math.exp(sum(logs) / len(logs)) - 1:.1%} over {len(logs)}"]
     print(lines[-1])
-    write_table(lines, args.out)
+    write_table(lines, out)
     return 0
 
 

@@ -8,24 +8,16 @@ The lower bound is the most activation bytes live at once over program order
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from npu_dialects.arch import parse_arch_spec  # noqa: E402
-from bench.roofline import selected, simulate, write_table  # noqa: E402
+from bench.roofline import bench_args, simulate, write_table  # noqa: E402
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--arch", default="default")
-    ap.add_argument("--models", default=None)
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args()
-    arch = parse_arch_spec(args.arch)
-    todo = selected(args.models)
+    arch, todo, out = bench_args(__doc__)
     lines = [f"arch: {arch.spec()}", "",
              "| model | DRAM arena B | lower bound B | arena/bound | weights B | SRAM peak per core B | events |",
              "|---|---|---|---|---|---|---|"]
@@ -37,7 +29,7 @@ def main() -> int:
         lines.append(f"| {name} | {m['dram_arena_bytes']} | {m['dram_lower_bound_bytes']} | {ratio:.3f} "
                      f"| {m['weights_bytes']} | {', '.join(map(str, m['sram_peak_bytes']))} | {r['events_used']} |")
         print(lines[-1], flush=True)
-    write_table(lines, args.out)
+    write_table(lines, out)
     return 0
 
 

@@ -49,6 +49,16 @@ def selected(models_arg: str | None) -> dict:
     return todo
 
 
+def bench_args(doc: str):
+    """The options every bench script takes: (arch, the selected models, --out path)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--arch", default="default")
+    ap.add_argument("--models", default=None, help="comma-separated subset")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    return parse_arch_spec(args.arch), selected(args.models), args.out
+
+
 def write_table(lines: list[str], out: str | None) -> None:
     if out:
         with open(out, "w") as f:
@@ -62,14 +72,8 @@ def simulate(model, inputs, arch, **options):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--arch", default="default")
-    ap.add_argument("--models", default=None, help="comma-separated subset")
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args()
-    arch = parse_arch_spec(args.arch)
+    arch, todo, out = bench_args(__doc__)
     one_core = replace(arch, cores=1)
-    todo = selected(args.models)
     lines = [f"arch: {arch.spec()}; baseline: op by op (no fusion or layer groups), one core, no double buffering", "",
              "| model | cycles | roofline | ratio | DRAM traffic / min | cube util | baseline cycles | speedup |",
              "|---|---|---|---|---|---|---|---|"]
@@ -91,7 +95,7 @@ def main() -> int:
                   f"{gm(speedups):.2f} ({len(ratios)} models, {time.time() - t0:.0f} s; fusion rules: "
                   f"{', '.join(RULES)})"]
     print(lines[-1])
-    write_table(lines, args.out)
+    write_table(lines, out)
     return 0
 
 
