@@ -42,8 +42,9 @@ from npu_dialects.graph import (ConcatOp, ConstantOp, ElementwiseOp, GemmOp, Mat
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
-from lowering.groups import contiguous_slice, matmul_shapes, plan_group
-from lowering.tiling import EpilogueStep, KernelShape, TilingError, Window, epilogue_of, make_anchor, with_epilogue
+from lowering.groups import contiguous_slice, plan_group
+from lowering.tiling import (EpilogueStep, KernelShape, TilingError, Window, epilogue_of, make_anchor, matmul_views,
+                             with_epilogue)
 
 INDEX = IndexType()
 
@@ -365,10 +366,10 @@ class GroupBuilder:
                 c = shape_of(op.bias)[0]
                 em.add(EltwiseOp("add", [self.sram(out), self.sram(op.bias, (1, c, 1, 1))], self.sram(out)))
         elif isinstance(op, (GemmOp, MatMulOp)):
-            sa, sb, so = matmul_shapes(op)
+            v = matmul_views(op)
             p = op.params if isinstance(op, GemmOp) else dict(trans_a=False, trans_b=False)
             a, b = op.operands[0], op.operands[1]
-            em.add(MatmulOp(self.sram(a, sa), self.sram(b, sb), self.sram(out, so), trans_a=p["trans_a"],
+            em.add(MatmulOp(self.sram(a, v.a), self.sram(b, v.b), self.sram(out, v.out), trans_a=p["trans_a"],
                             trans_b=p["trans_b"]))
             if isinstance(op, GemmOp) and op.c is not None:
                 em.add(EltwiseOp("add", [self.sram(out), self.sram(op.c)], self.sram(out)))

@@ -42,6 +42,8 @@ from npu_dialects.graph import (
     shape_of,
 )
 
+from lowering.tiling import matmul_views
+
 F32 = 4
 
 
@@ -51,21 +53,6 @@ def nbytes(v: SSAValue) -> int:
 
 def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a
-
-
-def matmul_shapes(op: GemmOp | MatMulOp) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """Shapes of A, B and the result viewed with one rank (numpy matmul broadcasting:
-    a 1-D A is a row [1, K], a 1-D B a column [K, 1], leading 1s for missing batch dims)."""
-    sa, sb = tuple(shape_of(op.operands[0])), tuple(shape_of(op.operands[1]))
-    sa = (1,) + sa if len(sa) == 1 else sa
-    sb = sb + (1,) if len(sb) == 1 else sb
-    p = op.params if isinstance(op, GemmOp) else dict(trans_a=False, trans_b=False)
-    m = sa[-1] if p["trans_a"] else sa[-2]
-    n = sb[-2] if p["trans_b"] else sb[-1]
-    r = max(len(sa), len(sb))
-    sa, sb = (1,) * (r - len(sa)) + sa, (1,) * (r - len(sb)) + sb
-    batch = tuple(max(x, y) for x, y in zip(sa[:-2], sb[:-2]))
-    return sa, sb, batch + (m, n)
 
 
 def contiguous_slice(op: Operation) -> int | None:
@@ -97,9 +84,8 @@ def op_cycles(op: Operation, arch: Arch) -> int | None:
             p = op.params
             if p["alpha"] != 1.0 or p["beta"] != 1.0:
                 return None
-        sa, _, so = matmul_shapes(op)
-        k = sa[-2] if isinstance(op, GemmOp) and op.params["trans_a"] else sa[-1]
-        c = prod(so[:-2]) * ceil(so[-2] / cm) * ceil(k / ck) * ceil(so[-1] / cn)
+        v = matmul_views(op)
+        c = prod(v.out[:-2]) * ceil(v.m / cm) * ceil(v.k / ck) * ceil(v.n / cn)
         return c + (ceil(out / lanes) if isinstance(op, GemmOp) and op.c is not None else 0)
     if isinstance(op, ElementwiseOp):
         return ceil(out / lanes)

@@ -179,6 +179,36 @@ def _cands(extent: int, align: int = 1, limit: int | None = None) -> list[int]:
     return [v for v in vals if limit is None or v <= limit] or [vals[0]]
 
 
+@dataclass(frozen=True)
+class MatmulViews:
+    """A matmul's operands and result seen with one rank (numpy matmul broadcasting:
+    a 1-D A is a row [1, K], a 1-D B a column [K, 1], leading 1s for missing batch
+    dims), and its M, K, N."""
+
+    a: tuple[int, ...]
+    b: tuple[int, ...]
+    out: tuple[int, ...]
+    m: int
+    k: int
+    n: int
+
+
+def matmul_views(op: GemmOp | MatMulOp) -> MatmulViews:
+    """The rank-extended shapes of a gemm/matmul (TilingError if batch dims do not broadcast)."""
+    sa, sb = tuple(shape_of(op.operands[0])), tuple(shape_of(op.operands[1]))
+    p = op.params if isinstance(op, GemmOp) else dict(trans_a=False, trans_b=False)
+    sa = (1,) + sa if len(sa) == 1 else sa
+    sb = sb + (1,) if len(sb) == 1 else sb
+    m, k = (sa[-1], sa[-2]) if p["trans_a"] else sa[-2:]
+    n = sb[-2] if p["trans_b"] else sb[-1]
+    batch = broadcast_shapes(sa[:-2], sb[:-2])
+    if batch is None:
+        raise TilingError(f"batch dims {list(sa[:-2])} and {list(sb[:-2])} do not broadcast")
+    r = len(batch)
+    return MatmulViews((1,) * (r - len(sa) + 2) + sa, (1,) * (r - len(sb) + 2) + sb,
+                       tuple(batch) + (m, n), m, k, n)
+
+
 class MatmulAnchor(Anchor):
     """C[..., M, N] = op(A) @ op(B) with numpy matmul semantics: loops b0, b1, ...
     over the result's batch dims (tile 1 each), m, n (parallel), k (reduction).
@@ -190,21 +220,11 @@ class MatmulAnchor(Anchor):
         a, b = op.operands[0], op.operands[1]
         super().__init__("matmul", op, [a, b])
         self.ia, self.ib = ins_index[a], ins_index[b]
-        sa, sb = shape_of(a), shape_of(b)
         p = op.params if isinstance(op, GemmOp) else dict(trans_a=False, trans_b=False)
         self.ta, self.tb = p["trans_a"], p["trans_b"]
-        sa = (1,) + tuple(sa) if len(sa) == 1 else tuple(sa)
-        sb = tuple(sb) + (1,) if len(sb) == 1 else tuple(sb)
-        self.m, self.k = (sa[-1], sa[-2]) if self.ta else sa[-2:]
-        self.n = sb[-2] if self.tb else sb[-1]
-        batch = broadcast_shapes(sa[:-2], sb[:-2])
-        if batch is None:
-            raise TilingError(f"batch dims {list(sa[:-2])} and {list(sb[:-2])} do not broadcast")
-        r = len(batch)
-        self.sa = (1,) * (r - len(sa) + 2) + sa
-        self.sb = (1,) * (r - len(sb) + 2) + sb
-        self.so = tuple(batch) + (self.m, self.n)
-        self.nb = r
+        v = matmul_views(op)
+        self.sa, self.sb, self.so, self.m, self.k, self.n = v.a, v.b, v.out, v.m, v.k, v.n
+        self.nb = len(self.so) - 2
 
     def loops(self) -> list[Loop]:
         b = [Loop(f"b{i}", e) for i, e in enumerate(self.so[:self.nb])]
