@@ -190,8 +190,9 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
             if not isinstance(src, Buf):
                 raise SimError(f"{describe(op)}: its source is not a DRAM buffer")
             shape = _shape(op.result)
-            off = op.byte_offset
-            if (prod(shape) * 4 != src.nbytes) if op.offset is None else (off + prod(shape) * 4 > src.nbytes):
+            off, nbytes = op.byte_offset, prod(shape) * 4
+            fits = off + nbytes <= src.nbytes if op.offset is not None else nbytes == src.nbytes
+            if not fits:
                 raise SimError(f"{describe(op)}: view of {src.nbytes} bytes as {list(shape)} at byte offset {off}")
             globals_[op.result] = src.view(shape, offset=off)
         elif isinstance(op, TaskOp):
