@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from math import ceil, prod
 
 from xdsl.ir import Operation, SSAValue
@@ -48,7 +49,12 @@ F32 = 4
 
 
 def nbytes(v: SSAValue) -> int:
-    return prod(shape_of(v)) * F32
+    return _type_bytes(v.type)
+
+
+@lru_cache(maxsize=None)
+def _type_bytes(t) -> int:
+    return prod(t.get_shape()) * F32
 
 
 def _align(n: int, a: int) -> int:
@@ -117,6 +123,7 @@ class GroupPlan:
     dram_bytes: int = 0
     root: dict[SSAValue, SSAValue] = field(default_factory=dict)
     pack_offset: dict[SSAValue, int] = field(default_factory=dict)  # member -> byte offset in its load
+    pack_choice: bool = False  # packing with `pack_overflow` would differ
 
     def load_bytes(self, j: int) -> int:
         members = self.loads[j]
@@ -184,11 +191,14 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     pack_offset: dict[SSAValue, int] = {}
     chunk: list[SSAValue] | None = None
     chunk_bytes = 0
+    pack_choice = False
     for v in inputs:
         if v not in packable:
             loads.append([v])
             continue
         limit = pack_chunk_bytes(arch)
+        if chunk is not None and chunk_bytes < limit < chunk_bytes + nbytes(v):
+            pack_choice = True  # the two policies differ here
         if chunk is None or (chunk_bytes >= limit if pack_overflow else chunk_bytes + nbytes(v) > limit):
             chunk, chunk_bytes = [], 0  # (a weight larger than a pack travels alone)
             loads.append(chunk)
@@ -257,7 +267,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     for v, r in root.items():
         offset[v] = offset[r] + alias[v]
     plan = GroupPlan(ops, loads, list(outputs), offset, peak, actions, list(costs), root=root,
-                     pack_offset=pack_offset)
+                     pack_offset=pack_offset, pack_choice=pack_choice)
     plan.dram_bytes = sum(plan.load_bytes(j) for j in range(len(loads))) + sum(nbytes(v) for v in outputs)
     plan.cycles = schedule_cycles(plan, arch)
     return plan

@@ -65,21 +65,27 @@ def run_outputs(run: list[KernelOp]) -> list[SSAValue]:
     return outs
 
 
-def inner_ops(run: list[KernelOp]) -> tuple[list[Operation], dict[SSAValue, SSAValue], dict[SSAValue, SSAValue]]:
-    """The members' graph ops in order (not cloned: for planning only), the map from
-    each kernel result to the inner value it yields, and `canon`: each member's block
-    argument -> the inner value it stands for, or the outer value (a group input)."""
+def inner_ops(kernels: list[KernelOp]) -> tuple[list[Operation], list[int], dict[SSAValue, SSAValue],
+                                               dict[SSAValue, SSAValue]]:
+    """For planning runs of `kernels` without merging their bodies: every member's graph
+    ops in order (not cloned), where each kernel's ops start in that list, the map from
+    each kernel result to the inner value it yields, and `canon`: each block argument
+    -> the inner value it stands for (or the outer value: a graph input or constant).
+    A run's ops are a slice of the list; an operand defined outside the slice is a load."""
     yielded: dict[SSAValue, SSAValue] = {}
     canon: dict[SSAValue, SSAValue] = {}
     ops: list[Operation] = []
-    for k in run:
+    starts: list[int] = []
+    for k in kernels:
         for a, v in zip(k.body.block.args, k.ins):
             canon[a] = yielded.get(v, v)
+        starts.append(len(ops))
         ops.extend(k.graph_ops())
         term = k.body.block.last_op
         assert isinstance(term, TileYieldOp)
         yielded.update(zip(k.outs, term.values))
-    return ops, yielded, canon
+    starts.append(len(ops))
+    return ops, starts, yielded, canon
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,7 @@ class LayerGroup(ModulePass):
         for k in kernels:
             cs = [op_cycles(g, arch) for g in k.graph_ops()]
             costs.append(None if any(c is None for c in cs) else cs)  # type: ignore[arg-type]
+        all_ops, starts, yielded, canon = inner_ops(kernels)
         best = [0] * (n + 1)
         choice = [0] * (n + 1)  # start of the last segment
         plans: dict[tuple[int, int], GroupPlan] = {}
@@ -123,14 +130,14 @@ class LayerGroup(ModulePass):
                     break
                 singles += _single_cost(kernels[j], arch)
                 run = kernels[j:i]
-                ops, yielded, canon = inner_ops(run)
+                ops = all_ops[starts[j]:starts[i]]
                 outs = [yielded[v] for v in run_outputs(run)]
                 flat = [c for cs in costs[j:i] for c in cs]  # type: ignore[union-attr]
                 packable = self.packable_weights(run)
                 plan = plan_group(ops, outs, arch, flat, canon, packable)
                 if plan is None:
                     break  # longer runs only need more SRAM
-                if packable:
+                if plan.pack_choice:
                     other = plan_group(ops, outs, arch, flat, canon, packable, pack_overflow=True)
                     if other is not None and other.cycles < plan.cycles:
                         plan = other
