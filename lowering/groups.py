@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from math import ceil, prod
 
 from xdsl.ir import Operation, SSAValue
@@ -49,12 +48,7 @@ F32 = 4
 
 
 def nbytes(v: SSAValue) -> int:
-    return _type_bytes(v.type)
-
-
-@lru_cache(maxsize=None)
-def _type_bytes(t) -> int:
-    return prod(t.get_shape()) * F32
+    return prod(shape_of(v)) * F32
 
 
 def _align(n: int, a: int) -> int:
