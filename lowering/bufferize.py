@@ -414,6 +414,27 @@ def concat_placement(block: Block, returned: set[SSAValue]) -> dict[SSAValue, tu
     return placement
 
 
+def in_place_source(ks: KernelShape, ins: list[SSAValue]) -> SSAValue | None:
+    """An input buffer the kernel could overwrite with its output: an activation buffer
+    (`npu_task.alloc`) of the output's size that the kernel reads through one window
+    only, at exactly the output tile's position (an elementwise operand, a residual
+    epilogue operand). Each tile of it is then loaded before the same tile of the
+    output is stored, and no other tile reads it."""
+    windows = ks.loads + ks.epilogue
+    for w in windows:
+        if w.source is None or w.pad_value is not None or w.shape != ks.out.shape:
+            continue
+        if any(a != b and not (n == 1 and a.size == b.size == 1 and a.const == b.const == 0)
+               for a, b, n in zip(w.dims, ks.out.dims, w.shape)):
+            continue  # (a size-1 dim is at 0 whatever its loop)
+        buf = ins[w.source]
+        if not isinstance(buf.owner, AllocOp) or tuple(buf.type.get_shape()) != tuple(ks.out.shape):
+            continue
+        if sum(ins[x.source] is buf for x in windows if x.source is not None) == 1:
+            return buf
+    return None
+
+
 class FuncBuilder:
     """Rewrites one graph-level function into the task-level form."""
 
@@ -517,15 +538,15 @@ class FuncBuilder:
             self.output_buffer(c, c.owner)
         return self.buf[c]
 
-    def output_buffer(self, res: SSAValue, k: KernelOp) -> SSAValue:
+    def output_buffer(self, res: SSAValue, k: KernelOp, reuse: SSAValue | None = None) -> SSAValue:
         """Where kernel `k` writes its result `res`: a slice of an in-place concat, the
-        function's output buffer, or a new DRAM buffer."""
+        function's output buffer, or a new DRAM buffer (that may take `reuse`'s bytes)."""
         if res in self.placement:
             return self.placed(res)
         if res in self.writes_output:
             out = self.writes_output[res]
         else:
-            alloc = AllocOp(dram_type(shape_of(res)))
+            alloc = AllocOp(dram_type(shape_of(res)), reuse=reuse)
             alloc.location = k.location
             out = self.add(alloc).results[0]
         self.buf[res] = out
@@ -540,14 +561,15 @@ class FuncBuilder:
         if res in self.in_place:
             self.concat_buffer(res)  # its operands were written in place: nothing to move
             return
-        outs = [self.output_buffer(r, k) for r in k.outs]
         try:
             if k.kind.data == "group":
+                outs = [self.output_buffer(r, k) for r in k.outs]
                 block = GroupBuilder(k, ins, outs, self.arch).build()
                 tiles = 1
             else:
                 plan = plan_of(k)
-                block = TaskBuilder(plan, ins, outs[0], self.arch, self).build(k.is_double_buffered)
+                out = self.output_buffer(res, k, in_place_source(plan.ks, ins))
+                block = TaskBuilder(plan, ins, out, self.arch, self).build(k.is_double_buffered)
                 tiles = plan.ks.parallel_tiles
         except TilingError as e:
             raise CompileError(self.pass_name, f"kernel '{k.kernel.data}': {e}", k) from None

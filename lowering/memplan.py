@@ -4,12 +4,21 @@ Assumes scheduled tasks with events (`npu-events`): concurrency is read off
 the IR (queue order + events, `lowering/taskgraph.py`), so the plan is safe
 for the schedule actually emitted. Two activation buffers may share bytes only
 when every task touching one has completed before any task touching the other
-starts. Offsets are assigned greedily by size, each buffer at the lowest
-`align`-ed address that overlaps no conflicting buffer already placed
-(Pisarchyk & Lee 2020). Weights get consecutive fixed addresses in their own
-region. Results go on the module: `npu.dram_weights_bytes`,
-`npu.dram_arena_bytes`, `npu.dram_lower_bound_bytes` (the most bytes live at
-once over program order, the bound a plan can reach).
+starts.
+
+In place: an alloc marked `reuse(%r)` by `npu-bufferize` (its writers read `%r`
+only at the positions they write) takes `%r`'s bytes when every other task
+touching `%r` happens before each of its writers; the two are then one buffer.
+
+Offsets: first fit, each buffer at the lowest `align`-ed address that overlaps
+no conflicting buffer already placed, in three orders - by size (greedy by
+size, Pisarchyk & Lee 2020), by first use, by lifetime - keeping the smallest
+arena. Weights get consecutive fixed addresses in their own region.
+
+Results go on the module: `npu.dram_weights_bytes`, `npu.dram_arena_bytes`,
+`npu.dram_lower_bound_bytes`: the heaviest set of pairwise conflicting buffers
+found (at least the most bytes live at once over program order), which no plan
+for this schedule can beat.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from xdsl.passes import ModulePass
 
 from npu_dialects.arch import arch_of
 from npu_dialects.task import AllocOp, WeightOp, byte_size
-from lowering.taskgraph import happens_before, tasks_of
+from lowering.taskgraph import TaskInfo, happens_before, tasks_of
 
 
 def align_up(n: int, a: int) -> int:
@@ -60,6 +69,97 @@ def live_lower_bound(buffers: list[tuple[int, list[int]]], n_tasks: int) -> int:
     return best
 
 
+@dataclass(eq=False)
+class Buffer:
+    """Bytes to place: one alloc, or several that take each other's bytes in place."""
+
+    allocs: list[AllocOp]
+    size: int
+    order: int
+    tasks: list[int]
+    mask: int
+    offset: int = 0
+
+    def conflicts(self, other: "Buffer", hb: list[int]) -> bool:
+        """Neither buffer's tasks all complete before the other's start."""
+        return not (ordered(other.mask, self.tasks, hb) or ordered(self.mask, other.tasks, hb))
+
+
+def buffers(func: FuncOp, tasks: list[TaskInfo], hb: list[int], align: int) -> list[Buffer]:
+    """The function's activation buffers, an alloc merged into the buffer it `reuse`s when
+    every other task touching that buffer happens before each task writing the alloc."""
+    users: dict[SSAValue, list[int]] = {}
+    writers: dict[SSAValue, list[int]] = {}
+    for t in tasks:
+        for b in t.touches:
+            users.setdefault(b, []).append(t.index)
+        for b in t.writes:
+            writers.setdefault(b, []).append(t.index)
+    of: dict[SSAValue, Buffer] = {}
+    out: list[Buffer] = []
+    for order, a in enumerate(op for op in func.body.block.ops if isinstance(op, AllocOp)):
+        ts = users.get(a.result, [])
+        mask = 0
+        for i in ts:
+            mask |= 1 << i
+        if a.reuse is not None and a.reuse in of:
+            into = of[a.reuse]
+            ws = writers.get(a.result, [])
+            others = into.mask & ~sum(1 << w for w in ws)
+            if ws and all(others & ~hb[w] == 0 for w in ws):
+                into.allocs.append(a)
+                into.tasks = sorted(set(into.tasks) | set(ts))
+                into.mask |= mask
+                of[a.result] = into
+                continue
+        b = Buffer([a], align_up(byte_size(a.result.type), align), order, list(ts), mask)
+        of[a.result] = b
+        out.append(b)
+    return out
+
+
+def conflicts(bufs: list[Buffer], hb: list[int]) -> list[list[bool]]:
+    return [[a is not b and a.conflicts(b, hb) for b in bufs] for a in bufs]
+
+
+# placement orders tried; the plan with the smallest arena wins
+ORDERS = {
+    "size": lambda b: (-b.size, b.order),  # greedy by size (Pisarchyk & Lee 2020)
+    "start": lambda b: (min(b.tasks, default=0), -b.size),
+    "lifetime": lambda b: (-(max(b.tasks, default=0) - min(b.tasks, default=0)), -b.size),
+}
+
+
+def first_fit_plan(bufs: list[Buffer], conflict: list[list[bool]], order: list[int],
+                   align: int) -> tuple[int, list[int]]:
+    """Place buffers in `order`, each at the lowest offset clear of the conflicting ones
+    already placed: (arena bytes, offset per buffer)."""
+    offsets = [0] * len(bufs)
+    placed: list[int] = []
+    arena = 0
+    for i in order:
+        busy = [(offsets[j], offsets[j] + bufs[j].size) for j in placed if conflict[i][j]]
+        offsets[i] = first_fit(bufs[i].size, busy, align)
+        placed.append(i)
+        arena = max(arena, offsets[i] + bufs[i].size)
+    return arena, offsets
+
+
+def clique_lower_bound(bufs: list[Buffer], conflict: list[list[bool]]) -> int:
+    """Bytes of a heavy set of pairwise conflicting buffers (no plan can overlap any two
+    of them, so every plan needs at least their sum): grown greedily, heaviest first,
+    from each buffer."""
+    by_size = sorted(range(len(bufs)), key=lambda i: -bufs[i].size)
+    best = 0
+    for seed in by_size:
+        clique = [seed]
+        for j in by_size:
+            if j != seed and all(conflict[j][i] for i in clique):
+                clique.append(j)
+        best = max(best, sum(bufs[i].size for i in clique))
+    return best
+
+
 @dataclass(frozen=True)
 class MemPlan(ModulePass):
     """Assign DRAM offsets: weights at fixed addresses, activations by greedy-by-size packing."""
@@ -88,26 +188,18 @@ class MemPlan(ModulePass):
                 woff = align_up(woff + byte_size(w.result.type), align)
         tasks = tasks_of(func)
         hb = happens_before(tasks)
-        users: dict[SSAValue, list[int]] = {}
-        for t in tasks:
-            for b in t.touches:
-                users.setdefault(b, []).append(t.index)
-        allocs = [a for a in func.body.block.ops if isinstance(a, AllocOp)]
-        info = []
-        for order, a in enumerate(allocs):
-            ts = users.get(a.result, [])
-            mask = 0
-            for i in ts:
-                mask |= 1 << i
-            info.append((align_up(byte_size(a.result.type), align), order, a, ts, mask))
-        placed: list[tuple[int, int, list[int], int]] = []  # (offset, size, tasks, mask)
-        arena = 0
-        for size, _, a, ts, mask in sorted(info, key=lambda x: (-x[0], x[1])):
-            busy = [(o, o + s) for o, s, ts2, m2 in placed
-                    if not (ordered(m2, ts, hb) or ordered(mask, ts2, hb))]
-            off = first_fit(size, busy, align)
-            a.attributes["offset"] = IntegerAttr(off, i64)
-            placed.append((off, size, ts, mask))
-            arena = max(arena, off + size)
-        bound = live_lower_bound([(s, ts) for s, _, _, ts, _ in info], len(tasks))
+        bufs = buffers(func, tasks, hb, align)
+        conflict = conflicts(bufs, hb)
+        arena, offsets = None, []
+        for key in ORDERS.values():
+            a, offs = first_fit_plan(bufs, conflict, sorted(range(len(bufs)), key=lambda i: key(bufs[i])), align)
+            if arena is None or a < arena:
+                arena, offsets = a, offs
+        for b, off in zip(bufs, offsets):
+            b.offset = off
+            for a in b.allocs:
+                a.attributes["offset"] = IntegerAttr(off, i64)
+        arena = arena or 0
+        bound = max(live_lower_bound([(b.size, b.tasks) for b in bufs], len(tasks)),
+                    clique_lower_bound(bufs, conflict))
         return woff, arena, bound

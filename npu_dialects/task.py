@@ -31,6 +31,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_attr_def,
+    opt_operand_def,
     region_def,
     result_def,
     traits_def,
@@ -90,21 +91,34 @@ class WeightOp(IRDLOperation):
 
 @irdl_op_definition
 class AllocOp(IRDLOperation):
-    """An activation buffer in the DRAM arena; `offset` is set by the memory plan."""
+    """An activation buffer in the DRAM arena; `offset` is set by the memory plan.
+
+    `reuse(%r)` marks an in-place candidate: the tasks writing this buffer read
+    `%r` (another alloc of the same size) only at the positions they write, each
+    before writing it, so the buffer may take `%r`'s bytes if every other task
+    touching `%r` has completed before them (`npu-memplan` checks that)."""
 
     name = "npu_task.alloc"
+    reuse = opt_operand_def(MemRefType)
     offset = opt_attr_def(IntegerAttr)
     result = result_def(MemRefType)
     traits = traits_def(NoMemoryEffect())
-    assembly_format = "attr-dict `:` type($result)"
+    assembly_format = "(`reuse` `(` $reuse^ `:` type($reuse) `)`)? attr-dict `:` type($result)"
 
-    def __init__(self, result_type: MemRefType, offset: int | None = None):
+    def __init__(self, result_type: MemRefType, offset: int | None = None, reuse: SSAValue | None = None):
         attrs = {} if offset is None else {"offset": IntegerAttr(offset, i64)}
-        super().__init__(result_types=[result_type], attributes=attrs)
+        super().__init__(operands=[[reuse] if reuse is not None else []], result_types=[result_type],
+                         attributes=attrs)
 
     def verify_(self) -> None:
         _check_space(self, self.result.type, "dram")
         _check_offset(self, self.offset)
+        if self.reuse is not None:
+            if not isinstance(self.reuse.owner, AllocOp):
+                raise VerifyException("'npu_task.alloc': reuse must name another 'npu_task.alloc'")
+            if byte_size(self.reuse.type) != byte_size(self.result.type):
+                raise VerifyException(f"'npu_task.alloc': reuse of {self.reuse.type} by {self.result.type}: "
+                                      "sizes differ")
 
 
 @irdl_op_definition

@@ -107,3 +107,9 @@ npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
 ^bb0(%lo: index, %hi: i64):
 }
 // CHECK: 'npu_task.task' k: the body takes two index arguments (lo, hi)
+
+// -----
+
+%x = npu_task.alloc : memref<64xf32, "dram">
+%b = npu_task.alloc reuse(%x : memref<64xf32, "dram">) : memref<32xf32, "dram">
+// CHECK: 'npu_task.alloc': reuse of memref<64xf32, "dram"> by memref<32xf32, "dram">: sizes differ

@@ -1,0 +1,71 @@
+// RUN: %opt %s --split-input-file -p npu-memplan | filecheck %s
+
+// "q" reads %a only where it writes %b (reuse) and "p" (the other task touching %a)
+// runs before it on the same core: %b takes %a's bytes.
+builtin.module {
+  func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">) {
+    %a = npu_task.alloc : memref<64xf32, "dram">
+    %b = npu_task.alloc reuse(%a : memref<64xf32, "dram">) : memref<64xf32, "dram">
+    npu_task.task "p" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %x[%c0] -> %a[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    npu_task.task "q" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %a[%c0] -> %b[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    npu_task.task "r" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %b[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    func.return
+  }
+}
+// CHECK: npu.dram_arena_bytes = 256 : i64, npu.dram_lower_bound_bytes = 256 : i64
+// CHECK: %a = npu_task.alloc {offset = 0 : i64}
+// CHECK: %b = npu_task.alloc reuse(%a : memref<64xf32, "dram">) {offset = 0 : i64}
+
+// -----
+
+// Must not fire: "p2" on core 1 also reads %a and nothing orders it before "q",
+// so "q" overwriting %a could race with it. %b gets its own bytes.
+builtin.module {
+  func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">, %z: memref<64xf32, "dram">) {
+    %a = npu_task.alloc : memref<64xf32, "dram">
+    %b = npu_task.alloc reuse(%a : memref<64xf32, "dram">) : memref<64xf32, "dram">
+    npu_task.task "p" attributes {core = 0 : i64, range = array<i64: 0, 1>, signals = array<i64: 0>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %x[%c0] -> %a[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    npu_task.task "p2" attributes {core = 1 : i64, range = array<i64: 0, 1>, waits = array<i64: 0>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %a[%c0] -> %z[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    npu_task.task "q" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %a[%c0] -> %b[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    npu_task.task "r" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %b[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    func.return
+  }
+}
+// CHECK: npu.dram_arena_bytes = 512 : i64, npu.dram_lower_bound_bytes = 512 : i64
+// CHECK: %a = npu_task.alloc {offset = 0 : i64}
+// CHECK: %b = npu_task.alloc reuse(%a : memref<64xf32, "dram">) {offset = 256 : i64}
