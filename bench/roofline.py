@@ -49,10 +49,10 @@ def selected(models_arg: str | None) -> dict:
     return todo
 
 
-def bench_args(doc: str):
+def bench_args(doc: str, default_arch: str = "default"):
     """The options every bench script takes: (arch, the selected models, --out path)."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
-    ap.add_argument("--arch", default="default")
+    ap.add_argument("--arch", default=default_arch)
     ap.add_argument("--models", default=None, help="comma-separated subset")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()

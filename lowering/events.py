@@ -18,7 +18,10 @@ w0 has completed before w starts (so w cannot take a signal meant for w0).
 Hence in program order a slot's signals and waits form epochs: the signals
 after one waiter belong to the next waiter. When no slot is free, the task is
 moved onto a producer's core (queue order then covers that producer and frees
-slots); only if that fails too is running out of `event_slots` a diagnostic.
+slots). If that fails too, the allocation starts over with the highest core's
+tasks folded onto the others (queues merged in program order, which every
+dependency already respects); on one core no event is needed, so allocation
+always succeeds and `event_slots` is never exceeded.
 """
 
 from __future__ import annotations
@@ -32,8 +35,21 @@ from xdsl.passes import ModulePass
 
 from npu_dialects.arch import arch_of
 from npu_dialects.graph import int_array
+from npu_dialects.task import TaskOp
 from lowering.errors import CompileError
 from lowering.taskgraph import dependencies, tasks_of
+
+
+def fold_highest_core(func: FuncOp) -> None:
+    """Move the tasks of the highest core in use onto the others (round robin)."""
+    tasks = [op for op in func.body.block.ops if isinstance(op, TaskOp)]
+    cores = sorted({t.core_id for t in tasks})
+    assert len(cores) > 1, "one core needs no events"
+    k = 0
+    for t in tasks:
+        if t.core_id == cores[-1]:
+            t.attributes["core"] = IntegerAttr(cores[k % (len(cores) - 1)], i64)
+            k += 1
 
 
 @dataclass(frozen=True)
@@ -46,9 +62,15 @@ class Events(ModulePass):
         arch = arch_of(op)
         for func in op.ops:
             if isinstance(func, FuncOp):
-                self.allocate(func, arch.event_slots)
+                for t in func.body.block.ops:
+                    if isinstance(t, TaskOp) and t.core_id >= arch.cores:
+                        raise CompileError(self.name, f"task '{t.kernel.data}' is on core {t.core_id} but the "
+                                                      f"arch has cores={arch.cores}", t)
+                while not self.allocate(func, arch.event_slots):
+                    fold_highest_core(func)
 
-    def allocate(self, func: FuncOp, n_slots: int) -> None:
+    def allocate(self, func: FuncOp, n_slots: int) -> bool:
+        """Set every task's waits and signals; False when the slots run out."""
         tasks = tasks_of(func)
         deps = dependencies(tasks)
         hb: list[int] = []
@@ -67,8 +89,7 @@ class Events(ModulePass):
                     if plan is not None:
                         break
             if plan is None:
-                raise CompileError(self.name, f"more than event_slots={n_slots} cross-core events "
-                                              f"would be live at task '{t.op.kernel.data}'", t.op)
+                return False
             m, slot, producers = plan
             if producers:
                 last_waiter[slot] = t.index
@@ -83,6 +104,7 @@ class Events(ModulePass):
                     t.op.attributes[key] = int_array(vals)
                 elif key in t.op.attributes:
                     del t.op.attributes[key]
+        return True
 
     def plan_waits(self, t, deps: list[int], hb: list[int], last_on_core: dict[int, int],
                    last_waiter: dict[int, int], n_slots: int) -> tuple[int, int, list[int]] | None:

@@ -1,65 +1,15 @@
 // RUN: not npu-opt %s -p npu-events 2>&1 | filecheck %s
 
-// A random task graph (tests/test_planning_random.py, seed 0) whose cross-core
-// dependencies need more than one live event even after moving tasks onto a
-// producer's core: a diagnostic naming the task, not a wrong program.
-builtin.module attributes {npu.arch = #npu.arch<cores = 3, event_slots = 1>} {
-  func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">) attributes {npu.inputs = ["x"], npu.outputs = ["y"]} {
-    %b0 = npu_task.alloc : memref<64xf32, "dram">
-    %b1 = npu_task.alloc : memref<64xf32, "dram">
-    %b2 = npu_task.alloc : memref<64xf32, "dram">
-    %b3 = npu_task.alloc : memref<64xf32, "dram">
-    %b4 = npu_task.alloc : memref<64xf32, "dram">
-    %b5 = npu_task.alloc : memref<64xf32, "dram">
-    npu_task.task "k0" attributes {core = 2 : i64, range = array<i64: 0, 1>} {
+// A task placed on a core the arch does not have.
+builtin.module attributes {npu.arch = #npu.arch<cores = 2>} {
+  func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">) {
+    npu_task.task "k0" attributes {core = 3 : i64, range = array<i64: 0, 1>} {
     ^bb0(%lo: index, %hi: index):
       %c0 = arith.constant 0 : index
-      %t0 = npu_dma.copy %x[%c0] -> %b0[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      %t0 = npu_dma.copy %x[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
       npu_dma.wait %t0
-    }
-    npu_task.task "k1" attributes {core = 1 : i64, range = array<i64: 0, 1>} {
-    ^bb0(%lo: index, %hi: index):
-      %c0 = arith.constant 0 : index
-      %t0 = npu_dma.copy %b0[%c0] -> %b1[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
-      npu_dma.wait %t0
-    }
-    npu_task.task "k2" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
-    ^bb0(%lo: index, %hi: index):
-      %c0 = arith.constant 0 : index
-      %t0 = npu_dma.copy %b0[%c0] -> %b2[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
-      npu_dma.wait %t0
-    }
-    npu_task.task "k3" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
-    ^bb0(%lo: index, %hi: index):
-      %c0 = arith.constant 0 : index
-      %t0 = npu_dma.copy %b0[%c0] -> %b3[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
-      npu_dma.wait %t0
-    }
-    npu_task.task "k4" attributes {core = 1 : i64, range = array<i64: 0, 1>} {
-    ^bb0(%lo: index, %hi: index):
-      %c0 = arith.constant 0 : index
-      %t0 = npu_dma.copy %b1[%c0] -> %b4[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
-      npu_dma.wait %t0
-      %t1 = npu_dma.copy %b3[%c0] -> %b4[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
-      npu_dma.wait %t1
-    }
-    npu_task.task "k5" attributes {core = 1 : i64, range = array<i64: 0, 1>} {
-    ^bb0(%lo: index, %hi: index):
-      %c0 = arith.constant 0 : index
-      %t0 = npu_dma.copy %b2[%c0] -> %b5[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
-      npu_dma.wait %t0
-      %t1 = npu_dma.copy %b3[%c0] -> %b5[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
-      npu_dma.wait %t1
-    }
-    npu_task.task "k6" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
-    ^bb0(%lo: index, %hi: index):
-      %c0 = arith.constant 0 : index
-      %t0 = npu_dma.copy %b1[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
-      npu_dma.wait %t0
-      %t1 = npu_dma.copy %b4[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
-      npu_dma.wait %t1
-    }
+    } loc("conv0")
     func.return
   }
 }
-// CHECK: error: npu-events: more than event_slots=1 cross-core events would be live at task 'k4'
+// CHECK: error: npu-events: task 'k0' is on core 3 but the arch has cores=2 at 'npu_task.task' (ONNX node conv0)

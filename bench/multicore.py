@@ -1,0 +1,41 @@
+"""Multi-core scaling: simulated cycles of each model on 1, 2 and 4 cores of an arch
+(default: the compute-bound `default,dram_bw=4096`), and the 4-vs-1-core speedup.
+
+    python bench/multicore.py [--arch SPEC] [--models a,b] [--out bench/results/multicore.md]
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from dataclasses import replace
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench.roofline import bench_args, simulate, write_table  # noqa: E402
+
+CORES = (1, 2, 4)
+
+
+def main() -> int:
+    arch, todo, out = bench_args(__doc__, default_arch="default,dram_bw=4096")
+    lines = [f"arch: {arch.spec()} (cores varied)", "",
+             "| model | " + " | ".join(f"{c} core{'s' if c > 1 else ''}" for c in CORES) + " | speedup 4 vs 1 |",
+             "|---|" + "---|" * (len(CORES) + 1)]
+    speedups = []
+    for name, make in todo.items():
+        model, inputs = make()
+        cycles = [simulate(model, inputs, replace(arch, cores=c))["cycles"] for c in CORES]
+        speedups.append(cycles[0] / cycles[-1])
+        lines.append(f"| {name} | " + " | ".join(map(str, cycles)) + f" | {speedups[-1]:.2f} |")
+        print(lines[-1], flush=True)
+    gm = math.exp(sum(map(math.log, speedups)) / len(speedups))
+    lines += ["", f"geometric mean speedup 4 vs 1 core: {gm:.2f}"]
+    print(lines[-1])
+    write_table(lines, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
