@@ -6,14 +6,13 @@
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from dataclasses import replace
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.roofline import bench_args, simulate, write_table  # noqa: E402
+from bench.roofline import bench_args, geomean, simulate, write_table  # noqa: E402
 
 CORES = (1, 2, 4)
 
@@ -30,8 +29,7 @@ def main() -> int:
         speedups.append(cycles[0] / cycles[-1])
         lines.append(f"| {name} | " + " | ".join(map(str, cycles)) + f" | {speedups[-1]:.2f} |")
         print(lines[-1], flush=True)
-    gm = math.exp(sum(map(math.log, speedups)) / len(speedups))
-    lines += ["", f"geometric mean speedup 4 vs 1 core: {gm:.2f}"]
+    lines += ["", f"geometric mean speedup 4 vs 1 core: {geomean(speedups):.2f}"]
     print(lines[-1])
     write_table(lines, out)
     return 0

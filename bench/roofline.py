@@ -59,6 +59,10 @@ def bench_args(doc: str, default_arch: str = "default"):
     return parse_arch_spec(args.arch), selected(args.models), args.out
 
 
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(map(math.log, xs)) / len(xs))
+
+
 def write_table(lines: list[str], out: str | None) -> None:
     if out:
         with open(out, "w") as f:
@@ -90,7 +94,7 @@ def main() -> int:
         lines.append(f"| {name} | {r['cycles']} | {r['roofline_cycles']} | {ratio:.2f} | {traffic:.2f} "
                      f"| {r['utilization']['cube']:.1%} | {b['cycles']} | {speedup:.2f} |")
         print(lines[-1], flush=True)
-    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
+    gm = geomean
     lines += ["", f"geometric mean: simulated/roofline {gm(ratios):.2f}, speedup over op by op "
                   f"{gm(speedups):.2f} ({len(ratios)} models, {time.time() - t0:.0f} s; fusion rules: "
                   f"{', '.join(RULES)})"]
