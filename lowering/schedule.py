@@ -11,6 +11,13 @@ list scheduling on predicted times: each part goes to the core where it can
 start earliest, given its dependencies' predicted finish times (plus
 sync_latency across cores) and the core's queue.
 
+Contention: parts placed on different cores at overlapping times share
+`dram_bw`. After placement each part's `predicted_cycles` is stretched to the
+time the DRAM needs to carry its own bytes plus the bytes of the parts that
+overlap it (each spread evenly over its own span), plus one `dma_latency`:
+a fixed point of a few rounds of replaying the schedule with the stretched
+times. The placement itself uses the unstretched predictions.
+
 Options: `max-cores` (0 = all cores of the arch) limits the cores used.
 """
 
@@ -26,6 +33,7 @@ from xdsl.passes import ModulePass
 
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import int_array
+from npu_dialects.task import TaskOp
 from lowering.errors import CompileError
 from lowering.taskgraph import dependencies, tasks_of
 
@@ -57,6 +65,7 @@ class Schedule(ModulePass):
         deps = dependencies(tasks)
         finish: dict[int, list[tuple[int, int]]] = {}  # original task -> [(core, finish)]
         core_free = [0] * cores
+        timeline: list[Part] = []
         for t, d in zip(tasks, deps):
             task = t.op
             lo, hi = task.bounds
@@ -93,4 +102,64 @@ class Schedule(ModulePass):
                     new.attributes["dram_bytes"] = IntegerAttr(nbytes * (phi - plo) // max(1, hi - lo), i64)
                 if new is not task:
                     func.body.block.insert_op_before(new, task)
+                nbytes = new.dram_bytes.value.data if new.dram_bytes is not None else 0
+                timeline.append(Part(new, t.index, c, part_cycles, nbytes, start))
             finish[t.index] = placed
+        stretch_for_contention(timeline, deps, arch)
+
+
+@dataclass(eq=False)
+class Part:
+    """One placed task: its predicted cycles alone (`base`), DRAM bytes and start."""
+
+    op: TaskOp
+    task: int  # index of the original task (its dependencies)
+    core: int
+    base: int
+    nbytes: int
+    start: float
+    cycles: float = 0.0
+
+    @property
+    def end(self) -> float:
+        return self.start + self.cycles
+
+
+def stretch_for_contention(parts: list[Part], deps: list[list[int]], arch: Arch, rounds: int = 4) -> None:
+    """Set each part's `predicted_cycles` to its time with the DRAM bandwidth shared with
+    the parts overlapping it (see the module docstring)."""
+    for p in parts:
+        p.cycles = float(p.base)
+    if arch.cores == 1 or len({p.core for p in parts}) < 2:
+        return
+    for _ in range(rounds):
+        by_start = sorted(parts, key=lambda p: p.start)
+        new = []
+        for p in parts:
+            other = 0.0
+            for q in by_start:
+                if q.start >= p.end:
+                    break
+                if q is not p and q.core != p.core and q.end > p.start and q.cycles > 0:
+                    other += q.nbytes * (min(p.end, q.end) - max(p.start, q.start)) / q.cycles
+            need = (p.nbytes + other) / arch.dram_bw + arch.dma_latency
+            new.append(max(float(p.base), need) if other > 0 else float(p.base))
+        for p, c in zip(parts, new):
+            p.cycles = c
+        replay(parts, deps, arch)
+    for p in parts:
+        p.op.attributes["predicted_cycles"] = IntegerAttr(ceil(p.cycles), i64)
+
+
+def replay(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
+    """Recompute start times for the placement with the parts' current cycles."""
+    core_free: dict[int, float] = {}
+    done: dict[int, list[Part]] = {}
+    for p in parts:
+        ready = 0.0
+        for d in deps[p.task]:
+            for q in done.get(d, []):
+                ready = max(ready, q.end + (arch.sync_latency if q.core != p.core else 0))
+        p.start = max(ready, core_free.get(p.core, 0.0))
+        core_free[p.core] = p.end
+        done.setdefault(p.task, []).append(p)

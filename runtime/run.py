@@ -137,13 +137,14 @@ def make_report(res: SimResult, module: ModuleOp | None = None) -> dict[str, Any
         if k is None:
             k = kernels[t.kernel] = {"name": t.kernel, "onnx_nodes": [], "cores": [], "tasks": 0,
                                      "start": t.start, "end": t.end, "dram_bytes_read": 0,
-                                     "dram_bytes_written": 0, "predicted_cycles": None}
+                                     "dram_bytes_written": 0, "predicted_cycles": None, "task_cycles": 0.0}
         k["onnx_nodes"] += [n for n in t.nodes if n not in k["onnx_nodes"]]
         if t.core not in k["cores"]:
             k["cores"].append(t.core)
         k["tasks"] += 1
         k["start"] = min(k["start"], t.start)
         k["end"] = max(k["end"], t.end)
+        k["task_cycles"] = max(k["task_cycles"], t.end - t.start)
         k["dram_bytes_read"] += t.dram_bytes_read
         k["dram_bytes_written"] += t.dram_bytes_written
         if t.predicted_cycles is not None:
@@ -152,6 +153,7 @@ def make_report(res: SimResult, module: ModuleOp | None = None) -> dict[str, Any
     for k in kernels.values():
         k["cores"].sort()
         k["cycles"] = _num(k["end"] - k["start"])
+        k["task_cycles"] = _num(k["task_cycles"])
         k["start"], k["end"] = _num(k["start"]), _num(k["end"])
         rows.append(k)
     report: dict[str, Any] = {

@@ -1,0 +1,72 @@
+// RUN: %opt %s --split-input-file -p npu-schedule | filecheck %s
+
+// Two independent DRAM-heavy tasks run side by side on cores 0 and 1 and share
+// dram_bw = 128 B/cycle: each must see both tasks' 25,600 bytes go by, so its
+// prediction becomes 51,200 / 128 + dma_latency 200 = 600 cycles (400 alone).
+builtin.module {
+  func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">, %z: memref<64xf32, "dram">) {
+    npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 400 : i64, dram_bytes = 25600 : i64} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t = npu_dma.copy %x[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t
+    }
+    npu_task.task "b" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 400 : i64, dram_bytes = 25600 : i64} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t = npu_dma.copy %x[%c0] -> %z[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t
+    }
+    func.return
+  }
+}
+// CHECK: npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 600 : i64, dram_bytes = 25600 : i64}
+// CHECK: npu_task.task "b" attributes {core = 1 : i64, range = array<i64: 0, 1>, predicted_cycles = 600 : i64, dram_bytes = 25600 : i64}
+
+// -----
+
+// A compute-bound neighbour barely matters: "b" moves 6,400 bytes over 2,000 cycles,
+// about 1,312 of them while "a" runs, so "a" needs (25,600 + 1,312) / 128 + 200 =
+// 410.25 -> 411 cycles; "b" must not stretch (all 32,000 bytes take 250 + 200 < 2,000).
+builtin.module {
+  func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">, %z: memref<64xf32, "dram">) {
+    npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 400 : i64, dram_bytes = 25600 : i64} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t = npu_dma.copy %x[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t
+    }
+    npu_task.task "b" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 2000 : i64, dram_bytes = 6400 : i64} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t = npu_dma.copy %x[%c0] -> %z[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t
+    }
+    func.return
+  }
+}
+// CHECK: npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 411 : i64, dram_bytes = 25600 : i64}
+// CHECK: npu_task.task "b" attributes {core = 1 : i64, range = array<i64: 0, 1>, predicted_cycles = 2000 : i64, dram_bytes = 6400 : i64}
+
+// -----
+
+// Must not stretch on one core: nothing runs beside anything.
+builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
+  func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">, %z: memref<64xf32, "dram">) {
+    npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 400 : i64, dram_bytes = 25600 : i64} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t = npu_dma.copy %x[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t
+    }
+    npu_task.task "b" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 400 : i64, dram_bytes = 25600 : i64} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t = npu_dma.copy %x[%c0] -> %z[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t
+    }
+    func.return
+  }
+}
+// CHECK: npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 400 : i64, dram_bytes = 25600 : i64}
+// CHECK: npu_task.task "b" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 400 : i64, dram_bytes = 25600 : i64}
