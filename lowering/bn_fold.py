@@ -25,7 +25,8 @@ being a vector kernel of its own (DenseNet's pre-activation BN-ReLU). A
 batchnorm whose parameters are not constant stays a vector op.
 
 Assumes graph-level IR. The original weights stay in the store (other ops may
-share them); constants left without users are removed. No options.
+share them); constants left without users are removed. The fold into a conv is
+also npu-fuse's `conv-bn` rule.
 """
 
 from __future__ import annotations
@@ -54,9 +55,10 @@ class FoldBatchNorm(RewritePattern):
     """batchnorm(conv2d(x, W, b)) -> conv2d(x, W * mul, b * mul + offset); any other
     batchnorm with constant parameters -> x * mul + offset (per channel)."""
 
-    def __init__(self, module: ModuleOp, constants: ConstantReader):
+    def __init__(self, module: ModuleOp, constants: ConstantReader, conv: bool = True, affine: bool = True):
         self.module = module
         self.constants = constants
+        self.conv, self.affine = conv, affine
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: BatchNormOp, rewriter: PatternRewriter) -> None:
@@ -67,7 +69,7 @@ class FoldBatchNorm(RewritePattern):
         if any(a is None for a in p):
             return
         mul, offset = BatchNormOp.folded(dict(op.attributes), *[a.astype(np.float64) for a in p])  # type: ignore[union-attr]
-        if not self.into_conv(op, mul, offset, rewriter):
+        if not (self.conv and self.into_conv(op, mul, offset, rewriter)) and self.affine:
             self.into_affine(op, mul, offset, rewriter)
 
     def into_conv(self, op: BatchNormOp, mul: np.ndarray, offset: np.ndarray, rewriter: PatternRewriter) -> bool:
@@ -118,13 +120,23 @@ class FoldBatchNorm(RewritePattern):
         rewriter.replace(op, shifted)
 
 
+def fold_batchnorms(module: ModuleOp, pass_name: str, conv: bool = True, affine: bool = True) -> None:
+    """Apply FoldBatchNorm (into convs, into multiply-adds, or both) over the module."""
+    constants = ConstantReader(module, pass_name)
+    pattern = FoldBatchNorm(module, constants, conv=conv, affine=affine)
+    PatternRewriteWalker(GreedyRewritePatternApplier([pattern])).rewrite_module(module)
+
+
 @dataclass(frozen=True)
 class BnFold(ModulePass):
     """Fold batchnorm into the conv2d in front of it (constant weights and parameters, conv used once),
-    else into a per-channel multiply-add. See the module docstring for the conditions. No options."""
+    else into a per-channel multiply-add. See the module docstring for the conditions.
+
+    Options: `conv=false` never folds into a conv (npu-fuse's `conv-bn` rule switched
+    off): every batchnorm with constant parameters becomes the multiply-add."""
 
     name = "npu-bn-fold"
+    conv: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        constants = ConstantReader(op, self.name)
-        PatternRewriteWalker(GreedyRewritePatternApplier([FoldBatchNorm(op, constants)])).rewrite_module(op)
+        fold_batchnorms(op, self.name, conv=self.conv)

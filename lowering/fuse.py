@@ -1,10 +1,16 @@
 """`npu-fuse`: group graph ops into `npu_graph.fused` kernels.
 
 Rules (each can be switched off with `npu-fuse{disable=rule,...}`):
+- `conv-bn`: a batchnorm after a conv folds into the conv's weights and bias
+  (`lowering/bn_fold.py`; `npu-bn-fold` earlier in the default pipeline does the
+  same, and `npu-default{fuse-disable=conv-bn}` switches it off there too);
 - `conv-epilogue`: `conv2d` followed by a chain of elementwise ops (bias,
   activation, residual add) that consume its result;
 - `matmul-epilogue`: `gemm`/`matmul` followed by such a chain;
-- `eltwise-chain`: a chain of elementwise ops with no cube op in front.
+- `eltwise-chain`: a chain of elementwise ops with no cube op in front;
+- `layer-group`: consecutive tiled kernels sharing SRAM, formed later by
+  `npu-layer-group` (it needs the tiles); switching the rule off here records
+  `npu.fuse_disable` on the module, which `npu-layer-group` obeys.
 
 A chain link must take the running value as one operand, be its only user,
 and keep its shape (the other operand broadcasts into it), so the epilogue
@@ -18,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
@@ -26,13 +32,28 @@ from xdsl.rewriter import InsertPoint
 
 from npu_dialects.graph import Conv2dOp, ElementwiseOp, FusedOp, GemmOp, MatMulOp, YieldOp
 from npu_dialects.locs import fused_loc, node_names
+from lowering.bn_fold import fold_batchnorms
 from lowering.errors import CompileError
 
-RULES: dict[str, tuple[type[Operation], ...]] = {
+EPILOGUE_RULES: dict[str, tuple[type[Operation], ...]] = {
     "conv-epilogue": (Conv2dOp,),
     "matmul-epilogue": (GemmOp, MatMulOp),
     "eltwise-chain": (ElementwiseOp,),
 }
+RULES = ("conv-bn", *EPILOGUE_RULES, "layer-group")
+DISABLED_ATTR = "npu.fuse_disable"
+
+
+def check_rules(names: tuple[str, ...], pass_name: str) -> None:
+    unknown = [r for r in names if r not in RULES]
+    if unknown:
+        raise CompileError(pass_name, f"unknown fusion rule(s) {', '.join(unknown)} (known: {', '.join(RULES)})")
+
+
+def rule_disabled(module: ModuleOp, rule: str) -> bool:
+    """Whether an earlier npu-fuse switched `rule` off for this module."""
+    attr = module.attributes.get(DISABLED_ATTR)
+    return isinstance(attr, ArrayAttr) and any(isinstance(a, StringAttr) and a.data == rule for a in attr)
 
 
 def _epilogue_link(value: SSAValue) -> ElementwiseOp | None:
@@ -108,11 +129,12 @@ class Fuse(ModulePass):
     disable: tuple[str, ...] = field(default=())
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        unknown = [r for r in self.disable if r not in RULES]
-        if unknown:
-            raise CompileError(self.name, f"unknown fusion rule(s) {', '.join(unknown)} "
-                                          f"(known: {', '.join(RULES)})")
+        check_rules(self.disable, self.name)
+        if self.disable:
+            op.attributes[DISABLED_ATTR] = ArrayAttr([StringAttr(r) for r in self.disable])
+        if "conv-bn" not in self.disable:
+            fold_batchnorms(op, self.name, affine=False)
         # cube epilogues first so an elementwise chain never steals a conv's epilogue
-        for rule, anchors in RULES.items():
+        for rule, anchors in EPILOGUE_RULES.items():
             if rule not in self.disable:
                 PatternRewriteWalker(FuseRule(rule, anchors), apply_recursively=False).rewrite_module(op)

@@ -43,6 +43,7 @@ from npu_dialects.locs import fused_loc, node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
 from lowering.constants import ConstantReader, make_constant
 from lowering.errors import CompileError
+from lowering.fuse import rule_disabled
 from lowering.groups import GroupPlan, op_cycles, plan_group
 
 
@@ -98,6 +99,8 @@ class LayerGroup(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_kernels < 2:
             raise CompileError(self.name, f"max-kernels must be at least 2, got {self.max_kernels}")
+        if rule_disabled(op, "layer-group"):
+            return  # npu-fuse{disable=layer-group}
         arch = arch_of(op)
         object.__setattr__(self, "constants", ConstantReader(op, self.name))
         object.__setattr__(self, "_available", {})

@@ -20,6 +20,7 @@ from npu_dialects.arch import Arch, set_arch
 from npu_dialects.weights import attach_weights
 from lowering import get_all_passes
 from lowering.errors import CompileError
+from lowering.fuse import check_rules
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "npu-canonicalize", "npu-constant-fold", "npu-shape-inference", "npu-bn-fold", "npu-dce", "npu-cse",
@@ -62,6 +63,7 @@ class NpuDefault(ModulePass):
         if unknown:
             raise CompileError(self.name, f"cannot disable unknown pass(es) {', '.join(unknown)} "
                                           f"(pipeline: {', '.join(DEFAULT_PIPELINE)})")
+        check_rules(self.fuse_disable, self.name)
         passes = get_all_passes()
         for pass_name in DEFAULT_PIPELINE:
             if pass_name in self.disable:
@@ -69,6 +71,8 @@ class NpuDefault(ModulePass):
             cls = passes[pass_name]()
             if pass_name == "npu-fuse":
                 p = cls(disable=self.fuse_disable)
+            elif pass_name == "npu-bn-fold":
+                p = cls(conv="conv-bn" not in self.fuse_disable)
             elif pass_name == "npu-tile":
                 p = cls(double_buffer=self.double_buffer)
             else:

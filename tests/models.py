@@ -121,6 +121,30 @@ def lenet(batch: int = 1, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return g.model("lenet", {"x": [batch, 1, 28, 28]}, {"y": [batch, 10]}, opset)
 
 
+def residual_block(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """A ResNet basic block with a classifier, every fusion rule's pattern in it:
+    x[1, 8, 16, 16] -> conv 3x3 -> BN -> relu -> conv 3x3 -> BN -> add x -> relu ->
+    GlobalAveragePool -> flatten -> fc 10 -> relu (2 Conv, 2 BatchNormalization)."""
+    g = _Graph(seed=3)
+
+    def conv_bn(x: str, i: int) -> str:
+        h = g.node("Conv", [x, g.weight(f"conv{i}.weight", (8, 8, 3, 3))], f"/conv{i}/Conv_output_0",
+                   name=f"/conv{i}/Conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1])
+        bn = [g.const(f"bn{i}.{k}", g.rng.uniform(lo, hi, 8).astype(np.float32))
+              for k, lo, hi in (("scale", 0.5, 1.5), ("bias", -0.2, 0.2), ("mean", -0.1, 0.1), ("var", 0.5, 1.5))]
+        return g.node("BatchNormalization", [h, *bn], f"/bn{i}/BatchNormalization_output_0",
+                      name=f"/bn{i}/BatchNormalization", epsilon=1e-5)
+
+    h = _relu(g, conv_bn("x", 1), 0)
+    h = g.node("Add", [conv_bn(h, 2), "x"], "/add/Add_output_0", name="/add/Add")
+    h = _relu(g, h, 1)
+    h = g.node("GlobalAveragePool", [h], "/gap/GlobalAveragePool_output_0", name="/gap/GlobalAveragePool")
+    h = g.node("Flatten", [h], "/flatten/Flatten_output_0", name="/flatten/Flatten", axis=1)
+    h = _relu(g, _linear(g, h, "fc", 8, 10), 2)
+    g.nodes[-1].output[0] = "y"
+    return g.model("residual_block", {"x": [1, 8, 16, 16]}, {"y": [1, 10]}, opset)
+
+
 def small_cnn(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """The README demo model: LeNet-5 with batch 1."""
     return lenet(batch=1, opset=opset)

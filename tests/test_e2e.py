@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from lowering.fuse import RULES
 from tests import models
 from tests.e2e import compile_and_run, max_abs_error, onnxruntime_outputs
 
@@ -38,6 +39,35 @@ def test_networks_match_onnxruntime(name, arch):
 ])
 def test_switching_passes_and_rules_off_keeps_numerics(options):
     assert max_abs_error(models.torch_lenet(), "default", **options) <= 1e-4
+
+
+@pytest.mark.parametrize("rule", [None, *RULES])
+def test_each_fusion_rule_off_keeps_numerics(rule):
+    """Every rule on, then each rule off, on a block that has every rule's pattern."""
+    options = {"fuse_disable": (rule,)} if rule else {}
+    assert max_abs_error(models.residual_block(), "default", **options) <= 1e-4
+
+
+def test_fusion_rules_change_the_kernels():
+    """layer-group off keeps the kernels apart; conv-bn off keeps the batchnorms out of the
+    conv weights (they become multiply-adds in the conv epilogues)."""
+    from lowering.onnx_import import import_model
+    from lowering.pipeline import compile_module
+    from npu_dialects.arch import parse_arch_spec
+    from npu_dialects.task import TaskOp, WeightOp
+
+    def compiled(*off):
+        arch = parse_arch_spec("default")
+        module, weights = import_model(models.residual_block(), arch)
+        compile_module(module, arch, weights, fuse_disable=off)
+        keys = [op.key.data for op in module.walk() if isinstance(op, WeightOp)]
+        return len([op for op in module.walk() if isinstance(op, TaskOp)]), keys
+
+    tasks, _ = compiled()
+    separate, keys = compiled("layer-group")
+    assert tasks == 1 and separate == 4  # one layer group vs conv, conv, pool, fc
+    assert sum("bn_weight" in k for k in keys) == 2  # both batchnorms folded into the convs
+    assert not any("bn_weight" in k for k in compiled("layer-group", "conv-bn")[1])
 
 
 def _compile_with_tile_options(model, arch_spec, **tile_options):
