@@ -43,8 +43,8 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
-from lowering.tiling import (EpilogueStep, KernelShape, TilingError, Window, epilogue_of, make_anchor, matmul_views,
-                             with_epilogue)
+from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, matmul_views,
+                             split_kernel, with_epilogue)
 
 INDEX = IndexType()
 
@@ -109,6 +109,7 @@ class KernelPlan:
     ks: KernelShape
     steps: list[EpilogueStep]
     anchor: Operation
+    prologue: list[EpilogueStep]  # applied in place to the first load's tile before the anchor
 
     @property
     def piped(self) -> list[Window]:
@@ -119,8 +120,7 @@ def plan_of(kernel: KernelOp) -> KernelPlan:
     """Rebuild the kernel's windows from its recorded tile sizes."""
     ops = kernel.graph_ops()
     ins_index = {a: i for i, a in enumerate(kernel.body.block.args)}
-    anchor = make_anchor(ops[0], ins_index)
-    steps, extra = epilogue_of(ops[1:], ops[0], ins_index)
+    anchor, steps, extra = split_kernel(ops, ins_index)
     names = kernel.loop_names
     if [l.name for l in anchor.loops()] != names:
         raise TilingError(f"loops '{kernel.loops.data}' do not match a {anchor.kind} kernel "
@@ -128,7 +128,8 @@ def plan_of(kernel: KernelOp) -> KernelPlan:
     ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra)
     if list(ks.grid) != list(kernel.trip_counts):
         raise TilingError(f"grid {list(kernel.trip_counts)} does not match the tile sizes (expected {ks.grid})")
-    return KernelPlan(kernel, ks, steps, ops[0])
+    prologue = anchor.steps if isinstance(anchor, PrologueAnchor) else []
+    return KernelPlan(kernel, ks, steps, anchor.op, prologue)
 
 
 class TaskBuilder:
@@ -237,6 +238,8 @@ class TaskBuilder:
         idx = self.indices(em, t)
         nload = len(ks.loads)
         r_tiles = ks.reduction_tiles
+        for s in self.plan.prologue:  # on the input tile in place; its operands follow the conv's two loads
+            em.add(EltwiseOp(s.fn, [bufs[0] if i is None else bufs[2 + i] for i in s.args], bufs[0]))
         if r_tiles == 1:
             self.compute(em, bufs, acc, False)
             self.finish(em, idx, bufs[nload:], acc, False)

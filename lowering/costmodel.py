@@ -4,7 +4,8 @@ It mirrors the simulator's timing model at a coarser grain (no contention):
 - a DMA costs `dma_latency` plus its bytes over `dram_bw`; a step's loads are
   spread over the core's `dma_channels` and together cannot beat `dram_bw`;
 - cube work is ceil(M/cm)*ceil(K/ck)*ceil(N/cn) blocks (padding waste
-  included), vector work ceil(elements/vector_lanes) cycles;
+  included), vector work ceil(elements/vector_lanes) cycles (a conv prologue
+  adds its ops over the input tile, every step);
 - with double buffering the first load is exposed, then a step costs
   max(DMA, compute) and the last step only its compute; otherwise their sum;
 - the output tile is stored once per parallel tile (latency + bytes, not
@@ -45,7 +46,8 @@ def compute_cycles(ks: KernelShape, arch: Arch) -> int:
     if ks.kind == "conv2d":
         kh, kw = ks.loads[1].sizes[2], ks.loads[1].sizes[3]
         m, groups = t["oh"] * t["ow"], ks.window_area
-        return groups * ceil(m / cm) * ceil(t["ci"] * kh * kw / ck) * ceil(t["co"] / groups / cn)
+        prologue = ks.prologue_len * ceil(prod(ks.loads[0].sizes) / arch.vector_lanes)
+        return prologue + groups * ceil(m / cm) * ceil(t["ci"] * kh * kw / ck) * ceil(t["co"] / groups / cn)
     if ks.kind in ("pool", "apply"):
         return ceil(prod(ks.out.sizes) * ks.window_area / arch.vector_lanes)
     return ceil(prod(ks.out.sizes) / arch.vector_lanes)

@@ -4,6 +4,12 @@ Rules (each can be switched off with `npu-fuse{disable=rule,...}`):
 - `conv-bn`: a batchnorm after a conv folds into the conv's weights and bias
   (`lowering/bn_fold.py`; `npu-bn-fold` earlier in the default pipeline does the
   same, and `npu-default{fuse-disable=conv-bn}` switches it off there too);
+- `conv-prologue`: elementwise ops in front of an unpadded `conv2d` that map
+  its input per channel (a pre-activation BatchNorm-ReLU: multiply-add by
+  [C, 1, 1] constants, relu) run on each input tile in SRAM, so the conv reads
+  the raw tensor and the transformed one never goes to DRAM (exact: no
+  padding zeros pass through the ops, and an input element only feeds outputs
+  whose windows hold it). Each link's result must have one use;
 - `conv-epilogue`: `conv2d` followed by a chain of elementwise ops (bias,
   activation, residual add) that consume its result;
 - `matmul-epilogue`: `gemm`/`matmul` followed by such a chain;
@@ -30,17 +36,18 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint
 
-from npu_dialects.graph import Conv2dOp, ElementwiseOp, FusedOp, GemmOp, MatMulOp, YieldOp
+from npu_dialects.graph import Conv2dOp, ElementwiseOp, FusedOp, GemmOp, MatMulOp, YieldOp, shape_of
 from npu_dialects.locs import fused_loc, node_names
 from lowering.bn_fold import fold_batchnorms
 from lowering.errors import CompileError
+from lowering.tiling import per_channel_shape
 
 EPILOGUE_RULES: dict[str, tuple[type[Operation], ...]] = {
     "conv-epilogue": (Conv2dOp,),
     "matmul-epilogue": (GemmOp, MatMulOp),
     "eltwise-chain": (ElementwiseOp,),
 }
-RULES = ("conv-bn", *EPILOGUE_RULES, "layer-group")
+RULES = ("conv-bn", "conv-prologue", *EPILOGUE_RULES, "layer-group")
 DISABLED_ATTR = "npu.fuse_disable"
 
 
@@ -98,12 +105,33 @@ def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter) -> 
     return fused
 
 
+def conv_prologue(conv: Conv2dOp) -> list[ElementwiseOp]:
+    """The elementwise ops in front of `conv` that can run on its input tiles (see
+    `conv-prologue` in the module docstring), in program order."""
+    if any(conv.params["pads"]):
+        return []
+    channels = shape_of(conv.input)[1]
+    chain: list[ElementwiseOp] = []
+    v = conv.input
+    while isinstance(op := v.owner, ElementwiseOp) and v.has_one_use() and op.parent_block() is conv.parent_block():
+        running = [o for o in op.operands if o.type == v.type]
+        others = [o for o in op.operands if o.type != v.type]
+        if len(running) != 1 or any(per_channel_shape(shape_of(o), channels) is None for o in others):
+            break
+        chain.insert(0, op)
+        v = running[0]
+    return chain
+
+
 @dataclass
 class FuseRule(RewritePattern):
-    """Fuse an anchor of `anchors` with its elementwise epilogue chain."""
+    """Fuse an anchor of `anchors` with its elementwise epilogue chain (`epilogue`) and,
+    for a conv, the ops in front of it (`prologue`)."""
 
     rule: str
     anchors: tuple[type[Operation], ...]
+    prologue: bool = False
+    epilogue: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, self.anchors) or isinstance(op.parent_op(), FusedOp):
@@ -113,10 +141,12 @@ class FuseRule(RewritePattern):
             if any(isinstance(p, ElementwiseOp) and _epilogue_link(p.results[0]) is op for p in prev):
                 return  # not the head of its chain
         chain: list[Operation] = [op]
-        while (link := _epilogue_link(chain[-1].results[0])) is not None:
+        while self.epilogue and (link := _epilogue_link(chain[-1].results[0])) is not None:
             chain.append(link)
-        if len(chain) > 1:
-            fuse_chain(chain, self.rule, rewriter)
+        pro: list[Operation] = list(conv_prologue(op)) if self.prologue and isinstance(op, Conv2dOp) else []
+        if len(chain) > 1 or pro:
+            rules = (["conv-prologue"] if pro else []) + ([self.rule] if len(chain) > 1 else [])
+            fuse_chain(pro + chain, ",".join(rules), rewriter)
 
 
 @dataclass(frozen=True)
@@ -134,7 +164,12 @@ class Fuse(ModulePass):
             op.attributes[DISABLED_ATTR] = ArrayAttr([StringAttr(r) for r in self.disable])
         if "conv-bn" not in self.disable:
             fold_batchnorms(op, self.name, affine=False)
-        # cube epilogues first so an elementwise chain never steals a conv's epilogue
+        # convs (with prologues) and cube epilogues first, so an elementwise chain never
+        # steals a conv's prologue or epilogue
+        prologue = "conv-prologue" not in self.disable
         for rule, anchors in EPILOGUE_RULES.items():
-            if rule not in self.disable:
-                PatternRewriteWalker(FuseRule(rule, anchors), apply_recursively=False).rewrite_module(op)
+            epilogue = rule not in self.disable
+            if epilogue or (prologue and rule == "conv-epilogue"):
+                walker = PatternRewriteWalker(FuseRule(rule, anchors, prologue=prologue, epilogue=epilogue),
+                                              apply_recursively=False)
+                walker.rewrite_module(op)

@@ -34,7 +34,7 @@ from npu_dialects.tile import KernelOp, TileYieldOp
 from lowering.costmodel import best_parts, kernel_dram_bytes, split_cycles
 from lowering.errors import CompileError
 from lowering.roofline import MACS_ATTR, annotate
-from lowering.tiling import TilingError, epilogue_of, make_anchor, search, sram_bytes, with_epilogue
+from lowering.tiling import TilingError, search, split_kernel, sram_bytes, with_epilogue
 
 
 def kernel_body(op: Operation) -> tuple[list[SSAValue], Block]:
@@ -127,8 +127,7 @@ class Tile(ModulePass):
                 raise CompileError(self.name, f"kernel '{kname}': zero-sized results are not supported", op)
             ins_index = {a: i for i, a in enumerate(block.args)}
             try:
-                anchor = make_anchor(body_ops[0], ins_index)
-                steps, extra = epilogue_of(body_ops[1:], body_ops[0], ins_index)
+                anchor, steps, extra = split_kernel(body_ops, ins_index)
                 key = kernel_signature(body_ops, arch, self.double_buffer)
                 if key not in self._memo:
                     ks, db, _ = search(anchor, extra, len(steps), arch, self.double_buffer, split_cycles)

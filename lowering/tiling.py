@@ -105,6 +105,7 @@ class KernelShape:
     out: Window
     epilogue: list[Window] = field(default_factory=list)  # one per epilogue op operand
     window_area: int = 1  # vector work per output element (pool window, apply cost)
+    prologue_len: int = 0  # elementwise ops applied to the first load's tile before the anchor
 
     @property
     def grid(self) -> list[int]:
@@ -418,6 +419,79 @@ class EpilogueStep:
     args: tuple[int | None, ...]
 
 
+class PrologueAnchor(Anchor):
+    """A conv whose input tile goes through per-channel elementwise ops in SRAM first
+    (npu-fuse's `conv-prologue`): the conv's tiling, plus one load per extra operand
+    following the input tile's channels (appended to the loads)."""
+
+    def __init__(self, base: Anchor, steps: list[EpilogueStep], extra: list[tuple[int, tuple[int, ...]]]):
+        super().__init__(base.kind, base.op, base.inputs)
+        self.base, self.steps, self.extra = base, steps, extra
+
+    def loops(self) -> list[Loop]:
+        return self.base.loops()
+
+    def candidates(self, arch: Arch) -> dict[str, list[int]]:
+        return self.base.candidates(arch)
+
+    def shape(self, tile: dict[str, int]) -> KernelShape | None:
+        ks = self.base.shape(tile)
+        if ks is None:
+            return None
+        x = ks.loads[0]
+        ks.loads = ks.loads + [Window(i, shape, (fixed(1), x.dims[1] if shape[1] > 1 else fixed(1), fixed(1),
+                                                 fixed(1)), None) for i, shape in self.extra]
+        ks.prologue_len = len(self.steps)
+        return ks
+
+
+def per_channel_shape(shape: Sequence[int], channels: int) -> tuple[int, int, int, int] | None:
+    """`shape` rank-extended to NCHW when it is constant over N, H and W (channels or 1), else None."""
+    if len(shape) > 4:
+        return None
+    full = (1,) * (4 - len(shape)) + tuple(shape)
+    if full[0] != 1 or full[2] != 1 or full[3] != 1 or full[1] not in (1, channels):
+        return None
+    return full  # type: ignore[return-value]
+
+
+def prologue_of(ops: Sequence[Operation], conv: Conv2dOp, ins_index: dict[SSAValue, int]
+                ) -> tuple[list[EpilogueStep], list[tuple[int, tuple[int, ...]]], SSAValue]:
+    """Steps of the elementwise ops in front of `conv` (each taking the running input
+    tile and per-channel kernel inputs), their extra operands, and the kernel input
+    the chain starts from."""
+    if any(conv.params["pads"]):
+        raise TilingError("a conv prologue needs a conv without padding (padding zeros would go through it)")
+    first = ops[0]
+    heads = [o for o in first.operands if o in ins_index and o.type == first.results[0].type]
+    if not heads:
+        raise TilingError("a conv prologue must start from a kernel input of the conv's input shape")
+    running = heads[0]
+    channels = shape_of(running)[1]
+    steps: list[EpilogueStep] = []
+    extra: list[tuple[int, tuple[int, ...]]] = []
+    running = chain_steps(ops, running, ins_index, steps, extra, "a conv prologue",
+                          lambda o: per_channel_shape(shape_of(o), channels), "a per-channel kernel input")
+    if running != conv.input:
+        raise TilingError("the prologue must end in the conv's input")
+    return steps, extra, heads[0]
+
+
+def split_kernel(ops: Sequence[Operation], ins_index: dict[SSAValue, int]
+                 ) -> tuple[Anchor, list[EpilogueStep], list[tuple[int, tuple[int, ...]]]]:
+    """A kernel's graph ops as (anchor, epilogue steps, epilogue operands): the anchor is
+    the first op, or the conv after a prologue of elementwise ops (`PrologueAnchor`)."""
+    k = next((i for i, o in enumerate(ops) if not isinstance(o, ElementwiseOp)), 0)
+    if k == 0:
+        return make_anchor(ops[0], ins_index), *epilogue_of(ops[1:], ops[0], ins_index)
+    conv = ops[k]
+    if not isinstance(conv, Conv2dOp):
+        raise TilingError(f"only a conv can have a prologue, not '{conv.name}'")
+    pro_steps, pro_extra, head = prologue_of(ops[:k], conv, ins_index)
+    anchor = PrologueAnchor(make_anchor(conv, {**ins_index, conv.input: ins_index[head]}), pro_steps, pro_extra)
+    return anchor, *epilogue_of(ops[k + 1:], conv, ins_index)
+
+
 def epilogue_of(ops: Sequence[Operation], anchor: Operation,
                 ins_index: dict[SSAValue, int]) -> tuple[list[EpilogueStep], list[tuple[int, tuple[int, ...]]]]:
     """Epilogue steps after the anchor, and (kernel input index, shape) of their extra operands.
@@ -435,22 +509,32 @@ def epilogue_of(ops: Sequence[Operation], anchor: Operation,
             shape = (1, shape[0], 1, 1)
         extra.append((ins_index[bias], shape))
         steps.append(EpilogueStep("add", (None, len(extra) - 1)))
-    running = anchor.results[0]
+    chain_steps(ops, anchor.results[0], ins_index, steps, extra, "an epilogue", shape_of, "a kernel input")
+    return steps, extra
+
+
+def chain_steps(ops: Sequence[Operation], running: SSAValue, ins_index: dict[SSAValue, int],
+                steps: list[EpilogueStep], extra: list[tuple[int, tuple[int, ...]]], what: str,
+                operand_shape, operand_kind: str) -> SSAValue:
+    """Append a chain of elementwise ops starting from `running` as steps (the running
+    tile is None, other operands kernel inputs given the shape `operand_shape` reads,
+    None when unfit); returns the chain's last value."""
     for op in ops:
         if not isinstance(op, ElementwiseOp):
-            raise TilingError(f"'{op.name}' cannot be an epilogue")
+            raise TilingError(f"'{op.name}' cannot be {what}")
         args: list[int | None] = []
         for o in op.operands:
             if o == running:
                 args.append(None)
                 continue
-            if o not in ins_index:
-                raise TilingError("epilogue operand must be a kernel input")
-            extra.append((ins_index[o], shape_of(o)))
+            shape = operand_shape(o) if o in ins_index else None
+            if shape is None:
+                raise TilingError(f"{what} operand must be {operand_kind}")
+            extra.append((ins_index[o], tuple(shape)))
             args.append(len(extra) - 1)
         steps.append(EpilogueStep(op.FN, tuple(args)))
         running = op.results[0]
-    return steps, extra
+    return running
 
 
 def with_epilogue(ks: KernelShape, extra: Sequence[tuple[int, tuple[int, ...]]]) -> KernelShape:

@@ -145,6 +145,31 @@ def residual_block(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return g.model("residual_block", {"x": [1, 8, 16, 16]}, {"y": [1, 10]}, opset)
 
 
+def dense_block(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """A DenseNet layer and transition (pre-activation): x[1, 16, 8, 8] -> BN -> relu ->
+    conv 1x1 (16) -> BN -> relu -> conv 3x3 pad 1 (8) -> concat with x (24) -> BN ->
+    relu -> conv 1x1 (12) -> y (BN-ReLU in front of unpadded convs: conv-prologue)."""
+    g = _Graph(seed=4)
+
+    def bn_relu(x: str, i: int, c: int) -> str:
+        bn = [g.const(f"bn{i}.{k}", g.rng.uniform(lo, hi, c).astype(np.float32))
+              for k, lo, hi in (("scale", 0.5, 1.5), ("bias", -0.2, 0.2), ("mean", -0.1, 0.1), ("var", 0.5, 1.5))]
+        h = g.node("BatchNormalization", [x, *bn], f"/bn{i}/BatchNormalization_output_0",
+                   name=f"/bn{i}/BatchNormalization", epsilon=1e-5)
+        return _relu(g, h, i)
+
+    def conv(x: str, i: int, cin: int, cout: int, k: int) -> str:
+        return g.node("Conv", [x, g.weight(f"conv{i}.weight", (cout, cin, k, k))], f"/conv{i}/Conv_output_0",
+                      name=f"/conv{i}/Conv", kernel_shape=[k, k], pads=[k // 2] * 4, strides=[1, 1])
+
+    h = conv(bn_relu("x", 0, 16), 0, 16, 16, 1)
+    h = conv(bn_relu(h, 1, 16), 1, 16, 8, 3)
+    h = g.node("Concat", ["x", h], "/cat/Concat_output_0", name="/cat/Concat", axis=1)
+    conv(bn_relu(h, 2, 24), 2, 24, 12, 1)
+    g.nodes[-1].output[0] = "y"
+    return g.model("dense_block", {"x": [1, 16, 8, 8]}, {"y": [1, 12, 8, 8]}, opset)
+
+
 def small_cnn(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """The README demo model: LeNet-5 with batch 1."""
     return lenet(batch=1, opset=opset)

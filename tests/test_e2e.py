@@ -42,10 +42,17 @@ def test_switching_passes_and_rules_off_keeps_numerics(options):
 
 
 @pytest.mark.parametrize("rule", [None, *RULES])
-def test_each_fusion_rule_off_keeps_numerics(rule):
-    """Every rule on, then each rule off, on a block that has every rule's pattern."""
+@pytest.mark.parametrize("model", ["residual_block", "dense_block"])
+def test_each_fusion_rule_off_keeps_numerics(model, rule):
+    """Every rule on, then each rule off, on blocks that have every rule's pattern."""
     options = {"fuse_disable": (rule,)} if rule else {}
-    assert max_abs_error(models.residual_block(), "default", **options) <= 1e-4
+    assert max_abs_error(getattr(models, model)(), "default", **options) <= 1e-4
+
+
+@pytest.mark.parametrize("arch", ["default", "default,cores=1,sram_bytes=8192", "edge-small"])
+def test_conv_prologue_numerics_across_machines(arch):
+    """Small SRAM cuts the input channels into reduction steps: the prologue runs per step."""
+    assert max_abs_error(models.dense_block(), arch, fuse_disable=("layer-group",)) <= 1e-4
 
 
 def test_fusion_rules_change_the_kernels():

@@ -9,3 +9,4 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 128>} {
   }
 }
 // CHECK: error: npu-tile: kernel '/conv1/Conv': no tile fits sram_bytes=128: the smallest candidate needs {{[0-9]+}} bytes at 'npu_graph.conv2d' (ONNX node /conv1/Conv)
+
