@@ -3,8 +3,10 @@ weights, SRAM peak per core and event slots used, per model.
 
     python bench/memory.py [--arch SPEC] [--models a,b] [--out bench/results/memory.md]
 
-The lower bound is the most activation bytes live at once over program order
-(`npu-memplan`); arena/bound = 1.00 means the packing wastes nothing."""
+The lower bound (`npu-memplan`) is the heaviest set of pairwise conflicting
+activation buffers it finds (buffers whose tasks the schedule does not order: no
+plan can overlap them), at least the most bytes live at once over program order;
+arena/bound = 1.00 means the packing wastes nothing."""
 
 from __future__ import annotations
 
