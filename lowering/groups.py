@@ -137,14 +137,15 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
                costs: Sequence[int] | None = None,
                canon: dict[SSAValue, SSAValue] | None = None,
                packable: set[SSAValue] | frozenset = frozenset(),
-               pack_overflow: bool = False) -> GroupPlan | None:
+               pack_overflow: bool = False, pack_bytes: int | None = None) -> GroupPlan | None:
     """Plan `ops` (in order) as one group storing `outputs`; None when some op cannot
     be in a group or the buffers do not fit `sram_bytes`. `canon` renames operands
     (planning a run of kernels without merging their bodies first); inputs in
     `packable` (weights only the group reads) are packed, in order of first use, into
     transfers of up to `pack_chunk_bytes` (npu-layer-group then packs them in DRAM);
     with `pack_overflow` a pack takes weights until it reaches that size instead
-    (fewer, larger transfers: the layer-group pass keeps the cheaper plan)."""
+    (fewer, larger transfers: the layer-group pass keeps the cheaper plan). `pack_bytes`
+    overrides `pack_chunk_bytes`."""
     ops = list(ops)
     canon = canon or {}
     operands = [[canon.get(v, v) for v in o.operands] for o in ops]
@@ -160,6 +161,13 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     last_use: dict[SSAValue, int] = {}
     first_use: dict[SSAValue, int] = {}
     start: dict[SSAValue, int] = {}
+    final_use: dict[SSAValue, int] = {}  # last op reading each value directly
+    viewed: set[SSAValue] = set()  # values a reshape or slice aliases
+    for i, o in enumerate(ops):
+        for v in operands[i]:
+            final_use[v] = i
+        if isinstance(o, ReshapeOp) or contiguous_slice(o) is not None:
+            viewed.add(operands[i][0])
     for i, o in enumerate(ops):
         for v in operands[i]:
             if v not in defined and v not in root:
@@ -170,9 +178,12 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
             last_use[root[v]] = i
         r = o.results[0]
         sl = contiguous_slice(o)
+        dead = in_place_operand(o, operands[i], i, root, alias, start, final_use, viewed, outputs)
         if isinstance(o, ReshapeOp) or sl is not None:
             root[r] = root[operands[i][0]]
             alias[r] = alias[operands[i][0]] + (sl or 0) * F32
+        elif dead is not None:  # an elementwise op overwrites an operand that dies here
+            root[r], alias[r] = root[dead], 0
         else:
             root[r], alias[r] = r, 0
             start[r] = i
@@ -190,7 +201,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         if v not in packable:
             loads.append([v])
             continue
-        limit = pack_chunk_bytes(arch)
+        limit = pack_bytes or pack_chunk_bytes(arch)
         if chunk is not None and chunk_bytes < limit < chunk_bytes + nbytes(v):
             pack_choice = True  # the two policies differ here
         if chunk is None or (chunk_bytes >= limit if pack_overflow else chunk_bytes + nbytes(v) > limit):
@@ -265,6 +276,21 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     plan.dram_bytes = sum(plan.load_bytes(j) for j in range(len(loads))) + sum(nbytes(v) for v in outputs)
     plan.cycles = schedule_cycles(plan, arch)
     return plan
+
+
+def in_place_operand(op: Operation, operands: list[SSAValue], i: int, root: dict, alias: dict, start: dict,
+                     final_use: dict, viewed: set, outputs: Sequence[SSAValue]) -> SSAValue | None:
+    """An operand of elementwise `op` (index i) whose buffer the result can take: a value
+    the group computed (not a load, which a pack may share) filling its buffer, of the
+    result's type, read for the last time here, never viewed by a reshape or slice and
+    not stored (its store could still be reading the buffer)."""
+    if not isinstance(op, ElementwiseOp):
+        return None
+    for v in operands:
+        if (root.get(v) in start and alias.get(v) == 0 and v.type == op.results[0].type
+                and final_use.get(v) == i and v not in viewed and v not in outputs):
+            return v
+    return None
 
 
 def schedule_cycles(plan: GroupPlan, arch: Arch) -> int:

@@ -20,6 +20,11 @@ Weights only the group reads are packed, in order of first use, into new DRAM
 constants of about dma_latency x dram_bw bytes each (up to, or just past: the
 cheaper plan), so one DMA brings several
 of them (the body unpacks them with 1-D slices and reshapes, which alias SRAM).
+The groups the program keeps also try packs of a half and a quarter of that size
+(the first op waits for fewer bytes), keeping the plan the cost model prefers.
+
+Inside a group an elementwise op overwrites an operand it reads for the last time
+(a computed value, not stored), so a conv-BN-ReLU chain needs one buffer, not two.
 
 Options: `max-kernels` (default 128) bounds a group's length (and the search).
 """
@@ -44,7 +49,7 @@ from npu_dialects.tile import KernelOp, TileYieldOp
 from lowering.constants import ConstantReader, make_constant
 from lowering.errors import CompileError
 from lowering.fuse import rule_disabled
-from lowering.groups import GroupPlan, op_cycles, plan_group
+from lowering.groups import GroupPlan, op_cycles, pack_chunk_bytes, plan_group
 
 
 def _single_cost(k: KernelOp, arch: Arch) -> int:
@@ -156,7 +161,19 @@ class LayerGroup(ModulePass):
                 segments.append((j, i))
             i = j
         for j, i in segments:
-            self.rewrite(kernels[j:i], plans[(j, i)], module)
+            run = kernels[j:i]
+            plan = plans[(j, i)]
+            # the chosen groups also try smaller packs (the first op waits for less)
+            ops = all_ops[starts[j]:starts[i]]
+            outs = [yielded[v] for v in run_outputs(run)]
+            flat = [c for cs in costs[j:i] for c in cs]  # type: ignore[union-attr]
+            for div in (2, 4):
+                for overflow in (False, True):
+                    other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run),
+                                       pack_overflow=overflow, pack_bytes=pack_chunk_bytes(arch) // div)
+                    if other is not None and other.cycles < plan.cycles:
+                        plan = other
+            self.rewrite(run, plan, module)
 
     def rewrite(self, run: list[KernelOp], plan: GroupPlan, module: ModuleOp) -> None:
         outs = run_outputs(run)

@@ -3,8 +3,8 @@
 // A layer group becomes one task: the group's inputs are loaded whole into SRAM
 // (in order of first use, up to dma_channels loads ahead of the op that needs
 // them), each graph op runs once on whole SRAM buffers, a buffer whose value is
-// dead is reused (the relu result lands where w1 was), and only the group's results are
-// stored to DRAM.
+// dead is reused (the second matmul's result lands where w1 was), an elementwise op
+// overwrites an operand it reads last, and only the group's results are stored to DRAM.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
     %w1 = npu_graph.constant {weight = "w1"} : tensor<64x64xf32>
@@ -33,13 +33,15 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK-NEXT:     %[[TW2:.*]] = npu_dma.copy %[[W2]]{{.*}} -> %[[SW2]]
 // CHECK-NEXT:     npu_dma.wait %[[TX]]
 // CHECK-NEXT:     npu_dma.wait %[[TW1]]
-// CHECK-NEXT:     %[[SA:.*]] = npu_task.sram
+// CHECK-NEXT:     %[[SA:.*]] = npu_task.sram {offset = 33792 : i64} : memref<4x64xf32, "sram">
 // CHECK-NEXT:     npu_compute.matmul %[[SX]], %[[SW1]] -> %[[SA]]
-// CHECK-NEXT:     %[[SH:.*]] = npu_task.sram {offset = 0 : i64} : memref<4x64xf32, "sram">
-// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SA]] -> %[[SH]]
-// CHECK-NEXT:     npu_dma.copy %[[SH]]{{.*}} -> %[[H]]
+// The relu overwrites the matmul result it consumes last (in place in SRAM).
+// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SA]] -> %[[SA]]
+// CHECK-NEXT:     npu_dma.copy %[[SA]]{{.*}} -> %[[H]]
 // CHECK-NEXT:     npu_dma.wait %[[TW2]]
-// CHECK:          npu_compute.matmul %[[SH]], %[[SW2]]
-// CHECK:          npu_compute.eltwise "add" %{{.*}}, %[[SX]] -> %[[SY:.*]] :
-// CHECK-NEXT:     npu_dma.copy %[[SY]]{{.*}} -> %[[Y]]
+// The second matmul's result lands where w1 was; the add overwrites it in place.
+// CHECK-NEXT:     %[[SB:.*]] = npu_task.sram {offset = 0 : i64} : memref<4x64xf32, "sram">
+// CHECK-NEXT:     npu_compute.matmul %[[SA]], %[[SW2]] -> %[[SB]]
+// CHECK-NEXT:     npu_compute.eltwise "add" %[[SB]], %[[SX]] -> %[[SB]] :
+// CHECK-NEXT:     npu_dma.copy %[[SB]]{{.*}} -> %[[Y]]
 // CHECK-NEXT:   }
