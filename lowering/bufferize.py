@@ -43,6 +43,7 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
+from lowering.taskgraph import span
 from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, matmul_views,
                              split_kernel, with_epilogue)
 
@@ -490,6 +491,12 @@ class FuncBuilder:
         for v, o in zip(returned, outs):
             if isinstance(v.owner, KernelOp) and v.owner.kind.data != "view" and v not in writes_output:
                 writes_output[v] = o
+        for v, o in zip(returned, outs):
+            # a returned reshape of a kernel result: the kernel writes the output through a view
+            src = v.owner.ins[0] if isinstance(v.owner, KernelOp) and v.owner.kind.data == "view" else None
+            if (src is not None and isinstance(src.owner, KernelOp) and src.owner.kind.data != "view"
+                    and src not in writes_output and o not in writes_output.values()):
+                writes_output[src] = self.view(o, tuple(shape_of(src)))
         self.writes_output = writes_output
         self.placement = concat_placement(old, set(returned))
         self.in_place = {c for c, _ in self.placement.values()}
@@ -504,7 +511,7 @@ class FuncBuilder:
                 raise CompileError(self.pass_name, "expected only npu_tile.kernel and constants "
                                                    "(run npu-tile first)", op)
         for i, (v, o) in enumerate(zip(returned, outs)):
-            if writes_output.get(v) is not o:
+            if span(self.buf[v]) != span(o):  # (not already written there, maybe through views)
                 self.copy_task(f"output{i}_copy", self.buf[v], o, ret.location)
         self.add(ReturnOp())
         new = FuncOp(self.func.sym_name.data, (arg_types, []), Region(self.block))
