@@ -28,7 +28,8 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, f32
+from xdsl.dialects.builtin import (DenseIntOrFPElementsAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr,
+                                   TensorType, f32)
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -43,6 +44,7 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
+from lowering.strips import NEG, chain_of, plan_strip_height, strip_shape
 from lowering.taskgraph import span
 from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, matmul_views,
                              split_kernel, with_epilogue)
@@ -389,6 +391,105 @@ class GroupBuilder:
             raise TilingError(f"'{op.name}' cannot run in a layer group")
 
 
+class StripBuilder:
+    """Emits the body of a strip group's task (`lowering/strips.py`): the constants
+    loaded once, then a loop over its strips [lo, hi): load the input rows (the DMA
+    pads outside the tensor) and the masks' rows, run each op on the strip buffers
+    (elementwise ops in place, convs and pools padded along W only), mask the
+    values a padded op reads next, store the output rows (clipped at the end)."""
+
+    def __init__(self, kernel: KernelOp, ins: list[SSAValue], out: SSAValue, arch: Arch, top: "FuncBuilder"):
+        self.kernel, self.arch, self.top, self.out = kernel, arch, top, out
+        self.dram = dict(zip(kernel.body.block.args, ins))
+        self.block = Block(arg_types=[INDEX, INDEX])
+        self.em = Emitter(self.block, self.block, {}, kernel.location)
+        self.offset = 0
+        self.held: dict[SSAValue, int] = {}  # constant -> its SRAM offset
+
+    def sram(self, shape: Sequence[int], offset: int | None = None) -> SSAValue:
+        """A buffer in the task's SRAM (a new one, or a view of the bytes at `offset`)."""
+        if offset is None:
+            offset = self.offset
+            self.offset += (prod(shape) * 4 + self.arch.align - 1) // self.arch.align * self.arch.align
+        return self.em.add(SramOp(sram_type(shape), offset)).results[0]
+
+    def const(self, v: SSAValue) -> SSAValue:
+        """A constant loaded once, viewed with rank 4 (it broadcasts over H and W)."""
+        s = tuple(shape_of(v))
+        return self.sram((1,) * (4 - len(s)) + s if len(s) < 4 else s, self.held[v])
+
+    def build(self) -> Block:
+        ops = self.kernel.graph_ops()
+        x = chain_of(ops)
+        if x is None:
+            raise TilingError("a strip group must be a chain of conv, pool and elementwise ops")
+        plan = plan_strip_height(ops, x, self.kernel.tile_sizes[0], self.arch)
+        if plan is None:
+            raise TilingError(f"the group's strips do not fit sram_bytes={self.arch.sram_bytes}")
+        g, em = plan.geometry, self.em
+        toks = []
+        for v in plan.once:
+            self.held[v] = self.offset
+            zeros = [em.const(0)] * len(shape_of(v))
+            toks.append(em.add(CopyOp(self.dram[v], zeros, self.sram(shape_of(v)), zeros, shape_of(v))).results[0])
+        for t in toks:
+            em.add(WaitOp(t))
+        strip = [x] + [o.results[0] for o in ops if not isinstance(o, ElementwiseOp)]
+        buf = {v: self.sram(strip_shape(g, v)) for v in strip}
+        masks: dict[SSAValue, list[tuple[SSAValue, SSAValue]]] = {}  # value -> [(DRAM rows, SRAM rows)]
+        for v, pad in g.masked.items():
+            rows = g.mask_rows(v)
+            kinds = [(1.0, 0.0)] + ([(0.0, NEG)] if pad != 0.0 else [])  # (inside, outside)
+            masks[v] = [(self.top.mask(rows, inside, outside, self.kernel.location),
+                         self.sram((1, 1, g.rows[v][2], 1))) for inside, outside in kinds]
+        args = {op: [self.const(o) if o in self.held else None for o in op.operands] for op in ops}
+        lo, hi = self.block.args
+        body = Block(arg_types=[INDEX])
+        be = em.nested(body)
+        s = body.args[0]
+        zero = be.const(0)
+        a, c0, _ = g.rows[x]
+        first = be.mul_c(s, a)
+        first = be.add_i(first, be.const(c0)) if c0 else first
+        loads = [be.add(CopyOp(self.dram[x], [zero, zero, first, zero], buf[x], [zero] * 4, strip_shape(g, x),
+                               pad_value=g.x_pad)).results[0]]
+        for v, pairs in masks.items():
+            off = be.mul_c(s, g.rows[v][0])
+            for dram, sram in pairs:
+                loads.append(be.add(CopyOp(dram, [zero, zero, off, zero], sram, [zero] * 4,
+                                           (1, 1, g.rows[v][2], 1))).results[0])
+        for t in loads:
+            be.add(WaitOp(t))
+        cur = buf[x]
+        for op in ops:
+            res = op.results[0]
+            p = op.params if isinstance(op, (GraphConv2dOp, MaxPoolOp)) else {}
+            if isinstance(op, GraphConv2dOp):
+                out = buf[res]
+                be.add(Conv2dOp(cur, args[op][1], out, strides=p["strides"], dilations=p["dilations"],
+                                group=p["group"], pads=(0, p["pads"][1], 0, p["pads"][3])))
+                if op.bias is not None:  # (per output channel)
+                    bias = self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias])
+                    be.add(EltwiseOp("add", [out, bias], out))
+            elif isinstance(op, MaxPoolOp):
+                out = buf[res]
+                be.add(PoolOp("max", cur, out, kernel=p["kernel"], strides=p["strides"],
+                              dilations=p["dilations"], pads=(0, p["pads"][1], 0, p["pads"][3])))
+            else:
+                out = cur  # in place
+                be.add(EltwiseOp(op.FN, [cur if c is None else c for c in args[op]], out))
+            for _, sram in masks.get(res, []):
+                be.add(EltwiseOp("mul" if sram is masks[res][0][1] else "add", [out, sram], out))
+            cur = out
+        y = ops[-1].results[0]
+        store = be.add(CopyOp(cur, [zero] * 4, self.out, [zero, zero, be.mul_c(s, g.T), zero],
+                              strip_shape(g, y), clip=True)).results[0]
+        be.add(WaitOp(store))
+        body.add_op(scf.YieldOp())
+        em.add(scf.ForOp(lo, hi, em.const(1), [], Region(body)))
+        return self.block
+
+
 def concat_placement(block: Block, returned: set[SSAValue]) -> dict[SSAValue, tuple[SSAValue, int]]:
     """Concats whose operands their producers can write in place: value -> (concat
     result, byte offset in its buffer). A concat qualifies when every dim before its
@@ -521,6 +622,16 @@ class FuncBuilder:
         new.location = self.func.location
         return new
 
+    def mask(self, rows: list[float], inside: float, outside: float, loc: Attribute) -> SSAValue:
+        """A small inline weight [1, 1, len(rows), 1]: `inside` where rows is 1, else `outside`."""
+        values = [inside if r else outside for r in rows]
+        t = dram_type((1, 1, len(values), 1))
+        self.inline_consts += 1
+        attr = DenseIntOrFPElementsAttr.from_list(TensorType(f32, [1, 1, len(values), 1]), values)
+        w = WeightOp(f"inline{self.inline_consts}", t, value=attr)
+        w.location = loc
+        return self.add(w).results[0]
+
     def constant(self, op: ConstantOp) -> None:
         t = dram_type(shape_of(op.result))
         if op.weight is not None:
@@ -572,7 +683,10 @@ class FuncBuilder:
             self.concat_buffer(res)  # its operands were written in place: nothing to move
             return
         try:
-            if k.kind.data == "group":
+            if k.kind.data == "group" and k.loop_names == ["h"]:
+                block = StripBuilder(k, ins, self.output_buffer(res, k), self.arch, self).build()
+                tiles = k.trip_counts[0]
+            elif k.kind.data == "group":
                 outs = [self.output_buffer(r, k) for r in k.outs]
                 block = GroupBuilder(k, ins, outs, self.arch).build()
                 tiles = 1

@@ -47,9 +47,15 @@ from npu_dialects.graph import ConstantOp, ReshapeOp, SliceOp, shape_of
 from npu_dialects.locs import fused_loc, node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
 from lowering.constants import ConstantReader, make_constant
+from lowering.costmodel import SPLIT_MARGIN
 from lowering.errors import CompileError
 from lowering.fuse import rule_disabled
 from lowering.groups import GroupPlan, op_cycles, pack_chunk_bytes, plan_group
+from lowering.strips import StripPlan, plan_strips
+
+
+MAX_STRIP_KERNELS = 6
+"""Longest run of kernels tried as a strip group (each try searches strip heights)."""
 
 
 def _single_cost(k: KernelOp, arch: Arch) -> int:
@@ -133,6 +139,7 @@ class LayerGroup(ModulePass):
             if costs[i - 1] is None:
                 continue  # no group can end with this kernel
             singles = _single_cost(kernels[i - 1], arch)
+            whole_failed = False
             for j in range(i - 2, max(-1, i - 1 - self.max_kernels), -1):
                 if costs[j] is None:
                     break
@@ -142,15 +149,22 @@ class LayerGroup(ModulePass):
                 outs = [yielded[v] for v in run_outputs(run)]
                 flat = [c for cs in costs[j:i] for c in cs]  # type: ignore[union-attr]
                 packable = self.packable_weights(run)
-                plan = plan_group(ops, outs, arch, flat, canon, packable)
+                plan = None if whole_failed else plan_group(ops, outs, arch, flat, canon, packable)
                 if plan is None:
-                    break  # longer runs only need more SRAM
-                if plan.pack_choice:
+                    whole_failed = True  # longer runs only need more SRAM
+                    strips = self.strip_plan(ops, outs, canon, arch) if i - j <= MAX_STRIP_KERNELS else None
+                    if strips is None:
+                        if i - j > MAX_STRIP_KERNELS:
+                            break
+                        continue
+                    plan = strips
+                elif plan.pack_choice:
                     other = plan_group(ops, outs, arch, flat, canon, packable, pack_overflow=True)
                     if other is not None and other.cycles < plan.cycles:
                         plan = other
-                if plan.cycles < singles and best[j] + plan.cycles < best[i]:
-                    best[i] = best[j] + plan.cycles
+                cycles = plan.cycles if isinstance(plan, GroupPlan) else plan[1]
+                if cycles < singles and best[j] + cycles < best[i]:
+                    best[i] = best[j] + cycles
                     choice[i] = j
                     plans[(j, i)] = plan
         segments = []
@@ -163,6 +177,9 @@ class LayerGroup(ModulePass):
         for j, i in segments:
             run = kernels[j:i]
             plan = plans[(j, i)]
+            if not isinstance(plan, GroupPlan):
+                self.rewrite(run, None, module, strips=plan)
+                continue
             # the chosen groups also try smaller packs (the first op waits for less)
             ops = all_ops[starts[j]:starts[i]]
             outs = [yielded[v] for v in run_outputs(run)]
@@ -175,7 +192,28 @@ class LayerGroup(ModulePass):
                         plan = other
             self.rewrite(run, plan, module)
 
-    def rewrite(self, run: list[KernelOp], plan: GroupPlan, module: ModuleOp) -> None:
+    def strip_plan(self, ops, outs, canon, arch: Arch) -> tuple[StripPlan, int, int] | None:
+        """(plan, predicted cycles, parts) of the run as a strip group (`lowering/strips.py`):
+        a chain whose only result used later is its last; its strips split over the
+        cores where that pays like a kernel's tiles (SPLIT_MARGIN)."""
+        if len(outs) != 1 or outs[0] is not ops[-1].results[0]:
+            return None
+        plan = plan_strips(ops, arch, canon)
+        if plan is None:
+            return None
+        best = (plan.cycles, 1)
+        for k in range(2, min(arch.cores, plan.geometry.S) + 1):
+            c = plan.cycles_on(k, arch)
+            if c < best[0] and c <= plan.cycles * SPLIT_MARGIN:
+                best = (c, k)
+        return plan, best[0], best[1]
+
+    def rewrite(self, run: list[KernelOp], plan: GroupPlan | None, module: ModuleOp,
+                strips: tuple[StripPlan, int, int] | None = None) -> None:
+        """Replace `run` by one group kernel: whole tensors (`plan`) or strips."""
+        if strips is not None:
+            plan = GroupPlan([], [], [], {}, 0, [], [])  # (nothing packed)
+        assert plan is not None
         outs = run_outputs(run)
         inside = set(run)
         loc = fused_loc(n for k in run for n in node_names(k))
@@ -227,9 +265,17 @@ class LayerGroup(ModulePass):
             assert isinstance(term, TileYieldOp)
             mapping.update(zip(k.outs, [inner[v] for v in term.values]))
         block.add_op(TileYieldOp(*[mapping[v] for v in outs]))
-        group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind="group",
-                         loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
-                         predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)
+        if strips is not None:
+            sp, cycles, parts = strips
+            g = sp.geometry
+            group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind="group",
+                             loops=["h"], tile=[g.T], grid=[g.S], double_buffer=False, sram_bytes=sp.sram_bytes,
+                             predicted_cycles=cycles - (2 * arch_of(module).sync_latency if parts > 1 else 0),
+                             dram_bytes=sp.dram_bytes, parts=parts)
+        else:
+            group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind="group",
+                             loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
+                             predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)
         group.location = loc
         Rewriter.insert_op(group, InsertPoint.before(run[-1]))  # every input (constants too) is defined by then
         for c in new_consts:
