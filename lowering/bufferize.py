@@ -416,7 +416,7 @@ class StripBuilder:
     def const(self, v: SSAValue) -> SSAValue:
         """A constant loaded once, viewed with rank 4 (it broadcasts over H and W)."""
         s = tuple(shape_of(v))
-        return self.sram((1,) * (4 - len(s)) + s if len(s) < 4 else s, self.held[v])
+        return self.loaded[v] if len(s) == 4 else self.sram((1,) * (4 - len(s)) + s, self.held[v])
 
     def build(self) -> Block:
         ops = self.kernel.graph_ops()
@@ -428,10 +428,12 @@ class StripBuilder:
             raise TilingError(f"the group's strips do not fit sram_bytes={self.arch.sram_bytes}")
         g, em = plan.geometry, self.em
         toks = []
+        self.loaded: dict[SSAValue, SSAValue] = {}
         for v in plan.once:
             self.held[v] = self.offset
             zeros = [em.const(0)] * len(shape_of(v))
-            toks.append(em.add(CopyOp(self.dram[v], zeros, self.sram(shape_of(v)), zeros, shape_of(v))).results[0])
+            self.loaded[v] = self.sram(shape_of(v))
+            toks.append(em.add(CopyOp(self.dram[v], zeros, self.loaded[v], zeros, shape_of(v))).results[0])
         for t in toks:
             em.add(WaitOp(t))
         strip = [x] + [o.results[0] for o in ops if not isinstance(o, ElementwiseOp)]
@@ -442,7 +444,10 @@ class StripBuilder:
             kinds = [(1.0, 0.0)] + ([(0.0, NEG)] if pad != 0.0 else [])  # (inside, outside)
             masks[v] = [(self.top.mask(rows, inside, outside, self.kernel.location),
                          self.sram((1, 1, g.rows[v][2], 1))) for inside, outside in kinds]
-        args = {op: [self.const(o) if o in self.held else None for o in op.operands] for op in ops}
+        args = {op: [self.const(o) if o in self.held else None for o in op.operands]
+                for op in ops if isinstance(op, ElementwiseOp)}
+        bias = {op: self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias])
+                for op in ops if isinstance(op, GraphConv2dOp) and op.bias is not None}
         lo, hi = self.block.args
         body = Block(arg_types=[INDEX])
         be = em.nested(body)
@@ -466,11 +471,10 @@ class StripBuilder:
             p = op.params if isinstance(op, (GraphConv2dOp, MaxPoolOp)) else {}
             if isinstance(op, GraphConv2dOp):
                 out = buf[res]
-                be.add(Conv2dOp(cur, args[op][1], out, strides=p["strides"], dilations=p["dilations"],
+                be.add(Conv2dOp(cur, self.loaded[op.weight], out, strides=p["strides"], dilations=p["dilations"],
                                 group=p["group"], pads=(0, p["pads"][1], 0, p["pads"][3])))
                 if op.bias is not None:  # (per output channel)
-                    bias = self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias])
-                    be.add(EltwiseOp("add", [out, bias], out))
+                    be.add(EltwiseOp("add", [out, bias[op]], out))
             elif isinstance(op, MaxPoolOp):
                 out = buf[res]
                 be.add(PoolOp("max", cur, out, kernel=p["kernel"], strides=p["strides"],

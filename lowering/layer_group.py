@@ -26,6 +26,13 @@ The groups the program keeps also try packs of a half and a quarter of that size
 Inside a group an elementwise op overwrites an operand it reads for the last time
 (a computed value, not stored), so a conv-BN-ReLU chain needs one buffer, not two.
 
+Strip groups: a run whose tensors do not fit SRAM whole may still be a chain of
+conv, max-pool and elementwise ops (`lowering/strips.py`); it is then tried as a
+group computed strip by strip along H (halos recomputed), with the strip height
+and the number of cores its strips are split over chosen by the cost model. Such
+a group is an `npu_tile.kernel` of kind `group` with loops "h", tile [rows per
+strip] and grid [strips]. Runs of up to MAX_STRIP_KERNELS kernels are tried.
+
 Options: `max-kernels` (default 128) bounds a group's length (and the search).
 """
 

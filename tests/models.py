@@ -170,6 +170,23 @@ def dense_block(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return g.model("dense_block", {"x": [1, 16, 8, 8]}, {"y": [1, 12, 8, 8]}, opset)
 
 
+def strip_chain(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """x[1, 8, 32, 32] -> conv 3x3 pad 1 (16) + bias -> relu -> max-pool 3x3/2 pad 1 ->
+    conv 3x3 pad 1 (16) -> relu -> y[1, 16, 16, 16]: with a small SRAM its layers run
+    as a strip group (rows outside the tensors padded by DMA and masks)."""
+    g = _Graph(seed=5)
+    h = g.node("Conv", ["x", g.weight("c1.weight", (16, 8, 3, 3)), g.weight("c1.bias", (16,), 0.1)],
+               "/c1/Conv_output_0", name="/c1/Conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1])
+    h = _relu(g, h, 0)
+    h = g.node("MaxPool", [h], "/pool/MaxPool_output_0", name="/pool/MaxPool", kernel_shape=[3, 3],
+               pads=[1, 1, 1, 1], strides=[2, 2])
+    h = g.node("Conv", [h, g.weight("c2.weight", (16, 16, 3, 3))], "/c2/Conv_output_0", name="/c2/Conv",
+               kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1])
+    _relu(g, h, 1)
+    g.nodes[-1].output[0] = "y"
+    return g.model("strip_chain", {"x": [1, 8, 32, 32]}, {"y": [1, 16, 16, 16]}, opset)
+
+
 def small_cnn(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """The README demo model: LeNet-5 with batch 1."""
     return lenet(batch=1, opset=opset)

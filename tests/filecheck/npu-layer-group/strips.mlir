@@ -1,0 +1,59 @@
+// RUN: %opt %s --split-input-file -p npu-tile,npu-layer-group | filecheck %s
+
+// A stem (conv 3x3 + bias + relu + max-pool 3x3/2) whose 64 KiB conv output does not
+// fit 32 KiB of SRAM: one strip group. Each strip is 3 pooled rows (6 strips), split
+// over the cores; the conv recomputes the rows its neighbours also need.
+builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
+  func.func @main(%x: tensor<1x8x32x32xf32>) -> tensor<1x16x16x16xf32> {
+    %w = npu_graph.constant {weight = "w"} : tensor<16x8x3x3xf32>
+    %b = npu_graph.constant {weight = "b"} : tensor<16xf32>
+    %c = npu_graph.conv2d %x, %w, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x32x32xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x32x32xf32> loc("conv")
+    %r = npu_graph.relu %c : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("relu")
+    %p = npu_graph.maxpool %r {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x32x32xf32>) -> tensor<1x16x16x16xf32> loc("pool")
+    func.return %p : tensor<1x16x16x16xf32>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w, %b) {kind = "group", loops = "h", tile = array<i64: 3>, grid = array<i64: 6>, {{.*}}parts = 3 : i64}
+// CHECK-NEXT:  ^{{.*}}(%[[X:.*]]: tensor<1x8x32x32xf32>, %[[W:.*]]: tensor<16x8x3x3xf32>, %[[B:.*]]: tensor<16xf32>):
+// CHECK-NEXT:    %[[C:.*]] = npu_graph.conv2d %[[X]], %[[W]], %[[B]]
+// CHECK-NEXT:    %[[R:.*]] = npu_graph.relu %[[C]]
+// CHECK-NEXT:    %[[P:.*]] = npu_graph.maxpool %[[R]]
+// CHECK-NEXT:    npu_tile.yield %[[P]]
+// CHECK-NOT:   npu_tile.kernel
+
+// -----
+
+// Must not fire: the residual add's second operand (%x) varies over H, so no run
+// here is a chain of the strip kind; with 32 KiB nothing fits whole either: the
+// conv and the add+relu stay tiled kernels.
+builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
+  func.func @main(%x: tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> {
+    %w = npu_graph.constant {weight = "w"} : tensor<16x16x3x3xf32>
+    %c = npu_graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> loc("conv")
+    %s = npu_graph.add %c, %x : (tensor<1x16x32x32xf32>, tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("res")
+    %r = npu_graph.relu %s : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("relu")
+    func.return %r : tensor<1x16x32x32xf32>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:   kind = "group"
+// CHECK:       npu_tile.kernel "conv"{{.*}}kind = "conv2d"
+// CHECK-NOT:   kind = "group"
+
+// -----
+
+// Capacity: the conv's weights (36 KiB) alone exceed 32 KiB, so no strip height
+// fits (weights stay resident for the whole loop): tiled kernels.
+builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
+  func.func @main(%x: tensor<1x32x32x32xf32>) -> tensor<1x32x16x16xf32> {
+    %w = npu_graph.constant {weight = "w"} : tensor<32x32x3x3xf32>
+    %c = npu_graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x32x32xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x32x32xf32> loc("conv")
+    %p = npu_graph.maxpool %c {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x32x32x32xf32>) -> tensor<1x32x16x16xf32> loc("pool")
+    func.return %p : tensor<1x32x16x16xf32>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:   kind = "group"
+// CHECK:       npu_tile.kernel "conv"{{.*}}kind = "conv2d"
+// CHECK:       npu_tile.kernel "pool"{{.*}}kind = "pool"
