@@ -44,7 +44,7 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
-from lowering.strips import NEG, chain_of, plan_strip_height, strip_shape
+from lowering.strips import NEG, chain_of, plan_strip_height, side_inputs, strip_shape
 from lowering.taskgraph import span
 from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, matmul_views,
                              split_kernel, with_epilogue)
@@ -394,9 +394,10 @@ class GroupBuilder:
 class StripBuilder:
     """Emits the body of a strip group's task (`lowering/strips.py`): the constants
     loaded once, then a loop over its strips [lo, hi): load the input rows (the DMA
-    pads outside the tensor) and the masks' rows, run each op on the strip buffers
-    (elementwise ops in place, convs and pools padded along W only), mask the
-    values a padded op reads next, store the output rows (clipped at the end)."""
+    pads outside the tensor), the side inputs' and the masks' rows, run each op on
+    the strip buffers (elementwise ops in place, reshapes as views, convs and pools
+    padded along W only), mask the values a padded op reads next, store the output
+    rows (clipped at the end)."""
 
     def __init__(self, kernel: KernelOp, ins: list[SSAValue], out: SSAValue, arch: Arch, top: "FuncBuilder"):
         self.kernel, self.arch, self.top, self.out = kernel, arch, top, out
@@ -436,8 +437,21 @@ class StripBuilder:
             toks.append(em.add(CopyOp(self.dram[v], zeros, self.loaded[v], zeros, shape_of(v))).results[0])
         for t in toks:
             em.add(WaitOp(t))
-        strip = [x] + [o.results[0] for o in ops if not isinstance(o, ElementwiseOp)]
-        buf = {v: self.sram(strip_shape(g, v)) for v in strip}
+        buf: dict[SSAValue, SSAValue] = {x: self.sram(strip_shape(g, x))}
+        side: dict[tuple[Operation, int], SSAValue] = {}  # side input rows, per use
+        prev = x
+        for o in ops:
+            for i in side_inputs(o, prev, {}):
+                side[(o, i)] = self.sram(strip_shape(g, o.results[0]))
+            r = o.results[0]
+            if isinstance(o, ReshapeOp):  # the same bytes, another shape
+                off = buf[prev].owner.offset.value.data
+                buf[r] = self.sram(strip_shape(g, r), off)
+            elif isinstance(o, ElementwiseOp):
+                buf[r] = buf[prev]  # in place
+            else:
+                buf[r] = self.sram(strip_shape(g, r))
+            prev = r
         masks: dict[SSAValue, list[tuple[SSAValue, SSAValue]]] = {}  # value -> [(DRAM rows, SRAM rows)]
         for v, pad in g.masked.items():
             rows = g.mask_rows(v)
@@ -453,11 +467,20 @@ class StripBuilder:
         be = em.nested(body)
         s = body.args[0]
         zero = be.const(0)
-        a, c0, _ = g.rows[x]
-        first = be.mul_c(s, a)
-        first = be.add_i(first, be.const(c0)) if c0 else first
-        loads = [be.add(CopyOp(self.dram[x], [zero, zero, first, zero], buf[x], [zero] * 4, strip_shape(g, x),
+
+        def rows_of(v: SSAValue) -> list[SSAValue]:
+            """Offsets of the rows strip `s` holds of v (all dims)."""
+            a, c0, _ = g.rows[v]
+            first = be.mul_c(s, a)
+            first = be.add_i(first, be.const(c0)) if c0 else first
+            return [zero] * (len(shape_of(v)) - 2) + [first, zero]
+
+        loads = [be.add(CopyOp(self.dram[x], rows_of(x), buf[x], [zero] * len(shape_of(x)), strip_shape(g, x),
                                pad_value=g.x_pad)).results[0]]
+        for (o, i), sram in side.items():
+            r = o.results[0]
+            loads.append(be.add(CopyOp(self.dram[o.operands[i]], rows_of(r), sram, [zero] * len(shape_of(r)),
+                                       strip_shape(g, r), pad_value=0.0)).results[0])
         for v, pairs in masks.items():
             off = be.mul_c(s, g.rows[v][0])
             for dram, sram in pairs:
@@ -479,14 +502,22 @@ class StripBuilder:
                 out = buf[res]
                 be.add(PoolOp("max", cur, out, kernel=p["kernel"], strides=p["strides"],
                               dilations=p["dilations"], pads=(0, p["pads"][1], 0, p["pads"][3])))
+            elif isinstance(op, ReshapeOp):
+                out = buf[res]
+            elif isinstance(op, StructuredOp):  # a transpose keeping H and W
+                out = buf[res]
+                be.add(ApplyOp(op.name, dict(op.attributes), [cur], out))
             else:
                 out = cur  # in place
-                be.add(EltwiseOp(op.FN, [cur if c is None else c for c in args[op]], out))
+                ins = [side[(op, i)] if (op, i) in side else (cur if c is None else c)
+                       for i, c in enumerate(args[op])]
+                be.add(EltwiseOp(op.FN, ins, out))
             for _, sram in masks.get(res, []):
                 be.add(EltwiseOp("mul" if sram is masks[res][0][1] else "add", [out, sram], out))
             cur = out
         y = ops[-1].results[0]
-        store = be.add(CopyOp(cur, [zero] * 4, self.out, [zero, zero, be.mul_c(s, g.T), zero],
+        rank = len(shape_of(y))
+        store = be.add(CopyOp(cur, [zero] * rank, self.out, [zero] * (rank - 2) + [be.mul_c(s, g.T), zero],
                               strip_shape(g, y), clip=True)).results[0]
         be.add(WaitOp(store))
         body.add_op(scf.YieldOp())

@@ -1,10 +1,13 @@
 """Strip layer groups: a chain of spatial ops computed strip by strip along H, so
 its intermediate tensors stay in SRAM even when they do not fit there whole.
 
-A chain is a list of graph ops (conv2d, max-pool, elementwise) where each op takes
-the previous op's result (the first takes the chain input `x`, an NCHW tensor of
-batch 1) and otherwise only tensors constant over H and W (weights, biases,
-per-channel constants). Its last result `y` is cut into strips of `T` rows; strip
+A chain is a list of graph ops where each op takes the previous op's result (the
+first takes the chain input `x`, a batch-1 tensor whose last two dims are H and W):
+conv2d and max-pool (NCHW), reshapes and transposes that keep the last two dims
+(a channel shuffle), and elementwise ops whose other operands are constant over H
+and W (weights, biases, per-channel constants) or are *side inputs*: tensors from
+outside the chain of the running value's shape (a residual), loaded per strip
+with the rows the op needs. Its last result `y` is cut into strips of `T` rows; strip
 `s` needs rows [A*s + c0, A*s + c0 + R) of every value (`StripGeometry`), from
 `y`'s [T*s, T*s + T) back through each op's receptive field (the halos, which
 neighbouring strips compute again). Every strip has the same shapes, so the task
@@ -29,7 +32,7 @@ from math import ceil, prod
 from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.arch import Arch
-from npu_dialects.graph import Conv2dOp, ElementwiseOp, MaxPoolOp, shape_of
+from npu_dialects.graph import Conv2dOp, ElementwiseOp, MaxPoolOp, ReshapeOp, TransposeOp, ints, shape_of
 
 F32 = 4
 NEG = -3.4028235e38  # what a masked row of a max-pool input becomes (finite: 0 * x stays 0 first)
@@ -44,22 +47,37 @@ def operands(op: Operation, canon: dict[SSAValue, SSAValue]) -> list[SSAValue]:
     return [canon.get(o, o) for o in op.operands]
 
 
-def spatial_operand(op: Operation, prev: SSAValue, canon: dict[SSAValue, SSAValue]) -> bool:
-    """Whether `op` can be a chain link taking `prev`: a conv or pool reading it, or an
-    elementwise op whose other operands are constant over H and W."""
+def _hw_constant(v: SSAValue, rank: int) -> bool:
+    s = shape_of(v)
+    return len(s) <= rank and all(d == 1 for d in ((1,) * (rank - len(s)) + tuple(s))[-2:])
+
+
+def _keeps_hw(op: Operation) -> bool:
+    """A reshape or transpose that leaves the last two dims (H, W) where they are."""
+    src, dst = shape_of(op.operands[0]), shape_of(op.results[0])
+    if len(src) < 3 or len(dst) < 3 or src[-2:] != dst[-2:] or src[0] != 1 or dst[0] != 1:
+        return False
+    if isinstance(op, TransposeOp):
+        perm = ints(op.perm, ())
+        return list(perm[-2:]) == [len(src) - 2, len(src) - 1]
+    return isinstance(op, ReshapeOp)
+
+
+def spatial_operand(op: Operation, prev: SSAValue, canon: dict[SSAValue, SSAValue],
+                    inside: set[SSAValue]) -> bool:
+    """Whether `op` can be a chain link taking `prev` (see the module docstring);
+    `inside` holds the chain's values so far."""
     ops_ = operands(op, canon)
     if isinstance(op, (Conv2dOp, MaxPoolOp)):
-        return ops_[0] == prev and all(o != prev for o in ops_[1:])
+        return ops_[0] == prev and all(o != prev for o in ops_[1:]) and len(shape_of(prev)) == 4
+    if isinstance(op, (ReshapeOp, TransposeOp)):
+        return ops_[0] == prev and _keeps_hw(op)
     if isinstance(op, ElementwiseOp):
         others = [o for o in ops_ if o != prev]
         if len(others) != len(ops_) - 1 or op.results[0].type != prev.type:
             return False
-        for o in others:
-            s = shape_of(o)
-            full = (1,) * (4 - len(s)) + tuple(s) if len(s) <= 4 else None
-            if full is None or full[2] != 1 or full[3] != 1:
-                return False
-        return True
+        rank = len(shape_of(prev))
+        return all(_hw_constant(o, rank) or (o.type == prev.type and o not in inside) for o in others)
     return False
 
 
@@ -69,21 +87,33 @@ def chain_of(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue] | None = 
     if not ops:
         return None
     first = ops[0]
-    if not isinstance(first, (Conv2dOp, MaxPoolOp, ElementwiseOp)) or not first.operands:
+    if not isinstance(first, (Conv2dOp, MaxPoolOp, ElementwiseOp, ReshapeOp, TransposeOp)) or not first.operands:
         return None
     x = operands(first, canon)[0]
     if isinstance(first, ElementwiseOp):  # the operand that has the result's type
         x = next((o for o in operands(first, canon) if o.type == first.results[0].type), x)
     prev = x
+    inside = {x}
     for op in ops:
-        if len(op.results) != 1 or not spatial_operand(op, prev, canon):
+        if len(op.results) != 1 or not spatial_operand(op, prev, canon, inside):
             return None
         prev = op.results[0]
-    for v in [x] + [op.results[0] for op in ops]:
+        inside.add(prev)
+    if not any(isinstance(op, (Conv2dOp, MaxPoolOp)) for op in ops):
+        return None  # (no halo: a plain tiled kernel does as well)
+    for v in inside:
         s = shape_of(v)
-        if len(s) != 4 or s[0] != 1:
+        if len(s) < 3 or s[0] != 1:
             return None
     return x
+
+
+def side_inputs(op: Operation, prev: SSAValue, canon: dict[SSAValue, SSAValue]) -> list[int]:
+    """Indices of an elementwise link's operands that are side inputs (loaded per strip)."""
+    if not isinstance(op, ElementwiseOp):
+        return []
+    ops_ = operands(op, canon)
+    return [i for i, o in enumerate(ops_) if o != prev and o.type == prev.type]
 
 
 def _window(op: Operation) -> tuple[int, int, int]:
@@ -109,20 +139,20 @@ class StripGeometry:
 
     def outside(self, v: SSAValue) -> bool:
         a, c0, r = self.rows[v]
-        h = shape_of(v)[2]
+        h = shape_of(v)[-2]
         return c0 < 0 or a * (self.S - 1) + c0 + r > h
 
     def mask_rows(self, v: SSAValue) -> list[float]:
         """The mask of v over every row any strip holds: 1 inside the tensor, else 0."""
         a, c0, r = self.rows[v]
-        h = shape_of(v)[2]
+        h = shape_of(v)[-2]
         return [1.0 if 0 <= j + c0 < h else 0.0 for j in range(a * (self.S - 1) + r)]
 
 
 def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int) -> StripGeometry:
     """Rows per strip of every value of chain `ops` (input `x`) for strips of T output rows."""
     y = ops[-1].results[0]
-    S = ceil(shape_of(y)[2] / T)
+    S = ceil(shape_of(y)[-2] / T)
     g = StripGeometry(x, list(ops), T, S)
     g.rows[y] = (T, 0, T)
     for i in range(len(ops) - 1, -1, -1):
@@ -183,9 +213,11 @@ def _loads(sizes: list[int], arch: Arch, bw: int) -> int:
     return max(max(arch.dma_latency + ceil(b / bw) for b in sizes), ceil(sum(sizes) / bw))
 
 
-def strip_shape(g: StripGeometry, v: SSAValue) -> tuple[int, int, int, int]:
-    n, c, _, w = shape_of(v)
-    return (n, c, g.rows[v][2], w)
+def strip_shape(g: StripGeometry, v: SSAValue) -> tuple[int, ...]:
+    """v's shape with H (its second last dim) cut to the rows a strip holds."""
+    s = list(shape_of(v))
+    s[-2] = g.rows[v][2]
+    return tuple(s)
 
 
 def op_strip_cycles(op: Operation, g: StripGeometry, arch: Arch) -> int:
@@ -201,27 +233,40 @@ def op_strip_cycles(op: Operation, g: StripGeometry, arch: Arch) -> int:
     if isinstance(op, MaxPoolOp):
         kh, kw = op.params["kernel"]
         return ceil(elems * kh * kw / arch.vector_lanes)
+    if isinstance(op, ReshapeOp):
+        return 0
+    if isinstance(op, TransposeOp):
+        return ceil(elems * op.VECTOR_COST / arch.vector_lanes)
     return ceil(elems / arch.vector_lanes)
 
 
 def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
                       canon: dict[SSAValue, SSAValue] | None = None) -> StripPlan | None:
     """The plan for strips of T output rows, or None when its buffers do not fit SRAM."""
+    canon = canon or {}
     g = strip_geometry(ops, x, T)
     once: list[SSAValue] = []
+    side: list[int] = []  # bytes of each side input's rows
+    prev = x
     for op in ops:
-        for o in operands(op, canon or {}):
-            if o not in g.rows and o not in once:
+        sides = side_inputs(op, prev, canon)
+        for i, o in enumerate(operands(op, canon)):
+            if i in sides:
+                side.append(prod(strip_shape(g, op.results[0])) * F32)
+            elif o not in g.rows and o not in once:
                 once.append(o)
+        prev = op.results[0]
     sizes = [prod(shape_of(o)) * F32 for o in once]
-    # per strip: the input, each conv/pool result (elementwise ops work in place), masks
-    strip_vals = [x] + [op.results[0] for op in ops if not isinstance(op, ElementwiseOp)]
-    sram = sum(_align(b, arch.align) for b in sizes)
+    # per strip: the input, side inputs, each new result (elementwise ops work in place,
+    # reshapes alias), masks
+    strip_vals = [x] + [op.results[0] for op in ops if not isinstance(op, (ElementwiseOp, ReshapeOp))]
+    sram = sum(_align(b, arch.align) for b in sizes + side)
     sram += sum(_align(prod(strip_shape(g, v)) * F32, arch.align) for v in strip_vals)
     sram += sum(_align(g.rows[v][2] * F32, arch.align) * (2 if pad else 1) for v, pad in g.masked.items())
     if sram > arch.sram_bytes:
         return None
-    loads = [prod(strip_shape(g, x)) * F32] + [g.rows[v][2] * F32 * (2 if pad else 1) for v, pad in g.masked.items()]
+    loads = [prod(strip_shape(g, x)) * F32] + side + [g.rows[v][2] * F32 * (2 if pad else 1)
+                                                    for v, pad in g.masked.items()]
     compute = sum(op_strip_cycles(op, g, arch) for op in ops)
     compute += sum(ceil(prod(strip_shape(g, v)) / arch.vector_lanes) * (2 if pad else 1)
                    for v, pad in g.masked.items())
@@ -236,7 +281,7 @@ def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAV
     x = chain_of(ops, canon)
     if x is None:
         return None
-    h = shape_of(ops[-1].results[0])[2]
+    h = shape_of(ops[-1].results[0])[-2]
     best: StripPlan | None = None
     for T in sorted({ceil(h / s) for s in range(2, min(h, max_strips) + 1)}, reverse=True):
         p = plan_strip_height(ops, x, T, arch, canon)

@@ -187,6 +187,29 @@ def strip_chain(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return g.model("strip_chain", {"x": [1, 8, 32, 32]}, {"y": [1, 16, 16, 16]}, opset)
 
 
+def shuffle_unit(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """A ShuffleNet unit on x[1, 16, 32, 32]: group conv 1x1 (2 groups) -> relu ->
+    channel shuffle (reshape [1, 2, 8, 32, 32], transpose, reshape back) -> depthwise
+    conv 3x3 pad 1 -> group conv 1x1 -> add x (residual) -> relu -> y."""
+    g = _Graph(seed=6)
+    h = g.node("Conv", ["x", g.weight("g1.weight", (16, 8, 1, 1))], "/g1/Conv_output_0", name="/g1/Conv",
+               kernel_shape=[1, 1], group=2)
+    h = _relu(g, h, 0)
+    h = g.node("Reshape", [h, g.const("shape5", np.array([1, 2, 8, 32, 32], dtype=np.int64))],
+               "/shuffle/Reshape_output_0", name="/shuffle/Reshape")
+    h = g.node("Transpose", [h], "/shuffle/Transpose_output_0", name="/shuffle/Transpose", perm=[0, 2, 1, 3, 4])
+    h = g.node("Reshape", [h, g.const("shape4", np.array([1, 16, 32, 32], dtype=np.int64))],
+               "/shuffle/Reshape_1_output_0", name="/shuffle/Reshape_1")
+    h = g.node("Conv", [h, g.weight("dw.weight", (16, 1, 3, 3))], "/dw/Conv_output_0", name="/dw/Conv",
+               kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=16)
+    h = g.node("Conv", [h, g.weight("g2.weight", (16, 8, 1, 1))], "/g2/Conv_output_0", name="/g2/Conv",
+               kernel_shape=[1, 1], group=2)
+    h = g.node("Add", [h, "x"], "/add/Add_output_0", name="/add/Add")
+    _relu(g, h, 1)
+    g.nodes[-1].output[0] = "y"
+    return g.model("shuffle_unit", {"x": [1, 16, 32, 32]}, {"y": [1, 16, 32, 32]}, opset)
+
+
 def small_cnn(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """The README demo model: LeNet-5 with batch 1."""
     return lenet(batch=1, opset=opset)

@@ -52,19 +52,21 @@ def test_each_fusion_rule_off_keeps_numerics(model, rule):
 @pytest.mark.parametrize("arch", ["default,sram_bytes=32768", "default,sram_bytes=32768,cores=1",
                                   "default,sram_bytes=65536,cores=3", "default,sram_bytes=16384"])
 def test_strip_groups_match_onnxruntime(arch):
-    """Small SRAMs turn the chain into strip groups (one core or split over cores)."""
+    """Small SRAMs turn the chain and the shuffle unit (channel shuffle, residual side
+    input) into strip groups (one core or split over cores)."""
     from lowering.onnx_import import import_model
     from lowering.pipeline import compile_module
     from npu_dialects.arch import parse_arch_spec
     from npu_dialects.task import TaskOp
 
-    assert max_abs_error(models.strip_chain(), arch) <= 1e-4
-    a = parse_arch_spec(arch)
-    module, weights = import_model(models.strip_chain(), a)
-    compile_module(module, a, weights)
-    kernels = {t.kernel.data for t in module.walk() if isinstance(t, TaskOp)}
-    if arch != "default,sram_bytes=16384":  # (there no strip height fits and pays)
-        assert any(".." in k for k in kernels), kernels
+    for make in (models.strip_chain, models.shuffle_unit):
+        assert max_abs_error(make(), arch) <= 1e-4
+        a = parse_arch_spec(arch)
+        module, weights = import_model(make(), a)
+        compile_module(module, a, weights)
+        kernels = {t.kernel.data for t in module.walk() if isinstance(t, TaskOp)}
+        if arch != "default,sram_bytes=16384":  # (there no strip height fits and pays)
+            assert any(".." in k for k in kernels), kernels
 
 
 @pytest.mark.parametrize("arch", ["default", "default,cores=1,sram_bytes=8192", "edge-small"])

@@ -57,3 +57,38 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-NOT:   kind = "group"
 // CHECK:       npu_tile.kernel "conv"{{.*}}kind = "conv2d"
 // CHECK:       npu_tile.kernel "pool"{{.*}}kind = "pool"
+
+// -----
+
+// A ShuffleNet unit: the channel shuffle (reshapes and a transpose that keep H and W
+// last) and the residual add of the unit's input (a side input, loaded per strip with
+// the rows the add needs) join strip groups; 64 KiB activations do not fit 32 KiB.
+builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
+  func.func @main(%x: tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> {
+    %0 = npu_graph.constant {weight = "g1.weight"} : tensor<16x8x1x1xf32>
+    %1 = npu_graph.conv2d %x, %0 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x16x32x32xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x32x32xf32> loc("/g1/Conv")
+    %2 = npu_graph.relu %1 : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("/relu/Relu")
+    %3 = npu_graph.reshape %2 : (tensor<1x16x32x32xf32>) -> tensor<1x2x8x32x32xf32> loc("/shuffle/Reshape")
+    %4 = npu_graph.transpose %3 {perm = array<i64: 0, 2, 1, 3, 4>} : (tensor<1x2x8x32x32xf32>) -> tensor<1x8x2x32x32xf32> loc("/shuffle/Transpose")
+    %5 = npu_graph.reshape %4 : (tensor<1x8x2x32x32xf32>) -> tensor<1x16x32x32xf32> loc("/shuffle/Reshape_1")
+    %6 = npu_graph.constant {weight = "dw.weight"} : tensor<16x1x3x3xf32>
+    %7 = npu_graph.conv2d %5, %6 {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 16 : i64} : (tensor<1x16x32x32xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x32x32xf32> loc("/dw/Conv")
+    %8 = npu_graph.constant {weight = "g2.weight"} : tensor<16x8x1x1xf32>
+    %9 = npu_graph.conv2d %7, %8 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x16x32x32xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x32x32xf32> loc("/g2/Conv")
+    %10 = npu_graph.add %9, %x : (tensor<1x16x32x32xf32>, tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("/add/Add")
+    %11 = npu_graph.relu %10 : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("/relu_1/Relu")
+    func.return %11 : tensor<1x16x32x32xf32>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK:       %[[A:.*]] = npu_tile.kernel "/g1/Conv../shuffle/Transpose"(%x, %{{.*}}) {kind = "group", loops = "h"
+// CHECK:         npu_graph.conv2d
+// CHECK-NEXT:    npu_graph.relu
+// CHECK-NEXT:    npu_graph.reshape
+// CHECK-NEXT:    npu_graph.transpose
+// CHECK:       %[[V:.*]] = npu_tile.kernel "/shuffle/Reshape_1"(%[[A]]) {kind = "view"
+// CHECK:       npu_tile.kernel "/dw/Conv../relu_1/Relu"(%[[V]], %{{.*}}, %{{.*}}, %x) {kind = "group", loops = "h"
+// CHECK:         npu_graph.conv2d
+// CHECK-NEXT:    npu_graph.conv2d
+// CHECK-NEXT:    npu_graph.add
+// CHECK-NEXT:    npu_graph.relu
