@@ -2,7 +2,8 @@
 its intermediate tensors stay in SRAM even when they do not fit there whole.
 
 A chain is a list of graph ops where each op takes the previous op's result (the
-first takes the chain input `x`, a batch-1 tensor whose last two dims are H and W):
+first takes the chain input `x`, a tensor whose last two dims are H and W, batch
+first):
 conv2d and max-pool (NCHW), reshapes and transposes that keep the last two dims
 (a channel shuffle), and elementwise ops whose other operands are constant over H
 and W (weights, biases, per-channel constants) or are *side inputs*: tensors from
@@ -55,7 +56,7 @@ def _hw_constant(v: SSAValue, rank: int) -> bool:
 def _keeps_hw(op: Operation) -> bool:
     """A reshape or transpose that leaves the last two dims (H, W) where they are."""
     src, dst = shape_of(op.operands[0]), shape_of(op.results[0])
-    if len(src) < 3 or len(dst) < 3 or src[-2:] != dst[-2:] or src[0] != 1 or dst[0] != 1:
+    if len(src) < 3 or len(dst) < 3 or src[-2:] != dst[-2:] or src[0] != dst[0]:
         return False
     if isinstance(op, TransposeOp):
         perm = ints(op.perm, ())
@@ -101,10 +102,8 @@ def chain_of(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue] | None = 
         inside.add(prev)
     if not any(isinstance(op, (Conv2dOp, MaxPoolOp)) for op in ops):
         return None  # (no halo: a plain tiled kernel does as well)
-    for v in inside:
-        s = shape_of(v)
-        if len(s) < 3 or s[0] != 1:
-            return None
+    if any(len(shape_of(v)) < 3 or shape_of(v)[0] != shape_of(x)[0] for v in inside):
+        return None  # (every value keeps the batch dim: a strip holds rows of every image)
     return x
 
 

@@ -69,6 +69,23 @@ def test_strip_groups_match_onnxruntime(arch):
             assert any(".." in k for k in kernels), kernels
 
 
+def test_strip_groups_with_a_batch_match_onnxruntime():
+    """Strips cut H of every image of a batch of 3."""
+    from lowering.onnx_import import import_model
+    from lowering.pipeline import compile_module
+    from npu_dialects.arch import parse_arch_spec
+    from npu_dialects.task import TaskOp
+
+    model = models.strip_chain()
+    for v in (model.graph.input[0], model.graph.output[0]):
+        v.type.tensor_type.shape.dim[0].dim_value = 3
+    arch = parse_arch_spec("default,sram_bytes=65536")
+    module, weights = import_model(model, arch)
+    compile_module(module, arch, weights)
+    assert any(t.kernel.data == "/c1/Conv../pool/MaxPool" for t in module.walk() if isinstance(t, TaskOp))
+    assert max_abs_error(model, arch) <= 1e-4
+
+
 @pytest.mark.parametrize("arch", ["default", "default,cores=1,sram_bytes=8192", "edge-small"])
 def test_conv_prologue_numerics_across_machines(arch):
     """Small SRAM cuts the input channels into reduction steps: the prologue runs per step."""
