@@ -44,7 +44,7 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
-from lowering.strips import NEG, chain_of, plan_strip_height, side_inputs, strip_shape
+from lowering.strips import NEG, chain_of, plan_strip_height, side_inputs, strip_geometry, strip_shape
 from lowering.taskgraph import span
 from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, matmul_views,
                              split_kernel, with_epilogue)
@@ -575,6 +575,30 @@ def in_place_source(ks: KernelShape, ins: list[SSAValue]) -> SSAValue | None:
     return None
 
 
+def strip_in_place_source(k: KernelOp, ins: list[SSAValue]) -> SSAValue | None:
+    """A side input of a strip group (a residual) that its output could overwrite: an
+    activation buffer of the output's shape that the group reads once, at exactly the
+    rows each strip stores, and for nothing else."""
+    ops = k.graph_ops()
+    x = chain_of(ops)
+    if x is None:
+        return None
+    y = ops[-1].results[0]
+    g = strip_geometry(ops, x, k.tile_sizes[0])
+    uses = [(o, i) for o in ops for i, v in enumerate(o.operands) if v in k.body.block.args]
+    args = dict(zip(k.body.block.args, ins))
+    prev = x
+    for op in ops:
+        for i in side_inputs(op, prev, {}):
+            v = op.operands[i]
+            buf = args.get(v)
+            if (buf is not None and isinstance(buf.owner, AllocOp) and v.type == y.type and v is not x
+                    and g.rows[op.results[0]] == g.rows[y] and sum(1 for o, j in uses if o.operands[j] == v) == 1):
+                return buf
+        prev = op.results[0]
+    return None
+
+
 class FuncBuilder:
     """Rewrites one graph-level function into the task-level form."""
 
@@ -719,7 +743,8 @@ class FuncBuilder:
             return
         try:
             if k.kind.data == "group" and k.loop_names == ["h"]:
-                block = StripBuilder(k, ins, self.output_buffer(res, k), self.arch, self).build()
+                out = self.output_buffer(res, k, strip_in_place_source(k, ins))
+                block = StripBuilder(k, ins, out, self.arch, self).build()
                 tiles = k.trip_counts[0]
             elif k.kind.data == "group":
                 outs = [self.output_buffer(r, k) for r in k.outs]

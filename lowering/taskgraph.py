@@ -18,7 +18,7 @@ from xdsl.ir import SSAValue
 from npu_dialects.dma import CopyOp, memory_space
 from xdsl.dialects.builtin import MemRefType
 
-from npu_dialects.task import TaskOp, ViewOp, byte_size
+from npu_dialects.task import AllocOp, TaskOp, ViewOp, byte_size
 
 
 def root(v: SSAValue) -> SSAValue:
@@ -73,6 +73,14 @@ def tasks_of(func: FuncOp) -> list[TaskInfo]:
                         r, lo, hi = span(v)
                         (info.writes if write else info.reads).add(r)
                         info.spans.append((r, lo, hi, write))
+        for r in list(info.writes):
+            # an in-place candidate (`npu_task.alloc reuse(%b)`) is ordered as if it wrote
+            # %b: every earlier task touching %b then precedes it, so npu-memplan can give
+            # both the same bytes
+            if isinstance(r.owner, AllocOp) and r.owner.reuse is not None:
+                b = r.owner.reuse
+                info.writes.add(b)
+                info.spans.append((b, 0, byte_size(b.type), True))
         out.append(info)
     return out
 
@@ -85,7 +93,15 @@ def dependencies(tasks: list[TaskInfo]) -> list[list[int]]:
     that write, which follows it."""
     seen: dict[SSAValue, list[tuple[int, int, int, bool]]] = defaultdict(list)
     deps: list[list[int]] = []
-    for t in tasks:
+    covering: list[tuple[SSAValue, int, int]] = []  # writes of the current kernel's parts
+    for n, t in enumerate(tasks):
+        if n and tasks[n - 1].op.kernel != t.op.kernel:
+            # the previous kernel's parts are all placed: what their writes cover is forgotten
+            # (parts run concurrently, so one part's write does not order the next part)
+            kernel = tasks[n - 1].op.kernel
+            for r, lo, hi in covering:
+                seen[r] = [a for a in seen[r] if not (lo <= a[1] and a[2] <= hi) or tasks[a[0]].op.kernel == kernel]
+            covering = []
         d: set[int] = set()
         for r, lo, hi, write in t.spans:
             for i, plo, phi, pwrite in seen[r]:
@@ -94,9 +110,8 @@ def dependencies(tasks: list[TaskInfo]) -> list[list[int]]:
         # parts of one split kernel touch disjoint tiles and never wait on each other
         deps.append(sorted(i for i in d if tasks[i].op.kernel != t.op.kernel))
         for r, lo, hi, write in t.spans:
-            if write:  # (parts of this kernel stay: they run concurrently with this one)
-                seen[r] = [a for a in seen[r] if not (lo <= a[1] and a[2] <= hi)
-                           or tasks[a[0]].op.kernel == t.op.kernel]
+            if write:
+                covering.append((r, lo, hi))
             seen[r].append((t.index, lo, hi, write))
     return deps
 
