@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from npu_dialects.arch import parse_arch_spec  # noqa: E402
 from npu_dialects.task import TaskOp  # noqa: E402
+from npu_dialects.weights import weights_of  # noqa: E402
 from lowering.onnx_import import import_model  # noqa: E402
 from lowering.pipeline import compile_module  # noqa: E402
 from runtime.run import random_inputs, run  # noqa: E402
@@ -39,10 +40,10 @@ def measure(model_fn, arch, repeat: int) -> dict:
         t0 = time.perf_counter()
         module, weights = import_model(model, arch)
         nodes = len(model.graph.node)
-        compile_module(module, arch)
+        compile_module(module, arch, weights)  # (passes fold and pack constants: they need the data)
         t1 = time.perf_counter()
         inputs = random_inputs(signature(module))
-        res = run(module, weights, inputs, arch)
+        res = run(module, weights_of(module), inputs, arch)
         t2 = time.perf_counter()
         compile_s.append(t1 - t0)
         sim_s.append(t2 - t1)
