@@ -253,3 +253,37 @@ def test_random_kernels_on_tiny_srams(kind):
             err = float(np.abs(res.outputs["y"] - ref).max())
             assert err <= 1e-4 * max(1.0, float(np.abs(ref).max())), (arch, err)
         done += 1
+
+
+def test_strip_group_writing_over_its_residual_computes_the_right_values():
+    """npu-bufferize/strips_in_place.mlir, simulated: the group's output takes its
+    residual's bytes (each strip loads its residual rows before storing the same rows)
+    and the result is still -(conv(sigmoid(x), w) + relu(x)); the race detector is on."""
+    from pathlib import Path
+    from xdsl.dialects.builtin import ArrayAttr, StringAttr
+    from xdsl.parser import Parser
+    from npu_dialects import make_context
+    from npu_dialects.arch import arch_of
+    from npu_dialects.graph import conv2d_ref
+    from npu_dialects.task import AllocOp
+    from lowering import get_all_passes
+    from lowering.pipeline import run_pass
+    from runtime.run import run
+
+    text = (Path(__file__).parent / "filecheck" / "npu-bufferize" / "strips_in_place.mlir").read_text()
+    text = text.replace('{weight = "w"}', "{value = dense<0.03> : tensor<16x16x3x3xf32>}")
+    module = Parser(make_context(), text).parse_module()
+    ctx = make_context()
+    for name in ("npu-bufferize", "npu-schedule", "npu-events", "npu-memplan"):
+        run_pass(get_all_passes()[name]()(), ctx, module)
+    reused = [a for a in module.walk() if isinstance(a, AllocOp) and a.reuse is not None]
+    assert reused and all(a.offset == a.reuse.owner.offset for a in reused)
+    main = next(iter(module.ops))
+    main.attributes["npu.inputs"] = ArrayAttr([StringAttr("x")])
+    main.attributes["npu.outputs"] = ArrayAttr([StringAttr("y")])
+    x = np.random.default_rng(3).standard_normal((1, 16, 32, 32)).astype(np.float32)
+    res = run(module, {}, {"x": x}, arch_of(module))
+    w = np.full((16, 16, 3, 3), 0.03, np.float32)
+    want = -(conv2d_ref(1 / (1 + np.exp(-x)), w, pads=(1, 1, 1, 1)) + np.maximum(x, 0))
+    got = next(iter(res.outputs.values()))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
