@@ -7,7 +7,9 @@ It mirrors the simulator's timing model at a coarser grain (no contention):
   included), vector work ceil(elements/vector_lanes) cycles (a conv prologue
   adds its ops over the input tile, every step);
 - with double buffering the first load is exposed, then a step costs
-  max(DMA, compute) and the last step only its compute; otherwise their sum;
+  max(DMA, stall + compute) and the last step only its compute (stall: the core
+  waits for a free channel while issuing the next step's loads when they
+  outnumber `dma_channels`); otherwise their sum;
 - the output tile is stored once per parallel tile (latency + bytes, not
   overlapped).
 """
@@ -35,6 +37,23 @@ def dma_cycles(windows: list[Window], arch: Arch, dram_bw: int | None = None) ->
         channels[i] += arch.dma_latency + ceil(nbytes / bw)
         total += nbytes
     return max(max(channels), ceil(total / bw))
+
+
+def issue_stall(windows: list[Window], arch: Arch, dram_bw: int | None = None) -> int:
+    """Cycles the core spends issuing one step's loads (in window order): a DMA needs a
+    free channel, so with more loads than `dma_channels` the core waits for the
+    earliest ones to land before it can go on (and compute)."""
+    if len(windows) <= arch.dma_channels:
+        return 0
+    bw = dram_bw or arch.dram_bw
+    share = max(1, bw // arch.dma_channels)  # the channels stream together
+    free = [0] * arch.dma_channels
+    t = 0
+    for w in windows:
+        i = free.index(min(free))
+        t = max(t, free[i])
+        free[i] = t + arch.dma_latency + ceil(w.valid_bytes() / share)
+    return t
 
 
 def compute_cycles(ks: KernelShape, arch: Arch) -> int:
@@ -68,8 +87,10 @@ def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
         epi += dma_cycles(ks.epilogue, arch, bw)
     store = arch.dma_latency + ceil(ks.out.valid_bytes() / bw)
     if double_buffer:
-        # first load, then each step overlaps the next load; the last step only computes
-        return load - max(load, comp) + comp, r * max(load, comp) + epi + store
+        # first load, then each step overlaps the next load (issuing it may stall the
+        # core when there are more loads than channels); the last step only computes
+        stall = issue_stall(piped, arch, bw)
+        return load - max(load, comp) + comp, r * max(load, stall + comp) + epi + store
     return 0, r * (load + comp) + epi + store
 
 

@@ -91,6 +91,17 @@ def test_dma_cycles_overlap_latency_with_transfers():
     assert dma_cycles([small] * 4, arch) == 2 * (arch.dma_latency + 1)
 
 
+def test_issue_stall_when_loads_outnumber_channels():
+    from lowering.costmodel import issue_stall
+    arch = Arch()  # two channels
+    small = Window(0, (4, 4), (DimMap((), 0, 4), DimMap((), 0, 4)))  # 64 bytes
+    assert issue_stall([small] * 2, arch) == 0  # both channels free: no wait
+    # the third load waits for the first to land (latency + 64 bytes at half the bandwidth)
+    assert issue_stall([small] * 3, arch) == arch.dma_latency + 1
+    assert issue_stall([small] * 4, arch) == arch.dma_latency + 1
+    assert issue_stall([small] * 5, arch) == 2 * (arch.dma_latency + 1)
+
+
 def test_split_range_is_balanced_and_covers():
     for lo, hi, k in [(0, 8, 4), (0, 7, 3), (2, 5, 3), (0, 1, 1)]:
         parts = split_range(lo, hi, k)
