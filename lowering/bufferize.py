@@ -44,7 +44,8 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
-from lowering.strips import NEG, chain_of, plan_strip_height, side_inputs, strip_geometry, strip_shape
+from lowering.strips import (NEG, chain_of, plan_strip_height, prefetchable, side_inputs, strip_geometry,
+                             strip_shape)
 from lowering.taskgraph import span
 from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, matmul_views,
                              split_kernel, with_epilogue)
@@ -424,7 +425,10 @@ class StripBuilder:
         x = chain_of(ops)
         if x is None:
             raise TilingError("a strip group must be a chain of conv, pool and elementwise ops")
-        plan = plan_strip_height(ops, x, self.kernel.tile_sizes[0], self.arch)
+        prefetch = self.kernel.is_double_buffered
+        if prefetch and not prefetchable(ops, x):
+            raise TilingError("a reshape views the strip input: its buffer cannot alternate")
+        plan = plan_strip_height(ops, x, self.kernel.tile_sizes[0], self.arch, prefetch=prefetch)
         if plan is None:
             raise TilingError(f"the group's strips do not fit sram_bytes={self.arch.sram_bytes}")
         g, em = plan.geometry, self.em
@@ -437,91 +441,137 @@ class StripBuilder:
             toks.append(em.add(CopyOp(self.dram[v], zeros, self.loaded[v], zeros, shape_of(v))).results[0])
         for t in toks:
             em.add(WaitOp(t))
-        buf: dict[SSAValue, SSAValue] = {x: self.sram(strip_shape(g, x))}
-        side: dict[tuple[Operation, int], SSAValue] = {}  # side input rows, per use
-        prev = x
+        slots = 2 if prefetch else 1
+        # per slot: what is loaded per strip (the input, side inputs, masks)
+        xin = [self.sram(strip_shape(g, x)) for _ in range(slots)]
+        buf: dict[SSAValue, SSAValue] = {}
+        side: list[dict[tuple[Operation, int], SSAValue]] = [{} for _ in range(slots)]
+        prev, on_x = x, True  # (elementwise ops work in place on the input's slot)
         for o in ops:
             for i in side_inputs(o, prev, {}):
-                side[(o, i)] = self.sram(strip_shape(g, o.results[0]))
+                for k in range(slots):
+                    side[k][(o, i)] = self.sram(strip_shape(g, o.results[0]))
             r = o.results[0]
-            if isinstance(o, ReshapeOp):  # the same bytes, another shape
-                off = buf[prev].owner.offset.value.data
-                buf[r] = self.sram(strip_shape(g, r), off)
+            if isinstance(o, ReshapeOp):  # the same bytes, another shape (not of the input: prefetchable)
+                buf[r] = self.sram(strip_shape(g, r), buf[prev].owner.offset.value.data if not on_x else
+                                   xin[0].owner.offset.value.data)
             elif isinstance(o, ElementwiseOp):
-                buf[r] = buf[prev]  # in place
+                if not on_x:
+                    buf[r] = buf[prev]
             else:
                 buf[r] = self.sram(strip_shape(g, r))
+                on_x = False
             prev = r
-        masks: dict[SSAValue, list[tuple[SSAValue, SSAValue]]] = {}  # value -> [(DRAM rows, SRAM rows)]
+        mask_dram: dict[SSAValue, list[SSAValue]] = {}
+        mask_sram: list[dict[SSAValue, list[SSAValue]]] = [{} for _ in range(slots)]
         for v, pad in g.masked.items():
             rows = g.mask_rows(v)
             kinds = [(1.0, 0.0)] + ([(0.0, NEG)] if pad != 0.0 else [])  # (inside, outside)
-            masks[v] = [(self.top.mask(rows, inside, outside, self.kernel.location),
-                         self.sram((1, 1, g.rows[v][2], 1))) for inside, outside in kinds]
+            mask_dram[v] = [self.top.mask(rows, inside, outside, self.kernel.location) for inside, outside in kinds]
+            for k in range(slots):
+                mask_sram[k][v] = [self.sram((1, 1, g.rows[v][2], 1)) for _ in kinds]
         args = {op: [self.const(o) if o in self.held else None for o in op.operands]
                 for op in ops if isinstance(op, ElementwiseOp)}
         bias = {op: self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias])
                 for op in ops if isinstance(op, GraphConv2dOp) and op.bias is not None}
+
+        def issue(e: Emitter, s: SSAValue, k: int) -> list[SSAValue]:
+            """The loads of strip `s` into slot k."""
+            zero = e.const(0)
+
+            def rows_of(v: SSAValue) -> list[SSAValue]:
+                a, c0, _ = g.rows[v]
+                first = e.mul_c(s, a)
+                first = e.add_i(first, e.const(c0)) if c0 else first
+                return [zero] * (len(shape_of(v)) - 2) + [first, zero]
+
+            toks = [e.add(CopyOp(self.dram[x], rows_of(x), xin[k], [zero] * len(shape_of(x)), strip_shape(g, x),
+                                 pad_value=g.x_pad)).results[0]]
+            for (o, i), sram in side[k].items():
+                r = o.results[0]
+                toks.append(e.add(CopyOp(self.dram[o.operands[i]], rows_of(r), sram, [zero] * len(shape_of(r)),
+                                         strip_shape(g, r), pad_value=0.0)).results[0])
+            for v, drams in mask_dram.items():
+                off = e.mul_c(s, g.rows[v][0])
+                for dram, sram in zip(drams, mask_sram[k][v]):
+                    toks.append(e.add(CopyOp(dram, [zero, zero, off, zero], sram, [zero] * 4,
+                                             (1, 1, g.rows[v][2], 1))).results[0])
+            return toks
+
+        def pick(e: Emitter, odd: SSAValue | None, vals: list[SSAValue]) -> SSAValue:
+            return vals[0] if odd is None else e.select(odd, vals[1], vals[0])
+
+        def compute(e: Emitter, s: SSAValue, odd: SSAValue | None) -> None:
+            """Strip `s`'s ops on the slot `odd` selects, and its store."""
+            zero = e.const(0)
+            cur = pick(e, odd, xin)
+            for op in ops:
+                res = op.results[0]
+                p = op.params if isinstance(op, (GraphConv2dOp, MaxPoolOp)) else {}
+                if isinstance(op, GraphConv2dOp):
+                    out = buf[res]
+                    e.add(Conv2dOp(cur, self.loaded[op.weight], out, strides=p["strides"], dilations=p["dilations"],
+                                   group=p["group"], pads=(0, p["pads"][1], 0, p["pads"][3])))
+                    if op.bias is not None:  # (per output channel)
+                        e.add(EltwiseOp("add", [out, bias[op]], out))
+                elif isinstance(op, MaxPoolOp):
+                    out = buf[res]
+                    e.add(PoolOp("max", cur, out, kernel=p["kernel"], strides=p["strides"],
+                                 dilations=p["dilations"], pads=(0, p["pads"][1], 0, p["pads"][3])))
+                elif isinstance(op, ReshapeOp):
+                    out = buf[res]
+                elif isinstance(op, StructuredOp):  # a transpose keeping H and W
+                    out = buf[res]
+                    e.add(ApplyOp(op.name, dict(op.attributes), [cur], out))
+                else:
+                    out = cur  # in place
+                    ins = [pick(e, odd, [side[k][(op, i)] for k in range(slots)]) if (op, i) in side[0]
+                           else (cur if c is None else c) for i, c in enumerate(args[op])]
+                    e.add(EltwiseOp(op.FN, ins, out))
+                if res in g.masked:
+                    for j, fn in enumerate(("mul", "add")[:len(mask_dram[res])]):
+                        e.add(EltwiseOp(fn, [out, pick(e, odd, [mask_sram[k][res][j] for k in range(slots)])], out))
+                cur = out
+            y = ops[-1].results[0]
+            rank = len(shape_of(y))
+            store = e.add(CopyOp(cur, [zero] * rank, self.out, [zero] * (rank - 2) + [e.mul_c(s, g.T), zero],
+                                 strip_shape(g, y), clip=True)).results[0]
+            e.add(WaitOp(store))
+
         lo, hi = self.block.args
-        body = Block(arg_types=[INDEX])
+        one = em.const(1)
+        if not prefetch:
+            body = Block(arg_types=[INDEX])
+            be = em.nested(body)
+            for t in issue(be, body.args[0], 0):
+                be.add(WaitOp(t))
+            compute(be, body.args[0], None)
+            body.add_op(scf.YieldOp())
+            em.add(scf.ForOp(lo, hi, one, [], Region(body)))
+            return self.block
+        # prefetch: strip lo's loads first; each strip issues the next one's into the other slot
+        toks0 = issue(em, lo, 0)
+        last = em.add(arith.SubiOp(hi, one)).results[0]
+        body = Block(arg_types=[INDEX] + [TokenType()] * len(toks0))
         be = em.nested(body)
         s = body.args[0]
-        zero = be.const(0)
-
-        def rows_of(v: SSAValue) -> list[SSAValue]:
-            """Offsets of the rows strip `s` holds of v (all dims)."""
-            a, c0, _ = g.rows[v]
-            first = be.mul_c(s, a)
-            first = be.add_i(first, be.const(c0)) if c0 else first
-            return [zero] * (len(shape_of(v)) - 2) + [first, zero]
-
-        loads = [be.add(CopyOp(self.dram[x], rows_of(x), buf[x], [zero] * len(shape_of(x)), strip_shape(g, x),
-                               pad_value=g.x_pad)).results[0]]
-        for (o, i), sram in side.items():
-            r = o.results[0]
-            loads.append(be.add(CopyOp(self.dram[o.operands[i]], rows_of(r), sram, [zero] * len(shape_of(r)),
-                                       strip_shape(g, r), pad_value=0.0)).results[0])
-        for v, pairs in masks.items():
-            off = be.mul_c(s, g.rows[v][0])
-            for dram, sram in pairs:
-                loads.append(be.add(CopyOp(dram, [zero, zero, off, zero], sram, [zero] * 4,
-                                           (1, 1, g.rows[v][2], 1))).results[0])
-        for t in loads:
+        odd = be.eq_c(be.rem_c(be.add(arith.SubiOp(s, lo)).results[0], 2), 1)
+        nxt = be.add_i(s, one)
+        then_b, else_b = Block(), Block()
+        then_t = issue(em.nested(then_b), nxt, 0)  # s odd: the next strip is even
+        else_t = issue(em.nested(else_b), nxt, 1)
+        then_b.add_op(scf.YieldOp(*then_t))
+        else_b.add_op(scf.YieldOp(*else_t))
+        next_toks = be.add(scf.IfOp(odd, [TokenType()] * len(toks0), Region(then_b), Region(else_b))).results
+        for t in body.args[1:]:
             be.add(WaitOp(t))
-        cur = buf[x]
-        for op in ops:
-            res = op.results[0]
-            p = op.params if isinstance(op, (GraphConv2dOp, MaxPoolOp)) else {}
-            if isinstance(op, GraphConv2dOp):
-                out = buf[res]
-                be.add(Conv2dOp(cur, self.loaded[op.weight], out, strides=p["strides"], dilations=p["dilations"],
-                                group=p["group"], pads=(0, p["pads"][1], 0, p["pads"][3])))
-                if op.bias is not None:  # (per output channel)
-                    be.add(EltwiseOp("add", [out, bias[op]], out))
-            elif isinstance(op, MaxPoolOp):
-                out = buf[res]
-                be.add(PoolOp("max", cur, out, kernel=p["kernel"], strides=p["strides"],
-                              dilations=p["dilations"], pads=(0, p["pads"][1], 0, p["pads"][3])))
-            elif isinstance(op, ReshapeOp):
-                out = buf[res]
-            elif isinstance(op, StructuredOp):  # a transpose keeping H and W
-                out = buf[res]
-                be.add(ApplyOp(op.name, dict(op.attributes), [cur], out))
-            else:
-                out = cur  # in place
-                ins = [side[(op, i)] if (op, i) in side else (cur if c is None else c)
-                       for i, c in enumerate(args[op])]
-                be.add(EltwiseOp(op.FN, ins, out))
-            for _, sram in masks.get(res, []):
-                be.add(EltwiseOp("mul" if sram is masks[res][0][1] else "add", [out, sram], out))
-            cur = out
-        y = ops[-1].results[0]
-        rank = len(shape_of(y))
-        store = be.add(CopyOp(cur, [zero] * rank, self.out, [zero] * (rank - 2) + [be.mul_c(s, g.T), zero],
-                              strip_shape(g, y), clip=True)).results[0]
-        be.add(WaitOp(store))
-        body.add_op(scf.YieldOp())
-        em.add(scf.ForOp(lo, hi, em.const(1), [], Region(body)))
+        compute(be, s, odd)
+        body.add_op(scf.YieldOp(*next_toks))
+        loop = em.add(scf.ForOp(lo, last, one, toks0, Region(body)))
+        for t in loop.results:
+            em.add(WaitOp(t))
+        odd_last = em.eq_c(em.rem_c(em.add(arith.SubiOp(last, lo)).results[0], 2), 1)
+        compute(em, last, odd_last)
         return self.block
 
 

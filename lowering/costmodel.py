@@ -43,16 +43,20 @@ def issue_stall(windows: list[Window], arch: Arch, dram_bw: int | None = None) -
     """Cycles the core spends issuing one step's loads (in window order): a DMA needs a
     free channel, so with more loads than `dma_channels` the core waits for the
     earliest ones to land before it can go on (and compute)."""
-    if len(windows) <= arch.dma_channels:
+    return stall_for([w.valid_bytes() for w in windows], arch, dram_bw or arch.dram_bw)
+
+
+def stall_for(sizes: list[int], arch: Arch, bw: int) -> int:
+    """`issue_stall` for loads of these byte sizes at bandwidth `bw`."""
+    if len(sizes) <= arch.dma_channels:
         return 0
-    bw = dram_bw or arch.dram_bw
     share = max(1, bw // arch.dma_channels)  # the channels stream together
     free = [0] * arch.dma_channels
     t = 0
-    for w in windows:
+    for b in sizes:
         i = free.index(min(free))
         t = max(t, free[i])
-        free[i] = t + arch.dma_latency + ceil(w.valid_bytes() / share)
+        free[i] = t + arch.dma_latency + ceil(b / share)
     return t
 
 

@@ -31,7 +31,8 @@ conv, max-pool and elementwise ops (`lowering/strips.py`); it is then tried as a
 group computed strip by strip along H (halos recomputed), with the strip height
 and the number of cores its strips are split over chosen by the cost model. Such
 a group is an `npu_tile.kernel` of kind `group` with loops "h", tile [rows per
-strip] and grid [strips]. Runs of up to MAX_STRIP_KERNELS kernels are tried.
+strip], grid [strips] and `double_buffer` when the next strip's loads are issued
+before a strip computes. Runs of up to MAX_STRIP_KERNELS kernels are tried.
 
 Options: `max-kernels` (default 128) bounds a group's length (and the search).
 """
@@ -276,7 +277,7 @@ class LayerGroup(ModulePass):
             sp, cycles, parts = strips
             g = sp.geometry
             group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind="group",
-                             loops=["h"], tile=[g.T], grid=[g.S], double_buffer=False, sram_bytes=sp.sram_bytes,
+                             loops=["h"], tile=[g.T], grid=[g.S], double_buffer=sp.prefetch, sram_bytes=sp.sram_bytes,
                              predicted_cycles=cycles - (2 * arch_of(module).sync_latency if parts > 1 else 0),
                              dram_bytes=sp.dram_bytes, parts=parts)
         else:

@@ -34,6 +34,7 @@ from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.arch import Arch
 from npu_dialects.graph import Conv2dOp, ElementwiseOp, MaxPoolOp, ReshapeOp, TransposeOp, ints, shape_of
+from lowering.costmodel import stall_for
 
 F32 = 4
 NEG = -3.4028235e38  # what a masked row of a max-pool input becomes (finite: 0 * x stays 0 first)
@@ -184,6 +185,8 @@ class StripPlan:
     strip_loads: list[int]
     compute: int
     store: int
+    arch: Arch | None = None
+    prefetch: bool = False  # strip s+1's loads go to a second set of buffers while s computes
 
     @property
     def dram_bytes(self) -> int:
@@ -197,12 +200,17 @@ class StripPlan:
         """Predicted span with the strips split over `parts` cores sharing `dram_bw`
         (each part loads the constants), plus the two cross-core events of a split."""
         arch = arch or self.arch
+        assert arch is not None
         bw = max(1, arch.dram_bw // parts)
         once = _loads(self.once_loads, arch, bw)
-        strip = _loads(self.strip_loads, arch, bw) + self.compute + arch.dma_latency + ceil(self.store / bw)
-        return once + ceil(self.geometry.S / parts) * strip + (2 * arch.sync_latency if parts > 1 else 0)
-
-    arch: Arch | None = None
+        load = _loads(self.strip_loads, arch, bw)
+        store = arch.dma_latency + ceil(self.store / bw)
+        n = ceil(self.geometry.S / parts)
+        if self.prefetch:  # the first strip's loads are exposed, then they hide behind compute
+            body = load + n * (max(load, stall_for(self.strip_loads, arch, bw) + self.compute) + store)
+        else:
+            body = n * (load + self.compute + store)
+        return once + body + (2 * arch.sync_latency if parts > 1 else 0)
 
 
 def _loads(sizes: list[int], arch: Arch, bw: int) -> int:
@@ -239,9 +247,21 @@ def op_strip_cycles(op: Operation, g: StripGeometry, arch: Arch) -> int:
     return ceil(elems / arch.vector_lanes)
 
 
+def prefetchable(ops: Sequence[Operation], x: SSAValue, canon: dict[SSAValue, SSAValue] | None = None) -> bool:
+    """Whether x's buffer can alternate between two slots: no reshape views it (through
+    the elementwise ops that work in place on it)."""
+    for op in ops:
+        if isinstance(op, ReshapeOp):
+            return False
+        if not isinstance(op, ElementwiseOp):
+            return True
+    return True
+
+
 def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
-                      canon: dict[SSAValue, SSAValue] | None = None) -> StripPlan | None:
-    """The plan for strips of T output rows, or None when its buffers do not fit SRAM."""
+                      canon: dict[SSAValue, SSAValue] | None = None, prefetch: bool = False) -> StripPlan | None:
+    """The plan for strips of T output rows (with the loads of the next strip issued
+    before a strip computes when `prefetch`), or None when its buffers do not fit SRAM."""
     canon = canon or {}
     g = strip_geometry(ops, x, T)
     once: list[SSAValue] = []
@@ -262,6 +282,9 @@ def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     sram = sum(_align(b, arch.align) for b in sizes + side)
     sram += sum(_align(prod(strip_shape(g, v)) * F32, arch.align) for v in strip_vals)
     sram += sum(_align(g.rows[v][2] * F32, arch.align) * (2 if pad else 1) for v, pad in g.masked.items())
+    if prefetch:  # a second slot for everything loaded per strip
+        sram += sum(_align(b, arch.align) for b in side) + _align(prod(strip_shape(g, x)) * F32, arch.align)
+        sram += sum(_align(g.rows[v][2] * F32, arch.align) * (2 if pad else 1) for v, pad in g.masked.items())
     if sram > arch.sram_bytes:
         return None
     loads = [prod(strip_shape(g, x)) * F32] + side + [g.rows[v][2] * F32 * (2 if pad else 1)
@@ -270,7 +293,8 @@ def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     compute += sum(ceil(prod(strip_shape(g, v)) / arch.vector_lanes) * (2 if pad else 1)
                    for v, pad in g.masked.items())
     y = ops[-1].results[0]
-    return StripPlan(g, once, sram, sizes, loads, compute, prod(strip_shape(g, y)) * F32, arch=arch)
+    return StripPlan(g, once, sram, sizes, loads, compute, prod(strip_shape(g, y)) * F32, arch=arch,
+                     prefetch=prefetch)
 
 
 def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAValue] | None = None,
@@ -282,8 +306,10 @@ def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAV
         return None
     h = shape_of(ops[-1].results[0])[-2]
     best: StripPlan | None = None
+    modes = (False, True) if prefetchable(ops, x, canon) else (False,)
     for T in sorted({ceil(h / s) for s in range(2, min(h, max_strips) + 1)}, reverse=True):
-        p = plan_strip_height(ops, x, T, arch, canon)
-        if p is not None and (best is None or p.cycles < best.cycles):
-            best = p
+        for prefetch in modes:
+            p = plan_strip_height(ops, x, T, arch, canon, prefetch)
+            if p is not None and (best is None or p.cycles < best.cycles):
+                best = p
     return best

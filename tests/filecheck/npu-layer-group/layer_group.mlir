@@ -70,8 +70,9 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 2048>} {
 // -----
 
 // Activations larger than SRAM (a 1x64x64x64 feature map is 1 MiB): conv + pool
-// become a strip group (loops "h": 8 strips of 4 pooled rows, split over the 4
-// cores), the conv's rows never leave SRAM. (npu-layer-group/strips.mlir has more.)
+// become a strip group (loops "h": 16 strips of 2 pooled rows, split over the 4
+// cores, the next strip's rows loaded while one computes), the conv's rows never
+// leave SRAM. (npu-layer-group/strips.mlir has more.)
 builtin.module {
   func.func @main(%x: tensor<1x64x64x64xf32>) -> tensor<1x64x32x32xf32> {
     %w = npu_graph.constant {weight = "w"} : tensor<64x64x3x3xf32>
@@ -81,4 +82,4 @@ builtin.module {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       npu_tile.kernel "conv..pool"(%x, %w) {kind = "group", loops = "h", tile = array<i64: 4>, grid = array<i64: 8>, {{.*}}parts = 4 : i64}
+// CHECK:       npu_tile.kernel "conv..pool"(%x, %w) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 16>, double_buffer = true, {{.*}}parts = 4 : i64}
