@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.roofline import bench_args, simulate, write_table  # noqa: E402
+from bench.roofline import bench_args, close_table, simulate  # noqa: E402
 
 
 def kernel_errors(report: dict) -> list[tuple[str, int, float]]:
@@ -49,10 +49,8 @@ def main() -> int:
         lines.append(f"| {name} | {len(rows)} | {math.exp(sum(errs) / len(errs)) - 1:.1%} "
                      f"| {worst[0]} ({worst[1]} -> {worst[2]:.0f}) |")
         print(lines[-1], flush=True)
-    lines += ["", f"all kernels: geometric-mean error {math.exp(sum(logs) / len(logs)) - 1:.1%} over {len(logs)}"]
-    print(lines[-1])
-    write_table(lines, out)
-    return 0
+    return close_table(lines, f"all kernels: geometric-mean error {math.exp(sum(logs) / len(logs)) - 1:.1%} "
+                              f"over {len(logs)}", out)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.roofline import bench_args, geomean, simulate, write_table  # noqa: E402
+from bench.roofline import bench_args, close_table, geomean, simulate  # noqa: E402
 
 CORES = (1, 2, 4)
 
@@ -29,10 +29,7 @@ def main() -> int:
         speedups.append(cycles[0] / cycles[-1])
         lines.append(f"| {name} | " + " | ".join(map(str, cycles)) + f" | {speedups[-1]:.2f} |")
         print(lines[-1], flush=True)
-    lines += ["", f"geometric mean speedup 4 vs 1 core: {geomean(speedups):.2f}"]
-    print(lines[-1])
-    write_table(lines, out)
-    return 0
+    return close_table(lines, f"geometric mean speedup 4 vs 1 core: {geomean(speedups):.2f}", out)
 
 
 if __name__ == "__main__":

@@ -63,6 +63,14 @@ def geomean(xs: list[float]) -> float:
     return math.exp(sum(map(math.log, xs)) / len(xs))
 
 
+def close_table(lines: list[str], summary: str, out: str | None) -> int:
+    """End a table with its summary line: print it, write the table to `out`; exit code 0."""
+    lines += ["", summary]
+    print(summary)
+    write_table(lines, out)
+    return 0
+
+
 def write_table(lines: list[str], out: str | None) -> None:
     if out:
         with open(out, "w") as f:
@@ -95,12 +103,9 @@ def main() -> int:
                      f"| {r['utilization']['cube']:.1%} | {b['cycles']} | {speedup:.2f} |")
         print(lines[-1], flush=True)
     gm = geomean
-    lines += ["", f"geometric mean: simulated/roofline {gm(ratios):.2f}, speedup over op by op "
-                  f"{gm(speedups):.2f} ({len(ratios)} models, {time.time() - t0:.0f} s; fusion rules: "
-                  f"{', '.join(RULES)})"]
-    print(lines[-1])
-    write_table(lines, out)
-    return 0
+    return close_table(lines, f"geometric mean: simulated/roofline {gm(ratios):.2f}, speedup over op by op "
+                              f"{gm(speedups):.2f} ({len(ratios)} models, {time.time() - t0:.0f} s; fusion rules: "
+                              f"{', '.join(RULES)})", out)
 
 
 if __name__ == "__main__":
