@@ -273,19 +273,23 @@ def ints(attr: Attribute | None, default: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(v) for v in attr.get_values())
 
 
-def check_window_params(op: str, rank4: Sequence[int], p: dict, kernel_key: str | None = None) -> None:
-    """Lengths and signs of strides/dilations (2, > 0), pads (4, >= 0) and kernel (2, > 0)."""
-    want = {"strides": 2, "dilations": 2, "pads": 4}
-    if kernel_key:
-        want[kernel_key] = 2
-    for key, n in want.items():
-        vals = p[key]
+def _check_lengths_and_signs(op: str, params: Sequence[tuple[str, Sequence[int], int]]) -> None:
+    """Each (key, values, wanted length): the length, and the sign (pads >= 0, others > 0)."""
+    for key, vals, n in params:
         if len(vals) != n:
             raise VerifyException(f"'{op}': {key} needs {n} values, got {list(vals)}")
         if key == "pads" and any(v < 0 for v in vals):
             raise VerifyException(f"'{op}': pads must be non-negative, got {list(vals)}")
         if key != "pads" and any(v <= 0 for v in vals):
             raise VerifyException(f"'{op}': {key} must be positive, got {list(vals)}")
+
+
+def check_window_params(op: str, rank4: Sequence[int], p: dict, kernel_key: str | None = None) -> None:
+    """Lengths and signs of strides/dilations (2, > 0), pads (4, >= 0) and kernel (2, > 0)."""
+    want = {"strides": 2, "dilations": 2, "pads": 4}
+    if kernel_key:
+        want[kernel_key] = 2
+    _check_lengths_and_signs(op, [(key, p[key], n) for key, n in want.items()])
     if len(rank4) != 4:
         raise VerifyException(f"'{op}': input must be 4-D NCHW, got shape {list(rank4)}")
 
@@ -1176,14 +1180,8 @@ def check_pool_params(op: str, x: Sequence[int], kernel: Sequence[int], strides:
     n = len(kernel)
     if n == 0:
         raise VerifyException(f"'{op}': kernel needs at least one value")
-    for key, vals, want in (("kernel", kernel, n), ("strides", strides, n), ("dilations", dilations, n),
-                            ("pads", pads, 2 * n)):
-        if len(vals) != want:
-            raise VerifyException(f"'{op}': {key} needs {want} values, got {list(vals)}")
-        if key == "pads" and any(v < 0 for v in vals):
-            raise VerifyException(f"'{op}': pads must be non-negative, got {list(vals)}")
-        if key != "pads" and any(v <= 0 for v in vals):
-            raise VerifyException(f"'{op}': {key} must be positive, got {list(vals)}")
+    _check_lengths_and_signs(op, [("kernel", kernel, n), ("strides", strides, n), ("dilations", dilations, n),
+                                  ("pads", pads, 2 * n)])
     if len(x) != n + 2:
         raise VerifyException(f"'{op}': input must be [N, C] and {n} spatial dim{'s' if n > 1 else ''} "
                               f"for a {n}-D kernel, got shape {list(x)}")
