@@ -29,6 +29,23 @@ N = 64  # floats per buffer
 T = f'memref<{N}xf32, "dram">'
 
 
+def task_text(name: str, core: int, copies: list[tuple[str, str]], loc: str | None = None) -> str:
+    """An `npu_task.task` that copies whole buffers, (source, destination) in order."""
+    body = "\n".join(
+        f"      %t{k} = npu_dma.copy %{s}[%c0] -> %{d}[%c0] {{sizes = array<i64: {N}>}} : {T} -> {T}\n"
+        f"      npu_dma.wait %t{k}" for k, (s, d) in enumerate(copies))
+    return (f'    npu_task.task "{name}" attributes {{core = {core} : i64, range = array<i64: 0, 1>}} {{\n'
+            f"    ^bb0(%lo: index, %hi: index):\n      %c0 = arith.constant 0 : index\n{body}\n    }}"
+            + (f' loc("{loc}")' if loc else ""))
+
+
+def module_text(lines: list[str]) -> str:
+    """`@main(%x, %y)` holding the given allocs and tasks."""
+    return (f'builtin.module {{\n  func.func @main(%x: {T}, %y: {T}) attributes '
+            f'{{npu.inputs = ["x"], npu.outputs = ["y"]}} {{\n' + "\n".join(lines)
+            + "\n    func.return\n  }\n}\n")
+
+
 def random_program(rng: np.random.Generator, n_tasks: int, cores: int) -> str:
     """Tasks copying earlier buffers into their own. About half the buffers are marked
     in-place candidates of the task's first source (the task reads it before writing)."""
@@ -41,15 +58,8 @@ def random_program(rng: np.random.Generator, n_tasks: int, cores: int) -> str:
         if dst != "y":
             reuse = f"reuse(%{srcs[0]} : {T}) " if srcs[0] != "x" and rng.random() < 0.5 else ""
             allocs.append(f"    %b{t} = npu_task.alloc {reuse}: {T}")
-        body = "\n".join(
-            f"      %t{k} = npu_dma.copy %{s}[%c0] -> %{dst}[%c0] {{sizes = array<i64: {N}>}} : {T} -> {T}\n"
-            f"      npu_dma.wait %t{k}" for k, s in enumerate(srcs))
-        tasks.append(f'    npu_task.task "k{t}" attributes {{core = {int(rng.integers(0, cores))} : i64, '
-                     f'range = array<i64: 0, 1>}} {{\n    ^bb0(%lo: index, %hi: index):\n'
-                     f"      %c0 = arith.constant 0 : index\n{body}\n    }}")
-    return (f'builtin.module {{\n  func.func @main(%x: {T}, %y: {T}) attributes '
-            f'{{npu.inputs = ["x"], npu.outputs = ["y"]}} {{\n' + "\n".join(allocs + tasks)
-            + "\n    func.return\n  }\n}\n")
+        tasks.append(task_text(f"k{t}", int(rng.integers(0, cores)), [(src, dst) for src in srcs]))
+    return module_text(allocs + tasks)
 
 
 def compile_plan(text: str, arch):
@@ -126,34 +136,9 @@ def test_random_plans_are_race_free(seed):
 def test_breaking_a_plan_on_purpose_is_caught_by_the_race_detector():
     """Two buffers used by tasks on different cores with no ordering: give them the
     same bytes and the simulator must name both tasks."""
-    text = f'''builtin.module {{
-  func.func @main(%x: {T}, %y: {T}) attributes {{npu.inputs = ["x"], npu.outputs = ["y"]}} {{
-    %a = npu_task.alloc : {T}
-    %b = npu_task.alloc : {T}
-    npu_task.task "left" attributes {{core = 0 : i64, range = array<i64: 0, 1>}} {{
-    ^bb0(%lo: index, %hi: index):
-      %c0 = arith.constant 0 : index
-      %t = npu_dma.copy %x[%c0] -> %a[%c0] {{sizes = array<i64: {N}>}} : {T} -> {T}
-      npu_dma.wait %t
-    }} loc("convL")
-    npu_task.task "right" attributes {{core = 1 : i64, range = array<i64: 0, 1>}} {{
-    ^bb0(%lo: index, %hi: index):
-      %c0 = arith.constant 0 : index
-      %t = npu_dma.copy %x[%c0] -> %b[%c0] {{sizes = array<i64: {N}>}} : {T} -> {T}
-      npu_dma.wait %t
-    }} loc("convR")
-    npu_task.task "join" attributes {{core = 0 : i64, range = array<i64: 0, 1>}} {{
-    ^bb0(%lo: index, %hi: index):
-      %c0 = arith.constant 0 : index
-      %t = npu_dma.copy %a[%c0] -> %y[%c0] {{sizes = array<i64: {N}>}} : {T} -> {T}
-      npu_dma.wait %t
-      %u = npu_dma.copy %b[%c0] -> %y[%c0] {{sizes = array<i64: {N}>}} : {T} -> {T}
-      npu_dma.wait %u
-    }}
-    func.return
-  }}
-}}
-'''
+    text = module_text([f"    %a = npu_task.alloc : {T}", f"    %b = npu_task.alloc : {T}",
+                        task_text("left", 0, [("x", "a")], "convL"), task_text("right", 1, [("x", "b")], "convR"),
+                        task_text("join", 0, [("a", "y"), ("b", "y")])])
     arch = parse_arch_spec("default,cores=2")
     module = compile_plan(text, arch)
     a, b = [op for op in next(iter(module.ops)).body.block.ops if isinstance(op, AllocOp)]
