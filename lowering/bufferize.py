@@ -426,7 +426,7 @@ class StripBuilder:
         if x is None:
             raise TilingError("a strip group must be a chain of conv, pool and elementwise ops")
         prefetch = self.kernel.is_double_buffered
-        if prefetch and not prefetchable(ops, x):
+        if prefetch and not prefetchable(ops):
             raise TilingError("a reshape views the strip input: its buffer cannot alternate")
         plan = plan_strip_height(ops, x, self.kernel.tile_sizes[0], self.arch, prefetch=prefetch)
         if plan is None:

@@ -64,18 +64,20 @@ def contiguous_slice(op: Operation) -> int | None:
     return starts[0] if steps == (1,) else None
 
 
-def op_cycles(op: Operation, arch: Arch) -> int | None:
+def op_cycles(op: Operation, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
     """Cycles of one graph op computed whole on one core (the simulator charges the
-    same for the compute ops bufferization emits); None if a group cannot hold it."""
+    same for the compute ops bufferization emits), or on the part of its result of
+    shape `out_shape` (a strip); None if a group cannot hold it."""
     cm, ck, cn = arch.cube
     lanes = arch.vector_lanes
     if len(op.results) != 1:
         return None
-    out = prod(shape_of(op.results[0]))
+    o = tuple(shape_of(op.results[0]) if out_shape is None else out_shape)
+    out = prod(o)
     if isinstance(op, ReshapeOp) or contiguous_slice(op) is not None:
         return 0
     if isinstance(op, Conv2dOp):
-        w, o = shape_of(op.weight), shape_of(op.result)
+        w = shape_of(op.weight)
         g = op.params["group"]
         c = g * ceil(o[0] * o[2] * o[3] / cm) * ceil(w[1] * w[2] * w[3] / ck) * ceil(w[0] // g / cn)
         return c + (ceil(out / lanes) if op.bias is not None else 0)

@@ -35,6 +35,7 @@ from xdsl.ir import Operation, SSAValue
 from npu_dialects.arch import Arch
 from npu_dialects.graph import Conv2dOp, ElementwiseOp, MaxPoolOp, ReshapeOp, TransposeOp, ints, shape_of
 from lowering.costmodel import stall_for
+from lowering.groups import op_cycles
 
 F32 = 4
 NEG = -3.4028235e38  # what a masked row of a max-pool input becomes (finite: 0 * x stays 0 first)
@@ -227,29 +228,9 @@ def strip_shape(g: StripGeometry, v: SSAValue) -> tuple[int, ...]:
     return tuple(s)
 
 
-def op_strip_cycles(op: Operation, g: StripGeometry, arch: Arch) -> int:
-    """Compute cycles of one op on a strip (the same formulas as whole-tensor groups)."""
-    cm, ck, cn = arch.cube
-    out = strip_shape(g, op.results[0])
-    elems = prod(out)
-    if isinstance(op, Conv2dOp):
-        w = shape_of(op.weight)
-        grp = op.params["group"]
-        c = grp * ceil(out[2] * out[3] / cm) * ceil(w[1] * w[2] * w[3] / ck) * ceil(w[0] // grp / cn)
-        return c + (ceil(elems / arch.vector_lanes) if op.bias is not None else 0)
-    if isinstance(op, MaxPoolOp):
-        kh, kw = op.params["kernel"]
-        return ceil(elems * kh * kw / arch.vector_lanes)
-    if isinstance(op, ReshapeOp):
-        return 0
-    if isinstance(op, TransposeOp):
-        return ceil(elems * op.VECTOR_COST / arch.vector_lanes)
-    return ceil(elems / arch.vector_lanes)
-
-
-def prefetchable(ops: Sequence[Operation], x: SSAValue, canon: dict[SSAValue, SSAValue] | None = None) -> bool:
-    """Whether x's buffer can alternate between two slots: no reshape views it (through
-    the elementwise ops that work in place on it)."""
+def prefetchable(ops: Sequence[Operation]) -> bool:
+    """Whether the chain input's buffer can alternate between two slots: no reshape views
+    it (through the elementwise ops that work in place on it)."""
     for op in ops:
         if isinstance(op, ReshapeOp):
             return False
@@ -289,7 +270,7 @@ def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
         return None
     loads = [prod(strip_shape(g, x)) * F32] + side + [g.rows[v][2] * F32 * (2 if pad else 1)
                                                     for v, pad in g.masked.items()]
-    compute = sum(op_strip_cycles(op, g, arch) for op in ops)
+    compute = sum(op_cycles(op, arch, strip_shape(g, op.results[0])) or 0 for op in ops)
     compute += sum(ceil(prod(strip_shape(g, v)) / arch.vector_lanes) * (2 if pad else 1)
                    for v, pad in g.masked.items())
     y = ops[-1].results[0]
@@ -306,7 +287,7 @@ def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAV
         return None
     h = shape_of(ops[-1].results[0])[-2]
     best: StripPlan | None = None
-    modes = (False, True) if prefetchable(ops, x, canon) else (False,)
+    modes = (False, True) if prefetchable(ops) else (False,)
     for T in sorted({ceil(h / s) for s in range(2, min(h, max_strips) + 1)}, reverse=True):
         for prefetch in modes:
             p = plan_strip_height(ops, x, T, arch, canon, prefetch)
