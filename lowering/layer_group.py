@@ -62,6 +62,22 @@ from lowering.groups import GroupPlan, op_cycles, pack_chunk_bytes, plan_group
 from lowering.strips import StripPlan, plan_strips
 
 
+@dataclass(frozen=True)
+class StripChoice:
+    """A run as a strip group: its plan, predicted cycles (with the two events of a split)
+    and the cores its strips are split over."""
+
+    plan: StripPlan
+    cycles: int
+    parts: int
+    sync_latency: int
+
+    @property
+    def span(self) -> int:
+        """The predicted span without the split's events (as a kernel's `predicted_cycles`)."""
+        return self.cycles - (2 * self.sync_latency if self.parts > 1 else 0)
+
+
 MAX_STRIP_KERNELS = 6
 """Longest run of kernels tried as a strip group (each try searches strip heights)."""
 
@@ -170,9 +186,8 @@ class LayerGroup(ModulePass):
                     other = plan_group(ops, outs, arch, flat, canon, packable, pack_overflow=True)
                     if other is not None and other.cycles < plan.cycles:
                         plan = other
-                cycles = plan.cycles if isinstance(plan, GroupPlan) else plan[1]
-                if cycles < singles and best[j] + cycles < best[i]:
-                    best[i] = best[j] + cycles
+                if plan.cycles < singles and best[j] + plan.cycles < best[i]:
+                    best[i] = best[j] + plan.cycles
                     choice[i] = j
                     plans[(j, i)] = plan
         segments = []
@@ -185,8 +200,8 @@ class LayerGroup(ModulePass):
         for j, i in segments:
             run = kernels[j:i]
             plan = plans[(j, i)]
-            if not isinstance(plan, GroupPlan):
-                self.rewrite(run, None, module, strips=plan)
+            if isinstance(plan, StripChoice):
+                self.rewrite(run, plan, module)
                 continue
             # the chosen groups also try smaller packs (the first op waits for less)
             ops = all_ops[starts[j]:starts[i]]
@@ -200,28 +215,24 @@ class LayerGroup(ModulePass):
                         plan = other
             self.rewrite(run, plan, module)
 
-    def strip_plan(self, ops, outs, canon, arch: Arch) -> tuple[StripPlan, int, int] | None:
-        """(plan, predicted cycles, parts) of the run as a strip group (`lowering/strips.py`):
-        a chain whose only result used later is its last; its strips split over the
-        cores where that pays like a kernel's tiles (SPLIT_MARGIN)."""
+    def strip_plan(self, ops, outs, canon, arch: Arch) -> StripChoice | None:
+        """The run as a strip group (`lowering/strips.py`): a chain whose only result used
+        later is its last; its strips split over the cores where that pays like a
+        kernel's tiles (SPLIT_MARGIN)."""
         if len(outs) != 1 or outs[0] is not ops[-1].results[0]:
             return None
         plan = plan_strips(ops, arch, canon)
         if plan is None:
             return None
-        best = (plan.cycles, 1)
+        best = StripChoice(plan, plan.cycles, 1, arch.sync_latency)
         for k in range(2, min(arch.cores, plan.geometry.S) + 1):
             c = plan.cycles_on(k, arch)
-            if c < best[0] and c <= plan.cycles * SPLIT_MARGIN:
-                best = (c, k)
-        return plan, best[0], best[1]
+            if c < best.cycles and c <= plan.cycles * SPLIT_MARGIN:
+                best = StripChoice(plan, c, k, arch.sync_latency)
+        return best
 
-    def rewrite(self, run: list[KernelOp], plan: GroupPlan | None, module: ModuleOp,
-                strips: tuple[StripPlan, int, int] | None = None) -> None:
-        """Replace `run` by one group kernel: whole tensors (`plan`) or strips."""
-        if strips is not None:
-            plan = GroupPlan([], [], [], {}, 0, [], [])  # (nothing packed)
-        assert plan is not None
+    def rewrite(self, run: list[KernelOp], plan: GroupPlan | StripChoice, module: ModuleOp) -> None:
+        """Replace `run` by one group kernel: whole tensors (a GroupPlan) or strips."""
         outs = run_outputs(run)
         inside = set(run)
         loc = fused_loc(n for k in run for n in node_names(k))
@@ -229,7 +240,7 @@ class LayerGroup(ModulePass):
         packed_in: dict[SSAValue, SSAValue] = {}  # member -> its pack (outer value)
         new_consts: list[ConstantOp] = []
         names = [k.kernel.data for k in run]
-        for unit in plan.loads:
+        for unit in plan.loads if isinstance(plan, GroupPlan) else []:  # (strips pack nothing)
             if len(unit) < 2:
                 continue
             arrays = [self.constants.array(m) for m in unit]
@@ -273,17 +284,15 @@ class LayerGroup(ModulePass):
             assert isinstance(term, TileYieldOp)
             mapping.update(zip(k.outs, [inner[v] for v in term.values]))
         block.add_op(TileYieldOp(*[mapping[v] for v in outs]))
-        if strips is not None:
-            sp, cycles, parts = strips
-            g = sp.geometry
-            group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind="group",
-                             loops=["h"], tile=[g.T], grid=[g.S], double_buffer=sp.prefetch, sram_bytes=sp.sram_bytes,
-                             predicted_cycles=cycles - (2 * arch_of(module).sync_latency if parts > 1 else 0),
-                             dram_bytes=sp.dram_bytes, parts=parts)
+        if isinstance(plan, StripChoice):
+            sp, g = plan.plan, plan.plan.geometry
+            shape = dict(loops=["h"], tile=[g.T], grid=[g.S], double_buffer=sp.prefetch, sram_bytes=sp.sram_bytes,
+                         predicted_cycles=plan.span, dram_bytes=sp.dram_bytes, parts=plan.parts)
         else:
-            group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind="group",
-                             loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
-                             predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)
+            shape = dict(loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
+                         predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)
+        group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind="group",
+                         **shape)
         group.location = loc
         Rewriter.insert_op(group, InsertPoint.before(run[-1]))  # every input (constants too) is defined by then
         for c in new_consts:
