@@ -44,7 +44,7 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
-from lowering.strips import (NEG, chain_of, plan_strip_height, prefetchable, side_inputs, strip_geometry,
+from lowering.strips import (NEG, StripPlan, chain_of, plan_strip_height, prefetchable, side_inputs,
                              strip_shape)
 from lowering.taskgraph import span
 from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, matmul_views,
@@ -400,8 +400,9 @@ class StripBuilder:
     padded along W only), mask the values a padded op reads next, store the output
     rows (clipped at the end)."""
 
-    def __init__(self, kernel: KernelOp, ins: list[SSAValue], out: SSAValue, arch: Arch, top: "FuncBuilder"):
-        self.kernel, self.arch, self.top, self.out = kernel, arch, top, out
+    def __init__(self, kernel: KernelOp, plan: StripPlan, ins: list[SSAValue], out: SSAValue, arch: Arch,
+                 top: "FuncBuilder"):
+        self.kernel, self.plan, self.arch, self.top, self.out = kernel, plan, arch, top, out
         self.dram = dict(zip(kernel.body.block.args, ins))
         self.block = Block(arg_types=[INDEX, INDEX])
         self.em = Emitter(self.block, self.block, {}, kernel.location)
@@ -422,15 +423,8 @@ class StripBuilder:
 
     def build(self) -> Block:
         ops = self.kernel.graph_ops()
-        x = chain_of(ops)
-        if x is None:
-            raise TilingError("a strip group must be a chain of conv, pool and elementwise ops")
-        prefetch = self.kernel.is_double_buffered
-        if prefetch and not prefetchable(ops):
-            raise TilingError("a reshape views the strip input: its buffer cannot alternate")
-        plan = plan_strip_height(ops, x, self.kernel.tile_sizes[0], self.arch, prefetch=prefetch)
-        if plan is None:
-            raise TilingError(f"the group's strips do not fit sram_bytes={self.arch.sram_bytes}")
+        plan = self.plan
+        x, prefetch = plan.geometry.x, plan.prefetch
         g, em = plan.geometry, self.em
         toks = []
         self.loaded: dict[SSAValue, SSAValue] = {}
@@ -625,16 +619,26 @@ def in_place_source(ks: KernelShape, ins: list[SSAValue]) -> SSAValue | None:
     return None
 
 
-def strip_in_place_source(k: KernelOp, ins: list[SSAValue]) -> SSAValue | None:
-    """A side input of a strip group (a residual) that its output could overwrite: an
-    activation buffer of the output's shape that the group reads once, at exactly the
-    rows each strip stores, and for nothing else."""
+def strip_plan_of(k: KernelOp, arch: Arch) -> StripPlan:
+    """The plan of strip group `k` (its recorded rows per strip and prefetch)."""
     ops = k.graph_ops()
     x = chain_of(ops)
     if x is None:
-        return None
-    y = ops[-1].results[0]
-    g = strip_geometry(ops, x, k.tile_sizes[0])
+        raise TilingError("a strip group must be a chain of conv, pool and elementwise ops")
+    if k.is_double_buffered and not prefetchable(ops):
+        raise TilingError("a reshape views the strip input: its buffer cannot alternate")
+    plan = plan_strip_height(ops, x, k.tile_sizes[0], arch, prefetch=k.is_double_buffered)
+    if plan is None:
+        raise TilingError(f"the group's strips do not fit sram_bytes={arch.sram_bytes}")
+    return plan
+
+
+def strip_in_place_source(k: KernelOp, plan: StripPlan, ins: list[SSAValue]) -> SSAValue | None:
+    """A side input of a strip group (a residual) that its output could overwrite: an
+    activation buffer of the output's shape that the group reads once, at exactly the
+    rows each strip stores, and for nothing else."""
+    ops, g = k.graph_ops(), plan.geometry
+    x, y = g.x, ops[-1].results[0]
     uses = [(o, i) for o in ops for i, v in enumerate(o.operands) if v in k.body.block.args]
     args = dict(zip(k.body.block.args, ins))
     prev = x
@@ -793,8 +797,9 @@ class FuncBuilder:
             return
         try:
             if k.kind.data == "group" and k.loop_names == ["h"]:
-                out = self.output_buffer(res, k, strip_in_place_source(k, ins))
-                block = StripBuilder(k, ins, out, self.arch, self).build()
+                splan = strip_plan_of(k, self.arch)
+                out = self.output_buffer(res, k, strip_in_place_source(k, splan, ins))
+                block = StripBuilder(k, splan, ins, out, self.arch, self).build()
                 tiles = k.trip_counts[0]
             elif k.kind.data == "group":
                 outs = [self.output_buffer(r, k) for r in k.outs]
