@@ -132,9 +132,6 @@ class MergeAffine(RewritePattern):
     def __init__(self, module: ModuleOp, constants: ConstantReader):
         self.module, self.constants = module, constants
 
-    def const(self, v: SSAValue) -> np.ndarray | None:
-        return self.constants.array(v) if ConstantReader.constant_op(v) is not None else None
-
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, (MulOp, AddOp)):
             return
@@ -145,10 +142,10 @@ class MergeAffine(RewritePattern):
                 continue
             if isinstance(op, AddOp) and isinstance(inner, MulOp):
                 continue  # add(mul(u, m), a) is the merged form
-            c2 = self.const(c2v)
+            c2 = self.constants.array(c2v)
             for j in (0, 1):
                 u, c1v = inner.operands[j], inner.operands[1 - j]
-                c1 = self.const(c1v)
+                c1 = self.constants.array(c1v)
                 if c1 is None or c2 is None or u.type != t or inner.results[0].type != t:
                     continue
                 try:
