@@ -44,8 +44,7 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
-from lowering.strips import (NEG, StripPlan, chain_of, plan_strip_height, prefetchable, side_inputs,
-                             strip_shape)
+from lowering.strips import NEG, StripPlan, plan_strip_height, side_inputs, strip_input, strip_shape
 from lowering.taskgraph import span
 from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, matmul_views,
                              split_kernel, with_epilogue)
@@ -408,13 +407,18 @@ class StripBuilder:
         self.em = Emitter(self.block, self.block, {}, kernel.location)
         self.offset = 0
         self.held: dict[SSAValue, int] = {}  # constant -> its SRAM offset
+        self.views: dict[tuple[int, tuple[int, ...]], SSAValue] = {}
 
     def sram(self, shape: Sequence[int], offset: int | None = None) -> SSAValue:
-        """A buffer in the task's SRAM (a new one, or a view of the bytes at `offset`)."""
+        """A buffer in the task's SRAM (a new one, or a view of the bytes at `offset`:
+        one value per offset and shape)."""
         if offset is None:
             offset = self.offset
             self.offset += (prod(shape) * 4 + self.arch.align - 1) // self.arch.align * self.arch.align
-        return self.em.add(SramOp(sram_type(shape), offset)).results[0]
+        key = (offset, tuple(shape))
+        if key not in self.views:
+            self.views[key] = self.em.add(SramOp(sram_type(shape), offset)).results[0]
+        return self.views[key]
 
     def const(self, v: SSAValue) -> SSAValue:
         """A constant loaded once, viewed with rank 4 (it broadcasts over H and W)."""
@@ -438,24 +442,11 @@ class StripBuilder:
         slots = 2 if prefetch else 1
         # per slot: what is loaded per strip (the input, side inputs, masks)
         xin = [self.sram(strip_shape(g, x)) for _ in range(slots)]
-        buf: dict[SSAValue, SSAValue] = {}
         side: list[dict[tuple[Operation, int], SSAValue]] = [{} for _ in range(slots)]
-        prev, on_x = x, True  # (elementwise ops work in place on the input's slot)
         for o in ops:
-            for i in side_inputs(o, prev, {}):
+            for i in side_inputs(o, g.rows, {}):
                 for k in range(slots):
                     side[k][(o, i)] = self.sram(strip_shape(g, o.results[0]))
-            r = o.results[0]
-            if isinstance(o, ReshapeOp):  # the same bytes, another shape (not of the input: prefetchable)
-                buf[r] = self.sram(strip_shape(g, r), buf[prev].owner.offset.value.data if not on_x else
-                                   xin[0].owner.offset.value.data)
-            elif isinstance(o, ElementwiseOp):
-                if not on_x:
-                    buf[r] = buf[prev]
-            else:
-                buf[r] = self.sram(strip_shape(g, r))
-                on_x = False
-            prev = r
         mask_dram: dict[SSAValue, list[SSAValue]] = {}
         mask_sram: list[dict[SSAValue, list[SSAValue]]] = [{} for _ in range(slots)]
         for v, pad in g.masked.items():
@@ -464,6 +455,18 @@ class StripBuilder:
             mask_dram[v] = [self.top.mask(rows, inside, outside, self.kernel.location) for inside, outside in kinds]
             for k in range(slots):
                 mask_sram[k][v] = [self.sram((1, 1, g.rows[v][2], 1)) for _ in kinds]
+        # the work area: every computed value's buffer (per slot when it is the input's)
+        base = self.offset
+        views: dict[SSAValue, list[SSAValue]] = {x: xin}
+        for op in ops:
+            r = op.results[0]
+            off = plan.buffers.offset[r]
+            if off is not None:
+                views[r] = [self.sram(strip_shape(g, r), base + off)]
+            elif r.type == x.type:
+                views[r] = xin
+            else:  # a reshape of the input (one slot: no prefetch)
+                views[r] = [self.sram(strip_shape(g, r), xin[0].owner.offset.value.data)]
         args = {op: [self.const(o) if o in self.held else None for o in op.operands]
                 for op in ops if isinstance(op, ElementwiseOp)}
         bias = {op: self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias])
@@ -493,39 +496,44 @@ class StripBuilder:
             return toks
 
         def pick(e: Emitter, odd: SSAValue | None, vals: list[SSAValue]) -> SSAValue:
-            return vals[0] if odd is None else e.select(odd, vals[1], vals[0])
+            return vals[0] if odd is None or len(vals) == 1 else e.select(odd, vals[1], vals[0])
 
         def compute(e: Emitter, s: SSAValue, odd: SSAValue | None) -> None:
             """Strip `s`'s ops on the slot `odd` selects, and its store."""
             zero = e.const(0)
-            cur = pick(e, odd, xin)
+            picked: dict[SSAValue, SSAValue] = {}
+
+            def at(v: SSAValue) -> SSAValue:
+                if v not in picked:
+                    picked[v] = pick(e, odd, views[v])
+                return picked[v]
+
             for op in ops:
                 res = op.results[0]
+                out = at(res)
                 p = op.params if isinstance(op, (GraphConv2dOp, MaxPoolOp)) else {}
+                if isinstance(op, (GraphConv2dOp, MaxPoolOp)):
+                    top, bottom = g.crop[op]
+                    pads = (-top, p["pads"][1], -bottom, p["pads"][3])
                 if isinstance(op, GraphConv2dOp):
-                    out = buf[res]
-                    e.add(Conv2dOp(cur, self.loaded[op.weight], out, strides=p["strides"], dilations=p["dilations"],
-                                   group=p["group"], pads=(0, p["pads"][1], 0, p["pads"][3])))
+                    e.add(Conv2dOp(at(op.input), self.loaded[op.weight], out, strides=p["strides"],
+                                   dilations=p["dilations"], group=p["group"], pads=pads))
                     if op.bias is not None:  # (per output channel)
                         e.add(EltwiseOp("add", [out, bias[op]], out))
                 elif isinstance(op, MaxPoolOp):
-                    out = buf[res]
-                    e.add(PoolOp("max", cur, out, kernel=p["kernel"], strides=p["strides"],
-                                 dilations=p["dilations"], pads=(0, p["pads"][1], 0, p["pads"][3])))
-                elif isinstance(op, ReshapeOp):
-                    out = buf[res]
-                elif isinstance(op, StructuredOp):  # a transpose keeping H and W
-                    out = buf[res]
-                    e.add(ApplyOp(op.name, dict(op.attributes), [cur], out))
-                else:
-                    out = cur  # in place
+                    e.add(PoolOp("max", at(op.input), out, kernel=p["kernel"], strides=p["strides"],
+                                 dilations=p["dilations"], pads=pads))
+                elif isinstance(op, StructuredOp) and not isinstance(op, ConcatOp):  # a transpose keeping H, W
+                    e.add(ApplyOp(op.name, dict(op.attributes), [at(op.operands[0])], out))
+                elif isinstance(op, ElementwiseOp):
                     ins = [pick(e, odd, [side[k][(op, i)] for k in range(slots)]) if (op, i) in side[0]
-                           else (cur if c is None else c) for i, c in enumerate(args[op])]
+                           else (at(v) if c is None else c) for i, (c, v) in enumerate(zip(args[op], op.operands))]
                     e.add(EltwiseOp(op.FN, ins, out))
+                # (a reshape views its operand; a concat's operands were computed into it)
                 if res in g.masked:
                     for j, fn in enumerate(("mul", "add")[:len(mask_dram[res])]):
                         e.add(EltwiseOp(fn, [out, pick(e, odd, [mask_sram[k][res][j] for k in range(slots)])], out))
-                cur = out
+            cur = at(ops[-1].results[0])
             y = ops[-1].results[0]
             rank = len(shape_of(y))
             store = e.add(CopyOp(cur, [zero] * rank, self.out, [zero] * (rank - 2) + [e.mul_c(s, g.T), zero],
@@ -622,13 +630,14 @@ def in_place_source(ks: KernelShape, ins: list[SSAValue]) -> SSAValue | None:
 def strip_plan_of(k: KernelOp, arch: Arch) -> StripPlan:
     """The plan of strip group `k` (its recorded rows per strip and prefetch)."""
     ops = k.graph_ops()
-    x = chain_of(ops)
+    x = strip_input(ops)
     if x is None:
-        raise TilingError("a strip group must be a chain of conv, pool and elementwise ops")
-    if k.is_double_buffered and not prefetchable(ops):
-        raise TilingError("a reshape views the strip input: its buffer cannot alternate")
+        raise TilingError("a strip group must be conv, pool, elementwise, channel-shuffle and channel-concat "
+                          "ops over one input")
     plan = plan_strip_height(ops, x, k.tile_sizes[0], arch, prefetch=k.is_double_buffered)
     if plan is None:
+        if k.is_double_buffered and plan_strip_height(ops, x, k.tile_sizes[0], arch) is not None:
+            raise TilingError("a reshape views the strip input: its buffer cannot alternate")
         raise TilingError(f"the group's strips do not fit sram_bytes={arch.sram_bytes}")
     return plan
 
@@ -641,15 +650,13 @@ def strip_in_place_source(k: KernelOp, plan: StripPlan, ins: list[SSAValue]) -> 
     x, y = g.x, ops[-1].results[0]
     uses = [(o, i) for o in ops for i, v in enumerate(o.operands) if v in k.body.block.args]
     args = dict(zip(k.body.block.args, ins))
-    prev = x
     for op in ops:
-        for i in side_inputs(op, prev, {}):
+        for i in side_inputs(op, g.rows, {}):
             v = op.operands[i]
             buf = args.get(v)
             if (buf is not None and isinstance(buf.owner, AllocOp) and v.type == y.type and v is not x
                     and g.rows[op.results[0]] == g.rows[y] and sum(1 for o, j in uses if o.operands[j] == v) == 1):
                 return buf
-        prev = op.results[0]
     return None
 
 

@@ -249,22 +249,10 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         bufs.append((j, size, load_start[j], max(last_use[m] for m in unit)))
     for v, first in start.items():
         bufs.append((v, nbytes(v), first, last_use[v]))
-    base: dict[object, int] = {}
-    placed: list[tuple[int, int, int, int]] = []  # (lo, hi, first, last)
-    peak = 0
-    for key, size, first, last in sorted(bufs, key=lambda b: (b[2], -b[1])):
-        size = _align(size, arch.align)
-        busy = sorted((lo, hi) for lo, hi, f, l in placed if not (l < first or last < f))
-        at = 0
-        for lo, hi in busy:
-            if at + size <= lo:
-                break
-            at = max(at, hi)
-        placed.append((at, at + size, first, last))
-        base[key] = at
-        peak = max(peak, at + size)
-        if peak > arch.sram_bytes:
-            return None
+    fit = first_fit(bufs, arch.align, arch.sram_bytes)
+    if fit is None:
+        return None
+    base, peak = fit
     offset: dict[SSAValue, int] = {}
     for j, unit in enumerate(loads):
         for m in unit:
@@ -278,6 +266,30 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     plan.dram_bytes = sum(plan.load_bytes(j) for j in range(len(loads))) + sum(nbytes(v) for v in outputs)
     plan.cycles = schedule_cycles(plan, arch)
     return plan
+
+
+def first_fit(bufs: Sequence[tuple[object, int, int, int]], align: int,
+              limit: int) -> tuple[dict[object, int], int] | None:
+    """Byte offsets for buffers (key, bytes, first, last op index using it): first fit in
+    order of first use (larger first), buffers whose lifetimes overlap never share a
+    byte; (offsets, peak), or None when the peak passes `limit`."""
+    base: dict[object, int] = {}
+    placed: list[tuple[int, int, int, int]] = []  # (lo, hi, first, last)
+    peak = 0
+    for key, size, first, last in sorted(bufs, key=lambda b: (b[2], -b[1])):
+        size = _align(size, align)
+        busy = sorted((lo, hi) for lo, hi, f, l in placed if not (l < first or last < f))
+        at = 0
+        for lo, hi in busy:
+            if at + size <= lo:
+                break
+            at = max(at, hi)
+        placed.append((at, at + size, first, last))
+        base[key] = at
+        peak = max(peak, at + size)
+        if peak > limit:
+            return None
+    return base, peak
 
 
 def in_place_operand(op: Operation, operands: list[SSAValue], i: int, root: dict, alias: dict, start: dict,

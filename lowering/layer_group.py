@@ -26,8 +26,9 @@ The groups the program keeps also try packs of a half and a quarter of that size
 Inside a group an elementwise op overwrites an operand it reads for the last time
 (a computed value, not stored), so a conv-BN-ReLU chain needs one buffer, not two.
 
-Strip groups: a run whose tensors do not fit SRAM whole may still be a chain of
-conv, max-pool and elementwise ops (`lowering/strips.py`); it is then tried as a
+Strip groups: a run whose tensors do not fit SRAM whole may still be a graph of
+conv, max-pool, elementwise, channel-shuffle and channel-concat ops over one input
+(`lowering/strips.py`: a chain, or branches joined by a concat); it is then tried as a
 group computed strip by strip along H (halos recomputed), with the strip height
 and the number of cores its strips are split over chosen by the cost model. Such
 a group is an `npu_tile.kernel` of kind `group` with loops "h", tile [rows per
@@ -78,7 +79,7 @@ class StripChoice:
         return self.cycles - (2 * self.sync_latency if self.parts > 1 else 0)
 
 
-MAX_STRIP_KERNELS = 6
+MAX_STRIP_KERNELS = 10
 """Longest run of kernels tried as a strip group (each try searches strip heights)."""
 
 
@@ -216,7 +217,7 @@ class LayerGroup(ModulePass):
             self.rewrite(run, plan, module)
 
     def strip_plan(self, ops, outs, canon, arch: Arch) -> StripChoice | None:
-        """The run as a strip group (`lowering/strips.py`): a chain whose only result used
+        """The run as a strip group (`lowering/strips.py`): ops whose only result used
         later is its last; its strips split over the cores where that pays like a
         kernel's tiles (SPLIT_MARGIN)."""
         if len(outs) != 1 or outs[0] is not ops[-1].results[0]:

@@ -1,22 +1,30 @@
-"""Strip layer groups: a chain of spatial ops computed strip by strip along H, so
-its intermediate tensors stay in SRAM even when they do not fit there whole.
+"""Strip layer groups: a small graph of spatial ops computed strip by strip along
+H, so its intermediate tensors stay in SRAM even when they do not fit there whole.
 
-A chain is a list of graph ops where each op takes the previous op's result (the
-first takes the chain input `x`, a tensor whose last two dims are H and W, batch
-first):
+A strip group is a list of graph ops in program order over one input `x` (a tensor
+whose last two dims are H and W, batch first); each op reads values computed
+earlier in the group (`x` included) and constants, and only the last result `y`
+is used after the group. A value may have several readers (a fire or Inception
+module's branches), so the ops form a DAG:
 conv2d and max-pool (NCHW), reshapes and transposes that keep the last two dims
-(a channel shuffle), and elementwise ops whose other operands are constant over H
-and W (weights, biases, per-channel constants) or are *side inputs*: tensors from
-outside the chain of the running value's shape (a residual), loaded per strip
-with the rows the op needs. Its last result `y` is cut into strips of `T` rows; strip
-`s` needs rows [A*s + c0, A*s + c0 + R) of every value (`StripGeometry`), from
-`y`'s [T*s, T*s + T) back through each op's receptive field (the halos, which
-neighbouring strips compute again). Every strip has the same shapes, so the task
-is one loop over strips; rows a strip holds outside a tensor are made what the
-consumer's padding would read: the DMA fills them for `x` (0 for a conv, -inf
-for a pool) and a per-row mask multiplies them to 0 (then adds -3.4e38 for a
-pool) for an intermediate (`StripGeometry.masked`). Rows of `y` past its end are
-clipped at the store. Weights and constants are loaded once per task.
+(a channel shuffle), channel concats of one image (each operand is computed into
+its channel range of the concat's strip buffer: the concat moves nothing), and
+elementwise ops whose other operands are constant over H and W (weights, biases,
+per-channel constants) or are *side inputs*: tensors from outside the group of the
+result's shape (a residual), loaded per strip with the rows the op needs.
+
+`y` is cut into strips of `T` rows; strip `s` holds rows [A*s + c0, A*s + c0 + R)
+of every value (`StripGeometry`), from `y`'s [T*s, T*s + T) back through each op's
+receptive field (the halos, which neighbouring strips compute again). A value with
+several readers holds the union of the rows they need; a conv or pool may read the
+middle of it (negative pads crop the strip), any other reader must need exactly its
+rows. Every strip has the same shapes, so the task is one loop over strips; rows a
+strip holds outside a tensor are made what the consumer's padding would read: the
+DMA fills them for `x` (0 for a conv, -inf for a pool) and a per-row mask
+multiplies them to 0 (then adds -3.4e38 for a pool) for an intermediate
+(`StripGeometry.masked`). Rows of `y` past its end are clipped at the store.
+Weights and constants are loaded once per task; a strip's values share SRAM over
+their lifetimes (`strip_buffers`).
 
 `plan_strips` picks the strip height that the cost model (`StripPlan.cycles`)
 prefers among those whose buffers fit `sram_bytes`: per task the constants'
@@ -26,16 +34,17 @@ store, in sequence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
 
 from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.arch import Arch
-from npu_dialects.graph import Conv2dOp, ElementwiseOp, MaxPoolOp, ReshapeOp, TransposeOp, ints, shape_of
+from npu_dialects.graph import (ConcatOp, Conv2dOp, ElementwiseOp, MaxPoolOp, ReshapeOp, TransposeOp, attr_int, ints,
+                                shape_of)
 from lowering.costmodel import stall_for
-from lowering.groups import op_cycles
+from lowering.groups import first_fit, op_cycles
 
 F32 = 4
 NEG = -3.4028235e38  # what a masked row of a max-pool input becomes (finite: 0 * x stays 0 first)
@@ -66,55 +75,62 @@ def _keeps_hw(op: Operation) -> bool:
     return isinstance(op, ReshapeOp)
 
 
-def spatial_operand(op: Operation, prev: SSAValue, canon: dict[SSAValue, SSAValue],
-                    inside: set[SSAValue]) -> bool:
-    """Whether `op` can be a chain link taking `prev` (see the module docstring);
-    `inside` holds the chain's values so far."""
+def concat_axis(op: ConcatOp) -> int:
+    return attr_int(dict(op.attributes), "axis", 0) % len(shape_of(op.results[0]))
+
+
+def link_ok(op: Operation, canon: dict[SSAValue, SSAValue], inner: set[SSAValue]) -> bool:
+    """Whether `op` can join a strip group whose values so far are `inner` (see the
+    module docstring)."""
     ops_ = operands(op, canon)
+    if len(op.results) != 1 or not ops_:
+        return False
     if isinstance(op, (Conv2dOp, MaxPoolOp)):
-        return ops_[0] == prev and all(o != prev for o in ops_[1:]) and len(shape_of(prev)) == 4
+        return ops_[0] in inner and all(o not in inner for o in ops_[1:]) and len(shape_of(ops_[0])) == 4
     if isinstance(op, (ReshapeOp, TransposeOp)):
-        return ops_[0] == prev and _keeps_hw(op)
+        return ops_[0] in inner and _keeps_hw(op)
+    if isinstance(op, ConcatOp):  # channels of one image: each operand is a byte range of the result
+        out = shape_of(op.results[0])
+        return (len(out) == 4 and out[0] == 1 and concat_axis(op) == 1 and all(o in inner for o in ops_)
+                and len(set(ops_)) == len(ops_))
     if isinstance(op, ElementwiseOp):
-        others = [o for o in ops_ if o != prev]
-        if len(others) != len(ops_) - 1 or op.results[0].type != prev.type:
-            return False
-        rank = len(shape_of(prev))
-        return all(_hw_constant(o, rank) or (o.type == prev.type and o not in inside) for o in others)
+        t, rank = op.results[0].type, len(shape_of(op.results[0]))
+        return any(o in inner for o in ops_) and all(
+            o.type == t if o in inner else (o.type == t or _hw_constant(o, rank)) for o in ops_)
     return False
 
 
-def chain_of(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue] | None = None) -> SSAValue | None:
-    """The chain input `x` if `ops` form a chain (see the module docstring), else None."""
+def strip_input(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue] | None = None) -> SSAValue | None:
+    """The strip group's input `x` if `ops` can be one (see the module docstring), else None."""
     canon = canon or {}
-    if not ops:
+    if not ops or isinstance(ops[0], ConcatOp) or not ops[0].operands:
         return None
     first = ops[0]
-    if not isinstance(first, (Conv2dOp, MaxPoolOp, ElementwiseOp, ReshapeOp, TransposeOp)) or not first.operands:
-        return None
     x = operands(first, canon)[0]
     if isinstance(first, ElementwiseOp):  # the operand that has the result's type
         x = next((o for o in operands(first, canon) if o.type == first.results[0].type), x)
-    prev = x
-    inside = {x}
+    inner = {x}
     for op in ops:
-        if len(op.results) != 1 or not spatial_operand(op, prev, canon, inside):
+        if not link_ok(op, canon, inner):
             return None
-        prev = op.results[0]
-        inside.add(prev)
+        inner.add(op.results[0])
     if not any(isinstance(op, (Conv2dOp, MaxPoolOp)) for op in ops):
         return None  # (no halo: a plain tiled kernel does as well)
-    if any(len(shape_of(v)) < 3 or shape_of(v)[0] != shape_of(x)[0] for v in inside):
+    if any(len(shape_of(v)) < 3 or shape_of(v)[0] != shape_of(x)[0] for v in inner):
         return None  # (every value keeps the batch dim: a strip holds rows of every image)
+    read = {o for op in ops for o in operands(op, canon)}
+    if any(v not in read for v in inner if v is not ops[-1].results[0]):
+        return None  # (a value only used after the run: not a strip group's single output)
     return x
 
 
-def side_inputs(op: Operation, prev: SSAValue, canon: dict[SSAValue, SSAValue]) -> list[int]:
-    """Indices of an elementwise link's operands that are side inputs (loaded per strip)."""
+def side_inputs(op: Operation, inner: Container[SSAValue], canon: dict[SSAValue, SSAValue]) -> list[int]:
+    """Indices of an elementwise op's operands that are side inputs (loaded per strip):
+    tensors from outside the group (`inner` holds its values) of the result's type."""
     if not isinstance(op, ElementwiseOp):
         return []
-    ops_ = operands(op, canon)
-    return [i for i, o in enumerate(ops_) if o != prev and o.type == prev.type]
+    t = op.results[0].type
+    return [i for i, o in enumerate(operands(op, canon)) if o not in inner and o.type == t]
 
 
 def _window(op: Operation) -> tuple[int, int, int]:
@@ -128,7 +144,8 @@ def _window(op: Operation) -> tuple[int, int, int]:
 class StripGeometry:
     """Rows of each value a strip holds: `rows[v] = (A, c0, R)` for [A*s + c0, A*s + c0 + R).
     `masked[v]`: the pad value rows outside v must read as (0.0 or -inf) when some strip
-    holds such rows and a conv or pool reads them."""
+    holds such rows and a conv or pool reads them. `crop[op]`: rows a conv or pool
+    skips at the top and bottom of its input's strip (held for another reader)."""
 
     x: SSAValue
     ops: list[Operation]
@@ -137,6 +154,7 @@ class StripGeometry:
     rows: dict[SSAValue, tuple[int, int, int]] = field(default_factory=dict)
     masked: dict[SSAValue, float] = field(default_factory=dict)
     x_pad: float = 0.0
+    crop: dict[Operation, tuple[int, int]] = field(default_factory=dict)
 
     def outside(self, v: SSAValue) -> bool:
         a, c0, r = self.rows[v]
@@ -150,27 +168,141 @@ class StripGeometry:
         return [1.0 if 0 <= j + c0 < h else 0.0 for j in range(a * (self.S - 1) + r)]
 
 
-def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int) -> StripGeometry:
-    """Rows per strip of every value of chain `ops` (input `x`) for strips of T output rows."""
+def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
+                   canon: dict[SSAValue, SSAValue] | None = None) -> StripGeometry | None:
+    """Rows per strip of every value of strip group `ops` (input `x`) for strips of T
+    output rows, or None when the readers of a value disagree: a value holds the union of
+    the rows its readers need (one step A for all); a conv or pool may read the middle of
+    it (`crop`), any other reader needs exactly its rows."""
+    canon = canon or {}
     y = ops[-1].results[0]
     S = ceil(shape_of(y)[-2] / T)
     g = StripGeometry(x, list(ops), T, S)
+    needs: dict[SSAValue, list[tuple[Operation, tuple[int, int, int]]]] = {}
+    inner = {x} | {op.results[0] for op in ops}
+
+    def settle(v: SSAValue) -> bool:
+        nd = needs.get(v, [])
+        if len({a for _, (a, _, _) in nd}) != 1:
+            return False
+        a = nd[0][1][0]
+        lo, hi = min(c for _, (_, c, _) in nd), max(c + r for _, (_, c, r) in nd)
+        g.rows[v] = (a, lo, hi - lo)
+        pads = set()
+        for op, (_, c, r) in nd:
+            if isinstance(op, (Conv2dOp, MaxPoolOp)):
+                g.crop[op] = (c - lo, hi - c - r)
+                pads.add(0.0 if isinstance(op, Conv2dOp) else float("-inf"))
+            elif (c, r) != (lo, hi - lo):
+                return False
+        if float("-inf") in pads and (len(pads) > 1 or len(nd) > len([o for o, _ in nd if isinstance(o, MaxPoolOp)])):
+            return False  # (rows padded for a pool would poison any other reader)
+        if v is x:
+            g.x_pad = pads.pop() if pads else 0.0
+        elif pads and g.outside(v):
+            g.masked[v] = pads.pop()
+        return True
+
     g.rows[y] = (T, 0, T)
-    for i in range(len(ops) - 1, -1, -1):
-        op = ops[i]
-        a, c0, r = g.rows[op.results[0]]
-        src = ops[i - 1].results[0] if i else x
+    for op in reversed(ops):
+        r = op.results[0]
+        if r is not y and not settle(r):
+            return None
+        a, c0, n = g.rows[r]
+        ins = operands(op, canon)
         if isinstance(op, (Conv2dOp, MaxPoolOp)):
             s, k, pt = _window(op)
-            g.rows[src] = (a * s, c0 * s - pt, (r - 1) * s + k)
-            pad = 0.0 if isinstance(op, Conv2dOp) else float("-inf")
-            if src is x:
-                g.x_pad = pad
-            elif g.outside(src):
-                g.masked[src] = pad
+            needs.setdefault(ins[0], []).append((op, (a * s, c0 * s - pt, (n - 1) * s + k)))
         else:
-            g.rows[src] = (a, c0, r)
-    return g
+            for o in dict.fromkeys(ins):
+                if o in inner:
+                    needs.setdefault(o, []).append((op, (a, c0, n)))
+    return g if settle(x) else None
+
+
+def strip_shape(g: StripGeometry, v: SSAValue) -> tuple[int, ...]:
+    """v's shape with H (its second last dim) cut to the rows a strip holds."""
+    s = list(shape_of(v))
+    s[-2] = g.rows[v][2]
+    return tuple(s)
+
+
+@dataclass
+class StripBuffers:
+    """Where each value of a strip lives: `offset[v]`, a byte offset in the strip's work
+    area, or None for the input slot (the input, and elementwise results overwriting
+    it); `area`: the work area's bytes; `x_viewed`: a reshape views the input slot (it
+    cannot alternate between two slots)."""
+
+    offset: dict[SSAValue, int | None]
+    area: int
+    x_viewed: bool
+
+
+def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch) -> StripBuffers | None:
+    """Buffers of one strip's values: an elementwise op overwrites an operand of its type
+    read for the last time (no view of it still needed), a reshape views its operand,
+    a concat's operands are computed into its channel ranges (each operand read by the
+    concat alone); the rest first fit over lifetimes. None when a concat operand cannot
+    be placed so or a channel range would not start at an `align` boundary."""
+    ops, x = g.ops, g.x
+    ins = [operands(op, canon) for op in ops]
+    last: dict[SSAValue, int] = {}
+    readers: dict[SSAValue, int] = {}
+    for i, os_ in enumerate(ins):
+        for o in os_:
+            last[o] = i
+            readers[o] = readers.get(o, 0) + 1
+    y = ops[-1].results[0]
+    last[y] = len(ops)  # (stored after the last op)
+    root: dict[SSAValue, SSAValue] = {x: x}
+    members: dict[SSAValue, list[SSAValue]] = {x: [x]}
+    for i, op in enumerate(ops):
+        r = op.results[0]
+        into = None
+        if isinstance(op, ReshapeOp):
+            into = ins[i][0]
+        elif isinstance(op, ElementwiseOp):
+            into = next((o for o in ins[i] if o in root and o.type == r.type
+                         and all(last[m] <= i for m in members[root[o]])), None)
+        root[r] = root[into] if into is not None else r
+        members.setdefault(root[r], []).append(r)
+    slices: dict[SSAValue, tuple[SSAValue, int]] = {}  # class root -> (concat, byte offset)
+    for i, op in enumerate(ops):
+        if isinstance(op, ConcatOp):
+            off = 0
+            for o in ins[i]:
+                c = root[o]
+                if (readers[o] != 1 or c is x or c in slices or isinstance(c.owner, ConcatOp)
+                        or members[c][-1] is not o or any(m.type != o.type for m in members[c])):
+                    return None
+                if off % arch.align:
+                    return None
+                slices[c] = (op.results[0], off)
+                off += prod(strip_shape(g, o)) * F32
+    index = {op.results[0]: i for i, op in enumerate(ops)}
+    first = {r: index.get(r, -1) for r in members}
+    span = {r: max(last[m] for m in ms) for r, ms in members.items()}
+    for c, (cat, _) in slices.items():  # a concat's buffer lives from its first operand on
+        first[cat] = min(first[cat], first[c])
+        span[cat] = max(span[cat], span[c])
+    bufs = [(r, prod(strip_shape(g, r)) * F32, first[r], span[r]) for r in members if r is not x and r not in slices]
+    fit = first_fit(bufs, arch.align, arch.sram_bytes)
+    if fit is None:
+        return None
+    base, area = fit
+
+    def at(c: SSAValue) -> int | None:
+        if c is x:
+            return None
+        if c in slices:
+            cat, off = slices[c]
+            return at(cat) + off  # type: ignore[operator]
+        return base[c]
+
+    offset = {v: at(root[v]) for v in root}
+    viewed = any(isinstance(op, ReshapeOp) and root[ins[i][0]] is x for i, op in enumerate(ops))
+    return StripBuffers(offset, area, viewed)
 
 
 @dataclass
@@ -186,6 +318,7 @@ class StripPlan:
     strip_loads: list[int]
     compute: int
     store: int
+    buffers: StripBuffers
     arch: Arch | None = None
     prefetch: bool = False  # strip s+1's loads go to a second set of buffers while s computes
 
@@ -221,75 +354,55 @@ def _loads(sizes: list[int], arch: Arch, bw: int) -> int:
     return max(max(arch.dma_latency + ceil(b / bw) for b in sizes), ceil(sum(sizes) / bw))
 
 
-def strip_shape(g: StripGeometry, v: SSAValue) -> tuple[int, ...]:
-    """v's shape with H (its second last dim) cut to the rows a strip holds."""
-    s = list(shape_of(v))
-    s[-2] = g.rows[v][2]
-    return tuple(s)
-
-
-def prefetchable(ops: Sequence[Operation]) -> bool:
-    """Whether the chain input's buffer can alternate between two slots: no reshape views
-    it (through the elementwise ops that work in place on it)."""
-    for op in ops:
-        if isinstance(op, ReshapeOp):
-            return False
-        if not isinstance(op, ElementwiseOp):
-            return True
-    return True
-
-
 def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
                       canon: dict[SSAValue, SSAValue] | None = None, prefetch: bool = False) -> StripPlan | None:
     """The plan for strips of T output rows (with the loads of the next strip issued
-    before a strip computes when `prefetch`), or None when its buffers do not fit SRAM."""
+    before a strip computes when `prefetch`), or None when its buffers do not fit SRAM
+    (or the readers of a value disagree on its rows, see `strip_geometry`)."""
     canon = canon or {}
-    g = strip_geometry(ops, x, T)
+    g = strip_geometry(ops, x, T, canon)
+    if g is None:
+        return None
     once: list[SSAValue] = []
     side: list[int] = []  # bytes of each side input's rows
-    prev = x
     for op in ops:
-        sides = side_inputs(op, prev, canon)
+        sides = side_inputs(op, g.rows, canon)
         for i, o in enumerate(operands(op, canon)):
             if i in sides:
                 side.append(prod(strip_shape(g, op.results[0])) * F32)
             elif o not in g.rows and o not in once:
                 once.append(o)
-        prev = op.results[0]
     sizes = [prod(shape_of(o)) * F32 for o in once]
-    # per strip: the input, side inputs, each new result (elementwise ops work in place,
-    # reshapes alias), masks
-    strip_vals = [x] + [op.results[0] for op in ops if not isinstance(op, (ElementwiseOp, ReshapeOp))]
-    sram = sum(_align(b, arch.align) for b in sizes + side)
-    sram += sum(_align(prod(strip_shape(g, v)) * F32, arch.align) for v in strip_vals)
-    sram += sum(_align(g.rows[v][2] * F32, arch.align) * (2 if pad else 1) for v, pad in g.masked.items())
-    if prefetch:  # a second slot for everything loaded per strip
-        sram += sum(_align(b, arch.align) for b in side) + _align(prod(strip_shape(g, x)) * F32, arch.align)
-        sram += sum(_align(g.rows[v][2] * F32, arch.align) * (2 if pad else 1) for v, pad in g.masked.items())
-    if sram > arch.sram_bytes:
+    bufs = strip_buffers(g, canon, arch)
+    if bufs is None or (prefetch and bufs.x_viewed):
         return None
+    # per slot (two with prefetch): what is loaded per strip - the input, side inputs, masks
     loads = [prod(strip_shape(g, x)) * F32] + side + [g.rows[v][2] * F32 * (2 if pad else 1)
                                                     for v, pad in g.masked.items()]
-    compute = sum(op_cycles(op, arch, strip_shape(g, op.results[0])) or 0 for op in ops)
+    sram = sum(_align(b, arch.align) for b in sizes) + bufs.area
+    sram += (2 if prefetch else 1) * sum(_align(b, arch.align) for b in loads)
+    if sram > arch.sram_bytes:
+        return None
+    compute = sum(op_cycles(op, arch, strip_shape(g, op.results[0])) or 0
+                  for op in ops if not isinstance(op, ConcatOp))  # (a concat's operands are computed in place)
     compute += sum(ceil(prod(strip_shape(g, v)) / arch.vector_lanes) * (2 if pad else 1)
                    for v, pad in g.masked.items())
     y = ops[-1].results[0]
-    return StripPlan(g, once, sram, sizes, loads, compute, prod(strip_shape(g, y)) * F32, arch=arch,
+    return StripPlan(g, once, sram, sizes, loads, compute, prod(strip_shape(g, y)) * F32, bufs, arch=arch,
                      prefetch=prefetch)
 
 
 def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAValue] | None = None,
                 max_strips: int = 64) -> StripPlan | None:
-    """The cheapest strip plan of chain `ops` that fits SRAM, or None (not a chain, a
+    """The cheapest strip plan of `ops` that fits SRAM, or None (not a strip group, a
     single strip would be the whole tensor, or nothing fits)."""
-    x = chain_of(ops, canon)
+    x = strip_input(ops, canon)
     if x is None:
         return None
     h = shape_of(ops[-1].results[0])[-2]
     best: StripPlan | None = None
-    modes = (False, True) if prefetchable(ops) else (False,)
     for T in sorted({ceil(h / s) for s in range(2, min(h, max_strips) + 1)}, reverse=True):
-        for prefetch in modes:
+        for prefetch in (False, True):
             p = plan_strip_height(ops, x, T, arch, canon, prefetch)
             if p is not None and (best is None or p.cycles < best.cycles):
                 best = p

@@ -134,7 +134,8 @@ class MatmulOp(ComputeOp):
 class Conv2dOp(ComputeOp):
     """out (+)= conv2d(input, weight): `input` is an already padded halo tile, or
     `pads` (top, left, bottom, right; default none) zero-pads it on the fly (layer
-    groups read whole SRAM-resident tensors)."""
+    groups read whole SRAM-resident tensors); a negative pad crops instead (a strip
+    group's conv reading only the middle rows of a strip buffer)."""
 
     name = "npu_compute.conv2d"
     UNIT: ClassVar[str] = "cube"
@@ -171,7 +172,7 @@ class Conv2dOp(ComputeOp):
         p = self.params
         if len(w) != 4 or len(o) != 4:
             raise VerifyException(f"'npu_compute.conv2d': weight and out tiles must be 4-D, got {list(w)} and {list(o)}")
-        check_window_params(self.name, x, p)
+        check_window_params(self.name, x, p, crop=True)
         if p["group"] <= 0 or w[0] % p["group"]:
             raise VerifyException(f"'npu_compute.conv2d': group {p['group']} must be positive and divide "
                                   f"the {w[0]} output channels")
@@ -234,7 +235,7 @@ class EltwiseOp(ComputeOp):
 @irdl_op_definition
 class PoolOp(ComputeOp):
     """out = pool(input) over the windows of an already padded input tile, or with
-    `pads` (top, left, bottom, right) read as -inf on the fly."""
+    `pads` (top, left, bottom, right) read as -inf on the fly (negative: cropped)."""
 
     name = "npu_compute.pool"
     UNIT: ClassVar[str] = "vector"
@@ -265,7 +266,7 @@ class PoolOp(ComputeOp):
         if self.kind.data != "max":
             raise VerifyException(f"'npu_compute.pool': unknown kind '{self.kind.data}'")
         x, o, p = _shape(self.input), _shape(self.out), self.params
-        check_window_params(self.name, x, p, "kernel")
+        check_window_params(self.name, x, p, "kernel", crop=True)
         if len(o) != 4:
             raise VerifyException(f"'npu_compute.pool': out tile must be 4-D, got {list(o)}")
         want = conv_out_shape(x, (x[1], 1, *p["kernel"]), p["strides"], p["pads"], p["dilations"])

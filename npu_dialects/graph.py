@@ -52,9 +52,7 @@ from xdsl.utils.exceptions import VerifyException
 
 def _pad_nchw(x: np.ndarray, pads: Sequence[int], value: float) -> np.ndarray:
     t, l, b, r = pads
-    if not any(pads):
-        return x
-    return np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)), constant_values=value)
+    return _pad_spatial(x, (t, l, b, r), value)
 
 
 def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
@@ -101,10 +99,18 @@ def gemm_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, alpha: f
 
 def _pad_spatial(x: np.ndarray, pads: Sequence[int], value: float) -> np.ndarray:
     """`x` padded with `value` in its last len(pads) // 2 dims (`pads`: the begin
-    counts of those dims, then the end counts, as ONNX orders them)."""
+    counts of those dims, then the end counts, as ONNX orders them); a negative
+    count crops that many rows or columns instead (compute ops of strip groups)."""
     n = len(pads) // 2
     if not any(pads):
         return x
+    if any(p < 0 for p in pads):
+        lead = (slice(None),) * (x.ndim - n)
+        x = x[lead + tuple(slice(max(0, -b), x.shape[x.ndim - n + i] - max(0, -e))
+                           for i, (b, e) in enumerate(zip(pads[:n], pads[n:])))]
+        pads = [max(0, p) for p in pads]
+        if not any(pads):
+            return x
     return np.pad(x, [(0, 0)] * (x.ndim - n) + list(zip(pads[:n], pads[n:])), constant_values=value)
 
 
@@ -273,23 +279,27 @@ def ints(attr: Attribute | None, default: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(v) for v in attr.get_values())
 
 
-def _check_lengths_and_signs(op: str, params: Sequence[tuple[str, Sequence[int], int]]) -> None:
-    """Each (key, values, wanted length): the length, and the sign (pads >= 0, others > 0)."""
+def _check_lengths_and_signs(op: str, params: Sequence[tuple[str, Sequence[int], int]],
+                             crop: bool = False) -> None:
+    """Each (key, values, wanted length): the length, and the sign (pads >= 0 unless
+    `crop` lets a negative pad crop, others > 0)."""
     for key, vals, n in params:
         if len(vals) != n:
             raise VerifyException(f"'{op}': {key} needs {n} values, got {list(vals)}")
-        if key == "pads" and any(v < 0 for v in vals):
+        if key == "pads" and not crop and any(v < 0 for v in vals):
             raise VerifyException(f"'{op}': pads must be non-negative, got {list(vals)}")
         if key != "pads" and any(v <= 0 for v in vals):
             raise VerifyException(f"'{op}': {key} must be positive, got {list(vals)}")
 
 
-def check_window_params(op: str, rank4: Sequence[int], p: dict, kernel_key: str | None = None) -> None:
-    """Lengths and signs of strides/dilations (2, > 0), pads (4, >= 0) and kernel (2, > 0)."""
+def check_window_params(op: str, rank4: Sequence[int], p: dict, kernel_key: str | None = None,
+                        crop: bool = False) -> None:
+    """Lengths and signs of strides/dilations (2, > 0), pads (4, >= 0; any sign with
+    `crop`) and kernel (2, > 0)."""
     want = {"strides": 2, "dilations": 2, "pads": 4}
     if kernel_key:
         want[kernel_key] = 2
-    _check_lengths_and_signs(op, [(key, p[key], n) for key, n in want.items()])
+    _check_lengths_and_signs(op, [(key, p[key], n) for key, n in want.items()], crop)
     if len(rank4) != 4:
         raise VerifyException(f"'{op}': input must be 4-D NCHW, got shape {list(rank4)}")
 

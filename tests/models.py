@@ -210,6 +210,33 @@ def shuffle_unit(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return g.model("shuffle_unit", {"x": [1, 16, 32, 32]}, {"y": [1, 16, 32, 32]}, opset)
 
 
+def fire_modules(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """Two SqueezeNet fire modules around a max-pool, on x[1, 8, 32, 32]: squeeze 1x1
+    (4) -> relu -> [expand 1x1 (8) -> relu, expand 3x3 pad 1 (8) -> relu] -> concat ->
+    max-pool 3x3/2 pad 1 -> squeeze -> [expand 1x1, expand 3x3] -> concat -> y[1, 16,
+    16, 16]: with a small SRAM the branches and concats run inside strip groups."""
+    g = _Graph(seed=7)
+    h, n = "x", 0
+    for i in (1, 2):
+        s = g.node("Conv", [h, g.weight(f"f{i}.squeeze.weight", (4, 8 if i == 1 else 16, 1, 1)),
+                            g.weight(f"f{i}.squeeze.bias", (4,), 0.1)],
+                   f"/f{i}/squeeze/Conv_output_0", name=f"/f{i}/squeeze/Conv", kernel_shape=[1, 1])
+        s = _relu(g, s, n)
+        branches = []
+        for k in (1, 3):
+            e = g.node("Conv", [s, g.weight(f"f{i}.e{k}.weight", (8, 4, k, k)), g.weight(f"f{i}.e{k}.bias", (8,), 0.1)],
+                       f"/f{i}/e{k}/Conv_output_0", name=f"/f{i}/e{k}/Conv", kernel_shape=[k, k],
+                       pads=[k // 2] * 4)
+            branches.append(_relu(g, e, n + k))
+        n += 4
+        h = g.node("Concat", branches, f"/f{i}/Concat_output_0", name=f"/f{i}/Concat", axis=1)
+        if i == 1:
+            h = g.node("MaxPool", [h], "/pool/MaxPool_output_0", name="/pool/MaxPool", kernel_shape=[3, 3],
+                       pads=[1, 1, 1, 1], strides=[2, 2])
+    g.nodes[-1].output[0] = "y"
+    return g.model("fire_modules", {"x": [1, 8, 32, 32]}, {"y": [1, 16, 16, 16]}, opset)
+
+
 def small_cnn(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """The README demo model: LeNet-5 with batch 1."""
     return lenet(batch=1, opset=opset)

@@ -13,4 +13,4 @@ builtin.module {
     func.return %r : tensor<1x4x8x8xf32>
   }
 }
-// CHECK: error: npu-bufferize: kernel 'g': a strip group must be a chain of conv, pool and elementwise ops at 'npu_tile.kernel' (ONNX node g)
+// CHECK: error: npu-bufferize: kernel 'g': a strip group must be conv, pool, elementwise, channel-shuffle and channel-concat ops over one input at 'npu_tile.kernel' (ONNX node g)
