@@ -5,7 +5,8 @@ builtin.module {
   // CHECK-LABEL: func.func @cube
   func.func @cube(%a: memref<4x32xf32, "sram">, %at: memref<32x4xf32, "sram">, %b: memref<32x16xf32, "sram">,
                   %bt: memref<16x32xf32, "sram">, %c: memref<4x16xf32, "sram">,
-                  %x: memref<1x4x10x10xf32, "sram">, %w: memref<4x2x3x3xf32, "sram">, %o: memref<1x4x3x3xf32, "sram">) {
+                  %x: memref<1x4x10x10xf32, "sram">, %w: memref<4x2x3x3xf32, "sram">, %o: memref<1x4x3x3xf32, "sram">,
+                  %o2: memref<1x4x2x4xf32, "sram">) {
     // CHECK: npu_compute.matmul %a, %b -> %c : memref<4x32xf32, "sram">, memref<32x16xf32, "sram"> -> memref<4x16xf32, "sram">
     // CHECK: npu_compute.matmul %at, %bt -> %c {trans_a, trans_b, accumulate} : memref<32x4xf32, "sram">, memref<16x32xf32, "sram"> -> memref<4x16xf32, "sram">
     npu_compute.matmul %a, %b -> %c : memref<4x32xf32, "sram">, memref<32x16xf32, "sram"> -> memref<4x16xf32, "sram">
@@ -14,6 +15,10 @@ builtin.module {
     // A grouped, strided, dilated convolution accumulating into %o (VALID: the input tile is already padded).
     // CHECK: npu_compute.conv2d %x, %w -> %o {strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>, group = 2 : i64, accumulate} : memref<1x4x10x10xf32, "sram">, memref<4x2x3x3xf32, "sram"> -> memref<1x4x3x3xf32, "sram">
     npu_compute.conv2d %x, %w -> %o {strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>, group = 2 : i64, accumulate} : memref<1x4x10x10xf32, "sram">, memref<4x2x3x3xf32, "sram"> -> memref<1x4x3x3xf32, "sram">
+
+    // Negative pads crop: rows 2..7 of %x (a strip group's branch reading the middle of a shared strip).
+    // CHECK: npu_compute.conv2d %x, %w -> %o2 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: -2, 0, -2, 0>, group = 2 : i64} : memref<1x4x10x10xf32, "sram">, memref<4x2x3x3xf32, "sram"> -> memref<1x4x2x4xf32, "sram">
+    npu_compute.conv2d %x, %w -> %o2 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: -2, 0, -2, 0>, group = 2 : i64} : memref<1x4x10x10xf32, "sram">, memref<4x2x3x3xf32, "sram"> -> memref<1x4x2x4xf32, "sram">
     func.return
   }
 

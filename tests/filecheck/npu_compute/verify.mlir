@@ -130,3 +130,14 @@ builtin.module {
   }
 }
 // CHECK: 'npu_compute.eltwise': operand #0 has element type i32; only f32 is supported
+
+// -----
+
+// A crop (negative pads) that leaves the 3x3 window no rows: no output shape fits.
+builtin.module {
+  func.func @f(%x: memref<1x4x4x4xf32, "sram">, %w: memref<4x4x3x3xf32, "sram">, %o: memref<1x4x1x2xf32, "sram">) {
+    npu_compute.conv2d %x, %w -> %o {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: -1, 0, -1, 0>} : memref<1x4x4x4xf32, "sram">, memref<4x4x3x3xf32, "sram"> -> memref<1x4x1x2xf32, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.conv2d': out tile must be ?, got [1, 4, 1, 2]

@@ -503,3 +503,14 @@ func.func @f(%x: tensor<4x8xf32>) {
   func.return
 }
 // CHECK: 'npu_graph.pad': pads [-3, 0, -2, 0] crop more than the input [4, 8]
+
+// -----
+
+// Graph ops take ONNX pads: never negative (only compute ops crop).
+builtin.module {
+  func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x6xf32> {
+    %0 = npu_graph.conv2d %x, %w {pads = array<i64: -1, 0, -1, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x6xf32>
+    func.return %0 : tensor<1x4x4x6xf32>
+  }
+}
+// CHECK: 'npu_graph.conv2d': pads must be non-negative, got [-1, 0, -1, 0]
