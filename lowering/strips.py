@@ -180,6 +180,10 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
     g = StripGeometry(x, list(ops), T, S)
     needs: dict[SSAValue, list[tuple[Operation, tuple[int, int, int]]]] = {}
     inner = {x} | {op.results[0] for op in ops}
+    poisoned: set[SSAValue] = set()  # values downstream of a pool: rows outside may hold -3.4e38
+    for op in ops:
+        if isinstance(op, MaxPoolOp) or any(o in poisoned for o in operands(op, canon)):
+            poisoned.add(op.results[0])
 
     def settle(v: SSAValue) -> bool:
         nd = needs.get(v, [])
@@ -192,13 +196,16 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
         for op, (_, c, r) in nd:
             if isinstance(op, (Conv2dOp, MaxPoolOp)):
                 g.crop[op] = (c - lo, hi - c - r)
-                pads.add(0.0 if isinstance(op, Conv2dOp) else float("-inf"))
+                ph = op.params["pads"]
+                if ph[0] or ph[2] or v in poisoned:  # (an unpadded reader reads rows outside v only
+                    # for rows outside its result; -3.4e38 must not reach arithmetic unmasked)
+                    pads.add(0.0 if isinstance(op, Conv2dOp) else float("-inf"))
             elif (c, r) != (lo, hi - lo):
                 return False
         if float("-inf") in pads and (len(pads) > 1 or len(nd) > len([o for o, _ in nd if isinstance(o, MaxPoolOp)])):
             return False  # (rows padded for a pool would poison any other reader)
         if v is x:
-            g.x_pad = pads.pop() if pads else 0.0
+            g.x_pad = NEG if pads == {float("-inf")} else 0.0
         elif pads and g.outside(v):
             g.masked[v] = pads.pop()
         return True
