@@ -523,7 +523,7 @@ class StripBuilder:
                 elif isinstance(op, MaxPoolOp):
                     e.add(PoolOp("max", at(op.input), out, kernel=p["kernel"], strides=p["strides"],
                                  dilations=p["dilations"], pads=pads))
-                elif isinstance(op, StructuredOp) and not isinstance(op, ConcatOp):  # a transpose keeping H, W
+                elif isinstance(op, StructuredOp) and not isinstance(op, ConcatOp):  # a transpose keeping H, W; an LRN
                     e.add(ApplyOp(op.name, dict(op.attributes), [at(op.operands[0])], out))
                 elif isinstance(op, ElementwiseOp):
                     ins = [pick(e, odd, [side[k][(op, i)] for k in range(slots)]) if (op, i) in side[0]

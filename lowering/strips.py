@@ -7,7 +7,7 @@ earlier in the group (`x` included) and constants, and only the last result `y`
 is used after the group. A value may have several readers (a fire or Inception
 module's branches), so the ops form a DAG:
 conv2d and max-pool (NCHW), reshapes and transposes that keep the last two dims
-(a channel shuffle), channel concats of one image (each operand is computed into
+(a channel shuffle), local response normalisation (across channels), channel concats of one image (each operand is computed into
 its channel range of the concat's strip buffer: the concat moves nothing), and
 elementwise ops whose other operands are constant over H and W (weights, biases,
 per-channel constants) or are *side inputs*: tensors from outside the group of the
@@ -41,8 +41,8 @@ from math import ceil, prod
 from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.arch import Arch
-from npu_dialects.graph import (ConcatOp, Conv2dOp, ElementwiseOp, MaxPoolOp, ReshapeOp, TransposeOp, attr_int, ints,
-                                shape_of)
+from npu_dialects.graph import (ConcatOp, Conv2dOp, ElementwiseOp, LrnOp, MaxPoolOp, ReshapeOp, TransposeOp, attr_int,
+                                ints, shape_of)
 from lowering.costmodel import stall_for
 from lowering.groups import first_fit, op_cycles
 
@@ -89,6 +89,8 @@ def link_ok(op: Operation, canon: dict[SSAValue, SSAValue], inner: set[SSAValue]
         return ops_[0] in inner and all(o not in inner for o in ops_[1:]) and len(shape_of(ops_[0])) == 4
     if isinstance(op, (ReshapeOp, TransposeOp)):
         return ops_[0] in inner and _keeps_hw(op)
+    if isinstance(op, LrnOp):  # across channels at each (h, w): any rows of its input are rows of its result
+        return ops_[0] in inner and len(shape_of(op.results[0])) == 4
     if isinstance(op, ConcatOp):  # channels of one image: each operand is a byte range of the result
         out = shape_of(op.results[0])
         return (len(out) == 4 and out[0] == 1 and concat_axis(op) == 1 and all(o in inner for o in ops_)

@@ -210,6 +210,18 @@ def shuffle_unit(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return g.model("shuffle_unit", {"x": [1, 16, 32, 32]}, {"y": [1, 16, 32, 32]}, opset)
 
 
+def lrn_stem(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """GoogLeNet's stem pattern on x[1, 8, 32, 32]: conv 3x3 pad 1 (16) + bias -> relu ->
+    LRN (size 5, across channels) -> max-pool 3x3/2 pad 1 -> y[1, 16, 16, 16]."""
+    g = _Graph(seed=9)
+    h = g.node("Conv", ["x", g.weight("c.weight", (16, 8, 3, 3)), g.weight("c.bias", (16,), 0.1)],
+               "/c/Conv_output_0", name="/c/Conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    h = _relu(g, h, 0)
+    h = g.node("LRN", [h], "/lrn/LRN_output_0", name="/lrn/LRN", size=5, alpha=1e-4, beta=0.75, bias=1.0)
+    g.node("MaxPool", [h], "y", name="/pool/MaxPool", kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2])
+    return g.model("lrn_stem", {"x": [1, 8, 32, 32]}, {"y": [1, 16, 16, 16]}, opset)
+
+
 def fire_modules(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """Two SqueezeNet fire modules around a max-pool, on x[1, 8, 32, 32]: squeeze 1x1
     (4) -> relu -> [expand 1x1 (8) -> relu, expand 3x3 pad 1 (8) -> relu] -> concat ->

@@ -95,3 +95,25 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-NEXT:    npu_graph.conv2d
 // CHECK-NEXT:    npu_graph.add
 // CHECK-NEXT:    npu_graph.relu
+
+// -----
+
+// LRN normalises across channels at each (h, w): it joins a strip group like an
+// elementwise op (GoogLeNet's stem: conv + relu + LRN + max-pool).
+builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
+  func.func @main(%x: tensor<1x8x32x32xf32>) -> tensor<1x16x16x16xf32> {
+    %w = npu_graph.constant {weight = "w"} : tensor<16x8x3x3xf32>
+    %c = npu_graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x32x32xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x32x32xf32> loc("conv")
+    %r = npu_graph.relu %c : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("relu")
+    %n = npu_graph.lrn %r {size = 5 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("lrn")
+    %p = npu_graph.maxpool %n {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x32x32xf32>) -> tensor<1x16x16x16xf32> loc("pool")
+    func.return %p : tensor<1x16x16x16xf32>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w) {kind = "group", loops = "h"
+// CHECK:         npu_graph.conv2d
+// CHECK-NEXT:    npu_graph.relu
+// CHECK-NEXT:    npu_graph.lrn
+// CHECK-NEXT:    npu_graph.maxpool
+// CHECK-NOT:   npu_tile.kernel
