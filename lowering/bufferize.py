@@ -444,7 +444,7 @@ class StripBuilder:
         xin = [self.sram(strip_shape(g, x)) for _ in range(slots)]
         side: list[dict[tuple[Operation, int], SSAValue]] = [{} for _ in range(slots)]
         for o in ops:
-            for i in side_inputs(o, g.rows, {}):
+            for i in side_inputs(o, g, {}):
                 for k in range(slots):
                     side[k][(o, i)] = self.sram(strip_shape(g, o.results[0]))
         mask_dram: dict[SSAValue, list[SSAValue]] = {}
@@ -651,7 +651,7 @@ def strip_in_place_source(k: KernelOp, plan: StripPlan, ins: list[SSAValue]) -> 
     uses = [(o, i) for o in ops for i, v in enumerate(o.operands) if v in k.body.block.args]
     args = dict(zip(k.body.block.args, ins))
     for op in ops:
-        for i in side_inputs(op, g.rows, {}):
+        for i in side_inputs(op, g, {}):
             v = op.operands[i]
             buf = args.get(v)
             if (buf is not None and isinstance(buf.owner, AllocOp) and v.type == y.type and v is not x

@@ -11,7 +11,8 @@ conv2d and max-pool (NCHW), reshapes and transposes that keep the last two dims
 its channel range of the concat's strip buffer: the concat moves nothing), and
 elementwise ops whose other operands are constant over H and W (weights, biases,
 per-channel constants) or are *side inputs*: tensors from outside the group of the
-result's shape (a residual), loaded per strip with the rows the op needs.
+result's shape (a residual; also the group's input itself where an elementwise op
+reads it at other rows than the strip holds), loaded per strip with the rows the op needs.
 
 `y` is cut into strips of `T` rows; strip `s` holds rows [A*s + c0, A*s + c0 + R)
 of every value (`StripGeometry`), from `y`'s [T*s, T*s + T) back through each op's
@@ -34,7 +35,7 @@ store, in sequence.
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
 
@@ -126,13 +127,15 @@ def strip_input(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue] | None
     return x
 
 
-def side_inputs(op: Operation, inner: Container[SSAValue], canon: dict[SSAValue, SSAValue]) -> list[int]:
+def side_inputs(op: Operation, g: "StripGeometry", canon: dict[SSAValue, SSAValue]) -> list[int]:
     """Indices of an elementwise op's operands that are side inputs (loaded per strip):
-    tensors from outside the group (`inner` holds its values) of the result's type."""
+    tensors from outside the group of the result's type, and the group input where
+    the op reads it at other rows than the strip holds (`StripGeometry.x_side`)."""
     if not isinstance(op, ElementwiseOp):
         return []
     t = op.results[0].type
-    return [i for i, o in enumerate(operands(op, canon)) if o not in inner and o.type == t]
+    return [i for i, o in enumerate(operands(op, canon))
+            if (o not in g.rows or (o is g.x and op in g.x_side)) and o.type == t]
 
 
 def _window(op: Operation) -> tuple[int, int, int]:
@@ -157,6 +160,7 @@ class StripGeometry:
     masked: dict[SSAValue, float] = field(default_factory=dict)
     x_pad: float = 0.0
     crop: dict[Operation, tuple[int, int]] = field(default_factory=dict)
+    x_side: set[Operation] = field(default_factory=set)  # elementwise ops re-loading x at their rows
 
     def outside(self, v: SSAValue) -> bool:
         a, c0, r = self.rows[v]
@@ -189,6 +193,14 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
 
     def settle(v: SSAValue) -> bool:
         nd = needs.get(v, [])
+        if v is x:  # an elementwise op reading x at other rows than the rest (a residual) loads its own
+            rest = [(op, n) for op, n in nd if not isinstance(op, ElementwiseOp)]
+            if rest and len({a for _, (a, _, _) in rest}) == 1:
+                lo, hi = min(c for _, (_, c, _) in rest), max(c + r for _, (_, c, r) in rest)
+                want = (rest[0][1][0], lo, hi - lo)
+                g.x_side = {op for op, n in nd if isinstance(op, ElementwiseOp) and n != want
+                            and op.results[0].type == x.type}
+                nd = [(op, n) for op, n in nd if op not in g.x_side]
         if len({a for _, (a, _, _) in nd}) != 1:
             return False
         a = nd[0][1][0]
@@ -272,7 +284,7 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
         if isinstance(op, ReshapeOp):
             into = ins[i][0]
         elif isinstance(op, ElementwiseOp):
-            into = next((o for o in ins[i] if o in root and o.type == r.type
+            into = next((o for o in ins[i] if o in root and o.type == r.type and not (o is x and op in g.x_side)
                          and all(last[m] <= i for m in members[root[o]])), None)
         root[r] = root[into] if into is not None else r
         members.setdefault(root[r], []).append(r)
@@ -375,7 +387,7 @@ def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     once: list[SSAValue] = []
     side: list[int] = []  # bytes of each side input's rows
     for op in ops:
-        sides = side_inputs(op, g.rows, canon)
+        sides = side_inputs(op, g, canon)
         for i, o in enumerate(operands(op, canon)):
             if i in sides:
                 side.append(prod(strip_shape(g, op.results[0])) * F32)

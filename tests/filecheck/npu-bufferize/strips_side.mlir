@@ -1,9 +1,9 @@
 // RUN: %opt %s -p npu-tile,npu-layer-group,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
 
-// The ShuffleNet unit of npu-layer-group/strips.mlir: the strip group adds the
-// unit's input %x (a side input): each strip loads the rows of %x the add needs
-// (2 rows from 2s, the rows of its output) besides the main input's (4 rows from
-// 2s - 1, for the 3x3 depthwise conv), and the add reads that buffer.
+// The ShuffleNet unit of npu-layer-group/strips.mlir, one strip group: the add reads
+// the group's input %x at other rows than the strip holds for the first conv, so %x
+// is also a side input: each strip loads 4 rows of %x from 2s - 1 (the 3x3 depthwise
+// conv's halo) and again the 2 rows from 2s the add needs, which the add reads.
 builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   func.func @main(%x: tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> {
     %0 = npu_graph.constant {weight = "g1.weight"} : tensor<16x8x1x1xf32>
@@ -22,10 +22,10 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   }
 }
 // CHECK:      func.func @main(%[[X:[^:]*]]: memref<1x16x32x32xf32, "dram">
-// CHECK:      npu_task.task "/relu/Relu../relu_1/Relu"
+// CHECK:      npu_task.task "/g1/Conv../relu_1/Relu"
 // CHECK:        %[[IN:.*]] = npu_task.sram {{.*}} : memref<1x16x4x32xf32, "sram">
 // CHECK:        scf.for %[[S:.*]] = 
-// CHECK:          npu_dma.copy %{{.*}} -> %[[IN]]{{.*}} {sizes = array<i64: 1, 16, 4, 32>, pad_value = 0.000000e+00 : f32}
+// CHECK:          npu_dma.copy %[[X]][{{.*}}] -> %[[IN]]{{.*}} {sizes = array<i64: 1, 16, 4, 32>, pad_value = 0.000000e+00 : f32}
 // CHECK-NEXT:     %[[R:.*]] = arith.muli %[[S]], %{{.*}}
 // CHECK-NEXT:     npu_dma.copy %[[X]][%{{.*}}, %{{.*}}, %[[R]], %{{.*}}] -> %[[SIDE:[^\[]*]][{{.*}} {sizes = array<i64: 1, 16, 2, 32>
 // CHECK:          npu_compute.eltwise "add" %[[OUT:.*]], %[[SIDE]] -> %[[OUT]]

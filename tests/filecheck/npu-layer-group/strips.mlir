@@ -25,9 +25,9 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 
 // -----
 
-// Must not fire: the residual add's second operand (%x) varies over H, so no run
-// here is a chain of the strip kind; with 32 KiB nothing fits whole either: the
-// conv and the add+relu stay tiled kernels.
+// A residual block: the add reads the group's input %x at its own rows while the
+// conv needs a halo, so each strip loads %x twice (the halo rows for the conv, the
+// output rows for the add: a side input); with 32 KiB nothing fits whole.
 builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   func.func @main(%x: tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> {
     %w = npu_graph.constant {weight = "w"} : tensor<16x16x3x3xf32>
@@ -38,9 +38,11 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK-NOT:   kind = "group"
-// CHECK:       npu_tile.kernel "conv"{{.*}}kind = "conv2d"
-// CHECK-NOT:   kind = "group"
+// CHECK:       %r = npu_tile.kernel "conv..relu"(%x, %w) {kind = "group", loops = "h"
+// CHECK-NEXT:  ^{{.*}}(%[[X:.*]]: tensor<1x16x32x32xf32>, %[[W:.*]]: tensor<16x16x3x3xf32>):
+// CHECK-NEXT:    %[[C:.*]] = npu_graph.conv2d %[[X]], %[[W]]
+// CHECK-NEXT:    %[[S:.*]] = npu_graph.add %[[C]], %[[X]]
+// CHECK-NEXT:    npu_graph.relu %[[S]]
 
 // -----
 
@@ -64,8 +66,8 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // A ShuffleNet unit: the channel shuffle (reshapes and a transpose that keep H and W
 // last) and the residual add of the unit's input (a side input, loaded per strip with
 // the rows the add needs) join one strip group; 64 KiB activations do not fit 32 KiB.
-// The first conv stays out: its input %x is also the add's operand, which the add
-// reads at its own rows while the conv (through the depthwise halo) needs more.
+// %x is read twice per strip: with the depthwise conv's halo by the first conv, at
+// the output's rows by the add.
 builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   func.func @main(%x: tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> {
     %0 = npu_graph.constant {weight = "g1.weight"} : tensor<16x8x1x1xf32>
@@ -84,9 +86,9 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %[[G:.*]] = npu_tile.kernel "/g1/Conv"(%x, %{{.*}}) {kind = "conv2d"
-// CHECK:       npu_tile.kernel "/relu/Relu../relu_1/Relu"(%[[G]], %{{.*}}, %{{.*}}, %x) {kind = "group", loops = "h"
+// CHECK:       npu_tile.kernel "/g1/Conv../relu_1/Relu"(%x, %{{.*}}, %{{.*}}, %{{.*}}) {kind = "group", loops = "h"
 // CHECK-NEXT:  ^
+// CHECK-NEXT:    npu_graph.conv2d
 // CHECK-NEXT:    npu_graph.relu
 // CHECK-NEXT:    npu_graph.reshape
 // CHECK-NEXT:    npu_graph.transpose
@@ -95,6 +97,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-NEXT:    npu_graph.conv2d
 // CHECK-NEXT:    npu_graph.add
 // CHECK-NEXT:    npu_graph.relu
+// CHECK-NOT:   npu_tile.kernel
 
 // -----
 
