@@ -161,36 +161,43 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     root: dict[SSAValue, SSAValue] = {}
     alias: dict[SSAValue, int] = {}
     last_use: dict[SSAValue, int] = {}
-    first_use: dict[SSAValue, int] = {}
     start: dict[SSAValue, int] = {}
     final_use: dict[SSAValue, int] = {}  # last op reading each value directly
     viewed: set[SSAValue] = set()  # values a reshape or slice aliases
+    viewed_ops: list[int] = []
+    # lifetimes count the ops that compute (views take the position of the next one), so a
+    # run planned before its packed weights are unpacked by views plans the same afterwards
+    pos: list[int] = []
     for i, o in enumerate(ops):
         for v in operands[i]:
             final_use[v] = i
-        if isinstance(o, ReshapeOp) or contiguous_slice(o) is not None:
+        pos.append(i - len(viewed_ops))
+        if _is_view(o):
             viewed.add(operands[i][0])
+            viewed_ops.append(i)
+    first_real: dict[SSAValue, tuple[int, int]] = {}  # input -> (op, operand) of its first computing reader
     for i, o in enumerate(ops):
-        for v in operands[i]:
+        for k, v in enumerate(operands[i]):
             if v not in defined and v not in root:
                 root[v] = v
                 alias[v] = 0
                 inputs.append(v)
-                first_use[v] = i
-            last_use[root[v]] = i
+            last_use[root[v]] = pos[i]
+            if not _is_view(o) and root[v] not in defined:
+                first_real.setdefault(root[v], (i, k))
         r = o.results[0]
         sl = contiguous_slice(o)
         dead = in_place_operand(o, operands[i], i, root, alias, start, final_use, viewed, outputs)
-        if isinstance(o, ReshapeOp) or sl is not None:
+        if _is_view(o):
             root[r] = root[operands[i][0]]
             alias[r] = alias[operands[i][0]] + (sl or 0) * F32
         elif dead is not None:  # an elementwise op overwrites an operand that dies here
             root[r], alias[r] = root[dead], 0
         else:
             root[r], alias[r] = r, 0
-            start[r] = i
-        last_use.setdefault(root[r], i)
-    end = len(ops)
+            start[r] = pos[i]
+        last_use.setdefault(root[r], pos[i])
+    end = len(ops) - sum(1 for o in ops if _is_view(o))
     for v in outputs:
         last_use[root[v]] = end  # kept until the task drains its stores
     # DMA loads: one per input, except packable weights that share transfers
@@ -212,7 +219,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         chunk.append(v)
         pack_offset[v] = chunk_bytes
         chunk_bytes += _align(nbytes(v), arch.align)
-    loads.sort(key=lambda unit: first_use[unit[0]])
+    loads.sort(key=lambda unit: first_real.get(unit[0], (len(ops), 0)))
     unit_of = {v: j for j, unit in enumerate(loads) for v in unit}
     # the schedule (and with it when each load is issued)
     chans = arch.dma_channels
@@ -234,7 +241,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         if need:
             # issuing load k stalls until load k - chans lands: up to need + chans that is
             # a load op i waits for anyway, so the stream never stalls longer than it must
-            issue_until(need[-1] + 1 + chans, i)
+            issue_until(need[-1] + 1 + chans, pos[i])
         for j in need:
             if j not in waited:
                 actions.append(("wait", j))
@@ -266,6 +273,11 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     plan.dram_bytes = sum(plan.load_bytes(j) for j in range(len(loads))) + sum(nbytes(v) for v in outputs)
     plan.cycles = schedule_cycles(plan, arch)
     return plan
+
+
+def _is_view(op: Operation) -> bool:
+    """A reshape or 1-D slice: its result aliases (part of) its operand's buffer."""
+    return isinstance(op, ReshapeOp) or contiguous_slice(op) is not None
 
 
 def first_fit(bufs: Sequence[tuple[object, int, int, int]], align: int,
