@@ -395,9 +395,11 @@ class StripBuilder:
     """Emits the body of a strip group's task (`lowering/strips.py`): the constants
     loaded once, then a loop over its strips [lo, hi): load the input rows (the DMA
     pads outside the tensor), the side inputs' and the masks' rows, run each op on
-    the strip buffers (elementwise ops in place, reshapes as views, convs and pools
-    padded along W only), mask the values a padded op reads next, store the output
-    rows (clipped at the end)."""
+    the strip buffers `strip_buffers` placed (elementwise ops in place, reshapes as
+    views, a concat's operands computed into its channel ranges; convs and pools
+    padded along W only, cropping the rows of their input only other readers
+    need), mask the values a padded op reads next, store the output rows (clipped
+    at the end)."""
 
     def __init__(self, kernel: KernelOp, plan: StripPlan, ins: list[SSAValue], out: SSAValue, arch: Arch,
                  top: "FuncBuilder"):

@@ -7,12 +7,14 @@ earlier in the group (`x` included) and constants, and only the last result `y`
 is used after the group. A value may have several readers (a fire or Inception
 module's branches), so the ops form a DAG:
 conv2d and max-pool (NCHW), reshapes and transposes that keep the last two dims
-(a channel shuffle), local response normalisation (across channels), channel concats of one image (each operand is computed into
-its channel range of the concat's strip buffer: the concat moves nothing), and
+(a channel shuffle), local response normalisation (across channels), channel
+concats of one image (each operand is computed into its channel range of the
+concat's strip buffer: the concat moves nothing), and
 elementwise ops whose other operands are constant over H and W (weights, biases,
 per-channel constants) or are *side inputs*: tensors from outside the group of the
 result's shape (a residual; also the group's input itself where an elementwise op
-reads it at other rows than the strip holds), loaded per strip with the rows the op needs.
+reads it at other rows than the strip holds), loaded per strip with the rows the
+op needs.
 
 `y` is cut into strips of `T` rows; strip `s` holds rows [A*s + c0, A*s + c0 + R)
 of every value (`StripGeometry`), from `y`'s [T*s, T*s + T) back through each op's
@@ -21,9 +23,10 @@ several readers holds the union of the rows they need; a conv or pool may read t
 middle of it (negative pads crop the strip), any other reader must need exactly its
 rows. Every strip has the same shapes, so the task is one loop over strips; rows a
 strip holds outside a tensor are made what the consumer's padding would read: the
-DMA fills them for `x` (0 for a conv, -inf for a pool) and a per-row mask
+DMA fills them for `x` (0 for a conv, -3.4e38 for a pool) and a per-row mask
 multiplies them to 0 (then adds -3.4e38 for a pool) for an intermediate
-(`StripGeometry.masked`). Rows of `y` past its end are clipped at the store.
+(`StripGeometry.masked`) that a padded conv or pool reads (or any conv or pool, when
+it comes after a pool: -3.4e38 must not reach arithmetic). Rows of `y` past its end are clipped at the store.
 Weights and constants are loaded once per task; a strip's values share SRAM over
 their lifetimes (`strip_buffers`).
 
