@@ -60,7 +60,7 @@ def _models():
         yield pytest.param(name, marks=marks, id=name)
 
 
-@pytest.mark.parametrize("name", _models())
+@pytest.mark.parametrize("name", list(_models()))
 def test_light_model_matches_onnxruntime(name):
     model, inputs = prepare(light_models()[name], seed=0)
     result = compare_or_xfail(model, inputs)
