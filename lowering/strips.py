@@ -5,9 +5,9 @@ A strip group is a list of graph ops in program order over one input `x` (a tens
 whose last two dims are H and W, batch first); each op reads values computed
 earlier in the group (`x` included) and constants, and only the last result `y`
 is used after the group. A value may have several readers (a fire or Inception
-module's branches), so the ops form a DAG:
-conv2d and max-pool (NCHW), reshapes and transposes that keep the last two dims
-(a channel shuffle), local response normalisation (across channels), channel
+module's branches), so the ops form a DAG: conv2d, max-pool and unpadded average
+pool (NCHW), reshapes and transposes that keep the last two dims (a channel
+shuffle), local response normalisation (across channels), channel
 concats of one image (each operand is computed into its channel range of the
 concat's strip buffer: the concat moves nothing), and
 elementwise ops whose other operands are constant over H and W (weights, biases,
@@ -45,12 +45,13 @@ from math import ceil, prod
 from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.arch import Arch
-from npu_dialects.graph import (ConcatOp, Conv2dOp, ElementwiseOp, LrnOp, MaxPoolOp, ReshapeOp, TransposeOp, attr_int,
-                                ints, shape_of)
+from npu_dialects.graph import (AvgPoolOp, ConcatOp, Conv2dOp, ElementwiseOp, LrnOp, MaxPoolOp, ReshapeOp, TransposeOp,
+                                attr_int, ints, shape_of)
 from lowering.costmodel import stall_for
 from lowering.groups import first_fit, op_cycles
 
 F32 = 4
+WINDOWED = (Conv2dOp, MaxPoolOp, AvgPoolOp)  # ops whose result rows read a window of input rows
 NEG = -3.4028235e38  # what a masked row of a max-pool input becomes (finite: 0 * x stays 0 first)
 
 
@@ -91,6 +92,9 @@ def link_ok(op: Operation, canon: dict[SSAValue, SSAValue], inner: set[SSAValue]
         return False
     if isinstance(op, (Conv2dOp, MaxPoolOp)):
         return ops_[0] in inner and all(o not in inner for o in ops_[1:]) and len(shape_of(ops_[0])) == 4
+    if isinstance(op, AvgPoolOp):  # unpadded (padding would be NaN-marked, which masks cannot clear)
+        p = op.params
+        return ops_[0] in inner and len(p["kernel"]) == 2 and not any(p["pads"]) and len(shape_of(ops_[0])) == 4
     if isinstance(op, (ReshapeOp, TransposeOp)):
         return ops_[0] in inner and _keeps_hw(op)
     if isinstance(op, LrnOp):  # across channels at each (h, w): any rows of its input are rows of its result
@@ -120,7 +124,7 @@ def strip_input(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue] | None
         if not link_ok(op, canon, inner):
             return None
         inner.add(op.results[0])
-    if not any(isinstance(op, (Conv2dOp, MaxPoolOp)) for op in ops):
+    if not any(isinstance(op, WINDOWED) for op in ops):
         return None  # (no halo: a plain tiled kernel does as well)
     if any(len(shape_of(v)) < 3 or shape_of(v)[0] != shape_of(x)[0] for v in inner):
         return None  # (every value keeps the batch dim: a strip holds rows of every image)
@@ -211,12 +215,14 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
         g.rows[v] = (a, lo, hi - lo)
         pads = set()
         for op, (_, c, r) in nd:
-            if isinstance(op, (Conv2dOp, MaxPoolOp)):
+            if isinstance(op, WINDOWED):
                 g.crop[op] = (c - lo, hi - c - r)
+                if isinstance(op, AvgPoolOp) and g.crop[op] != (0, 0):
+                    return False  # (an average pool runs as a whole-tile apply: no crop)
                 ph = op.params["pads"]
                 if ph[0] or ph[2] or v in poisoned:  # (an unpadded reader reads rows outside v only
                     # for rows outside its result; -3.4e38 must not reach arithmetic unmasked)
-                    pads.add(0.0 if isinstance(op, Conv2dOp) else float("-inf"))
+                    pads.add(float("-inf") if isinstance(op, MaxPoolOp) else 0.0)
             elif (c, r) != (lo, hi - lo):
                 return False
         if float("-inf") in pads and (len(pads) > 1 or len(nd) > len([o for o, _ in nd if isinstance(o, MaxPoolOp)])):
@@ -234,7 +240,7 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
             return None
         a, c0, n = g.rows[r]
         ins = operands(op, canon)
-        if isinstance(op, (Conv2dOp, MaxPoolOp)):
+        if isinstance(op, WINDOWED):
             s, k, pt = _window(op)
             needs.setdefault(ins[0], []).append((op, (a * s, c0 * s - pt, (n - 1) * s + k)))
         else:

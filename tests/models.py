@@ -222,6 +222,19 @@ def lrn_stem(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return g.model("lrn_stem", {"x": [1, 8, 32, 32]}, {"y": [1, 16, 16, 16]}, opset)
 
 
+def transition(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """A DenseNet transition on x[1, 16, 32, 32]: per-channel scale and shift (a folded
+    BatchNorm) -> relu -> conv 1x1 (8) -> average pool 2x2/2 -> y[1, 8, 16, 16]."""
+    g = _Graph(seed=10)
+    h = g.node("Mul", ["x", g.weight("bn.scale", (1, 16, 1, 1), 1.0)], "/bn/Mul_output_0", name="/bn/Mul")
+    h = g.node("Add", [h, g.weight("bn.shift", (1, 16, 1, 1), 0.5)], "/bn/Add_output_0", name="/bn/Add")
+    h = _relu(g, h, 0)
+    h = g.node("Conv", [h, g.weight("conv.weight", (8, 16, 1, 1))], "/conv/Conv_output_0", name="/conv/Conv",
+               kernel_shape=[1, 1])
+    g.node("AveragePool", [h], "y", name="/pool/AveragePool", kernel_shape=[2, 2], strides=[2, 2])
+    return g.model("transition", {"x": [1, 16, 32, 32]}, {"y": [1, 8, 16, 16]}, opset)
+
+
 def fire_modules(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """Two SqueezeNet fire modules around a max-pool, on x[1, 8, 32, 32]: squeeze 1x1
     (4) -> relu -> [expand 1x1 (8) -> relu, expand 3x3 pad 1 (8) -> relu] -> concat ->

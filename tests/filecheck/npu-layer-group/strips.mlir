@@ -120,3 +120,37 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-NEXT:    npu_graph.lrn
 // CHECK-NEXT:    npu_graph.maxpool
 // CHECK-NOT:   npu_tile.kernel
+
+// -----
+
+// An unpadded average pool (DenseNet's transition: conv 1x1 + average pool 2x2/2)
+// joins a strip group: each strip of pooled rows reads twice as many conv rows.
+builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
+  func.func @main(%x: tensor<1x16x32x32xf32>) -> tensor<1x8x16x16xf32> {
+    %w = npu_graph.constant {weight = "w"} : tensor<8x16x1x1xf32>
+    %c = npu_graph.conv2d %x, %w : (tensor<1x16x32x32xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x32x32xf32> loc("conv")
+    %p = npu_graph.avgpool %c {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, count_include_pad = false} : (tensor<1x8x32x32xf32>) -> tensor<1x8x16x16xf32> loc("pool")
+    func.return %p : tensor<1x8x16x16xf32>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w) {kind = "group", loops = "h"
+// CHECK:         npu_graph.conv2d
+// CHECK-NEXT:    npu_graph.avgpool
+// CHECK-NOT:   npu_tile.kernel
+
+// -----
+
+// Must not fire: a padded average pool marks its padding NaN (excluded from the
+// divisor), which a strip's masks could not clear: the pool stays a kernel.
+builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
+  func.func @main(%x: tensor<1x16x32x32xf32>) -> tensor<1x8x32x32xf32> {
+    %w = npu_graph.constant {weight = "w"} : tensor<8x16x1x1xf32>
+    %c = npu_graph.conv2d %x, %w : (tensor<1x16x32x32xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x32x32xf32> loc("conv")
+    %p = npu_graph.avgpool %c {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = false} : (tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32> loc("pool")
+    func.return %p : tensor<1x8x32x32xf32>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:   kind = "group"
+// CHECK:       npu_tile.kernel "pool"(%c) {kind = "apply"
