@@ -38,8 +38,8 @@ from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, MatmulOp, PoolOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
-from npu_dialects.graph import (ConcatOp, ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, ReshapeOp,
-                                StructuredOp, attr_int, shape_of)
+from npu_dialects.graph import (AvgPoolOp, ConcatOp, ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, ReshapeOp,
+                                StructuredOp, attr_int, int_array, ints, shape_of)
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
@@ -525,6 +525,10 @@ class StripBuilder:
                 elif isinstance(op, MaxPoolOp):
                     e.add(PoolOp("max", at(op.input), out, kernel=p["kernel"], strides=p["strides"],
                                  dilations=p["dilations"], pads=pads))
+                elif isinstance(op, AvgPoolOp):  # padded along W only (the strip holds its rows, NaN outside x)
+                    pw = ints(op.pads, ())
+                    e.add(ApplyOp(op.name, dict(op.attributes, pads=int_array((0, pw[1], 0, pw[3]))),
+                                  [at(op.input)], out))
                 elif isinstance(op, StructuredOp) and not isinstance(op, ConcatOp):  # a transpose keeping H, W; an LRN
                     e.add(ApplyOp(op.name, dict(op.attributes), [at(op.operands[0])], out))
                 elif isinstance(op, ElementwiseOp):

@@ -53,6 +53,7 @@ from lowering.groups import first_fit, op_cycles
 F32 = 4
 WINDOWED = (Conv2dOp, MaxPoolOp, AvgPoolOp)  # ops whose result rows read a window of input rows
 NEG = -3.4028235e38  # what a masked row of a max-pool input becomes (finite: 0 * x stays 0 first)
+NAN_PAD = float("nan")  # what rows outside the input of a padded average pool read (left out of its divisor)
 
 
 def _align(n: int, a: int) -> int:
@@ -92,9 +93,8 @@ def link_ok(op: Operation, canon: dict[SSAValue, SSAValue], inner: set[SSAValue]
         return False
     if isinstance(op, (Conv2dOp, MaxPoolOp)):
         return ops_[0] in inner and all(o not in inner for o in ops_[1:]) and len(shape_of(ops_[0])) == 4
-    if isinstance(op, AvgPoolOp):  # unpadded (padding would be NaN-marked, which masks cannot clear)
-        p = op.params
-        return ops_[0] in inner and len(p["kernel"]) == 2 and not any(p["pads"]) and len(shape_of(ops_[0])) == 4
+    if isinstance(op, AvgPoolOp):
+        return ops_[0] in inner and len(op.params["kernel"]) == 2 and len(shape_of(ops_[0])) == 4
     if isinstance(op, (ReshapeOp, TransposeOp)):
         return ops_[0] in inner and _keeps_hw(op)
     if isinstance(op, LrnOp):  # across channels at each (h, w): any rows of its input are rows of its result
@@ -143,6 +143,12 @@ def side_inputs(op: Operation, g: "StripGeometry", canon: dict[SSAValue, SSAValu
     t = op.results[0].type
     return [i for i, o in enumerate(operands(op, canon))
             if (o not in g.rows or (o is g.x and op in g.x_side)) and o.type == t]
+
+
+def _nan_padded(op: Operation) -> bool:
+    """An average pool whose padding is left out of the divisor: it reads rows outside
+    its input as NaN (`pool_ref`), and rows of its result all outside come out NaN."""
+    return isinstance(op, AvgPoolOp) and any(op.params["pads"]) and not op.count_include_pad.value.data
 
 
 def _window(op: Operation) -> tuple[int, int, int]:
@@ -194,9 +200,12 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
     needs: dict[SSAValue, list[tuple[Operation, tuple[int, int, int]]]] = {}
     inner = {x} | {op.results[0] for op in ops}
     poisoned: set[SSAValue] = set()  # values downstream of a pool: rows outside may hold -3.4e38
+    nan: set[SSAValue] = set()  # values downstream of a padded average pool: rows outside may be NaN
     for op in ops:
         if isinstance(op, MaxPoolOp) or any(o in poisoned for o in operands(op, canon)):
             poisoned.add(op.results[0])
+        if _nan_padded(op) or any(o in nan for o in operands(op, canon)):
+            nan.add(op.results[0])
 
     def settle(v: SSAValue) -> bool:
         nd = needs.get(v, [])
@@ -220,16 +229,21 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
                 if isinstance(op, AvgPoolOp) and g.crop[op] != (0, 0):
                     return False  # (an average pool runs as a whole-tile apply: no crop)
                 ph = op.params["pads"]
+                if (ph[0] or ph[2]) and v in nan:
+                    return False  # (NaN rows outside v would reach rows inside the result)
                 if ph[0] or ph[2] or v in poisoned:  # (an unpadded reader reads rows outside v only
                     # for rows outside its result; -3.4e38 must not reach arithmetic unmasked)
-                    pads.add(float("-inf") if isinstance(op, MaxPoolOp) else 0.0)
+                    pads.add(float("-inf") if isinstance(op, MaxPoolOp) else NAN_PAD if _nan_padded(op) else 0.0)
             elif (c, r) != (lo, hi - lo):
                 return False
-        if float("-inf") in pads and (len(pads) > 1 or len(nd) > len([o for o, _ in nd if isinstance(o, MaxPoolOp)])):
-            return False  # (rows padded for a pool would poison any other reader)
+        for pad, kind in ((float("-inf"), MaxPoolOp), (NAN_PAD, AvgPoolOp)):
+            if pad in pads and (len(pads) > 1 or any(not isinstance(o, kind) for o, _ in nd)):
+                return False  # (rows padded for a pool would poison any other reader)
         if v is x:
-            g.x_pad = NEG if pads == {float("-inf")} else 0.0
+            g.x_pad = NEG if pads == {float("-inf")} else NAN_PAD if pads == {NAN_PAD} else 0.0
         elif pads and g.outside(v):
+            if NAN_PAD in pads:
+                return False  # (a NaN mask would not survive the IR's text form: only the input pads NaN)
             g.masked[v] = pads.pop()
         return True
 

@@ -235,6 +235,19 @@ def transition(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return g.model("transition", {"x": [1, 16, 32, 32]}, {"y": [1, 8, 16, 16]}, opset)
 
 
+def pool_branch(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """An Inception pool branch on x[1, 16, 24, 24]: average pool 3x3/1 pad 1 (padding
+    left out of the divisor) -> conv 1x1 (8) + bias -> relu -> y[1, 8, 24, 24]."""
+    g = _Graph(seed=11)
+    h = g.node("AveragePool", ["x"], "/pool/AveragePool_output_0", name="/pool/AveragePool", kernel_shape=[3, 3],
+               pads=[1, 1, 1, 1], strides=[1, 1])
+    h = g.node("Conv", [h, g.weight("proj.weight", (8, 16, 1, 1)), g.weight("proj.bias", (8,), 0.1)],
+               "/proj/Conv_output_0", name="/proj/Conv", kernel_shape=[1, 1])
+    _relu(g, h, 0)
+    g.nodes[-1].output[0] = "y"
+    return g.model("pool_branch", {"x": [1, 16, 24, 24]}, {"y": [1, 8, 24, 24]}, opset)
+
+
 def fire_modules(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """Two SqueezeNet fire modules around a max-pool, on x[1, 8, 32, 32]: squeeze 1x1
     (4) -> relu -> [expand 1x1 (8) -> relu, expand 3x3 pad 1 (8) -> relu] -> concat ->

@@ -53,14 +53,16 @@ def test_each_fusion_rule_off_keeps_numerics(model, rule):
                                   "default,sram_bytes=65536,cores=3", "default,sram_bytes=16384"])
 def test_strip_groups_match_onnxruntime(arch):
     """Small SRAMs turn the chain, the shuffle unit (channel shuffle, residual side
-    input), the fire modules (branches joined by a concat), the LRN stem and a DenseNet
-    transition (average pool) into strip groups (one core or split over cores)."""
+    input), the fire modules (branches joined by a concat), the LRN stem, a DenseNet
+    transition and an Inception pool branch (average pools) into strip groups (one
+    core or split over cores)."""
     from lowering.onnx_import import import_model
     from lowering.pipeline import compile_module
     from npu_dialects.arch import parse_arch_spec
     from npu_dialects.task import TaskOp
 
-    for make in (models.strip_chain, models.shuffle_unit, models.fire_modules, models.lrn_stem, models.transition):
+    for make in (models.strip_chain, models.shuffle_unit, models.fire_modules, models.lrn_stem, models.transition,
+                 models.pool_branch):
         assert max_abs_error(make(), arch) <= 1e-4
         a = parse_arch_spec(arch)
         module, weights = import_model(make(), a)

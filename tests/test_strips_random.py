@@ -1,6 +1,6 @@
 """Randomised strip groups: small random graphs of the ops strip groups take (convs
-with and without padding or stride, max-pools, 2x2 average pools, relu, residual
-adds, channel concats, LRN) compiled for SRAMs small enough that their tensors do not fit whole,
+with and without padding or stride, max-pools, average pools (2x2/2, and 3x3 with
+padding out of or in the divisor), relu, residual adds, channel concats, LRN) compiled for SRAMs small enough that their tensors do not fit whole,
 so npu-layer-group cuts them into strip groups (branches, values with several
 readers, concats computed in place, masks, the input re-loaded for a residual).
 Every result must match onnxruntime; across the seeds strip groups must form."""
@@ -33,8 +33,8 @@ def random_graph(seed: int):
     read: set[str] = set()
     for i in range(int(rng.integers(4, 9))):
         kind = "conv3" if i == 0 else rng.choice(
-            ["conv1", "conv3", "conv3s2", "pool", "pools2", "avg2", "relu", "add", "concat", "lrn"],
-            p=[.14, .3, .05, .1, .03, .04, .12, .08, .1, .04])
+            ["conv1", "conv3", "conv3s2", "pool", "pools2", "avg2", "avg3", "relu", "add", "concat", "lrn"],
+            p=[.12, .3, .05, .1, .03, .04, .03, .12, .08, .1, .03])
         name = f"v{i}"
         src, (c, hh, ww) = vals[max(0, len(vals) - 1 - int(rng.integers(3)))]  # (mostly recent values)
         if kind.startswith("conv"):
@@ -59,6 +59,10 @@ def random_graph(seed: int):
                 continue
             g.node("AveragePool", [src], name, name=name, kernel_shape=[2, 2], strides=[2, 2])
             shape = (c, hh // 2, ww // 2)
+        elif kind == "avg3":  # padding left out of the divisor, or counted as zeros
+            g.node("AveragePool", [src], name, name=name, kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                   count_include_pad=int(rng.random() < .3))
+            shape = (c, hh, ww)
         elif kind in ("relu", "lrn"):
             if kind == "relu":
                 g.node("Relu", [src], name, name=name)

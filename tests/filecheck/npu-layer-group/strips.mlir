@@ -141,8 +141,10 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
 
 // -----
 
-// Must not fire: a padded average pool marks its padding NaN (excluded from the
-// divisor), which a strip's masks could not clear: the pool stays a kernel.
+// Must not fire: a padded average pool reads rows outside its input as NaN (left out
+// of the divisor); for a computed input that would take a NaN mask, which strips do
+// not make (only the group input is padded with NaN, by the DMA): the pool stays a
+// kernel.
 builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   func.func @main(%x: tensor<1x16x32x32xf32>) -> tensor<1x8x32x32xf32> {
     %w = npu_graph.constant {weight = "w"} : tensor<8x16x1x1xf32>
@@ -154,3 +156,22 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
 // CHECK-LABEL: func.func @main
 // CHECK-NOT:   kind = "group"
 // CHECK:       npu_tile.kernel "pool"(%c) {kind = "apply"
+
+// -----
+
+// An Inception pool branch: the padded average pool reads the group input, which the
+// DMA pads with NaN; the conv 1x1 after it has no padding, so the NaN rows of the
+// pool's result outside the tensor never reach a row inside: one strip group.
+builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
+  func.func @main(%x: tensor<1x16x32x32xf32>) -> tensor<1x8x32x32xf32> {
+    %w = npu_graph.constant {weight = "w"} : tensor<8x16x1x1xf32>
+    %p = npu_graph.avgpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = false} : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("pool")
+    %c = npu_graph.conv2d %p, %w : (tensor<1x16x32x32xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x32x32xf32> loc("conv")
+    func.return %c : tensor<1x8x32x32xf32>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK:       %c = npu_tile.kernel "pool..conv"(%x, %w) {kind = "group", loops = "h"
+// CHECK:         npu_graph.avgpool
+// CHECK-NEXT:    npu_graph.conv2d
+// CHECK-NOT:   npu_tile.kernel
