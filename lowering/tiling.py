@@ -13,7 +13,6 @@ tile from loop indices alone.
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
@@ -78,12 +77,10 @@ class Window:
 
     def valid_bytes(self) -> int:
         """Bytes moved by an interior tile (no padding outside the tensor)."""
-        return _valid_bytes(self.dims, self.shape)
-
-
-@lru_cache(maxsize=1 << 16)
-def _valid_bytes(dims: tuple[DimMap, ...], shape: tuple[int, ...]) -> int:
-    return prod(min(d.size, s) for d, s in zip(dims, shape)) * F32
+        n = F32
+        for d, s in zip(self.dims, self.shape):
+            n *= d.size if d.size < s else s
+        return n
 
 
 def per_tile(loop: str, tile: int, const: int = 0, size: int | None = None) -> DimMap:
