@@ -536,9 +536,22 @@ class StripBuilder:
                            else (at(v) if c is None else c) for i, (c, v) in enumerate(zip(args[op], op.operands))]
                     e.add(EltwiseOp(op.FN, ins, out))
                 # (a reshape views its operand; a concat's operands were computed into it)
-                if res in g.masked:
+                if res in g.masked:  # only in the strips that hold rows outside the tensor
+                    lo, hi = g.boundary(res)
+                    me = e
+                    if 0 < lo or hi < g.S:
+                        edge = e.add(arith.CmpiOp(s, e.const(lo), "slt")).results[0] if lo > 0 else None
+                        if hi < g.S:
+                            past = e.add(arith.CmpiOp(s, e.const(hi), "sge")).results[0]
+                            edge = past if edge is None else e.add(arith.OrIOp(edge, past)).results[0]
+                        then_b = Block()
+                        me = e.nested(then_b)
                     for j, fn in enumerate(("mul", "add")[:len(mask_dram[res])]):
-                        e.add(EltwiseOp(fn, [out, pick(e, odd, [mask_sram[k][res][j] for k in range(slots)])], out))
+                        me.add(EltwiseOp(fn, [out, pick(me, odd, [mask_sram[k][res][j] for k in range(slots)])],
+                                         out))
+                    if me is not e:
+                        then_b.add_op(scf.YieldOp())
+                        e.add(scf.IfOp(edge, [], Region(then_b)))
             cur = at(ops[-1].results[0])
             y = ops[-1].results[0]
             rank = len(shape_of(y))

@@ -33,7 +33,8 @@ their lifetimes (`strip_buffers`).
 `plan_strips` picks the strip height that the cost model (`StripPlan.cycles`)
 prefers among those whose buffers fit `sram_bytes`: per task the constants'
 loads; per strip the input and mask loads, the ops (on strip shapes) and the
-store, in sequence.
+store, in sequence; the masks only in the strips at a tensor's edge (the others
+hold no row outside it and skip them).
 """
 
 from __future__ import annotations
@@ -179,6 +180,19 @@ class StripGeometry:
         a, c0, r = self.rows[v]
         h = shape_of(v)[-2]
         return c0 < 0 or a * (self.S - 1) + c0 + r > h
+
+    def boundary(self, v: SSAValue) -> tuple[int, int]:
+        """(lo, hi): strips s < lo or s >= hi hold rows outside v (the others need no mask)."""
+        a, c0, r = self.rows[v]
+        return (-c0 + a - 1) // a if c0 < 0 else 0, (shape_of(v)[-2] - c0 - r) // a + 1
+
+    def mask_strips(self) -> int:
+        """How many strips hold rows outside some masked value."""
+        bounds = [self.boundary(v) for v in self.masked]
+        if not bounds:
+            return 0
+        lo, hi = max(b[0] for b in bounds), min(b[1] for b in bounds)
+        return min(self.S, lo) + max(0, self.S - max(hi, lo))
 
     def mask_rows(self, v: SSAValue) -> list[float]:
         """The mask of v over every row any strip holds: 1 inside the tensor, else 0."""
@@ -365,6 +379,7 @@ class StripPlan:
     buffers: StripBuffers
     arch: Arch | None = None
     prefetch: bool = False  # strip s+1's loads go to a second set of buffers while s computes
+    masking: int = 0  # compute cycles of the masks, in the strips at a tensor's edge only
 
     @property
     def dram_bytes(self) -> int:
@@ -384,11 +399,12 @@ class StripPlan:
         load = _loads(self.strip_loads, arch, bw)
         store = arch.dma_latency + ceil(self.store / bw)
         n = ceil(self.geometry.S / parts)
+        edge = min(n, self.geometry.mask_strips()) * self.masking  # (the edge strips are in the end parts)
         if self.prefetch:  # the first strip's loads are exposed, then they hide behind compute
             body = load + n * (max(load, stall_for(self.strip_loads, arch, bw) + self.compute) + store)
         else:
             body = n * (load + self.compute + store)
-        return once + body + (2 * arch.sync_latency if parts > 1 else 0)
+        return once + body + edge + (2 * arch.sync_latency if parts > 1 else 0)
 
 
 def _loads(sizes: list[int], arch: Arch, bw: int) -> int:
@@ -429,11 +445,11 @@ def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
         return None
     compute = sum(op_cycles(op, arch, strip_shape(g, op.results[0])) or 0
                   for op in ops if not isinstance(op, ConcatOp))  # (a concat's operands are computed in place)
-    compute += sum(ceil(prod(strip_shape(g, v)) / arch.vector_lanes) * (2 if pad else 1)
-                   for v, pad in g.masked.items())
+    masking = sum(ceil(prod(strip_shape(g, v)) / arch.vector_lanes) * (2 if pad else 1)
+                  for v, pad in g.masked.items())
     y = ops[-1].results[0]
     return StripPlan(g, once, sram, sizes, loads, compute, prod(strip_shape(g, y)) * F32, bufs, arch=arch,
-                     prefetch=prefetch)
+                     prefetch=prefetch, masking=masking)
 
 
 def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAValue] | None = None,
