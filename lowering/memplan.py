@@ -13,7 +13,10 @@ touching `%r` happens before each of its writers; the two are then one buffer.
 Offsets: first fit, each buffer at the lowest `align`-ed address that overlaps
 no conflicting buffer already placed, in three orders - by size (greedy by
 size, Pisarchyk & Lee 2020), by first use, by lifetime - keeping the smallest
-arena. Weights get consecutive fixed addresses in their own region.
+arena; while that is above the lower bound, seeded random orders (bigger
+buffers mostly first) are tried too, up to RANDOM_TRIES placements' worth of
+work (deterministic: the same IR gets the same plan). Weights get consecutive
+fixed addresses in their own region.
 
 Results go on the module: `npu.dram_weights_bytes`, `npu.dram_arena_bytes`,
 `npu.dram_lower_bound_bytes`: the heaviest set of pairwise conflicting buffers
@@ -23,6 +26,7 @@ for this schedule can beat.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -122,6 +126,10 @@ def conflicts(bufs: list[Buffer], hb: list[int]) -> list[list[bool]]:
     return [[a is not b and a.conflicts(b, hb) for b in bufs] for a in bufs]
 
 
+RANDOM_TRIES = 4000
+"""Buffers placed by the random orders at most (the number of orders is this over the
+number of buffers), only while the arena is above the lower bound."""
+
 # placement orders tried; the plan with the smallest arena wins
 ORDERS = {
     "size": lambda b: (-b.size, b.order),  # greedy by size (Pisarchyk & Lee 2020)
@@ -195,11 +203,18 @@ class MemPlan(ModulePass):
             a, offs = first_fit_plan(bufs, conflict, sorted(range(len(bufs)), key=lambda i: key(bufs[i])), align)
             if arena is None or a < arena:
                 arena, offsets = a, offs
+        bound = max(live_lower_bound([(b.size, b.tasks) for b in bufs], len(tasks)),
+                    clique_lower_bound(bufs, conflict))
+        rng = random.Random(0)
+        for _ in range(RANDOM_TRIES // max(1, len(bufs)) if arena and arena > bound else 0):
+            order = sorted(range(len(bufs)), key=lambda i: -bufs[i].size * rng.uniform(0.5, 1.5))
+            a, offs = first_fit_plan(bufs, conflict, order, align)
+            if a < arena:
+                arena, offsets = a, offs
+                if a <= bound:
+                    break
         for b, off in zip(bufs, offsets):
             b.offset = off
             for a in b.allocs:
                 a.attributes["offset"] = IntegerAttr(off, i64)
-        arena = arena or 0
-        bound = max(live_lower_bound([(b.size, b.tasks) for b in bufs], len(tasks)),
-                    clique_lower_bound(bufs, conflict))
-        return woff, arena, bound
+        return woff, arena or 0, bound
