@@ -44,7 +44,8 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
-from lowering.strips import NEG, StripPlan, plan_strip_height, side_inputs, strip_input, strip_shape
+from lowering.strips import (NEG, StripPlan, plan_strip_height, pooled_epilogues, side_inputs, strip_input,
+                             strip_shape)
 from lowering.taskgraph import span
 from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, matmul_views,
                              split_kernel, with_epilogue)
@@ -497,6 +498,10 @@ class StripBuilder:
                                              (1, 1, g.rows[v][2], 1))).results[0])
             return toks
 
+        pooled = pooled_epilogues(ops, {})  # max-pool -> the conv whose bias and relu follow it
+        deferred_convs = set(pooled.values())
+        deferred_relus = {p.input.owner for p, c in pooled.items() if p.input.owner is not c}
+
         def pick(e: Emitter, odd: SSAValue | None, vals: list[SSAValue]) -> SSAValue:
             return vals[0] if odd is None or len(vals) == 1 else e.select(odd, vals[1], vals[0])
 
@@ -513,18 +518,29 @@ class StripBuilder:
             for op in ops:
                 res = op.results[0]
                 out = at(res)
+                if op in deferred_relus:  # (run after the pool, on its rows)
+                    op_done = True
+                else:
+                    op_done = False
                 p = op.params if isinstance(op, (GraphConv2dOp, MaxPoolOp)) else {}
                 if isinstance(op, (GraphConv2dOp, MaxPoolOp)):
                     top, bottom = g.crop[op]
                     pads = (-top, p["pads"][1], -bottom, p["pads"][3])
-                if isinstance(op, GraphConv2dOp):
+                if op_done:
+                    pass
+                elif isinstance(op, GraphConv2dOp):
                     e.add(Conv2dOp(at(op.input), self.loaded[op.weight], out, strides=p["strides"],
                                    dilations=p["dilations"], group=p["group"], pads=pads))
-                    if op.bias is not None:  # (per output channel)
+                    if op.bias is not None and op not in deferred_convs:  # (per output channel)
                         e.add(EltwiseOp("add", [out, bias[op]], out))
                 elif isinstance(op, MaxPoolOp):
                     e.add(PoolOp("max", at(op.input), out, kernel=p["kernel"], strides=p["strides"],
                                  dilations=p["dilations"], pads=pads))
+                    conv = pooled.get(op)
+                    if conv is not None and conv.bias is not None:
+                        e.add(EltwiseOp("add", [out, bias[conv]], out))
+                    if conv is not None and op.input.owner is not conv:
+                        e.add(EltwiseOp("relu", [out], out))
                 elif isinstance(op, AvgPoolOp):  # padded along W only (the strip holds its rows, NaN outside x)
                     pw = ints(op.pads, ())
                     e.add(ApplyOp(op.name, dict(op.attributes, pads=int_array((0, pw[1], 0, pw[3]))),

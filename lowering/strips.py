@@ -34,7 +34,8 @@ their lifetimes (`strip_buffers`).
 prefers among those whose buffers fit `sram_bytes`: per task the constants'
 loads; per strip the input and mask loads, the ops (on strip shapes) and the
 store, in sequence; the masks only in the strips at a tensor's edge (the others
-hold no row outside it and skip them).
+hold no row outside it and skip them). A max-pool after a conv's bias and relu runs
+before them (`pooled_epilogues`: they then touch the pooled rows only).
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ from math import ceil, prod
 from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.arch import Arch
-from npu_dialects.graph import (AvgPoolOp, ConcatOp, Conv2dOp, ElementwiseOp, LrnOp, MaxPoolOp, ReshapeOp, TransposeOp,
-                                attr_int, ints, shape_of)
+from npu_dialects.graph import (AvgPoolOp, ConcatOp, Conv2dOp, ElementwiseOp, LrnOp, MaxPoolOp, ReluOp, ReshapeOp,
+                                TransposeOp, attr_int, ints, shape_of)
 from lowering.costmodel import stall_for
 from lowering.groups import first_fit, op_cycles
 
@@ -144,6 +145,32 @@ def side_inputs(op: Operation, g: "StripGeometry", canon: dict[SSAValue, SSAValu
     t = op.results[0].type
     return [i for i, o in enumerate(operands(op, canon))
             if (o not in g.rows or (o is g.x and op in g.x_side)) and o.type == t]
+
+
+def pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]) -> dict[Operation, Operation]:
+    """Max-pools a strip computes before the bias and relu of the conv feeding them:
+    pool -> that conv, for a conv whose result only a relu reads, or only the pool, and
+    that relu only the pool. A max-pool commutes with adding a per-channel constant and
+    with relu (both monotone; exact in f32), so the bias add and the relu run on the
+    pooled rows - a fraction of the conv's (a CNN stem: conv + BN + ReLU + max-pool)."""
+    readers: dict[SSAValue, list[Operation]] = {}
+    for op in ops:
+        for o in dict.fromkeys(operands(op, canon)):
+            readers.setdefault(o, []).append(op)
+    out: dict[Operation, Operation] = {}
+    for op in ops:
+        if not isinstance(op, MaxPoolOp):
+            continue
+        src = operands(op, canon)[0].owner
+        if isinstance(src, ReluOp) and readers.get(src.results[0]) == [op]:
+            relu, src = src, operands(src, canon)[0].owner
+            if readers.get(src.results[0]) != [relu]:
+                continue
+        elif readers.get(getattr(src, "results", [None])[0]) != [op]:
+            continue
+        if isinstance(src, Conv2dOp) and src in ops and (src.bias is not None or src is not operands(op, canon)[0].owner):
+            out[op] = src
+    return out
 
 
 def _nan_padded(op: Operation) -> bool:
@@ -445,6 +472,11 @@ def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
         return None
     compute = sum(op_cycles(op, arch, strip_shape(g, op.results[0])) or 0
                   for op in ops if not isinstance(op, ConcatOp))  # (a concat's operands are computed in place)
+    for pool, conv in pooled_epilogues(ops, canon).items():  # bias and relu on the pooled rows instead
+        moved = (conv.bias is not None) + (operands(pool, canon)[0].owner is not conv)
+        lanes = arch.vector_lanes
+        compute += moved * (ceil(prod(strip_shape(g, pool.results[0])) / lanes)
+                            - ceil(prod(strip_shape(g, conv.results[0])) / lanes))
     masking = sum(ceil(prod(strip_shape(g, v)) / arch.vector_lanes) * (2 if pad else 1)
                   for v, pad in g.masked.items())
     y = ops[-1].results[0]
