@@ -6,7 +6,8 @@
 // the strip), each branch computes into its channel range of the concat's strip
 // buffer (bytes 4224.. and 4224 + 8*9*16*4 = 8832..: the concat moves nothing), the
 // concat's rows outside the tensor are masked to -3.4e38 for the pool - in strip 0
-// only (rows from 8s - 1; the last strip's rows end at 16).
+// only (rows from 8s - 1; the last strip's rows end at 16). The relus stay before the
+// pool here: the pool reads the concat, not a conv's relu (unlike strips.mlir).
 builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   func.func @main(%x: tensor<1x4x16x16xf32>) -> tensor<1x16x8x8xf32> {
     %w1 = npu_graph.constant {weight = "w1"} : tensor<8x4x1x1xf32>
