@@ -47,7 +47,7 @@ from lowering.groups import contiguous_slice, plan_group
 from lowering.strips import (NEG, StripPlan, plan_strip_height, pooled_epilogues, side_inputs, strip_input,
                              strip_shape)
 from lowering.taskgraph import span
-from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, matmul_views,
+from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, align_up, matmul_views,
                              split_kernel, with_epilogue)
 
 INDEX = IndexType()
@@ -149,10 +149,7 @@ class TaskBuilder:
 
     def sram(self, shape: Sequence[int]) -> SSAValue:
         op = SramOp(sram_type(shape), self.sram_offset)
-        nbytes = 4
-        for s in shape:
-            nbytes *= s
-        self.sram_offset += (nbytes + self.arch.align - 1) // self.arch.align * self.arch.align
+        self.sram_offset += align_up(prod(shape) * 4, self.arch.align)
         return self.em.add(op).results[0]
 
     def dram_source(self, w: Window) -> SSAValue:
@@ -417,7 +414,7 @@ class StripBuilder:
         one value per offset and shape)."""
         if offset is None:
             offset = self.offset
-            self.offset += (prod(shape) * 4 + self.arch.align - 1) // self.arch.align * self.arch.align
+            self.offset += align_up(prod(shape) * 4, self.arch.align)
         key = (offset, tuple(shape))
         if key not in self.views:
             self.views[key] = self.em.add(SramOp(sram_type(shape), offset)).results[0]
@@ -498,9 +495,8 @@ class StripBuilder:
                                              (1, 1, g.rows[v][2], 1))).results[0])
             return toks
 
-        pooled = pooled_epilogues(ops, {})  # max-pool -> the conv whose bias and relu follow it
-        deferred_convs = set(pooled.values())
-        deferred_relus = {p.input.owner for p, c in pooled.items() if p.input.owner is not c}
+        pooled = pooled_epilogues(ops, {})  # max-pool -> (conv, relu): their bias and relu follow it
+        deferred = {o for pair in pooled.values() for o in pair if o is not None}
 
         def pick(e: Emitter, odd: SSAValue | None, vals: list[SSAValue]) -> SSAValue:
             return vals[0] if odd is None or len(vals) == 1 else e.select(odd, vals[1], vals[0])
@@ -518,28 +514,22 @@ class StripBuilder:
             for op in ops:
                 res = op.results[0]
                 out = at(res)
-                if op in deferred_relus:  # (run after the pool, on its rows)
-                    op_done = True
-                else:
-                    op_done = False
                 p = op.params if isinstance(op, (GraphConv2dOp, MaxPoolOp)) else {}
                 if isinstance(op, (GraphConv2dOp, MaxPoolOp)):
                     top, bottom = g.crop[op]
                     pads = (-top, p["pads"][1], -bottom, p["pads"][3])
-                if op_done:
-                    pass
-                elif isinstance(op, GraphConv2dOp):
+                if isinstance(op, GraphConv2dOp):
                     e.add(Conv2dOp(at(op.input), self.loaded[op.weight], out, strides=p["strides"],
                                    dilations=p["dilations"], group=p["group"], pads=pads))
-                    if op.bias is not None and op not in deferred_convs:  # (per output channel)
+                    if op.bias is not None and op not in deferred:  # (per output channel)
                         e.add(EltwiseOp("add", [out, bias[op]], out))
                 elif isinstance(op, MaxPoolOp):
                     e.add(PoolOp("max", at(op.input), out, kernel=p["kernel"], strides=p["strides"],
                                  dilations=p["dilations"], pads=pads))
-                    conv = pooled.get(op)
+                    conv, relu = pooled.get(op, (None, None))
                     if conv is not None and conv.bias is not None:
                         e.add(EltwiseOp("add", [out, bias[conv]], out))
-                    if conv is not None and op.input.owner is not conv:
+                    if relu is not None:
                         e.add(EltwiseOp("relu", [out], out))
                 elif isinstance(op, AvgPoolOp):  # padded along W only (the strip holds its rows, NaN outside x)
                     pw = ints(op.pads, ())
@@ -547,7 +537,7 @@ class StripBuilder:
                                   [at(op.input)], out))
                 elif isinstance(op, StructuredOp) and not isinstance(op, ConcatOp):  # a transpose keeping H, W; an LRN
                     e.add(ApplyOp(op.name, dict(op.attributes), [at(op.operands[0])], out))
-                elif isinstance(op, ElementwiseOp):
+                elif isinstance(op, ElementwiseOp) and op not in deferred:  # (a deferred relu follows the pool)
                     ins = [pick(e, odd, [side[k][(op, i)] for k in range(slots)]) if (op, i) in side[0]
                            else (at(v) if c is None else c) for i, (c, v) in enumerate(zip(args[op], op.operands))]
                     e.add(EltwiseOp(op.FN, ins, out))

@@ -42,17 +42,13 @@ from npu_dialects.graph import (
     shape_of,
 )
 
-from lowering.tiling import matmul_views
+from lowering.tiling import align_up, matmul_views
 
 F32 = 4
 
 
 def nbytes(v: SSAValue) -> int:
     return prod(shape_of(v)) * F32
-
-
-def _align(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
 
 
 def contiguous_slice(op: Operation) -> int | None:
@@ -218,7 +214,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
             loads.append(chunk)
         chunk.append(v)
         pack_offset[v] = chunk_bytes
-        chunk_bytes += _align(nbytes(v), arch.align)
+        chunk_bytes += align_up(nbytes(v), arch.align)
     loads.sort(key=lambda unit: first_real.get(unit[0], (len(ops), 0)))
     unit_of = {v: j for j, unit in enumerate(loads) for v in unit}
     # the schedule (and with it when each load is issued)
@@ -252,7 +248,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     # buffers: one per load and per computed value; first fit over lifetimes
     bufs: list[tuple[object, int, int, int]] = []  # (key, bytes, first, last)
     for j, unit in enumerate(loads):
-        size = sum(_align(nbytes(m), arch.align) for m in unit) if len(unit) > 1 else nbytes(unit[0])
+        size = sum(align_up(nbytes(m), arch.align) for m in unit) if len(unit) > 1 else nbytes(unit[0])
         bufs.append((j, size, load_start[j], max(last_use[m] for m in unit)))
     for v, first in start.items():
         bufs.append((v, nbytes(v), first, last_use[v]))
@@ -289,7 +285,7 @@ def first_fit(bufs: Sequence[tuple[object, int, int, int]], align: int,
     placed: list[tuple[int, int, int, int]] = []  # (lo, hi, first, last)
     peak = 0
     for key, size, first, last in sorted(bufs, key=lambda b: (b[2], -b[1])):
-        size = _align(size, align)
+        size = align_up(size, align)
         busy = sorted((lo, hi) for lo, hi, f, l in placed if not (l < first or last < f))
         at = 0
         for lo, hi in busy:

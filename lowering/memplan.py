@@ -38,10 +38,7 @@ from xdsl.passes import ModulePass
 from npu_dialects.arch import arch_of
 from npu_dialects.task import AllocOp, WeightOp, byte_size
 from lowering.taskgraph import TaskInfo, happens_before, tasks_of
-
-
-def align_up(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
+from lowering.tiling import align_up
 
 
 def ordered(a_mask: int, b_tasks: list[int], hb: list[int]) -> bool:

@@ -50,16 +50,12 @@ from npu_dialects.arch import Arch
 from npu_dialects.graph import (AvgPoolOp, ConcatOp, Conv2dOp, ElementwiseOp, LrnOp, MaxPoolOp, ReluOp, ReshapeOp,
                                 TransposeOp, attr_int, ints, shape_of)
 from lowering.costmodel import stall_for
-from lowering.groups import first_fit, op_cycles
+from lowering.groups import F32, first_fit, op_cycles
+from lowering.tiling import align_up
 
-F32 = 4
 WINDOWED = (Conv2dOp, MaxPoolOp, AvgPoolOp)  # ops whose result rows read a window of input rows
 NEG = -3.4028235e38  # what a masked row of a max-pool input becomes (finite: 0 * x stays 0 first)
 NAN_PAD = float("nan")  # what rows outside the input of a padded average pool read (left out of its divisor)
-
-
-def _align(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
 
 
 def operands(op: Operation, canon: dict[SSAValue, SSAValue]) -> list[SSAValue]:
@@ -147,29 +143,28 @@ def side_inputs(op: Operation, g: "StripGeometry", canon: dict[SSAValue, SSAValu
             if (o not in g.rows or (o is g.x and op in g.x_side)) and o.type == t]
 
 
-def pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]) -> dict[Operation, Operation]:
+def pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
+                     ) -> dict[Operation, tuple[Conv2dOp, ReluOp | None]]:
     """Max-pools a strip computes before the bias and relu of the conv feeding them:
-    pool -> that conv, for a conv whose result only a relu reads, or only the pool, and
-    that relu only the pool. A max-pool commutes with adding a per-channel constant and
+    pool -> (that conv, the relu between them or None), for a conv whose result only a
+    relu reads, or only the pool, and that relu only the pool. A max-pool commutes with adding a per-channel constant and
     with relu (both monotone; exact in f32), so the bias add and the relu run on the
     pooled rows - a fraction of the conv's (a CNN stem: conv + BN + ReLU + max-pool)."""
     readers: dict[SSAValue, list[Operation]] = {}
     for op in ops:
         for o in dict.fromkeys(operands(op, canon)):
             readers.setdefault(o, []).append(op)
-    out: dict[Operation, Operation] = {}
+    out: dict[Operation, tuple[Conv2dOp, ReluOp | None]] = {}
+    inside = set(ops)
     for op in ops:
         if not isinstance(op, MaxPoolOp):
             continue
-        src = operands(op, canon)[0].owner
+        src, relu = operands(op, canon)[0].owner, None
         if isinstance(src, ReluOp) and readers.get(src.results[0]) == [op]:
             relu, src = src, operands(src, canon)[0].owner
-            if readers.get(src.results[0]) != [relu]:
-                continue
-        elif readers.get(getattr(src, "results", [None])[0]) != [op]:
-            continue
-        if isinstance(src, Conv2dOp) and src in ops and (src.bias is not None or src is not operands(op, canon)[0].owner):
-            out[op] = src
+        if (isinstance(src, Conv2dOp) and src in inside and readers.get(src.results[0]) == [relu or op]
+                and (src.bias is not None or relu is not None)):
+            out[op] = (src, relu)
     return out
 
 
@@ -204,9 +199,9 @@ class StripGeometry:
     x_side: set[Operation] = field(default_factory=set)  # elementwise ops re-loading x at their rows
 
     def outside(self, v: SSAValue) -> bool:
-        a, c0, r = self.rows[v]
-        h = shape_of(v)[-2]
-        return c0 < 0 or a * (self.S - 1) + c0 + r > h
+        """Whether some strip holds rows outside v."""
+        lo, hi = self.boundary(v)
+        return lo > 0 or hi < self.S
 
     def boundary(self, v: SSAValue) -> tuple[int, int]:
         """(lo, hi): strips s < lo or s >= hi hold rows outside v (the others need no mask)."""
@@ -446,10 +441,21 @@ def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     """The plan for strips of T output rows (with the loads of the next strip issued
     before a strip computes when `prefetch`), or None when its buffers do not fit SRAM
     (or the readers of a value disagree on its rows, see `strip_geometry`)."""
-    canon = canon or {}
+    return _plans_for_height(ops, x, T, arch, canon or {}, (prefetch,))[prefetch]
+
+
+def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch, canon: dict[SSAValue, SSAValue],
+                      modes: Sequence[bool]) -> dict[bool, StripPlan | None]:
+    """The plans for strips of T rows with and without prefetch (`modes`): the
+    geometry, buffers, loads and compute do not depend on it, only the SRAM the
+    second slot takes and the cost."""
+    none: dict[bool, StripPlan | None] = {m: None for m in modes}
     g = strip_geometry(ops, x, T, canon)
     if g is None:
-        return None
+        return none
+    bufs = strip_buffers(g, canon, arch)
+    if bufs is None:
+        return none
     once: list[SSAValue] = []
     side: list[int] = []  # bytes of each side input's rows
     for op in ops:
@@ -460,28 +466,27 @@ def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
             elif o not in g.rows and o not in once:
                 once.append(o)
     sizes = [prod(shape_of(o)) * F32 for o in once]
-    bufs = strip_buffers(g, canon, arch)
-    if bufs is None or (prefetch and bufs.x_viewed):
-        return None
     # per slot (two with prefetch): what is loaded per strip - the input, side inputs, masks
     loads = [prod(strip_shape(g, x)) * F32] + side + [g.rows[v][2] * F32 * (2 if pad else 1)
                                                     for v, pad in g.masked.items()]
-    sram = sum(_align(b, arch.align) for b in sizes) + bufs.area
-    sram += (2 if prefetch else 1) * sum(_align(b, arch.align) for b in loads)
-    if sram > arch.sram_bytes:
-        return None
+    lanes = arch.vector_lanes
     compute = sum(op_cycles(op, arch, strip_shape(g, op.results[0])) or 0
                   for op in ops if not isinstance(op, ConcatOp))  # (a concat's operands are computed in place)
-    for pool, conv in pooled_epilogues(ops, canon).items():  # bias and relu on the pooled rows instead
-        moved = (conv.bias is not None) + (operands(pool, canon)[0].owner is not conv)
-        lanes = arch.vector_lanes
+    for pool, (conv, relu) in pooled_epilogues(ops, canon).items():  # bias and relu on the pooled rows instead
+        moved = (conv.bias is not None) + (relu is not None)
         compute += moved * (ceil(prod(strip_shape(g, pool.results[0])) / lanes)
                             - ceil(prod(strip_shape(g, conv.results[0])) / lanes))
-    masking = sum(ceil(prod(strip_shape(g, v)) / arch.vector_lanes) * (2 if pad else 1)
-                  for v, pad in g.masked.items())
-    y = ops[-1].results[0]
-    return StripPlan(g, once, sram, sizes, loads, compute, prod(strip_shape(g, y)) * F32, bufs, arch=arch,
-                     prefetch=prefetch, masking=masking)
+    masking = sum(ceil(prod(strip_shape(g, v)) / lanes) * (2 if pad else 1) for v, pad in g.masked.items())
+    store = prod(strip_shape(g, ops[-1].results[0])) * F32
+    fixed = sum(align_up(b, arch.align) for b in sizes) + bufs.area
+    slot = sum(align_up(b, arch.align) for b in loads)
+    plans = dict(none)
+    for prefetch in modes:
+        sram = fixed + (2 if prefetch else 1) * slot
+        if sram <= arch.sram_bytes and not (prefetch and bufs.x_viewed):
+            plans[prefetch] = StripPlan(g, once, sram, sizes, loads, compute, store, bufs, arch=arch,
+                                        prefetch=prefetch, masking=masking)
+    return plans
 
 
 def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAValue] | None = None,
@@ -494,8 +499,7 @@ def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAV
     h = shape_of(ops[-1].results[0])[-2]
     best: StripPlan | None = None
     for T in sorted({ceil(h / s) for s in range(2, min(h, max_strips) + 1)}, reverse=True):
-        for prefetch in (False, True):
-            p = plan_strip_height(ops, x, T, arch, canon, prefetch)
+        for p in _plans_for_height(ops, x, T, arch, canon or {}, (False, True)).values():
             if p is not None and (best is None or p.cycles < best.cycles):
                 best = p
     return best

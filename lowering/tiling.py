@@ -117,7 +117,8 @@ class KernelShape:
         return prod(g for l, g in zip(self.loops, self.grid) if l.reduction)
 
 
-def _align(n: int, a: int) -> int:
+def align_up(n: int, a: int) -> int:
+    """n rounded up to a multiple of a (buffer sizes and offsets at `align`)."""
     return (n + a - 1) // a * a
 
 
@@ -126,9 +127,9 @@ def sram_bytes(ks: KernelShape, arch: Arch, double_buffer: bool) -> int:
     slots = 2 if double_buffer else 1
     piped = ks.loads + (ks.epilogue if ks.reduction_tiles == 1 else [])
     once = [] if ks.reduction_tiles == 1 else ks.epilogue
-    total = sum(_align(w.nbytes, arch.align) * slots for w in piped)
-    total += sum(_align(w.nbytes, arch.align) for w in once)
-    return total + _align(ks.out.nbytes, arch.align)
+    total = sum(align_up(w.nbytes, arch.align) * slots for w in piped)
+    total += sum(align_up(w.nbytes, arch.align) for w in once)
+    return total + align_up(ks.out.nbytes, arch.align)
 
 
 # ----------------------------------------------------------------------------------------
