@@ -157,7 +157,14 @@ class LayerGroup(ModulePass):
         all_ops, starts, yielded, canon = inner_ops(kernels)
         best = [0] * (n + 1)
         choice = [0] * (n + 1)  # start of the last segment
-        plans: dict[tuple[int, int], GroupPlan] = {}
+        plans: dict[tuple[int, int], GroupPlan | StripChoice] = {}
+
+        def run_of(j: int, i: int) -> tuple[list[KernelOp], list[Operation], list[SSAValue], list[int]]:
+            """Kernels j..i-1: them, their graph ops, the values used after them, the ops' costs."""
+            run = kernels[j:i]
+            flat = [c for cs in costs[j:i] for c in cs]  # type: ignore[union-attr]
+            return run, all_ops[starts[j]:starts[i]], [yielded[v] for v in run_outputs(run)], flat
+
         for i in range(1, n + 1):
             best[i] = best[i - 1] + _single_cost(kernels[i - 1], arch)
             choice[i] = i - 1
@@ -169,12 +176,8 @@ class LayerGroup(ModulePass):
                 if costs[j] is None:
                     break
                 singles += _single_cost(kernels[j], arch)
-                run = kernels[j:i]
-                ops = all_ops[starts[j]:starts[i]]
-                outs = [yielded[v] for v in run_outputs(run)]
-                flat = [c for cs in costs[j:i] for c in cs]  # type: ignore[union-attr]
-                packable = self.packable_weights(run)
-                plan = None if whole_failed else plan_group(ops, outs, arch, flat, canon, packable)
+                run, ops, outs, flat = run_of(j, i)
+                plan = None if whole_failed else plan_group(ops, outs, arch, flat, canon, self.packable_weights(run))
                 if plan is None:
                     whole_failed = True  # longer runs only need more SRAM
                     strips = self.strip_plan(ops, outs, canon, arch) if i - j <= MAX_STRIP_KERNELS else None
@@ -184,7 +187,7 @@ class LayerGroup(ModulePass):
                         continue
                     plan = strips
                 elif plan.pack_choice:
-                    other = plan_group(ops, outs, arch, flat, canon, packable, pack_overflow=True)
+                    other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run), pack_overflow=True)
                     if other is not None and other.cycles < plan.cycles:
                         plan = other
                 if plan.cycles < singles and best[j] + plan.cycles < best[i]:
@@ -199,15 +202,12 @@ class LayerGroup(ModulePass):
                 segments.append((j, i))
             i = j
         for j, i in segments:
-            run = kernels[j:i]
+            run, ops, outs, flat = run_of(j, i)
             plan = plans[(j, i)]
             if isinstance(plan, StripChoice):
                 self.rewrite(run, plan, module)
                 continue
             # the chosen groups also try smaller packs (the first op waits for less)
-            ops = all_ops[starts[j]:starts[i]]
-            outs = [yielded[v] for v in run_outputs(run)]
-            flat = [c for cs in costs[j:i] for c in cs]  # type: ignore[union-attr]
             for div in (2, 4):
                 for overflow in (False, True):
                     other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run),
