@@ -42,7 +42,7 @@ from npu_dialects.graph import (
     shape_of,
 )
 
-from lowering.tiling import align_up, matmul_views
+from lowering.tiling import align_up, first_fit, matmul_views
 
 F32 = 4
 
@@ -252,7 +252,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         bufs.append((j, size, load_start[j], max(last_use[m] for m in unit)))
     for v, first in start.items():
         bufs.append((v, nbytes(v), first, last_use[v]))
-    fit = first_fit(bufs, arch.align, arch.sram_bytes)
+    fit = fit_lifetimes(bufs, arch.align, arch.sram_bytes)
     if fit is None:
         return None
     base, peak = fit
@@ -276,8 +276,8 @@ def _is_view(op: Operation) -> bool:
     return isinstance(op, ReshapeOp) or contiguous_slice(op) is not None
 
 
-def first_fit(bufs: Sequence[tuple[object, int, int, int]], align: int,
-              limit: int) -> tuple[dict[object, int], int] | None:
+def fit_lifetimes(bufs: Sequence[tuple[object, int, int, int]], align: int,
+                  limit: int) -> tuple[dict[object, int], int] | None:
     """Byte offsets for buffers (key, bytes, first, last op index using it): first fit in
     order of first use (larger first), buffers whose lifetimes overlap never share a
     byte; (offsets, peak), or None when the peak passes `limit`."""
@@ -286,12 +286,7 @@ def first_fit(bufs: Sequence[tuple[object, int, int, int]], align: int,
     peak = 0
     for key, size, first, last in sorted(bufs, key=lambda b: (b[2], -b[1])):
         size = align_up(size, align)
-        busy = sorted((lo, hi) for lo, hi, f, l in placed if not (l < first or last < f))
-        at = 0
-        for lo, hi in busy:
-            if at + size <= lo:
-                break
-            at = max(at, hi)
+        at = first_fit(size, [(lo, hi) for lo, hi, f, l in placed if not (l < first or last < f)], align)
         placed.append((at, at + size, first, last))
         base[key] = at
         peak = max(peak, at + size)

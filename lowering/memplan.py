@@ -38,22 +38,12 @@ from xdsl.passes import ModulePass
 from npu_dialects.arch import arch_of
 from npu_dialects.task import AllocOp, WeightOp, byte_size
 from lowering.taskgraph import TaskInfo, happens_before, tasks_of
-from lowering.tiling import align_up
+from lowering.tiling import align_up, first_fit
 
 
 def ordered(a_mask: int, b_tasks: list[int], hb: list[int]) -> bool:
     """Every task in a_mask completes before each task of b starts."""
     return all(a_mask & ~hb[b] == 0 for b in b_tasks)
-
-
-def first_fit(size: int, busy: list[tuple[int, int]], align: int) -> int:
-    """Lowest aligned offset where [off, off+size) misses every busy interval."""
-    off = 0
-    for lo, hi in sorted(busy):
-        if off + size <= lo:
-            break
-        off = max(off, align_up(hi, align))
-    return off
 
 
 def live_lower_bound(buffers: list[tuple[int, list[int]]], n_tasks: int) -> int:

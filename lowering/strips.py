@@ -50,7 +50,7 @@ from npu_dialects.arch import Arch
 from npu_dialects.graph import (AvgPoolOp, ConcatOp, Conv2dOp, ElementwiseOp, LrnOp, MaxPoolOp, ReluOp, ReshapeOp,
                                 TransposeOp, attr_int, ints, shape_of)
 from lowering.costmodel import stall_for
-from lowering.groups import F32, first_fit, op_cycles
+from lowering.groups import F32, fit_lifetimes, op_cycles
 from lowering.tiling import align_up
 
 WINDOWED = (Conv2dOp, MaxPoolOp, AvgPoolOp)  # ops whose result rows read a window of input rows
@@ -367,7 +367,7 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
         first[cat] = min(first[cat], first[c])
         span[cat] = max(span[cat], span[c])
     bufs = [(r, prod(strip_shape(g, r)) * F32, first[r], span[r]) for r in members if r is not x and r not in slices]
-    fit = first_fit(bufs, arch.align, arch.sram_bytes)
+    fit = fit_lifetimes(bufs, arch.align, arch.sram_bytes)
     if fit is None:
         return None
     base, area = fit

@@ -122,6 +122,16 @@ def align_up(n: int, a: int) -> int:
     return (n + a - 1) // a * a
 
 
+def first_fit(size: int, busy: list[tuple[int, int]], align: int) -> int:
+    """Lowest aligned offset where [off, off+size) misses every busy interval."""
+    off = 0
+    for lo, hi in sorted(busy):
+        if off + size <= lo:
+            break
+        off = max(off, align_up(hi, align))
+    return off
+
+
 def sram_bytes(ks: KernelShape, arch: Arch, double_buffer: bool) -> int:
     """SRAM needed by the tile buffers; pipelined loads take two slots when double buffered."""
     slots = 2 if double_buffer else 1
