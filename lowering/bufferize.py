@@ -39,13 +39,13 @@ from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, MatmulOp, PoolOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
 from npu_dialects.graph import (AvgPoolOp, ConcatOp, ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, ReshapeOp,
-                                StructuredOp, attr_int, int_array, ints, shape_of)
+                                StructuredOp, attr_int, int_array, shape_of)
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
-from lowering.strips import (NEG, StripPlan, plan_strip_height, pooled_epilogues, side_inputs, strip_input,
-                             strip_shape)
+from lowering.strips import (NEG, WINDOWED, StripPlan, plan_strip_height, pooled_epilogues, side_inputs,
+                             strip_input, strip_shape)
 from lowering.taskgraph import span
 from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, align_up, matmul_views,
                              split_kernel, with_epilogue)
@@ -514,8 +514,8 @@ class StripBuilder:
             for op in ops:
                 res = op.results[0]
                 out = at(res)
-                p = op.params if isinstance(op, (GraphConv2dOp, MaxPoolOp)) else {}
-                if isinstance(op, (GraphConv2dOp, MaxPoolOp)):
+                p = op.params if isinstance(op, WINDOWED) else {}
+                if isinstance(op, WINDOWED):  # padded along W only; rows other readers need cropped
                     top, bottom = g.crop[op]
                     pads = (-top, p["pads"][1], -bottom, p["pads"][3])
                 if isinstance(op, GraphConv2dOp):
@@ -531,10 +531,8 @@ class StripBuilder:
                         e.add(EltwiseOp("add", [out, bias[conv]], out))
                     if relu is not None:
                         e.add(EltwiseOp("relu", [out], out))
-                elif isinstance(op, AvgPoolOp):  # padded along W only (the strip holds its rows, NaN outside x)
-                    pw = ints(op.pads, ())
-                    e.add(ApplyOp(op.name, dict(op.attributes, pads=int_array((0, pw[1], 0, pw[3]))),
-                                  [at(op.input)], out))
+                elif isinstance(op, AvgPoolOp):  # (rows outside x read NaN: the DMA pads them)
+                    e.add(ApplyOp(op.name, dict(op.attributes, pads=int_array(pads)), [at(op.input)], out))
                 elif isinstance(op, StructuredOp) and not isinstance(op, ConcatOp):  # a transpose keeping H, W; an LRN
                     e.add(ApplyOp(op.name, dict(op.attributes), [at(op.operands[0])], out))
                 elif isinstance(op, ElementwiseOp) and op not in deferred:  # (a deferred relu follows the pool)

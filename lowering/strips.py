@@ -262,8 +262,6 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
         for op, (_, c, r) in nd:
             if isinstance(op, WINDOWED):
                 g.crop[op] = (c - lo, hi - c - r)
-                if isinstance(op, AvgPoolOp) and g.crop[op] != (0, 0):
-                    return False  # (an average pool runs as a whole-tile apply: no crop)
                 ph = op.params["pads"]
                 if (ph[0] or ph[2]) and v in nan:
                     return False  # (NaN rows outside v would reach rows inside the result)

@@ -134,3 +134,18 @@ def test_a_group_with_packed_weights_plans_the_same_after_unpacking():
     model = g.model("packed_group", {"x": [1, 8, 18, 10]},
                     {"v1": [1, 8, 9, 5], "v2": [1, 8, 18, 10], "v3": [1, 4, 18, 10], "v4": [1, 8, 18, 10]}, 13)
     assert max_abs_error(model, ARCHS[0]) <= 1e-4
+
+
+def test_an_average_pool_crops_a_strip_a_wider_reader_holds():
+    """A 1x1 conv's result read by a 5x5 conv (2 rows of halo) and by a 3x3 average pool
+    (padding counted as zeros, 1 row): the pool reads the middle of the strip (negative
+    pads crop it, as for convs and max-pools) and the whole graph is one strip group."""
+    g = _Graph(seed=12)
+    g.node("Conv", ["x", g.weight("c.w", (8, 8, 1, 1))], "c", name="c", kernel_shape=[1, 1])
+    g.node("Conv", ["c", g.weight("d.w", (8, 8, 5, 5))], "d", name="d", kernel_shape=[5, 5], pads=[2] * 4)
+    g.node("AveragePool", ["c"], "e", name="e", kernel_shape=[3, 3], pads=[1] * 4, count_include_pad=1)
+    g.node("Add", ["d", "e"], "y", name="y")
+    model = g.model("avg_crop", {"x": [1, 8, 32, 24]}, {"y": [1, 8, 32, 24]}, 13)
+    for spec in ARCHS:
+        assert strip_groups(model, spec) > 0
+        assert max_abs_error(model, spec) <= 1e-4
