@@ -16,6 +16,7 @@ It mirrors the simulator's timing model at a coarser grain (no contention):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import ceil, prod
 
 from npu_dialects.arch import Arch
@@ -130,16 +131,22 @@ small kernels (see bench/) is of that order, and a split that only breaks even i
 the model loses to the sync it adds."""
 
 
-def best_parts(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
-    """(parts, predicted cycles) minimising `parallel_cycles` over 1..min(cores, tiles);
-    more parts must win by SPLIT_MARGIN over one core, ties keep fewer parts."""
-    one = kernel_cycles(ks, arch, double_buffer, epilogue_len)
+def best_split(cycles_on: Callable[[int], int], max_parts: int) -> tuple[int, int]:
+    """(parts, predicted cycles) minimising `cycles_on(parts)` over 1..max_parts: more parts
+    must win by SPLIT_MARGIN over one core, ties keep fewer parts."""
+    one = cycles_on(1)
     best = (1, one)
-    for k in range(2, min(arch.cores, ks.parallel_tiles) + 1):
-        c = parallel_cycles(ks, arch, double_buffer, epilogue_len, k)
+    for k in range(2, max_parts + 1):
+        c = cycles_on(k)
         if c < best[1] and c <= one * SPLIT_MARGIN:
             best = (k, c)
     return best
+
+
+def best_parts(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
+    """`best_split` of a tiled kernel over min(cores, tiles) parts (`parallel_cycles`)."""
+    return best_split(lambda k: parallel_cycles(ks, arch, double_buffer, epilogue_len, k),
+                      min(arch.cores, ks.parallel_tiles))
 
 
 def split_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> int:

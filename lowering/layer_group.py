@@ -56,7 +56,7 @@ from npu_dialects.graph import ConstantOp, ReshapeOp, SliceOp, shape_of
 from npu_dialects.locs import fused_loc, node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
 from lowering.constants import ConstantReader, make_constant
-from lowering.costmodel import SPLIT_MARGIN
+from lowering.costmodel import best_split
 from lowering.errors import CompileError
 from lowering.fuse import rule_disabled
 from lowering.groups import GroupPlan, op_cycles, pack_chunk_bytes, plan_group
@@ -225,12 +225,8 @@ class LayerGroup(ModulePass):
         plan = plan_strips(ops, arch, canon)
         if plan is None:
             return None
-        best = StripChoice(plan, plan.cycles, 1, arch.sync_latency)
-        for k in range(2, min(arch.cores, plan.geometry.S) + 1):
-            c = plan.cycles_on(k, arch)
-            if c < best.cycles and c <= plan.cycles * SPLIT_MARGIN:
-                best = StripChoice(plan, c, k, arch.sync_latency)
-        return best
+        parts, cycles = best_split(lambda k: plan.cycles_on(k, arch), min(arch.cores, plan.geometry.S))
+        return StripChoice(plan, cycles, parts, arch.sync_latency)
 
     def rewrite(self, run: list[KernelOp], plan: GroupPlan | StripChoice, module: ModuleOp) -> None:
         """Replace `run` by one group kernel: whole tensors (a GroupPlan) or strips."""
