@@ -5,8 +5,10 @@ A strip group is a list of graph ops in program order over one input `x` (a tens
 whose last two dims are H and W, batch first); each op reads values computed
 earlier in the group (`x` included) and constants, and only the last result `y`
 is used after the group. A value may have several readers (a fire or Inception
-module's branches), so the ops form a DAG: conv2d, max-pool and unpadded average
-pool (NCHW), reshapes and transposes that keep the last two dims (a channel
+module's branches), so the ops form a DAG: conv2d, max-pool and 2-D average pool
+(NCHW; one whose padding is left out of the divisor only on the group input,
+which the DMA pads with NaN - a NaN mask would not survive the IR's text form),
+reshapes and transposes that keep the last two dims (a channel
 shuffle), local response normalisation (across channels), channel
 concats of one image (each operand is computed into its channel range of the
 concat's strip buffer: the concat moves nothing), and
