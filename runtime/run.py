@@ -100,6 +100,9 @@ def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
         facts["model_macs"] = macs
         facts["model_min_dram_bytes"] = nbytes
         facts["roofline_cycles"] = max(ceil(macs / (arch.cores * arch.cube_macs)), ceil(nbytes / arch.dram_bw))
+    kernel_bytes = int_attr(module, "npu.kernel_min_bytes")
+    if kernel_bytes is not None:  # every fused kernel moving its operands and results once, no layer groups
+        facts["kernel_min_dram_bytes"] = kernel_bytes
     sram_peak = [0] * arch.cores
     slots: set[int] = set()
     for task in module.walk():

@@ -137,3 +137,21 @@ def test_live_lower_bound():
             bufs.append((int(rng.integers(1, 100)), list(range(a, b + 1))))
         brute = max(sum(s for s, ts in bufs if min(ts) <= t <= max(ts)) for t in range(8))
         assert live_lower_bound(bufs, 8) == brute
+
+
+def test_kernel_bytes_counts_each_fused_kernel_once():
+    """The kernel bound: every fused kernel reads its operands and writes its results
+    once; the model minimum reads weights and inputs and writes outputs once."""
+    from lowering.onnx_import import import_model
+    from lowering.pipeline import DEFAULT_PIPELINE, compile_module
+    from lowering.roofline import kernel_bytes, model_work
+    from tests import models
+
+    module, weights = import_model(models.strip_chain())
+    after_fuse = DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("npu-fuse") + 1:]
+    compile_module(module, PRESETS["default"], weights, disable=after_fuse)
+    x, w1, b1, h1 = 8 * 32 * 32, 16 * 8 * 9, 16, 16 * 32 * 32  # conv 3x3 + bias + relu
+    pooled, w2, y = 16 * 16 * 16, 16 * 16 * 9, 16 * 16 * 16  # max-pool 3x3/2, conv 3x3 + relu
+    assert model_work(module)[1] == 4 * (x + w1 + w2 + y)  # the bias is a literal in the text
+    # three kernels: conv+relu, max-pool, conv+relu; h1 and pooled cross DRAM twice each
+    assert kernel_bytes(module) == 4 * (x + w1 + b1 + h1 + h1 + pooled + pooled + w2 + y)
