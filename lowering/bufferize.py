@@ -44,8 +44,8 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
-from lowering.strips import (NEG, WINDOWED, StripPlan, plan_strip_height, pooled_epilogues, side_inputs,
-                             strip_input, strip_shape)
+from lowering.strips import (NEG, WINDOWED, StripPlan, computed_shape, plan_strip_height, pooled_epilogues,
+                             side_inputs, strip_input, strip_shape)
 from lowering.taskgraph import span
 from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, align_up, matmul_views,
                              split_kernel, with_epilogue)
@@ -446,7 +446,7 @@ class StripBuilder:
         for o in ops:
             for i in side_inputs(o, g, {}):
                 for k in range(slots):
-                    side[k][(o, i)] = self.sram(strip_shape(g, o.results[0]))
+                    side[k][(o, i)] = self.sram(computed_shape(g, o.results[0]))
         mask_dram: dict[SSAValue, list[SSAValue]] = {}
         mask_sram: list[dict[SSAValue, list[SSAValue]]] = [{} for _ in range(slots)]
         for v, pad in g.masked.items():
@@ -454,7 +454,7 @@ class StripBuilder:
             kinds = [(1.0, 0.0)] + ([(0.0, NEG)] if pad != 0.0 else [])  # (inside, outside)
             mask_dram[v] = [self.top.mask(rows, inside, outside, self.kernel.location) for inside, outside in kinds]
             for k in range(slots):
-                mask_sram[k][v] = [self.sram((1, 1, g.rows[v][2], 1)) for _ in kinds]
+                mask_sram[k][v] = [self.sram((1, 1, g.computed(v)[2], 1)) for _ in kinds]
         # the work area: every computed value's buffer (per slot when it is the input's)
         base = self.offset
         views: dict[SSAValue, list[SSAValue]] = {x: xin}
@@ -467,6 +467,8 @@ class StripBuilder:
                 views[r] = xin
             else:  # a reshape of the input (one slot: no prefetch)
                 views[r] = [self.sram(strip_shape(g, r), xin[0].owner.offset.value.data)]
+        # a line-buffered value's op writes its new rows apart; they move into its buffer's last rows
+        fresh = {r: self.sram(computed_shape(g, r), base + off) for r, off in plan.buffers.fresh.items()}
         args = {op: [self.const(o) if o in self.held else None for o in op.operands]
                 for op in ops if isinstance(op, ElementwiseOp)}
         bias = {op: self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias])
@@ -477,23 +479,44 @@ class StripBuilder:
             zero = e.const(0)
 
             def rows_of(v: SSAValue) -> list[SSAValue]:
-                a, c0, _ = g.rows[v]
+                a, c0, _ = g.computed(v)
                 first = e.mul_c(s, a)
                 first = e.add_i(first, e.const(c0)) if c0 else first
                 return [zero] * (len(shape_of(v)) - 2) + [first, zero]
 
-            toks = [e.add(CopyOp(self.dram[x], rows_of(x), xin[k], [zero] * len(shape_of(x)), strip_shape(g, x),
+            toks = [e.add(CopyOp(self.dram[x], rows_of(x), xin[k], new_rows(e, x), computed_shape(g, x),
                                  pad_value=g.x_pad)).results[0]]
             for (o, i), sram in side[k].items():
                 r = o.results[0]
                 toks.append(e.add(CopyOp(self.dram[o.operands[i]], rows_of(r), sram, [zero] * len(shape_of(r)),
-                                         strip_shape(g, r), pad_value=0.0)).results[0])
+                                         computed_shape(g, r), pad_value=0.0)).results[0])
             for v, drams in mask_dram.items():
-                off = e.mul_c(s, g.rows[v][0])
+                off = e.mul_c(e.add_i(s, e.const(g.warm)) if g.warm else s, g.rows[v][0])
                 for dram, sram in zip(drams, mask_sram[k][v]):
                     toks.append(e.add(CopyOp(dram, [zero, zero, off, zero], sram, [zero] * 4,
-                                             (1, 1, g.rows[v][2], 1))).results[0])
+                                             (1, 1, g.computed(v)[2], 1))).results[0])
             return toks
+
+        def new_rows(e: Emitter, v: SSAValue) -> list[SSAValue]:
+            """Where in v's strip buffer the rows a strip computes (or loads) go: its last ones."""
+            zero = e.const(0)
+            a, _, r = g.rows[v]
+            return [zero] * (len(shape_of(v)) - 2) + [e.const(r - a if v in g.rolled else 0), zero]
+
+        rolled = sorted(g.rolled, key=lambda v: -1 if v is x else ops.index(v.owner))
+        last_read = {v: max(i for i, op in enumerate(ops) if v in op.operands) for v in rolled}
+
+        def shift(e: Emitter, v: SSAValue) -> SSAValue:
+            """Line buffer v: move the rows the next strip shares with this one to the top
+            (issued once this strip's last reader of v is done; awaited before the next
+            strip's new rows land)."""
+            a, _, r = g.rows[v]
+            buf = xin[0] if v is x else views[v][0]
+            zero = e.const(0)
+            lead = [zero] * (len(shape_of(v)) - 2)
+            size = list(strip_shape(g, v))
+            size[-2] = r - a
+            return e.add(CopyOp(buf, lead + [e.const(a), zero], buf, lead + [zero, zero], size)).results[0]
 
         pooled = pooled_epilogues(ops, {})  # max-pool -> (conv, relu): their bias and relu follow it
         deferred = {o for pair in pooled.values() for o in pair if o is not None}
@@ -501,9 +524,12 @@ class StripBuilder:
         def pick(e: Emitter, odd: SSAValue | None, vals: list[SSAValue]) -> SSAValue:
             return vals[0] if odd is None or len(vals) == 1 else e.select(odd, vals[1], vals[0])
 
-        def compute(e: Emitter, s: SSAValue, odd: SSAValue | None) -> None:
-            """Strip `s`'s ops on the slot `odd` selects, and its store."""
+        def compute(e: Emitter, s: SSAValue, odd: SSAValue | None, moving: dict[SSAValue, SSAValue]
+                    ) -> dict[SSAValue, SSAValue]:
+            """Strip `s`'s ops on the slot `odd` selects, and its store; `moving`: the line
+            buffers' shifts in flight, and the ones it issues are returned."""
             zero = e.const(0)
+            moved: dict[SSAValue, SSAValue] = {}
             picked: dict[SSAValue, SSAValue] = {}
 
             def at(v: SSAValue) -> SSAValue:
@@ -513,7 +539,7 @@ class StripBuilder:
 
             for op in ops:
                 res = op.results[0]
-                out = at(res)
+                out = fresh.get(res) or at(res)
                 p = op.params if isinstance(op, WINDOWED) else {}
                 if isinstance(op, WINDOWED):  # padded along W only; rows other readers need cropped
                     top, bottom = g.crop[op]
@@ -541,12 +567,12 @@ class StripBuilder:
                     e.add(EltwiseOp(op.FN, ins, out))
                 # (a reshape views its operand; a concat's operands were computed into it)
                 if res in g.masked:  # only in the strips that hold rows outside the tensor
-                    lo, hi = g.boundary(res)
+                    first, end = g.boundary(res)
                     me = e
-                    if 0 < lo or hi < g.S:
-                        edge = e.add(arith.CmpiOp(s, e.const(lo), "slt")).results[0] if lo > 0 else None
-                        if hi < g.S:
-                            past = e.add(arith.CmpiOp(s, e.const(hi), "sge")).results[0]
+                    if -g.warm < first or end < g.S:
+                        edge = e.add(arith.CmpiOp(s, e.const(first), "slt")).results[0] if first > -g.warm else None
+                        if end < g.S:
+                            past = e.add(arith.CmpiOp(s, e.const(end), "sge")).results[0]
                             edge = past if edge is None else e.add(arith.OrIOp(edge, past)).results[0]
                         then_b = Block()
                         me = e.nested(then_b)
@@ -556,31 +582,55 @@ class StripBuilder:
                     if me is not e:
                         then_b.add_op(scf.YieldOp())
                         e.add(scf.IfOp(edge, [], Region(then_b)))
+                if res in fresh:
+                    e.add(WaitOp(moving[res]))
+                    e.add(WaitOp(e.add(CopyOp(out, [zero] * len(shape_of(res)), at(res), new_rows(e, res),
+                                              computed_shape(g, res))).results[0]))
+                for v in rolled:
+                    if ops[last_read[v]] is op:
+                        moved[v] = shift(e, v)
             cur = at(ops[-1].results[0])
             y = ops[-1].results[0]
             rank = len(shape_of(y))
-            store = e.add(CopyOp(cur, [zero] * rank, self.out, [zero] * (rank - 2) + [e.mul_c(s, g.T), zero],
-                                 strip_shape(g, y), clip=True)).results[0]
-            e.add(WaitOp(store))
+            se, then_b = e, None
+            if g.warm:  # (the warm-up strips before the task's first store nothing)
+                then_b = Block()
+                se = e.nested(then_b)
+            store = se.add(CopyOp(cur, [zero] * rank, self.out, [zero] * (rank - 2) + [se.mul_c(s, g.T), zero],
+                                  strip_shape(g, y), clip=True)).results[0]
+            se.add(WaitOp(store))
+            if then_b is not None:
+                then_b.add_op(scf.YieldOp())
+                e.add(scf.IfOp(e.add(arith.CmpiOp(s, lo, "sge")).results[0], [], Region(then_b)))
+            return moved
 
         lo, hi = self.block.args
         one = em.const(1)
+        # line buffers: the loop carries their shifts in flight (the first ones move nothing yet)
+        start = em.add(arith.SubiOp(lo, em.const(g.warm))).results[0] if g.warm else lo  # (warm-up strips first)
+        shifts0 = [shift(em, v) for v in rolled]
         if not prefetch:
-            body = Block(arg_types=[INDEX])
+            body = Block(arg_types=[INDEX] + [TokenType()] * len(rolled))
             be = em.nested(body)
+            moving = dict(zip(rolled, body.args[1:]))
+            if x in moving:
+                be.add(WaitOp(moving[x]))
             for t in issue(be, body.args[0], 0):
                 be.add(WaitOp(t))
-            compute(be, body.args[0], None)
-            body.add_op(scf.YieldOp())
-            em.add(scf.ForOp(lo, hi, one, [], Region(body)))
+            moved = compute(be, body.args[0], None, moving)
+            body.add_op(scf.YieldOp(*[moved[v] for v in rolled]))
+            loop = em.add(scf.ForOp(start, hi, one, shifts0, Region(body)))
+            for t in loop.results:
+                em.add(WaitOp(t))
             return self.block
         # prefetch: strip lo's loads first; each strip issues the next one's into the other slot
-        toks0 = issue(em, lo, 0)
+        toks0 = issue(em, start, 0)
         last = em.add(arith.SubiOp(hi, one)).results[0]
-        body = Block(arg_types=[INDEX] + [TokenType()] * len(toks0))
+        body = Block(arg_types=[INDEX] + [TokenType()] * (len(toks0) + len(rolled)))
         be = em.nested(body)
         s = body.args[0]
-        odd = be.eq_c(be.rem_c(be.add(arith.SubiOp(s, lo)).results[0], 2), 1)
+        loads, moving = body.args[1:1 + len(toks0)], dict(zip(rolled, body.args[1 + len(toks0):]))
+        odd = be.eq_c(be.rem_c(be.add(arith.SubiOp(s, start)).results[0], 2), 1)
         nxt = be.add_i(s, one)
         then_b, else_b = Block(), Block()
         then_t = issue(em.nested(then_b), nxt, 0)  # s odd: the next strip is even
@@ -588,15 +638,17 @@ class StripBuilder:
         then_b.add_op(scf.YieldOp(*then_t))
         else_b.add_op(scf.YieldOp(*else_t))
         next_toks = be.add(scf.IfOp(odd, [TokenType()] * len(toks0), Region(then_b), Region(else_b))).results
-        for t in body.args[1:]:
+        for t in loads:
             be.add(WaitOp(t))
-        compute(be, s, odd)
-        body.add_op(scf.YieldOp(*next_toks))
-        loop = em.add(scf.ForOp(lo, last, one, toks0, Region(body)))
-        for t in loop.results:
+        moved = compute(be, s, odd, moving)
+        body.add_op(scf.YieldOp(*next_toks, *[moved[v] for v in rolled]))
+        loop = em.add(scf.ForOp(start, last, one, toks0 + shifts0, Region(body)))
+        for t in loop.results[:len(toks0)]:
             em.add(WaitOp(t))
-        odd_last = em.eq_c(em.rem_c(em.add(arith.SubiOp(last, lo)).results[0], 2), 1)
-        compute(em, last, odd_last)
+        moved = compute(em, last, em.eq_c(em.rem_c(em.add(arith.SubiOp(last, start)).results[0], 2), 1),
+                        dict(zip(rolled, loop.results[len(toks0):])))
+        for t in moved.values():
+            em.add(WaitOp(t))
         return self.block
 
 
@@ -657,7 +709,8 @@ def strip_plan_of(k: KernelOp, arch: Arch) -> StripPlan:
     if x is None:
         raise TilingError("a strip group must be conv, pool, elementwise, channel-shuffle and channel-concat "
                           "ops over one input")
-    plan = plan_strip_height(ops, x, k.tile_sizes[0], arch, prefetch=k.is_double_buffered)
+    plan = plan_strip_height(ops, x, k.tile_sizes[0], arch, prefetch=k.is_double_buffered,
+                             rolling=k.is_line_buffered)
     if plan is None:
         if k.is_double_buffered and plan_strip_height(ops, x, k.tile_sizes[0], arch) is not None:
             raise TilingError("a reshape views the strip input: its buffer cannot alternate")

@@ -35,7 +35,15 @@ a group is an `npu_tile.kernel` of kind `group` with loops "h", tile [rows per
 strip], grid [strips] and `double_buffer` when the next strip's loads are issued
 before a strip computes. Runs of up to MAX_STRIP_KERNELS kernels are tried.
 
-Options: `max-kernels` (default 128) bounds a group's length (and the search).
+Line buffers: a strip group may keep in SRAM the rows of a value consecutive strips
+share (the halo a 3x3 conv reads) and compute only the new ones, moving the kept rows
+up between strips (`StripGeometry.rolled`; the kernel gets `line_buffer`); the cost
+model chooses between recomputed halos and line buffers per group.
+
+Options: `max-kernels` (default 128) bounds a group's length (and the search);
+`line-buffers` is `auto` (by cost, the default), `never`, or `always`: every strip
+group that can use line buffers does, and such groups form wherever they can (to
+test them, or to bisect a problem to them).
 """
 
 from __future__ import annotations
@@ -60,7 +68,7 @@ from lowering.costmodel import best_split
 from lowering.errors import CompileError
 from lowering.fuse import rule_disabled
 from lowering.groups import GroupPlan, op_cycles, pack_chunk_bytes, plan_group
-from lowering.strips import StripPlan, plan_strips
+from lowering.strips import LINE_BUFFER_MODES, StripPlan, plan_strips
 
 
 @dataclass(frozen=True)
@@ -131,10 +139,14 @@ class LayerGroup(ModulePass):
 
     name = "npu-layer-group"
     max_kernels: int = 128
+    line_buffers: str = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_kernels < 2:
             raise CompileError(self.name, f"max-kernels must be at least 2, got {self.max_kernels}")
+        if self.line_buffers not in LINE_BUFFER_MODES:
+            raise CompileError(self.name, f"line-buffers must be one of {', '.join(LINE_BUFFER_MODES)}, "
+                                          f"got '{self.line_buffers}'")
         if rule_disabled(op, "layer-group"):
             return  # npu-fuse{disable=layer-group}
         arch = arch_of(op)
@@ -190,8 +202,9 @@ class LayerGroup(ModulePass):
                     other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run), pack_overflow=True)
                     if other is not None and other.cycles < plan.cycles:
                         plan = other
-                if plan.cycles < singles and best[j] + plan.cycles < best[i]:
-                    best[i] = best[j] + plan.cycles
+                cost = 0 if self.forced(plan) else plan.cycles
+                if cost < singles and best[j] + cost < best[i]:
+                    best[i] = best[j] + cost
                     choice[i] = j
                     plans[(j, i)] = plan
         segments = []
@@ -216,13 +229,17 @@ class LayerGroup(ModulePass):
                         plan = other
             self.rewrite(run, plan, module)
 
+    def forced(self, plan: GroupPlan | StripChoice) -> bool:
+        """A line-buffered strip group under `line-buffers=always` (taken wherever it forms)."""
+        return self.line_buffers == "always" and isinstance(plan, StripChoice) and plan.plan.rolling
+
     def strip_plan(self, ops, outs, canon, arch: Arch) -> StripChoice | None:
         """The run as a strip group (`lowering/strips.py`): ops whose only result used
         later is its last; its strips split over the cores where that pays like a
         kernel's tiles (SPLIT_MARGIN)."""
         if len(outs) != 1 or outs[0] is not ops[-1].results[0]:
             return None
-        plan = plan_strips(ops, arch, canon)
+        plan = plan_strips(ops, arch, canon, line_buffers=self.line_buffers)
         if plan is None:
             return None
         parts, cycles = best_split(lambda k: plan.cycles_on(k, arch), min(arch.cores, plan.geometry.S))
@@ -284,7 +301,8 @@ class LayerGroup(ModulePass):
         if isinstance(plan, StripChoice):
             sp, g = plan.plan, plan.plan.geometry
             shape = dict(loops=["h"], tile=[g.T], grid=[g.S], double_buffer=sp.prefetch, sram_bytes=sp.sram_bytes,
-                         predicted_cycles=plan.span, dram_bytes=sp.dram_bytes, parts=plan.parts)
+                         predicted_cycles=plan.span, dram_bytes=sp.dram_bytes, parts=plan.parts,
+                         line_buffer=sp.rolling)
         else:
             shape = dict(loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
                          predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)

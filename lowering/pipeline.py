@@ -48,7 +48,8 @@ class NpuDefault(ModulePass):
     Options: `disable=npu-fuse,...` skips passes by name (for bisection; the
     passes from npu-tile on are needed to reach executable tasks);
     `fuse-disable=rule,...` switches fusion rules off; `double-buffer=false`
-    makes npu-tile never double buffer; `verify-each=false`
+    makes npu-tile never double buffer; `line-buffers=auto|always|never` goes to
+    npu-layer-group; `verify-each=false`
     verifies only the final IR (verification is about half of the compile time
     of a large model; the lit suites and `npu-opt` verify after every pass)."""
 
@@ -56,6 +57,7 @@ class NpuDefault(ModulePass):
     disable: tuple[str, ...] = field(default=())
     fuse_disable: tuple[str, ...] = field(default=())
     double_buffer: bool = True
+    line_buffers: str = "auto"
     verify_each: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -75,6 +77,8 @@ class NpuDefault(ModulePass):
                 p = cls(conv="conv-bn" not in self.fuse_disable)
             elif pass_name == "npu-tile":
                 p = cls(double_buffer=self.double_buffer)
+            elif pass_name == "npu-layer-group":
+                p = cls(line_buffers=self.line_buffers)
             else:
                 p = cls()
             run_pass(p, ctx, op, self.verify_each)

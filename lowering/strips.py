@@ -32,12 +32,22 @@ it comes after a pool: -3.4e38 must not reach arithmetic). Rows of `y` past its 
 Weights and constants are loaded once per task; a strip's values share SRAM over
 their lifetimes (`strip_buffers`).
 
-`plan_strips` picks the strip height that the cost model (`StripPlan.cycles`)
-prefers among those whose buffers fit `sram_bytes`: per task the constants'
-loads; per strip the input and mask loads, the ops (on strip shapes) and the
-store, in sequence; the masks only in the strips at a tensor's edge (the others
-hold no row outside it and skip them). A max-pool after a conv's bias and relu runs
-before them (`pooled_epilogues`: they then touch the pooled rows only).
+Line buffers (`strip_geometry(rolling=True)`): a value whose consecutive strips
+overlap (it holds R rows a step of A apart, R > A) keeps its buffer from strip to
+strip; a strip moves the R - A rows it shares with the next one to the top (an
+SRAM-to-SRAM DMA) and computes only the A new ones into the rows below (computed
+apart, then moved in), so its producer needs its inputs for those rows only, and
+the group input is loaded A rows at a time. A task first runs `warm` strips that
+store nothing, to fill the buffers; masks apply to the rows a strip computes.
+
+`plan_strips` picks the strip height, prefetch and line buffers that the cost model
+(`StripPlan.cycles_on`, split over the cores where that pays) prefers among the plans
+whose buffers fit `sram_bytes`: per task the constants' loads; per strip the input
+and mask loads, the ops (on the rows they compute), the line buffers' moves and the
+store, in sequence (the next strip's loads overlapping with prefetch); the masks only
+in the strips at a tensor's edge (the others hold no row outside it and skip them). A
+max-pool after a conv's bias and relu runs before them (`pooled_epilogues`: they then
+touch the pooled rows only).
 """
 
 from __future__ import annotations
@@ -51,13 +61,14 @@ from xdsl.ir import Operation, SSAValue
 from npu_dialects.arch import Arch
 from npu_dialects.graph import (AvgPoolOp, ConcatOp, Conv2dOp, ElementwiseOp, LrnOp, MaxPoolOp, ReluOp, ReshapeOp,
                                 TransposeOp, attr_int, ints, shape_of)
-from lowering.costmodel import stall_for
+from lowering.costmodel import best_split, stall_for
 from lowering.groups import F32, fit_lifetimes, op_cycles
 from lowering.tiling import align_up
 
 WINDOWED = (Conv2dOp, MaxPoolOp, AvgPoolOp)  # ops whose result rows read a window of input rows
 NEG = -3.4028235e38  # what a masked row of a max-pool input becomes (finite: 0 * x stays 0 first)
 NAN_PAD = float("nan")  # what rows outside the input of a padded average pool read (left out of its divisor)
+LINE_BUFFER_MODES = ("auto", "always", "never")  # by cost; wherever one fits (tests, bisection); none
 
 
 def operands(op: Operation, canon: dict[SSAValue, SSAValue]) -> list[SSAValue]:
@@ -199,44 +210,63 @@ class StripGeometry:
     x_pad: float = 0.0
     crop: dict[Operation, tuple[int, int]] = field(default_factory=dict)
     x_side: set[Operation] = field(default_factory=set)  # elementwise ops re-loading x at their rows
+    rolled: set[SSAValue] = field(default_factory=set)  # line-buffered values (see `computed`)
+    warm: int = 0  # strips a task runs before its first one to fill the line buffers
+
+    def computed(self, v: SSAValue) -> tuple[int, int, int]:
+        """(A, c0, n): the rows [A*s + c0, A*s + c0 + n) strip s computes (or loads) of v:
+        all it holds, or for a line-buffered value only the A rows the previous strip
+        did not hold (it keeps the others, moved up)."""
+        a, c0, r = self.rows[v]
+        return (a, c0 + r - a, a) if v in self.rolled else (a, c0, r)
 
     def outside(self, v: SSAValue) -> bool:
-        """Whether some strip holds rows outside v."""
+        """Whether some strip computes rows outside v."""
         lo, hi = self.boundary(v)
-        return lo > 0 or hi < self.S
+        return lo > -self.warm or hi < self.S
 
     def boundary(self, v: SSAValue) -> tuple[int, int]:
-        """(lo, hi): strips s < lo or s >= hi hold rows outside v (the others need no mask)."""
-        a, c0, r = self.rows[v]
-        return (-c0 + a - 1) // a if c0 < 0 else 0, (shape_of(v)[-2] - c0 - r) // a + 1
+        """(lo, hi): strips s < lo or s >= hi compute rows outside v (the others need no
+        mask); strips run from -warm."""
+        a, c0, r = self.computed(v)
+        return max(-self.warm, -(c0 // a)), (shape_of(v)[-2] - c0 - r) // a + 1
 
     def mask_strips(self) -> int:
-        """How many strips hold rows outside some masked value."""
+        """How many strips compute rows outside some masked value."""
         bounds = [self.boundary(v) for v in self.masked]
         if not bounds:
             return 0
-        lo, hi = max(b[0] for b in bounds), min(b[1] for b in bounds)
-        return min(self.S, lo) + max(0, self.S - max(hi, lo))
+        n, w = self.S + self.warm, self.warm
+        lo, hi = max(b[0] for b in bounds) + w, min(b[1] for b in bounds) + w
+        return min(n, lo) + max(0, n - max(hi, lo))
 
     def mask_rows(self, v: SSAValue) -> list[float]:
-        """The mask of v over every row any strip holds: 1 inside the tensor, else 0."""
-        a, c0, r = self.rows[v]
-        h = shape_of(v)[-2]
-        return [1.0 if 0 <= j + c0 < h else 0.0 for j in range(a * (self.S - 1) + r)]
+        """The mask of v over every row any strip computes, from strip -warm: 1 inside the
+        tensor, else 0 (strip s's rows start at (s + warm) * A)."""
+        a, c0, r = self.computed(v)
+        h, first = shape_of(v)[-2], c0 - a * self.warm
+        return [1.0 if 0 <= j + first < h else 0.0 for j in range(a * (self.S + self.warm - 1) + r)]
 
 
 def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
-                   canon: dict[SSAValue, SSAValue] | None = None) -> StripGeometry | None:
+                   canon: dict[SSAValue, SSAValue] | None = None, rolling: bool = False) -> StripGeometry | None:
     """Rows per strip of every value of strip group `ops` (input `x`) for strips of T
     output rows, or None when the readers of a value disagree: a value holds the union of
     the rows its readers need (one step A for all); a conv or pool may read the middle of
-    it (`crop`), any other reader needs exactly its rows."""
+    it (`crop`), any other reader needs exactly its rows.
+
+    `rolling` line-buffers every value whose consecutive strips overlap (it holds more
+    rows R than the step A, `rolled`): a strip moves the R - A rows it shares with the
+    previous strip to the top and computes (or loads) only the A new ones, so its
+    producer needs its inputs for those rows only. The rows a strip holds then come
+    from earlier strips, so a task first runs `warm` strips without storing them."""
     canon = canon or {}
     y = ops[-1].results[0]
     S = ceil(shape_of(y)[-2] / T)
     g = StripGeometry(x, list(ops), T, S)
     needs: dict[SSAValue, list[tuple[Operation, tuple[int, int, int]]]] = {}
     inner = {x} | {op.results[0] for op in ops}
+    padded: dict[SSAValue, float] = {}  # values a padded (or poisoned) conv or pool reads -> pad
     poisoned: set[SSAValue] = set()  # values downstream of a pool: rows outside may hold -3.4e38
     nan: set[SSAValue] = set()  # values downstream of a padded average pool: rows outside may be NaN
     for op in ops:
@@ -277,10 +307,8 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
                 return False  # (rows padded for a pool would poison any other reader)
         if v is x:
             g.x_pad = NEG if pads == {float("-inf")} else NAN_PAD if pads == {NAN_PAD} else 0.0
-        elif pads and g.outside(v):
-            if NAN_PAD in pads:
-                return False  # (a NaN mask would not survive the IR's text form: only the input pads NaN)
-            g.masked[v] = pads.pop()
+        elif pads:
+            padded[v] = pads.pop()  # (masked once the rows each strip computes are known)
         return True
 
     g.rows[y] = (T, 0, T)
@@ -288,7 +316,9 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
         r = op.results[0]
         if r is not y and not settle(r):
             return None
-        a, c0, n = g.rows[r]
+        if rolling and r is not y and g.rows[r][2] > g.rows[r][0]:
+            g.rolled.add(r)
+        a, c0, n = g.computed(r)
         ins = operands(op, canon)
         if isinstance(op, WINDOWED):
             s, k, pt = _window(op)
@@ -297,7 +327,31 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
             for o in dict.fromkeys(ins):
                 if o in inner:
                     needs.setdefault(o, []).append((op, (a, c0, n)))
-    return g if settle(x) else None
+    if not settle(x):
+        return None
+    if rolling:
+        if g.rows[x][2] > g.rows[x][0]:
+            g.rolled.add(x)
+        # strip s holds rows of a line-buffered v computed by strips s - depth .. s
+        depth = {v: -(-(g.rows[v][2] - g.rows[v][0]) // g.rows[v][0]) if v in g.rolled else 0 for v in g.rows}
+        need = {x: depth[x]}
+        for op in ops:
+            r = op.results[0]
+            need[r] = depth[r] + max((need[o] for o in operands(op, canon) if o in need), default=0)
+        g.warm = need[y]
+    for v, pad in padded.items():
+        if g.outside(v):
+            if pad != pad:
+                return None  # (a NaN mask would not survive the IR's text form: only the input pads NaN)
+            g.masked[v] = pad
+    return g
+
+
+def computed_shape(g: StripGeometry, v: SSAValue) -> tuple[int, ...]:
+    """v's shape with H cut to the rows a strip computes of it (`StripGeometry.computed`)."""
+    s = list(shape_of(v))
+    s[-2] = g.computed(v)[2]
+    return tuple(s)
 
 
 def strip_shape(g: StripGeometry, v: SSAValue) -> tuple[int, ...]:
@@ -312,11 +366,13 @@ class StripBuffers:
     """Where each value of a strip lives: `offset[v]`, a byte offset in the strip's work
     area, or None for the input slot (the input, and elementwise results overwriting
     it); `area`: the work area's bytes; `x_viewed`: a reshape views the input slot (it
-    cannot alternate between two slots)."""
+    cannot alternate between two slots); `fresh[v]`: where the op computing a
+    line-buffered value writes the rows it adds (moved into v's buffer after it)."""
 
     offset: dict[SSAValue, int | None]
     area: int
     x_viewed: bool
+    fresh: dict[SSAValue, int] = field(default_factory=dict)  # line-buffered value -> its new rows' buffer
 
 
 def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch) -> StripBuffers | None:
@@ -324,7 +380,9 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
     read for the last time (no view of it still needed), a reshape views its operand,
     a concat's operands are computed into its channel ranges (each operand read by the
     concat alone); the rest first fit over lifetimes. None when a concat operand cannot
-    be placed so or a channel range would not start at an `align` boundary."""
+    be placed so or a channel range would not start at an `align` boundary. A
+    line-buffered value (`StripGeometry.rolled`) keeps its buffer from strip to strip
+    (it shares no byte) and takes no other value in place."""
     ops, x = g.ops, g.x
     ins = [operands(op, canon) for op in ops]
     last: dict[SSAValue, int] = {}
@@ -344,6 +402,7 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
             into = ins[i][0]
         elif isinstance(op, ElementwiseOp):
             into = next((o for o in ins[i] if o in root and o.type == r.type and not (o is x and op in g.x_side)
+                         and o not in g.rolled and r not in g.rolled
                          and all(last[m] <= i for m in members[root[o]])), None)
         root[r] = root[into] if into is not None else r
         members.setdefault(root[r], []).append(r)
@@ -366,7 +425,20 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
     for c, (cat, _) in slices.items():  # a concat's buffer lives from its first operand on
         first[cat] = min(first[cat], first[c])
         span[cat] = max(span[cat], span[c])
-    bufs = [(r, prod(strip_shape(g, r)) * F32, first[r], span[r]) for r in members if r is not x and r not in slices]
+    for r in g.rolled:  # (held from strip to strip)
+        first[r], span[r] = -1, len(ops) + 1
+    fresh_in: dict[SSAValue, SSAValue] = {}  # an elementwise op's new rows overwrite an operand read last
+    for r in g.rolled:
+        i = index.get(r)
+        if i is not None and isinstance(ops[i], ElementwiseOp):
+            o = next((o for o in ins[i] if o in root and root[o] is not x and o not in g.rolled and o.type == r.type
+                      and root[o] not in slices and all(last[m] <= i for m in members[root[o]])), None)
+            if o is not None:
+                fresh_in[r] = root[o]
+    bufs: list[tuple[object, int, int, int]] = [(r, prod(strip_shape(g, r)) * F32, first[r], span[r])
+                                                for r in members if r is not x and r not in slices]
+    bufs += [(("fresh", r), prod(computed_shape(g, r)) * F32, index[r], index[r])
+             for r in g.rolled if r is not x and r not in fresh_in]
     fit = fit_lifetimes(bufs, arch.align, arch.sram_bytes)
     if fit is None:
         return None
@@ -382,7 +454,8 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
 
     offset = {v: at(root[v]) for v in root}
     viewed = any(isinstance(op, ReshapeOp) and root[ins[i][0]] is x for i, op in enumerate(ops))
-    return StripBuffers(offset, area, viewed)
+    fresh = {r: base[fresh_in[r]] if r in fresh_in else base[("fresh", r)] for r in g.rolled if r is not x}
+    return StripBuffers(offset, area, viewed, fresh)
 
 
 @dataclass
@@ -402,10 +475,17 @@ class StripPlan:
     arch: Arch | None = None
     prefetch: bool = False  # strip s+1's loads go to a second set of buffers while s computes
     masking: int = 0  # compute cycles of the masks, in the strips at a tensor's edge only
+    shifts: list[int] = field(default_factory=list)  # line buffers: bytes each moves up per strip
+    inserts: list[int] = field(default_factory=list)  # bytes of the new rows moved into each per strip
+
+    @property
+    def rolling(self) -> bool:
+        return bool(self.geometry.rolled)
 
     @property
     def dram_bytes(self) -> int:
-        return sum(self.once_loads) + self.geometry.S * (sum(self.strip_loads) + self.store)
+        g = self.geometry
+        return sum(self.once_loads) + (g.S + g.warm) * sum(self.strip_loads) + g.S * self.store
 
     @property
     def cycles(self) -> int:
@@ -421,11 +501,15 @@ class StripPlan:
         load = _loads(self.strip_loads, arch, bw)
         store = arch.dma_latency + ceil(self.store / bw)
         n = ceil(self.geometry.S / parts)
+        steps = n + self.geometry.warm  # (warm-up strips store nothing)
         edge = min(n, self.geometry.mask_strips()) * self.masking  # (the edge strips are in the end parts)
+        # line buffers: SRAM-to-SRAM moves, at the full rate without DRAM bandwidth
+        moves = _loads(self.shifts, arch, arch.dram_bw) + sum(arch.dma_latency + ceil(b / arch.dram_bw)
+                                                               for b in self.inserts)
         if self.prefetch:  # the first strip's loads are exposed, then they hide behind compute
-            body = load + n * (max(load, stall_for(self.strip_loads, arch, bw) + self.compute) + store)
+            body = load + steps * max(load, stall_for(self.strip_loads, arch, bw) + self.compute + moves) + n * store
         else:
-            body = n * (load + self.compute + store)
+            body = steps * (load + self.compute + moves) + n * store
         return once + body + edge + (2 * arch.sync_latency if parts > 1 else 0)
 
 
@@ -437,21 +521,31 @@ def _loads(sizes: list[int], arch: Arch, bw: int) -> int:
 
 
 def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
-                      canon: dict[SSAValue, SSAValue] | None = None, prefetch: bool = False) -> StripPlan | None:
+                      canon: dict[SSAValue, SSAValue] | None = None, prefetch: bool = False,
+                      rolling: bool = False) -> StripPlan | None:
     """The plan for strips of T output rows (with the loads of the next strip issued
-    before a strip computes when `prefetch`), or None when its buffers do not fit SRAM
-    (or the readers of a value disagree on its rows, see `strip_geometry`)."""
-    return _plans_for_height(ops, x, T, arch, canon or {}, (prefetch,))[prefetch]
+    before a strip computes when `prefetch`; with line buffers when `rolling`), or None
+    when its buffers do not fit SRAM (or the readers of a value disagree on its rows, see
+    `strip_geometry`)."""
+    return _plans_for_height(ops, x, T, arch, canon or {}, (prefetch,), rolling)[prefetch]
+
+
+def line_bufferable(ops: Sequence[Operation]) -> bool:
+    """Whether a strip group may line-buffer: no concat computed in channel ranges and no
+    reshape viewing a buffer (their buffers alias others)."""
+    return not any(isinstance(op, (ConcatOp, ReshapeOp)) for op in ops)
 
 
 def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch, canon: dict[SSAValue, SSAValue],
-                      modes: Sequence[bool]) -> dict[bool, StripPlan | None]:
+                      modes: Sequence[bool], rolling: bool = False) -> dict[bool, StripPlan | None]:
     """The plans for strips of T rows with and without prefetch (`modes`): the
     geometry, buffers, loads and compute do not depend on it, only the SRAM the
-    second slot takes and the cost."""
+    second slot takes and the cost. A line-buffered input (`rolling`) takes one slot."""
     none: dict[bool, StripPlan | None] = {m: None for m in modes}
-    g = strip_geometry(ops, x, T, canon)
-    if g is None:
+    if rolling and not line_bufferable(ops):
+        return none
+    g = strip_geometry(ops, x, T, canon, rolling)
+    if g is None or (rolling and not g.rolled):
         return none
     bufs = strip_buffers(g, canon, arch)
     if bufs is None:
@@ -462,44 +556,63 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
         sides = side_inputs(op, g, canon)
         for i, o in enumerate(operands(op, canon)):
             if i in sides:
-                side.append(prod(strip_shape(g, op.results[0])) * F32)
+                side.append(prod(computed_shape(g, op.results[0])) * F32)
             elif o not in g.rows and o not in once:
                 once.append(o)
     sizes = [prod(shape_of(o)) * F32 for o in once]
     # per slot (two with prefetch): what is loaded per strip - the input, side inputs, masks
-    loads = [prod(strip_shape(g, x)) * F32] + side + [g.rows[v][2] * F32 * (2 if pad else 1)
-                                                    for v, pad in g.masked.items()]
+    loads = [prod(computed_shape(g, x)) * F32] + side + [g.computed(v)[2] * F32 * (2 if pad else 1)
+                                                       for v, pad in g.masked.items()]
     lanes = arch.vector_lanes
-    compute = sum(op_cycles(op, arch, strip_shape(g, op.results[0])) or 0
+    compute = sum(op_cycles(op, arch, computed_shape(g, op.results[0])) or 0
                   for op in ops if not isinstance(op, ConcatOp))  # (a concat's operands are computed in place)
     for pool, (conv, relu) in pooled_epilogues(ops, canon).items():  # bias and relu on the pooled rows instead
         moved = (conv.bias is not None) + (relu is not None)
-        compute += moved * (ceil(prod(strip_shape(g, pool.results[0])) / lanes)
-                            - ceil(prod(strip_shape(g, conv.results[0])) / lanes))
-    masking = sum(ceil(prod(strip_shape(g, v)) / lanes) * (2 if pad else 1) for v, pad in g.masked.items())
+        compute += moved * (ceil(prod(computed_shape(g, pool.results[0])) / lanes)
+                            - ceil(prod(computed_shape(g, conv.results[0])) / lanes))
+    masking = sum(ceil(prod(computed_shape(g, v)) / lanes) * (2 if pad else 1) for v, pad in g.masked.items())
     store = prod(strip_shape(g, ops[-1].results[0])) * F32
     fixed = sum(align_up(b, arch.align) for b in sizes) + bufs.area
-    slot = sum(align_up(b, arch.align) for b in loads)
+    # per slot (two with prefetch): the input's rows held (line-buffered: one slot), side inputs, masks
+    slot = align_up(prod(strip_shape(g, x)) * F32, arch.align) + sum(align_up(b, arch.align) for b in loads[1:])
+    row_bytes = {v: prod(strip_shape(g, v)) * F32 // g.rows[v][2] for v in g.rolled}
+    shifts = [row_bytes[v] * (g.rows[v][2] - g.rows[v][0]) for v in g.rolled]
+    inserts = [row_bytes[v] * g.rows[v][0] for v in g.rolled if v is not x]
     plans = dict(none)
     for prefetch in modes:
         sram = fixed + (2 if prefetch else 1) * slot
-        if sram <= arch.sram_bytes and not (prefetch and bufs.x_viewed):
+        if sram <= arch.sram_bytes and not (prefetch and (bufs.x_viewed or x in g.rolled)):
             plans[prefetch] = StripPlan(g, once, sram, sizes, loads, compute, store, bufs, arch=arch,
-                                        prefetch=prefetch, masking=masking)
+                                        prefetch=prefetch, masking=masking, shifts=shifts, inserts=inserts)
     return plans
 
 
 def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAValue] | None = None,
-                max_strips: int = 64) -> StripPlan | None:
-    """The cheapest strip plan of `ops` that fits SRAM, or None (not a strip group, a
-    single strip would be the whole tensor, or nothing fits)."""
+                max_strips: int = 64, line_buffers: str = "auto") -> StripPlan | None:
+    """The cheapest strip plan of `ops` that fits SRAM (split over the cores where that
+    pays), or None (not a strip group, a single strip would be the whole tensor, or
+    nothing fits). `line_buffers` (LINE_BUFFER_MODES): "always" prefers any plan with
+    line buffers, "never" tries none."""
     x = strip_input(ops, canon)
     if x is None:
         return None
     h = shape_of(ops[-1].results[0])[-2]
     best: StripPlan | None = None
+
+    def rank(p: StripPlan) -> tuple[bool, int]:
+        return _rank(p, arch, line_buffers)
+
     for T in sorted({ceil(h / s) for s in range(2, min(h, max_strips) + 1)}, reverse=True):
-        for p in _plans_for_height(ops, x, T, arch, canon or {}, (False, True)).values():
-            if p is not None and (best is None or p.cycles < best.cycles):
+        plans = [*_plans_for_height(ops, x, T, arch, canon or {}, (False, True)).values()]
+        if line_buffers != "never":
+            plans += _plans_for_height(ops, x, T, arch, canon or {}, (False, True), rolling=True).values()
+        for p in plans:
+            if p is not None and (best is None or rank(p) < rank(best)):
                 best = p
     return best
+
+
+def _rank(p: StripPlan, arch: Arch, line_buffers: str) -> tuple[bool, int]:
+    """Plans compare by their span split over the cores where that pays (`best_split`)."""
+    span = best_split(lambda k: p.cycles_on(k, arch), min(arch.cores, p.geometry.S))[1]
+    return (line_buffers == "always" and not p.rolling, span)

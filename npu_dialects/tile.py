@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, IntegerAttr, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, IntegerAttr, StringAttr, TensorType, UnitAttr, i64
 from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -65,7 +65,9 @@ class KernelOp(IRDLOperation):
       or its `parts` running concurrently, sync excluded);
     - `dram_bytes`: the DRAM traffic the tiling implies (loads and stores);
     - `parts`: over how many cores the cost model splits the parallel tiles
-      (`npu-schedule` places the parts)."""
+      (`npu-schedule` places the parts);
+    - `line_buffer` (strip groups): each strip keeps the rows it shares with the next
+      one in SRAM and computes only its new rows (`lowering/strips.py`)."""
 
     name = "npu_tile.kernel"
     ins = var_operand_def(TensorType)
@@ -79,6 +81,7 @@ class KernelOp(IRDLOperation):
     predicted_cycles = opt_attr_def(IntegerAttr)
     dram_bytes = opt_attr_def(IntegerAttr)
     parts = opt_attr_def(IntegerAttr)
+    line_buffer = opt_attr_def(UnitAttr)
     outs = var_result_def(TensorType)
     body = region_def("single_block")
     traits = traits_def(SingleBlockImplicitTerminator(TileYieldOp), NoMemoryEffect())
@@ -87,7 +90,7 @@ class KernelOp(IRDLOperation):
     def __init__(self, kernel: str, ins: Sequence[SSAValue], result_types: Sequence[Attribute],
                  body: Region, *, kind: str, loops: Sequence[str], tile: Sequence[int],
                  grid: Sequence[int], double_buffer: bool, sram_bytes: int, predicted_cycles: int,
-                 dram_bytes: int = 0, parts: int = 1):
+                 dram_bytes: int = 0, parts: int = 1, line_buffer: bool = False):
         super().__init__(operands=[list(ins)], result_types=[list(result_types)], regions=[body],
                          attributes={
                              "kernel": StringAttr(kernel), "kind": StringAttr(kind),
@@ -97,7 +100,8 @@ class KernelOp(IRDLOperation):
                              "sram_bytes": IntegerAttr(sram_bytes, i64),
                              "predicted_cycles": IntegerAttr(predicted_cycles, i64),
                              "dram_bytes": IntegerAttr(dram_bytes, i64),
-                             "parts": IntegerAttr(parts, i64)})
+                             "parts": IntegerAttr(parts, i64),
+                             **({"line_buffer": UnitAttr()} if line_buffer else {})})
 
     @property
     def loop_names(self) -> list[str]:
@@ -110,6 +114,10 @@ class KernelOp(IRDLOperation):
     @property
     def trip_counts(self) -> tuple[int, ...]:
         return ints(self.grid, ())
+
+    @property
+    def is_line_buffered(self) -> bool:
+        return self.line_buffer is not None
 
     @property
     def is_double_buffered(self) -> bool:

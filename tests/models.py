@@ -80,6 +80,15 @@ def _relu(g: _Graph, x: str, index: int) -> str:
     return g.node("Relu", [x], f"/relu{suffix}/Relu_output_0", name=f"/relu{suffix}/Relu")
 
 
+def _bn_relu(g: _Graph, x: str, i: int, c: int) -> str:
+    """BatchNormalization (random statistics) then relu, node names indexed by i."""
+    bn = [g.const(f"bn{i}.{k}", g.rng.uniform(lo, hi, c).astype(np.float32))
+          for k, lo, hi in (("scale", 0.5, 1.5), ("bias", -0.2, 0.2), ("mean", -0.1, 0.1), ("var", 0.5, 1.5))]
+    h = g.node("BatchNormalization", [x, *bn], f"/bn{i}/BatchNormalization_output_0",
+               name=f"/bn{i}/BatchNormalization", epsilon=1e-5)
+    return _relu(g, h, i)
+
+
 def mlp(batch: int = 4, opset: int = DEFAULT_OPSET, sizes: Sequence[int] = (32, 64, 64, 10)) -> onnx.ModelProto:
     """x[batch, 32] -> fc1 -> relu -> fc2 -> relu -> fc3 -> y[batch, 10] (3 Gemm, 2 Relu)."""
     g = _Graph(seed=1)
@@ -152,11 +161,7 @@ def dense_block(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     g = _Graph(seed=4)
 
     def bn_relu(x: str, i: int, c: int) -> str:
-        bn = [g.const(f"bn{i}.{k}", g.rng.uniform(lo, hi, c).astype(np.float32))
-              for k, lo, hi in (("scale", 0.5, 1.5), ("bias", -0.2, 0.2), ("mean", -0.1, 0.1), ("var", 0.5, 1.5))]
-        h = g.node("BatchNormalization", [x, *bn], f"/bn{i}/BatchNormalization_output_0",
-                   name=f"/bn{i}/BatchNormalization", epsilon=1e-5)
-        return _relu(g, h, i)
+        return _bn_relu(g, x, i, c)
 
     def conv(x: str, i: int, cin: int, cout: int, k: int) -> str:
         return g.node("Conv", [x, g.weight(f"conv{i}.weight", (cout, cin, k, k))], f"/conv{i}/Conv_output_0",
@@ -168,6 +173,23 @@ def dense_block(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     conv(bn_relu(h, 2, 24), 2, 24, 12, 1)
     g.nodes[-1].output[0] = "y"
     return g.model("dense_block", {"x": [1, 16, 8, 8]}, {"y": [1, 12, 8, 8]}, opset)
+
+
+def dense_layer(c_in: int = 48, width: int = 32, growth: int = 8, h: int = 24, opset: int = DEFAULT_OPSET
+                ) -> onnx.ModelProto:
+    """A DenseNet layer: x[1, c_in, h, h] -> BN -> relu -> conv 1x1 (width) -> BN -> relu ->
+    conv 3x3 pad 1 (growth) -> y. With a small SRAM it runs as a strip group whose
+    middle value (read by the 3x3 conv with a halo) is line-buffered."""
+    g = _Graph(seed=6)
+
+    def bn_relu(x: str, i: int, c: int) -> str:
+        return _bn_relu(g, x, i, c)
+
+    t = g.node("Conv", [bn_relu("x", 0, c_in), g.weight("conv0.weight", (width, c_in, 1, 1))], "/conv0/Conv_output_0",
+               name="/conv0/Conv", kernel_shape=[1, 1], pads=[0] * 4, strides=[1, 1])
+    g.node("Conv", [bn_relu(t, 1, width), g.weight("conv1.weight", (growth, width, 3, 3))], "y",
+           name="/conv1/Conv", kernel_shape=[3, 3], pads=[1] * 4, strides=[1, 1])
+    return g.model("dense_layer", {"x": [1, c_in, h, h]}, {"y": [1, growth, h, h]}, opset)
 
 
 def strip_chain(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:

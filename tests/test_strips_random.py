@@ -12,8 +12,9 @@ import pytest
 
 from npu_dialects.arch import parse_arch_spec
 from npu_dialects.task import TaskOp
+from npu_dialects.tile import KernelOp
 from lowering.onnx_import import import_model
-from lowering.pipeline import compile_module
+from lowering.pipeline import DEFAULT_PIPELINE, compile_module
 from tests.e2e import max_abs_error
 from tests.models import _Graph
 
@@ -110,6 +111,25 @@ def strip_groups(model, spec: str) -> int:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_strip_graphs_match_onnxruntime(seed, spec):
     assert max_abs_error(random_graph(seed), spec) <= 1e-4
+
+
+@pytest.mark.parametrize("spec", ARCHS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_line_buffered_strip_graphs_match_onnxruntime(seed, spec):
+    """The same graphs with line buffers wherever a strip group can take them."""
+    assert max_abs_error(random_graph(seed), spec, line_buffers="always") <= 1e-4
+
+
+def test_random_graphs_do_form_line_buffered_groups():
+    """With line-buffers=always, a quarter of the seeds get line-buffered strip groups."""
+    arch = parse_arch_spec(ARCHS[0])
+    with_lines = 0
+    for s in SEEDS:
+        module, weights = import_model(random_graph(s), arch)
+        compile_module(module, arch, weights, line_buffers="always",
+                       disable=DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("npu-layer-group") + 1:])
+        with_lines += any(isinstance(k, KernelOp) and k.is_line_buffered for k in module.walk())
+    assert with_lines >= len(SEEDS) // 4, with_lines
 
 
 def test_random_graphs_do_form_strip_groups():

@@ -1,5 +1,6 @@
 // RUN: not npu-opt %s -p 'npu-tile,npu-layer-group{max-kernels=1}' 2>&1 | filecheck %s
 // RUN: not npu-opt %s -p npu-layer-group 2>&1 | filecheck %s --check-prefix=UNTILED
+// RUN: not npu-opt %s -p 'npu-tile,npu-layer-group{line-buffers=sometimes}' 2>&1 | filecheck %s --check-prefix=MODE
 
 // A group needs at least two kernels.
 builtin.module {
@@ -12,3 +13,6 @@ builtin.module {
 
 // Graph ops that npu-tile has not turned into kernels are named.
 // UNTILED: error: npu-layer-group: expected only npu_tile.kernel and constants (run npu-tile first) at 'npu_graph.relu' (ONNX node act)
+
+// An unknown line-buffers mode is named with the known ones.
+// MODE: error: npu-layer-group: line-buffers must be one of auto, always, never, got 'sometimes'
