@@ -503,9 +503,10 @@ class StripPlan:
         n = ceil(self.geometry.S / parts)
         steps = n + self.geometry.warm  # (warm-up strips store nothing)
         edge = min(n, self.geometry.mask_strips()) * self.masking  # (the edge strips are in the end parts)
-        # line buffers: SRAM-to-SRAM moves, at the full rate without DRAM bandwidth
-        moves = _loads(self.shifts, arch, arch.dram_bw) + sum(arch.dma_latency + ceil(b / arch.dram_bw)
-                                                               for b in self.inserts)
+        # line buffers: SRAM-to-SRAM moves, at the full rate without DRAM bandwidth; the new rows' moves
+        # are waited for, the shifts run while the rest of the strip computes
+        moves = sum(arch.dma_latency + ceil(b / arch.dram_bw) for b in self.inserts)
+        moves += max(0, _loads(self.shifts, arch, arch.dram_bw) - self.compute)
         if self.prefetch:  # the first strip's loads are exposed, then they hide behind compute
             body = load + steps * max(load, stall_for(self.strip_loads, arch, bw) + self.compute + moves) + n * store
         else:
