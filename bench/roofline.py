@@ -7,7 +7,9 @@ Per model: simulated cycles; roofline bound = max(MACs / (cores x cube MACs per
 cycle), (weights + inputs + outputs bytes) / dram_bw); their ratio; DRAM
 traffic over that minimum; the kernel bound over that minimum (the bytes if each
 fused kernel of `npu-fuse` moved its operands and results exactly once: only
-layer groups go below it, see `lowering/roofline.kernel_bytes`); cube utilisation; and the same model compiled op by
+layer groups go below it, see `lowering/roofline.kernel_bytes`); the group floor over
+that minimum (the fewest bytes of layer groups of consecutive kernels whose weights
+fit one core's SRAM, activations inside a group free: `fusion_floor_bytes`); cube utilisation; and the same model compiled op by
 op (no fusion, no layer groups, one core, no double buffering) with the speedup over it. Cycles
 are deterministic; the light models use seeded random weights (tests/zoo.py)."""
 
@@ -89,9 +91,9 @@ def main() -> int:
     arch, todo, out = bench_args(__doc__)
     one_core = replace(arch, cores=1)
     lines = [f"arch: {arch.spec()}; baseline: op by op (no fusion or layer groups), one core, no double buffering", "",
-             "| model | cycles | roofline | ratio | DRAM traffic / min | kernel bound / min | cube util "
-             "| baseline cycles | speedup |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| model | cycles | roofline | ratio | DRAM traffic / min | kernel bound / min | group floor / min "
+             "| cube util | baseline cycles | speedup |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     ratios, speedups = [], []
     t0 = time.time()
     for name, make in todo.items():
@@ -100,10 +102,11 @@ def main() -> int:
         b = simulate(model, inputs, one_core, disable=("npu-fuse", "npu-layer-group"), double_buffer=False)
         traffic = (r["dram_bytes_read"] + r["dram_bytes_written"]) / r["model_min_dram_bytes"]
         kernel_bound = r["kernel_min_dram_bytes"] / r["model_min_dram_bytes"]
+        floor = r["fusion_floor_dram_bytes"] / r["model_min_dram_bytes"]
         ratio, speedup = r["cycles"] / r["roofline_cycles"], b["cycles"] / r["cycles"]
         ratios.append(ratio)
         speedups.append(speedup)
-        lines.append(f"| {name} | {r['cycles']} | {r['roofline_cycles']} | {ratio:.2f} | {traffic:.2f} | {kernel_bound:.2f} "
+        lines.append(f"| {name} | {r['cycles']} | {r['roofline_cycles']} | {ratio:.2f} | {traffic:.2f} | {kernel_bound:.2f} | {floor:.2f} "
                      f"| {r['utilization']['cube']:.1%} | {b['cycles']} | {speedup:.2f} |")
         print(lines[-1], flush=True)
     gm = geomean

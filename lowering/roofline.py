@@ -6,7 +6,8 @@ a machine is max(MACs / (cores x cube MACs per cycle), bytes / dram_bw).
 `kernel_bytes` is a second, higher floor for schedules that keep the fused
 kernels of `npu-fuse` apart: every kernel reads each operand once and writes
 each result once, so every intermediate crosses DRAM twice. Only layer groups
-(intermediates kept in SRAM) move fewer bytes than it."""
+(intermediates kept in SRAM) move fewer bytes than it; `fusion_floor_bytes` is
+the floor of layer groups whose weights stay in one core's SRAM."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from math import ceil, prod
 
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.arch import Arch
 from npu_dialects.graph import ConcatOp, ConstantOp, Conv2dOp, GemmOp, MatMulOp, ReshapeOp, shape_of
@@ -21,6 +23,8 @@ from npu_dialects.graph import ConcatOp, ConstantOp, Conv2dOp, GemmOp, MatMulOp,
 MACS_ATTR = "npu.model_macs"
 BYTES_ATTR = "npu.model_min_bytes"
 KERNEL_BYTES_ATTR = "npu.kernel_min_bytes"
+FLOOR_BYTES_ATTR = "npu.fusion_floor_bytes"
+VIEWS = (ReshapeOp, ConcatOp)  # no kernel: a reshape views its operand, a concat's operands are written into it
 
 
 def op_macs(op) -> int:
@@ -64,21 +68,80 @@ def kernel_bytes(module: ModuleOp) -> int:
         if not isinstance(func, FuncOp) or not func.body.blocks:
             continue
         for op in func.body.block.ops:
-            if isinstance(op, (ConstantOp, ReturnOp, ReshapeOp, ConcatOp)):
+            if isinstance(op, (ConstantOp, ReturnOp, *VIEWS)):
                 continue
             operands = {v: None for v in op.operands}
             nbytes += sum(prod(shape_of(v)) * 4 for v in (*operands, *op.results))
     return nbytes
 
 
-def annotate(module: ModuleOp) -> None:
+def fusion_floor_bytes(module: ModuleOp, sram_bytes: int) -> int:
+    """A floor on the DRAM bytes of layer groups whose weights stay in one core's SRAM:
+    the fewest bytes over every split of each function's kernels (as `kernel_bytes`
+    counts them, in program order) into runs of consecutive kernels whose weights fit
+    `sram_bytes`, each run reading the values it uses from outside once and writing
+    the ones used after it once; activations inside a run cost nothing, however large.
+    (An intermediate between kernels whose weights do not fit together stays on chip
+    only if its weights stream in per strip and core: more bytes, not counted here.)"""
+    nbytes = 0
+    for func in module.ops:
+        if not isinstance(func, FuncOp) or not func.body.blocks:
+            continue
+        kernels = [op for op in func.body.block.ops if not isinstance(op, (ConstantOp, ReturnOp, *VIEWS))]
+        best: list[int] = [0]
+        for i in range(1, len(kernels) + 1):
+            weights: set[SSAValue] = set()
+            run: list[Operation] = []
+            costs = []
+            for j in range(i - 1, -1, -1):
+                run.insert(0, kernels[j])
+                weights.update(v for v in kernels[j].operands if isinstance(v.owner, ConstantOp))
+                if j < i - 1 and sum(_bytes(w) for w in weights) > sram_bytes:
+                    break  # (longer runs only hold more weights)
+                costs.append(best[j] + _run_bytes(run))
+            best.append(min(costs))
+        nbytes += best[-1]
+    return nbytes
+
+
+def _bytes(v: SSAValue) -> int:
+    return prod(shape_of(v)) * 4
+
+
+def _sources(v: SSAValue) -> list[SSAValue]:
+    """The kernel results, arguments or constants a value is (views looked through)."""
+    if isinstance(v.owner, VIEWS):
+        return [s for o in v.owner.operands for s in _sources(o)]
+    return [v]
+
+
+def _readers(v: SSAValue) -> list[Operation]:
+    """The kernels and returns reading a value (views looked through)."""
+    out = []
+    for u in v.uses:
+        op = u.operation
+        out += [r for res in op.results for r in _readers(res)] if isinstance(op, VIEWS) else [op]
+    return out
+
+
+def _run_bytes(run: list[Operation]) -> int:
+    """Bytes a run of kernels moves: what it reads from outside once, what is read after it once."""
+    inside = set(run)
+    ins = {s: None for k in run for v in k.operands for s in _sources(v) if s.owner not in inside}
+    outs = [r for k in run for r in k.results if any(o not in inside for o in _readers(r))]
+    return sum(_bytes(v) for v in (*ins, *outs))
+
+
+def annotate(module: ModuleOp, arch: Arch) -> None:
     """Record the model's work on the module (kept through lowering for reports),
-    and the DRAM bytes of its kernels taken one by one (`kernel_bytes`): call it
-    on the fused graph-level module, before layer groups form."""
+    the DRAM bytes of its kernels taken one by one (`kernel_bytes`) and the floor of
+    layer groups on `arch` (`fusion_floor_bytes`): call it on the fused graph-level
+    module, before layer groups form."""
     macs, nbytes = model_work(module)
     module.attributes[MACS_ATTR] = IntegerAttr(macs, i64)
     module.attributes[BYTES_ATTR] = IntegerAttr(nbytes, i64)
     module.attributes[KERNEL_BYTES_ATTR] = IntegerAttr(kernel_bytes(module), i64)
+    module.attributes[FLOOR_BYTES_ATTR] = IntegerAttr(fusion_floor_bytes(module, arch.sram_bytes), i64)
 
 
 def roofline_cycles(macs: int, nbytes: int, arch: Arch) -> int:

@@ -105,7 +105,7 @@ class Tile(ModulePass):
         arch = arch_of(op)
         object.__setattr__(self, "_memo", {})  # kernels with equal signatures share a search
         if MACS_ATTR not in op.attributes:
-            annotate(op)  # the model's work, for roofline reports after lowering
+            annotate(op, arch)  # the model's work, for roofline reports after lowering
         names = KernelNames()
         for func in op.ops:
             if not isinstance(func, FuncOp):

@@ -103,6 +103,9 @@ def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
     kernel_bytes = int_attr(module, "npu.kernel_min_bytes")
     if kernel_bytes is not None:  # every fused kernel moving its operands and results once, no layer groups
         facts["kernel_min_dram_bytes"] = kernel_bytes
+    floor = int_attr(module, "npu.fusion_floor_bytes")
+    if floor is not None:  # the fewest bytes of layer groups whose weights fit one core's SRAM
+        facts["fusion_floor_dram_bytes"] = floor
     sram_peak = [0] * arch.cores
     slots: set[int] = set()
     for task in module.walk():

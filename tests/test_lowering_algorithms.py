@@ -144,7 +144,7 @@ def test_kernel_bytes_counts_each_fused_kernel_once():
     once; the model minimum reads weights and inputs and writes outputs once."""
     from lowering.onnx_import import import_model
     from lowering.pipeline import DEFAULT_PIPELINE, compile_module
-    from lowering.roofline import kernel_bytes, model_work
+    from lowering.roofline import fusion_floor_bytes, kernel_bytes, model_work
     from tests import models
 
     module, weights = import_model(models.strip_chain())
@@ -155,3 +155,8 @@ def test_kernel_bytes_counts_each_fused_kernel_once():
     assert model_work(module)[1] == 4 * (x + w1 + w2 + y)  # the bias is a literal in the text
     # three kernels: conv+relu, max-pool, conv+relu; h1 and pooled cross DRAM twice each
     assert kernel_bytes(module) == 4 * (x + w1 + b1 + h1 + h1 + pooled + pooled + w2 + y)
+    # the layer-group floor: runs of consecutive kernels whose weights fit SRAM together
+    assert fusion_floor_bytes(module, 1 << 20) == 4 * (x + w1 + b1 + w2 + y)  # one run: all of it on chip
+    small = 4 * (w1 + b1) + 64  # conv+relu and the pool fit; adding the second conv's weights does not
+    assert fusion_floor_bytes(module, small) == 4 * (x + w1 + b1 + pooled + pooled + w2 + y)
+    assert fusion_floor_bytes(module, 64) == kernel_bytes(module)  # no two kernels' weights fit: none grouped

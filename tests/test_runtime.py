@@ -123,6 +123,7 @@ def test_report_has_roofline_memory_and_events():
     assert r["model_macs"] == 8 * 416_520
     assert r["roofline_cycles"] >= r["model_min_dram_bytes"] // r["arch"]["dram_bw"]
     assert r["kernel_min_dram_bytes"] > r["model_min_dram_bytes"]  # LeNet's kernels pass activations via DRAM
+    assert r["model_min_dram_bytes"] <= r["fusion_floor_dram_bytes"] < r["kernel_min_dram_bytes"]
     assert r["cycles"] >= r["roofline_cycles"] and r["roofline_ratio"] >= 1.0
     m = r["memory"]
     assert m["dram_lower_bound_bytes"] <= m["dram_arena_bytes"]
