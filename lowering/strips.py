@@ -395,15 +395,21 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
     last[y] = len(ops)  # (stored after the last op)
     root: dict[SSAValue, SSAValue] = {x: x}
     members: dict[SSAValue, list[SSAValue]] = {x: [x]}
+
+    def overwritable(i: int) -> SSAValue | None:
+        """An operand of elementwise op i whose buffer its result may take: of its type,
+        not line-buffered, read for the last time (every value sharing its buffer too)."""
+        op, r = ops[i], ops[i].results[0]
+        return next((o for o in ins[i] if o in root and o.type == r.type and not (o is x and op in g.x_side)
+                     and o not in g.rolled and all(last[m] <= i for m in members[root[o]])), None)
+
     for i, op in enumerate(ops):
         r = op.results[0]
         into = None
         if isinstance(op, ReshapeOp):
             into = ins[i][0]
-        elif isinstance(op, ElementwiseOp):
-            into = next((o for o in ins[i] if o in root and o.type == r.type and not (o is x and op in g.x_side)
-                         and o not in g.rolled and r not in g.rolled
-                         and all(last[m] <= i for m in members[root[o]])), None)
+        elif isinstance(op, ElementwiseOp) and r not in g.rolled:
+            into = overwritable(i)
         root[r] = root[into] if into is not None else r
         members.setdefault(root[r], []).append(r)
     slices: dict[SSAValue, tuple[SSAValue, int]] = {}  # class root -> (concat, byte offset)
@@ -428,13 +434,14 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
     for r in g.rolled:  # (held from strip to strip)
         first[r], span[r] = -1, len(ops) + 1
     fresh_in: dict[SSAValue, SSAValue] = {}  # an elementwise op's new rows overwrite an operand read last
-    for r in g.rolled:
+    for r in g.rolled:  # (a relu the pool-first order defers must: its new rows are then its operand's)
         i = index.get(r)
-        if i is not None and isinstance(ops[i], ElementwiseOp):
-            o = next((o for o in ins[i] if o in root and root[o] is not x and o not in g.rolled and o.type == r.type
-                      and root[o] not in slices and all(last[m] <= i for m in members[root[o]])), None)
-            if o is not None:
-                fresh_in[r] = root[o]
+        o = overwritable(i) if i is not None and isinstance(ops[i], ElementwiseOp) else None
+        if o is not None and root[o] is not x and root[o] not in slices:
+            fresh_in[r] = root[o]
+    deferred = {relu.results[0] for _, relu in pooled_epilogues(ops, canon).values() if relu is not None}
+    if any(r in g.rolled and r not in fresh_in for r in deferred):
+        return None  # (a deferred relu computes nothing: its new rows must be its operand's)
     bufs: list[tuple[object, int, int, int]] = [(r, prod(strip_shape(g, r)) * F32, first[r], span[r])
                                                 for r in members if r is not x and r not in slices]
     bufs += [(("fresh", r), prod(computed_shape(g, r)) * F32, index[r], index[r])
