@@ -44,8 +44,8 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
 from lowering.groups import contiguous_slice, plan_group
-from lowering.strips import (NEG, WINDOWED, StripPlan, computed_shape, plan_strip_height, pooled_epilogues,
-                             side_inputs, strip_input, strip_shape)
+from lowering.strips import (NEG, WINDOWED, StripPlan, computed_shape, line_bufferable, plan_strip_height,
+                             pooled_epilogues, side_inputs, strip_geometry, strip_input, strip_shape)
 from lowering.taskgraph import span
 from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, align_up, matmul_views,
                              split_kernel, with_epilogue)
@@ -711,6 +711,13 @@ def strip_plan_of(k: KernelOp, arch: Arch) -> StripPlan:
                           "ops over one input")
     plan = plan_strip_height(ops, x, k.tile_sizes[0], arch, prefetch=k.is_double_buffered,
                              rolling=k.is_line_buffered)
+    if plan is None and k.is_line_buffered:
+        if not line_bufferable(ops):
+            raise TilingError("line_buffer: a strip group with a concat or a reshape cannot line-buffer")
+        g = strip_geometry(ops, x, k.tile_sizes[0], rolling=True)
+        if g is not None and not g.rolled:
+            raise TilingError(f"line_buffer: no value of strips of {k.tile_sizes[0]} rows shares rows with the next "
+                              "strip")
     if plan is None:
         if k.is_double_buffered and plan_strip_height(ops, x, k.tile_sizes[0], arch) is not None:
             raise TilingError("a reshape views the strip input: its buffer cannot alternate")

@@ -1,4 +1,5 @@
-// RUN: not npu-opt %s -p npu-bufferize 2>&1 | filecheck %s
+// RUN: not npu-opt %s --split-input-file -p npu-bufferize 2>&1 | filecheck %s
+// RUN: npu-opt %s --split-input-file --verify-diagnostics -p npu-bufferize | filecheck %s --check-prefix=DIAG
 
 // A strip group (loops "h") whose ops are not a chain: the second op reads a tensor
 // that varies over H besides the running one.
@@ -14,3 +15,39 @@ builtin.module {
   }
 }
 // CHECK: error: npu-bufferize: kernel 'g': a strip group must be conv, pool, elementwise, channel-shuffle and channel-concat ops over one input at 'npu_tile.kernel' (ONNX node g)
+// DIAG: error: npu-bufferize: kernel 'g': a strip group must be conv, pool
+
+
+// -----
+
+// A line-buffered strip group with a concat computed in channel ranges (a fire module).
+builtin.module {
+  func.func @main(%x: tensor<1x4x8x8xf32>, %w1: tensor<4x4x1x1xf32>, %w3: tensor<4x4x3x3xf32>) -> tensor<1x8x8x8xf32> {
+    %r = npu_tile.kernel "fire"(%x, %w1, %w3) {kind = "group", loops = "h", tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, line_buffer} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4x4x3x3xf32>) -> tensor<1x8x8x8xf32> {
+    ^bb0(%a: tensor<1x4x8x8xf32>, %b: tensor<4x4x1x1xf32>, %c: tensor<4x4x3x3xf32>):
+      %s = npu_graph.conv2d %a, %b : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+      %t = npu_graph.conv2d %a, %c {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
+      %y = npu_graph.concat %s, %t {axis = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x8x8x8xf32>
+      npu_tile.yield %y : tensor<1x8x8x8xf32>
+    } loc("fire")
+    func.return %r : tensor<1x8x8x8xf32>
+  }
+}
+// DIAG: error: npu-bufferize: kernel 'fire': line_buffer: a strip group with a concat or a reshape cannot line-buffer at 'npu_tile.kernel' (ONNX node fire)
+
+// -----
+
+// A line-buffered strip group whose strips share no rows (1x1 convs only).
+builtin.module {
+  func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
+    %r = npu_tile.kernel "pointwise"(%x, %w) {kind = "group", loops = "h", tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, line_buffer} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
+    ^bb0(%a: tensor<1x4x8x8xf32>, %b: tensor<4x4x1x1xf32>):
+      %s = npu_graph.conv2d %a, %b : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+      %t = npu_graph.relu %s : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+      %y = npu_graph.conv2d %t, %b : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+      npu_tile.yield %y : tensor<1x4x8x8xf32>
+    } loc("pointwise")
+    func.return %r : tensor<1x4x8x8xf32>
+  }
+}
+// DIAG: error: npu-bufferize: kernel 'pointwise': line_buffer: no value of strips of 4 rows shares rows with the next strip at 'npu_tile.kernel' (ONNX node pointwise)
