@@ -417,6 +417,10 @@ class StripBuilder:
             self.offset += align_up(prod(shape) * 4, self.arch.align)
         key = (offset, tuple(shape))
         if key not in self.views:
+            end = offset + prod(shape) * 4
+            if end > self.arch.sram_bytes:  # (the plan's accounting and the buffers disagree: a bug, said so)
+                raise TilingError(f"strip buffers reach byte {end} of sram_bytes={self.arch.sram_bytes} "
+                                  f"(planned {self.plan.sram_bytes})")
             self.views[key] = self.em.add(SramOp(sram_type(shape), offset)).results[0]
         return self.views[key]
 
@@ -469,6 +473,12 @@ class StripBuilder:
                 views[r] = [self.sram(strip_shape(g, r), xin[0].owner.offset.value.data)]
         # a line-buffered value's op writes its new rows apart; they move into its buffer's last rows
         fresh = {r: self.sram(computed_shape(g, r), base + off) for r, off in plan.buffers.fresh.items()}
+        # an elementwise op reading part of a wider value reads a copy of those rows
+        local = {key: self.sram(computed_shape(g, key[0].results[0]), base + off)
+                 for key, off in plan.buffers.local.items()}
+
+        def lead(e: Emitter, v: SSAValue) -> list[SSAValue]:
+            return [e.const(0)] * (len(shape_of(v)) - 2)
         args = {op: [self.const(o) if o in self.held else None for o in op.operands]
                 for op in ops if isinstance(op, ElementwiseOp)}
         bias = {op: self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias])
@@ -563,7 +573,13 @@ class StripBuilder:
                     e.add(ApplyOp(op.name, dict(op.attributes), [at(op.operands[0])], out))
                 elif isinstance(op, ElementwiseOp) and op not in deferred:  # (a deferred relu follows the pool)
                     ins = [pick(e, odd, [side[k][(op, i)] for k in range(slots)]) if (op, i) in side[0]
-                           else (at(v) if c is None else c) for i, (c, v) in enumerate(zip(args[op], op.operands))]
+                           else local.get((op, v)) or (at(v) if c is None else c)
+                           for i, (c, v) in enumerate(zip(args[op], op.operands))]
+                    copies = [e.add(CopyOp(at(v), lead(e, v) + [e.const(first), zero], local[(op, v)],
+                                           lead(e, v) + [zero, zero], computed_shape(g, res))).results[0]
+                              for (o, v), first in g.local.items() if o is op]  # (rows of a wider value)
+                    for t in copies:
+                        e.add(WaitOp(t))
                     e.add(EltwiseOp(op.FN, ins, out))
                 # (a reshape views its operand; a concat's operands were computed into it)
                 if res in g.masked:  # only in the strips that hold rows outside the tensor

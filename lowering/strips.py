@@ -22,8 +22,9 @@ op needs.
 of every value (`StripGeometry`), from `y`'s [T*s, T*s + T) back through each op's
 receptive field (the halos, which neighbouring strips compute again). A value with
 several readers holds the union of the rows they need; a conv or pool may read the
-middle of it (negative pads crop the strip), any other reader must need exactly its
-rows. Every strip has the same shapes, so the task is one loop over strips; rows a
+middle of it (negative pads crop the strip), an elementwise op reads a copy of the
+rows it needs (an SRAM-to-SRAM DMA: a residual add next to a 3x3 conv path), any
+other reader must need exactly its rows. Every strip has the same shapes, so the task is one loop over strips; rows a
 strip holds outside a tensor are made what the consumer's padding would read: the
 DMA fills them for `x` (0 for a conv, -3.4e38 for a pool) and a per-row mask
 multiplies them to 0 (then adds -3.4e38 for a pool) for an intermediate
@@ -211,6 +212,9 @@ class StripGeometry:
     crop: dict[Operation, tuple[int, int]] = field(default_factory=dict)
     x_side: set[Operation] = field(default_factory=set)  # elementwise ops re-loading x at their rows
     rolled: set[SSAValue] = field(default_factory=set)  # line-buffered values (see `computed`)
+    # (elementwise op, inner value it reads at fewer rows than the value holds) -> the first row
+    # it reads in the value's strip buffer: those rows are copied out for it (SRAM to SRAM)
+    local: dict[tuple[Operation, SSAValue], int] = field(default_factory=dict)
     warm: int = 0  # strips a task runs before its first one to fill the line buffers
 
     def computed(self, v: SSAValue) -> tuple[int, int, int]:
@@ -253,7 +257,8 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
     """Rows per strip of every value of strip group `ops` (input `x`) for strips of T
     output rows, or None when the readers of a value disagree: a value holds the union of
     the rows its readers need (one step A for all); a conv or pool may read the middle of
-    it (`crop`), any other reader needs exactly its rows.
+    it (`crop`), an elementwise op may read part of an inner value (its rows are copied
+    out for it, `local`), any other reader needs exactly its rows.
 
     `rolling` line-buffers every value whose consecutive strips overlap (it holds more
     rows R than the step A, `rolled`): a strip moves the R - A rows it shares with the
@@ -301,7 +306,9 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
                     # for rows outside its result; -3.4e38 must not reach arithmetic unmasked)
                     pads.add(float("-inf") if isinstance(op, MaxPoolOp) else NAN_PAD if _nan_padded(op) else 0.0)
             elif (c, r) != (lo, hi - lo):
-                return False
+                if v is x or not isinstance(op, ElementwiseOp):
+                    return False
+                g.local[(op, v)] = c - lo  # (a residual reading the middle of a value a conv path widened)
         for pad, kind in ((float("-inf"), MaxPoolOp), (NAN_PAD, AvgPoolOp)):
             if pad in pads and (len(pads) > 1 or any(not isinstance(o, kind) for o, _ in nd)):
                 return False  # (rows padded for a pool would poison any other reader)
@@ -373,6 +380,7 @@ class StripBuffers:
     area: int
     x_viewed: bool
     fresh: dict[SSAValue, int] = field(default_factory=dict)  # line-buffered value -> its new rows' buffer
+    local: dict[tuple[Operation, SSAValue], int] = field(default_factory=dict)  # rows copied out (`local`)
 
 
 def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch) -> StripBuffers | None:
@@ -398,10 +406,11 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
 
     def overwritable(i: int) -> SSAValue | None:
         """An operand of elementwise op i whose buffer its result may take: of its type,
-        not line-buffered, read for the last time (every value sharing its buffer too)."""
+        not line-buffered, read whole, for the last time (every value sharing its buffer too)."""
         op, r = ops[i], ops[i].results[0]
         return next((o for o in ins[i] if o in root and o.type == r.type and not (o is x and op in g.x_side)
-                     and o not in g.rolled and all(last[m] <= i for m in members[root[o]])), None)
+                     and o not in g.rolled and (op, o) not in g.local
+                     and all(last[m] <= i for m in members[root[o]])), None)
 
     for i, op in enumerate(ops):
         r = op.results[0]
@@ -446,6 +455,8 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
                                                 for r in members if r is not x and r not in slices]
     bufs += [(("fresh", r), prod(computed_shape(g, r)) * F32, index[r], index[r])
              for r in g.rolled if r is not x and r not in fresh_in]
+    bufs += [(("local", op, v), prod(computed_shape(g, op.results[0])) * F32, index[op.results[0]],
+              index[op.results[0]]) for op, v in g.local]
     fit = fit_lifetimes(bufs, arch.align, arch.sram_bytes)
     if fit is None:
         return None
@@ -462,7 +473,7 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
     offset = {v: at(root[v]) for v in root}
     viewed = any(isinstance(op, ReshapeOp) and root[ins[i][0]] is x for i, op in enumerate(ops))
     fresh = {r: base[fresh_in[r]] if r in fresh_in else base[("fresh", r)] for r in g.rolled if r is not x}
-    return StripBuffers(offset, area, viewed, fresh)
+    return StripBuffers(offset, area, viewed, fresh, {key: base[("local", *key)] for key in g.local})
 
 
 @dataclass
@@ -569,8 +580,8 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
                 once.append(o)
     sizes = [prod(shape_of(o)) * F32 for o in once]
     # per slot (two with prefetch): what is loaded per strip - the input, side inputs, masks
-    loads = [prod(computed_shape(g, x)) * F32] + side + [g.computed(v)[2] * F32 * (2 if pad else 1)
-                                                       for v, pad in g.masked.items()]
+    loads = [prod(computed_shape(g, x)) * F32] + side + [g.computed(v)[2] * F32 for v, pad in g.masked.items()
+                                                       for _ in range(2 if pad else 1)]  # (a pool's mask: two)
     lanes = arch.vector_lanes
     compute = sum(op_cycles(op, arch, computed_shape(g, op.results[0])) or 0
                   for op in ops if not isinstance(op, ConcatOp))  # (a concat's operands are computed in place)
@@ -586,6 +597,7 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     row_bytes = {v: prod(strip_shape(g, v)) * F32 // g.rows[v][2] for v in g.rolled}
     shifts = [row_bytes[v] * (g.rows[v][2] - g.rows[v][0]) for v in g.rolled]
     inserts = [row_bytes[v] * g.rows[v][0] for v in g.rolled if v is not x]
+    inserts += [prod(computed_shape(g, op.results[0])) * F32 for op, _ in g.local]  # (copied like new rows)
     plans = dict(none)
     for prefetch in modes:
         sram = fixed + (2 if prefetch else 1) * slot

@@ -192,6 +192,20 @@ def dense_layer(c_in: int = 48, width: int = 32, growth: int = 8, h: int = 24, o
     return g.model("dense_layer", {"x": [1, c_in, h, h]}, {"y": [1, growth, h, h]}, opset)
 
 
+def widened_residual(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """x[1, 8, 24, 24] -> conv 1x1 (a) -> conv 3x3 pad 1 (b) -> add(a, b) -> relu ->
+    max-pool 3x3/2 -> y: in a strip group the 3x3 conv widens the rows a holds, and the
+    add reads a copy of the middle ones (`StripGeometry.local`)."""
+    g = _Graph(seed=7)
+    a = g.node("Conv", ["x", g.weight("c1.weight", (8, 8, 1, 1))], "/c1/Conv_output_0", name="/c1/Conv",
+               kernel_shape=[1, 1], pads=[0] * 4, strides=[1, 1])
+    b = g.node("Conv", [a, g.weight("c3.weight", (8, 8, 3, 3))], "/c3/Conv_output_0", name="/c3/Conv",
+               kernel_shape=[3, 3], pads=[1] * 4, strides=[1, 1])
+    h = _relu(g, g.node("Add", [a, b], "/add/Add_output_0", name="/add/Add"), 0)
+    g.node("MaxPool", [h], "y", name="/pool/MaxPool", kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2])
+    return g.model("widened_residual", {"x": [1, 8, 24, 24]}, {"y": [1, 8, 12, 12]}, opset)
+
+
 def strip_chain(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """x[1, 8, 32, 32] -> conv 3x3 pad 1 (16) + bias -> relu -> max-pool 3x3/2 pad 1 ->
     conv 3x3 pad 1 (16) -> relu -> y[1, 16, 16, 16]: with a small SRAM its layers run

@@ -50,9 +50,9 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
 
 // -----
 
-// Must not fire: the add reads %a at the rows of its output, the 3x3 conv reads %a
-// with a halo - computed inside a group, one strip buffer cannot serve both, so no
-// group holds c1, c3 and the add. With %a as a group's input the add re-loads it.
+// The add reads %a at the rows of its output, the 3x3 conv reads %a with a halo: %a
+// holds the rows of both and the add reads a copy of its middle rows (an SRAM-to-SRAM
+// DMA, `StripGeometry.local`), so c1, c3, the add and the pool are one group.
 builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   func.func @main(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x8x8xf32> {
     %w1 = npu_graph.constant {weight = "w1"} : tensor<8x8x1x1xf32>
@@ -65,8 +65,35 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   }
 }
 // CHECK-LABEL: func.func @main
+// CHECK:       %p = npu_tile.kernel "c1..pool"(%x, %w1, %w3) {kind = "group", loops = "h"
+// CHECK-NEXT:  ^{{.*}}(%[[X:.*]]: tensor<1x8x16x16xf32>, %[[W1:.*]]: tensor<8x8x1x1xf32>, %[[W3:.*]]: tensor<8x8x3x3xf32>):
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.conv2d %[[X]], %[[W1]]
+// CHECK-NEXT:    %[[B:.*]] = npu_graph.conv2d %[[A]], %[[W3]]
+// CHECK-NEXT:    %[[S:.*]] = npu_graph.add %[[A]], %[[B]]
+// CHECK-NEXT:    %[[P:.*]] = npu_graph.maxpool %[[S]]
+
+// -----
+
+// Must not fire: an LRN reads %a at the rows of its output while the 3x3 conv reads %a
+// with a halo - only convs and pools crop a strip buffer and only elementwise ops read
+// a copy of part of it, so no group holds c1 and the LRN; c1 and c3 stay kernels and
+// the LRN, add and pool form a group over %a.
+builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
+  func.func @main(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x8x8xf32> {
+    %w1 = npu_graph.constant {weight = "w1"} : tensor<8x8x1x1xf32>
+    %w3 = npu_graph.constant {weight = "w3"} : tensor<8x8x3x3xf32>
+    %a = npu_graph.conv2d %x, %w1 : (tensor<1x8x16x16xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x16x16xf32> loc("c1")
+    %b = npu_graph.conv2d %a, %w3 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> loc("c3")
+    %l = npu_graph.lrn %a {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> loc("lrn")
+    %s = npu_graph.add %l, %b : (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> loc("add")
+    %p = npu_graph.maxpool %s {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x16x16xf32>) -> tensor<1x8x8x8xf32> loc("pool")
+    func.return %p : tensor<1x8x8x8xf32>
+  }
+}
+// CHECK-LABEL: func.func @main
 // CHECK:       %a = npu_tile.kernel "c1"(%x, %w1) {kind = "conv2d"
-// CHECK:       npu_tile.kernel "c3..pool"(%a, %w3) {kind = "group", loops = "h"
+// CHECK:       %b = npu_tile.kernel "c3"(%a, %w3) {kind = "conv2d"
+// CHECK:       %p = npu_tile.kernel "lrn..pool"(%a, %b) {kind = "group", loops = "h"
 
 // -----
 
