@@ -301,7 +301,7 @@ class LayerGroup(ModulePass):
         if isinstance(plan, StripChoice):
             sp, g = plan.plan, plan.plan.geometry
             shape = dict(loops=["h"], tile=[g.T], grid=[g.S], double_buffer=sp.prefetch, sram_bytes=sp.sram_bytes,
-                         predicted_cycles=plan.span, dram_bytes=sp.dram_bytes, parts=plan.parts,
+                         predicted_cycles=plan.span, dram_bytes=sp.dram_bytes_on(plan.parts), parts=plan.parts,
                          line_buffer=sp.rolling)
         else:
             shape = dict(loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,

@@ -502,8 +502,14 @@ class StripPlan:
 
     @property
     def dram_bytes(self) -> int:
+        return self.dram_bytes_on(1)
+
+    def dram_bytes_on(self, parts: int) -> int:
+        """DRAM bytes with the strips split over `parts` tasks: each loads the constants
+        and runs its own warm-up strips."""
         g = self.geometry
-        return sum(self.once_loads) + (g.S + g.warm) * sum(self.strip_loads) + g.S * self.store
+        return parts * (sum(self.once_loads) + g.warm * sum(self.strip_loads)) + g.S * (sum(self.strip_loads)
+                                                                                     + self.store)
 
     @property
     def cycles(self) -> int:
