@@ -15,8 +15,8 @@ concat's strip buffer: the concat moves nothing), and
 elementwise ops whose other operands are constant over H and W (weights, biases,
 per-channel constants) or are *side inputs*: tensors from outside the group of the
 result's shape (a residual; also the group's input itself where an elementwise op
-reads it at other rows than the strip holds), loaded per strip with the rows the
-op needs.
+reads it at rows the strip does not hold for its other readers), loaded per strip
+with the rows the op needs.
 
 `y` is cut into strips of `T` rows; strip `s` holds rows [A*s + c0, A*s + c0 + R)
 of every value (`StripGeometry`), from `y`'s [T*s, T*s + T) back through each op's
@@ -149,7 +149,8 @@ def strip_input(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue] | None
 def side_inputs(op: Operation, g: "StripGeometry", canon: dict[SSAValue, SSAValue]) -> list[int]:
     """Indices of an elementwise op's operands that are side inputs (loaded per strip):
     tensors from outside the group of the result's type, and the group input where
-    the op reads it at other rows than the strip holds (`StripGeometry.x_side`)."""
+    the op reads it at rows the strip does not hold for its other readers
+    (`StripGeometry.x_side`; rows it does hold are copied, `StripGeometry.local`)."""
     if not isinstance(op, ElementwiseOp):
         return []
     t = op.results[0].type
@@ -161,8 +162,8 @@ def pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
                      ) -> dict[Operation, tuple[Conv2dOp, ReluOp | None]]:
     """Max-pools a strip computes before the bias and relu of the conv feeding them:
     pool -> (that conv, the relu between them or None), for a conv whose result only a
-    relu reads, or only the pool, and that relu only the pool. A max-pool commutes with adding a per-channel constant and
-    with relu (both monotone; exact in f32), so the bias add and the relu run on the
+    relu reads, or only the pool, and that relu only the pool. A max-pool commutes with
+    adding a per-channel constant and with relu (both monotone; exact in f32), so the bias add and the relu run on the
     pooled rows - a fraction of the conv's (a CNN stem: conv + BN + ReLU + max-pool)."""
     readers: dict[SSAValue, list[Operation]] = {}
     for op in ops:
@@ -210,7 +211,7 @@ class StripGeometry:
     masked: dict[SSAValue, float] = field(default_factory=dict)
     x_pad: float = 0.0
     crop: dict[Operation, tuple[int, int]] = field(default_factory=dict)
-    x_side: set[Operation] = field(default_factory=set)  # elementwise ops re-loading x at their rows
+    x_side: set[Operation] = field(default_factory=set)  # elementwise ops re-loading x at rows it lacks
     rolled: set[SSAValue] = field(default_factory=set)  # line-buffered values (see `computed`)
     # (elementwise op, inner value it reads at fewer rows than the value holds) -> the first row
     # it reads in the value's strip buffer: those rows are copied out for it (SRAM to SRAM)
@@ -282,13 +283,12 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
 
     def settle(v: SSAValue) -> bool:
         nd = needs.get(v, [])
-        if v is x:  # an elementwise op reading x at other rows than the rest (a residual) loads its own
+        if v is x:  # an elementwise op reading x at rows the rest do not hold (a residual) loads its own
             rest = [(op, n) for op, n in nd if not isinstance(op, ElementwiseOp)]
             if rest and len({a for _, (a, _, _) in rest}) == 1:
-                lo, hi = min(c for _, (_, c, _) in rest), max(c + r for _, (_, c, r) in rest)
-                want = (rest[0][1][0], lo, hi - lo)
-                g.x_side = {op for op, n in nd if isinstance(op, ElementwiseOp) and n != want
-                            and op.results[0].type == x.type}
+                a, lo, hi = rest[0][1][0], min(c for _, (_, c, _) in rest), max(c + r for _, (_, c, r) in rest)
+                g.x_side = {op for op, (b, c, r) in nd if isinstance(op, ElementwiseOp)
+                            and op.results[0].type == x.type and (b != a or c < lo or c + r > hi)}
                 nd = [(op, n) for op, n in nd if op not in g.x_side]
         if len({a for _, (a, _, _) in nd}) != 1:
             return False
@@ -306,7 +306,7 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
                     # for rows outside its result; -3.4e38 must not reach arithmetic unmasked)
                     pads.add(float("-inf") if isinstance(op, MaxPoolOp) else NAN_PAD if _nan_padded(op) else 0.0)
             elif (c, r) != (lo, hi - lo):
-                if v is x or not isinstance(op, ElementwiseOp):
+                if not isinstance(op, ElementwiseOp):
                     return False
                 g.local[(op, v)] = c - lo  # (a residual reading the middle of a value a conv path widened)
         for pad, kind in ((float("-inf"), MaxPoolOp), (NAN_PAD, AvgPoolOp)):

@@ -206,6 +206,23 @@ def widened_residual(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return g.model("widened_residual", {"x": [1, 8, 24, 24]}, {"y": [1, 8, 12, 12]}, opset)
 
 
+def bottleneck(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """A ResNet bottleneck: x[1, 16, 24, 24] -> conv 1x1 (8) -> relu -> conv 3x3 pad 1 (8)
+    -> relu -> conv 1x1 (16) -> add(x) -> relu -> y. In a strip group the add reads x at
+    rows the convs' strip holds (a copy of them), or - with line buffers, where the first
+    conv computes only the strip's new rows - rows it does not (re-loaded as a side input)."""
+    g = _Graph(seed=8)
+    h = _relu(g, g.node("Conv", ["x", g.weight("c1.weight", (8, 16, 1, 1))], "/c1/Conv_output_0", name="/c1/Conv",
+                        kernel_shape=[1, 1], pads=[0] * 4, strides=[1, 1]), 0)
+    h = _relu(g, g.node("Conv", [h, g.weight("c2.weight", (8, 8, 3, 3))], "/c2/Conv_output_0", name="/c2/Conv",
+                        kernel_shape=[3, 3], pads=[1] * 4, strides=[1, 1]), 1)
+    h = g.node("Conv", [h, g.weight("c3.weight", (16, 8, 1, 1))], "/c3/Conv_output_0", name="/c3/Conv",
+               kernel_shape=[1, 1], pads=[0] * 4, strides=[1, 1])
+    _relu(g, g.node("Add", [h, "x"], "/add/Add_output_0", name="/add/Add"), 2)
+    g.nodes[-1].output[0] = "y"
+    return g.model("bottleneck", {"x": [1, 16, 24, 24]}, {"y": [1, 16, 24, 24]}, opset)
+
+
 def strip_chain(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """x[1, 8, 32, 32] -> conv 3x3 pad 1 (16) + bias -> relu -> max-pool 3x3/2 pad 1 ->
     conv 3x3 pad 1 (16) -> relu -> y[1, 16, 16, 16]: with a small SRAM its layers run

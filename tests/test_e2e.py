@@ -54,16 +54,16 @@ def test_each_fusion_rule_off_keeps_numerics(model, rule):
 def test_strip_groups_match_onnxruntime(arch):
     """Small SRAMs turn the chain, the shuffle unit (channel shuffle, residual side
     input), the fire modules (branches joined by a concat), the LRN stem, a DenseNet
-    transition and an Inception pool branch (average pools), and a residual add reading
-    the middle rows of a value a 3x3 conv widened into strip groups (one core or split
-    over cores)."""
+    transition and an Inception pool branch (average pools), and residual adds reading
+    the middle rows of a value a 3x3 conv widened or of the group input (a bottleneck)
+    into strip groups (one core or split over cores)."""
     from lowering.onnx_import import import_model
     from lowering.pipeline import compile_module
     from npu_dialects.arch import parse_arch_spec
     from npu_dialects.task import TaskOp
 
     for make in (models.strip_chain, models.shuffle_unit, models.fire_modules, models.lrn_stem, models.transition,
-                 models.pool_branch, models.widened_residual):
+                 models.pool_branch, models.widened_residual, models.bottleneck):
         assert max_abs_error(make(), arch) <= 1e-4
         a = parse_arch_spec(arch)
         module, weights = import_model(make(), a)
@@ -102,6 +102,7 @@ def test_line_buffered_strip_groups_match_onnxruntime():
     for make, arch in ((models.strip_chain, "default,sram_bytes=32768"), (models.lrn_stem, "default,sram_bytes=32768"),
                        (models.shuffle_unit, "default,sram_bytes=32768"), (models.pool_branch, "default,sram_bytes=32768"),
                        (models.widened_residual, "default,sram_bytes=16384"),
+                       (models.bottleneck, "default,sram_bytes=24576"),
                        (lambda: batched, "default,sram_bytes=65536"),
                        (models.strip_chain, "default,sram_bytes=65536,cores=3")):
         assert _line_buffered(make(), arch, line_buffers="always"), (make, arch)
