@@ -477,8 +477,11 @@ class StripBuilder:
         local = {key: self.sram(computed_shape(g, key[0].results[0]), base + off)
                  for key, off in plan.buffers.local.items()}
 
-        def lead(e: Emitter, v: SSAValue) -> list[SSAValue]:
-            return [e.const(0)] * (len(shape_of(v)) - 2)
+        def row_at(e: Emitter, v: SSAValue, row: int | SSAValue) -> list[SSAValue]:
+            """Offsets into a strip buffer (or tensor) of v at `row` of its H dim, 0 elsewhere."""
+            zero = e.const(0)
+            return [zero] * (len(shape_of(v)) - 2) + [e.const(row) if isinstance(row, int) else row, zero]
+
         args = {op: [self.const(o) if o in self.held else None for o in op.operands]
                 for op in ops if isinstance(op, ElementwiseOp)}
         bias = {op: self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias])
@@ -491,14 +494,13 @@ class StripBuilder:
             def rows_of(v: SSAValue) -> list[SSAValue]:
                 a, c0, _ = g.computed(v)
                 first = e.mul_c(s, a)
-                first = e.add_i(first, e.const(c0)) if c0 else first
-                return [zero] * (len(shape_of(v)) - 2) + [first, zero]
+                return row_at(e, v, e.add_i(first, e.const(c0)) if c0 else first)
 
             toks = [e.add(CopyOp(self.dram[x], rows_of(x), xin[k], new_rows(e, x), computed_shape(g, x),
                                  pad_value=g.x_pad)).results[0]]
             for (o, i), sram in side[k].items():
                 r = o.results[0]
-                toks.append(e.add(CopyOp(self.dram[o.operands[i]], rows_of(r), sram, [zero] * len(shape_of(r)),
+                toks.append(e.add(CopyOp(self.dram[o.operands[i]], rows_of(r), sram, row_at(e, r, 0),
                                          computed_shape(g, r), pad_value=0.0)).results[0])
             for v, drams in mask_dram.items():
                 off = e.mul_c(e.add_i(s, e.const(g.warm)) if g.warm else s, g.rows[v][0])
@@ -509,9 +511,8 @@ class StripBuilder:
 
         def new_rows(e: Emitter, v: SSAValue) -> list[SSAValue]:
             """Where in v's strip buffer the rows a strip computes (or loads) go: its last ones."""
-            zero = e.const(0)
             a, _, r = g.rows[v]
-            return [zero] * (len(shape_of(v)) - 2) + [e.const(r - a if v in g.rolled else 0), zero]
+            return row_at(e, v, r - a if v in g.rolled else 0)
 
         rolled = sorted(g.rolled, key=lambda v: -1 if v is x else ops.index(v.owner))
         last_read = {v: max(i for i, op in enumerate(ops) if v in op.operands) for v in rolled}
@@ -522,11 +523,9 @@ class StripBuilder:
             strip's new rows land)."""
             a, _, r = g.rows[v]
             buf = xin[0] if v is x else views[v][0]
-            zero = e.const(0)
-            lead = [zero] * (len(shape_of(v)) - 2)
             size = list(strip_shape(g, v))
             size[-2] = r - a
-            return e.add(CopyOp(buf, lead + [e.const(a), zero], buf, lead + [zero, zero], size)).results[0]
+            return e.add(CopyOp(buf, row_at(e, v, a), buf, row_at(e, v, 0), size)).results[0]
 
         pooled = pooled_epilogues(ops, {})  # max-pool -> (conv, relu): their bias and relu follow it
         deferred = {o for pair in pooled.values() for o in pair if o is not None}
@@ -575,8 +574,8 @@ class StripBuilder:
                     ins = [pick(e, odd, [side[k][(op, i)] for k in range(slots)]) if (op, i) in side[0]
                            else local.get((op, v)) or (at(v) if c is None else c)
                            for i, (c, v) in enumerate(zip(args[op], op.operands))]
-                    copies = [e.add(CopyOp(at(v), lead(e, v) + [e.const(first), zero], local[(op, v)],
-                                           lead(e, v) + [zero, zero], computed_shape(g, res))).results[0]
+                    copies = [e.add(CopyOp(at(v), row_at(e, v, first), local[(op, v)], row_at(e, v, 0),
+                                           computed_shape(g, res))).results[0]
                               for (o, v), first in g.local.items() if o is op]  # (rows of a wider value)
                     for t in copies:
                         e.add(WaitOp(t))
@@ -600,7 +599,7 @@ class StripBuilder:
                         e.add(scf.IfOp(edge, [], Region(then_b)))
                 if res in fresh:
                     e.add(WaitOp(moving[res]))
-                    e.add(WaitOp(e.add(CopyOp(out, [zero] * len(shape_of(res)), at(res), new_rows(e, res),
+                    e.add(WaitOp(e.add(CopyOp(out, row_at(e, res, 0), at(res), new_rows(e, res),
                                               computed_shape(g, res))).results[0]))
                 for v in rolled:
                     if ops[last_read[v]] is op:
