@@ -48,14 +48,21 @@ def model_work(module: ModuleOp) -> tuple[int, int]:
         if not isinstance(func, FuncOp) or not func.body.blocks:
             continue
         block = func.body.block
-        nbytes += sum(prod(shape_of(a)) * 4 for a in block.args)
+        nbytes += sum(_bytes(a) for a in block.args)
         for op in func.walk():
             macs += op_macs(op)
             if isinstance(op, ConstantOp) and op.weight is not None:
-                nbytes += prod(shape_of(op.result)) * 4
+                nbytes += _bytes(op.result)
             if isinstance(op, ReturnOp) and op.parent_op() is func:
-                nbytes += sum(prod(shape_of(v)) * 4 for v in op.operands)
+                nbytes += sum(_bytes(v) for v in op.operands)
     return macs, nbytes
+
+
+def _kernels(module: ModuleOp) -> list[list[Operation]]:
+    """Per function of `module`, its top-level ops that run as kernels (a fused kernel or a
+    lone graph op) in program order: constants, returns and views move nothing."""
+    return [[op for op in func.body.block.ops if not isinstance(op, (ConstantOp, ReturnOp, *VIEWS))]
+            for func in module.ops if isinstance(func, FuncOp) and func.body.blocks]
 
 
 def kernel_bytes(module: ModuleOp) -> int:
@@ -63,16 +70,8 @@ def kernel_bytes(module: ModuleOp) -> int:
     `module` (a fused kernel or a lone graph op) as its own kernel, each moving
     its distinct operands and its results exactly once. Constants, reshapes (views)
     and concats (written in place by their operands' producers) move nothing."""
-    nbytes = 0
-    for func in module.ops:
-        if not isinstance(func, FuncOp) or not func.body.blocks:
-            continue
-        for op in func.body.block.ops:
-            if isinstance(op, (ConstantOp, ReturnOp, *VIEWS)):
-                continue
-            operands = {v: None for v in op.operands}
-            nbytes += sum(prod(shape_of(v)) * 4 for v in (*operands, *op.results))
-    return nbytes
+    return sum(_bytes(v) for kernels in _kernels(module) for op in kernels
+               for v in (*dict.fromkeys(op.operands), *op.results))
 
 
 def fusion_floor_bytes(module: ModuleOp, sram_bytes: int) -> int:
@@ -84,21 +83,19 @@ def fusion_floor_bytes(module: ModuleOp, sram_bytes: int) -> int:
     (An intermediate between kernels whose weights do not fit together stays on chip
     only if its weights stream in per strip and core: more bytes, not counted here.)"""
     nbytes = 0
-    for func in module.ops:
-        if not isinstance(func, FuncOp) or not func.body.blocks:
-            continue
-        kernels = [op for op in func.body.block.ops if not isinstance(op, (ConstantOp, ReturnOp, *VIEWS))]
-        best: list[int] = [0]
+    for kernels in _kernels(module):
+        best: list[int] = [0]  # best[i]: the fewest bytes of kernels[:i]
         for i in range(1, len(kernels) + 1):
             weights: set[SSAValue] = set()
-            run: list[Operation] = []
+            held = 0
             costs = []
-            for j in range(i - 1, -1, -1):
-                run.insert(0, kernels[j])
-                weights.update(v for v in kernels[j].operands if isinstance(v.owner, ConstantOp))
-                if j < i - 1 and sum(_bytes(w) for w in weights) > sram_bytes:
+            for j in range(i - 1, -1, -1):  # the last run is kernels[j:i]
+                new = {v for v in kernels[j].operands if isinstance(v.owner, ConstantOp)} - weights
+                weights |= new
+                held += sum(_bytes(w) for w in new)
+                if j < i - 1 and held > sram_bytes:
                     break  # (longer runs only hold more weights)
-                costs.append(best[j] + _run_bytes(run))
+                costs.append(best[j] + _run_bytes(kernels[j:i]))
             best.append(min(costs))
         nbytes += best[-1]
     return nbytes
