@@ -50,11 +50,6 @@ from xdsl.utils.exceptions import VerifyException
 # --------------------------------------------------------------------------------------
 
 
-def _pad_nchw(x: np.ndarray, pads: Sequence[int], value: float) -> np.ndarray:
-    t, l, b, r = pads
-    return _pad_spatial(x, (t, l, b, r), value)
-
-
 def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
              dilations: Sequence[int]) -> np.ndarray:
     """[N, C, OH, OW, KH, KW] strided view of the sliding windows of an NCHW array."""
@@ -71,7 +66,7 @@ def conv2d_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None,
                dilations: Sequence[int] = (1, 1), group: int = 1) -> np.ndarray:
     """ONNX Conv, NCHW / OIHW; pads are (top, left, bottom, right). Computed as
     im2col + one matrix product per group (BLAS), in the input's dtype."""
-    xp = _pad_nchw(x, pads, 0.0)
+    xp = _pad_spatial(x, pads, 0.0)  # (top, left, bottom, right: H, W begins then ends)
     co, cig, kh, kw = w.shape
     win = _windows(xp, (kh, kw), strides, dilations)  # N C OH OW KH KW (a view)
     n, _, oh, ow = win.shape[:4]
