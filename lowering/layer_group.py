@@ -64,7 +64,6 @@ from npu_dialects.graph import ConstantOp, ReshapeOp, SliceOp, shape_of
 from npu_dialects.locs import fused_loc, node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
 from lowering.constants import ConstantReader, make_constant
-from lowering.costmodel import best_split
 from lowering.errors import CompileError
 from lowering.fuse import rule_disabled
 from lowering.groups import GroupPlan, op_cycles, pack_chunk_bytes, plan_group
@@ -239,10 +238,10 @@ class LayerGroup(ModulePass):
         kernel's tiles (SPLIT_MARGIN)."""
         if len(outs) != 1 or outs[0] is not ops[-1].results[0]:
             return None
-        plan = plan_strips(ops, arch, canon, line_buffers=self.line_buffers)
-        if plan is None:
+        found = plan_strips(ops, arch, canon, line_buffers=self.line_buffers)
+        if found is None:
             return None
-        parts, cycles = best_split(lambda k: plan.cycles_on(k, arch), min(arch.cores, plan.geometry.S))
+        plan, parts, cycles = found
         return StripChoice(plan, cycles, parts, arch.sync_latency)
 
     def rewrite(self, run: list[KernelOp], plan: GroupPlan | StripChoice, module: ModuleOp) -> None:

@@ -614,31 +614,26 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
 
 
 def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAValue] | None = None,
-                max_strips: int = 64, line_buffers: str = "auto") -> StripPlan | None:
-    """The cheapest strip plan of `ops` that fits SRAM (split over the cores where that
-    pays), or None (not a strip group, a single strip would be the whole tensor, or
-    nothing fits). `line_buffers` (LINE_BUFFER_MODES): "always" prefers any plan with
-    line buffers, "never" tries none."""
+                max_strips: int = 64, line_buffers: str = "auto") -> tuple[StripPlan, int, int] | None:
+    """The cheapest strip plan of `ops` that fits SRAM, with its strips split over the
+    cores where that pays (`best_split`): (plan, parts, predicted cycles on them), or
+    None (not a strip group, a single strip would be the whole tensor, or nothing fits).
+    `line_buffers` (LINE_BUFFER_MODES): "always" prefers any plan with line buffers,
+    "never" tries none."""
     x = strip_input(ops, canon)
     if x is None:
         return None
     h = shape_of(ops[-1].results[0])[-2]
-    best: StripPlan | None = None
-
-    def rank(p: StripPlan) -> tuple[bool, int]:
-        return _rank(p, arch, line_buffers)
-
+    best: tuple[tuple[bool, int], StripPlan, int, int] | None = None  # (rank, plan, parts, cycles)
     for T in sorted({ceil(h / s) for s in range(2, min(h, max_strips) + 1)}, reverse=True):
         plans = [*_plans_for_height(ops, x, T, arch, canon or {}, (False, True)).values()]
         if line_buffers != "never":
             plans += _plans_for_height(ops, x, T, arch, canon or {}, (False, True), rolling=True).values()
         for p in plans:
-            if p is not None and (best is None or rank(p) < rank(best)):
-                best = p
-    return best
-
-
-def _rank(p: StripPlan, arch: Arch, line_buffers: str) -> tuple[bool, int]:
-    """Plans compare by their span split over the cores where that pays (`best_split`)."""
-    span = best_split(lambda k: p.cycles_on(k, arch), min(arch.cores, p.geometry.S))[1]
-    return (line_buffers == "always" and not p.rolling, span)
+            if p is None:
+                continue
+            parts, cycles = best_split(lambda k: p.cycles_on(k, arch), min(arch.cores, p.geometry.S))
+            rank = (line_buffers == "always" and not p.rolling, cycles)
+            if best is None or rank < best[0]:
+                best = (rank, p, parts, cycles)
+    return None if best is None else best[1:]
