@@ -500,10 +500,6 @@ class StripPlan:
     def rolling(self) -> bool:
         return bool(self.geometry.rolled)
 
-    @property
-    def dram_bytes(self) -> int:
-        return self.dram_bytes_on(1)
-
     def dram_bytes_on(self, parts: int) -> int:
         """DRAM bytes with the strips split over `parts` tasks: each loads the constants
         and runs its own warm-up strips."""
