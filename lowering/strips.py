@@ -490,7 +490,6 @@ class StripPlan:
     compute: int
     store: int
     buffers: StripBuffers
-    arch: Arch | None = None
     prefetch: bool = False  # strip s+1's loads go to a second set of buffers while s computes
     masking: int = 0  # compute cycles of the masks, in the strips at a tensor's edge only
     shifts: list[int] = field(default_factory=list)  # line buffers: bytes each moves up per strip
@@ -507,15 +506,9 @@ class StripPlan:
         return parts * (sum(self.once_loads) + g.warm * sum(self.strip_loads)) + g.S * (sum(self.strip_loads)
                                                                                      + self.store)
 
-    @property
-    def cycles(self) -> int:
-        return self.cycles_on(1, None)
-
-    def cycles_on(self, parts: int, arch: Arch | None) -> int:
+    def cycles_on(self, parts: int, arch: Arch) -> int:
         """Predicted span with the strips split over `parts` cores sharing `dram_bw`
         (each part loads the constants), plus the two cross-core events of a split."""
-        arch = arch or self.arch
-        assert arch is not None
         bw = max(1, arch.dram_bw // parts)
         once = _loads(self.once_loads, arch, bw)
         load = _loads(self.strip_loads, arch, bw)
@@ -604,7 +597,7 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     for prefetch in modes:
         sram = fixed + (2 if prefetch else 1) * slot
         if sram <= arch.sram_bytes and not (prefetch and (bufs.x_viewed or x in g.rolled)):
-            plans[prefetch] = StripPlan(g, once, sram, sizes, loads, compute, store, bufs, arch=arch,
+            plans[prefetch] = StripPlan(g, once, sram, sizes, loads, compute, store, bufs,
                                         prefetch=prefetch, masking=masking, shifts=shifts, inserts=inserts)
     return plans
 
