@@ -9,7 +9,8 @@ import onnxruntime as ort
 
 from npu_dialects.arch import Arch, parse_arch_spec
 from lowering.onnx_import import import_model
-from lowering.pipeline import compile_module
+from lowering.pipeline import DEFAULT_PIPELINE, compile_module
+from npu_dialects.tile import KernelOp
 from npu_dialects.weights import weights_of
 from runtime.run import RunResult, random_inputs, run
 from sim.program import signature
@@ -39,3 +40,13 @@ def max_abs_error(model: onnx.ModelProto, arch: Arch | str = "default", **option
     res, inputs = compile_and_run(model, arch, **options)
     ref = onnxruntime_outputs(model, inputs)
     return max(float(np.abs(res.outputs[k] - ref[k]).max(initial=0.0)) for k in ref)
+
+
+def line_buffered_kernels(model: onnx.ModelProto, arch: Arch | str = "default", **options) -> list[str]:
+    """The kernels npu-layer-group line-buffers in `model` (options go to the pipeline)."""
+    if isinstance(arch, str):
+        arch = parse_arch_spec(arch)
+    module, weights = import_model(model, arch)
+    after = DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("npu-layer-group") + 1:]
+    compile_module(module, arch, weights, disable=after, **options)
+    return [k.kernel.data for k in module.walk() if isinstance(k, KernelOp) and k.is_line_buffered]

@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from lowering.fuse import RULES
 from tests import models
-from tests.e2e import compile_and_run, max_abs_error, onnxruntime_outputs
+from tests.e2e import compile_and_run, line_buffered_kernels, max_abs_error, onnxruntime_outputs
 
 NETWORKS = {
     "torch_mlp": models.torch_mlp,
@@ -73,29 +73,15 @@ def test_strip_groups_match_onnxruntime(arch):
             assert any(".." in k for k in kernels), kernels
 
 
-def _line_buffered(model, arch: str, **options) -> list[str]:
-    """The kernels npu-layer-group line-buffers in `model`."""
-    from lowering.onnx_import import import_model
-    from lowering.pipeline import DEFAULT_PIPELINE, compile_module
-    from npu_dialects.arch import parse_arch_spec
-    from npu_dialects.tile import KernelOp
-
-    a = parse_arch_spec(arch)
-    module, weights = import_model(model, a)
-    after = DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("npu-layer-group") + 1:]
-    compile_module(module, a, weights, disable=after, **options)
-    return [k.kernel.data for k in module.walk() if isinstance(k, KernelOp) and k.is_line_buffered]
-
-
 def test_line_buffered_strip_groups_match_onnxruntime():
     """A DenseNet layer whose 3x3 conv reads a 64-channel value: the cost model keeps
     the rows strips share in SRAM (a line buffer) rather than recompute them. With
     line-buffers=always the other strip models take line buffers too, batch 3 as well."""
     arch = "default,sram_bytes=98304"
     layer = models.dense_layer(32, 64, 8, 48)
-    assert _line_buffered(layer, arch) == ["/bn0/BatchNormalization../conv1/Conv"]
+    assert line_buffered_kernels(layer, arch) == ["/bn0/BatchNormalization../conv1/Conv"]
     assert max_abs_error(layer, arch) <= 1e-4
-    assert _line_buffered(layer, arch, line_buffers="never") == []
+    assert line_buffered_kernels(layer, arch, line_buffers="never") == []
     batched = models.strip_chain()
     for v in (batched.graph.input[0], batched.graph.output[0]):
         v.type.tensor_type.shape.dim[0].dim_value = 3
@@ -105,7 +91,7 @@ def test_line_buffered_strip_groups_match_onnxruntime():
                        (models.bottleneck, "default,sram_bytes=24576"),
                        (lambda: batched, "default,sram_bytes=65536"),
                        (models.strip_chain, "default,sram_bytes=65536,cores=3")):
-        assert _line_buffered(make(), arch, line_buffers="always"), (make, arch)
+        assert line_buffered_kernels(make(), arch, line_buffers="always"), (make, arch)
         assert max_abs_error(make(), arch, line_buffers="always") <= 1e-4, (make, arch)
 
 

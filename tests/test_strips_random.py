@@ -12,10 +12,9 @@ import pytest
 
 from npu_dialects.arch import parse_arch_spec
 from npu_dialects.task import TaskOp
-from npu_dialects.tile import KernelOp
 from lowering.onnx_import import import_model
-from lowering.pipeline import DEFAULT_PIPELINE, compile_module
-from tests.e2e import max_abs_error
+from lowering.pipeline import compile_module
+from tests.e2e import line_buffered_kernels, max_abs_error
 from tests.models import _Graph
 
 SEEDS = range(24)
@@ -122,13 +121,7 @@ def test_random_line_buffered_strip_graphs_match_onnxruntime(seed, spec):
 
 def test_random_graphs_do_form_line_buffered_groups():
     """With line-buffers=always, a quarter of the seeds get line-buffered strip groups."""
-    arch = parse_arch_spec(ARCHS[0])
-    with_lines = 0
-    for s in SEEDS:
-        module, weights = import_model(random_graph(s), arch)
-        compile_module(module, arch, weights, line_buffers="always",
-                       disable=DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("npu-layer-group") + 1:])
-        with_lines += any(isinstance(k, KernelOp) and k.is_line_buffered for k in module.walk())
+    with_lines = sum(bool(line_buffered_kernels(random_graph(s), ARCHS[0], line_buffers="always")) for s in SEEDS)
     assert with_lines >= len(SEEDS) // 4, with_lines
 
 
