@@ -35,11 +35,11 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, MatmulOp, PoolOp
+from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, FillOp, MatmulOp, PoolOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
-from npu_dialects.graph import (AvgPoolOp, ConcatOp, ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, ReshapeOp,
-                                StructuredOp, attr_int, int_array, shape_of)
+from npu_dialects.graph import (AvgPoolOp, ConcatOp, ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, ReluOp,
+                                ReshapeOp, StructuredOp, attr_int, int_array, shape_of)
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
@@ -324,14 +324,25 @@ class GroupBuilder:
         self.dram = dict(zip(kernel.body.block.args, ins))
         term = kernel.body.block.last_op
         self.out_dram = dict(zip(term.values, outs))
-        self.bufs: dict[tuple[int, tuple[int, ...]], SSAValue] = {}  # (offset, shape) -> npu_task.sram
+        self.bufs: dict[tuple[int, int, tuple[int, ...]], SSAValue] = {}  # (value, offset, shape) -> npu_task.sram
+        self.values: dict[SSAValue, int] = {}  # a value owning its bytes -> its `value` number
 
     def sram(self, v: SSAValue, shape: Sequence[int] | None = None) -> SSAValue:
-        """The SRAM buffer holding `v` (viewed with `shape`, e.g. rank-extended)."""
+        """The SRAM buffer holding `v` (viewed with `shape`, e.g. rank-extended): a view
+        of the value it aliases for a reshape or slice, else a value of its own (an
+        in-place result too, at its operand's bytes)."""
         shape = tuple(shape_of(v) if shape is None else shape)
-        key = (self.plan.offset[v], shape)
+        base = v
+        while isinstance(base.owner, Operation) and base.owner.parent_block() is self.kernel.body.block \
+                and (isinstance(base.owner, ReshapeOp) or contiguous_slice(base.owner) is not None):
+            base = base.owner.operands[0]
+        value = self.values.setdefault(base, len(self.values))
+        key = (value, self.plan.offset[v], shape)
         if key not in self.bufs:
-            self.bufs[key] = self.em.add(SramOp(sram_type(shape), self.plan.offset[v])).results[0]
+            op = self.em.add(SramOp(sram_type(shape), self.plan.offset[v], value))
+            if isinstance(base.owner, Operation):
+                op.location = base.owner.location
+            self.bufs[key] = op.results[0]
         return self.bufs[key]
 
     def copy(self, src: SSAValue, dst: SSAValue, shape: Sequence[int]) -> SSAValue:
@@ -352,7 +363,9 @@ class GroupBuilder:
             elif act[0] == "wait":
                 self.em.add(WaitOp(toks[act[1]]))
             elif act[0] == "compute":
+                self.em.loc = ops[act[1]].location  # (each compute op names its own ONNX node)
                 self.compute(ops[act[1]])
+                self.em.loc = self.kernel.location
             else:
                 v = act[1]
                 self.copy(self.sram(v), self.out_dram[v], shape_of(v))
@@ -407,27 +420,33 @@ class StripBuilder:
         self.em = Emitter(self.block, self.block, {}, kernel.location)
         self.offset = 0
         self.held: dict[SSAValue, int] = {}  # constant -> its SRAM offset
-        self.views: dict[tuple[int, tuple[int, ...]], SSAValue] = {}
+        self.views: dict[tuple[int, tuple[int, ...], int], SSAValue] = {}
+        self.values: dict[object, int] = {}  # what a buffer holds -> its `value` number
 
-    def sram(self, shape: Sequence[int], offset: int | None = None) -> SSAValue:
-        """A buffer in the task's SRAM (a new one, or a view of the bytes at `offset`:
-        one value per offset and shape)."""
+    def sram(self, shape: Sequence[int], offset: int | None = None, holds: object = None) -> SSAValue:
+        """A buffer in the task's SRAM holding `holds` (a graph value, or any key naming
+        what the buffer is for; None: a new value): a new one, or a view of the bytes at
+        `offset` (one buffer per offset, shape and value)."""
         if offset is None:
             offset = self.offset
             self.offset += align_up(prod(shape) * 4, self.arch.align)
-        key = (offset, tuple(shape))
+        value = self.values.setdefault(holds if holds is not None else ("new", len(self.values)), len(self.values))
+        key = (offset, tuple(shape), value)
         if key not in self.views:
             end = offset + prod(shape) * 4
             if end > self.arch.sram_bytes:  # (the plan's accounting and the buffers disagree: a bug, said so)
                 raise TilingError(f"strip buffers reach byte {end} of sram_bytes={self.arch.sram_bytes} "
                                   f"(planned {self.plan.sram_bytes})")
-            self.views[key] = self.em.add(SramOp(sram_type(shape), offset)).results[0]
+            op = self.em.add(SramOp(sram_type(shape), offset, value))
+            if isinstance(holds, SSAValue) and isinstance(holds.owner, Operation):
+                op.location = holds.owner.location
+            self.views[key] = op.results[0]
         return self.views[key]
 
     def const(self, v: SSAValue) -> SSAValue:
         """A constant loaded once, viewed with rank 4 (it broadcasts over H and W)."""
         s = tuple(shape_of(v))
-        return self.loaded[v] if len(s) == 4 else self.sram((1,) * (4 - len(s)) + s, self.held[v])
+        return self.loaded[v] if len(s) == 4 else self.sram((1,) * (4 - len(s)) + s, self.held[v], v)
 
     def build(self) -> Block:
         ops = self.kernel.graph_ops()
@@ -439,13 +458,13 @@ class StripBuilder:
         for v in plan.once:
             self.held[v] = self.offset
             zeros = [em.const(0)] * len(shape_of(v))
-            self.loaded[v] = self.sram(shape_of(v))
+            self.loaded[v] = self.sram(shape_of(v), holds=v)
             toks.append(em.add(CopyOp(self.dram[v], zeros, self.loaded[v], zeros, shape_of(v))).results[0])
         for t in toks:
             em.add(WaitOp(t))
         slots = 2 if prefetch else 1
         # per slot: what is loaded per strip (the input, side inputs, masks)
-        xin = [self.sram(strip_shape(g, x)) for _ in range(slots)]
+        xin = [self.sram(strip_shape(g, x), holds=("x", k)) for k in range(slots)]
         side: list[dict[tuple[Operation, int], SSAValue]] = [{} for _ in range(slots)]
         for o in ops:
             for i in side_inputs(o, g, {}):
@@ -462,17 +481,32 @@ class StripBuilder:
         # the work area: every computed value's buffer (per slot when it is the input's)
         base = self.offset
         views: dict[SSAValue, list[SSAValue]] = {x: xin}
+        view_of = plan.buffers.view_of
+        pooled = pooled_epilogues(ops, {})  # max-pool -> (conv, relu): their bias and relu follow it
+        deferred = {o for pair in pooled.values() for o in pair if o is not None}
+
+        def holder(v: SSAValue) -> SSAValue:
+            """The value whose buffer v is: a view's base; a deferred relu computes
+            nothing, so its result is its operand until the pool (its buffer's value)."""
+            v = view_of.get(v, v)
+            if isinstance(v.owner, ReluOp) and v.owner in deferred:
+                return holder(v.owner.operands[0])
+            return v
+
         for op in ops:
             r = op.results[0]
             off = plan.buffers.offset[r]
+            holds = holder(r)
             if off is not None:
-                views[r] = [self.sram(strip_shape(g, r), base + off)]
-            elif r.type == x.type:
-                views[r] = xin
-            else:  # a reshape of the input (one slot: no prefetch)
-                views[r] = [self.sram(strip_shape(g, r), xin[0].owner.offset.value.data)]
+                views[r] = [self.sram(strip_shape(g, r), base + off, holds)]
+            elif holds is x:  # a reshape of the input (one slot: no prefetch)
+                views[r] = [self.sram(strip_shape(g, r), xin[0].owner.offset.value.data, ("x", 0))]
+            else:  # an elementwise result overwriting the input slot(s)
+                views[r] = [self.sram(strip_shape(g, r), b.owner.offset.value.data, (r, k))
+                            for k, b in enumerate(xin)]
         # a line-buffered value's op writes its new rows apart; they move into its buffer's last rows
-        fresh = {r: self.sram(computed_shape(g, r), base + off) for r, off in plan.buffers.fresh.items()}
+        fresh = {r: self.sram(computed_shape(g, r), base + off, holder(r) if holder(r) is not r else ("fresh", r))
+                 for r, off in plan.buffers.fresh.items()}
         # an elementwise op reading part of a wider value reads a copy of those rows
         local = {key: self.sram(computed_shape(g, key[0].results[0]), base + off)
                  for key, off in plan.buffers.local.items()}
@@ -484,7 +518,7 @@ class StripBuilder:
 
         args = {op: [self.const(o) if o in self.held else None for o in op.operands]
                 for op in ops if isinstance(op, ElementwiseOp)}
-        bias = {op: self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias])
+        bias = {op: self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias], op.bias)
                 for op in ops if isinstance(op, GraphConv2dOp) and op.bias is not None}
 
         def issue(e: Emitter, s: SSAValue, k: int) -> list[SSAValue]:
@@ -526,9 +560,6 @@ class StripBuilder:
             size = list(strip_shape(g, v))
             size[-2] = r - a
             return e.add(CopyOp(buf, row_at(e, v, a), buf, row_at(e, v, 0), size)).results[0]
-
-        pooled = pooled_epilogues(ops, {})  # max-pool -> (conv, relu): their bias and relu follow it
-        deferred = {o for pair in pooled.values() for o in pair if o is not None}
 
         def pick(e: Emitter, odd: SSAValue | None, vals: list[SSAValue]) -> SSAValue:
             return vals[0] if odd is None or len(vals) == 1 else e.select(odd, vals[1], vals[0])
@@ -623,6 +654,8 @@ class StripBuilder:
         one = em.const(1)
         # line buffers: the loop carries their shifts in flight (the first ones move nothing yet)
         start = em.add(arith.SubiOp(lo, em.const(g.warm))).results[0] if g.warm else lo  # (warm-up strips first)
+        for v in rolled:  # (the first warm-up strip reads rows no strip computed yet: make them defined)
+            em.add(FillOp(xin[0] if v is x else views[v][0], 0.0))
         shifts0 = [shift(em, v) for v in rolled]
         if not prefetch:
             body = Block(arg_types=[INDEX] + [TokenType()] * len(rolled))

@@ -46,6 +46,11 @@ from lowering.tiling import align_up, first_fit, matmul_views
 
 F32 = 4
 
+UNSAFE_VIEW_REUSE = False
+"""Test-only: judge an in-place operand by its own last read alone, ignoring the other
+values its buffer holds (a reshape's base read later): the bug the sanitizer's tests
+re-enable to prove they catch it."""
+
 
 def nbytes(v: SSAValue) -> int:
     return prod(shape_of(v)) * F32
@@ -159,7 +164,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     last_use: dict[SSAValue, int] = {}
     start: dict[SSAValue, int] = {}
     final_use: dict[SSAValue, int] = {}  # last op reading each value directly
-    viewed: set[SSAValue] = set()  # values a reshape or slice aliases
+    members: dict[SSAValue, list[SSAValue]] = {}  # buffer (root) -> every value it holds: views, in-place results
     viewed_ops: list[int] = []
     # lifetimes count the ops that compute (views take the position of the next one), so a
     # run planned before its packed weights are unpacked by views plans the same afterwards
@@ -169,7 +174,6 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
             final_use[v] = i
         pos.append(i - len(viewed_ops))
         if _is_view(o):
-            viewed.add(operands[i][0])
             viewed_ops.append(i)
     first_real: dict[SSAValue, tuple[int, int]] = {}  # input -> (op, operand) of its first computing reader
     for i, o in enumerate(ops):
@@ -177,21 +181,24 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
             if v not in defined and v not in root:
                 root[v] = v
                 alias[v] = 0
+                members[v] = [v]
                 inputs.append(v)
             last_use[root[v]] = pos[i]
             if not _is_view(o) and root[v] not in defined:
                 first_real.setdefault(root[v], (i, k))
         r = o.results[0]
         sl = contiguous_slice(o)
-        dead = in_place_operand(o, operands[i], i, root, alias, start, final_use, viewed, outputs)
+        dead = in_place_operand(o, operands[i], i, root, alias, start, final_use, members, outputs)
         if _is_view(o):
             root[r] = root[operands[i][0]]
             alias[r] = alias[operands[i][0]] + (sl or 0) * F32
-        elif dead is not None:  # an elementwise op overwrites an operand that dies here
+        elif dead is not None:  # an elementwise op overwrites a buffer that dies here
             root[r], alias[r] = root[dead], 0
         else:
             root[r], alias[r] = r, 0
             start[r] = pos[i]
+            members[r] = []
+        members[root[r]].append(r)
         last_use.setdefault(root[r], pos[i])
     end = len(ops) - sum(1 for o in ops if _is_view(o))
     for v in outputs:
@@ -296,16 +303,21 @@ def fit_lifetimes(bufs: Sequence[tuple[object, int, int, int]], align: int,
 
 
 def in_place_operand(op: Operation, operands: list[SSAValue], i: int, root: dict, alias: dict, start: dict,
-                     final_use: dict, viewed: set, outputs: Sequence[SSAValue]) -> SSAValue | None:
+                     final_use: dict, members: dict, outputs: Sequence[SSAValue]) -> SSAValue | None:
     """An operand of elementwise `op` (index i) whose buffer the result can take: a value
     the group computed (not a load, which a pack may share) filling its buffer, of the
-    result's type, read for the last time here, never viewed by a reshape or slice and
-    not stored (its store could still be reading the buffer)."""
+    result's type, whose buffer dies here: no value it holds (the operand, a reshape or
+    slice of it or what it views, an earlier in-place result) is read after op i or
+    stored (a store could still be reading the buffer). A later view of the operand
+    reads it, so it counts too."""
     if not isinstance(op, ElementwiseOp):
         return None
+    out = set(outputs)
     for v in operands:
-        if (root.get(v) in start and alias.get(v) == 0 and v.type == op.results[0].type
-                and final_use.get(v) == i and v not in viewed and v not in outputs):
+        r = root.get(v)
+        if (r in start and alias.get(v) == 0 and v.type == op.results[0].type
+                and all(final_use.get(m, -1) <= i and m not in out
+                        for m in ([v] if UNSAFE_VIEW_REUSE else members[r]))):
             return v
     return None
 

@@ -39,7 +39,8 @@ strip; a strip moves the R - A rows it shares with the next one to the top (an
 SRAM-to-SRAM DMA) and computes only the A new ones into the rows below (computed
 apart, then moved in), so its producer needs its inputs for those rows only, and
 the group input is loaded A rows at a time. A task first runs `warm` strips that
-store nothing, to fill the buffers; masks apply to the rows a strip computes.
+store nothing, to fill the buffers (zeroed first: the first warm-up strip reads rows
+no strip computed); masks apply to the rows a strip computes.
 
 `plan_strips` picks the strip height, prefetch and line buffers that the cost model
 (`StripPlan.cycles_on`, split over the cores where that pays) prefers among the plans
@@ -381,6 +382,9 @@ class StripBuffers:
     x_viewed: bool
     fresh: dict[SSAValue, int] = field(default_factory=dict)  # line-buffered value -> its new rows' buffer
     local: dict[tuple[Operation, SSAValue], int] = field(default_factory=dict)  # rows copied out (`local`)
+    # value -> the value whose buffer it is a view of: a reshape's operand's, a concat's for the
+    # values computed into its channel range; absent when it is a value of its own (in place too)
+    view_of: dict[SSAValue, SSAValue] = field(default_factory=dict)
 
 
 def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch) -> StripBuffers | None:
@@ -473,7 +477,14 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
     offset = {v: at(root[v]) for v in root}
     viewed = any(isinstance(op, ReshapeOp) and root[ins[i][0]] is x for i, op in enumerate(ops))
     fresh = {r: base[fresh_in[r]] if r in fresh_in else base[("fresh", r)] for r in g.rolled if r is not x}
-    return StripBuffers(offset, area, viewed, fresh, {key: base[("local", *key)] for key in g.local})
+    view_of: dict[SSAValue, SSAValue] = {}
+    for i, op in enumerate(ops):
+        r = op.results[0]
+        if root[r] in slices:
+            view_of[r] = slices[root[r]][0]
+        elif isinstance(op, ReshapeOp):
+            view_of[r] = view_of.get(ins[i][0], ins[i][0])
+    return StripBuffers(offset, area, viewed, fresh, {key: base[("local", *key)] for key in g.local}, view_of)
 
 
 @dataclass
@@ -494,6 +505,7 @@ class StripPlan:
     masking: int = 0  # compute cycles of the masks, in the strips at a tensor's edge only
     shifts: list[int] = field(default_factory=list)  # line buffers: bytes each moves up per strip
     inserts: list[int] = field(default_factory=list)  # bytes of the new rows moved into each per strip
+    fill: int = 0  # cycles to zero the line buffers once per task (the warm-up strips read them)
 
     @property
     def rolling(self) -> bool:
@@ -524,7 +536,7 @@ class StripPlan:
             body = load + steps * max(load, stall_for(self.strip_loads, arch, bw) + self.compute + moves) + n * store
         else:
             body = steps * (load + self.compute + moves) + n * store
-        return once + body + edge + (2 * arch.sync_latency if parts > 1 else 0)
+        return once + self.fill + body + edge + (2 * arch.sync_latency if parts > 1 else 0)
 
 
 def _loads(sizes: list[int], arch: Arch, bw: int) -> int:
@@ -593,12 +605,14 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     shifts = [row_bytes[v] * (g.rows[v][2] - g.rows[v][0]) for v in g.rolled]
     inserts = [row_bytes[v] * g.rows[v][0] for v in g.rolled if v is not x]
     inserts += [prod(computed_shape(g, op.results[0])) * F32 for op, _ in g.local]  # (copied like new rows)
+    fill = sum(ceil(prod(strip_shape(g, v)) / lanes) for v in g.rolled)
     plans = dict(none)
     for prefetch in modes:
         sram = fixed + (2 if prefetch else 1) * slot
         if sram <= arch.sram_bytes and not (prefetch and (bufs.x_viewed or x in g.rolled)):
             plans[prefetch] = StripPlan(g, once, sram, sizes, loads, compute, store, bufs,
-                                        prefetch=prefetch, masking=masking, shifts=shifts, inserts=inserts)
+                                        prefetch=prefetch, masking=masking, shifts=shifts, inserts=inserts,
+                                        fill=fill)
     return plans
 
 

@@ -160,20 +160,37 @@ class ViewOp(IRDLOperation):
 
 @irdl_op_definition
 class SramOp(IRDLOperation):
-    """A buffer in the executing core's SRAM at byte `offset`."""
+    """A buffer in the executing core's SRAM at byte `offset`.
+
+    `value` says which value of the task the buffer holds: buffers of a task with
+    the same `value` are views of one value (a reshape, a rank-extended operand, a
+    channel range of a concat, rows of a line buffer); a buffer without it is a
+    value of its own. Two values may share bytes only one after the other (an
+    in-place result is a new value at its operand's offset): the memory sanitizer
+    (`sim.sanitizer`) checks every read finds the value its buffer names."""
 
     name = "npu_task.sram"
     offset = attr_def(IntegerAttr)
+    value = opt_attr_def(IntegerAttr)
     result = result_def(MemRefType)
     traits = traits_def(NoMemoryEffect())
     assembly_format = "attr-dict `:` type($result)"
 
-    def __init__(self, result_type: MemRefType, offset: int):
-        super().__init__(result_types=[result_type], attributes={"offset": IntegerAttr(offset, i64)})
+    def __init__(self, result_type: MemRefType, offset: int, value: int | None = None):
+        attrs = {"offset": IntegerAttr(offset, i64)}
+        if value is not None:
+            attrs["value"] = IntegerAttr(value, i64)
+        super().__init__(result_types=[result_type], attributes=attrs)
+
+    @property
+    def value_id(self) -> int | None:
+        return self.value.value.data if self.value is not None else None
 
     def verify_(self) -> None:
         _check_space(self, self.result.type, "sram")
         _check_offset(self, self.offset)
+        if self.value is not None and self.value.value.data < 0:
+            raise VerifyException(f"'npu_task.sram': value must be non-negative, got {self.value.value.data}")
         if not isinstance(self.parent_op(), TaskOp):
             raise VerifyException("'npu_task.sram' must be directly inside an 'npu_task.task'")
 

@@ -30,6 +30,7 @@ compute op or DMA touching bytes an in-flight DMA still owns) are warnings.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from math import ceil
@@ -92,18 +93,22 @@ def _write_inputs(prog: Program, inputs: Mapping[str, np.ndarray]) -> None:
 
 def simulate(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
              arch: Arch | None = None, trace: bool = False, check_bounds: bool = True,
-             check_races: bool = True) -> SimResult:
+             check_races: bool = True, sanitize: bool | None = None) -> SimResult:
     """Run the task-level `module` on the simulated NPU.
 
     `weights` maps `npu_task.weight` keys to arrays; `inputs` maps the ONNX input
     names (`npu.inputs`) to arrays. `arch` defaults to the module's `npu.arch`.
     `check_bounds=False` turns windows leaving a buffer into silent pad-with-0/clip;
-    `check_races=False` skips the inter-task DRAM race checker.
+    `check_races=False` skips the inter-task DRAM race checker; `sanitize` runs the
+    memory sanitizer (`sim.sanitizer`: every read finds the value it names; default:
+    on when the environment sets NPU_SANITIZE=1, as the test suite does).
     Raises SimError (one-line message, `.details` for the dump)."""
     arch = arch or arch_of(module)
     prog = load_program(module, weights, arch, check_bounds)
     _write_inputs(prog, inputs)
-    eng = Engine(prog, trace, check_races)
+    if sanitize is None:
+        sanitize = os.environ.get("NPU_SANITIZE") == "1"
+    eng = Engine(prog, trace, check_races, sanitize)
     eng.run()
     records = [r for r in eng.records if r is not None]
     end = max((r.end for r in records), default=0.0)

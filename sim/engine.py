@@ -19,8 +19,9 @@ import numpy as np
 from npu_dialects.arch import Arch
 from sim.errors import SimError
 from sim.interp import REQ_COMPUTE, REQ_DMA, OpInfo, TaskProgram
-from sim.memory import DRAM, HOST, Buf, CopyPlan, fmt_window
+from sim.memory import DRAM, Buf, CopyPlan, fmt_slices, fmt_window
 from sim.program import Program
+from sim.sanitizer import Sanitizer
 from sim.trace import Trace
 
 START, RUN, BUSY, WAITDMA, WAITCHAN, DRAIN, DONE = range(7)
@@ -117,7 +118,7 @@ def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
 class Engine:
     """Runs a loaded `Program` once; see `run()`."""
 
-    def __init__(self, prog: Program, trace: bool, check_races: bool):
+    def __init__(self, prog: Program, trace: bool, check_races: bool, sanitize: bool = False):
         arch: Arch = prog.arch
         self.prog = prog
         self.arch = arch
@@ -132,7 +133,9 @@ class Engine:
         self.slots: dict[int, list[Signal]] = {}  # counting semaphores: pending signals per slot
         self.records: list[TaskRecord | None] = [None] * len(prog.tasks)
         self.task_vc: list[tuple[int, ...] | None] = [None] * len(prog.tasks)
-        self.check_races = check_races
+        self.san = Sanitizer(self, prog.values, sanitize, check_races)
+        for b in prog.host_written + prog.inputs:
+            self.san.host_write(b)
         self.trace = Trace(arch.cores, arch.dma_channels, arch.freq, trace)
         self.busy = {"cube": [0] * arch.cores, "vector": [0] * arch.cores, "dma": [0.0] * arch.cores}
         self.dram_busy = 0.0
@@ -161,6 +164,7 @@ class Engine:
                 if t is None:
                     raise self.deadlock()
                 self.advance(t)
+        self.san.finish(self.prog.outputs)
         for s, sigs in sorted(self.slots.items()):
             for sig in sigs:
                 self.warnings.append(f"event slot {s} signalled by {sig.task.where} at cycle {sig.time:g} "
@@ -344,6 +348,7 @@ class Engine:
     def compute(self, c: Core, info: OpInfo, bufs: list[Buf]) -> None:
         if c.inflight:
             self.compute_hazards(c, info, bufs)
+        self.san.compute(info, bufs, c.task.index)  # type: ignore[union-attr]
         try:
             info.execute([b.arr for b in bufs])  # type: ignore[misc]
         except Exception as e:
@@ -415,8 +420,7 @@ class Engine:
         c = self.cores[d.core]
         rec = c.rec
         assert rec is not None
-        if self.check_races:
-            self.race_check(d)
+        self.san.dma(d)
         plan.move()
         d.done = True
         d.end = self.now
@@ -435,63 +439,15 @@ class Engine:
             direction = f"{plan.src.region.space}->{plan.dst.region.space}"
             self.trace.span(self.trace.dma_tid(d.core, d.chan), f"dma {direction}", "dma", d.issue, self.now,
                             {"bytes": plan.nbytes, "src": plan.src.desc, "dst": plan.dst.desc,
-                             "src_window": _fmt_sl(plan.src_sl), "dst_window": _fmt_sl(plan.dst_sl),
+                             "src_window": fmt_slices(plan.src_sl), "dst_window": fmt_slices(plan.dst_sl),
                              "latency_cycles": self.arch.dma_latency, "onnx_nodes": plan.info.nodes,
                              "task": d.task.kernel})
 
-    # ------------------------------------------------------------------ races
     def hb(self, w: int, t: int) -> bool:
         """Task `w` happens before task `t` (program order on a core or events)."""
         vc = self.task_vc[t]
         tw = self.prog.tasks[w]
         return vc is not None and vc[tw.core] > tw.seq
-
-    def race_check(self, d: Dma) -> None:
-        plan = d.plan
-        t = d.task.index
-        src = plan.src
-        if plan.nbytes and src.region.tracked:
-            wsh, rsh = src.shadows()
-            if src.region.written:
-                self._check_ids(wsh[plan.src_sl], d, src, plan.src_sl, "reads", "writes")
-            rsh[plan.src_sl] = t
-        dst = plan.dst
-        wsl = plan.written_slices()
-        if wsl is not None and dst.region.tracked:
-            wsh, rsh = dst.shadows()
-            if dst.region.written:
-                self._check_ids(wsh[wsl], d, dst, wsl, "writes", "writes")
-            self._check_ids(rsh[wsl], d, dst, wsl, "writes", "reads")
-            wsh[wsl] = t
-            dst.region.written = True
-
-    def _check_ids(self, ids: np.ndarray, d: Dma, buf: Buf, sl: tuple, verb: str, other_verb: str) -> None:
-        if ids.size == 0:
-            return
-        t = d.task.index
-        lo, hi = int(ids.min()), int(ids.max())
-        if lo == hi:
-            if lo == t or lo == HOST:
-                return
-            cand = [lo]
-        else:
-            cand = [int(x) for x in np.unique(ids)]
-        for w in cand:
-            if w == t or w == HOST or self.hb(w, t):
-                continue
-            tw, tt = self.prog.tasks[w], d.task
-            rw = self.records[w]
-            rt = self.records[t]
-            t_start = f"{rt.start:g}" if rt else "?"
-            w_start = f"{rw.start:g}" if rw else "?"
-            raise SimError(
-                f"race: {tt.where} on core {tt.core} {verb} {buf.desc} window {_fmt_sl(sl)} which "
-                f"{tw.where} on core {tw.core} {other_verb}, and no event orders the two tasks",
-                f"access: {d.plan.info.where}, DMA issued at cycle {d.issue:g}, completed at {self.now:g}\n"
-                f"task {tt.label()}: started at cycle {t_start}\n"
-                f"task {tw.label()}: started at cycle {w_start}"
-                + (f", ended at {rw.end:g}" if rw and rw.end else " (still running)")
-                + f"\nbuffer: {buf.desc}, {list(buf.shape)} in DRAM region '{buf.region.name}' at byte {buf.off}")
 
     # ------------------------------------------------------------------ deadlock
     def deadlock(self) -> SimError:
@@ -539,7 +495,3 @@ class Engine:
                         "\n".join(lines))
 
 
-def _fmt_sl(sl: tuple | None) -> str:
-    if sl is None:
-        return "[]"
-    return fmt_window(tuple(s.start for s in sl), tuple(s.stop - s.start for s in sl))

@@ -33,6 +33,7 @@ from npu_dialects.locs import node_names
 from npu_dialects.task import SramOp, TaskOp, ViewOp
 from sim.errors import SimError
 from sim.memory import Buf, Region, plan_copy
+from sim.sanitizer import Values
 
 REQ_COMPUTE = 0
 REQ_DMA = 1
@@ -196,8 +197,10 @@ class _TaskCompiler:
     """Compiles one task body into closures (see the module docstring)."""
 
     def __init__(self, prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region, arch: Arch,
-                 check_bounds: bool, warnings: list[str]):
+                 check_bounds: bool, warnings: list[str], values: Values):
         self.prog = prog
+        self.values = values
+        self.sram_values: dict[int, int] = {}  # the `value` attribute of npu_task.sram -> value id
         self.warnings = warnings
         self.misaligned = False
         self.globals = globals_
@@ -334,8 +337,22 @@ class _TaskCompiler:
             self.warnings.append(f"{self.prog.where}: SRAM buffer at offset {off} is not aligned to "
                                  f"align={self.arch.align} bytes")
         s = self.slot(op.result)
-        self.init[s] = Buf(self.sram, off, shape, f"SRAM offset {off} of core {self.prog.core}")
+        self.init[s] = Buf(self.sram, off, shape, f"SRAM offset {off} of core {self.prog.core}",
+                           self.sram_value(op))
         return []
+
+    def sram_value(self, op: SramOp) -> int:
+        """The value an `npu_task.sram` buffer holds: one per `value` attribute in the task
+        (buffers naming the same one are views of it), else its own."""
+        own = node_names(op)
+        of = f" (ONNX node {', '.join(own)})" if own and own != self.prog.nodes else ""
+        task = f"task '{self.prog.kernel}' #{self.prog.index}"
+        n = op.value_id
+        if n is None:
+            return self.values.new(f"SRAM buffer {op.result.type}{of} of {task}")
+        if n not in self.sram_values:
+            self.sram_values[n] = self.values.new(f"SRAM value #{n}{of} of {task}")
+        return self.sram_values[n]
 
     def binary(self, op: Operation) -> tuple:
         fn = _BINARY[op.name]
@@ -452,10 +469,11 @@ class _TaskCompiler:
 
 
 def compile_task(prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region, arch: Arch,
-                 check_bounds: bool, warnings: list[str] | None = None) -> None:
+                 check_bounds: bool, warnings: list[str] | None = None, values: Values | None = None) -> None:
     """Fill `prog.code`/`prog.init_env` from the task's body (raises SimError;
-    appends alignment warnings to `warnings`)."""
-    _TaskCompiler(prog, globals_, sram, arch, check_bounds, [] if warnings is None else warnings).compile()
+    appends alignment warnings to `warnings`; numbers SRAM values in `values`)."""
+    _TaskCompiler(prog, globals_, sram, arch, check_bounds, [] if warnings is None else warnings,
+                  values or Values()).compile()
 
 
 __all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_WAIT", "OpInfo", "TaskProgram", "compile_task",

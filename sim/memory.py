@@ -8,8 +8,10 @@ SRAM region per core. A `Buf` is a typed view of a region at a byte offset, so
 compute ops writing into a `Buf` change the region's bytes and every other
 view of them (aliasing allocs, `npu_task.view`).
 
-DRAM regions optionally carry shadow arrays (last writer / last reader task
-per f32 element) used by the race checker in `sim.engine`.
+Regions carry the shadow arrays of `sim.sanitizer`, made on first use: per f32
+element the value it holds and the write that put it there (every region), the
+last writing and reading task (DRAM regions tracked for races). A `Buf` knows
+the value (`sim.sanitizer.Values` id) it is a buffer of.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ HOST = -1
 class Region:
     """One byte array of device memory."""
 
-    __slots__ = ("name", "space", "data", "core", "tracked", "writer", "reader", "written")
+    __slots__ = ("name", "space", "data", "core", "tracked", "writer", "reader", "written", "values", "who")
 
     def __init__(self, name: str, space: str, nbytes: int, *, core: int | None = None,
                  tracked: bool = False):
@@ -39,6 +41,8 @@ class Region:
         self.writer: np.ndarray | None = None  # last writing task per f32 element
         self.reader: np.ndarray | None = None  # last reading task per f32 element
         self.written = False  # some task has written it (else every read sees HOST data)
+        self.values: np.ndarray | None = None  # value held per f32 element (sanitizer)
+        self.who: np.ndarray | None = None  # the write that put it there
 
     @property
     def nbytes(self) -> int:
@@ -52,26 +56,46 @@ class Region:
         assert self.reader is not None
         return self.writer, self.reader
 
+    def value_shadows(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.values is None:
+            n = (self.nbytes + 3) // 4
+            self.values = np.zeros(n, dtype=np.int32)
+            self.who = np.zeros(n, dtype=np.int32)
+        assert self.who is not None
+        return self.values, self.who
+
 
 class Buf:
-    """A float32 buffer of `shape` at byte `off` of `region` (row-major)."""
+    """A float32 buffer of `shape` at byte `off` of `region` (row-major), holding
+    value `value` (a `sim.sanitizer.Values` id)."""
 
-    __slots__ = ("arr", "region", "off", "nbytes", "shape", "desc", "_wsh", "_rsh")
+    __slots__ = ("arr", "region", "off", "nbytes", "shape", "desc", "value", "_wsh", "_rsh", "_vsh")
 
-    def __init__(self, region: Region, off: int, shape: tuple[int, ...], desc: str):
+    def __init__(self, region: Region, off: int, shape: tuple[int, ...], desc: str, value: int = 0):
         n = prod(shape)
         self.region = region
         self.off = off
         self.shape = shape
         self.nbytes = n * 4
         self.desc = desc
+        self.value = value
         self.arr = region.data[off:off + n * 4].view(np.float32).reshape(shape)
         self._wsh: np.ndarray | None = None
         self._rsh: np.ndarray | None = None
+        self._vsh: tuple[np.ndarray, np.ndarray] | None = None
 
     def view(self, shape: tuple[int, ...], desc: str | None = None, offset: int = 0) -> "Buf":
-        """The same bytes (from byte `offset` on) with another shape (`npu_task.view`)."""
-        return Buf(self.region, self.off + offset, shape, desc or self.desc)
+        """The same bytes (from byte `offset` on) with another shape (`npu_task.view`):
+        the same value."""
+        return Buf(self.region, self.off + offset, shape, desc or self.desc, self.value)
+
+    def value_shadows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Value/writer shadow arrays shaped like the buffer (the sanitizer)."""
+        if self._vsh is None:
+            v, w = self.region.value_shadows()
+            e0, n = self.off // 4, self.nbytes // 4
+            self._vsh = v[e0:e0 + n].reshape(self.shape), w[e0:e0 + n].reshape(self.shape)
+        return self._vsh
 
     def shadows(self) -> tuple[np.ndarray, np.ndarray]:
         """Writer/reader shadow arrays shaped like the buffer (DRAM race tracking)."""
@@ -91,6 +115,13 @@ class Buf:
 
 def fmt_window(offs: tuple[int, ...], sizes: tuple[int, ...]) -> str:
     return "[" + ", ".join(f"{o}:{o + s}" for o, s in zip(offs, sizes)) + "]"
+
+
+def fmt_slices(sl: tuple | None) -> str:
+    """A window given as slices, as `fmt_window` writes it."""
+    if sl is None:
+        return "[]"
+    return fmt_window(tuple(s.start for s in sl), tuple(s.stop - s.start for s in sl))
 
 
 class CopyPlan:

@@ -21,6 +21,7 @@ from npu_dialects.task import AllocOp, TaskOp, ViewOp, WeightOp
 from sim.errors import SimError
 from sim.interp import TaskProgram, compile_task, constant_value
 from sim.memory import DRAM, SRAM, Buf, Region
+from sim.sanitizer import Values
 
 WEIGHTS_BYTES_ATTR = "npu.dram_weights_bytes"
 ARENA_BYTES_ATTR = "npu.dram_arena_bytes"
@@ -91,6 +92,8 @@ class Program:
     sram: list[Region]
     weights_bytes: int
     arena_bytes: int
+    values: Values = field(default_factory=Values)  # every buffer's value, for the sanitizer
+    host_written: list[Buf] = field(default_factory=list)  # weights (inputs follow) written before the run
     warnings: list[str] = field(default_factory=list)
 
 
@@ -122,6 +125,8 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
     fn = main_func(module)
     body = fn.body.block
     warnings: list[str] = []
+    values = Values()
+    host_written: list[Buf] = []
 
     # -- region sizes
     wmax = amax = 0
@@ -147,13 +152,14 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
         kind = "input" if i < len(sig.inputs) else "output"
         shape = _shape(a)
         r = Region(f"{kind} '{name}'", DRAM, prod(shape) * 4, tracked=True)
-        b = Buf(r, 0, shape, f"{kind} '{name}'")
+        b = Buf(r, 0, shape, f"{kind} '{name}'", values.new(f"model {kind} '{name}'"))
         globals_[a] = b
         arg_bufs.append(b)
 
     # -- top-level ops
     task_ops: list[TaskOp] = []
     placed_weights: list[tuple[int, int, str, WeightOp]] = []
+    weight_value: dict[str, int] = {}  # (one value per key: a weight may be named twice)
     for op in body.ops:
         if isinstance(op, WeightOp):
             key = op.key.data
@@ -173,8 +179,11 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
             off = _offset(op)
             _check_align(op, off, arch, warnings)
             region, o = _place(op, wregion, off, nbytes, "weight", private, wattr is not None)
-            b = Buf(region, o, shape, f"weight '{key}'")
+            if key not in weight_value:
+                weight_value[key] = values.new(f"weight '{key}' ({describe(op)})")
+            b = Buf(region, o, shape, f"weight '{key}'", weight_value[key])
             b.arr[...] = data.astype(np.float32, copy=False).reshape(shape)
+            host_written.append(b)
             if off is not None:
                 placed_weights.append((off, off + nbytes, key, op))
             globals_[op.result] = b
@@ -184,7 +193,8 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
             _check_align(op, off, arch, warnings)
             region, o = _place(op, aregion, off, prod(shape) * 4, "alloc", private, aattr is not None)
             desc = f"alloc at arena offset {off}" if off is not None else "alloc"
-            globals_[op.result] = Buf(region, o, shape, f"{desc} ({describe(op)})")
+            globals_[op.result] = Buf(region, o, shape, f"{desc} ({describe(op)})",
+                                      values.new(f"DRAM buffer {list(shape)} of {describe(op)}"))
         elif isinstance(op, ViewOp):
             src = globals_.get(op.source)
             if not isinstance(src, Buf):
@@ -227,10 +237,11 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
                                f"event_slots={arch.event_slots}")
         prog.seq = seqs[core]
         seqs[core] += 1
-        compile_task(prog, globals_, sram[core], arch, check_bounds, warnings)
+        compile_task(prog, globals_, sram[core], arch, check_bounds, warnings, values)
         tasks.append(prog)
 
     n_in = len(sig.inputs)
     return Program(arch=arch, sig=sig, inputs=arg_bufs[:n_in], outputs=arg_bufs[n_in:], tasks=tasks,
                    regions=[wregion, aregion, *[b.region for b in arg_bufs], *private], sram=sram,
-                   weights_bytes=wregion.nbytes, arena_bytes=aregion.nbytes, warnings=warnings)
+                   weights_bytes=wregion.nbytes, arena_bytes=aregion.nbytes, values=values,
+                   host_written=host_written, warnings=warnings)

@@ -445,8 +445,12 @@ def test_task_range_binds_body_arguments():
             f"  npu_compute.fill %a {{value = 5.0 : f32}} : {S(1)}\n"
             f"  %t = npu_dma.copy %a[%c0] -> %y[%i] {{sizes = array<i64: 1>}} : {S(1)} -> {D(8)}\n"
             f"  npu_dma.wait %t\n  scf.yield\n}}")
-    r = simulate(module([], [("y", D(8))], task("k", 0, body, rng=(2, 5))), {}, {}, ARCH)
+    m = module([], [("y", D(8))], task("k", 0, body, rng=(2, 5)))
+    r = simulate(m, {}, {}, ARCH, sanitize=False)  # (the task writes only y[2:5])
     np.testing.assert_array_equal(r.outputs["y"], [0, 0, 5, 5, 5, 0, 0, 0])
+    with pytest.raises(SimError, match=r"sanitizer: model output 'y' is returned with bytes \[0, 8\) of output "
+                                       r"'y' never written"):
+        simulate(m, {}, {}, ARCH, sanitize=True)
 
 
 def test_missing_input_is_an_error():

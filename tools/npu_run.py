@@ -1,11 +1,14 @@
 """`npu-run INPUT [--arch SPEC] [--inputs IN.npz] [--outputs OUT.npz] [--report R.json]
-[--trace T.json] [--check] [--seed N] [--shape-buckets SPEC]... [--pad-dims DIMS]`:
+[--trace T.json] [--check] [--sanitize] [--seed N] [--shape-buckets SPEC]... [--pad-dims DIMS]`:
 run a model on the simulated NPU.
 
 INPUT is an ONNX model (imported and compiled with `npu-default` first), a
 graph-level `.mlir` (compiled first) or a lowered task-level `.mlir`. With no
 `--inputs`, seeded random normal inputs. `--check` compares the outputs with
 onnxruntime (ONNX input) or with the numpy reference of a graph-level `.mlir`.
+`--sanitize` runs the simulator's memory sanitizer (`sim/sanitizer.py`): the run
+stops at the first read that does not find the value the IR says it reads (a
+buffer overwritten while it still had a reader), naming both ops and the bytes.
 
 Shape buckets (ONNX input with symbolic dims; spec syntax in `lowering/buckets.py`):
 `--shape-buckets batch=1,4,8` compiles only the bucket the inputs need: an exact
@@ -65,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", metavar="T.json", help="write a Chrome trace / Perfetto timeline (JSON)")
     p.add_argument("--check", action="store_true",
                    help="compare with onnxruntime (or the graph-level numpy reference)")
+    p.add_argument("--sanitize", action="store_true",
+                   help="check every read finds the value it names (shadow memory of DRAM and SRAM); "
+                        "slower. NPU_SANITIZE=1 turns it on too")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the random inputs (default 0)")
     p.add_argument("--shape-buckets", metavar="SPEC", action="append",
                    help="sizes to compile the model's symbolic input dims for: 'batch=1,4,8', "
@@ -390,7 +396,8 @@ def _run(args: argparse.Namespace) -> int:
         if inputs is None:
             inputs = random_inputs(signature(loaded.module), args.seed)
         run_inputs = bucketed.run_inputs if bucketed and bucketed.run_inputs is not None else inputs
-        result = run(loaded.module, loaded.weights, run_inputs, loaded.arch, trace=bool(args.trace))
+        result = run(loaded.module, loaded.weights, run_inputs, loaded.arch, trace=bool(args.trace),
+                     sanitize=True if args.sanitize else None)
         if bucketed and bucketed.out_shapes is not None:
             result.outputs = slice_outputs(result.outputs, bucketed.out_shapes)
     except (RunError, BucketError) as e:

@@ -25,23 +25,26 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK:        %[[W2:.*]] = npu_task.weight "w2"
 // CHECK-NOT:    npu_task.alloc
 // CHECK:        npu_task.task "fc1..residual" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 764 : i64
-// CHECK:          %[[SX:.*]] = npu_task.sram {offset = [[OX:[0-9]+]] : i64} : memref<4x64xf32, "sram">
+// CHECK:          %[[SX:.*]] = npu_task.sram {offset = [[OX:[0-9]+]] : i64, value = 0 : i64} : memref<4x64xf32, "sram">
 // CHECK-NEXT:     %[[TX:.*]] = npu_dma.copy %[[X]]{{.*}} -> %[[SX]]
-// CHECK-NEXT:     %[[SW1:.*]] = npu_task.sram {offset = 0 : i64} : memref<64x64xf32, "sram">
+// CHECK-NEXT:     %[[SW1:.*]] = npu_task.sram {offset = 0 : i64, value = 1 : i64} : memref<64x64xf32, "sram">
 // CHECK-NEXT:     %[[TW1:.*]] = npu_dma.copy %[[W1]]{{.*}} -> %[[SW1]]
-// CHECK-NEXT:     %[[SW2:.*]] = npu_task.sram {offset = 16384 : i64} : memref<64x64xf32, "sram">
+// CHECK-NEXT:     %[[SW2:.*]] = npu_task.sram {offset = 16384 : i64, value = 2 : i64} : memref<64x64xf32, "sram">
 // CHECK-NEXT:     %[[TW2:.*]] = npu_dma.copy %[[W2]]{{.*}} -> %[[SW2]]
 // CHECK-NEXT:     npu_dma.wait %[[TX]]
 // CHECK-NEXT:     npu_dma.wait %[[TW1]]
-// CHECK-NEXT:     %[[SA:.*]] = npu_task.sram {offset = 33792 : i64} : memref<4x64xf32, "sram">
+// CHECK-NEXT:     %[[SA:.*]] = npu_task.sram {offset = 33792 : i64, value = 3 : i64} : memref<4x64xf32, "sram">
 // CHECK-NEXT:     npu_compute.matmul %[[SX]], %[[SW1]] -> %[[SA]]
-// The relu overwrites the matmul result it consumes last (in place in SRAM).
-// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SA]] -> %[[SA]]
-// CHECK-NEXT:     npu_dma.copy %[[SA]]{{.*}} -> %[[H]]
+// The relu overwrites the matmul result it consumes last (in place in SRAM): a new
+// value at the same bytes.
+// CHECK-NEXT:     %[[SH:.*]] = npu_task.sram {offset = 33792 : i64, value = 4 : i64} : memref<4x64xf32, "sram">
+// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SA]] -> %[[SH]]
+// CHECK-NEXT:     npu_dma.copy %[[SH]]{{.*}} -> %[[H]]
 // CHECK-NEXT:     npu_dma.wait %[[TW2]]
 // The second matmul's result lands where w1 was; the add overwrites it in place.
-// CHECK-NEXT:     %[[SB:.*]] = npu_task.sram {offset = 0 : i64} : memref<4x64xf32, "sram">
-// CHECK-NEXT:     npu_compute.matmul %[[SA]], %[[SW2]] -> %[[SB]]
-// CHECK-NEXT:     npu_compute.eltwise "add" %[[SB]], %[[SX]] -> %[[SB]] :
-// CHECK-NEXT:     npu_dma.copy %[[SB]]{{.*}} -> %[[Y]]
+// CHECK-NEXT:     %[[SB:.*]] = npu_task.sram {offset = 0 : i64, value = 5 : i64} : memref<4x64xf32, "sram">
+// CHECK-NEXT:     npu_compute.matmul %[[SH]], %[[SW2]] -> %[[SB]]
+// CHECK-NEXT:     %[[SY:.*]] = npu_task.sram {offset = 0 : i64, value = 6 : i64} : memref<4x64xf32, "sram">
+// CHECK-NEXT:     npu_compute.eltwise "add" %[[SB]], %[[SX]] -> %[[SY]] :
+// CHECK-NEXT:     npu_dma.copy %[[SY]]{{.*}} -> %[[Y]]
 // CHECK-NEXT:   }

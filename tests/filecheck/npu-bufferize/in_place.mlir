@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s --split-input-file -p npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
 
 // In-place candidates: a kernel's output may take the bytes of an activation
 // buffer it reads only at the output tile's own position (npu-memplan decides).
@@ -50,3 +50,46 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK-NEXT: npu_task.task "c2"
 // CHECK-NOT:  npu_task.alloc
 // CHECK:      npu_task.task "c3"
+
+// -----
+
+// Must not fire through a view: "neg" reads %a through the reshape %r at its own tile,
+// but "sig" reads %a afterwards; a kernel reading a view marks no reuse (npu-memplan
+// merges allocs only, and a view's base may have readers the view does not see).
+builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
+  func.func @main(%x: tensor<4x16xf32>) -> (tensor<16x4xf32>, tensor<4x16xf32>) {
+    %a = npu_tile.kernel "relu"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 16>, grid = array<i64: 1, 1>, double_buffer = false, sram_bytes = 512 : i64, predicted_cycles = 0 : i64, dram_bytes = 512 : i64, parts = 1 : i64} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+    ^bb0(%0: tensor<4x16xf32>):
+      %a_1 = npu_graph.relu %0 : (tensor<4x16xf32>) -> tensor<4x16xf32>
+      npu_tile.yield %a_1 : tensor<4x16xf32>
+    }
+    %r = npu_tile.kernel "flat"(%a) {kind = "view", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64} : (tensor<4x16xf32>) -> tensor<16x4xf32> {
+    ^bb0(%1: tensor<4x16xf32>):
+      %r_1 = npu_graph.reshape %1 : (tensor<4x16xf32>) -> tensor<16x4xf32>
+      npu_tile.yield %r_1 : tensor<16x4xf32>
+    }
+    %n = npu_tile.kernel "neg"(%r) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 16, 4>, grid = array<i64: 1, 1>, double_buffer = false, sram_bytes = 512 : i64, predicted_cycles = 0 : i64, dram_bytes = 512 : i64, parts = 1 : i64} : (tensor<16x4xf32>) -> tensor<16x4xf32> {
+    ^bb0(%2: tensor<16x4xf32>):
+      %n_1 = npu_graph.neg %2 : (tensor<16x4xf32>) -> tensor<16x4xf32>
+      npu_tile.yield %n_1 : tensor<16x4xf32>
+    }
+    %m = npu_tile.kernel "exp"(%n) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 16, 4>, grid = array<i64: 1, 1>, double_buffer = false, sram_bytes = 512 : i64, predicted_cycles = 0 : i64, dram_bytes = 512 : i64, parts = 1 : i64} : (tensor<16x4xf32>) -> tensor<16x4xf32> {
+    ^bb0(%3: tensor<16x4xf32>):
+      %m_1 = npu_graph.exp %3 : (tensor<16x4xf32>) -> tensor<16x4xf32>
+      npu_tile.yield %m_1 : tensor<16x4xf32>
+    }
+    %s = npu_tile.kernel "sig"(%a) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 16>, grid = array<i64: 1, 1>, double_buffer = false, sram_bytes = 512 : i64, predicted_cycles = 0 : i64, dram_bytes = 512 : i64, parts = 1 : i64} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+    ^bb0(%4: tensor<4x16xf32>):
+      %s_1 = npu_graph.sigmoid %4 : (tensor<4x16xf32>) -> tensor<4x16xf32>
+      npu_tile.yield %s_1 : tensor<4x16xf32>
+    }
+    func.return %m, %s : tensor<16x4xf32>, tensor<4x16xf32>
+  }
+}
+// CHECK:      %[[A:.*]] = npu_task.alloc : memref<4x16xf32, "dram">
+// CHECK-NEXT: npu_task.task "relu"
+// CHECK:      %[[R:.*]] = npu_task.view %[[A]]
+// CHECK-NOT:  reuse(%[[R]]
+// CHECK-NOT:  reuse(%[[A]]
+// CHECK:      npu_task.alloc : memref<16x4xf32, "dram">
+// CHECK-NEXT: npu_task.task "neg"

@@ -36,14 +36,14 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-DAG:    %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG:    %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG:    %[[C5:.*]] = arith.constant 5 : index
-// CHECK:        %[[SW:.*]] = npu_task.sram {offset = 0 : i64} : memref<16x8x3x3xf32, "sram">
+// CHECK:        %[[SW:.*]] = npu_task.sram {offset = 0 : i64, value = {{[0-9]+}} : i64} : memref<16x8x3x3xf32, "sram">
 // CHECK-NEXT:   npu_dma.copy %[[W]]
 // CHECK:        %[[SX:.*]] = npu_task.sram {{.*}} : memref<1x8x9x32xf32, "sram">
 // CHECK-NEXT:   %[[SM:.*]] = npu_task.sram {{.*}} : memref<1x1x7x1xf32, "sram">
 // CHECK-NEXT:   %[[SNB:.*]] = npu_task.sram {{.*}} : memref<1x1x7x1xf32, "sram">
 // CHECK-NEXT:   %[[SC:.*]] = npu_task.sram {{.*}} : memref<1x16x7x32xf32, "sram">
 // CHECK-NEXT:   %[[SP:.*]] = npu_task.sram {{.*}} : memref<1x16x3x16xf32, "sram">
-// CHECK-NEXT:   %[[SB:.*]] = npu_task.sram {offset = 4608 : i64} : memref<1x16x1x1xf32, "sram">
+// CHECK-NEXT:   %[[SB:.*]] = npu_task.sram {offset = 4608 : i64, value = {{[0-9]+}} : i64} : memref<1x16x1x1xf32, "sram">
 // CHECK-NEXT:   scf.for %[[S:.*]] = %[[LO]] to %[[HI]] step
 // CHECK-NEXT:     %[[R6:.*]] = arith.muli %[[S]], %[[C6]]
 // CHECK-NEXT:     %[[R:.*]] = arith.addi %[[R6]], %[[CM2]]

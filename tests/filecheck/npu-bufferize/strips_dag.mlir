@@ -32,9 +32,9 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
 // CHECK:        %[[SX:.*]] = npu_task.sram {{.*}} : memref<1x4x11x16xf32, "sram">
 // CHECK-NEXT:   %[[SM:.*]] = npu_task.sram {{.*}} : memref<1x1x9x1xf32, "sram">
 // CHECK-NEXT:   %[[SNB:.*]] = npu_task.sram {{.*}} : memref<1x1x9x1xf32, "sram">
-// CHECK-NEXT:   %[[SA:.*]] = npu_task.sram {offset = 4224 : i64} : memref<1x8x9x16xf32, "sram">
-// CHECK-NEXT:   %[[SB:.*]] = npu_task.sram {offset = 8832 : i64} : memref<1x8x9x16xf32, "sram">
-// CHECK-NEXT:   %[[SC:.*]] = npu_task.sram {offset = 4224 : i64} : memref<1x16x9x16xf32, "sram">
+// CHECK-NEXT:   %[[SA:.*]] = npu_task.sram {offset = 4224 : i64, value = {{[0-9]+}} : i64} : memref<1x8x9x16xf32, "sram">
+// CHECK-NEXT:   %[[SB:.*]] = npu_task.sram {offset = 8832 : i64, value = {{[0-9]+}} : i64} : memref<1x8x9x16xf32, "sram">
+// CHECK-NEXT:   %[[SC:.*]] = npu_task.sram {offset = 4224 : i64, value = {{[0-9]+}} : i64} : memref<1x16x9x16xf32, "sram">
 // CHECK-NEXT:   %[[SP:.*]] = npu_task.sram {{.*}} : memref<1x16x4x8xf32, "sram">
 // CHECK:        scf.for
 // CHECK:          npu_dma.copy %{{.*}} -> %[[SX]]{{.*}} {sizes = array<i64: 1, 4, 11, 16>, pad_value = 0.000000e+00 : f32}

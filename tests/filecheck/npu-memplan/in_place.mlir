@@ -69,3 +69,40 @@ builtin.module {
 // CHECK: npu.dram_arena_bytes = 512 : i64, npu.dram_lower_bound_bytes = 512 : i64
 // CHECK: %a = npu_task.alloc {offset = 0 : i64}
 // CHECK: %b = npu_task.alloc reuse(%a : memref<64xf32, "dram">) {offset = 256 : i64}
+
+// -----
+
+// Must not fire through a view: "r" reads %a through the reshape %v after "q" wrote
+// %b, so %b taking %a's bytes would destroy %a while it still has a reader (issue 13:
+// a view and its base are one buffer whose lifetime is the union of their uses).
+builtin.module {
+  func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">, %z: memref<8x8xf32, "dram">) {
+    %a = npu_task.alloc : memref<64xf32, "dram">
+    %b = npu_task.alloc reuse(%a : memref<64xf32, "dram">) : memref<64xf32, "dram">
+    %v = npu_task.view %a : memref<64xf32, "dram"> to memref<8x8xf32, "dram">
+    npu_task.task "p" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %x[%c0] -> %a[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    npu_task.task "q" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %a[%c0] -> %b[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    npu_task.task "r" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %v[%c0, %c0] -> %z[%c0, %c0] {sizes = array<i64: 8, 8>} : memref<8x8xf32, "dram"> -> memref<8x8xf32, "dram">
+      npu_dma.wait %t0
+      %t1 = npu_dma.copy %b[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t1
+    }
+    func.return
+  }
+}
+// CHECK: npu.dram_arena_bytes = 512 : i64, npu.dram_lower_bound_bytes = 512 : i64
+// CHECK: %a = npu_task.alloc {offset = 0 : i64}
+// CHECK: %b = npu_task.alloc reuse(%a : memref<64xf32, "dram">) {offset = 256 : i64}
