@@ -21,6 +21,8 @@ Columns:
 - import+compile s: wall time of import + the whole `npu-default`, median of
   --repeat runs (the graph passes' share in brackets); cpu s: process time of the
   same (less sensitive to a loaded machine); simulate s: wall time of the run;
+  sanitized s: the same run with the memory sanitizer (`sim/sanitizer.py`) on, whose
+  outputs are the ones checked (a sanitizer finding fails the row);
 - match: the largest |sim - ort| / (atol + rtol |ort|) with rtol 1e-3, atol 1e-4 x
   max |ort|: at most 1 passes.
 
@@ -90,6 +92,7 @@ class Row:
     graph_s: float | None = None
     cpu_s: float | None = None
     simulate_s: float | None = None
+    sanitized_s: float | None = None
     ratio: float | None = None
     error: str | None = None
 
@@ -97,12 +100,13 @@ class Row:
         def f(v, fmt="{}"):
             return "-" if v is None else fmt.format(v)
         if self.error:
-            return f"| {self.name} | {self.onnx_nodes} | {f(self.imported)} | - | - | - | - | - | - | - | failed: {self.error} |"
+            return (f"| {self.name} | {self.onnx_nodes} | {f(self.imported)} | - | - | - | - | - | - | - | - "
+                    f"| failed: {self.error} |")
         ratio = self.ratio if self.ratio is not None else float("nan")
         match = f"{ratio:.3g} ({'ok' if ratio <= 1 else 'MISMATCH'})"
         return (f"| {self.name} | {self.onnx_nodes} | {self.imported} | {self.optimised} | {self.kernels} "
                 f"| {self.tasks} | {self.cycles} | {self.compile_s:.2f} ({self.graph_s:.2f}) | {self.cpu_s:.2f} "
-                f"| {self.simulate_s:.2f} | {match} |")
+                f"| {self.simulate_s:.2f} | {self.sanitized_s:.2f} | {match} |")
 
 
 def measure(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], arch_spec: str,
@@ -110,7 +114,7 @@ def measure(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], ar
     """Import + compile + simulate `model` `repeat` times; raises what the compiler raises."""
     arch = parse_arch_spec(arch_spec)
     row = Row(name, len(model.graph.node))
-    walls, graph_walls, cpus, sims = [], [], [], []
+    walls, graph_walls, cpus, sims, sanitized = [], [], [], [], []
     passes = get_all_passes()
     for _ in range(repeat):
         w0, c0 = time.perf_counter(), time.process_time()
@@ -128,8 +132,11 @@ def measure(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], ar
         walls.append(time.perf_counter() - w0)
         cpus.append(time.process_time() - c0)
         s0 = time.perf_counter()
-        res = run(module, weights_of(module), inputs, arch)
+        run(module, weights_of(module), inputs, arch, sanitize=False)
         sims.append(time.perf_counter() - s0)
+        s0 = time.perf_counter()
+        res = run(module, weights_of(module), inputs, arch, sanitize=True)
+        sanitized.append(time.perf_counter() - s0)
     ref = onnxruntime_outputs(model, inputs)
     row.ratio = max(output_errors(res.outputs[k], v)["tolerance_ratio"] for k, v in ref.items())
     row.kernels = len(res.report["kernels"])
@@ -139,6 +146,7 @@ def measure(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], ar
     row.graph_s = statistics.median(graph_walls)
     row.cpu_s = statistics.median(cpus)
     row.simulate_s = statistics.median(sims)
+    row.sanitized_s = statistics.median(sanitized)
     return row
 
 
@@ -202,8 +210,8 @@ def main() -> int:
               f"{os.cpu_count()} CPUs, load average {load:.1f} at start; graph passes: {', '.join(GRAPH_PASSES)}"),
              "",
              ("| model | ONNX nodes | imported | optimised | kernels | tasks | simulated cycles "
-              "| import+compile s (graph passes) | cpu s | simulate s | match |"),
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| import+compile s (graph passes) | cpu s | simulate s | sanitized s | match |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     failed = 0
     for name, loader in models.items():

@@ -1,0 +1,104 @@
+"""The memory sanitizer (`sim/sanitizer.py`): it reports the in-place-through-a-view
+bug of issue 13 when the fix is switched off, a DRAM plan that overlaps live
+buffers, a read of SRAM a DMA has not landed yet, and stays silent on correct
+programs (every other test runs with it on, `tests/conftest.py`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+import lowering.groups
+from npu_dialects.arch import Arch, parse_arch_spec
+from lowering.onnx_import import import_model
+from lowering.pipeline import compile_module
+from npu_dialects.weights import weights_of
+from runtime.run import random_inputs
+from sim import SimError, signature, simulate
+from tests.e2e import onnxruntime_outputs
+from tests.fuzz_graphs import view_bug_models
+from tests.simkit import CONSTS, D, S, module, task
+
+
+def view_bug_model() -> onnx.ModelProto:
+    """Issue 13's smallest case: e = Exp(x) is read through a Reshape by an Add and
+    directly by a Neg."""
+    return view_bug_models()["reshape_add_neg"]
+
+
+def compiled(model: onnx.ModelProto, arch: Arch):
+    m, w = import_model(model, arch)
+    compile_module(m, arch, w)
+    return m, weights_of(m), random_inputs(signature(m), seed=0)
+
+
+@pytest.mark.parametrize("spec", ["default", "default,cores=1", "default,sram_bytes=65536"])
+def test_sanitizer_reports_the_view_bug_with_the_fix_reverted(spec, monkeypatch):
+    arch = parse_arch_spec(spec)
+    model = view_bug_model()
+    monkeypatch.setattr(lowering.groups, "UNSAFE_VIEW_REUSE", True)
+    m, w, ins = compiled(model, arch)
+    ref = onnxruntime_outputs(model, ins)
+    wrong = simulate(m, w, ins, arch, sanitize=False)  # the bug: wrong numbers, silently
+    assert np.abs(wrong.outputs["n"] - ref["n"]).max() > 0.5
+    with pytest.raises(SimError) as e:
+        simulate(m, w, ins, arch, sanitize=True)
+    msg = str(e.value)
+    assert msg.startswith("sanitizer: task 'exp..neg'")
+    # the reader (neg), the value it expected (exp's), the write that destroyed it (add), the bytes
+    assert "'npu_compute.eltwise' (ONNX node neg)" in msg and "expecting SRAM value" in msg
+    assert "(ONNX node exp) of task" in msg
+    assert "'npu_compute.eltwise' (ONNX node add)" in msg and "overwrote them with SRAM value" in msg
+    assert "reads bytes [" in msg and "of SRAM of core 0" in msg
+    assert "address range:" in (e.value.details or "")
+
+
+def copy_chain(b_offset: int) -> str:
+    """p copies x to %a, q copies %a to %b, r copies %b to y, s copies %a to z (so %a is
+    read after %b is written): %a at arena byte 0, %b at `b_offset`."""
+    def copy(name: str, src: str, dst: str) -> str:
+        return task(name, 0, f"{CONSTS}\n%t = npu_dma.copy %{src}[%c0] -> %{dst}[%c0] "
+                             f"{{sizes = array<i64: 16>}} : {D(16)} -> {D(16)}\nnpu_dma.wait %t")
+    return (f"%a = npu_task.alloc {{offset = 0 : i64}} : {D(16)}\n"
+            f"%b = npu_task.alloc {{offset = {b_offset} : i64}} : {D(16)}\n"
+            + copy("p", "x", "a") + copy("q", "a", "b") + copy("r", "b", "y") + copy("s", "a", "z"))
+
+
+def test_sanitizer_reports_a_dram_plan_that_overlaps_live_buffers():
+    x = np.arange(16, dtype=np.float32)
+    io = ([("x", D(16))], [("y", D(16)), ("z", D(16))])
+    ok = simulate(module(*io, copy_chain(64)), {}, {"x": x}, Arch(), sanitize=True)
+    np.testing.assert_array_equal(ok.outputs["z"], x)
+    # %b over the second half of %a, which s still reads after q wrote %b
+    with pytest.raises(SimError) as e:
+        simulate(module(*io, copy_chain(32)), {}, {"x": x}, Arch(), sanitize=True)
+    msg = str(e.value)
+    assert msg.startswith("sanitizer: task 's' (ONNX node s): 'npu_dma.copy' (op #")
+    assert "reads bytes [32, 64) of arena expecting DRAM buffer [16]" in msg
+    assert "but task 'q' (ONNX node q): 'npu_dma.copy'" in msg and "overwrote them with DRAM buffer [16]" in msg
+
+
+def test_sanitizer_reports_sram_read_before_its_dma_lands():
+    body = (f"{CONSTS}\n%s = npu_task.sram {{offset = 0 : i64}} : {S(16)}\n"
+            f"%o = npu_task.sram {{offset = 64 : i64}} : {S(16)}\n"
+            f"%t = npu_dma.copy %x[%c0] -> %s[%c0] {{sizes = array<i64: 16>}} : {D(16)} -> {S(16)}\n"
+            f"npu_compute.eltwise \"neg\" %s -> %o : {S(16)} -> {S(16)}\n"
+            f"npu_dma.wait %t\n"
+            f"%u = npu_dma.copy %o[%c0] -> %y[%c0] {{sizes = array<i64: 16>}} : {S(16)} -> {D(16)}\n"
+            f"npu_dma.wait %u")
+    m = module([("x", D(16))], [("y", D(16))], task("k", 0, body))
+    with pytest.raises(SimError, match=r"sanitizer: task 'k' \(ONNX node k\): 'npu_compute.eltwise' \(op #\d+ in "
+                                       r"the task\) reads bytes \[0, 64\) of SRAM of core 0 expecting SRAM buffer "
+                                       r".* but no write has defined them \(read before written\)"):
+        simulate(m, {}, {"x": np.ones(16, np.float32)}, Arch(), sanitize=True)
+
+
+def test_sanitizer_is_off_unless_asked(monkeypatch):
+    monkeypatch.delenv("NPU_SANITIZE")
+    monkeypatch.setattr(lowering.groups, "UNSAFE_VIEW_REUSE", True)
+    arch = Arch()
+    m, w, ins = compiled(view_bug_model(), arch)
+    simulate(m, w, ins, arch)  # wrong numbers, but no sanitizer unless asked
+    with pytest.raises(SimError, match="sanitizer"):
+        simulate(m, w, ins, arch, sanitize=True)
