@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, FillOp, MatmulOp, PoolOp
+from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, MatmulOp, PoolOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
 from npu_dialects.graph import (AvgPoolOp, ConcatOp, ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, ReluOp,
@@ -551,14 +551,18 @@ class StripBuilder:
         rolled = sorted(g.rolled, key=lambda v: -1 if v is x else ops.index(v.owner))
         last_read = {v: max(i for i, op in enumerate(ops) if v in op.operands) for v in rolled}
 
-        def shift(e: Emitter, v: SSAValue) -> SSAValue:
+        def shift(e: Emitter, v: SSAValue, first: bool = False) -> SSAValue:
             """Line buffer v: move the rows the next strip shares with this one to the top
             (issued once this strip's last reader of v is done; awaited before the next
-            strip's new rows land)."""
+            strip's new rows land). The `first`, before any strip, has no rows to move: it
+            pads them with zeros (its source window lies below the buffer), so the first
+            warm-up strip reads defined rows."""
             a, _, r = g.rows[v]
             buf = xin[0] if v is x else views[v][0]
             size = list(strip_shape(g, v))
             size[-2] = r - a
+            if first:
+                return e.add(CopyOp(buf, row_at(e, v, r), buf, row_at(e, v, 0), size, pad_value=0.0)).results[0]
             return e.add(CopyOp(buf, row_at(e, v, a), buf, row_at(e, v, 0), size)).results[0]
 
         def pick(e: Emitter, odd: SSAValue | None, vals: list[SSAValue]) -> SSAValue:
@@ -578,6 +582,7 @@ class StripBuilder:
                 return picked[v]
 
             for op in ops:
+                e.loc = op.location  # (each op's compute names its own ONNX node)
                 res = op.results[0]
                 out = fresh.get(res) or at(res)
                 p = op.params if isinstance(op, WINDOWED) else {}
@@ -635,6 +640,7 @@ class StripBuilder:
                 for v in rolled:
                     if ops[last_read[v]] is op:
                         moved[v] = shift(e, v)
+            e.loc = self.kernel.location
             cur = at(ops[-1].results[0])
             y = ops[-1].results[0]
             rank = len(shape_of(y))
@@ -654,9 +660,7 @@ class StripBuilder:
         one = em.const(1)
         # line buffers: the loop carries their shifts in flight (the first ones move nothing yet)
         start = em.add(arith.SubiOp(lo, em.const(g.warm))).results[0] if g.warm else lo  # (warm-up strips first)
-        for v in rolled:  # (the first warm-up strip reads rows no strip computed yet: make them defined)
-            em.add(FillOp(xin[0] if v is x else views[v][0], 0.0))
-        shifts0 = [shift(em, v) for v in rolled]
+        shifts0 = [shift(em, v, first=True) for v in rolled]
         if not prefetch:
             body = Block(arg_types=[INDEX] + [TokenType()] * len(rolled))
             be = em.nested(body)

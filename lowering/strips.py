@@ -39,8 +39,8 @@ strip; a strip moves the R - A rows it shares with the next one to the top (an
 SRAM-to-SRAM DMA) and computes only the A new ones into the rows below (computed
 apart, then moved in), so its producer needs its inputs for those rows only, and
 the group input is loaded A rows at a time. A task first runs `warm` strips that
-store nothing, to fill the buffers (zeroed first: the first warm-up strip reads rows
-no strip computed); masks apply to the rows a strip computes.
+store nothing, to fill the buffers (the rows the first one would keep from before it
+are zeros: its shift pads them); masks apply to the rows a strip computes.
 
 `plan_strips` picks the strip height, prefetch and line buffers that the cost model
 (`StripPlan.cycles_on`, split over the cores where that pays) prefers among the plans
@@ -505,7 +505,6 @@ class StripPlan:
     masking: int = 0  # compute cycles of the masks, in the strips at a tensor's edge only
     shifts: list[int] = field(default_factory=list)  # line buffers: bytes each moves up per strip
     inserts: list[int] = field(default_factory=list)  # bytes of the new rows moved into each per strip
-    fill: int = 0  # cycles to zero the line buffers once per task (the warm-up strips read them)
 
     @property
     def rolling(self) -> bool:
@@ -536,7 +535,7 @@ class StripPlan:
             body = load + steps * max(load, stall_for(self.strip_loads, arch, bw) + self.compute + moves) + n * store
         else:
             body = steps * (load + self.compute + moves) + n * store
-        return once + self.fill + body + edge + (2 * arch.sync_latency if parts > 1 else 0)
+        return once + body + edge + (2 * arch.sync_latency if parts > 1 else 0)
 
 
 def _loads(sizes: list[int], arch: Arch, bw: int) -> int:
@@ -605,14 +604,12 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     shifts = [row_bytes[v] * (g.rows[v][2] - g.rows[v][0]) for v in g.rolled]
     inserts = [row_bytes[v] * g.rows[v][0] for v in g.rolled if v is not x]
     inserts += [prod(computed_shape(g, op.results[0])) * F32 for op, _ in g.local]  # (copied like new rows)
-    fill = sum(ceil(prod(strip_shape(g, v)) / lanes) for v in g.rolled)
     plans = dict(none)
     for prefetch in modes:
         sram = fixed + (2 if prefetch else 1) * slot
         if sram <= arch.sram_bytes and not (prefetch and (bufs.x_viewed or x in g.rolled)):
             plans[prefetch] = StripPlan(g, once, sram, sizes, loads, compute, store, bufs,
-                                        prefetch=prefetch, masking=masking, shifts=shifts, inserts=inserts,
-                                        fill=fill)
+                                        prefetch=prefetch, masking=masking, shifts=shifts, inserts=inserts)
     return plans
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from npu_dialects.arch import Arch
 from sim.errors import SimError
 from sim.interp import REQ_COMPUTE, REQ_DMA, OpInfo, TaskProgram
-from sim.memory import DRAM, Buf, CopyPlan, fmt_slices, fmt_window
+from sim.memory import DRAM, Buf, CopyPlan, fmt_slices
 from sim.program import Program
 from sim.sanitizer import Sanitizer
 from sim.trace import Trace
