@@ -25,6 +25,8 @@ builtin.module {
     // CHECK:      npu_task.task "fc" attributes {core = 1 : i64, range = array<i64: 0, 4>, waits = array<i64: 2>, signals = array<i64: 0, 1>, predicted_cycles = 713 : i64} {
     // CHECK-NEXT: ^bb0(%lo: index, %hi: index):
     // CHECK:        %a = npu_task.sram {offset = 0 : i64} : memref<1x32xf32, "sram">
+    // CHECK:        %c = npu_task.sram {offset = 2176 : i64, value = 2 : i64} : memref<1x16xf32, "sram">
+    // CHECK:        %cv = npu_task.sram {offset = 2176 : i64, value = 2 : i64} : memref<16xf32, "sram">
     // CHECK:        scf.for %i = %lo to %hi step %c1 {
     // CHECK:          npu_dma.copy %x[%i, %c0] -> %a[%c0, %c0]
     // CHECK:          npu_compute.matmul %a, %bw -> %c {trans_b}
@@ -33,7 +35,8 @@ builtin.module {
     ^bb0(%lo: index, %hi: index):
       %a = npu_task.sram {offset = 0 : i64} : memref<1x32xf32, "sram">
       %bw = npu_task.sram {offset = 128 : i64} : memref<16x32xf32, "sram">
-      %c = npu_task.sram {offset = 2176 : i64} : memref<1x16xf32, "sram">
+      %c = npu_task.sram {offset = 2176 : i64, value = 2 : i64} : memref<1x16xf32, "sram">
+      %cv = npu_task.sram {offset = 2176 : i64, value = 2 : i64} : memref<16xf32, "sram">
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %tw = npu_dma.copy %w[%c0, %c0] -> %bw[%c0, %c0] {sizes = array<i64: 16, 32>} : memref<16x32xf32, "dram"> -> memref<16x32xf32, "sram">

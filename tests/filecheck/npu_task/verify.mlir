@@ -55,6 +55,14 @@ npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
 
 // -----
 
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+^bb0(%lo: index, %hi: index):
+  %s = npu_task.sram {offset = 0 : i64, value = -1 : i64} : memref<4xf32, "sram">
+}
+// CHECK: 'npu_task.sram': value must be non-negative, got -1
+
+// -----
+
 // SRAM buffers are declared directly in a task body, not in its loops.
 npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
 ^bb0(%lo: index, %hi: index):
