@@ -29,15 +29,17 @@ HOST = -1
 class Region:
     """One byte array of device memory."""
 
-    __slots__ = ("name", "space", "data", "core", "tracked", "writer", "reader", "written", "values", "who")
+    __slots__ = ("name", "space", "data", "core", "tracked", "readonly", "writer", "reader", "written", "values",
+                 "who")
 
     def __init__(self, name: str, space: str, nbytes: int, *, core: int | None = None,
-                 tracked: bool = False):
+                 tracked: bool = False, readonly: bool = False):
         self.name = name
         self.space = space
         self.core = core
         self.data = np.zeros(max(0, nbytes), dtype=np.uint8)
         self.tracked = tracked
+        self.readonly = readonly  # weights: written by the host only (the sanitizer keeps no shadow of them)
         self.writer: np.ndarray | None = None  # last writing task per f32 element
         self.reader: np.ndarray | None = None  # last reading task per f32 element
         self.written = False  # some task has written it (else every read sees HOST data)

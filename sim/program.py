@@ -105,7 +105,8 @@ def _check_align(op: Operation, off: int | None, arch: Arch, warnings: list[str]
 def _place(op: Operation, region: Region | None, off: int | None, nbytes: int, what: str,
            private: list[Region], size_from_attr: bool) -> tuple[Region, int]:
     if off is None or region is None:
-        r = Region(f"private {what} ({describe(op)})", DRAM, nbytes, tracked=what != "weight")
+        r = Region(f"private {what} ({describe(op)})", DRAM, nbytes, tracked=what != "weight",
+                   readonly=what == "weight")
         private.append(r)
         return r, 0
     if off % 4:
@@ -140,7 +141,7 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
                 else:
                     amax = max(amax, end)
     wattr, aattr = int_attr(module, WEIGHTS_BYTES_ATTR), int_attr(module, ARENA_BYTES_ATTR)
-    wregion = Region("weights", DRAM, wattr if wattr is not None else wmax, tracked=False)
+    wregion = Region("weights", DRAM, wattr if wattr is not None else wmax, tracked=False, readonly=True)
     aregion = Region("arena", DRAM, aattr if aattr is not None else amax, tracked=True)
     private: list[Region] = []
 

@@ -18,7 +18,8 @@ element of every region, which value it holds and which write put it there.
   value while it still had this reader: the run stops with a `SimError` naming
   the reading op and task, the value it expected and its ONNX node, the value
   found and the op, task and ONNX node that wrote it, and the address range;
-- at the end, every model output must hold its value (nothing overwrote it).
+- at the end, every model output must hold its value (nothing overwrote it);
+- weights are read-only: they keep no shadow, and a write into them is an error.
 
 A destroyed value is reported at its first later read (the first point where the
 destruction is observable; a value no one reads again may be overwritten).
@@ -90,7 +91,7 @@ class Sanitizer:
     # ------------------------------------------------------------------ initial contents
     def host_write(self, buf: Buf) -> None:
         """The host wrote `buf` whole (an input, a weight) before any task ran."""
-        if self.sanitize:
+        if self.sanitize and not buf.region.readonly:
             vals, who = buf.value_shadows()
             vals[...] = buf.value
             who[...] = self.host
@@ -121,6 +122,9 @@ class Sanitizer:
         self.write(out, None, info, task)
 
     def write(self, buf: Buf, sl: tuple | None, info: "OpInfo", task: int) -> None:
+        if buf.region.readonly:
+            raise SimError(f"sanitizer: {info.where} writes {buf.desc} in the DRAM {buf.region.name} region, "
+                           "which only the host writes")
         vals, who = buf.value_shadows()
         rec = self._record(Write(task, info, self.eng.now, ""))
         if sl is None:
@@ -131,6 +135,8 @@ class Sanitizer:
             who[sl] = rec
 
     def check_read(self, buf: Buf, sl: tuple | None, info: "OpInfo", task: int, verb: str) -> None:
+        if buf.region.readonly:  # (weights: no task writes them, see `write`)
+            return
         vals, _ = buf.value_shadows()
         seen = vals if sl is None else vals[sl]
         if seen.size and (seen != buf.value).any():

@@ -102,3 +102,13 @@ def test_sanitizer_is_off_unless_asked(monkeypatch):
     simulate(m, w, ins, arch)  # wrong numbers, but no sanitizer unless asked
     with pytest.raises(SimError, match="sanitizer"):
         simulate(m, w, ins, arch, sanitize=True)
+
+
+def test_sanitizer_reports_a_write_into_the_weights():
+    body = (f"{CONSTS}\n%t = npu_dma.copy %x[%c0] -> %w[%c0] {{sizes = array<i64: 16>}} : {D(16)} -> {D(16)}\n"
+            "npu_dma.wait %t")
+    m = module([("x", D(16))], [("y", D(16))], f'%w = npu_task.weight "w" {{offset = 0 : i64}} : {D(16)}\n'
+               + task("k", 0, body))
+    with pytest.raises(SimError, match=r"sanitizer: task 'k' \(ONNX node k\): 'npu_dma.copy' \(op #\d+ in the task\) "
+                                       r"writes weight 'w' in the DRAM weights region, which only the host writes"):
+        simulate(m, {"w": np.zeros(16, np.float32)}, {"x": np.ones(16, np.float32)}, Arch(), sanitize=True)
