@@ -38,12 +38,12 @@ from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, MatmulOp, PoolOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
-from npu_dialects.graph import (AvgPoolOp, ConcatOp, ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, ReluOp,
-                                ReshapeOp, StructuredOp, attr_int, int_array, shape_of)
+from npu_dialects.graph import (AvgPoolOp, ConcatOp, ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, StructuredOp,
+                                attr_int, int_array, shape_of)
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
 from lowering.errors import CompileError
-from lowering.groups import contiguous_slice, plan_group
+from lowering.groups import is_view, plan_group
 from lowering.strips import (NEG, WINDOWED, StripPlan, computed_shape, line_bufferable, plan_strip_height,
                              pooled_epilogues, side_inputs, strip_geometry, strip_input, strip_shape)
 from lowering.taskgraph import span
@@ -334,7 +334,7 @@ class GroupBuilder:
         shape = tuple(shape_of(v) if shape is None else shape)
         base = v
         while isinstance(base.owner, Operation) and base.owner.parent_block() is self.kernel.body.block \
-                and (isinstance(base.owner, ReshapeOp) or contiguous_slice(base.owner) is not None):
+                and is_view(base.owner):
             base = base.owner.operands[0]
         value = self.values.setdefault(base, len(self.values))
         key = (value, self.plan.offset[v], shape)
@@ -373,7 +373,7 @@ class GroupBuilder:
 
     def compute(self, op: Operation) -> None:
         em, out = self.em, op.results[0]
-        if isinstance(op, ReshapeOp) or contiguous_slice(op) is not None:
+        if is_view(op):
             return  # the result aliases (part of) the input's buffer
         if isinstance(op, GraphConv2dOp):
             p = op.params
@@ -482,21 +482,10 @@ class StripBuilder:
         base = self.offset
         views: dict[SSAValue, list[SSAValue]] = {x: xin}
         view_of = plan.buffers.view_of
-        pooled = pooled_epilogues(ops, {})  # max-pool -> (conv, relu): their bias and relu follow it
-        deferred = {o for pair in pooled.values() for o in pair if o is not None}
-
-        def holder(v: SSAValue) -> SSAValue:
-            """The value whose buffer v is: a view's base; a deferred relu computes
-            nothing, so its result is its operand until the pool (its buffer's value)."""
-            v = view_of.get(v, v)
-            if isinstance(v.owner, ReluOp) and v.owner in deferred:
-                return holder(v.owner.operands[0])
-            return v
-
         for op in ops:
             r = op.results[0]
             off = plan.buffers.offset[r]
-            holds = holder(r)
+            holds = view_of.get(r, r)
             if off is not None:
                 views[r] = [self.sram(strip_shape(g, r), base + off, holds)]
             elif holds is x:  # a reshape of the input (one slot: no prefetch)
@@ -505,7 +494,7 @@ class StripBuilder:
                 views[r] = [self.sram(strip_shape(g, r), b.owner.offset.value.data, (r, k))
                             for k, b in enumerate(xin)]
         # a line-buffered value's op writes its new rows apart; they move into its buffer's last rows
-        fresh = {r: self.sram(computed_shape(g, r), base + off, holder(r) if holder(r) is not r else ("fresh", r))
+        fresh = {r: self.sram(computed_shape(g, r), base + off, view_of.get(r, ("fresh", r)))
                  for r, off in plan.buffers.fresh.items()}
         # an elementwise op reading part of a wider value reads a copy of those rows
         local = {key: self.sram(computed_shape(g, key[0].results[0]), base + off)
@@ -564,6 +553,9 @@ class StripBuilder:
             if first:
                 return e.add(CopyOp(buf, row_at(e, v, r), buf, row_at(e, v, 0), size, pad_value=0.0)).results[0]
             return e.add(CopyOp(buf, row_at(e, v, a), buf, row_at(e, v, 0), size)).results[0]
+
+        pooled = pooled_epilogues(ops, {})  # max-pool -> (conv, relu): their bias and relu follow it
+        deferred = {o for pair in pooled.values() for o in pair if o is not None}
 
         def pick(e: Emitter, odd: SSAValue | None, vals: list[SSAValue]) -> SSAValue:
             return vals[0] if odd is None or len(vals) == 1 else e.select(odd, vals[1], vals[0])

@@ -173,7 +173,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         for v in operands[i]:
             final_use[v] = i
         pos.append(i - len(viewed_ops))
-        if _is_view(o):
+        if is_view(o):
             viewed_ops.append(i)
     first_real: dict[SSAValue, tuple[int, int]] = {}  # input -> (op, operand) of its first computing reader
     for i, o in enumerate(ops):
@@ -184,12 +184,12 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
                 members[v] = [v]
                 inputs.append(v)
             last_use[root[v]] = pos[i]
-            if not _is_view(o) and root[v] not in defined:
+            if not is_view(o) and root[v] not in defined:
                 first_real.setdefault(root[v], (i, k))
         r = o.results[0]
         sl = contiguous_slice(o)
         dead = in_place_operand(o, operands[i], i, root, alias, start, final_use, members, outputs)
-        if _is_view(o):
+        if is_view(o):
             root[r] = root[operands[i][0]]
             alias[r] = alias[operands[i][0]] + (sl or 0) * F32
         elif dead is not None:  # an elementwise op overwrites a buffer that dies here
@@ -200,7 +200,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
             members[r] = []
         members[root[r]].append(r)
         last_use.setdefault(root[r], pos[i])
-    end = len(ops) - sum(1 for o in ops if _is_view(o))
+    end = len(ops) - sum(1 for o in ops if is_view(o))
     for v in outputs:
         last_use[root[v]] = end  # kept until the task drains its stores
     # DMA loads: one per input, except packable weights that share transfers
@@ -278,7 +278,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     return plan
 
 
-def _is_view(op: Operation) -> bool:
+def is_view(op: Operation) -> bool:
     """A reshape or 1-D slice: its result aliases (part of) its operand's buffer."""
     return isinstance(op, ReshapeOp) or contiguous_slice(op) is not None
 

@@ -383,7 +383,8 @@ class StripBuffers:
     fresh: dict[SSAValue, int] = field(default_factory=dict)  # line-buffered value -> its new rows' buffer
     local: dict[tuple[Operation, SSAValue], int] = field(default_factory=dict)  # rows copied out (`local`)
     # value -> the value whose buffer it is a view of: a reshape's operand's, a concat's for the
-    # values computed into its channel range; absent when it is a value of its own (in place too)
+    # values computed into its channel range, a deferred relu's operand's (`pooled_epilogues`: it
+    # computes nothing before the pool); absent when it is a value of its own (in place too)
     view_of: dict[SSAValue, SSAValue] = field(default_factory=dict)
 
 
@@ -482,7 +483,7 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
         r = op.results[0]
         if root[r] in slices:
             view_of[r] = slices[root[r]][0]
-        elif isinstance(op, ReshapeOp):
+        elif isinstance(op, ReshapeOp) or r in deferred:  # (a deferred relu computes nothing before the pool)
             view_of[r] = view_of.get(ins[i][0], ins[i][0])
     return StripBuffers(offset, area, viewed, fresh, {key: base[("local", *key)] for key in g.local}, view_of)
 
