@@ -52,14 +52,14 @@ import onnx.defs
 import onnxruntime as ort
 from onnx import numpy_helper
 
-from lowering.onnx_import import (
+from lowering.importer.onnx_import import (
     MAX_OPSET,
     MIN_OPSET,
     OnnxImportError,
     supported_op_types,
 )
-from tests.e2e import compile_and_run
-from tests.zoo import diagnostic_groups, output_errors
+from tools.testkit.e2e import compile_and_run
+from tools.testkit.zoo import diagnostic_groups, output_errors
 
 _DEFAULT = ("", "ai.onnx")
 _NEEDS_CONSTANT = re.compile(r"\(input \d+, '(?P<name>[^']*)'\) is computed at run time; only constant values")

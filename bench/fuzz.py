@@ -1,4 +1,4 @@
-"""Differential fuzzing at scale: random small ONNX graphs (`tests/fuzz_graphs.py`)
+"""Differential fuzzing at scale: random small ONNX graphs (`tools/testkit/fuzz_graphs.py`)
 compiled and simulated (sanitizer on) on each arch and compared with onnxruntime.
 
     python bench/fuzz.py [--graphs 500] [--seed0 0] [--arch SPEC]... [--save-failures DIR]
@@ -25,7 +25,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.roofline import write_table  # noqa: E402
 from npu_dialects.arch import ArchError, parse_arch_spec  # noqa: E402
-from tests.fuzz_graphs import ARCHS, STATUSES, Outcome, check_model, random_model  # noqa: E402
+from tools.testkit.fuzz_graphs import (  # noqa: E402
+    ARCHS,
+    STATUSES,
+    Outcome,
+    check_model,
+    random_model,
+)
 
 
 def parse_args() -> argparse.Namespace:

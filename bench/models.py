@@ -16,14 +16,14 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from lowering.importer.onnx_import import import_model  # noqa: E402
+from lowering.pipeline import compile_module  # noqa: E402
 from npu_dialects.arch import parse_arch_spec  # noqa: E402
 from npu_dialects.task import TaskOp  # noqa: E402
 from npu_dialects.weights import weights_of  # noqa: E402
-from lowering.onnx_import import import_model  # noqa: E402
-from lowering.pipeline import compile_module  # noqa: E402
 from runtime.run import random_inputs, run  # noqa: E402
 from sim.program import signature  # noqa: E402
-from tests import models  # noqa: E402
+from tools.testkit import models  # noqa: E402
 
 MODELS = {
     "mlp (PyTorch, batch 4)": models.torch_mlp,

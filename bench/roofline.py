@@ -11,7 +11,7 @@ layer groups go below it, see `lowering/roofline.kernel_bytes`); the group floor
 that minimum (the fewest bytes of layer groups of consecutive kernels whose weights
 fit one core's SRAM, activations inside a group free: `fusion_floor_bytes`); cube utilisation; and the same model compiled op by
 op (no fusion, no layer groups, one core, no double buffering) with the speedup over it. Cycles
-are deterministic; the light models use seeded random weights (tests/zoo.py)."""
+are deterministic; the light models use seeded random weights (tools/testkit/zoo.py)."""
 
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from lowering.graph.fuse import RULES  # noqa: E402
+from lowering.importer.onnx_import import import_model  # noqa: E402
+from lowering.pipeline import compile_module  # noqa: E402
 from npu_dialects.arch import parse_arch_spec  # noqa: E402
 from npu_dialects.weights import weights_of  # noqa: E402
-from lowering.onnx_import import import_model  # noqa: E402
-from lowering.pipeline import compile_module  # noqa: E402
-from lowering.fuse import RULES  # noqa: E402
 from runtime.run import run  # noqa: E402
-from tests import models, zoo  # noqa: E402
+from tools.testkit import models, zoo  # noqa: E402
 
 
 def model_list():

@@ -4,7 +4,7 @@ after graph optimisation, simulated cycles, and whether the outputs match onnxru
     python bench/zoo.py [--arch SPEC] [--repeat N] [--models a,b] [--out bench/results/zoo.md]
 
 Models: the nine light CNNs of the onnx wheel with seeded random weights
-(`tests/zoo.py:prepare`) and the transformers of `tests/models/` (BERT-style
+(`tools/testkit/zoo.py:prepare`) and the transformers of `tests/models/` (BERT-style
 encoder, GPT-style decoder with the causal mask computed in forward and kept as a
 buffer). A transformer that cannot be compiled with its int64 token ids (not
 supported yet) is measured again from its embeddings on (`... from embeddings`:
@@ -50,14 +50,14 @@ import onnxruntime as ort
 from xdsl.dialects.builtin import ModuleOp
 
 from lowering import get_all_passes
-from lowering.onnx_import import import_model
+from lowering.importer.onnx_import import import_model
 from lowering.pipeline import DEFAULT_PIPELINE, run_pass
 from npu_dialects import make_context
 from npu_dialects.arch import parse_arch_spec, set_arch
 from npu_dialects.weights import attach_weights, weights_of
 from runtime.run import run
-from tests.e2e import onnxruntime_outputs
-from tests.zoo import (
+from tools.testkit.e2e import onnxruntime_outputs
+from tools.testkit.zoo import (
     LIGHT_MODELS,
     NOT_SUPPORTED_YET,
     diagnostic_summary,

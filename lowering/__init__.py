@@ -14,55 +14,55 @@ from xdsl.passes import ModulePass
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     def _canonicalize():
-        from lowering.canonicalize import Canonicalize
+        from lowering.graph.canonicalize import Canonicalize
         return Canonicalize
 
     def _constant_fold():
-        from lowering.constant_fold import ConstantFold
+        from lowering.graph.constant_fold import ConstantFold
         return ConstantFold
 
     def _shape_inference():
-        from lowering.shape_inference import ShapeInference
+        from lowering.graph.shape_inference import ShapeInference
         return ShapeInference
 
     def _bn_fold():
-        from lowering.bn_fold import BnFold
+        from lowering.graph.bn_fold import BnFold
         return BnFold
 
     def _dce():
-        from lowering.dce import Dce
+        from lowering.graph.dce import Dce
         return Dce
 
     def _cse():
-        from lowering.cse import Cse
+        from lowering.graph.cse import Cse
         return Cse
 
     def _fuse():
-        from lowering.fuse import Fuse
+        from lowering.graph.fuse import Fuse
         return Fuse
 
     def _tile():
-        from lowering.tile import Tile
+        from lowering.tile.tile import Tile
         return Tile
 
     def _layer_group():
-        from lowering.layer_group import LayerGroup
+        from lowering.tile.layer_group import LayerGroup
         return LayerGroup
 
     def _bufferize():
-        from lowering.bufferize import Bufferize
+        from lowering.buffer.bufferize import Bufferize
         return Bufferize
 
     def _schedule():
-        from lowering.schedule import Schedule
+        from lowering.task.schedule import Schedule
         return Schedule
 
     def _events():
-        from lowering.events import Events
+        from lowering.task.events import Events
         return Events
 
     def _memplan():
-        from lowering.memplan import MemPlan
+        from lowering.task.memplan import MemPlan
         return MemPlan
 
     def _default():

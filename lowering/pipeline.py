@@ -15,12 +15,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from lowering import get_all_passes
+from lowering.errors import CompileError
+from lowering.graph.fuse import check_rules
 from npu_dialects import make_context
 from npu_dialects.arch import Arch, set_arch
 from npu_dialects.weights import attach_weights
-from lowering import get_all_passes
-from lowering.errors import CompileError
-from lowering.fuse import check_rules
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "npu-canonicalize", "npu-constant-fold", "npu-shape-inference", "npu-bn-fold", "npu-dce", "npu-cse",

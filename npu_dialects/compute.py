@@ -14,9 +14,26 @@ from math import ceil, prod
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, FloatAttr, IntegerAttr, MemRefType, StringAttr, UnitAttr, f32, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    UnitAttr,
+    f32,
+    i64,
+)
 from xdsl.ir import Attribute, Dialect, SSAValue
-from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, operand_def, opt_attr_def, var_operand_def
+from xdsl.irdl import (
+    IRDLOperation,
+    attr_def,
+    irdl_op_definition,
+    operand_def,
+    opt_attr_def,
+    var_operand_def,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.arch import Arch

@@ -17,7 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IndexType, MemRefType, StringAttr, UnitAttr, f32
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IndexType,
+    MemRefType,
+    StringAttr,
+    UnitAttr,
+    f32,
+)
 from xdsl.ir import Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,

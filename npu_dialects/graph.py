@@ -16,8 +16,8 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     BoolAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
@@ -33,9 +33,9 @@ from xdsl.irdl import (
     IRDLOperation,
     attr_def,
     irdl_op_definition,
+    operand_def,
     opt_attr_def,
     opt_operand_def,
-    operand_def,
     region_def,
     result_def,
     traits_def,
@@ -1644,7 +1644,7 @@ class ExpandOp(UnaryOp):
 @irdl_op_definition
 class MaxPoolOp(GraphOp):
     """2-D max pooling over NCHW (`pool_ref` of kind "max"); padded positions never win.
-    It has a hand-written tiling (`lowering/tiling.py`); other spatial ranks are
+    It has a hand-written tiling (`lowering/tile/tile_search.py`); other spatial ranks are
     `npu_graph.maxpool_nd`."""
 
     name = "npu_graph.maxpool"

@@ -23,7 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, Float32Type, IndexType, IntegerAttr, MemRefType, StringAttr, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    i64,
+)
 from xdsl.ir import Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,

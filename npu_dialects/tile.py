@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, IntegerAttr, StringAttr, TensorType, UnitAttr, i64
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -67,7 +75,7 @@ class KernelOp(IRDLOperation):
     - `parts`: over how many cores the cost model splits the parallel tiles
       (`npu-schedule` places the parts);
     - `line_buffer` (strip groups): each strip keeps the rows it shares with the next
-      one in SRAM and computes only its new rows (`lowering/strips.py`)."""
+      one in SRAM and computes only its new rows (`lowering/tile/strip_plan.py`)."""
 
     name = "npu_tile.kernel"
     ins = var_operand_def(TensorType)

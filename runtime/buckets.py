@@ -1,6 +1,6 @@
 """Bucket dispatch on the host: pick the compiled shape bucket for actual inputs,
 pad the inputs up to it and slice the outputs back (the run-time side of
-`lowering/buckets.py`; plain numpy, no compiler).
+`lowering/importer/buckets.py`; plain numpy, no compiler).
 
 A model input's shape is given as a template: each axis a static size or the name
 of a symbolic dimension (`("batch", 8)`). The actual inputs fix each symbolic

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from npu_dialects.entry import int_attr
 from npu_dialects.arch import Arch, arch_of
+from npu_dialects.entry import int_attr
 from npu_dialects.task import SramOp, TaskOp, byte_size
-from sim import SimResult, Signature, signature, simulate
+from sim import Signature, SimResult, signature, simulate
 
 
 class RunError(Exception):

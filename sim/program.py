@@ -13,9 +13,16 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUTS_ATTR, find_main, io_names, int_attr
 from npu_dialects.arch import Arch
 from npu_dialects.dma import memory_space
+from npu_dialects.entry import (
+    INPUT_DTYPES_ATTR,
+    INPUTS_ATTR,
+    OUTPUTS_ATTR,
+    find_main,
+    int_attr,
+    io_names,
+)
 from npu_dialects.locs import describe
 from npu_dialects.task import AllocOp, TaskOp, ViewOp, WeightOp
 from sim.errors import SimError

@@ -1,4 +1,4 @@
-"""Shape buckets: symbolic input dims bound at import (`lowering/buckets.py`), bucket
+"""Shape buckets: symbolic input dims bound at import (`lowering/importer/buckets.py`), bucket
 selection, padding and slicing at run time (`runtime/buckets.py`) and the
 `--shape-buckets` flags of `npu-import` and `npu-run`.
 
@@ -18,20 +18,24 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from lowering import buckets as lb
-from lowering.buckets import (
+from lowering.importer import buckets as lb
+from lowering.importer.buckets import (
     BucketSpecError,
     ShapeBuckets,
-    bind_dims,
     bucket_path,
-    input_templates,
     output_shapes,
     parse_shape_buckets,
-    symbolic_dims,
 )
-from lowering.onnx_import import OnnxImportError, import_model
+from lowering.importer.onnx_import import OnnxImportError, import_model
+from lowering.importer.symbolic import bind_dims, input_templates, symbolic_dims
 from npu_dialects.entry import find_main
-from runtime.buckets import BucketError, Dispatch, pad_inputs, select_bucket, slice_outputs
+from runtime.buckets import (
+    BucketError,
+    Dispatch,
+    pad_inputs,
+    select_bucket,
+    slice_outputs,
+)
 from tools import npu_import, npu_run
 
 # ----------------------------------------------------------------------------------------

@@ -12,9 +12,14 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from lowering.fuse import RULES
-from tests import models
-from tests.e2e import compile_and_run, line_buffered_kernels, max_abs_error, onnxruntime_outputs
+from lowering.graph.fuse import RULES
+from tools.testkit import models
+from tools.testkit.e2e import (
+    compile_and_run,
+    line_buffered_kernels,
+    max_abs_error,
+    onnxruntime_outputs,
+)
 
 NETWORKS = {
     "torch_mlp": models.torch_mlp,
@@ -57,7 +62,7 @@ def test_strip_groups_match_onnxruntime(arch):
     transition and an Inception pool branch (average pools), and residual adds reading
     the middle rows of a value a 3x3 conv widened or of the group input (a bottleneck)
     into strip groups (one core or split over cores)."""
-    from lowering.onnx_import import import_model
+    from lowering.importer.onnx_import import import_model
     from lowering.pipeline import compile_module
     from npu_dialects.arch import parse_arch_spec
     from npu_dialects.task import TaskOp
@@ -97,7 +102,7 @@ def test_line_buffered_strip_groups_match_onnxruntime():
 
 def test_strip_groups_with_a_batch_match_onnxruntime():
     """Strips cut H of every image of a batch of 3."""
-    from lowering.onnx_import import import_model
+    from lowering.importer.onnx_import import import_model
     from lowering.pipeline import compile_module
     from npu_dialects.arch import parse_arch_spec
     from npu_dialects.task import TaskOp
@@ -121,7 +126,7 @@ def test_conv_prologue_numerics_across_machines(arch):
 def test_fusion_rules_change_the_kernels():
     """layer-group off keeps the kernels apart; conv-bn off keeps the batchnorms out of the
     conv weights (they become multiply-adds in the conv epilogues)."""
-    from lowering.onnx_import import import_model
+    from lowering.importer.onnx_import import import_model
     from lowering.pipeline import compile_module
     from npu_dialects.arch import parse_arch_spec
     from npu_dialects.task import TaskOp, WeightOp
@@ -142,7 +147,7 @@ def test_fusion_rules_change_the_kernels():
 
 def _compile_with_tile_options(model, arch_spec, **tile_options):
     from lowering import get_all_passes
-    from lowering.onnx_import import import_model
+    from lowering.importer.onnx_import import import_model
     from lowering.pipeline import DEFAULT_PIPELINE, run_pass
     from npu_dialects import make_context
     from npu_dialects.arch import parse_arch_spec
@@ -286,14 +291,16 @@ def test_strip_group_writing_over_its_residual_computes_the_right_values():
     residual's bytes (each strip loads its residual rows before storing the same rows)
     and the result is still -(conv(sigmoid(x), w) + relu(x)); the race detector is on."""
     from pathlib import Path
+
     from xdsl.dialects.builtin import ArrayAttr, StringAttr
     from xdsl.parser import Parser
+
+    from lowering import get_all_passes
+    from lowering.pipeline import run_pass
     from npu_dialects import make_context
     from npu_dialects.arch import arch_of
     from npu_dialects.graph import conv2d_ref
     from npu_dialects.task import AllocOp
-    from lowering import get_all_passes
-    from lowering.pipeline import run_pass
     from runtime.run import run
 
     text = (Path(__file__).parent / "filecheck" / "npu-bufferize" / "strips_in_place.mlir").read_text()

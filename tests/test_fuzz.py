@@ -1,10 +1,10 @@
-"""Differential fuzzing: random small ONNX graphs (`tests/fuzz_graphs.py`) compiled
+"""Differential fuzzing: random small ONNX graphs (`tools/testkit/fuzz_graphs.py`) compiled
 and simulated (sanitizer on) on three archs must match onnxruntime, or be refused
 with a diagnosed error; plus the fixed reproducers of the view / in-place bug.
 
 Reproduce a failure outside pytest:
 
-    python -c "import onnx; from tests.fuzz_graphs import random_model; onnx.save(random_model(SEED)[0], 'f.onnx')"
+    python -c "import onnx; from tools.testkit.fuzz_graphs import random_model; onnx.save(random_model(SEED)[0], 'f.onnx')"
     NPU_SANITIZE=1 npu-run f.onnx --arch ARCH --check
 
 or `python bench/fuzz.py --graphs 1 --seed0 SEED --arch ARCH`.
@@ -15,7 +15,13 @@ from __future__ import annotations
 import onnx
 import pytest
 
-from tests.fuzz_graphs import ARCHS, Outcome, check_model, random_model, view_bug_models
+from tools.testkit.fuzz_graphs import (
+    ARCHS,
+    Outcome,
+    check_model,
+    random_model,
+    view_bug_models,
+)
 
 SEEDS = range(250)  # about 75 s for the whole file on 2 cores
 FAILING = ("mismatch", "sanitizer", "crash")

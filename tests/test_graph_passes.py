@@ -2,7 +2,7 @@
 npu-bn-fold, npu-dce and npu-cse.
 
 Numerics: each pass (and the whole graph-optimisation sequence) keeps what a
-module computes - the reference evaluator (`lowering.graph_eval`) gives the same
+module computes - the reference evaluator (`lowering.graph.evaluate`) gives the same
 outputs before and after, on seeded random models built with onnx.helper and
 imported with `import_model`, and on conv + BatchNorm models at opsets 11 and 17.
 The passes also do what they are for (ops removed, folded, merged), and the whole
@@ -22,17 +22,22 @@ from xdsl.parser import Parser
 from xdsl.rewriter import Rewriter
 
 from lowering import get_all_passes
-from lowering.constant_fold import ConstantFold
 from lowering.errors import CompileError
-from lowering.graph_eval import evaluate_graph, main_func
-from lowering.onnx_import import import_model
+from lowering.graph.constant_fold import ConstantFold
+from lowering.graph.evaluate import evaluate_graph, main_func
+from lowering.graph.shape_inference import (
+    ShapeInference,
+    follow_reshape,
+    infer_shapes,
+    parse_input_shapes,
+)
+from lowering.importer.onnx_import import import_model
 from lowering.pipeline import DEFAULT_PIPELINE, run_pass
-from lowering.shape_inference import ShapeInference, follow_reshape, infer_shapes, parse_input_shapes
 from npu_dialects import make_context, module_text
 from npu_dialects.graph import ConstantOp, Conv2dOp, TransposeOp
 from npu_dialects.weights import attach_weights, weights_of
-from tests import models
-from tests.e2e import compile_and_run, onnxruntime_outputs
+from tools.testkit import models
+from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
 
 GRAPH_PASSES = ("npu-canonicalize", "npu-constant-fold", "npu-shape-inference", "npu-bn-fold",
                 "npu-dce", "npu-cse")
@@ -102,7 +107,7 @@ def random_model(seed: int, opset: int = 17) -> onnx.ModelProto:
     inputs are all constant; constant folding here acts on what canonicalisation
     leaves, e.g. C * beta.)"""
     rng = np.random.default_rng(1000 + seed)
-    g = models._Graph(seed=seed)
+    g = models.Graph(seed=seed)
     c, n = 3, 0
     h = "x"
 
@@ -172,7 +177,7 @@ def conv_bn_model(opset: int, bias: bool = True, group: int = 1, relu: bool = Tr
                   shared: bool = False, batch: int = 1) -> onnx.ModelProto:
     """x[batch, 4, 10, 10] -> Conv 3x3 (group, bias?) -> BatchNormalization -> Relu? -> y.
     `shared`: the conv output is also a graph output (the fold must not fire)."""
-    g = models._Graph(seed=40 + opset)
+    g = models.Graph(seed=40 + opset)
     rng = np.random.default_rng(7)
     ins = ["x", g.weight("conv.weight", (8, 4 // group, 3, 3))]
     if bias:
@@ -228,7 +233,7 @@ def test_graph_passes_simplify_random_models(seed):
 
 
 def test_canonicalize_removes_neutral_ops_and_transpose_chains():
-    g = models._Graph(seed=3)
+    g = models.Graph(seed=3)
     h = g.node("Mul", ["x", g.const("one", np.ones((1,), np.float32))], "a", name="/mul")
     h = g.node("Add", [g.const("zeros", np.zeros((4, 8), np.float32)), h], "b", name="/add")
     h = g.node("Transpose", [h], "c", name="/t1", perm=[1, 0])
@@ -332,7 +337,7 @@ def _with_batch(model: onnx.ModelProto, batch: int) -> onnx.ModelProto:
 def split_attention_model(batch: int = 1) -> onnx.ModelProto:
     """x[batch, 6, 12] -> Split (3 x 4 along the last dim) -> q @ k^T -> Softmax -> @ v
     -> Reshape [batch * 6, 4] -> y: slices, a batch-merging reshape, batched matmul."""
-    g = models._Graph(seed=12)
+    g = models.Graph(seed=12)
     split = g.const("split", np.array([4, 4, 4], np.int64))
     q, k, v = (g.node("Split", ["x", split], ["q", "k", "v"], name="/attn/Split", axis=2),
                "k", "v")

@@ -1,5 +1,5 @@
-"""The ONNX importer (`lowering.onnx_import`), the graph evaluator
-(`lowering.graph_eval`) and the `npu-import` command.
+"""The ONNX importer (`lowering.importer.onnx_import`), the graph evaluator
+(`lowering.graph.evaluate`) and the `npu-import` command.
 
 Numerics: every imported model, evaluated with the ops' reference semantics,
 matches onnxruntime within 1e-4. Errors: each user mistake gives one
@@ -23,14 +23,14 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp, NameLoc
 from xdsl.parser import Parser
 
-from lowering import onnx_import
-from lowering.graph_eval import evaluate_graph, main_func
-from lowering.onnx_import import OnnxImportError, import_model, load_model
+from lowering.graph.evaluate import evaluate_graph, main_func
+from lowering.importer import onnx_import
+from lowering.importer.onnx_import import OnnxImportError, import_model, load_model
 from npu_dialects import make_context
 from npu_dialects.arch import ArchAttr, parse_arch_spec
 from npu_dialects.weights import load_weights
-from tests import models
 from tools.npu_import import main
+from tools.testkit import models
 
 ROOT = Path(__file__).resolve().parent.parent
 TOL = 1e-4

@@ -6,11 +6,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lowering.task.memplan import first_fit, live_lower_bound, ordered
+from lowering.task.schedule import split_range
+from lowering.tile.costmodel import (
+    best_parts,
+    dma_cycles,
+    kernel_cycles,
+    parallel_cycles,
+)
+from lowering.tile.tile_search import (
+    DimMap,
+    KernelShape,
+    Loop,
+    Window,
+    sram_bytes,
+    tile_candidates,
+)
 from npu_dialects.arch import PRESETS, Arch, ArchError, parse_arch_spec
-from lowering.costmodel import best_parts, dma_cycles, kernel_cycles, parallel_cycles
-from lowering.memplan import first_fit, live_lower_bound, ordered
-from lowering.schedule import split_range
-from lowering.tiling import DimMap, KernelShape, Loop, Window, _cands, sram_bytes
 
 
 def test_arch_spec_overrides_and_errors():
@@ -28,7 +40,7 @@ def test_arch_spec_overrides_and_errors():
 
 
 def test_tile_candidates_cover_extent_and_cube_multiples():
-    c = _cands(100, 16)
+    c = tile_candidates(100, 16)
     assert 100 in c and 16 in c and 64 in c and 1 in c
     assert c == sorted(c)
 
@@ -92,7 +104,7 @@ def test_dma_cycles_overlap_latency_with_transfers():
 
 
 def test_issue_stall_when_loads_outnumber_channels():
-    from lowering.costmodel import issue_stall
+    from lowering.tile.costmodel import issue_stall
     arch = Arch()  # two channels
     small = Window(0, (4, 4), (DimMap((), 0, 4), DimMap((), 0, 4)))  # 64 bytes
     assert issue_stall([small] * 2, arch) == 0  # both channels free: no wait
@@ -142,10 +154,10 @@ def test_live_lower_bound():
 def test_kernel_bytes_counts_each_fused_kernel_once():
     """The kernel bound: every fused kernel reads its operands and writes its results
     once; the model minimum reads weights and inputs and writes outputs once."""
-    from lowering.onnx_import import import_model
+    from lowering.importer.onnx_import import import_model
     from lowering.pipeline import DEFAULT_PIPELINE, compile_module
-    from lowering.roofline import fusion_floor_bytes, kernel_bytes, model_work
-    from tests import models
+    from lowering.tile.roofline import fusion_floor_bytes, kernel_bytes, model_work
+    from tools.testkit import models
 
     module, weights = import_model(models.strip_chain())
     after_fuse = DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("npu-fuse") + 1:]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import StringAttr
 
-from lowering.onnx_import import import_model, load_model
+from lowering.importer.onnx_import import import_model, load_model
 from lowering.pipeline import compile_module
 from npu_dialects import module_text
 from npu_dialects.arch import parse_arch_spec

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tools.npu_opt import main, unwrap_pipeline, PipelineSyntaxError
+from tools.npu_opt import PipelineSyntaxError, main, unwrap_pipeline
 
 GRAPH = """builtin.module {
   func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {npu.inputs = ["x"], npu.outputs = ["y"]} {
@@ -99,10 +99,10 @@ def test_missing_file(capsys, tmp_path):
 
 def test_weights_follow_the_output(tmp_path):
     """Output written elsewhere: the weight side file is still found from the new place."""
-    from lowering.onnx_import import import_model
+    from lowering.importer.onnx_import import import_model
     from npu_dialects import module_text
     from npu_dialects.weights import save_weights
-    from tests import models
+    from tools.testkit import models
 
     module, weights = import_model(models.mlp())
     src = tmp_path / "src"

@@ -19,7 +19,7 @@ from tools.npu_run import compare, main
 
 def _compiler_available() -> bool:
     try:
-        import lowering.onnx_import  # noqa: F401
+        import lowering.importer.onnx_import  # noqa: F401
         import lowering.pipeline  # noqa: F401
         from lowering import get_all_passes
         for factory in get_all_passes().values():
@@ -255,7 +255,7 @@ def test_onnx_inputs_file_and_outputs(tmp_path, capsys):
 
 @needs_compiler
 def test_graph_level_mlir_is_compiled_and_checked(tmp_path, capsys):
-    from lowering.onnx_import import import_model, load_model
+    from lowering.importer.onnx_import import import_model, load_model
     m, weights = import_model(load_model(cnn_onnx(str(tmp_path / "m.onnx"))))
     path = write_module(m, tmp_path / "g.mlir", weights)
     rc, out, err = run_cli(capsys, path, "--check", "--report", str(tmp_path / "r.json"))

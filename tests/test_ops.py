@@ -18,8 +18,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from lowering.onnx_import import OnnxImportError, import_model
-from tests.e2e import compile_and_run, onnxruntime_outputs
+from lowering.importer.onnx_import import OnnxImportError, import_model
+from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
 
 TINY = "default,sram_bytes=4096,cores=1"
 ARCHES = ["default", TINY]

@@ -16,12 +16,12 @@ import pytest
 from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.parser import Parser
 
+from lowering.task.events import Events
+from lowering.task.memplan import MemPlan
+from lowering.task.taskgraph import event_edges, queue_predecessor, tasks_of
 from npu_dialects import make_context
 from npu_dialects.arch import parse_arch_spec, set_arch
 from npu_dialects.task import AllocOp, TaskOp
-from lowering.events import Events
-from lowering.memplan import MemPlan
-from lowering.taskgraph import event_edges, queue_predecessor, tasks_of
 from runtime.run import run
 from sim import SimError
 

@@ -113,8 +113,8 @@ def test_arch_defaults_to_the_module_attribute():
 
 def test_report_has_roofline_memory_and_events():
     """Compiled models carry their work and memory plan into the report."""
-    from tests import models
-    from tests.e2e import compile_and_run
+    from tools.testkit import models
+    from tools.testkit.e2e import compile_and_run
 
     # without layer groups, so that kernels are split across cores and need events
     res, _ = compile_and_run(models.lenet(batch=8), "default", disable=("npu-layer-group",))

@@ -9,16 +9,16 @@ import numpy as np
 import onnx
 import pytest
 
-import lowering.groups
-from npu_dialects.arch import Arch, parse_arch_spec
-from lowering.onnx_import import import_model
+import lowering.tile.group_plan
+from lowering.importer.onnx_import import import_model
 from lowering.pipeline import compile_module
+from npu_dialects.arch import Arch, parse_arch_spec
 from npu_dialects.weights import weights_of
 from runtime.run import random_inputs
 from sim import SimError, signature, simulate
-from tests.e2e import onnxruntime_outputs
-from tests.fuzz_graphs import view_bug_models
 from tests.simkit import CONSTS, D, S, module, task
+from tools.testkit.e2e import onnxruntime_outputs
+from tools.testkit.fuzz_graphs import view_bug_models
 
 
 def view_bug_model() -> onnx.ModelProto:
@@ -37,7 +37,7 @@ def compiled(model: onnx.ModelProto, arch: Arch):
 def test_sanitizer_reports_the_view_bug_with_the_fix_reverted(spec, monkeypatch):
     arch = parse_arch_spec(spec)
     model = view_bug_model()
-    monkeypatch.setattr(lowering.groups, "UNSAFE_VIEW_REUSE", True)
+    monkeypatch.setattr(lowering.tile.group_plan, "UNSAFE_VIEW_REUSE", True)
     m, w, ins = compiled(model, arch)
     ref = onnxruntime_outputs(model, ins)
     wrong = simulate(m, w, ins, arch, sanitize=False)  # the bug: wrong numbers, silently
@@ -96,7 +96,7 @@ def test_sanitizer_reports_sram_read_before_its_dma_lands():
 
 def test_sanitizer_is_off_unless_asked(monkeypatch):
     monkeypatch.delenv("NPU_SANITIZE")
-    monkeypatch.setattr(lowering.groups, "UNSAFE_VIEW_REUSE", True)
+    monkeypatch.setattr(lowering.tile.group_plan, "UNSAFE_VIEW_REUSE", True)
     arch = Arch()
     m, w, ins = compiled(view_bug_model(), arch)
     simulate(m, w, ins, arch)  # wrong numbers, but no sanitizer unless asked

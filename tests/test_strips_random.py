@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lowering.importer.onnx_import import import_model
+from lowering.pipeline import compile_module
 from npu_dialects.arch import parse_arch_spec
 from npu_dialects.task import TaskOp
-from lowering.onnx_import import import_model
-from lowering.pipeline import compile_module
-from tests.e2e import line_buffered_kernels, max_abs_error
-from tests.models import _Graph
+from tools.testkit.e2e import line_buffered_kernels, max_abs_error
+from tools.testkit.models import Graph
 
 SEEDS = range(24)
 ARCHS = ("default,sram_bytes=24576", "default,sram_bytes=49152,cores=3")
@@ -27,7 +27,7 @@ def random_graph(seed: int):
     pool, relu or LRN; two of one shape for an add; two of one H, W for a concat);
     the output joins every value nothing else reads (concats of equal H, W, else adds)."""
     rng = np.random.default_rng(seed)
-    g = _Graph(seed=100 + seed)
+    g = Graph(seed=100 + seed)
     h, w = int(rng.integers(20, 41)), int(rng.integers(16, 33))
     vals: list[tuple[str, tuple[int, int, int]]] = [("x", (8, h, w))]
     read: set[str] = set()
@@ -136,7 +136,7 @@ def test_a_group_with_packed_weights_plans_the_same_after_unpacking():
     """Found by the random graphs: a whole-tensor group fitted 24 KiB when npu-layer-group
     planned it, but npu-bufferize re-planned its body - where slices and reshapes unpack
     the packed weights - to 27 KiB and failed. Views no longer count as ops in the plan."""
-    g = _Graph(seed=108)
+    g = Graph(seed=108)
     g.node("Conv", ["x", g.weight("v0.w", (12, 8, 3, 3))], "v0", name="v0", kernel_shape=[3, 3], pads=[1] * 4)
     g.node("Conv", ["v0", g.weight("v1.w", (8, 12, 3, 3)), g.weight("v1.b", (8,), .1)], "v1", name="v1",
            kernel_shape=[3, 3], pads=[1] * 4, strides=[2, 2])
@@ -153,7 +153,7 @@ def test_an_average_pool_crops_a_strip_a_wider_reader_holds():
     """A 1x1 conv's result read by a 5x5 conv (2 rows of halo) and by a 3x3 average pool
     (padding counted as zeros, 1 row): the pool reads the middle of the strip (negative
     pads crop it, as for convs and max-pools) and the whole graph is one strip group."""
-    g = _Graph(seed=12)
+    g = Graph(seed=12)
     g.node("Conv", ["x", g.weight("c.w", (8, 8, 1, 1))], "c", name="c", kernel_shape=[1, 1])
     g.node("Conv", ["c", g.weight("d.w", (8, 8, 5, 5))], "d", name="d", kernel_shape=[5, 5], pads=[2] * 4)
     g.node("AveragePool", ["c"], "e", name="e", kernel_shape=[3, 3], pads=[1] * 4, count_include_pad=1)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from tests import models
-from tests.e2e import compile_and_run
+from tools.testkit import models
+from tools.testkit.e2e import compile_and_run
 
 MODELS = {
     "mlp": models.mlp,
@@ -69,12 +69,12 @@ def test_same_program_on_slower_dram_is_not_faster():
     """The simulator alone: one compiled program, run with less bandwidth."""
     from dataclasses import replace
 
-    from npu_dialects.arch import parse_arch_spec
-    from lowering.onnx_import import import_model
+    from lowering.importer.onnx_import import import_model
     from lowering.pipeline import compile_module
+    from npu_dialects.arch import parse_arch_spec
+    from npu_dialects.weights import weights_of
     from runtime.run import random_inputs, run
     from sim.program import signature
-    from npu_dialects.weights import weights_of
 
     arch = parse_arch_spec("default")
     module, weights = import_model(models.lenet(batch=4), arch)

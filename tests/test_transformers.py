@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 import pytest
 
-from tests.zoo import compare_or_xfail, embeddings_as_inputs, random_inputs
+from tools.testkit.zoo import compare_or_xfail, embeddings_as_inputs, random_inputs
 
 MODELS_DIR = Path(__file__).parent / "models"
 TRANSFORMERS = ("bert_encoder", "gpt_decoder", "gpt_decoder_buffer")

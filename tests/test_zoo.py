@@ -1,6 +1,6 @@
 """The nine light CNNs shipped in the onnx wheel (AlexNet, DenseNet-121, Inception
 v1/v2, ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512), with seeded random
-weights and inputs in place of their ConstantOfShape fills (`tests/zoo.py`),
+weights and inputs in place of their ConstantOfShape fills (`tools/testkit/zoo.py`),
 compile through `npu-default`, run on the simulator and match onnxruntime within
 the acceptance tolerance (rtol 1e-3, atol 1e-4 x max |output|).
 
@@ -27,7 +27,7 @@ import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
-from tests.zoo import LIGHT_MODELS, compare_or_xfail, light_models, prepare
+from tools.testkit.zoo import LIGHT_MODELS, compare_or_xfail, light_models, prepare
 
 COMPILE_SIM_SECONDS: dict[str, float] = {
     "bvlc_alexnet": 3.2,
@@ -141,7 +141,7 @@ def test_shufflenet_activation_arena_meets_its_lower_bound():
     """ShuffleNet's plan: first fit in the three fixed orders left it at 1.25x its lower
     bound (1,066,240 vs 852,992 B) once whole units became strip groups; the seeded
     random orders npu-memplan then tries reach the bound."""
-    from lowering.onnx_import import import_model
+    from lowering.importer.onnx_import import import_model
     from lowering.pipeline import compile_module
     from npu_dialects.arch import parse_arch_spec
 

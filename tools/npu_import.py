@@ -7,7 +7,7 @@ attribute `npu.weights`, relative to OUT's directory). Exit codes: 0 success,
 stderr, no output file written), 2 bad usage or a bad --arch spec.
 
 Symbolic input dimensions (ONNX `dim_param`, e.g. `x['batch', 8]`) must be bound
-with `--shape-buckets` (syntax in `lowering/buckets.py`). With one bucket
+with `--shape-buckets` (syntax in `lowering/importer/buckets.py`). With one bucket
 (`batch=4`) OUT.mlir is that bucket's module. With several (`batch=1,4,8`,
 `batch=1,4;seq=16,32` = their cross product), -o is required and one module is
 written per bucket, OUT.<tag>.mlir with tag `batch1`, `batch1.seq16`, ...; the
@@ -31,7 +31,7 @@ from typing import BinaryIO
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from lowering.buckets import (
+from lowering.importer.buckets import (
     BucketSpecError,
     ShapeBuckets,
     bucket_path,
@@ -39,7 +39,7 @@ from lowering.buckets import (
     describe,
     parse_shape_buckets,
 )
-from lowering.onnx_import import OnnxImportError, import_model, load_model
+from lowering.importer.onnx_import import OnnxImportError, import_model, load_model
 from npu_dialects import module_text
 from npu_dialects.arch import ArchError, parse_arch_spec
 from npu_dialects.weights import WEIGHTS_ATTR

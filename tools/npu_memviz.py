@@ -36,7 +36,7 @@ import sys
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
-from tools.npu_run import EXIT_OK, UserError, _err, cli_main
+from tools.npu_run import EXIT_OK, UserError, cli_main, error_line
 
 # ----------------------------------------------------------------------------- the plan
 
@@ -100,10 +100,10 @@ def fmt_bytes(n: int) -> str:
 def collect(module, arch, spans: list[tuple[float, float]] | None, time_unit: str) -> Picture:
     """The panels of a lowered module. `spans[i]` is task #i's simulated [start, end)
     (None: time in task indices). Raises UserError for a module without tasks or plan."""
+    from lowering.task.taskgraph import tasks_of
     from npu_dialects.entry import int_attr
     from npu_dialects.locs import node_names
     from npu_dialects.task import AllocOp, SramOp, TaskOp, byte_size
-    from lowering.taskgraph import tasks_of
     from sim.errors import SimError
     from sim.program import main_func
 
@@ -395,7 +395,7 @@ def _simulated_spans(loaded, seed: int) -> list[tuple[float, float]]:
     except RunError as e:
         raise UserError(str(e)) from None
     except SimError as e:
-        raise UserError(_err(str(e)), e.details) from None
+        raise UserError(error_line(str(e)), e.details) from None
     recs = sorted(result.sim.tasks, key=lambda r: r.index)
     return [(float(r.start), float(r.end)) for r in recs]
 

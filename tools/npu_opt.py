@@ -13,15 +13,19 @@ import os
 import sys
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from npu_dialects import all_dialects, strip_unknown_locs
-from xdsl.dialects.builtin import StringAttr
-
-from npu_dialects.weights import attach_weights, is_dirty, relocate, save_weights, weights_of
 from lowering import get_all_passes
+from npu_dialects import all_dialects, strip_unknown_locs
+from npu_dialects.weights import (
+    attach_weights,
+    is_dirty,
+    relocate,
+    save_weights,
+    weights_of,
+)
 
 STANDARD_PASSES = ("canonicalize", "cse", "dce")
 

@@ -10,7 +10,7 @@ onnxruntime (ONNX input) or with the numpy reference of a graph-level `.mlir`.
 stops at the first read that does not find the value the IR says it reads (a
 buffer overwritten while it still had a reader), naming both ops and the bytes.
 
-Shape buckets (ONNX input with symbolic dims; spec syntax in `lowering/buckets.py`):
+Shape buckets (ONNX input with symbolic dims; spec syntax in `lowering/importer/buckets.py`):
 `--shape-buckets batch=1,4,8` compiles only the bucket the inputs need: an exact
 match, else the smallest bucket at least as large on the padded dims (all dims of
 the spec, or those of `--pad-dims`); the inputs are zero-padded up to it and the
@@ -53,7 +53,7 @@ class UserError(Exception):
         super().__init__("\n".join(self.lines))
 
 
-def _err(msg: str) -> str:
+def error_line(msg: str) -> str:
     return msg if msg.startswith("error:") else f"error: {msg}"
 
 
@@ -111,7 +111,7 @@ def _compile(module, arch, weights):
         return module, weights_of(module)
     except (DiagnosticException, VerifyException) as e:  # CompileError is a DiagnosticException
         lines = str(e).strip().splitlines() or [type(e).__name__]
-        raise UserError(_err(lines[0]), "\n".join(lines[1:]) or None) from None
+        raise UserError(error_line(lines[0]), "\n".join(lines[1:]) or None) from None
 
 
 def _is_task_level(module) -> bool:
@@ -165,7 +165,11 @@ def load_input(path: str, arch_spec: str | None, check: bool, model=None,
     if ext == ".onnx":
         from npu_dialects.arch import PRESETS
         try:
-            from lowering.onnx_import import OnnxImportError, import_model, load_model
+            from lowering.importer.onnx_import import (
+                OnnxImportError,
+                import_model,
+                load_model,
+            )
         except ImportError as e:
             raise UserError(f"the ONNX importer is not available ({e})") from None
         arch = arch or PRESETS["default"]
@@ -173,7 +177,7 @@ def load_input(path: str, arch_spec: str | None, check: bool, model=None,
             module, weights = import_model(model if model is not None else load_model(path), arch,
                                            dims=dims)
         except OnnxImportError as e:
-            raise UserError([_err(x) for x in e.lines]) from None
+            raise UserError([error_line(x) for x in e.lines]) from None
         return Loaded(*_compile(module, arch, weights), arch, "onnx")
     if ext == ".mlir":
         from npu_dialects.arch import arch_of
@@ -222,7 +226,7 @@ def reference_outputs(loaded: Loaded, path: str, inputs: dict[str, np.ndarray]) 
             msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise UserError(f"onnxruntime cannot run '{path}': {msg}") from None
         return dict(zip(names, outs)), "onnxruntime"
-    from lowering.graph_eval import GraphEvalError, evaluate_graph
+    from lowering.graph.evaluate import GraphEvalError, evaluate_graph
     try:
         return evaluate_graph(loaded.graph, loaded.weights, inputs, dtype=np.float64), "numpy float64 reference"
     except GraphEvalError as e:
@@ -325,7 +329,7 @@ def _parse_buckets(args: argparse.Namespace):
         if args.pad_dims is not None:
             raise UsageError("--pad-dims needs --shape-buckets")
         return None
-    from lowering.buckets import BucketSpecError, parse_shape_buckets
+    from lowering.importer.buckets import BucketSpecError, parse_shape_buckets
     try:
         buckets = parse_shape_buckets(args.shape_buckets)
     except BucketSpecError as e:
@@ -347,8 +351,8 @@ def _parse_buckets(args: argparse.Namespace):
 def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded, _Bucketed, dict | None]:
     """Load the ONNX model, pick the bucket (from the --inputs shapes, else the first),
     compile only that bucket; returns it with the inputs read (None: random)."""
-    from lowering.buckets import check_buckets, input_templates, output_shapes
-    from lowering.onnx_import import OnnxImportError, load_model
+    from lowering.importer.buckets import check_buckets, input_templates, output_shapes
+    from lowering.importer.onnx_import import OnnxImportError, load_model
     from runtime.buckets import BucketError, pad_inputs, select_bucket
 
     _parse_arch(args.arch)  # a bad --arch is a usage error before anything is read
@@ -356,7 +360,7 @@ def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded,
         model = load_model(args.input)
         check_buckets(model, buckets)
     except OnnxImportError as e:
-        raise UserError([_err(x) for x in e.lines]) from None
+        raise UserError([error_line(x) for x in e.lines]) from None
     inputs = read_inputs(args.inputs) if args.inputs else None
     if inputs is None:
         bucket = buckets.first()
@@ -373,7 +377,7 @@ def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded,
             try:
                 chosen.out_shapes = output_shapes(model, d.actual)
             except OnnxImportError as e:
-                raise UserError([_err(x) for x in e.lines]) from None
+                raise UserError([error_line(x) for x in e.lines]) from None
             chosen.run_inputs = pad_inputs(inputs, templates, d.bucket)
     loaded = load_input(args.input, args.arch, args.check, model=model, dims=chosen.bucket)
     return loaded, chosen, inputs
@@ -403,7 +407,7 @@ def _run(args: argparse.Namespace) -> int:
     except (RunError, BucketError) as e:
         raise UserError(str(e)) from None
     except SimError as e:
-        raise UserError(_err(str(e)), e.details) from None
+        raise UserError(error_line(str(e)), e.details) from None
     for w in result.report["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
     report = result.report
@@ -450,13 +454,13 @@ def cli_main(build_parser, run_args, argv: list[str] | None = None) -> int:
     except UsageError as e:
         if debug:
             traceback.print_exc()
-        print(_err(str(e)), file=sys.stderr)
+        print(error_line(str(e)), file=sys.stderr)
         return EXIT_USAGE
     except UserError as e:
         if debug:
             traceback.print_exc()
         for line in e.lines:
-            print(_err(line), file=sys.stderr)
+            print(error_line(line), file=sys.stderr)
         if e.details:
             print(e.details, file=sys.stderr)
         return EXIT_USER

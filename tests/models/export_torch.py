@@ -3,9 +3,9 @@
     pip install torch==2.13.0 && python tests/models/export_torch.py
 
 Writes `mlp.onnx` (Linear 32-64-64-10 with ReLU, batch 4) and `lenet.onnx`
-(LeNet-5 on 1x1x28x28), the same architectures as `tests/models.py::mlp/lenet`.
+(LeNet-5 on 1x1x28x28), the same architectures as `tools/testkit/models.py::mlp/lenet`.
 The files are checked in; the tests load them without torch
-(`tests/models.py::torch_mlp/torch_lenet`). Weights are seeded, so a re-export
+(`tools/testkit/models.py::torch_mlp/torch_lenet`). Weights are seeded, so a re-export
 with the same torch version gives the same numbers.
 """
 

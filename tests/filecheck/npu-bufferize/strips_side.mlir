@@ -34,7 +34,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 
 // -----
 
-// A ResNet bottleneck (tests/models.py): recomputing halos, the first conv's strip holds
+// A ResNet bottleneck (tools/testkit/models.py): recomputing halos, the first conv's strip holds
 // the rows the add reads and they are copied out as above. With line buffers the first
 // conv computes only each strip's 3 new rows (from 3s + 1), which leave out the add's
 // rows from 3s: the add re-loads its rows of %x from DRAM as a side input.

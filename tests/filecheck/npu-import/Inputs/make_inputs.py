@@ -12,7 +12,7 @@
   Softmax, Squeeze/Unsqueeze, Split and the reductions take their axes differently, with a
   Shape -> Gather -> Unsqueeze -> Concat -> Reshape subgraph that folds at import
 
-The builders live in tests/models.py and are seeded, so the files are reproducible.
+The builders live in tools/testkit/models.py and are seeded, so the files are reproducible.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[3]))  # the repository root, for tests/models.py
+sys.path.insert(0, str(HERE.parents[3]))  # the repository root, for tools/testkit/models.py
 
-from tests import models  # noqa: E402
+from tools.testkit import models  # noqa: E402
 
 
 def cnn() -> onnx.ModelProto:

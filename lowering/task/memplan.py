@@ -1,7 +1,7 @@
 """`npu-memplan`: DRAM addresses for weights and activation buffers.
 
 Assumes scheduled tasks with events (`npu-events`): concurrency is read off
-the IR (queue order + events, `lowering/taskgraph.py`), so the plan is safe
+the IR (queue order + events, `lowering/task/taskgraph.py`), so the plan is safe
 for the schedule actually emitted. Two activation buffers may share bytes only
 when every task touching one has completed before any task touching the other
 starts.
@@ -35,10 +35,10 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
+from lowering.task.taskgraph import TaskInfo, happens_before, tasks_of
+from lowering.tile.tile_search import align_up, first_fit
 from npu_dialects.arch import arch_of
 from npu_dialects.task import AllocOp, WeightOp, byte_size
-from lowering.taskgraph import TaskInfo, happens_before, tasks_of
-from lowering.tiling import align_up, first_fit
 
 
 def ordered(a_mask: int, b_tasks: list[int], hb: list[int]) -> bool:

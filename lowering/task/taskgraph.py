@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from xdsl.dialects.builtin import MemRefType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 
 from npu_dialects.dma import CopyOp, memory_space
-from xdsl.dialects.builtin import MemRefType
-
 from npu_dialects.task import AllocOp, TaskOp, ViewOp, byte_size
 
 

@@ -6,7 +6,7 @@ Assumes `npu-tile` has run (every non-constant op of a function body is an
 `npu_tile.kernel` of kind `group` (no loops) holding the graph ops of its
 members; bufferization runs each op once on whole SRAM-resident tensors, loads
 only the group's inputs (weights stream in while earlier ops compute, see
-`lowering/groups.py`) and stores only the values used after the group.
+`lowering/tile/group_plan.py`) and stores only the values used after the group.
 
 Which runs become groups is a dynamic program over the kernels in program order:
 a run of two or more kernels is grouped when every buffer it needs fits
@@ -28,7 +28,7 @@ Inside a group an elementwise op overwrites an operand it reads for the last tim
 
 Strip groups: a run whose tensors do not fit SRAM whole may still be a graph of
 conv, max-pool, elementwise, channel-shuffle and channel-concat ops over one input
-(`lowering/strips.py`: a chain, or branches joined by a concat); it is then tried as a
+(`lowering/tile/strip_plan.py`: a chain, or branches joined by a concat); it is then tried as a
 group computed strip by strip along H (halos recomputed), with the strip height
 and the number of cores its strips are split over chosen by the cost model. Such
 a group is an `npu_tile.kernel` of kind `group` with loops "h", tile [rows per
@@ -59,15 +59,15 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from lowering.errors import CompileError
+from lowering.graph.constants import ConstantReader, make_constant
+from lowering.graph.fuse import rule_disabled
+from lowering.tile.group_plan import GroupPlan, op_cycles, pack_chunk_bytes, plan_group
+from lowering.tile.strip_plan import LINE_BUFFER_MODES, StripPlan, plan_strips
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import ConstantOp, ReshapeOp, SliceOp, shape_of
 from npu_dialects.locs import fused_loc, node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
-from lowering.constants import ConstantReader, make_constant
-from lowering.errors import CompileError
-from lowering.fuse import rule_disabled
-from lowering.groups import GroupPlan, op_cycles, pack_chunk_bytes, plan_group
-from lowering.strips import LINE_BUFFER_MODES, StripPlan, plan_strips
 
 
 @dataclass(frozen=True)
@@ -233,7 +233,7 @@ class LayerGroup(ModulePass):
         return self.line_buffers == "always" and isinstance(plan, StripChoice) and plan.plan.rolling
 
     def strip_plan(self, ops, outs, canon, arch: Arch) -> StripChoice | None:
-        """The run as a strip group (`lowering/strips.py`): ops whose only result used
+        """The run as a strip group (`lowering/tile/strip_plan.py`): ops whose only result used
         later is its last; its strips split over the cores where that pays like a
         kernel's tiles (SPLIT_MARGIN)."""
         if len(outs) != 1 or outs[0] is not ops[-1].results[0]:

@@ -28,6 +28,7 @@ from math import ceil, prod
 
 from xdsl.ir import Operation, SSAValue
 
+from lowering.tile.tile_search import align_up, first_fit, matmul_views
 from npu_dialects.arch import Arch
 from npu_dialects.graph import (
     Conv2dOp,
@@ -41,8 +42,6 @@ from npu_dialects.graph import (
     ints,
     shape_of,
 )
-
-from lowering.tiling import align_up, first_fit, matmul_views
 
 F32 = 4
 

@@ -29,11 +29,11 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.utils.exceptions import VerifyException
 
 from lowering.errors import CompileError
-from lowering.onnx_import import OnnxImportError
-from lowering.tiling import TilingError
+from lowering.importer.onnx_import import OnnxImportError
+from lowering.tile.tile_search import TilingError
 from sim import SimError
-from tests.e2e import compile_and_run, onnxruntime_outputs
 from tools.npu_run import compare
+from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
 
 OPSET = 17
 MAX_NODES = 15  # after pruning what no output needs

@@ -36,9 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 from xdsl.ir import Operation
-from xdsl.rewriter import InsertPoint
+from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -46,10 +45,11 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 
+from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from npu_dialects.graph import AddOp, BatchNormOp, Conv2dOp, MulOp, shape_of
 from npu_dialects.locs import fused_loc, loc_names
-from lowering.constants import ConstantReader, make_constant, weight_hint
 
 
 class FoldBatchNorm(RewritePattern):

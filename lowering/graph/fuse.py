@@ -2,7 +2,7 @@
 
 Rules (each can be switched off with `npu-fuse{disable=rule,...}`):
 - `conv-bn`: a batchnorm after a conv folds into the conv's weights and bias
-  (`lowering/bn_fold.py`; `npu-bn-fold` earlier in the default pipeline does the
+  (`lowering/graph/bn_fold.py`; `npu-bn-fold` earlier in the default pipeline does the
   same, and `npu-default{fuse-disable=conv-bn}` switches it off there too);
 - `conv-prologue`: elementwise ops in front of an unpadded `conv2d` that map
   its input per channel (a pre-activation BatchNorm-ReLU: multiply-add by
@@ -36,11 +36,19 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint
 
-from npu_dialects.graph import Conv2dOp, ElementwiseOp, FusedOp, GemmOp, MatMulOp, YieldOp, shape_of
-from npu_dialects.locs import fused_loc, node_names
-from lowering.bn_fold import fold_batchnorms
 from lowering.errors import CompileError
-from lowering.tiling import per_channel_shape
+from lowering.graph.bn_fold import fold_batchnorms
+from lowering.tile.tile_search import per_channel_shape
+from npu_dialects.graph import (
+    Conv2dOp,
+    ElementwiseOp,
+    FusedOp,
+    GemmOp,
+    MatMulOp,
+    YieldOp,
+    shape_of,
+)
+from npu_dialects.locs import fused_loc, node_names
 
 EPILOGUE_RULES: dict[str, tuple[type[Operation], ...]] = {
     "conv-epilogue": (Conv2dOp,),

@@ -70,8 +70,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUTS_ATTR
+from lowering.importer.symbolic import OnnxImportError, bind_dims
 from npu_dialects.arch import PRESETS, Arch, set_arch
+from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUTS_ATTR
 from npu_dialects.graph import (
     AbsOp,
     AddOp,
@@ -163,15 +164,6 @@ INPUT_ELEM_TYPES: dict[int, type] = {
 }
 """Graph input element types accepted; integer and bool inputs are carried as f32 values
 (exact for |x| < 2**24: token ids, positions, masks)."""
-
-
-class OnnxImportError(Exception):
-    """A model that cannot be read or imported. `lines` holds one diagnostic line per
-    problem (`error: ...`), in graph order; `str(e)` joins them."""
-
-    def __init__(self, lines: str | Sequence[str]):
-        self.lines: list[str] = [lines] if isinstance(lines, str) else list(lines)
-        super().__init__("\n".join(self.lines))
 
 
 class NodeError(Exception):
@@ -1436,12 +1428,10 @@ def import_model(model: onnx.ModelProto, arch: Arch | None = None, *,
     `default` preset); the caller saves the weights and sets `npu.weights`.
     `@main` carries the ONNX input/output names as `npu.inputs`/`npu.outputs`.
     `dims` gives the size of every symbolic input dimension (`{"batch": 4}`, see
-    `lowering/buckets.py`); one left unbound is an error.
+    `lowering/importer/buckets.py`); one left unbound is an error.
 
     Assumes a model that passed `onnx.checker` (see `load_model`); anything it cannot
     import raises `OnnxImportError` with one line per offending node or value."""
-    from lowering.buckets import bind_dims  # lazy: lowering.buckets imports this module
-
     model = bind_dims(model, dims)
     return _Importer(model).run(arch or PRESETS["default"])
 
@@ -1703,7 +1693,9 @@ class _Importer:
         onnx's reference implementation (shape arithmetic, ConstantOfShape, Range,
         weight transposes...): they never reach the IR. None when the reference cannot
         evaluate it and a converter can still try (`required` False)."""
-        from onnx.reference import ReferenceEvaluator  # imported on first use: it is slow to load
+        from onnx.reference import (
+            ReferenceEvaluator,  # imported on first use: it is slow to load
+        )
 
         feeds = {n: self.lookup(n).data for n in node.input if n}
         try:

@@ -20,10 +20,10 @@ import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
 from xdsl.ir import Attribute, SSAValue
 
+from lowering.errors import CompileError
 from npu_dialects.graph import ConstantOp, f32_tensor, shape_of
 from npu_dialects.locs import loc_names
 from npu_dialects.weights import WeightsError, add_weight, weights_of
-from lowering.errors import CompileError
 
 INLINE_MAX_ELEMENTS = 16
 """Folded constants with at most this many elements are written inline (`value`), larger

@@ -4,7 +4,7 @@ Assumes the task-level form of `npu-bufferize` (one task per kernel, range
 [0, P) over its parallel tiles, `predicted_cycles` from the cost model).
 
 Each task is split into the number of parts `npu-tile` recorded (`parts`: the
-cost model's choice, `lowering/costmodel.py:best_parts`, which splits only
+cost model's choice, `lowering/tile/costmodel.py:best_parts`, which splits only
 where the gain beats the sync cost and the bandwidth the parts share), capped
 by the cores available and the tiles. Parts get contiguous, balanced sub-ranges. Placement is
 list scheduling on predicted times: each part goes to the core where it can
@@ -31,11 +31,11 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
+from lowering.errors import CompileError
+from lowering.task.taskgraph import dependencies, tasks_of
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import int_array
 from npu_dialects.task import TaskOp
-from lowering.errors import CompileError
-from lowering.taskgraph import dependencies, tasks_of
 
 
 def split_range(lo: int, hi: int, k: int) -> list[tuple[int, int]]:

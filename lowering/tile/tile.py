@@ -4,7 +4,7 @@ into an `npu_tile.kernel` with tile sizes chosen for the module's arch.
 For each kernel it enumerates tile-size candidates per loop (powers of two,
 multiples of the cube dimensions, the full extent), with and without double
 buffering, keeps those whose tile buffers fit `sram_bytes` (both halves when
-double buffering), and picks the cheapest by the cost model (`lowering/costmodel.py`, cycles spread over the
+double buffering), and picks the cheapest by the cost model (`lowering/tile/costmodel.py`, cycles spread over the
 cores). The choice is recorded on the op: `loops`, `tile`, `grid`,
 `double_buffer`, `sram_bytes`, `predicted_cycles` (one core).
 Reshapes become `view` kernels (no data movement). Constants stay.
@@ -27,14 +27,27 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from lowering.errors import CompileError
+from lowering.tile.costmodel import best_parts, kernel_dram_bytes, split_cycles
+from lowering.tile.roofline import MACS_ATTR, annotate
+from lowering.tile.tile_search import (
+    TilingError,
+    search,
+    split_kernel,
+    sram_bytes,
+    with_epilogue,
+)
 from npu_dialects.arch import arch_of
-from npu_dialects.graph import ConstantOp, FusedOp, GraphOp, ReshapeOp, YieldOp, shape_of
+from npu_dialects.graph import (
+    ConstantOp,
+    FusedOp,
+    GraphOp,
+    ReshapeOp,
+    YieldOp,
+    shape_of,
+)
 from npu_dialects.locs import node_names
 from npu_dialects.tile import KernelOp, TileYieldOp
-from lowering.costmodel import best_parts, kernel_dram_bytes, split_cycles
-from lowering.errors import CompileError
-from lowering.roofline import MACS_ATTR, annotate
-from lowering.tiling import TilingError, search, split_kernel, sram_bytes, with_epilogue
 
 
 def kernel_body(op: Operation) -> tuple[list[SSAValue], Block]:

@@ -1,7 +1,7 @@
 """`npu-events`: cross-core synchronisation with reusable event slots.
 
 Assumes scheduled tasks (`npu-schedule`). Dependencies come from the DRAM
-buffers tasks read and write (`lowering/taskgraph.py`). A dependency needs no
+buffers tasks read and write (`lowering/task/taskgraph.py`). A dependency needs no
 event when it is already guaranteed: the producer is earlier in the same core's
 queue, or happens-before the consumer through events placed so far (producers
 are visited latest first so one event covers its predecessors). Otherwise the
@@ -33,11 +33,11 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
+from lowering.errors import CompileError
+from lowering.task.taskgraph import dependencies, tasks_of
 from npu_dialects.arch import arch_of
 from npu_dialects.graph import int_array
 from npu_dialects.task import TaskOp
-from lowering.errors import CompileError
-from lowering.taskgraph import dependencies, tasks_of
 
 
 def fold_highest_core(func: FuncOp) -> None:

@@ -38,9 +38,9 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-from npu_dialects.graph import ConstantOp, FusedOp, GraphOp, shape_of
-from lowering.constants import ConstantReader, make_constant, weight_hint
 from lowering.errors import CompileError
+from lowering.graph.constants import ConstantReader, make_constant, weight_hint
+from npu_dialects.graph import ConstantOp, FusedOp, GraphOp, shape_of
 
 PASS_NAME = "npu-constant-fold"
 

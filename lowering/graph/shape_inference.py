@@ -35,7 +35,7 @@ Limit: constants the importer computed from the old shapes (Shape-derived
 subgraphs, ConstantOfShape, an attention mask sized for the old sequence) are
 not recomputed; where they still broadcast, the result is silently computed with
 them. A model whose constants depend on its input shapes must be imported per
-bucket instead (`lowering/buckets.py` binds the dims before import).
+bucket instead (`lowering/importer/buckets.py` binds the dims before import).
 
 Assumes graph-level IR (`npu_graph` ops in `func.func` bodies); other ops are
 left alone. Options: `input-shapes` (see above; empty = only propagate).
@@ -56,6 +56,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
+from lowering.errors import CompileError
 from npu_dialects.entry import INPUTS_ATTR, find_main, io_names
 from npu_dialects.graph import (
     ConstantOp,
@@ -76,7 +77,6 @@ from npu_dialects.graph import (
     matmul_shape,
     shape_of,
 )
-from lowering.errors import CompileError
 
 PASS_NAME = "npu-shape-inference"
 

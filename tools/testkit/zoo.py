@@ -15,7 +15,7 @@ and the initializers the wheel ships with real data (some BatchNorm statistics
 of DenseNet-121, Inception v2 and ShuffleNet) stay as they are.
 
 `compare` imports, compiles (`npu-default`) and simulates a model with the
-helpers of `tests/e2e.py` and measures the error against onnxruntime with the
+helpers of `tools/testkit/e2e.py` and measures the error against onnxruntime with the
 acceptance tolerance (rtol 1e-3, atol 1e-4 x max |output|); `compare_or_xfail`
 turns "not supported yet" diagnostics into an xfail. `embeddings_as_inputs`
 cuts the integer token lookup off a transformer.
@@ -37,9 +37,9 @@ import onnx
 import onnxruntime as ort
 from onnx import helper, numpy_helper
 
-from lowering.onnx_import import OnnxImportError
+from lowering.importer.onnx_import import OnnxImportError
 from runtime.run import RunError
-from tests.e2e import compile_and_run, onnxruntime_outputs
+from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
 
 LIGHT_MODELS: tuple[str, ...] = (
     "bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",

@@ -28,27 +28,66 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import (DenseIntOrFPElementsAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr,
-                                   TensorType, f32)
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    f32,
+)
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from lowering.errors import CompileError
+from lowering.task.taskgraph import span
+from lowering.tile.group_plan import is_view, plan_group
+from lowering.tile.strip_plan import (
+    NEG,
+    WINDOWED,
+    StripPlan,
+    computed_shape,
+    line_bufferable,
+    plan_strip_height,
+    pooled_epilogues,
+    side_inputs,
+    strip_geometry,
+    strip_input,
+    strip_shape,
+)
+from lowering.tile.tile_search import (
+    EpilogueStep,
+    KernelShape,
+    PrologueAnchor,
+    TilingError,
+    Window,
+    align_up,
+    matmul_views,
+    split_kernel,
+    with_epilogue,
+)
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, MatmulOp, PoolOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
+from npu_dialects.graph import (
+    AvgPoolOp,
+    ConcatOp,
+    ConstantOp,
+    ElementwiseOp,
+    GemmOp,
+    MatMulOp,
+    MaxPoolOp,
+    StructuredOp,
+    attr_int,
+    int_array,
+    shape_of,
+)
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
-from npu_dialects.graph import (AvgPoolOp, ConcatOp, ConstantOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, StructuredOp,
-                                attr_int, int_array, shape_of)
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import KernelOp
-from lowering.errors import CompileError
-from lowering.groups import is_view, plan_group
-from lowering.strips import (NEG, WINDOWED, StripPlan, computed_shape, line_bufferable, plan_strip_height,
-                             pooled_epilogues, side_inputs, strip_geometry, strip_input, strip_shape)
-from lowering.taskgraph import span
-from lowering.tiling import (EpilogueStep, KernelShape, PrologueAnchor, TilingError, Window, align_up, matmul_views,
-                             split_kernel, with_epilogue)
 
 INDEX = IndexType()
 
@@ -314,7 +353,7 @@ class TaskBuilder:
 
 
 class GroupBuilder:
-    """Emits the body of a layer group's task (`lowering/groups.py`): whole tensors in
+    """Emits the body of a layer group's task (`lowering/tile/group_plan.py`): whole tensors in
     SRAM at the planned offsets, one compute op per graph op, the planned DMA order."""
 
     def __init__(self, kernel: KernelOp, ins: list[SSAValue], outs: list[SSAValue], arch: Arch):
@@ -403,7 +442,7 @@ class GroupBuilder:
 
 
 class StripBuilder:
-    """Emits the body of a strip group's task (`lowering/strips.py`): the constants
+    """Emits the body of a strip group's task (`lowering/tile/strip_plan.py`): the constants
     loaded once, then a loop over its strips [lo, hi): load the input rows (the DMA
     pads outside the tensor), the side inputs' and the masks' rows, run each op on
     the strip buffers `strip_buffers` placed (elementwise ops in place, reshapes as

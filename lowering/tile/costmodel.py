@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from math import ceil, prod
 
+from lowering.tile.tile_search import KernelShape, Window
 from npu_dialects.arch import Arch
-from lowering.tiling import KernelShape, Window
 
 
 def dma_cycles(windows: list[Window], arch: Arch, dram_bw: int | None = None) -> int:

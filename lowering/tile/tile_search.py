@@ -1,6 +1,6 @@
 """Tiling math, independent of IR rewriting: the loop nest of each kernel kind,
 the window every operand tile reads or writes, SRAM sizing and the tile-size
-search ranked by the cost model (`lowering/costmodel.py`).
+search ranked by the cost model (`lowering/tile/costmodel.py`).
 
 A kernel is an *anchor* op (matmul/gemm, conv2d, max-pool or an elementwise op)
 plus an elementwise *epilogue* applied to the output tile. Loops are listed
@@ -23,11 +23,11 @@ from npu_dialects.arch import Arch
 from npu_dialects.graph import (
     Conv2dOp,
     ElementwiseOp,
-    broadcast_shapes,
     GemmOp,
     MatMulOp,
     MaxPoolOp,
     StructuredOp,
+    broadcast_shapes,
     shape_of,
 )
 
@@ -173,7 +173,7 @@ class Anchor:
         raise NotImplementedError
 
 
-def _cands(extent: int, align: int = 1, limit: int | None = None) -> list[int]:
+def tile_candidates(extent: int, align: int = 1, limit: int | None = None) -> list[int]:
     """Tile sizes worth trying for one loop: powers of two, multiples of `align`, the extent."""
     out = {extent}
     p = 1
@@ -253,7 +253,7 @@ class MatmulAnchor(Anchor):
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         cm, ck, cn = arch.cube
-        c = {"m": _cands(self.m, cm), "n": _cands(self.n, cn), "k": _cands(self.k, ck)}
+        c = {"m": tile_candidates(self.m, cm), "n": tile_candidates(self.n, cn), "k": tile_candidates(self.k, ck)}
         c.update({f"b{i}": [1] for i in range(self.nb)})
         return c
 
@@ -303,10 +303,10 @@ class ConvAnchor(Anchor):
         _, ck, cn = arch.cube
         n, co, oh, ow = self.so
         if self.group > 1:
-            cos = sorted({self.cog * m for m in _cands(self.group)})
+            cos = sorted({self.cog * m for m in tile_candidates(self.group)})
         else:
-            cos = _cands(co, cn)
-        return {"n": [1], "co": cos, "oh": _cands(oh), "ow": _cands(ow), "ci": _cands(self.cig, ck)}
+            cos = tile_candidates(co, cn)
+        return {"n": [1], "co": cos, "oh": tile_candidates(oh), "ow": tile_candidates(ow), "ci": tile_candidates(self.cig, ck)}
 
 
 class PoolAnchor(Anchor):
@@ -336,7 +336,7 @@ class PoolAnchor(Anchor):
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         n, c, oh, ow = self.so
-        return {"n": [1], "c": _cands(c), "oh": _cands(oh), "ow": _cands(ow)}
+        return {"n": [1], "c": tile_candidates(c), "oh": tile_candidates(oh), "ow": tile_candidates(ow)}
 
 
 class EltwiseAnchor(Anchor):
@@ -360,7 +360,7 @@ class EltwiseAnchor(Anchor):
         c: dict[str, list[int]] = {}
         for i, e in enumerate(self.so):
             inner = i == len(self.so) - 1
-            c[f"d{i}"] = _cands(e) if inner or e <= 64 else _cands(e)[-4:] + [1]
+            c[f"d{i}"] = tile_candidates(e) if inner or e <= 64 else tile_candidates(e)[-4:] + [1]
         return c
 
 
@@ -395,7 +395,7 @@ class GenericAnchor(Anchor):
         return KernelShape("apply", self.loops(), dict(tile), loads, out, window_area=self.cost)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
-        return {f"d{i}": (_cands(e) if self.map.tileable[i] else [e]) for i, e in enumerate(self.so)}
+        return {f"d{i}": (tile_candidates(e) if self.map.tileable[i] else [e]) for i, e in enumerate(self.so)}
 
 
 def make_anchor(op: Operation, ins_index: dict[SSAValue, int]) -> Anchor:

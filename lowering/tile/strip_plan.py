@@ -60,12 +60,24 @@ from math import ceil, prod
 
 from xdsl.ir import Operation, SSAValue
 
+from lowering.tile.costmodel import best_split, stall_for
+from lowering.tile.group_plan import F32, fit_lifetimes, op_cycles
+from lowering.tile.tile_search import align_up
 from npu_dialects.arch import Arch
-from npu_dialects.graph import (AvgPoolOp, ConcatOp, Conv2dOp, ElementwiseOp, LrnOp, MaxPoolOp, ReluOp, ReshapeOp,
-                                TransposeOp, attr_int, ints, shape_of)
-from lowering.costmodel import best_split, stall_for
-from lowering.groups import F32, fit_lifetimes, op_cycles
-from lowering.tiling import align_up
+from npu_dialects.graph import (
+    AvgPoolOp,
+    ConcatOp,
+    Conv2dOp,
+    ElementwiseOp,
+    LrnOp,
+    MaxPoolOp,
+    ReluOp,
+    ReshapeOp,
+    TransposeOp,
+    attr_int,
+    ints,
+    shape_of,
+)
 
 WINDOWED = (Conv2dOp, MaxPoolOp, AvgPoolOp)  # ops whose result rows read a window of input rows
 NEG = -3.4028235e38  # what a masked row of a max-pool input becomes (finite: 0 * x stays 0 first)

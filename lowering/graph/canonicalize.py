@@ -29,7 +29,13 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -39,9 +45,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, TensorType
-from xdsl.ir import Operation, SSAValue
-
+from lowering.graph.constants import ConstantReader
 from npu_dialects.graph import (
     AddOp,
     BinaryOp,
@@ -58,7 +62,6 @@ from npu_dialects.graph import (
     shape_of,
 )
 from npu_dialects.locs import fused_loc, loc_names
-from lowering.constants import ConstantReader
 
 
 def _scalar(value: float, loc) -> ConstantOp:

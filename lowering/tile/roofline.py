@@ -18,7 +18,15 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.arch import Arch
-from npu_dialects.graph import ConcatOp, ConstantOp, Conv2dOp, GemmOp, MatMulOp, ReshapeOp, shape_of
+from npu_dialects.graph import (
+    ConcatOp,
+    ConstantOp,
+    Conv2dOp,
+    GemmOp,
+    MatMulOp,
+    ReshapeOp,
+    shape_of,
+)
 
 MACS_ATTR = "npu.model_macs"
 BYTES_ATTR = "npu.model_min_bytes"

@@ -7,9 +7,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from npu_dialects.arch import Arch, parse_arch_spec
-from lowering.onnx_import import import_model
+from lowering.importer.onnx_import import import_model
 from lowering.pipeline import DEFAULT_PIPELINE, compile_module
+from npu_dialects.arch import Arch, parse_arch_spec
 from npu_dialects.tile import KernelOp
 from npu_dialects.weights import weights_of
 from runtime.run import RunResult, random_inputs, run

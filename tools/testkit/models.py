@@ -23,11 +23,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-MODELS_DIR = Path(__file__).parent / "models"
+MODELS_DIR = Path(__file__).resolve().parents[2] / "tests" / "models"
 DEFAULT_OPSET = 17
 
 
-class _Graph:
+class Graph:
     """A tiny graph builder: nodes, initializers and seeded random weights."""
 
     def __init__(self, seed: int = 0):
@@ -67,7 +67,7 @@ class _Graph:
         return m
 
 
-def _linear(g: _Graph, x: str, name: str, fan_in: int, fan_out: int) -> str:
+def _linear(g: Graph, x: str, name: str, fan_in: int, fan_out: int) -> str:
     """PyTorch Linear: Gemm(x, W[out, in], b, transB=1)."""
     w = g.weight(f"{name}.weight", (fan_out, fan_in))
     b = g.weight(f"{name}.bias", (fan_out,), scale=1.0 / np.sqrt(fan_in))
@@ -75,12 +75,12 @@ def _linear(g: _Graph, x: str, name: str, fan_in: int, fan_out: int) -> str:
                   alpha=1.0, beta=1.0, transB=1)
 
 
-def _relu(g: _Graph, x: str, index: int) -> str:
+def _relu(g: Graph, x: str, index: int) -> str:
     suffix = "" if index == 0 else f"_{index}"
     return g.node("Relu", [x], f"/relu{suffix}/Relu_output_0", name=f"/relu{suffix}/Relu")
 
 
-def _bn_relu(g: _Graph, x: str, i: int, c: int) -> str:
+def _bn_relu(g: Graph, x: str, i: int, c: int) -> str:
     """BatchNormalization (random statistics) then relu, node names indexed by i."""
     bn = [g.const(f"bn{i}.{k}", g.rng.uniform(lo, hi, c).astype(np.float32))
           for k, lo, hi in (("scale", 0.5, 1.5), ("bias", -0.2, 0.2), ("mean", -0.1, 0.1), ("var", 0.5, 1.5))]
@@ -91,7 +91,7 @@ def _bn_relu(g: _Graph, x: str, i: int, c: int) -> str:
 
 def mlp(batch: int = 4, opset: int = DEFAULT_OPSET, sizes: Sequence[int] = (32, 64, 64, 10)) -> onnx.ModelProto:
     """x[batch, 32] -> fc1 -> relu -> fc2 -> relu -> fc3 -> y[batch, 10] (3 Gemm, 2 Relu)."""
-    g = _Graph(seed=1)
+    g = Graph(seed=1)
     h = "x"
     n_layers = len(sizes) - 1
     for i in range(n_layers):
@@ -106,7 +106,7 @@ def lenet(batch: int = 1, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """LeNet-5 on x[batch, 1, 28, 28]: conv1 5x5 pad 2 (6) -> relu -> maxpool 2x2 ->
     conv2 5x5 (16) -> relu -> maxpool 2x2 -> flatten (400) -> fc1 120 -> relu ->
     fc2 84 -> relu -> fc3 10 (2 Conv, 4 Relu, 2 MaxPool, 1 Flatten, 3 Gemm)."""
-    g = _Graph(seed=2)
+    g = Graph(seed=2)
     h = g.node("Conv", ["x", g.weight("conv1.weight", (6, 1, 5, 5)), g.weight("conv1.bias", (6,), 0.2)],
                "/conv1/Conv_output_0", name="/conv1/Conv", dilations=[1, 1], group=1,
                kernel_shape=[5, 5], pads=[2, 2, 2, 2], strides=[1, 1])
@@ -134,7 +134,7 @@ def residual_block(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """A ResNet basic block with a classifier, every fusion rule's pattern in it:
     x[1, 8, 16, 16] -> conv 3x3 -> BN -> relu -> conv 3x3 -> BN -> add x -> relu ->
     GlobalAveragePool -> flatten -> fc 10 -> relu (2 Conv, 2 BatchNormalization)."""
-    g = _Graph(seed=3)
+    g = Graph(seed=3)
 
     def conv_bn(x: str, i: int) -> str:
         h = g.node("Conv", [x, g.weight(f"conv{i}.weight", (8, 8, 3, 3))], f"/conv{i}/Conv_output_0",
@@ -158,7 +158,7 @@ def dense_block(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """A DenseNet layer and transition (pre-activation): x[1, 16, 8, 8] -> BN -> relu ->
     conv 1x1 (16) -> BN -> relu -> conv 3x3 pad 1 (8) -> concat with x (24) -> BN ->
     relu -> conv 1x1 (12) -> y (BN-ReLU in front of unpadded convs: conv-prologue)."""
-    g = _Graph(seed=4)
+    g = Graph(seed=4)
 
     def bn_relu(x: str, i: int, c: int) -> str:
         return _bn_relu(g, x, i, c)
@@ -180,7 +180,7 @@ def dense_layer(c_in: int = 48, width: int = 32, growth: int = 8, h: int = 24, o
     """A DenseNet layer: x[1, c_in, h, h] -> BN -> relu -> conv 1x1 (width) -> BN -> relu ->
     conv 3x3 pad 1 (growth) -> y. With a small SRAM it runs as a strip group whose
     middle value (read by the 3x3 conv with a halo) is line-buffered."""
-    g = _Graph(seed=6)
+    g = Graph(seed=6)
 
     def bn_relu(x: str, i: int, c: int) -> str:
         return _bn_relu(g, x, i, c)
@@ -196,7 +196,7 @@ def widened_residual(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """x[1, 8, 24, 24] -> conv 1x1 (a) -> conv 3x3 pad 1 (b) -> add(a, b) -> relu ->
     max-pool 3x3/2 -> y: in a strip group the 3x3 conv widens the rows a holds, and the
     add reads a copy of the middle ones (`StripGeometry.local`)."""
-    g = _Graph(seed=7)
+    g = Graph(seed=7)
     a = g.node("Conv", ["x", g.weight("c1.weight", (8, 8, 1, 1))], "/c1/Conv_output_0", name="/c1/Conv",
                kernel_shape=[1, 1], pads=[0] * 4, strides=[1, 1])
     b = g.node("Conv", [a, g.weight("c3.weight", (8, 8, 3, 3))], "/c3/Conv_output_0", name="/c3/Conv",
@@ -211,7 +211,7 @@ def bottleneck(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     -> relu -> conv 1x1 (16) -> add(x) -> relu -> y. In a strip group the add reads x at
     rows the convs' strip holds (a copy of them), or - with line buffers, where the first
     conv computes only the strip's new rows - rows it does not (re-loaded as a side input)."""
-    g = _Graph(seed=8)
+    g = Graph(seed=8)
     h = _relu(g, g.node("Conv", ["x", g.weight("c1.weight", (8, 16, 1, 1))], "/c1/Conv_output_0", name="/c1/Conv",
                         kernel_shape=[1, 1], pads=[0] * 4, strides=[1, 1]), 0)
     h = _relu(g, g.node("Conv", [h, g.weight("c2.weight", (8, 8, 3, 3))], "/c2/Conv_output_0", name="/c2/Conv",
@@ -227,7 +227,7 @@ def strip_chain(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """x[1, 8, 32, 32] -> conv 3x3 pad 1 (16) + bias -> relu -> max-pool 3x3/2 pad 1 ->
     conv 3x3 pad 1 (16) -> relu -> y[1, 16, 16, 16]: with a small SRAM its layers run
     as a strip group (rows outside the tensors padded by DMA and masks)."""
-    g = _Graph(seed=5)
+    g = Graph(seed=5)
     h = g.node("Conv", ["x", g.weight("c1.weight", (16, 8, 3, 3)), g.weight("c1.bias", (16,), 0.1)],
                "/c1/Conv_output_0", name="/c1/Conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1])
     h = _relu(g, h, 0)
@@ -244,7 +244,7 @@ def shuffle_unit(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """A ShuffleNet unit on x[1, 16, 32, 32]: group conv 1x1 (2 groups) -> relu ->
     channel shuffle (reshape [1, 2, 8, 32, 32], transpose, reshape back) -> depthwise
     conv 3x3 pad 1 -> group conv 1x1 -> add x (residual) -> relu -> y."""
-    g = _Graph(seed=6)
+    g = Graph(seed=6)
     h = g.node("Conv", ["x", g.weight("g1.weight", (16, 8, 1, 1))], "/g1/Conv_output_0", name="/g1/Conv",
                kernel_shape=[1, 1], group=2)
     h = _relu(g, h, 0)
@@ -266,7 +266,7 @@ def shuffle_unit(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
 def lrn_stem(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """GoogLeNet's stem pattern on x[1, 8, 32, 32]: conv 3x3 pad 1 (16) + bias -> relu ->
     LRN (size 5, across channels) -> max-pool 3x3/2 pad 1 -> y[1, 16, 16, 16]."""
-    g = _Graph(seed=9)
+    g = Graph(seed=9)
     h = g.node("Conv", ["x", g.weight("c.weight", (16, 8, 3, 3)), g.weight("c.bias", (16,), 0.1)],
                "/c/Conv_output_0", name="/c/Conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1])
     h = _relu(g, h, 0)
@@ -278,7 +278,7 @@ def lrn_stem(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
 def transition(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """A DenseNet transition on x[1, 16, 32, 32]: per-channel scale and shift (a folded
     BatchNorm) -> relu -> conv 1x1 (8) -> average pool 2x2/2 -> y[1, 8, 16, 16]."""
-    g = _Graph(seed=10)
+    g = Graph(seed=10)
     h = g.node("Mul", ["x", g.weight("bn.scale", (1, 16, 1, 1), 1.0)], "/bn/Mul_output_0", name="/bn/Mul")
     h = g.node("Add", [h, g.weight("bn.shift", (1, 16, 1, 1), 0.5)], "/bn/Add_output_0", name="/bn/Add")
     h = _relu(g, h, 0)
@@ -291,7 +291,7 @@ def transition(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
 def pool_branch(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """An Inception pool branch on x[1, 16, 24, 24]: average pool 3x3/1 pad 1 (padding
     left out of the divisor) -> conv 1x1 (8) + bias -> relu -> y[1, 8, 24, 24]."""
-    g = _Graph(seed=11)
+    g = Graph(seed=11)
     h = g.node("AveragePool", ["x"], "/pool/AveragePool_output_0", name="/pool/AveragePool", kernel_shape=[3, 3],
                pads=[1, 1, 1, 1], strides=[1, 1])
     h = g.node("Conv", [h, g.weight("proj.weight", (8, 16, 1, 1)), g.weight("proj.bias", (8,), 0.1)],
@@ -306,7 +306,7 @@ def fire_modules(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     (4) -> relu -> [expand 1x1 (8) -> relu, expand 3x3 pad 1 (8) -> relu] -> concat ->
     max-pool 3x3/2 pad 1 -> squeeze -> [expand 1x1, expand 3x3] -> concat -> y[1, 16,
     16, 16]: with a small SRAM the branches and concats run inside strip groups."""
-    g = _Graph(seed=7)
+    g = Graph(seed=7)
     h, n = "x", 0
     for i in (1, 2):
         s = g.node("Conv", [h, g.weight(f"f{i}.squeeze.weight", (4, 8 if i == 1 else 16, 1, 1)),
@@ -350,7 +350,7 @@ def torch_lenet() -> onnx.ModelProto:
 
 def with_passthrough(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """x[2, 8] -> Identity -> Gemm -> Dropout -> Relu -> Identity -> y: only gemm and relu remain."""
-    g = _Graph(seed=3)
+    g = Graph(seed=3)
     h = g.node("Identity", ["x"], "x_id", name="/Identity")
     h = g.node("Gemm", [h, g.weight("fc.weight", (8, 8)), g.weight("fc.bias", (8,))], "h",
                name="/fc/Gemm", transB=1)
@@ -367,7 +367,7 @@ def with_passthrough(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
 def unsupported(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """Two offending nodes: a Hardmax named 'odd_node' (unsupported operator), then a
     Pad 'pad' in reflect mode (unsupported attribute: only constant padding)."""
-    g = _Graph(seed=4)
+    g = Graph(seed=4)
     h = g.node("Relu", ["x"], "r", name="relu")
     h = g.node("Hardmax", [h], "hm", name="odd_node", axis=-1)
     pads = g.const("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64))
@@ -377,14 +377,14 @@ def unsupported(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
 
 def symbolic_batch(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """x['batch', 8] -> Relu: a symbolic (dynamic) dimension."""
-    g = _Graph(seed=5)
+    g = Graph(seed=5)
     g.node("Relu", ["x"], "y", name="relu")
     return g.model("symbolic", {"x": ["batch", 8]}, {"y": ["batch", 8]}, opset)
 
 
 def channel_mismatch(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """x[1, 3, 8, 8] convolved with a weight for 4 input channels (node 'conv')."""
-    g = _Graph(seed=6)
+    g = Graph(seed=6)
     g.node("Conv", ["x", g.weight("w", (2, 4, 3, 3))], "y", name="conv", kernel_shape=[3, 3])
     return g.model("mismatch", {"x": [1, 3, 8, 8]}, {"y": [1, 2, 6, 6]}, opset)
 
@@ -392,7 +392,7 @@ def channel_mismatch(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
 def ceil_mode_changes(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """MaxPool 'pool' with ceil_mode=1 on 5x5 (2x2 stride 2): ceil gives 3x3, floor 2x2
     (imported as extra end padding)."""
-    g = _Graph(seed=7)
+    g = Graph(seed=7)
     g.node("MaxPool", ["x"], "y", name="pool", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
     return g.model("ceil", {"x": [1, 1, 5, 5]}, {"y": [1, 1, 3, 3]}, opset)
 
@@ -401,7 +401,7 @@ def _single(op_type: str, inputs: dict[str, Sequence[int]], out_shape: Sequence[
             weights: dict[str, np.ndarray] | None = None, opset: int = DEFAULT_OPSET,
             operands: Sequence[str] | None = None, **attrs: object) -> onnx.ModelProto:
     """One node `op_type(operands) -> y` with graph inputs `inputs` and initializers `weights`."""
-    g = _Graph(seed=8)
+    g = Graph(seed=8)
     for k, v in (weights or {}).items():
         g.const(k, v)
     g.node(op_type, operands or [*inputs, *(weights or {})], "y", name=f"/{op_type.lower()}/{op_type}",
@@ -477,7 +477,7 @@ def op_cases(opset: int = DEFAULT_OPSET) -> dict[str, onnx.ModelProto]:
     # Constant nodes in their attribute flavours, consumed by Mul/Add/Reshape; a
     # large Constant becomes a weight, a small one an inline value.
     # (value_float(s)/value_int(s) exist since opset 12; before, everything is `value`).
-    g = _Graph(seed=10)
+    g = Graph(seed=10)
     if opset >= 12:
         s = g.node("Constant", [], "s", name="/c_scalar", value_float=2.0)
         v = g.node("Constant", [], "v", name="/c_floats", value_floats=[1.0, -1.0, 0.5, 2.0])

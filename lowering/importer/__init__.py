@@ -1,0 +1,1 @@
+"""ONNX import (a translation, not a pass) and shape buckets: ONNX -> `npu_graph`."""
