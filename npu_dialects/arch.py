@@ -8,6 +8,7 @@ Every pass and the simulator read the machine from the module attribute
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
+from math import ceil
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -50,6 +51,24 @@ class Arch:
     def cube_macs(self) -> int:
         m, k, n = self.cube
         return m * k * n
+
+    # -- the cost of work on this machine: every cycle estimate (the compute ops the
+    # simulator charges, the cost model, layer and strip group plans) is made of these
+
+    def cube_cycles(self, m: int, k: int, n: float, batch: int = 1) -> int:
+        """Cycles of `batch` independent [m, k] @ [k, n] products on one core's cube:
+        each dimension is padded up to the cube's (`cm x ck x cn` MACs per cycle), so
+        a 3 x 3 product costs as much as a 16 x 16 one on the default cube."""
+        cm, ck, cn = self.cube
+        return batch * ceil(m / cm) * ceil(k / ck) * ceil(n / cn)
+
+    def vector_cycles(self, elements: int, cost: int = 1) -> int:
+        """Cycles of `cost` vector passes over `elements` f32 values on one core."""
+        return ceil(elements * cost / self.vector_lanes)
+
+    def roofline_cycles(self, macs: int, dram_bytes: int) -> int:
+        """The roofline bound: all cores' cubes busy, or DRAM streaming, whichever is longer."""
+        return max(ceil(macs / (self.cores * self.cube_macs)), ceil(dram_bytes / self.dram_bw))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -10,7 +10,7 @@ occupancy, which both the compiler's cost model and the simulator use.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import ceil, prod
+from math import prod
 from typing import ClassVar
 
 import numpy as np
@@ -134,8 +134,7 @@ class MatmulOp(ComputeOp):
 
     def cycles(self, arch: Arch) -> int:
         m, k, n = self.mkn()
-        cm, ck, cn = arch.cube
-        return prod(_shape(self.out)[:-2]) * ceil(m / cm) * ceil(k / ck) * ceil(n / cn)
+        return arch.cube_cycles(m, k, n, batch=prod(_shape(self.out)[:-2]))
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         a, b, out = arrays
@@ -204,9 +203,7 @@ class Conv2dOp(ComputeOp):
     def cycles(self, arch: Arch) -> int:
         w, o = _shape(self.weight), _shape(self.out)
         g = self.params["group"]
-        cm, ck, cn = arch.cube
-        m, k, n = o[0] * o[2] * o[3], w[1] * w[2] * w[3], w[0] // g
-        return g * ceil(m / cm) * ceil(k / ck) * ceil(n / cn)
+        return arch.cube_cycles(o[0] * o[2] * o[3], w[1] * w[2] * w[3], w[0] // g, batch=g)
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         x, w, out = arrays
@@ -242,7 +239,7 @@ class EltwiseOp(ComputeOp):
             raise VerifyException(f"'npu_compute.eltwise': inputs do not broadcast to out {list(o)}")
 
     def cycles(self, arch: Arch) -> int:
-        return ceil(prod(_shape(self.out)) / arch.vector_lanes)
+        return arch.vector_cycles(prod(_shape(self.out)))
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         *ins, out = arrays
@@ -292,7 +289,7 @@ class PoolOp(ComputeOp):
 
     def cycles(self, arch: Arch) -> int:
         kh, kw = self.params["kernel"]
-        return ceil(prod(_shape(self.out)) * kh * kw / arch.vector_lanes)
+        return arch.vector_cycles(prod(_shape(self.out)), kh * kw)
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         x, out = arrays
@@ -313,7 +310,7 @@ class FillOp(ComputeOp):
         super().__init__(operands=[out], attributes={"value": FloatAttr(value, f32)})
 
     def cycles(self, arch: Arch) -> int:
-        return ceil(prod(_shape(self.out)) / arch.vector_lanes)
+        return arch.vector_cycles(prod(_shape(self.out)))
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         arrays[0][...] = self.value.value.data
@@ -347,7 +344,7 @@ class ApplyOp(ComputeOp):
         self.graph_op()
 
     def cycles(self, arch: Arch) -> int:
-        return ceil(prod(_shape(self.out)) * self.graph_op().VECTOR_COST / arch.vector_lanes)
+        return arch.vector_cycles(prod(_shape(self.out)), self.graph_op().VECTOR_COST)
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         *ins, out = arrays

@@ -45,6 +45,8 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator, NoMemoryEffect, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from npu_dialects.arch import Arch
+
 # --------------------------------------------------------------------------------------
 # Reference semantics (numpy). Inputs are float arrays; outputs keep the input dtype.
 # --------------------------------------------------------------------------------------
@@ -351,14 +353,37 @@ def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
     return tuple(out)
 
 
+def matmul_dims(a: Sequence[int], b: Sequence[int], trans_a: bool = False,
+                trans_b: bool = False) -> tuple[int, int, int, int]:
+    """(batch, m, k, n) of numpy/ONNX matmul of shapes `a` and `b` (1-D operands
+    promoted, batch dims broadcast; `batch` is the product of the result's batch dims)."""
+    a2 = (1, a[0]) if len(a) == 1 else tuple(a)
+    b2 = (b[0], 1) if len(b) == 1 else tuple(b)
+    m, k = (a2[-1], a2[-2]) if trans_a else a2[-2:]
+    n = b2[-2] if trans_b else b2[-1]
+    return math.prod(broadcast_shapes(a2[:-2], b2[:-2]) or ()), m, k, n
+
+
 FORMAT = "operands attr-dict `:` functional-type(operands, results)"
 
 
 class GraphOp(IRDLOperation):
-    """Common base: `evaluate` maps numpy inputs to numpy outputs."""
+    """Common base: `evaluate` maps numpy inputs to numpy outputs; `cycles` says what
+    the op costs on a core of an arch."""
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         raise NotImplementedError(f"{self.name} has no reference semantics")
+
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        """Cycles of this op computed whole on one core, or of the part of its result of
+        shape `out_shape` (a strip), as the simulator charges the compute ops
+        bufferization emits for it (`Arch.cube_cycles`/`vector_cycles`). None: the op
+        has no single-step mapping onto the units (it is tiled as a kernel of its own)."""
+        return None
+
+    def out_elements(self, out_shape: Sequence[int] | None = None) -> int:
+        """Elements of the result (or of the part of it of shape `out_shape`)."""
+        return math.prod(shape_of(self.results[0]) if out_shape is None else out_shape)
 
     def _expect_result_shape(self, shape: Sequence[int] | None, what: str) -> None:
         check_f32(self)
@@ -496,6 +521,14 @@ class Conv2dOp(GraphOp):
             raise VerifyException(f"'npu_graph.conv2d': bias must have shape [{w[0]}]")
         self._expect_result_shape(self.infer_shape(), "convolution")
 
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        """The cube: per group an [n*oh*ow, ci*kh*kw] @ [ci*kh*kw, co/group] product;
+        a bias is one vector pass over the result."""
+        o = tuple(shape_of(self.result) if out_shape is None else out_shape)
+        w, g = shape_of(self.weight), self.params["group"]
+        cube = arch.cube_cycles(o[0] * o[2] * o[3], w[1] * w[2] * w[3], w[0] // g, batch=g)
+        return cube + (arch.vector_cycles(math.prod(o)) if self.bias is not None else 0)
+
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (conv2d_ref(*inputs, **self.params),)
 
@@ -563,6 +596,13 @@ class GemmOp(GraphOp):
                                   f"broadcast to [{m}, {n}]")
         self._expect_result_shape((m, n), "gemm")
 
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        """The cube ([m, k] @ [k, n]); the bias C is one vector pass over the result."""
+        p = self.params
+        batch, m, k, n = matmul_dims(shape_of(self.a), shape_of(self.b), p["trans_a"], p["trans_b"])
+        bias = arch.vector_cycles(self.out_elements()) if self.c is not None else 0
+        return arch.cube_cycles(m, k, n, batch) + bias
+
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (gemm_ref(*inputs, **self.params),)
 
@@ -588,6 +628,11 @@ class MatMulOp(GraphOp):
             raise VerifyException(f"'npu_graph.matmul': shapes {list(a)} and {list(b)} do not multiply")
         self._expect_result_shape(shape, "matmul")
 
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        """The cube: one [m, k] @ [k, n] product per batch element."""
+        batch, m, k, n = matmul_dims(shape_of(self.operands[0]), shape_of(self.operands[1]))
+        return arch.cube_cycles(m, k, n, batch)
+
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (np.matmul(*inputs),)
 
@@ -610,6 +655,10 @@ class StructuredOp(GraphOp):
 
     def tile_attrs(self) -> dict[str, Attribute]:
         return dict(self.attributes)
+
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        """`VECTOR_COST` vector passes over the result."""
+        return arch.vector_cycles(self.out_elements(out_shape), self.VECTOR_COST)
 
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
@@ -1381,6 +1430,10 @@ class ElementwiseOp(GraphOp):
         self._expect_result_shape(broadcast_shapes(*[shape_of(o) for o in self.operands]),
                                   "broadcasting the operands")
 
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        """One vector pass over the result."""
+        return arch.vector_cycles(self.out_elements(out_shape))
+
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (ELEMENTWISE[self.FN][1](*inputs),)
 
@@ -1675,6 +1728,11 @@ class MaxPoolOp(GraphOp):
         check_max_pool_pads(self.name, x, **p)
         self._expect_result_shape(pool_out_shape(x, **p), "pooling")
 
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        """One vector pass per window element over the result."""
+        kh, kw = self.params["kernel"]
+        return arch.vector_cycles(self.out_elements(out_shape), kh * kw)
+
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (pool_ref(inputs[0], "max", **self.params),)
 
@@ -1697,6 +1755,10 @@ class ReshapeOp(GraphOp):
         a, b = shape_of(self.input), shape_of(self.result)
         if int(np.prod(a)) != int(np.prod(b)):
             raise VerifyException(f"'npu_graph.reshape': {list(a)} and {list(b)} have different element counts")
+
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        """A view: no work."""
+        return 0
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (inputs[0].reshape(shape_of(self.result)),)

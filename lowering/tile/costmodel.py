@@ -3,8 +3,8 @@
 It mirrors the simulator's timing model at a coarser grain (no contention):
 - a DMA costs `dma_latency` plus its bytes over `dram_bw`; a step's loads are
   spread over the core's `dma_channels` and together cannot beat `dram_bw`;
-- cube work is ceil(M/cm)*ceil(K/ck)*ceil(N/cn) blocks (padding waste
-  included), vector work ceil(elements/vector_lanes) cycles (a conv prologue
+- cube and vector work cost what `Arch.cube_cycles`/`vector_cycles` say (the
+  formulas the simulator charges: cube padding waste included; a conv prologue
   adds its ops over the input tile, every step);
 - with double buffering the first load is exposed, then a step costs
   max(DMA, stall + compute) and the last step only its compute (stall: the core
@@ -63,18 +63,17 @@ def stall_for(sizes: list[int], arch: Arch, bw: int) -> int:
 
 def compute_cycles(ks: KernelShape, arch: Arch) -> int:
     """Cycles of the anchor compute for one step (one tile, one reduction slice)."""
-    cm, ck, cn = arch.cube
     t = ks.tile
     if ks.kind == "matmul":
-        return ceil(t["m"] / cm) * ceil(t["k"] / ck) * ceil(t["n"] / cn)
+        return arch.cube_cycles(t["m"], t["k"], t["n"])
     if ks.kind == "conv2d":
         kh, kw = ks.loads[1].sizes[2], ks.loads[1].sizes[3]
-        m, groups = t["oh"] * t["ow"], ks.window_area
-        prologue = ks.prologue_len * ceil(prod(ks.loads[0].sizes) / arch.vector_lanes)
-        return prologue + groups * ceil(m / cm) * ceil(t["ci"] * kh * kw / ck) * ceil(t["co"] / groups / cn)
+        groups = ks.window_area
+        prologue = ks.prologue_len * arch.vector_cycles(prod(ks.loads[0].sizes))
+        return prologue + arch.cube_cycles(t["oh"] * t["ow"], t["ci"] * kh * kw, t["co"] / groups, batch=groups)
     if ks.kind in ("pool", "apply"):
-        return ceil(prod(ks.out.sizes) * ks.window_area / arch.vector_lanes)
-    return ceil(prod(ks.out.sizes) / arch.vector_lanes)
+        return arch.vector_cycles(prod(ks.out.sizes), ks.window_area)
+    return arch.vector_cycles(prod(ks.out.sizes))
 
 
 def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0,
@@ -87,7 +86,7 @@ def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
     piped = ks.loads + (ks.epilogue if r == 1 else [])
     load = dma_cycles(piped, arch, bw)
     comp = compute_cycles(ks, arch)
-    epi = epilogue_len * ceil(prod(ks.out.sizes) / arch.vector_lanes)
+    epi = epilogue_len * arch.vector_cycles(prod(ks.out.sizes))
     if r > 1 and ks.epilogue:
         epi += dma_cycles(ks.epilogue, arch, bw)
     store = arch.dma_latency + ceil(ks.out.valid_bytes() / bw)

@@ -28,17 +28,14 @@ from math import ceil, prod
 
 from xdsl.ir import Operation, SSAValue
 
-from lowering.tile.tile_search import align_up, first_fit, matmul_views
+from lowering.tile.tile_search import align_up, first_fit
 from npu_dialects.arch import Arch
 from npu_dialects.graph import (
-    Conv2dOp,
     ElementwiseOp,
     GemmOp,
-    MatMulOp,
-    MaxPoolOp,
+    GraphOp,
     ReshapeOp,
     SliceOp,
-    StructuredOp,
     ints,
     shape_of,
 )
@@ -65,38 +62,16 @@ def contiguous_slice(op: Operation) -> int | None:
 
 
 def op_cycles(op: Operation, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
-    """Cycles of one graph op computed whole on one core (the simulator charges the
-    same for the compute ops bufferization emits), or on the part of its result of
-    shape `out_shape` (a strip); None if a group cannot hold it."""
-    cm, ck, cn = arch.cube
-    lanes = arch.vector_lanes
-    if len(op.results) != 1:
+    """Cycles of one graph op computed whole on one core (the op's own `cycles`), or on
+    the part of its result of shape `out_shape` (a strip); 0 for an alias of a buffer
+    (a reshape, a contiguous 1-D slice); None if a group cannot hold it."""
+    if len(op.results) != 1 or not isinstance(op, GraphOp):
         return None
-    o = tuple(shape_of(op.results[0]) if out_shape is None else out_shape)
-    out = prod(o)
-    if isinstance(op, ReshapeOp) or contiguous_slice(op) is not None:
+    if contiguous_slice(op) is not None:
         return 0
-    if isinstance(op, Conv2dOp):
-        w = shape_of(op.weight)
-        g = op.params["group"]
-        c = g * ceil(o[0] * o[2] * o[3] / cm) * ceil(w[1] * w[2] * w[3] / ck) * ceil(w[0] // g / cn)
-        return c + (ceil(out / lanes) if op.bias is not None else 0)
-    if isinstance(op, (GemmOp, MatMulOp)):
-        if isinstance(op, GemmOp):
-            p = op.params
-            if p["alpha"] != 1.0 or p["beta"] != 1.0:
-                return None
-        v = matmul_views(op)
-        c = prod(v.out[:-2]) * ceil(v.m / cm) * ceil(v.k / ck) * ceil(v.n / cn)
-        return c + (ceil(out / lanes) if isinstance(op, GemmOp) and op.c is not None else 0)
-    if isinstance(op, ElementwiseOp):
-        return ceil(out / lanes)
-    if isinstance(op, MaxPoolOp):
-        kh, kw = op.params["kernel"]
-        return ceil(out * kh * kw / lanes)
-    if isinstance(op, StructuredOp):
-        return ceil(out * op.VECTOR_COST / lanes)
-    return None
+    if isinstance(op, GemmOp) and (op.params["alpha"] != 1.0 or op.params["beta"] != 1.0):
+        return None
+    return op.cycles(arch, out_shape)
 
 
 @dataclass

@@ -11,7 +11,7 @@ the floor of layer groups whose weights stay in one core's SRAM."""
 
 from __future__ import annotations
 
-from math import ceil, prod
+from math import prod
 
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp, ReturnOp
@@ -150,4 +150,4 @@ def annotate(module: ModuleOp, arch: Arch) -> None:
 
 
 def roofline_cycles(macs: int, nbytes: int, arch: Arch) -> int:
-    return max(ceil(macs / (arch.cores * arch.cube_macs)), ceil(nbytes / arch.dram_bw))
+    return arch.roofline_cycles(macs, nbytes)

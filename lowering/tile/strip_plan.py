@@ -601,14 +601,13 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     # per slot (two with prefetch): what is loaded per strip - the input, side inputs, masks
     loads = [prod(computed_shape(g, x)) * F32] + side + [g.computed(v)[2] * F32 for v, pad in g.masked.items()
                                                        for _ in range(2 if pad else 1)]  # (a pool's mask: two)
-    lanes = arch.vector_lanes
     compute = sum(op_cycles(op, arch, computed_shape(g, op.results[0])) or 0
                   for op in ops if not isinstance(op, ConcatOp))  # (a concat's operands are computed in place)
     for pool, (conv, relu) in pooled_epilogues(ops, canon).items():  # bias and relu on the pooled rows instead
         moved = (conv.bias is not None) + (relu is not None)
-        compute += moved * (ceil(prod(computed_shape(g, pool.results[0])) / lanes)
-                            - ceil(prod(computed_shape(g, conv.results[0])) / lanes))
-    masking = sum(ceil(prod(computed_shape(g, v)) / lanes) * (2 if pad else 1) for v, pad in g.masked.items())
+        compute += moved * (arch.vector_cycles(prod(computed_shape(g, pool.results[0])))
+                            - arch.vector_cycles(prod(computed_shape(g, conv.results[0]))))
+    masking = sum(arch.vector_cycles(prod(computed_shape(g, v))) * (2 if pad else 1) for v, pad in g.masked.items())
     store = prod(strip_shape(g, ops[-1].results[0])) * F32
     fixed = sum(align_up(b, arch.align) for b in sizes) + bufs.area
     # per slot (two with prefetch): the input's rows held (line-buffered: one slot), side inputs, masks
