@@ -49,6 +49,10 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         from lowering.tile.layer_group import LayerGroup
         return LayerGroup
 
+    def _tile_loops():
+        from lowering.tile.tile_loops import TileLoops
+        return TileLoops
+
     def _bufferize():
         from lowering.buffer.bufferize import Bufferize
         return Bufferize
@@ -79,6 +83,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "npu-fuse": _fuse,
         "npu-tile": _tile,
         "npu-layer-group": _layer_group,
+        "npu-tile-loops": _tile_loops,
         "npu-bufferize": _bufferize,
         "npu-schedule": _schedule,
         "npu-events": _events,

@@ -58,16 +58,16 @@ from lowering.tile.strip_plan import (
     strip_input,
     strip_shape,
 )
+from lowering.tile.tile_loops import loop_of
 from lowering.tile.tile_search import (
+    DimMap,
     EpilogueStep,
     KernelShape,
-    PrologueAnchor,
+    Loop,
     TilingError,
     Window,
     align_up,
     matmul_views,
-    split_kernel,
-    with_epilogue,
 )
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, MatmulOp, PoolOp
@@ -87,7 +87,8 @@ from npu_dialects.graph import (
 )
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
-from npu_dialects.tile import KernelOp
+from npu_dialects.tile import KernelOp, ReduceOp, StoreOp, WindowOp
+from npu_dialects.tile import LoadOp as TileLoadOp
 
 INDEX = IndexType()
 
@@ -159,20 +160,53 @@ class KernelPlan:
         return self.ks.loads + (self.ks.epilogue if self.ks.reduction_tiles == 1 else [])
 
 
+def window_of(op: WindowOp, loops: Sequence[str], source: int | None) -> Window:
+    """The `Window` an `npu_tile.load`/`store` spells out."""
+    view, terms, consts, sizes = op.window()
+    dims = tuple(DimMap(tuple((loops[j], c) for j, c in ts), const, size)
+                 for ts, const, size in zip(terms, consts, sizes))
+    pad = op.pad_value.value.data if isinstance(op, TileLoadOp) and op.pad_value is not None else None
+    return Window(source, view, dims, pad)
+
+
+def chain_of(ops: Sequence[Operation], running: SSAValue, operands: Sequence[SSAValue]) -> list[EpilogueStep]:
+    """Elementwise ops applied in turn to the running tile, other operands `operands[i]`."""
+    steps = []
+    for op in ops:
+        assert isinstance(op, ElementwiseOp)
+        steps.append(EpilogueStep(op.FN, tuple(None if o == running else operands.index(o) for o in op.operands)))
+        running = op.results[0]
+    return steps
+
+
 def plan_of(kernel: KernelOp) -> KernelPlan:
-    """Rebuild the kernel's windows from its recorded tile sizes."""
-    ops = kernel.graph_ops()
-    ins_index = {a: i for i, a in enumerate(kernel.body.block.args)}
-    anchor, steps, extra = split_kernel(ops, ins_index)
-    names = kernel.loop_names
-    if [l.name for l in anchor.loops()] != names:
-        raise TilingError(f"loops '{kernel.loops.data}' do not match a {anchor.kind} kernel "
-                          f"({','.join(l.name for l in anchor.loops())})")
-    ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra)
-    if list(ks.grid) != list(kernel.trip_counts):
-        raise TilingError(f"grid {list(kernel.trip_counts)} does not match the tile sizes (expected {ks.grid})")
-    prologue = anchor.steps if isinstance(anchor, PrologueAnchor) else []
-    return KernelPlan(kernel, ks, steps, anchor.op, prologue)
+    """What the kernel's `npu_tile.loop` says: loops, windows, anchor, prologue and epilogue."""
+    loop = loop_of(kernel)
+    if loop is None:
+        raise TilingError("the kernel has no tile loop (run npu-tile-loops first)")
+    names, tile, grid = loop.loop_names, loop.tile_sizes, loop.trip_counts
+    nred = loop.reductions.value.data
+    loops = [Loop(n, s * g, i >= len(names) - nred) for i, (n, s, g) in enumerate(zip(names, tile, grid))]
+    args = list(kernel.body.block.args)
+    body = list(loop.body.block.ops)
+    reduce = next(i for i, o in enumerate(body) if isinstance(o, ReduceOp))
+    pre, post, store = body[:reduce], body[reduce + 1:-1], body[-1]
+    assert isinstance(store, StoreOp)
+    loads = [o for o in pre if isinstance(o, TileLoadOp)]
+    epi_loads = [o for o in post if isinstance(o, TileLoadOp)]
+    anchor = body[reduce].operands[0].owner
+    assert isinstance(anchor, Operation)
+    prologue_ops = [o for o in pre if not isinstance(o, TileLoadOp) and o is not anchor]
+    load_tiles = [o.tile for o in loads]
+    prologue = chain_of(prologue_ops, load_tiles[0], load_tiles[2:]) if prologue_ops else []
+    steps = chain_of([o for o in post if not isinstance(o, TileLoadOp)], body[reduce].results[0],
+                     [o.tile for o in epi_loads])
+    ks = KernelShape(kernel.kind.data, loops, dict(zip(names, tile)),
+                     [window_of(o, names, args.index(o.source)) for o in loads], window_of(store, names, None),
+                     [window_of(o, names, args.index(o.source)) for o in epi_loads],
+                     window_area=anchor.params["group"] if isinstance(anchor, GraphConv2dOp) else 1,
+                     prologue_len=len(prologue))
+    return KernelPlan(kernel, ks, steps, anchor, prologue)
 
 
 class TaskBuilder:
@@ -238,22 +272,22 @@ class TaskBuilder:
 
     # -- one step -----------------------------------------------------------------------
     def compute(self, em: Emitter, bufs: list[SSAValue], acc: SSAValue, accumulate: bool) -> None:
-        a, kind = self.plan.anchor, self.ks.kind
-        if kind == "matmul":
-            p = getattr(a, "params", {})
+        """The anchor (a graph op on tiles) as its compute op on the step's buffers."""
+        a = self.plan.anchor
+        if isinstance(a, (GemmOp, MatMulOp)):
+            p = a.params if isinstance(a, GemmOp) else {}
             em.add(MatmulOp(bufs[0], bufs[1], acc, trans_a=p.get("trans_a", False),
                             trans_b=p.get("trans_b", False), accumulate=accumulate))
-        elif kind == "conv2d":
+        elif isinstance(a, GraphConv2dOp):
             p = a.params
             em.add(Conv2dOp(bufs[0], bufs[1], acc, strides=p["strides"], dilations=p["dilations"],
-                            group=self.ks.window_area, accumulate=accumulate))  # groups in this tile
-        elif kind == "pool":
+                            group=p["group"], accumulate=accumulate))  # (the groups in this tile)
+        elif isinstance(a, MaxPoolOp):
             p = a.params
             em.add(PoolOp("max", bufs[0], acc, kernel=p["kernel"], strides=p["strides"],
                           dilations=p["dilations"]))
-        elif kind == "apply":
-            assert isinstance(a, StructuredOp)
-            em.add(ApplyOp(a.name, a.tile_attrs(), bufs[:len(self.ks.loads)], acc))
+        elif isinstance(a, StructuredOp):
+            em.add(ApplyOp(a.name, dict(a.attributes), bufs[:len(self.ks.loads)], acc))
         else:
             assert isinstance(a, ElementwiseOp)
             em.add(EltwiseOp(a.FN, bufs[:len(self.ks.loads)], acc))
@@ -744,14 +778,18 @@ def concat_placement(block: Block, returned: set[SSAValue]) -> dict[SSAValue, tu
     placement: dict[SSAValue, tuple[SSAValue, int]] = {}
     kernels = [op for op in block.ops if isinstance(op, KernelOp)]
     for k in reversed(kernels):  # outer concats first: a placed concat may hold others
-        body = k.graph_ops()
-        if k.kind.data in ("view", "group") or len(body) != 1 or not isinstance(body[0], ConcatOp):
+        loop = loop_of(k)
+        if loop is None:
+            continue
+        body = [o for o in loop.body.block.ops if not isinstance(o, (TileLoadOp, ReduceOp, StoreOp))]
+        if len(body) != 1 or not isinstance(body[0], ConcatOp) or not all(
+                isinstance(o.owner, TileLoadOp) for o in body[0].operands):
             continue
         cat = body[0]
-        out = shape_of(cat.result)
+        out = shape_of(k.outs[0])
         axis = attr_int(dict(cat.attributes), "axis", 0) % len(out)
         args = dict(zip(k.body.block.args, k.ins))
-        vals = [args.get(o) for o in cat.operands]
+        vals = [args.get(o.owner.source) for o in cat.operands]
         if any(d != 1 for d in out[:axis]) or len(set(vals)) != len(vals):
             continue
         if not all(v is not None and isinstance(v.owner, KernelOp) and v.owner.kind.data != "view"

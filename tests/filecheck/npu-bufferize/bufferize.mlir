@@ -1,4 +1,4 @@
-// RUN: %opt %s --split-input-file -p npu-bufferize | filecheck %s
+// RUN: %opt %s --split-input-file -p npu-tile-loops,npu-bufferize | filecheck %s
 
 // gemm + bias + relu with two reduction tiles, double buffered.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {

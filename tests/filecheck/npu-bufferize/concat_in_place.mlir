@@ -1,4 +1,4 @@
-// RUN: %opt %s --split-input-file -p npu-tile,npu-bufferize | filecheck %s
+// RUN: %opt %s --split-input-file -p npu-tile,npu-tile-loops,npu-bufferize | filecheck %s
 
 // Batch-1 concat along channels: each operand is a contiguous byte range of the
 // result, so its producer writes a byte-offset view of the concat's buffer and

@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-tile,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s -p npu-tile,npu-tile-loops,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
 
 // A conv with a prologue (npu-fuse's conv-prologue): each loaded input tile goes
 // through the multiply-add-relu in place in SRAM, with the per-channel operands

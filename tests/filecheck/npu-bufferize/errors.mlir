@@ -1,4 +1,4 @@
-// RUN: not npu-opt %s -p npu-bufferize 2>&1 | filecheck %s
+// RUN: not npu-opt %s -p npu-tile-loops,npu-bufferize 2>&1 | filecheck %s
 
 // Untiled graph ops cannot be bufferized: the diagnostic says what to run first.
 builtin.module {

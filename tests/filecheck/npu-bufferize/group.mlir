@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-bufferize | filecheck %s
+// RUN: %opt %s -p npu-tile-loops,npu-bufferize | filecheck %s
 
 // A layer group becomes one task: the group's inputs are loaded whole into SRAM
 // (in order of first use, up to dma_channels loads ahead of the op that needs

@@ -1,4 +1,4 @@
-// RUN: %opt %s --split-input-file -p npu-bufferize | filecheck %s
+// RUN: %opt %s --split-input-file -p npu-tile-loops,npu-bufferize | filecheck %s
 
 // Must not overwrite in place: %a is stored (a group result: its store may still be
 // reading the buffer) and %c is read again by the add after the relu.

@@ -1,4 +1,4 @@
-// RUN: %opt %s --split-input-file -p npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s --split-input-file -p npu-tile-loops,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
 
 // In-place candidates: a kernel's output may take the bytes of an activation
 // buffer it reads only at the output tile's own position (npu-memplan decides).

@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s -p npu-tile-loops,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
 
 // Two 3x3 convs (relu between) as a line-buffered strip group of 2 rows (`line_buffer`):
 // the input and the relu each hold 4 rows per strip, 2 of them shared with the previous

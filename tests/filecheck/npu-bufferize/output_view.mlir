@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-bufferize | filecheck %s
+// RUN: %opt %s -p npu-tile-loops,npu-bufferize | filecheck %s
 
 // The model returns a reshape of a kernel's result: the kernel stores straight into
 // the output argument through a view of it, and no copy task follows.

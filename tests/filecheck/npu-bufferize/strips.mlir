@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s -p npu-tile-loops,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
 
 // A strip group (npu-layer-group/strips.mlir: conv 3x3 + bias + relu + max-pool
 // 3x3/2, strips of 3 pooled rows = 7 conv rows = 9 input rows). The task loads the

@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s -p npu-tile-loops,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
 
 // A fire module as a strip group (npu-layer-group/strips_dag.mlir): strips of 4
 // pooled rows = 9 concat rows; the 3x3 branch needs 11 input rows, which is what a

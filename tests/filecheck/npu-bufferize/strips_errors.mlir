@@ -1,5 +1,5 @@
-// RUN: not npu-opt %s --split-input-file -p npu-bufferize 2>&1 | filecheck %s
-// RUN: npu-opt %s --split-input-file --verify-diagnostics -p npu-bufferize | filecheck %s --check-prefix=DIAG
+// RUN: not npu-opt %s --split-input-file -p npu-tile-loops,npu-bufferize 2>&1 | filecheck %s
+// RUN: npu-opt %s --split-input-file --verify-diagnostics -p npu-tile-loops,npu-bufferize | filecheck %s --check-prefix=DIAG
 
 // A strip group (loops "h") whose ops are not a chain: the second op reads a tensor
 // that varies over H besides the running one.

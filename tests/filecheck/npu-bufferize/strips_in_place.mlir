@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-bufferize,npu-schedule,npu-events,npu-memplan -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s -p npu-tile-loops,npu-bufferize,npu-schedule,npu-events,npu-memplan -o %t.mlir && filecheck %s < %t.mlir
 
 // A strip group adding a residual (%r, a side input read at exactly the rows each
 // strip stores, and by nothing else in the group) may write its output over it:

@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s -p npu-tile-loops,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
 
 // The strip group of npu-layer-group/strips_dag.mlir whose add reads %a at the rows of its
 // output while the 3x3 conv reads %a with a halo: %a's strip buffer holds 7 rows, the add

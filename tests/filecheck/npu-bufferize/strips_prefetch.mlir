@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s -p npu-tile-loops,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
 
 // The strip group of npu-layer-group/strips.mlir with double_buffer (prefetch): the
 // input and mask rows of strip lo go to slot 0 before the loop; each strip issues the

@@ -1,5 +1,5 @@
-// RUN: %opt %s --split-input-file -p npu-tile,npu-layer-group,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
-// RUN: %opt %s --split-input-file -p 'npu-tile,npu-layer-group{line-buffers=always},npu-bufferize' -o %t2.mlir && filecheck %s --check-prefix=LINES < %t2.mlir
+// RUN: %opt %s --split-input-file -p npu-tile,npu-layer-group,npu-tile-loops,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s --split-input-file -p 'npu-tile,npu-layer-group{line-buffers=always},npu-tile-loops,npu-bufferize' -o %t2.mlir && filecheck %s --check-prefix=LINES < %t2.mlir
 
 // The ShuffleNet unit of npu-layer-group/strips.mlir, one strip group: the add reads
 // the group's input %x at rows inside those the strip holds for the first conv (5 rows

@@ -1,4 +1,4 @@
-// RUN: %opt %s -p npu-tile,npu-layer-group,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s -p npu-tile,npu-layer-group,npu-tile-loops,npu-bufferize -o %t.mlir && filecheck %s < %t.mlir
 
 // Must not overwrite in place through a view in a strip group: the relu reads %v
 // through the reshape %r for the last time, but the add reads %v itself afterwards,
