@@ -1,0 +1,118 @@
+// RUN: %opt %s --split-input-file --verify-diagnostics | filecheck %s
+// One chunk per verifier error of npu_tile.loop, npu_tile.load and npu_tile.store.
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.loop': 2 loops need 2 tile sizes and trip counts
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 3 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.loop': reductions must be between 0 and the number of loops
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index):
+      %t = npu_tile.load %a(%i)[4 * %i, 8] sizes [4, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i)[4 * %i, 0] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.loop': the body takes one index per loop (2)
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      npu_tile.store %t(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.loop': the body must hold exactly one 'npu_tile.reduce'
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8, 1] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t : tensor<4x8x1xf32> -> tensor<4x8x1xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j, 0] sizes [4, 8, 1] : tensor<4x8x1xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.load': a window of rank 3 over 2 loops needs 3 view dims, 3 consts and 6 coefs
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] view [2, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.load': view [2, 8] does not have the elements of tensor<4x8xf32>
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%j, %i)[4 * %j, 8 * %i] sizes [4, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.load' must be in an 'npu_tile.loop' and take its tile indices
