@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     StringAttr,
+    TensorType,
     UnitAttr,
     f32,
     i64,
@@ -32,6 +33,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_attr_def,
+    result_def,
     var_operand_def,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -357,4 +359,37 @@ class ApplyOp(ComputeOp):
 
 COMPUTE_OPS = [MatmulOp, Conv2dOp, EltwiseOp, PoolOp, FillOp, ApplyOp]
 
-NpuCompute = Dialect("npu_compute", COMPUTE_OPS, [])
+
+@irdl_op_definition
+class ToTensorOp(IRDLOperation):
+    """Bufferization bridge (only inside `npu-bufferize`): the tensor an SRAM buffer
+    holds, so a graph op can stand in a task body until a pattern lowers it."""
+
+    name = "npu_compute.to_tensor"
+    buffer = operand_def(MemRefType)
+    tensor = result_def(TensorType)
+    assembly_format = "$buffer attr-dict `:` type($buffer) `->` type($tensor)"
+
+    def __init__(self, buffer: SSAValue):
+        assert isinstance(buffer.type, MemRefType)
+        super().__init__(operands=[buffer], result_types=[TensorType(f32, buffer.type.get_shape())])
+
+
+@irdl_op_definition
+class MaterializeOp(IRDLOperation):
+    """Bufferization bridge (only inside `npu-bufferize`): `value`, computed by a graph
+    op on `npu_compute.to_tensor` operands, is written into `dest` (added to it with
+    `accumulate`). A compute pattern replaces the pair by the `npu_compute` op(s)
+    that do it; one left over means the graph op has no lowering."""
+
+    name = "npu_compute.materialize"
+    value = operand_def(TensorType)
+    dest = operand_def(MemRefType)
+    accumulate = opt_attr_def(UnitAttr)
+    assembly_format = "$value `into` $dest attr-dict `:` type($value) `,` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, accumulate: bool = False):
+        super().__init__(operands=[value, dest], attributes={"accumulate": UnitAttr()} if accumulate else {})
+
+
+NpuCompute = Dialect("npu_compute", [*COMPUTE_OPS, ToTensorOp, MaterializeOp], [])

@@ -1841,6 +1841,9 @@ GRAPH_OPS: list[type[IRDLOperation]] = [
 ]
 
 GRAPH_OP_BY_NAME: dict[str, type[IRDLOperation]] = {op.name: op for op in GRAPH_OPS}
+ELEMENTWISE_OP_BY_FN: dict[str, type[ElementwiseOp]] = {
+    op.FN: op for op in GRAPH_OPS if isinstance(op, type) and issubclass(op, ElementwiseOp)}
+"""The `npu_graph` op computing each `ELEMENTWISE` function."""
 
 NpuGraph = Dialect("npu_graph", GRAPH_OPS, [])
 

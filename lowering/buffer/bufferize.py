@@ -42,6 +42,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from lowering.buffer.compute_patterns import describe_unlowered, lower_compute, stage
 from lowering.errors import CompileError
 from lowering.task.taskgraph import span
 from lowering.tile.group_plan import is_view, plan_group
@@ -70,9 +71,9 @@ from lowering.tile.tile_search import (
     matmul_views,
 )
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.compute import ApplyOp, Conv2dOp, EltwiseOp, MatmulOp, PoolOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
 from npu_dialects.graph import (
+    AddOp,
     AvgPoolOp,
     ConcatOp,
     ConstantOp,
@@ -80,6 +81,8 @@ from npu_dialects.graph import (
     GemmOp,
     MatMulOp,
     MaxPoolOp,
+    MulOp,
+    ReluOp,
     StructuredOp,
     attr_int,
     int_array,
@@ -114,6 +117,13 @@ class Emitter:
         op.location = self.loc
         self.block.add_op(op)
         return op
+
+    def stage(self, op: Operation | type[Operation], ins: list[SSAValue], dest: SSAValue, accumulate: bool = False,
+              **attributes: Attribute) -> None:
+        """Graph op `op` (or a new op of that class) from buffers `ins` into `dest`, as
+        `compute_patterns.stage` leaves it for the compute patterns."""
+        for o in stage(op, ins, dest, accumulate, **attributes):
+            self.add(o)
 
     def const(self, v: int) -> SSAValue:
         if v not in self.consts:
@@ -154,6 +164,8 @@ class KernelPlan:
     steps: list[EpilogueStep]
     anchor: Operation
     prologue: list[EpilogueStep]  # applied in place to the first load's tile before the anchor
+    step_ops: list[Operation]  # the graph ops of `steps` (on tiles, in the kernel's loop)
+    prologue_ops: list[Operation]  # the graph ops of `prologue`
 
     @property
     def piped(self) -> list[Window]:
@@ -199,14 +211,14 @@ def plan_of(kernel: KernelOp) -> KernelPlan:
     prologue_ops = [o for o in pre if not isinstance(o, TileLoadOp) and o is not anchor]
     load_tiles = [o.tile for o in loads]
     prologue = chain_of(prologue_ops, load_tiles[0], load_tiles[2:]) if prologue_ops else []
-    steps = chain_of([o for o in post if not isinstance(o, TileLoadOp)], body[reduce].results[0],
-                     [o.tile for o in epi_loads])
+    step_ops = [o for o in post if not isinstance(o, TileLoadOp)]
+    steps = chain_of(step_ops, body[reduce].results[0], [o.tile for o in epi_loads])
     ks = KernelShape(kernel.kind.data, loops, dict(zip(names, tile)),
                      [window_of(o, names, args.index(o.source)) for o in loads], window_of(store, names, None),
                      [window_of(o, names, args.index(o.source)) for o in epi_loads],
                      window_area=anchor.params["group"] if isinstance(anchor, GraphConv2dOp) else 1,
                      prologue_len=len(prologue))
-    return KernelPlan(kernel, ks, steps, anchor, prologue)
+    return KernelPlan(kernel, ks, steps, anchor, prologue, step_ops, prologue_ops)
 
 
 class TaskBuilder:
@@ -272,25 +284,10 @@ class TaskBuilder:
 
     # -- one step -----------------------------------------------------------------------
     def compute(self, em: Emitter, bufs: list[SSAValue], acc: SSAValue, accumulate: bool) -> None:
-        """The anchor (a graph op on tiles) as its compute op on the step's buffers."""
+        """The anchor (a graph op on tiles) on the step's buffers, into the accumulator
+        (lowered to its compute op by `compute_patterns`)."""
         a = self.plan.anchor
-        if isinstance(a, (GemmOp, MatMulOp)):
-            p = a.params if isinstance(a, GemmOp) else {}
-            em.add(MatmulOp(bufs[0], bufs[1], acc, trans_a=p.get("trans_a", False),
-                            trans_b=p.get("trans_b", False), accumulate=accumulate))
-        elif isinstance(a, GraphConv2dOp):
-            p = a.params
-            em.add(Conv2dOp(bufs[0], bufs[1], acc, strides=p["strides"], dilations=p["dilations"],
-                            group=p["group"], accumulate=accumulate))  # (the groups in this tile)
-        elif isinstance(a, MaxPoolOp):
-            p = a.params
-            em.add(PoolOp("max", bufs[0], acc, kernel=p["kernel"], strides=p["strides"],
-                          dilations=p["dilations"]))
-        elif isinstance(a, StructuredOp):
-            em.add(ApplyOp(a.name, dict(a.attributes), bufs[:len(self.ks.loads)], acc))
-        else:
-            assert isinstance(a, ElementwiseOp)
-            em.add(EltwiseOp(a.FN, bufs[:len(self.ks.loads)], acc))
+        em.stage(a, bufs[:len(a.operands)], acc, accumulate)
 
     def finish(self, em: Emitter, idx: dict[str, SSAValue], epi_bufs: list[SSAValue],
                acc: SSAValue, sync_epilogue: bool) -> None:
@@ -299,8 +296,8 @@ class TaskBuilder:
             toks = [self.load(em, w, b, idx) for w, b in zip(ks.epilogue, epi_bufs)]
             for tk in toks:
                 em.add(WaitOp(tk))
-        for s in self.plan.steps:
-            em.add(EltwiseOp(s.fn, [acc if a is None else epi_bufs[a] for a in s.args], acc))
+        for s, op in zip(self.plan.steps, self.plan.step_ops):
+            em.stage(op, [acc if a is None else epi_bufs[a] for a in s.args], acc)
         zeros = [em.const(0)] * len(ks.out.dims)
         dst = self.dram_source(ks.out)
         tok = em.add(CopyOp(acc, zeros, dst, self.offsets(em, ks.out, idx), ks.out.sizes, clip=True))
@@ -312,8 +309,9 @@ class TaskBuilder:
         idx = self.indices(em, t)
         nload = len(ks.loads)
         r_tiles = ks.reduction_tiles
-        for s in self.plan.prologue:  # on the input tile in place; its operands follow the conv's two loads
-            em.add(EltwiseOp(s.fn, [bufs[0] if i is None else bufs[2 + i] for i in s.args], bufs[0]))
+        for s, op in zip(self.plan.prologue, self.plan.prologue_ops):  # on the input tile in place; its
+            em.stage(op, [bufs[0] if i is None else bufs[2 + i] for i in s.args], bufs[0])  # operands follow the
+            # conv's two loads
         if r_tiles == 1:
             self.compute(em, bufs, acc, False)
             self.finish(em, idx, bufs[nload:], acc, False)
@@ -445,34 +443,23 @@ class GroupBuilder:
         return self.block
 
     def compute(self, op: Operation) -> None:
-        em, out = self.em, op.results[0]
+        """`op` on whole SRAM buffers (lowered by `compute_patterns`); a gemm's or conv's
+        bias is an `add` after it."""
+        out = op.results[0]
         if is_view(op):
             return  # the result aliases (part of) the input's buffer
         if isinstance(op, GraphConv2dOp):
-            p = op.params
-            em.add(Conv2dOp(self.sram(op.input), self.sram(op.weight), self.sram(out), strides=p["strides"],
-                            dilations=p["dilations"], group=p["group"], pads=p["pads"]))
+            self.em.stage(op, [self.sram(op.input), self.sram(op.weight)], self.sram(out))
             if op.bias is not None:
                 c = shape_of(op.bias)[0]
-                em.add(EltwiseOp("add", [self.sram(out), self.sram(op.bias, (1, c, 1, 1))], self.sram(out)))
+                self.em.stage(AddOp, [self.sram(out), self.sram(op.bias, (1, c, 1, 1))], self.sram(out))
         elif isinstance(op, (GemmOp, MatMulOp)):
             v = matmul_views(op)
-            p = op.params if isinstance(op, GemmOp) else dict(trans_a=False, trans_b=False)
-            a, b = op.operands[0], op.operands[1]
-            em.add(MatmulOp(self.sram(a, v.a), self.sram(b, v.b), self.sram(out, v.out), trans_a=p["trans_a"],
-                            trans_b=p["trans_b"]))
+            self.em.stage(op, [self.sram(op.operands[0], v.a), self.sram(op.operands[1], v.b)], self.sram(out, v.out))
             if isinstance(op, GemmOp) and op.c is not None:
-                em.add(EltwiseOp("add", [self.sram(out), self.sram(op.c)], self.sram(out)))
-        elif isinstance(op, MaxPoolOp):
-            p = op.params
-            em.add(PoolOp("max", self.sram(op.input), self.sram(out), kernel=p["kernel"], strides=p["strides"],
-                          dilations=p["dilations"], pads=p["pads"]))
-        elif isinstance(op, ElementwiseOp):
-            em.add(EltwiseOp(op.FN, [self.sram(v) for v in op.operands], self.sram(out)))
-        elif isinstance(op, StructuredOp):
-            em.add(ApplyOp(op.name, dict(op.attributes), [self.sram(v) for v in op.operands], self.sram(out)))
+                self.em.stage(AddOp, [self.sram(out), self.sram(op.c)], self.sram(out))
         else:
-            raise TilingError(f"'{op.name}' cannot run in a layer group")
+            self.em.stage(op, [self.sram(v) for v in op.operands], self.sram(out))
 
 
 class StripBuilder:
@@ -655,22 +642,20 @@ class StripBuilder:
                     top, bottom = g.crop[op]
                     pads = (-top, p["pads"][1], -bottom, p["pads"][3])
                 if isinstance(op, GraphConv2dOp):
-                    e.add(Conv2dOp(at(op.input), self.loaded[op.weight], out, strides=p["strides"],
-                                   dilations=p["dilations"], group=p["group"], pads=pads))
+                    e.stage(op, [at(op.input), self.loaded[op.weight]], out, pads=int_array(pads))
                     if op.bias is not None and op not in deferred:  # (per output channel)
-                        e.add(EltwiseOp("add", [out, bias[op]], out))
+                        e.stage(AddOp, [out, bias[op]], out)
                 elif isinstance(op, MaxPoolOp):
-                    e.add(PoolOp("max", at(op.input), out, kernel=p["kernel"], strides=p["strides"],
-                                 dilations=p["dilations"], pads=pads))
+                    e.stage(op, [at(op.input)], out, pads=int_array(pads))
                     conv, relu = pooled.get(op, (None, None))
                     if conv is not None and conv.bias is not None:
-                        e.add(EltwiseOp("add", [out, bias[conv]], out))
+                        e.stage(AddOp, [out, bias[conv]], out)
                     if relu is not None:
-                        e.add(EltwiseOp("relu", [out], out))
+                        e.stage(ReluOp, [out], out)
                 elif isinstance(op, AvgPoolOp):  # (rows outside x read NaN: the DMA pads them)
-                    e.add(ApplyOp(op.name, dict(op.attributes, pads=int_array(pads)), [at(op.input)], out))
+                    e.stage(op, [at(op.input)], out, pads=int_array(pads))
                 elif isinstance(op, StructuredOp) and not isinstance(op, ConcatOp):  # a transpose keeping H, W; an LRN
-                    e.add(ApplyOp(op.name, dict(op.attributes), [at(op.operands[0])], out))
+                    e.stage(op, [at(op.operands[0])], out)
                 elif isinstance(op, ElementwiseOp) and op not in deferred:  # (a deferred relu follows the pool)
                     ins = [pick(e, odd, [side[k][(op, i)] for k in range(slots)]) if (op, i) in side[0]
                            else local.get((op, v)) or (at(v) if c is None else c)
@@ -680,7 +665,7 @@ class StripBuilder:
                               for (o, v), first in g.local.items() if o is op]  # (rows of a wider value)
                     for t in copies:
                         e.add(WaitOp(t))
-                    e.add(EltwiseOp(op.FN, ins, out))
+                    e.stage(op, ins, out)
                 # (a reshape views its operand; a concat's operands were computed into it)
                 if res in g.masked:  # only in the strips that hold rows outside the tensor
                     first, end = g.boundary(res)
@@ -692,9 +677,8 @@ class StripBuilder:
                             edge = past if edge is None else e.add(arith.OrIOp(edge, past)).results[0]
                         then_b = Block()
                         me = e.nested(then_b)
-                    for j, fn in enumerate(("mul", "add")[:len(mask_dram[res])]):
-                        me.add(EltwiseOp(fn, [out, pick(me, odd, [mask_sram[k][res][j] for k in range(slots)])],
-                                         out))
+                    for j, fn in enumerate((MulOp, AddOp)[:len(mask_dram[res])]):
+                        me.stage(fn, [out, pick(me, odd, [mask_sram[k][res][j] for k in range(slots)])], out)
                     if me is not e:
                         then_b.add_op(scf.YieldOp())
                         e.add(scf.IfOp(edge, [], Region(then_b)))
@@ -1029,6 +1013,9 @@ class FuncBuilder:
         task = TaskOp(k.kernel.data, 0, Region(block), range=(0, tiles), predicted_cycles=pc,
                       dram_bytes=nb, parts=parts)
         task.location = k.location
+        bad = lower_compute(task)
+        if bad is not None:
+            raise CompileError(self.pass_name, f"kernel '{k.kernel.data}': {describe_unlowered(bad)}", bad)
         self.add(task)
 
 

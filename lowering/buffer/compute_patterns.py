@@ -1,0 +1,172 @@
+"""Bufferization patterns: a graph op on SRAM buffers -> its `npu_compute` op.
+
+While `npu-bufferize` builds a task it leaves each graph op it places (a kernel's
+anchor on tiles, a prologue or epilogue step, a layer group's op) as the op itself
+on `npu_compute.to_tensor` operands, its result written by `npu_compute.materialize`
+into the destination buffer (destination passing: the buffer analysis chose it).
+One pattern per op family then rewrites each such pair into compute ops:
+
+- `MatmulPattern`: gemm/matmul (no bias, alpha = beta = 1) -> `npu_compute.matmul`;
+- `ConvPattern`: conv2d without bias -> `npu_compute.conv2d` (its `pads` kept: a
+  layer group pads on the fly, a tile's input window is already padded);
+- `MaxPoolPattern`: max-pool -> `npu_compute.pool "max"`;
+- `StructuredPattern`: any other structured op -> `npu_compute.apply` (the vector
+  unit runs its reference semantics on the buffers);
+- `ElementwisePattern`: an elementwise op -> `npu_compute.eltwise`.
+
+`accumulate` on the materialize makes a cube op add into its destination (later
+reduction steps). `lower_compute` applies the patterns to a task and reports a graph
+op no pattern lowers. A new op family is one more pattern in `COMPUTE_PATTERNS`.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import MemRefType, TensorType, f32
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+
+from npu_dialects.compute import (
+    ApplyOp,
+    Conv2dOp,
+    EltwiseOp,
+    MaterializeOp,
+    MatmulOp,
+    PoolOp,
+    ToTensorOp,
+)
+from npu_dialects.graph import Conv2dOp as GraphConv2dOp
+from npu_dialects.graph import (
+    ElementwiseOp,
+    GemmOp,
+    MatMulOp,
+    MaxPoolOp,
+    StructuredOp,
+    shape_of,
+)
+
+
+class ComputePattern(RewritePattern):
+    """Base: matches `materialize(op(to_tensor(b)...), dest)` for the graph ops of
+    `family`; `lower` returns the compute ops writing `dest` from buffers `ins`."""
+
+    family: tuple[type[Operation], ...] = ()
+
+    def applies(self, op: Operation) -> bool:
+        return isinstance(op, self.family)
+
+    def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
+        raise NotImplementedError
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, MaterializeOp) or not isinstance(graph := op.value.owner, Operation):
+            return
+        if not self.applies(graph) or not all(isinstance(o.owner, ToTensorOp) for o in graph.operands):
+            return
+        ins = [o.owner.buffer for o in graph.operands]  # type: ignore[union-attr]
+        new = self.lower(graph, ins, op.dest, op.accumulate is not None)
+        for n in new:
+            n.location = op.location
+        rewriter.replace_op(op, new, [])
+        if not graph.results[0].uses:
+            rewriter.erase_op(graph)
+
+
+class MatmulPattern(ComputePattern):
+    family = (GemmOp, MatMulOp)
+
+    def applies(self, op: Operation) -> bool:
+        if isinstance(op, GemmOp):
+            p = op.params
+            return op.c is None and p["alpha"] == 1.0 and p["beta"] == 1.0
+        return isinstance(op, MatMulOp)
+
+    def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
+        p = op.params if isinstance(op, GemmOp) else {}
+        return [MatmulOp(ins[0], ins[1], dest, trans_a=p.get("trans_a", False), trans_b=p.get("trans_b", False),
+                         accumulate=accumulate)]
+
+
+class ConvPattern(ComputePattern):
+    family = (GraphConv2dOp,)
+
+    def applies(self, op: Operation) -> bool:
+        return isinstance(op, GraphConv2dOp) and op.bias is None
+
+    def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
+        assert isinstance(op, GraphConv2dOp)
+        p = op.params
+        return [Conv2dOp(ins[0], ins[1], dest, strides=p["strides"], dilations=p["dilations"], group=p["group"],
+                         pads=p["pads"], accumulate=accumulate)]
+
+
+class MaxPoolPattern(ComputePattern):
+    family = (MaxPoolOp,)
+
+    def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
+        assert isinstance(op, MaxPoolOp)
+        p = op.params
+        return [PoolOp("max", ins[0], dest, kernel=p["kernel"], strides=p["strides"], dilations=p["dilations"],
+                       pads=p["pads"])]
+
+
+class StructuredPattern(ComputePattern):
+    family = (StructuredOp,)
+
+    def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
+        return [ApplyOp(op.name, dict(op.attributes), ins, dest)]
+
+
+class ElementwisePattern(ComputePattern):
+    family = (ElementwiseOp,)
+
+    def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
+        assert isinstance(op, ElementwiseOp)
+        return [EltwiseOp(op.FN, ins, dest)]
+
+
+class DeadToTensor(RewritePattern):
+    """A `to_tensor` no graph op reads any more is erased."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, ToTensorOp) and not op.tensor.uses:
+            rewriter.erase_op(op)
+
+
+COMPUTE_PATTERNS: list[RewritePattern] = [MatmulPattern(), ConvPattern(), MaxPoolPattern(), StructuredPattern(),
+                                          ElementwisePattern(), DeadToTensor()]
+
+
+def stage(op: Operation | type[Operation], ins: list[SSAValue], dest: SSAValue, accumulate: bool = False,
+          **attributes) -> list[Operation]:
+    """The ops that stand for graph op `op` (or a new op of class `op`) computed from
+    buffers `ins` into `dest` until `lower_compute` runs: to_tensor per input, the op
+    on them (`attributes` override its own), materialize into `dest`."""
+    views = [ToTensorOp(b) for b in ins]
+    assert isinstance(dest.type, MemRefType)
+    cls = op if isinstance(op, type) else type(op)
+    attrs = attributes if isinstance(op, type) else {**op.attributes, **attributes}
+    clone = cls.create(operands=[v.tensor for v in views], result_types=[TensorType(f32, dest.type.get_shape())],
+                            attributes=attrs)
+    return [*views, clone, MaterializeOp(clone.results[0], dest, accumulate)]
+
+
+def lower_compute(root: Operation) -> Operation | None:
+    """Apply the compute patterns under `root`; returns a graph op left unlowered (None: all were)."""
+    walker = PatternRewriteWalker(GreedyRewritePatternApplier(COMPUTE_PATTERNS), apply_recursively=True)
+    for region in root.regions:
+        walker.rewrite_region(region)
+    for op in root.walk():
+        if isinstance(op, MaterializeOp):
+            owner = op.value.owner
+            return owner if isinstance(owner, Operation) else op
+    return None
+
+
+def describe_unlowered(op: Operation) -> str:
+    return (f"'{op.name}' on buffers of shapes {[list(shape_of(o)) for o in op.operands]} has no "
+            f"npu_compute lowering")
