@@ -71,9 +71,9 @@ class ComputePattern(RewritePattern):
         new = self.lower(graph, ins, op.dest, op.accumulate is not None)
         for n in new:
             n.location = op.location
-        rewriter.replace_op(op, new, [])
+        rewriter.replace(op, new, [])
         if not graph.results[0].uses:
-            rewriter.erase_op(graph)
+            rewriter.erase(graph)
 
 
 class MatmulPattern(ComputePattern):
@@ -134,7 +134,7 @@ class DeadToTensor(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, ToTensorOp) and not op.tensor.uses:
-            rewriter.erase_op(op)
+            rewriter.erase(op)
 
 
 COMPUTE_PATTERNS: list[RewritePattern] = [MatmulPattern(), ConvPattern(), MaxPoolPattern(), StructuredPattern(),
