@@ -1,8 +1,8 @@
 """`npu-bufferize`: tiled kernels -> explicit DMA and compute on DRAM/SRAM buffers.
 
-Assumes every non-constant op of `func.func` bodies is an `npu_tile.kernel`
-(run `npu-tile` first). Produces the task-level form documented in
-`npu_dialects/task.py`:
+Assumes every non-constant op of `func.func` bodies is an `npu_tile.kernel`, tiled
+kernels in their `npu_tile.loop` form (run `npu-tile`, `npu-tile-loops` first).
+Produces the task-level form documented in `npu_dialects/task.py`:
 - the function takes the model inputs then outputs as `dram` memrefs (outputs
   are written in place), constants become `npu_task.weight`, kernel results
   `npu_task.alloc` buffers (a returned result uses the output argument), view
@@ -10,14 +10,15 @@ Assumes every non-constant op of `func.func` bodies is an `npu_tile.kernel`
 - each kernel becomes one `npu_task.task` on core 0 covering all its parallel
   tiles (`range = [0, P)`); `npu-schedule` splits and places it.
 
-A task body walks the kernel's tiles as one linear loop over
+A task body walks the kernel's `npu_tile.loop` as one linear loop over
 `t in [lo*R, hi*R)` (P parallel tiles x R reduction tiles, reduction
-innermost); loop indices come from `t` by div/rem. Per step it loads the
-anchor's input windows (and, when R == 1, the epilogue operands), runs the
-cube/vector op (accumulating for r > 0), and at the last reduction step runs
-the epilogue on the output tile and stores it (clipped at tensor edges).
-With double buffering the loads of step t+1 go to the other SRAM slot before
-step t computes (tokens carried as loop values; the last step is peeled).
+innermost); tile indices come from `t` by div/rem. Per step it loads the slices
+before `npu_tile.reduce` (and, when R == 1, the ones after it), runs the anchor
+(accumulating for r > 0), and at the last reduction step runs the ops after the
+reduce on the output tile and stores it (clipped at tensor edges). With double
+buffering the loads of step t+1 go to the other SRAM slot before step t computes
+(tokens carried as loop values; the last step is peeled). Every graph op placed in
+a task is lowered to `npu_compute` by the patterns of `compute_patterns.py`.
 """
 
 from __future__ import annotations
