@@ -307,7 +307,7 @@ def test_strip_group_writing_over_its_residual_computes_the_right_values():
     text = text.replace('{weight = "w"}', "{value = dense<0.03> : tensor<16x16x3x3xf32>}")
     module = Parser(make_context(), text).parse_module()
     ctx = make_context()
-    for name in ("npu-bufferize", "npu-schedule", "npu-events", "npu-memplan"):
+    for name in ("npu-tile-loops", "npu-bufferize", "npu-schedule", "npu-events", "npu-memplan"):
         run_pass(get_all_passes()[name]()(), ctx, module)
     reused = [a for a in module.walk() if isinstance(a, AllocOp) and a.reuse is not None]
     assert reused and all(a.offset == a.reuse.owner.offset for a in reused)

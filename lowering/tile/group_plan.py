@@ -130,60 +130,105 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         costs = [op_cycles(o, arch) for o in ops]
     if any(c is None for c in costs):
         return None
-    defined = {r: i for i, o in enumerate(ops) for r in o.results}
-    # external inputs in order of first use; reshapes and 1-D slices alias their input
-    inputs: list[SSAValue] = []
-    root: dict[SSAValue, SSAValue] = {}
-    alias: dict[SSAValue, int] = {}
-    last_use: dict[SSAValue, int] = {}
-    start: dict[SSAValue, int] = {}
-    final_use: dict[SSAValue, int] = {}  # last op reading each value directly
-    members: dict[SSAValue, list[SSAValue]] = {}  # buffer (root) -> every value it holds: views, in-place results
-    viewed_ops: list[int] = []
-    # lifetimes count the ops that compute (views take the position of the next one), so a
-    # run planned before its packed weights are unpacked by views plans the same afterwards
-    pos: list[int] = []
-    for i, o in enumerate(ops):
-        for v in operands[i]:
-            final_use[v] = i
-        pos.append(i - len(viewed_ops))
-        if is_view(o):
-            viewed_ops.append(i)
-    first_real: dict[SSAValue, tuple[int, int]] = {}  # input -> (op, operand) of its first computing reader
-    for i, o in enumerate(ops):
-        for k, v in enumerate(operands[i]):
+    life = Lifetimes(ops, operands, outputs)
+    loads, pack_offset, pack_choice = pack_loads(life, packable, arch, pack_overflow, pack_bytes)
+    actions, load_start = group_actions(ops, operands, life, loads, outputs, arch)
+    # buffers: one per load and per computed value; first fit over lifetimes
+    bufs: list[tuple[object, int, int, int]] = []  # (key, bytes, first, last)
+    for j, unit in enumerate(loads):
+        size = sum(align_up(nbytes(m), arch.align) for m in unit) if len(unit) > 1 else nbytes(unit[0])
+        bufs.append((j, size, load_start[j], max(life.last_use[m] for m in unit)))
+    for v, first in life.start.items():
+        bufs.append((v, nbytes(v), first, life.last_use[v]))
+    fit = fit_lifetimes(bufs, arch.align, arch.sram_bytes)
+    if fit is None:
+        return None
+    base, peak = fit
+    offset: dict[SSAValue, int] = {}
+    for j, unit in enumerate(loads):
+        for m in unit:
+            offset[m] = base[j] + pack_offset.get(m, 0)
+    for v in life.start:
+        offset[v] = base[v]
+    for v, r in life.root.items():
+        offset[v] = offset[r] + life.alias[v]
+    plan = GroupPlan(ops, loads, list(outputs), offset, peak, actions, list(costs), root=life.root,
+                     pack_offset=pack_offset, pack_choice=pack_choice)
+    plan.dram_bytes = sum(plan.load_bytes(j) for j in range(len(loads))) + sum(nbytes(v) for v in outputs)
+    plan.cycles = schedule_cycles(plan, arch)
+    return plan
+
+
+class Lifetimes:
+    """The group's values: external inputs in order of first use, the buffer (`root`)
+    each value lives in and its byte offset there (`alias`: reshapes and 1-D slices
+    alias their input, an elementwise result may take a dying operand's buffer), each
+    buffer's first (`start`) and last (`last_use`) position and the values it holds
+    (`members`). Positions count the ops that compute (views take the position of the
+    next one), so a run planned before its packed weights are unpacked by views plans
+    the same afterwards."""
+
+    def __init__(self, ops: list[Operation], operands: list[list[SSAValue]], outputs: Sequence[SSAValue]) -> None:
+        self.inputs: list[SSAValue] = []
+        self.root: dict[SSAValue, SSAValue] = {}
+        self.alias: dict[SSAValue, int] = {}
+        self.last_use: dict[SSAValue, int] = {}
+        self.start: dict[SSAValue, int] = {}
+        self.members: dict[SSAValue, list[SSAValue]] = {}  # buffer -> every value it holds
+        self.first_real: dict[SSAValue, tuple[int, int]] = {}  # input -> (op, operand) of its first computing reader
+        self.n_ops = len(ops)
+        final_use: dict[SSAValue, int] = {}  # last op reading each value directly
+        self.pos: list[int] = []
+        views = 0
+        for i, o in enumerate(ops):
+            for v in operands[i]:
+                final_use[v] = i
+            self.pos.append(i - views)
+            views += is_view(o)
+        defined = {r for o in ops for r in o.results}
+        for i, o in enumerate(ops):
+            self.visit(i, o, operands[i], defined, final_use, outputs)
+        end = len(ops) - views
+        for v in outputs:
+            self.last_use[self.root[v]] = end  # kept until the task drains its stores
+
+    def visit(self, i: int, o: Operation, operands: list[SSAValue], defined: set[SSAValue],
+              final_use: dict[SSAValue, int], outputs: Sequence[SSAValue]) -> None:
+        root, pos = self.root, self.pos
+        for k, v in enumerate(operands):
             if v not in defined and v not in root:
-                root[v] = v
-                alias[v] = 0
-                members[v] = [v]
-                inputs.append(v)
-            last_use[root[v]] = pos[i]
+                root[v], self.alias[v], self.members[v] = v, 0, [v]
+                self.inputs.append(v)
+            self.last_use[root[v]] = pos[i]
             if not is_view(o) and root[v] not in defined:
-                first_real.setdefault(root[v], (i, k))
+                self.first_real.setdefault(root[v], (i, k))
         r = o.results[0]
         sl = contiguous_slice(o)
-        dead = in_place_operand(o, operands[i], i, root, alias, start, final_use, members, outputs)
+        dead = in_place_operand(o, operands, i, root, self.alias, self.start, final_use, self.members, outputs)
         if is_view(o):
-            root[r] = root[operands[i][0]]
-            alias[r] = alias[operands[i][0]] + (sl or 0) * F32
+            root[r] = root[operands[0]]
+            self.alias[r] = self.alias[operands[0]] + (sl or 0) * F32
         elif dead is not None:  # an elementwise op overwrites a buffer that dies here
-            root[r], alias[r] = root[dead], 0
+            root[r], self.alias[r] = root[dead], 0
         else:
-            root[r], alias[r] = r, 0
-            start[r] = pos[i]
-            members[r] = []
-        members[root[r]].append(r)
-        last_use.setdefault(root[r], pos[i])
-    end = len(ops) - sum(1 for o in ops if is_view(o))
-    for v in outputs:
-        last_use[root[v]] = end  # kept until the task drains its stores
-    # DMA loads: one per input, except packable weights that share transfers
+            root[r], self.alias[r] = r, 0
+            self.start[r] = pos[i]
+            self.members[r] = []
+        self.members[root[r]].append(r)
+        self.last_use.setdefault(root[r], pos[i])
+
+
+def pack_loads(life: Lifetimes, packable: set[SSAValue] | frozenset, arch: Arch, pack_overflow: bool,
+               pack_bytes: int | None) -> tuple[list[list[SSAValue]], dict[SSAValue, int], bool]:
+    """DMA loads in order of first use: one per input, except packable weights that share
+    transfers. Returns the loads, each packed weight's offset in its pack, and whether
+    the two packing policies differ (`pack_choice`)."""
     loads: list[list[SSAValue]] = []
     pack_offset: dict[SSAValue, int] = {}
     chunk: list[SSAValue] | None = None
     chunk_bytes = 0
     pack_choice = False
-    for v in inputs:
+    for v in life.inputs:
         if v not in packable:
             loads.append([v])
             continue
@@ -196,29 +241,28 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         chunk.append(v)
         pack_offset[v] = chunk_bytes
         chunk_bytes += align_up(nbytes(v), arch.align)
-    loads.sort(key=lambda unit: first_real.get(unit[0], (len(ops), 0)))
+    loads.sort(key=lambda unit: life.first_real.get(unit[0], (life.n_ops, 0)))
+    return loads, pack_offset, pack_choice
+
+
+def group_actions(ops: list[Operation], operands: list[list[SSAValue]], life: Lifetimes,
+                  loads: list[list[SSAValue]], outputs: Sequence[SSAValue], arch: Arch
+                  ) -> tuple[list[tuple], dict[int, int]]:
+    """The group's schedule (load, wait, compute, store actions) and the position at
+    which each load is issued: issuing load k stalls until load k - dma_channels lands,
+    so loads go out up to `dma_channels` ahead of the op that needs them."""
     unit_of = {v: j for j, unit in enumerate(loads) for v in unit}
-    # the schedule (and with it when each load is issued)
-    chans = arch.dma_channels
     actions: list[tuple] = []
-    issued = 0
     waited: set[int] = set()
     out_set = set(outputs)
     load_start: dict[int, int] = {}
-
-    def issue_until(k: int, at: int) -> None:
-        nonlocal issued
-        while issued < min(k, len(loads)):
-            actions.append(("load", issued))
-            load_start[issued] = at
-            issued += 1
-
     for i, o in enumerate(ops):
-        need = sorted({unit_of[root[v]] for v in operands[i] if root[v] in unit_of})
+        need = sorted({unit_of[life.root[v]] for v in operands[i] if life.root[v] in unit_of})
         if need:
-            # issuing load k stalls until load k - chans lands: up to need + chans that is
-            # a load op i waits for anyway, so the stream never stalls longer than it must
-            issue_until(need[-1] + 1 + chans, pos[i])
+            # up to need + chans is a load op i waits for anyway: the stream never stalls longer than it must
+            while len(load_start) < min(need[-1] + 1 + arch.dma_channels, len(loads)):
+                actions.append(("load", len(load_start)))
+                load_start[len(load_start)] = life.pos[i]
         for j in need:
             if j not in waited:
                 actions.append(("wait", j))
@@ -226,30 +270,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         actions.append(("compute", i))
         if o.results[0] in out_set:
             actions.append(("store", o.results[0]))
-    # buffers: one per load and per computed value; first fit over lifetimes
-    bufs: list[tuple[object, int, int, int]] = []  # (key, bytes, first, last)
-    for j, unit in enumerate(loads):
-        size = sum(align_up(nbytes(m), arch.align) for m in unit) if len(unit) > 1 else nbytes(unit[0])
-        bufs.append((j, size, load_start[j], max(last_use[m] for m in unit)))
-    for v, first in start.items():
-        bufs.append((v, nbytes(v), first, last_use[v]))
-    fit = fit_lifetimes(bufs, arch.align, arch.sram_bytes)
-    if fit is None:
-        return None
-    base, peak = fit
-    offset: dict[SSAValue, int] = {}
-    for j, unit in enumerate(loads):
-        for m in unit:
-            offset[m] = base[j] + pack_offset.get(m, 0)
-    for v in start:
-        offset[v] = base[v]
-    for v, r in root.items():
-        offset[v] = offset[r] + alias[v]
-    plan = GroupPlan(ops, loads, list(outputs), offset, peak, actions, list(costs), root=root,
-                     pack_offset=pack_offset, pack_choice=pack_choice)
-    plan.dram_bytes = sum(plan.load_bytes(j) for j in range(len(loads))) + sum(nbytes(v) for v in outputs)
-    plan.cycles = schedule_cycles(plan, arch)
-    return plan
+    return actions, load_start
 
 
 def is_view(op: Operation) -> bool:
@@ -296,71 +317,80 @@ def in_place_operand(op: Operation, operands: list[SSAValue], i: int, root: dict
     return None
 
 
-def schedule_cycles(plan: GroupPlan, arch: Arch) -> int:
-    """Cycles of the group's schedule on one core, with the simulator's DMA rules: a DMA
-    holds one of `dma_channels` from issue to completion (issue stalls while all are
-    busy), spends `dma_latency`, then shares `dram_bw` equally with every other
-    transfer in flight (a fluid model advanced lazily); compute ops run one by one."""
-    inf = float("inf")
-    dmas: list[list[float]] = []  # [ready, remaining bytes, finish], every DMA issued
-    active: list[list[float]] = []  # those whose finish is not known yet
-    now = 0.0  # how far the fluid model has run
-    t = 0.0  # the core's op stream
+class DmaFluid:
+    """The simulator's DMA rules for one core: a DMA holds one of `dma_channels` from
+    issue to completion (issue stalls while all are busy), spends `dma_latency`, then
+    shares `dram_bw` equally with every other transfer in flight (a fluid model
+    advanced lazily). Each DMA is [ready, remaining bytes, finish]."""
 
-    def step(limit: float) -> None:
+    def __init__(self, arch: Arch) -> None:
+        self.arch = arch
+        self.dmas: list[list[float]] = []  # every DMA issued
+        self.active: list[list[float]] = []  # those whose finish is not known yet
+        self.now = 0.0  # how far the fluid model has run
+
+    def step(self, limit: float) -> None:
         """Run the fluid model to the next completion, ready time or `limit`."""
-        nonlocal now, active
-        running = [d for d in active if d[0] <= now]
-        nxt = min((d[0] for d in active if d[0] > now), default=inf)
+        now = self.now
+        running = [d for d in self.active if d[0] <= now]
+        nxt = min((d[0] for d in self.active if d[0] > now), default=INF)
         if not running:
-            now = min(limit, nxt)
+            self.now = min(limit, nxt)
             return
-        rate = arch.dram_bw / len(running)
+        rate = self.arch.dram_bw / len(running)
         to = min(limit, nxt, now + min(d[1] for d in running) / rate)
         for d in running:
             d[1] -= rate * (to - now)
             if d[1] <= 1e-6:
                 d[2] = to
-        active = [d for d in active if d[2] == inf]
-        now = to
+        self.active = [d for d in self.active if d[2] == INF]
+        self.now = to
 
-    def advance(until: float) -> None:
-        nonlocal now
-        while now < until and active:
-            step(until)
-        now = max(now, until)
+    def advance(self, until: float) -> None:
+        while self.now < until and self.active:
+            self.step(until)
+        self.now = max(self.now, until)
 
-    def finish(d: list[float]) -> float:
-        while d[2] == inf:
-            step(inf)
+    def finish(self, d: list[float]) -> float:
+        while d[2] == INF:
+            self.step(INF)
         return d[2]
 
-    def issue(n: int) -> list[float]:
-        nonlocal t
-        advance(t)
+    def issue(self, t: float, n: int) -> tuple[list[float], float]:
+        """Issue n bytes when the core is at `t`: the DMA and when the core goes on."""
+        self.advance(t)
         while True:  # stall until a channel is free
-            busy = [d for d in dmas if d[2] > t]
-            if len(busy) < arch.dma_channels:
+            busy = [d for d in self.dmas if d[2] > t]
+            if len(busy) < self.arch.dma_channels:
                 break
-            done = [d[2] for d in busy if d[2] != inf]  # (all before the fluid's `now`)
+            done = [d[2] for d in busy if d[2] != INF]  # (all before the fluid's `now`)
             if done:
                 t = min(done)
             else:
-                step(inf)
-        d = [t + arch.dma_latency, float(n), inf]
-        dmas.append(d)
-        active.append(d)
-        return d
+                self.step(INF)
+        d = [t + self.arch.dma_latency, float(n), INF]
+        self.dmas.append(d)
+        self.active.append(d)
+        return d, t
 
+
+INF = float("inf")
+
+
+def schedule_cycles(plan: GroupPlan, arch: Arch) -> int:
+    """Cycles of the group's schedule on one core, with the simulator's DMA rules
+    (`DmaFluid`); compute ops run one by one."""
+    fluid = DmaFluid(arch)
+    t = 0.0  # the core's op stream
     loads: dict[int, list[float]] = {}
     for a in plan.actions:
         kind = a[0]
         if kind == "load":
-            loads[a[1]] = issue(plan.load_bytes(a[1]))
+            loads[a[1]], t = fluid.issue(t, plan.load_bytes(a[1]))
         elif kind == "wait":
-            t = max(t, finish(loads[a[1]]))
+            t = max(t, fluid.finish(loads[a[1]]))
         elif kind == "compute":
             t += plan.op_cost[a[1]]
         else:
-            issue(nbytes(a[1]))
-    return ceil(max([t, *(finish(d) for d in dmas)]))
+            _, t = fluid.issue(t, nbytes(a[1]))
+    return ceil(max([t, *(fluid.finish(d) for d in fluid.dmas)]))

@@ -160,73 +160,37 @@ class LayerGroup(ModulePass):
         for o in func.body.block.ops:
             if not isinstance(o, (KernelOp, ConstantOp)) and o is not func.body.block.last_op:
                 raise CompileError(self.name, "expected only npu_tile.kernel and constants (run npu-tile first)", o)
-        n = len(kernels)
-        costs: list[list[int] | None] = []
-        for k in kernels:
-            cs = [op_cycles(g, arch) for g in k.graph_ops()]
-            costs.append(None if any(c is None for c in cs) else cs)  # type: ignore[arg-type]
-        all_ops, starts, yielded, canon = inner_ops(kernels)
-        best = [0] * (n + 1)
-        choice = [0] * (n + 1)  # start of the last segment
-        plans: dict[tuple[int, int], GroupPlan | StripChoice] = {}
-
-        def run_of(j: int, i: int) -> tuple[list[KernelOp], list[Operation], list[SSAValue], list[int]]:
-            """Kernels j..i-1: them, their graph ops, the values used after them, the ops' costs."""
-            run = kernels[j:i]
-            flat = [c for cs in costs[j:i] for c in cs]  # type: ignore[union-attr]
-            return run, all_ops[starts[j]:starts[i]], [yielded[v] for v in run_outputs(run)], flat
-
-        for i in range(1, n + 1):
-            best[i] = best[i - 1] + _single_cost(kernels[i - 1], arch)
-            choice[i] = i - 1
-            if costs[i - 1] is None:
-                continue  # no group can end with this kernel
-            singles = _single_cost(kernels[i - 1], arch)
-            whole_failed = False
-            for j in range(i - 2, max(-1, i - 1 - self.max_kernels), -1):
-                if costs[j] is None:
-                    break
-                singles += _single_cost(kernels[j], arch)
-                run, ops, outs, flat = run_of(j, i)
-                plan = None if whole_failed else plan_group(ops, outs, arch, flat, canon, self.packable_weights(run))
-                if plan is None:
-                    whole_failed = True  # longer runs only need more SRAM
-                    strips = self.strip_plan(ops, outs, canon, arch) if i - j <= MAX_STRIP_KERNELS else None
-                    if strips is None:
-                        if i - j > MAX_STRIP_KERNELS:
-                            break
-                        continue
-                    plan = strips
-                elif plan.pack_choice:
-                    other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run), pack_overflow=True)
-                    if other is not None and other.cycles < plan.cycles:
-                        plan = other
-                cost = 0 if self.forced(plan) else plan.cycles
-                if cost < singles and best[j] + cost < best[i]:
-                    best[i] = best[j] + cost
-                    choice[i] = j
-                    plans[(j, i)] = plan
-        segments = []
-        i = n
-        while i > 0:
-            j = choice[i]
-            if i - j >= 2:
-                segments.append((j, i))
-            i = j
-        for j, i in segments:
-            run, ops, outs, flat = run_of(j, i)
-            plan = plans[(j, i)]
-            if isinstance(plan, StripChoice):
-                self.rewrite(run, plan, module)
-                continue
-            # the chosen groups also try smaller packs (the first op waits for less)
-            for div in (2, 4):
-                for overflow in (False, True):
-                    other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run),
-                                       pack_overflow=overflow, pack_bytes=pack_chunk_bytes(arch) // div)
-                    if other is not None and other.cycles < plan.cycles:
-                        plan = other
+        search = RunSearch(self, kernels, arch)
+        for j, i in search.segments():
+            run, ops, outs, flat = search.run_of(j, i)
+            plan = search.plans[(j, i)]
+            if isinstance(plan, GroupPlan):
+                plan = self.smaller_packs(plan, run, ops, outs, flat, search.canon, arch)
             self.rewrite(run, plan, module)
+
+    def smaller_packs(self, plan: GroupPlan, run, ops, outs, flat, canon, arch: Arch) -> GroupPlan:
+        """A chosen group also tries smaller packs (the first op waits for less)."""
+        for div in (2, 4):
+            for overflow in (False, True):
+                other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run),
+                                   pack_overflow=overflow, pack_bytes=pack_chunk_bytes(arch) // div)
+                if other is not None and other.cycles < plan.cycles:
+                    plan = other
+        return plan
+
+    def plan_run(self, run, ops, outs, flat, canon, arch: Arch, whole_failed: bool
+                 ) -> tuple[GroupPlan | StripChoice | None, bool]:
+        """The run as a layer group (the cheaper pack overflow choice), else as a strip
+        group; and whether whole tensors failed to fit (longer runs fail too)."""
+        plan = None if whole_failed else plan_group(ops, outs, arch, flat, canon, self.packable_weights(run))
+        if plan is None:
+            strips = self.strip_plan(ops, outs, canon, arch) if len(run) <= MAX_STRIP_KERNELS else None
+            return strips, True
+        if plan.pack_choice:
+            other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run), pack_overflow=True)
+            if other is not None and other.cycles < plan.cycles:
+                plan = other
+        return plan, False
 
     def forced(self, plan: GroupPlan | StripChoice) -> bool:
         """A line-buffered strip group under `line-buffers=always` (taken wherever it forms)."""
@@ -249,64 +213,17 @@ class LayerGroup(ModulePass):
         outs = run_outputs(run)
         inside = set(run)
         loc = fused_loc(n for k in run for n in node_names(k))
-        # weights the plan packs: one new constant per packed load, unpacked in the body
-        packed_in: dict[SSAValue, SSAValue] = {}  # member -> its pack (outer value)
-        new_consts: list[ConstantOp] = []
         names = [k.kernel.data for k in run]
-        for unit in plan.loads if isinstance(plan, GroupPlan) else []:  # (strips pack nothing)
-            if len(unit) < 2:
-                continue
-            arrays = [self.constants.array(m) for m in unit]
-            size = max(plan.pack_offset[m] + a.size * 4 for m, a in zip(unit, arrays)) // 4
-            data = np.zeros(size, dtype=np.float32)
-            for m, a in zip(unit, arrays):
-                o = plan.pack_offset[m] // 4
-                data[o:o + a.size] = a.reshape(-1)
-            c = make_constant(module, data, f"{names[0]}.pack{len(new_consts)}", loc)
-            new_consts.append(c)
-            for m in unit:
-                packed_in[m] = c.result
+        packed_in, new_consts = self.pack_weights(plan, module, f"{names[0]}.pack", loc)
         ins: list[SSAValue] = []
         for k in run:
             for v in k.ins:
                 v = packed_in.get(v, v)
                 if v.owner not in inside and v not in ins:
                     ins.append(v)
-        block = Block(arg_types=[v.type for v in ins])
-        mapping: dict[SSAValue, SSAValue] = dict(zip(ins, block.args))
-
-        def value(v: SSAValue) -> SSAValue:
-            """The group-body value of outer value `v` (a packed weight is unpacked where first used)."""
-            if v not in mapping:
-                pack = mapping[packed_in[v]]
-                o = plan.pack_offset[v] // 4
-                n = prod(shape_of(v))
-                sl = SliceOp(pack, [o], [o + n], [1], TensorType(f32, [n]))
-                rs = ReshapeOp(sl.result, v.type)
-                block.add_ops([sl, rs])
-                mapping[v] = rs.result
-            return mapping[v]
-
-        for k in run:
-            inner = dict(zip(k.body.block.args, [value(v) for v in k.ins]))
-            for g in k.graph_ops():
-                c = g.clone(value_mapper=inner)
-                block.add_op(c)
-                inner.update(zip(g.results, c.results))
-            term = k.body.block.last_op
-            assert isinstance(term, TileYieldOp)
-            mapping.update(zip(k.outs, [inner[v] for v in term.values]))
-        block.add_op(TileYieldOp(*[mapping[v] for v in outs]))
-        if isinstance(plan, StripChoice):
-            sp, g = plan.plan, plan.plan.geometry
-            shape = dict(loops=["h"], tile=[g.T], grid=[g.S], double_buffer=sp.prefetch, sram_bytes=sp.sram_bytes,
-                         predicted_cycles=plan.span, dram_bytes=sp.dram_bytes_on(plan.parts), parts=plan.parts,
-                         line_buffer=sp.rolling)
-        else:
-            shape = dict(loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
-                         predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)
+        block = group_body(run, ins, outs, packed_in, plan)
         group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind="group",
-                         **shape)
+                         **group_shape(plan))
         group.location = loc
         Rewriter.insert_op(group, InsertPoint.before(run[-1]))  # every input (constants too) is defined by then
         for c in new_consts:
@@ -319,6 +236,27 @@ class LayerGroup(ModulePass):
         for c in old_consts:
             if not c.results[0].uses:
                 Rewriter.erase_op(c)
+
+    def pack_weights(self, plan: GroupPlan | StripChoice, module: ModuleOp, prefix: str,
+                     loc) -> tuple[dict[SSAValue, SSAValue], list[ConstantOp]]:
+        """Weights the plan packs: one new constant per packed load (unpacked in the
+        body); returns member -> its pack (outer value), and the new constants."""
+        packed_in: dict[SSAValue, SSAValue] = {}
+        new_consts: list[ConstantOp] = []
+        for unit in plan.loads if isinstance(plan, GroupPlan) else []:  # (strips pack nothing)
+            if len(unit) < 2:
+                continue
+            arrays = [self.constants.array(m) for m in unit]
+            size = max(plan.pack_offset[m] + a.size * 4 for m, a in zip(unit, arrays)) // 4
+            data = np.zeros(size, dtype=np.float32)
+            for m, a in zip(unit, arrays):
+                o = plan.pack_offset[m] // 4
+                data[o:o + a.size] = a.reshape(-1)
+            c = make_constant(module, data, f"{prefix}{len(new_consts)}", loc)
+            new_consts.append(c)
+            for m in unit:
+                packed_in[m] = c.result
+        return packed_in, new_consts
 
     def packable_weights(self, run: list[KernelOp]) -> set[SSAValue]:
         """Constants read only by the run's kernels whose data is at hand: the group may
@@ -335,3 +273,103 @@ class LayerGroup(ModulePass):
             except CompileError:  # no weight store (e.g. a lit test): leave the weight alone
                 self._available[v] = False
         return self._available[v]
+
+
+def group_body(run: list[KernelOp], ins: list[SSAValue], outs: list[SSAValue],
+               packed_in: dict[SSAValue, SSAValue], plan) -> Block:
+    """The group kernel's body: the run's graph ops cloned in order on the group's
+    block arguments (a packed weight unpacked by a slice and reshape where first used)."""
+    block = Block(arg_types=[v.type for v in ins])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(ins, block.args))
+
+    def value(v: SSAValue) -> SSAValue:
+        """The group-body value of outer value `v`."""
+        if v not in mapping:
+            pack = mapping[packed_in[v]]
+            o = plan.pack_offset[v] // 4
+            n = prod(shape_of(v))
+            sl = SliceOp(pack, [o], [o + n], [1], TensorType(f32, [n]))
+            rs = ReshapeOp(sl.result, v.type)
+            block.add_ops([sl, rs])
+            mapping[v] = rs.result
+        return mapping[v]
+
+    for k in run:
+        inner = dict(zip(k.body.block.args, [value(v) for v in k.ins]))
+        for g in k.graph_ops():
+            c = g.clone(value_mapper=inner)
+            block.add_op(c)
+            inner.update(zip(g.results, c.results))
+        term = k.body.block.last_op
+        assert isinstance(term, TileYieldOp)
+        mapping.update(zip(k.outs, [inner[v] for v in term.values]))
+    block.add_op(TileYieldOp(*[mapping[v] for v in outs]))
+    return block
+
+
+def group_shape(plan) -> dict:
+    """The group kernel's plan attributes: strips along H, or no loops."""
+    if isinstance(plan, StripChoice):
+        sp, g = plan.plan, plan.plan.geometry
+        return dict(loops=["h"], tile=[g.T], grid=[g.S], double_buffer=sp.prefetch, sram_bytes=sp.sram_bytes,
+                    predicted_cycles=plan.span, dram_bytes=sp.dram_bytes_on(plan.parts), parts=plan.parts,
+                    line_buffer=sp.rolling)
+    return dict(loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
+                predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)
+
+
+class RunSearch:
+    """The dynamic program over a function's kernels in program order: `best[i]` is the
+    cheapest way to run kernels 0..i-1, its last segment starting at `choice[i]`; a
+    segment of two or more kernels is a group (`plans`)."""
+
+    def __init__(self, lg: LayerGroup, kernels: list[KernelOp], arch: Arch) -> None:
+        self.lg, self.kernels, self.arch = lg, kernels, arch
+        self.costs: list[list[int] | None] = []
+        for k in kernels:
+            cs = [op_cycles(g, arch) for g in k.graph_ops()]
+            self.costs.append(None if any(c is None for c in cs) else cs)  # type: ignore[arg-type]
+        self.all_ops, self.starts, self.yielded, self.canon = inner_ops(kernels)
+        self.plans: dict[tuple[int, int], GroupPlan | StripChoice] = {}
+
+    def run_of(self, j: int, i: int) -> tuple[list[KernelOp], list[Operation], list[SSAValue], list[int]]:
+        """Kernels j..i-1: them, their graph ops, the values used after them, the ops' costs."""
+        run = self.kernels[j:i]
+        flat = [c for cs in self.costs[j:i] for c in cs]  # type: ignore[union-attr]
+        return run, self.all_ops[self.starts[j]:self.starts[i]], [self.yielded[v] for v in run_outputs(run)], flat
+
+    def segments(self) -> list[tuple[int, int]]:
+        """The groups (j, i) of the cheapest program, last first."""
+        n, arch, lg = len(self.kernels), self.arch, self.lg
+        best = [0] * (n + 1)
+        choice = [0] * (n + 1)  # start of the last segment
+        for i in range(1, n + 1):
+            best[i] = best[i - 1] + _single_cost(self.kernels[i - 1], arch)
+            choice[i] = i - 1
+            if self.costs[i - 1] is None:
+                continue  # no group can end with this kernel
+            singles = _single_cost(self.kernels[i - 1], arch)
+            whole_failed = False
+            for j in range(i - 2, max(-1, i - 1 - lg.max_kernels), -1):
+                if self.costs[j] is None:
+                    break
+                singles += _single_cost(self.kernels[j], arch)
+                run, ops, outs, flat = self.run_of(j, i)
+                plan, whole_failed = lg.plan_run(run, ops, outs, flat, self.canon, arch, whole_failed)
+                if plan is None:
+                    if i - j > MAX_STRIP_KERNELS and whole_failed:
+                        break
+                    continue
+                cost = 0 if lg.forced(plan) else plan.cycles
+                if cost < singles and best[j] + cost < best[i]:
+                    best[i] = best[j] + cost
+                    choice[i] = j
+                    self.plans[(j, i)] = plan
+        segments = []
+        i = n
+        while i > 0:
+            j = choice[i]
+            if i - j >= 2:
+                segments.append((j, i))
+            i = j
+        return segments

@@ -283,7 +283,7 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
     y = ops[-1].results[0]
     S = ceil(shape_of(y)[-2] / T)
     g = StripGeometry(x, list(ops), T, S)
-    needs: dict[SSAValue, list[tuple[Operation, tuple[int, int, int]]]] = {}
+    needs: Needs = {}
     inner = {x} | {op.results[0] for op in ops}
     padded: dict[SSAValue, float] = {}  # values a padded (or poisoned) conv or pool reads -> pad
     poisoned: set[SSAValue] = set()  # values downstream of a pool: rows outside may hold -3.4e38
@@ -295,41 +295,7 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
             nan.add(op.results[0])
 
     def settle(v: SSAValue) -> bool:
-        nd = needs.get(v, [])
-        if v is x:  # an elementwise op reading x at rows the rest do not hold (a residual) loads its own
-            rest = [(op, n) for op, n in nd if not isinstance(op, ElementwiseOp)]
-            if rest and len({a for _, (a, _, _) in rest}) == 1:
-                a, lo, hi = rest[0][1][0], min(c for _, (_, c, _) in rest), max(c + r for _, (_, c, r) in rest)
-                g.x_side = {op for op, (b, c, r) in nd if isinstance(op, ElementwiseOp)
-                            and op.results[0].type == x.type and (b != a or c < lo or c + r > hi)}
-                nd = [(op, n) for op, n in nd if op not in g.x_side]
-        if len({a for _, (a, _, _) in nd}) != 1:
-            return False
-        a = nd[0][1][0]
-        lo, hi = min(c for _, (_, c, _) in nd), max(c + r for _, (_, c, r) in nd)
-        g.rows[v] = (a, lo, hi - lo)
-        pads = set()
-        for op, (_, c, r) in nd:
-            if isinstance(op, WINDOWED):
-                g.crop[op] = (c - lo, hi - c - r)
-                ph = op.params["pads"]
-                if (ph[0] or ph[2]) and v in nan:
-                    return False  # (NaN rows outside v would reach rows inside the result)
-                if ph[0] or ph[2] or v in poisoned:  # (an unpadded reader reads rows outside v only
-                    # for rows outside its result; -3.4e38 must not reach arithmetic unmasked)
-                    pads.add(float("-inf") if isinstance(op, MaxPoolOp) else NAN_PAD if _nan_padded(op) else 0.0)
-            elif (c, r) != (lo, hi - lo):
-                if not isinstance(op, ElementwiseOp):
-                    return False
-                g.local[(op, v)] = c - lo  # (a residual reading the middle of a value a conv path widened)
-        for pad, kind in ((float("-inf"), MaxPoolOp), (NAN_PAD, AvgPoolOp)):
-            if pad in pads and (len(pads) > 1 or any(not isinstance(o, kind) for o, _ in nd)):
-                return False  # (rows padded for a pool would poison any other reader)
-        if v is x:
-            g.x_pad = NEG if pads == {float("-inf")} else NAN_PAD if pads == {NAN_PAD} else 0.0
-        elif pads:
-            padded[v] = pads.pop()  # (masked once the rows each strip computes are known)
-        return True
+        return settle_rows(g, v, needs.get(v, []), nan, poisoned, padded)
 
     g.rows[y] = (T, 0, T)
     for op in reversed(ops):
@@ -338,33 +304,106 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
             return None
         if rolling and r is not y and g.rows[r][2] > g.rows[r][0]:
             g.rolled.add(r)
-        a, c0, n = g.computed(r)
-        ins = operands(op, canon)
-        if isinstance(op, WINDOWED):
-            s, k, pt = _window(op)
-            needs.setdefault(ins[0], []).append((op, (a * s, c0 * s - pt, (n - 1) * s + k)))
-        else:
-            for o in dict.fromkeys(ins):
-                if o in inner:
-                    needs.setdefault(o, []).append((op, (a, c0, n)))
+        add_needs(g, op, operands(op, canon), inner, needs)
     if not settle(x):
         return None
     if rolling:
-        if g.rows[x][2] > g.rows[x][0]:
-            g.rolled.add(x)
-        # strip s holds rows of a line-buffered v computed by strips s - depth .. s
-        depth = {v: -(-(g.rows[v][2] - g.rows[v][0]) // g.rows[v][0]) if v in g.rolled else 0 for v in g.rows}
-        need = {x: depth[x]}
-        for op in ops:
-            r = op.results[0]
-            need[r] = depth[r] + max((need[o] for o in operands(op, canon) if o in need), default=0)
-        g.warm = need[y]
+        warm_up(g, ops, canon)
     for v, pad in padded.items():
         if g.outside(v):
             if pad != pad:
                 return None  # (a NaN mask would not survive the IR's text form: only the input pads NaN)
             g.masked[v] = pad
     return g
+
+
+Needs = dict[SSAValue, list[tuple[Operation, tuple[int, int, int]]]]
+"""value -> (reader, (step, first row, rows)) for each op reading it in a strip."""
+
+
+def add_needs(g: StripGeometry, op: Operation, ins: list[SSAValue], inner: set[SSAValue], needs: Needs) -> None:
+    """The rows `op` reads of its operands for the rows it computes."""
+    a, c0, n = g.computed(op.results[0])
+    if isinstance(op, WINDOWED):
+        s, k, pt = _window(op)
+        needs.setdefault(ins[0], []).append((op, (a * s, c0 * s - pt, (n - 1) * s + k)))
+    else:
+        for o in dict.fromkeys(ins):
+            if o in inner:
+                needs.setdefault(o, []).append((op, (a, c0, n)))
+
+
+def warm_up(g: StripGeometry, ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]) -> None:
+    """Line buffers: strip s holds rows of a line-buffered v computed by strips s - depth
+    .. s, so a task first runs `warm` strips that store nothing."""
+    x, y = g.x, ops[-1].results[0]
+    if g.rows[x][2] > g.rows[x][0]:
+        g.rolled.add(x)
+    depth = {v: -(-(g.rows[v][2] - g.rows[v][0]) // g.rows[v][0]) if v in g.rolled else 0 for v in g.rows}
+    need = {x: depth[x]}
+    for op in ops:
+        r = op.results[0]
+        need[r] = depth[r] + max((need[o] for o in operands(op, canon) if o in need), default=0)
+    g.warm = need[y]
+
+
+def settle_rows(g: StripGeometry, v: SSAValue, nd: list[tuple[Operation, tuple[int, int, int]]],
+                nan: set[SSAValue], poisoned: set[SSAValue], padded: dict[SSAValue, float]) -> bool:
+    """The rows v holds: the union of what its readers `nd` need (one step for all);
+    False when they disagree."""
+    x = g.x
+    if v is x:
+        nd = split_x_side(g, nd)
+    if len({a for _, (a, _, _) in nd}) != 1:
+        return False
+    a = nd[0][1][0]
+    lo, hi = min(c for _, (_, c, _) in nd), max(c + r for _, (_, c, r) in nd)
+    g.rows[v] = (a, lo, hi - lo)
+    pads = reader_pads(g, v, nd, lo, hi, nan, poisoned)
+    if pads is None:
+        return False
+    if v is x:
+        g.x_pad = NEG if pads == {float("-inf")} else NAN_PAD if pads == {NAN_PAD} else 0.0
+    elif pads:
+        padded[v] = pads.pop()  # (masked once the rows each strip computes are known)
+    return True
+
+
+def split_x_side(g: StripGeometry, nd: list[tuple[Operation, tuple[int, int, int]]]
+                 ) -> list[tuple[Operation, tuple[int, int, int]]]:
+    """An elementwise op reading the input at rows the rest do not hold (a residual)
+    loads its own (`x_side`); the other readers of the input."""
+    rest = [(op, n) for op, n in nd if not isinstance(op, ElementwiseOp)]
+    if rest and len({a for _, (a, _, _) in rest}) == 1:
+        a, lo, hi = rest[0][1][0], min(c for _, (_, c, _) in rest), max(c + r for _, (_, c, r) in rest)
+        g.x_side = {op for op, (b, c, r) in nd if isinstance(op, ElementwiseOp)
+                    and op.results[0].type == g.x.type and (b != a or c < lo or c + r > hi)}
+        nd = [(op, n) for op, n in nd if op not in g.x_side]
+    return nd
+
+
+def reader_pads(g: StripGeometry, v: SSAValue, nd: list[tuple[Operation, tuple[int, int, int]]], lo: int, hi: int,
+                nan: set[SSAValue], poisoned: set[SSAValue]) -> set[float] | None:
+    """What v's rows outside the tensor must hold for its readers (crops and local
+    copies recorded on the way); None when the readers cannot share v's rows."""
+    pads: set[float] = set()
+    for op, (_, c, r) in nd:
+        if isinstance(op, WINDOWED):
+            g.crop[op] = (c - lo, hi - c - r)
+            ph = op.params["pads"]
+            if (ph[0] or ph[2]) and v in nan:
+                return None  # (NaN rows outside v would reach rows inside the result)
+            if ph[0] or ph[2] or v in poisoned:  # (an unpadded reader reads rows outside v only
+                # for rows outside its result; -3.4e38 must not reach arithmetic unmasked)
+                pads.add(float("-inf") if isinstance(op, MaxPoolOp) else NAN_PAD if _nan_padded(op) else 0.0)
+        elif (c, r) != (lo, hi - lo):
+            if not isinstance(op, ElementwiseOp):
+                return None
+            g.local[(op, v)] = c - lo  # (a residual reading the middle of a value a conv path widened)
+    for pad, kind in ((float("-inf"), MaxPoolOp), (NAN_PAD, AvgPoolOp)):
+        if pad in pads and (len(pads) > 1 or any(not isinstance(o, kind) for o, _ in nd)):
+            return None  # (rows padded for a pool would poison any other reader)
+    return pads
 
 
 def computed_shape(g: StripGeometry, v: SSAValue) -> tuple[int, ...]:
@@ -438,19 +477,9 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
             into = overwritable(i)
         root[r] = root[into] if into is not None else r
         members.setdefault(root[r], []).append(r)
-    slices: dict[SSAValue, tuple[SSAValue, int]] = {}  # class root -> (concat, byte offset)
-    for i, op in enumerate(ops):
-        if isinstance(op, ConcatOp):
-            off = 0
-            for o in ins[i]:
-                c = root[o]
-                if (readers[o] != 1 or c is x or c in slices or isinstance(c.owner, ConcatOp)
-                        or members[c][-1] is not o or any(m.type != o.type for m in members[c])):
-                    return None
-                if off % arch.align:
-                    return None
-                slices[c] = (op.results[0], off)
-                off += prod(strip_shape(g, o)) * F32
+    slices = concat_slices(g, ins, root, members, readers, arch)
+    if slices is None:
+        return None
     index = {op.results[0]: i for i, op in enumerate(ops)}
     first = {r: index.get(r, -1) for r in members}
     span = {r: max(last[m] for m in ms) for r, ms in members.items()}
@@ -478,18 +507,49 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
     if fit is None:
         return None
     base, area = fit
-
-    def at(c: SSAValue) -> int | None:
-        if c is x:
-            return None
-        if c in slices:
-            cat, off = slices[c]
-            return at(cat) + off  # type: ignore[operator]
-        return base[c]
-
-    offset = {v: at(root[v]) for v in root}
+    offset = {v: buffer_offset(root[v], x, slices, base) for v in root}
     viewed = any(isinstance(op, ReshapeOp) and root[ins[i][0]] is x for i, op in enumerate(ops))
     fresh = {r: base[fresh_in[r]] if r in fresh_in else base[("fresh", r)] for r in g.rolled if r is not x}
+    return StripBuffers(offset, area, viewed, fresh, {key: base[("local", *key)] for key in g.local},
+                        views_of(ops, ins, root, slices, deferred))
+
+
+def buffer_offset(c: SSAValue, x: SSAValue, slices: dict[SSAValue, tuple[SSAValue, int]],
+                  base: dict) -> int | None:
+    """Work-area offset of buffer `c` (None: the input slot); a concat operand's is in its concat's."""
+    if c is x:
+        return None
+    if c in slices:
+        cat, off = slices[c]
+        return buffer_offset(cat, x, slices, base) + off  # type: ignore[operator]
+    return base[c]
+
+
+def concat_slices(g: StripGeometry, ins: list[list[SSAValue]], root: dict[SSAValue, SSAValue],
+                  members: dict[SSAValue, list[SSAValue]], readers: dict[SSAValue, int], arch: Arch
+                  ) -> dict[SSAValue, tuple[SSAValue, int]] | None:
+    """Buffer (class root) -> (concat, byte offset) for each concat operand computed into
+    its channel range; None when one cannot be (read elsewhere, shared, misaligned)."""
+    slices: dict[SSAValue, tuple[SSAValue, int]] = {}
+    for i, op in enumerate(g.ops):
+        if not isinstance(op, ConcatOp):
+            continue
+        off = 0
+        for o in ins[i]:
+            c = root[o]
+            if (readers[o] != 1 or c is g.x or c in slices or isinstance(c.owner, ConcatOp)
+                    or members[c][-1] is not o or any(m.type != o.type for m in members[c])):
+                return None
+            if off % arch.align:
+                return None
+            slices[c] = (op.results[0], off)
+            off += prod(strip_shape(g, o)) * F32
+    return slices
+
+
+def views_of(ops: list[Operation], ins: list[list[SSAValue]], root: dict[SSAValue, SSAValue],
+             slices: dict[SSAValue, tuple[SSAValue, int]], deferred: set[SSAValue]) -> dict[SSAValue, SSAValue]:
+    """`StripBuffers.view_of`: a reshape's, a concat operand's and a deferred relu's base."""
     view_of: dict[SSAValue, SSAValue] = {}
     for i, op in enumerate(ops):
         r = op.results[0]
@@ -497,7 +557,7 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
             view_of[r] = slices[root[r]][0]
         elif isinstance(op, ReshapeOp) or r in deferred:  # (a deferred relu computes nothing before the pool)
             view_of[r] = view_of.get(ins[i][0], ins[i][0])
-    return StripBuffers(offset, area, viewed, fresh, {key: base[("local", *key)] for key in g.local}, view_of)
+    return view_of
 
 
 @dataclass

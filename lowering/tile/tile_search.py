@@ -560,80 +560,95 @@ def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], epilogu
     """Best tiling that fits SRAM: (shape, double buffered?, predicted cycles).
     `cost(ks, arch, db, epilogue_len)` ranks; double buffering is one more choice
     (halved tiles may cost more than the overlap gains), ties prefer more SRAM used."""
-    cands = anchor.candidates(arch)
-    names = [l.name for l in anchor.loops()]
-    lists = [cands[n] for n in names]
-    modes = (True, False) if allow_double_buffer else (False,)
-    seen: dict[tuple, tuple | None] = {}
-    smallest: list[int] = []
+    return TileSearch(anchor, extra, epilogue_len, arch, cost).run((True, False) if allow_double_buffer else (False,))
 
-    def evaluate(idx: tuple[int, ...], db: bool):
-        """(cost, -sram, ks) of a candidate, None when invalid; (inf, need) when too big."""
+
+class TileSearch:
+    """The state of one `search`: candidate lists per loop, evaluated points (an index
+    per loop into its list, and the double-buffer choice) and the best so far."""
+
+    def __init__(self, anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], epilogue_len: int,
+                 arch: Arch, cost) -> None:
+        self.anchor, self.extra, self.epilogue_len, self.arch, self.cost = anchor, extra, epilogue_len, arch, cost
+        cands = anchor.candidates(arch)
+        self.names = [l.name for l in anchor.loops()]
+        self.lists = [cands[n] for n in self.names]
+        self.seen: dict[tuple, tuple | None] = {}
+        self.smallest: list[int] = []
+        self.best: tuple | None = None
+
+    def evaluate(self, idx: tuple[int, ...], db: bool) -> tuple | None:
+        """(cost, -sram, ks) of a candidate, None when invalid; (inf, need, None) when too big."""
         key = (idx, db)
-        if key not in seen:
-            shaped = anchor.shape({n: lst[i] for n, lst, i in zip(names, lists, idx)})
+        if key not in self.seen:
+            shaped = self.anchor.shape({n: lst[i] for n, lst, i in zip(self.names, self.lists, idx)})
             if shaped is None:
-                seen[key] = None
+                self.seen[key] = None
             else:
-                ks = with_epilogue(shaped, extra)
-                need = sram_bytes(ks, arch, db)
-                smallest.append(need)
-                seen[key] = ((cost(ks, arch, db, epilogue_len), -need, ks) if need <= arch.sram_bytes
-                             else (float("inf"), need, None))
-        return seen[key]
+                ks = with_epilogue(shaped, self.extra)
+                need = sram_bytes(ks, self.arch, db)
+                self.smallest.append(need)
+                self.seen[key] = ((self.cost(ks, self.arch, db, self.epilogue_len), -need, ks)
+                                  if need <= self.arch.sram_bytes else (float("inf"), need, None))
+        return self.seen[key]
 
-    best: tuple | None = None
+    def consider(self, r: tuple | None, db: bool) -> None:
+        if r is not None and r[2] is not None and (self.best is None or r[:2] < self.best[:2]):
+            self.best = (r[0], r[1], r[2], db)
 
-    def consider(r, db) -> None:
-        nonlocal best
-        if r is not None and r[2] is not None and (best is None or r[:2] < best[:2]):
-            best = (r[0], r[1], r[2], db)
+    def shrink(self, cur: tuple[int, ...], db: bool) -> tuple[tuple | None, tuple[int, ...]]:
+        """From `cur`, step to the neighbour needing the least SRAM until one fits."""
+        r = self.evaluate(cur, db)
+        while r is None or r[2] is None:
+            nbrs = [cur[:i] + (cur[i] - 1,) + cur[i + 1:] for i in range(len(cur)) if cur[i] > 0]
+            scored = [(x, n) for n in nbrs if (x := self.evaluate(n, db)) is not None]
+            if not scored:
+                break
+            fitting = [(x, n) for x, n in scored if x[2] is not None]
+            r, cur = min(fitting, key=lambda t: t[0][:2]) if fitting else min(scored, key=lambda t: t[0][1])
+        return r, cur
 
-    total = prod(len(lst) for lst in lists)
-    for db in modes:
-        if total <= EXHAUSTIVE_LIMIT:
-            for idx in itertools.product(*(range(len(lst)) for lst in lists)):
-                consider(evaluate(idx, db), db)
-            continue
-        top = tuple(len(lst) - 1 for lst in lists)
-        starts = [top, tuple(0 for _ in lists), tuple(len(lst) // 2 for lst in lists)]
-        for cur in starts:
-            r = evaluate(cur, db)
-            # shrink until it fits: take the neighbour needing the least SRAM
-            while r is None or r[2] is None:
-                nbrs = [cur[:i] + (cur[i] - 1,) + cur[i + 1:] for i in range(len(cur)) if cur[i] > 0]
-                scored = [(evaluate(n, db), n) for n in nbrs]
-                scored = [(x, n) for x, n in scored if x is not None]
-                if not scored:
-                    break
-                fitting = [(x, n) for x, n in scored if x[2] is not None]
-                x, cur = min(fitting, key=lambda t: t[0][:2]) if fitting else \
-                    min(scored, key=lambda t: t[0][1])
-                r = x
-            if r is None or r[2] is None:
+    def neighbours(self, cur: tuple[int, ...]) -> list[tuple[int, ...]]:
+        """One loop moved a step or two, or two loops moved a step in opposite directions."""
+        nbrs = []
+        for i in range(len(cur)):
+            for d in (-2, -1, 1, 2):
+                if 0 <= cur[i] + d < len(self.lists[i]):
+                    nbrs.append(cur[:i] + (cur[i] + d,) + cur[i + 1:])
+        for i, k in itertools.combinations(range(len(cur)), 2):
+            for di, dk in ((1, -1), (-1, 1)):
+                a, b = cur[i] + di, cur[k] + dk
+                if 0 <= a < len(self.lists[i]) and 0 <= b < len(self.lists[k]):
+                    n = list(cur)
+                    n[i], n[k] = a, b
+                    nbrs.append(tuple(n))
+        return nbrs
+
+    def climb(self, r: tuple, cur: tuple[int, ...], db: bool) -> None:
+        """Hill climb from a fitting point while the cost improves."""
+        while True:
+            self.consider(r, db)
+            better = [(x, n) for n in self.neighbours(cur) if (x := self.evaluate(n, db)) is not None
+                      and x[2] is not None and x[:2] < r[:2]]
+            if not better:
+                return
+            r, cur = min(better, key=lambda t: t[0][:2])
+
+    def run(self, modes: Sequence[bool]) -> tuple[KernelShape, bool, int]:
+        lists = self.lists
+        total = prod(len(lst) for lst in lists)
+        for db in modes:
+            if total <= EXHAUSTIVE_LIMIT:
+                for idx in itertools.product(*(range(len(lst)) for lst in lists)):
+                    self.consider(self.evaluate(idx, db), db)
                 continue
-            # hill climb: move one or two loops a step or two while the cost improves
-            while True:
-                consider(r, db)
-                nbrs = []
-                for i in range(len(cur)):
-                    for d in (-2, -1, 1, 2):
-                        j = cur[i] + d
-                        if 0 <= j < len(lists[i]):
-                            nbrs.append(cur[:i] + (j,) + cur[i + 1:])
-                for i, k in itertools.combinations(range(len(cur)), 2):
-                    for di, dk in ((1, -1), (-1, 1)):
-                        a, b = cur[i] + di, cur[k] + dk
-                        if 0 <= a < len(lists[i]) and 0 <= b < len(lists[k]):
-                            n = list(cur)
-                            n[i], n[k] = a, b
-                            nbrs.append(tuple(n))
-                better = [(x, n) for n in nbrs if (x := evaluate(n, db)) is not None and x[2] is not None
-                          and x[:2] < r[:2]]
-                if not better:
-                    break
-                r, cur = min(better, key=lambda t: t[0][:2])
-    if best is None:
-        raise TilingError(f"no tile fits sram_bytes={arch.sram_bytes}: the smallest candidate needs "
-                          f"{min(smallest) if smallest else '?'} bytes")
-    return best[2], best[3], best[0]
+            starts = [tuple(len(lst) - 1 for lst in lists), tuple(0 for _ in lists),
+                      tuple(len(lst) // 2 for lst in lists)]
+            for start in starts:
+                r, cur = self.shrink(start, db)
+                if r is not None and r[2] is not None:
+                    self.climb(r, cur, db)
+        if self.best is None:
+            raise TilingError(f"no tile fits sram_bytes={self.arch.sram_bytes}: the smallest candidate needs "
+                              f"{min(self.smallest) if self.smallest else '?'} bytes")
+        return self.best[2], self.best[3], self.best[0]
