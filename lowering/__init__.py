@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 from xdsl.passes import ModulePass
 
-
 PASSES: dict[str, tuple[str, str]] = {
     "npu-canonicalize": ("lowering.graph.canonicalize", "Canonicalize"),
     "npu-constant-fold": ("lowering.graph.constant_fold", "ConstantFold"),
