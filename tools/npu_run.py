@@ -351,8 +351,9 @@ def _parse_buckets(args: argparse.Namespace):
 def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded, _Bucketed, dict | None]:
     """Load the ONNX model, pick the bucket (from the --inputs shapes, else the first),
     compile only that bucket; returns it with the inputs read (None: random)."""
-    from lowering.importer.buckets import check_buckets, input_templates, output_shapes
+    from lowering.importer.buckets import check_buckets, output_shapes
     from lowering.importer.onnx_import import OnnxImportError, load_model
+    from lowering.importer.symbolic import input_templates
     from runtime.buckets import BucketError, pad_inputs, select_bucket
 
     _parse_arch(args.arch)  # a bad --arch is a usage error before anything is read
