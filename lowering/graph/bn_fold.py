@@ -135,7 +135,7 @@ class MergeAffine(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, (MulOp, AddOp)):
             return
-        t = op.results[0].type
+        t = op.result.type
         for k in (0, 1):
             inner, c2v = op.operands[k].owner, op.operands[1 - k]
             if not isinstance(inner, (MulOp, AddOp)) or not inner.results[0].has_one_use():
