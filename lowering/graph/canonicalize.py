@@ -179,7 +179,7 @@ class FoldNeutralElement(RewritePattern):
         self.constants = constants
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        rule = NEUTRAL.get(type(op))  # type: ignore[arg-type]
+        rule = NEUTRAL.get(type(op)) if isinstance(op, BinaryOp) else None
         if rule is None:
             return
         neutral, positions = rule
