@@ -58,7 +58,7 @@ from lowering.importer.onnx_import import (
     OnnxImportError,
     supported_op_types,
 )
-from tools.testkit.e2e import compile_and_run
+from tools.testkit.e2e import compile_and_run, run_session
 from tools.testkit.zoo import diagnostic_groups, output_errors
 
 _DEFAULT = ("", "ai.onnx")
@@ -163,7 +163,7 @@ def _ort_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[n
     opts = ort.SessionOptions()
     opts.log_severity_level = 4
     sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    return sess.run([o.name for o in model.graph.output], feeds)
+    return run_session(sess, [o.name for o in model.graph.output], feeds)
 
 
 def _matches(got: Sequence[np.ndarray], want: Sequence[np.ndarray]) -> tuple[bool, float]:
@@ -392,7 +392,7 @@ def render(rows: dict[str, OpRow], expanded: int, arch: str, seconds: float) -> 
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--arch", default="default")
     ap.add_argument("--ops", default=None, help="comma-separated op types (default: every supported one)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per case before it counts as failed")

@@ -35,7 +35,7 @@ from tools.testkit.fuzz_graphs import (  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--graphs", type=int, default=500, help="how many graphs (default 500)")
     ap.add_argument("--seed0", type=int, default=0, help="seed of the first graph (default 0)")
     ap.add_argument("--arch", action="append", metavar="SPEC",

@@ -54,7 +54,7 @@ def measure(model_fn, arch, repeat: int) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--arch", default="default")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None, help="also write the table (markdown) to this file")

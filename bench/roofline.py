@@ -20,8 +20,10 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
+import numpy as np
 import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -34,18 +36,21 @@ from npu_dialects.weights import weights_of  # noqa: E402
 from runtime.run import run  # noqa: E402
 from tools.testkit import models, zoo  # noqa: E402
 
+ModelMaker = Callable[[], tuple[onnx.ModelProto, dict[str, np.ndarray]]]
+"""Builds one bench model and its seeded inputs."""
 
-def model_list():
-    out = {name: (lambda p=path: zoo.prepare(p, 0)) for name, path in zoo.light_models().items()}
+
+def model_list() -> dict[str, ModelMaker]:
+    out: dict[str, ModelMaker] = {name: (lambda p=path: zoo.prepare(p, 0)) for name, path in zoo.light_models().items()}
     for name in ("bert_encoder", "gpt_decoder"):
-        path = os.path.join(os.path.dirname(models.__file__), "models", f"{name}.onnx")
-        if os.path.exists(path):
+        path = models.MODELS_DIR / f"{name}.onnx"
+        if path.exists():
             out[name] = lambda p=path: (lambda m: (m, zoo.random_inputs(m, 0)))(onnx.load(p))
     out["lenet_b8"] = lambda: (lambda m: (m, zoo.random_inputs(m, 0)))(models.lenet(batch=8))
     return out
 
 
-def selected(models_arg: str | None) -> dict:
+def selected(models_arg: str | None) -> dict[str, ModelMaker]:
     """The models of `model_list()`, restricted to a comma-separated subset when given."""
     todo = model_list()
     if models_arg:
@@ -53,9 +58,9 @@ def selected(models_arg: str | None) -> dict:
     return todo
 
 
-def bench_args(doc: str, default_arch: str = "default"):
+def bench_args(doc: str | None, default_arch: str = "default"):
     """The options every bench script takes: (arch, the selected models, --out path)."""
-    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(doc or "").partition("\n")[0])
     ap.add_argument("--arch", default=default_arch)
     ap.add_argument("--models", default=None, help="comma-separated subset")
     ap.add_argument("--out", default=None)

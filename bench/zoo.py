@@ -186,7 +186,7 @@ def _one_line(e: BaseException) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--arch", default="default")
     ap.add_argument("--repeat", type=int, default=3, help="runs per model; wall times are medians")
     ap.add_argument("--models", default=None,

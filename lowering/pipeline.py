@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.exceptions import VerifyException
 
 from lowering import get_all_passes
 from lowering.errors import CompileError
@@ -60,6 +60,13 @@ class NpuDefault(ModulePass):
     line_buffers: str = "auto"
     verify_each: bool = True
 
+    def pass_options(self) -> dict[str, dict[str, object]]:
+        """Pass name -> the options this pipeline's own options set on it."""
+        return {"npu-fuse": {"disable": self.fuse_disable},
+                "npu-bn-fold": {"conv": "conv-bn" not in self.fuse_disable},
+                "npu-tile": {"double_buffer": self.double_buffer},
+                "npu-layer-group": {"line_buffers": self.line_buffers}}
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         unknown = [n for n in self.disable if n not in DEFAULT_PIPELINE]
         if unknown:
@@ -67,20 +74,11 @@ class NpuDefault(ModulePass):
                                           f"(pipeline: {', '.join(DEFAULT_PIPELINE)})")
         check_rules(self.fuse_disable, self.name)
         passes = get_all_passes()
+        options = self.pass_options()
         for pass_name in DEFAULT_PIPELINE:
             if pass_name in self.disable:
                 continue
-            cls = passes[pass_name]()
-            if pass_name == "npu-fuse":
-                p = cls(disable=self.fuse_disable)
-            elif pass_name == "npu-bn-fold":
-                p = cls(conv="conv-bn" not in self.fuse_disable)
-            elif pass_name == "npu-tile":
-                p = cls(double_buffer=self.double_buffer)
-            elif pass_name == "npu-layer-group":
-                p = cls(line_buffers=self.line_buffers)
-            else:
-                p = cls()
+            p = passes[pass_name]()(**options.get(pass_name, {}))
             run_pass(p, ctx, op, self.verify_each)
         if not self.verify_each:
             verify_after(self.name, op)
@@ -99,8 +97,6 @@ def compile_module(module: ModuleOp, arch: Arch | None = None, weights: dict | N
         attach_weights(module, weights)
     try:
         NpuDefault(**options).apply(make_context(), module)
-    except DiagnosticException:
-        raise
-    except VerifyException as e:
+    except VerifyException as e:  # an op a pass built does not verify (a CompileError passes through)
         raise CompileError("npu-default", str(e)) from e
     return module

@@ -28,7 +28,7 @@ def io_names(fn: func.FuncOp, attr: str) -> list[str] | None:
     a = fn.attributes.get(attr)
     if not isinstance(a, ArrayAttr) or not all(isinstance(x, StringAttr) for x in a.data):
         return None
-    return [x.data for x in a.data]  # type: ignore[union-attr]
+    return [x.data for x in a.data]
 
 
 def int_attr(module: ModuleOp, name: str) -> int | None:

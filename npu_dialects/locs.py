@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from xdsl.dialects.builtin import FusedLoc, NameLoc, NoneAttr, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import ArrayAttr, FusedLoc, LocationAttr, NameLoc, NoneAttr, StringAttr, UnknownLoc
 from xdsl.ir import Attribute, Operation
 
 
@@ -17,13 +17,13 @@ def loc_names(loc: Attribute) -> list[str]:
     out: list[str] = []
     if isinstance(loc, NameLoc):
         out.append(loc.desc.data)
-    elif isinstance(loc, FusedLoc):
+    elif isinstance(loc, FusedLoc) and isinstance(loc.locations, ArrayAttr):  # (its verifier's invariant)
         for sub in loc.locations:
             out.extend(n for n in loc_names(sub) if n not in out)
     return out
 
 
-def fused_loc(names: Iterable[str]) -> Attribute:
+def fused_loc(names: Iterable[str]) -> LocationAttr:
     uniq: list[str] = []
     for n in names:
         if n not in uniq:
@@ -32,7 +32,7 @@ def fused_loc(names: Iterable[str]) -> Attribute:
         return UnknownLoc()
     if len(uniq) == 1:
         return name_loc(uniq[0])
-    return FusedLoc([name_loc(n) for n in uniq], NoneAttr())
+    return FusedLoc(tuple(name_loc(n) for n in uniq), NoneAttr())
 
 
 def node_names(op: Operation) -> list[str]:

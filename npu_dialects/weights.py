@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import weakref
 import zipfile
+from collections.abc import Mapping
+from typing import IO
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -44,7 +46,17 @@ def load_weights(module: ModuleOp, base_dir: str | None) -> dict[str, np.ndarray
 
 def save_weights(path: str, weights: dict[str, np.ndarray]) -> None:
     with open(path, "wb") as f:
-        np.savez(f, **weights)
+        save_npz(f, weights)
+
+
+def save_npz(file: IO[bytes], arrays: Mapping[str, np.ndarray]) -> None:
+    """Write `arrays` as an uncompressed `.npz` keyed by name, as `np.savez(file, **arrays)`
+    would for any key: savez takes a key `file` for its own argument (TypeError) and a
+    key `allow_pickle` for its flag (that array is silently left out)."""
+    with zipfile.ZipFile(file, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
+        for name, array in arrays.items():
+            with z.open(name + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
 
 
 def relocate(module: ModuleOp, from_dir: str | None, to_dir: str | None) -> None:

@@ -176,36 +176,16 @@ class Engine:
         while True:
             st = c.state
             if st == RUN:
-                try:
-                    req = c.gen.send(c.val)
-                except StopIteration:
-                    c.state = DRAIN
-                    moved = True
-                    continue
-                c.val = None
+                self.resume(c)
                 moved = True
-                kind = req[0]
-                if kind == REQ_COMPUTE:
-                    self.compute(c, req[1], req[2])
-                elif kind == REQ_DMA:
-                    ch = self.free_channel(c)
-                    if ch < 0:
-                        c.pending = req[1]
-                        c.state = WAITCHAN
-                    else:
-                        c.val = self.issue(c, ch, req[1])
-                else:
-                    tok = req[1]
-                    if not tok.done:
-                        c.wait_tok = tok
-                        c.state = WAITDMA
             elif st == BUSY:
                 if self.now < c.busy_until:
                     return moved
                 c.state = RUN
                 moved = True
             elif st == WAITDMA:
-                if not c.wait_tok.done:  # type: ignore[union-attr]
+                assert c.wait_tok is not None
+                if not c.wait_tok.done:
                     return moved
                 c.wait_tok = None
                 c.state = RUN
@@ -230,6 +210,31 @@ class Engine:
                 moved = True
             else:
                 return moved
+
+    def resume(self, c: Core) -> None:
+        """Run the task of `c` to its next request and act on it: compute, issue a DMA
+        (or wait for a free channel), wait for a DMA; DRAIN once the body has ended."""
+        try:
+            req = c.gen.send(c.val)
+        except StopIteration:
+            c.state = DRAIN
+            return
+        c.val = None
+        kind = req[0]
+        if kind == REQ_COMPUTE:
+            self.compute(c, req[1], req[2])
+        elif kind == REQ_DMA:
+            ch = self.free_channel(c)
+            if ch < 0:
+                c.pending = req[1]
+                c.state = WAITCHAN
+            else:
+                c.val = self.issue(c, ch, req[1])
+        else:
+            tok = req[1]
+            if not tok.done:
+                c.wait_tok = tok
+                c.state = WAITDMA
 
     def next_time(self) -> float | None:
         now = self.now
@@ -348,9 +353,10 @@ class Engine:
     def compute(self, c: Core, info: OpInfo, bufs: list[Buf]) -> None:
         if c.inflight:
             self.compute_hazards(c, info, bufs)
-        self.san.compute(info, bufs, c.task.index)  # type: ignore[union-attr]
+        assert c.task is not None and info.execute is not None  # (a compute op of the running task)
+        self.san.compute(info, bufs, c.task.index)
         try:
-            info.execute([b.arr for b in bufs])  # type: ignore[misc]
+            info.execute([b.arr for b in bufs])
         except Exception as e:
             raise SimError(f"{info.where}: cannot execute: {type(e).__name__}: {e}",
                            "operands: " + ", ".join(f"{list(b.shape)} at {b.desc}" for b in bufs)) from None
@@ -371,13 +377,11 @@ class Engine:
         for d in c.chans:
             if d is None:
                 continue
-            p = d.plan
-            for r in ranges:
-                if _overlap(p.sram_write, r):
-                    self.hazard(c, info, d, "uses", p.sram_write, "is still writing")  # type: ignore[arg-type]
-                    break
-            if _overlap(p.sram_read, out):
-                self.hazard(c, info, d, "overwrites", p.sram_read, "is still reading")  # type: ignore[arg-type]
+            w, r = d.plan.sram_write, d.plan.sram_read
+            if w is not None and any(_overlap(w, rng) for rng in ranges):
+                self.hazard(c, info, d, "uses", w, "is still writing")
+            if r is not None and _overlap(r, out):
+                self.hazard(c, info, d, "overwrites", r, "is still reading")
 
     def hazard(self, c: Core, info: OpInfo, d: Dma, verb: str, rng: tuple[int, int], state: str) -> None:
         key = (c.task.index if c.task else -1, info.index, d.plan.info.index)
@@ -399,15 +403,16 @@ class Engine:
     def issue(self, c: Core, ch: int, plan: CopyPlan) -> Dma:
         t = c.task
         assert t is not None
-        if c.inflight and (plan.sram_read is not None or plan.sram_write is not None):
+        w, r = plan.sram_write, plan.sram_read
+        if c.inflight and (r is not None or w is not None):
             for d in c.chans:
                 if d is None:
                     continue
                 p = d.plan
-                if _overlap(plan.sram_write, p.sram_write) or _overlap(plan.sram_write, p.sram_read):
-                    self.hazard(c, plan.info, d, "writes", plan.sram_write, "still owns")  # type: ignore[arg-type]
-                elif _overlap(plan.sram_read, p.sram_write):
-                    self.hazard(c, plan.info, d, "reads", plan.sram_read, "is still writing")  # type: ignore[arg-type]
+                if w is not None and (_overlap(w, p.sram_write) or _overlap(w, p.sram_read)):
+                    self.hazard(c, plan.info, d, "writes", w, "still owns")
+                elif r is not None and _overlap(r, p.sram_write):
+                    self.hazard(c, plan.info, d, "reads", r, "is still writing")
         self._dma_seq += 1
         d = Dma(c.id, ch, t, plan, self.now, self.arch.dma_latency, self._dma_seq)
         c.chans[ch] = d

@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefTyp
 from xdsl.ir import Block, Operation, SSAValue
 
 from npu_dialects.arch import Arch
-from npu_dialects.compute import ComputeOp
+from npu_dialects.compute import ComputeOp, EltwiseOp
 from npu_dialects.dma import CopyOp, WaitOp
 from npu_dialects.graph import ints
 from npu_dialects.locs import node_names
@@ -261,48 +261,13 @@ class _TaskCompiler:
 
     # -- one op -> zero or one instruction
     def op(self, op: Operation) -> list:
-        name = op.name
         if isinstance(op, SramOp):
             return self.sram_op(op)
-        if isinstance(op, ViewOp):
-            src, r = self.use(op.source, op), self.slot(op.result)
-            t = op.result.type
-            assert isinstance(t, MemRefType)
-            shape = tuple(t.get_shape())
-
-            def view(env, src=src, r=r, shape=shape, off=op.byte_offset):
-                env[r] = env[src].view(shape, offset=off)
-            return [(_SCALAR, view, -1)]
         if isinstance(op, arith.ConstantOp):
-            s = self.slot(op.result)
-            try:
-                self.init[s] = constant_value(op)
-            except SimError as e:
-                raise SimError(f"{self.prog.where}: {e}") from None
-            return []
-        if name in _BINARY:
-            return [self.binary(op)]
-        if isinstance(op, arith.CmpiOp):
-            a, b = self.use(op.lhs, op), self.use(op.rhs, op)
-            r = self.slot(op.result)
-            fn = _CMPI[op.predicate.value.data]
-
-            def cmpi(env, a=a, b=b, r=r, fn=fn):
-                env[r] = fn(env[a], env[b])
-            return [(_SCALAR, cmpi, -1)]
-        if isinstance(op, arith.SelectOp):
-            c, t, f = self.use(op.cond, op), self.use(op.lhs, op), self.use(op.rhs, op)
-            r = self.slot(op.result)
-
-            def select(env, c=c, t=t, f=f, r=r):
-                env[r] = env[t] if env[c] else env[f]
-            return [(_SCALAR, select, -1)]
-        if name in _CASTS:
-            a, r = self.use(op.operands[0], op), self.slot(op.results[0])
-
-            def cast(env, a=a, r=r):
-                env[r] = env[a]
-            return [(_SCALAR, cast, -1)]
+            return self.constant_op(op)
+        scalar = self.scalar_op(op)
+        if scalar is not None:
+            return [scalar]
         if isinstance(op, scf.ForOp):
             return [self.for_op(op)]
         if isinstance(op, scf.IfOp):
@@ -310,15 +275,76 @@ class _TaskCompiler:
         if isinstance(op, CopyOp):
             return [self.copy_op(op)]
         if isinstance(op, WaitOp):
-            t = self.use(op.token, op)
-
-            def wait(env, t=t):
-                return (REQ_WAIT, env[t])
-            return [(_REQ, wait, -1)]
+            return [self.wait_op(op)]
         if isinstance(op, ComputeOp):
             return [self.compute_op(op)]
-        raise SimError(f"{self.prog.where}: the simulator does not know op '{name}'"
+        raise SimError(f"{self.prog.where}: the simulator does not know op '{op.name}'"
                        + (f" (ONNX node {', '.join(node_names(op))})" if node_names(op) else ""))
+
+    def constant_op(self, op: arith.ConstantOp) -> list:
+        """A constant is a value of the initial environment: no instruction."""
+        s = self.slot(op.result)
+        try:
+            self.init[s] = constant_value(op)
+        except SimError as e:
+            raise SimError(f"{self.prog.where}: {e}") from None
+        return []
+
+    def scalar_op(self, op: Operation) -> tuple | None:
+        """The inline instruction of a view, integer arith op, compare, select or cast;
+        None for any other op."""
+        if isinstance(op, ViewOp):
+            return self.view_op(op)
+        if op.name in _BINARY:
+            return self.binary(op)
+        if isinstance(op, arith.CmpiOp):
+            return self.cmpi_op(op)
+        if isinstance(op, arith.SelectOp):
+            return self.select_op(op)
+        if op.name in _CASTS:
+            return self.cast_op(op)
+        return None
+
+    def view_op(self, op: ViewOp) -> tuple:
+        src, r = self.use(op.source, op), self.slot(op.result)
+        t = op.result.type
+        assert isinstance(t, MemRefType)
+        shape = tuple(t.get_shape())
+
+        def view(env, src=src, r=r, shape=shape, off=op.byte_offset):
+            env[r] = env[src].view(shape, offset=off)
+        return (_SCALAR, view, -1)
+
+    def cmpi_op(self, op: arith.CmpiOp) -> tuple:
+        a, b = self.use(op.lhs, op), self.use(op.rhs, op)
+        r = self.slot(op.result)
+        fn = _CMPI[op.predicate.value.data]
+
+        def cmpi(env, a=a, b=b, r=r, fn=fn):
+            env[r] = fn(env[a], env[b])
+        return (_SCALAR, cmpi, -1)
+
+    def select_op(self, op: arith.SelectOp) -> tuple:
+        c, t, f = self.use(op.cond, op), self.use(op.lhs, op), self.use(op.rhs, op)
+        r = self.slot(op.result)
+
+        def select(env, c=c, t=t, f=f, r=r):
+            env[r] = env[t] if env[c] else env[f]
+        return (_SCALAR, select, -1)
+
+    def cast_op(self, op: Operation) -> tuple:
+        a, r = self.use(op.operands[0], op), self.slot(op.results[0])
+
+        def cast(env, a=a, r=r):
+            env[r] = env[a]
+        return (_SCALAR, cast, -1)
+
+    def wait_op(self, op: WaitOp) -> tuple:
+        t = self.use(op.token, op)
+
+        def wait(env, t=t):
+            return (REQ_WAIT, env[t])
+        return (_REQ, wait, -1)
 
     def sram_op(self, op: SramOp) -> list:
         t = op.result.type
@@ -459,8 +485,8 @@ class _TaskCompiler:
         except Exception as e:  # a malformed op the verifier let through
             raise SimError(f"{info.where}: cannot compute its cycles: {e}") from None
         info.execute = op.execute
-        if op.name == "npu_compute.eltwise":
-            info.label = f"eltwise {op.attributes['fn'].data}"  # type: ignore[union-attr]
+        if isinstance(op, EltwiseOp):
+            info.label = f"eltwise {op.fn.data}"
         bufs = [self.use(v, op) for v in op.operands]
 
         def compute(env, info=info, bufs=bufs):

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from npu_dialects.arch import Arch
 from npu_dialects.dma import memory_space
@@ -130,13 +130,23 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
                  check_bounds: bool = True) -> Program:
     """Lay out DRAM, bind weights, compile every task. Inputs are not written yet."""
     sig = signature(module)
-    fn = main_func(module)
-    body = fn.body.block
-    warnings: list[str] = []
-    values = Values()
-    host_written: list[Buf] = []
+    body = main_func(module).body.block
+    loader = _Loader(module, body, weights, arch)
+    arg_bufs = loader.arguments(body, sig)
+    task_ops = loader.top_level(body)
+    loader.check_weight_overlaps()
+    sram = [Region(f"SRAM of core {c}", SRAM, arch.sram_bytes, core=c) for c in range(arch.cores)]
+    tasks = loader.compile_tasks(task_ops, sram, check_bounds)
+    n_in = len(sig.inputs)
+    return Program(arch=arch, sig=sig, inputs=arg_bufs[:n_in], outputs=arg_bufs[n_in:], tasks=tasks,
+                   regions=[loader.wregion, loader.aregion, *[b.region for b in arg_bufs], *loader.private],
+                   sram=sram, weights_bytes=loader.wregion.nbytes, arena_bytes=loader.aregion.nbytes,
+                   values=loader.values, host_written=loader.host_written, warnings=loader.warnings)
 
-    # -- region sizes
+
+def _placed_ends(body: Block) -> tuple[int, int]:
+    """The end of the highest placed weight and of the highest placed alloc (the sizes of
+    the weights and arena regions when the module does not state them)."""
     wmax = amax = 0
     for op in body.ops:
         if isinstance(op, (WeightOp, AllocOp)):
@@ -147,109 +157,137 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
                     wmax = max(wmax, end)
                 else:
                     amax = max(amax, end)
-    wattr, aattr = int_attr(module, WEIGHTS_BYTES_ATTR), int_attr(module, ARENA_BYTES_ATTR)
-    wregion = Region("weights", DRAM, wattr if wattr is not None else wmax, tracked=False, readonly=True)
-    aregion = Region("arena", DRAM, aattr if aattr is not None else amax, tracked=True)
-    private: list[Region] = []
+    return wmax, amax
 
-    # -- arguments
-    globals_: dict[SSAValue, Any] = {}
-    arg_bufs: list[Buf] = []
-    names = [n for n, _ in sig.inputs] + [n for n, _ in sig.outputs]
-    for i, (a, name) in enumerate(zip(body.args, names)):
-        kind = "input" if i < len(sig.inputs) else "output"
-        shape = _shape(a)
-        r = Region(f"{kind} '{name}'", DRAM, prod(shape) * 4, tracked=True)
-        b = Buf(r, 0, shape, f"{kind} '{name}'", values.new(f"model {kind} '{name}'"))
-        globals_[a] = b
-        arg_bufs.append(b)
 
-    # -- top-level ops
-    task_ops: list[TaskOp] = []
-    placed_weights: list[tuple[int, int, str, WeightOp]] = []
-    weight_value: dict[str, int] = {}  # (one value per key: a weight may be named twice)
-    for op in body.ops:
-        if isinstance(op, WeightOp):
-            key = op.key.data
-            shape = _shape(op.result)
-            nbytes = prod(shape) * 4
-            value = op.attributes.get("value")
-            if isinstance(value, DenseIntOrFPElementsAttr):
-                data = np.asarray(value.get_values(), dtype=np.float32)
-            elif key in weights:
-                data = np.asarray(weights[key])
+class _Loader:
+    """What `load_program` builds up: the DRAM regions, the buffer or constant of each
+    top-level value (`globals`), the values the sanitizer names, warnings."""
+
+    def __init__(self, module: ModuleOp, body: Block, weights: Mapping[str, np.ndarray], arch: Arch):
+        self.weights = weights
+        self.arch = arch
+        self.warnings: list[str] = []
+        self.values = Values()
+        self.host_written: list[Buf] = []
+        wmax, amax = _placed_ends(body)
+        self.wattr, self.aattr = int_attr(module, WEIGHTS_BYTES_ATTR), int_attr(module, ARENA_BYTES_ATTR)
+        self.wregion = Region("weights", DRAM, self.wattr if self.wattr is not None else wmax, tracked=False,
+                              readonly=True)
+        self.aregion = Region("arena", DRAM, self.aattr if self.aattr is not None else amax, tracked=True)
+        self.private: list[Region] = []
+        self.globals: dict[SSAValue, Any] = {}
+        self.placed_weights: list[tuple[int, int, str, WeightOp]] = []
+        self.weight_value: dict[str, int] = {}  # (one value per key: a weight may be named twice)
+
+    def arguments(self, body: Block, sig: Signature) -> list[Buf]:
+        """A DRAM region per model input and output, bound to `@main`'s arguments."""
+        arg_bufs: list[Buf] = []
+        names = [n for n, _ in sig.inputs] + [n for n, _ in sig.outputs]
+        for i, (a, name) in enumerate(zip(body.args, names)):
+            kind = "input" if i < len(sig.inputs) else "output"
+            shape = _shape(a)
+            r = Region(f"{kind} '{name}'", DRAM, prod(shape) * 4, tracked=True)
+            b = Buf(r, 0, shape, f"{kind} '{name}'", self.values.new(f"model {kind} '{name}'"))
+            self.globals[a] = b
+            arg_bufs.append(b)
+        return arg_bufs
+
+    def top_level(self, body: Block) -> list[TaskOp]:
+        """Place the weights, allocs and views of `@main`; returns its tasks in order."""
+        task_ops: list[TaskOp] = []
+        for op in body.ops:
+            if isinstance(op, WeightOp):
+                self.weight(op)
+            elif isinstance(op, AllocOp):
+                self.alloc(op)
+            elif isinstance(op, ViewOp):
+                self.view(op)
+            elif isinstance(op, TaskOp):
+                task_ops.append(op)
+            elif isinstance(op, arith.ConstantOp):
+                self.globals[op.result] = constant_value(op)
+            elif isinstance(op, func.ReturnOp):
+                break
             else:
-                raise SimError(f"{describe(op)}: weight '{key}' is not in the weights "
-                               f"({len(weights)} given)")
-            if data.size != prod(shape):
-                raise SimError(f"{describe(op)}: weight '{key}' has shape {list(data.shape)}, "
-                               f"the op expects {list(shape)}")
-            off = _offset(op)
-            _check_align(op, off, arch, warnings)
-            region, o = _place(op, wregion, off, nbytes, "weight", private, wattr is not None)
-            if key not in weight_value:
-                weight_value[key] = values.new(f"weight '{key}' ({describe(op)})")
-            b = Buf(region, o, shape, f"weight '{key}'", weight_value[key])
-            b.arr[...] = data.astype(np.float32, copy=False).reshape(shape)
-            host_written.append(b)
-            if off is not None:
-                placed_weights.append((off, off + nbytes, key, op))
-            globals_[op.result] = b
-        elif isinstance(op, AllocOp):
-            shape = _shape(op.result)
-            off = _offset(op)
-            _check_align(op, off, arch, warnings)
-            region, o = _place(op, aregion, off, prod(shape) * 4, "alloc", private, aattr is not None)
-            desc = f"alloc at arena offset {off}" if off is not None else "alloc"
-            globals_[op.result] = Buf(region, o, shape, f"{desc} ({describe(op)})",
-                                      values.new(f"DRAM buffer {list(shape)} of {describe(op)}"))
-        elif isinstance(op, ViewOp):
-            src = globals_.get(op.source)
-            if not isinstance(src, Buf):
-                raise SimError(f"{describe(op)}: its source is not a DRAM buffer")
-            shape = _shape(op.result)
-            off, nbytes = op.byte_offset, prod(shape) * 4
-            fits = off + nbytes <= src.nbytes if op.offset is not None else nbytes == src.nbytes
-            if not fits:
-                raise SimError(f"{describe(op)}: view of {src.nbytes} bytes as {list(shape)} at byte offset {off}")
-            globals_[op.result] = src.view(shape, offset=off)
-        elif isinstance(op, TaskOp):
-            task_ops.append(op)
-        elif isinstance(op, arith.ConstantOp):
-            globals_[op.result] = constant_value(op)
-        elif isinstance(op, func.ReturnOp):
-            break
-        else:
-            raise SimError(f"the simulator does not know top-level op {describe(op)} "
-                           "(expected npu_task.weight/alloc/view/task)")
+                raise SimError(f"the simulator does not know top-level op {describe(op)} "
+                               "(expected npu_task.weight/alloc/view/task)")
+        return task_ops
 
-    placed_weights.sort(key=lambda t: (t[0], t[1]))
-    for (s0, e0, k0, _), (s1, e1, k1, op1) in zip(placed_weights, placed_weights[1:]):
-        if s1 < e0 and (k0 != k1 or s0 != s1):
-            raise SimError(f"{describe(op1)}: weight '{k1}' at DRAM offset {s1} overlaps weight '{k0}' "
-                           f"at [{s0}, {e0})")
+    def weight(self, op: WeightOp) -> None:
+        key = op.key.data
+        shape = _shape(op.result)
+        nbytes = prod(shape) * 4
+        data = self.weight_data(op, key)
+        if data.size != prod(shape):
+            raise SimError(f"{describe(op)}: weight '{key}' has shape {list(data.shape)}, "
+                           f"the op expects {list(shape)}")
+        off = _offset(op)
+        _check_align(op, off, self.arch, self.warnings)
+        region, o = _place(op, self.wregion, off, nbytes, "weight", self.private, self.wattr is not None)
+        if key not in self.weight_value:
+            self.weight_value[key] = self.values.new(f"weight '{key}' ({describe(op)})")
+        b = Buf(region, o, shape, f"weight '{key}'", self.weight_value[key])
+        b.arr[...] = data.astype(np.float32, copy=False).reshape(shape)
+        self.host_written.append(b)
+        if off is not None:
+            self.placed_weights.append((off, off + nbytes, key, op))
+        self.globals[op.result] = b
 
-    # -- tasks
-    sram = [Region(f"SRAM of core {c}", SRAM, arch.sram_bytes, core=c) for c in range(arch.cores)]
-    tasks: list[TaskProgram] = []
-    seqs = [0] * arch.cores
-    for i, op in enumerate(task_ops):
-        core = op.core_id
-        prog = TaskProgram(op, i, 0)
-        if core >= arch.cores:
-            raise SimError(f"{prog.where}: runs on core {core} but the arch has cores={arch.cores}")
-        for what, slots in (("waits on", prog.waits), ("signals", prog.signals)):
-            bad = [s for s in slots if s >= arch.event_slots]
-            if bad:
-                raise SimError(f"{prog.where}: {what} event slot {bad[0]} but the arch has "
-                               f"event_slots={arch.event_slots}")
-        prog.seq = seqs[core]
-        seqs[core] += 1
-        compile_task(prog, globals_, sram[core], arch, check_bounds, warnings, values)
-        tasks.append(prog)
+    def weight_data(self, op: WeightOp, key: str) -> np.ndarray:
+        """The weight's inline `value`, else its array in the weights."""
+        value = op.attributes.get("value")
+        if isinstance(value, DenseIntOrFPElementsAttr):
+            return np.asarray(value.get_values(), dtype=np.float32)
+        if key in self.weights:
+            return np.asarray(self.weights[key])
+        raise SimError(f"{describe(op)}: weight '{key}' is not in the weights ({len(self.weights)} given)")
 
-    n_in = len(sig.inputs)
-    return Program(arch=arch, sig=sig, inputs=arg_bufs[:n_in], outputs=arg_bufs[n_in:], tasks=tasks,
-                   regions=[wregion, aregion, *[b.region for b in arg_bufs], *private], sram=sram,
-                   weights_bytes=wregion.nbytes, arena_bytes=aregion.nbytes, values=values,
-                   host_written=host_written, warnings=warnings)
+    def alloc(self, op: AllocOp) -> None:
+        shape = _shape(op.result)
+        off = _offset(op)
+        _check_align(op, off, self.arch, self.warnings)
+        region, o = _place(op, self.aregion, off, prod(shape) * 4, "alloc", self.private, self.aattr is not None)
+        desc = f"alloc at arena offset {off}" if off is not None else "alloc"
+        self.globals[op.result] = Buf(region, o, shape, f"{desc} ({describe(op)})",
+                                      self.values.new(f"DRAM buffer {list(shape)} of {describe(op)}"))
+
+    def view(self, op: ViewOp) -> None:
+        src = self.globals.get(op.source)
+        if not isinstance(src, Buf):
+            raise SimError(f"{describe(op)}: its source is not a DRAM buffer")
+        shape = _shape(op.result)
+        off, nbytes = op.byte_offset, prod(shape) * 4
+        fits = off + nbytes <= src.nbytes if op.offset is not None else nbytes == src.nbytes
+        if not fits:
+            raise SimError(f"{describe(op)}: view of {src.nbytes} bytes as {list(shape)} at byte offset {off}")
+        self.globals[op.result] = src.view(shape, offset=off)
+
+    def check_weight_overlaps(self) -> None:
+        """Two placed weights may share bytes only when they are the same key at the same offset."""
+        placed = sorted(self.placed_weights, key=lambda t: (t[0], t[1]))
+        for (s0, e0, k0, _), (s1, e1, k1, op1) in zip(placed, placed[1:]):
+            if s1 < e0 and (k0 != k1 or s0 != s1):
+                raise SimError(f"{describe(op1)}: weight '{k1}' at DRAM offset {s1} overlaps weight '{k0}' "
+                               f"at [{s0}, {e0})")
+
+    def compile_tasks(self, task_ops: list[TaskOp], sram: list[Region], check_bounds: bool) -> list[TaskProgram]:
+        """Compile every task for its core (checking its core and event slots exist)."""
+        arch = self.arch
+        tasks: list[TaskProgram] = []
+        seqs = [0] * arch.cores
+        for i, op in enumerate(task_ops):
+            core = op.core_id
+            prog = TaskProgram(op, i, 0)
+            if core >= arch.cores:
+                raise SimError(f"{prog.where}: runs on core {core} but the arch has cores={arch.cores}")
+            for what, slots in (("waits on", prog.waits), ("signals", prog.signals)):
+                bad = [s for s in slots if s >= arch.event_slots]
+                if bad:
+                    raise SimError(f"{prog.where}: {what} event slot {bad[0]} but the arch has "
+                                   f"event_slots={arch.event_slots}")
+            prog.seq = seqs[core]
+            seqs[core] += 1
+            compile_task(prog, self.globals, sram[core], arch, check_bounds, self.warnings, self.values)
+            tasks.append(prog)
+        return tasks

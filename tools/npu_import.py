@@ -42,7 +42,7 @@ from lowering.importer.buckets import (
 from lowering.importer.onnx_import import OnnxImportError, import_model, load_model
 from npu_dialects import module_text
 from npu_dialects.arch import ArchError, parse_arch_spec
-from npu_dialects.weights import WEIGHTS_ATTR
+from npu_dialects.weights import WEIGHTS_ATTR, save_npz
 
 
 class _UsageError(Exception):
@@ -176,10 +176,10 @@ def _write_modules(jobs: Sequence[tuple[str | None, ModuleOp, dict[str, np.ndarr
         if weights:  # the side file sits beside the IR, so its name alone resolves
             module.attributes[WEIGHTS_ATTR] = StringAttr(wpath.name)
             if shared_weights is None or not any(p == wpath for p, _ in files):
-                files.append((wpath, lambda f, w=weights: np.savez(f, **w)))  # type: ignore[misc]
+                files.append((wpath, lambda f, w=weights: save_npz(f, w)))
         text = print_module(module)
         if output:
-            files.append((Path(output), lambda f, t=text: f.write(t.encode())))  # type: ignore[misc]
+            files.append((Path(output), lambda f, t=text: f.write(t.encode())))
         else:
             texts.append(text)
 

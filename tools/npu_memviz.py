@@ -101,9 +101,6 @@ def collect(module, arch, spans: list[tuple[float, float]] | None, time_unit: st
     """The panels of a lowered module. `spans[i]` is task #i's simulated [start, end)
     (None: time in task indices). Raises UserError for a module without tasks or plan."""
     from lowering.task.taskgraph import tasks_of
-    from npu_dialects.entry import int_attr
-    from npu_dialects.locs import node_names
-    from npu_dialects.task import AllocOp, SramOp, TaskOp, byte_size
     from sim.errors import SimError
     from sim.program import main_func
 
@@ -124,8 +121,17 @@ def collect(module, arch, spans: list[tuple[float, float]] | None, time_unit: st
         k = t.op.kernel.data
         if k not in kernels:
             kernels.append(k)
+    dram = _dram_panel(module, fn, tasks, spans, time_unit, arch)
+    cores = _sram_panels(tasks, spans, time_unit, arch)
+    t_end = max(s[1] for s in spans)
+    return Picture("", "", time_unit, t_end, [dram, *cores], kernels)
 
-    # -- DRAM arena: every npu_task.alloc, at its planned offset
+
+def _dram_panel(module, fn, tasks: list, spans: list[tuple[float, float]], time_unit: str, arch) -> Panel:
+    """DRAM arena: every npu_task.alloc, at its planned offset (UserError without a plan)."""
+    from npu_dialects.entry import int_attr
+    from npu_dialects.task import AllocOp, TaskOp
+
     touched: dict = {}
     for t in tasks:
         for b in t.touches:
@@ -140,39 +146,9 @@ def collect(module, arch, spans: list[tuple[float, float]] | None, time_unit: st
             allocs.append((op, n_seen))
     peak = 0
     for k, (op, before) in enumerate(allocs):
-        if op.offset is None:
-            raise UserError(f"npu_task.alloc #{k} ({_type_str(op.result.type)}) has no offset: the module "
-                            "has no DRAM memory plan (run npu-memplan)")
-        off, size = op.offset.value.data, byte_size(op.result.type)
-        users = touched.get(op.result, [])
-        nodes = node_names(op)
-        if users:
-            idx = [u.index for u in users]
-            writers = [u for u in users if op.result in u.writes]
-            producer = (writers or users)[0].op.kernel.data
-            readers: list[str] = []
-            for u in users:
-                if op.result in u.reads and u.op.kernel.data not in readers:
-                    readers.append(u.op.kernel.data)
-            t0 = min(spans[i][0] for i in idx)
-            t1 = max(spans[i][1] for i in idx)
-            span = f"tasks #{min(idx)}-#{max(idx)}"
-            if time_unit == "cycles":
-                span += f", cycles {t0:.0f}-{t1:.0f}"
-            lines = [f"alloc #{k} {_type_str(op.result.type)}: {size} B at [{off}, {off + size})",
-                     f"kernel: {producer}"
-                     + (f"; read by {_names(readers)}" if readers else ""),
-                     f"ONNX nodes: {_names(nodes) or '-'}", span]
-            unused = False
-        else:
-            i = min(before, len(tasks) - 1)
-            t0, t1 = spans[i]
-            producer = tasks[i].op.kernel.data
-            lines = [f"alloc #{k} {_type_str(op.result.type)}: {size} B at [{off}, {off + size})",
-                     "not read or written by any task", f"ONNX nodes: {_names(nodes) or '-'}"]
-            unused = True
-        dram.buffers.append(Buffer(off, size, t0, t1, producer, "\n".join(lines), unused))
-        peak = max(peak, off + _align_up(size, arch.align))
+        buf = _alloc_buffer(k, op, before, touched.get(op.result, []), tasks, spans, time_unit)
+        dram.buffers.append(buf)
+        peak = max(peak, buf.offset + _align_up(buf.size, arch.align))
     dram.peak = peak
     dram.lower_bound = int_attr(module, "npu.dram_lower_bound_bytes")
     arena = int_attr(module, "npu.dram_arena_bytes")
@@ -183,8 +159,49 @@ def collect(module, arch, spans: list[tuple[float, float]] | None, time_unit: st
     if weights is not None:
         extra.append(f"weights {fmt_bytes(weights)} (own region, not drawn)")
     dram.label += " (" + "; ".join(extra) + ")"
+    return dram
 
-    # -- SRAM: each task's buffers on its core
+
+def _alloc_buffer(k: int, op, before: int, users: list, tasks: list, spans: list[tuple[float, float]],
+                  time_unit: str) -> Buffer:
+    """The rectangle of alloc #k: from the first to the last task using it (`users`), else
+    at the task that follows it (`before` tasks precede it), marked unused."""
+    from npu_dialects.locs import node_names
+    from npu_dialects.task import byte_size
+
+    if op.offset is None:
+        raise UserError(f"npu_task.alloc #{k} ({_type_str(op.result.type)}) has no offset: the module "
+                        "has no DRAM memory plan (run npu-memplan)")
+    off, size = op.offset.value.data, byte_size(op.result.type)
+    nodes = node_names(op)
+    head = f"alloc #{k} {_type_str(op.result.type)}: {size} B at [{off}, {off + size})"
+    if not users:
+        i = min(before, len(tasks) - 1)
+        t0, t1 = spans[i]
+        lines = [head, "not read or written by any task", f"ONNX nodes: {_names(nodes) or '-'}"]
+        return Buffer(off, size, t0, t1, tasks[i].op.kernel.data, "\n".join(lines), True)
+    idx = [u.index for u in users]
+    writers = [u for u in users if op.result in u.writes]
+    producer = (writers or users)[0].op.kernel.data
+    readers: list[str] = []
+    for u in users:
+        if op.result in u.reads and u.op.kernel.data not in readers:
+            readers.append(u.op.kernel.data)
+    t0 = min(spans[i][0] for i in idx)
+    t1 = max(spans[i][1] for i in idx)
+    span = f"tasks #{min(idx)}-#{max(idx)}"
+    if time_unit == "cycles":
+        span += f", cycles {t0:.0f}-{t1:.0f}"
+    lines = [head, f"kernel: {producer}" + (f"; read by {_names(readers)}" if readers else ""),
+             f"ONNX nodes: {_names(nodes) or '-'}", span]
+    return Buffer(off, size, t0, t1, producer, "\n".join(lines), False)
+
+
+def _sram_panels(tasks: list, spans: list[tuple[float, float]], time_unit: str, arch) -> list[Panel]:
+    """One panel per core: each task's npu_task.sram buffers during the task."""
+    from npu_dialects.locs import node_names
+    from npu_dialects.task import SramOp, byte_size
+
     n_cores = max([arch.cores] + [t.core + 1 for t in tasks])
     cores = [Panel(f"sram-core{c}", f"core {c} SRAM", capacity=arch.sram_bytes) for c in range(n_cores)]
     n_tasks = [0] * n_cores
@@ -209,9 +226,7 @@ def collect(module, arch, spans: list[tuple[float, float]] | None, time_unit: st
     for p, n in zip(cores, n_tasks):
         p.label += (f" ({len(p.buffers)} buffers in {n} tasks; capacity {fmt_bytes(arch.sram_bytes)})"
                     if n else " (no tasks)")
-
-    t_end = max(s[1] for s in spans)
-    return Picture("", "", time_unit, t_end, [dram, *cores], kernels)
+    return cores
 
 
 # ----------------------------------------------------------------------------- drawing

@@ -225,8 +225,14 @@ def reference_outputs(loaded: Loaded, path: str, inputs: dict[str, np.ndarray]) 
         except Exception as e:  # onnxruntime raises many exception types
             msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise UserError(f"onnxruntime cannot run '{path}': {msg}") from None
-        return dict(zip(names, outs)), "onnxruntime"
+        refs: dict[str, np.ndarray] = {}
+        for name, out in zip(names, outs):
+            if not isinstance(out, np.ndarray):
+                raise UserError(f"onnxruntime output '{name}' is a {type(out).__name__}, not a tensor")
+            refs[name] = out
+        return refs, "onnxruntime"
     from lowering.graph.evaluate import GraphEvalError, evaluate_graph
+    assert loaded.graph is not None, "load_input keeps the graph-level module for --check"
     try:
         return evaluate_graph(loaded.graph, loaded.weights, inputs, dtype=np.float64), "numpy float64 reference"
     except GraphEvalError as e:
@@ -423,9 +429,10 @@ def _run(args: argparse.Namespace) -> int:
         check["reference"] = what
         report["check"] = check
     if args.outputs:
+        from npu_dialects.weights import save_npz
         try:
             with open(args.outputs, "wb") as f:
-                np.savez(f, **result.outputs)
+                save_npz(f, result.outputs)
         except OSError as e:
             raise UserError(f"cannot write '{args.outputs}': {e.strerror or e}") from None
     if args.report:

@@ -66,10 +66,10 @@ class FoldBatchNorm(RewritePattern):
         params = [op.scale, op.bias, op.mean, op.var]
         if any(ConstantReader.constant_op(v) is None for v in params):
             return  # cheap check before any weight is read
-        p = [self.constants.array(v) for v in params]
-        if any(a is None for a in p):
+        p = [a for a in (self.constants.array(v) for v in params) if a is not None]
+        if len(p) != len(params):
             return
-        mul, offset = BatchNormOp.folded(dict(op.attributes), *[a.astype(np.float64) for a in p])  # type: ignore[union-attr]
+        mul, offset = BatchNormOp.folded(dict(op.attributes), *[a.astype(np.float64) for a in p])
         if not (self.conv and self.into_conv(op, mul, offset, rewriter)) and self.affine:
             self.into_affine(op, mul, offset, rewriter)
 
@@ -135,7 +135,7 @@ class MergeAffine(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, (MulOp, AddOp)):
             return
-        t = op.results[0].type
+        t = op.result.type
         for k in (0, 1):
             inner, c2v = op.operands[k].owner, op.operands[1 - k]
             if not isinstance(inner, (MulOp, AddOp)) or not inner.results[0].has_one_use():

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
+from typing import TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float32Type,
+    LocationAttr,
     ModuleOp,
     TensorType,
 )
@@ -63,15 +65,17 @@ from npu_dialects.graph import (
 )
 from npu_dialects.locs import fused_loc, loc_names
 
+_OpT = TypeVar("_OpT", bound=Operation)
 
-def _scalar(value: float, loc) -> ConstantOp:
+
+def _scalar(value: float, loc: LocationAttr) -> ConstantOp:
     t = TensorType(Float32Type(), [1])
     c = ConstantOp(t, value=DenseIntOrFPElementsAttr.from_list(t, [value]))
     c.location = loc
     return c
 
 
-def _at(op: Operation, loc) -> Operation:
+def _at(op: _OpT, loc: LocationAttr) -> _OpT:
     op.location = loc
     return op
 
@@ -111,7 +115,7 @@ class GemmScalingToEpilogue(RewritePattern):
             c: SSAValue = op.c
             if p["beta"] != 1.0:
                 beta = _scalar(p["beta"], loc)
-                ops += [beta, _at(MulOp(op.c, beta.result, op.c.type), loc)]
+                ops += [beta, _at(MulOp(c, beta.result, f32_tensor(shape_of(c))), loc)]
                 c = ops[-1].results[0]
             ops.append(_at(AddOp(y, c, op.result.type), loc))
         rewriter.replace(op, ops, [ops[-1].results[0]])
@@ -127,6 +131,8 @@ class MatmulTo2D(RewritePattern):
             return
         if len(b) > 2:
             return  # a truly batched B: needs a batched kernel
+        if len(a) == 0 or len(b) == 0:
+            return  # a scalar operand: not a matmul (its verifier rejects it)
         loc = op.location
         k = a[-1]
         a2 = (1, k) if len(a) == 1 else (prod(a[:-1]), k)
@@ -173,7 +179,7 @@ class FoldNeutralElement(RewritePattern):
         self.constants = constants
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        rule = NEUTRAL.get(type(op))  # type: ignore[arg-type]
+        rule = NEUTRAL.get(type(op)) if isinstance(op, BinaryOp) else None
         if rule is None:
             return
         neutral, positions = rule

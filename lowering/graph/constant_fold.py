@@ -52,12 +52,12 @@ def fold(op: GraphOp, constants: ConstantReader) -> list[np.ndarray] | None:
         return None
     if any(ConstantReader.constant_op(o) is None for o in op.operands):
         return None
-    arrays = [constants.array(o) for o in op.operands]
-    if any(a is None for a in arrays):
+    arrays = [a for a in (constants.array(o) for o in op.operands) if a is not None]
+    if len(arrays) != len(op.operands):
         return None
     try:
         with np.errstate(all="ignore"):  # 1/0 -> inf, as on the device
-            outs = op.evaluate(*arrays)  # type: ignore[arg-type]
+            outs = op.evaluate(*arrays)
     except NotImplementedError:
         return None
     except (ValueError, TypeError, IndexError, ArithmeticError) as e:

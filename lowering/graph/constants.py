@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, LocationAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from lowering.errors import CompileError
-from npu_dialects.graph import ConstantOp, f32_tensor, shape_of
+from npu_dialects.graph import ConstantOp, shape_of
 from npu_dialects.locs import loc_names
 from npu_dialects.weights import WeightsError, add_weight, weights_of
 
@@ -92,14 +92,14 @@ def weight_hint(loc: Attribute, suffix: str, fallback: str = "const") -> str:
     return f"{base or fallback}.{suffix}"
 
 
-def make_constant(module: ModuleOp, array: np.ndarray, hint: str, loc: Attribute) -> ConstantOp:
+def make_constant(module: ModuleOp, array: np.ndarray, hint: str, loc: LocationAttr) -> ConstantOp:
     """An `npu_graph.constant` holding `array` (as float32), located at `loc`: inline when
     small, else a new weight of `module` whose key derives from `hint`.
 
     Non-finite values always go to the weight store: xDSL 0.75 prints an inline inf/nan
     as a hex bit pattern (`0x7f800000`) that it parses back as the integer 2139095040."""
     data = np.ascontiguousarray(array, dtype=np.float32)
-    ty = f32_tensor(data.shape)
+    ty = TensorType(Float32Type(), data.shape)
     if data.size <= INLINE_MAX_ELEMENTS and np.isfinite(data).all():
         op = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(ty, [float(v) for v in data.reshape(-1)]))
     else:

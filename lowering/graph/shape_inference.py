@@ -266,8 +266,9 @@ class _Propagator:
         return self.evaluate(op)
 
     @staticmethod
-    def _shapes(op: GraphOp, got: Sequence | None) -> list[Shape]:
-        if got is None:
+    def _shapes(op: GraphOp, got: object) -> list[Shape]:
+        """The shapes an `infer_shape()` returned: one shape, a list of them, or None."""
+        if not isinstance(got, Sequence):  # None: the op does not accept its operand shapes
             raise ShapeError("the op does not accept them")
         if len(op.results) == 1 and all(isinstance(d, (int, np.integer)) for d in got):
             return [tuple(int(d) for d in got)]

@@ -181,12 +181,13 @@ def output_shapes(model: onnx.ModelProto, dims: Mapping[str, int]) -> dict[str, 
         if not missing:
             return shapes
     from npu_dialects.entry import find_main
+    from npu_dialects.graph import shape_of
 
     module, _ = import_model(model, dims=dims)
     fn = find_main(module)
     assert fn is not None
     for vo, ty in zip(bound.graph.output, fn.function_type.outputs.data):
-        shapes.setdefault(vo.name, tuple(ty.get_shape()))  # type: ignore[attr-defined]
+        shapes.setdefault(vo.name, shape_of(ty))
     return shapes
 
 

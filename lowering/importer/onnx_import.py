@@ -552,7 +552,7 @@ def _is_float(dtype: np.dtype) -> bool:
     return np.issubdtype(dtype, np.floating)
 
 
-def _eltwise(ctx: NodeContext, op_class: type[ElementwiseOp], *values: SSAValue) -> SSAValue:
+def _eltwise(ctx: NodeContext, op_class: Callable[..., ElementwiseOp], *values: SSAValue) -> SSAValue:
     """`op_class(values...)` with the broadcast result shape (NodeError when the shapes
     do not broadcast)."""
     shapes = [shape_of(v) for v in values]
@@ -576,7 +576,7 @@ def _binary(op_class: type[BinaryOp]) -> Converter:
         a, b = _same_type_operands(ctx, (0, 1))
         y = _eltwise(ctx, op_class, a, b)
         if op_class is DivOp and not _is_float(ctx.dtype(0)):
-            y = ctx.build(TruncOp(y, y.type)).results[0]  # integer division truncates
+            y = _eltwise(ctx, TruncOp, y)  # integer division truncates
         return [y]
 
     convert.__doc__ = f"Elementwise `{op_class.name}` with numpy broadcasting."
@@ -855,7 +855,7 @@ def _logical(op_class: type[BinaryOp], doc: str, xor: bool = False) -> Converter
     def convert(ctx: NodeContext) -> Sequence[Output]:
         y = _eltwise(ctx, op_class, ctx.value(0, carried=True), ctx.value(1, carried=True))
         if xor:
-            y = ctx.build(AbsOp(y, y.type)).results[0]
+            y = _eltwise(ctx, AbsOp, y)
         return [ctx.typed(y, np.bool_)]
 
     convert.__doc__ = doc
@@ -896,7 +896,7 @@ def _cast(ctx: NodeContext, to: int) -> Sequence[Output]:
         raise NodeError(f"unsupported target type {onnx.TensorProto.DataType.Name(to).lower()}")
     if not _is_float(src):
         return [ctx.typed(x, dtype)]
-    return [ctx.typed(ctx.build(TruncOp(x, x.type)).results[0], dtype)]
+    return [ctx.typed(_eltwise(ctx, TruncOp, x), dtype)]
 
 
 @converter("Cast", attrs=("to", "saturate"))
@@ -938,8 +938,9 @@ def convert_softmax(ctx: NodeContext) -> Sequence[Output]:
     axis = axis + r if axis < 0 else axis
     if axis == r - 1:
         return [ctx.build(SoftmaxOp(ctx.value(0), axis, f32_tensor(x))).results[0]]
-    flat = ctx.build(ReshapeOp(ctx.value(0), f32_tensor((_prod(x[:axis]), _prod(x[axis:]))))).results[0]
-    y = ctx.build(SoftmaxOp(flat, 1, flat.type)).results[0]
+    flat_type = f32_tensor((_prod(x[:axis]), _prod(x[axis:])))
+    flat = ctx.build(ReshapeOp(ctx.value(0), flat_type)).results[0]
+    y = ctx.build(SoftmaxOp(flat, 1, flat_type)).results[0]
     return [ctx.build(ReshapeOp(y, f32_tensor(x))).results[0]]
 
 
@@ -1411,7 +1412,7 @@ def convert_constant_of_shape(ctx: NodeContext) -> Sequence[Output]:
 def convert_range(ctx: NodeContext) -> Sequence[Output]:
     """Constant data; only reached when an input is not constant, which is diagnosed."""
     start, limit, delta = (ctx.constant(i, what) for i, what in enumerate(("start", "limit", "delta")))
-    data = np.arange(start, limit, delta, dtype=start.dtype)
+    data = np.arange(start.item(), limit.item(), delta.item(), dtype=start.dtype)  # (scalar tensors)
     return [Tensor(ctx.node.output[0], data.shape, data.dtype, data=data, origin=ctx.label)]
 
 
@@ -1635,30 +1636,7 @@ class _Importer:
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
         prefix = f"error: node '{label}' ({op_type}, opset {self._opset_of(domain)}): "
         try:
-            entry = CONVERTERS.get(node.op_type) if not domain else None
-            foldable = not domain and self._foldable(node)
-            if entry is None and not foldable:
-                raise NodeError("unsupported operator")
-            undefined = [a.name for a in node.attribute if a.name not in _schema_attrs(node.op_type, self.opset)]
-            if undefined:
-                raise NodeError(f"attribute {', '.join(undefined)} is not defined for {node.op_type} "
-                                f"at opset {self.opset}")
-            outs = self._fold(node, label, required=entry is None) if foldable else None
-            if outs is None:
-                assert entry is not None
-                extra = [a for a in node.attribute if a.name not in entry.attrs]
-                if extra:
-                    raise NodeError("unsupported attribute " + ", ".join(_fmt_attr(a) for a in extra))
-                for name in node.input:
-                    if name:
-                        t = self.lookup(name)
-                        if t.placeholder and t.value is None:
-                            raise _Skip()
-                ctx = NodeContext(self, node, label, self.opset)
-                outs = list(entry.fn(ctx))
-            for i, name in enumerate(node.output[len(outs):], start=len(outs)):
-                if name and name in self.used:
-                    raise NodeError(f"output {i} ('{name}') is not supported")
+            outs = self._convert(node, domain, label)
         except (NodeError, VerifyException) as e:
             self.diagnostics.append(prefix + _one_line(str(e)))
             self._bind_placeholders(node)
@@ -1668,6 +1646,45 @@ class _Importer:
             return
         except Exception as e:
             raise RuntimeError(f"importer bug at node '{label}' ({op_type}): {type(e).__name__}: {e}") from e
+        self._bind_outputs(node, outs, prefix)
+
+    def _convert(self, node: onnx.NodeProto, domain: str, label: str) -> Sequence[Output]:
+        """The outputs of `node`: computed at import when its inputs are constant, else
+        built by its converter. Raises NodeError (unsupported), _Skip (an input is missing)."""
+        entry = CONVERTERS.get(node.op_type) if not domain else None
+        feeds = self._constant_feeds(node) if not domain else None
+        if entry is None and feeds is None:
+            raise NodeError("unsupported operator")
+        undefined = [a.name for a in node.attribute if a.name not in _schema_attrs(node.op_type, self.opset)]
+        if undefined:
+            raise NodeError(f"attribute {', '.join(undefined)} is not defined for {node.op_type} "
+                            f"at opset {self.opset}")
+        outs: Sequence[Output] | None = None
+        if feeds is not None:
+            outs = self._fold(node, feeds, label, required=entry is None)
+        if outs is None:
+            assert entry is not None  # (else the fold was required: it returned or raised)
+            outs = self._run_converter(node, entry, label)
+        for i, name in enumerate(node.output[len(outs):], start=len(outs)):
+            if name and name in self.used:
+                raise NodeError(f"output {i} ('{name}') is not supported")
+        return outs
+
+    def _run_converter(self, node: onnx.NodeProto, entry: ConverterEntry, label: str) -> list[Output]:
+        """Build `node` with its converter (NodeError for an attribute the converter does
+        not take, _Skip when an input is a failed node's placeholder)."""
+        extra = [a for a in node.attribute if a.name not in entry.attrs]
+        if extra:
+            raise NodeError("unsupported attribute " + ", ".join(_fmt_attr(a) for a in extra))
+        for name in node.input:
+            if name:
+                t = self.lookup(name)
+                if t.placeholder and t.value is None:
+                    raise _Skip()
+        return list(entry.fn(NodeContext(self, node, label, self.opset)))
+
+    def _bind_outputs(self, node: onnx.NodeProto, outs: Sequence[Output], prefix: str) -> None:
+        """Bind the node's output names to `outs`, diagnosing a shape ONNX infers otherwise."""
         for name, out in zip(node.output, outs):
             if not name:
                 continue
@@ -1681,14 +1698,22 @@ class _Importer:
                                         f"shape inference says {list(shape)}")
             self.tensors[name] = t
 
-    def _foldable(self, node: onnx.NodeProto) -> bool:
-        """Whether every input of `node` is constant data (and it is deterministic)."""
+    def _constant_feeds(self, node: onnx.NodeProto) -> dict[str, np.ndarray] | None:
+        """Input name -> data when every input of `node` is constant data (and the node
+        is deterministic), else None."""
         names = [n for n in node.input if n]
         if not names or node.op_type in _NO_FOLD:
-            return False
-        return all(self.lookup(n).data is not None for n in names)
+            return None
+        feeds: dict[str, np.ndarray] = {}
+        for n in names:
+            data = self.lookup(n).data
+            if data is None:
+                return None
+            feeds[n] = data
+        return feeds
 
-    def _fold(self, node: onnx.NodeProto, label: str, required: bool) -> list[Tensor] | None:
+    def _fold(self, node: onnx.NodeProto, feeds: dict[str, np.ndarray], label: str,
+              required: bool) -> list[Tensor] | None:
         """The outputs of a node whose inputs are all constant, computed at import with
         onnx's reference implementation (shape arithmetic, ConstantOfShape, Range,
         weight transposes...): they never reach the IR. None when the reference cannot
@@ -1697,7 +1722,6 @@ class _Importer:
             ReferenceEvaluator,  # imported on first use: it is slow to load
         )
 
-        feeds = {n: self.lookup(n).data for n in node.input if n}
         try:
             # A one-node model, not the bare node: the evaluator then picks the op's
             # implementation for this opset (for a bare node it takes the newest).
@@ -1714,7 +1738,7 @@ class _Importer:
             raise NodeError(f"cannot evaluate this node on its constant inputs at import: "
                             f"{_one_line(str(e)) or type(e).__name__}") from None
         it = iter(results)
-        folded = []
+        folded: list[Tensor] = []
         for name in node.output:  # the evaluator returns the named outputs only
             data = np.asarray(next(it)) if name else np.zeros(0, np.float32)
             folded.append(Tensor(name, tuple(data.shape), data.dtype, data=data, origin=label))

@@ -185,15 +185,13 @@ class MemPlan(ModulePass):
         hb = happens_before(tasks)
         bufs = buffers(func, tasks, hb, align)
         conflict = conflicts(bufs, hb)
-        arena, offsets = None, []
-        for key in ORDERS.values():
-            a, offs = first_fit_plan(bufs, conflict, sorted(range(len(bufs)), key=lambda i: key(bufs[i])), align)
-            if arena is None or a < arena:
-                arena, offsets = a, offs
+        plans = [first_fit_plan(bufs, conflict, sorted(range(len(bufs)), key=lambda i: key(bufs[i])), align)
+                 for key in ORDERS.values()]
+        arena, offsets = min(plans, key=lambda plan: plan[0])  # the first of the smallest
         bound = max(live_lower_bound([(b.size, b.tasks) for b in bufs], len(tasks)),
                     clique_lower_bound(bufs, conflict))
         rng = random.Random(0)
-        for _ in range(RANDOM_TRIES // max(1, len(bufs)) if arena and arena > bound else 0):
+        for _ in range(RANDOM_TRIES // max(1, len(bufs)) if arena > bound else 0):
             order = sorted(range(len(bufs)), key=lambda i: -bufs[i].size * rng.uniform(0.5, 1.5))
             a, offs = first_fit_plan(bufs, conflict, order, align)
             if a < arena:
@@ -204,4 +202,4 @@ class MemPlan(ModulePass):
             b.offset = off
             for a in b.allocs:
                 a.attributes["offset"] = IntegerAttr(off, i64)
-        return woff, arena or 0, bound
+        return woff, arena, bound

@@ -89,6 +89,7 @@ class Schedule(ModulePass):
                     start = max(ready, core_free[c])
                     if best is None or start < best[0]:
                         best = (start, c)
+                assert best is not None  # a core is skipped only while another is unused
                 start, c = best
                 used.add(c)
                 core_free[c] = start + part_cycles

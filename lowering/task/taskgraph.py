@@ -67,7 +67,8 @@ def tasks_of(func: FuncOp) -> list[TaskInfo]:
         for inner in op.walk():
             if isinstance(inner, CopyOp):
                 for v, write in ((inner.src, False), (inner.dst, True)):
-                    if memory_space(v.type) == "dram" and (v, write) not in seen:
+                    dram = isinstance(v.type, MemRefType) and memory_space(v.type) == "dram"  # (always a memref)
+                    if dram and (v, write) not in seen:
                         seen.add((v, write))
                         r, lo, hi = span(v)
                         (info.writes if write else info.reads).add(r)
@@ -79,7 +80,7 @@ def tasks_of(func: FuncOp) -> list[TaskInfo]:
             if isinstance(r.owner, AllocOp) and r.owner.reuse is not None:
                 b = r.owner.reuse
                 info.writes.add(b)
-                info.spans.append((b, 0, byte_size(b.type), True))
+                info.spans.append((*span(b), True))  # (an alloc: its whole buffer)
         out.append(info)
     return out
 
@@ -147,7 +148,8 @@ def happens_before(tasks: list[TaskInfo]) -> list[int]:
     hb: list[int] = []
     for t in tasks:
         m = 0
-        srcs = list(preds[t.index]) + ([qp[t.index]] if qp[t.index] is not None else [])
+        q = qp[t.index]
+        srcs = list(preds[t.index]) + ([q] if q is not None else [])
         for s in srcs:
             if s < t.index:
                 m |= hb[s] | (1 << s)

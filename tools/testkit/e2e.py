@@ -3,6 +3,8 @@ compared with onnxruntime."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -32,7 +34,18 @@ def compile_and_run(model: onnx.ModelProto, arch: Arch | str = "default", seed: 
 def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
-    return dict(zip(names, sess.run(names, inputs)))
+    return dict(zip(names, run_session(sess, names, inputs)))
+
+
+def run_session(sess: ort.InferenceSession, names: list[str], feed: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """`sess.run(names, feed)` for tensor outputs (TypeError naming any sequence, map or
+    sparse output: the test models have none)."""
+    outs = sess.run(names, dict(feed))
+    tensors = [o for o in outs if isinstance(o, np.ndarray)]
+    if len(tensors) != len(outs):
+        bad = [n for n, o in zip(names, outs) if not isinstance(o, np.ndarray)]
+        raise TypeError(f"onnxruntime outputs {', '.join(bad)} are not tensors")
+    return tensors
 
 
 def max_abs_error(model: onnx.ModelProto, arch: Arch | str = "default", **options) -> float:

@@ -22,6 +22,7 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import onnx
@@ -94,7 +95,7 @@ class _Builder:
         return self.const((self.rng.standard_normal(tuple(shape)) * std).astype(np.float32))
 
     def node(self, op: str, inputs: Sequence[_Tensor | str], shape: Sequence[int], mag: float,
-             **attrs: object) -> _Tensor:
+             **attrs: Any) -> _Tensor:
         """Append `op` reading `inputs` (tensors or initializer names); returns its output."""
         k = len(self.nodes)
         out = _Tensor(f"t{k}", tuple(int(d) for d in shape), float(mag))
@@ -168,7 +169,7 @@ class _Builder:
             ops.append("Div")
         op = ops[int(self.rng.integers(len(ops)))]
         if op == "Div":
-            d = self.node("Add", [self.node("Abs", [p], p.shape, p.mag), self.const(np.float32(1.0))],
+            d = self.node("Add", [self.node("Abs", [p], p.shape, p.mag), self.const(np.array(1.0, np.float32))],
                           p.shape, p.mag + 1)
             return self.node("Div", [t, d], shape, t.mag)
         args = [t, p] if self.rng.random() < 0.5 else [p, t]

@@ -16,8 +16,9 @@ Every builder takes `opset` (default 17).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -48,13 +49,13 @@ class Graph:
         return name
 
     def node(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str] | str,
-             name: str = "", **attrs: object) -> str:
+             name: str = "", **attrs: Any) -> str:
         outs = [outputs] if isinstance(outputs, str) else list(outputs)
         self.nodes.append(helper.make_node(op_type, list(inputs), outs, name=name, **attrs))
         return outs[0]
 
-    def model(self, name: str, inputs: dict[str, Sequence[int | str]],
-              outputs: dict[str, Sequence[int | str] | None], opset: int) -> onnx.ModelProto:
+    def model(self, name: str, inputs: Mapping[str, Sequence[int | str]],
+              outputs: Mapping[str, Sequence[int | str] | None], opset: int) -> onnx.ModelProto:
         g = helper.make_graph(
             self.nodes, name,
             [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v)) for k, v in inputs.items()],
@@ -111,7 +112,7 @@ def lenet(batch: int = 1, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
                "/conv1/Conv_output_0", name="/conv1/Conv", dilations=[1, 1], group=1,
                kernel_shape=[5, 5], pads=[2, 2, 2, 2], strides=[1, 1])
     h = _relu(g, h, 0)
-    pool = dict(kernel_shape=[2, 2], pads=[0, 0, 0, 0], strides=[2, 2])
+    pool: dict[str, list[int] | int] = dict(kernel_shape=[2, 2], pads=[0, 0, 0, 0], strides=[2, 2])
     if opset >= 10:
         pool["ceil_mode"] = 0  # as PyTorch writes it (the attribute exists since opset 10)
     h = g.node("MaxPool", [h], "/pool/MaxPool_output_0", name="/pool/MaxPool", **pool)
@@ -418,7 +419,7 @@ def op_cases(opset: int = DEFAULT_OPSET) -> dict[str, onnx.ModelProto]:
     Output shapes are left undeclared (None: valid for onnxruntime, not for
     onnx.checker) so the importer's own shape computation is what is tested."""
     r = np.random.default_rng(9)
-    cases: dict[str, onnx.ModelProto] = {
+    optional: dict[str, onnx.ModelProto | None] = {
         "gemm_plain": None if opset < 11 else _single("Gemm", {"a": [3, 5]}, None, {"b": _rand(r, 5, 4)}, opset),
         "gemm_transA_alpha_beta": _single(
             "Gemm", {"a": [5, 3]}, None, {"b": _rand(r, 4, 5), "c": _rand(r, 4)}, opset,
@@ -469,7 +470,7 @@ def op_cases(opset: int = DEFAULT_OPSET) -> dict[str, onnx.ModelProto]:
                                     {"shape": np.array([4, 1, 6], np.int64)}, opset),
     }
     # drop the cases `opset` cannot express (optional Gemm C since 11, ...)
-    cases = {k: v for k, v in cases.items() if v is not None}
+    cases = {k: v for k, v in optional.items() if v is not None}
     if opset >= 14:
         cases["reshape_allowzero"] = _single("Reshape", {"x": [2, 0, 3]}, None,
                                              {"shape": np.array([3, 0, 2], np.int64)}, opset, allowzero=1)

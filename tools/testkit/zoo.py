@@ -39,7 +39,7 @@ from onnx import helper, numpy_helper
 
 from lowering.importer.onnx_import import OnnxImportError
 from runtime.run import RunError
-from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
+from tools.testkit.e2e import compile_and_run, onnxruntime_outputs, run_session
 
 LIGHT_MODELS: tuple[str, ...] = (
     "bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
@@ -140,7 +140,7 @@ def random_weight(role: str, shape: tuple[int, ...], rng: np.random.Generator,
         if role == "gemm-weight" and len(dims) == 2:
             fan_in = dims[1] if _attr(node, "transB", 0) else dims[0]
         else:
-            fan_in = shape[-2] if len(shape) >= 2 else shape[0]
+            fan_in = shape[-2] if len(shape) >= 2 else int(np.prod(shape))  # 1-D: its length
         return _normal(rng, shape, np.sqrt(2.0 / max(fan_in, 1)))
     if role in ("bn-scale", "scale", "bn-var"):
         return rng.uniform(0.5, 1.5, shape).astype(np.float32)
@@ -293,7 +293,7 @@ def _calibrate_batchnorms(model: onnx.ModelProto, weights: dict[str, np.ndarray]
     for depth in sorted(todo):
         nodes = todo[depth]
         feed = {**inputs, **{k: weights[k] for k in free}}
-        for node, x in zip(nodes, sess.run([n.input[0] for n in nodes], feed)):
+        for node, x in zip(nodes, run_session(sess, [n.input[0] for n in nodes], feed)):
             axes = (0, *range(2, x.ndim))
             x = x.astype(np.float64)
             var = x.var(axis=axes)
@@ -319,7 +319,7 @@ def _calibrate_logits(model: onnx.ModelProto, weights: dict[str, np.ndarray],
     if not targets:
         return
     sess = _session(model, weights, set(), [v for v, _ in targets])
-    for (_value, prod), z in zip(targets, sess.run([v for v, _ in targets], dict(inputs))):
+    for (_value, prod), z in zip(targets, run_session(sess, [v for v, _ in targets], inputs)):
         observed = float(np.std(z.astype(np.float64)))
         if observed == 0.0 or not np.isfinite(observed):
             continue
