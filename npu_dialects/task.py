@@ -8,15 +8,21 @@ holds, in order:
 - `npu_task.alloc`: an activation buffer in the DRAM arena (`offset` assigned
   by the memory plan);
 - `npu_task.view`: the same bytes seen with another shape (reshape/flatten);
-- `npu_task.task`: work for one core. A core runs its tasks in program order
-  (its queue); a task first consumes each event slot in `waits` (blocking until
-  signalled), runs its body (`scf.for` tile loops of `npu_dma`/`npu_compute`
-  ops on `npu_task.sram` buffers), drains its DMAs, then signals `signals`.
-  An event slot is a counting semaphore: a signal adds one, each entry of
-  `waits` takes one (so `waits = [3, 3]` waits for two signals on slot 3).
-  The body block takes two `index` arguments bound to the task's `range`
-  `[lo, hi)`: its share of the kernel's linearised parallel tile space, so a
-  kernel split across cores is the same body with different ranges.
+- `npu_task.task`: work for one core, run in program order with the core's other
+  tasks (its queue) and synchronised through event slots (`waits`, `signals`); its
+  body is `scf.for` tile loops of `npu_dma`/`npu_compute` ops on `npu_task.sram`
+  buffers over its `range`, a share of the kernel's parallel tile space.
+
+Algorithm
+---------
+A core runs its tasks in program order (its queue); a task first consumes each
+event slot in `waits` (blocking until signalled), runs its body (`scf.for` tile
+loops of `npu_dma`/`npu_compute` ops on `npu_task.sram` buffers), drains its DMAs,
+then signals `signals`. An event slot is a counting semaphore: a signal adds one,
+each entry of `waits` takes one (so `waits = [3, 3]` waits for two signals on
+slot 3). The body block takes two `index` arguments bound to the task's `range`
+`[lo, hi)`: its share of the kernel's linearised parallel tile space, so a kernel
+split across cores is the same body with different ranges.
 """
 
 from __future__ import annotations

@@ -4,7 +4,17 @@ pad the inputs up to it and slice the outputs back (the run-time side of
 
 A model input's shape is given as a template: each axis a static size or the name
 of a symbolic dimension (`("batch", 8)`). The actual inputs fix each symbolic
-dimension's size (every occurrence must agree). The bucket chosen is
+dimension's size (every occurrence must agree). The bucket chosen is an exact
+match, else the smallest one at least as large on the padded dimensions. Padding is
+only right when the padded dimension indexes independent samples (a batch, or rows
+of a per-row computation) that are laid out outermost in the outputs: by listing a
+dimension as padded the user asserts this. A dimension that is reduced over (a
+sequence under softmax or attention) must not be padded: leave it out of the padded
+set, so it matches exactly.
+
+Algorithm
+---------
+The bucket chosen is
 
 1. the first bucket that matches exactly, else
 2. among the buckets whose sizes are >= the actual ones on the padded dimensions and
@@ -13,12 +23,7 @@ dimension's size (every occurrence must agree). The bucket chosen is
 
 Padding appends zeros at the end of every axis named by a padded dimension, and
 each output is then cut to the shape the model gives for the actual sizes, keeping
-its leading corner (`out[:n0, :n1, ...]`). That is only right when the padded
-dimension indexes independent samples (a batch, or rows of a per-row computation)
-that are laid out outermost in the outputs: by listing a dimension as padded the
-user asserts this. A dimension that is reduced over (a sequence under softmax or
-attention) must not be padded: leave it out of the padded set, so it matches
-exactly.
+its leading corner (`out[:n0, :n1, ...]`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,20 @@
 """The simulated NPU: runs a task-level module (`npu_task`) with numpy at tile
 granularity under a discrete-event timing model derived from `Arch`.
 
+Timing model (in full under Algorithm): each core runs its tasks in program order,
+synchronised by event slots; in a task body a compute op keeps its unit busy
+`op.cycles(arch)` cycles, an `npu_dma.copy` runs on one of the core's
+`dma_channels`, and transfers touching DRAM share `dram_bw`. Total cycles = the
+time the last task ends.
+
+Checks: SRAM/DRAM capacity, copy windows leaving a buffer without
+`pad_value`/`clip`, event slot range, double signals, deadlock (with a dump
+of every core), DRAM races between tasks not ordered by events (per-element
+shadow memory and vector clocks), unknown ops. In-task SRAM hazards (a
+compute op or DMA touching bytes an in-flight DMA still owns) are warnings.
+
+Algorithm
+---------
 Timing model:
 - Each core runs its tasks (`npu_task.task` with that `core`) in program
   order. A task first consumes its `waits` event slots in order, blocking
@@ -20,12 +34,6 @@ Timing model:
   completes, so a missing `npu_dma.wait` reads stale data.
   `npu_dma.wait` blocks until that DMA has completed.
 - Total cycles = the time the last task ends.
-
-Checks: SRAM/DRAM capacity, copy windows leaving a buffer without
-`pad_value`/`clip`, event slot range, double signals, deadlock (with a dump
-of every core), DRAM races between tasks not ordered by events (per-element
-shadow memory and vector clocks), unknown ops. In-task SRAM hazards (a
-compute op or DMA touching bytes an in-flight DMA still owns) are warnings.
 """
 
 from __future__ import annotations

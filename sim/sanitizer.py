@@ -2,6 +2,18 @@
 DRAM race detector, as one shadow-memory checker the engine calls on every
 access.
 
+Values: every buffer the program names is one *value*; a read must find every byte
+it reads holding the value of the buffer it reads through, else the run stops with
+a `SimError` naming the reading op and task, the value expected, the value found
+and its writer, and the address range. At the end every model output must hold its
+value; weights are read-only (a write into them is an error). Races (DRAM): a DMA
+that touches an element another task wrote (or read, for a write) must be ordered
+after that task by queue order or events, whatever the timing happened to be this
+run. Races are always checked unless turned off; the value checks run with
+`sanitize` (`npu-run --sanitize`, every test run).
+
+Algorithm
+---------
 Values. Every buffer the program names is one *value* (`sim.memory.Buf.value`):
 a model input or output, a weight, an `npu_task.alloc` (an alloc that takes
 another's bytes in place, `reuse(%r)`, is a value of its own), and in a task an
@@ -26,9 +38,7 @@ destruction is observable; a value no one reads again may be overwritten).
 
 Races (DRAM): per element the last writing and last reading task; a DMA that
 touches an element another task wrote (or read, for a write) must be ordered
-after that task by queue order or events (vector clocks), whatever the timing
-happened to be this run. Races are always checked unless turned off; the value
-checks run with `sanitize` (`npu-run --sanitize`, every test run).
+after that task by queue order or events (vector clocks).
 """
 
 from __future__ import annotations

@@ -7,14 +7,19 @@ attribute `npu.weights`, relative to OUT's directory). Exit codes: 0 success,
 stderr, no output file written), 2 bad usage or a bad --arch spec.
 
 Symbolic input dimensions (ONNX `dim_param`, e.g. `x['batch', 8]`) must be bound
-with `--shape-buckets` (syntax in `lowering/importer/buckets.py`). With one bucket
-(`batch=4`) OUT.mlir is that bucket's module. With several (`batch=1,4,8`,
-`batch=1,4;seq=16,32` = their cross product), -o is required and one module is
-written per bucket, OUT.<tag>.mlir with tag `batch1`, `batch1.seq16`, ...; the
-weights go to one OUT.weights.npz shared by all of them (the normal case: the
-weights are the model's initializers), or, if the buckets' weights differ (a
-constant folded from a bucketed shape), to OUT.<tag>.weights.npz each. The files
-written are listed on stdout, one `wrote FILE` line each.
+with `--shape-buckets` (syntax in `lowering/importer/buckets.py`). One bucket
+(`batch=4`): OUT.mlir is that bucket's module. Several (`batch=1,4,8`;
+`batch=1,4;seq=16,32` = their cross product): -o is required and one module is
+written per bucket, OUT.<tag>.mlir with tag `batch1`, `batch1.seq16`, ... (weight
+files under Algorithm). The files written are listed on stdout, one `wrote FILE`
+line each.
+
+Algorithm
+---------
+With several buckets the weights go to one OUT.weights.npz shared by all of them
+(the normal case: the weights are the model's initializers), or, if the buckets'
+weights differ (a constant folded from a bucketed shape), to OUT.<tag>.weights.npz
+each.
 """
 
 from __future__ import annotations

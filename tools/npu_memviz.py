@@ -3,16 +3,25 @@ draw the memory plan of a lowered module as an SVG.
 
 INPUT is an ONNX model (imported and compiled with `npu-default`), a graph-level
 `.mlir` (compiled) or a lowered task-level `.mlir` (drawn as is). The picture
-has one panel for the DRAM activation arena (`npu_task.alloc` buffers at their
-planned `offset`) and one per core for its SRAM (each task's `npu_task.sram`
-buffers, on the task's core, during the task). Each buffer is a rectangle:
-x = time, y = its address range [offset, offset + size).
+has one panel for the DRAM activation arena and one per core for its SRAM; each
+buffer is a rectangle: x = time, y = its address range [offset, offset + size).
+Time (`--time`): `cycles` (default) simulates the module on random inputs (seed
+`--seed`); `tasks` needs no simulation: task #i occupies [i, i+1) in program order.
+The peak and, for DRAM, the lower bound are marked.
 
-Time (`--time`): `cycles` (default) simulates the module on random inputs
-(seed `--seed`) and places each task at its simulated [start, end); a DRAM
+Exit codes: 0 success, 1 a diagnosed error (bad model or IR, no memory plan,
+simulator fault, cannot write OUT), 2 bad command-line usage. `NPU_DEBUG=1`
+shows Python tracebacks.
+
+Algorithm
+---------
+The DRAM panel draws the `npu_task.alloc` buffers at their planned `offset`; a
+core's SRAM panel each task's `npu_task.sram` buffers, on the task's core, during
+the task.
+
+Time: with `cycles` each task is placed at its simulated [start, end); a DRAM
 buffer spans from the first start to the last end of the tasks that read or
-write it. `tasks` needs no simulation: task #i occupies [i, i+1) in program
-order and a DRAM buffer spans its first to its last task.
+write it. With `tasks` a DRAM buffer spans its first to its last task.
 
 Marked: the peak (the highest address in use; for DRAM the end of the last
 aligned buffer, i.e. the arena size `npu.dram_arena_bytes`) and, for DRAM, the
@@ -20,10 +29,6 @@ lower bound `npu.dram_lower_bound_bytes` (max live bytes over program order).
 Buffers are coloured by kernel (the producing kernel for a DRAM buffer) and
 carry hover titles (buffer, kernel, ONNX nodes, size, span). The SVG holds
 exactly one `<rect>` per buffer; frames and marks are paths, lines and text.
-
-Exit codes: 0 success, 1 a diagnosed error (bad model or IR, no memory plan,
-simulator fault, cannot write OUT), 2 bad command-line usage. `NPU_DEBUG=1`
-shows Python tracebacks.
 """
 
 from __future__ import annotations

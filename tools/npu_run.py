@@ -6,9 +6,19 @@ INPUT is an ONNX model (imported and compiled with `npu-default` first), a
 graph-level `.mlir` (compiled first) or a lowered task-level `.mlir`. With no
 `--inputs`, seeded random normal inputs. `--check` compares the outputs with
 onnxruntime (ONNX input) or with the numpy reference of a graph-level `.mlir`.
-`--sanitize` runs the simulator's memory sanitizer (`sim/sanitizer.py`): the run
-stops at the first read that does not find the value the IR says it reads (a
-buffer overwritten while it still had a reader), naming both ops and the bytes.
+`--sanitize` runs the simulator's memory sanitizer (`sim/sanitizer.py`).
+`--shape-buckets` (ONNX input with symbolic dims) compiles only the bucket the
+inputs need, pads the inputs up to it and slices the outputs back (see Algorithm).
+
+Exit codes: 0 success, 1 a diagnosed user error (bad input, unsupported op,
+does not fit, simulator fault, failed check), 2 bad command-line usage,
+3 an internal error (a bug; `NPU_DEBUG=1` shows the traceback).
+
+Algorithm
+---------
+`--sanitize`: the run stops at the first read that does not find the value the IR
+says it reads (a buffer overwritten while it still had a reader), naming both ops
+and the bytes.
 
 Shape buckets (ONNX input with symbolic dims; spec syntax in `lowering/importer/buckets.py`):
 `--shape-buckets batch=1,4,8` compiles only the bucket the inputs need: an exact
@@ -18,10 +28,6 @@ outputs sliced back (valid only for batch-like dims: see `runtime/buckets.py`).
 With random inputs the first bucket runs. `--check` runs onnxruntime on the
 original, unpadded inputs. The report gains `bucket` ({dim: size} compiled and
 run) and `bucket_actual` ({dim: size} of the inputs).
-
-Exit codes: 0 success, 1 a diagnosed user error (bad input, unsupported op,
-does not fit, simulator fault, failed check), 2 bad command-line usage,
-3 an internal error (a bug; `NPU_DEBUG=1` shows the traceback).
 """
 
 from __future__ import annotations

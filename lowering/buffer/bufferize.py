@@ -9,7 +9,11 @@ Produces the task-level form documented in `npu_dialects/task.py`:
   kernels `npu_task.view`;
 - each kernel becomes one `npu_task.task` on core 0 covering all its parallel
   tiles (`range = [0, P)`); `npu-schedule` splits and places it.
+Every graph op placed in a task is lowered to `npu_compute` by the patterns of
+`compute_patterns.py`. No options.
 
+Algorithm
+---------
 A task body walks the kernel's `npu_tile.loop` as one linear loop over
 `t in [lo*R, hi*R)` (P parallel tiles x R reduction tiles, reduction
 innermost); tile indices come from `t` by div/rem. Per step it loads the slices
@@ -17,8 +21,7 @@ before `npu_tile.reduce` (and, when R == 1, the ones after it), runs the anchor
 (accumulating for r > 0), and at the last reduction step runs the ops after the
 reduce on the output tile and stores it (clipped at tensor edges). With double
 buffering the loads of step t+1 go to the other SRAM slot before step t computes
-(tokens carried as loop values; the last step is peeled). Every graph op placed in
-a task is lowered to `npu_compute` by the patterns of `compute_patterns.py`.
+(tokens carried as loop values; the last step is peeled).
 """
 
 from __future__ import annotations

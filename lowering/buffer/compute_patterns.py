@@ -5,18 +5,22 @@ anchor on tiles, a prologue or epilogue step, a layer group's op) as the op itse
 on `npu_compute.to_tensor` operands, its result written by `npu_compute.materialize`
 into the destination buffer (destination passing: the buffer analysis chose it).
 One pattern per op family then rewrites each such pair into compute ops:
-
 - `MatmulPattern`: gemm/matmul (no bias, alpha = beta = 1) -> `npu_compute.matmul`;
-- `ConvPattern`: conv2d without bias -> `npu_compute.conv2d` (its `pads` kept: a
-  layer group pads on the fly, a tile's input window is already padded);
+- `ConvPattern`: conv2d without bias -> `npu_compute.conv2d` (its `pads` kept);
 - `MaxPoolPattern`: max-pool -> `npu_compute.pool "max"`;
-- `StructuredPattern`: any other structured op -> `npu_compute.apply` (the vector
-  unit runs its reference semantics on the buffers);
+- `StructuredPattern`: any other structured op -> `npu_compute.apply`;
 - `ElementwisePattern`: an elementwise op -> `npu_compute.eltwise`.
+`lower_compute` applies the patterns to a task and reports a graph op no pattern
+lowers. A new op family is one more pattern in `COMPUTE_PATTERNS`.
+
+Algorithm
+---------
+`ConvPattern` keeps the conv's `pads`: a layer group pads on the fly, a tile's
+input window is already padded. With `StructuredPattern`'s `npu_compute.apply` the
+vector unit runs the op's reference semantics on the buffers.
 
 `accumulate` on the materialize makes a cube op add into its destination (later
-reduction steps). `lower_compute` applies the patterns to a task and reports a graph
-op no pattern lowers. A new op family is one more pattern in `COMPUTE_PATTERNS`.
+reduction steps).
 """
 
 from __future__ import annotations

@@ -1,6 +1,21 @@
 """`npu-bn-fold`: fold inference BatchNorm into the convolution in front of it (or into
 a per-channel multiply-add when there is none).
 
+`batchnorm(conv2d(x, W, b), ...)` becomes one conv2d with rescaled weight and bias
+only when: the batchnorm's input is an `npu_graph.conv2d` result whose only user is
+that batchnorm, the conv's weight (and bias, if any) and the four batchnorm
+parameters are `npu_graph.constant`s whose data is available, and the channel
+counts agree. A batchnorm that cannot fold (its input is a concat, a pool, a graph
+input, a shared conv, ...) but has constant parameters becomes two elementwise ops
+that fuse with their neighbours; one whose parameters are not constant stays a
+vector op.
+
+Assumes graph-level IR. The original weights stay in the store (other ops may
+share them); constants left without users are removed. The fold into a conv is
+also npu-fuse's `conv-bn` rule. Options: `conv=false` never folds into a conv.
+
+Algorithm
+---------
 `batchnorm(conv2d(x, W, b), scale, bias, mean, var)` with y = x * mul + offset per
 output channel (`BatchNormOp.folded`: mul = scale / sqrt(var + epsilon),
 offset = bias - mean * mul) becomes one
@@ -12,21 +27,10 @@ grouped or depthwise conv still has its own filter), located at both ONNX nodes.
 The new weight and bias are computed in float64 and stored as float32 constants:
 new weights in the module's weight store (`add_weight`), or inline when tiny.
 
-Folds into the conv only when: the batchnorm's input is an `npu_graph.conv2d`
-result whose only user is that batchnorm, the conv's weight (and bias, if any)
-and the four batchnorm parameters are `npu_graph.constant`s whose data is
-available, and the channel counts agree.
-
-A batchnorm that cannot fold (its input is a concat, a pool, a graph input, a
-shared conv, ...) but has constant parameters becomes the same per-channel affine map as two
-elementwise ops, `add(mul(x, mul), offset)` with [C, 1, ...] constants, so it
+A batchnorm that does not fold into a conv becomes the same per-channel affine map
+as two elementwise ops, `add(mul(x, mul), offset)` with [C, 1, ...] constants, so it
 fuses into the elementwise chain or the conv epilogue around it instead of
-being a vector kernel of its own (DenseNet's pre-activation BN-ReLU). A
-batchnorm whose parameters are not constant stays a vector op.
-
-Assumes graph-level IR. The original weights stay in the store (other ops may
-share them); constants left without users are removed. The fold into a conv is
-also npu-fuse's `conv-bn` rule.
+being a vector kernel of its own (DenseNet's pre-activation BN-ReLU).
 """
 
 from __future__ import annotations

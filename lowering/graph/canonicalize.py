@@ -1,27 +1,34 @@
 """`npu-canonicalize`: local algebraic clean-ups on `npu_graph`.
 
-Patterns (each declines when it does not match):
-- `reshape(reshape(x))` -> `reshape(x)` (locations merged);
-- `reshape(x)` to x's own shape -> `x`;
-- neutral elements: `x * 1`, `1 * x`, `x + 0`, `0 + x`, `x - 0`, `x / 1` -> `x`, where
-  the constant is an `npu_graph.constant` whose every element is 1 (or 0), inline
-  `value` or a weight read from the module's weight store; only when the result
-  has x's own type (a constant that broadcasts x to a bigger shape stays). The
-  sign of zero is not kept (for x = -0.0, x + 0 is +0.0, the rewrite gives -0.0),
-  as usual for graph compilers;
-- `transpose(transpose(x))` -> one `transpose(x)` with the composed permutation,
-  or `x` when the permutations cancel; a transpose with the identity permutation
-  -> `x`;
-- a transpose that only moves size-1 dims (the other dims keep their order, so
-  the data layout is unchanged) -> `reshape`;
-- `gemm{alpha, beta}(A, B, C)` -> `add(mul(gemm(A, B), alpha), mul(C, beta))`
-  (the factors that are 1 left out): the scalings become elementwise epilogue
-  ops the matmul kernel can fuse;
+Patterns (each declines when it does not match; conditions under Algorithm):
+- `reshape(reshape(x))` -> `reshape(x)` (locations merged); `reshape(x)` to x's own
+  shape -> `x`;
+- neutral elements: `x * 1`, `1 * x`, `x + 0`, `0 + x`, `x - 0`, `x / 1` -> `x`;
+- `transpose(transpose(x))` -> one `transpose(x)`, or `x` when the permutations
+  cancel; a transpose with the identity permutation -> `x`; a transpose that only
+  moves size-1 dims -> `reshape`;
+- `gemm{alpha, beta}(A, B, C)` -> `add(mul(gemm(A, B), alpha), mul(C, beta))`;
 - `matmul(A, B)` with a 1-D operand, or with an N-D `A` and a 2-D `B`, ->
   reshapes around a 2-D matmul (numpy matmul semantics kept).
 Identity and Dropout never reach the IR: the ONNX importer binds their outputs to
 their inputs, so there is no pattern for them here.
-Assumes value semantics (graph level); dead ops are removed by the driver. No options."""
+Assumes value semantics (graph level); dead ops are removed by the driver. No options.
+
+Algorithm
+---------
+Neutral elements: the constant is an `npu_graph.constant` whose every element is 1
+(or 0), inline `value` or a weight read from the module's weight store; the rewrite
+applies only when the result has x's own type (a constant that broadcasts x to a
+bigger shape stays). The sign of zero is not kept (for x = -0.0, x + 0 is +0.0, the
+rewrite gives -0.0), as usual for graph compilers.
+
+Transposes: two in a row become one with the composed permutation. A transpose
+that only moves size-1 dims keeps the other dims in their order, so the data
+layout is unchanged and the reshape is exact.
+
+Gemm: the factors that are 1 are left out; the scalings become elementwise
+epilogue ops the matmul kernel can fuse.
+"""
 
 from __future__ import annotations
 

@@ -1,25 +1,28 @@
 """`npu-constant-fold`: evaluate graph ops whose operands are all constants.
 
 An `npu_graph` op whose every operand is defined by an `npu_graph.constant` is
-computed at compile time with its own reference semantics (`op.evaluate`, the
-numpy definition next to the op in `npu_dialects.graph`, in float32 like the
-device) and replaced by constants, one per result, located at the folded op's
-ONNX node: an inline `value` when the result has at most 16 elements, else a new
-weight in the module's weight store (`npu_dialects.weights.add_weight`, key
-derived from the node name plus `.folded`) referenced by `{weight = key}`.
-Chains fold completely (a folded op's users are revisited); the constants left
-without users are removed.
+computed at compile time with its own reference semantics and replaced by
+constants, one per result (inline, or a new weight). Chains fold completely; an
+`npu_graph.fused` kernel whose inputs are all constants folds as a whole.
 
 Declines (leaves the op alone) when: the op has no operands (a source such as
 `npu_graph.constant` itself), an operand is not a constant, a weight's data is not
 in the store, the op has no reference semantics (`NotImplementedError`), it sits
-inside an `npu_graph.fused` kernel, or its semantics do not give the result
-types. An `npu_graph.fused` kernel whose inputs are all constants folds as a
-whole.
+inside an `npu_graph.fused` kernel, or its semantics do not give the result types.
 
 Assumes graph-level IR with value semantics. Weight values come from
 `weights_of(module)` (the store the pipeline attaches, or the side file named by
 `npu.weights`); a side file that cannot be read is a diagnosed error. No options.
+
+Algorithm
+---------
+The reference semantics are `op.evaluate`, the numpy definition next to the op in
+`npu_dialects.graph`, in float32 like the device. The constants are located at the
+folded op's ONNX node: an inline `value` when the result has at most 16 elements,
+else a new weight in the module's weight store (`npu_dialects.weights.add_weight`,
+key derived from the node name plus `.folded`) referenced by `{weight = key}`.
+Chains fold completely because a folded op's users are revisited; the constants
+left without users are removed.
 """
 
 from __future__ import annotations

@@ -7,13 +7,15 @@ That covers `npu_graph.constant`s naming the same weight or holding the same
 inline value, the same op applied twice to the same values, and identical
 `npu_graph.fused` kernels. The surviving op's location gains the removed op's
 ONNX node names (`loc(fused["a", "b"])`), so diagnostics and profiles still
-name both nodes.
+name both nodes. Ops with memory effects or unknown effects and terminators are
+never merged (assumes correct memory-effect traits). No options.
 
+Algorithm
+---------
 Walks blocks in order (an op is compared only with earlier ops of its own block;
-a nested block, such as a fused body, is its own scope). Ops with memory effects
-or unknown effects and terminators are never merged. Equality is xDSL's
+a nested block, such as a fused body, is its own scope). Equality is xDSL's
 (`xdsl.transforms.common_subexpression_elimination.KnownOps`); weights with
-different keys are not compared by content. No options.
+different keys are not compared by content.
 """
 
 from __future__ import annotations

@@ -1,28 +1,36 @@
 """`npu-fuse`: group graph ops into `npu_graph.fused` kernels.
 
 Rules (each can be switched off with `npu-fuse{disable=rule,...}`):
-- `conv-bn`: a batchnorm after a conv folds into the conv's weights and bias
-  (`lowering/graph/bn_fold.py`; `npu-bn-fold` earlier in the default pipeline does the
-  same, and `npu-default{fuse-disable=conv-bn}` switches it off there too);
+- `conv-bn`: a batchnorm after a conv folds into the conv's weights and bias;
 - `conv-prologue`: elementwise ops in front of an unpadded `conv2d` that map
-  its input per channel (a pre-activation BatchNorm-ReLU: multiply-add by
-  [C, 1, 1] constants, relu) run on each input tile in SRAM, so the conv reads
-  the raw tensor and the transformed one never goes to DRAM (exact: no
-  padding zeros pass through the ops, and an input element only feeds outputs
-  whose windows hold it). Each link's result must have one use;
+  its input per channel run on each input tile in SRAM;
 - `conv-epilogue`: `conv2d` followed by a chain of elementwise ops (bias,
   activation, residual add) that consume its result;
 - `matmul-epilogue`: `gemm`/`matmul` followed by such a chain;
 - `eltwise-chain`: a chain of elementwise ops with no cube op in front;
 - `layer-group`: consecutive tiled kernels sharing SRAM, formed later by
-  `npu-layer-group` (it needs the tiles); switching the rule off here records
-  `npu.fuse_disable` on the module, which `npu-layer-group` obeys.
+  `npu-layer-group`; switching it off here records `npu.fuse_disable` on the module.
+Assumes graph-level IR inside `func.func`; ops already inside a kernel are left
+alone. Capacity is checked by `npu-tile`, which sizes tiles for the whole group.
+
+Algorithm
+---------
+`conv-bn` is `lowering/graph/bn_fold.py`; `npu-bn-fold` earlier in the default
+pipeline does the same, and `npu-default{fuse-disable=conv-bn}` switches it off
+there too.
+
+`conv-prologue` takes a pre-activation BatchNorm-ReLU (multiply-add by [C, 1, 1]
+constants, relu): run on each input tile, the conv reads the raw tensor and the
+transformed one never goes to DRAM (exact: no padding zeros pass through the ops,
+and an input element only feeds outputs whose windows hold it). Each link's result
+must have one use.
+
+`layer-group` needs the tiles, hence the later pass; `npu-layer-group` obeys
+`npu.fuse_disable`.
 
 A chain link must take the running value as one operand, be its only user,
 and keep its shape (the other operand broadcasts into it), so the epilogue
-runs on the output tile in SRAM without reordering any reduction. Assumes
-graph-level IR inside `func.func`; ops already inside a kernel are left alone.
-Capacity is checked by `npu-tile`, which sizes tiles for the whole group.
+runs on the output tile in SRAM without reordering any reduction.
 """
 
 from __future__ import annotations

@@ -1,9 +1,22 @@
 """`npu-shape-inference`: recompute every graph op's result type from its operands.
 
-Walks each function in program order (into `npu_graph.fused` bodies too) and
-gives every `npu_graph` op the result shapes its operands imply, then updates
-the function signature from `func.return`. On a consistent module this changes
-nothing; it matters when inputs are re-typed, e.g. for a dynamic-shape bucket:
+Gives every `npu_graph` op (in `npu_graph.fused` bodies too) the result shapes its
+operands imply, then updates the function signature from `func.return`. On a
+consistent module this changes nothing; it matters when inputs are re-typed, e.g.
+for a dynamic-shape bucket. Assumes graph-level IR (`npu_graph` ops in `func.func`
+bodies); other ops are left alone.
+
+Options: `input-shapes` (`x=4x3x224x224,y=4x8`; empty = only propagate) first
+re-types the named arguments of `@main`. Errors (`CompileError`, naming the op and
+its ONNX node): an op that cannot take its new operand shapes (shapes that do not
+broadcast or multiply, a reshape that cannot follow, a verifier complaint after
+re-typing), an unknown input name or malformed shape in `input-shapes`.
+Limit: constants computed at import from the old shapes are not recomputed, and are
+silently used where they still broadcast: import such a model per bucket instead.
+
+Algorithm
+---------
+Walks each function in program order (into `npu_graph.fused` bodies too).
 `npu-shape-inference{input-shapes="x=4x3x224x224,y=4x8"}` first re-types the
 named arguments of `@main` (names are the ONNX input names in `npu.inputs`, else
 the argument names `%x` or `argN`), then propagates. A caller that re-typed the
@@ -26,19 +39,11 @@ How a result shape is found, in order of preference:
    operand shapes (inline constants with their values): exact for ops whose
    semantics do not read their own result type, and cheap for modest sizes.
 
-Errors (`CompileError`, naming the op and its ONNX node): an op that cannot
-take its new operand shapes (shapes that do not broadcast or multiply, a
-reshape that cannot follow, a verifier complaint after re-typing), an unknown
-input name or malformed shape in `input-shapes`.
-
 Limit: constants the importer computed from the old shapes (Shape-derived
 subgraphs, ConstantOfShape, an attention mask sized for the old sequence) are
 not recomputed; where they still broadcast, the result is silently computed with
 them. A model whose constants depend on its input shapes must be imported per
 bucket instead (`lowering/importer/buckets.py` binds the dims before import).
-
-Assumes graph-level IR (`npu_graph` ops in `func.func` bodies); other ops are
-left alone. Options: `input-shapes` (see above; empty = only propagate).
 """
 
 from __future__ import annotations

@@ -5,8 +5,15 @@ and slicing is `runtime/buckets.py`).
 ONNX marks a dynamic input dimension with a name (`dim_param`, e.g. `x['batch', 8]`).
 The compiler only handles static shapes, so every symbolic input dimension is bound
 to a number before import (`import_model(model, dims={"batch": 4})`, which calls
-`bind_dims`). A bucket is one such binding; `--shape-buckets` lists the buckets.
+`bind_dims`). A bucket is one such binding; `--shape-buckets` lists the buckets
+(syntax under Algorithm, `parse_shape_buckets`; the first bucket is the default).
 
+Every symbolic dimension of the model's inputs must be bound, and every dimension
+named must be one of them; both are diagnosed (`OnnxImportError`, one line per
+problem) naming the dimension and the inputs that carry it.
+
+Algorithm
+---------
 Spec syntax (`--shape-buckets SPEC`, see `parse_shape_buckets`):
 
     batch=4                    one bucket
@@ -20,10 +27,6 @@ Every occurrence must name the same dimensions. Values are positive integers; a
 dimension name is anything without `=`, `,` or `;` (as ONNX spells it: `batch_size`,
 `N`, `unk__0`). Bucket order is the order written; the first bucket is the default
 (e.g. for `npu-run` with random inputs).
-
-Every symbolic dimension of the model's inputs must be bound, and every dimension
-named must be one of them; both are diagnosed (`OnnxImportError`, one line per
-problem) naming the dimension and the inputs that carry it.
 """
 
 from __future__ import annotations

@@ -4,8 +4,18 @@
 `func.func @main(%inputs...) -> (outputs...)` built from `npu_graph` ops, plus a
 dict of the weights the module refers to by name (`npu_graph.constant {weight =
 "fc1.weight"}`); the caller saves that dict as the module's weight side file.
+Each ONNX op type has one small converter function (`CONVERTERS`, `@converter`):
+adding an op is adding one such function. Nodes on constant data are folded at
+import; only float32 tensors reach the IR, and graph inputs and outputs must be
+float32.
 
-How it works: the graph is walked once in topological order. Every ONNX value is
+Problems are collected for the whole graph before anything is raised: one line per
+offending node, `error: node 'NAME' (OpType, opset N): what is wrong`, all raised
+together as `OnnxImportError`.
+
+Algorithm
+---------
+The graph is walked once in topological order. Every ONNX value is
 a `Tensor` - either an SSA value of the function being built, or constant data
 (an initializer or a `Constant` node) that is turned into an `npu_graph.constant`
 only when an op uses it as an operand (so shape tensors such as Reshape's never
@@ -13,7 +23,7 @@ reach the IR). Each ONNX op type has one small converter function, registered in
 `CONVERTERS` with the `@converter` decorator together with the attributes it
 understands; a converter reads its node through a `NodeContext`, builds ops with
 `ctx.build(...)` (which sets the location to the node name and verifies the op)
-and returns the node's outputs. Adding an op is adding one such function.
+and returns the node's outputs.
 
 Constant folding at import: a node whose inputs are all constant data (shape
 arithmetic such as Shape -> Gather -> Unsqueeze -> Concat -> Reshape, Range,
@@ -28,17 +38,14 @@ float32 tensors reach the IR. Integer and boolean values computed at run time
 float32 values that hold the integers (exact up to 2^24) or 1.0 / 0.0; a `Tensor`
 keeps its ONNX element type for the converters, and integer or boolean constant
 operands of such ops are converted to float32 (`NodeContext.value(i, carried=True)`).
-Graph inputs and outputs must be float32.
 
 Opset differences are handled per converter (attributes that became inputs: Slice
 at 10, Clip at 11, Squeeze/Unsqueeze/Split/ReduceSum at 13, the other reductions
 and Pad axes at 18; Softmax flattens to 2-D before 13; Split's num_outputs at 18).
 
-Problems are collected for the whole graph before anything is raised: one line per
-offending node, `error: node 'NAME' (OpType, opset N): what is wrong`, all raised
-together as `OnnxImportError`. After a node fails, its outputs stand in as
-placeholders (with the shape ONNX shape inference gives, when it gives one) so the
-nodes after it are still checked.
+Errors: after a node fails, its outputs stand in as placeholders (with the shape
+ONNX shape inference gives, when it gives one) so the nodes after it are still
+checked.
 """
 
 from __future__ import annotations

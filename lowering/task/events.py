@@ -2,14 +2,18 @@
 
 Assumes scheduled tasks (`npu-schedule`). Dependencies come from the DRAM
 buffers tasks read and write (`lowering/task/taskgraph.py`). A dependency needs no
-event when it is already guaranteed: the producer is earlier in the same core's
-queue, or happens-before the consumer through events placed so far (producers
-are visited latest first so one event covers its predecessors). Otherwise the
-producer signals a slot the consumer waits on.
+event when it is already guaranteed (queue order, or events placed so far);
+otherwise the producer signals a slot the consumer waits on. Slots are counting
+semaphores, so each consumer gets one slot that all its cross-core producers
+signal (`waits` lists it once per producer): a kernel split over k cores followed
+by another costs k slots, not k*(k-1). Slots are reused when provably free;
+allocation always succeeds and `event_slots` is never exceeded. No options.
 
-Slots are counting semaphores, so each consumer gets one slot that all its
-cross-core producers signal (`waits` lists it once per producer): a kernel split
-over k cores followed by another costs k slots, not k*(k-1).
+Algorithm
+---------
+A dependency is already guaranteed when the producer is earlier in the same
+core's queue, or happens-before the consumer through events placed so far
+(producers are visited latest first so one event covers its predecessors).
 
 Slot reuse: a slot last used by waiter w0 (with producers S0) can serve a new
 waiter w with producers S only when w0 has completed before every s in S

@@ -4,8 +4,17 @@ Assumes scheduled tasks with events (`npu-events`): concurrency is read off
 the IR (queue order + events, `lowering/task/taskgraph.py`), so the plan is safe
 for the schedule actually emitted. Two activation buffers may share bytes only
 when every task touching one has completed before any task touching the other
-starts.
+starts; an alloc marked `reuse(%r)` may take `%r`'s bytes in place. Activations
+are placed first fit, the smallest arena of several orders kept (deterministic).
+Weights get consecutive fixed addresses in their own region.
 
+Results go on the module: `npu.dram_weights_bytes`, `npu.dram_arena_bytes`,
+`npu.dram_lower_bound_bytes`: the heaviest set of pairwise conflicting buffers
+found (at least the most bytes live at once over program order), which no plan
+for this schedule can beat. No options.
+
+Algorithm
+---------
 In place: an alloc marked `reuse(%r)` by `npu-bufferize` (its writers read `%r`
 only at the positions they write) takes `%r`'s bytes when every other task
 touching `%r` happens before each of its writers; the two are then one buffer.
@@ -15,13 +24,7 @@ no conflicting buffer already placed, in three orders - by size (greedy by
 size, Pisarchyk & Lee 2020), by first use, by lifetime - keeping the smallest
 arena; while that is above the lower bound, seeded random orders (bigger
 buffers mostly first) are tried too, up to RANDOM_TRIES placements' worth of
-work (deterministic: the same IR gets the same plan). Weights get consecutive
-fixed addresses in their own region.
-
-Results go on the module: `npu.dram_weights_bytes`, `npu.dram_arena_bytes`,
-`npu.dram_lower_bound_bytes`: the heaviest set of pairwise conflicting buffers
-found (at least the most bytes live at once over program order), which no plan
-for this schedule can beat.
+work (deterministic: the same IR gets the same plan).
 """
 
 from __future__ import annotations

@@ -3,12 +3,20 @@
 Assumes the task-level form of `npu-bufferize` (one task per kernel, range
 [0, P) over its parallel tiles, `predicted_cycles` from the cost model).
 
-Each task is split into the number of parts `npu-tile` recorded (`parts`: the
-cost model's choice, `lowering/tile/costmodel.py:best_parts`, which splits only
-where the gain beats the sync cost and the bandwidth the parts share), capped
-by the cores available and the tiles. Parts get contiguous, balanced sub-ranges. Placement is
-list scheduling on predicted times: each part goes to the core where it can
-start earliest, given its dependencies' predicted finish times (plus
+Each task is split into the number of parts `npu-tile` recorded (`parts`),
+capped by the cores available and the tiles; parts get contiguous, balanced
+sub-ranges and are list-scheduled onto cores by predicted times. After placement
+each part's `predicted_cycles` is stretched for the DRAM bandwidth it shares with
+the parts that overlap it.
+
+Options: `max-cores` (0 = all cores of the arch) limits the cores used.
+
+Algorithm
+---------
+`parts` is the cost model's choice (`lowering/tile/costmodel.py:best_parts`, which
+splits only where the gain beats the sync cost and the bandwidth the parts share).
+Placement is list scheduling on predicted times: each part goes to the core where
+it can start earliest, given its dependencies' predicted finish times (plus
 sync_latency across cores) and the core's queue.
 
 Contention: parts placed on different cores at overlapping times share
@@ -17,8 +25,6 @@ time the DRAM needs to carry its own bytes plus the bytes of the parts that
 overlap it (each spread evenly over its own span), plus one `dma_latency`:
 a fixed point of a few rounds of replaying the schedule with the stretched
 times. The placement itself uses the unstretched predictions.
-
-Options: `max-cores` (0 = all cores of the arch) limits the cores used.
 """
 
 from __future__ import annotations

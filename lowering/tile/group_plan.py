@@ -5,19 +5,24 @@ A group holds graph ops computed on *whole* tensors: each op becomes one
 compute op (cube or vector) on SRAM buffers; only the group's inputs (weights
 and activations from outside) are loaded from DRAM and only its outputs
 stored. `plan_group` decides, for an ordered list of graph ops, the SRAM
-offset of every buffer (first fit over lifetimes within the group, reshapes
-aliasing their input) and a straight-line schedule of actions:
+offset of every buffer and a straight-line schedule of actions (loads, computes,
+stores). `GroupPlan.cycles` evaluates that schedule with the simulator's timing
+rules, which is the cost model the layer-group pass ranks groups with and
+bufferization emits.
 
+Algorithm
+---------
+Offsets: first fit over lifetimes within the group, reshapes aliasing their input.
+
+Actions:
 - loads are issued in order of first use: before op i, up to `dma_channels`
   loads beyond the last one op i needs (issuing load k waits for a free
   channel, i.e. for load k - dma_channels, which op i needs anyway);
 - op i waits for its loads and computes; a result that leaves the group is
   stored at once.
 
-`GroupPlan.cycles` evaluates that schedule with the simulator's timing rules
-(serial compute, DMA channels with `dma_latency` + bytes over `dram_bw`,
-issue stalls while every channel is busy), which is the cost model the
-layer-group pass ranks groups with and bufferization emits.
+Timing rules: serial compute, DMA channels with `dma_latency` + bytes over
+`dram_bw`, issue stalls while every channel is busy.
 """
 
 from __future__ import annotations

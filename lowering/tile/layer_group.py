@@ -2,19 +2,31 @@
 whose intermediate tensors stay in one core's SRAM instead of round-tripping DRAM.
 
 Assumes `npu-tile` has run (every non-constant op of a function body is an
-`npu_tile.kernel` with `predicted_cycles`). A layer group is an
-`npu_tile.kernel` of kind `group` (no loops) holding the graph ops of its
-members; bufferization runs each op once on whole SRAM-resident tensors, loads
-only the group's inputs (weights stream in while earlier ops compute, see
-`lowering/tile/group_plan.py`) and stores only the values used after the group.
+`npu_tile.kernel` with `predicted_cycles`). A layer group is an `npu_tile.kernel`
+of kind `group` holding the graph ops of its members, formed where all its buffers
+fit `sram_bytes` and the cost model predicts it faster than its members one by one.
+Nothing is reordered: every op computes exactly what it did alone, so numerics are
+unchanged. A run too big for SRAM whole may become a strip group, computed strip by
+strip along H (`lowering/tile/strip_plan.py`), possibly with line buffers.
+
+Options: `max-kernels` (default 128) bounds a group's length (and the search);
+`line-buffers` is `auto` (by cost, the default), `never`, or `always`: every strip
+group that can use line buffers does, and such groups form wherever they can (to
+test them, or to bisect a problem to them).
+
+Algorithm
+---------
+A layer group (no loops) holds the graph ops of its members; bufferization runs
+each op once on whole SRAM-resident tensors, loads only the group's inputs (weights
+stream in while earlier ops compute, see `lowering/tile/group_plan.py`) and stores
+only the values used after the group.
 
 Which runs become groups is a dynamic program over the kernels in program order:
 a run of two or more kernels is grouped when every buffer it needs fits
 `sram_bytes` at once (first fit over lifetimes within the group) and the cost
 model predicts the group faster than its members one by one (the sum of their
 `predicted_cycles`). A group runs on one core; kernels split over several cores
-stay separate unless the group still wins. Nothing is reordered: every op
-computes exactly what it did alone, so numerics are unchanged.
+stay separate unless the group still wins.
 
 Weights only the group reads are packed, in order of first use, into new DRAM
 constants of about dma_latency x dram_bw bytes each (up to, or just past: the
@@ -39,11 +51,6 @@ Line buffers: a strip group may keep in SRAM the rows of a value consecutive str
 share (the halo a 3x3 conv reads) and compute only the new ones, moving the kept rows
 up between strips (`StripGeometry.rolled`; the kernel gets `line_buffer`); the cost
 model chooses between recomputed halos and line buffers per group.
-
-Options: `max-kernels` (default 128) bounds a group's length (and the search);
-`line-buffers` is `auto` (by cost, the default), `never`, or `always`: every strip
-group that can use line buffers does, and such groups form wherever they can (to
-test them, or to bisect a problem to them).
 """
 
 from __future__ import annotations

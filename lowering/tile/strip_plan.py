@@ -4,34 +4,45 @@ H, so its intermediate tensors stay in SRAM even when they do not fit there whol
 A strip group is a list of graph ops in program order over one input `x` (a tensor
 whose last two dims are H and W, batch first); each op reads values computed
 earlier in the group (`x` included) and constants, and only the last result `y`
-is used after the group. A value may have several readers (a fire or Inception
-module's branches), so the ops form a DAG: conv2d, max-pool and 2-D average pool
-(NCHW; one whose padding is left out of the divisor only on the group input,
-which the DMA pads with NaN - a NaN mask would not survive the IR's text form),
-reshapes and transposes that keep the last two dims (a channel
-shuffle), local response normalisation (across channels), channel
-concats of one image (each operand is computed into its channel range of the
-concat's strip buffer: the concat moves nothing), and
-elementwise ops whose other operands are constant over H and W (weights, biases,
-per-channel constants) or are *side inputs*: tensors from outside the group of the
-result's shape (a residual; also the group's input itself where an elementwise op
-reads it at rows the strip does not hold for its other readers), loaded per strip
-with the rows the op needs.
+is used after the group. The ops form a DAG of convs, pools, channel shuffles,
+LRN, channel concats and elementwise ops (the exact set under Algorithm). `y` is
+cut into strips of `T` rows, all of the same shapes, so the task is one loop over
+strips; halos are recomputed (`StripGeometry`) or kept in line buffers
+(`strip_geometry(rolling=True)`), and a strip's values share SRAM over their
+lifetimes (`strip_buffers`). `plan_strips` picks the strip height, prefetch and
+line buffers the cost model (`StripPlan.cycles_on`) prefers among the plans whose
+buffers fit `sram_bytes`.
 
-`y` is cut into strips of `T` rows; strip `s` holds rows [A*s + c0, A*s + c0 + R)
-of every value (`StripGeometry`), from `y`'s [T*s, T*s + T) back through each op's
-receptive field (the halos, which neighbouring strips compute again). A value with
-several readers holds the union of the rows they need; a conv or pool may read the
-middle of it (negative pads crop the strip), an elementwise op reads a copy of the
-rows it needs (an SRAM-to-SRAM DMA: a residual add next to a 3x3 conv path), any
-other reader must need exactly its rows. Every strip has the same shapes, so the task is one loop over strips; rows a
-strip holds outside a tensor are made what the consumer's padding would read: the
-DMA fills them for `x` (0 for a conv, -3.4e38 for a pool) and a per-row mask
-multiplies them to 0 (then adds -3.4e38 for a pool) for an intermediate
-(`StripGeometry.masked`) that a padded conv or pool reads (or any conv or pool, when
-it comes after a pool: -3.4e38 must not reach arithmetic). Rows of `y` past its end are clipped at the store.
-Weights and constants are loaded once per task; a strip's values share SRAM over
-their lifetimes (`strip_buffers`).
+Algorithm
+---------
+Ops. A value may have several readers (a fire or Inception module's branches), so
+the ops form a DAG: conv2d, max-pool and 2-D average pool (NCHW; one whose padding
+is left out of the divisor only on the group input, which the DMA pads with NaN - a
+NaN mask would not survive the IR's text form), reshapes and transposes that keep
+the last two dims (a channel shuffle), local response normalisation (across
+channels), channel concats of one image (each operand is computed into its channel
+range of the concat's strip buffer: the concat moves nothing), and elementwise ops
+whose other operands are constant over H and W (weights, biases, per-channel
+constants) or are *side inputs*: tensors from outside the group of the result's
+shape (a residual; also the group's input itself where an elementwise op reads it
+at rows the strip does not hold for its other readers), loaded per strip with the
+rows the op needs.
+
+Strips. `y` is cut into strips of `T` rows; strip `s` holds rows
+[A*s + c0, A*s + c0 + R) of every value (`StripGeometry`), from `y`'s
+[T*s, T*s + T) back through each op's receptive field (the halos, which
+neighbouring strips compute again). A value with several readers holds the union
+of the rows they need; a conv or pool may read the middle of it (negative pads crop
+the strip), an elementwise op reads a copy of the rows it needs (an SRAM-to-SRAM
+DMA: a residual add next to a 3x3 conv path), any other reader must need exactly
+its rows. Every strip has the same shapes, so the task is one loop over strips;
+rows a strip holds outside a tensor are made what the consumer's padding would
+read: the DMA fills them for `x` (0 for a conv, -3.4e38 for a pool) and a per-row
+mask multiplies them to 0 (then adds -3.4e38 for a pool) for an intermediate
+(`StripGeometry.masked`) that a padded conv or pool reads (or any conv or pool,
+when it comes after a pool: -3.4e38 must not reach arithmetic). Rows of `y` past
+its end are clipped at the store. Weights and constants are loaded once per task;
+a strip's values share SRAM over their lifetimes (`strip_buffers`).
 
 Line buffers (`strip_geometry(rolling=True)`): a value whose consecutive strips
 overlap (it holds R rows a step of A apart, R > A) keeps its buffer from strip to

@@ -1,19 +1,25 @@
 """`npu-tile`: turn every kernel (an `npu_graph.fused` group or a lone graph op)
 into an `npu_tile.kernel` with tile sizes chosen for the module's arch.
 
-For each kernel it enumerates tile-size candidates per loop (powers of two,
-multiples of the cube dimensions, the full extent), with and without double
-buffering, keeps those whose tile buffers fit `sram_bytes` (both halves when
-double buffering), and picks the cheapest by the cost model (`lowering/tile/costmodel.py`, cycles spread over the
-cores). The choice is recorded on the op: `loops`, `tile`, `grid`,
-`double_buffer`, `sram_bytes`, `predicted_cycles` (one core).
-Reshapes become `view` kernels (no data movement). Constants stay.
+For each kernel it keeps the tile-size candidates whose tile buffers fit
+`sram_bytes` and picks the cheapest by the cost model (`lowering/tile/costmodel.py`).
+The choice is recorded on the op: `loops`, `tile`, `grid`, `double_buffer`,
+`sram_bytes`, `predicted_cycles` (one core). Reshapes become `view` kernels (no
+data movement). Constants stay.
 
 Options: `double-buffer` (default true) lets the search double buffer input
 tiles where the cost model says the overlap beats the halved tile size;
 false never does.
 Errors: a kernel with no tiling that fits, or an op with no tiling yet,
 is a diagnostic naming the kernel and its ONNX nodes.
+
+Algorithm
+---------
+For each kernel it enumerates tile-size candidates per loop (powers of two,
+multiples of the cube dimensions, the full extent), with and without double
+buffering, keeps those whose tile buffers fit `sram_bytes` (both halves when
+double buffering), and picks the cheapest by the cost model (cycles spread over
+the cores).
 """
 
 from __future__ import annotations

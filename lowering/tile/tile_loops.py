@@ -4,7 +4,18 @@ tile loops over slices (as IREE applies a `lowering_config`).
 Assumes `npu-tile` (and optionally `npu-layer-group`) ran: every non-constant op of
 a function is an `npu_tile.kernel` recording its plan (`loops`, `tile`, `grid`,
 `double_buffer`). For each kernel of a tiled kind (`matmul`, `conv2d`, `eltwise`,
-`pool`, `apply`) the whole-tensor graph ops of its body become one `npu_tile.loop`:
+`pool`, `apply`) the whole-tensor graph ops of its body become one `npu_tile.loop`
+of `npu_tile.load`s, the ops on tile-shaped tensors, `npu_tile.reduce` and
+`npu_tile.store` (structure under Algorithm); later passes read the windows from
+the IR. View kernels and layer groups (kind `group`) keep their bodies. A kernel
+whose body is already a loop is left alone, so the pass is idempotent. No options.
+
+Errors: a plan that does not match its kernel (loop names or trip counts other than
+the kernel's tiling gives) is a diagnostic naming the kernel.
+
+Algorithm
+---------
+The loop holds:
 - an `npu_tile.load` per operand window of the anchor (with the operands of a conv
   prologue after them), each an affine slice of a kernel input per tile;
 - the prologue's elementwise ops on the input tile, then the anchor op on tile-shaped
@@ -15,12 +26,7 @@ a function is an `npu_tile.kernel` recording its plan (`loops`, `tile`, `grid`,
   one `npu_tile.load` per extra operand;
 - `npu_tile.store` of the output tile, clipped at the tensor's edge.
 The windows come from the op's tiling (`lowering/tile/tile_search.py`), evaluated at
-the recorded tile sizes; later passes read them from the IR. View kernels and layer
-groups (kind `group`) keep their bodies. A kernel whose body is already a loop is left
-alone, so the pass is idempotent.
-
-Errors: a plan that does not match its kernel (loop names or trip counts other than
-the kernel's tiling gives) is a diagnostic naming the kernel.
+the recorded tile sizes.
 """
 
 from __future__ import annotations

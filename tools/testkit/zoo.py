@@ -3,24 +3,27 @@ the comparison of a compiled model on the simulator with onnxruntime.
 
 The wheel's `onnx/backend/test/data/light/light_*.onnx` files are the real network
 graphs (opset 9) with every weight replaced by `ConstantOfShape(shape) = 0.02`.
-`prepare` turns one into a model worth checking numerics on: each
-ConstantOfShape-filled weight becomes a seeded random initializer of the same
-name and shape, drawn according to what it is (`random_weight`: conv and gemm
-weights He-normal, BatchNorm scales near 1 and variances positive, biases and
-means small), then calibrated on the seeded input so activations stay O(1)
-however deep the net (filled BatchNorm statistics set to those of the tensors
-they normalize; the classifier before the final Softmax scaled to logits of
-std 2). Nodes, their order, names and attributes, the graph inputs and outputs
-and the initializers the wheel ships with real data (some BatchNorm statistics
-of DenseNet-121, Inception v2 and ShuffleNet) stay as they are.
-
-`compare` imports, compiles (`npu-default`) and simulates a model with the
-helpers of `tools/testkit/e2e.py` and measures the error against onnxruntime with the
+`prepare` turns one into a model worth checking numerics on (seeded random weights,
+calibrated so activations stay O(1); the graph itself is kept). `compare` imports,
+compiles (`npu-default`) and simulates a model with the helpers of
+`tools/testkit/e2e.py` and measures the error against onnxruntime with the
 acceptance tolerance (rtol 1e-3, atol 1e-4 x max |output|); `compare_or_xfail`
 turns "not supported yet" diagnostics into an xfail. `embeddings_as_inputs`
 cuts the integer token lookup off a transformer.
 
 No torch here: the tests import this module.
+
+Algorithm
+---------
+`prepare`: each ConstantOfShape-filled weight becomes a seeded random initializer
+of the same name and shape, drawn according to what it is (`random_weight`: conv
+and gemm weights He-normal, BatchNorm scales near 1 and variances positive, biases
+and means small), then calibrated on the seeded input so activations stay O(1)
+however deep the net (filled BatchNorm statistics set to those of the tensors
+they normalize; the classifier before the final Softmax scaled to logits of
+std 2). Nodes, their order, names and attributes, the graph inputs and outputs
+and the initializers the wheel ships with real data (some BatchNorm statistics
+of DenseNet-121, Inception v2 and ShuffleNet) stay as they are.
 """
 
 from __future__ import annotations
