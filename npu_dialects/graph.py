@@ -653,7 +653,8 @@ class StructuredOp(GraphOp):
     def tile_map(self) -> TileMap:
         raise NotImplementedError
 
-    def tile_attrs(self) -> dict[str, Attribute]:
+    def tile_attrs(self, tile_inputs: Sequence[Sequence[int]] = ()) -> dict[str, Attribute]:
+        """The attributes that compute one tile from input windows of shapes `tile_inputs`."""
         return dict(self.attributes)
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
@@ -1075,10 +1076,13 @@ class SliceOp(StructuredOp):
                         for d, (s, st) in enumerate(zip(starts, steps)))
         return TileMap(tuple(st > 0 for st in steps), (follows,))
 
-    def tile_attrs(self) -> dict[str, Attribute]:
+    def tile_attrs(self, tile_inputs: Sequence[Sequence[int]] = ()) -> dict[str, Attribute]:
+        """A cut dim (positive step) slices its whole input window: from 0 to the window's
+        size (to the end when the size is not given)."""
         starts, ends, steps = ints(self.starts, ()), ints(self.ends, ()), ints(self.steps, ())
+        size = tuple(tile_inputs[0]) if tile_inputs else (INT64_MAX,) * len(steps)
         return {"starts": int_array([0 if st > 0 else s for s, st in zip(starts, steps)]),
-                "ends": int_array([INT64_MAX if st > 0 else e for e, st in zip(ends, steps)]),
+                "ends": int_array([n if st > 0 else e for e, st, n in zip(ends, steps, size)]),
                 "steps": int_array(steps)}
 
     @classmethod
@@ -1309,7 +1313,7 @@ class WindowPoolOp(StructuredOp):
                         for i, (k, s, b, d) in enumerate(zip(p["kernel"], p["strides"], p["pads"], p["dilations"])))
         return TileMap((True,) * len(x), (same_dims(lead) + spatial,), pad_value=POOL_PAD[self.KIND])
 
-    def tile_attrs(self) -> dict[str, Attribute]:
+    def tile_attrs(self, tile_inputs: Sequence[Sequence[int]] = ()) -> dict[str, Attribute]:
         return dict(self.attributes, pads=int_array((0,) * len(ints(self.pads, ()))))
 
     @classmethod
@@ -1402,7 +1406,7 @@ class PadOp(StructuredOp):
         return TileMap((True,) * r, (tuple(Follow(d, offset=-pads[d]) for d in range(r)),),
                        pad_value=attr_float(dict(self.attributes), "value", 0.0))
 
-    def tile_attrs(self) -> dict[str, Attribute]:
+    def tile_attrs(self, tile_inputs: Sequence[Sequence[int]] = ()) -> dict[str, Attribute]:
         return dict(self.attributes, pads=int_array([0] * len(ints(self.pads, ()))))
 
     @classmethod

@@ -50,7 +50,7 @@ from lowering.tile.tile_search import (
     split_kernel,
     with_epilogue,
 )
-from npu_dialects.graph import Conv2dOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, StructuredOp
+from npu_dialects.graph import Conv2dOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, StructuredOp, shape_of
 from npu_dialects.tile import KernelOp, LoadOp, LoopOp, ReduceOp, StoreOp, TileYieldOp
 
 TILED_KINDS = ("matmul", "conv2d", "eltwise", "pool", "apply")
@@ -139,7 +139,8 @@ class LoopBuilder:
             p = op.params
             tile_op = MaxPoolOp(tiles[0], out, kernel=p["kernel"], strides=p["strides"], dilations=p["dilations"])
         elif isinstance(op, StructuredOp):
-            tile_op = type(op).create(operands=tiles, result_types=[out], attributes=op.tile_attrs())
+            attrs = op.tile_attrs([shape_of(v) for v in tiles])
+            tile_op = type(op).create(operands=tiles, result_types=[out], attributes=attrs)
         else:
             assert isinstance(op, ElementwiseOp)
             tile_op = type(op).create(operands=tiles, result_types=[out], attributes=dict(op.attributes))
