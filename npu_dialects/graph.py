@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
@@ -63,7 +64,7 @@ def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
     return v[:, :, ::sh, ::sw, ::dh, ::dw]
 
 
-def conv2d_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None,
+def conv2d_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, *,
                strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
                dilations: Sequence[int] = (1, 1), group: int = 1) -> np.ndarray:
     """ONNX Conv, NCHW / OIHW; pads are (top, left, bottom, right). Computed as
@@ -83,7 +84,7 @@ def conv2d_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None,
     return y.astype(x.dtype, copy=False)
 
 
-def gemm_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, alpha: float = 1.0,
+def gemm_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, *, alpha: float = 1.0,
              beta: float = 1.0, trans_a: bool = False, trans_b: bool = False) -> np.ndarray:
     """ONNX Gemm: alpha * op(A) @ op(B) + beta * C."""
     y = (a.T if trans_a else a) @ (b.T if trans_b else b)
@@ -896,7 +897,7 @@ class ReduceOp(StructuredOp):
     result = result_def(TensorType)
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
-    REDUCE: ClassVar[Callable[..., np.ndarray]]
+    REDUCE: ClassVar[Callable[..., ArrayLike]]
     EMPTY: ClassVar[float] = 0.0
 
     def __init__(self, x: SSAValue, axes: Sequence[int], keepdims: bool, result_type: TensorType):
@@ -946,7 +947,7 @@ class ReduceMeanOp(ReduceOp):
     """Mean over `axes` (ONNX ReduceMean, GlobalAveragePool)."""
 
     name = "npu_graph.reduce_mean"
-    REDUCE: ClassVar[Callable[..., np.ndarray]] = staticmethod(np.mean)
+    REDUCE: ClassVar[Callable[..., ArrayLike]] = staticmethod(np.mean)
 
 
 @irdl_op_definition
@@ -954,7 +955,7 @@ class ReduceSumOp(ReduceOp):
     """Sum over `axes` (ONNX ReduceSum)."""
 
     name = "npu_graph.reduce_sum"
-    REDUCE: ClassVar[Callable[..., np.ndarray]] = staticmethod(np.sum)
+    REDUCE: ClassVar[Callable[..., ArrayLike]] = staticmethod(np.sum)
 
 
 @irdl_op_definition
@@ -962,7 +963,7 @@ class ReduceMaxOp(ReduceOp):
     """Maximum over `axes` (ONNX ReduceMax, GlobalMaxPool)."""
 
     name = "npu_graph.reduce_max"
-    REDUCE: ClassVar[Callable[..., np.ndarray]] = staticmethod(np.max)
+    REDUCE: ClassVar[Callable[..., ArrayLike]] = staticmethod(np.max)
     EMPTY: ClassVar[float] = float("-inf")
 
 
@@ -971,7 +972,7 @@ class ReduceMinOp(ReduceOp):
     """Minimum over `axes` (ONNX ReduceMin)."""
 
     name = "npu_graph.reduce_min"
-    REDUCE: ClassVar[Callable[..., np.ndarray]] = staticmethod(np.min)
+    REDUCE: ClassVar[Callable[..., ArrayLike]] = staticmethod(np.min)
     EMPTY: ClassVar[float] = float("inf")
 
 
@@ -1849,5 +1850,5 @@ ELEMENTWISE_OP_BY_FN: dict[str, type[ElementwiseOp]] = {
     op.FN: op for op in GRAPH_OPS if isinstance(op, type) and issubclass(op, ElementwiseOp)}
 """The `npu_graph` op computing each `ELEMENTWISE` function."""
 
-NpuGraph = Dialect("npu_graph", GRAPH_OPS, [])
+NpuGraph = Dialect("npu_graph", list(GRAPH_OPS), [])
 

@@ -148,6 +148,13 @@ class KernelOp(IRDLOperation):
     def graph_ops(self) -> list[Operation]:
         return [op for op in self.body.block.ops if not isinstance(op, TileYieldOp)]
 
+    @property
+    def yield_op(self) -> TileYieldOp:
+        """The body's terminator (always present: `SingleBlockImplicitTerminator`)."""
+        term = self.body.block.last_op
+        assert isinstance(term, TileYieldOp)
+        return term
+
     def verify_(self) -> None:
         if self.kind.data not in KINDS:
             raise VerifyException(f"'npu_tile.kernel' {self.kernel.data}: unknown kind '{self.kind.data}' "
@@ -224,7 +231,8 @@ class WindowOp(IRDLOperation):
     @staticmethod
     def parse_window(parser: Parser) -> tuple[list[SSAValue], dict[str, Attribute]]:
         """Parse what `print_window` prints (without `view`): (indices, properties)."""
-        indices = parser.parse_comma_separated_list(parser.Delimiter.PAREN, lambda: parser.parse_operand(IndexType()))
+        indices: list[SSAValue] = parser.parse_comma_separated_list(parser.Delimiter.PAREN,
+                                                                    lambda: parser.parse_operand(IndexType()))
         coefs: list[int] = []
         consts: list[int] = []
 

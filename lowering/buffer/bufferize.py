@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IndexType,
     IntegerAttr,
+    LocationAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -111,7 +112,7 @@ def sram_type(shape: Sequence[int]) -> MemRefType:
 class Emitter:
     """Appends ops to a block; index constants are created once at the top of the task."""
 
-    def __init__(self, block: Block, task_block: Block, consts: dict[int, SSAValue], loc: Attribute):
+    def __init__(self, block: Block, task_block: Block, consts: dict[int, SSAValue], loc: LocationAttr):
         self.block, self.task_block, self.consts, self.loc = block, task_block, consts, loc
 
     def nested(self, block: Block) -> "Emitter":
@@ -203,7 +204,7 @@ def plan_of(kernel: KernelOp) -> KernelPlan:
     names, tile, grid = loop.loop_names, loop.tile_sizes, loop.trip_counts
     nred = loop.reductions.value.data
     loops = [Loop(n, s * g, i >= len(names) - nred) for i, (n, s, g) in enumerate(zip(names, tile, grid))]
-    args = list(kernel.body.block.args)
+    args: list[SSAValue] = list(kernel.body.block.args)
     body = list(loop.body.block.ops)
     reduce = next(i for i, o in enumerate(body) if isinstance(o, ReduceOp))
     pre, post, store = body[:reduce], body[reduce + 1:-1], body[-1]
@@ -272,9 +273,9 @@ class TaskBuilder:
         for d in w.dims:
             zero = em.const(0)
             terms = [em.mul_c(idx[l], c) for l, c in d.terms if idx[l] is not zero]
-            v = terms[0] if terms else None
-            for x in terms[1:]:
-                v = em.add_i(v, x)
+            v: SSAValue | None = None
+            for x in terms:
+                v = x if v is None else em.add_i(v, x)
             if d.const or v is None:
                 v = em.const(d.const) if v is None else em.add_i(v, em.const(d.const))
             out.append(v)
@@ -396,9 +397,8 @@ class GroupBuilder:
         self.kernel, self.arch = kernel, arch
         self.block = Block(arg_types=[INDEX, INDEX])
         self.em = Emitter(self.block, self.block, {}, kernel.location)
-        self.dram = dict(zip(kernel.body.block.args, ins))
-        term = kernel.body.block.last_op
-        self.out_dram = dict(zip(term.values, outs))
+        self.dram: dict[SSAValue, SSAValue] = dict(zip(kernel.body.block.args, ins))
+        self.out_dram = dict(zip(kernel.yield_op.values, outs))
         self.bufs: dict[tuple[int, int, tuple[int, ...]], SSAValue] = {}  # (value, offset, shape) -> npu_task.sram
         self.values: dict[SSAValue, int] = {}  # a value owning its bytes -> its `value` number
 
@@ -426,10 +426,10 @@ class GroupBuilder:
 
     def build(self) -> Block:
         ops = self.kernel.graph_ops()
-        term = self.kernel.body.block.last_op
-        self.plan = plan_group(ops, list(term.values), self.arch)
-        if self.plan is None:
+        plan = plan_group(ops, list(self.kernel.yield_op.values), self.arch)
+        if plan is None:
             raise TilingError(f"the group's tensors do not fit sram_bytes={self.arch.sram_bytes}")
+        self.plan = plan
         toks: dict[int, SSAValue] = {}
         for act in self.plan.actions:
             if act[0] == "load":
@@ -479,12 +479,12 @@ class StripBuilder:
     def __init__(self, kernel: KernelOp, plan: StripPlan, ins: list[SSAValue], out: SSAValue, arch: Arch,
                  top: "FuncBuilder"):
         self.kernel, self.plan, self.arch, self.top, self.out = kernel, plan, arch, top, out
-        self.dram = dict(zip(kernel.body.block.args, ins))
+        self.dram: dict[SSAValue, SSAValue] = dict(zip(kernel.body.block.args, ins))
         self.block = Block(arg_types=[INDEX, INDEX])
         self.em = Emitter(self.block, self.block, {}, kernel.location)
         self.offset = 0
         self.held: dict[SSAValue, int] = {}  # constant -> its SRAM offset
-        self.views: dict[tuple[int, tuple[int, ...], int], SSAValue] = {}
+        self.bufs: dict[tuple[int, tuple[int, ...], int], SSAValue] = {}  # (offset, shape, value) -> npu_task.sram
         self.values: dict[object, int] = {}  # what a buffer holds -> its `value` number
 
     def sram(self, shape: Sequence[int], offset: int | None = None, holds: object = None) -> SSAValue:
@@ -496,7 +496,7 @@ class StripBuilder:
             self.offset += align_up(prod(shape) * 4, self.arch.align)
         value = self.values.setdefault(holds if holds is not None else ("new", len(self.values)), len(self.values))
         key = (offset, tuple(shape), value)
-        if key not in self.views:
+        if key not in self.bufs:
             end = offset + prod(shape) * 4
             if end > self.arch.sram_bytes:  # (the plan's accounting and the buffers disagree: a bug, said so)
                 raise TilingError(f"strip buffers reach byte {end} of sram_bytes={self.arch.sram_bytes} "
@@ -504,8 +504,14 @@ class StripBuilder:
             op = self.em.add(SramOp(sram_type(shape), offset, value))
             if isinstance(holds, SSAValue) and isinstance(holds.owner, Operation):
                 op.location = holds.owner.location
-            self.views[key] = op.results[0]
-        return self.views[key]
+            self.bufs[key] = op.results[0]
+        return self.bufs[key]
+
+    @staticmethod
+    def offset_of(buf: SSAValue) -> int:
+        """The byte offset of an `npu_task.sram` buffer."""
+        assert isinstance(buf.owner, SramOp)
+        return buf.owner.offset.value.data
 
     def const(self, v: SSAValue) -> SSAValue:
         """A constant loaded once, viewed with rank 4 (it broadcasts over H and W)."""
@@ -523,7 +529,14 @@ class StripBuilder:
                      for op in ops if isinstance(op, ElementwiseOp)}
         self.bias = {op: self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias], op.bias)
                      for op in ops if isinstance(op, GraphConv2dOp) and op.bias is not None}
-        self.rolled = sorted(g.rolled, key=lambda v: -1 if v is self.x else ops.index(v.owner))
+
+        def order(v: SSAValue) -> int:  # (the input first, then in op order)
+            if v is self.x:
+                return -1
+            assert isinstance(v.owner, Operation)
+            return ops.index(v.owner)
+
+        self.rolled = sorted(g.rolled, key=order)
         self.last_read = {v: max(i for i, op in enumerate(ops) if v in op.operands) for v in self.rolled}
         self.pooled = pooled_epilogues(ops, {})  # max-pool -> (conv, relu): their bias and relu follow it
         self.deferred = {o for pair in self.pooled.values() for o in pair if o is not None}
@@ -567,6 +580,7 @@ class StripBuilder:
         g, x, plan = self.g, self.x, self.plan
         base = self.offset
         self.views: dict[SSAValue, list[SSAValue]] = {x: self.xin}
+        self.bufs = {}  # (the buffers above are not reused from here on)
         view_of = plan.buffers.view_of
         for op in self.ops:
             r = op.results[0]
@@ -575,9 +589,9 @@ class StripBuilder:
             if off is not None:
                 self.views[r] = [self.sram(strip_shape(g, r), base + off, holds)]
             elif holds is x:  # a reshape of the input (one slot: no prefetch)
-                self.views[r] = [self.sram(strip_shape(g, r), self.xin[0].owner.offset.value.data, ("x", 0))]
+                self.views[r] = [self.sram(strip_shape(g, r), self.offset_of(self.xin[0]), ("x", 0))]
             else:  # an elementwise result overwriting the input slot(s)
-                self.views[r] = [self.sram(strip_shape(g, r), b.owner.offset.value.data, (r, k))
+                self.views[r] = [self.sram(strip_shape(g, r), self.offset_of(b), (r, k))
                                  for k, b in enumerate(self.xin)]
         self.fresh = {r: self.sram(computed_shape(g, r), base + off, view_of.get(r, ("fresh", r)))
                       for r, off in plan.buffers.fresh.items()}
@@ -600,8 +614,8 @@ class StripBuilder:
         """The loads of strip `s` into slot k."""
         g, x = self.g, self.x
         zero = e.const(0)
-        toks = [e.add(CopyOp(self.dram[x], self.rows_of(e, s, x), self.xin[k], self.new_rows(e, x),
-                             computed_shape(g, x), pad_value=g.x_pad)).results[0]]
+        toks: list[SSAValue] = [e.add(CopyOp(self.dram[x], self.rows_of(e, s, x), self.xin[k], self.new_rows(e, x),
+                                             computed_shape(g, x), pad_value=g.x_pad)).results[0]]
         for (o, i), sram in self.side[k].items():
             r = o.results[0]
             toks.append(e.add(CopyOp(self.dram[o.operands[i]], self.rows_of(e, s, r), sram, self.row_at(e, r, 0),
@@ -711,6 +725,8 @@ class StripBuilder:
         g = self.g
         first, end = g.boundary(res)
         me = e
+        edge: SSAValue | None = None
+        then_b: Block | None = None
         if -g.warm < first or end < g.S:
             edge = e.add(arith.CmpiOp(s, e.const(first), "slt")).results[0] if first > -g.warm else None
             if end < g.S:
@@ -720,7 +736,8 @@ class StripBuilder:
             me = e.nested(then_b)
         for j, fn in enumerate((MulOp, AddOp)[:len(self.mask_dram[res])]):
             me.stage(fn, [out, self.pick(me, odd, [self.mask_sram[k][res][j] for k in range(self.slots)])], out)
-        if me is not e:
+        if then_b is not None:
+            assert edge is not None  # (a strip before `first` or from `end` on)
             then_b.add_op(scf.YieldOp())
             e.add(scf.IfOp(edge, [], Region(then_b)))
 
@@ -752,7 +769,7 @@ class StripBuilder:
         if not self.plan.prefetch:
             body = Block(arg_types=[INDEX] + [TokenType()] * len(rolled))
             be = em.nested(body)
-            moving = dict(zip(rolled, body.args[1:]))
+            moving: dict[SSAValue, SSAValue] = dict(zip(rolled, body.args[1:]))
             if self.x in moving:
                 be.add(WaitOp(moving[self.x]))
             for t in self.issue(be, body.args[0], 0):
@@ -775,7 +792,8 @@ class StripBuilder:
         body = Block(arg_types=[INDEX] + [TokenType()] * (len(toks0) + len(rolled)))
         be = em.nested(body)
         s = body.args[0]
-        loads, moving = body.args[1:1 + len(toks0)], dict(zip(rolled, body.args[1 + len(toks0):]))
+        loads = body.args[1:1 + len(toks0)]
+        moving: dict[SSAValue, SSAValue] = dict(zip(rolled, body.args[1 + len(toks0):]))
         odd = be.eq_c(be.rem_c(be.add(arith.SubiOp(s, start)).results[0], 2), 1)
         nxt = be.add_i(s, one)
         then_b, else_b = Block(), Block()
@@ -811,14 +829,16 @@ def concat_placement(block: Block, returned: set[SSAValue]) -> dict[SSAValue, tu
         if loop is None:
             continue
         body = [o for o in loop.body.block.ops if not isinstance(o, (TileLoadOp, ReduceOp, StoreOp))]
-        if len(body) != 1 or not isinstance(body[0], ConcatOp) or not all(
-                isinstance(o.owner, TileLoadOp) for o in body[0].operands):
+        if len(body) != 1 or not isinstance(body[0], ConcatOp):
             continue
         cat = body[0]
+        loads = [o.owner for o in cat.operands if isinstance(o.owner, TileLoadOp)]
+        if len(loads) != len(cat.operands):
+            continue
         out = shape_of(k.outs[0])
         axis = attr_int(dict(cat.attributes), "axis", 0) % len(out)
-        args = dict(zip(k.body.block.args, k.ins))
-        vals = [args.get(o.owner.source) for o in cat.operands]
+        args: dict[SSAValue, SSAValue] = dict(zip(k.body.block.args, k.ins))
+        vals = [args.get(o.source) for o in loads]
         if any(d != 1 for d in out[:axis]) or len(set(vals)) != len(vals):
             continue
         if not all(v is not None and isinstance(v.owner, KernelOp) and v.owner.kind.data != "view"
@@ -826,6 +846,7 @@ def concat_placement(block: Block, returned: set[SSAValue]) -> dict[SSAValue, tu
             continue
         off = 0
         for v in vals:
+            assert v is not None
             placement[v] = (k.outs[0], off)
             off += prod(shape_of(v)) * 4
     return placement
@@ -845,7 +866,7 @@ def in_place_source(ks: KernelShape, ins: list[SSAValue]) -> SSAValue | None:
                for a, b, n in zip(w.dims, ks.out.dims, w.shape)):
             continue  # (a size-1 dim is at 0 whatever its loop)
         buf = ins[w.source]
-        if not isinstance(buf.owner, AllocOp) or tuple(buf.type.get_shape()) != tuple(ks.out.shape):
+        if not isinstance(buf.owner, AllocOp) or tuple(buf.owner.result.type.get_shape()) != tuple(ks.out.shape):
             continue
         if sum(ins[x.source] is buf for x in windows if x.source is not None) == 1:
             return buf
@@ -882,7 +903,7 @@ def strip_in_place_source(k: KernelOp, plan: StripPlan, ins: list[SSAValue]) -> 
     ops, g = k.graph_ops(), plan.geometry
     x, y = g.x, ops[-1].results[0]
     uses = [(o, i) for o in ops for i, v in enumerate(o.operands) if v in k.body.block.args]
-    args = dict(zip(k.body.block.args, ins))
+    args: dict[SSAValue, SSAValue] = dict(zip(k.body.block.args, ins))
     for op in ops:
         for i in side_inputs(op, g, {}):
             v = op.operands[i]
@@ -916,7 +937,8 @@ class FuncBuilder:
             self.views[key] = self.add(ViewOp(buf, dram_type(shape))).results[0]
         return self.views[key]
 
-    def copy_task(self, name: str, src: SSAValue, dst: SSAValue, loc: Attribute) -> None:
+    def copy_task(self, name: str, src: SSAValue, dst: SSAValue, loc: LocationAttr) -> None:
+        assert isinstance(dst.type, MemRefType)
         shape = tuple(dst.type.get_shape())
         if 0 in shape:
             return  # nothing to move
@@ -975,7 +997,7 @@ class FuncBuilder:
         new.location = self.func.location
         return new
 
-    def mask(self, rows: list[float], inside: float, outside: float, loc: Attribute) -> SSAValue:
+    def mask(self, rows: list[float], inside: float, outside: float, loc: LocationAttr) -> SSAValue:
         """A small inline weight [1, 1, len(rows), 1]: `inside` where rows is 1, else `outside`."""
         values = [inside if r else outside for r in rows]
         t = dram_type((1, 1, len(values), 1))
@@ -1000,6 +1022,7 @@ class FuncBuilder:
         if v not in self.buf:
             concat, off = self.placement[v]
             view = ViewOp(self.concat_buffer(concat), dram_type(shape_of(v)), off)
+            assert isinstance(v.owner, KernelOp)  # (a placed value is a kernel's result)
             view.location = v.owner.location
             self.buf[v] = self.add(view).results[0]
         return self.buf[v]
@@ -1009,6 +1032,7 @@ class FuncBuilder:
         if c not in self.buf:
             if c in self.placement:
                 return self.placed(c)
+            assert isinstance(c.owner, KernelOp)  # (an in-place concat is a kernel's result)
             self.output_buffer(c, c.owner)
         return self.buf[c]
 

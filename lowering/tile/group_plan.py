@@ -132,9 +132,10 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     canon = canon or {}
     operands = [[canon.get(v, v) for v in o.operands] for o in ops]
     if costs is None:
-        costs = [op_cycles(o, arch) for o in ops]
-    if any(c is None for c in costs):
-        return None
+        cycles = [op_cycles(o, arch) for o in ops]
+        costs = [c for c in cycles if c is not None]
+        if len(costs) != len(cycles):
+            return None
     life = Lifetimes(ops, operands, outputs)
     loads, pack_offset, pack_choice = pack_loads(life, packable, arch, pack_overflow, pack_bytes)
     actions, load_start = group_actions(ops, operands, life, loads, outputs, arch)
@@ -190,7 +191,7 @@ class Lifetimes:
                 final_use[v] = i
             self.pos.append(i - views)
             views += is_view(o)
-        defined = {r for o in ops for r in o.results}
+        defined: set[SSAValue] = {r for o in ops for r in o.results}
         for i, o in enumerate(ops):
             self.visit(i, o, operands[i], defined, final_use, outputs)
         end = len(ops) - views

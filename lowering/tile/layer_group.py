@@ -156,6 +156,9 @@ class LayerGroup(ModulePass):
         if rule_disabled(op, "layer-group"):
             return  # npu-fuse{disable=layer-group}
         arch = arch_of(op)
+        # per-run state of the (frozen) pass, declared here and set around the dataclass
+        self.constants: ConstantReader
+        self._available: dict[SSAValue, bool]  # weight -> whether its data is at hand
         object.__setattr__(self, "constants", ConstantReader(op, self.name))
         object.__setattr__(self, "_available", {})
         for func in op.ops:
@@ -237,7 +240,7 @@ class LayerGroup(ModulePass):
             Rewriter.insert_op(c, InsertPoint.before(group))
         for old, new in zip(outs, group.outs):
             old.replace_all_uses_with(new)
-        old_consts = {m.owner for m in packed_in}
+        old_consts = {m.owner for m in packed_in if isinstance(m.owner, ConstantOp)}  # (packed weights)
         for k in reversed(run):
             Rewriter.erase_op(k)
         for c in old_consts:
@@ -250,10 +253,16 @@ class LayerGroup(ModulePass):
         body); returns member -> its pack (outer value), and the new constants."""
         packed_in: dict[SSAValue, SSAValue] = {}
         new_consts: list[ConstantOp] = []
-        for unit in plan.loads if isinstance(plan, GroupPlan) else []:  # (strips pack nothing)
+        if not isinstance(plan, GroupPlan):
+            return packed_in, new_consts  # (strips pack nothing)
+        for unit in plan.loads:
             if len(unit) < 2:
                 continue
-            arrays = [self.constants.array(m) for m in unit]
+            arrays: list[np.ndarray] = []
+            for m in unit:
+                a = self.constants.array(m)
+                assert a is not None  # (a packed weight is `available`)
+                arrays.append(a)
             size = max(plan.pack_offset[m] + a.size * 4 for m, a in zip(unit, arrays)) // 4
             data = np.zeros(size, dtype=np.float32)
             for m, a in zip(unit, arrays):
@@ -296,13 +305,14 @@ def group_body(run: list[KernelOp], ins: list[SSAValue], outs: list[SSAValue],
             o = plan.pack_offset[v] // 4
             n = prod(shape_of(v))
             sl = SliceOp(pack, [o], [o + n], [1], TensorType(f32, [n]))
+            assert isinstance(v.type, TensorType)  # (`shape_of` checked it)
             rs = ReshapeOp(sl.result, v.type)
             block.add_ops([sl, rs])
             mapping[v] = rs.result
         return mapping[v]
 
     for k in run:
-        inner = dict(zip(k.body.block.args, [value(v) for v in k.ins]))
+        inner: dict[SSAValue, SSAValue] = dict(zip(k.body.block.args, [value(v) for v in k.ins]))
         for g in k.graph_ops():
             c = g.clone(value_mapper=inner)
             block.add_op(c)
@@ -335,14 +345,18 @@ class RunSearch:
         self.costs: list[list[int] | None] = []
         for k in kernels:
             cs = [op_cycles(g, arch) for g in k.graph_ops()]
-            self.costs.append(None if any(c is None for c in cs) else cs)  # type: ignore[arg-type]
+            known = [c for c in cs if c is not None]
+            self.costs.append(known if len(known) == len(cs) else None)
         self.all_ops, self.starts, self.yielded, self.canon = inner_ops(kernels)
         self.plans: dict[tuple[int, int], GroupPlan | StripChoice] = {}
 
     def run_of(self, j: int, i: int) -> tuple[list[KernelOp], list[Operation], list[SSAValue], list[int]]:
         """Kernels j..i-1: them, their graph ops, the values used after them, the ops' costs."""
         run = self.kernels[j:i]
-        flat = [c for cs in self.costs[j:i] for c in cs]  # type: ignore[union-attr]
+        flat: list[int] = []
+        for cs in self.costs[j:i]:
+            assert cs is not None  # (`segments` groups only kernels with known costs)
+            flat.extend(cs)
         return run, self.all_ops[self.starts[j]:self.starts[i]], [self.yielded[v] for v in run_outputs(run)], flat
 
     def segments(self) -> list[tuple[int, int]]:

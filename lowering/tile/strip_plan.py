@@ -213,7 +213,7 @@ def _nan_padded(op: Operation) -> bool:
     return isinstance(op, AvgPoolOp) and any(op.params["pads"]) and not op.count_include_pad.value.data
 
 
-def _window(op: Operation) -> tuple[int, int, int]:
+def _window(op: Conv2dOp | MaxPoolOp | AvgPoolOp) -> tuple[int, int, int]:
     """(stride, effective kernel, top pad) of a conv or pool along H."""
     p = op.params
     k = shape_of(op.weight)[2] if isinstance(op, Conv2dOp) else p["kernel"][0]
@@ -491,7 +491,7 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
     slices = concat_slices(g, ins, root, members, readers, arch)
     if slices is None:
         return None
-    index = {op.results[0]: i for i, op in enumerate(ops)}
+    index: dict[SSAValue, int] = {op.results[0]: i for i, op in enumerate(ops)}
     first = {r: index.get(r, -1) for r in members}
     span = {r: max(last[m] for m in ms) for r, ms in members.items()}
     for c, (cat, _) in slices.items():  # a concat's buffer lives from its first operand on
@@ -505,7 +505,7 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
         o = overwritable(i) if i is not None and isinstance(ops[i], ElementwiseOp) else None
         if o is not None and root[o] is not x and root[o] not in slices:
             fresh_in[r] = root[o]
-    deferred = {relu.results[0] for _, relu in pooled_epilogues(ops, canon).values() if relu is not None}
+    deferred: set[SSAValue] = {relu.results[0] for _, relu in pooled_epilogues(ops, canon).values() if relu is not None}
     if any(r in g.rolled and r not in fresh_in for r in deferred):
         return None  # (a deferred relu computes nothing: its new rows must be its operand's)
     bufs: list[tuple[object, int, int, int]] = [(r, prod(strip_shape(g, r)) * F32, first[r], span[r])
@@ -532,7 +532,9 @@ def buffer_offset(c: SSAValue, x: SSAValue, slices: dict[SSAValue, tuple[SSAValu
         return None
     if c in slices:
         cat, off = slices[c]
-        return buffer_offset(cat, x, slices, base) + off  # type: ignore[operator]
+        at = buffer_offset(cat, x, slices, base)
+        assert at is not None  # (a concat is computed, never the input slot)
+        return at + off
     return base[c]
 
 
@@ -715,7 +717,8 @@ def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAV
         for p in plans:
             if p is None:
                 continue
-            parts, cycles = best_split(lambda k: p.cycles_on(k, arch), min(arch.cores, p.geometry.S))
+            cycles_on = p.cycles_on
+            parts, cycles = best_split(lambda k: cycles_on(k, arch), min(arch.cores, p.geometry.S))
             rank = (line_buffers == "always" and not p.rolling, cycles)
             if best is None or rank < best[0]:
                 best = (rank, p, parts, cycles)

@@ -61,7 +61,7 @@ def kernel_body(op: Operation) -> tuple[list[SSAValue], Block]:
     if isinstance(op, FusedOp):
         ins = list(op.ins)
         block = Block(arg_types=[v.type for v in ins])
-        mapping = dict(zip(op.body.block.args, block.args))
+        mapping: dict[SSAValue, SSAValue] = dict(zip(op.body.block.args, block.args))
         for inner in op.body.block.ops:
             if isinstance(inner, YieldOp):
                 block.add_op(TileYieldOp(*[mapping[v] for v in inner.values]))
@@ -75,7 +75,8 @@ def kernel_body(op: Operation) -> tuple[list[SSAValue], Block]:
         if o not in ins:
             ins.append(o)
     block = Block(arg_types=[v.type for v in ins])
-    clone = op.clone(value_mapper=dict(zip(ins, block.args)))
+    args: dict[SSAValue, SSAValue] = dict(zip(ins, block.args))
+    clone = op.clone(value_mapper=args)
     block.add_ops([clone, TileYieldOp(*clone.results)])
     return ins, block
 
@@ -89,7 +90,8 @@ def kernel_signature(ops: list[Operation], arch, double_buffer: bool) -> tuple:
         attrs = tuple(sorted((k, str(v)) for k, v in o.attributes.items()))
         sig.append((o.name, attrs, tuple(str(v.type) for v in o.operands),
                     tuple(str(r.type) for r in o.results),
-                    tuple(ops.index(v.owner) if v.owner in ops else -1 for v in o.operands)))
+                    tuple(ops.index(v.owner) if isinstance(v.owner, Operation) and v.owner in ops else -1
+                          for v in o.operands)))
     return (tuple(sig), arch, double_buffer)
 
 
@@ -122,6 +124,7 @@ class Tile(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = arch_of(op)
+        self._memo: dict[tuple, tuple[dict[str, int], bool]]  # (declared: the pass itself is frozen)
         object.__setattr__(self, "_memo", {})  # kernels with equal signatures share a search
         if MACS_ATTR not in op.attributes:
             annotate(op, arch)  # the model's work, for roofline reports after lowering
@@ -144,7 +147,7 @@ class Tile(ModulePass):
         else:
             if any(0 in shape_of(r) for r in op.results):
                 raise CompileError(self.name, f"kernel '{kname}': zero-sized results are not supported", op)
-            ins_index = {a: i for i, a in enumerate(block.args)}
+            ins_index: dict[SSAValue, int] = {a: i for i, a in enumerate(block.args)}
             try:
                 anchor, steps, extra = split_kernel(body_ops, ins_index)
                 key = kernel_signature(body_ops, arch, self.double_buffer)

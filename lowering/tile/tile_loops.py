@@ -82,7 +82,7 @@ def kernel_shape(kernel: KernelOp) -> tuple[KernelShape, list[EpilogueStep], Ope
     """The kernel's windows at its recorded tile sizes: (shape, epilogue steps, anchor op,
     prologue steps). TilingError when the recorded plan does not fit the kernel."""
     ops = kernel.graph_ops()
-    ins_index = {a: i for i, a in enumerate(kernel.body.block.args)}
+    ins_index: dict[SSAValue, int] = {a: i for i, a in enumerate(kernel.body.block.args)}
     anchor, steps, extra = split_kernel(ops, ins_index)
     names = kernel.loop_names
     if [l.name for l in anchor.loops()] != names:
@@ -113,6 +113,7 @@ class LoopBuilder:
         return op
 
     def load(self, w: Window) -> SSAValue:
+        assert w.source is not None  # (a load reads a kernel input; only the store has none)
         src = self.kernel.body.block.args[w.source]
         return self.add(LoadOp(src, self.block.args, pad_value=w.pad_value, **window_props(w, self.names))).results[0]
 

@@ -457,10 +457,10 @@ def per_channel_shape(shape: Sequence[int], channels: int) -> tuple[int, int, in
     """`shape` rank-extended to NCHW when it is constant over N, H and W (channels or 1), else None."""
     if len(shape) > 4:
         return None
-    full = (1,) * (4 - len(shape)) + tuple(shape)
-    if full[0] != 1 or full[2] != 1 or full[3] != 1 or full[1] not in (1, channels):
+    n, c, h, w = (1,) * (4 - len(shape)) + tuple(shape)
+    if n != 1 or h != 1 or w != 1 or c not in (1, channels):
         return None
-    return full  # type: ignore[return-value]
+    return n, c, h, w
 
 
 def prologue_of(ops: Sequence[Operation], conv: Conv2dOp, ins_index: dict[SSAValue, int]
