@@ -8,80 +8,32 @@ class, imported lazily so that `npu-opt` starts fast."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 
 from xdsl.passes import ModulePass
 
+PASSES: dict[str, tuple[str, str]] = {
+    "npu-canonicalize": ("lowering.graph.canonicalize", "Canonicalize"),
+    "npu-constant-fold": ("lowering.graph.constant_fold", "ConstantFold"),
+    "npu-shape-inference": ("lowering.graph.shape_inference", "ShapeInference"),
+    "npu-bn-fold": ("lowering.graph.bn_fold", "BnFold"),
+    "npu-dce": ("lowering.graph.dce", "Dce"),
+    "npu-cse": ("lowering.graph.cse", "Cse"),
+    "npu-fuse": ("lowering.graph.fuse", "Fuse"),
+    "npu-tile": ("lowering.tile.tile", "Tile"),
+    "npu-layer-group": ("lowering.tile.layer_group", "LayerGroup"),
+    "npu-bufferize": ("lowering.buffer.bufferize", "Bufferize"),
+    "npu-schedule": ("lowering.task.schedule", "Schedule"),
+    "npu-events": ("lowering.task.events", "Events"),
+    "npu-memplan": ("lowering.task.memplan", "MemPlan"),
+    "npu-default": ("lowering.pipeline", "NpuDefault"),
+}
+"""Pass name -> (module, class): the table of contents of the pipeline's passes."""
+
+
+def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    return lambda: getattr(import_module(module), cls)
+
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    def _canonicalize():
-        from lowering.graph.canonicalize import Canonicalize
-        return Canonicalize
-
-    def _constant_fold():
-        from lowering.graph.constant_fold import ConstantFold
-        return ConstantFold
-
-    def _shape_inference():
-        from lowering.graph.shape_inference import ShapeInference
-        return ShapeInference
-
-    def _bn_fold():
-        from lowering.graph.bn_fold import BnFold
-        return BnFold
-
-    def _dce():
-        from lowering.graph.dce import Dce
-        return Dce
-
-    def _cse():
-        from lowering.graph.cse import Cse
-        return Cse
-
-    def _fuse():
-        from lowering.graph.fuse import Fuse
-        return Fuse
-
-    def _tile():
-        from lowering.tile.tile import Tile
-        return Tile
-
-    def _layer_group():
-        from lowering.tile.layer_group import LayerGroup
-        return LayerGroup
-
-    def _bufferize():
-        from lowering.buffer.bufferize import Bufferize
-        return Bufferize
-
-    def _schedule():
-        from lowering.task.schedule import Schedule
-        return Schedule
-
-    def _events():
-        from lowering.task.events import Events
-        return Events
-
-    def _memplan():
-        from lowering.task.memplan import MemPlan
-        return MemPlan
-
-    def _default():
-        from lowering.pipeline import NpuDefault
-        return NpuDefault
-
-    return {
-        "npu-canonicalize": _canonicalize,
-        "npu-constant-fold": _constant_fold,
-        "npu-shape-inference": _shape_inference,
-        "npu-bn-fold": _bn_fold,
-        "npu-dce": _dce,
-        "npu-cse": _cse,
-        "npu-fuse": _fuse,
-        "npu-tile": _tile,
-        "npu-layer-group": _layer_group,
-        "npu-bufferize": _bufferize,
-        "npu-schedule": _schedule,
-        "npu-events": _events,
-        "npu-memplan": _memplan,
-        "npu-default": _default,
-    }
+    return {name: _lazy(module, cls) for name, (module, cls) in PASSES.items()}
