@@ -23,6 +23,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-tile": ("lowering.tile.tile", "Tile"),
     "npu-layer-group": ("lowering.tile.layer_group", "LayerGroup"),
     "npu-bufferize": ("lowering.buffer.bufferize", "Bufferize"),
+    "npu-task-canonicalize": ("lowering.task.task_canonicalize", "TaskCanonicalize"),
     "npu-schedule": ("lowering.task.schedule", "Schedule"),
     "npu-events": ("lowering.task.events", "Events"),
     "npu-memplan": ("lowering.task.memplan", "MemPlan"),
