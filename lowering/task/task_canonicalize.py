@@ -37,17 +37,22 @@ class NpuCanonicalization(RewritePattern):
 
     def __init__(self, disable: tuple[str, ...] = ()):
         self.disable = set(disable)
+        self.patterns: dict[type[Operation], list[RewritePattern]] = {}
+
+    def patterns_of(self, op: Operation) -> list[RewritePattern]:
+        kind = type(op)
+        if kind not in self.patterns:
+            self.patterns[kind] = [p for t in op.get_traits_of_type(HasCanonicalizationPatternsTrait)
+                                   for p in t.get_patterns(kind) if getattr(p, "NAME", None) not in self.disable]
+        return self.patterns[kind]
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not op.name.startswith(DIALECTS):
             return
-        for trait in op.get_traits_of_type(HasCanonicalizationPatternsTrait):
-            for pattern in trait.get_patterns(type(op)):
-                if getattr(pattern, "NAME", None) in self.disable:
-                    continue
-                pattern.match_and_rewrite(op, rewriter)
-                if rewriter.has_done_action:
-                    return
+        for pattern in self.patterns_of(op):
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return
 
 
 class EraseDeadInTask(RewritePattern):
@@ -55,8 +60,9 @@ class EraseDeadInTask(RewritePattern):
     math included, which xDSL keeps when it divides)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        dead = is_trivially_dead(op) or (is_scalar(op) and all(not r.uses for r in op.results))
-        if dead and enclosing_task(op) is not None:
+        if not op.results or any(r.uses for r in op.results) or enclosing_task(op) is None:
+            return
+        if is_scalar(op) or is_trivially_dead(op):
             rewriter.erase(op)
 
 
