@@ -3,8 +3,9 @@
 imports them from here; `npu-task-canonicalize` runs them). Each declines when it
 does not match:
 - `CollapseInvariantSlots`: a double-buffered load whose window does not move
-  keeps one slot, loaded once before the loop;
-- `HoistInvariantLoad`: a loop-invariant DRAM->SRAM load moves before its loop;
+  keeps one slot, loaded once before the loop (a loop that runs at least twice);
+- `HoistInvariantLoad`: a loop-invariant DRAM->SRAM load moves before its loop
+  (likewise);
 - `MergeAdjacentCopies`: two back-to-back copies of adjacent windows become one;
 - `RemoveRedundantWait`: a wait on a token already waited on every path goes;
 - `FoldIdentityView`: a view with its source's type is its source.
@@ -168,6 +169,31 @@ def runs_at_least_once(loop: scf.ForOp) -> bool:
     return bl is lo and bu is hi and ml + au - al > 0
 
 
+def trip_count(loop: scf.ForOp) -> int | None:
+    """Iterations of `loop` for its task's `range` (bounds constant or linear in the
+    task's (lo, hi) arguments); None when unknown."""
+    step, task = const_index(loop.step), task_of(loop)
+    if step is None or step <= 0 or task is None:
+        return None
+    at = dict(zip(task.body.block.args, task.bounds))
+    ends = []
+    for v in (loop.lb, loop.ub):
+        base, mul, add = linear(v)
+        if base is not None and base not in at:
+            return None
+        ends.append(add + (mul * at[base] if base is not None else 0))
+    return max(0, -(-(ends[1] - ends[0]) // step))
+
+
+def reloads(loop: scf.ForOp) -> bool:
+    """The loop runs at least twice: a load it repeats is loaded again at least once.
+    (With one iteration there is nothing to save, and moving or dropping a load only
+    reorders the DMAs: with DRAM bandwidth shared by the transfers in flight, a
+    prefetch issued earlier slows the load the step waits for.)"""
+    n = trip_count(loop)
+    return n is not None and n >= 2
+
+
 def defined_outside(v: SSAValue, loop: Operation) -> bool:
     owner = v.owner
     op = owner if isinstance(owner, Operation) else owner.parent_op()
@@ -190,7 +216,8 @@ def same_window(a: CopyOp, b: CopyOp) -> bool:
 
 class HoistInvariantLoad(RewritePattern):
     """A DRAM->SRAM copy in an `scf.for` body whose source, destination and offsets are
-    defined outside the loop moves before the loop when the loop certainly iterates,
+    defined outside the loop moves before the loop when the loop certainly iterates
+    (for any range of the task) and runs at least twice for its current range,
     nothing else in the loop writes its destination (or bytes aliasing it) or its
     source, its token is only waited on, and no op before it in the body waits or
     touches its destination. The waits stay where they were: the first iteration
@@ -207,7 +234,7 @@ class HoistInvariantLoad(RewritePattern):
             return
         if not all(isinstance(u.operation, WaitOp) for u in op.token.uses):
             return
-        if not runs_at_least_once(loop) or not self.first_in_body(op):
+        if not runs_at_least_once(loop) or not reloads(loop) or not self.first_in_body(op):
             return
         if writes_to(loop, op.dst, skip=[op]) or writes_to(loop, op.src, skip=[op]):
             return
@@ -234,14 +261,18 @@ class CollapseInvariantSlots(RewritePattern):
     holds the window for the whole task: every select of the two slots becomes that
     slot, the loop's copy goes, and the loop carries the prologue's token unchanged
     (the in-loop waits on it stay: the first finds it landing, later ones done).
-    The other slot is then dead."""
+    The other slot is then dead. Only when the loop runs at least twice for the
+    task's range (`reloads`): one iteration has one load to save, and dropping it
+    lets the step's other prefetches start earlier, sharing DRAM bandwidth with the
+    loads the first step waits for (inception_v1's n118 on one core: 200 cycles
+    slower for 4.5 KB less)."""
 
     NAME: ClassVar[str] = "collapse-invariant-slots"
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CopyOp, rewriter: PatternRewriter) -> None:
         loop, task = op.parent_op(), task_of(op)
-        if not isinstance(loop, scf.ForOp) or task is None or not is_load(op):
+        if not isinstance(loop, scf.ForOp) or task is None or not is_load(op) or not reloads(loop):
             return
         slots = self.slot_pair(op.dst)
         if slots is None or not all(defined_outside(v, loop) for v in (op.src, *op.src_offsets, *op.dst_offsets)):

@@ -2,8 +2,9 @@
 
 // A gemm without double buffering, m and k grids 1: the activation window does not
 // move with the loop, so its load moves before the loop (once, not per weight tile).
-// The loop runs from lo*2 to hi*2 (lo < hi): it iterates, so the load is not new
-// work. The wait stays in the loop: the first step waits for the load, later ones
+// The loop runs from lo*2 to hi*2: at least once for any range (lo < hi), so the
+// load is not new work, and four times for this range [0, 2), so three loads are
+// saved. The wait stays in the loop: the first step waits for the load, later ones
 // find it done. The weight window moves with %t: its load stays.
 builtin.module {
   func.func @main(%x: memref<4x32xf32, "dram">, %w: memref<64x32xf32, "dram">, %y: memref<4x64xf32, "dram">) {
@@ -182,3 +183,26 @@ builtin.module {
 }
 // CHECK:      scf.for
 // CHECK-NEXT:   npu_dma.copy %{{.*}} -> %{{.*}} {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
+
+// -----
+
+// Must not fire: the loop runs once for the task's range [0, 1): no load to save.
+builtin.module {
+  func.func @main(%x: memref<4x32xf32, "dram">) {
+    npu_task.task "single" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %a = npu_task.sram {offset = 0 : i64} : memref<4x32xf32, "sram">
+      %acc = npu_task.sram {offset = 512 : i64} : memref<4x32xf32, "sram">
+      scf.for %t = %lo to %hi step %c1 {
+        %ta = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
+        npu_dma.wait %ta
+        npu_compute.eltwise "relu" %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+      }
+    }
+    func.return
+  }
+}
+// CHECK:      scf.for
+// CHECK-NEXT:   npu_dma.copy %{{.*}} -> %{{.*}} {sizes = array<i64: 4, 32>}
