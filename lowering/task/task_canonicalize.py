@@ -74,10 +74,10 @@ class TaskCanonicalize(ModulePass):
     loop-invariant loads out of tile loops, merges adjacent copies, drops waits on
     tokens already waited, folds identity views (see `lowering/task/peephole.py`).
 
-    Assumes the task-level form of `npu-bufferize`; runs after `npu-schedule` (a task's
-    `range` is then final: the loop trip counts the patterns ask for are exact), and
-    before `npu-events`/`npu-memplan`, though the patterns keep each task's DRAM reads
-    and writes, so their results do not depend on it. Option
+    Assumes the task-level form of `npu-bufferize`, best after `npu-schedule`: a task's
+    `range` is then final, so the loop trip counts the patterns ask for are exact
+    (before it they count the whole kernel). The patterns keep each task's DRAM reads
+    and writes: `npu-events` and `npu-memplan` plan the same either way. Option
     `disable=name,...` switches patterns off by name (`hoist-invariant-load`,
     `collapse-invariant-slots`, `merge-adjacent-copies`, `remove-redundant-wait`,
     `fold-identity-view`)."""
