@@ -25,6 +25,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-tile-loops": ("lowering.tile.tile_loops", "TileLoops"),
     "npu-bufferize": ("lowering.buffer.bufferize", "Bufferize"),
     "npu-schedule": ("lowering.task.schedule", "Schedule"),
+    "npu-task-canonicalize": ("lowering.task.task_canonicalize", "TaskCanonicalize"),
     "npu-events": ("lowering.task.events", "Events"),
     "npu-memplan": ("lowering.task.memplan", "MemPlan"),
     "npu-default": ("lowering.pipeline", "NpuDefault"),

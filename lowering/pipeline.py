@@ -3,7 +3,8 @@ entry point tools use.
 
 Order (DESIGN.md): npu-canonicalize -> npu-constant-fold -> npu-shape-inference
 -> npu-bn-fold -> npu-dce -> npu-cse (graph optimisation) -> npu-fuse -> npu-tile
--> npu-layer-group -> npu-tile-loops -> npu-bufferize -> npu-schedule -> npu-events -> npu-memplan. The IR is verified after every
+-> npu-layer-group -> npu-tile-loops -> npu-bufferize -> npu-schedule -> npu-task-canonicalize (peepholes
+inside each task, once npu-schedule has fixed its range) -> npu-events -> npu-memplan. The IR is verified after every
 pass (or, with verify-each=false, once at the end); a failure names the pass."""
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from npu_dialects.weights import attach_weights
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "npu-canonicalize", "npu-constant-fold", "npu-shape-inference", "npu-bn-fold", "npu-dce", "npu-cse",
-    "npu-fuse", "npu-tile", "npu-layer-group", "npu-tile-loops", "npu-bufferize", "npu-schedule", "npu-events", "npu-memplan")
+    "npu-fuse", "npu-tile", "npu-layer-group", "npu-tile-loops", "npu-bufferize", "npu-schedule",
+    "npu-task-canonicalize", "npu-events", "npu-memplan")
 
 
 def run_pass(p: ModulePass, ctx: Context, module: ModuleOp, verify: bool = True) -> None:

@@ -36,8 +36,11 @@ from xdsl.irdl import (
     operand_def,
     opt_attr_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import HasCanonicalizationPatternsTrait
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.graph import int_array, ints
@@ -58,6 +61,28 @@ class TokenType(ParametrizedAttribute, TypeAttribute):
     name = "npu_dma.token"
 
 
+class CopyCanonicalization(HasCanonicalizationPatternsTrait):
+    """Peepholes on copies (`lowering/task/peephole.py`, imported when asked for, as
+    xDSL's dialects do): collapse an invariant double-buffered load to one slot, hoist
+    an invariant load out of its loop, merge adjacent copies."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from lowering.task.peephole import CollapseInvariantSlots, HoistInvariantLoad, MergeAdjacentCopies
+
+        return (CollapseInvariantSlots(), HoistInvariantLoad(), MergeAdjacentCopies())
+
+
+class WaitCanonicalization(HasCanonicalizationPatternsTrait):
+    """Erase a wait on a token already waited on every path (`lowering/task/peephole.py`)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from lowering.task.peephole import RemoveRedundantWait
+
+        return (RemoveRedundantWait(),)
+
+
 @irdl_op_definition
 class CopyOp(IRDLOperation):
     """Strided N-d copy of a `sizes` window; see the module docstring for the
@@ -73,6 +98,7 @@ class CopyOp(IRDLOperation):
     clip = opt_attr_def(UnitAttr)
     token = result_def(TokenType)
     irdl_options = (AttrSizedOperandSegments(as_property=False),)
+    traits = traits_def(CopyCanonicalization())  # (no memory-effect trait: a copy's effects are unknown to DCE)
     assembly_format = ("$src `[` $src_offsets `]` `->` $dst `[` $dst_offsets `]` attr-dict "
                        "`:` type($src) `->` type($dst)")
 
@@ -114,6 +140,7 @@ class WaitOp(IRDLOperation):
 
     name = "npu_dma.wait"
     token = operand_def(TokenType)
+    traits = traits_def(WaitCanonicalization())
     assembly_format = "$token attr-dict"
 
     def __init__(self, token: SSAValue):

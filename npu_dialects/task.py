@@ -51,7 +51,8 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.traits import NoMemoryEffect, NoTerminator
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import HasCanonicalizationPatternsTrait, NoMemoryEffect, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.dma import memory_space
@@ -136,6 +137,17 @@ class AllocOp(IRDLOperation):
                                       "sizes differ")
 
 
+class ViewCanonicalization(HasCanonicalizationPatternsTrait):
+    """Fold a view as its source's own type (`lowering/task/peephole.py`, imported when
+    asked for, as xDSL's dialects do)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from lowering.task.peephole import FoldIdentityView
+
+        return (FoldIdentityView(),)
+
+
 @irdl_op_definition
 class ViewOp(IRDLOperation):
     """The bytes of `source` seen with another shape (row-major, same space): the
@@ -146,7 +158,7 @@ class ViewOp(IRDLOperation):
     source = operand_def(MemRefType)
     offset = opt_attr_def(IntegerAttr)
     result = result_def(MemRefType)
-    traits = traits_def(NoMemoryEffect())
+    traits = traits_def(NoMemoryEffect(), ViewCanonicalization())
     assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
 
     def __init__(self, source: SSAValue, result_type: MemRefType, offset: int | None = None):
