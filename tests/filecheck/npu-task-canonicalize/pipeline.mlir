@@ -1,6 +1,6 @@
-// RUN: %opt %s -p npu-bufferize,npu-schedule,npu-task-canonicalize,npu-events,npu-memplan -o %t.mlir && filecheck %s < %t.mlir
+// RUN: %opt %s -p npu-tile-loops,npu-bufferize,npu-schedule,npu-task-canonicalize,npu-events,npu-memplan -o %t.mlir && filecheck %s < %t.mlir
 // RUN: npu-run %t.mlir 2>&1 | filecheck %s --check-prefix=SIM
-// RUN: %opt %s -p npu-bufferize,npu-schedule,npu-events,npu-memplan -o %t.off.mlir && npu-run %t.off.mlir 2>&1 | filecheck %s --check-prefix=OFF
+// RUN: %opt %s -p npu-tile-loops,npu-bufferize,npu-schedule,npu-events,npu-memplan -o %t.off.mlir && npu-run %t.off.mlir 2>&1 | filecheck %s --check-prefix=OFF
 
 // Between npu-schedule and npu-events: a double-buffered gemm with m and k grids 1
 // over 8 weight tiles, split over two cores. Each part keeps one activation slot,
