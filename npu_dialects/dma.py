@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     f32,
 )
-from xdsl.ir import Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -48,8 +48,10 @@ from npu_dialects.graph import int_array, ints
 SPACES = ("dram", "sram")
 
 
-def memory_space(t: MemRefType) -> str | None:
-    """`dram`/`sram` from `memref<..., "dram">`, None when unnamed."""
+def memory_space(t: Attribute) -> str | None:
+    """`dram`/`sram` from `memref<..., "dram">`, None when unnamed (or not a memref)."""
+    if not isinstance(t, MemRefType):
+        return None
     ms = t.memory_space
     return ms.data if isinstance(ms, StringAttr) else None
 
@@ -105,7 +107,7 @@ class CopyOp(IRDLOperation):
     def __init__(self, src: SSAValue, src_offsets: Sequence[SSAValue], dst: SSAValue,
                  dst_offsets: Sequence[SSAValue], sizes: Sequence[int], *,
                  pad_value: float | None = None, clip: bool = False):
-        attrs = {"sizes": int_array(sizes)}
+        attrs: dict[str, Attribute] = {"sizes": int_array(sizes)}
         if pad_value is not None:
             attrs["pad_value"] = FloatAttr(pad_value, f32)
         if clip:

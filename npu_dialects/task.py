@@ -132,6 +132,7 @@ class AllocOp(IRDLOperation):
         if self.reuse is not None:
             if not isinstance(self.reuse.owner, AllocOp):
                 raise VerifyException("'npu_task.alloc': reuse must name another 'npu_task.alloc'")
+            assert isinstance(self.reuse.type, MemRefType)
             if byte_size(self.reuse.type) != byte_size(self.result.type):
                 raise VerifyException(f"'npu_task.alloc': reuse of {self.reuse.type} by {self.result.type}: "
                                       "sizes differ")

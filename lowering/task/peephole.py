@@ -175,7 +175,7 @@ def trip_count(loop: scf.ForOp) -> int | None:
     step, task = const_index(loop.step), task_of(loop)
     if step is None or step <= 0 or task is None:
         return None
-    at = dict(zip(task.body.block.args, task.bounds))
+    at: dict[SSAValue, int] = dict(zip(task.body.block.args, task.bounds))
     ends = []
     for v in (loop.lb, loop.ub):
         base, mul, add = linear(v)
@@ -355,7 +355,8 @@ class MergeAdjacentCopies(RewritePattern):
             return
         lo, sizes = joined
         dt = op.dst.type
-        if memory_space(dt) == "sram" and any(s > d for s, d in zip(sizes, dt.get_shape())):
+        if isinstance(dt, MemRefType) and memory_space(dt) == "sram" and any(
+                s > d for s, d in zip(sizes, dt.get_shape())):
             return  # (the joined window would not fit the buffer)
         pad = op.pad_value.value.data if op.pad_value is not None else None
         new = CopyOp(lo.src, lo.src_offsets, lo.dst, lo.dst_offsets, sizes, pad_value=pad, clip=op.clip is not None)
