@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import prod
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
     BoolAttr,
@@ -57,6 +58,28 @@ KINDS = ("matmul", "conv2d", "eltwise", "pool", "apply", "view", "group")
 is a layer group (`npu-layer-group`): no loops, every op on whole SRAM-resident tensors."""
 
 
+class LoopNest:
+    """Accessors of a loop nest held as `loops` ("m,n,k"), `tile` and `grid` (shared by
+    `npu_tile.kernel`, which records the plan, and `npu_tile.loop`, which applies it)."""
+
+    if TYPE_CHECKING:  # (the ops define them; irdl must not see them on the mixin)
+        loops: StringAttr
+        tile: DenseArrayBase
+        grid: DenseArrayBase
+
+    @property
+    def loop_names(self) -> list[str]:
+        return [s for s in self.loops.data.split(",") if s]
+
+    @property
+    def tile_sizes(self) -> tuple[int, ...]:
+        return ints(self.tile, ())
+
+    @property
+    def trip_counts(self) -> tuple[int, ...]:
+        return ints(self.grid, ())
+
+
 @irdl_op_definition
 class TileYieldOp(IRDLOperation):
     """Terminator of `npu_tile.kernel`: the kernel's results."""
@@ -75,7 +98,7 @@ class TileYieldOp(IRDLOperation):
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(LoopNest, IRDLOperation):
     """One tiled kernel. Attributes:
     - `kind`: anchor kind (`matmul`, `conv2d`, `eltwise`, `pool`, `apply`, `view`), or
       `group` for a layer group (several kernels' ops on SRAM-resident tensors, no loops);
@@ -124,18 +147,6 @@ class KernelOp(IRDLOperation):
                              "dram_bytes": IntegerAttr(dram_bytes, i64),
                              "parts": IntegerAttr(parts, i64),
                              **({"line_buffer": UnitAttr()} if line_buffer else {})})
-
-    @property
-    def loop_names(self) -> list[str]:
-        return [s for s in self.loops.data.split(",") if s]
-
-    @property
-    def tile_sizes(self) -> tuple[int, ...]:
-        return ints(self.tile, ())
-
-    @property
-    def trip_counts(self) -> tuple[int, ...]:
-        return ints(self.grid, ())
 
     @property
     def is_line_buffered(self) -> bool:
@@ -412,7 +423,7 @@ class StoreOp(WindowOp):
 
 
 @irdl_op_definition
-class LoopOp(IRDLOperation):
+class LoopOp(LoopNest, IRDLOperation):
     """A kernel's tile loop nest: the body runs once per tile, its block arguments the
     tile index along each loop (`loops`, outermost first; `tile` elements per tile,
     `grid` tiles). The last `reductions` loops are reduction loops, innermost: the
@@ -438,18 +449,6 @@ class LoopOp(IRDLOperation):
         if double_buffer:
             props["double_buffer"] = UnitAttr()
         super().__init__(properties=props, result_types=[result_type], regions=[body])
-
-    @property
-    def loop_names(self) -> list[str]:
-        return [s for s in self.loops.data.split(",") if s]
-
-    @property
-    def tile_sizes(self) -> tuple[int, ...]:
-        return ints(self.tile, ())
-
-    @property
-    def trip_counts(self) -> tuple[int, ...]:
-        return ints(self.grid, ())
 
     def verify_(self) -> None:
         n = len(self.loop_names)

@@ -145,6 +145,10 @@ COMPUTE_PATTERNS: list[RewritePattern] = [MatmulPattern(), ConvPattern(), MaxPoo
                                           ElementwisePattern(), DeadToTensor()]
 
 
+WALKER = PatternRewriteWalker(GreedyRewritePatternApplier(COMPUTE_PATTERNS), apply_recursively=True)
+"""Applies the compute patterns (built once: `lower_compute` runs per task)."""
+
+
 def stage(op: Operation | type[Operation], ins: list[SSAValue], dest: SSAValue, accumulate: bool = False,
           **attributes) -> list[Operation]:
     """The ops that stand for graph op `op` (or a new op of class `op`) computed from
@@ -161,9 +165,8 @@ def stage(op: Operation | type[Operation], ins: list[SSAValue], dest: SSAValue, 
 
 def lower_compute(root: Operation) -> Operation | None:
     """Apply the compute patterns under `root`; returns a graph op left unlowered (None: all were)."""
-    walker = PatternRewriteWalker(GreedyRewritePatternApplier(COMPUTE_PATTERNS), apply_recursively=True)
     for region in root.regions:
-        walker.rewrite_region(region)
+        WALKER.rewrite_region(region)
     for op in root.walk():
         if isinstance(op, MaterializeOp):
             owner = op.value.owner

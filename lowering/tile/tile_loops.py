@@ -50,22 +50,19 @@ from lowering.tile.tile_search import (
     split_kernel,
     with_epilogue,
 )
-from npu_dialects.graph import Conv2dOp, ElementwiseOp, GemmOp, MatMulOp, MaxPoolOp, StructuredOp, shape_of
+from npu_dialects.graph import (
+    ELEMENTWISE_OP_BY_FN,
+    Conv2dOp,
+    ElementwiseOp,
+    GemmOp,
+    MatMulOp,
+    MaxPoolOp,
+    StructuredOp,
+    shape_of,
+)
 from npu_dialects.tile import KernelOp, LoadOp, LoopOp, ReduceOp, StoreOp, TileYieldOp
 
 TILED_KINDS = ("matmul", "conv2d", "eltwise", "pool", "apply")
-
-
-def elementwise_classes() -> dict[str, type[ElementwiseOp]]:
-    """`FN` -> the `npu_graph` op class computing it."""
-    out: dict[str, type[ElementwiseOp]] = {}
-    todo: list[type] = [ElementwiseOp]
-    while todo:
-        cls = todo.pop()
-        todo.extend(cls.__subclasses__())
-        if "FN" in cls.__dict__ and "name" in cls.__dict__:
-            out.setdefault(cls.FN, cls)
-    return out
 
 
 def window_props(w: Window, loops: Sequence[str]) -> dict:
@@ -105,7 +102,6 @@ class LoopBuilder:
 
     def __post_init__(self) -> None:
         self.names = [l.name for l in self.ks.loops]
-        self.fns = elementwise_classes()
 
     def add(self, op: Operation) -> Operation:
         op.location = self.kernel.location
@@ -121,7 +117,7 @@ class LoopBuilder:
         """Elementwise steps on the running tile (None in `args`) and `operands[i]`."""
         for s in steps:
             args = [running if a is None else operands[a] for a in s.args]
-            running = self.add(self.fns[s.fn].create(operands=args, result_types=[running.type])).results[0]
+            running = self.add(ELEMENTWISE_OP_BY_FN[s.fn].create(operands=args, result_types=[running.type])).results[0]
         return running
 
     def anchor(self, op: Operation, tiles: list[SSAValue]) -> SSAValue:
