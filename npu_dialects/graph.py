@@ -84,6 +84,34 @@ def conv2d_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, *,
     return y.astype(x.dtype, copy=False)
 
 
+def conv_transpose_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, *,
+                       strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
+                       dilations: Sequence[int] = (1, 1), output_padding: Sequence[int] = (0, 0),
+                       group: int = 1) -> np.ndarray:
+    """ONNX ConvTranspose, NCHW input, weight [C_in, C_out/group, kH, kW]; pads are
+    (top, left, bottom, right) and crop the full result (negative ones extend it with
+    zeros). Computed as one product per group and kernel tap, scattered (strided) into
+    the full result."""
+    n, ci, h, wd = x.shape
+    _, cog, kh, kw = w.shape
+    (sh, sw), (dh, dw) = strides, dilations
+    full = (sh * (h - 1) + dh * (kh - 1) + 1 + output_padding[0], sw * (wd - 1) + dw * (kw - 1) + 1 + output_padding[1])
+    y = np.zeros((n, group * cog) + full, dtype=np.result_type(x, w))
+    cig = ci // group
+    for g in range(group):
+        taps = np.einsum("nchw,cokl->klnohw", x[:, g * cig:(g + 1) * cig], w[g * cig:(g + 1) * cig])
+        for i in range(kh):
+            for j in range(kw):
+                y[:, g * cog:(g + 1) * cog, i * dh:i * dh + sh * (h - 1) + 1:sh,
+                  j * dw:j * dw + sw * (wd - 1) + 1:sw] += taps[i, j]
+    y = _pad_spatial(y, [max(-p, 0) for p in pads], 0.0)
+    top, left, bottom, right = (max(p, 0) for p in pads)
+    y = y[:, :, top:y.shape[2] - bottom, left:y.shape[3] - right]
+    if b is not None:
+        y = y + b.reshape(1, -1, 1, 1)
+    return y.astype(x.dtype, copy=False)
+
+
 def gemm_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, *, alpha: float = 1.0,
              beta: float = 1.0, trans_a: bool = False, trans_b: bool = False) -> np.ndarray:
     """ONNX Gemm: alpha * op(A) @ op(B) + beta * C."""
@@ -382,6 +410,12 @@ class GraphOp(IRDLOperation):
         has no single-step mapping onto the units (it is tiled as a kernel of its own)."""
         return None
 
+    def decompose(self) -> tuple[list[Operation], list[SSAValue]] | None:
+        """The op as other graph ops (MLIR's `AggregatedOpInterface.decomposeOperation`):
+        new ops, in order, and the values that replace the op's results; None (the
+        default) when the op is compiled as itself. `npu-canonicalize` applies it."""
+        return None
+
     def out_elements(self, out_shape: Sequence[int] | None = None) -> int:
         """Elements of the result (or of the part of it of shape `out_shape`)."""
         return math.prod(shape_of(self.results[0]) if out_shape is None else out_shape)
@@ -541,6 +575,158 @@ def conv_out_shape(x: Sequence[int], w: Sequence[int], strides: Sequence[int], p
     if oh <= 0 or ow <= 0:
         return None
     return (x[0], w[0], oh, ow)
+
+
+@irdl_op_definition
+class ConvTransposeOp(GraphOp):
+    """2-D transposed convolution (ONNX ConvTranspose): NCHW input, weight [C_in,
+    C_out/group, kH, kW], optional bias [C_out]; `pads` (top, left, bottom, right)
+    crop the full result, `output_padding` extends its bottom/right.
+
+    It decomposes (`decompose`, applied by `npu-canonicalize`) into one cube
+    convolution over all stride phases plus a pixel shuffle: output row
+    s*a + r - pad only takes kernel taps k with k*d = r (mod s), so phase r is a
+    stride-1 convolution with the sub-kernel of those taps (Q + 1 = d*(k-1)//s + 1
+    taps, zero where a phase has fewer). The phases' sub-kernels stack as output
+    channels of one `npu_graph.conv2d`; reshape-transpose-reshape interleaves them
+    and a slice crops. The weight rearrangement is graph ops on the weight
+    (reshape, pad, gather, transpose), which `npu-constant-fold` folds."""
+
+    name = "npu_graph.conv_transpose"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    strides = attr_def(DenseArrayBase)
+    pads = attr_def(DenseArrayBase)  # top, left, bottom, right
+    dilations = attr_def(DenseArrayBase)
+    output_padding = attr_def(DenseArrayBase)
+    group = attr_def(IntegerAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, x: SSAValue, w: SSAValue, b: SSAValue | None, result_type: TensorType, *,
+                 strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
+                 dilations: Sequence[int] = (1, 1), output_padding: Sequence[int] = (0, 0), group: int = 1):
+        super().__init__(operands=[x, w, b], result_types=[result_type], attributes={
+            "strides": int_array(strides), "pads": int_array(pads), "dilations": int_array(dilations),
+            "output_padding": int_array(output_padding), "group": IntegerAttr(group, i64)})
+
+    @property
+    def params(self) -> dict:
+        return dict(strides=ints(self.strides, ()), pads=ints(self.pads, ()), dilations=ints(self.dilations, ()),
+                    output_padding=ints(self.output_padding, ()), group=self.group.value.data)
+
+    def infer_shape(self) -> tuple[int, ...] | None:
+        return conv_transpose_out_shape(shape_of(self.input), shape_of(self.weight), **self.params)
+
+    def verify_(self) -> None:
+        check_f32(self)
+        x, w, p = shape_of(self.input), shape_of(self.weight), self.params
+        if len(x) != 4 or len(w) != 4:
+            raise VerifyException(f"'{self.name}': input and weight must be 4-D, got {list(x)} and {list(w)}")
+        check_window_params(self.name, x, p, crop=True)
+        op, s, d = p["output_padding"], p["strides"], p["dilations"]
+        if len(op) != 2 or any(not 0 <= o < max(si, di) for o, si, di in zip(op, s, d)):
+            raise VerifyException(f"'{self.name}': output_padding {list(op)} must have 2 values, each "
+                                  f"below its stride or dilation")
+        if p["group"] <= 0 or x[1] % p["group"] or w[0] != x[1]:
+            raise VerifyException(f"'{self.name}': weight {list(w)} must have the input's {x[1]} channels "
+                                  f"first, a multiple of group {p['group']}")
+        if self.bias is not None and shape_of(self.bias) != (w[1] * p["group"],):
+            raise VerifyException(f"'{self.name}': bias must have shape [{w[1] * p['group']}]")
+        self._expect_result_shape(self.infer_shape(), "transposed convolution")
+
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        """The direct form on the cube: per group an [n*h*w, ci] @ [ci, co*kh*kw] product
+        (the decomposed convolution does the same work plus any phase padding)."""
+        x, w, g = shape_of(self.input), shape_of(self.weight), self.params["group"]
+        return arch.cube_cycles(x[0] * x[2] * x[3], w[0] // g, w[1] * w[2] * w[3], batch=g)
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (conv_transpose_ref(*inputs, **self.params),)
+
+    def decompose(self) -> tuple[list[Operation], list[SSAValue]] | None:
+        return conv_transpose_as_conv(self)
+
+
+def conv_transpose_out_shape(x: Sequence[int], w: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                             dilations: Sequence[int], output_padding: Sequence[int],
+                             group: int = 1) -> tuple[int, ...] | None:
+    """ONNX: out = s * (in - 1) + output_padding + (k - 1) * d + 1 - pad_begin - pad_end."""
+    if len(x) != 4 or len(w) != 4 or len(strides) != 2 or len(pads) != 4 or len(output_padding) != 2:
+        return None
+    out = tuple(s * (i - 1) + o + (k - 1) * d + 1 - pb - pe for i, k, s, d, o, pb, pe in
+                zip(x[2:], w[2:], strides, dilations, output_padding, pads[:2], pads[2:]))
+    return (x[0], w[1] * group) + out if all(o > 0 for o in out) else None
+
+
+@dataclass(frozen=True)
+class _Phases:
+    """One spatial dim of a transposed convolution as a stride-1 convolution per phase:
+    `taps[r][j]` is the kernel tap phase r uses at sub-kernel position j (or k, the
+    zero tap); the convolution pads (`begin`, `end`); `A` positions per phase; the
+    interleaved result is cropped from `start`."""
+
+    taps: tuple[tuple[int, ...], ...]
+    begin: int
+    end: int
+    A: int
+    start: int
+
+    @staticmethod
+    def of(n_in: int, k: int, s: int, d: int, pad_begin: int, n_out: int) -> _Phases:
+        q = d * (k - 1) // s
+        taps = tuple(tuple((s * (q - j) + r) // d if (s * (q - j) + r) % d == 0 and (s * (q - j) + r) // d < k
+                           else k for j in range(q + 1)) for r in range(s))
+        shift = min(pad_begin // s, q)  # phase positions before the crop that need no computing
+        begin, start = q - shift, pad_begin - s * shift
+        end = max(0, -(-(start + n_out) // s) - n_in + shift)
+        return _Phases(taps, begin, end, n_in + begin + end - q, start)
+
+
+def conv_transpose_as_conv(op: ConvTransposeOp) -> tuple[list[Operation], list[SSAValue]]:
+    """`ConvTransposeOp.decompose`: the phase convolution and the pixel shuffle (see the op)."""
+    x, w, p = shape_of(op.input), shape_of(op.weight), op.params
+    n, out = x[0], shape_of(op.result)
+    g, co = p["group"], out[1]
+    cig, cog, (kh, kw), (sh, sw) = x[1] // g, w[1], w[2:], p["strides"]
+    ph, pw = (_Phases.of(x[2 + i], w[2 + i], p["strides"][i], p["dilations"][i], p["pads"][i], out[2 + i])
+              for i in range(2))
+    qh, qw = len(ph.taps[0]), len(pw.taps[0])
+    ops: list[Operation] = []
+
+    def add(o: Operation) -> SSAValue:
+        ops.append(o)
+        return o.results[0]
+
+    def const(values: np.ndarray) -> SSAValue:
+        t = TensorType(Float32Type(), values.shape)
+        return add(ConstantOp(t, value=DenseIntOrFPElementsAttr.from_list(t, values.astype(np.float32).ravel().tolist())))
+
+    # weight [ci, cog, kh, kw] -> [g * cog * sh * sw, cig, qh, qw]: the phases' sub-kernels, zero tap last
+    flat = add(ReshapeOp(op.weight, f32_tensor((x[1], cog, kh * kw))))
+    flat = add(PadOp(flat, (0, 0, 0, 0, 0, 1), 0.0, f32_tensor((x[1], cog, kh * kw + 1))))
+    idx = np.array([[[[th * kw + tw if th < kh and tw < kw else kh * kw for tw in rw_taps] for th in rh_taps]
+                     for rw_taps in pw.taps] for rh_taps in ph.taps])  # [sh, sw, qh, qw]
+    sub = add(GatherOp(flat, const(idx), 2, f32_tensor((x[1], cog, sh, sw, qh, qw))))
+    sub = add(ReshapeOp(sub, f32_tensor((g, cig, cog, sh, sw, qh, qw))))
+    sub = add(TransposeOp(sub, (0, 2, 3, 4, 1, 5, 6), f32_tensor((g, cog, sh, sw, cig, qh, qw))))
+    sub = add(ReshapeOp(sub, f32_tensor((g * cog * sh * sw, cig, qh, qw))))
+    bias = None
+    if op.bias is not None:  # every phase of a channel adds its bias
+        col = add(ReshapeOp(op.bias, f32_tensor((co, 1))))
+        bias = add(AddOp(col, const(np.zeros((1, sh * sw))), f32_tensor((co, sh * sw))))
+        bias = add(ReshapeOp(bias, f32_tensor((co * sh * sw,))))
+    y = add(Conv2dOp(op.input, sub, bias, f32_tensor((n, co * sh * sw, ph.A, pw.A)),
+                     pads=(ph.begin, pw.begin, ph.end, pw.end), group=g))
+    y = add(ReshapeOp(y, f32_tensor((n, co, sh, sw, ph.A, pw.A))))
+    y = add(TransposeOp(y, (0, 1, 4, 2, 5, 3), f32_tensor((n, co, ph.A, sh, pw.A, sw))))
+    y = add(ReshapeOp(y, f32_tensor((n, co, ph.A * sh, pw.A * sw))))
+    if (ph.start, pw.start, ph.A * sh, pw.A * sw) != (0, 0, out[2], out[3]):
+        y = add(SliceOp(y, (0, 0, ph.start, pw.start), (n, co, ph.start + out[2], pw.start + out[3]), (1, 1, 1, 1),
+                        f32_tensor(out)))
+    return ops, [y]
 
 
 @irdl_op_definition
@@ -1835,7 +2021,7 @@ def evaluate_op(op: GraphOp, inputs: Sequence[np.ndarray]) -> tuple[np.ndarray, 
 
 
 GRAPH_OPS: list[type[IRDLOperation]] = [
-    ConstantOp, Conv2dOp, GemmOp, MatMulOp, ReluOp, AddOp, MulOp, SubOp, DivOp,
+    ConstantOp, Conv2dOp, ConvTransposeOp, GemmOp, MatMulOp, ReluOp, AddOp, MulOp, SubOp, DivOp,
     MaxPoolOp, ReshapeOp, FusedOp, YieldOp, SoftmaxOp, BatchNormOp, TransposeOp,
     # elementwise
     SigmoidOp, TanhOp, ErfOp, GeluOp, GeluTanhOp, SqrtOp, ExpOp, LogOp, NegOp, AbsOp, ReciprocalOp,

@@ -9,9 +9,8 @@ Patterns (each declines when it does not match; conditions under Algorithm):
   moves size-1 dims -> `reshape`;
 - `gemm{alpha, beta}(A, B, C)` -> `add(mul(gemm(A, B), alpha), mul(C, beta))`;
 - `matmul(A, B)` with a 1-D operand, or with an N-D `A` and a 2-D `B`, ->
-  reshapes around a 2-D matmul (numpy matmul semantics kept).
-Identity and Dropout never reach the IR: the ONNX importer binds their outputs to
-their inputs, so there is no pattern for them here.
+  reshapes around a 2-D matmul (numpy matmul semantics kept);
+- an op that decomposes (`GraphOp.decompose`: `conv_transpose`) -> its parts.
 Assumes value semantics (graph level); dead ops are removed by the driver. No options.
 
 Algorithm
@@ -28,6 +27,9 @@ layout is unchanged and the reshape is exact.
 
 Gemm: the factors that are 1 are left out; the scalings become elementwise
 epilogue ops the matmul kernel can fuse.
+
+Identity and Dropout never reach the IR: the ONNX importer binds their outputs to
+their inputs, so there is no pattern for them here.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from npu_dialects.graph import (
     ConstantOp,
     DivOp,
     GemmOp,
+    GraphOp,
     MatMulOp,
     MulOp,
     ReshapeOp,
@@ -158,6 +161,22 @@ class MatmulTo2D(RewritePattern):
 
 
 
+
+
+class DecomposeAggregate(RewritePattern):
+    """An op that says it is other graph ops (`GraphOp.decompose`, e.g.
+    `npu_graph.conv_transpose`) -> those ops, at the op's location."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, GraphOp):
+            return
+        parts = op.decompose()
+        if parts is None:
+            return
+        new_ops, results = parts
+        for o in new_ops:
+            o.location = op.location
+        rewriter.replace(op, new_ops, results)
 
 
 class FoldIdentityReshape(RewritePattern):
@@ -262,4 +281,4 @@ class Canonicalize(ModulePass):
         PatternRewriteWalker(GreedyRewritePatternApplier([
             FoldReshapeChain(), FoldIdentityReshape(), FoldNeutralElement(ConstantReader(op, self.name)),
             FoldTransposeChain(), FoldIdentityTranspose(), TransposeOfUnitDimsToReshape(),
-            GemmScalingToEpilogue(), MatmulTo2D()])).rewrite_module(op)
+            GemmScalingToEpilogue(), MatmulTo2D(), DecomposeAggregate()])).rewrite_module(op)

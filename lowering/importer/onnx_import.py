@@ -90,6 +90,7 @@ from npu_dialects.graph import (
     ConcatOp,
     ConstantOp,
     Conv2dOp,
+    ConvTransposeOp,
     DivOp,
     ElementwiseOp,
     EqualOp,
@@ -136,6 +137,7 @@ from npu_dialects.graph import (
     WhereOp,
     broadcast_shapes,
     conv_out_shape,
+    conv_transpose_out_shape,
     f32_tensor,
     matmul_shape,
     pool_out_shape,
@@ -554,6 +556,69 @@ def convert_conv(ctx: NodeContext) -> Sequence[Output]:
                   strides=strides, pads=pads, dilations=dilations, group=group)
     return [ctx.build(op).results[0]]
 
+
+def _conv_transpose_pads(ctx: NodeContext, x: Sequence[int], k: Sequence[int], s: Sequence[int],
+                         d: Sequence[int], op: Sequence[int]) -> tuple[int, ...]:
+    """ConvTranspose pads (begins, then ends) from `pads`, or from `output_shape` /
+    `auto_pad` as the ONNX reference computes them (SAME_UPPER puts the odd unit at
+    the end; a negative total extends the result with zeros)."""
+    n, auto_pad = len(x), ctx.attr("auto_pad", "NOTSET")
+    if auto_pad not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise NodeError(f"unsupported attribute auto_pad={auto_pad}")
+    if ctx.has_attr("output_shape") and ctx.has_attr("pads"):
+        raise NodeError("pads cannot be combined with output_shape")
+    if not ctx.has_attr("output_shape") and auto_pad in ("NOTSET", "VALID"):
+        pads = ctx.ints_attr("pads", (0,) * (2 * n)) if auto_pad == "NOTSET" else (0,) * (2 * n)
+        if len(pads) != 2 * n:
+            raise NodeError(f"pads {list(pads)} must have {2 * n} values for a {n}-D window")
+        return pads
+    out = ctx.ints_attr("output_shape", tuple(i * si for i, si in zip(x, s)))[-n:]
+    if len(out) != n:
+        raise NodeError(f"output_shape {list(ctx.attr('output_shape'))} must give {n} spatial sizes")
+    total = [si * (i - 1) + o + (ki - 1) * di + 1 - t for i, ki, si, di, o, t in zip(x, k, s, d, op, out)]
+    upper = auto_pad == "SAME_UPPER"
+    return (*(t // 2 if upper else t - t // 2 for t in total), *(t - t // 2 if upper else t // 2 for t in total))
+
+
+@converter("ConvTranspose", attrs=("auto_pad", "dilations", "group", "kernel_shape", "output_padding",
+                                   "output_shape", "pads", "strides"))
+def convert_conv_transpose(ctx: NodeContext) -> Sequence[Output]:
+    """Transposed convolution, 1-D or 2-D (a 1-D one as 2-D with a unit height):
+    NCHW input, weight [C_in, C_out/group, kH, kW], optional bias."""
+    x, w = ctx.shape(0), ctx.shape(1)
+    if len(x) not in (3, 4) or len(w) != len(x):
+        raise NodeError(f"only 1-D and 2-D transposed convolutions are supported: input {list(x)} and "
+                        f"weight {list(w)} must both be 3-D or 4-D")
+    n = len(x) - 2
+    group = int(ctx.attr("group", 1))
+    if group <= 0 or x[1] % group or w[0] != x[1]:
+        raise NodeError(f"weight {list(w)} must have the input's {x[1]} channels first, divisible by "
+                        f"group {group}")
+    if ctx.ints_attr("kernel_shape", w[2:]) != w[2:]:
+        raise NodeError(f"kernel_shape {list(ctx.attr('kernel_shape'))} does not match the weight's {list(w[2:])}")
+    if ctx.has_input(2) and ctx.shape(2) != (w[1] * group,):
+        raise NodeError(f"bias of shape {list(ctx.shape(2))} must have shape [{w[1] * group}]")
+    s, d, op = (ctx.ints_attr(a, (v,) * n) for a, v in (("strides", 1), ("dilations", 1), ("output_padding", 0)))
+    for name, v in (("strides", s), ("dilations", d), ("output_padding", op)):
+        if len(v) != n or any(e < (0 if name == "output_padding" else 1) for e in v):
+            raise NodeError(f"{name} {list(v)} must have {n} {'non-negative' if name == 'output_padding' else 'positive'}"
+                            " values")
+    if any(o >= max(si, di) for o, si, di in zip(op, s, d)):
+        raise NodeError(f"output_padding {list(op)} must be below the stride or the dilation")
+    pads = _conv_transpose_pads(ctx, x[2:], w[2:], s, d, op)
+    xv, wv = ctx.value(0), ctx.value(1)
+    if n == 1:  # as 2-D with a unit height
+        s, d, op, pads = (1, *s), (1, *d), (0, *op), (0, pads[0], 0, pads[1])
+        xv = ctx.build(ReshapeOp(xv, f32_tensor((*x[:2], 1, x[2])))).results[0]
+        wv = ctx.build(ReshapeOp(wv, f32_tensor((*w[:2], 1, w[2])))).results[0]
+    out = conv_transpose_out_shape(shape_of(xv), shape_of(wv), s, pads, d, op, group)
+    if out is None:
+        raise NodeError(f"the output would be empty (input {list(x)}, kernel {list(w[2:])}, pads {list(pads)})")
+    y = ctx.build(ConvTransposeOp(xv, wv, ctx.optional_value(2), f32_tensor(out), strides=s, pads=pads,
+                                  dilations=d, output_padding=op, group=group)).results[0]
+    if n == 1:
+        y = ctx.build(ReshapeOp(y, f32_tensor((out[0], out[1], out[3])))).results[0]
+    return [y]
 
 def _is_float(dtype: np.dtype) -> bool:
     return np.issubdtype(dtype, np.floating)

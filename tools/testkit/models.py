@@ -131,6 +131,42 @@ def lenet(batch: int = 1, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return g.model("lenet", {"x": [batch, 1, 28, 28]}, {"y": [batch, 10]}, opset)
 
 
+def unet(batch: int = 1, size: int = 32, base: int = 16, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """A two-level U-Net on x[batch, 3, size, size], as PyTorch exports one: per level
+    two conv3x3 pad 1 + ReLU, MaxPool 2x2 down; up by ConvTranspose 2x2 stride 2,
+    Concat with the skip, two conv3x3 + ReLU; a 1x1 conv head to 2 classes
+    (10 Conv, 2 ConvTranspose, 2 MaxPool, 2 Concat)."""
+    g = Graph(seed=11)
+
+    def conv(h: str, name: str, c_in: int, c_out: int, k: int = 3, relu: bool = True) -> str:
+        h = g.node("Conv", [h, g.weight(f"{name}.weight", (c_out, c_in, k, k)), g.weight(f"{name}.bias", (c_out,))],
+                   f"/{name}/Conv_output_0", name=f"/{name}/Conv", dilations=[1, 1], group=1,
+                   kernel_shape=[k, k], pads=[k // 2] * 4, strides=[1, 1])
+        return g.node("Relu", [h], f"/{name}/Relu_output_0", name=f"/{name}/Relu") if relu else h
+
+    def block(h: str, name: str, c_in: int, c_out: int) -> str:
+        return conv(conv(h, f"{name}.conv1", c_in, c_out), f"{name}.conv2", c_out, c_out)
+
+    def up(h: str, skip: str, name: str, c_in: int) -> str:
+        w = g.weight(f"{name}.up.weight", (c_in, c_in // 2, 2, 2))
+        h = g.node("ConvTranspose", [h, w, g.weight(f"{name}.up.bias", (c_in // 2,))],
+                   f"/{name}/up/ConvTranspose_output_0", name=f"/{name}/up/ConvTranspose", dilations=[1, 1],
+                   group=1, kernel_shape=[2, 2], pads=[0, 0, 0, 0], strides=[2, 2])
+        h = g.node("Concat", [skip, h], f"/{name}/Concat_output_0", name=f"/{name}/Concat", axis=1)
+        return block(h, name, c_in, c_in // 2)
+
+    pool = dict(kernel_shape=[2, 2], pads=[0, 0, 0, 0], strides=[2, 2], ceil_mode=0)
+    s1 = block("x", "down1", 3, base)
+    h = g.node("MaxPool", [s1], "/pool1/MaxPool_output_0", name="/pool1/MaxPool", **pool)
+    s2 = block(h, "down2", base, 2 * base)
+    h = g.node("MaxPool", [s2], "/pool2/MaxPool_output_0", name="/pool2/MaxPool", **pool)
+    h = block(h, "mid", 2 * base, 4 * base)
+    h = up(h, s2, "up2", 4 * base)
+    h = up(h, s1, "up1", 2 * base)
+    conv(h, "head", base, 2, k=1, relu=False)
+    g.nodes[-1].output[0] = "y"
+    return g.model("unet", {"x": [batch, 3, size, size]}, {"y": [batch, 2, size, size]}, opset)
+
 def residual_block(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """A ResNet basic block with a classifier, every fusion rule's pattern in it:
     x[1, 8, 16, 16] -> conv 3x3 -> BN -> relu -> conv 3x3 -> BN -> add x -> relu ->

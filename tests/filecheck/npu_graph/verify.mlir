@@ -514,3 +514,39 @@ builtin.module {
   }
 }
 // CHECK: 'npu_graph.conv2d': pads must be non-negative, got [-1, 0, -1, 0]
+
+// -----
+
+// conv_transpose: output_padding must stay below the stride (or the dilation).
+func.func @f(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) {
+  %0 = npu_graph.conv_transpose %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 2, 0>, group = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x13x11xf32>
+  func.return
+}
+// CHECK: 'npu_graph.conv_transpose': output_padding [2, 0] must have 2 values, each below its stride or dilation
+
+// -----
+
+// conv_transpose: the weight's first dim is the input channels.
+func.func @f(%x: tensor<1x4x5x5xf32>, %w: tensor<3x4x3x3xf32>) {
+  %0 = npu_graph.conv_transpose %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<3x4x3x3xf32>) -> tensor<1x4x7x7xf32>
+  func.return
+}
+// CHECK: 'npu_graph.conv_transpose': weight [3, 4, 3, 3] must have the input's 4 channels first, a multiple of group 1
+
+// -----
+
+// conv_transpose: the result type must be s * (in - 1) + output_padding + (k - 1) * d + 1 - pads.
+func.func @f(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x4x4xf32>) {
+  %0 = npu_graph.conv_transpose %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x4x4xf32>) -> tensor<1x3x12x12xf32>
+  func.return
+}
+// CHECK: 'npu_graph.conv_transpose': transposed convolution gives shape [1, 3, 10, 10], but the result type has [1, 3, 12, 12]
+
+// -----
+
+// conv_transpose: the bias has one value per output channel (group x weight dim 1).
+func.func @f(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) {
+  %0 = npu_graph.conv_transpose %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<1x6x7x7xf32>
+  func.return
+}
+// CHECK: 'npu_graph.conv_transpose': bias must have shape [6]
