@@ -410,6 +410,10 @@ class GraphOp(IRDLOperation):
         has no single-step mapping onto the units (it is tiled as a kernel of its own)."""
         return None
 
+    def macs(self) -> int:
+        """Multiply-accumulates of the op (cube work, for the roofline); 0 for others."""
+        return 0
+
     def decompose(self) -> tuple[list[Operation], list[SSAValue]] | None:
         """The op as other graph ops (MLIR's `AggregatedOpInterface.decomposeOperation`):
         new ops, in order, and the values that replace the op's results; None (the
@@ -564,6 +568,11 @@ class Conv2dOp(GraphOp):
         cube = arch.cube_cycles(o[0] * o[2] * o[3], w[1] * w[2] * w[3], w[0] // g, batch=g)
         return cube + (arch.vector_cycles(math.prod(o)) if self.bias is not None else 0)
 
+    def macs(self) -> int:
+        n, co, oh, ow = shape_of(self.result)
+        _, cig, kh, kw = shape_of(self.weight)
+        return n * co * oh * ow * cig * kh * kw
+
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (conv2d_ref(*inputs, **self.params),)
 
@@ -642,6 +651,10 @@ class ConvTransposeOp(GraphOp):
         (the decomposed convolution does the same work plus any phase padding)."""
         x, w, g = shape_of(self.input), shape_of(self.weight), self.params["group"]
         return arch.cube_cycles(x[0] * x[2] * x[3], w[0] // g, w[1] * w[2] * w[3], batch=g)
+
+    def macs(self) -> int:
+        x, w = shape_of(self.input), shape_of(self.weight)
+        return x[0] * x[2] * x[3] * w[0] * w[1] * w[2] * w[3]
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (conv_transpose_ref(*inputs, **self.params),)
@@ -790,6 +803,10 @@ class GemmOp(GraphOp):
         bias = arch.vector_cycles(self.out_elements()) if self.c is not None else 0
         return arch.cube_cycles(m, k, n, batch) + bias
 
+    def macs(self) -> int:
+        m, k, n = self.mkn()
+        return m * k * n
+
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (gemm_ref(*inputs, **self.params),)
 
@@ -819,6 +836,9 @@ class MatMulOp(GraphOp):
         """The cube: one [m, k] @ [k, n] product per batch element."""
         batch, m, k, n = matmul_dims(shape_of(self.operands[0]), shape_of(self.operands[1]))
         return arch.cube_cycles(m, k, n, batch)
+
+    def macs(self) -> int:
+        return math.prod(shape_of(self.result)) * shape_of(self.a)[-1]
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (np.matmul(*inputs),)

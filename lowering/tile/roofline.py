@@ -21,9 +21,7 @@ from npu_dialects.arch import Arch
 from npu_dialects.graph import (
     ConcatOp,
     ConstantOp,
-    Conv2dOp,
-    GemmOp,
-    MatMulOp,
+    GraphOp,
     ReshapeOp,
     shape_of,
 )
@@ -35,19 +33,6 @@ FLOOR_BYTES_ATTR = "npu.fusion_floor_bytes"
 VIEWS = (ReshapeOp, ConcatOp)  # no kernel: a reshape views its operand, a concat's operands are written into it
 
 
-def op_macs(op) -> int:
-    if isinstance(op, Conv2dOp):
-        n, co, oh, ow = shape_of(op.result)
-        _, cig, kh, kw = shape_of(op.weight)
-        return n * co * oh * ow * cig * kh * kw
-    if isinstance(op, GemmOp):
-        m, k, n = op.mkn()
-        return m * k * n
-    if isinstance(op, MatMulOp):
-        a = shape_of(op.a)
-        return prod(shape_of(op.result)) * a[-1]
-    return 0
-
 
 def model_work(module: ModuleOp) -> tuple[int, int]:
     """(MACs, minimum DRAM bytes) of the graph-level functions of `module`."""
@@ -58,7 +43,7 @@ def model_work(module: ModuleOp) -> tuple[int, int]:
         block = func.body.block
         nbytes += sum(_bytes(a) for a in block.args)
         for op in func.walk():
-            macs += op_macs(op)
+            macs += op.macs() if isinstance(op, GraphOp) else 0
             if isinstance(op, ConstantOp) and op.weight is not None:
                 nbytes += _bytes(op.result)
             if isinstance(op, ReturnOp) and op.parent_op() is func:

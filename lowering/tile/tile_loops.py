@@ -42,6 +42,7 @@ from xdsl.passes import ModulePass
 
 from lowering.errors import CompileError
 from lowering.tile.tile_search import (
+    Anchor,
     EpilogueStep,
     KernelShape,
     PrologueAnchor,
@@ -50,16 +51,7 @@ from lowering.tile.tile_search import (
     split_kernel,
     with_epilogue,
 )
-from npu_dialects.graph import (
-    ELEMENTWISE_OP_BY_FN,
-    Conv2dOp,
-    ElementwiseOp,
-    GemmOp,
-    MatMulOp,
-    MaxPoolOp,
-    StructuredOp,
-    shape_of,
-)
+from npu_dialects.graph import ELEMENTWISE_OP_BY_FN
 from npu_dialects.tile import KernelOp, LoadOp, LoopOp, ReduceOp, StoreOp, TileYieldOp
 
 TILED_KINDS = ("matmul", "conv2d", "eltwise", "pool", "apply")
@@ -75,8 +67,8 @@ def tensor(sizes: Sequence[int]) -> TensorType:
     return TensorType(f32, list(sizes))
 
 
-def kernel_shape(kernel: KernelOp) -> tuple[KernelShape, list[EpilogueStep], Operation, list[EpilogueStep]]:
-    """The kernel's windows at its recorded tile sizes: (shape, epilogue steps, anchor op,
+def kernel_shape(kernel: KernelOp) -> tuple[KernelShape, list[EpilogueStep], Anchor, list[EpilogueStep]]:
+    """The kernel's windows at its recorded tile sizes: (shape, epilogue steps, anchor,
     prologue steps). TilingError when the recorded plan does not fit the kernel."""
     ops = kernel.graph_ops()
     ins_index: dict[SSAValue, int] = {a: i for i, a in enumerate(kernel.body.block.args)}
@@ -89,7 +81,7 @@ def kernel_shape(kernel: KernelOp) -> tuple[KernelShape, list[EpilogueStep], Ope
     if list(ks.grid) != list(kernel.trip_counts):
         raise TilingError(f"grid {list(kernel.trip_counts)} does not match the tile sizes (expected {ks.grid})")
     prologue = anchor.steps if isinstance(anchor, PrologueAnchor) else []
-    return ks, steps, anchor.op, prologue
+    return ks, steps, anchor, prologue
 
 
 @dataclass
@@ -120,32 +112,14 @@ class LoopBuilder:
             running = self.add(ELEMENTWISE_OP_BY_FN[s.fn].create(operands=args, result_types=[running.type])).results[0]
         return running
 
-    def anchor(self, op: Operation, tiles: list[SSAValue]) -> SSAValue:
-        """The anchor op on tiles (its bias moves to the epilogue; windows come padded)."""
-        out = tensor(self.ks.out.sizes)
-        if isinstance(op, GemmOp):
-            p = op.params
-            tile_op: Operation = GemmOp(tiles[0], tiles[1], None, out, trans_a=p["trans_a"], trans_b=p["trans_b"])
-        elif isinstance(op, MatMulOp):
-            tile_op = MatMulOp(tiles[0], tiles[1], out)
-        elif isinstance(op, Conv2dOp):
-            p = op.params
-            tile_op = Conv2dOp(tiles[0], tiles[1], None, out, strides=p["strides"], dilations=p["dilations"],
-                               group=self.ks.window_area)  # (the groups this tile holds)
-        elif isinstance(op, MaxPoolOp):
-            p = op.params
-            tile_op = MaxPoolOp(tiles[0], out, kernel=p["kernel"], strides=p["strides"], dilations=p["dilations"])
-        elif isinstance(op, StructuredOp):
-            attrs = op.tile_attrs([shape_of(v) for v in tiles])
-            tile_op = type(op).create(operands=tiles, result_types=[out], attributes=attrs)
-        else:
-            assert isinstance(op, ElementwiseOp)
-            tile_op = type(op).create(operands=tiles, result_types=[out], attributes=dict(op.attributes))
-        tile_op.location = op.location
+    def anchor(self, anchor: Anchor, tiles: list[SSAValue]) -> SSAValue:
+        """The anchor op on tiles, as its tiling model builds it (`Anchor.tile_op`)."""
+        tile_op = anchor.tile_op(tiles, tensor(self.ks.out.sizes), self.ks)
+        tile_op.location = anchor.op.location
         self.block.add_op(tile_op)
         return tile_op.results[0]
 
-    def build(self, steps: Sequence[EpilogueStep], anchor: Operation, prologue: Sequence[EpilogueStep]) -> None:
+    def build(self, steps: Sequence[EpilogueStep], anchor: Anchor, prologue: Sequence[EpilogueStep]) -> None:
         ks = self.ks
         tiles = [self.load(w) for w in ks.loads]
         if prologue:  # on the input tile; its operands follow the conv's two loads

@@ -13,10 +13,12 @@ tile from loop indices alone.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
+from typing import Any
 
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.arch import Arch
@@ -157,7 +159,9 @@ def broadcast_window(operand: int, operand_shape: Sequence[int], out: Window) ->
 
 @dataclass
 class Anchor:
-    """What a kernel kind needs from its anchor op."""
+    """The tiling interface of an anchor op (an external model, as MLIR attaches
+    `TilingInterface` to ops it does not define): its loops, the windows of a tile
+    plan, the tile-size candidates, and the op that computes one tile."""
 
     kind: str
     op: Operation
@@ -171,6 +175,26 @@ class Anchor:
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         raise NotImplementedError
+
+    def tile_op(self, tiles: Sequence[SSAValue], out: TensorType, ks: KernelShape) -> Operation:
+        """The op on the loaded `tiles` computing one output tile of type `out` (in the
+        `npu_tile.loop` body): by default the op itself, re-typed."""
+        return type(self.op).create(operands=list(tiles), result_types=[out], attributes=dict(self.op.attributes))
+
+
+TILING_MODELS: dict[type[Operation], Callable[[Any, dict[SSAValue, int]], Anchor]] = {}
+"""Anchor op class -> its tiling model; `make_anchor` looks an op's classes up in order."""
+
+
+def tiling_model(*op_types: type[Operation]):
+    """Register the decorated `Anchor` subclass as the tiling of `op_types` (and their subclasses)."""
+
+    def register(cls: Any) -> Any:
+        for t in op_types:
+            TILING_MODELS[t] = cls
+        return cls
+
+    return register
 
 
 def tile_candidates(extent: int, align: int = 1, limit: int | None = None) -> list[int]:
@@ -218,6 +242,7 @@ def matmul_views(op: GemmOp | MatMulOp) -> MatmulViews:
                        tuple(batch) + (m, n), m, k, n)
 
 
+@tiling_model(GemmOp, MatMulOp)
 class MatmulAnchor(Anchor):
     """C[..., M, N] = op(A) @ op(B) with numpy matmul semantics: loops b0, b1, ...
     over the result's batch dims (tile 1 each), m, n (parallel), k (reduction).
@@ -226,6 +251,8 @@ class MatmulAnchor(Anchor):
     stays at index 0 while the loop walks the result's."""
 
     def __init__(self, op: GemmOp | MatMulOp, ins_index: dict[SSAValue, int]):
+        if isinstance(op, GemmOp) and (op.params["alpha"] != 1.0 or op.params["beta"] != 1.0):
+            raise TilingError("gemm with alpha/beta other than 1 is not supported yet")
         a, b = op.operands[0], op.operands[1]
         super().__init__("matmul", op, [a, b])
         self.ia, self.ib = ins_index[a], ins_index[b]
@@ -257,7 +284,14 @@ class MatmulAnchor(Anchor):
         c.update({f"b{i}": [1] for i in range(self.nb)})
         return c
 
+    def tile_op(self, tiles: Sequence[SSAValue], out: TensorType, ks: KernelShape) -> Operation:
+        """The product of the tiles; a gemm's bias moves to the epilogue."""
+        if isinstance(self.op, GemmOp):
+            return GemmOp(tiles[0], tiles[1], None, out, trans_a=self.ta, trans_b=self.tb)
+        return MatMulOp(tiles[0], tiles[1], out)
 
+
+@tiling_model(Conv2dOp)
 class ConvAnchor(Anchor):
     """Conv2d NCHW: loops n, co, oh, ow (parallel), ci (reduction over one group's
     input channels); input tiles carry halos. With groups, an output-channel tile
@@ -308,7 +342,14 @@ class ConvAnchor(Anchor):
             cos = tile_candidates(co, cn)
         return {"n": [1], "co": cos, "oh": tile_candidates(oh), "ow": tile_candidates(ow), "ci": tile_candidates(self.cig, ck)}
 
+    def tile_op(self, tiles: Sequence[SSAValue], out: TensorType, ks: KernelShape) -> Operation:
+        """An unpadded conv of the (padded) input window, over the groups the tile holds;
+        the bias moves to the epilogue."""
+        return Conv2dOp(tiles[0], tiles[1], None, out, strides=self.p["strides"], dilations=self.p["dilations"],
+                        group=ks.window_area)
 
+
+@tiling_model(MaxPoolOp)
 class PoolAnchor(Anchor):
     """Max-pool NCHW: loops n, c, oh, ow (parallel); padded reads give -inf."""
 
@@ -338,7 +379,13 @@ class PoolAnchor(Anchor):
         n, c, oh, ow = self.so
         return {"n": [1], "c": tile_candidates(c), "oh": tile_candidates(oh), "ow": tile_candidates(ow)}
 
+    def tile_op(self, tiles: Sequence[SSAValue], out: TensorType, ks: KernelShape) -> Operation:
+        """An unpadded max-pool of the window (reads outside the input come as -inf)."""
+        return MaxPoolOp(tiles[0], out, kernel=self.p["kernel"], strides=self.p["strides"],
+                         dilations=self.p["dilations"])
 
+
+@tiling_model(ElementwiseOp)
 class EltwiseAnchor(Anchor):
     """An elementwise op over the output's dimensions (d0, d1, ...), inputs broadcast."""
 
@@ -364,6 +411,7 @@ class EltwiseAnchor(Anchor):
         return c
 
 
+@tiling_model(StructuredOp)
 class GenericAnchor(Anchor):
     """A structured graph op (`StructuredOp`): loops over the output dims, tiles cut
     only the dims its `tile_map` allows, input windows follow the map."""
@@ -375,6 +423,7 @@ class GenericAnchor(Anchor):
         self.so = shape_of(op.results[0])
         self.map = op.tile_map()
         self.cost = op.VECTOR_COST
+        self.structured = op
 
     def loops(self) -> list[Loop]:
         return [Loop(f"d{i}", e) for i, e in enumerate(self.so)]
@@ -397,25 +446,18 @@ class GenericAnchor(Anchor):
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         return {f"d{i}": (tile_candidates(e) if self.map.tileable[i] else [e]) for i, e in enumerate(self.so)}
 
+    def tile_op(self, tiles: Sequence[SSAValue], out: TensorType, ks: KernelShape) -> Operation:
+        """The op with the attributes it gives for these input windows (`tile_attrs`)."""
+        attrs = self.structured.tile_attrs([shape_of(v) for v in tiles])
+        return type(self.op).create(operands=list(tiles), result_types=[out], attributes=attrs)
+
 
 def make_anchor(op: Operation, ins_index: dict[SSAValue, int]) -> Anchor:
-    """The anchor description of a kernel's first op (TilingError if unsupported)."""
-    if isinstance(op, GemmOp):
-        p = op.params
-        if p["alpha"] != 1.0 or p["beta"] != 1.0:
-            raise TilingError("gemm with alpha/beta other than 1 is not supported yet")
-        return MatmulAnchor(op, ins_index)
-    if isinstance(op, MatMulOp):
-        return MatmulAnchor(op, ins_index)
-    if isinstance(op, Conv2dOp):
-        return ConvAnchor(op, ins_index)
-    if isinstance(op, MaxPoolOp):
-        return PoolAnchor(op, ins_index)
-    if isinstance(op, ElementwiseOp):
-        return EltwiseAnchor(op, ins_index)
-    if isinstance(op, StructuredOp):
-        return GenericAnchor(op, ins_index)
-    raise TilingError(f"no tiling for '{op.name}'")
+    """The tiling model of a kernel's anchor op (TilingError if its class has none)."""
+    model = next((TILING_MODELS[c] for c in type(op).__mro__ if c in TILING_MODELS), None)
+    if model is None:
+        raise TilingError(f"no tiling for '{op.name}'")
+    return model(op, ins_index)
 
 
 @dataclass
@@ -441,6 +483,9 @@ class PrologueAnchor(Anchor):
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         return self.base.candidates(arch)
+
+    def tile_op(self, tiles: Sequence[SSAValue], out: TensorType, ks: KernelShape) -> Operation:
+        return self.base.tile_op(tiles, out, ks)
 
     def shape(self, tile: dict[str, int]) -> KernelShape | None:
         ks = self.base.shape(tile)
