@@ -9,19 +9,17 @@ Produces the task-level form documented in `npu_dialects/task.py`:
   kernels `npu_task.view`;
 - each kernel becomes one `npu_task.task` on core 0 covering all its parallel
   tiles (`range = [0, P)`); `npu-schedule` splits and places it.
-Every graph op placed in a task is lowered to `npu_compute` by the patterns of
+A tiled kernel's task is its `npu_tile.loop` lowered by the patterns of
+`tile_loop_patterns.py`; layer and strip groups are still emitted by `GroupBuilder`
+and `StripBuilder`. Graph ops in tasks go to `npu_compute` by the patterns of
 `compute_patterns.py`. No options.
 
 Algorithm
 ---------
-A task body walks the kernel's `npu_tile.loop` as one linear loop over
-`t in [lo*R, hi*R)` (P parallel tiles x R reduction tiles, reduction
-innermost); tile indices come from `t` by div/rem. Per step it loads the slices
-before `npu_tile.reduce` (and, when R == 1, the ones after it), runs the anchor
-(accumulating for r > 0), and at the last reduction step runs the ops after the
-reduce on the output tile and stores it (clipped at tensor edges). With double
-buffering the loads of step t+1 go to the other SRAM slot before step t computes
-(tokens carried as loop values; the last step is peeled).
+See `tile_loop_patterns.py` for a tiled kernel's task. Buffers: kernel results
+get `npu_task.alloc` buffers, which may take the bytes of an input the kernel
+reads once at exactly its output tile's position (`in_place_source`); a concat's
+operands are written in place into its buffer (`concat_placement`).
 """
 
 from __future__ import annotations
@@ -35,7 +33,6 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IndexType,
-    IntegerAttr,
     LocationAttr,
     MemRefType,
     ModuleOp,
@@ -44,10 +41,11 @@ from xdsl.dialects.builtin import (
     f32,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from lowering.buffer.compute_patterns import describe_unlowered, lower_compute, stage
+from lowering.buffer.compute_patterns import describe_unlowered, lower_compute
+from lowering.buffer.tile_loop_patterns import Emitter, assign_buffers, loop_parts, lower_tile_loop, sram_type
 from lowering.errors import CompileError
 from lowering.task.taskgraph import span
 from lowering.tile.group_plan import is_view, plan_group
@@ -67,7 +65,6 @@ from lowering.tile.strip_plan import (
 from lowering.tile.tile_loops import loop_of
 from lowering.tile.tile_search import (
     DimMap,
-    EpilogueStep,
     KernelShape,
     Loop,
     TilingError,
@@ -76,6 +73,7 @@ from lowering.tile.tile_search import (
     matmul_views,
 )
 from npu_dialects.arch import Arch, arch_of
+from npu_dialects.compute import ToTensorOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
 from npu_dialects.graph import (
     AddOp,
@@ -105,78 +103,6 @@ def dram_type(shape: Sequence[int]) -> MemRefType:
     return MemRefType(f32, list(shape), memory_space=StringAttr("dram"))
 
 
-def sram_type(shape: Sequence[int]) -> MemRefType:
-    return MemRefType(f32, list(shape), memory_space=StringAttr("sram"))
-
-
-class Emitter:
-    """Appends ops to a block; index constants are created once at the top of the task."""
-
-    def __init__(self, block: Block, task_block: Block, consts: dict[int, SSAValue], loc: LocationAttr):
-        self.block, self.task_block, self.consts, self.loc = block, task_block, consts, loc
-
-    def nested(self, block: Block) -> "Emitter":
-        return Emitter(block, self.task_block, self.consts, self.loc)
-
-    def add(self, op: Operation) -> Operation:
-        op.location = self.loc
-        self.block.add_op(op)
-        return op
-
-    def stage(self, op: Operation | type[Operation], ins: list[SSAValue], dest: SSAValue, accumulate: bool = False,
-              **attributes: Attribute) -> None:
-        """Graph op `op` (or a new op of that class) from buffers `ins` into `dest`, as
-        `compute_patterns.stage` leaves it for the compute patterns."""
-        for o in stage(op, ins, dest, accumulate, **attributes):
-            self.add(o)
-
-    def const(self, v: int) -> SSAValue:
-        if v not in self.consts:
-            op = arith.ConstantOp(IntegerAttr(v, INDEX))
-            first = self.task_block.first_op
-            if first is None:
-                self.task_block.add_op(op)
-            else:
-                self.task_block.insert_op_before(op, first)
-            self.consts[v] = op.result
-        return self.consts[v]
-
-    def add_i(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.add(arith.AddiOp(a, b)).results[0]
-
-    def mul_c(self, a: SSAValue, c: int) -> SSAValue:
-        return a if c == 1 else self.add(arith.MuliOp(a, self.const(c))).results[0]
-
-    def div_c(self, a: SSAValue, c: int) -> SSAValue:
-        return a if c == 1 else self.add(arith.DivUIOp(a, self.const(c))).results[0]
-
-    def rem_c(self, a: SSAValue, c: int) -> SSAValue:
-        return self.const(0) if c == 1 else self.add(arith.RemUIOp(a, self.const(c))).results[0]
-
-    def eq_c(self, a: SSAValue, c: int) -> SSAValue:
-        return self.add(arith.CmpiOp(a, self.const(c), "eq")).results[0]
-
-    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-        return a if a is b else self.add(arith.SelectOp(cond, a, b)).results[0]
-
-
-@dataclass
-class KernelPlan:
-    """What bufferization needs to emit one kernel's task."""
-
-    kernel: KernelOp
-    ks: KernelShape
-    steps: list[EpilogueStep]
-    anchor: Operation
-    prologue: list[EpilogueStep]  # applied in place to the first load's tile before the anchor
-    step_ops: list[Operation]  # the graph ops of `steps` (on tiles, in the kernel's loop)
-    prologue_ops: list[Operation]  # the graph ops of `prologue`
-
-    @property
-    def piped(self) -> list[Window]:
-        return self.ks.loads + (self.ks.epilogue if self.ks.reduction_tiles == 1 else [])
-
-
 def window_of(op: WindowOp, loops: Sequence[str], source: int | None) -> Window:
     """The `Window` an `npu_tile.load`/`store` spells out."""
     view, terms, consts, sizes = op.window()
@@ -186,18 +112,9 @@ def window_of(op: WindowOp, loops: Sequence[str], source: int | None) -> Window:
     return Window(source, view, dims, pad)
 
 
-def chain_of(ops: Sequence[Operation], running: SSAValue, operands: Sequence[SSAValue]) -> list[EpilogueStep]:
-    """Elementwise ops applied in turn to the running tile, other operands `operands[i]`."""
-    steps = []
-    for op in ops:
-        assert isinstance(op, ElementwiseOp)
-        steps.append(EpilogueStep(op.FN, tuple(None if o == running else operands.index(o) for o in op.operands)))
-        running = op.results[0]
-    return steps
-
-
-def plan_of(kernel: KernelOp) -> KernelPlan:
-    """What the kernel's `npu_tile.loop` says: loops, windows, anchor, prologue and epilogue."""
+def loop_shape(kernel: KernelOp) -> KernelShape:
+    """The windows the kernel's `npu_tile.loop` spells out (for the in-place analysis
+    and the task's range)."""
     loop = loop_of(kernel)
     if loop is None:
         raise TilingError("the kernel has no tile loop (run npu-tile-loops first)")
@@ -205,188 +122,10 @@ def plan_of(kernel: KernelOp) -> KernelPlan:
     nred = loop.reductions.value.data
     loops = [Loop(n, s * g, i >= len(names) - nred) for i, (n, s, g) in enumerate(zip(names, tile, grid))]
     args: list[SSAValue] = list(kernel.body.block.args)
-    body = list(loop.body.block.ops)
-    reduce = next(i for i, o in enumerate(body) if isinstance(o, ReduceOp))
-    pre, post, store = body[:reduce], body[reduce + 1:-1], body[-1]
-    assert isinstance(store, StoreOp)
-    loads = [o for o in pre if isinstance(o, TileLoadOp)]
-    epi_loads = [o for o in post if isinstance(o, TileLoadOp)]
-    anchor = body[reduce].operands[0].owner
-    assert isinstance(anchor, Operation)
-    prologue_ops = [o for o in pre if not isinstance(o, TileLoadOp) and o is not anchor]
-    load_tiles = [o.tile for o in loads]
-    prologue = chain_of(prologue_ops, load_tiles[0], load_tiles[2:]) if prologue_ops else []
-    step_ops = [o for o in post if not isinstance(o, TileLoadOp)]
-    steps = chain_of(step_ops, body[reduce].results[0], [o.tile for o in epi_loads])
-    ks = KernelShape(kernel.kind.data, loops, dict(zip(names, tile)),
-                     [window_of(o, names, args.index(o.source)) for o in loads], window_of(store, names, None),
-                     [window_of(o, names, args.index(o.source)) for o in epi_loads],
-                     window_area=anchor.params["group"] if isinstance(anchor, GraphConv2dOp) else 1,
-                     prologue_len=len(prologue))
-    return KernelPlan(kernel, ks, steps, anchor, prologue, step_ops, prologue_ops)
-
-
-class TaskBuilder:
-    """Emits the body of one kernel's task."""
-
-    def __init__(self, plan: KernelPlan, ins: list[SSAValue], out: SSAValue, arch: Arch,
-                 top: "FuncBuilder"):
-        self.plan, self.ks, self.arch, self.top = plan, plan.ks, arch, top
-        self.ins, self.out = ins, out
-        self.block = Block(arg_types=[INDEX, INDEX])
-        self.em = Emitter(self.block, self.block, {}, plan.kernel.location)
-        self.sram_offset = 0
-
-    def sram(self, shape: Sequence[int]) -> SSAValue:
-        op = SramOp(sram_type(shape), self.sram_offset)
-        self.sram_offset += align_up(prod(shape) * 4, self.arch.align)
-        return self.em.add(op).results[0]
-
-    def dram_source(self, w: Window) -> SSAValue:
-        buf = self.ins[w.source] if w.source is not None else self.out
-        return self.top.view(buf, w.shape)
-
-    # -- index math -------------------------------------------------------------------
-    def indices(self, em: Emitter, t: SSAValue) -> dict[str, SSAValue]:
-        ks = self.ks
-        r_tiles = ks.reduction_tiles
-        idx: dict[str, SSAValue] = {}
-        par = [(l, g) for l, g in zip(ks.loops, ks.grid) if not l.reduction]
-        outer = next((i for i, (_, g) in enumerate(par) if g > 1), len(par))
-        p = em.div_c(t, r_tiles) if outer < len(par) else t
-        for i in range(len(par) - 1, -1, -1):
-            loop, g = par[i]
-            if g == 1:
-                idx[loop.name] = em.const(0)
-            elif i == outer:
-                idx[loop.name] = p  # outermost loop that iterates: no remainder needed
-            else:
-                idx[loop.name] = em.rem_c(p, g)
-                p = em.div_c(p, g)
-        for loop in ks.loops:
-            if loop.reduction:
-                idx[loop.name] = em.rem_c(t, r_tiles)
-        return idx
-
-    def offsets(self, em: Emitter, w: Window, idx: dict[str, SSAValue]) -> list[SSAValue]:
-        out = []
-        for d in w.dims:
-            zero = em.const(0)
-            terms = [em.mul_c(idx[l], c) for l, c in d.terms if idx[l] is not zero]
-            v: SSAValue | None = None
-            for x in terms:
-                v = x if v is None else em.add_i(v, x)
-            if d.const or v is None:
-                v = em.const(d.const) if v is None else em.add_i(v, em.const(d.const))
-            out.append(v)
-        return out
-
-    def load(self, em: Emitter, w: Window, dst: SSAValue, idx: dict[str, SSAValue]) -> SSAValue:
-        zeros = [em.const(0)] * len(w.dims)
-        op = CopyOp(self.dram_source(w), self.offsets(em, w, idx), dst, zeros, w.sizes,
-                    pad_value=0.0 if w.pad_value is None else w.pad_value)
-        return em.add(op).results[0]
-
-    # -- one step -----------------------------------------------------------------------
-    def compute(self, em: Emitter, bufs: list[SSAValue], acc: SSAValue, accumulate: bool) -> None:
-        """The anchor (a graph op on tiles) on the step's buffers, into the accumulator
-        (lowered to its compute op by `compute_patterns`)."""
-        a = self.plan.anchor
-        em.stage(a, bufs[:len(a.operands)], acc, accumulate)
-
-    def finish(self, em: Emitter, idx: dict[str, SSAValue], epi_bufs: list[SSAValue],
-               acc: SSAValue, sync_epilogue: bool) -> None:
-        ks = self.ks
-        if sync_epilogue:
-            toks = [self.load(em, w, b, idx) for w, b in zip(ks.epilogue, epi_bufs)]
-            for tk in toks:
-                em.add(WaitOp(tk))
-        for s, op in zip(self.plan.steps, self.plan.step_ops):
-            em.stage(op, [acc if a is None else epi_bufs[a] for a in s.args], acc)
-        zeros = [em.const(0)] * len(ks.out.dims)
-        dst = self.dram_source(ks.out)
-        tok = em.add(CopyOp(acc, zeros, dst, self.offsets(em, ks.out, idx), ks.out.sizes, clip=True))
-        em.add(WaitOp(tok.results[0]))
-
-    def step(self, em: Emitter, t: SSAValue, bufs: list[SSAValue], acc: SSAValue,
-             once_bufs: list[SSAValue]) -> None:
-        ks = self.ks
-        idx = self.indices(em, t)
-        nload = len(ks.loads)
-        r_tiles = ks.reduction_tiles
-        for s, op in zip(self.plan.prologue, self.plan.prologue_ops):  # on the input tile in place; its
-            em.stage(op, [bufs[0] if i is None else bufs[2 + i] for i in s.args], bufs[0])  # operands follow the
-            # conv's two loads
-        if r_tiles == 1:
-            self.compute(em, bufs, acc, False)
-            self.finish(em, idx, bufs[nload:], acc, False)
-            return
-        r = idx[next(l.name for l in ks.loops if l.reduction)]
-        first = em.eq_c(r, 0)
-        then_b, else_b = Block(), Block()
-        self.compute(em.nested(then_b), bufs, acc, False)
-        self.compute(em.nested(else_b), bufs, acc, True)
-        then_b.add_op(scf.YieldOp())
-        else_b.add_op(scf.YieldOp())
-        em.add(scf.IfOp(first, [], Region(then_b), Region(else_b)))
-        last = em.eq_c(r, r_tiles - 1)
-        fin = Block()
-        self.finish(em.nested(fin), idx, once_bufs, acc, bool(ks.epilogue))
-        fin.add_op(scf.YieldOp())
-        em.add(scf.IfOp(last, [], Region(fin)))
-
-    # -- the task -------------------------------------------------------------------------
-    def build(self, double_buffer: bool) -> Block:
-        ks, em = self.ks, self.em
-        piped = self.plan.piped
-        slots = [[self.sram(w.sizes) for w in piped] for _ in range(2 if double_buffer else 1)]
-        once = [] if ks.reduction_tiles == 1 else [self.sram(w.sizes) for w in ks.epilogue]
-        acc = self.sram(ks.out.sizes)
-        if self.sram_offset > self.arch.sram_bytes:
-            raise TilingError(f"tile buffers need {self.sram_offset} bytes of SRAM, more than "
-                              f"sram_bytes={self.arch.sram_bytes}")
-        lo, hi = self.block.args
-        r_tiles = ks.reduction_tiles
-        t0 = em.mul_c(lo, r_tiles)
-        tend = em.mul_c(hi, r_tiles)
-        one = em.const(1)
-        if not double_buffer:
-            body = Block(arg_types=[INDEX])
-            be = em.nested(body)
-            idx = self.indices(be, body.args[0])
-            toks = [self.load(be, w, b, idx) for w, b in zip(piped, slots[0])]
-            for tk in toks:
-                be.add(WaitOp(tk))
-            self.step(be, body.args[0], slots[0], acc, once)
-            body.add_op(scf.YieldOp())
-            em.add(scf.ForOp(t0, tend, one, [], Region(body)))
-            return self.block
-        # prologue: first step's loads into slot 0
-        idx0 = self.indices(em, t0)
-        toks0 = [self.load(em, w, b, idx0) for w, b in zip(piped, slots[0])]
-        tlast = em.add(arith.SubiOp(tend, one)).results[0]
-        body = Block(arg_types=[INDEX] + [TokenType()] * len(toks0))
-        be = em.nested(body)
-        t = body.args[0]
-        rel = be.add(arith.SubiOp(t, t0)).results[0]
-        odd = be.eq_c(be.rem_c(rel, 2), 1)
-        cur = [be.select(odd, b1, b0) for b0, b1 in zip(*slots)]
-        nxt = [be.select(odd, b0, b1) for b0, b1 in zip(*slots)]
-        idx1 = self.indices(be, be.add_i(t, one))
-        next_toks = [self.load(be, w, b, idx1) for w, b in zip(piped, nxt)]
-        for tk in body.args[1:]:
-            be.add(WaitOp(tk))
-        self.step(be, t, cur, acc, once)
-        body.add_op(scf.YieldOp(*next_toks))
-        loop = em.add(scf.ForOp(t0, tlast, one, toks0, Region(body)))
-        # peeled last step
-        rel = em.add(arith.SubiOp(tlast, t0)).results[0]
-        odd = em.eq_c(em.rem_c(rel, 2), 1)
-        cur = [em.select(odd, b1, b0) for b0, b1 in zip(*slots)]
-        for tk in loop.results:
-            em.add(WaitOp(tk))
-        self.step(em, tlast, cur, acc, once)
-        return self.block
+    loads, _, _, epi_loads, _, store = loop_parts(loop)
+    return KernelShape(kernel.kind.data, loops, dict(zip(names, tile)),
+                       [window_of(o, names, args.index(o.source)) for o in loads], window_of(store, names, None),
+                       [window_of(o, names, args.index(o.source)) for o in epi_loads])
 
 
 class GroupBuilder:
@@ -1070,10 +809,10 @@ class FuncBuilder:
                 block = GroupBuilder(k, ins, outs, self.arch).build()
                 tiles = 1
             else:
-                plan = plan_of(k)
-                out = self.output_buffer(res, k, in_place_source(plan.ks, ins))
-                block = TaskBuilder(plan, ins, out, self.arch, self).build(k.is_double_buffered)
-                tiles = plan.ks.parallel_tiles
+                ks = loop_shape(k)
+                out = self.output_buffer(res, k, in_place_source(ks, ins))
+                block = self.tiled_task(k, ins, out)
+                tiles = ks.parallel_tiles
         except TilingError as e:
             raise CompileError(self.pass_name, f"kernel '{k.kernel.data}': {e}", k) from None
         pc = k.predicted_cycles.value.data if k.predicted_cycles else None
@@ -1086,6 +825,22 @@ class FuncBuilder:
         if bad is not None:
             raise CompileError(self.pass_name, f"kernel '{k.kernel.data}': {describe_unlowered(bad)}", bad)
         self.add(task)
+
+
+    def tiled_task(self, k: KernelOp, ins: list[SSAValue], out: SSAValue) -> Block:
+        """The body of a tiled kernel's task: its `npu_tile.loop` on the DRAM buffers'
+        tensors, lowered by the patterns of `tile_loop_patterns.py`."""
+        loop = loop_of(k)
+        assert loop is not None  # (loop_shape checked)
+        block = Block(arg_types=[INDEX, INDEX])
+        em = Emitter(block, block, {}, k.location)
+        vmap: dict[SSAValue, SSAValue] = {a: em.add(ToTensorOp(b)).results[0] for a, b in zip(k.body.block.args, ins)}
+        loop = loop.clone(vmap)
+        bufs = assign_buffers(loop, em, self.arch, out, self.view)
+        em.add(loop)
+        region = Region(block)
+        lower_tile_loop(bufs, region)
+        return region.detach_block(block)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,464 @@
+"""Bufferization patterns of a tiled kernel: its `npu_tile.loop`, placed in its task,
+-> an `scf.for` over the task's steps with DMA copies and staged compute.
+
+`npu-bufferize` places the loop in the task (inputs as `npu_compute.to_tensor` of
+their DRAM buffers) and runs `assign_buffers`, the SRAM slot analysis the patterns
+consult. The patterns, applied in turn by `lower_tile_loop`:
+- `TileLoopToSteps`: `npu_tile.loop` -> `scf.for` over steps, the body cloned per step;
+- `LoadToCopy`: `npu_tile.load` -> `npu_dma.copy` of the window into its slot + wait;
+- `StageOnBuffers`: a graph op on slot tensors -> written in place into a buffer;
+- `StoreToCopy`: `npu_tile.store` -> `npu_dma.copy` of the accumulator + wait;
+- `PrefetchLoads` (double buffering): a step's loads move one step ahead.
+The compute patterns (`compute_patterns.py`) then lower the staged graph ops. Errors
+(`TilingError`): the slots do not fit SRAM, more than one reduction loop.
+
+Algorithm
+---------
+Buffer assignment (`TileBuffers`): a slot per tile loaded each step (the loads
+before `npu_tile.reduce`, and with R == 1 the ones after it), two sets with double
+buffering; a slot per tile loaded once at the last reduction step (R > 1); an
+accumulator for the output tile. Offsets follow allocation order, aligned.
+
+`TileLoopToSteps`: the task runs steps t in [lo*R, hi*R) (P parallel tiles x R
+reduction tiles, reduction innermost); the tile indices come from t by div/rem.
+The anchor's result is written into the accumulator (`npu_compute.materialize`,
+accumulating for r > 0); with R > 1 the ops after the reduce run in an `scf.if` at
+the last reduction step, with R == 1 their loads join the step's loads.
+
+`LoadToCopy` waits for a copy after the step's last load, before the first compute,
+so a step's copies run concurrently. `StageOnBuffers` writes an op into the
+accumulator when it reads it (epilogue), else into the first load's slot
+(a conv prologue on its input tile).
+
+`PrefetchLoads` (software pipelining): the copies at the top of the step body are
+issued for step t+1 into the other slot set before step t computes (the slot sets
+alternate by the parity of t - t0); their tokens are loop-carried; the first
+step's copies precede the loop and the last step is peeled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from math import prod
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, LocationAttr, MemRefType, StringAttr, f32
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from lowering.buffer.compute_patterns import stage
+from lowering.tile.tile_search import TilingError, align_up
+from npu_dialects.arch import Arch
+from npu_dialects.compute import MaterializeOp, ToTensorOp
+from npu_dialects.dma import CopyOp, TokenType, WaitOp
+from npu_dialects.graph import GraphOp
+from npu_dialects.task import SramOp
+from npu_dialects.tile import LoadOp, LoopOp, ReduceOp, StoreOp, WindowOp
+
+INDEX = IndexType()
+
+
+def sram_type(shape: Sequence[int]) -> MemRefType:
+    return MemRefType(f32, list(shape), memory_space=StringAttr("sram"))
+
+
+class Emitter:
+    """Adds ops at an insertion point (the end of `block`, or before `before`); index
+    constants are created once, at the top of the task block."""
+
+    def __init__(self, block: Block, task_block: Block, consts: dict[int, SSAValue], loc: LocationAttr,
+                 before: Operation | None = None):
+        self.block, self.task_block, self.consts, self.loc, self.before = block, task_block, consts, loc, before
+
+    def nested(self, block: Block) -> Emitter:
+        return Emitter(block, self.task_block, self.consts, self.loc)
+
+    def at(self, before: Operation) -> Emitter:
+        """An emitter inserting before `before` (in its block)."""
+        assert before.parent is not None
+        return Emitter(before.parent, self.task_block, self.consts, self.loc, before)
+
+    def add(self, op: Operation) -> Operation:
+        op.location = self.loc
+        if self.before is None:
+            self.block.add_op(op)
+        else:
+            self.block.insert_op_before(op, self.before)
+        return op
+
+    def stage(self, op: Operation | type[Operation], ins: list[SSAValue], dest: SSAValue, accumulate: bool = False,
+              **attributes: Attribute) -> None:
+        """Graph op `op` (or a new op of that class) from buffers `ins` into `dest`, as
+        `compute_patterns.stage` leaves it for the compute patterns."""
+        for o in stage(op, ins, dest, accumulate, **attributes):
+            self.add(o)
+
+    def const(self, v: int) -> SSAValue:
+        if v not in self.consts:
+            op = arith.ConstantOp(IntegerAttr(v, INDEX))
+            first = self.task_block.first_op
+            if first is None:
+                self.task_block.add_op(op)
+            else:
+                self.task_block.insert_op_before(op, first)
+            self.consts[v] = op.result
+        return self.consts[v]
+
+    def add_i(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(arith.AddiOp(a, b)).results[0]
+
+    def mul_c(self, a: SSAValue, c: int) -> SSAValue:
+        return a if c == 1 else self.add(arith.MuliOp(a, self.const(c))).results[0]
+
+    def div_c(self, a: SSAValue, c: int) -> SSAValue:
+        return a if c == 1 else self.add(arith.DivUIOp(a, self.const(c))).results[0]
+
+    def rem_c(self, a: SSAValue, c: int) -> SSAValue:
+        return self.const(0) if c == 1 else self.add(arith.RemUIOp(a, self.const(c))).results[0]
+
+    def eq_c(self, a: SSAValue, c: int) -> SSAValue:
+        return self.add(arith.CmpiOp(a, self.const(c), "eq")).results[0]
+
+    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return a if a is b else self.add(arith.SelectOp(cond, a, b)).results[0]
+
+    def offsets(self, w: WindowOp) -> list[SSAValue]:
+        """Where window `w` starts along each dim, from its index operands (an index that
+        is the constant 0 drops its term)."""
+        _, terms, consts, _ = w.window()
+        zero, out = self.const(0), []
+        for ts, c in zip(terms, consts):
+            v: SSAValue | None = None
+            for j, k in ts:
+                if w.indices[j] is not zero:
+                    x = self.mul_c(w.indices[j], k)
+                    v = x if v is None else self.add_i(v, x)
+            if c or v is None:
+                v = self.const(c) if v is None else self.add_i(v, self.const(c))
+            out.append(v)
+        return out
+
+
+# --------------------------------------------------------------------------------------
+# Buffer assignment (the analysis)
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class TileBuffers:
+    """The SRAM buffers of one tiled kernel's task, and what the patterns record."""
+
+    loop: LoopOp
+    out: SSAValue  # the kernel's output (DRAM)
+    view: Callable[[SSAValue, tuple[int, ...]], SSAValue]  # a DRAM buffer viewed with a shape
+    em: Emitter  # the task block's
+    steps_per_tile: int  # R: reduction steps per output tile
+    slots: list[list[SSAValue]]  # per slot set (two with double buffering), a slot per tile loaded each step
+    once: list[SSAValue]  # per tile loaded once, at the last reduction step (R > 1)
+    acc: SSAValue  # the output tile
+    out_view: tuple[int, ...]  # the shape the store views the output with
+    dest: dict[Operation, SSAValue] = field(default_factory=dict)  # a cloned load -> its slot
+    steps: scf.ForOp | None = None  # the step loop, once built
+
+    @property
+    def double_buffered(self) -> bool:
+        return len(self.slots) == 2
+
+
+def loop_parts(loop: LoopOp) -> tuple[list[LoadOp], list[Operation], ReduceOp, list[LoadOp], list[Operation],
+                                      StoreOp]:
+    """The loop body as (loads before the reduce, other ops before it, the reduce,
+    loads after it, other ops after it, the store)."""
+    body = list(loop.body.block.ops)
+    i = next(i for i, o in enumerate(body) if isinstance(o, ReduceOp))
+    reduce, store = body[i], body[-1]
+    assert isinstance(reduce, ReduceOp) and isinstance(store, StoreOp)
+    pre, post = body[:i], body[i + 1:-1]
+    return ([o for o in pre if isinstance(o, LoadOp)], [o for o in pre if not isinstance(o, LoadOp)], reduce,
+            [o for o in post if isinstance(o, LoadOp)], [o for o in post if not isinstance(o, LoadOp)], store)
+
+
+def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
+                   view: Callable[[SSAValue, tuple[int, ...]], SSAValue]) -> TileBuffers:
+    """Allocate the task's SRAM buffers (`npu_task.sram` ops added by `em`); TilingError
+    when they exceed `sram_bytes`."""
+    nred = loop.reductions.value.data
+    if nred > 1:
+        raise TilingError("a tile loop with more than one reduction loop is not supported")
+    steps = prod(loop.trip_counts[len(loop.trip_counts) - nred:])
+    pre, _, _, post, _, store = loop_parts(loop)
+    piped = pre + (post if steps == 1 else [])
+    offset = 0
+
+    def sram(shape: Sequence[int]) -> SSAValue:
+        nonlocal offset
+        op = SramOp(sram_type(shape), offset)
+        offset += align_up(prod(shape) * 4, arch.align)
+        return em.add(op).results[0]
+
+    shape = lambda v: tuple(v.type.get_shape())  # noqa: E731
+    slots = [[sram(shape(ld.tile)) for ld in piped] for _ in range(2 if loop.double_buffer is not None else 1)]
+    once = [] if steps == 1 else [sram(shape(ld.tile)) for ld in post]
+    acc = sram(shape(store.value))
+    if offset > arch.sram_bytes:
+        raise TilingError(f"tile buffers need {offset} bytes of SRAM, more than sram_bytes={arch.sram_bytes}")
+    return TileBuffers(loop, out, view, em, steps, slots, once, acc, store.view_shape())
+
+
+# --------------------------------------------------------------------------------------
+# Patterns
+# --------------------------------------------------------------------------------------
+
+
+def step_indices(em: Emitter, t: SSAValue, grid: Sequence[int], nred: int) -> list[SSAValue]:
+    """The tile index along each loop at step `t` (reduction loops innermost in t)."""
+    steps = prod(grid[len(grid) - nred:])
+    par = list(range(len(grid) - nred))
+    idx: list[SSAValue | None] = [None] * len(grid)
+    outer = next((i for i in par if grid[i] > 1), len(par))
+    p = em.div_c(t, steps) if outer < len(par) else t
+    for i in reversed(par):
+        if grid[i] == 1:
+            idx[i] = em.const(0)
+        elif i == outer:
+            idx[i] = p  # the outermost loop that iterates needs no remainder
+        else:
+            idx[i] = em.rem_c(p, grid[i])
+            p = em.div_c(p, grid[i])
+    for i in range(len(par), len(grid)):
+        idx[i] = em.rem_c(t, steps)
+    return [v for v in idx if v is not None]
+
+
+class TileLoopToSteps(RewritePattern):
+    """`npu_tile.loop` -> `scf.for %t` over the task's steps, its body cloned per step
+    (see the module's Algorithm)."""
+
+    def __init__(self, bufs: TileBuffers):
+        self.bufs = bufs
+
+    def clone_into(self, em: Emitter, ops: Sequence[Operation], vmap: dict[SSAValue, SSAValue]) -> None:
+        for op in ops:
+            new = em.add(op.clone(vmap))
+            if isinstance(op, LoadOp):
+                self.bufs.dest[new] = self.slot_of(op)
+
+    def slot_of(self, load: LoadOp) -> SSAValue:
+        pre, _, _, post, _, _ = loop_parts(self.bufs.loop)
+        piped = pre + (post if self.bufs.steps_per_tile == 1 else [])
+        return self.bufs.slots[0][piped.index(load)] if load in piped else self.bufs.once[post.index(load)]
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        b = self.bufs
+        if op is not b.loop:
+            return
+        assert isinstance(op, LoopOp)
+        lo, hi = b.em.task_block.args
+        em = b.em.at(op)
+        t0, tend = em.mul_c(lo, b.steps_per_tile), em.mul_c(hi, b.steps_per_tile)
+        body = Block(arg_types=[INDEX])
+        be = em.nested(body)
+        idx = step_indices(be, body.args[0], op.trip_counts, op.reductions.value.data)
+        vmap: dict[SSAValue, SSAValue] = dict(zip(op.body.block.args, idx))
+        pre, pre_ops, reduce, post, post_ops, store = loop_parts(op)
+        self.clone_into(be, pre + (post if b.steps_per_tile == 1 else []) + pre_ops, vmap)
+        anchor = vmap[reduce.operands[0]]
+        if b.steps_per_tile == 1:
+            be.add(MaterializeOp(anchor, b.acc))
+            vmap[reduce.results[0]] = be.add(ToTensorOp(b.acc)).results[0]
+            self.clone_into(be, [*post_ops, store], vmap)
+        else:
+            first, other = Block(), Block()
+            be.nested(first).add(MaterializeOp(anchor, b.acc))
+            be.nested(other).add(MaterializeOp(anchor, b.acc, accumulate=True))
+            for blk in (first, other):
+                blk.add_op(scf.YieldOp())
+            r = idx[-1]
+            be.add(scf.IfOp(be.eq_c(r, 0), [], Region(first), Region(other)))
+            last = Block()
+            le = be.nested(last)
+            vmap[reduce.results[0]] = le.add(ToTensorOp(b.acc)).results[0]
+            self.clone_into(le, [*post, *post_ops, store], vmap)
+            last.add_op(scf.YieldOp())
+            be.add(scf.IfOp(be.eq_c(r, b.steps_per_tile - 1), [], Region(last)))
+        body.add_op(scf.YieldOp())
+        b.steps = scf.ForOp(t0, tend, em.const(1), [], Region(body))
+        em.add(b.steps)
+        rewriter.erase_op(op)
+
+
+def after_loads(op: Operation) -> Operation:
+    """The first op after `op` that is not a load, a copy, a wait or index arithmetic:
+    where the waits of a step's loads go."""
+    nxt = op.next_op
+    while nxt is not None and (isinstance(nxt, (LoadOp, CopyOp, WaitOp)) or nxt.dialect_name() == "arith"):
+        nxt = nxt.next_op
+    assert nxt is not None  # (a load is always followed by what reads its tile)
+    return nxt
+
+
+class LoadToCopy(RewritePattern):
+    """`npu_tile.load` of a DRAM buffer's tensor -> `npu_dma.copy` of its window into the
+    slot the buffer assignment gives it (reads outside the tensor padded), waited for
+    after the step's last load; the tile becomes the slot's tensor."""
+
+    def __init__(self, bufs: TileBuffers):
+        self.bufs = bufs
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, LoadOp) or op not in self.bufs.dest or not isinstance(op.source.owner, ToTensorOp):
+            return
+        slot = self.bufs.dest.pop(op)
+        em = self.bufs.em.at(op)
+        src = self.bufs.view(op.source.owner.buffer, op.view_shape())
+        sizes = list(op.window()[3])
+        pad = op.pad_value.value.data if op.pad_value is not None else 0.0
+        copy = em.add(CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, pad_value=pad))
+        rewriter.insert_op(WaitOp(copy.results[0]), InsertPoint.before(after_loads(op)))
+        tile = ToTensorOp(slot)
+        rewriter.replace(op, [tile], [tile.tensor])
+
+
+class StageOnBuffers(RewritePattern):
+    """A graph op on buffer tensors whose result is not yet written anywhere -> its
+    result materialized in place: into the accumulator when it reads it (an epilogue
+    op), else into the first load's slot (a prologue op on the input tile); readers
+    of the result read that buffer."""
+
+    def __init__(self, bufs: TileBuffers):
+        self.bufs = bufs
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, GraphOp) or not op.operands or len(op.results) != 1:
+            return
+        if not all(isinstance(o.owner, ToTensorOp) for o in op.operands):
+            return
+        res = op.results[0]
+        if any(isinstance(u.operation, MaterializeOp) for u in res.uses):
+            return
+        read = [o.owner.buffer for o in op.operands]  # type: ignore[union-attr]
+        first = self.bufs.slots[0][0] if self.bufs.slots and self.bufs.slots[0] else None
+        dest = self.bufs.acc if self.bufs.acc in read else first if first in read else None
+        if dest is None:
+            return  # (left for `lower_compute` to report)
+        after = ToTensorOp(dest)
+        rewriter.insert_op([MaterializeOp(res, dest), after], InsertPoint.after(op))
+        rewriter.replace_uses_with_if(res, after.tensor, lambda u: not isinstance(u.operation, MaterializeOp))
+
+
+class StoreToCopy(RewritePattern):
+    """`npu_tile.store` of the accumulator -> `npu_dma.copy` to the output's window
+    (clipped at the tensor's edge), waited for."""
+
+    def __init__(self, bufs: TileBuffers):
+        self.bufs = bufs
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, StoreOp) or not isinstance(owner := op.value.owner, ToTensorOp):
+            return
+        em = self.bufs.em.at(op)
+        dst = self.bufs.view(self.bufs.out, self.bufs.out_view)
+        sizes = list(op.window()[3])
+        copy = em.add(CopyOp(owner.buffer, [em.const(0)] * len(sizes), dst, em.offsets(op), sizes, clip=True))
+        em.add(WaitOp(copy.results[0]))
+        rewriter.erase_op(op)
+
+
+class PrefetchLoads(RewritePattern):
+    """Double buffering: the copies into slot set 0 at the top of the step loop are
+    issued one step ahead into the other set (see the module's Algorithm)."""
+
+    def __init__(self, bufs: TileBuffers):
+        self.bufs = bufs
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        b = self.bufs
+        if op is not b.steps or not b.double_buffered:
+            return
+        assert isinstance(op, scf.ForOp)
+        body, t0 = op.body.block, op.lb
+        t = body.args[0]
+        copies = [o for o in body.ops if isinstance(o, CopyOp) and o.dst in b.slots[0]]
+        waits = [o for o in body.ops if isinstance(o, WaitOp) and o.token.owner in copies]
+        rest = [o for o in body.ops if o not in copies and o not in waits and not isinstance(o, scf.YieldOp)]
+        em = b.em.at(op)
+        toks0 = self.issue(em, copies, {t: t0})
+        tlast = em.add(arith.SubiOp(op.ub, em.const(1))).results[0]
+        new = Block(arg_types=[INDEX] + [TokenType()] * len(toks0))
+        ne = em.nested(new)
+        cur, nxt = self.slot_sets(ne, new.args[0], t0)
+        nxt_toks = self.issue(ne, copies, {t: new.args[0], **dict(zip(b.slots[0], nxt))}, step=1)
+        for tk in new.args[1:]:
+            ne.add(WaitOp(tk))
+        vmap = {t: new.args[0], **dict(zip(b.slots[0], cur))}
+        for o in rest:
+            ne.add(o.clone(vmap))
+        new.add_op(scf.YieldOp(*nxt_toks))
+        loop = em.add(scf.ForOp(t0, tlast, em.const(1), toks0, Region(new)))
+        cur, _ = self.slot_sets(em, tlast, t0)
+        for tk in loop.results:
+            em.add(WaitOp(tk))
+        vmap = {t: tlast, **dict(zip(b.slots[0], cur))}
+        for o in rest:
+            em.add(o.clone(vmap))
+        b.steps = None
+        rewriter.erase_op(op)
+
+    def slot_sets(self, em: Emitter, t: SSAValue, t0: SSAValue) -> tuple[list[SSAValue], list[SSAValue]]:
+        """The slots step t computes from and the ones it prefetches into (by t - t0's parity)."""
+        rel = em.add(arith.SubiOp(t, t0)).results[0]
+        odd = em.eq_c(em.rem_c(rel, 2), 1)
+        cur = [em.select(odd, b1, b0) for b0, b1 in zip(*self.bufs.slots)]
+        nxt = [em.select(odd, b0, b1) for b0, b1 in zip(*self.bufs.slots)]
+        return cur, nxt
+
+    @staticmethod
+    def issue(em: Emitter, copies: list[CopyOp], vmap: dict[SSAValue, SSAValue], step: int = 0) -> list[SSAValue]:
+        """Clone `copies` and the index arithmetic they use, for step `vmap[t] + step`."""
+        if step:
+            t = next(iter(vmap))
+            vmap[t] = em.add_i(vmap[t], em.const(step))
+        needed: list[Operation] = []
+        for c in copies:
+            stack: list[Operation] = [c]
+            while stack:
+                o = stack.pop()
+                for v in o.operands:
+                    d = v.owner
+                    if isinstance(d, Operation) and d.parent is c.parent and d not in needed and d not in copies:
+                        needed.append(d)
+                        stack.append(d)
+        block = copies[0].parent
+        assert block is not None
+        order = {o: i for i, o in enumerate(block.ops)}
+        toks = []
+        for o in sorted(needed + copies, key=order.__getitem__):
+            new = em.add(o.clone(vmap))
+            if isinstance(o, CopyOp):
+                toks.append(new.results[0])
+        return toks
+
+
+class DeadIndexMath(RewritePattern):
+    """Index arithmetic nothing uses any more (left by `PrefetchLoads`' clones) is erased."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.dialect_name() == "arith" and not isinstance(op, arith.ConstantOp) and not any(r.uses for r in op.results):
+            rewriter.erase_op(op)
+
+
+def lower_tile_loop(bufs: TileBuffers, region: Region) -> None:
+    """Apply the patterns, stage by stage, to the task body `region` holding `bufs.loop`."""
+    stages: list[list[RewritePattern]] = [[TileLoopToSteps(bufs)],
+                                          [LoadToCopy(bufs), StageOnBuffers(bufs), StoreToCopy(bufs)],
+                                          [PrefetchLoads(bufs)], [DeadIndexMath()]]
+    for patterns in stages:
+        applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)  # (the slots have no uses yet)
+        PatternRewriteWalker(applier, apply_recursively=True).rewrite_region(region)
