@@ -291,7 +291,7 @@ class TileLoopToSteps(RewritePattern):
         body.add_op(scf.YieldOp())
         b.steps = scf.ForOp(t0, tend, em.const(1), [], Region(body))
         em.add(b.steps)
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 def after_loads(op: Operation) -> Operation:
@@ -321,7 +321,7 @@ class LoadToCopy(RewritePattern):
         sizes = list(op.window()[3])
         pad = op.pad_value.value.data if op.pad_value is not None else 0.0
         copy = em.add(CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, pad_value=pad))
-        rewriter.insert_op(WaitOp(copy.results[0]), InsertPoint.before(after_loads(op)))
+        rewriter.insert(WaitOp(copy.results[0]), InsertPoint.before(after_loads(op)))
         tile = ToTensorOp(slot)
         rewriter.replace(op, [tile], [tile.tensor])
 
@@ -349,7 +349,7 @@ class StageOnBuffers(RewritePattern):
         if dest is None:
             return  # (left for `lower_compute` to report)
         after = ToTensorOp(dest)
-        rewriter.insert_op([MaterializeOp(res, dest), after], InsertPoint.after(op))
+        rewriter.insert([MaterializeOp(res, dest), after], InsertPoint.after(op))
         rewriter.replace_uses_with_if(res, after.tensor, lambda u: not isinstance(u.operation, MaterializeOp))
 
 
@@ -368,7 +368,7 @@ class StoreToCopy(RewritePattern):
         sizes = list(op.window()[3])
         copy = em.add(CopyOp(owner.buffer, [em.const(0)] * len(sizes), dst, em.offsets(op), sizes, clip=True))
         em.add(WaitOp(copy.results[0]))
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 class PrefetchLoads(RewritePattern):
@@ -409,7 +409,7 @@ class PrefetchLoads(RewritePattern):
         for o in rest:
             em.add(o.clone(vmap))
         b.steps = None
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
     def slot_sets(self, em: Emitter, t: SSAValue, t0: SSAValue) -> tuple[list[SSAValue], list[SSAValue]]:
         """The slots step t computes from and the ones it prefetches into (by t - t0's parity)."""
@@ -451,7 +451,7 @@ class DeadIndexMath(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.dialect_name() == "arith" and not isinstance(op, arith.ConstantOp) and not any(r.uses for r in op.results):
-            rewriter.erase_op(op)
+            rewriter.erase(op)
 
 
 def lower_tile_loop(bufs: TileBuffers, region: Region) -> None:
