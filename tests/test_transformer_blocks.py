@@ -1,0 +1,55 @@
+"""Transformer blocks built like the exporter writes them (`tools/testkit/transformers.py`)
+at small sizes: BERT encoder layers with an attention mask, a GPT-2 block in prefill
+(causal mask) and in decode against a KV cache (batch 2, with present key/value
+outputs), a ViT block - each compiles through `npu-default` on two arches and
+matches onnxruntime within the acceptance tolerance (rtol 1e-3, atol 1e-4 x max |ort|).
+The real sizes are benchmarked by `bench/transformers.py`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import onnx
+import pytest
+
+from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
+from tools.testkit.transformers import bert_layers, decode_inputs, gpt2_block, vit_block
+
+SMALL = dict(hidden=64, heads=4)
+BLOCKS = {
+    "bert_2l": lambda: bert_layers(layers=2, seq=16, ffn=256, **SMALL),
+    "gpt2_prefill": lambda: gpt2_block(seq=16, **SMALL),
+    "gpt2_decode": lambda: gpt2_block(past=15, batch=2, **SMALL),
+    "vit": lambda: vit_block(tokens=17, mlp=256, **SMALL),
+}
+
+
+@pytest.mark.parametrize("arch", ["default", "edge-small"])
+@pytest.mark.parametrize("name", sorted(BLOCKS))
+def test_block_matches_onnxruntime(name: str, arch: str) -> None:
+    model = BLOCKS[name]()
+    inputs = decode_inputs(model)
+    res, _ = compile_and_run(model, arch, inputs=inputs)
+    for k, ref in onnxruntime_outputs(model, inputs).items():
+        atol = 1e-4 * float(np.abs(ref).max())
+        np.testing.assert_allclose(res.outputs[k], ref, rtol=1e-3, atol=atol, err_msg=k)
+
+
+def test_blocks_are_valid_and_have_the_exported_structure() -> None:
+    """The checker accepts every block, and each has the ops of its export."""
+    want = {"bert_2l": {"LayerNormalization", "Softmax", "Erf", "Reshape", "Transpose", "Sub"},
+            "gpt2_prefill": {"Split", "Where", "Pow", "Tanh", "Softmax"},
+            "gpt2_decode": {"Concat", "Split", "Pow", "Tanh"},
+            "vit": {"Gather", "Erf", "Softmax"}}
+    for name, make in BLOCKS.items():
+        model = make()
+        onnx.checker.check_model(model, full_check=True)
+        assert want[name] <= set(Counter(n.op_type for n in model.graph.node)), name
+
+
+def test_decode_returns_the_grown_cache() -> None:
+    model = gpt2_block(past=15, batch=2, **SMALL)
+    shapes = {o.name: [d.dim_value for d in o.type.tensor_type.shape.dim] for o in model.graph.output}
+    assert shapes == {"output": [2, 1, 64], "present_key": [2, 4, 16, 16], "present_value": [2, 4, 16, 16]}

@@ -1,0 +1,190 @@
+"""Transformer blocks at any size, built node by node as `torch.onnx.export` (opset 17)
+writes the Hugging Face modules, with seeded weights: the real-size benchmarks of
+`bench/transformers.py` and the small-size tests of `tests/test_transformer_blocks.py`.
+
+- `bert_layers`: BERT encoder layers (post-norm; separate q/k/v Linear, heads split
+  by Reshape + Transpose, scores / sqrt(d) + the extended attention mask
+  `(1 - mask) * -10000`, Softmax, output Linear, residual + LayerNorm, FFN with the
+  exact GELU as its Erf formula). Inputs `hidden_states` [B, S, H], `attention_mask`
+  [B, S] (float, 1 = attend).
+- `gpt2_block`: a GPT-2 block (pre-norm; one fused qkv Linear split in three;
+  `gelu_new`, the tanh approximation with Pow). Prefill (`past=0`): a causal mask
+  kept as a constant boolean buffer applied with Where. Decode (`past>0`): one new
+  token per sequence attends to `past_key`/`past_value` [B, heads, past, d]
+  concatenated with its own key/value; the block also returns `present_key`/
+  `present_value` [B, heads, past+1, d].
+- `vit_block`: a ViT encoder block (pre-norm LayerNorm eps 1e-6, fused qkv, exact GELU).
+
+Linear layers are `MatMul` with a [in, out] weight then `Add` of the bias, as the
+exporter writes `nn.Linear` on 3-D inputs; weights are drawn like PyTorch's default
+init, LayerNorm parameters perturbed away from 1 and 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+
+from tools.testkit.models import Graph
+
+OPSET = 17
+
+
+class _Block:
+    """Graph-building helpers that name nodes and values as the exporter does."""
+
+    def __init__(self, seed: int):
+        self.g = Graph(seed=seed)
+        self.n = 0
+
+    def const(self, scope: str, value: np.ndarray | np.floating | float | list) -> str:
+        self.n += 1
+        name = f"{scope}/Constant_{self.n}_output_0"
+        return self.g.const(name, np.asarray(value, dtype=np.float32 if isinstance(value, float) else None))
+
+    def ints(self, scope: str, values: list[int]) -> str:
+        self.n += 1
+        return self.g.const(f"{scope}/Constant_{self.n}_output_0", np.asarray(values, dtype=np.int64))
+
+    def op(self, op_type: str, inputs: list[str], scope: str, **attrs) -> str:
+        self.n += 1
+        name = f"{scope}/{op_type}_{self.n}"
+        return self.g.node(op_type, inputs, f"{name}_output_0", name=name, **attrs)
+
+    def linear(self, x: str, scope: str, d_in: int, d_out: int) -> str:
+        w = self.g.weight(f"{scope}.weight", (d_in, d_out), 1.0 / math.sqrt(d_in))
+        b = self.g.weight(f"{scope}.bias", (d_out,), 1.0 / math.sqrt(d_in))
+        return self.op("Add", [self.op("MatMul", [x, w], scope), b], scope)
+
+    def layer_norm(self, x: str, scope: str, d: int, eps: float) -> str:
+        w = self.g.const(f"{scope}.weight", (1.0 + self.g.rng.uniform(-0.1, 0.1, d)).astype(np.float32))
+        b = self.g.const(f"{scope}.bias", self.g.rng.uniform(-0.1, 0.1, d).astype(np.float32))
+        return self.op("LayerNormalization", [x, w, b], scope, axis=-1, epsilon=eps)
+
+    def heads(self, x: str, scope: str, batch: int, seq: int, heads: int, d: int, perm: list[int]) -> str:
+        """[B, S, heads*d] -> [B, heads, S, d] (perm 0,2,1,3) or [B, heads, d, S] (0,2,3,1)."""
+        r = self.op("Reshape", [x, self.ints(scope, [batch, seq, heads, d])], scope)
+        return self.op("Transpose", [r], scope, perm=perm)
+
+    def merge(self, x: str, scope: str, batch: int, seq: int, hidden: int) -> str:
+        t = self.op("Transpose", [x], scope, perm=[0, 2, 1, 3])
+        return self.op("Reshape", [t, self.ints(scope, [batch, seq, hidden])], scope)
+
+    def gelu_erf(self, x: str, scope: str) -> str:
+        e = self.op("Erf", [self.op("Div", [x, self.const(scope, math.sqrt(2.0))], scope)], scope)
+        h = self.op("Mul", [x, self.op("Add", [e, self.const(scope, 1.0)], scope)], scope)
+        return self.op("Mul", [h, self.const(scope, 0.5)], scope)
+
+    def gelu_tanh(self, x: str, scope: str) -> str:
+        """GPT-2's gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+        cube = self.op("Pow", [x, self.const(scope, 3.0)], scope)
+        inner = self.op("Add", [x, self.op("Mul", [self.const(scope, 0.044715), cube], scope)], scope)
+        t = self.op("Tanh", [self.op("Mul", [self.const(scope, math.sqrt(2.0 / math.pi)), inner], scope)], scope)
+        h = self.op("Mul", [self.op("Mul", [self.const(scope, 0.5), x], scope),
+                            self.op("Add", [self.const(scope, 1.0), t], scope)], scope)
+        return h
+
+
+def bert_layers(layers: int = 2, seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 3072,
+                batch: int = 1, opset: int = OPSET) -> onnx.ModelProto:
+    """`layers` BERT encoder layers on `hidden_states` [batch, seq, hidden] (module docstring)."""
+    b = _Block(seed=21)
+    d = hidden // heads
+    m = b.op("Sub", [b.const("/extended", 1.0), "attention_mask"], "/extended")
+    m = b.op("Mul", [m, b.const("/extended", -10000.0)], "/extended")
+    ext = b.op("Reshape", [m, b.ints("/extended", [batch, 1, 1, seq])], "/extended")
+    h = "hidden_states"
+    for i in range(layers):
+        s = f"/layer.{i}/attention"
+        q = b.heads(b.linear(h, f"{s}/query", hidden, hidden), s, batch, seq, heads, d, [0, 2, 1, 3])
+        k = b.heads(b.linear(h, f"{s}/key", hidden, hidden), s, batch, seq, heads, d, [0, 2, 3, 1])
+        v = b.heads(b.linear(h, f"{s}/value", hidden, hidden), s, batch, seq, heads, d, [0, 2, 1, 3])
+        scores = b.op("Div", [b.op("MatMul", [q, k], s), b.const(s, math.sqrt(d))], s)
+        p = b.op("Softmax", [b.op("Add", [scores, ext], s)], s, axis=-1)
+        ctx = b.merge(b.op("MatMul", [p, v], s), s, batch, seq, hidden)
+        a = b.layer_norm(b.op("Add", [b.linear(ctx, f"{s}/output", hidden, hidden), h], s), f"{s}/LayerNorm",
+                         hidden, 1e-12)
+        f = f"/layer.{i}/ffn"
+        up = b.gelu_erf(b.linear(a, f"{f}/intermediate", hidden, ffn), f)
+        h = b.layer_norm(b.op("Add", [b.linear(up, f"{f}/output", ffn, hidden), a], f), f"{f}/LayerNorm",
+                         hidden, 1e-12)
+    b.g.nodes[-1].output[0] = "last_hidden_state"
+    return b.g.model(f"bert_{layers}l_{seq}", {"hidden_states": [batch, seq, hidden], "attention_mask": [batch, seq]},
+                     {"last_hidden_state": [batch, seq, hidden]}, opset)
+
+
+def gpt2_block(seq: int = 512, past: int = 0, batch: int = 1, hidden: int = 768, heads: int = 12,
+               opset: int = OPSET) -> onnx.ModelProto:
+    """One GPT-2 block: prefill of `seq` tokens (`past=0`), or decode of one token per
+    sequence against a KV cache of `past` positions (module docstring)."""
+    b = _Block(seed=22)
+    d = hidden // heads
+    n = 1 if past else seq  # new tokens
+    s = "/h.0/attn"
+    x = "hidden_states"
+    qkv = b.linear(b.layer_norm(x, "/h.0/ln_1", hidden, 1e-5), f"{s}/c_attn", hidden, 3 * hidden)
+    q, k, v = (f"{s}/Split_output_{i}" for i in range(3))
+    b.g.node("Split", [qkv, b.ints(s, [hidden] * 3)], [q, k, v], name=f"{s}/Split", axis=2)
+    q = b.heads(q, s, batch, n, heads, d, [0, 2, 1, 3])
+    k = b.heads(k, s, batch, n, heads, d, [0, 2, 1, 3])
+    v = b.heads(v, s, batch, n, heads, d, [0, 2, 1, 3])
+    inputs: dict[str, list[int]] = {x: [batch, n, hidden]}
+    outputs: dict[str, list[int] | None] = {}
+    if past:
+        k = b.g.node("Concat", ["past_key", k], "present_key", name=f"{s}/Concat", axis=2)
+        v = b.g.node("Concat", ["past_value", v], "present_value", name=f"{s}/Concat_1", axis=2)
+        inputs |= {"past_key": [batch, heads, past, d], "past_value": [batch, heads, past, d]}
+        outputs |= {"present_key": [batch, heads, past + 1, d], "present_value": [batch, heads, past + 1, d]}
+    kt = b.op("Transpose", [k], s, perm=[0, 1, 3, 2])
+    w = b.op("Div", [b.op("MatMul", [q, kt], s), b.const(s, math.sqrt(d))], s)
+    if not past:  # the registered causal buffer, sliced and compared by the exporter into a constant
+        causal = b.g.const(f"{s}/causal_mask", np.tril(np.ones((1, 1, seq, seq), dtype=bool)))
+        w = b.op("Where", [causal, w, b.const(s, np.float32(np.finfo(np.float32).min))], s)
+    p = b.op("Softmax", [w], s, axis=-1)
+    a = b.linear(b.merge(b.op("MatMul", [p, v], s), s, batch, n, hidden), f"{s}/c_proj", hidden, hidden)
+    h = b.op("Add", [a, x], "/h.0")
+    f = "/h.0/mlp"
+    up = b.gelu_tanh(b.linear(b.layer_norm(h, "/h.0/ln_2", hidden, 1e-5), f"{f}/c_fc", hidden, 4 * hidden), f)
+    b.g.node("Add", [b.linear(up, f"{f}/c_proj", 4 * hidden, hidden), h], "output", name="/h.0/Add_1")
+    name = f"gpt2_decode_p{past}_b{batch}" if past else f"gpt2_prefill_{seq}"
+    return b.g.model(name, inputs, {"output": [batch, n, hidden], **outputs}, opset)
+
+
+def vit_block(tokens: int = 197, batch: int = 1, hidden: int = 768, heads: int = 12, mlp: int = 3072,
+              opset: int = OPSET) -> onnx.ModelProto:
+    """One ViT-B/16 encoder block on `x` [batch, tokens, hidden] (module docstring)."""
+    b = _Block(seed=23)
+    d = hidden // heads
+    s = "/blocks.0/attn"
+    qkv = b.linear(b.layer_norm("x", "/blocks.0/norm1", hidden, 1e-6), f"{s}/qkv", hidden, 3 * hidden)
+    r = b.op("Reshape", [qkv, b.ints(s, [batch, tokens, 3, heads, d])], s)
+    t = b.op("Transpose", [r], s, perm=[2, 0, 3, 1, 4])  # [3, B, heads, T, d]
+    q, k, v = (b.op("Gather", [t, b.g.const(f"{s}/idx{i}", np.asarray(i, dtype=np.int64))], s, axis=0)
+               for i in range(3))
+    kt = b.op("Transpose", [k], s, perm=[0, 1, 3, 2])
+    w = b.op("Mul", [b.op("MatMul", [q, kt], s), b.const(s, 1.0 / math.sqrt(d))], s)
+    p = b.op("Softmax", [w], s, axis=-1)
+    a = b.linear(b.merge(b.op("MatMul", [p, v], s), s, batch, tokens, hidden), f"{s}/proj", hidden, hidden)
+    h = b.op("Add", ["x", a], "/blocks.0")
+    f = "/blocks.0/mlp"
+    up = b.gelu_erf(b.linear(b.layer_norm(h, "/blocks.0/norm2", hidden, 1e-6), f"{f}/fc1", hidden, mlp), f)
+    b.g.node("Add", [h, b.linear(up, f"{f}/fc2", mlp, hidden)], "y", name="/blocks.0/Add_1")
+    return b.g.model(f"vit_block_{tokens}", {"x": [batch, tokens, hidden]}, {"y": [batch, tokens, hidden]}, opset)
+
+
+def decode_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random float inputs for a block (an attention mask of ones with the last quarter
+    of each sequence masked out)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for i in model.graph.input:
+        shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
+        if i.name == "attention_mask":
+            m = np.ones(shape, dtype=np.float32)
+            m[:, shape[1] - shape[1] // 4:] = 0.0
+            out[i.name] = m
+        else:
+            out[i.name] = rng.standard_normal(shape).astype(np.float32)
+    return out
