@@ -53,3 +53,17 @@ def test_decode_returns_the_grown_cache() -> None:
     model = gpt2_block(past=15, batch=2, **SMALL)
     shapes = {o.name: [d.dim_value for d in o.type.tensor_type.shape.dim] for o in model.graph.output}
     assert shapes == {"output": [2, 1, 64], "present_key": [2, 4, 16, 16], "present_value": [2, 4, 16, 16]}
+
+
+def test_gpt2_prefill_256_in_place_chain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: at 256 tokens the MLP's `0.5 * x` kernel wrote its result over x (an
+    in-place candidate) while the gelu_new chain, itself an in-place candidate of that
+    result, still had to read x: npu-memplan took the chain for a writer of the
+    product and missed its read of x (silently wrong output, max error 0.18). With the
+    sanitizer on, every read must find the value it names."""
+    monkeypatch.setenv("NPU_SANITIZE", "1")
+    model = gpt2_block(seq=256, **SMALL)
+    inputs = decode_inputs(model)
+    res, _ = compile_and_run(model, inputs=inputs)
+    ref = onnxruntime_outputs(model, inputs)["output"]
+    np.testing.assert_allclose(res.outputs["output"], ref, rtol=1e-3, atol=1e-4 * float(np.abs(ref).max()))

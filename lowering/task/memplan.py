@@ -87,8 +87,8 @@ def buffers(func: FuncOp, tasks: list[TaskInfo], hb: list[int], align: int) -> l
     for t in tasks:
         for b in t.touches:
             users.setdefault(b, []).append(t.index)
-        for b in t.writes:
-            writers.setdefault(b, []).append(t.index)
+        for b in t.dma_writes:  # (not the `reuse` buffers a task is ordered as writing: a later
+            writers.setdefault(b, []).append(t.index)  # in-place candidate still reads its input)
     of: dict[SSAValue, Buffer] = {}
     out: list[Buffer] = []
     for order, a in enumerate(op for op in func.body.block.ops if isinstance(op, AllocOp)):

@@ -44,8 +44,9 @@ class TaskInfo:
     op: TaskOp
     index: int
     reads: set[SSAValue] = field(default_factory=set)
-    writes: set[SSAValue] = field(default_factory=set)
+    writes: set[SSAValue] = field(default_factory=set)  # (with the in-place candidates' `reuse` buffers)
     spans: list[tuple[SSAValue, int, int, bool]] = field(default_factory=list)  # (root, lo, hi, write)
+    dma_writes: set[SSAValue] = field(default_factory=set)  # what its DMAs really write
 
     @property
     def core(self) -> int:
@@ -73,6 +74,7 @@ def tasks_of(func: FuncOp) -> list[TaskInfo]:
                         r, lo, hi = span(v)
                         (info.writes if write else info.reads).add(r)
                         info.spans.append((r, lo, hi, write))
+        info.dma_writes = set(info.writes)
         for r in list(info.writes):
             # an in-place candidate (`npu_task.alloc reuse(%b)`) is ordered as if it wrote
             # %b: every earlier task touching %b then precedes it, so npu-memplan can give

@@ -106,3 +106,51 @@ builtin.module {
 // CHECK: npu.dram_arena_bytes = 512 : i64, npu.dram_lower_bound_bytes = 512 : i64
 // CHECK: %a = npu_task.alloc {offset = 0 : i64}
 // CHECK: %b = npu_task.alloc reuse(%a : memref<64xf32, "dram">) {offset = 256 : i64}
+
+// -----
+
+// Must not fire for %b: two in-place candidates in a chain. "q" writes %b reading %a
+// (reuse), but "r" reads %a too, after "q" (a GELU's 0.5 * x and its chain reading x).
+// "r" counts as writing %b only because %c is its in-place candidate; that must not
+// hide its read of %a. %b gets its own bytes; %c may still take %b's (only "r" reads
+// %b, where it writes %c).
+builtin.module {
+  func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">) {
+    %a = npu_task.alloc : memref<64xf32, "dram">
+    %b = npu_task.alloc reuse(%a : memref<64xf32, "dram">) : memref<64xf32, "dram">
+    %c = npu_task.alloc reuse(%b : memref<64xf32, "dram">) : memref<64xf32, "dram">
+    npu_task.task "p" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %x[%c0] -> %a[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    npu_task.task "q" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %a[%c0] -> %b[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    npu_task.task "r" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %s = npu_task.sram {offset = 0 : i64} : memref<64xf32, "sram">
+      %t0 = npu_dma.copy %a[%c0] -> %s[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "sram">
+      npu_dma.wait %t0
+      %t1 = npu_dma.copy %b[%c0] -> %c[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t1
+    }
+    npu_task.task "s" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t0 = npu_dma.copy %c[%c0] -> %y[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t0
+    }
+    func.return
+  }
+}
+// CHECK: npu.dram_arena_bytes = 512 : i64
+// CHECK: %a = npu_task.alloc {offset = [[A:[0-9]+]] : i64}
+// CHECK: %b = npu_task.alloc reuse(%a : memref<64xf32, "dram">) {offset = [[B:[0-9]+]] : i64}
+// CHECK-NOT: offset = [[A]]
+// CHECK: %c = npu_task.alloc reuse(%b : memref<64xf32, "dram">) {offset = [[B]] : i64}
