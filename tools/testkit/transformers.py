@@ -2,22 +2,22 @@
 writes the Hugging Face modules, with seeded weights: the real-size benchmarks of
 `bench/transformers.py` and the small-size tests of `tests/test_transformer_blocks.py`.
 
-- `bert_layers`: BERT encoder layers (post-norm; separate q/k/v Linear, heads split
-  by Reshape + Transpose, scores / sqrt(d) + the extended attention mask
-  `(1 - mask) * -10000`, Softmax, output Linear, residual + LayerNorm, FFN with the
-  exact GELU as its Erf formula). Inputs `hidden_states` [B, S, H], `attention_mask`
-  [B, S] (float, 1 = attend).
-- `gpt2_block`: a GPT-2 block (pre-norm; one fused qkv Linear split in three;
-  `gelu_new`, the tanh approximation with Pow). Prefill (`past=0`): a causal mask
-  kept as a constant boolean buffer applied with Where. Decode (`past>0`): one new
-  token per sequence attends to `past_key`/`past_value` [B, heads, past, d]
-  concatenated with its own key/value; the block also returns `present_key`/
-  `present_value` [B, heads, past+1, d].
-- `vit_block`: a ViT encoder block (pre-norm LayerNorm eps 1e-6, fused qkv, exact GELU).
+- `bert_layers`: BERT encoder layers (post-norm, attention mask `(1 - mask) * -10000`).
+- `gpt2_block`: a GPT-2 block, prefill (causal mask buffer) or decode against a KV
+  cache `past_key`/`past_value` (returning `present_key`/`present_value`).
+- `vit_block`: a ViT encoder block (pre-norm, LayerNorm eps 1e-6, fused qkv).
 
+Algorithm
+---------
 Linear layers are `MatMul` with a [in, out] weight then `Add` of the bias, as the
 exporter writes `nn.Linear` on 3-D inputs; weights are drawn like PyTorch's default
-init, LayerNorm parameters perturbed away from 1 and 0.
+init, LayerNorm parameters perturbed away from 1 and 0. BERT: separate q/k/v
+Linear, heads split by Reshape + Transpose, scores / sqrt(d) + the extended mask,
+Softmax, output Linear, residual + LayerNorm, FFN with the exact GELU as its Erf
+formula; inputs `hidden_states` [B, S, H] and `attention_mask` [B, S] (float, 1 =
+attend). GPT-2: pre-norm, one fused qkv Linear split in three, `gelu_new` (tanh
+approximation with Pow); decode attends one new token per sequence to the cache
+concatenated with its own key/value.
 """
 
 from __future__ import annotations
