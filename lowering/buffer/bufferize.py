@@ -20,6 +20,11 @@ See `tile_loop_patterns.py` for a tiled kernel's task. Buffers: kernel results
 get `npu_task.alloc` buffers, which may take the bytes of an input the kernel
 reads once at exactly its output tile's position (`in_place_source`); a concat's
 operands are written in place into its buffer (`concat_placement`).
+
+Group kernels follow the `plan` `npu-layer-group` recorded (`#npu_tile.group`: the
+buffer offsets; `#npu_tile.strip`: rows per strip, prefetch, line buffers, the operand
+overwritten in place): only the geometry those decisions imply is recomputed (rows per
+value and strip, buffer layout, DMA order), and a plan it does not reproduce is an error.
 """
 
 from __future__ import annotations
@@ -48,12 +53,14 @@ from lowering.buffer.compute_patterns import describe_unlowered, lower_compute
 from lowering.buffer.tile_loop_patterns import Emitter, assign_buffers, loop_parts, lower_tile_loop, sram_type
 from lowering.errors import CompileError
 from lowering.task.taskgraph import span
-from lowering.tile.group_plan import is_view, plan_group
+from lowering.tile.group_plan import group_schedule, is_view
 from lowering.tile.strip_plan import (
     NEG,
     WINDOWED,
     StripPlan,
     computed_shape,
+    in_place_candidates,
+    input_halo,
     line_bufferable,
     plan_strip_height,
     pooled_epilogues,
@@ -89,11 +96,12 @@ from npu_dialects.graph import (
     StructuredOp,
     attr_int,
     int_array,
+    ints,
     shape_of,
 )
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
-from npu_dialects.tile import KernelOp, ReduceOp, StoreOp, WindowOp
+from npu_dialects.tile import GroupPlanAttr, KernelOp, ReduceOp, StoreOp, StripPlanAttr, WindowOp
 from npu_dialects.tile import LoadOp as TileLoadOp
 
 INDEX = IndexType()
@@ -140,6 +148,7 @@ class GroupBuilder:
         self.out_dram = dict(zip(kernel.yield_op.values, outs))
         self.bufs: dict[tuple[int, int, tuple[int, ...]], SSAValue] = {}  # (value, offset, shape) -> npu_task.sram
         self.values: dict[SSAValue, int] = {}  # a value owning its bytes -> its `value` number
+        self.offset: dict[SSAValue, int] = {}  # every body value -> its recorded SRAM offset
 
     def sram(self, v: SSAValue, shape: Sequence[int] | None = None) -> SSAValue:
         """The SRAM buffer holding `v` (viewed with `shape`, e.g. rank-extended): a view
@@ -151,9 +160,9 @@ class GroupBuilder:
                 and is_view(base.owner):
             base = base.owner.operands[0]
         value = self.values.setdefault(base, len(self.values))
-        key = (value, self.plan.offset[v], shape)
+        key = (value, self.offset[v], shape)
         if key not in self.bufs:
-            op = self.em.add(SramOp(sram_type(shape), self.plan.offset[v], value))
+            op = self.em.add(SramOp(sram_type(shape), self.offset[v], value))
             if isinstance(base.owner, Operation):
                 op.location = base.owner.location
             self.bufs[key] = op.results[0]
@@ -164,15 +173,20 @@ class GroupBuilder:
         return self.em.add(CopyOp(src, zeros, dst, zeros, list(shape))).results[0]
 
     def build(self) -> Block:
-        ops = self.kernel.graph_ops()
-        plan = plan_group(ops, list(self.kernel.yield_op.values), self.arch)
-        if plan is None:
-            raise TilingError(f"the group's tensors do not fit sram_bytes={self.arch.sram_bytes}")
-        self.plan = plan
+        """The group's loads, computes and stores in the planned order, its buffers where
+        its recorded `#npu_tile.group` plan puts them."""
+        k, ops = self.kernel, self.kernel.graph_ops()
+        plan = k.plan
+        if not isinstance(plan, GroupPlanAttr):
+            raise TilingError("a layer group needs its #npu_tile.group plan (npu-layer-group records it)")
+        if plan.sram.data > self.arch.sram_bytes:
+            raise TilingError(f"its plan {plan} needs more than sram_bytes={self.arch.sram_bytes}")
+        self.offset = dict(zip([*k.body.block.args, *(op.results[0] for op in ops)], ints(plan.offsets, ())))
+        loads, actions = group_schedule(ops, list(k.yield_op.values), self.arch)
         toks: dict[int, SSAValue] = {}
-        for act in self.plan.actions:
+        for act in actions:
             if act[0] == "load":
-                (v,) = self.plan.loads[act[1]]  # (packed weights are one input by now)
+                (v,) = loads[act[1]]  # (packed weights are one input by now)
                 toks[act[1]] = self.copy(self.dram[v], self.sram(v), shape_of(v))
             elif act[0] == "wait":
                 self.em.add(WaitOp(toks[act[1]]))
@@ -613,44 +627,50 @@ def in_place_source(ks: KernelShape, ins: list[SSAValue]) -> SSAValue | None:
 
 
 def strip_plan_of(k: KernelOp, arch: Arch) -> StripPlan:
-    """The plan of strip group `k` (its recorded rows per strip and prefetch)."""
+    """The layout of strip group `k` for the decisions its `#npu_tile.strip` plan records
+    (rows per strip, prefetch, line buffers): the rows each value holds per strip and
+    where its buffers go. A TilingError when they give none, or not the one recorded."""
+    rec = k.plan
+    if not isinstance(rec, StripPlanAttr):
+        raise TilingError("a strip group needs its #npu_tile.strip plan (npu-layer-group records it)")
     ops = k.graph_ops()
     x = strip_input(ops)
     if x is None:
         raise TilingError("a strip group must be conv, pool, elementwise, channel-shuffle and channel-concat "
                           "ops over one input")
-    plan = plan_strip_height(ops, x, k.tile_sizes[0], arch, prefetch=k.is_double_buffered,
-                             rolling=k.is_line_buffered)
-    if plan is None and k.is_line_buffered:
+    rows, prefetch, rolling = rec.rows.data, rec.is_prefetched, rec.is_line_buffered
+    plan = plan_strip_height(ops, x, rows, arch, prefetch=prefetch, rolling=rolling)
+    if plan is None and rolling:
         if not line_bufferable(ops):
             raise TilingError("line_buffer: a strip group with a concat or a reshape cannot line-buffer")
-        g = strip_geometry(ops, x, k.tile_sizes[0], rolling=True)
+        g = strip_geometry(ops, x, rows, rolling=True)
         if g is not None and not g.rolled:
-            raise TilingError(f"line_buffer: no value of strips of {k.tile_sizes[0]} rows shares rows with the next "
-                              "strip")
+            raise TilingError(f"line_buffer: no value of strips of {rows} rows shares rows with the next strip")
     if plan is None:
-        if k.is_double_buffered and plan_strip_height(ops, x, k.tile_sizes[0], arch) is not None:
+        if prefetch and plan_strip_height(ops, x, rows, arch) is not None:
             raise TilingError("a reshape views the strip input: its buffer cannot alternate")
-        raise TilingError(f"the group's strips do not fit sram_bytes={arch.sram_bytes}")
+        raise TilingError(f"its plan's strips of {rows} rows do not fit sram_bytes={arch.sram_bytes}")
+    g = plan.geometry
+    got = {"strips": g.S, "halo": list(input_halo(g)), "sram": plan.sram_bytes, "warm": g.warm}
+    want = {"strips": rec.strips.data, "halo": list(ints(rec.halo, ())), "sram": rec.sram.data, "warm": rec.warm.data}
+    bad = [f"{key} = {want[key]} (its strips give {got[key]})" for key in got if got[key] != want[key]]
+    if bad:
+        raise TilingError(f"its plan {rec} does not match its ops: {', '.join(bad)}")
     return plan
 
 
 def strip_in_place_source(k: KernelOp, plan: StripPlan, ins: list[SSAValue]) -> SSAValue | None:
-    """A side input of a strip group (a residual) that its output could overwrite: an
-    activation buffer of the output's shape that the group reads once, at exactly the
-    rows each strip stores, and for nothing else."""
-    ops, g = k.graph_ops(), plan.geometry
-    x, y = g.x, ops[-1].results[0]
-    uses = [(o, i) for o in ops for i, v in enumerate(o.operands) if v in k.body.block.args]
-    args: dict[SSAValue, SSAValue] = dict(zip(k.body.block.args, ins))
-    for op in ops:
-        for i in side_inputs(op, g, {}):
-            v = op.operands[i]
-            buf = args.get(v)
-            if (buf is not None and isinstance(buf.owner, AllocOp) and v.type == y.type and v is not x
-                    and g.rows[op.results[0]] == g.rows[y] and sum(1 for o, j in uses if o.operands[j] == v) == 1):
-                return buf
-    return None
+    """The operand buffer strip group `k`'s plan says its output overwrites (`in_place`),
+    when that is an activation buffer (`npu_task.alloc`); a TilingError when the operand
+    is not a side input the output may overwrite (`in_place_candidates`)."""
+    rec = k.plan
+    i = rec.in_place_operand if isinstance(rec, StripPlanAttr) else None
+    if i is None:
+        return None
+    if k.body.block.args[i] not in in_place_candidates(k.graph_ops(), plan.geometry, {}):
+        raise TilingError(f"its plan overwrites operand {i} in place, which is not a side input read once at "
+                          "the rows each strip stores")
+    return ins[i] if isinstance(ins[i].owner, AllocOp) else None
 
 
 class FuncBuilder:

@@ -165,6 +165,23 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     return plan
 
 
+def group_schedule(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
+                   ) -> tuple[list[list[SSAValue]], list[tuple]]:
+    """The loads and actions of a formed group's body (packed weights are one input by
+    then): what `plan_group` schedules, without placing buffers (its plan's offsets are
+    recorded on the kernel, `#npu_tile.group`)."""
+    ops = list(ops)
+    operands = [list(o.operands) for o in ops]
+    life = Lifetimes(ops, operands, outputs)
+    loads, _, _ = pack_loads(life, frozenset(), arch, False, None)
+    return loads, group_actions(ops, operands, life, loads, outputs, arch)[0]
+
+
+def in_place_ops(plan: GroupPlan) -> list[int]:
+    """Positions of the ops whose result overwrites an operand's buffer (SRAM in place)."""
+    return [i for i, o in enumerate(plan.ops) if not is_view(o) and plan.root.get(o.results[0]) is not o.results[0]]
+
+
 class Lifetimes:
     """The group's values: external inputs in order of first use, the buffer (`root`)
     each value lives in and its byte offset there (`alias`: reshapes and 1-D slices

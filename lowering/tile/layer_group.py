@@ -51,6 +51,11 @@ Line buffers: a strip group may keep in SRAM the rows of a value consecutive str
 share (the halo a 3x3 conv reads) and compute only the new ones, moving the kept rows
 up between strips (`StripGeometry.rolled`; the kernel gets `line_buffer`); the cost
 model chooses between recomputed halos and line buffers per group.
+
+The choice is recorded on the group kernel as its `plan` (`#npu_tile.strip`: rows per
+strip, strips, input halo, arena bytes, prefetch, line buffers and warm-up strips, the
+residual operand the output overwrites in place; `#npu_tile.group`: arena bytes, every
+body value's offset, the ops computed in place), which bufferization follows.
 """
 
 from __future__ import annotations
@@ -69,23 +74,24 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from lowering.errors import CompileError
 from lowering.graph.constants import ConstantReader, make_constant
 from lowering.graph.fuse import rule_disabled
-from lowering.tile.group_plan import GroupPlan, op_cycles, pack_chunk_bytes, plan_group
-from lowering.tile.strip_plan import LINE_BUFFER_MODES, StripPlan, plan_strips
+from lowering.tile.group_plan import GroupPlan, in_place_ops, op_cycles, pack_chunk_bytes, plan_group
+from lowering.tile.strip_plan import LINE_BUFFER_MODES, StripPlan, in_place_candidates, input_halo, plan_strips
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import ConstantOp, ReshapeOp, SliceOp, shape_of
 from npu_dialects.locs import fused_loc, node_names
-from npu_dialects.tile import KernelOp, TileYieldOp
+from npu_dialects.tile import GroupPlanAttr, KernelOp, StripPlanAttr, TileYieldOp
 
 
 @dataclass(frozen=True)
 class StripChoice:
-    """A run as a strip group: its plan, predicted cycles (with the two events of a split)
-    and the cores its strips are split over."""
+    """A run as a strip group: its plan, predicted cycles (with the two events of a split),
+    the cores its strips are split over and the side input its output overwrites."""
 
     plan: StripPlan
     cycles: int
     parts: int
     sync_latency: int
+    in_place: SSAValue | None = None
 
     @property
     def span(self) -> int:
@@ -176,7 +182,7 @@ class LayerGroup(ModulePass):
             plan = search.plans[(j, i)]
             if isinstance(plan, GroupPlan):
                 plan = self.smaller_packs(plan, run, ops, outs, flat, search.canon, arch)
-            self.rewrite(run, plan, module)
+            self.rewrite(run, plan, module, arch, search.yielded)
 
     def smaller_packs(self, plan: GroupPlan, run, ops, outs, flat, canon, arch: Arch) -> GroupPlan:
         """A chosen group also tries smaller packs (the first op waits for less)."""
@@ -216,10 +222,13 @@ class LayerGroup(ModulePass):
         if found is None:
             return None
         plan, parts, cycles = found
-        return StripChoice(plan, cycles, parts, arch.sync_latency)
+        in_place = next((v for v in in_place_candidates(ops, plan.geometry, canon) if computed(v)), None)
+        return StripChoice(plan, cycles, parts, arch.sync_latency, in_place)
 
-    def rewrite(self, run: list[KernelOp], plan: GroupPlan | StripChoice, module: ModuleOp) -> None:
-        """Replace `run` by one group kernel: whole tensors (a GroupPlan) or strips."""
+    def rewrite(self, run: list[KernelOp], plan: GroupPlan | StripChoice, module: ModuleOp, arch: Arch,
+                yielded: dict[SSAValue, SSAValue]) -> None:
+        """Replace `run` by one group kernel: whole tensors (a GroupPlan) or strips; its
+        `plan` attribute records the decisions bufferization follows."""
         outs = run_outputs(run)
         inside = set(run)
         loc = fused_loc(n for k in run for n in node_names(k))
@@ -235,6 +244,7 @@ class LayerGroup(ModulePass):
         group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind="group",
                          **group_shape(plan))
         group.location = loc
+        group.attributes["plan"] = plan_attr(group, plan, [yielded.get(v, v) for v in ins], arch)
         Rewriter.insert_op(group, InsertPoint.before(run[-1]))  # every input (constants too) is defined by then
         for c in new_consts:
             Rewriter.insert_op(c, InsertPoint.before(group))
@@ -322,6 +332,30 @@ def group_body(run: list[KernelOp], ins: list[SSAValue], outs: list[SSAValue],
         mapping.update(zip(k.outs, [inner[v] for v in term.values]))
     block.add_op(TileYieldOp(*[mapping[v] for v in outs]))
     return block
+
+
+def computed(v: SSAValue) -> bool:
+    """Whether planning value `v` is a kernel's result (a function input or a weight is not
+    an activation buffer a group may overwrite); `inner_ops` names it by its inner value."""
+    return isinstance(v.owner, KernelOp) or (isinstance(v.owner, Operation)
+                                             and isinstance(v.owner.parent_op(), KernelOp))
+
+
+def plan_attr(group: KernelOp, plan: GroupPlan | StripChoice, ins: list[SSAValue],
+              arch: Arch) -> StripPlanAttr | GroupPlanAttr:
+    """The `plan` attribute of a new group kernel (`ins`: its operands as planning named
+    them). A layer group's buffers are those of its body (packed weights unpacked by
+    views), planned as the run was."""
+    if isinstance(plan, StripChoice):
+        sp, g = plan.plan, plan.plan.geometry
+        return StripPlanAttr.get(g.T, g.S, input_halo(g), sp.sram_bytes, sp.prefetch, sp.rolling, g.warm,
+                                 None if plan.in_place is None else ins.index(plan.in_place))
+    ops = group.graph_ops()
+    body = plan_group(ops, list(group.yield_op.values), arch)
+    if body is None:
+        raise CompileError(LayerGroup.name, f"group '{group.kernel.data}': its body does not fit as planned", group)
+    values = [*group.body.block.args, *(op.results[0] for op in ops)]
+    return GroupPlanAttr.get(body.sram_bytes, [body.offset.get(v, 0) for v in values], in_place_ops(body))
 
 
 def group_shape(plan) -> dict:

@@ -182,6 +182,31 @@ def side_inputs(op: Operation, g: "StripGeometry", canon: dict[SSAValue, SSAValu
             if (o not in g.rows or (o is g.x and op in g.x_side)) and o.type == t]
 
 
+def in_place_candidates(ops: Sequence[Operation], g: "StripGeometry", canon: dict[SSAValue, SSAValue]
+                        ) -> list[SSAValue]:
+    """Side inputs of a strip group (residuals) its output may overwrite: of the output's
+    type, not the group input, read once in the group, by an elementwise op at exactly
+    the rows each strip stores (so each strip loads its rows before storing over them)."""
+    y = ops[-1].results[0]
+    reads: dict[SSAValue, int] = {}
+    for op in ops:
+        for o in operands(op, canon):
+            reads[o] = reads.get(o, 0) + 1
+    found = []
+    for op in ops:
+        for i in side_inputs(op, g, canon):
+            v = operands(op, canon)[i]
+            if v.type == y.type and v is not g.x and g.rows[op.results[0]] == g.rows[y] and reads[v] == 1:
+                found.append(v)
+    return found
+
+
+def input_halo(g: "StripGeometry") -> tuple[int, int]:
+    """Rows of the group input a strip holds above and below the A rows its step covers."""
+    a, c0, r = g.rows[g.x]
+    return -c0, c0 + r - a
+
+
 def pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
                      ) -> dict[Operation, tuple[Conv2dOp, ReluOp | None]]:
     """Max-pools a strip computes before the bias and relu of the conv feeding them:
@@ -637,7 +662,8 @@ def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     """The plan for strips of T output rows (with the loads of the next strip issued
     before a strip computes when `prefetch`; with line buffers when `rolling`), or None
     when its buffers do not fit SRAM (or the readers of a value disagree on its rows, see
-    `strip_geometry`)."""
+    `strip_geometry`). It chooses nothing: bufferization lays out a group's recorded
+    decisions (`#npu_tile.strip`) with it."""
     return _plans_for_height(ops, x, T, arch, canon or {}, (prefetch,), rolling)[prefetch]
 
 

@@ -10,7 +10,7 @@ builtin.module {
       %r = npu_graph.reshape %a : (tensor<4x16xf32>) -> tensor<64xf32>
       npu_tile.yield %r : tensor<64xf32>
     }
-    %g = npu_tile.kernel "grp"(%v) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64} : (tensor<64xf32>) -> tensor<4x16xf32> {
+    %g = npu_tile.kernel "grp"(%v) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, plan = #npu_tile.group<sram = 512, offsets = [0, 256, 256]>} : (tensor<64xf32>) -> tensor<4x16xf32> {
     ^bb0(%b: tensor<64xf32>):
       %e = npu_graph.exp %b : (tensor<64xf32>) -> tensor<64xf32>
       %s = npu_graph.reshape %e : (tensor<64xf32>) -> tensor<4x16xf32>
