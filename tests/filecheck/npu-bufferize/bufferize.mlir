@@ -48,8 +48,8 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK:          scf.if
 // CHECK-NEXT:       %[[TBIAS:.*]] = npu_dma.copy %[[BV]]{{.*}} -> %[[BIAS]]
 // CHECK-NEXT:       npu_dma.wait %[[TBIAS]]
-// CHECK-NEXT:       npu_compute.eltwise "add" %[[ACC]], %[[BIAS]] -> %[[ACC]]
-// CHECK-NEXT:       npu_compute.eltwise "relu" %[[ACC]] -> %[[ACC]]
+// CHECK-NEXT:       npu_compute.eltwise add %[[ACC]], %[[BIAS]] -> %[[ACC]]
+// CHECK-NEXT:       npu_compute.eltwise relu %[[ACC]] -> %[[ACC]]
 // CHECK-NEXT:       %[[ST:.*]] = npu_dma.copy %[[ACC]][{{.*}}] -> %[[Y]][{{.*}}] {sizes = array<i64: 4, 16>, clip}
 // CHECK-NEXT:       npu_dma.wait %[[ST]]
 // CHECK:          scf.yield

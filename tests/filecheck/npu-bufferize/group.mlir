@@ -38,13 +38,13 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // The relu overwrites the matmul result it consumes last (in place in SRAM): a new
 // value at the same bytes.
 // CHECK-NEXT:     %[[SH:.*]] = npu_task.sram {offset = 33792 : i64, value = 4 : i64} : memref<4x64xf32, "sram">
-// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SA]] -> %[[SH]]
+// CHECK-NEXT:     npu_compute.eltwise relu %[[SA]] -> %[[SH]]
 // CHECK-NEXT:     npu_dma.copy %[[SH]]{{.*}} -> %[[H]]
 // CHECK-NEXT:     npu_dma.wait %[[TW2]]
 // The second matmul's result lands where w1 was; the add overwrites it in place.
 // CHECK-NEXT:     %[[SB:.*]] = npu_task.sram {offset = 0 : i64, value = 5 : i64} : memref<4x64xf32, "sram">
 // CHECK-NEXT:     npu_compute.matmul %[[SH]], %[[SW2]] -> %[[SB]]
 // CHECK-NEXT:     %[[SY:.*]] = npu_task.sram {offset = 0 : i64, value = 6 : i64} : memref<4x64xf32, "sram">
-// CHECK-NEXT:     npu_compute.eltwise "add" %[[SB]], %[[SX]] -> %[[SY]] :
+// CHECK-NEXT:     npu_compute.eltwise add %[[SB]], %[[SX]] -> %[[SY]] :
 // CHECK-NEXT:     npu_dma.copy %[[SY]]{{.*}} -> %[[Y]]
 // CHECK-NEXT:   }

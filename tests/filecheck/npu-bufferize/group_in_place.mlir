@@ -19,18 +19,18 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // An in-place result is a new value (`value`) at its operand's bytes (`offset`).
 // CHECK:      npu_dma.wait
 // CHECK-NEXT: %[[A:.*]] = npu_task.sram {offset = [[OA:[0-9]+]] : i64
-// CHECK-NEXT: npu_compute.eltwise "sigmoid" %{{.*}} -> %[[A]] :
+// CHECK-NEXT: npu_compute.eltwise sigmoid %{{.*}} -> %[[A]] :
 // CHECK-NOT:  npu_task.sram {offset = [[OA]] :
 // CHECK:      %[[B:.*]] = npu_task.sram {offset = [[OB:[0-9]+]] : i64
-// CHECK-NEXT: npu_compute.eltwise "relu" %[[A]] -> %[[B]] :
+// CHECK-NEXT: npu_compute.eltwise relu %[[A]] -> %[[B]] :
 // The neg may overwrite %b (read last there, not stored).
 // CHECK-NEXT: %[[C:.*]] = npu_task.sram {offset = [[OB]] : i64
-// CHECK-NEXT: npu_compute.eltwise "neg" %[[B]] -> %[[C]] :
+// CHECK-NEXT: npu_compute.eltwise neg %[[B]] -> %[[C]] :
 // CHECK-NOT:  npu_task.sram {offset = [[OB]] :
 // CHECK:      %[[D:.*]] = npu_task.sram {offset = [[OD:[0-9]+]] : i64
-// CHECK-NEXT: npu_compute.eltwise "relu" %[[C]] -> %[[D]] :
+// CHECK-NEXT: npu_compute.eltwise relu %[[C]] -> %[[D]] :
 // CHECK-NEXT: %[[Y:.*]] = npu_task.sram {offset = [[OD]] : i64
-// CHECK-NEXT: npu_compute.eltwise "add" %[[D]], %[[C]] -> %[[Y]] :
+// CHECK-NEXT: npu_compute.eltwise add %[[D]], %[[C]] -> %[[Y]] :
 
 // -----
 
@@ -54,13 +54,13 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 }
 // CHECK:      npu_dma.wait
 // CHECK-NEXT: %[[E:.*]] = npu_task.sram {offset = [[OE:[0-9]+]] : i64, value = [[VE:[0-9]+]] : i64} : memref<1x1x3x3xf32, "sram">
-// CHECK-NEXT: npu_compute.eltwise "exp" %{{.*}} -> %[[E]] :
+// CHECK-NEXT: npu_compute.eltwise exp %{{.*}} -> %[[E]] :
 // CHECK:      %[[R:.*]] = npu_task.sram {offset = [[OE]] : i64, value = [[VE]] : i64} : memref<3x3x1x1xf32, "sram">
 // CHECK-NOT:  npu_task.sram {offset = [[OE]] :
-// CHECK:      npu_compute.eltwise "add" %[[R]], %{{.*}} -> %{{.*}} :
+// CHECK:      npu_compute.eltwise add %[[R]], %{{.*}} -> %{{.*}} :
 // The neg reads %e last: it may take %e's bytes.
 // CHECK:      %[[N:.*]] = npu_task.sram {offset = [[OE]] : i64
-// CHECK-NEXT: npu_compute.eltwise "neg" %[[E]] -> %[[N]] :
+// CHECK-NEXT: npu_compute.eltwise neg %[[E]] -> %[[N]] :
 
 // -----
 
@@ -82,8 +82,8 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 }
 // CHECK:      npu_dma.wait
 // CHECK-NEXT: %[[E:.*]] = npu_task.sram {offset = [[OE:[0-9]+]] : i64, value = [[VE:[0-9]+]] : i64} : memref<1x1x3x3xf32, "sram">
-// CHECK-NEXT: npu_compute.eltwise "exp" %{{.*}} -> %[[E]] :
-// CHECK:      npu_compute.eltwise "neg" %[[E]] -> %{{.*}} :
+// CHECK-NEXT: npu_compute.eltwise exp %{{.*}} -> %[[E]] :
+// CHECK:      npu_compute.eltwise neg %[[E]] -> %{{.*}} :
 // CHECK:      %[[R:.*]] = npu_task.sram {offset = [[OE]] : i64, value = [[VE]] : i64} : memref<3x3x1x1xf32, "sram">
 // CHECK-NEXT: %[[A:.*]] = npu_task.sram {offset = [[OE]] : i64
-// CHECK-NEXT: npu_compute.eltwise "add" %[[R]], %{{.*}} -> %[[A]] :
+// CHECK-NEXT: npu_compute.eltwise add %[[R]], %{{.*}} -> %[[A]] :

@@ -44,12 +44,12 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 12288>} {
 // CHECK:           %[[XL:.*]] = npu_dma.copy %{{.*}}[%[[C0]], %[[C0]], %{{.*}}, %[[C0]]] -> %[[XB]][%[[C0]], %[[C0]], %[[C2]], %[[C0]]] {sizes = array<i64: 1, 8, 2, 16>, pad_value = 0.000000e+00 : f32}
 // CHECK:           npu_compute.conv2d %[[XB]], %{{.*}} -> %[[NEW]] {{{.*}}pads = array<i64: 0, 1, 0, 1>}
 // CHECK-NEXT:      %[[SX1:.*]] = npu_dma.copy %[[XB]][%[[C0]], %[[C0]], %[[C2]], %[[C0]]] -> %[[XB]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]]
-// CHECK-NEXT:      npu_compute.eltwise "relu" %[[NEW]] -> %[[NEWR]]
+// CHECK-NEXT:      npu_compute.eltwise relu %[[NEW]] -> %[[NEWR]]
 // CHECK-NEXT:      %[[BELOW:.*]] = arith.cmpi slt, %[[S]], %[[C0]] : index
 // CHECK-NEXT:      %[[PAST:.*]] = arith.cmpi sge, %[[S]], %[[C7]] : index
 // CHECK-NEXT:      %[[EDGE:.*]] = arith.ori %[[BELOW]], %[[PAST]] : i1
 // CHECK-NEXT:      scf.if %[[EDGE]] {
-// CHECK-NEXT:        npu_compute.eltwise "mul" %[[NEWR]], %{{.*}} -> %[[NEWR]]
+// CHECK-NEXT:        npu_compute.eltwise mul %[[NEWR]], %{{.*}} -> %[[NEWR]]
 // CHECK:           npu_dma.wait %[[SR]]
 // CHECK-NEXT:      %[[INS:.*]] = npu_dma.copy %[[NEWR]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]] -> %[[RB]][%[[C0]], %[[C0]], %[[C2]], %[[C0]]] {sizes = array<i64: 1, 8, 2, 16>}
 // CHECK-NEXT:      npu_dma.wait %[[INS]]

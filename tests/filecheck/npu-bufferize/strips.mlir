@@ -55,11 +55,11 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-NEXT:     %[[LAST:.*]] = arith.cmpi sge, %[[S]], %[[C5]] : index
 // CHECK-NEXT:     %[[EDGE:.*]] = arith.ori %[[FIRST]], %[[LAST]] : i1
 // CHECK-NEXT:     scf.if %[[EDGE]] {
-// CHECK-NEXT:       npu_compute.eltwise "mul" %[[SC]], %[[SM]] -> %[[SC]]
-// CHECK-NEXT:       npu_compute.eltwise "add" %[[SC]], %[[SNB]] -> %[[SC]]
+// CHECK-NEXT:       npu_compute.eltwise mul %[[SC]], %[[SM]] -> %[[SC]]
+// CHECK-NEXT:       npu_compute.eltwise add %[[SC]], %[[SNB]] -> %[[SC]]
 // CHECK-NEXT:     }
-// CHECK-NEXT:     npu_compute.pool "max" %[[SC]] -> %[[SP]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
-// CHECK-NEXT:     npu_compute.eltwise "add" %[[SP]], %[[SB]] -> %[[SP]]
-// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SP]] -> %[[SP]]
+// CHECK-NEXT:     npu_compute.pool max %[[SC]] -> %[[SP]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
+// CHECK-NEXT:     npu_compute.eltwise add %[[SP]], %[[SB]] -> %[[SP]]
+// CHECK-NEXT:     npu_compute.eltwise relu %[[SP]] -> %[[SP]]
 // CHECK-NEXT:     %[[O:.*]] = arith.muli %[[S]], %[[C3]]
 // CHECK-NEXT:     npu_dma.copy %[[SP]]{{.*}} -> %{{.*}}[%{{.*}}, %{{.*}}, %[[O]], %{{.*}}] {sizes = array<i64: 1, 16, 3, 16>, clip}

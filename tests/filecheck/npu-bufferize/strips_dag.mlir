@@ -39,13 +39,13 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
 // CHECK:        scf.for
 // CHECK:          npu_dma.copy %{{.*}} -> %[[SX]]{{.*}} {sizes = array<i64: 1, 4, 11, 16>, pad_value = 0.000000e+00 : f32}
 // CHECK:          npu_compute.conv2d %[[SX]], %[[SW1]] -> %[[SA]] {{.*}}pads = array<i64: -1, 0, -1, 0>}
-// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SA]] -> %[[SA]]
+// CHECK-NEXT:     npu_compute.eltwise relu %[[SA]] -> %[[SA]]
 // CHECK-NEXT:     npu_compute.conv2d %[[SX]], %[[SW3]] -> %[[SB]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
-// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SB]] -> %[[SB]]
+// CHECK-NEXT:     npu_compute.eltwise relu %[[SB]] -> %[[SB]]
 // CHECK-NEXT:     %[[FIRST:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
 // CHECK-NEXT:     scf.if %[[FIRST]] {
-// CHECK-NEXT:       npu_compute.eltwise "mul" %[[SC]], %[[SM]] -> %[[SC]]
-// CHECK-NEXT:       npu_compute.eltwise "add" %[[SC]], %[[SNB]] -> %[[SC]]
+// CHECK-NEXT:       npu_compute.eltwise mul %[[SC]], %[[SM]] -> %[[SC]]
+// CHECK-NEXT:       npu_compute.eltwise add %[[SC]], %[[SNB]] -> %[[SC]]
 // CHECK-NEXT:     }
-// CHECK-NEXT:     npu_compute.pool "max" %[[SC]] -> %[[SP]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
+// CHECK-NEXT:     npu_compute.pool max %[[SC]] -> %[[SP]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
 // CHECK:          npu_dma.copy %[[SP]]{{.*}} {sizes = array<i64: 1, 16, 4, 8>, clip}

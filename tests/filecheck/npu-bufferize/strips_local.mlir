@@ -23,4 +23,4 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4, cube = 16x16x16, vect
 // CHECK:       npu_compute.conv2d %[[A]], %{{.*}} -> %[[B:.*]] {{{.*}}pads = array<i64: 0, 1, 0, 1>} : memref<1x8x7x16xf32, "sram">, memref<8x8x3x3xf32, "sram"> -> memref<1x8x5x16xf32, "sram">
 // CHECK-NEXT:  %[[COPY:.*]] = npu_dma.copy %[[A]][%[[C0:.*]], %[[C0]], %[[C1:.*]], %[[C0]]] -> %[[MID:.*]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]] {sizes = array<i64: 1, 8, 5, 16>} : memref<1x8x7x16xf32, "sram"> -> memref<1x8x5x16xf32, "sram">
 // CHECK-NEXT:  npu_dma.wait %[[COPY]]
-// CHECK-NEXT:  npu_compute.eltwise "add" %[[MID]], %[[B]] -> %{{[0-9]+}}
+// CHECK-NEXT:  npu_compute.eltwise add %[[MID]], %[[B]] -> %{{[0-9]+}}
