@@ -60,9 +60,9 @@ from npu_dialects.graph import (
     StructuredOp,
     shape_of,
 )
-from npu_dialects.tile import KernelOp, LoadOp, LoopOp, ReduceOp, StoreOp, TileYieldOp
+from npu_dialects.tile import KernelKind, KernelOp, LoadOp, LoopOp, ReduceOp, StoreOp, TileYieldOp
 
-TILED_KINDS = ("matmul", "conv2d", "eltwise", "pool", "apply")
+TILED_KINDS = (KernelKind.MATMUL, KernelKind.CONV2D, KernelKind.ELTWISE, KernelKind.POOL, KernelKind.APPLY)
 
 
 def window_props(w: Window, loops: Sequence[str]) -> dict:
@@ -83,7 +83,7 @@ def kernel_shape(kernel: KernelOp) -> tuple[KernelShape, list[EpilogueStep], Ope
     anchor, steps, extra = split_kernel(ops, ins_index)
     names = kernel.loop_names
     if [l.name for l in anchor.loops()] != names:
-        raise TilingError(f"loops '{kernel.loops.data}' do not match a {anchor.kind} kernel "
+        raise TilingError(f"loops '{','.join(names)}' do not match a {anchor.kind} kernel "
                           f"({','.join(l.name for l in anchor.loops())})")
     ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra)
     if list(ks.grid) != list(kernel.trip_counts):

@@ -9,7 +9,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
     %w1 = npu_graph.constant {weight = "w1"} : tensor<64x64xf32>
     %w2 = npu_graph.constant {weight = "w2"} : tensor<64x64xf32>
-    %h, %y = npu_tile.kernel "fc1..residual"(%x, %w1, %w2) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 34816 : i64, predicted_cycles = 764 : i64, dram_bytes = 35840 : i64, parts = 1 : i64} : (tensor<4x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
+    %h, %y = npu_tile.kernel "fc1..residual"(%x, %w1, %w2) group {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 34816 : i64, predicted_cycles = 764 : i64, dram_bytes = 35840 : i64, parts = 1 : i64} : (tensor<4x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
     ^bb0(%0: tensor<4x64xf32>, %1: tensor<64x64xf32>, %2: tensor<64x64xf32>):
       %a = npu_graph.matmul %0, %1 : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
       %h_1 = npu_graph.relu %a : (tensor<4x64xf32>) -> tensor<4x64xf32>

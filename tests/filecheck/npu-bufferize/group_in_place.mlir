@@ -4,7 +4,7 @@
 // reading the buffer) and %c is read again by the add after the relu.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
-    %a, %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64} : (tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
+    %a, %y = npu_tile.kernel "g"(%x) group {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64} : (tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
     ^bb0(%0: tensor<4x64xf32>):
       %a_1 = npu_graph.sigmoid %0 : (tensor<4x64xf32>) -> tensor<4x64xf32>
       %b = npu_graph.relu %a_1 : (tensor<4x64xf32>) -> tensor<4x64xf32>
@@ -41,7 +41,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<1x1x3x3xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
     %ones = npu_graph.constant {value = dense<1.000000e+00> : tensor<3x3x1x1xf32>} : tensor<3x3x1x1xf32>
-    %a, %n = npu_tile.kernel "g"(%x, %ones) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64} : (tensor<1x1x3x3xf32>, tensor<3x3x1x1xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
+    %a, %n = npu_tile.kernel "g"(%x, %ones) group {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64} : (tensor<1x1x3x3xf32>, tensor<3x3x1x1xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
     ^bb0(%0: tensor<1x1x3x3xf32>, %1: tensor<3x3x1x1xf32>):
       %e = npu_graph.exp %0 : (tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
       %r = npu_graph.reshape %e : (tensor<1x1x3x3xf32>) -> tensor<3x3x1x1xf32>
@@ -69,7 +69,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<1x1x3x3xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
     %ones = npu_graph.constant {value = dense<1.000000e+00> : tensor<3x3x1x1xf32>} : tensor<3x3x1x1xf32>
-    %a, %n = npu_tile.kernel "g"(%x, %ones) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64} : (tensor<1x1x3x3xf32>, tensor<3x3x1x1xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
+    %a, %n = npu_tile.kernel "g"(%x, %ones) group {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64} : (tensor<1x1x3x3xf32>, tensor<3x3x1x1xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
     ^bb0(%0: tensor<1x1x3x3xf32>, %1: tensor<3x3x1x1xf32>):
       %e = npu_graph.exp %0 : (tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
       %n_1 = npu_graph.neg %e : (tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>

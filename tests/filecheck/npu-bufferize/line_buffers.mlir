@@ -12,7 +12,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 12288>} {
   func.func @main(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
     %w0 = npu_graph.constant {weight = "w0"} : tensor<8x8x3x3xf32>
     %w1 = npu_graph.constant {weight = "w1"} : tensor<8x8x3x3xf32>
-    %y = npu_tile.kernel "c0..c1"(%x, %w0, %w1) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 8>, double_buffer = false, sram_bytes = 9792 : i64, predicted_cycles = 3432 : i64, dram_bytes = 23120 : i64, parts = 4 : i64, line_buffer} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+    %y = npu_tile.kernel "c0..c1"(%x, %w0, %w1) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 8>, double_buffer = false, sram_bytes = 9792 : i64, predicted_cycles = 3432 : i64, dram_bytes = 23120 : i64, parts = 4 : i64, line_buffer} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
     ^bb0(%0: tensor<1x8x16x16xf32>, %1: tensor<8x8x3x3xf32>, %2: tensor<8x8x3x3xf32>):
       %a = npu_graph.conv2d %0, %1 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
       %r = npu_graph.relu %a : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>

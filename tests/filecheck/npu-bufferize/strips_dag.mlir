@@ -12,7 +12,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   func.func @main(%x: tensor<1x4x16x16xf32>) -> tensor<1x16x8x8xf32> {
     %w1 = npu_graph.constant {weight = "w1"} : tensor<8x4x1x1xf32>
     %w3 = npu_graph.constant {weight = "w3"} : tensor<8x4x3x3xf32>
-    %p = npu_tile.kernel "e1..pool"(%x, %w1, %w3) {kind = "group", loops = "h", tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 15488 : i64, predicted_cycles = 910 : i64, dram_bytes = 11152 : i64, parts = 2 : i64} : (tensor<1x4x16x16xf32>, tensor<8x4x1x1xf32>, tensor<8x4x3x3xf32>) -> tensor<1x16x8x8xf32> {
+    %p = npu_tile.kernel "e1..pool"(%x, %w1, %w3) group {loops = ["h"], tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 15488 : i64, predicted_cycles = 910 : i64, dram_bytes = 11152 : i64, parts = 2 : i64} : (tensor<1x4x16x16xf32>, tensor<8x4x1x1xf32>, tensor<8x4x3x3xf32>) -> tensor<1x16x8x8xf32> {
     ^bb0(%0: tensor<1x4x16x16xf32>, %1: tensor<8x4x1x1xf32>, %2: tensor<8x4x3x3xf32>):
       %a = npu_graph.conv2d %0, %1 : (tensor<1x4x16x16xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x16x16xf32> loc("e1")
       %ar = npu_graph.relu %a : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> loc("e1_relu")

@@ -7,7 +7,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4, cube = 16x16x16, vect
   func.func @main(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x8x8xf32> {
     %w1 = npu_graph.constant {weight = "w1"} : tensor<8x8x1x1xf32>
     %w3 = npu_graph.constant {weight = "w3"} : tensor<8x8x3x3xf32>
-    %p = npu_tile.kernel "c1..pool"(%x, %w1, %w3) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, double_buffer = false, sram_bytes = 14976 : i64, predicted_cycles = 1114 : i64, dram_bytes = 19216 : i64, parts = 4 : i64} : (tensor<1x8x16x16xf32>, tensor<8x8x1x1xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
+    %p = npu_tile.kernel "c1..pool"(%x, %w1, %w3) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, double_buffer = false, sram_bytes = 14976 : i64, predicted_cycles = 1114 : i64, dram_bytes = 19216 : i64, parts = 4 : i64} : (tensor<1x8x16x16xf32>, tensor<8x8x1x1xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
     ^bb0(%0: tensor<1x8x16x16xf32>, %1: tensor<8x8x1x1xf32>, %2: tensor<8x8x3x3xf32>):
       %a = npu_graph.conv2d %0, %1 : (tensor<1x8x16x16xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x16x16xf32>
       %b = npu_graph.conv2d %a, %2 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
