@@ -26,17 +26,22 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Dialect, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     attr_def,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_attr_def,
+    prop_def,
     result_def,
     var_operand_def,
 )
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from npu_dialects.arch import Arch
 from npu_dialects.dma import memory_space
@@ -53,6 +58,62 @@ from npu_dialects.graph import (
     ints,
     pool_ref,
 )
+
+
+class EltwiseFn(StrEnum):
+    """The vector unit's elementwise functions: the keys of `ELEMENTWISE` (arity, numpy)."""
+
+    RELU = "relu"
+    ADD = "add"
+    MUL = "mul"
+    SUB = "sub"
+    DIV = "div"
+    SIGMOID = "sigmoid"
+    TANH = "tanh"
+    ERF = "erf"
+    GELU = "gelu"
+    GELU_TANH = "gelu_tanh"
+    SQRT = "sqrt"
+    EXP = "exp"
+    LOG = "log"
+    NEG = "neg"
+    ABS = "abs"
+    RECIPROCAL = "reciprocal"
+    TRUNC = "trunc"
+    COPY = "copy"
+    POW = "pow"
+    PRELU = "prelu"
+    MAX = "max"
+    MIN = "min"
+    EQUAL = "equal"
+    LESS = "less"
+    GREATER = "greater"
+    CLIP = "clip"
+    WHERE = "where"
+
+
+if set(EltwiseFn) != set(ELEMENTWISE):
+    raise AssertionError(f"EltwiseFn and ELEMENTWISE differ: {sorted(set(EltwiseFn) ^ set(ELEMENTWISE))}")
+
+
+@irdl_attr_definition
+class EltwiseFnAttr(EnumAttribute[EltwiseFn], SpacedOpaqueSyntaxAttribute):
+    """`relu` in `npu_compute.eltwise`'s format, `#npu_compute<fn relu>` elsewhere."""
+
+    name = "npu_compute.fn"
+
+
+class PoolKind(StrEnum):
+    """The pooling `npu_compute.pool` computes (average pooling runs as `apply`)."""
+
+    MAX = "max"
+
+
+@irdl_attr_definition
+class PoolKindAttr(EnumAttribute[PoolKind], SpacedOpaqueSyntaxAttribute):
+    """`max` in `npu_compute.pool`'s format, `#npu_compute<pool_kind max>` elsewhere."""
+
+    name = "npu_compute.pool_kind"
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -153,7 +214,8 @@ class Conv2dOp(ComputeOp):
     """out (+)= conv2d(input, weight): `input` is an already padded halo tile, or
     `pads` (top, left, bottom, right; default none) zero-pads it on the fly (layer
     groups read whole SRAM-resident tensors); a negative pad crops instead (a strip
-    group's conv reading only the middle rows of a strip buffer)."""
+    group's conv reading only the middle rows of a strip buffer). `group` defaults
+    to 1; properties equal to their default are not printed."""
 
     name = "npu_compute.conv2d"
     UNIT: ClassVar[str] = "cube"
@@ -162,28 +224,25 @@ class Conv2dOp(ComputeOp):
     out = operand_def(MemRefType)
     strides = attr_def(DenseArrayBase)
     dilations = attr_def(DenseArrayBase)
-    group = opt_attr_def(IntegerAttr)
-    pads = opt_attr_def(DenseArrayBase)
+    group = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))
+    pads = prop_def(DenseArrayBase, default_value=int_array((0, 0, 0, 0)))
     accumulate = opt_attr_def(UnitAttr)
     assembly_format = "$input `,` $weight `->` $out attr-dict `:` type($input) `,` type($weight) `->` type($out)"
+    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, x: SSAValue, w: SSAValue, out: SSAValue, *, strides: Sequence[int],
                  dilations: Sequence[int], group: int = 1, accumulate: bool = False,
                  pads: Sequence[int] = (0, 0, 0, 0)):
         attrs: dict[str, Attribute] = {"strides": int_array(strides), "dilations": int_array(dilations)}
-        if any(pads):
-            attrs["pads"] = int_array(pads)
-        if group != 1:
-            attrs["group"] = IntegerAttr(group, i64)
         if accumulate:
             attrs["accumulate"] = UnitAttr()
-        super().__init__(operands=[x, w, out], attributes=attrs)
+        props: dict[str, Attribute] = {"pads": int_array(pads)} if any(pads) else {}
+        super().__init__(operands=[x, w, out], attributes=attrs, properties={**props, "group": IntegerAttr(group, i64)})
 
     @property
     def params(self) -> dict:
         return dict(strides=ints(self.strides, (1, 1)), dilations=ints(self.dilations, (1, 1)),
-                    group=self.group.value.data if self.group is not None else 1,
-                    pads=ints(self.pads, (0, 0, 0, 0)))
+                    group=self.group.value.data, pads=ints(self.pads, (0, 0, 0, 0)))
 
     def verify_shapes(self) -> None:
         x, w, o = _shape(self.input), _shape(self.weight), _shape(self.out)
@@ -224,15 +283,14 @@ class EltwiseOp(ComputeOp):
     UNIT: ClassVar[str] = "vector"
     ins = var_operand_def(MemRefType)
     out = operand_def(MemRefType)
-    fn = attr_def(StringAttr)
+    fn = prop_def(EltwiseFnAttr)
     assembly_format = "$fn $ins `->` $out attr-dict `:` type($ins) `->` type($out)"
+    irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, fn: str, ins: Sequence[SSAValue], out: SSAValue):
-        super().__init__(operands=[list(ins), out], attributes={"fn": StringAttr(fn)})
+    def __init__(self, fn: EltwiseFn, ins: Sequence[SSAValue], out: SSAValue):
+        super().__init__(operands=[list(ins), out], properties={"fn": EltwiseFnAttr(EltwiseFn(fn))})
 
     def verify_shapes(self) -> None:
-        if self.fn.data not in ELEMENTWISE:
-            raise VerifyException(f"'npu_compute.eltwise': unknown function '{self.fn.data}'")
         arity = ELEMENTWISE[self.fn.data][0]
         if len(self.ins) != arity:
             raise VerifyException(f"'npu_compute.eltwise': '{self.fn.data}' takes {arity} inputs, got {len(self.ins)}")
@@ -251,27 +309,31 @@ class EltwiseOp(ComputeOp):
 @irdl_op_definition
 class PoolOp(ComputeOp):
     """out = pool(input) over the windows of an already padded input tile, or with
-    `pads` (top, left, bottom, right) read as -inf on the fly (negative: cropped)."""
+    `pads` (top, left, bottom, right; default none) read as -inf on the fly
+    (negative: cropped). `dilations` defaults to [1, 1]; properties equal to their
+    default are not printed."""
 
     name = "npu_compute.pool"
     UNIT: ClassVar[str] = "vector"
     input = operand_def(MemRefType)
     out = operand_def(MemRefType)
-    kind = attr_def(StringAttr)
+    kind = prop_def(PoolKindAttr)
     kernel = attr_def(DenseArrayBase)
     strides = attr_def(DenseArrayBase)
-    dilations = opt_attr_def(DenseArrayBase)
-    pads = opt_attr_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase, default_value=int_array((1, 1)))
+    pads = prop_def(DenseArrayBase, default_value=int_array((0, 0, 0, 0)))
     assembly_format = "$kind $input `->` $out attr-dict `:` type($input) `->` type($out)"
 
-    def __init__(self, kind: str, x: SSAValue, out: SSAValue, *, kernel: Sequence[int],
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, kind: PoolKind, x: SSAValue, out: SSAValue, *, kernel: Sequence[int],
                  strides: Sequence[int], dilations: Sequence[int] = (1, 1),
                  pads: Sequence[int] = (0, 0, 0, 0)):
-        attrs = {"kind": StringAttr(kind), "kernel": int_array(kernel), "strides": int_array(strides),
-                 "dilations": int_array(dilations)}
+        props: dict[str, Attribute] = {"kind": PoolKindAttr(PoolKind(kind)), "dilations": int_array(dilations)}
         if any(pads):
-            attrs["pads"] = int_array(pads)
-        super().__init__(operands=[x, out], attributes=attrs)
+            props["pads"] = int_array(pads)
+        super().__init__(operands=[x, out], attributes={"kernel": int_array(kernel), "strides": int_array(strides)},
+                         properties=props)
 
     @property
     def params(self) -> dict:
@@ -279,8 +341,6 @@ class PoolOp(ComputeOp):
                     dilations=ints(self.dilations, (1, 1)), pads=ints(self.pads, (0, 0, 0, 0)))
 
     def verify_shapes(self) -> None:
-        if self.kind.data != "max":
-            raise VerifyException(f"'npu_compute.pool': unknown kind '{self.kind.data}'")
         x, o, p = _shape(self.input), _shape(self.out), self.params
         check_window_params(self.name, x, p, "kernel", crop=True)
         if len(o) != 4:
@@ -392,4 +452,4 @@ class MaterializeOp(IRDLOperation):
         super().__init__(operands=[value, dest], attributes={"accumulate": UnitAttr()} if accumulate else {})
 
 
-NpuCompute = Dialect("npu_compute", [*COMPUTE_OPS, ToTensorOp, MaterializeOp], [])
+NpuCompute = Dialect("npu_compute", [*COMPUTE_OPS, ToTensorOp, MaterializeOp], [EltwiseFnAttr, PoolKindAttr])

@@ -42,11 +42,14 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     attr_def,
     irdl_op_definition,
     operand_def,
     opt_attr_def,
     opt_operand_def,
+    opt_prop_def,
+    prop_def,
     region_def,
     result_def,
     traits_def,
@@ -226,21 +229,23 @@ class SramOp(IRDLOperation):
 @irdl_op_definition
 class TaskOp(IRDLOperation):
     """Work for core `core`: waits on `waits`, runs its body, signals `signals`.
-    `kernel` names the tiled kernel it belongs to; `part` is its share of that
-    kernel's outermost tile loop when the kernel is split across cores."""
+    `kernel` names the tiled kernel it belongs to; `range` is its share of that
+    kernel's parallel tiles when the kernel is split across cores. Properties that
+    equal their default (no waits, no signals, one part) are not printed."""
 
     name = "npu_task.task"
-    kernel = attr_def(StringAttr)
-    core = attr_def(IntegerAttr)
-    range = attr_def(DenseArrayBase)  # [lo, hi): this task's share of the parallel tiles
-    waits = opt_attr_def(DenseArrayBase)
-    signals = opt_attr_def(DenseArrayBase)
-    predicted_cycles = opt_attr_def(IntegerAttr)
-    dram_bytes = opt_attr_def(IntegerAttr)  # predicted DRAM traffic of the whole range
-    parts = opt_attr_def(IntegerAttr)  # cores the cost model splits the kernel over
+    kernel = prop_def(StringAttr)
+    core = prop_def(IntegerAttr)
+    range = prop_def(DenseArrayBase)  # [lo, hi): this task's share of the parallel tiles
+    waits = prop_def(DenseArrayBase, default_value=int_array(()))
+    signals = prop_def(DenseArrayBase, default_value=int_array(()))
+    predicted_cycles = opt_prop_def(IntegerAttr)  # absent: no prediction
+    dram_bytes = opt_prop_def(IntegerAttr)  # predicted DRAM traffic of the whole range (absent: none)
+    parts = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))  # cores the cost model splits the kernel over
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
     assembly_format = "$kernel attr-dict-with-keyword $body"
+    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, kernel: str, core: int, body: Region, *, range: tuple[int, int],
                  waits: Sequence[int] = (), signals: Sequence[int] = (),
@@ -257,7 +262,7 @@ class TaskOp(IRDLOperation):
             attrs["dram_bytes"] = IntegerAttr(dram_bytes, i64)
         if parts is not None:
             attrs["parts"] = IntegerAttr(parts, i64)
-        super().__init__(regions=[body], attributes=attrs)
+        super().__init__(regions=[body], properties=attrs)
 
     @property
     def bounds(self) -> tuple[int, int]:

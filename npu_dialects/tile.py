@@ -19,6 +19,7 @@ from math import prod
 from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     BoolAttr,
     DenseArrayBase,
     FloatAttr,
@@ -31,15 +32,14 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
-    attr_def,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
-    opt_attr_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -52,26 +52,53 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, NoMemoryEffect, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from npu_dialects.graph import int_array, ints
 
-KINDS = ("matmul", "conv2d", "eltwise", "pool", "apply", "view", "group")
-"""Anchor kinds: what the kernel's main op runs on (cube, vector, nothing); `group`
-is a layer group (`npu-layer-group`): no loops, every op on whole SRAM-resident tensors."""
+
+class KernelKind(StrEnum):
+    """Anchor kinds: what the kernel's main op runs on (cube, vector, nothing); `group`
+    is a layer group (`npu-layer-group`): no loops, every op on whole SRAM-resident tensors."""
+
+    MATMUL = "matmul"
+    CONV2D = "conv2d"
+    ELTWISE = "eltwise"
+    POOL = "pool"
+    APPLY = "apply"
+    VIEW = "view"
+    GROUP = "group"
+
+
+@irdl_attr_definition
+class KernelKindAttr(EnumAttribute[KernelKind], SpacedOpaqueSyntaxAttribute):
+    """A kernel's kind: `matmul` in an op's format, `#npu_tile<kind matmul>` elsewhere."""
+
+    name = "npu_tile.kind"
+
+
+def loop_names_attr(names: Sequence[str]) -> ArrayAttr[StringAttr]:
+    return ArrayAttr([StringAttr(n) for n in names])
 
 
 class LoopNest:
-    """Accessors of a loop nest held as `loops` ("m,n,k"), `tile` and `grid` (shared by
-    `npu_tile.kernel`, which records the plan, and `npu_tile.loop`, which applies it)."""
+    """Accessors of a loop nest held as `loops` (`["m", "n", "k"]`), `tile` and `grid` (shared
+    by `npu_tile.kernel`, which records the plan, and `npu_tile.loop`, which applies it)."""
 
     if TYPE_CHECKING:  # (the ops define them; irdl must not see them on the mixin)
-        loops: StringAttr
+        loops: ArrayAttr[StringAttr]
         tile: DenseArrayBase
         grid: DenseArrayBase
 
     @property
     def loop_names(self) -> list[str]:
-        return [s for s in self.loops.data.split(",") if s]
+        return [s.data for s in self.loops.data]
+
+    def verify_loop_names(self, what: str) -> None:
+        """Loop names are non-empty and unique."""
+        names = self.loop_names
+        if not all(names) or len(set(names)) != len(names):
+            raise VerifyException(f"{what}: loop names must be non-empty and unique, got {names}")
 
     @property
     def tile_sizes(self) -> tuple[int, ...]:
@@ -305,17 +332,21 @@ class TileYieldOp(IRDLOperation):
 
 @irdl_op_definition
 class KernelOp(LoopNest, IRDLOperation):
-    """One tiled kernel. Attributes:
-    - `kind`: anchor kind (`matmul`, `conv2d`, `eltwise`, `pool`, `apply`, `view`), or
-      `group` for a layer group (several kernels' ops on SRAM-resident tensors, no loops);
-    - `loops`: loop dimension names, outermost first (e.g. `"m,n,k"`);
+    """One tiled kernel, `npu_tile.kernel "fc"(%x, %w) matmul {loops = ["m", "n", "k"], ...}`.
+    Properties (the optional ones print only when they differ from their default):
+    - `kind` (`KernelKind`): anchor kind (`matmul`, `conv2d`, `eltwise`, `pool`, `apply`,
+      `view`), or `group` for a layer group (several kernels' ops on SRAM-resident
+      tensors, no loops);
+    - `loops`: loop dimension names, outermost first, non-empty and unique (e.g.
+      `["m", "n", "k"]`);
     - `tile`: tile size per loop; `grid`: trip count per loop (ceil(extent / tile));
-    - `double_buffer`: input tiles alternate between two SRAM buffers;
-    - `sram_bytes`: SRAM the tile buffers need (both halves when double buffered);
-    - `predicted_cycles`: the cost model's estimate of the kernel's span (on one core,
+    - `double_buffer` (default false): input tiles alternate between two SRAM buffers;
+    - `sram_bytes` (default 0): SRAM the tile buffers need (both halves when double
+      buffered);
+    - `predicted_cycles` (default 0): the cost model's estimate of the kernel's span (on one core,
       or its `parts` running concurrently, sync excluded);
-    - `dram_bytes`: the DRAM traffic the tiling implies (loads and stores);
-    - `parts`: over how many cores the cost model splits the parallel tiles
+    - `dram_bytes` (default 0): the DRAM traffic the tiling implies (loads and stores);
+    - `parts` (default 1): over how many cores the cost model splits the parallel tiles
       (`npu-schedule` places the parts);
     - `line_buffer` (strip groups): each strip keeps the rows it shares with the next
       one in SRAM and computes only its new rows (`lowering/tile/strip_plan.py`);
@@ -324,31 +355,32 @@ class KernelOp(LoopNest, IRDLOperation):
 
     name = "npu_tile.kernel"
     ins = var_operand_def(TensorType)
-    kernel = attr_def(StringAttr)
-    kind = attr_def(StringAttr)
-    loops = attr_def(StringAttr)
-    tile = attr_def(DenseArrayBase)
-    grid = attr_def(DenseArrayBase)
-    double_buffer = opt_attr_def(BoolAttr)
-    sram_bytes = opt_attr_def(IntegerAttr)
-    predicted_cycles = opt_attr_def(IntegerAttr)
-    dram_bytes = opt_attr_def(IntegerAttr)
-    parts = opt_attr_def(IntegerAttr)
-    line_buffer = opt_attr_def(UnitAttr)
-    plan = opt_attr_def(StripPlanAttr | GroupPlanAttr)
+    kernel = prop_def(StringAttr)
+    kind = prop_def(KernelKindAttr)
+    loops = prop_def(ArrayAttr[StringAttr])
+    tile = prop_def(DenseArrayBase)
+    grid = prop_def(DenseArrayBase)
+    double_buffer = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    sram_bytes = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))
+    predicted_cycles = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))
+    dram_bytes = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))
+    parts = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))
+    line_buffer = opt_prop_def(UnitAttr)
+    plan = opt_prop_def(StripPlanAttr | GroupPlanAttr)
     outs = var_result_def(TensorType)
     body = region_def("single_block")
     traits = traits_def(SingleBlockImplicitTerminator(TileYieldOp), NoMemoryEffect())
-    assembly_format = "$kernel `(` $ins `)` attr-dict `:` functional-type($ins, $outs) $body"
+    assembly_format = "$kernel `(` $ins `)` $kind attr-dict `:` functional-type($ins, $outs) $body"
+    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, kernel: str, ins: Sequence[SSAValue], result_types: Sequence[Attribute],
-                 body: Region, *, kind: str, loops: Sequence[str], tile: Sequence[int],
+                 body: Region, *, kind: KernelKind, loops: Sequence[str], tile: Sequence[int],
                  grid: Sequence[int], double_buffer: bool, sram_bytes: int, predicted_cycles: int,
                  dram_bytes: int = 0, parts: int = 1, line_buffer: bool = False):
         super().__init__(operands=[list(ins)], result_types=[list(result_types)], regions=[body],
-                         attributes={
-                             "kernel": StringAttr(kernel), "kind": StringAttr(kind),
-                             "loops": StringAttr(",".join(loops)), "tile": int_array(tile),
+                         properties={
+                             "kernel": StringAttr(kernel), "kind": KernelKindAttr(KernelKind(kind)),
+                             "loops": loop_names_attr(loops), "tile": int_array(tile),
                              "grid": int_array(grid),
                              "double_buffer": BoolAttr.from_bool(double_buffer),
                              "sram_bytes": IntegerAttr(sram_bytes, i64),
@@ -363,7 +395,7 @@ class KernelOp(LoopNest, IRDLOperation):
 
     @property
     def is_double_buffered(self) -> bool:
-        return bool(self.double_buffer and self.double_buffer.value.data)
+        return bool(self.double_buffer.value.data)
 
     def graph_ops(self) -> list[Operation]:
         return [op for op in self.body.block.ops if not isinstance(op, TileYieldOp)]
@@ -376,9 +408,7 @@ class KernelOp(LoopNest, IRDLOperation):
         return term
 
     def verify_(self) -> None:
-        if self.kind.data not in KINDS:
-            raise VerifyException(f"'npu_tile.kernel' {self.kernel.data}: unknown kind '{self.kind.data}' "
-                                  f"(expected one of {', '.join(KINDS)})")
+        self.verify_loop_names(f"'npu_tile.kernel' {self.kernel.data}")
         n = len(self.loop_names)
         if len(self.tile_sizes) != n or len(self.trip_counts) != n:
             raise VerifyException(f"'npu_tile.kernel' {self.kernel.data}: {n} loops but "
@@ -642,7 +672,7 @@ class LoopOp(LoopNest, IRDLOperation):
     result is the tensor the body's `npu_tile.store` assembles."""
 
     name = "npu_tile.loop"
-    loops = prop_def(StringAttr)
+    loops = prop_def(ArrayAttr[StringAttr])
     tile = prop_def(DenseArrayBase)
     grid = prop_def(DenseArrayBase)
     reductions = prop_def(IntegerAttr)
@@ -654,13 +684,14 @@ class LoopOp(LoopNest, IRDLOperation):
 
     def __init__(self, loops: Sequence[str], tile: Sequence[int], grid: Sequence[int], reductions: int,
                  double_buffer: bool, result_type: Attribute, body: Region):
-        props: dict[str, Attribute] = {"loops": StringAttr(",".join(loops)), "tile": int_array(tile),
+        props: dict[str, Attribute] = {"loops": loop_names_attr(loops), "tile": int_array(tile),
                                        "grid": int_array(grid), "reductions": IntegerAttr(reductions, i64)}
         if double_buffer:
             props["double_buffer"] = UnitAttr()
         super().__init__(properties=props, result_types=[result_type], regions=[body])
 
     def verify_(self) -> None:
+        self.verify_loop_names("'npu_tile.loop'")
         n = len(self.loop_names)
         if len(ints(self.tile, ())) != n or len(ints(self.grid, ())) != n:
             raise VerifyException(f"'npu_tile.loop': {n} loops need {n} tile sizes and trip counts")
@@ -675,4 +706,5 @@ class LoopOp(LoopNest, IRDLOperation):
             raise VerifyException("'npu_tile.loop': the body must hold exactly one 'npu_tile.reduce'")
 
 
-NpuTile = Dialect("npu_tile", [KernelOp, TileYieldOp, LoopOp, LoadOp, ReduceOp, StoreOp], [StripPlanAttr, GroupPlanAttr])
+NpuTile = Dialect("npu_tile", [KernelOp, TileYieldOp, LoopOp, LoadOp, ReduceOp, StoreOp],
+                  [KernelKindAttr, StripPlanAttr, GroupPlanAttr])

@@ -174,10 +174,9 @@ class TaskProgram:
         self.core = op.core_id
         self.waits = op.wait_slots
         self.signals = op.signal_slots
-        rng = op.attributes.get("range")
-        self.range: tuple[int, ...] = ints(rng, ()) if rng is not None else ()
-        pc = op.attributes.get("predicted_cycles")
-        self.predicted_cycles: int | None = pc.value.data if isinstance(pc, IntegerAttr) else None
+        self.range: tuple[int, ...] = ints(op.range, ())
+        pc = op.predicted_cycles
+        self.predicted_cycles: int | None = pc.value.data if pc is not None else None
         self.nodes = task_nodes(op)
         self.where = task_where(op)
         self.code: list = []

@@ -101,7 +101,7 @@ from npu_dialects.graph import (
 )
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
-from npu_dialects.tile import GroupPlanAttr, KernelOp, ReduceOp, StoreOp, StripPlanAttr, WindowOp
+from npu_dialects.tile import GroupPlanAttr, KernelKind, KernelOp, ReduceOp, StoreOp, StripPlanAttr, WindowOp
 from npu_dialects.tile import LoadOp as TileLoadOp
 
 INDEX = IndexType()
@@ -594,7 +594,7 @@ def concat_placement(block: Block, returned: set[SSAValue]) -> dict[SSAValue, tu
         vals = [args.get(o.source) for o in loads]
         if any(d != 1 for d in out[:axis]) or len(set(vals)) != len(vals):
             continue
-        if not all(v is not None and isinstance(v.owner, KernelOp) and v.owner.kind.data != "view"
+        if not all(v is not None and isinstance(v.owner, KernelOp) and v.owner.kind.data != KernelKind.VIEW
                    and v not in returned and v not in placement for v in vals):
             continue
         off = 0
@@ -724,12 +724,12 @@ class FuncBuilder:
         outs = list(self.block.args[n_in:])
         writes_output: dict[SSAValue, SSAValue] = {}
         for v, o in zip(returned, outs):
-            if isinstance(v.owner, KernelOp) and v.owner.kind.data != "view" and v not in writes_output:
+            if isinstance(v.owner, KernelOp) and v.owner.kind.data != KernelKind.VIEW and v not in writes_output:
                 writes_output[v] = o
         for v, o in zip(returned, outs):
             # a returned reshape of a kernel result: the kernel writes the output through a view
-            src = v.owner.ins[0] if isinstance(v.owner, KernelOp) and v.owner.kind.data == "view" else None
-            if (src is not None and isinstance(src.owner, KernelOp) and src.owner.kind.data != "view"
+            src = v.owner.ins[0] if isinstance(v.owner, KernelOp) and v.owner.kind.data == KernelKind.VIEW else None
+            if (src is not None and isinstance(src.owner, KernelOp) and src.owner.kind.data != KernelKind.VIEW
                     and src not in writes_output and o not in writes_output.values()):
                 writes_output[src] = self.view(o, tuple(shape_of(src)))
         self.writes_output = writes_output
@@ -812,19 +812,19 @@ class FuncBuilder:
     def kernel(self, k: KernelOp) -> None:
         res = k.outs[0]
         ins = [self.buf[v] for v in k.ins]
-        if k.kind.data == "view":
+        if k.kind.data == KernelKind.VIEW:
             self.buf[res] = self.view(ins[0], shape_of(res))
             return
         if res in self.in_place:
             self.concat_buffer(res)  # its operands were written in place: nothing to move
             return
         try:
-            if k.kind.data == "group" and k.loop_names == ["h"]:
+            if k.kind.data == KernelKind.GROUP and k.loop_names == ["h"]:
                 splan = strip_plan_of(k, self.arch)
                 out = self.output_buffer(res, k, strip_in_place_source(k, splan, ins))
                 block = StripBuilder(k, splan, ins, out, self.arch, self).build()
                 tiles = k.trip_counts[0]
-            elif k.kind.data == "group":
+            elif k.kind.data == KernelKind.GROUP:
                 outs = [self.output_buffer(r, k) for r in k.outs]
                 block = GroupBuilder(k, ins, outs, self.arch).build()
                 tiles = 1

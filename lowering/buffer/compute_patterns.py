@@ -37,9 +37,11 @@ from xdsl.pattern_rewriter import (
 from npu_dialects.compute import (
     ApplyOp,
     Conv2dOp,
+    EltwiseFn,
     EltwiseOp,
     MaterializeOp,
     MatmulOp,
+    PoolKind,
     PoolOp,
     ToTensorOp,
 )
@@ -114,7 +116,7 @@ class MaxPoolPattern(ComputePattern):
     def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
         assert isinstance(op, MaxPoolOp)
         p = op.params
-        return [PoolOp("max", ins[0], dest, kernel=p["kernel"], strides=p["strides"], dilations=p["dilations"],
+        return [PoolOp(PoolKind.MAX, ins[0], dest, kernel=p["kernel"], strides=p["strides"], dilations=p["dilations"],
                        pads=p["pads"])]
 
 
@@ -130,7 +132,7 @@ class ElementwisePattern(ComputePattern):
 
     def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
         assert isinstance(op, ElementwiseOp)
-        return [EltwiseOp(op.FN, ins, dest)]
+        return [EltwiseOp(EltwiseFn(op.FN), ins, dest)]
 
 
 class DeadToTensor(RewritePattern):

@@ -52,7 +52,7 @@ def fold_highest_core(func: FuncOp) -> None:
     k = 0
     for t in tasks:
         if t.core_id == cores[-1]:
-            t.attributes["core"] = IntegerAttr(cores[k % (len(cores) - 1)], i64)
+            t.core = IntegerAttr(cores[k % (len(cores) - 1)], i64)
             k += 1
 
 
@@ -88,7 +88,7 @@ class Events(ModulePass):
                 # out of slots: run the task on a producer's core instead, where queue order
                 # covers that producer and more slots become provably free (latest producer first)
                 for core in dict.fromkeys(tasks[s].core for s in sorted(deps[t.index], reverse=True)):
-                    t.op.attributes["core"] = IntegerAttr(core, i64)
+                    t.op.core = IntegerAttr(core, i64)
                     plan = self.plan_waits(t, deps[t.index], hb, last_on_core, last_waiter, n_slots)
                     if plan is not None:
                         break
@@ -103,11 +103,7 @@ class Events(ModulePass):
             hb.append(m)
             last_on_core[t.core] = t.index
         for t in tasks:
-            for key, vals in (("waits", waits[t.index]), ("signals", signals[t.index])):
-                if vals:
-                    t.op.attributes[key] = int_array(vals)
-                elif key in t.op.attributes:
-                    del t.op.attributes[key]
+            t.op.waits, t.op.signals = int_array(waits[t.index]), int_array(signals[t.index])
         return True
 
     def plan_waits(self, t, deps: list[int], hb: list[int], last_on_core: dict[int, int],

@@ -101,12 +101,12 @@ class Schedule(ModulePass):
                 core_free[c] = start + part_cycles
                 placed.append((c, start + part_cycles))
                 new = task.clone() if (plo, phi) != parts[-1] else task
-                new.attributes["core"] = IntegerAttr(c, i64)
-                new.attributes["range"] = int_array((plo, phi))
-                new.attributes["predicted_cycles"] = IntegerAttr(part_cycles, i64)
+                new.core = IntegerAttr(c, i64)
+                new.range = int_array((plo, phi))
+                new.predicted_cycles = IntegerAttr(part_cycles, i64)
                 if task.dram_bytes is not None:
                     nbytes = task.dram_bytes.value.data
-                    new.attributes["dram_bytes"] = IntegerAttr(nbytes * (phi - plo) // max(1, hi - lo), i64)
+                    new.dram_bytes = IntegerAttr(nbytes * (phi - plo) // max(1, hi - lo), i64)
                 if new is not task:
                     func.body.block.insert_op_before(new, task)
                 nbytes = new.dram_bytes.value.data if new.dram_bytes is not None else 0
@@ -155,7 +155,7 @@ def stretch_for_contention(parts: list[Part], deps: list[list[int]], arch: Arch,
             p.cycles = c
         replay(parts, deps, arch)
     for p in parts:
-        p.op.attributes["predicted_cycles"] = IntegerAttr(ceil(p.cycles), i64)
+        p.op.predicted_cycles = IntegerAttr(ceil(p.cycles), i64)
 
 
 def replay(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:

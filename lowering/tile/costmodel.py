@@ -21,6 +21,7 @@ from math import ceil, prod
 
 from lowering.tile.tile_search import KernelShape, Window
 from npu_dialects.arch import Arch
+from npu_dialects.tile import KernelKind
 
 
 def dma_cycles(windows: list[Window], arch: Arch, dram_bw: int | None = None) -> int:
@@ -64,14 +65,14 @@ def stall_for(sizes: list[int], arch: Arch, bw: int) -> int:
 def compute_cycles(ks: KernelShape, arch: Arch) -> int:
     """Cycles of the anchor compute for one step (one tile, one reduction slice)."""
     t = ks.tile
-    if ks.kind == "matmul":
+    if ks.kind == KernelKind.MATMUL:
         return arch.cube_cycles(t["m"], t["k"], t["n"])
-    if ks.kind == "conv2d":
+    if ks.kind == KernelKind.CONV2D:
         kh, kw = ks.loads[1].sizes[2], ks.loads[1].sizes[3]
         groups = ks.window_area
         prologue = ks.prologue_len * arch.vector_cycles(prod(ks.loads[0].sizes))
         return prologue + arch.cube_cycles(t["oh"] * t["ow"], t["ci"] * kh * kw, t["co"] / groups, batch=groups)
-    if ks.kind in ("pool", "apply"):
+    if ks.kind in (KernelKind.POOL, KernelKind.APPLY):
         return arch.vector_cycles(prod(ks.out.sizes), ks.window_area)
     return arch.vector_cycles(prod(ks.out.sizes))
 

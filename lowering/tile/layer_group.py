@@ -43,7 +43,7 @@ conv, max-pool, elementwise, channel-shuffle and channel-concat ops over one inp
 (`lowering/tile/strip_plan.py`: a chain, or branches joined by a concat); it is then tried as a
 group computed strip by strip along H (halos recomputed), with the strip height
 and the number of cores its strips are split over chosen by the cost model. Such
-a group is an `npu_tile.kernel` of kind `group` with loops "h", tile [rows per
+a group is an `npu_tile.kernel` of kind `group` with loops ["h"], tile [rows per
 strip], grid [strips] and `double_buffer` when the next strip's loads are issued
 before a strip computes. Runs of up to MAX_STRIP_KERNELS kernels are tried.
 
@@ -79,7 +79,7 @@ from lowering.tile.strip_plan import LINE_BUFFER_MODES, StripPlan, in_place_cand
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import ConstantOp, ReshapeOp, SliceOp, shape_of
 from npu_dialects.locs import fused_loc, node_names
-from npu_dialects.tile import GroupPlanAttr, KernelOp, StripPlanAttr, TileYieldOp
+from npu_dialects.tile import GroupPlanAttr, KernelKind, KernelOp, StripPlanAttr, TileYieldOp
 
 
 @dataclass(frozen=True)
@@ -241,10 +241,10 @@ class LayerGroup(ModulePass):
                 if v.owner not in inside and v not in ins:
                     ins.append(v)
         block = group_body(run, ins, outs, packed_in, plan)
-        group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind="group",
+        group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind=KernelKind.GROUP,
                          **group_shape(plan))
         group.location = loc
-        group.attributes["plan"] = plan_attr(group, plan, [yielded.get(v, v) for v in ins], arch)
+        group.properties["plan"] = plan_attr(group, plan, [yielded.get(v, v) for v in ins], arch)
         Rewriter.insert_op(group, InsertPoint.before(run[-1]))  # every input (constants too) is defined by then
         for c in new_consts:
             Rewriter.insert_op(c, InsertPoint.before(group))

@@ -53,7 +53,7 @@ from npu_dialects.graph import (
     shape_of,
 )
 from npu_dialects.locs import node_names
-from npu_dialects.tile import KernelOp, TileYieldOp
+from npu_dialects.tile import KernelKind, KernelOp, TileYieldOp
 
 
 def kernel_body(op: Operation) -> tuple[list[SSAValue], Block]:
@@ -141,7 +141,7 @@ class Tile(ModulePass):
         ins, block = kernel_body(op)
         body_ops = [o for o in block.ops if not isinstance(o, TileYieldOp)]
         if len(body_ops) == 1 and isinstance(body_ops[0], ReshapeOp):
-            kernel = KernelOp(kname, ins, [r.type for r in op.results], Region(block), kind="view",
+            kernel = KernelOp(kname, ins, [r.type for r in op.results], Region(block), kind=KernelKind.VIEW,
                               loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=0,
                               predicted_cycles=0)
         else:

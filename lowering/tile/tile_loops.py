@@ -52,9 +52,9 @@ from lowering.tile.tile_search import (
     with_epilogue,
 )
 from npu_dialects.graph import ELEMENTWISE_OP_BY_FN
-from npu_dialects.tile import KernelOp, LoadOp, LoopOp, ReduceOp, StoreOp, TileYieldOp
+from npu_dialects.tile import KernelKind, KernelOp, LoadOp, LoopOp, ReduceOp, StoreOp, TileYieldOp
 
-TILED_KINDS = ("matmul", "conv2d", "eltwise", "pool", "apply")
+TILED_KINDS = (KernelKind.MATMUL, KernelKind.CONV2D, KernelKind.ELTWISE, KernelKind.POOL, KernelKind.APPLY)
 
 
 def window_props(w: Window, loops: Sequence[str]) -> dict:
@@ -75,7 +75,7 @@ def kernel_shape(kernel: KernelOp) -> tuple[KernelShape, list[EpilogueStep], Anc
     anchor, steps, extra = split_kernel(ops, ins_index)
     names = kernel.loop_names
     if [l.name for l in anchor.loops()] != names:
-        raise TilingError(f"loops '{kernel.loops.data}' do not match a {anchor.kind} kernel "
+        raise TilingError(f"loops '{','.join(names)}' do not match a {anchor.kind} kernel "
                           f"({','.join(l.name for l in anchor.loops())})")
     ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra)
     if list(ks.grid) != list(kernel.trip_counts):

@@ -32,6 +32,7 @@ from npu_dialects.graph import (
     broadcast_shapes,
     shape_of,
 )
+from npu_dialects.tile import KernelKind
 
 F32 = 4
 
@@ -97,7 +98,7 @@ def fixed(size: int, const: int = 0) -> DimMap:
 class KernelShape:
     """The loop nest and operand windows of a kernel for one choice of tile sizes."""
 
-    kind: str
+    kind: KernelKind
     loops: list[Loop]
     tile: dict[str, int]
     loads: list[Window]  # anchor inputs, loaded every step
@@ -163,7 +164,7 @@ class Anchor:
     `TilingInterface` to ops it does not define): its loops, the windows of a tile
     plan, the tile-size candidates, and the op that computes one tile."""
 
-    kind: str
+    kind: KernelKind
     op: Operation
     inputs: list[SSAValue]  # anchor operands that are tiled per step (in order)
 
@@ -254,7 +255,7 @@ class MatmulAnchor(Anchor):
         if isinstance(op, GemmOp) and (op.params["alpha"] != 1.0 or op.params["beta"] != 1.0):
             raise TilingError("gemm with alpha/beta other than 1 is not supported yet")
         a, b = op.operands[0], op.operands[1]
-        super().__init__("matmul", op, [a, b])
+        super().__init__(KernelKind.MATMUL, op, [a, b])
         self.ia, self.ib = ins_index[a], ins_index[b]
         p = op.params if isinstance(op, GemmOp) else dict(trans_a=False, trans_b=False)
         self.ta, self.tb = p["trans_a"], p["trans_b"]
@@ -276,7 +277,7 @@ class MatmulAnchor(Anchor):
         wa = Window(self.ia, self.sa, self._batch(self.sa) + ((ak, am) if self.ta else (am, ak)), 0.0)
         wb = Window(self.ib, self.sb, self._batch(self.sb) + ((bn, bk) if self.tb else (bk, bn)), 0.0)
         out = Window(None, self.so, self._batch(self.so) + (per_tile("m", tm), per_tile("n", tn)))
-        return KernelShape("matmul", self.loops(), dict(tile), [wa, wb], out)
+        return KernelShape(KernelKind.MATMUL, self.loops(), dict(tile), [wa, wb], out)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         cm, ck, cn = arch.cube
@@ -299,7 +300,7 @@ class ConvAnchor(Anchor):
     their input channels; only a one-group tile may also cut its input channels."""
 
     def __init__(self, op: Conv2dOp, ins_index: dict[SSAValue, int]):
-        super().__init__("conv2d", op, [op.input, op.weight])
+        super().__init__(KernelKind.CONV2D, op, [op.input, op.weight])
         self.ix, self.iw = ins_index[op.input], ins_index[op.weight]
         self.sx, self.sw = shape_of(op.input), shape_of(op.weight)
         self.so = shape_of(op.result)
@@ -331,7 +332,7 @@ class ConvAnchor(Anchor):
         ww = Window(self.iw, self.sw, (per_tile("co", tco), per_tile("ci", tci), fixed(kh), fixed(kw)), 0.0)
         out = Window(None, self.so, (per_tile("n", 1), per_tile("co", tco), per_tile("oh", toh),
                                      per_tile("ow", tow)))
-        return KernelShape("conv2d", self.loops(), dict(tile), [wx, ww], out, window_area=groups)
+        return KernelShape(KernelKind.CONV2D, self.loops(), dict(tile), [wx, ww], out, window_area=groups)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         _, ck, cn = arch.cube
@@ -354,7 +355,7 @@ class PoolAnchor(Anchor):
     """Max-pool NCHW: loops n, c, oh, ow (parallel); padded reads give -inf."""
 
     def __init__(self, op: MaxPoolOp, ins_index: dict[SSAValue, int]):
-        super().__init__("pool", op, [op.input])
+        super().__init__(KernelKind.POOL, op, [op.input])
         self.ix = ins_index[op.input]
         self.sx, self.so = shape_of(op.input), shape_of(op.result)
         self.p = op.params
@@ -373,7 +374,7 @@ class PoolAnchor(Anchor):
                                        DimMap((("ow", tow * sw),), -pl, iw)), float("-inf"))
         out = Window(None, self.so, (per_tile("n", 1), per_tile("c", tc), per_tile("oh", toh),
                                      per_tile("ow", tow)))
-        return KernelShape("pool", self.loops(), dict(tile), [wx], out, window_area=kh * kw)
+        return KernelShape(KernelKind.POOL, self.loops(), dict(tile), [wx], out, window_area=kh * kw)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         n, c, oh, ow = self.so
@@ -390,7 +391,7 @@ class EltwiseAnchor(Anchor):
     """An elementwise op over the output's dimensions (d0, d1, ...), inputs broadcast."""
 
     def __init__(self, op: ElementwiseOp, ins_index: dict[SSAValue, int]):
-        super().__init__("eltwise", op, list(op.operands))
+        super().__init__(KernelKind.ELTWISE, op, list(op.operands))
         self.idx = [ins_index[v] for v in op.operands]
         self.shapes = [shape_of(v) for v in op.operands]
         self.so = shape_of(op.results[0])
@@ -401,7 +402,7 @@ class EltwiseAnchor(Anchor):
     def shape(self, tile: dict[str, int]) -> KernelShape:
         out = Window(None, self.so, tuple(per_tile(f"d{i}", tile[f"d{i}"]) for i in range(len(self.so))))
         loads = [broadcast_window(i, s, out) for i, s in zip(self.idx, self.shapes)]
-        return KernelShape("eltwise", self.loops(), dict(tile), loads, out)
+        return KernelShape(KernelKind.ELTWISE, self.loops(), dict(tile), loads, out)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         c: dict[str, list[int]] = {}
@@ -417,7 +418,7 @@ class GenericAnchor(Anchor):
     only the dims its `tile_map` allows, input windows follow the map."""
 
     def __init__(self, op: StructuredOp, ins_index: dict[SSAValue, int]):
-        super().__init__("apply", op, list(op.operands))
+        super().__init__(KernelKind.APPLY, op, list(op.operands))
         self.idx = [ins_index[v] for v in op.operands]
         self.shapes = [shape_of(v) for v in op.operands]
         self.so = shape_of(op.results[0])
@@ -441,7 +442,7 @@ class GenericAnchor(Anchor):
                     dims.append(DimMap(((f"d{f.out_dim}", t * f.scale),), f.offset,
                                        (t - 1) * f.scale + 1 + f.halo))
             loads.append(Window(i, shape, tuple(dims), self.map.pad_value))
-        return KernelShape("apply", self.loops(), dict(tile), loads, out, window_area=self.cost)
+        return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         return {f"d{i}": (tile_candidates(e) if self.map.tileable[i] else [e]) for i, e in enumerate(self.so)}

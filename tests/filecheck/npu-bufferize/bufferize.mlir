@@ -5,7 +5,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<4x32xf32>) -> tensor<4x16xf32> {
     %w = npu_graph.constant {weight = "w"} : tensor<16x32xf32>
     %b = npu_graph.constant {value = dense<0.5> : tensor<16xf32>} : tensor<16xf32>
-    %y = npu_tile.kernel "fc"(%x, %w, %b) {kind = "matmul", loops = "m,n,k", tile = array<i64: 4, 16, 16>, grid = array<i64: 1, 1, 2>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 100 : i64} : (tensor<4x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<4x16xf32> {
+    %y = npu_tile.kernel "fc"(%x, %w, %b) matmul {loops = ["m", "n", "k"], tile = array<i64: 4, 16, 16>, grid = array<i64: 1, 1, 2>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 100 : i64} : (tensor<4x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<4x16xf32> {
     ^bb0(%a: tensor<4x32xf32>, %bw: tensor<16x32xf32>, %c: tensor<16xf32>):
       %g = npu_graph.gemm %a, %bw, %c {trans_b = true} : (tensor<4x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<4x16xf32>
       %r = npu_graph.relu %g : (tensor<4x16xf32>) -> tensor<4x16xf32>
@@ -48,8 +48,8 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK:          scf.if
 // CHECK-NEXT:       %[[TBIAS:.*]] = npu_dma.copy %[[BV]]{{.*}} -> %[[BIAS]]
 // CHECK-NEXT:       npu_dma.wait %[[TBIAS]]
-// CHECK-NEXT:       npu_compute.eltwise "add" %[[ACC]], %[[BIAS]] -> %[[ACC]]
-// CHECK-NEXT:       npu_compute.eltwise "relu" %[[ACC]] -> %[[ACC]]
+// CHECK-NEXT:       npu_compute.eltwise add %[[ACC]], %[[BIAS]] -> %[[ACC]]
+// CHECK-NEXT:       npu_compute.eltwise relu %[[ACC]] -> %[[ACC]]
 // CHECK-NEXT:       %[[ST:.*]] = npu_dma.copy %[[ACC]][{{.*}}] -> %[[Y]][{{.*}}] {sizes = array<i64: 4, 16>, clip}
 // CHECK-NEXT:       npu_dma.wait %[[ST]]
 // CHECK:          scf.yield
@@ -65,7 +65,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 builtin.module {
   func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
     %w = npu_graph.constant {weight = "w"} : tensor<2x2x3x3xf32>
-    %y = npu_tile.kernel "conv"(%x, %w) {kind = "conv2d", loops = "n,co,oh,ow,ci", tile = array<i64: 1, 2, 2, 4, 2>, grid = array<i64: 1, 1, 2, 1, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32> {
+    %y = npu_tile.kernel "conv"(%x, %w) conv2d {loops = ["n", "co", "oh", "ow", "ci"], tile = array<i64: 1, 2, 2, 4, 2>, grid = array<i64: 1, 1, 2, 1, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32> {
     ^bb0(%a: tensor<1x2x4x4xf32>, %b: tensor<2x2x3x3xf32>):
       %c = npu_graph.conv2d %a, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
       npu_tile.yield %c : tensor<1x2x4x4xf32>
@@ -91,7 +91,7 @@ builtin.module {
 // A view kernel is a view of its source's bytes; a returned model input is copied.
 builtin.module {
   func.func @main(%x: tensor<2x6xf32>) -> (tensor<3x4xf32>, tensor<2x6xf32>) {
-    %v = npu_tile.kernel "flat"(%x) {kind = "view", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64} : (tensor<2x6xf32>) -> tensor<3x4xf32> {
+    %v = npu_tile.kernel "flat"(%x) view {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64} : (tensor<2x6xf32>) -> tensor<3x4xf32> {
     ^bb0(%a: tensor<2x6xf32>):
       %r = npu_graph.reshape %a : (tensor<2x6xf32>) -> tensor<3x4xf32>
       npu_tile.yield %r : tensor<3x4xf32>

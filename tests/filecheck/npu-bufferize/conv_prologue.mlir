@@ -29,8 +29,8 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 4096>} {
 // CHECK:          npu_dma.copy %{{.*}} -> %[[X]]
 // CHECK:          npu_dma.copy %{{.*}} -> %[[M]]
 // CHECK:          npu_dma.copy %{{.*}} -> %[[A]]
-// CHECK:          npu_compute.eltwise "mul" %[[X]], %[[M]] -> %[[X]]
-// CHECK-NEXT:     npu_compute.eltwise "add" %[[X]], %[[A]] -> %[[X]]
-// CHECK-NEXT:     npu_compute.eltwise "relu" %[[X]] -> %[[X]]
+// CHECK:          npu_compute.eltwise mul %[[X]], %[[M]] -> %[[X]]
+// CHECK-NEXT:     npu_compute.eltwise add %[[X]], %[[A]] -> %[[X]]
+// CHECK-NEXT:     npu_compute.eltwise relu %[[X]] -> %[[X]]
 // CHECK:          scf.if
 // CHECK-NEXT:       npu_compute.conv2d %[[X]]

@@ -9,7 +9,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
     %w1 = npu_graph.constant {weight = "w1"} : tensor<64x64xf32>
     %w2 = npu_graph.constant {weight = "w2"} : tensor<64x64xf32>
-    %h, %y = npu_tile.kernel "fc1..residual"(%x, %w1, %w2) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 34816 : i64, predicted_cycles = 764 : i64, dram_bytes = 35840 : i64, parts = 1 : i64, plan = #npu_tile.group<sram = 34816, offsets = [32768, 0, 16384, 33792, 33792, 0, 0], in_place = [1, 3]>} : (tensor<4x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
+    %h, %y = npu_tile.kernel "fc1..residual"(%x, %w1, %w2) group {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 34816 : i64, predicted_cycles = 764 : i64, dram_bytes = 35840 : i64, parts = 1 : i64, plan = #npu_tile.group<sram = 34816, offsets = [32768, 0, 16384, 33792, 33792, 0, 0], in_place = [1, 3]>} : (tensor<4x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
     ^bb0(%0: tensor<4x64xf32>, %1: tensor<64x64xf32>, %2: tensor<64x64xf32>):
       %a = npu_graph.matmul %0, %1 : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
       %h_1 = npu_graph.relu %a : (tensor<4x64xf32>) -> tensor<4x64xf32>
@@ -38,13 +38,13 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // The relu overwrites the matmul result it consumes last (in place in SRAM): a new
 // value at the same bytes.
 // CHECK-NEXT:     %[[SH:.*]] = npu_task.sram {offset = 33792 : i64, value = 4 : i64} : memref<4x64xf32, "sram">
-// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SA]] -> %[[SH]]
+// CHECK-NEXT:     npu_compute.eltwise relu %[[SA]] -> %[[SH]]
 // CHECK-NEXT:     npu_dma.copy %[[SH]]{{.*}} -> %[[H]]
 // CHECK-NEXT:     npu_dma.wait %[[TW2]]
 // The second matmul's result lands where w1 was; the add overwrites it in place.
 // CHECK-NEXT:     %[[SB:.*]] = npu_task.sram {offset = 0 : i64, value = 5 : i64} : memref<4x64xf32, "sram">
 // CHECK-NEXT:     npu_compute.matmul %[[SH]], %[[SW2]] -> %[[SB]]
 // CHECK-NEXT:     %[[SY:.*]] = npu_task.sram {offset = 0 : i64, value = 6 : i64} : memref<4x64xf32, "sram">
-// CHECK-NEXT:     npu_compute.eltwise "add" %[[SB]], %[[SX]] -> %[[SY]] :
+// CHECK-NEXT:     npu_compute.eltwise add %[[SB]], %[[SX]] -> %[[SY]] :
 // CHECK-NEXT:     npu_dma.copy %[[SY]]{{.*}} -> %[[Y]]
 // CHECK-NEXT:   }

@@ -4,7 +4,7 @@
 // reading the buffer) and %c is read again by the add after the relu.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
-    %a, %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, plan = #npu_tile.group<sram = 3072, offsets = [0, 1024, 0, 0, 2048, 2048], in_place = [2, 4]>} : (tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
+    %a, %y = npu_tile.kernel "g"(%x) group {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, plan = #npu_tile.group<sram = 3072, offsets = [0, 1024, 0, 0, 2048, 2048], in_place = [2, 4]>} : (tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
     ^bb0(%0: tensor<4x64xf32>):
       %a_1 = npu_graph.sigmoid %0 : (tensor<4x64xf32>) -> tensor<4x64xf32>
       %b = npu_graph.relu %a_1 : (tensor<4x64xf32>) -> tensor<4x64xf32>
@@ -19,18 +19,18 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // An in-place result is a new value (`value`) at its operand's bytes (`offset`).
 // CHECK:      npu_dma.wait
 // CHECK-NEXT: %[[A:.*]] = npu_task.sram {offset = [[OA:[0-9]+]] : i64
-// CHECK-NEXT: npu_compute.eltwise "sigmoid" %{{.*}} -> %[[A]] :
+// CHECK-NEXT: npu_compute.eltwise sigmoid %{{.*}} -> %[[A]] :
 // CHECK-NOT:  npu_task.sram {offset = [[OA]] :
 // CHECK:      %[[B:.*]] = npu_task.sram {offset = [[OB:[0-9]+]] : i64
-// CHECK-NEXT: npu_compute.eltwise "relu" %[[A]] -> %[[B]] :
+// CHECK-NEXT: npu_compute.eltwise relu %[[A]] -> %[[B]] :
 // The neg may overwrite %b (read last there, not stored).
 // CHECK-NEXT: %[[C:.*]] = npu_task.sram {offset = [[OB]] : i64
-// CHECK-NEXT: npu_compute.eltwise "neg" %[[B]] -> %[[C]] :
+// CHECK-NEXT: npu_compute.eltwise neg %[[B]] -> %[[C]] :
 // CHECK-NOT:  npu_task.sram {offset = [[OB]] :
 // CHECK:      %[[D:.*]] = npu_task.sram {offset = [[OD:[0-9]+]] : i64
-// CHECK-NEXT: npu_compute.eltwise "relu" %[[C]] -> %[[D]] :
+// CHECK-NEXT: npu_compute.eltwise relu %[[C]] -> %[[D]] :
 // CHECK-NEXT: %[[Y:.*]] = npu_task.sram {offset = [[OD]] : i64
-// CHECK-NEXT: npu_compute.eltwise "add" %[[D]], %[[C]] -> %[[Y]] :
+// CHECK-NEXT: npu_compute.eltwise add %[[D]], %[[C]] -> %[[Y]] :
 
 // -----
 
@@ -41,7 +41,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<1x1x3x3xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
     %ones = npu_graph.constant {value = dense<1.000000e+00> : tensor<3x3x1x1xf32>} : tensor<3x3x1x1xf32>
-    %a, %n = npu_tile.kernel "g"(%x, %ones) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, plan = #npu_tile.group<sram = 192, offsets = [0, 64, 128, 128, 0, 128], in_place = [3]>} : (tensor<1x1x3x3xf32>, tensor<3x3x1x1xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
+    %a, %n = npu_tile.kernel "g"(%x, %ones) group {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, plan = #npu_tile.group<sram = 192, offsets = [0, 64, 128, 128, 0, 128], in_place = [3]>} : (tensor<1x1x3x3xf32>, tensor<3x3x1x1xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
     ^bb0(%0: tensor<1x1x3x3xf32>, %1: tensor<3x3x1x1xf32>):
       %e = npu_graph.exp %0 : (tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
       %r = npu_graph.reshape %e : (tensor<1x1x3x3xf32>) -> tensor<3x3x1x1xf32>
@@ -54,13 +54,13 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 }
 // CHECK:      npu_dma.wait
 // CHECK-NEXT: %[[E:.*]] = npu_task.sram {offset = [[OE:[0-9]+]] : i64, value = [[VE:[0-9]+]] : i64} : memref<1x1x3x3xf32, "sram">
-// CHECK-NEXT: npu_compute.eltwise "exp" %{{.*}} -> %[[E]] :
+// CHECK-NEXT: npu_compute.eltwise exp %{{.*}} -> %[[E]] :
 // CHECK:      %[[R:.*]] = npu_task.sram {offset = [[OE]] : i64, value = [[VE]] : i64} : memref<3x3x1x1xf32, "sram">
 // CHECK-NOT:  npu_task.sram {offset = [[OE]] :
-// CHECK:      npu_compute.eltwise "add" %[[R]], %{{.*}} -> %{{.*}} :
+// CHECK:      npu_compute.eltwise add %[[R]], %{{.*}} -> %{{.*}} :
 // The neg reads %e last: it may take %e's bytes.
 // CHECK:      %[[N:.*]] = npu_task.sram {offset = [[OE]] : i64
-// CHECK-NEXT: npu_compute.eltwise "neg" %[[E]] -> %[[N]] :
+// CHECK-NEXT: npu_compute.eltwise neg %[[E]] -> %[[N]] :
 
 // -----
 
@@ -69,7 +69,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<1x1x3x3xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
     %ones = npu_graph.constant {value = dense<1.000000e+00> : tensor<3x3x1x1xf32>} : tensor<3x3x1x1xf32>
-    %a, %n = npu_tile.kernel "g"(%x, %ones) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, plan = #npu_tile.group<sram = 192, offsets = [0, 64, 128, 0, 128, 128], in_place = [3]>} : (tensor<1x1x3x3xf32>, tensor<3x3x1x1xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
+    %a, %n = npu_tile.kernel "g"(%x, %ones) group {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, plan = #npu_tile.group<sram = 192, offsets = [0, 64, 128, 0, 128, 128], in_place = [3]>} : (tensor<1x1x3x3xf32>, tensor<3x3x1x1xf32>) -> (tensor<3x3x1x1xf32>, tensor<1x1x3x3xf32>) {
     ^bb0(%0: tensor<1x1x3x3xf32>, %1: tensor<3x3x1x1xf32>):
       %e = npu_graph.exp %0 : (tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
       %n_1 = npu_graph.neg %e : (tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
@@ -82,8 +82,8 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 }
 // CHECK:      npu_dma.wait
 // CHECK-NEXT: %[[E:.*]] = npu_task.sram {offset = [[OE:[0-9]+]] : i64, value = [[VE:[0-9]+]] : i64} : memref<1x1x3x3xf32, "sram">
-// CHECK-NEXT: npu_compute.eltwise "exp" %{{.*}} -> %[[E]] :
-// CHECK:      npu_compute.eltwise "neg" %[[E]] -> %{{.*}} :
+// CHECK-NEXT: npu_compute.eltwise exp %{{.*}} -> %[[E]] :
+// CHECK:      npu_compute.eltwise neg %[[E]] -> %{{.*}} :
 // CHECK:      %[[R:.*]] = npu_task.sram {offset = [[OE]] : i64, value = [[VE]] : i64} : memref<3x3x1x1xf32, "sram">
 // CHECK-NEXT: %[[A:.*]] = npu_task.sram {offset = [[OE]] : i64
-// CHECK-NEXT: npu_compute.eltwise "add" %[[R]], %{{.*}} -> %[[A]] :
+// CHECK-NEXT: npu_compute.eltwise add %[[R]], %{{.*}} -> %[[A]] :

@@ -12,7 +12,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 12288>} {
   func.func @main(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
     %w0 = npu_graph.constant {weight = "w0"} : tensor<8x8x3x3xf32>
     %w1 = npu_graph.constant {weight = "w1"} : tensor<8x8x3x3xf32>
-    %y = npu_tile.kernel "c0..c1"(%x, %w0, %w1) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 8>, double_buffer = false, sram_bytes = 9792 : i64, predicted_cycles = 3432 : i64, dram_bytes = 23120 : i64, parts = 4 : i64, line_buffer, plan = #npu_tile.strip<rows = 2, strips = 8, halo = [0, 2], sram = 9792, line_buffer, warm = 2>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+    %y = npu_tile.kernel "c0..c1"(%x, %w0, %w1) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 8>, double_buffer = false, sram_bytes = 9792 : i64, predicted_cycles = 3432 : i64, dram_bytes = 23120 : i64, parts = 4 : i64, line_buffer, plan = #npu_tile.strip<rows = 2, strips = 8, halo = [0, 2], sram = 9792, line_buffer, warm = 2>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
     ^bb0(%0: tensor<1x8x16x16xf32>, %1: tensor<8x8x3x3xf32>, %2: tensor<8x8x3x3xf32>):
       %a = npu_graph.conv2d %0, %1 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
       %r = npu_graph.relu %a : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
@@ -44,12 +44,12 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 12288>} {
 // CHECK:           %[[XL:.*]] = npu_dma.copy %{{.*}}[%[[C0]], %[[C0]], %{{.*}}, %[[C0]]] -> %[[XB]][%[[C0]], %[[C0]], %[[C2]], %[[C0]]] {sizes = array<i64: 1, 8, 2, 16>, pad_value = 0.000000e+00 : f32}
 // CHECK:           npu_compute.conv2d %[[XB]], %{{.*}} -> %[[NEW]] {{{.*}}pads = array<i64: 0, 1, 0, 1>}
 // CHECK-NEXT:      %[[SX1:.*]] = npu_dma.copy %[[XB]][%[[C0]], %[[C0]], %[[C2]], %[[C0]]] -> %[[XB]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]]
-// CHECK-NEXT:      npu_compute.eltwise "relu" %[[NEW]] -> %[[NEWR]]
+// CHECK-NEXT:      npu_compute.eltwise relu %[[NEW]] -> %[[NEWR]]
 // CHECK-NEXT:      %[[BELOW:.*]] = arith.cmpi slt, %[[S]], %[[C0]] : index
 // CHECK-NEXT:      %[[PAST:.*]] = arith.cmpi sge, %[[S]], %[[C7]] : index
 // CHECK-NEXT:      %[[EDGE:.*]] = arith.ori %[[BELOW]], %[[PAST]] : i1
 // CHECK-NEXT:      scf.if %[[EDGE]] {
-// CHECK-NEXT:        npu_compute.eltwise "mul" %[[NEWR]], %{{.*}} -> %[[NEWR]]
+// CHECK-NEXT:        npu_compute.eltwise mul %[[NEWR]], %{{.*}} -> %[[NEWR]]
 // CHECK:           npu_dma.wait %[[SR]]
 // CHECK-NEXT:      %[[INS:.*]] = npu_dma.copy %[[NEWR]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]] -> %[[RB]][%[[C0]], %[[C0]], %[[C2]], %[[C0]]] {sizes = array<i64: 1, 8, 2, 16>}
 // CHECK-NEXT:      npu_dma.wait %[[INS]]

@@ -6,7 +6,7 @@
 // A strip group without its plan.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} {
   func.func @main(%x: tensor<1x16x32x32xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
-    %y = npu_tile.kernel "conv..relu"(%x, %w) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 16>, double_buffer = false} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
+    %y = npu_tile.kernel "conv..relu"(%x, %w) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 16>, double_buffer = false} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
     ^bb0(%a: tensor<1x16x32x32xf32>, %b: tensor<16x16x3x3xf32>):
       %c = npu_graph.conv2d %a, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32>
       %r = npu_graph.relu %c : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
@@ -23,7 +23,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
 // bytes, one row above and below).
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} {
   func.func @main(%x: tensor<1x16x32x32xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
-    %y = npu_tile.kernel "conv..relu"(%x, %w) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 16>, double_buffer = false, plan = #npu_tile.strip<rows = 2, strips = 16, halo = [2, 2], sram = 16384>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
+    %y = npu_tile.kernel "conv..relu"(%x, %w) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 16>, double_buffer = false, plan = #npu_tile.strip<rows = 2, strips = 16, halo = [2, 2], sram = 16384>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
     ^bb0(%a: tensor<1x16x32x32xf32>, %b: tensor<16x16x3x3xf32>):
       %c = npu_graph.conv2d %a, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32>
       %r = npu_graph.relu %c : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
@@ -39,7 +39,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
 // Strips of 8 rows do not fit 32 KiB: the recorded plan is not one the pass can follow.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} {
   func.func @main(%x: tensor<1x16x32x32xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
-    %y = npu_tile.kernel "conv..relu"(%x, %w) {kind = "group", loops = "h", tile = array<i64: 8>, grid = array<i64: 4>, double_buffer = false, plan = #npu_tile.strip<rows = 8, strips = 4, halo = [1, 1], sram = 32768>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
+    %y = npu_tile.kernel "conv..relu"(%x, %w) group {loops = ["h"], tile = array<i64: 8>, grid = array<i64: 4>, double_buffer = false, plan = #npu_tile.strip<rows = 8, strips = 4, halo = [1, 1], sram = 32768>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
     ^bb0(%a: tensor<1x16x32x32xf32>, %b: tensor<16x16x3x3xf32>):
       %c = npu_graph.conv2d %a, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32>
       %r = npu_graph.relu %c : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
@@ -55,7 +55,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
 // The plan overwrites operand 0 (the group input, read with a halo) in place.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} {
   func.func @main(%x: tensor<1x16x32x32xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
-    %y = npu_tile.kernel "conv..relu"(%x, %w) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 16>, double_buffer = false, plan = #npu_tile.strip<rows = 2, strips = 16, halo = [1, 1], sram = 21504, in_place = 0>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
+    %y = npu_tile.kernel "conv..relu"(%x, %w) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 16>, double_buffer = false, plan = #npu_tile.strip<rows = 2, strips = 16, halo = [1, 1], sram = 21504, in_place = 0>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32> {
     ^bb0(%a: tensor<1x16x32x32xf32>, %b: tensor<16x16x3x3xf32>):
       %c = npu_graph.conv2d %a, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32>
       %r = npu_graph.relu %c : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
@@ -71,7 +71,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
 // A layer group whose recorded arena is larger than the core's SRAM.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} {
   func.func @main(%x: tensor<4x64xf32>, %w: tensor<64x64xf32>) -> tensor<4x64xf32> {
-    %y = npu_tile.kernel "fc..relu"(%x, %w) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, plan = #npu_tile.group<sram = 65536, offsets = [16384, 0, 17408, 17408], in_place = [1]>} : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32> {
+    %y = npu_tile.kernel "fc..relu"(%x, %w) group {loops = [], tile = array<i64>, grid = array<i64>, plan = #npu_tile.group<sram = 65536, offsets = [16384, 0, 17408, 17408], in_place = [1]>} : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32> {
     ^bb0(%a: tensor<4x64xf32>, %b: tensor<64x64xf32>):
       %0 = npu_graph.matmul %a, %b : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
       %1 = npu_graph.relu %0 : (tensor<4x64xf32>) -> tensor<4x64xf32>
@@ -87,7 +87,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
 // A layer group without its plan.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<4x64xf32>, %w: tensor<64x64xf32>) -> tensor<4x64xf32> {
-    %y = npu_tile.kernel "fc..relu"(%x, %w) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>} : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32> {
+    %y = npu_tile.kernel "fc..relu"(%x, %w) group {loops = [], tile = array<i64>, grid = array<i64>} : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32> {
     ^bb0(%a: tensor<4x64xf32>, %b: tensor<64x64xf32>):
       %0 = npu_graph.matmul %a, %b : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
       %1 = npu_graph.relu %0 : (tensor<4x64xf32>) -> tensor<4x64xf32>

@@ -13,7 +13,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   func.func @main(%x: tensor<1x8x32x32xf32>) -> tensor<1x16x16x16xf32> {
     %w = npu_graph.constant {weight = "w"} : tensor<16x8x3x3xf32>
     %b = npu_graph.constant {weight = "b"} : tensor<16xf32>
-    %p = npu_tile.kernel "conv..pool"(%x, %w, %b) {kind = "group", loops = "h", tile = array<i64: 3>, grid = array<i64: 6>, double_buffer = false, sram_bytes = 31424 : i64, predicted_cycles = 2502 : i64, dram_bytes = 78736 : i64, parts = 3 : i64, plan = #npu_tile.strip<rows = 3, strips = 6, halo = [2, 1], sram = 31424>} : (tensor<1x8x32x32xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32> {
+    %p = npu_tile.kernel "conv..pool"(%x, %w, %b) group {loops = ["h"], tile = array<i64: 3>, grid = array<i64: 6>, double_buffer = false, sram_bytes = 31424 : i64, predicted_cycles = 2502 : i64, dram_bytes = 78736 : i64, parts = 3 : i64, plan = #npu_tile.strip<rows = 3, strips = 6, halo = [2, 1], sram = 31424>} : (tensor<1x8x32x32xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32> {
     ^bb0(%0: tensor<1x8x32x32xf32>, %1: tensor<16x8x3x3xf32>, %2: tensor<16xf32>):
       %c = npu_graph.conv2d %0, %1, %2 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x32x32xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x32x32xf32> loc("conv")
       %r = npu_graph.relu %c : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("relu")
@@ -55,11 +55,11 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-NEXT:     %[[LAST:.*]] = arith.cmpi sge, %[[S]], %[[C5]] : index
 // CHECK-NEXT:     %[[EDGE:.*]] = arith.ori %[[FIRST]], %[[LAST]] : i1
 // CHECK-NEXT:     scf.if %[[EDGE]] {
-// CHECK-NEXT:       npu_compute.eltwise "mul" %[[SC]], %[[SM]] -> %[[SC]]
-// CHECK-NEXT:       npu_compute.eltwise "add" %[[SC]], %[[SNB]] -> %[[SC]]
+// CHECK-NEXT:       npu_compute.eltwise mul %[[SC]], %[[SM]] -> %[[SC]]
+// CHECK-NEXT:       npu_compute.eltwise add %[[SC]], %[[SNB]] -> %[[SC]]
 // CHECK-NEXT:     }
-// CHECK-NEXT:     npu_compute.pool "max" %[[SC]] -> %[[SP]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
-// CHECK-NEXT:     npu_compute.eltwise "add" %[[SP]], %[[SB]] -> %[[SP]]
-// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SP]] -> %[[SP]]
+// CHECK-NEXT:     npu_compute.pool max %[[SC]] -> %[[SP]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
+// CHECK-NEXT:     npu_compute.eltwise add %[[SP]], %[[SB]] -> %[[SP]]
+// CHECK-NEXT:     npu_compute.eltwise relu %[[SP]] -> %[[SP]]
 // CHECK-NEXT:     %[[O:.*]] = arith.muli %[[S]], %[[C3]]
 // CHECK-NEXT:     npu_dma.copy %[[SP]]{{.*}} -> %{{.*}}[%{{.*}}, %{{.*}}, %[[O]], %{{.*}}] {sizes = array<i64: 1, 16, 3, 16>, clip}

@@ -12,7 +12,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   func.func @main(%x: tensor<1x4x16x16xf32>) -> tensor<1x16x8x8xf32> {
     %w1 = npu_graph.constant {weight = "w1"} : tensor<8x4x1x1xf32>
     %w3 = npu_graph.constant {weight = "w3"} : tensor<8x4x3x3xf32>
-    %p = npu_tile.kernel "e1..pool"(%x, %w1, %w3) {kind = "group", loops = "h", tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 15488 : i64, predicted_cycles = 910 : i64, dram_bytes = 11152 : i64, parts = 2 : i64, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [2, 1], sram = 15488>} : (tensor<1x4x16x16xf32>, tensor<8x4x1x1xf32>, tensor<8x4x3x3xf32>) -> tensor<1x16x8x8xf32> {
+    %p = npu_tile.kernel "e1..pool"(%x, %w1, %w3) group {loops = ["h"], tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 15488 : i64, predicted_cycles = 910 : i64, dram_bytes = 11152 : i64, parts = 2 : i64, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [2, 1], sram = 15488>} : (tensor<1x4x16x16xf32>, tensor<8x4x1x1xf32>, tensor<8x4x3x3xf32>) -> tensor<1x16x8x8xf32> {
     ^bb0(%0: tensor<1x4x16x16xf32>, %1: tensor<8x4x1x1xf32>, %2: tensor<8x4x3x3xf32>):
       %a = npu_graph.conv2d %0, %1 : (tensor<1x4x16x16xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x16x16xf32> loc("e1")
       %ar = npu_graph.relu %a : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> loc("e1_relu")
@@ -39,13 +39,13 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
 // CHECK:        scf.for
 // CHECK:          npu_dma.copy %{{.*}} -> %[[SX]]{{.*}} {sizes = array<i64: 1, 4, 11, 16>, pad_value = 0.000000e+00 : f32}
 // CHECK:          npu_compute.conv2d %[[SX]], %[[SW1]] -> %[[SA]] {{.*}}pads = array<i64: -1, 0, -1, 0>}
-// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SA]] -> %[[SA]]
+// CHECK-NEXT:     npu_compute.eltwise relu %[[SA]] -> %[[SA]]
 // CHECK-NEXT:     npu_compute.conv2d %[[SX]], %[[SW3]] -> %[[SB]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
-// CHECK-NEXT:     npu_compute.eltwise "relu" %[[SB]] -> %[[SB]]
+// CHECK-NEXT:     npu_compute.eltwise relu %[[SB]] -> %[[SB]]
 // CHECK-NEXT:     %[[FIRST:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
 // CHECK-NEXT:     scf.if %[[FIRST]] {
-// CHECK-NEXT:       npu_compute.eltwise "mul" %[[SC]], %[[SM]] -> %[[SC]]
-// CHECK-NEXT:       npu_compute.eltwise "add" %[[SC]], %[[SNB]] -> %[[SC]]
+// CHECK-NEXT:       npu_compute.eltwise mul %[[SC]], %[[SM]] -> %[[SC]]
+// CHECK-NEXT:       npu_compute.eltwise add %[[SC]], %[[SNB]] -> %[[SC]]
 // CHECK-NEXT:     }
-// CHECK-NEXT:     npu_compute.pool "max" %[[SC]] -> %[[SP]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
+// CHECK-NEXT:     npu_compute.pool max %[[SC]] -> %[[SP]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
 // CHECK:          npu_dma.copy %[[SP]]{{.*}} {sizes = array<i64: 1, 16, 4, 8>, clip}

@@ -5,7 +5,7 @@
 // that varies over H besides the running one.
 builtin.module {
   func.func @main(%x: tensor<1x4x8x8xf32>, %y: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-    %r = npu_tile.kernel "g"(%x, %y) {kind = "group", loops = "h", tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 0>} : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+    %r = npu_tile.kernel "g"(%x, %y) group {loops = ["h"], tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 0>} : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
     ^bb0(%a: tensor<1x4x8x8xf32>, %b: tensor<1x4x8x8xf32>):
       %s = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
       %t = npu_graph.add %s, %b : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
@@ -23,7 +23,7 @@ builtin.module {
 // A line-buffered strip group with a concat computed in channel ranges (a fire module).
 builtin.module {
   func.func @main(%x: tensor<1x4x8x8xf32>, %w1: tensor<4x4x1x1xf32>, %w3: tensor<4x4x3x3xf32>) -> tensor<1x8x8x8xf32> {
-    %r = npu_tile.kernel "fire"(%x, %w1, %w3) {kind = "group", loops = "h", tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, line_buffer, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 0, line_buffer, warm = 0>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4x4x3x3xf32>) -> tensor<1x8x8x8xf32> {
+    %r = npu_tile.kernel "fire"(%x, %w1, %w3) group {loops = ["h"], tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, line_buffer, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 0, line_buffer, warm = 0>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4x4x3x3xf32>) -> tensor<1x8x8x8xf32> {
     ^bb0(%a: tensor<1x4x8x8xf32>, %b: tensor<4x4x1x1xf32>, %c: tensor<4x4x3x3xf32>):
       %s = npu_graph.conv2d %a, %b : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
       %t = npu_graph.conv2d %a, %c {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
@@ -40,7 +40,7 @@ builtin.module {
 // A line-buffered strip group whose strips share no rows (1x1 convs only).
 builtin.module {
   func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
-    %r = npu_tile.kernel "pointwise"(%x, %w) {kind = "group", loops = "h", tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, line_buffer, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 0, line_buffer, warm = 0>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
+    %r = npu_tile.kernel "pointwise"(%x, %w) group {loops = ["h"], tile = array<i64: 4>, grid = array<i64: 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64, line_buffer, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 0, line_buffer, warm = 0>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
     ^bb0(%a: tensor<1x4x8x8xf32>, %b: tensor<4x4x1x1xf32>):
       %s = npu_graph.conv2d %a, %b : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
       %t = npu_graph.relu %s : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>

@@ -7,7 +7,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4, cube = 16x16x16, vect
   func.func @main(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x8x8xf32> {
     %w1 = npu_graph.constant {weight = "w1"} : tensor<8x8x1x1xf32>
     %w3 = npu_graph.constant {weight = "w3"} : tensor<8x8x3x3xf32>
-    %p = npu_tile.kernel "c1..pool"(%x, %w1, %w3) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, double_buffer = false, sram_bytes = 14976 : i64, predicted_cycles = 1114 : i64, dram_bytes = 19216 : i64, parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [2, 1], sram = 15040>} : (tensor<1x8x16x16xf32>, tensor<8x8x1x1xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
+    %p = npu_tile.kernel "c1..pool"(%x, %w1, %w3) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, double_buffer = false, sram_bytes = 14976 : i64, predicted_cycles = 1114 : i64, dram_bytes = 19216 : i64, parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [2, 1], sram = 15040>} : (tensor<1x8x16x16xf32>, tensor<8x8x1x1xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
     ^bb0(%0: tensor<1x8x16x16xf32>, %1: tensor<8x8x1x1xf32>, %2: tensor<8x8x3x3xf32>):
       %a = npu_graph.conv2d %0, %1 : (tensor<1x8x16x16xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x16x16xf32>
       %b = npu_graph.conv2d %a, %2 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
@@ -23,4 +23,4 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4, cube = 16x16x16, vect
 // CHECK:       npu_compute.conv2d %[[A]], %{{.*}} -> %[[B:.*]] {{{.*}}pads = array<i64: 0, 1, 0, 1>} : memref<1x8x7x16xf32, "sram">, memref<8x8x3x3xf32, "sram"> -> memref<1x8x5x16xf32, "sram">
 // CHECK-NEXT:  %[[COPY:.*]] = npu_dma.copy %[[A]][%[[C0:.*]], %[[C0]], %[[C1:.*]], %[[C0]]] -> %[[MID:.*]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]] {sizes = array<i64: 1, 8, 5, 16>} : memref<1x8x7x16xf32, "sram"> -> memref<1x8x5x16xf32, "sram">
 // CHECK-NEXT:  npu_dma.wait %[[COPY]]
-// CHECK-NEXT:  npu_compute.eltwise "add" %[[MID]], %[[B]] -> %{{[0-9]+}}
+// CHECK-NEXT:  npu_compute.eltwise add %[[MID]], %[[B]] -> %{{[0-9]+}}

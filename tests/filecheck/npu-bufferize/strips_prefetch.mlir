@@ -8,7 +8,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   func.func @main(%x: tensor<1x8x32x32xf32>) -> tensor<1x16x16x16xf32> {
     %w = npu_graph.constant {weight = "w"} : tensor<16x8x3x3xf32>
     %b = npu_graph.constant {weight = "b"} : tensor<16xf32>
-    %p = npu_tile.kernel "conv..pool"(%x, %w, %b) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 8>, double_buffer = true, sram_bytes = 31552 : i64, predicted_cycles = 2144 : i64, dram_bytes = 78720 : i64, parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 8, halo = [2, 1], sram = 31552, prefetch>} : (tensor<1x8x32x32xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32> {
+    %p = npu_tile.kernel "conv..pool"(%x, %w, %b) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 8>, double_buffer = true, sram_bytes = 31552 : i64, predicted_cycles = 2144 : i64, dram_bytes = 78720 : i64, parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 8, halo = [2, 1], sram = 31552, prefetch>} : (tensor<1x8x32x32xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32> {
     ^bb0(%0: tensor<1x8x32x32xf32>, %1: tensor<16x8x3x3xf32>, %2: tensor<16xf32>):
       %c = npu_graph.conv2d %0, %1, %2 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x32x32xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x32x32xf32> loc("conv")
       %r = npu_graph.relu %c : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("relu")

@@ -30,7 +30,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-NOT:      npu_dma.copy %[[X]]
 // CHECK:          %[[COPY:.*]] = npu_dma.copy %[[IN]][%{{.*}}, %{{.*}}, %[[ONE:.*]], %{{.*}}] -> %[[SIDE:[^\[]*]][{{.*}} {sizes = array<i64: 1, 16, 3, 32>}
 // CHECK-NEXT:     npu_dma.wait %[[COPY]]
-// CHECK-NEXT:     npu_compute.eltwise "add" %{{[0-9]+}}, %[[SIDE]] -> %{{[0-9]+}}
+// CHECK-NEXT:     npu_compute.eltwise add %{{[0-9]+}}, %[[SIDE]] -> %{{[0-9]+}}
 
 // -----
 
@@ -59,10 +59,10 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 24576>} {
 // CHECK:          npu_dma.copy %[[X]][{{.*}}] -> %[[IN]]{{.*}} {sizes = array<i64: 1, 16, 5, 24>, pad_value = 0.000000e+00 : f32}
 // CHECK-NOT:      npu_dma.copy %[[X]]
 // CHECK:          npu_dma.copy %[[IN]][{{.*}}] -> %[[SIDE:[^\[]*]][{{.*}} {sizes = array<i64: 1, 16, 3, 24>}
-// CHECK:          npu_compute.eltwise "add" %{{[0-9]+}}, %[[SIDE]] -> %{{[0-9]+}}
+// CHECK:          npu_compute.eltwise add %{{[0-9]+}}, %[[SIDE]] -> %{{[0-9]+}}
 
 // LINES-LABEL:  func.func @main(%{{.*}}: memref<1x16x24x24xf32, "dram">
 // LINES:          npu_dma.copy %[[X:[^\[]*]][{{.*}}, %[[NEW:.*]], %{{.*}}] -> %[[IN:[^\[]*]][{{.*}} {sizes = array<i64: 1, 16, 3, 24>, pad_value = 0.000000e+00 : f32}
 // LINES-NEXT:     %[[ROW:.*]] = arith.muli
 // LINES-NEXT:     npu_dma.copy %[[X]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}] -> %[[SIDE:[^\[]*]][{{.*}} {sizes = array<i64: 1, 16, 3, 24>, pad_value = 0.000000e+00 : f32}
-// LINES:          npu_compute.eltwise "add" %{{[0-9]+}}, %[[SIDE]] -> %{{[0-9]+}}
+// LINES:          npu_compute.eltwise add %{{[0-9]+}}, %[[SIDE]] -> %{{[0-9]+}}

@@ -22,5 +22,5 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-NEXT: %[[U:.*]] = npu_task.sram {offset = [[OT]] : i64, value = [[VT]] : i64} : memref<1x16x3x32xf32, "sram">
 // CHECK-NOT:  npu_task.sram {offset = [[OV]] : i64, value = [[VT]] : i64}
 // CHECK:      npu_compute.conv2d %{{.*}}, %{{.*}} -> %[[V]]
-// CHECK-NEXT: npu_compute.eltwise "relu" %[[R]] -> %[[T]]
-// CHECK-NEXT: npu_compute.eltwise "add" %[[U]], %[[V]] -> %{{[0-9]+}}
+// CHECK-NEXT: npu_compute.eltwise relu %[[R]] -> %[[T]]
+// CHECK-NEXT: npu_compute.eltwise add %[[U]], %[[V]] -> %{{[0-9]+}}

@@ -9,9 +9,9 @@
 // do not fit the arch's SRAM: 3 x 2 KiB > 4 KiB.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 4096>} {
   func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
-    %z = npu_tile.kernel "act"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 8, 64>, grid = array<i64: 1, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    %z = npu_tile.kernel "act"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 8, 64>, grid = array<i64: 1, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
     ^bb0(%a: tensor<8x64xf32>):
-      %0 = npu_tile.loop {loops = "d0,d1", tile = array<i64: 8, 64>, grid = array<i64: 1, 1>, reductions = 0 : i64, double_buffer} -> tensor<8x64xf32> {
+      %0 = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 8, 64>, grid = array<i64: 1, 1>, reductions = 0 : i64, double_buffer} -> tensor<8x64xf32> {
       ^bb0(%d0: index, %d1: index):
         %1 = npu_tile.load %a(%d0, %d1)[8 * %d0, 64 * %d1] sizes [8, 64] : tensor<8x64xf32>
         %2 = npu_graph.relu %1 : (tensor<8x64xf32>) -> tensor<8x64xf32>
@@ -30,9 +30,9 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 4096>} {
 // The steps loop linearises one reduction loop (innermost); two are not supported.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
-    %z = npu_tile.kernel "two"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    %z = npu_tile.kernel "two"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
     ^bb0(%a: tensor<8x64xf32>):
-      %0 = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, reductions = 2 : i64} -> tensor<8x64xf32> {
+      %0 = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, reductions = 2 : i64} -> tensor<8x64xf32> {
       ^bb0(%d0: index, %d1: index):
         %1 = npu_tile.load %a(%d0, %d1)[4 * %d0, 64 * %d1] sizes [4, 64] : tensor<8x64xf32>
         %2 = npu_graph.relu %1 : (tensor<4x64xf32>) -> tensor<4x64xf32>

@@ -19,8 +19,8 @@
 // CHECK-NEXT:      %[[CY:.*]] = npu_dma.copy %{{.*}} -> %[[SY]]
 // CHECK-NEXT:      npu_dma.wait %[[CX]]
 // CHECK-NEXT:      npu_dma.wait %[[CY]]
-// CHECK-NEXT:      npu_compute.eltwise "add" %[[SX]], %[[SY]] -> %[[ACC]]
-// CHECK-NEXT:      npu_compute.eltwise "relu" %[[ACC]] -> %[[ACC]]
+// CHECK-NEXT:      npu_compute.eltwise add %[[SX]], %[[SY]] -> %[[ACC]]
+// CHECK-NEXT:      npu_compute.eltwise relu %[[ACC]] -> %[[ACC]]
 // CHECK-NEXT:      arith.muli
 // CHECK-NEXT:      %[[ST:.*]] = npu_dma.copy %[[ACC]][{{.*}}] -> %{{.*}} {sizes = array<i64: 4, 64>, clip}
 // CHECK-NEXT:      npu_dma.wait %[[ST]]
@@ -30,9 +30,9 @@
 // CHECK-NOT:     npu_compute.materialize
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>) -> tensor<8x64xf32> {
-    %z = npu_tile.kernel "add"(%x, %y) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32> {
+    %z = npu_tile.kernel "add"(%x, %y) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32> {
     ^bb0(%a: tensor<8x64xf32>, %b: tensor<8x64xf32>):
-      %0 = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, reductions = 0 : i64} -> tensor<8x64xf32> {
+      %0 = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, reductions = 0 : i64} -> tensor<8x64xf32> {
       ^bb0(%d0: index, %d1: index):
         %1 = npu_tile.load %a(%d0, %d1)[4 * %d0, 64 * %d1] sizes [4, 64] : tensor<8x64xf32>
         %2 = npu_tile.load %b(%d0, %d1)[4 * %d0, 64 * %d1] sizes [4, 64] : tensor<8x64xf32>
@@ -71,16 +71,16 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK-NEXT:      scf.if %[[LAST]] {
 // CHECK-NEXT:        %[[CB:.*]] = npu_dma.copy %{{.*}} -> %[[BIAS]]
 // CHECK-NEXT:        npu_dma.wait %[[CB]]
-// CHECK-NEXT:        npu_compute.eltwise "add" %[[ACC]], %[[BIAS]] -> %[[ACC]]
+// CHECK-NEXT:        npu_compute.eltwise add %[[ACC]], %[[BIAS]] -> %[[ACC]]
 // CHECK-NEXT:        %[[ST:.*]] = npu_dma.copy %[[ACC]]
 // CHECK-NEXT:        npu_dma.wait %[[ST]]
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<4x32xf32>, %w: tensor<16x32xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
-    %y = npu_tile.kernel "fc"(%x, %w, %b) {kind = "matmul", loops = "m,n,k", tile = array<i64: 4, 16, 16>, grid = array<i64: 1, 1, 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 100 : i64} : (tensor<4x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<4x16xf32> {
+    %y = npu_tile.kernel "fc"(%x, %w, %b) matmul {loops = ["m", "n", "k"], tile = array<i64: 4, 16, 16>, grid = array<i64: 1, 1, 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 100 : i64} : (tensor<4x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<4x16xf32> {
     ^bb0(%a: tensor<4x32xf32>, %bw: tensor<16x32xf32>, %c: tensor<16xf32>):
-      %0 = npu_tile.loop {loops = "m,n,k", tile = array<i64: 4, 16, 16>, grid = array<i64: 1, 1, 2>, reductions = 1 : i64} -> tensor<4x16xf32> {
+      %0 = npu_tile.loop {loops = ["m", "n", "k"], tile = array<i64: 4, 16, 16>, grid = array<i64: 1, 1, 2>, reductions = 1 : i64} -> tensor<4x16xf32> {
       ^bb0(%m: index, %n: index, %k: index):
         %1 = npu_tile.load %a(%m, %n, %k)[4 * %m, 16 * %k] sizes [4, 16] pad 0.0 : tensor<4x32xf32>
         %2 = npu_tile.load %bw(%m, %n, %k)[16 * %n, 16 * %k] sizes [16, 16] pad 0.0 : tensor<16x32xf32>
@@ -118,18 +118,18 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK-NEXT:      %[[ROW:.*]] = arith.muli %[[T1]]
 // CHECK-NEXT:      %[[CN:.*]] = npu_dma.copy %{{.*}}[%[[ROW]], %{{.*}}] -> %[[NXT]]
 // CHECK-NEXT:      npu_dma.wait %[[PREV]]
-// CHECK-NEXT:      npu_compute.eltwise "relu" %[[CUR]] -> %[[ACC]]
+// CHECK-NEXT:      npu_compute.eltwise relu %[[CUR]] -> %[[ACC]]
 // CHECK:           npu_dma.wait
 // CHECK-NEXT:      scf.yield %[[CN]] : !npu_dma.token
 // CHECK-NEXT:    }
 // CHECK:         %[[LCUR:.*]] = arith.select %{{.*}}, %[[S1]], %[[S0]]
 // CHECK-NEXT:    npu_dma.wait %[[TOK]]
-// CHECK-NEXT:    npu_compute.eltwise "relu" %[[LCUR]] -> %[[ACC]]
+// CHECK-NEXT:    npu_compute.eltwise relu %[[LCUR]] -> %[[ACC]]
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
-    %z = npu_tile.kernel "act"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 2, 64>, grid = array<i64: 4, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    %z = npu_tile.kernel "act"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 2, 64>, grid = array<i64: 4, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
     ^bb0(%a: tensor<8x64xf32>):
-      %0 = npu_tile.loop {loops = "d0,d1", tile = array<i64: 2, 64>, grid = array<i64: 4, 1>, reductions = 0 : i64, double_buffer} -> tensor<8x64xf32> {
+      %0 = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 2, 64>, grid = array<i64: 4, 1>, reductions = 0 : i64, double_buffer} -> tensor<8x64xf32> {
       ^bb0(%d0: index, %d1: index):
         %1 = npu_tile.load %a(%d0, %d1)[2 * %d0, 64 * %d1] sizes [2, 64] : tensor<8x64xf32>
         %2 = npu_graph.relu %1 : (tensor<2x64xf32>) -> tensor<2x64xf32>

@@ -20,7 +20,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK:        npu_task.weight "inline1" {{.*}}offset = 0 : i64
 // CHECK:        npu_task.task "fc" attributes {core = 0 : i64, range = array<i64: 0, 1>
 // CHECK:          npu_compute.matmul
-// CHECK:          npu_compute.eltwise "relu"
+// CHECK:          npu_compute.eltwise relu
 // CHECK-NOT:  npu_task.task
 // CHECK:        func.return
 
@@ -29,7 +29,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // NOFUSE:     npu_task.task "fc"
 // NOFUSE-NOT:   npu_compute.eltwise
 // NOFUSE:     npu_task.task "act"
-// NOFUSE:       npu_compute.eltwise "relu"
+// NOFUSE:       npu_compute.eltwise relu
 
 // Without fusion, npu-layer-group still keeps the gemm's result on chip: one task,
 // whole tensors in SRAM, no DRAM activation buffer.
@@ -37,7 +37,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // GROUP-NOT:  npu_task.alloc
 // GROUP:      npu_task.task "fc..act"
 // GROUP:        npu_compute.matmul
-// GROUP:        npu_compute.eltwise "relu"
+// GROUP:        npu_compute.eltwise relu
 // GROUP:        npu_dma.copy {{.*}} -> memref<4x16xf32, "dram">
 // GROUP-NOT:  npu_task.task
 

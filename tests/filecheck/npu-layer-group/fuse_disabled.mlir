@@ -13,9 +13,9 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   }
 }
 // CHECK:     npu.fuse_disable = ["layer-group"]
-// CHECK-NOT: kind = "group"
+// CHECK-NOT: ) group {
 // CHECK:     npu_tile.kernel "kt"
 // CHECK:     npu_tile.kernel "scores"
 // CHECK:     npu_tile.kernel "probs"
 // CHECK:     npu_tile.kernel "context"
-// ON:        npu_tile.kernel "kt..context"{{.*}}kind = "group"
+// ON:        npu_tile.kernel "kt..context"{{.*}}) group {

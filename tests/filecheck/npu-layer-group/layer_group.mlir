@@ -14,7 +14,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %[[G:.*]] = npu_tile.kernel "kt..context"(%k, %q, %v) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 4096 : i64, predicted_cycles = [[CYC:[0-9]+]] : i64, dram_bytes = 4096 : i64, parts = 1 : i64, plan = #npu_tile.group<sram = 4096, offsets = [0, 1024, 2048, 3072, 0, 256, 512]>}
+// CHECK:       %[[G:.*]] = npu_tile.kernel "kt..context"(%k, %q, %v) group {loops = [], tile = array<i64>, grid = array<i64>, sram_bytes = 4096 : i64, predicted_cycles = [[CYC:[0-9]+]] : i64, dram_bytes = 4096 : i64, plan = #npu_tile.group<sram = 4096, offsets = [0, 1024, 2048, 3072, 0, 256, 512]>}
 // CHECK-NEXT:  ^{{.*}}(%[[K:.*]]: tensor<8x32xf32>, %[[Q:.*]]: tensor<8x32xf32>, %[[V:.*]]: tensor<8x32xf32>):
 // CHECK-NEXT:    %[[T:.*]] = npu_graph.transpose %[[K]]
 // CHECK-NEXT:    %[[S:.*]] = npu_graph.matmul %[[Q]], %[[T]]
@@ -40,7 +40,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %[[H:.*]], %[[Y:.*]] = npu_tile.kernel "fc1..residual"(%x, %w1, %w2) {kind = "group"
+// CHECK:       %[[H:.*]], %[[Y:.*]] = npu_tile.kernel "fc1..residual"(%x, %w1, %w2) group
 // CHECK-SAME:    plan = #npu_tile.group<sram = 34816, offsets = [32768, 0, 16384, 33792, 33792, 0, 0], in_place = [1, 3]>
 // CHECK-SAME:    -> (tensor<4x64xf32>, tensor<4x64xf32>)
 // CHECK:         %[[IH:.*]] = npu_graph.relu
@@ -62,7 +62,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 2048>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK-NOT:   kind = "group"
+// CHECK-NOT:   ) group {
 // CHECK:       npu_tile.kernel "kt"
 // CHECK:       npu_tile.kernel "scores"
 // CHECK:       npu_tile.kernel "probs"
@@ -83,4 +83,4 @@ builtin.module {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       npu_tile.kernel "conv..pool"(%x, %w) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 16>, double_buffer = true, {{.*}}parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 16, halo = [1, 1], sram = 425984, prefetch>}
+// CHECK:       npu_tile.kernel "conv..pool"(%x, %w) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 16>, double_buffer = true, {{.*}}parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 16, halo = [1, 1], sram = 425984, prefetch>}

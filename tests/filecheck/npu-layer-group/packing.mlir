@@ -16,7 +16,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>, npu.weights = "Input
 // CHECK-LABEL: func.func @main
 // CHECK-NOT:     weight = "w1"
 // CHECK:         %[[P:.*]] = npu_graph.constant {weight = "fc1.pack0"} : tensor<8192xf32>
-// CHECK-NEXT:    npu_tile.kernel "fc1..fc2"(%x, %[[P]]) {kind = "group"
+// CHECK-NEXT:    npu_tile.kernel "fc1..fc2"(%x, %[[P]]) group
 // CHECK-NEXT:    ^{{.*}}(%[[X:.*]]: tensor<4x64xf32>, %[[PA:.*]]: tensor<8192xf32>):
 // CHECK-NEXT:      %[[S1:.*]] = npu_graph.slice %[[PA]] {starts = array<i64: 0>, ends = array<i64: 4096>, steps = array<i64: 1>}
 // CHECK-NEXT:      %[[W1:.*]] = npu_graph.reshape %[[S1]] : (tensor<4096xf32>) -> tensor<64x64xf32>

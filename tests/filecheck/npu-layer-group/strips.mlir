@@ -16,7 +16,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w, %b) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 8>, double_buffer = false, {{.*}}parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 8, halo = [2, 1], sram = 24256>}
+// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w, %b) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 8>, {{.*}}parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 8, halo = [2, 1], sram = 24256>}
 // CHECK-NEXT:  ^{{.*}}(%[[X:.*]]: tensor<1x8x32x32xf32>, %[[W:.*]]: tensor<16x8x3x3xf32>, %[[B:.*]]: tensor<16xf32>):
 // CHECK-NEXT:    %[[C:.*]] = npu_graph.conv2d %[[X]], %[[W]], %[[B]]
 // CHECK-NEXT:    %[[R:.*]] = npu_graph.relu %[[C]]
@@ -39,7 +39,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %r = npu_tile.kernel "conv..relu"(%x, %w) {kind = "group", loops = "h"
+// CHECK:       %r = npu_tile.kernel "conv..relu"(%x, %w) group {loops = ["h"]
 // CHECK-NEXT:  ^{{.*}}(%[[X:.*]]: tensor<1x16x32x32xf32>, %[[W:.*]]: tensor<16x16x3x3xf32>):
 // CHECK-NEXT:    %[[C:.*]] = npu_graph.conv2d %[[X]], %[[W]]
 // CHECK-NEXT:    %[[S:.*]] = npu_graph.add %[[C]], %[[X]]
@@ -58,9 +58,9 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK-NOT:   kind = "group"
-// CHECK:       npu_tile.kernel "conv"{{.*}}kind = "conv2d"
-// CHECK:       npu_tile.kernel "pool"{{.*}}kind = "pool"
+// CHECK-NOT:   ) group {
+// CHECK:       npu_tile.kernel "conv"{{.*}}) conv2d {
+// CHECK:       npu_tile.kernel "pool"{{.*}}) pool {
 
 // -----
 
@@ -87,7 +87,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       npu_tile.kernel "/g1/Conv../relu_1/Relu"(%x, %{{.*}}, %{{.*}}, %{{.*}}) {kind = "group", loops = "h"
+// CHECK:       npu_tile.kernel "/g1/Conv../relu_1/Relu"(%x, %{{.*}}, %{{.*}}, %{{.*}}) group {loops = ["h"]
 // CHECK-NEXT:  ^
 // CHECK-NEXT:    npu_graph.conv2d
 // CHECK-NEXT:    npu_graph.relu
@@ -115,7 +115,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w) {kind = "group", loops = "h"
+// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w) group {loops = ["h"]
 // CHECK:         npu_graph.conv2d
 // CHECK-NEXT:    npu_graph.relu
 // CHECK-NEXT:    npu_graph.lrn
@@ -135,7 +135,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w) {kind = "group", loops = "h"
+// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w) group {loops = ["h"]
 // CHECK:         npu_graph.conv2d
 // CHECK-NEXT:    npu_graph.avgpool
 // CHECK-NOT:   npu_tile.kernel
@@ -155,8 +155,8 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK-NOT:   kind = "group"
-// CHECK:       npu_tile.kernel "pool"(%c) {kind = "apply"
+// CHECK-NOT:   ) group {
+// CHECK:       npu_tile.kernel "pool"(%c) apply
 
 // -----
 
@@ -172,7 +172,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %c = npu_tile.kernel "pool..conv"(%x, %w) {kind = "group", loops = "h"
+// CHECK:       %c = npu_tile.kernel "pool..conv"(%x, %w) group {loops = ["h"]
 // CHECK:         npu_graph.avgpool
 // CHECK-NEXT:    npu_graph.conv2d
 // CHECK-NOT:   npu_tile.kernel

@@ -18,7 +18,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %p = npu_tile.kernel "e1..pool"(%x, %w1, %w3) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, {{.*}}parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [2, 1], sram = 9344>}
+// CHECK:       %p = npu_tile.kernel "e1..pool"(%x, %w1, %w3) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, {{.*}}parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [2, 1], sram = 9344>}
 // CHECK-NEXT:  ^{{.*}}(%[[X:.*]]: tensor<1x4x16x16xf32>, %[[W1:.*]]: tensor<8x4x1x1xf32>, %[[W3:.*]]: tensor<8x4x3x3xf32>):
 // CHECK-NEXT:    %[[A:.*]] = npu_graph.conv2d %[[X]], %[[W1]]
 // CHECK-NEXT:    %[[AR:.*]] = npu_graph.relu %[[A]]
@@ -45,8 +45,8 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
 }
 // CHECK-LABEL: func.func @main
 // CHECK:       npu_tile.kernel "e3..e3_relu"
-// CHECK:       npu_tile.kernel "cat"(%x, %br) {kind = "apply"
-// CHECK:       npu_tile.kernel "pool"(%c) {kind = "pool"
+// CHECK:       npu_tile.kernel "cat"(%x, %br) apply
+// CHECK:       npu_tile.kernel "pool"(%c) pool
 
 // -----
 
@@ -65,7 +65,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %p = npu_tile.kernel "c1..pool"(%x, %w1, %w3) {kind = "group", loops = "h"
+// CHECK:       %p = npu_tile.kernel "c1..pool"(%x, %w1, %w3) group {loops = ["h"]
 // CHECK-NEXT:  ^{{.*}}(%[[X:.*]]: tensor<1x8x16x16xf32>, %[[W1:.*]]: tensor<8x8x1x1xf32>, %[[W3:.*]]: tensor<8x8x3x3xf32>):
 // CHECK-NEXT:    %[[A:.*]] = npu_graph.conv2d %[[X]], %[[W1]]
 // CHECK-NEXT:    %[[B:.*]] = npu_graph.conv2d %[[A]], %[[W3]]
@@ -91,9 +91,9 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %a = npu_tile.kernel "c1"(%x, %w1) {kind = "conv2d"
-// CHECK:       %b = npu_tile.kernel "c3"(%a, %w3) {kind = "conv2d"
-// CHECK:       %p = npu_tile.kernel "lrn..pool"(%a, %b) {kind = "group", loops = "h"
+// CHECK:       %a = npu_tile.kernel "c1"(%x, %w1) conv2d
+// CHECK:       %b = npu_tile.kernel "c3"(%a, %w3) conv2d
+// CHECK:       %p = npu_tile.kernel "lrn..pool"(%a, %b) group {loops = ["h"]
 
 // -----
 
@@ -113,6 +113,6 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 2048>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       npu_tile.kernel "e3"(%x, %w3) {kind = "conv2d"
-// CHECK:       npu_tile.kernel "cat"(%ar, %br) {kind = "apply"
-// CHECK:       npu_tile.kernel "pool"(%c) {kind = "pool"
+// CHECK:       npu_tile.kernel "e3"(%x, %w3) conv2d
+// CHECK:       npu_tile.kernel "cat"(%ar, %br) apply
+// CHECK:       npu_tile.kernel "pool"(%c) pool

@@ -16,7 +16,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
     func.return %f : tensor<1x16x32x32xf32>
   }
 }
-// CHECK:      %r = npu_tile.kernel "r"(%q) {kind = "eltwise"
-// CHECK:      %e = npu_tile.kernel "conv..e"(%x, %w, %r) {kind = "group", loops = "h", tile = array<i64: 3>, grid = array<i64: 11>, double_buffer = false, {{.*}}, plan = #npu_tile.strip<rows = 3, strips = 11, halo = [1, 1], sram = 31744, in_place = 2>}
+// CHECK:      %r = npu_tile.kernel "r"(%q) eltwise
+// CHECK:      %e = npu_tile.kernel "conv..e"(%x, %w, %r) group {loops = ["h"], tile = array<i64: 3>, grid = array<i64: 11>, {{.*}}, plan = #npu_tile.strip<rows = 3, strips = 11, halo = [1, 1], sram = 31744, in_place = 2>}
 // TASK:       %[[R:.*]] = npu_task.alloc : memref<1x16x32x32xf32, "dram">
 // TASK:       npu_task.alloc reuse(%[[R]] : memref<1x16x32x32xf32, "dram">) : memref<1x16x32x32xf32, "dram">

@@ -223,7 +223,7 @@ builtin.module {
         %r1 = arith.muli %t1, %c4 : index
         %tan = npu_dma.copy %x[%r1, %c0] -> %anxt[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<16x32xf32, "dram"> -> memref<4x32xf32, "sram">
         npu_dma.wait %ta
-        npu_compute.eltwise "relu" %acur -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %acur -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
         scf.yield %tan : !npu_dma.token
       }
       npu_dma.wait %ra
@@ -258,8 +258,8 @@ builtin.module {
         %anxt = arith.select %odd, %a0, %a1 : memref<4x32xf32, "sram">
         %tan = npu_dma.copy %x[%c0, %c0] -> %anxt[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
         npu_dma.wait %ta
-        npu_compute.eltwise "relu" %acur -> %acur : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
-        npu_compute.eltwise "relu" %acur -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %acur -> %acur : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %acur -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
         scf.yield %tan : !npu_dma.token
       }
       npu_dma.wait %ra
@@ -297,7 +297,7 @@ builtin.module {
         %anxt = arith.select %odd, %a0, %a1 : memref<4x32xf32, "sram">
         %tan = npu_dma.copy %in[%c0, %c0] -> %anxt[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
         npu_dma.wait %ta
-        npu_compute.eltwise "relu" %acur -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %acur -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
         %ts = npu_dma.copy %acc[%c0, %c0] -> %out[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "sram"> -> memref<4x32xf32, "dram">
         npu_dma.wait %ts
         scf.yield %tan : !npu_dma.token
@@ -336,7 +336,7 @@ builtin.module {
         %anxt = arith.select %odd, %a0, %a1 : memref<4x32xf32, "sram">
         %tan = npu_dma.copy %x[%c0, %c32] -> %anxt[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x64xf32, "dram"> -> memref<4x32xf32, "sram">
         npu_dma.wait %ta
-        npu_compute.eltwise "relu" %acur -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %acur -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
         scf.yield %tan : !npu_dma.token
       }
       npu_dma.wait %ra

@@ -55,7 +55,7 @@ builtin.module {
       scf.for %t = %lo to %hi step %c1 {
         %ta = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
         npu_dma.wait %ta
-        npu_compute.eltwise "relu" %a -> %a : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %a -> %a : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
         %ts = npu_dma.copy %a[%c0, %c0] -> %y[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "sram"> -> memref<4x32xf32, "dram">
         npu_dma.wait %ts
       }
@@ -84,7 +84,7 @@ builtin.module {
         %tz = npu_dma.copy %z[%c0] -> %other[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "sram">
         npu_dma.wait %ta
         npu_dma.wait %tz
-        npu_compute.eltwise "relu" %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
       }
     }
     func.return
@@ -110,7 +110,7 @@ builtin.module {
         %r = arith.muli %t, %c4 : index
         %ta = npu_dma.copy %x[%r, %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<8x32xf32, "dram"> -> memref<4x32xf32, "sram">
         npu_dma.wait %ta
-        npu_compute.eltwise "relu" %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
         %ts = npu_dma.copy %acc[%c0, %c0] -> %y[%r, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "sram"> -> memref<8x32xf32, "dram">
         npu_dma.wait %ts
       }
@@ -137,14 +137,14 @@ builtin.module {
       scf.for %t = %c1 to %hi step %c1 {
         %ta = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
         npu_dma.wait %ta
-        npu_compute.eltwise "relu" %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
       }
       %ts = npu_dma.copy %acc[%c0, %c0] -> %y[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "sram"> -> memref<4x32xf32, "dram">
       scf.for %t = %lo to %hi step %c1 {
         npu_dma.wait %ts
         %tb = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
         npu_dma.wait %tb
-        npu_compute.eltwise "relu" %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
       }
     }
     func.return
@@ -173,7 +173,7 @@ builtin.module {
       scf.for %t = %lo to %hi step %c1 {
         %ta = npu_dma.copy %in[%c0, %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
         npu_dma.wait %ta
-        npu_compute.eltwise "relu" %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
         %ts = npu_dma.copy %acc[%c0, %c0] -> %out[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "sram"> -> memref<4x32xf32, "dram">
         npu_dma.wait %ts
       }
@@ -198,7 +198,7 @@ builtin.module {
       scf.for %t = %lo to %hi step %c1 {
         %ta = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
         npu_dma.wait %ta
-        npu_compute.eltwise "relu" %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
       }
     }
     func.return

@@ -17,7 +17,7 @@ builtin.module {
       %t2 = npu_dma.copy %x[%r2, %c0] -> %a[%c2, %c0] {sizes = array<i64: 2, 32>, pad_value = 0.000000e+00 : f32} : memref<8x32xf32, "dram"> -> memref<4x32xf32, "sram">
       npu_dma.wait %t1
       npu_dma.wait %t2
-      npu_compute.eltwise "relu" %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+      npu_compute.eltwise relu %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
     }
     func.return
   }
@@ -25,7 +25,7 @@ builtin.module {
 // CHECK:      %[[R:.*]] = arith.muli %lo, %c2 : index
 // CHECK-NEXT: %[[T:.*]] = npu_dma.copy %x[%[[R]], %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>, pad_value = 0.000000e+00 : f32}
 // CHECK-NEXT: npu_dma.wait %[[T]]
-// CHECK-NEXT: npu_compute.eltwise "relu"
+// CHECK-NEXT: npu_compute.eltwise relu
 
 // -----
 
@@ -45,7 +45,7 @@ builtin.module {
       %t2 = npu_dma.copy %x[%c0, %c32] -> %a[%c0, %c0] {sizes = array<i64: 4, 16>} : memref<4x64xf32, "dram"> -> memref<4x32xf32, "sram">
       npu_dma.wait %t2
       npu_dma.wait %t1
-      npu_compute.eltwise "relu" %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+      npu_compute.eltwise relu %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
     }
     func.return
   }

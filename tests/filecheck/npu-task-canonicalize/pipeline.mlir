@@ -11,7 +11,7 @@
 builtin.module attributes {npu.arch = #npu.arch<cores = 2>} {
   func.func @main(%x: tensor<4x32xf32>) -> tensor<4x128xf32> attributes {npu.inputs = ["x"], npu.outputs = ["y"]} {
     %w = npu_graph.constant {value = dense<0.5> : tensor<128x32xf32>} : tensor<128x32xf32>
-    %y = npu_tile.kernel "fc"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 4, 16, 32>, grid = array<i64: 1, 8, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 1000 : i64, parts = 2 : i64} : (tensor<4x32xf32>, tensor<128x32xf32>) -> tensor<4x128xf32> {
+    %y = npu_tile.kernel "fc"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 4, 16, 32>, grid = array<i64: 1, 8, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 1000 : i64, parts = 2 : i64} : (tensor<4x32xf32>, tensor<128x32xf32>) -> tensor<4x128xf32> {
     ^bb0(%a: tensor<4x32xf32>, %bw: tensor<128x32xf32>):
       %g = npu_graph.gemm %a, %bw {trans_b = true} : (tensor<4x32xf32>, tensor<128x32xf32>) -> tensor<4x128xf32>
       npu_tile.yield %g : tensor<4x128xf32>

@@ -12,11 +12,11 @@ builtin.module {
       %acc = npu_task.sram {offset = 512 : i64} : memref<4x32xf32, "sram">
       %t = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
       npu_dma.wait %t
-      npu_compute.eltwise "relu" %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+      npu_compute.eltwise relu %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
       npu_dma.wait %t
       scf.for %i = %lo to %hi step %c1 {
         npu_dma.wait %t
-        npu_compute.eltwise "relu" %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        npu_compute.eltwise relu %a -> %acc : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
       }
     }
     func.return

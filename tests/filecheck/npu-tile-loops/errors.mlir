@@ -4,7 +4,7 @@
 // the kernel and its ONNX node.
 builtin.module {
   func.func @main(%x: tensor<4x32xf32>, %w: tensor<32x16xf32>) -> tensor<4x16xf32> {
-    %y = npu_tile.kernel "mm"(%x, %w) {kind = "matmul", loops = "m,n", tile = array<i64: 4, 16>, grid = array<i64: 1, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 1 : i64} : (tensor<4x32xf32>, tensor<32x16xf32>) -> tensor<4x16xf32> {
+    %y = npu_tile.kernel "mm"(%x, %w) matmul {loops = ["m", "n"], tile = array<i64: 4, 16>, grid = array<i64: 1, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 1 : i64} : (tensor<4x32xf32>, tensor<32x16xf32>) -> tensor<4x16xf32> {
     ^bb0(%a: tensor<4x32xf32>, %b: tensor<32x16xf32>):
       %g = npu_graph.matmul %a, %b : (tensor<4x32xf32>, tensor<32x16xf32>) -> tensor<4x16xf32>
       npu_tile.yield %g : tensor<4x16xf32>
@@ -19,7 +19,7 @@ builtin.module {
 // Trip counts that the tile sizes do not give.
 builtin.module {
   func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
-    %y = npu_tile.kernel "act"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 64>, grid = array<i64: 3, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    %y = npu_tile.kernel "act"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 64>, grid = array<i64: 3, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
     ^bb0(%a: tensor<8x64xf32>):
       %t = npu_graph.tanh %a : (tensor<8x64xf32>) -> tensor<8x64xf32>
       npu_tile.yield %t : tensor<8x64xf32>

@@ -4,7 +4,7 @@
 // is unpadded.
 builtin.module {
   func.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
-    %y = npu_tile.kernel "pool"(%x) {kind = "pool", loops = "n,c,oh,ow", tile = array<i64: 1, 4, 2, 4>, grid = array<i64: 1, 1, 2, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+    %y = npu_tile.kernel "pool"(%x) pool {loops = ["n", "c", "oh", "ow"], tile = array<i64: 1, 4, 2, 4>, grid = array<i64: 1, 1, 2, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
     ^bb0(%a: tensor<1x4x8x8xf32>):
       %p = npu_graph.maxpool %a {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
       npu_tile.yield %p : tensor<1x4x4x4xf32>
@@ -23,7 +23,7 @@ builtin.module {
 // A structured op (softmax over the last axis): rows are tiled, the axis is whole.
 builtin.module {
   func.func @main(%x: tensor<8x32xf32>) -> tensor<8x32xf32> {
-    %y = npu_tile.kernel "sm"(%x) {kind = "apply", loops = "d0,d1", tile = array<i64: 2, 32>, grid = array<i64: 4, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32> {
+    %y = npu_tile.kernel "sm"(%x) apply {loops = ["d0", "d1"], tile = array<i64: 2, 32>, grid = array<i64: 4, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32> {
     ^bb0(%a: tensor<8x32xf32>):
       %s = npu_graph.softmax %a {axis = -1 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32>
       npu_tile.yield %s : tensor<8x32xf32>
@@ -45,7 +45,7 @@ builtin.module {
     %s = npu_graph.constant {weight = "s"} : tensor<16x1x1xf32>
     %t = npu_graph.constant {weight = "t"} : tensor<16x1x1xf32>
     %w = npu_graph.constant {weight = "w"} : tensor<16x16x1x1xf32>
-    %y = npu_tile.kernel "bn_conv"(%x, %s, %t, %w) {kind = "conv2d", loops = "n,co,oh,ow,ci", tile = array<i64: 1, 16, 4, 8, 8>, grid = array<i64: 1, 1, 2, 1, 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<1x16x8x8xf32>, tensor<16x1x1xf32>, tensor<16x1x1xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32> {
+    %y = npu_tile.kernel "bn_conv"(%x, %s, %t, %w) conv2d {loops = ["n", "co", "oh", "ow", "ci"], tile = array<i64: 1, 16, 4, 8, 8>, grid = array<i64: 1, 1, 2, 1, 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<1x16x8x8xf32>, tensor<16x1x1xf32>, tensor<16x1x1xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32> {
     ^bb0(%a: tensor<1x16x8x8xf32>, %sa: tensor<16x1x1xf32>, %ta: tensor<16x1x1xf32>, %wa: tensor<16x16x1x1xf32>):
       %m = npu_graph.mul %a, %sa : (tensor<1x16x8x8xf32>, tensor<16x1x1xf32>) -> tensor<1x16x8x8xf32>
       %p = npu_graph.add %m, %ta : (tensor<1x16x8x8xf32>, tensor<16x1x1xf32>) -> tensor<1x16x8x8xf32>

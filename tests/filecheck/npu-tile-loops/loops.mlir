@@ -7,7 +7,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<8x32xf32>) -> tensor<8x16xf32> {
     %w = npu_graph.constant {weight = "w"} : tensor<16x32xf32>
     %b = npu_graph.constant {weight = "b"} : tensor<16xf32>
-    %y = npu_tile.kernel "fc"(%x, %w, %b) {kind = "matmul", loops = "m,n,k", tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 100 : i64} : (tensor<8x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<8x16xf32> {
+    %y = npu_tile.kernel "fc"(%x, %w, %b) matmul {loops = ["m", "n", "k"], tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 100 : i64} : (tensor<8x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<8x16xf32> {
     ^bb0(%a: tensor<8x32xf32>, %bw: tensor<16x32xf32>, %c: tensor<16xf32>):
       %g = npu_graph.gemm %a, %bw, %c {trans_b = true} : (tensor<8x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<8x16xf32>
       %r = npu_graph.relu %g : (tensor<8x16xf32>) -> tensor<8x16xf32>
@@ -16,9 +16,9 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
     func.return %y : tensor<8x16xf32>
   }
 }
-// CHECK:      npu_tile.kernel "fc"(%x, %w, %b) {kind = "matmul", loops = "m,n,k", tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>
+// CHECK:      npu_tile.kernel "fc"(%x, %w, %b) matmul {loops = ["m", "n", "k"], tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>
 // CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<8x32xf32>, %[[BW:.*]]: tensor<16x32xf32>, %[[C:.*]]: tensor<16xf32>):
-// CHECK-NEXT:   %[[Y:.*]] = npu_tile.loop {loops = "m,n,k", tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>, reductions = 1 : i64, double_buffer} -> tensor<8x16xf32> {
+// CHECK-NEXT:   %[[Y:.*]] = npu_tile.loop {loops = ["m", "n", "k"], tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>, reductions = 1 : i64, double_buffer} -> tensor<8x16xf32> {
 // CHECK-NEXT:   ^bb0(%m: index, %n: index, %k: index):
 // CHECK-NEXT:     %[[AT:.*]] = npu_tile.load %[[A]](%m, %n, %k)[4 * %m, 16 * %k] sizes [4, 16] pad 0.0 : tensor<8x32xf32>
 // CHECK-NEXT:     %[[BT:.*]] = npu_tile.load %[[BW]](%m, %n, %k)[16 * %n, 16 * %k] sizes [16, 16] pad 0.0 : tensor<16x32xf32>
@@ -39,7 +39,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 builtin.module {
   func.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
     %w = npu_graph.constant {weight = "w"} : tensor<4x4x3x3xf32>
-    %y = npu_tile.kernel "conv"(%x, %w) {kind = "conv2d", loops = "n,co,oh,ow,ci", tile = array<i64: 1, 4, 4, 8, 2>, grid = array<i64: 1, 1, 2, 1, 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32> {
+    %y = npu_tile.kernel "conv"(%x, %w) conv2d {loops = ["n", "co", "oh", "ow", "ci"], tile = array<i64: 1, 4, 4, 8, 2>, grid = array<i64: 1, 1, 2, 1, 2>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32> {
     ^bb0(%a: tensor<1x4x8x8xf32>, %b: tensor<4x4x3x3xf32>):
       %c = npu_graph.conv2d %a, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
       npu_tile.yield %c : tensor<1x4x8x8xf32>
@@ -47,7 +47,7 @@ builtin.module {
     func.return %y : tensor<1x4x8x8xf32>
   }
 }
-// CHECK:      npu_tile.loop {loops = "n,co,oh,ow,ci", tile = array<i64: 1, 4, 4, 8, 2>, grid = array<i64: 1, 1, 2, 1, 2>, reductions = 1 : i64} -> tensor<1x4x8x8xf32> {
+// CHECK:      npu_tile.loop {loops = ["n", "co", "oh", "ow", "ci"], tile = array<i64: 1, 4, 4, 8, 2>, grid = array<i64: 1, 1, 2, 1, 2>, reductions = 1 : i64} -> tensor<1x4x8x8xf32> {
 // CHECK-NEXT: ^bb0(%n: index, %co: index, %oh: index, %ow: index, %ci: index):
 // CHECK-NEXT:   %[[XT:.*]] = npu_tile.load %a(%n, %co, %oh, %ow, %ci)[%n, 2 * %ci, 4 * %oh - 1, 8 * %ow - 1] sizes [1, 2, 6, 10] pad 0.0 : tensor<1x4x8x8xf32>
 // CHECK-NEXT:   %[[WT:.*]] = npu_tile.load %b(%n, %co, %oh, %ow, %ci)[4 * %co, 2 * %ci, 0, 0] sizes [4, 2, 3, 3] pad 0.0 : tensor<4x4x3x3xf32>
@@ -61,7 +61,7 @@ builtin.module {
 // at row 0 (size 1) whatever the row tile.
 builtin.module {
   func.func @main(%x: tensor<8x64xf32>, %r: tensor<64xf32>) -> tensor<8x64xf32> {
-    %y = npu_tile.kernel "add"(%x, %r) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32> {
+    %y = npu_tile.kernel "add"(%x, %r) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32> {
     ^bb0(%a: tensor<8x64xf32>, %b: tensor<64xf32>):
       %s = npu_graph.add %a, %b : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
       %t = npu_graph.tanh %s : (tensor<8x64xf32>) -> tensor<8x64xf32>
@@ -70,7 +70,7 @@ builtin.module {
     func.return %y : tensor<8x64xf32>
   }
 }
-// CHECK:      npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, reductions = 0 : i64, double_buffer} -> tensor<8x64xf32> {
+// CHECK:      npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, reductions = 0 : i64, double_buffer} -> tensor<8x64xf32> {
 // CHECK-NEXT: ^bb0(%d0: index, %d1: index):
 // CHECK-NEXT:   %[[XT:.*]] = npu_tile.load %a(%d0, %d1)[4 * %d0, 64 * %d1] sizes [4, 64] : tensor<8x64xf32>
 // CHECK-NEXT:   %[[RT:.*]] = npu_tile.load %b(%d0, %d1)[0, 64 * %d1] sizes [1, 64] view [1, 64] : tensor<64xf32>

@@ -5,12 +5,12 @@
 // data, a group runs every op once on whole SRAM-resident tensors.
 builtin.module {
   func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
-    %v = npu_tile.kernel "flat"(%x) {kind = "view", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64} : (tensor<4x16xf32>) -> tensor<64xf32> {
+    %v = npu_tile.kernel "flat"(%x) view {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64} : (tensor<4x16xf32>) -> tensor<64xf32> {
     ^bb0(%a: tensor<4x16xf32>):
       %r = npu_graph.reshape %a : (tensor<4x16xf32>) -> tensor<64xf32>
       npu_tile.yield %r : tensor<64xf32>
     }
-    %g = npu_tile.kernel "grp"(%v) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, plan = #npu_tile.group<sram = 512, offsets = [0, 256, 256]>} : (tensor<64xf32>) -> tensor<4x16xf32> {
+    %g = npu_tile.kernel "grp"(%v) group {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, plan = #npu_tile.group<sram = 512, offsets = [0, 256, 256]>} : (tensor<64xf32>) -> tensor<4x16xf32> {
     ^bb0(%b: tensor<64xf32>):
       %e = npu_graph.exp %b : (tensor<64xf32>) -> tensor<64xf32>
       %s = npu_graph.reshape %e : (tensor<64xf32>) -> tensor<4x16xf32>
@@ -35,7 +35,7 @@ builtin.module {
 // A kernel already in loop form is left as it is: running the pass twice gives one loop.
 builtin.module {
   func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
-    %y = npu_tile.kernel "act"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    %y = npu_tile.kernel "act"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 64>, grid = array<i64: 2, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
     ^bb0(%a: tensor<8x64xf32>):
       %t = npu_graph.tanh %a : (tensor<8x64xf32>) -> tensor<8x64xf32>
       npu_tile.yield %t : tensor<8x64xf32>

@@ -9,7 +9,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 2048, cores = 1>} {
     func.return %y : tensor<1x32x8x8xf32>
   }
 }
-// CHECK: npu_tile.kernel "dw"(%x, %w) {kind = "conv2d", loops = "n,co,oh,ow,ci", tile = array<i64: 1, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 1>
+// CHECK: npu_tile.kernel "dw"(%x, %w) conv2d {loops = ["n", "co", "oh", "ow", "ci"], tile = array<i64: 1, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 1>
 
 // -----
 
@@ -21,4 +21,4 @@ builtin.module {
     func.return %y : tensor<2x3x4x6xf32>
   }
 }
-// CHECK: npu_tile.kernel "bmm"(%a, %b) {kind = "matmul", loops = "b0,b1,m,n,k", tile = array<i64: 1, 1, 4, 6, 5>, grid = array<i64: 2, 3, 1, 1, 1>
+// CHECK: npu_tile.kernel "bmm"(%a, %b) matmul {loops = ["b0", "b1", "m", "n", "k"], tile = array<i64: 1, 1, 4, 6, 5>, grid = array<i64: 2, 3, 1, 1, 1>

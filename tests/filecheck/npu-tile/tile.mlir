@@ -15,7 +15,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   }
 }
 // CHECK:      npu_graph.constant {weight = "w"}
-// CHECK:      npu_tile.kernel "fc"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 4, 16, 32>, grid = array<i64: 1, 1, 1>, double_buffer = true, sram_bytes = {{[0-9]+}} : i64, predicted_cycles = {{[0-9]+}} : i64, dram_bytes = 2816 : i64, parts = 1 : i64}
+// CHECK:      npu_tile.kernel "fc"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 4, 16, 32>, grid = array<i64: 1, 1, 1>, double_buffer = true, sram_bytes = {{[0-9]+}} : i64, predicted_cycles = {{[0-9]+}} : i64, dram_bytes = 2816 : i64}
 // CHECK:        npu_graph.gemm
 // CHECK-NEXT:   npu_graph.relu
 // CHECK-NEXT:   npu_tile.yield
@@ -23,14 +23,15 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // -----
 
 // Compute-bound (dram_bw = 4096): with 4 cores the cost model picks 2x2
-// parallel tiles and asks for 4 parts; on one core it keeps M and N whole.
+// parallel tiles and asks for 4 parts; on one core it keeps M and N whole (one part:
+// `parts` has its default, 1, and is not printed).
 builtin.module attributes {npu.arch = #npu.arch<dram_bw = 4096>} {
   func.func @main(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
     %y = npu_graph.matmul %x, %w : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32> loc("mm")
     func.return %y : tensor<256x256xf32>
   }
 }
-// CHECK: npu_tile.kernel "mm"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 128, 128, 64>, grid = array<i64: 2, 2, 4>
+// CHECK: npu_tile.kernel "mm"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 128, 128, 64>, grid = array<i64: 2, 2, 4>
 // CHECK-SAME: parts = 4 : i64
 
 // -----
@@ -41,8 +42,8 @@ builtin.module attributes {npu.arch = #npu.arch<dram_bw = 4096, cores = 1>} {
     func.return %y : tensor<256x256xf32>
   }
 }
-// CHECK: npu_tile.kernel "mm"(%x, %w) {kind = "matmul", loops = "m,n,k", tile = array<i64: 256, 256, 16>, grid = array<i64: 1, 1, 16>
-// CHECK-SAME: parts = 1 : i64
+// CHECK: npu_tile.kernel "mm"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 256, 256, 16>, grid = array<i64: 1, 1, 16>
+// CHECK-SAME: dram_bytes = {{[0-9]+}} : i64} : (
 
 // -----
 
@@ -53,8 +54,8 @@ builtin.module {
     func.return %y : tensor<64x256xf32>
   }
 }
-// CHECK: npu_tile.kernel "mm"(%x, %w) {kind = "matmul"
-// CHECK-SAME: parts = 1 : i64
+// CHECK: npu_tile.kernel "mm"(%x, %w) matmul
+// CHECK-SAME: dram_bytes = {{[0-9]+}} : i64} : (
 
 // -----
 
@@ -66,11 +67,12 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 8192, cores = 1>} {
     func.return %y : tensor<128x128xf32>
   }
 }
-// CHECK: npu_tile.kernel "mm"(%a, %b) {kind = "matmul", loops = "m,n,k", tile = array<i64: 32, 32, 16>, grid = array<i64: 4, 4, 16>, double_buffer = false, sram_bytes = 8192 : i64
+// CHECK: npu_tile.kernel "mm"(%a, %b) matmul {loops = ["m", "n", "k"], tile = array<i64: 32, 32, 16>, grid = array<i64: 4, 4, 16>, sram_bytes = 8192 : i64
 
 // -----
 
-// double-buffer=false halves the input tile buffers and is recorded.
+// double-buffer=false halves the input tile buffers and is recorded (false is the
+// default of `double_buffer`, which is then not printed).
 // RUN: %opt %s --split-input-file -p 'npu-tile{double-buffer=false}' | filecheck %s --check-prefix=SINGLE
 builtin.module {
   func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
@@ -78,10 +80,10 @@ builtin.module {
     func.return %p : tensor<1x3x4x4xf32>
   }
 }
-// CHECK:  npu_tile.kernel "pool"(%x) {kind = "pool", loops = "n,c,oh,ow"
+// CHECK:  npu_tile.kernel "pool"(%x) pool {loops = ["n", "c", "oh", "ow"]
 // CHECK-SAME: double_buffer = true
-// SINGLE: npu_tile.kernel "pool"(%x) {kind = "pool", loops = "n,c,oh,ow"
-// SINGLE-SAME: double_buffer = false
+// SINGLE: npu_tile.kernel "pool"(%x) pool {loops = ["n", "c", "oh", "ow"]
+// SINGLE-SAME: grid = array<{{[^>]*}}>, sram_bytes = 
 
 // -----
 
@@ -92,4 +94,4 @@ builtin.module {
     func.return %r : tensor<2x12xf32>
   }
 }
-// CHECK: npu_tile.kernel "flat"(%x) {kind = "view", loops = "", tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64, dram_bytes = 0 : i64, parts = 1 : i64}
+// CHECK: npu_tile.kernel "flat"(%x) view {loops = [], tile = array<i64>, grid = array<i64>}

@@ -13,7 +13,7 @@ builtin.module {
     npu_compute.matmul %at, %bt -> %c {trans_a, trans_b, accumulate} : memref<32x4xf32, "sram">, memref<16x32xf32, "sram"> -> memref<4x16xf32, "sram">
 
     // A grouped, strided, dilated convolution accumulating into %o (VALID: the input tile is already padded).
-    // CHECK: npu_compute.conv2d %x, %w -> %o {strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>, group = 2 : i64, accumulate} : memref<1x4x10x10xf32, "sram">, memref<4x2x3x3xf32, "sram"> -> memref<1x4x3x3xf32, "sram">
+    // CHECK: npu_compute.conv2d %x, %w -> %o {strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>, accumulate, group = 2 : i64} : memref<1x4x10x10xf32, "sram">, memref<4x2x3x3xf32, "sram"> -> memref<1x4x3x3xf32, "sram">
     npu_compute.conv2d %x, %w -> %o {strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>, group = 2 : i64, accumulate} : memref<1x4x10x10xf32, "sram">, memref<4x2x3x3xf32, "sram"> -> memref<1x4x3x3xf32, "sram">
 
     // Negative pads crop: rows 2..7 of %x (a strip group's branch reading the middle of a shared strip).
@@ -25,15 +25,15 @@ builtin.module {
   // CHECK-LABEL: func.func @vector
   func.func @vector(%c: memref<4x16xf32, "sram">, %bias: memref<16xf32, "sram">,
                     %x: memref<1x1x8x8xf32, "sram">, %p: memref<1x1x4x4xf32, "sram">, %q: memref<1x1x3x3xf32, "sram">) {
-    // CHECK: npu_compute.eltwise "add" %c, %bias -> %c : memref<4x16xf32, "sram">, memref<16xf32, "sram"> -> memref<4x16xf32, "sram">
-    // CHECK: npu_compute.eltwise "relu" %c -> %c : memref<4x16xf32, "sram"> -> memref<4x16xf32, "sram">
-    npu_compute.eltwise "add" %c, %bias -> %c : memref<4x16xf32, "sram">, memref<16xf32, "sram"> -> memref<4x16xf32, "sram">
-    npu_compute.eltwise "relu" %c -> %c : memref<4x16xf32, "sram"> -> memref<4x16xf32, "sram">
+    // CHECK: npu_compute.eltwise add %c, %bias -> %c : memref<4x16xf32, "sram">, memref<16xf32, "sram"> -> memref<4x16xf32, "sram">
+    // CHECK: npu_compute.eltwise relu %c -> %c : memref<4x16xf32, "sram"> -> memref<4x16xf32, "sram">
+    npu_compute.eltwise add %c, %bias -> %c : memref<4x16xf32, "sram">, memref<16xf32, "sram"> -> memref<4x16xf32, "sram">
+    npu_compute.eltwise relu %c -> %c : memref<4x16xf32, "sram"> -> memref<4x16xf32, "sram">
 
-    // CHECK: npu_compute.pool "max" %x -> %p {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x4x4xf32, "sram">
-    // CHECK: npu_compute.pool "max" %x -> %q {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x3x3xf32, "sram">
-    npu_compute.pool "max" %x -> %p {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x4x4xf32, "sram">
-    npu_compute.pool "max" %x -> %q {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x3x3xf32, "sram">
+    // CHECK: npu_compute.pool max %x -> %p {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x4x4xf32, "sram">
+    // CHECK: npu_compute.pool max %x -> %q {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x3x3xf32, "sram">
+    npu_compute.pool max %x -> %p {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x4x4xf32, "sram">
+    npu_compute.pool max %x -> %q {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x3x3xf32, "sram">
 
     // CHECK: npu_compute.fill %c {value = 0.000000e+00 : f32} : memref<4x16xf32, "sram">
     npu_compute.fill %c {value = 0.0 : f32} : memref<4x16xf32, "sram">

@@ -5,9 +5,9 @@
 
 builtin.module {
   func.func @main(%x: tensor<8x32xf32>, %w: tensor<16x32xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
-    %y = npu_tile.kernel "fc"(%x, %w, %b) {kind = "matmul", loops = "m,n,k", tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 1 : i64} : (tensor<8x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<8x16xf32> {
+    %y = npu_tile.kernel "fc"(%x, %w, %b) matmul {loops = ["m", "n", "k"], tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 1 : i64} : (tensor<8x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<8x16xf32> {
     ^bb0(%a: tensor<8x32xf32>, %bw: tensor<16x32xf32>, %c: tensor<16xf32>):
-      %r = npu_tile.loop {loops = "m,n,k", tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>, reductions = 1 : i64, double_buffer} -> tensor<8x16xf32> {
+      %r = npu_tile.loop {loops = ["m", "n", "k"], tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>, reductions = 1 : i64, double_buffer} -> tensor<8x16xf32> {
       ^bb1(%m: index, %n: index, %k: index):
         %at = npu_tile.load %a(%m, %n, %k)[4 * %m, 16 * %k - 2 + %n] sizes [4, 16] pad -1.5 : tensor<8x32xf32>
         %bt = npu_tile.load %bw(%m, %n, %k)[16 * %n, 16 * %k] sizes [16, 16] : tensor<16x32xf32>
@@ -22,7 +22,7 @@ builtin.module {
     func.return %y : tensor<8x16xf32>
   }
 }
-// CHECK:      %{{.*}} = npu_tile.loop {loops = "m,n,k", tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>, reductions = 1 : i64, double_buffer} -> tensor<8x16xf32> {
+// CHECK:      %{{.*}} = npu_tile.loop {loops = ["m", "n", "k"], tile = array<i64: 4, 16, 16>, grid = array<i64: 2, 1, 2>, reductions = 1 : i64, double_buffer} -> tensor<8x16xf32> {
 // CHECK-NEXT: ^{{.*}}(%m: index, %n: index, %k: index):
 // CHECK-NEXT:   %at = npu_tile.load %a(%m, %n, %k)[4 * %m, %n + 16 * %k - 2] sizes [4, 16] pad -1.5 : tensor<8x32xf32>
 // CHECK-NEXT:   %bt = npu_tile.load %bw(%m, %n, %k)[16 * %n, 16 * %k] sizes [16, 16] : tensor<16x32xf32>

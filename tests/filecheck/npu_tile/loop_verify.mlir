@@ -2,9 +2,9 @@
 // One chunk per verifier error of npu_tile.loop, npu_tile.load and npu_tile.store.
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    %r = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
     ^bb1(%i: index, %j: index):
       %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
       %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
@@ -19,9 +19,9 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 3 : i64} -> tensor<4x8xf32> {
+    %r = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 3 : i64} -> tensor<4x8xf32> {
     ^bb1(%i: index, %j: index):
       %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
       %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
@@ -36,9 +36,9 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    %r = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
     ^bb1(%i: index):
       %t = npu_tile.load %a(%i)[4 * %i, 8] sizes [4, 8] : tensor<4x8xf32>
       %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
@@ -53,9 +53,9 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    %r = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
     ^bb1(%i: index, %j: index):
       %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
       npu_tile.store %t(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
@@ -69,9 +69,9 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    %r = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
     ^bb1(%i: index, %j: index):
       %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8, 1] : tensor<4x8xf32>
       %s = npu_tile.reduce %t : tensor<4x8x1xf32> -> tensor<4x8x1xf32>
@@ -86,9 +86,9 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    %r = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
     ^bb1(%i: index, %j: index):
       %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] view [2, 8] : tensor<4x8xf32>
       %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
@@ -103,9 +103,9 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    %r = npu_tile.loop {loops = "d0,d1", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    %r = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
     ^bb1(%i: index, %j: index):
       %t = npu_tile.load %a(%j, %i)[4 * %j, 8 * %i] sizes [4, 8] : tensor<4x8xf32>
       %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
@@ -116,3 +116,20 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   func.return %0 : tensor<4x8xf32>
 }
 // CHECK: 'npu_tile.load' must be in an 'npu_tile.loop' and take its tile indices
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = ["d0", "d0"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.loop': loop names must be non-empty and unique, got ['d0', 'd0']

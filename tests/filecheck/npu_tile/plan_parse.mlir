@@ -2,7 +2,7 @@
 // Malformed #npu_tile.strip and #npu_tile.group plans are parse errors.
 
 func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [1, 1], sram = 64, rolling>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [1, 1], sram = 64, rolling>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     npu_tile.yield %0 : tensor<1x4x8x8xf32>
@@ -14,7 +14,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // -----
 
 func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, strips = 4, sram = 64>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, strips = 4, sram = 64>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     npu_tile.yield %0 : tensor<1x4x8x8xf32>
@@ -26,7 +26,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // -----
 
 func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 0, strips = 4, halo = [1, 1], sram = 64>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 0, strips = 4, halo = [1, 1], sram = 64>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     npu_tile.yield %0 : tensor<1x4x8x8xf32>
@@ -38,7 +38,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // -----
 
 func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [1], sram = 64>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [1], sram = 64>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     npu_tile.yield %0 : tensor<1x4x8x8xf32>
@@ -50,7 +50,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // -----
 
 func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [1, 1], sram = 64, warm = 1>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [1, 1], sram = 64, warm = 1>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     npu_tile.yield %0 : tensor<1x4x8x8xf32>
@@ -62,7 +62,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // -----
 
 func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, rows = 2, strips = 4, halo = [1, 1], sram = 64>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, rows = 2, strips = 4, halo = [1, 1], sram = 64>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     npu_tile.yield %0 : tensor<1x4x8x8xf32>
@@ -74,7 +74,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // -----
 
 func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.group<sram = 64, offsets = [0, 0], in_place = [1, 0]>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.group<sram = 64, offsets = [0, 0], in_place = [1, 0]>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     npu_tile.yield %0 : tensor<1x4x8x8xf32>

@@ -2,7 +2,7 @@
 // A kernel's plan must agree with its loop nest and body.
 
 func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 4096>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 4096>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     npu_tile.yield %0 : tensor<1x4x8x8xf32>
@@ -14,7 +14,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // -----
 
 func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [0, 0], sram = 4096, in_place = 1>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [0, 0], sram = 4096, in_place = 1>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     npu_tile.yield %0 : tensor<1x4x8x8xf32>
@@ -26,7 +26,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // -----
 
 func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "h", tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.group<sram = 4096, offsets = [0, 0]>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.group<sram = 4096, offsets = [0, 0]>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     npu_tile.yield %0 : tensor<1x4x8x8xf32>
@@ -38,7 +38,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // -----
 
 func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = npu_tile.kernel "g"(%x) {kind = "group", loops = "", tile = array<i64>, grid = array<i64>, plan = #npu_tile.group<sram = 1024, offsets = [0, 512]>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = [], tile = array<i64>, grid = array<i64>, plan = #npu_tile.group<sram = 1024, offsets = [0, 512]>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     npu_tile.yield %0 : tensor<1x4x8x8xf32>

@@ -1,19 +1,31 @@
 // RUN: %opt %s --split-input-file --verify-diagnostics | filecheck %s
-// One chunk per verifier error of npu_tile.kernel.
+// One chunk per verifier error of npu_tile.kernel (an unknown kind or a malformed
+// `loops` fails to parse: parse_errors.mlir).
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "cube", loops = "m,n", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["m", "m"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     npu_tile.yield %a : tensor<4x8xf32>
   }
   func.return %0 : tensor<4x8xf32>
 }
-// CHECK: 'npu_tile.kernel' k: unknown kind 'cube' (expected one of matmul, conv2d, eltwise, pool, apply, view, group)
+// CHECK: 'npu_tile.kernel' k: loop names must be non-empty and unique, got ['m', 'm']
 
 // -----
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "m,n", tile = array<i64: 4>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["m", ""], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    npu_tile.yield %a : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.kernel' k: loop names must be non-empty and unique, got ['m', '']
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["m", "n"], tile = array<i64: 4>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     npu_tile.yield %a : tensor<4x8xf32>
   }
@@ -24,7 +36,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "m,n", tile = array<i64: 4, 0>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["m", "n"], tile = array<i64: 4, 0>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     npu_tile.yield %a : tensor<4x8xf32>
   }
@@ -35,7 +47,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "m,n", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["m", "n"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<8x4xf32>):
     npu_tile.yield %x : tensor<4x8xf32>
   }
@@ -46,7 +58,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = npu_tile.kernel "k"(%x) {kind = "eltwise", loops = "m,n", tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["m", "n"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     %r = npu_graph.reshape %a : (tensor<4x8xf32>) -> tensor<8x4xf32>
     npu_tile.yield %r : tensor<8x4xf32>

@@ -1,0 +1,21 @@
+// RUN: %opt %s --split-input-file --parsing-diagnostics | filecheck %s
+// `npu_compute.eltwise`'s function is an `EltwiseFn` and `npu_compute.pool`'s kind a
+// `PoolKind`: an unknown one is reported while parsing.
+
+func.func @f(%a: memref<4x8xf32, "sram">) {
+  npu_compute.eltwise cosh %a -> %a : memref<4x8xf32, "sram"> -> memref<4x8xf32, "sram">
+  func.return
+}
+// CHECK:      npu_compute.eltwise cosh %a -> %a
+// CHECK-NEXT:                     ^^^^
+// CHECK-NEXT:                     Expected `relu`, `add`, {{.*}}, `clip`, or `where`.
+
+// -----
+
+func.func @f(%a: memref<1x1x8x8xf32, "sram">, %o: memref<1x1x4x4xf32, "sram">) {
+  npu_compute.pool avg %a -> %o {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x4x4xf32, "sram">
+  func.return
+}
+// CHECK:      npu_compute.pool avg %a -> %o
+// CHECK-NEXT:                  ^^^
+// CHECK-NEXT:                  Expected `max`.
