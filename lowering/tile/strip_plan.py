@@ -261,7 +261,7 @@ class StripGeometry:
     x_pad: float = 0.0
     crop: dict[Operation, tuple[int, int]] = field(default_factory=dict)
     x_side: set[Operation] = field(default_factory=set)  # elementwise ops re-loading x at rows it lacks
-    rolled: set[SSAValue] = field(default_factory=set)  # line-buffered values (see `computed`)
+    rolled: dict[SSAValue, None] = field(default_factory=dict)  # line-buffered values, in a fixed order (see `computed`)
     # (elementwise op, inner value it reads at fewer rows than the value holds) -> the first row
     # it reads in the value's strip buffer: those rows are copied out for it (SRAM to SRAM)
     local: dict[tuple[Operation, SSAValue], int] = field(default_factory=dict)
@@ -339,7 +339,7 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
         if r is not y and not settle(r):
             return None
         if rolling and r is not y and g.rows[r][2] > g.rows[r][0]:
-            g.rolled.add(r)
+            g.rolled[r] = None
         add_needs(g, op, operands(op, canon), inner, needs)
     if not settle(x):
         return None
@@ -374,7 +374,7 @@ def warm_up(g: StripGeometry, ops: Sequence[Operation], canon: dict[SSAValue, SS
     .. s, so a task first runs `warm` strips that store nothing."""
     x, y = g.x, ops[-1].results[0]
     if g.rows[x][2] > g.rows[x][0]:
-        g.rolled.add(x)
+        g.rolled[x] = None
     depth = {v: -(-(g.rows[v][2] - g.rows[v][0]) // g.rows[v][0]) if v in g.rolled else 0 for v in g.rows}
     need = {x: depth[x]}
     for op in ops:
