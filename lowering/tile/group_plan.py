@@ -279,8 +279,14 @@ def group_actions(ops: list[Operation], operands: list[list[SSAValue]], life: Li
     waited: set[int] = set()
     out_set = set(outputs)
     load_start: dict[int, int] = {}
+    def units(i: int) -> set[int]:
+        return {unit_of[life.root[v]] for v in operands[i] if life.root[v] in unit_of}
+
+    # a view needs a load only when no op computing from it does: unpacking views placed
+    # ahead of their readers then do not pull loads forward
+    computed_from = {j for i, o in enumerate(ops) if not is_view(o) for j in units(i)}
     for i, o in enumerate(ops):
-        need = sorted({unit_of[life.root[v]] for v in operands[i] if life.root[v] in unit_of})
+        need = sorted(units(i) - computed_from if is_view(o) else units(i))
         if need:
             # up to need + chans is a load op i waits for anyway: the stream never stalls longer than it must
             while len(load_start) < min(need[-1] + 1 + arch.dma_channels, len(loads)):
