@@ -1,8 +1,7 @@
 """`npu-canonicalize`: local algebraic clean-ups on `npu_graph`.
 
 Patterns (each declines when it does not match; conditions under Algorithm):
-- `reshape(reshape(x))` -> `reshape(x)` (locations merged); `reshape(x)` to x's own
-  shape -> `x`;
+- `reshape(reshape(x))` -> `reshape(x)`; `reshape(x)` to x's own shape -> `x`;
 - neutral elements: `x * 1`, `1 * x`, `x + 0`, `0 + x`, `x - 0`, `x / 1` -> `x`;
 - `transpose(transpose(x))` -> one `transpose(x)`, or `x` when the permutations
   cancel; a transpose with the identity permutation -> `x`; a transpose that only
@@ -10,7 +9,8 @@ Patterns (each declines when it does not match; conditions under Algorithm):
 - `gemm{alpha, beta}(A, B, C)` -> `add(mul(gemm(A, B), alpha), mul(C, beta))`;
 - `matmul(A, B)` with a 1-D operand, or with an N-D `A` and a 2-D `B`, ->
   reshapes around a 2-D matmul (numpy matmul semantics kept);
-- an op that decomposes (`GraphOp.decompose`: `conv_transpose`) -> its parts.
+- an op that decomposes (`GraphOp.decompose`: `conv_transpose`) -> its parts;
+- `ew(reshape(x), c)` -> `reshape(ew(x, c'))` keeping the last dim (a Linear's bias).
 Assumes value semantics (graph level); dead ops are removed by the driver. No options.
 
 Algorithm
@@ -62,6 +62,7 @@ from npu_dialects.graph import (
     BinaryOp,
     ConstantOp,
     DivOp,
+    ElementwiseOp,
     GemmOp,
     GraphOp,
     MatMulOp,
@@ -198,6 +199,52 @@ NEUTRAL: dict[type[BinaryOp], tuple[float, tuple[int, ...]]] = {
 """op -> (its neutral element, the operand positions where it may stand)."""
 
 
+class ElementwiseBeforeReshape(RewritePattern):
+    """ew(reshape(x), c...) -> reshape(ew(x, c'...)) when the reshape raises the rank and
+    keeps the last dim, and every other operand is full-size (viewed like x) or broadcasts along the last
+    dim only: a 3-D Linear's bias and activation then follow its 2-D matmul directly
+    (and fuse into its epilogue). Reshapes are views, so nothing moves."""
+
+    @staticmethod
+    def operand_like(c: SSAValue, out: tuple[int, ...], x: tuple[int, ...], loc: LocationAttr
+                     ) -> tuple[SSAValue, list[Operation]] | None:
+        shape = shape_of(c)
+        if shape == out:
+            r = _at(ReshapeOp(c, f32_tensor(x)), loc)
+            return r.result, [r]
+        if len(shape) <= 1 or all(d == 1 for d in shape[:-1]):
+            if len(shape) <= 1:
+                return c, []
+            r = _at(ReshapeOp(c, f32_tensor(shape[-1:])), loc)
+            return r.result, [r]
+        return None
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, ElementwiseOp):
+            return
+        out = shape_of(op.results[0])
+        src = next((o.owner for o in op.operands if isinstance(o.owner, ReshapeOp) and shape_of(o) == out), None)
+        if src is None:
+            return
+        x = shape_of(src.input)
+        if not x or len(x) >= len(out) or x[-1] != out[-1]:
+            return  # (only rank-raising reshapes: the direction MatmulTo2D leaves, and no ping-pong)
+        operands, new = [], []
+        for o in op.operands:
+            if o is src.result:
+                operands.append(src.input)
+                continue
+            like = self.operand_like(o, out, x, op.location)
+            if like is None:
+                return
+            operands.append(like[0])
+            new += like[1]
+        ew = _at(type(op).create(operands=operands, result_types=[f32_tensor(x)], attributes=dict(op.attributes)),
+                 op.location)
+        back = _at(ReshapeOp(ew.results[0], f32_tensor(out)), op.location)
+        rewriter.replace(op, [*new, ew, back], [back.result])
+
+
 class FoldNeutralElement(RewritePattern):
     """x * 1, 1 * x, x + 0, 0 + x, x - 0, x / 1 -> x (constant all ones / zeros)."""
 
@@ -281,4 +328,4 @@ class Canonicalize(ModulePass):
         PatternRewriteWalker(GreedyRewritePatternApplier([
             FoldReshapeChain(), FoldIdentityReshape(), FoldNeutralElement(ConstantReader(op, self.name)),
             FoldTransposeChain(), FoldIdentityTranspose(), TransposeOfUnitDimsToReshape(),
-            GemmScalingToEpilogue(), MatmulTo2D(), DecomposeAggregate()])).rewrite_module(op)
+            GemmScalingToEpilogue(), MatmulTo2D(), DecomposeAggregate(), ElementwiseBeforeReshape()])).rewrite_module(op)
