@@ -50,22 +50,24 @@ def model_list() -> dict[str, ModelMaker]:
     return out
 
 
-def selected(models_arg: str | None) -> dict[str, ModelMaker]:
-    """The models of `model_list()`, restricted to a comma-separated subset when given."""
-    todo = model_list()
+def selected(models_arg: str | None, catalogue: dict[str, ModelMaker] | None = None) -> dict[str, ModelMaker]:
+    """The models of `catalogue` (default `model_list()`), restricted to a comma-separated
+    subset when given."""
+    todo = model_list() if catalogue is None else catalogue
     if models_arg:
         todo = {k: v for k, v in todo.items() if k in models_arg.split(",")}
     return todo
 
 
-def bench_args(doc: str | None, default_arch: str = "default"):
-    """The options every bench script takes: (arch, the selected models, --out path)."""
+def bench_args(doc: str | None, default_arch: str = "default", catalogue: dict[str, ModelMaker] | None = None):
+    """The options every bench script takes: (arch, the selected models of `catalogue`
+    (default `model_list()`), --out path)."""
     ap = argparse.ArgumentParser(description=(doc or "").partition("\n")[0])
     ap.add_argument("--arch", default=default_arch)
     ap.add_argument("--models", default=None, help="comma-separated subset")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    return parse_arch_spec(args.arch), selected(args.models), args.out
+    return parse_arch_spec(args.arch), selected(args.models, catalogue), args.out
 
 
 def geomean(xs: list[float]) -> float:

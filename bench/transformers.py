@@ -31,20 +31,26 @@ import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.roofline import bench_args, close_table, geomean  # noqa: E402
+from bench.roofline import ModelMaker, bench_args, close_table, geomean  # noqa: E402
 from lowering.errors import CompileError  # noqa: E402
 from lowering.importer.onnx_import import import_model  # noqa: E402
 from lowering.pipeline import compile_module  # noqa: E402
 from npu_dialects.weights import weights_of  # noqa: E402
 from runtime.run import run  # noqa: E402
 from tools.testkit.e2e import onnxruntime_outputs  # noqa: E402
-from tools.testkit.transformers import bert_layers, decode_inputs, gpt2_block, vit_block  # noqa: E402
+from tools.testkit.transformers import bert_layers, block_inputs, gpt2_block, vit_block  # noqa: E402
 
-MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
-    **{f"bert_2l_{s}": (lambda s=s: bert_layers(layers=2, seq=s)) for s in (128, 512, 2048)},
-    "gpt2_prefill_512": lambda: gpt2_block(seq=512),
-    **{f"gpt2_decode_p{p}_b{b}": (lambda p=p, b=b: gpt2_block(past=p, batch=b)) for p in (127, 2047) for b in (1, 8)},
-    "vit_b16_block": lambda: vit_block(tokens=197),
+
+def _with_inputs(make: Callable[[], onnx.ModelProto]) -> ModelMaker:
+    return lambda: (lambda m: (m, block_inputs(m)))(make())
+
+
+MODELS: dict[str, ModelMaker] = {
+    **{f"bert_2l_{s}": _with_inputs(lambda s=s: bert_layers(layers=2, seq=s)) for s in (128, 512, 2048)},
+    "gpt2_prefill_512": _with_inputs(lambda: gpt2_block(seq=512)),
+    **{f"gpt2_decode_p{p}_b{b}": _with_inputs(lambda p=p, b=b: gpt2_block(past=p, batch=b))
+       for p in (127, 2047) for b in (1, 8)},
+    "vit_b16_block": _with_inputs(lambda: vit_block(tokens=197)),
 }
 
 
@@ -57,8 +63,7 @@ def match(got: dict[str, np.ndarray], ref: dict[str, np.ndarray]) -> float:
     return worst
 
 
-def row(name: str, model: onnx.ModelProto, arch) -> tuple[str, float | None]:
-    inputs = decode_inputs(model)
+def row(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], arch) -> tuple[str, float | None]:
     t0 = time.time()
     try:
         module, weights = import_model(model, arch)
@@ -78,20 +83,19 @@ def row(name: str, model: onnx.ModelProto, arch) -> tuple[str, float | None]:
 
 
 def main() -> int:
-    arch, _, out = bench_args(__doc__)
-    names = sys.argv[sys.argv.index("--models") + 1].split(",") if "--models" in sys.argv else list(MODELS)
+    arch, todo, out = bench_args(__doc__, catalogue=MODELS)
     lines = [f"`python bench/transformers.py --arch {arch.spec()}`", "",
              "| model | cycles | roofline | ratio | DRAM traffic / min | cube util | kernels | compile s "
              "| simulate s | match |", "|---|---|---|---|---|---|---|---|---|---|"]
     ratios = []
     t0 = time.time()
-    for name in names:
-        line, ratio = row(name, MODELS[name](), arch)
+    for name, make in todo.items():
+        line, ratio = row(name, *make(), arch)
         lines.append(line)
         print(line, flush=True)
         if ratio is not None:
             ratios.append(ratio)
-    summary = (f"geometric mean simulated/roofline {geomean(ratios):.2f} over {len(ratios)} of {len(names)} models "
+    summary = (f"geometric mean simulated/roofline {geomean(ratios):.2f} over {len(ratios)} of {len(todo)} models "
                f"({time.time() - t0:.0f} s)") if ratios else "no model compiled"
     return close_table(lines, summary, out)
 

@@ -15,7 +15,7 @@ from lowering.graph.evaluate import evaluate_graph
 from lowering.importer.onnx_import import OnnxImportError, import_model
 from npu_dialects.weights import weights_of
 from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
-from tools.testkit.models import _rand, _single, unet
+from tools.testkit.models import randn, single_node, unet
 
 CASES: dict[str, tuple[list[int], tuple[int, int, tuple[int, ...]], dict]] = {
     # name: (input shape, (C_in, C_out/group, kernel), attributes)
@@ -39,10 +39,10 @@ CASES: dict[str, tuple[list[int], tuple[int, int, tuple[int, ...]], dict]] = {
 def model(name: str, bias: bool = True) -> onnx.ModelProto:
     x, (ci, cog, k), attrs = CASES[name]
     rng = np.random.default_rng(sorted(CASES).index(name))
-    weights = {"w": _rand(rng, ci, cog, *k)}
+    weights = {"w": randn(rng, ci, cog, *k)}
     if bias:
-        weights["b"] = _rand(rng, cog * attrs.get("group", 1))
-    return _single("ConvTranspose", {"x": x}, None, weights, **attrs)
+        weights["b"] = randn(rng, cog * attrs.get("group", 1))
+    return single_node("ConvTranspose", {"x": x}, None, weights, **attrs)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -97,7 +97,7 @@ def import_error(m: onnx.ModelProto) -> str:
 ])
 def test_import_diagnostics_name_the_node(inputs, weights, attrs, needle) -> None:
     ci, cog, k = weights
-    m = _single("ConvTranspose", inputs, None, {"w": _rand(np.random.default_rng(0), ci, cog, *k)}, **attrs)
+    m = single_node("ConvTranspose", inputs, None, {"w": randn(np.random.default_rng(0), ci, cog, *k)}, **attrs)
     line = import_error(m)
     assert line.startswith("error: node '/convtranspose/ConvTranspose' (ConvTranspose, opset 17): "), line
     assert needle in line, line

@@ -15,7 +15,7 @@ import onnx
 import pytest
 
 from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
-from tools.testkit.transformers import bert_layers, decode_inputs, gpt2_block, vit_block
+from tools.testkit.transformers import bert_layers, block_inputs, gpt2_block, vit_block
 
 SMALL = dict(hidden=64, heads=4)
 BLOCKS = {
@@ -30,7 +30,7 @@ BLOCKS = {
 @pytest.mark.parametrize("name", sorted(BLOCKS))
 def test_block_matches_onnxruntime(name: str, arch: str) -> None:
     model = BLOCKS[name]()
-    inputs = decode_inputs(model)
+    inputs = block_inputs(model)
     res, _ = compile_and_run(model, arch, inputs=inputs)
     for k, ref in onnxruntime_outputs(model, inputs).items():
         atol = 1e-4 * float(np.abs(ref).max())
@@ -63,7 +63,7 @@ def test_gpt2_prefill_256_in_place_chain(monkeypatch: pytest.MonkeyPatch) -> Non
     sanitizer on, every read must find the value it names."""
     monkeypatch.setenv("NPU_SANITIZE", "1")
     model = gpt2_block(seq=256, **SMALL)
-    inputs = decode_inputs(model)
+    inputs = block_inputs(model)
     res, _ = compile_and_run(model, inputs=inputs)
     ref = onnxruntime_outputs(model, inputs)["output"]
     np.testing.assert_allclose(res.outputs["output"], ref, rtol=1e-3, atol=1e-4 * float(np.abs(ref).max()))

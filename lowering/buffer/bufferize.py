@@ -37,7 +37,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    IndexType,
     LocationAttr,
     MemRefType,
     ModuleOp,
@@ -50,7 +49,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from lowering.buffer.compute_patterns import describe_unlowered, lower_compute
-from lowering.buffer.tile_loop_patterns import Emitter, assign_buffers, loop_parts, lower_tile_loop, sram_type
+from lowering.buffer.tile_loop_patterns import INDEX, Emitter, assign_buffers, loop_parts, lower_tile_loop, sram_type
 from lowering.errors import CompileError
 from lowering.task.taskgraph import span
 from lowering.tile.group_plan import group_schedule, is_view
@@ -103,8 +102,6 @@ from npu_dialects.graph import Conv2dOp as GraphConv2dOp
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from npu_dialects.tile import GroupPlanAttr, KernelKind, KernelOp, ReduceOp, StoreOp, StripPlanAttr, WindowOp
 from npu_dialects.tile import LoadOp as TileLoadOp
-
-INDEX = IndexType()
 
 
 def dram_type(shape: Sequence[int]) -> MemRefType:

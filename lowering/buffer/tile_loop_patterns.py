@@ -164,6 +164,7 @@ class TileBuffers:
     once: list[SSAValue]  # per tile loaded once, at the last reduction step (R > 1)
     acc: SSAValue  # the output tile
     out_view: tuple[int, ...]  # the shape the store views the output with
+    slot_of: dict[Operation, SSAValue]  # each load of `loop` -> its slot (set 0) or once buffer
     dest: dict[Operation, SSAValue] = field(default_factory=dict)  # a cloned load -> its slot
     steps: scf.ForOp | None = None  # the step loop, once built
 
@@ -209,7 +210,8 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
     acc = sram(shape(store.value))
     if offset > arch.sram_bytes:
         raise TilingError(f"tile buffers need {offset} bytes of SRAM, more than sram_bytes={arch.sram_bytes}")
-    return TileBuffers(loop, out, view, em, steps, slots, once, acc, store.view_shape())
+    slot_of: dict[Operation, SSAValue] = {**dict(zip(piped, slots[0])), **dict(zip(post if steps > 1 else [], once))}
+    return TileBuffers(loop, out, view, em, steps, slots, once, acc, store.view_shape(), slot_of)
 
 
 # --------------------------------------------------------------------------------------
@@ -248,12 +250,7 @@ class TileLoopToSteps(RewritePattern):
         for op in ops:
             new = em.add(op.clone(vmap))
             if isinstance(op, LoadOp):
-                self.bufs.dest[new] = self.slot_of(op)
-
-    def slot_of(self, load: LoadOp) -> SSAValue:
-        pre, _, _, post, _, _ = loop_parts(self.bufs.loop)
-        piped = pre + (post if self.bufs.steps_per_tile == 1 else [])
-        return self.bufs.slots[0][piped.index(load)] if load in piped else self.bufs.once[post.index(load)]
+                self.bufs.dest[new] = self.bufs.slot_of[op]
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         b = self.bufs
@@ -394,7 +391,8 @@ class PrefetchLoads(RewritePattern):
         new = Block(arg_types=[INDEX] + [TokenType()] * len(toks0))
         ne = em.nested(new)
         cur, nxt = self.slot_sets(ne, new.args[0], t0)
-        nxt_toks = self.issue(ne, copies, {t: new.args[0], **dict(zip(b.slots[0], nxt))}, step=1)
+        t1 = ne.add_i(new.args[0], ne.const(1))
+        nxt_toks = self.issue(ne, copies, {t: t1, **dict(zip(b.slots[0], nxt))})
         for tk in new.args[1:]:
             ne.add(WaitOp(tk))
         vmap = {t: new.args[0], **dict(zip(b.slots[0], cur))}
@@ -420,11 +418,9 @@ class PrefetchLoads(RewritePattern):
         return cur, nxt
 
     @staticmethod
-    def issue(em: Emitter, copies: list[CopyOp], vmap: dict[SSAValue, SSAValue], step: int = 0) -> list[SSAValue]:
-        """Clone `copies` and the index arithmetic they use, for step `vmap[t] + step`."""
-        if step:
-            t = next(iter(vmap))
-            vmap[t] = em.add_i(vmap[t], em.const(step))
+    def issue(em: Emitter, copies: list[CopyOp], vmap: dict[SSAValue, SSAValue]) -> list[SSAValue]:
+        """Clone `copies` and the index arithmetic they use, with `vmap` (the step index
+        and slots they are issued for)."""
         needed: list[Operation] = []
         for c in copies:
             stack: list[Operation] = [c]

@@ -209,15 +209,12 @@ class ElementwiseBeforeReshape(RewritePattern):
     def operand_like(c: SSAValue, out: tuple[int, ...], x: tuple[int, ...], loc: LocationAttr
                      ) -> tuple[SSAValue, list[Operation]] | None:
         shape = shape_of(c)
-        if shape == out:
-            r = _at(ReshapeOp(c, f32_tensor(x)), loc)
-            return r.result, [r]
-        if len(shape) <= 1 or all(d == 1 for d in shape[:-1]):
-            if len(shape) <= 1:
-                return c, []
-            r = _at(ReshapeOp(c, f32_tensor(shape[-1:])), loc)
-            return r.result, [r]
-        return None
+        if len(shape) <= 1:
+            return c, []  # (a scalar or a row broadcasts against x as it did against the result)
+        if shape != out and any(d != 1 for d in shape[:-1]):
+            return None
+        r = _at(ReshapeOp(c, f32_tensor(x if shape == out else shape[-1:])), loc)
+        return r.result, [r]
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, ElementwiseOp):

@@ -434,7 +434,7 @@ def ceil_mode_changes(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     return g.model("ceil", {"x": [1, 1, 5, 5]}, {"y": [1, 1, 3, 3]}, opset)
 
 
-def _single(op_type: str, inputs: dict[str, Sequence[int]], out_shape: Sequence[int] | None,
+def single_node(op_type: str, inputs: dict[str, Sequence[int]], out_shape: Sequence[int] | None,
             weights: dict[str, np.ndarray] | None = None, opset: int = DEFAULT_OPSET,
             operands: Sequence[str] | None = None, **attrs: object) -> onnx.ModelProto:
     """One node `op_type(operands) -> y` with graph inputs `inputs` and initializers `weights`."""
@@ -446,7 +446,7 @@ def _single(op_type: str, inputs: dict[str, Sequence[int]], out_shape: Sequence[
     return g.model(op_type.lower(), inputs, {"y": out_shape}, opset)
 
 
-def _rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
+def randn(rng: np.random.Generator, *shape: int) -> np.ndarray:
     return rng.standard_normal(shape).astype(np.float32)
 
 
@@ -456,59 +456,59 @@ def op_cases(opset: int = DEFAULT_OPSET) -> dict[str, onnx.ModelProto]:
     onnx.checker) so the importer's own shape computation is what is tested."""
     r = np.random.default_rng(9)
     optional: dict[str, onnx.ModelProto | None] = {
-        "gemm_plain": None if opset < 11 else _single("Gemm", {"a": [3, 5]}, None, {"b": _rand(r, 5, 4)}, opset),
-        "gemm_transA_alpha_beta": _single(
-            "Gemm", {"a": [5, 3]}, None, {"b": _rand(r, 4, 5), "c": _rand(r, 4)}, opset,
+        "gemm_plain": None if opset < 11 else single_node("Gemm", {"a": [3, 5]}, None, {"b": randn(r, 5, 4)}, opset),
+        "gemm_transA_alpha_beta": single_node(
+            "Gemm", {"a": [5, 3]}, None, {"b": randn(r, 4, 5), "c": randn(r, 4)}, opset,
             transA=1, transB=1, alpha=0.5, beta=2.0),
-        "gemm_scalar_c": _single("Gemm", {"a": [3, 5], "b": [5, 4]}, None,
+        "gemm_scalar_c": single_node("Gemm", {"a": [3, 5], "b": [5, 4]}, None,
                                  {"c": np.array(1.5, np.float32)}, opset),
-        "gemm_dynamic_b": None if opset < 11 else _single("Gemm", {"a": [2, 6], "b": [3, 6]}, None, None,
+        "gemm_dynamic_b": None if opset < 11 else single_node("Gemm", {"a": [2, 6], "b": [3, 6]}, None, None,
                                                           opset, transB=1),
-        "matmul_2d": _single("MatMul", {"a": [3, 7]}, None, {"b": _rand(r, 7, 5)}, opset),
-        "matmul_batched": _single("MatMul", {"a": [2, 3, 4, 5], "b": [3, 5, 6]}, None, None, opset),
-        "matmul_vec": _single("MatMul", {"a": [4], "b": [2, 4, 3]}, None, None, opset),
-        "conv_bias": _single("Conv", {"x": [2, 3, 9, 9]}, None,
-                             {"w": _rand(r, 4, 3, 3, 3), "b": _rand(r, 4)}, opset),
-        "conv_strided_padded": _single("Conv", {"x": [1, 2, 10, 11]}, None, {"w": _rand(r, 3, 2, 3, 2)},
+        "matmul_2d": single_node("MatMul", {"a": [3, 7]}, None, {"b": randn(r, 7, 5)}, opset),
+        "matmul_batched": single_node("MatMul", {"a": [2, 3, 4, 5], "b": [3, 5, 6]}, None, None, opset),
+        "matmul_vec": single_node("MatMul", {"a": [4], "b": [2, 4, 3]}, None, None, opset),
+        "conv_bias": single_node("Conv", {"x": [2, 3, 9, 9]}, None,
+                             {"w": randn(r, 4, 3, 3, 3), "b": randn(r, 4)}, opset),
+        "conv_strided_padded": single_node("Conv", {"x": [1, 2, 10, 11]}, None, {"w": randn(r, 3, 2, 3, 2)},
                                        opset, strides=[2, 3], pads=[1, 0, 2, 1]),
-        "conv_dilated": _single("Conv", {"x": [1, 2, 12, 12]}, None, {"w": _rand(r, 2, 2, 3, 3)}, opset,
+        "conv_dilated": single_node("Conv", {"x": [1, 2, 12, 12]}, None, {"w": randn(r, 2, 2, 3, 3)}, opset,
                                 dilations=[2, 3]),
-        "conv_group": _single("Conv", {"x": [1, 6, 7, 7]}, None,
-                              {"w": _rand(r, 9, 2, 3, 3), "b": _rand(r, 9)}, opset, group=3),
-        "conv_depthwise_same_upper": _single("Conv", {"x": [1, 4, 7, 8]}, None, {"w": _rand(r, 4, 1, 4, 4)},
+        "conv_group": single_node("Conv", {"x": [1, 6, 7, 7]}, None,
+                              {"w": randn(r, 9, 2, 3, 3), "b": randn(r, 9)}, opset, group=3),
+        "conv_depthwise_same_upper": single_node("Conv", {"x": [1, 4, 7, 8]}, None, {"w": randn(r, 4, 1, 4, 4)},
                                              opset, group=4, auto_pad="SAME_UPPER", strides=[2, 2]),
-        "conv_same_lower": _single("Conv", {"x": [1, 2, 6, 6]}, None, {"w": _rand(r, 2, 2, 2, 2)}, opset,
+        "conv_same_lower": single_node("Conv", {"x": [1, 2, 6, 6]}, None, {"w": randn(r, 2, 2, 2, 2)}, opset,
                                    auto_pad="SAME_LOWER"),
-        "conv_valid": _single("Conv", {"x": [1, 2, 6, 7]}, None, {"w": _rand(r, 2, 2, 3, 3)}, opset,
+        "conv_valid": single_node("Conv", {"x": [1, 2, 6, 7]}, None, {"w": randn(r, 2, 2, 3, 3)}, opset,
                               auto_pad="VALID", strides=[2, 2]),
-        "add_broadcast": _single("Add", {"a": [2, 3, 4]}, None, {"b": _rand(r, 3, 1)}, opset),
-        "sub_two_inputs": _single("Sub", {"a": [4, 1], "b": [3]}, None, None, opset),
-        "mul_scalar": _single("Mul", {"a": [2, 5]}, None, {"b": np.array(3.0, np.float32)}, opset),
-        "div_bias": _single("Div", {"a": [2, 5]}, None,
-                            {"b": (np.abs(_rand(r, 5)) + 0.5).astype(np.float32)}, opset),
-        "relu": _single("Relu", {"x": [3, 4, 5]}, None, None, opset),
-        "maxpool_plain": _single("MaxPool", {"x": [1, 3, 8, 8]}, None, None, opset,
+        "add_broadcast": single_node("Add", {"a": [2, 3, 4]}, None, {"b": randn(r, 3, 1)}, opset),
+        "sub_two_inputs": single_node("Sub", {"a": [4, 1], "b": [3]}, None, None, opset),
+        "mul_scalar": single_node("Mul", {"a": [2, 5]}, None, {"b": np.array(3.0, np.float32)}, opset),
+        "div_bias": single_node("Div", {"a": [2, 5]}, None,
+                            {"b": (np.abs(randn(r, 5)) + 0.5).astype(np.float32)}, opset),
+        "relu": single_node("Relu", {"x": [3, 4, 5]}, None, None, opset),
+        "maxpool_plain": single_node("MaxPool", {"x": [1, 3, 8, 8]}, None, None, opset,
                                  kernel_shape=[2, 2], strides=[2, 2]),
-        "maxpool_padded_overlapping": _single("MaxPool", {"x": [2, 2, 7, 7]}, None, None, opset,
+        "maxpool_padded_overlapping": single_node("MaxPool", {"x": [2, 2, 7, 7]}, None, None, opset,
                                               kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
-        "maxpool_dilated": None if opset < 10 else _single("MaxPool", {"x": [1, 1, 9, 9]}, None, None, opset,
+        "maxpool_dilated": None if opset < 10 else single_node("MaxPool", {"x": [1, 1, 9, 9]}, None, None, opset,
                                    kernel_shape=[2, 2], dilations=[2, 2]),
-        "maxpool_ceil_no_change": None if opset < 10 else _single("MaxPool", {"x": [1, 2, 8, 8]}, None, None, opset,
+        "maxpool_ceil_no_change": None if opset < 10 else single_node("MaxPool", {"x": [1, 2, 8, 8]}, None, None, opset,
                                           kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
-        "maxpool_same_upper": _single("MaxPool", {"x": [1, 1, 7, 7]}, None, None, opset,
+        "maxpool_same_upper": single_node("MaxPool", {"x": [1, 1, 7, 7]}, None, None, opset,
                                       kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
-        "flatten_axis2": _single("Flatten", {"x": [2, 3, 4, 5]}, None, None, opset, axis=2),
-        "flatten_axis0": _single("Flatten", {"x": [2, 3, 4]}, None, None, opset, axis=0),
-        "flatten_neg_axis": None if opset < 11 else _single("Flatten", {"x": [2, 3, 4, 5]}, None, None, opset, axis=-1),
-        "reshape_zero_minus1": _single("Reshape", {"x": [2, 3, 4]}, None,
+        "flatten_axis2": single_node("Flatten", {"x": [2, 3, 4, 5]}, None, None, opset, axis=2),
+        "flatten_axis0": single_node("Flatten", {"x": [2, 3, 4]}, None, None, opset, axis=0),
+        "flatten_neg_axis": None if opset < 11 else single_node("Flatten", {"x": [2, 3, 4, 5]}, None, None, opset, axis=-1),
+        "reshape_zero_minus1": single_node("Reshape", {"x": [2, 3, 4]}, None,
                                        {"shape": np.array([0, -1], np.int64)}, opset),
-        "reshape_explicit": _single("Reshape", {"x": [2, 3, 4]}, None,
+        "reshape_explicit": single_node("Reshape", {"x": [2, 3, 4]}, None,
                                     {"shape": np.array([4, 1, 6], np.int64)}, opset),
     }
     # drop the cases `opset` cannot express (optional Gemm C since 11, ...)
     cases = {k: v for k, v in optional.items() if v is not None}
     if opset >= 14:
-        cases["reshape_allowzero"] = _single("Reshape", {"x": [2, 0, 3]}, None,
+        cases["reshape_allowzero"] = single_node("Reshape", {"x": [2, 0, 3]}, None,
                                              {"shape": np.array([3, 0, 2], np.int64)}, opset, allowzero=1)
 
     # Constant nodes in their attribute flavours, consumed by Mul/Add/Reshape; a
@@ -527,7 +527,7 @@ def op_cases(opset: int = DEFAULT_OPSET) -> dict[str, onnx.ModelProto]:
         shp = g.node("Constant", [], "shp", name="/c_ints",
                      value=numpy_helper.from_array(np.array([6, 4], np.int64)))
     big = g.node("Constant", [], "big", name="/c_tensor",
-                 value=numpy_helper.from_array(_rand(r, 6, 4), "big"))
+                 value=numpy_helper.from_array(randn(r, 6, 4), "big"))
     h = g.node("Reshape", ["x", shp], "h0", name="/reshape")
     h = g.node("Mul", [h, s], "h1", name="/mul")
     h = g.node("Add", [h, big], "h2", name="/add")

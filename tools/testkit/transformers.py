@@ -174,7 +174,7 @@ def vit_block(tokens: int = 197, batch: int = 1, hidden: int = 768, heads: int =
     return b.g.model(f"vit_block_{tokens}", {"x": [batch, tokens, hidden]}, {"y": [batch, tokens, hidden]}, opset)
 
 
-def decode_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+def block_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
     """Random float inputs for a block (an attention mask of ones with the last quarter
     of each sequence masked out)."""
     rng = np.random.default_rng(seed)
