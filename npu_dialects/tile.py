@@ -398,7 +398,8 @@ class KernelOp(LoopNest, IRDLOperation):
         return bool(self.double_buffer.value.data)
 
     def graph_ops(self) -> list[Operation]:
-        return [op for op in self.body.block.ops if not isinstance(op, TileYieldOp)]
+        """The body's ops but its terminator and (a layer group's) loads."""
+        return [op for op in self.body.block.ops if not isinstance(op, (TileYieldOp, LoadOp))]
 
     @property
     def yield_op(self) -> TileYieldOp:
@@ -533,8 +534,12 @@ class WindowOp(IRDLOperation):
         if not isinstance(tile, TensorType) or tuple(tile.get_shape()) != sizes:
             raise VerifyException(f"'{self.name}': the tile type must have the window's sizes {list(sizes)}")
         loop = self.parent_op()
-        if not isinstance(loop, LoopOp) or list(self.indices) != list(loop.body.block.args):
-            raise VerifyException(f"'{self.name}' must be in an 'npu_tile.loop' and take its tile indices")
+        if isinstance(loop, KernelOp) and loop.kind.data == KernelKind.GROUP and isinstance(self, LoadOp):
+            if n or loop.loop_names or any(ints(self.consts, ())) or sizes != tuple(view):
+                raise VerifyException(f"'{self.name}' in a layer group loads its source whole (no loops)")
+        elif not isinstance(loop, LoopOp) or list(self.indices) != list(loop.body.block.args):
+            raise VerifyException(f"'{self.name}' must be in an 'npu_tile.loop' and take its tile indices, "
+                                  "or (a load) in a layer group")
 
 
 @irdl_op_definition

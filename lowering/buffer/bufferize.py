@@ -10,8 +10,8 @@ Produces the task-level form documented in `npu_dialects/task.py`:
 - each kernel becomes one `npu_task.task` on core 0 covering all its parallel
   tiles (`range = [0, P)`); `npu-schedule` splits and places it.
 A tiled kernel's task is its `npu_tile.loop` lowered by the patterns of
-`tile_loop_patterns.py`; layer and strip groups are still emitted by `GroupBuilder`
-and `StripBuilder`. Graph ops in tasks go to `npu_compute` by the patterns of
+`tile_loop_patterns.py`, a layer group's body by those of `group_patterns.py`; strip
+groups are still emitted by `StripBuilder`. Graph ops in tasks go to `npu_compute` by the patterns of
 `compute_patterns.py`. No options.
 
 Algorithm
@@ -49,10 +49,10 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from lowering.buffer.compute_patterns import describe_unlowered, lower_compute
+from lowering.buffer.group_patterns import assign_group_buffers, lower_group
 from lowering.buffer.tile_loop_patterns import INDEX, Emitter, assign_buffers, loop_parts, lower_tile_loop, sram_type
 from lowering.errors import CompileError
 from lowering.task.taskgraph import span
-from lowering.tile.group_plan import group_schedule, is_view
 from lowering.tile.strip_plan import (
     NEG,
     WINDOWED,
@@ -76,7 +76,6 @@ from lowering.tile.tile_search import (
     TilingError,
     Window,
     align_up,
-    matmul_views,
 )
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ToTensorOp
@@ -87,8 +86,6 @@ from npu_dialects.graph import (
     ConcatOp,
     ConstantOp,
     ElementwiseOp,
-    GemmOp,
-    MatMulOp,
     MaxPoolOp,
     MulOp,
     ReluOp,
@@ -100,7 +97,7 @@ from npu_dialects.graph import (
 )
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
-from npu_dialects.tile import GroupPlanAttr, KernelKind, KernelOp, ReduceOp, StoreOp, StripPlanAttr, WindowOp
+from npu_dialects.tile import KernelKind, KernelOp, ReduceOp, StoreOp, StripPlanAttr, TileYieldOp, WindowOp
 from npu_dialects.tile import LoadOp as TileLoadOp
 
 
@@ -131,89 +128,6 @@ def loop_shape(kernel: KernelOp) -> KernelShape:
     return KernelShape(kernel.kind.data, loops, dict(zip(names, tile)),
                        [window_of(o, names, args.index(o.source)) for o in loads], window_of(store, names, None),
                        [window_of(o, names, args.index(o.source)) for o in epi_loads])
-
-
-class GroupBuilder:
-    """Emits the body of a layer group's task (`lowering/tile/group_plan.py`): whole tensors in
-    SRAM at the planned offsets, one compute op per graph op, the planned DMA order."""
-
-    def __init__(self, kernel: KernelOp, ins: list[SSAValue], outs: list[SSAValue], arch: Arch):
-        self.kernel, self.arch = kernel, arch
-        self.block = Block(arg_types=[INDEX, INDEX])
-        self.em = Emitter(self.block, self.block, {}, kernel.location)
-        self.dram: dict[SSAValue, SSAValue] = dict(zip(kernel.body.block.args, ins))
-        self.out_dram = dict(zip(kernel.yield_op.values, outs))
-        self.bufs: dict[tuple[int, int, tuple[int, ...]], SSAValue] = {}  # (value, offset, shape) -> npu_task.sram
-        self.values: dict[SSAValue, int] = {}  # a value owning its bytes -> its `value` number
-        self.offset: dict[SSAValue, int] = {}  # every body value -> its recorded SRAM offset
-
-    def sram(self, v: SSAValue, shape: Sequence[int] | None = None) -> SSAValue:
-        """The SRAM buffer holding `v` (viewed with `shape`, e.g. rank-extended): a view
-        of the value it aliases for a reshape or slice, else a value of its own (an
-        in-place result too, at its operand's bytes)."""
-        shape = tuple(shape_of(v) if shape is None else shape)
-        base = v
-        while isinstance(base.owner, Operation) and base.owner.parent_block() is self.kernel.body.block \
-                and is_view(base.owner):
-            base = base.owner.operands[0]
-        value = self.values.setdefault(base, len(self.values))
-        key = (value, self.offset[v], shape)
-        if key not in self.bufs:
-            op = self.em.add(SramOp(sram_type(shape), self.offset[v], value))
-            if isinstance(base.owner, Operation):
-                op.location = base.owner.location
-            self.bufs[key] = op.results[0]
-        return self.bufs[key]
-
-    def copy(self, src: SSAValue, dst: SSAValue, shape: Sequence[int]) -> SSAValue:
-        zeros = [self.em.const(0)] * len(shape)
-        return self.em.add(CopyOp(src, zeros, dst, zeros, list(shape))).results[0]
-
-    def build(self) -> Block:
-        """The group's loads, computes and stores in the planned order, its buffers where
-        its recorded `#npu_tile.group` plan puts them."""
-        k, ops = self.kernel, self.kernel.graph_ops()
-        plan = k.plan
-        if not isinstance(plan, GroupPlanAttr):
-            raise TilingError("a layer group needs its #npu_tile.group plan (npu-layer-group records it)")
-        if plan.sram.data > self.arch.sram_bytes:
-            raise TilingError(f"its plan {plan} needs more than sram_bytes={self.arch.sram_bytes}")
-        self.offset = dict(zip([*k.body.block.args, *(op.results[0] for op in ops)], ints(plan.offsets, ())))
-        loads, actions = group_schedule(ops, list(k.yield_op.values), self.arch)
-        toks: dict[int, SSAValue] = {}
-        for act in actions:
-            if act[0] == "load":
-                (v,) = loads[act[1]]  # (packed weights are one input by now)
-                toks[act[1]] = self.copy(self.dram[v], self.sram(v), shape_of(v))
-            elif act[0] == "wait":
-                self.em.add(WaitOp(toks[act[1]]))
-            elif act[0] == "compute":
-                self.em.loc = ops[act[1]].location  # (each compute op names its own ONNX node)
-                self.compute(ops[act[1]])
-                self.em.loc = self.kernel.location
-            else:
-                v = act[1]
-                self.copy(self.sram(v), self.out_dram[v], shape_of(v))
-        return self.block
-
-    def compute(self, op: Operation) -> None:
-        """`op` on whole SRAM buffers (lowered by `compute_patterns`); a gemm's or conv's
-        bias is an `add` after it."""
-        out = op.results[0]
-        if is_view(op):
-            return  # the result aliases (part of) the input's buffer
-        if isinstance(op, GraphConv2dOp):
-            self.em.stage(op, [self.sram(op.input), self.sram(op.weight)], self.sram(out))
-            if op.bias is not None:
-                c = shape_of(op.bias)[0]
-                self.em.stage(AddOp, [self.sram(out), self.sram(op.bias, (1, c, 1, 1))], self.sram(out))
-        elif isinstance(op, (GemmOp, MatMulOp)):
-            v = matmul_views(op)
-            self.em.stage(op, [self.sram(op.operands[0], v.a), self.sram(op.operands[1], v.b)], self.sram(out, v.out))
-            if isinstance(op, GemmOp) and op.c is not None:
-                self.em.stage(AddOp, [self.sram(out), self.sram(op.c)], self.sram(out))
-        else:
-            self.em.stage(op, [self.sram(v) for v in op.operands], self.sram(out))
 
 
 class StripBuilder:
@@ -823,7 +737,7 @@ class FuncBuilder:
                 tiles = k.trip_counts[0]
             elif k.kind.data == KernelKind.GROUP:
                 outs = [self.output_buffer(r, k) for r in k.outs]
-                block = GroupBuilder(k, ins, outs, self.arch).build()
+                block = self.group_task(k, ins, outs)
                 tiles = 1
             else:
                 ks = loop_shape(k)
@@ -857,6 +771,20 @@ class FuncBuilder:
         em.add(loop)
         region = Region(block)
         lower_tile_loop(bufs, region)
+        return region.detach_block(block)
+
+
+    def group_task(self, k: KernelOp, ins: list[SSAValue], outs: list[SSAValue]) -> Block:
+        """The body of a layer group's task: its loads and ops on the DRAM buffers'
+        tensors, lowered by the patterns of `group_patterns.py`."""
+        block = Block(arg_types=[INDEX, INDEX])
+        em = Emitter(block, block, {}, k.location)
+        vmap: dict[SSAValue, SSAValue] = {a: em.add(ToTensorOp(b)).results[0] for a, b in zip(k.body.block.args, ins)}
+        body = [o.clone(vmap) for o in k.body.block.ops if not isinstance(o, TileYieldOp)]
+        block.add_ops(body)
+        bufs = assign_group_buffers(k, body, outs, em, self.arch)
+        region = Region(block)
+        lower_group(bufs, region)
         return region.detach_block(block)
 
 

@@ -6,9 +6,10 @@ a function is an `npu_tile.kernel` recording its plan (`loops`, `tile`, `grid`,
 `double_buffer`). For each kernel of a tiled kind (`matmul`, `conv2d`, `eltwise`,
 `pool`, `apply`) the whole-tensor graph ops of its body become one `npu_tile.loop`
 of `npu_tile.load`s, the ops on tile-shaped tensors, `npu_tile.reduce` and
-`npu_tile.store` (structure under Algorithm); later passes read the windows from
-the IR. View kernels and layer groups (kind `group`) keep their bodies. A kernel
-whose body is already a loop is left alone, so the pass is idempotent. No options.
+`npu_tile.store` (structure under Algorithm). A layer group (kind `group`, no
+loops) gets its DMA order: an `npu_tile.load` of each input, whole, where its
+schedule issues it. View kernels and strip groups keep their bodies. A kernel
+already materialised is left alone (the pass is idempotent). No options.
 
 Errors: a plan that does not match its kernel (loop names or trip counts other than
 the kernel's tiling gives) is a diagnostic naming the kernel.
@@ -27,6 +28,12 @@ The loop holds:
 - `npu_tile.store` of the output tile, clipped at the tensor's edge.
 The windows come from the op's tiling (`lowering/tile/tile_search.py`), evaluated at
 the recorded tile sizes.
+
+A layer group's loads follow `group_schedule` (`lowering/tile/group_plan.py`): each
+goes out up to `dma_channels` loads ahead of the op that needs it. `npu-bufferize`
+waits for a load before the first op computing from it (through views) and stores a
+returned value right after the op computing it; buffers sit where the group's
+`#npu_tile.group` plan puts them.
 """
 
 from __future__ import annotations
@@ -37,10 +44,11 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import IndexType, ModuleOp, TensorType, f32
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from lowering.errors import CompileError
+from lowering.tile.group_plan import group_schedule
 from lowering.tile.tile_search import (
     Anchor,
     EpilogueStep,
@@ -51,8 +59,9 @@ from lowering.tile.tile_search import (
     split_kernel,
     with_epilogue,
 )
-from npu_dialects.graph import ELEMENTWISE_OP_BY_FN
-from npu_dialects.tile import KernelKind, KernelOp, LoadOp, LoopOp, ReduceOp, StoreOp, TileYieldOp
+from npu_dialects.arch import Arch, arch_of
+from npu_dialects.graph import ELEMENTWISE_OP_BY_FN, ints, shape_of
+from npu_dialects.tile import GroupPlanAttr, KernelKind, KernelOp, LoadOp, LoopOp, ReduceOp, StoreOp, TileYieldOp
 
 TILED_KINDS = (KernelKind.MATMUL, KernelKind.CONV2D, KernelKind.ELTWISE, KernelKind.POOL, KernelKind.APPLY)
 
@@ -151,6 +160,68 @@ def materialize(kernel: KernelOp) -> None:
     block.add_ops([loop, TileYieldOp(loop.result)])
 
 
+def materialize_group(kernel: KernelOp, arch: Arch) -> None:
+    """Rewrite layer group `kernel`'s body into its DMA order: an `npu_tile.load` of each
+    input, whole, ahead of the op its schedule issues it before; the ops read the
+    loads. A view reading a load issued later (unpacking a weight pack) moves after
+    it, and the plan's offsets and `in_place` positions follow the ops."""
+    ops = kernel.graph_ops()
+    loads, actions = group_schedule(ops, list(kernel.yield_op.values), arch)
+    issued: list[Operation] = []
+    order: list[Operation] = []
+    for act in actions:
+        if act[0] == "load":
+            (v,) = loads[act[1]]  # (packed weights are one input by now)
+            if not isinstance(v, BlockArgument):
+                raise TilingError(f"its schedule loads {v}, not one of its inputs")
+            load = LoadOp(v, [], None, [], [0] * len(shape_of(v)), shape_of(v), None)
+            load.location = kernel.location
+            v.replace_uses_with_if(load.tile, lambda u, ld=load: u.operation is not ld)
+            issued.append(load)
+        elif act[0] == "compute":
+            order += [*issued, ops[act[1]]]
+            issued = []
+    block = kernel.body.block
+    for op in dominance_order(order):
+        if op.parent is not None:
+            op.detach()
+        block.insert_op_before(op, kernel.yield_op)
+    plan = kernel.plan
+    if isinstance(plan, GroupPlanAttr):
+        moved = kernel.graph_ops()
+        n, offsets = len(block.args), ints(plan.offsets, ())
+        kernel.plan = GroupPlanAttr.get(plan.sram.data, [*offsets[:n], *(offsets[n + ops.index(o)] for o in moved)],
+                                        sorted(moved.index(ops[i]) for i in ints(plan.in_place, ())))
+
+
+def dominance_order(order: Sequence[Operation]) -> list[Operation]:
+    """`order` with each op that reads a value defined later (a view of a load issued
+    after it) moved right after its last operand's definition."""
+    defined: set[SSAValue] = set()
+    out: list[Operation] = []
+    pending: list[Operation] = []
+    for op in order:
+        pending.append(op)
+        ready = True
+        while ready:
+            ready = False
+            for p in pending:
+                if all(isinstance(v, BlockArgument) or v in defined for v in p.operands):
+                    out.append(p)
+                    defined.update(p.results)
+                    pending.remove(p)
+                    ready = True
+                    break
+    if pending:
+        raise TilingError(f"'{pending[0].name}' reads a value its group never defines")
+    return out
+
+
+def is_materialized(kernel: KernelOp) -> bool:
+    """Whether the kernel's body is already its tile loop or (a layer group) loads."""
+    return any(isinstance(op, (LoopOp, LoadOp)) for op in kernel.body.block.ops)
+
+
 def loop_of(kernel: KernelOp) -> LoopOp | None:
     """The kernel's tile loop, if `npu-tile-loops` materialised it."""
     first = kernel.body.block.first_op
@@ -168,9 +239,12 @@ class TileLoops(ModulePass):
             if not isinstance(func, FuncOp):
                 continue
             for k in func.body.block.ops:
-                if not isinstance(k, KernelOp) or k.kind.data not in TILED_KINDS or loop_of(k) is not None:
+                if not isinstance(k, KernelOp) or is_materialized(k):
                     continue
                 try:
-                    materialize(k)
+                    if k.kind.data == KernelKind.GROUP and not k.loop_names:
+                        materialize_group(k, arch_of(op))
+                    elif k.kind.data in TILED_KINDS:
+                        materialize(k)
                 except TilingError as e:
                     raise CompileError(self.name, f"kernel '{k.kernel.data}': {e}", k) from None

@@ -85,5 +85,5 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK-NEXT: npu_compute.eltwise exp %{{.*}} -> %[[E]] :
 // CHECK:      npu_compute.eltwise neg %[[E]] -> %{{.*}} :
 // CHECK:      %[[R:.*]] = npu_task.sram {offset = [[OE]] : i64, value = [[VE]] : i64} : memref<3x3x1x1xf32, "sram">
-// CHECK-NEXT: %[[A:.*]] = npu_task.sram {offset = [[OE]] : i64
+// CHECK:      %[[A:.*]] = npu_task.sram {offset = [[OE]] : i64
 // CHECK-NEXT: npu_compute.eltwise add %[[R]], %{{.*}} -> %[[A]] :

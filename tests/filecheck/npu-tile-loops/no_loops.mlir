@@ -1,8 +1,9 @@
 // RUN: %opt %s --split-input-file -p npu-tile-loops | filecheck %s
 // RUN: %opt %s --split-input-file -p npu-tile-loops,npu-tile-loops | filecheck %s --check-prefix=TWICE
 
-// A view kernel (a reshape) and a layer group keep their bodies: a view moves no
-// data, a group runs every op once on whole SRAM-resident tensors.
+// A view kernel (a reshape) keeps its body: it moves no data. A layer group keeps
+// its ops (each runs once on whole SRAM-resident tensors) and gains its loads, no
+// loop; a second run adds none.
 builtin.module {
   func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
     %v = npu_tile.kernel "flat"(%x) view {loops = [], tile = array<i64>, grid = array<i64>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 0 : i64} : (tensor<4x16xf32>) -> tensor<64xf32> {
@@ -25,10 +26,15 @@ builtin.module {
 // CHECK-NEXT:   npu_graph.reshape %a
 // CHECK:      npu_tile.kernel "grp"
 // CHECK-NEXT: ^bb0(%b: tensor<64xf32>):
-// CHECK-NEXT:   npu_graph.exp %b
+// CHECK-NEXT:   %[[B:.*]] = npu_tile.load %b()[0] sizes [64] : tensor<64xf32>
+// CHECK-NEXT:   npu_graph.exp %[[B]]
 // CHECK-NEXT:   npu_graph.reshape
 // CHECK-NOT:  npu_tile.loop
 // CHECK:      {{^}}// {{-+}}
+// TWICE:      npu_tile.kernel "grp"
+// TWICE-NEXT: ^bb0(%b: tensor<64xf32>):
+// TWICE-NEXT:   npu_tile.load %b()
+// TWICE-NEXT:   npu_graph.exp
 
 // -----
 

@@ -133,3 +133,17 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   func.return %0 : tensor<4x8xf32>
 }
 // CHECK: 'npu_tile.loop': loop names must be non-empty and unique, got ['d0', 'd0']
+
+// -----
+
+// A layer group (no loops) loads its inputs whole: a part of one is an error.
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "g"(%x) group {loops = [], tile = array<i64>, grid = array<i64>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %t = npu_tile.load %a()[0, 4] sizes [4, 4] : tensor<4x8xf32>
+    %r = npu_graph.relu %a : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.load' in a layer group loads its source whole (no loops)
