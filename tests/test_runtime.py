@@ -44,6 +44,10 @@ def test_run_outputs_and_report_keys(mm):
     assert k["name"] == "mm" and k["onnx_nodes"] == ["gemm0"] and k["cores"] == [0]
     assert k["start"] == 0 and k["end"] == pytest.approx(rep["cycles"], abs=1)
     assert k["dram_bytes_read"] == rep["dram_bytes_read"] and k["dram_bytes_written"] == rep["dram_bytes_written"]
+    # its minimum: x, w and y once; it re-reads x per column tile (2) and w per row tile (3)
+    assert k["min_dram_bytes"] == (10 * 20 + 20 * 12 + 10 * 12) * 4
+    assert k["dram_vs_min"] == pytest.approx((rep["dram_bytes_read"] + rep["dram_bytes_written"]) / k["min_dram_bytes"],
+                                             abs=1e-4)
     json.dumps(rep)  # plain JSON types only
     assert res.trace is None
 

@@ -303,6 +303,11 @@ def summary(report: dict[str, Any], path: str, arch) -> str:
         f"written {_fmt_bytes(report['dram_bytes_written'])}",
         f"utilization: cube {u['cube']:.1%}, vector {u['vector']:.1%}, dma {u['dma']:.1%}",
     ]
+    over = sorted((k for k in report["kernels"] if k.get("dram_vs_min")),
+                  key=lambda k: k["dram_bytes_read"] + k["dram_bytes_written"] - k["min_dram_bytes"], reverse=True)
+    if over and over[0]["dram_vs_min"] > 1.0:
+        worst = ", ".join(f"{k['name']} {k['dram_vs_min']:.2f}x" for k in over[:3] if k["dram_vs_min"] > 1.0)
+        lines.append(f"DRAM / min:  most bytes over their kernel's minimum: {worst}")
     b = report.get("bucket")
     if b is not None:
         line = ", ".join(f"{d}={v}" for d, v in b.items())
