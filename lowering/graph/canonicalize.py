@@ -10,7 +10,8 @@ Patterns (each declines when it does not match; conditions under Algorithm):
 - `matmul(A, B)` with a 1-D operand, or with an N-D `A` and a 2-D `B`, ->
   reshapes around a 2-D matmul (numpy matmul semantics kept);
 - an op that decomposes (`GraphOp.decompose`: `conv_transpose`) -> its parts;
-- `ew(reshape(x), c)` -> `reshape(ew(x, c'))` keeping the last dim (a Linear's bias).
+- `ew(reshape(x), c)` -> `reshape(ew(x, c'))` keeping the last dim (a Linear's bias);
+- GELU spelled out by an exporter -> `gelu(x)` / `gelu_tanh(x)`.
 Assumes value semantics (graph level); dead ops are removed by the driver. No options.
 
 Algorithm
@@ -28,16 +29,25 @@ layout is unchanged and the reshape is exact.
 Gemm: the factors that are 1 are left out; the scalings become elementwise
 epilogue ops the matmul kernel can fuse.
 
+GELU: the exact form x * 0.5 * (1 + erf(x / sqrt(2))) (or x * (1/sqrt(2)) inside)
+and the tanh form 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) (x^3 as
+`pow(x, 3)` or two multiplies), the products and sums in any order, each scalar a
+constant within 1e-6 of its value, x of the result's type. One op is then an
+elementwise step a matmul epilogue fuses (the spelled-out DAG reads x twice, so no
+chain rule takes it).
+
 Identity and Dropout never reach the IR: the ONNX importer binds their outputs to
 their inputs, so there is no pattern for them here.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from math import prod
 from typing import TypeVar
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -63,12 +73,17 @@ from npu_dialects.graph import (
     ConstantOp,
     DivOp,
     ElementwiseOp,
+    ErfOp,
+    GeluOp,
+    GeluTanhOp,
     GemmOp,
     GraphOp,
     MatMulOp,
     MulOp,
+    PowOp,
     ReshapeOp,
     SubOp,
+    TanhOp,
     TransposeOp,
     f32_tensor,
     ints,
@@ -263,6 +278,66 @@ class FoldNeutralElement(RewritePattern):
             return
 
 
+class FuseGelu(RewritePattern):
+    """x * 0.5 * (1 + erf(x / sqrt(2))) -> gelu(x); 0.5 * x * (1 + tanh(sqrt(2/pi) *
+    (x + 0.044715 x^3))) -> gelu_tanh(x) (forms under Algorithm)."""
+
+    def __init__(self, constants: ConstantReader):
+        self.constants = constants
+
+    def near(self, v: SSAValue, value: float) -> bool:
+        data = self.constants.array(v) if ConstantReader.constant_op(v) is not None else None
+        return data is not None and data.size > 0 and bool(np.allclose(data, value, rtol=1e-6, atol=0.0))
+
+    def other(self, op: object, cls: type[Operation], value: float) -> SSAValue | None:
+        """The operand of binary `op` (of class `cls`) that is not the constant `value`."""
+        if not isinstance(op, cls):
+            return None
+        a, b = op.operands
+        return b if self.near(a, value) else a if self.near(b, value) else None
+
+    @staticmethod
+    def factors(v: SSAValue) -> list[SSAValue]:
+        """The factors of a product of multiplies ending in `v`."""
+        op = v.owner
+        return [f for o in op.operands for f in FuseGelu.factors(o)] if isinstance(op, MulOp) else [v]
+
+    def is_cube(self, v: SSAValue, x: SSAValue) -> bool:
+        op = v.owner
+        return (isinstance(op, PowOp) and op.operands[0] is x and self.near(op.operands[1], 3.0)) or \
+            (isinstance(op, MulOp) and sorted(map(id, self.factors(v))) == [id(x)] * 3)
+
+    def form(self, s: SSAValue, x: SSAValue) -> type[Operation] | None:
+        """GeluOp or GeluTanhOp when `s` is 1 + erf(x / sqrt 2) or 1 + tanh(...) of x."""
+        t = self.other(s.owner, AddOp, 1.0)
+        u = t.owner.operands[0] if t is not None and isinstance(t.owner, (ErfOp, TanhOp)) else None
+        if u is None:
+            return None
+        if isinstance(t.owner, ErfOp):  # type: ignore[union-attr]
+            d = u.owner
+            halved = isinstance(d, DivOp) and d.operands[0] is x and self.near(d.operands[1], math.sqrt(2.0))
+            return GeluOp if halved or self.other(d, MulOp, math.sqrt(0.5)) is x else None
+        inner = self.other(u.owner, MulOp, math.sqrt(2.0 / math.pi))
+        if inner is None or not isinstance(inner.owner, AddOp) or x not in inner.owner.operands:
+            return None
+        w = inner.owner.operands[1] if inner.owner.operands[0] is x else inner.owner.operands[0]
+        cube = self.other(w.owner, MulOp, 0.044715)
+        return GeluTanhOp if cube is not None and self.is_cube(cube, x) else None
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MulOp, rewriter: PatternRewriter) -> None:
+        fs = self.factors(op.result)
+        half = [f for f in fs if self.near(f, 0.5)]
+        if len(fs) != 3 or len(half) != 1:
+            return
+        a, b = [f for f in fs if f is not half[0]]
+        for x, s in ((a, b), (b, a)):
+            cls = self.form(s, x) if x.type == op.result.type else None
+            if cls is not None:
+                rewriter.replace(op, _at(cls(x, op.result.type), op.location))  # type: ignore[call-arg]
+                return
+
+
 def _perm(op: TransposeOp) -> tuple[int, ...]:
     return ints(op.perm, ())
 
@@ -325,4 +400,5 @@ class Canonicalize(ModulePass):
         PatternRewriteWalker(GreedyRewritePatternApplier([
             FoldReshapeChain(), FoldIdentityReshape(), FoldNeutralElement(ConstantReader(op, self.name)),
             FoldTransposeChain(), FoldIdentityTranspose(), TransposeOfUnitDimsToReshape(),
-            GemmScalingToEpilogue(), MatmulTo2D(), DecomposeAggregate(), ElementwiseBeforeReshape()])).rewrite_module(op)
+            GemmScalingToEpilogue(), MatmulTo2D(), DecomposeAggregate(), ElementwiseBeforeReshape(),
+            FuseGelu(ConstantReader(op, self.name))])).rewrite_module(op)
