@@ -13,8 +13,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.entry import int_attr
 from npu_dialects.dma import CopyOp, memory_space
+from npu_dialects.entry import int_attr
 from npu_dialects.task import SramOp, TaskOp, ViewOp, byte_size
 from sim import Signature, SimResult, signature, simulate
 

@@ -16,8 +16,11 @@ Algorithm
 ---------
 Buffer assignment (`TileBuffers`): a slot per tile loaded each step (the loads
 before `npu_tile.reduce`, and with R == 1 the ones after it), two sets with double
-buffering; a slot per tile loaded once at the last reduction step (R > 1); an
-accumulator for the output tile. Offsets follow allocation order, aligned.
+buffering; a slot per tile loaded once at the last reduction step (R > 1); one slot
+per hoisted tile, whose window stays put over every step (`stays_put`, the tile
+search's `KernelShape.is_hoisted`; not a conv prologue's input, rewritten in place
+each step); an accumulator for the output tile. Offsets follow allocation order,
+aligned.
 
 `TileLoopToSteps`: the task runs steps t in [lo*R, hi*R) (P parallel tiles x R
 reduction tiles, reduction innermost); the tile indices come from t by div/rem.
@@ -25,8 +28,10 @@ The anchor's result is written into the accumulator (`npu_compute.materialize`,
 accumulating for r > 0); with R > 1 the ops after the reduce run in an `scf.if` at
 the last reduction step, with R == 1 their loads join the step's loads.
 
-`LoadToCopy` waits for a copy after the step's last load, before the first compute,
-so a step's copies run concurrently. `StageOnBuffers` writes an op into the
+`TileLoopToSteps` clones the hoisted loads before the step loop. `LoadToCopy`
+waits for a copy after the step's last load, before the first compute, so a step's
+copies run concurrently; a hoisted copy is awaited there too, inside the steps, so
+the first step's loads overlap it. `StageOnBuffers` writes an op into the
 accumulator when it reads it (epilogue), else into the first load's slot
 (a conv prologue on its input tile).
 
@@ -162,11 +167,13 @@ class TileBuffers:
     steps_per_tile: int  # R: reduction steps per output tile
     slots: list[list[SSAValue]]  # per slot set (two with double buffering), a slot per tile loaded each step
     once: list[SSAValue]  # per tile loaded once, at the last reduction step (R > 1)
+    hoisted: list[Operation]  # the loads of `loop` whose window stays put: loaded once, before the steps
     acc: SSAValue  # the output tile
     out_view: tuple[int, ...]  # the shape the store views the output with
     slot_of: dict[Operation, SSAValue]  # each load of `loop` -> its slot (set 0) or once buffer
     dest: dict[Operation, SSAValue] = field(default_factory=dict)  # a cloned load -> its slot
     steps: scf.ForOp | None = None  # the step loop, once built
+    hoisted_clones: set[Operation] = field(default_factory=set)  # the hoisted loads, cloned before the steps
 
     @property
     def double_buffered(self) -> bool:
@@ -186,6 +193,13 @@ def loop_parts(loop: LoopOp) -> tuple[list[LoadOp], list[Operation], ReduceOp, l
             [o for o in post if isinstance(o, LoadOp)], [o for o in post if not isinstance(o, LoadOp)], store)
 
 
+def stays_put(loop: LoopOp, ld: LoadOp) -> bool:
+    """A load loaded once per task, before the steps (`KernelShape.is_hoisted`): its
+    window moves with no loop that iterates, and the loop has more than one step."""
+    grid = loop.trip_counts
+    return prod(grid) > 1 and all(grid[j] == 1 for ts in ld.window()[1] for j, _ in ts)
+
+
 def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
                    view: Callable[[SSAValue, tuple[int, ...]], SSAValue]) -> TileBuffers:
     """Allocate the task's SRAM buffers (`npu_task.sram` ops added by `em`); TilingError
@@ -194,8 +208,11 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
     if nred > 1:
         raise TilingError("a tile loop with more than one reduction loop is not supported")
     steps = prod(loop.trip_counts[len(loop.trip_counts) - nred:])
-    pre, _, _, post, _, store = loop_parts(loop)
-    piped = pre + (post if steps == 1 else [])
+    pre, pre_ops, _, post, _, store = loop_parts(loop)
+    every = pre + (post if steps == 1 else [])
+    # (a conv prologue rewrites its input tile, the first load, in place every step)
+    hoisted: list[Operation] = [ld for ld in every if stays_put(loop, ld) and not (pre_ops and ld is pre[0])]
+    piped = [ld for ld in every if ld not in hoisted]
     offset = 0
 
     def sram(shape: Sequence[int]) -> SSAValue:
@@ -207,11 +224,13 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
     shape = lambda v: tuple(v.type.get_shape())  # noqa: E731
     slots = [[sram(shape(ld.tile)) for ld in piped] for _ in range(2 if loop.double_buffer is not None else 1)]
     once = [] if steps == 1 else [sram(shape(ld.tile)) for ld in post]
+    kept = [sram(shape(ld.tile)) for ld in hoisted]  # type: ignore[attr-defined]
     acc = sram(shape(store.value))
     if offset > arch.sram_bytes:
         raise TilingError(f"tile buffers need {offset} bytes of SRAM, more than sram_bytes={arch.sram_bytes}")
-    slot_of: dict[Operation, SSAValue] = {**dict(zip(piped, slots[0])), **dict(zip(post if steps > 1 else [], once))}
-    return TileBuffers(loop, out, view, em, steps, slots, once, acc, store.view_shape(), slot_of)
+    slot_of: dict[Operation, SSAValue] = {**dict(zip(piped, slots[0])), **dict(zip(post if steps > 1 else [], once)),
+                                          **dict(zip(hoisted, kept))}
+    return TileBuffers(loop, out, view, em, steps, slots, once, hoisted, acc, store.view_shape(), slot_of)
 
 
 # --------------------------------------------------------------------------------------
@@ -246,11 +265,16 @@ class TileLoopToSteps(RewritePattern):
     def __init__(self, bufs: TileBuffers):
         self.bufs = bufs
 
-    def clone_into(self, em: Emitter, ops: Sequence[Operation], vmap: dict[SSAValue, SSAValue]) -> None:
+    def clone_into(self, em: Emitter, ops: Sequence[Operation], vmap: dict[SSAValue, SSAValue]) -> SSAValue | None:
+        """Clone `ops` with `vmap` at `em`; the last clone's first result, if any."""
+        new: Operation | None = None
         for op in ops:
             new = em.add(op.clone(vmap))
             if isinstance(op, LoadOp):
                 self.bufs.dest[new] = self.bufs.slot_of[op]
+                if op in self.bufs.hoisted:
+                    self.bufs.hoisted_clones.add(new)
+        return new.results[0] if new is not None and new.results else None
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         b = self.bufs
@@ -264,8 +288,14 @@ class TileLoopToSteps(RewritePattern):
         be = em.nested(body)
         idx = step_indices(be, body.args[0], op.trip_counts, op.reductions.value.data)
         vmap: dict[SSAValue, SSAValue] = dict(zip(op.body.block.args, idx))
+        outer: dict[SSAValue, SSAValue] = {i: em.const(0) for i in op.body.block.args}  # (the hoisted move with none)
+        for ld in b.hoisted:
+            tile = self.clone_into(em, [ld], outer)
+            assert tile is not None  # (a load has its tile)
+            vmap[ld.results[0]] = tile
         pre, pre_ops, reduce, post, post_ops, store = loop_parts(op)
-        self.clone_into(be, pre + (post if b.steps_per_tile == 1 else []) + pre_ops, vmap)
+        every = [o for o in pre + (post if b.steps_per_tile == 1 else []) if o not in b.hoisted]
+        self.clone_into(be, every + pre_ops, vmap)
         anchor = vmap[reduce.operands[0]]
         if b.steps_per_tile == 1:
             be.add(MaterializeOp(anchor, b.acc))
@@ -312,13 +342,19 @@ class LoadToCopy(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, LoadOp) or op not in self.bufs.dest or not isinstance(op.source.owner, ToTensorOp):
             return
-        slot = self.bufs.dest.pop(op)
-        em = self.bufs.em.at(op)
-        src = self.bufs.view(op.source.owner.buffer, op.view_shape())
+        b = self.bufs
+        slot = b.dest.pop(op)
+        em = b.em.at(op)
+        src = b.view(op.source.owner.buffer, op.view_shape())
         sizes = list(op.window()[3])
         pad = op.pad_value.value.data if op.pad_value is not None else 0.0
         copy = em.add(CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, pad_value=pad))
-        rewriter.insert(WaitOp(copy.results[0]), InsertPoint.before(after_loads(op)))
+        if op in b.hoisted_clones and b.steps is not None:  # (awaited in the steps: the first one's loads overlap it)
+            body = b.steps.body.block
+            first = next(o for o in body.ops if not isinstance(o, (LoadOp, CopyOp, WaitOp)) and o.dialect_name() != "arith")
+            rewriter.insert(WaitOp(copy.results[0]), InsertPoint.before(first))
+        else:
+            rewriter.insert(WaitOp(copy.results[0]), InsertPoint.before(after_loads(op)))
         tile = ToTensorOp(slot)
         rewriter.replace(op, [tile], [tile.tensor])
 
@@ -383,6 +419,8 @@ class PrefetchLoads(RewritePattern):
         body, t0 = op.body.block, op.lb
         t = body.args[0]
         copies = [o for o in body.ops if isinstance(o, CopyOp) and o.dst in b.slots[0]]
+        if not copies:
+            return  # (every load is hoisted: nothing to pipeline)
         waits = [o for o in body.ops if isinstance(o, WaitOp) and o.token.owner in copies]
         rest = [o for o in body.ops if o not in copies and o not in waits and not isinstance(o, scf.YieldOp)]
         em = b.em.at(op)

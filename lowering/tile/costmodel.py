@@ -11,7 +11,8 @@ It mirrors the simulator's timing model at a coarser grain (no contention):
   waits for a free channel while issuing the next step's loads when they
   outnumber `dma_channels`); otherwise their sum;
 - the output tile is stored once per parallel tile (latency + bytes, not
-  overlapped).
+  overlapped); a window that stays put over the steps (`KernelShape.is_hoisted`)
+  is loaded once per task, exposed, before the first step.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
     fixed part). `dram_bw` overrides the bandwidth (a share of it, for split kernels)."""
     bw = dram_bw or arch.dram_bw
     r = ks.reduction_tiles
-    piped = ks.loads + (ks.epilogue if r == 1 else [])
+    piped = ks.piped
+    hoisted = dma_cycles(ks.hoisted, arch, bw)
     load = dma_cycles(piped, arch, bw)
     comp = compute_cycles(ks, arch)
     epi = epilogue_len * arch.vector_cycles(prod(ks.out.sizes))
@@ -95,8 +97,8 @@ def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
         # first load, then each step overlaps the next load (issuing it may stall the
         # core when there are more loads than channels); the last step only computes
         stall = issue_stall(piped, arch, bw)
-        return load - max(load, comp) + comp, r * max(load, stall + comp) + epi + store
-    return 0, r * (load + comp) + epi + store
+        return hoisted + load - max(load, comp) + comp, r * max(load, stall + comp) + epi + store
+    return hoisted, r * (load + comp) + epi + store
 
 
 def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> int:
@@ -105,13 +107,14 @@ def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len
     return fixed + ks.parallel_tiles * per_tile
 
 
-def kernel_dram_bytes(ks: KernelShape) -> int:
-    """DRAM bytes the kernel moves: every step's loads, the epilogue operands and the stores."""
+def kernel_dram_bytes(ks: KernelShape, parts: int = 1) -> int:
+    """DRAM bytes the kernel moves split in `parts` tasks: every step's loads, the
+    hoisted loads once per task, the epilogue operands and the stores."""
     steps = ks.parallel_tiles * ks.reduction_tiles
-    piped = ks.loads + (ks.epilogue if ks.reduction_tiles == 1 else [])
     once = [] if ks.reduction_tiles == 1 else ks.epilogue
     per_tile = sum(w.valid_bytes() for w in once) + ks.out.valid_bytes()
-    return steps * sum(w.valid_bytes() for w in piped) + ks.parallel_tiles * per_tile
+    return (steps * sum(w.valid_bytes() for w in ks.piped) + ks.parallel_tiles * per_tile
+            + parts * sum(w.valid_bytes() for w in ks.hoisted))
 
 
 def parallel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int, parts: int) -> int:
@@ -152,3 +155,10 @@ def best_parts(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
 def split_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> int:
     """Predicted cycles with the best split over the cores (the tile search's ranking key)."""
     return best_parts(ks, arch, double_buffer, epilogue_len)[1]
+
+
+def cycles_then_bytes(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
+    """The tile search's ranking key: `split_cycles`, then (between tilings predicted
+    equally fast) the fewer DRAM bytes, which leave more bandwidth to concurrent kernels."""
+    parts, cycles = best_parts(ks, arch, double_buffer, epilogue_len)
+    return cycles, kernel_dram_bytes(ks, parts)

@@ -34,7 +34,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from lowering.errors import CompileError
-from lowering.tile.costmodel import best_parts, kernel_dram_bytes, split_cycles
+from lowering.tile.costmodel import best_parts, cycles_then_bytes, kernel_dram_bytes
 from lowering.tile.roofline import MACS_ATTR, annotate
 from lowering.tile.tile_search import (
     TilingError,
@@ -152,7 +152,7 @@ class Tile(ModulePass):
                 anchor, steps, extra = split_kernel(body_ops, ins_index)
                 key = kernel_signature(body_ops, arch, self.double_buffer)
                 if key not in self._memo:
-                    ks, db, _ = search(anchor, extra, len(steps), arch, self.double_buffer, split_cycles)
+                    ks, db, _ = search(anchor, extra, len(steps), arch, self.double_buffer, cycles_then_bytes)
                     self._memo[key] = (ks.tile, db)
                 tile, db = self._memo[key]
                 ks = with_epilogue(anchor.shape(tile), extra)
@@ -166,7 +166,7 @@ class Tile(ModulePass):
                               grid=ks.grid, double_buffer=db,
                               sram_bytes=sram_bytes(ks, arch, db),
                               predicted_cycles=predicted,
-                              dram_bytes=kernel_dram_bytes(ks),
+                              dram_bytes=kernel_dram_bytes(ks, parts),
                               parts=parts)
         kernel.location = op.location
         Rewriter.insert_op(kernel, InsertPoint.before(op))

@@ -119,6 +119,31 @@ class KernelShape:
     def reduction_tiles(self) -> int:
         return prod(g for l, g in zip(self.loops, self.grid) if l.reduction)
 
+    def per_step(self) -> list[Window]:
+        """The windows loaded at every step: the anchor's, and the epilogue's when there is
+        one reduction step (with more they are loaded once, at the last)."""
+        return self.loads + (self.epilogue if self.reduction_tiles == 1 else [])
+
+    def is_hoisted(self, w: Window) -> bool:
+        """Window `w` (of `per_step`) stays put over all the kernel's steps (every loop
+        it moves with has one tile), so it is loaded once per task, before its step
+        loop, into one slot. Not with a single step (nothing to hoist) nor for a conv
+        prologue's input (the prologue rewrites its tile in place every step)."""
+        grid = dict(zip((l.name for l in self.loops), self.grid))
+        if prod(grid.values()) == 1 or (self.prologue_len and w is self.loads[0]):
+            return False
+        return all(grid[name] == 1 for d in w.dims for name, c in d.terms if c)
+
+    @property
+    def piped(self) -> list[Window]:
+        """The windows loaded every step (double buffered when the kernel is)."""
+        return [w for w in self.per_step() if not self.is_hoisted(w)]
+
+    @property
+    def hoisted(self) -> list[Window]:
+        """The windows loaded once per task (`is_hoisted`)."""
+        return [w for w in self.per_step() if self.is_hoisted(w)]
+
 
 def align_up(n: int, a: int) -> int:
     """n rounded up to a multiple of a (buffer sizes and offsets at `align`)."""
@@ -136,11 +161,11 @@ def first_fit(size: int, busy: list[tuple[int, int]], align: int) -> int:
 
 
 def sram_bytes(ks: KernelShape, arch: Arch, double_buffer: bool) -> int:
-    """SRAM needed by the tile buffers; pipelined loads take two slots when double buffered."""
+    """SRAM needed by the tile buffers; pipelined loads take two slots when double
+    buffered, hoisted ones one."""
     slots = 2 if double_buffer else 1
-    piped = ks.loads + (ks.epilogue if ks.reduction_tiles == 1 else [])
-    once = [] if ks.reduction_tiles == 1 else ks.epilogue
-    total = sum(align_up(w.nbytes, arch.align) * slots for w in piped)
+    once = ks.hoisted + ([] if ks.reduction_tiles == 1 else ks.epilogue)
+    total = sum(align_up(w.nbytes, arch.align) * slots for w in ks.piped)
     total += sum(align_up(w.nbytes, arch.align) for w in once)
     return total + align_up(ks.out.nbytes, arch.align)
 
@@ -604,8 +629,9 @@ hill climbing from several starts (conv layers of real networks have ~10^4)."""
 def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], epilogue_len: int,
            arch: Arch, allow_double_buffer: bool, cost) -> tuple[KernelShape, bool, int]:
     """Best tiling that fits SRAM: (shape, double buffered?, predicted cycles).
-    `cost(ks, arch, db, epilogue_len)` ranks; double buffering is one more choice
-    (halved tiles may cost more than the overlap gains), ties prefer more SRAM used."""
+    `cost(ks, arch, db, epilogue_len)` ranks (predicted cycles, or a tuple of them
+    then tie-breakers); double buffering is one more choice (halved tiles may cost
+    more than the overlap gains), ties prefer more SRAM used."""
     return TileSearch(anchor, extra, epilogue_len, arch, cost).run((True, False) if allow_double_buffer else (False,))
 
 
@@ -634,8 +660,9 @@ class TileSearch:
                 ks = with_epilogue(shaped, self.extra)
                 need = sram_bytes(ks, self.arch, db)
                 self.smallest.append(need)
-                self.seen[key] = ((self.cost(ks, self.arch, db, self.epilogue_len), -need, ks)
-                                  if need <= self.arch.sram_bytes else (float("inf"), need, None))
+                c = self.cost(ks, self.arch, db, self.epilogue_len)
+                self.seen[key] = ((c if isinstance(c, tuple) else (c,), -need, ks)
+                                  if need <= self.arch.sram_bytes else ((float("inf"),), need, None))
         return self.seen[key]
 
     def consider(self, r: tuple | None, db: bool) -> None:
@@ -688,8 +715,11 @@ class TileSearch:
                 for idx in itertools.product(*(range(len(lst)) for lst in lists)):
                     self.consider(self.evaluate(idx, db), db)
                 continue
+            red = [l.reduction for l in self.anchor.loops()]
             starts = [tuple(len(lst) - 1 for lst in lists), tuple(0 for _ in lists),
-                      tuple(len(lst) // 2 for lst in lists)]
+                      tuple(len(lst) // 2 for lst in lists),
+                      # the reductions whole: operands that stay put over the steps are loaded once
+                      tuple(len(lst) - 1 if r else len(lst) // 2 for lst, r in zip(lists, red))]
             for start in starts:
                 r, cur = self.shrink(start, db)
                 if r is not None and r[2] is not None:
@@ -697,4 +727,4 @@ class TileSearch:
         if self.best is None:
             raise TilingError(f"no tile fits sram_bytes={self.arch.sram_bytes}: the smallest candidate needs "
                               f"{min(self.smallest) if self.smallest else '?'} bytes")
-        return self.best[2], self.best[3], self.best[0]
+        return self.best[2], self.best[3], self.best[0][0]

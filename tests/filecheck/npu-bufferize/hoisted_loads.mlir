@@ -1,31 +1,29 @@
 // RUN: %opt %s -p npu-default | filecheck %s
-// RUN: %opt %s -p 'npu-default{disable=npu-task-canonicalize}' | filecheck %s --check-prefix=OFF
 // RUN: npu-run %s --check 2>&1 | filecheck %s --check-prefix=SIM
 
-// In npu-default: on one core npu-tile splits this gemm's weights in two tiles along n
-// without double buffering, and the activation's window does not move: its load
-// leaves the tile loop (4 KB less read), the result still matches the numpy
-// reference (the run uses the memory sanitizer, NPU_SANITIZE=1 in lit).
+// A 1x1 conv tiled along the image only: the weights' window stays put over every
+// step, so npu-bufferize loads them once per task, into one slot, before the step
+// loop (their wait sits in the steps, so the first step's input load overlaps it);
+// the input tiles alternate between two slots. The tile search counts them once
+// (SRAM and DRAM) and the run reads the 16 KB of weights once: 1 MB + 16 KB in all.
+// The result matches the numpy reference with the memory sanitizer on (lit sets
+// NPU_SANITIZE=1).
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
-  func.func @main(%x: tensor<4x256xf32>) -> tensor<4x512xf32> attributes {npu.inputs = ["x"], npu.outputs = ["y"]} {
-    %w = npu_graph.constant {value = dense<0.01> : tensor<512x256xf32>} : tensor<512x256xf32>
-    %b = npu_graph.constant {value = dense<0.5> : tensor<512xf32>} : tensor<512xf32>
-    %g = npu_graph.gemm %x, %w, %b {trans_b = true} : (tensor<4x256xf32>, tensor<512x256xf32>, tensor<512xf32>) -> tensor<4x512xf32> loc("fc")
-    %r = npu_graph.relu %g : (tensor<4x512xf32>) -> tensor<4x512xf32> loc("act")
-    func.return %r : tensor<4x512xf32>
+  func.func @main(%x: tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32> attributes {npu.inputs = ["x"], npu.outputs = ["y"]} {
+    %w = npu_graph.constant {value = dense<0.01> : tensor<64x64x1x1xf32>} : tensor<64x64x1x1xf32>
+    %c = npu_graph.conv2d %x, %w : (tensor<1x64x64x64xf32>, tensor<64x64x1x1xf32>) -> tensor<1x64x64x64xf32> loc("conv")
+    %r = npu_graph.relu %c : (tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32> loc("act")
+    func.return %r : tensor<1x64x64x64xf32>
   }
 }
-// CHECK:      npu_task.task "fc"
-// CHECK:        %[[A:.*]] = npu_task.sram {offset = 0 : i64} : memref<4x256xf32, "sram">
-// CHECK:        %[[T:.*]] = npu_dma.copy %{{.*}} -> %[[A]]
-// CHECK-NEXT:   scf.for
-// CHECK-NOT:      -> %[[A]]
-// CHECK:          npu_dma.wait %[[T]]
+// CHECK:      npu_task.task "conv"
+// CHECK:        %[[W:.*]] = npu_task.sram {offset = {{[0-9]+}} : i64} : memref<64x64x1x1xf32, "sram">
+// CHECK:        %[[TW:.*]] = npu_dma.copy %{{.*}} -> %[[W]]
+// CHECK:        scf.for
+// CHECK-NOT:      -> %[[W]]
+// CHECK:          npu_dma.wait %[[TW]]
+// CHECK-NEXT:     npu_compute.conv2d %{{.*}}, %[[W]]
+// CHECK:        }
 
-// OFF:        npu_task.task "fc"
-// OFF:          %[[A:.*]] = npu_task.sram {offset = 0 : i64} : memref<4x256xf32, "sram">
-// OFF:          scf.for
-// OFF:            npu_dma.copy %{{.*}} -> %[[A]]
-
-// SIM: DRAM bytes:  read 518.00 KB (530432 B), written 8.00 KB (8192 B)
+// SIM: DRAM bytes:  read 1.02 MB (1064960 B), written 1.00 MB (1048576 B)
 // SIM: check:       ok vs numpy float64 reference
