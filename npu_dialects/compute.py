@@ -406,7 +406,7 @@ class ApplyOp(ComputeOp):
         self.graph_op()
 
     def cycles(self, arch: Arch) -> int:
-        return arch.vector_cycles(prod(_shape(self.out)), self.graph_op().VECTOR_COST)
+        return self.graph_op().tile_cycles(arch, [_shape(v) for v in self.ins], _shape(self.out))
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         *ins, out = arrays

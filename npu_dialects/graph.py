@@ -869,6 +869,17 @@ class StructuredOp(GraphOp):
         return arch.vector_cycles(self.out_elements(out_shape), self.VECTOR_COST)
 
     @classmethod
+    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
+        """Cycles of one tile with inputs of `in_shapes` (the cost model's and the
+        simulator's `npu_compute.apply`): `VECTOR_COST` vector passes over its output."""
+        return arch.vector_cycles(math.prod(out_shape), cls.VECTOR_COST)
+
+    @classmethod
+    def tile_scratch_bytes(cls, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
+        """SRAM a tile needs besides its inputs and output (intermediates): none."""
+        return 0
+
+    @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
@@ -1088,6 +1099,95 @@ class LayerNormOp(StructuredOp):
         var = (d * d).mean(axis=axes, keepdims=True)
         y = d / np.sqrt(var + np.asarray(attr_float(attrs, "epsilon", 1e-5), x.dtype)) * scale
         return y + bias[0] if bias else y
+
+
+@irdl_op_definition
+class AttentionOp(StructuredOp):
+    """Scaled dot-product attention with the scores kept on chip:
+    softmax(q @ kt * scale + mask, last axis) @ v, per leading index (batch, head):
+    q [..., S, D], kt [..., D, T] (keys transposed, as exporters leave them),
+    v [..., T, Dv], an optional additive mask broadcasting to [..., S, T]; result
+    [..., S, Dv]. Tiles cut the leading dims and the query rows S; every tile holds
+    its rows' whole score rows (T), so npu-fuse's `attention` rule forms the op only
+    when one query row's working set fits a core's SRAM."""
+
+    name = "npu_graph.attention"
+    q = operand_def(TensorType)
+    kt = operand_def(TensorType)
+    v = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    scale = attr_def(FloatAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None, scale: float,
+                 result_type: TensorType):
+        super().__init__(operands=[q, kt, v, mask], result_types=[result_type],
+                         attributes={"scale": FloatAttr(scale, Float32Type())})
+
+    def dims(self) -> tuple[tuple[int, ...], int, int, int, int]:
+        """(leading dims, S, D, T, Dv)."""
+        q, kt, v = shape_of(self.q), shape_of(self.kt), shape_of(self.v)
+        return q[:-2], q[-2], q[-1], kt[-1], v[-1]
+
+    def verify_(self) -> None:
+        q, kt, v = shape_of(self.q), shape_of(self.kt), shape_of(self.v)
+        lead, s, d, t, dv = self.dims()
+        if len(q) < 2 or len(kt) != len(q) or len(v) != len(q) or kt[:-2] != lead or v[:-2] != lead \
+                or kt[-2] != d or v[-2] != t:
+            raise VerifyException(f"'npu_graph.attention': q {list(q)}, kt {list(kt)} and v {list(v)} must be "
+                                  "[..., S, D], [..., D, T] and [..., T, Dv] with the same leading dims")
+        if self.mask is not None:
+            m = shape_of(self.mask)
+            if len(m) > len(q) or broadcast_shapes(m, (*lead, s, t)) != (*lead, s, t):
+                raise VerifyException(f"'npu_graph.attention': mask {list(m)} does not broadcast to the "
+                                      f"scores {[*lead, s, t]}")
+        self._expect_result_shape((*lead, s, dv), "attention")
+
+    def tile_map(self) -> TileMap:
+        lead, s, _, t, _ = self.dims()
+        r = len(lead) + 2
+        follows = [same_dims(r, whole=(r - 1,)),  # q: its rows follow the tile's, D whole
+                   tuple(Follow(d) for d in range(r - 2)) + (Follow(None), Follow(None)),  # kt: its head's whole
+                   tuple(Follow(d) for d in range(r - 2)) + (Follow(None), Follow(None))]  # v: likewise
+        if self.mask is not None:
+            m = shape_of(self.mask)
+            lead_m = broadcast_follow(m[:-1], (*lead, s))
+            follows.append(lead_m + (Follow(None),))
+        return TileMap(tuple(d < r - 1 for d in range(r)), tuple(follows))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        q, kt, v, *mask = arrays
+        scores = np.matmul(q, kt) * np.asarray(attr_float(attrs, "scale", 1.0), q.dtype)
+        if mask:
+            scores = scores + mask[0]
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return np.matmul(e / e.sum(axis=-1, keepdims=True), v)
+
+    @classmethod
+    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
+        """Both products on the cube, the scaling, mask and softmax (6 passes) on the
+        vector unit, for a tile with inputs of `in_shapes` (q, kt, v, ...)."""
+        q, kt = in_shapes[0], in_shapes[1]
+        heads = math.prod(q[:-2])
+        s, d, t, dv = q[-2], q[-1], kt[-1], out_shape[-1]
+        return arch.cube_cycles(s, d, t, batch=heads) + arch.cube_cycles(s, t, dv, batch=heads) + \
+            arch.vector_cycles(heads * s * t, 6)
+
+    @classmethod
+    def tile_scratch_bytes(cls, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
+        """The tile's scores, [..., S, T] f32, held in SRAM between the products."""
+        return math.prod(in_shapes[0][:-1]) * in_shapes[1][-1] * 4
+
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        shapes = [shape_of(v) for v in self.operands]
+        return self.tile_cycles(arch, shapes, shape_of(self.result) if out_shape is None else out_shape)
+
+    def macs(self) -> int:
+        lead, s, d, t, dv = self.dims()
+        return math.prod(lead) * s * t * (d + dv)
 
 
 class ReduceOp(StructuredOp):
@@ -2047,7 +2147,7 @@ GRAPH_OPS: list[type[IRDLOperation]] = [
     SigmoidOp, TanhOp, ErfOp, GeluOp, GeluTanhOp, SqrtOp, ExpOp, LogOp, NegOp, AbsOp, ReciprocalOp,
     TruncOp, ExpandOp, PowOp, PReluOp, MaxOp, MinOp, EqualOp, LessOp, GreaterOp, ClipOp, WhereOp,
     # structured
-    LayerNormOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
+    LayerNormOp, AttentionOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
     TriluOp, LrnOp, AvgPoolOp, MaxPoolNdOp, PadOp,
 ]
 

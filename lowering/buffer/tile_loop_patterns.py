@@ -63,7 +63,7 @@ from lowering.tile.tile_search import TilingError, align_up
 from npu_dialects.arch import Arch
 from npu_dialects.compute import MaterializeOp, ToTensorOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
-from npu_dialects.graph import GraphOp
+from npu_dialects.graph import GraphOp, StructuredOp
 from npu_dialects.task import SramOp
 from npu_dialects.tile import LoadOp, LoopOp, ReduceOp, StoreOp, WindowOp
 
@@ -226,6 +226,9 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
     once = [] if steps == 1 else [sram(shape(ld.tile)) for ld in post]
     kept = [sram(shape(ld.tile)) for ld in hoisted]  # type: ignore[attr-defined]
     acc = sram(shape(store.value))
+    offset += sum(align_up(type(o).tile_scratch_bytes([shape(v) for v in o.operands], shape(o.results[0])),
+                           arch.align)  # (a structured op's intermediates, e.g. attention scores)
+                  for o in loop.body.block.ops if isinstance(o, StructuredOp))
     if offset > arch.sram_bytes:
         raise TilingError(f"tile buffers need {offset} bytes of SRAM, more than sram_bytes={arch.sram_bytes}")
     slot_of: dict[Operation, SSAValue] = {**dict(zip(piped, slots[0])), **dict(zip(post if steps > 1 else [], once)),

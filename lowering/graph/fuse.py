@@ -8,13 +8,20 @@ Rules (each can be switched off with `npu-fuse{disable=rule,...}`):
   activation, residual add) that consume its result;
 - `matmul-epilogue`: `gemm`/`matmul` followed by such a chain;
 - `eltwise-chain`: a chain of elementwise ops with no cube op in front;
+- `attention`: q @ kt, scaled, masked, softmax, @ v -> one `npu_graph.attention`
+  (the scores stay in SRAM; conditions under Algorithm);
 - `layer-group`: consecutive tiled kernels sharing SRAM, formed later by
   `npu-layer-group`; switching it off here records `npu.fuse_disable` on the module.
-Assumes graph-level IR inside `func.func`; ops already inside a kernel are left
-alone. Capacity is checked by `npu-tile`, which sizes tiles for the whole group.
+Assumes graph-level IR in `func.func` (kernels' ops left alone; npu-tile checks fit).
 
 Algorithm
 ---------
+`attention`: the scale is a scalar multiply or divide, the mask an add or a
+`where(c, s, k)` with constant c and k <= -1e30 (then exactly s + where(c, 0, k), a
+new constant), the softmax over the last axis; it forms when one query row's q,
+kt, v, mask and score rows fit a core's SRAM (longer rows would need an
+online-softmax tiling over the keys, which does not exist yet).
+
 `conv-bn` is `lowering/graph/bn_fold.py`; `npu-bn-fold` earlier in the default
 pipeline does the same, and `npu-default{fuse-disable=conv-bn}` switches it off
 there too.
@@ -37,22 +44,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
 
 from lowering.errors import CompileError
 from lowering.graph.bn_fold import fold_batchnorms
+from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.tile.tile_search import per_channel_shape
+from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import (
+    AddOp,
+    AttentionOp,
     Conv2dOp,
+    DivOp,
     ElementwiseOp,
     FusedOp,
     GemmOp,
     MatMulOp,
+    MulOp,
+    SoftmaxOp,
+    WhereOp,
     YieldOp,
     shape_of,
 )
@@ -63,7 +80,7 @@ EPILOGUE_RULES: dict[str, tuple[type[Operation], ...]] = {
     "matmul-epilogue": (GemmOp, MatMulOp),
     "eltwise-chain": (ElementwiseOp,),
 }
-RULES = ("conv-bn", "conv-prologue", *EPILOGUE_RULES, "layer-group")
+RULES = ("conv-bn", "conv-prologue", *EPILOGUE_RULES, "attention", "layer-group")
 DISABLED_ATTR = "npu.fuse_disable"
 
 
@@ -165,6 +182,104 @@ class FuseRule(RewritePattern):
             fuse_chain(pro + chain, ",".join(rules), rewriter)
 
 
+class FuseAttention(RewritePattern):
+    """The `attention` rule, anchored at the product with v (see the module docstring):
+    every op of the chain but the last has one use, q, kt and v have the same leading
+    dims, the mask broadcasts into the scores; declined when one query row's q, kt,
+    v, mask and score rows and output row pass `sram_bytes`."""
+
+    def __init__(self, module: ModuleOp, constants: ConstantReader, arch: Arch):
+        self.module, self.constants, self.arch = module, constants, arch
+
+    def scalar(self, v: SSAValue) -> float | None:
+        data = self.constants.array(v) if ConstantReader.constant_op(v) is not None else None
+        if data is None or data.size == 0 or not np.all(data == data.flat[0]):
+            return None
+        return float(data.flat[0])
+
+    def scaled(self, y: SSAValue) -> tuple[SSAValue, float] | None:
+        """(the scores before scaling, the scale) of y = s * c, c * s or s / c (or y itself, 1)."""
+        op = y.owner
+        if isinstance(op, (MulOp, DivOp)) and op.results[0].type in (o.type for o in op.operands):
+            a, b = op.operands
+            if isinstance(op, DivOp):
+                c = self.scalar(b)
+                return (a, 1.0 / c) if c and a.has_one_use() else None
+            for s_, c_ in ((a, b), (b, a)):
+                c = self.scalar(c_)
+                if c is not None and s_.type == y.type and s_.has_one_use():
+                    return s_, c
+            return None
+        return y, 1.0
+
+    def chain(self, pv: MatMulOp) -> tuple[list[Operation], MatMulOp, float, SSAValue | None] | None:
+        """The ops from q @ kt to the softmax, the q @ kt product, the scale and the mask."""
+        sm = pv.operands[0].owner
+        if not isinstance(sm, SoftmaxOp) or sm.norm_axis() != len(shape_of(sm.input)) - 1 \
+                or not pv.operands[0].has_one_use() or not sm.input.has_one_use():
+            return None
+        z = sm.input
+        add = z.owner if isinstance(z.owner, (AddOp, WhereOp)) else None
+        if isinstance(add, WhereOp):
+            tries = [(add.operands[1], add)] if add.operands[1].type == z.type else []
+        else:
+            tries = [(z, None)] if add is None else [(y, m) for y, m in (add.operands, add.operands[::-1])]
+        for y, mask in tries:
+            if y.type != z.type or not y.has_one_use():
+                continue
+            found = self.scaled(y)
+            if found is not None and isinstance(qk := found[0].owner, MatMulOp):
+                scale_op = [y.owner] if y is not found[0] else []
+                return [qk, *scale_op, *([add] if add else []), sm], qk, found[1], mask  # type: ignore[list-item]
+        return None
+
+    def additive(self, mask: SSAValue | Operation | None, loc) -> tuple[SSAValue | None, list[Operation]]:
+        """The additive mask (and the new constant defining it): a `where(c, s, k)` with
+        a constant c and k <= -1e30 is s + where(c, 0, k), exactly (s + k rounds to k
+        for |s| < 1e30, -inf stays -inf); (None, []) when it is not one."""
+        if mask is None or isinstance(mask, SSAValue):
+            return mask, []
+        if not isinstance(mask, WhereOp):
+            return None, []
+        cond = self.constants.array(mask.operands[0])
+        k = self.scalar(mask.operands[2])
+        if cond is None or k is None or k > -1e30:
+            return None, []
+        c = make_constant(self.module, np.where(cond != 0, 0.0, k), weight_hint(loc, "additive_mask"), loc)
+        return c.result, [c]
+
+    def fits(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> bool:
+        d, t, dv = shape_of(q)[-1], shape_of(kt)[-1], shape_of(v)[-1]
+        row = (d + d * t + t * dv + 2 * t + dv + (t if mask is not None else 0)) * 4
+        return row <= self.arch.sram_bytes
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, MatMulOp) or isinstance(op.parent_op(), FusedOp):
+            return
+        found = self.chain(op)
+        if found is None:
+            return
+        ops, qk, scale, where = found
+        q, kt, v = qk.operands[0], qk.operands[1], op.operands[1]
+        ranks = {len(shape_of(x)) for x in (q, kt, v)}
+        loc = fused_loc([n for o in [*ops, op] for n in node_names(o)])
+        mask, new = self.additive(where, loc)
+        if len(ranks) != 1 or ranks.pop() < 3 or (where is not None and mask is None) \
+                or not self.fits(q, kt, v, mask):
+            return
+        try:
+            att = AttentionOp(q, kt, v, mask, scale, op.results[0].type)  # type: ignore[arg-type]
+            att.verify()
+        except VerifyException:
+            return  # (leading dims that broadcast, a mask of another shape)
+        att.location = loc
+        if new:
+            rewriter.insert(new, InsertPoint.before(qk))
+        rewriter.replace(op, att)
+        for o in reversed(ops):
+            rewriter.erase(o)
+
+
 @dataclass(frozen=True)
 class Fuse(ModulePass):
     """Form fused kernels (see the module docstring for the rules).
@@ -180,6 +295,9 @@ class Fuse(ModulePass):
             op.attributes[DISABLED_ATTR] = ArrayAttr([StringAttr(r) for r in self.disable])
         if "conv-bn" not in self.disable:
             fold_batchnorms(op, self.name, affine=False)
+        if "attention" not in self.disable:
+            rule = FuseAttention(op, ConstantReader(op, self.name), arch_of(op))
+            PatternRewriteWalker(rule, apply_recursively=False).rewrite_module(op)
         # convs (with prologues) and cube epilogues first, so an elementwise chain never
         # steals a conv's prologue or epilogue
         prologue = "conv-prologue" not in self.disable

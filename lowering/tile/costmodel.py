@@ -73,6 +73,8 @@ def compute_cycles(ks: KernelShape, arch: Arch) -> int:
         groups = ks.window_area
         prologue = ks.prologue_len * arch.vector_cycles(prod(ks.loads[0].sizes))
         return prologue + arch.cube_cycles(t["oh"] * t["ow"], t["ci"] * kh * kw, t["co"] / groups, batch=groups)
+    if ks.tile_cycles is not None:  # (a structured op's own)
+        return ks.tile_cycles(arch)
     if ks.kind in (KernelKind.POOL, KernelKind.APPLY):
         return arch.vector_cycles(prod(ks.out.sizes), ks.window_area)
     return arch.vector_cycles(prod(ks.out.sizes))

@@ -41,6 +41,7 @@ from npu_dialects.graph import (
     GraphOp,
     ReshapeOp,
     SliceOp,
+    StructuredOp,
     ints,
     shape_of,
 )
@@ -76,6 +77,9 @@ def op_cycles(op: Operation, arch: Arch, out_shape: Sequence[int] | None = None)
         return 0
     if isinstance(op, GemmOp) and (op.params["alpha"] != 1.0 or op.params["beta"] != 1.0):
         return None
+    if isinstance(op, StructuredOp) and type(op).tile_scratch_bytes([shape_of(v) for v in op.operands],
+                                                                   shape_of(op.results[0])):
+        return None  # (its intermediates are not among a group's planned buffers)
     return op.cycles(arch, out_shape)
 
 

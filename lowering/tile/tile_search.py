@@ -106,6 +106,8 @@ class KernelShape:
     epilogue: list[Window] = field(default_factory=list)  # one per epilogue op operand
     window_area: int = 1  # vector work per output element (pool window, apply cost)
     prologue_len: int = 0  # elementwise ops applied to the first load's tile before the anchor
+    tile_cycles: Callable[[Arch], int] | None = None  # a structured op's cycles per tile (`tile_cycles`)
+    scratch: int = 0  # SRAM bytes a tile's compute holds besides its inputs and output
 
     @property
     def grid(self) -> list[int]:
@@ -167,7 +169,7 @@ def sram_bytes(ks: KernelShape, arch: Arch, double_buffer: bool) -> int:
     once = ks.hoisted + ([] if ks.reduction_tiles == 1 else ks.epilogue)
     total = sum(align_up(w.nbytes, arch.align) * slots for w in ks.piped)
     total += sum(align_up(w.nbytes, arch.align) for w in once)
-    return total + align_up(ks.out.nbytes, arch.align)
+    return total + align_up(ks.out.nbytes, arch.align) + align_up(ks.scratch, arch.align)
 
 
 # ----------------------------------------------------------------------------------------
@@ -467,7 +469,10 @@ class GenericAnchor(Anchor):
                     dims.append(DimMap(((f"d{f.out_dim}", t * f.scale),), f.offset,
                                        (t - 1) * f.scale + 1 + f.halo))
             loads.append(Window(i, shape, tuple(dims), self.map.pad_value))
-        return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost)
+        op, ins = type(self.structured), [w.sizes for w in loads]
+        return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
+                           tile_cycles=lambda arch: op.tile_cycles(arch, ins, out.sizes),
+                           scratch=op.tile_scratch_bytes(ins, out.sizes))
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         return {f"d{i}": (tile_candidates(e) if self.map.tileable[i] else [e]) for i, e in enumerate(self.so)}

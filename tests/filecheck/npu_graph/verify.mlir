@@ -550,3 +550,30 @@ func.func @f(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>
   func.return
 }
 // CHECK: 'npu_graph.conv_transpose': bias must have shape [6]
+
+// -----
+
+// attention: kt must be [..., D, T] for q [..., S, D] (here D = 8 but kt has 4 rows).
+func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x8x8xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x8x8xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': q [2, 4, 8], kt [2, 4, 8] and v [2, 8, 8] must be [..., S, D], [..., D, T] and [..., T, Dv] with the same leading dims
+
+// -----
+
+// attention: the mask must broadcast to the scores [..., S, T].
+func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x8xf32>, %m: tensor<1x4x5xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v, %m {scale = 1.0 : f32} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x8xf32>, tensor<1x4x5xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': mask [1, 4, 5] does not broadcast to the scores [2, 4, 6]
+
+// -----
+
+// attention: the result is [..., S, Dv].
+func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x16xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x16xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': attention gives shape [2, 4, 16], but the result type has [2, 4, 8]

@@ -1,0 +1,109 @@
+// RUN: %opt %s --split-input-file -p npu-fuse,npu-dce | filecheck %s
+// RUN: %opt %s --split-input-file -p 'npu-fuse{disable=attention}' | filecheck %s --check-prefix=OFF
+
+// The `attention` rule: q @ kt, scaled, plus an additive mask, softmax over the last
+// axis, @ v -> one npu_graph.attention (BERT's form: a divide by sqrt(d), a [B, 1, 1, T]
+// mask). Switched off, the chain stays as it was.
+// CHECK-LABEL: func.func @bert
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %q, %kt, %v, %mask {scale = 1.250000e-01 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x4x8xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT:    func.return %[[A]]
+// OFF-LABEL:   func.func @bert
+// OFF:           npu_graph.softmax
+// OFF-NOT:       npu_graph.attention
+func.func @bert(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>, %mask: tensor<1x1x1x4xf32>) -> tensor<1x2x4x8xf32> {
+  %c = npu_graph.constant {value = dense<8.0> : tensor<f32>} : tensor<f32>
+  %s = npu_graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %d = npu_graph.div %s, %c : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %m = npu_graph.add %d, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = npu_graph.softmax %m {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  func.return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// ViT's form: a multiply by the scale, no mask.
+// CHECK-LABEL: func.func @vit
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %q, %kt, %v {scale = 5.000000e-01 : f32}
+// CHECK-NEXT:    func.return %[[A]]
+func.func @vit(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x8xf32>) -> tensor<2x4x8xf32> {
+  %c = npu_graph.constant {value = dense<0.5> : tensor<1xf32>} : tensor<1xf32>
+  %s = npu_graph.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x6xf32>) -> tensor<2x4x6xf32>
+  %d = npu_graph.mul %c, %s : (tensor<1xf32>, tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %p = npu_graph.softmax %d {axis = 2 : i64} : (tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<2x4x6xf32>, tensor<2x6x8xf32>) -> tensor<2x4x8xf32>
+  func.return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// GPT-2's causal form: where(causal, scores, float32 min) is scores plus the
+// additive mask where(causal, 0, min), a new constant (exact: s + min rounds to min).
+// CHECK-LABEL: func.func @causal
+// CHECK-NEXT:    %[[M:.*]] = npu_graph.constant {value = dense<{{\[\[\[\[}}0.000000e+00, -3.40282347e+38], [0.000000e+00, 0.000000e+00]]]]> : tensor<1x1x2x2xf32>}
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %q, %kt, %v, %[[M]] {scale = 1.000000e+00 : f32}
+// CHECK-NEXT:    func.return %[[A]]
+func.func @causal(%q: tensor<1x3x2x4xf32>, %kt: tensor<1x3x4x2xf32>, %v: tensor<1x3x2x4xf32>) -> tensor<1x3x2x4xf32> {
+  %tril = npu_graph.constant {value = dense<[[[[1.0, 0.0], [1.0, 1.0]]]]> : tensor<1x1x2x2xf32>} : tensor<1x1x2x2xf32>
+  %min = npu_graph.constant {value = dense<-3.40282347e+38> : tensor<f32>} : tensor<f32>
+  %s = npu_graph.matmul %q, %kt : (tensor<1x3x2x4xf32>, tensor<1x3x4x2xf32>) -> tensor<1x3x2x2xf32>
+  %w = npu_graph.where %tril, %s, %min : (tensor<1x1x2x2xf32>, tensor<1x3x2x2xf32>, tensor<f32>) -> tensor<1x3x2x2xf32>
+  %p = npu_graph.softmax %w {axis = 3 : i64} : (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<1x3x2x2xf32>, tensor<1x3x2x4xf32>) -> tensor<1x3x2x4xf32>
+  func.return %o : tensor<1x3x2x4xf32>
+}
+
+// -----
+
+// Must not fire: a where with a modest fill (-10000) is no additive mask (s - 10000
+// is not -10000) ...
+// CHECK-LABEL: func.func @modest_fill
+// CHECK-NOT:     npu_graph.attention
+// CHECK:         npu_graph.where
+func.func @modest_fill(%q: tensor<1x3x2x4xf32>, %kt: tensor<1x3x4x2xf32>, %v: tensor<1x3x2x4xf32>) -> tensor<1x3x2x4xf32> {
+  %tril = npu_graph.constant {value = dense<[[[[1.0, 0.0], [1.0, 1.0]]]]> : tensor<1x1x2x2xf32>} : tensor<1x1x2x2xf32>
+  %fill = npu_graph.constant {value = dense<-10000.0> : tensor<f32>} : tensor<f32>
+  %s = npu_graph.matmul %q, %kt : (tensor<1x3x2x4xf32>, tensor<1x3x4x2xf32>) -> tensor<1x3x2x2xf32>
+  %w = npu_graph.where %tril, %s, %fill : (tensor<1x1x2x2xf32>, tensor<1x3x2x2xf32>, tensor<f32>) -> tensor<1x3x2x2xf32>
+  %p = npu_graph.softmax %w {axis = 3 : i64} : (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<1x3x2x2xf32>, tensor<1x3x2x4xf32>) -> tensor<1x3x2x4xf32>
+  func.return %o : tensor<1x3x2x4xf32>
+}
+
+// -----
+
+// ... a softmax over another axis ...
+// CHECK-LABEL: func.func @other_axis
+// CHECK-NOT:     npu_graph.attention
+func.func @other_axis(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x4xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %s = npu_graph.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %p = npu_graph.softmax %s {axis = 1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  func.return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// ... scores read by another op too (they must reach DRAM anyway) ...
+// CHECK-LABEL: func.func @scores_returned
+// CHECK-NOT:     npu_graph.attention
+func.func @scores_returned(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x4xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x4xf32>) {
+  %s = npu_graph.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %p = npu_graph.softmax %s {axis = 2 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  func.return %o, %p : tensor<2x4x8xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
+// ... and rows too long for a core's SRAM: one query row of 4096 keys needs
+// kt and v of 64 x 4096 floats (2 MiB), past the 512 KiB of the default arch (an
+// online-softmax tiling over the keys would be needed).
+// CHECK-LABEL: func.func @too_long
+// CHECK-NOT:     npu_graph.attention
+func.func @too_long(%q: tensor<1x4x64xf32>, %kt: tensor<1x64x4096xf32>, %v: tensor<1x4096x64xf32>) -> tensor<1x4x64xf32> {
+  %s = npu_graph.matmul %q, %kt : (tensor<1x4x64xf32>, tensor<1x64x4096xf32>) -> tensor<1x4x4096xf32>
+  %p = npu_graph.softmax %s {axis = 2 : i64} : (tensor<1x4x4096xf32>) -> tensor<1x4x4096xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<1x4x4096xf32>, tensor<1x4096x64xf32>) -> tensor<1x4x64xf32>
+  func.return %o : tensor<1x4x64xf32>
+}
