@@ -53,19 +53,16 @@ from lowering.buffer.tile_loop_patterns import INDEX, Emitter, assign_buffers, l
 from lowering.errors import CompileError
 from lowering.task.taskgraph import span
 from lowering.tile.group_plan import group_schedule, is_view
+from lowering.tile.strip_loops import strip_loop_of
 from lowering.tile.strip_plan import (
     NEG,
     WINDOWED,
     StripPlan,
     computed_shape,
     in_place_candidates,
-    input_halo,
-    line_bufferable,
-    plan_strip_height,
     pooled_epilogues,
+    recorded_plan,
     side_inputs,
-    strip_geometry,
-    strip_input,
     strip_shape,
 )
 from lowering.tile.tile_loops import loop_of
@@ -269,7 +266,7 @@ class StripBuilder:
         return self.loaded[v] if len(s) == 4 else self.sram((1,) * (4 - len(s)) + s, self.held[v], v)
 
     def build(self) -> Block:
-        self.ops = self.kernel.graph_ops()
+        self.ops = self.plan.geometry.ops
         self.g, self.x = self.plan.geometry, self.plan.geometry.x
         self.load_constants()
         self.slot_buffers()
@@ -623,39 +620,6 @@ def in_place_source(ks: KernelShape, ins: list[SSAValue]) -> SSAValue | None:
     return None
 
 
-def strip_plan_of(k: KernelOp, arch: Arch) -> StripPlan:
-    """The layout of strip group `k` for the decisions its `#npu_tile.strip` plan records
-    (rows per strip, prefetch, line buffers): the rows each value holds per strip and
-    where its buffers go. A TilingError when they give none, or not the one recorded."""
-    rec = k.plan
-    if not isinstance(rec, StripPlanAttr):
-        raise TilingError("a strip group needs its #npu_tile.strip plan (npu-layer-group records it)")
-    ops = k.graph_ops()
-    x = strip_input(ops)
-    if x is None:
-        raise TilingError("a strip group must be conv, pool, elementwise, channel-shuffle and channel-concat "
-                          "ops over one input")
-    rows, prefetch, rolling = rec.rows.data, rec.is_prefetched, rec.is_line_buffered
-    plan = plan_strip_height(ops, x, rows, arch, prefetch=prefetch, rolling=rolling)
-    if plan is None and rolling:
-        if not line_bufferable(ops):
-            raise TilingError("line_buffer: a strip group with a concat or a reshape cannot line-buffer")
-        g = strip_geometry(ops, x, rows, rolling=True)
-        if g is not None and not g.rolled:
-            raise TilingError(f"line_buffer: no value of strips of {rows} rows shares rows with the next strip")
-    if plan is None:
-        if prefetch and plan_strip_height(ops, x, rows, arch) is not None:
-            raise TilingError("a reshape views the strip input: its buffer cannot alternate")
-        raise TilingError(f"its plan's strips of {rows} rows do not fit sram_bytes={arch.sram_bytes}")
-    g = plan.geometry
-    got = {"strips": g.S, "halo": list(input_halo(g)), "sram": plan.sram_bytes, "warm": g.warm}
-    want = {"strips": rec.strips.data, "halo": list(ints(rec.halo, ())), "sram": rec.sram.data, "warm": rec.warm.data}
-    bad = [f"{key} = {want[key]} (its strips give {got[key]})" for key in got if got[key] != want[key]]
-    if bad:
-        raise TilingError(f"its plan {rec} does not match its ops: {', '.join(bad)}")
-    return plan
-
-
 def strip_in_place_source(k: KernelOp, plan: StripPlan, ins: list[SSAValue]) -> SSAValue | None:
     """The operand buffer strip group `k`'s plan says its output overwrites (`in_place`),
     when that is an activation buffer (`npu_task.alloc`); a TilingError when the operand
@@ -664,7 +628,7 @@ def strip_in_place_source(k: KernelOp, plan: StripPlan, ins: list[SSAValue]) -> 
     i = rec.in_place_operand if isinstance(rec, StripPlanAttr) else None
     if i is None:
         return None
-    if k.body.block.args[i] not in in_place_candidates(k.graph_ops(), plan.geometry, {}):
+    if k.body.block.args[i] not in in_place_candidates(plan.geometry.ops, plan.geometry, {}):
         raise TilingError(f"its plan overwrites operand {i} in place, which is not a side input read once at "
                           "the rows each strip stores")
     return ins[i] if isinstance(ins[i].owner, AllocOp) else None
@@ -817,7 +781,10 @@ class FuncBuilder:
             return
         try:
             if k.kind.data == KernelKind.GROUP and k.loop_names == ["h"]:
-                splan = strip_plan_of(k, self.arch)
+                loop = strip_loop_of(k)
+                if loop is None:
+                    raise TilingError("the strip group has no strip loop (run npu-tile-loops first)")
+                splan = recorded_plan(loop.group_ops(), k.plan, self.arch)
                 out = self.output_buffer(res, k, strip_in_place_source(k, splan, ins))
                 block = StripBuilder(k, splan, ins, out, self.arch, self).build()
                 tiles = k.trip_counts[0]

@@ -41,6 +41,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from lowering.errors import CompileError
+from lowering.tile.strip_loops import materialize_strip_group
 from lowering.tile.tile_search import (
     Anchor,
     EpilogueStep,
@@ -51,6 +52,7 @@ from lowering.tile.tile_search import (
     split_kernel,
     with_epilogue,
 )
+from npu_dialects.arch import arch_of
 from npu_dialects.graph import ELEMENTWISE_OP_BY_FN
 from npu_dialects.tile import KernelKind, KernelOp, LoadOp, LoopOp, ReduceOp, StoreOp, TileYieldOp
 
@@ -168,6 +170,8 @@ class TileLoops(ModulePass):
             if not isinstance(func, FuncOp):
                 continue
             for k in func.body.block.ops:
+                if isinstance(k, KernelOp) and materialize_strip_group(k, arch_of(op), self.name):
+                    continue
                 if not isinstance(k, KernelOp) or k.kind.data not in TILED_KINDS or loop_of(k) is not None:
                     continue
                 try:
