@@ -69,7 +69,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from lowering.tile.costmodel import best_split, stall_for
 from lowering.tile.group_plan import F32, fit_lifetimes, op_cycles
@@ -752,7 +752,7 @@ def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAV
     return None if best is None else best[1:]
 
 
-def recorded_plan(ops: Sequence[Operation], rec: StripPlanAttr | None, arch: Arch) -> StripPlan:
+def recorded_plan(ops: Sequence[Operation], rec: Attribute | None, arch: Arch) -> StripPlan:
     """The layout of strip group `ops` for the decisions its `#npu_tile.strip` plan `rec`
     records (rows per strip, prefetch, line buffers): the rows each value holds per strip
     and where its buffers go. A TilingError when they give none, or not the one recorded."""
