@@ -534,7 +534,8 @@ class WindowOp(IRDLOperation):
             raise VerifyException(f"'{self.name}': the tile type must have the window's sizes {list(sizes)}")
         loop = self.parent_op()
         if not isinstance(loop, (LoopOp, StripLoopOp)) or list(self.indices) != list(loop.body.block.args):
-            raise VerifyException(f"'{self.name}' must be in an 'npu_tile.loop' and take its tile indices")
+            raise VerifyException(f"'{self.name}' must be in an 'npu_tile.loop' or 'npu_tile.strip_loop' and take "
+                                  "its tile indices")
 
 
 @irdl_op_definition

@@ -10,9 +10,9 @@ Produces the task-level form documented in `npu_dialects/task.py`:
 - each kernel becomes one `npu_task.task` on core 0 covering all its parallel
   tiles (`range = [0, P)`); `npu-schedule` splits and places it.
 A tiled kernel's task is its `npu_tile.loop` lowered by the patterns of
-`tile_loop_patterns.py`; layer and strip groups are still emitted by `GroupBuilder`
-and `StripBuilder`. Graph ops in tasks go to `npu_compute` by the patterns of
-`compute_patterns.py`. No options.
+`tile_loop_patterns.py`, a strip group's its `npu_tile.strip_loop` lowered by those of
+`strip_patterns.py`; layer groups are still emitted by `GroupBuilder`. Graph ops in
+tasks go to `npu_compute` by the patterns of `compute_patterns.py`. No options.
 
 Algorithm
 ---------
@@ -24,7 +24,8 @@ operands are written in place into its buffer (`concat_placement`).
 Group kernels follow the `plan` `npu-layer-group` recorded (`#npu_tile.group`: the
 buffer offsets; `#npu_tile.strip`: rows per strip, prefetch, line buffers, the operand
 overwritten in place): only the geometry those decisions imply is recomputed (rows per
-value and strip, buffer layout, DMA order), and a plan it does not reproduce is an error.
+value and strip, buffer layout, DMA order), and a plan it does not reproduce is an error
+(for a strip group `npu-tile-loops` reports it, materialising its strip loop).
 """
 
 from __future__ import annotations
