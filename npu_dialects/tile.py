@@ -50,7 +50,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator, NoMemoryEffect, SingleBlockImplicitTerminator
+from xdsl.traits import IsTerminator, NoMemoryEffect, NoTerminator, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -537,9 +537,9 @@ class WindowOp(IRDLOperation):
         if isinstance(loop, KernelOp) and loop.kind.data == KernelKind.GROUP and isinstance(self, LoadOp):
             if n or loop.loop_names or any(ints(self.consts, ())) or sizes != tuple(view):
                 raise VerifyException(f"'{self.name}' in a layer group loads its source whole (no loops)")
-        elif not isinstance(loop, LoopOp) or list(self.indices) != list(loop.body.block.args):
-            raise VerifyException(f"'{self.name}' must be in an 'npu_tile.loop' and take its tile indices, "
-                                  "or (a load) in a layer group")
+        elif not isinstance(loop, (LoopOp, StripLoopOp)) or list(self.indices) != list(loop.body.block.args):
+            raise VerifyException(f"'{self.name}' must be in an 'npu_tile.loop' or 'npu_tile.strip_loop' and take "
+                                  "its tile indices, or (a load) in a layer group")
 
 
 @irdl_op_definition
@@ -659,12 +659,13 @@ class StoreOp(WindowOp):
 
     def whole_shape(self) -> tuple[int, ...]:
         loop = self.parent_op()
-        t = loop.result.type if isinstance(loop, LoopOp) else None
+        t = loop.result.type if isinstance(loop, (LoopOp, StripLoopOp)) else None
         return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
 
     def verify_(self) -> None:
         loop = self.parent_op()
-        self.verify_window(loop.result.type if isinstance(loop, LoopOp) else self.value.type, self.value.type)
+        self.verify_window(loop.result.type if isinstance(loop, (LoopOp, StripLoopOp)) else self.value.type,
+                           self.value.type)
 
 
 @irdl_op_definition
@@ -711,5 +712,81 @@ class LoopOp(LoopNest, IRDLOperation):
             raise VerifyException("'npu_tile.loop': the body must hold exactly one 'npu_tile.reduce'")
 
 
-NpuTile = Dialect("npu_tile", [KernelOp, TileYieldOp, LoopOp, LoadOp, ReduceOp, StoreOp],
+@irdl_op_definition
+class StripLoopOp(IRDLOperation):
+    """A strip group's loop over strips of its output's rows (`npu-tile-loops` applies
+    the `#npu_tile.strip` plan, `lowering/tile/strip_plan.py`). The `body` runs once
+    per strip, its block argument the strip index s: `npu_tile.load`s of the input's
+    and the side inputs' rows (halos included, padded outside the tensor), the group's
+    graph ops on strip-shaped tensors (convs and pools padded along W only, reading
+    the rows they need through an `npu_graph.slice`; constants whole), and the
+    `npu_tile.store` of the output's `rows` rows at rows * s (clipped). The `group`
+    region keeps the group's ops on whole tensors: the geometry the plan implies is
+    derived from them. `plan` holds what the body does not show as ops (prefetch,
+    warm-up strips, masks, the operand overwritten in place)."""
+
+    name = "npu_tile.strip_loop"
+    rows = prop_def(IntegerAttr)
+    strips = prop_def(IntegerAttr)
+    plan = prop_def(StripPlanAttr)
+    result = result_def(TensorType)
+    body = region_def("single_block")
+    group = region_def("single_block")
+    traits = traits_def(NoTerminator())
+    assembly_format = "attr-dict `->` type($result) $body `group` $group"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, plan: StripPlanAttr, result_type: Attribute, body: Region, group: Region):
+        super().__init__(properties={"rows": IntegerAttr(plan.rows.data, i64),
+                                     "strips": IntegerAttr(plan.strips.data, i64), "plan": plan},
+                         result_types=[result_type], regions=[body, group])
+
+    def group_ops(self) -> list[Operation]:
+        """The group's graph ops on whole tensors, in program order."""
+        return list(self.group.block.ops)
+
+    def verify_(self) -> None:
+        rows, strips, plan = self.rows.value.data, self.strips.value.data, self.plan
+        if (rows, strips) != (plan.rows.data, plan.strips.data):
+            raise VerifyException(f"'npu_tile.strip_loop': rows = {rows}, strips = {strips} do not match its "
+                                  f"plan {plan}")
+        block = self.body.block
+        if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
+            raise VerifyException("'npu_tile.strip_loop': the body takes one index, the strip's")
+        if not isinstance(block.last_op, StoreOp):
+            raise VerifyException("'npu_tile.strip_loop': the body must end in 'npu_tile.store'")
+        if any(isinstance(o, ReduceOp) for o in block.ops):
+            raise VerifyException("'npu_tile.strip_loop': a strip loop reduces nothing ('npu_tile.reduce')")
+        last = self.group.block.last_op
+        if last is None or [r.type for r in last.results] != [self.result.type]:
+            raise VerifyException("'npu_tile.strip_loop': its group's last op must compute its result "
+                                  f"({self.result.type})")
+
+
+@irdl_op_definition
+class LineBufferOp(IRDLOperation):
+    """The rows a line-buffered value holds in a strip (`line_buffer` plans): the rows
+    kept from the previous strips, then `new`, the rows this strip computes (or loads)
+    of it: `%held = npu_tile.line_buffer %new : tensor<1x8x2x16xf32> -> tensor<1x8x4x16xf32>`."""
+
+    name = "npu_tile.line_buffer"
+    new = operand_def(TensorType)
+    held = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = "$new attr-dict `:` type($new) `->` type($held)"
+
+    def __init__(self, new: SSAValue, held: Attribute):
+        super().__init__(operands=[new], result_types=[held])
+
+    def verify_(self) -> None:
+        a, b = self.new.type, self.held.type
+        assert isinstance(a, TensorType) and isinstance(b, TensorType)
+        sa, sb = a.get_shape(), b.get_shape()
+        if (len(sa) < 2 or len(sa) != len(sb) or sa[:-2] != sb[:-2] or sa[-1] != sb[-1] or sa[-2] >= sb[-2]):
+            raise VerifyException(f"'npu_tile.line_buffer': {a} must be fewer rows (dim -2) of {b}")
+        if not isinstance(self.parent_op(), StripLoopOp):
+            raise VerifyException("'npu_tile.line_buffer' must be in an 'npu_tile.strip_loop'")
+
+
+NpuTile = Dialect("npu_tile", [KernelOp, TileYieldOp, LoopOp, LoadOp, ReduceOp, StoreOp, StripLoopOp, LineBufferOp],
                   [KernelKindAttr, StripPlanAttr, GroupPlanAttr])

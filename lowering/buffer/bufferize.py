@@ -10,9 +10,9 @@ Produces the task-level form documented in `npu_dialects/task.py`:
 - each kernel becomes one `npu_task.task` on core 0 covering all its parallel
   tiles (`range = [0, P)`); `npu-schedule` splits and places it.
 A tiled kernel's task is its `npu_tile.loop` lowered by the patterns of
-`tile_loop_patterns.py`, a layer group's body by those of `group_patterns.py`; strip
-groups are still emitted by `StripBuilder`. Graph ops in tasks go to `npu_compute` by the patterns of
-`compute_patterns.py`. No options.
+`tile_loop_patterns.py`, a layer group's body by those of `group_patterns.py`, a strip
+group's `npu_tile.strip_loop` by those of `strip_patterns.py`. Graph ops in tasks go
+to `npu_compute` by the patterns of `compute_patterns.py`. No options.
 
 Algorithm
 ---------
@@ -24,7 +24,8 @@ operands are written in place into its buffer (`concat_placement`).
 Group kernels follow the `plan` `npu-layer-group` recorded (`#npu_tile.group`: the
 buffer offsets; `#npu_tile.strip`: rows per strip, prefetch, line buffers, the operand
 overwritten in place): only the geometry those decisions imply is recomputed (rows per
-value and strip, buffer layout, DMA order), and a plan it does not reproduce is an error.
+value and strip, buffer layout, DMA order), and a plan it does not reproduce is an error
+(for a strip group `npu-tile-loops` reports it, materialising its strip loop).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     LocationAttr,
@@ -50,23 +50,15 @@ from xdsl.passes import ModulePass
 
 from lowering.buffer.compute_patterns import describe_unlowered, lower_compute
 from lowering.buffer.group_patterns import assign_group_buffers, lower_group
-from lowering.buffer.tile_loop_patterns import INDEX, Emitter, assign_buffers, loop_parts, lower_tile_loop, sram_type
+from lowering.buffer.strip_patterns import assign_strip_buffers, lower_strip_loop
+from lowering.buffer.tile_loop_patterns import INDEX, Emitter, assign_buffers, loop_parts, lower_tile_loop
 from lowering.errors import CompileError
 from lowering.task.taskgraph import span
+from lowering.tile.strip_loops import strip_loop_of
 from lowering.tile.strip_plan import (
-    NEG,
-    WINDOWED,
     StripPlan,
-    computed_shape,
     in_place_candidates,
-    input_halo,
-    line_bufferable,
-    plan_strip_height,
-    pooled_epilogues,
-    side_inputs,
-    strip_geometry,
-    strip_input,
-    strip_shape,
+    recorded_plan,
 )
 from lowering.tile.tile_loops import loop_of
 from lowering.tile.tile_search import (
@@ -75,29 +67,27 @@ from lowering.tile.tile_search import (
     Loop,
     TilingError,
     Window,
-    align_up,
 )
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ToTensorOp
-from npu_dialects.dma import CopyOp, TokenType, WaitOp
+from npu_dialects.dma import CopyOp, WaitOp
 from npu_dialects.graph import (
-    AddOp,
-    AvgPoolOp,
     ConcatOp,
     ConstantOp,
-    ElementwiseOp,
-    MaxPoolOp,
-    MulOp,
-    ReluOp,
-    StructuredOp,
     attr_int,
-    int_array,
-    ints,
     shape_of,
 )
-from npu_dialects.graph import Conv2dOp as GraphConv2dOp
-from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
-from npu_dialects.tile import KernelKind, KernelOp, ReduceOp, StoreOp, StripPlanAttr, TileYieldOp, WindowOp
+from npu_dialects.task import AllocOp, TaskOp, ViewOp, WeightOp
+from npu_dialects.tile import (
+    KernelKind,
+    KernelOp,
+    ReduceOp,
+    StoreOp,
+    StripLoopOp,
+    StripPlanAttr,
+    TileYieldOp,
+    WindowOp,
+)
 from npu_dialects.tile import LoadOp as TileLoadOp
 
 
@@ -128,356 +118,6 @@ def loop_shape(kernel: KernelOp) -> KernelShape:
     return KernelShape(kernel.kind.data, loops, dict(zip(names, tile)),
                        [window_of(o, names, args.index(o.source)) for o in loads], window_of(store, names, None),
                        [window_of(o, names, args.index(o.source)) for o in epi_loads])
-
-
-class StripBuilder:
-    """Emits the body of a strip group's task (`lowering/tile/strip_plan.py`): the constants
-    loaded once, then a loop over its strips [lo, hi): load the input rows (the DMA
-    pads outside the tensor), the side inputs' and the masks' rows, run each op on
-    the strip buffers `strip_buffers` placed (elementwise ops in place, reshapes as
-    views, a concat's operands computed into its channel ranges; convs and pools
-    padded along W only, cropping the rows of their input only other readers
-    need), mask the values a padded op reads next, store the output rows (clipped
-    at the end)."""
-
-    def __init__(self, kernel: KernelOp, plan: StripPlan, ins: list[SSAValue], out: SSAValue, arch: Arch,
-                 top: "FuncBuilder"):
-        self.kernel, self.plan, self.arch, self.top, self.out = kernel, plan, arch, top, out
-        self.dram: dict[SSAValue, SSAValue] = dict(zip(kernel.body.block.args, ins))
-        self.block = Block(arg_types=[INDEX, INDEX])
-        self.em = Emitter(self.block, self.block, {}, kernel.location)
-        self.offset = 0
-        self.held: dict[SSAValue, int] = {}  # constant -> its SRAM offset
-        self.bufs: dict[tuple[int, tuple[int, ...], int], SSAValue] = {}  # (offset, shape, value) -> npu_task.sram
-        self.values: dict[object, int] = {}  # what a buffer holds -> its `value` number
-
-    def sram(self, shape: Sequence[int], offset: int | None = None, holds: object = None) -> SSAValue:
-        """A buffer in the task's SRAM holding `holds` (a graph value, or any key naming
-        what the buffer is for; None: a new value): a new one, or a view of the bytes at
-        `offset` (one buffer per offset, shape and value)."""
-        if offset is None:
-            offset = self.offset
-            self.offset += align_up(prod(shape) * 4, self.arch.align)
-        value = self.values.setdefault(holds if holds is not None else ("new", len(self.values)), len(self.values))
-        key = (offset, tuple(shape), value)
-        if key not in self.bufs:
-            end = offset + prod(shape) * 4
-            if end > self.arch.sram_bytes:  # (the plan's accounting and the buffers disagree: a bug, said so)
-                raise TilingError(f"strip buffers reach byte {end} of sram_bytes={self.arch.sram_bytes} "
-                                  f"(planned {self.plan.sram_bytes})")
-            op = self.em.add(SramOp(sram_type(shape), offset, value))
-            if isinstance(holds, SSAValue) and isinstance(holds.owner, Operation):
-                op.location = holds.owner.location
-            self.bufs[key] = op.results[0]
-        return self.bufs[key]
-
-    @staticmethod
-    def offset_of(buf: SSAValue) -> int:
-        """The byte offset of an `npu_task.sram` buffer."""
-        assert isinstance(buf.owner, SramOp)
-        return buf.owner.offset.value.data
-
-    def const(self, v: SSAValue) -> SSAValue:
-        """A constant loaded once, viewed with rank 4 (it broadcasts over H and W)."""
-        s = tuple(shape_of(v))
-        return self.loaded[v] if len(s) == 4 else self.sram((1,) * (4 - len(s)) + s, self.held[v], v)
-
-    def build(self) -> Block:
-        self.ops = self.kernel.graph_ops()
-        self.g, self.x = self.plan.geometry, self.plan.geometry.x
-        self.load_constants()
-        self.slot_buffers()
-        self.work_area()
-        ops, g = self.ops, self.g
-        self.args = {op: [self.const(o) if o in self.held else None for o in op.operands]
-                     for op in ops if isinstance(op, ElementwiseOp)}
-        self.bias = {op: self.sram((1, shape_of(op.bias)[0], 1, 1), self.held[op.bias], op.bias)
-                     for op in ops if isinstance(op, GraphConv2dOp) and op.bias is not None}
-
-        def order(v: SSAValue) -> int:  # (the input first, then in op order)
-            if v is self.x:
-                return -1
-            assert isinstance(v.owner, Operation)
-            return ops.index(v.owner)
-
-        self.rolled = sorted(g.rolled, key=order)
-        self.last_read = {v: max(i for i, op in enumerate(ops) if v in op.operands) for v in self.rolled}
-        self.pooled = pooled_epilogues(ops, {})  # max-pool -> (conv, relu): their bias and relu follow it
-        self.deferred = {o for pair in self.pooled.values() for o in pair if o is not None}
-        return self.emit_loop()
-
-    def load_constants(self) -> None:
-        """The constants, loaded once per task."""
-        em, toks = self.em, []
-        self.loaded: dict[SSAValue, SSAValue] = {}
-        for v in self.plan.once:
-            self.held[v] = self.offset
-            zeros = [em.const(0)] * len(shape_of(v))
-            self.loaded[v] = self.sram(shape_of(v), holds=v)
-            toks.append(em.add(CopyOp(self.dram[v], zeros, self.loaded[v], zeros, shape_of(v))).results[0])
-        for t in toks:
-            em.add(WaitOp(t))
-
-    def slot_buffers(self) -> None:
-        """Per slot (two with prefetch): what is loaded per strip - the input, side inputs, masks."""
-        g, x = self.g, self.x
-        slots = self.slots = 2 if self.plan.prefetch else 1
-        self.xin = [self.sram(strip_shape(g, x), holds=("x", k)) for k in range(slots)]
-        self.side: list[dict[tuple[Operation, int], SSAValue]] = [{} for _ in range(slots)]
-        for o in self.ops:
-            for i in side_inputs(o, g, {}):
-                for k in range(slots):
-                    self.side[k][(o, i)] = self.sram(computed_shape(g, o.results[0]))
-        self.mask_dram: dict[SSAValue, list[SSAValue]] = {}
-        self.mask_sram: list[dict[SSAValue, list[SSAValue]]] = [{} for _ in range(slots)]
-        for v, pad in g.masked.items():
-            rows = g.mask_rows(v)
-            kinds = [(1.0, 0.0)] + ([(0.0, NEG)] if pad != 0.0 else [])  # (inside, outside)
-            self.mask_dram[v] = [self.top.mask(rows, inside, outside, self.kernel.location)
-                                 for inside, outside in kinds]
-            for k in range(slots):
-                self.mask_sram[k][v] = [self.sram((1, 1, g.computed(v)[2], 1)) for _ in kinds]
-
-    def work_area(self) -> None:
-        """Every computed value's buffer (per slot when it is the input's); a line-buffered
-        value's new rows apart (`fresh`); copies of rows of a wider value (`local`)."""
-        g, x, plan = self.g, self.x, self.plan
-        base = self.offset
-        self.views: dict[SSAValue, list[SSAValue]] = {x: self.xin}
-        self.bufs = {}  # (the buffers above are not reused from here on)
-        view_of = plan.buffers.view_of
-        for op in self.ops:
-            r = op.results[0]
-            off = plan.buffers.offset[r]
-            holds = view_of.get(r, r)
-            if off is not None:
-                self.views[r] = [self.sram(strip_shape(g, r), base + off, holds)]
-            elif holds is x:  # a reshape of the input (one slot: no prefetch)
-                self.views[r] = [self.sram(strip_shape(g, r), self.offset_of(self.xin[0]), ("x", 0))]
-            else:  # an elementwise result overwriting the input slot(s)
-                self.views[r] = [self.sram(strip_shape(g, r), self.offset_of(b), (r, k))
-                                 for k, b in enumerate(self.xin)]
-        self.fresh = {r: self.sram(computed_shape(g, r), base + off, view_of.get(r, ("fresh", r)))
-                      for r, off in plan.buffers.fresh.items()}
-        self.local = {key: self.sram(computed_shape(g, key[0].results[0]), base + off)
-                      for key, off in plan.buffers.local.items()}
-
-    @staticmethod
-    def row_at(e: Emitter, v: SSAValue, row: int | SSAValue) -> list[SSAValue]:
-        """Offsets into a strip buffer (or tensor) of v at `row` of its H dim, 0 elsewhere."""
-        zero = e.const(0)
-        return [zero] * (len(shape_of(v)) - 2) + [e.const(row) if isinstance(row, int) else row, zero]
-
-    def rows_of(self, e: Emitter, s: SSAValue, v: SSAValue) -> list[SSAValue]:
-        """Where in tensor v the rows strip `s` computes of it start."""
-        a, c0, _ = self.g.computed(v)
-        first = e.mul_c(s, a)
-        return self.row_at(e, v, e.add_i(first, e.const(c0)) if c0 else first)
-
-    def issue(self, e: Emitter, s: SSAValue, k: int) -> list[SSAValue]:
-        """The loads of strip `s` into slot k."""
-        g, x = self.g, self.x
-        zero = e.const(0)
-        toks: list[SSAValue] = [e.add(CopyOp(self.dram[x], self.rows_of(e, s, x), self.xin[k], self.new_rows(e, x),
-                                             computed_shape(g, x), pad_value=g.x_pad)).results[0]]
-        for (o, i), sram in self.side[k].items():
-            r = o.results[0]
-            toks.append(e.add(CopyOp(self.dram[o.operands[i]], self.rows_of(e, s, r), sram, self.row_at(e, r, 0),
-                                     computed_shape(g, r), pad_value=0.0)).results[0])
-        for v, drams in self.mask_dram.items():
-            off = e.mul_c(e.add_i(s, e.const(g.warm)) if g.warm else s, g.rows[v][0])
-            for dram, sram in zip(drams, self.mask_sram[k][v]):
-                toks.append(e.add(CopyOp(dram, [zero, zero, off, zero], sram, [zero] * 4,
-                                         (1, 1, g.computed(v)[2], 1))).results[0])
-        return toks
-
-    def new_rows(self, e: Emitter, v: SSAValue) -> list[SSAValue]:
-        """Where in v's strip buffer the rows a strip computes (or loads) go: its last ones."""
-        a, _, r = self.g.rows[v]
-        return self.row_at(e, v, r - a if v in self.g.rolled else 0)
-
-    def shift(self, e: Emitter, v: SSAValue, first: bool = False) -> SSAValue:
-        """Line buffer v: move the rows the next strip shares with this one to the top
-        (issued once this strip's last reader of v is done; awaited before the next
-        strip's new rows land). The `first`, before any strip, has no rows to move: it
-        pads them with zeros (its source window lies below the buffer), so the first
-        warm-up strip reads defined rows."""
-        a, _, r = self.g.rows[v]
-        buf = self.xin[0] if v is self.x else self.views[v][0]
-        size = list(strip_shape(self.g, v))
-        size[-2] = r - a
-        if first:
-            return e.add(CopyOp(buf, self.row_at(e, v, r), buf, self.row_at(e, v, 0), size, pad_value=0.0)).results[0]
-        return e.add(CopyOp(buf, self.row_at(e, v, a), buf, self.row_at(e, v, 0), size)).results[0]
-
-    @staticmethod
-    def pick(e: Emitter, odd: SSAValue | None, vals: list[SSAValue]) -> SSAValue:
-        return vals[0] if odd is None or len(vals) == 1 else e.select(odd, vals[1], vals[0])
-
-    def compute(self, e: Emitter, s: SSAValue, odd: SSAValue | None, moving: dict[SSAValue, SSAValue]
-                ) -> dict[SSAValue, SSAValue]:
-        """Strip `s`'s ops on the slot `odd` selects, and its store; `moving`: the line
-        buffers' shifts in flight, and the ones it issues are returned."""
-        g = self.g
-        moved: dict[SSAValue, SSAValue] = {}
-        picked: dict[SSAValue, SSAValue] = {}
-
-        def at(v: SSAValue) -> SSAValue:
-            if v not in picked:
-                picked[v] = self.pick(e, odd, self.views[v])
-            return picked[v]
-
-        for op in self.ops:
-            e.loc = op.location  # (each op's compute names its own ONNX node)
-            res = op.results[0]
-            out = self.fresh.get(res) or at(res)
-            self.compute_op(e, op, out, at, odd)
-            # (a reshape views its operand; a concat's operands were computed into it)
-            if res in g.masked:  # only in the strips that hold rows outside the tensor
-                self.mask(e, s, res, out, odd)
-            if res in self.fresh:
-                e.add(WaitOp(moving[res]))
-                e.add(WaitOp(e.add(CopyOp(out, self.row_at(e, res, 0), at(res), self.new_rows(e, res),
-                                          computed_shape(g, res))).results[0]))
-            for v in self.rolled:
-                if self.ops[self.last_read[v]] is op:
-                    moved[v] = self.shift(e, v)
-        e.loc = self.kernel.location
-        self.store(e, s, at(self.ops[-1].results[0]))
-        return moved
-
-    def compute_op(self, e: Emitter, op: Operation, out: SSAValue, at, odd: SSAValue | None) -> None:
-        """One graph op on the strip's buffers (staged for the compute patterns)."""
-        g = self.g
-        if isinstance(op, WINDOWED):  # padded along W only; rows other readers need cropped
-            p = op.params
-            top, bottom = g.crop[op]
-            pads = int_array((-top, p["pads"][1], -bottom, p["pads"][3]))
-        if isinstance(op, GraphConv2dOp):
-            e.stage(op, [at(op.input), self.loaded[op.weight]], out, pads=pads)
-            if op.bias is not None and op not in self.deferred:  # (per output channel)
-                e.stage(AddOp, [out, self.bias[op]], out)
-        elif isinstance(op, MaxPoolOp):
-            e.stage(op, [at(op.input)], out, pads=pads)
-            conv, relu = self.pooled.get(op, (None, None))
-            if conv is not None and conv.bias is not None:
-                e.stage(AddOp, [out, self.bias[conv]], out)
-            if relu is not None:
-                e.stage(ReluOp, [out], out)
-        elif isinstance(op, AvgPoolOp):  # (rows outside x read NaN: the DMA pads them)
-            e.stage(op, [at(op.input)], out, pads=pads)
-        elif isinstance(op, StructuredOp) and not isinstance(op, ConcatOp):  # a transpose keeping H, W; an LRN
-            e.stage(op, [at(op.operands[0])], out)
-        elif isinstance(op, ElementwiseOp) and op not in self.deferred:  # (a deferred relu follows the pool)
-            self.elementwise(e, op, out, at, odd)
-
-    def elementwise(self, e: Emitter, op: ElementwiseOp, out: SSAValue, at, odd: SSAValue | None) -> None:
-        """An elementwise op: its side inputs from the slot, rows of a wider value copied out first."""
-        side, local = self.side, self.local
-        ins = [self.pick(e, odd, [side[k][(op, i)] for k in range(self.slots)]) if (op, i) in side[0]
-               else local.get((op, v)) or (at(v) if c is None else c)
-               for i, (c, v) in enumerate(zip(self.args[op], op.operands))]
-        copies = [e.add(CopyOp(at(v), self.row_at(e, v, first), local[(op, v)], self.row_at(e, v, 0),
-                               computed_shape(self.g, op.results[0]))).results[0]
-                  for (o, v), first in self.g.local.items() if o is op]  # (rows of a wider value)
-        for t in copies:
-            e.add(WaitOp(t))
-        e.stage(op, ins, out)
-
-    def mask(self, e: Emitter, s: SSAValue, res: SSAValue, out: SSAValue, odd: SSAValue | None) -> None:
-        """Zero (or -inf) the rows of `res` outside the tensor, in the strips that hold any."""
-        g = self.g
-        first, end = g.boundary(res)
-        me = e
-        edge: SSAValue | None = None
-        then_b: Block | None = None
-        if -g.warm < first or end < g.S:
-            edge = e.add(arith.CmpiOp(s, e.const(first), "slt")).results[0] if first > -g.warm else None
-            if end < g.S:
-                past = e.add(arith.CmpiOp(s, e.const(end), "sge")).results[0]
-                edge = past if edge is None else e.add(arith.OrIOp(edge, past)).results[0]
-            then_b = Block()
-            me = e.nested(then_b)
-        for j, fn in enumerate((MulOp, AddOp)[:len(self.mask_dram[res])]):
-            me.stage(fn, [out, self.pick(me, odd, [self.mask_sram[k][res][j] for k in range(self.slots)])], out)
-        if then_b is not None:
-            assert edge is not None  # (a strip before `first` or from `end` on)
-            then_b.add_op(scf.YieldOp())
-            e.add(scf.IfOp(edge, [], Region(then_b)))
-
-    def store(self, e: Emitter, s: SSAValue, cur: SSAValue) -> None:
-        """Store strip `s`'s output rows (clipped at the end; not in warm-up strips)."""
-        g = self.g
-        zero = e.const(0)
-        y = self.ops[-1].results[0]
-        rank = len(shape_of(y))
-        se, then_b = e, None
-        if g.warm:  # (the warm-up strips before the task's first store nothing)
-            then_b = Block()
-            se = e.nested(then_b)
-        store = se.add(CopyOp(cur, [zero] * rank, self.out, [zero] * (rank - 2) + [se.mul_c(s, g.T), zero],
-                              strip_shape(g, y), clip=True)).results[0]
-        se.add(WaitOp(store))
-        if then_b is not None:
-            then_b.add_op(scf.YieldOp())
-            e.add(scf.IfOp(e.add(arith.CmpiOp(s, self.block.args[0], "sge")).results[0], [], Region(then_b)))
-
-    def emit_loop(self) -> Block:
-        """The loop over strips [lo, hi) (from lo - warm with line buffers), carrying the
-        line buffers' shifts in flight (the first ones move nothing yet)."""
-        em, g, rolled = self.em, self.g, self.rolled
-        lo, hi = self.block.args
-        one = em.const(1)
-        start = em.add(arith.SubiOp(lo, em.const(g.warm))).results[0] if g.warm else lo  # (warm-up strips first)
-        shifts0 = [self.shift(em, v, first=True) for v in rolled]
-        if not self.plan.prefetch:
-            body = Block(arg_types=[INDEX] + [TokenType()] * len(rolled))
-            be = em.nested(body)
-            moving: dict[SSAValue, SSAValue] = dict(zip(rolled, body.args[1:]))
-            if self.x in moving:
-                be.add(WaitOp(moving[self.x]))
-            for t in self.issue(be, body.args[0], 0):
-                be.add(WaitOp(t))
-            moved = self.compute(be, body.args[0], None, moving)
-            body.add_op(scf.YieldOp(*[moved[v] for v in rolled]))
-            loop = em.add(scf.ForOp(start, hi, one, shifts0, Region(body)))
-            for t in loop.results:
-                em.add(WaitOp(t))
-            return self.block
-        return self.emit_prefetched_loop(start, one, shifts0)
-
-    def emit_prefetched_loop(self, start: SSAValue, one: SSAValue, shifts0: list[SSAValue]) -> Block:
-        """Prefetch: strip lo's loads first; each strip issues the next one's into the
-        other slot; the last strip is peeled."""
-        em, rolled = self.em, self.rolled
-        hi = self.block.args[1]
-        toks0 = self.issue(em, start, 0)
-        last = em.add(arith.SubiOp(hi, one)).results[0]
-        body = Block(arg_types=[INDEX] + [TokenType()] * (len(toks0) + len(rolled)))
-        be = em.nested(body)
-        s = body.args[0]
-        loads = body.args[1:1 + len(toks0)]
-        moving: dict[SSAValue, SSAValue] = dict(zip(rolled, body.args[1 + len(toks0):]))
-        odd = be.eq_c(be.rem_c(be.add(arith.SubiOp(s, start)).results[0], 2), 1)
-        nxt = be.add_i(s, one)
-        then_b, else_b = Block(), Block()
-        then_t = self.issue(em.nested(then_b), nxt, 0)  # s odd: the next strip is even
-        else_t = self.issue(em.nested(else_b), nxt, 1)
-        then_b.add_op(scf.YieldOp(*then_t))
-        else_b.add_op(scf.YieldOp(*else_t))
-        next_toks = be.add(scf.IfOp(odd, [TokenType()] * len(toks0), Region(then_b), Region(else_b))).results
-        for t in loads:
-            be.add(WaitOp(t))
-        moved = self.compute(be, s, odd, moving)
-        body.add_op(scf.YieldOp(*next_toks, *[moved[v] for v in rolled]))
-        loop = em.add(scf.ForOp(start, last, one, toks0 + shifts0, Region(body)))
-        for t in loop.results[:len(toks0)]:
-            em.add(WaitOp(t))
-        moved = self.compute(em, last, em.eq_c(em.rem_c(em.add(arith.SubiOp(last, start)).results[0], 2), 1),
-                             dict(zip(rolled, loop.results[len(toks0):])))
-        for t in moved.values():
-            em.add(WaitOp(t))
-        return self.block
 
 
 def concat_placement(block: Block, returned: set[SSAValue]) -> dict[SSAValue, tuple[SSAValue, int]]:
@@ -537,39 +177,6 @@ def in_place_source(ks: KernelShape, ins: list[SSAValue]) -> SSAValue | None:
     return None
 
 
-def strip_plan_of(k: KernelOp, arch: Arch) -> StripPlan:
-    """The layout of strip group `k` for the decisions its `#npu_tile.strip` plan records
-    (rows per strip, prefetch, line buffers): the rows each value holds per strip and
-    where its buffers go. A TilingError when they give none, or not the one recorded."""
-    rec = k.plan
-    if not isinstance(rec, StripPlanAttr):
-        raise TilingError("a strip group needs its #npu_tile.strip plan (npu-layer-group records it)")
-    ops = k.graph_ops()
-    x = strip_input(ops)
-    if x is None:
-        raise TilingError("a strip group must be conv, pool, elementwise, channel-shuffle and channel-concat "
-                          "ops over one input")
-    rows, prefetch, rolling = rec.rows.data, rec.is_prefetched, rec.is_line_buffered
-    plan = plan_strip_height(ops, x, rows, arch, prefetch=prefetch, rolling=rolling)
-    if plan is None and rolling:
-        if not line_bufferable(ops):
-            raise TilingError("line_buffer: a strip group with a concat or a reshape cannot line-buffer")
-        g = strip_geometry(ops, x, rows, rolling=True)
-        if g is not None and not g.rolled:
-            raise TilingError(f"line_buffer: no value of strips of {rows} rows shares rows with the next strip")
-    if plan is None:
-        if prefetch and plan_strip_height(ops, x, rows, arch) is not None:
-            raise TilingError("a reshape views the strip input: its buffer cannot alternate")
-        raise TilingError(f"its plan's strips of {rows} rows do not fit sram_bytes={arch.sram_bytes}")
-    g = plan.geometry
-    got = {"strips": g.S, "halo": list(input_halo(g)), "sram": plan.sram_bytes, "warm": g.warm}
-    want = {"strips": rec.strips.data, "halo": list(ints(rec.halo, ())), "sram": rec.sram.data, "warm": rec.warm.data}
-    bad = [f"{key} = {want[key]} (its strips give {got[key]})" for key in got if got[key] != want[key]]
-    if bad:
-        raise TilingError(f"its plan {rec} does not match its ops: {', '.join(bad)}")
-    return plan
-
-
 def strip_in_place_source(k: KernelOp, plan: StripPlan, ins: list[SSAValue]) -> SSAValue | None:
     """The operand buffer strip group `k`'s plan says its output overwrites (`in_place`),
     when that is an activation buffer (`npu_task.alloc`); a TilingError when the operand
@@ -578,7 +185,7 @@ def strip_in_place_source(k: KernelOp, plan: StripPlan, ins: list[SSAValue]) -> 
     i = rec.in_place_operand if isinstance(rec, StripPlanAttr) else None
     if i is None:
         return None
-    if k.body.block.args[i] not in in_place_candidates(k.graph_ops(), plan.geometry, {}):
+    if k.body.block.args[i] not in in_place_candidates(plan.geometry.ops, plan.geometry, {}):
         raise TilingError(f"its plan overwrites operand {i} in place, which is not a side input read once at "
                           "the rows each strip stores")
     return ins[i] if isinstance(ins[i].owner, AllocOp) else None
@@ -731,9 +338,12 @@ class FuncBuilder:
             return
         try:
             if k.kind.data == KernelKind.GROUP and k.loop_names == ["h"]:
-                splan = strip_plan_of(k, self.arch)
+                loop = strip_loop_of(k)
+                if loop is None:
+                    raise TilingError("the strip group has no strip loop (run npu-tile-loops first)")
+                splan = recorded_plan(loop.group_ops(), k.plan, self.arch)
                 out = self.output_buffer(res, k, strip_in_place_source(k, splan, ins))
-                block = StripBuilder(k, splan, ins, out, self.arch, self).build()
+                block = self.strip_task(k, loop, splan, ins, out)
                 tiles = k.trip_counts[0]
             elif k.kind.data == KernelKind.GROUP:
                 outs = [self.output_buffer(r, k) for r in k.outs]
@@ -758,6 +368,34 @@ class FuncBuilder:
         self.add(task)
 
 
+    def group_task(self, k: KernelOp, ins: list[SSAValue], outs: list[SSAValue]) -> Block:
+        """The body of a layer group's task: its loads and ops on the DRAM buffers'
+        tensors, lowered by the patterns of `group_patterns.py`."""
+        block = Block(arg_types=[INDEX, INDEX])
+        em = Emitter(block, block, {}, k.location)
+        vmap: dict[SSAValue, SSAValue] = {a: em.add(ToTensorOp(b)).results[0] for a, b in zip(k.body.block.args, ins)}
+        body = [o.clone(vmap) for o in k.body.block.ops if not isinstance(o, TileYieldOp)]
+        block.add_ops(body)
+        bufs = assign_group_buffers(k, body, outs, em, self.arch)
+        region = Region(block)
+        lower_group(bufs, region)
+        return region.detach_block(block)
+
+    def strip_task(self, k: KernelOp, loop: StripLoopOp, plan: StripPlan, ins: list[SSAValue], out: SSAValue
+                   ) -> Block:
+        """The body of a strip group's task: its `npu_tile.strip_loop` on the DRAM buffers'
+        tensors, lowered by the patterns of `strip_patterns.py`."""
+        block = Block(arg_types=[INDEX, INDEX])
+        em = Emitter(block, block, {}, k.location)
+        args = k.body.block.args
+        placed = loop.clone({a: em.add(ToTensorOp(b)).results[0] for a, b in zip(args, ins)})
+        bufs = assign_strip_buffers(placed, plan, em, dict(zip(args, ins)), out, self.arch,
+                                    lambda rows, inside, outside: self.mask(rows, inside, outside, k.location))
+        em.add(placed)
+        region = Region(block)
+        lower_strip_loop(bufs, region)
+        return region.detach_block(block)
+
     def tiled_task(self, k: KernelOp, ins: list[SSAValue], out: SSAValue) -> Block:
         """The body of a tiled kernel's task: its `npu_tile.loop` on the DRAM buffers'
         tensors, lowered by the patterns of `tile_loop_patterns.py`."""
@@ -771,20 +409,6 @@ class FuncBuilder:
         em.add(loop)
         region = Region(block)
         lower_tile_loop(bufs, region)
-        return region.detach_block(block)
-
-
-    def group_task(self, k: KernelOp, ins: list[SSAValue], outs: list[SSAValue]) -> Block:
-        """The body of a layer group's task: its loads and ops on the DRAM buffers'
-        tensors, lowered by the patterns of `group_patterns.py`."""
-        block = Block(arg_types=[INDEX, INDEX])
-        em = Emitter(block, block, {}, k.location)
-        vmap: dict[SSAValue, SSAValue] = {a: em.add(ToTensorOp(b)).results[0] for a, b in zip(k.body.block.args, ins)}
-        body = [o.clone(vmap) for o in k.body.block.ops if not isinstance(o, TileYieldOp)]
-        block.add_ops(body)
-        bufs = assign_group_buffers(k, body, outs, em, self.arch)
-        region = Region(block)
-        lower_group(bufs, region)
         return region.detach_block(block)
 
 

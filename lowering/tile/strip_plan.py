@@ -69,11 +69,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from lowering.tile.costmodel import best_split, stall_for
 from lowering.tile.group_plan import F32, fit_lifetimes, op_cycles
-from lowering.tile.tile_search import align_up
+from lowering.tile.tile_search import TilingError, align_up
 from npu_dialects.arch import Arch
 from npu_dialects.graph import (
     AvgPoolOp,
@@ -89,6 +89,7 @@ from npu_dialects.graph import (
     ints,
     shape_of,
 )
+from npu_dialects.tile import StripPlanAttr
 
 WINDOWED = (Conv2dOp, MaxPoolOp, AvgPoolOp)  # ops whose result rows read a window of input rows
 NEG = -3.4028235e38  # what a masked row of a max-pool input becomes (finite: 0 * x stays 0 first)
@@ -749,3 +750,34 @@ def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAV
             if best is None or rank < best[0]:
                 best = (rank, p, parts, cycles)
     return None if best is None else best[1:]
+
+
+def recorded_plan(ops: Sequence[Operation], rec: Attribute | None, arch: Arch) -> StripPlan:
+    """The layout of strip group `ops` for the decisions its `#npu_tile.strip` plan `rec`
+    records (rows per strip, prefetch, line buffers): the rows each value holds per strip
+    and where its buffers go. A TilingError when they give none, or not the one recorded."""
+    if not isinstance(rec, StripPlanAttr):
+        raise TilingError("a strip group needs its #npu_tile.strip plan (npu-layer-group records it)")
+    x = strip_input(ops)
+    if x is None:
+        raise TilingError("a strip group must be conv, pool, elementwise, channel-shuffle and channel-concat "
+                          "ops over one input")
+    rows, prefetch, rolling = rec.rows.data, rec.is_prefetched, rec.is_line_buffered
+    plan = plan_strip_height(ops, x, rows, arch, prefetch=prefetch, rolling=rolling)
+    if plan is None and rolling:
+        if not line_bufferable(ops):
+            raise TilingError("line_buffer: a strip group with a concat or a reshape cannot line-buffer")
+        g = strip_geometry(ops, x, rows, rolling=True)
+        if g is not None and not g.rolled:
+            raise TilingError(f"line_buffer: no value of strips of {rows} rows shares rows with the next strip")
+    if plan is None:
+        if prefetch and plan_strip_height(ops, x, rows, arch) is not None:
+            raise TilingError("a reshape views the strip input: its buffer cannot alternate")
+        raise TilingError(f"its plan's strips of {rows} rows do not fit sram_bytes={arch.sram_bytes}")
+    g = plan.geometry
+    got = {"strips": g.S, "halo": list(input_halo(g)), "sram": plan.sram_bytes, "warm": g.warm}
+    want = {"strips": rec.strips.data, "halo": list(ints(rec.halo, ())), "sram": rec.sram.data, "warm": rec.warm.data}
+    bad = [f"{key} = {want[key]} (its strips give {got[key]})" for key in got if got[key] != want[key]]
+    if bad:
+        raise TilingError(f"its plan {rec} does not match its ops: {', '.join(bad)}")
+    return plan

@@ -8,11 +8,11 @@ a function is an `npu_tile.kernel` recording its plan (`loops`, `tile`, `grid`,
 of `npu_tile.load`s, the ops on tile-shaped tensors, `npu_tile.reduce` and
 `npu_tile.store` (structure under Algorithm). A layer group (kind `group`, no
 loops) gets its DMA order: an `npu_tile.load` of each input, whole, where its
-schedule issues it. View kernels and strip groups keep their bodies. A kernel
-already materialised is left alone (the pass is idempotent). No options.
+schedule issues it; a strip group its `npu_tile.strip_loop` (`strip_loops.py`).
+View kernels keep their bodies. A kernel already materialised is left alone (the
+pass is idempotent). No options.
 
-Errors: a plan that does not match its kernel (loop names or trip counts other than
-the kernel's tiling gives) is a diagnostic naming the kernel.
+Errors: a plan that does not match its kernel is a diagnostic naming the kernel.
 
 Algorithm
 ---------
@@ -49,6 +49,7 @@ from xdsl.passes import ModulePass
 
 from lowering.errors import CompileError
 from lowering.tile.group_plan import group_schedule
+from lowering.tile.strip_loops import materialize_strip_group
 from lowering.tile.tile_search import (
     Anchor,
     EpilogueStep,
@@ -239,6 +240,8 @@ class TileLoops(ModulePass):
             if not isinstance(func, FuncOp):
                 continue
             for k in func.body.block.ops:
+                if isinstance(k, KernelOp) and materialize_strip_group(k, arch_of(op), self.name):
+                    continue
                 if not isinstance(k, KernelOp) or is_materialized(k):
                     continue
                 try:

@@ -15,7 +15,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
     func.return %y : tensor<1x16x32x32xf32>
   }
 }
-// CHECK: error: npu-bufferize: kernel 'conv..relu': a strip group needs its #npu_tile.strip plan (npu-layer-group records it) at 'npu_tile.kernel' (ONNX node conv..relu)
+// CHECK: error: npu-tile-loops: kernel 'conv..relu': a strip group needs its #npu_tile.strip plan (npu-layer-group records it) at 'npu_tile.kernel' (ONNX node conv..relu)
 
 // -----
 
@@ -32,7 +32,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
     func.return %y : tensor<1x16x32x32xf32>
   }
 }
-// CHECK: error: npu-bufferize: kernel 'conv..relu': its plan #npu_tile.strip<rows = 2, strips = 16, halo = [2, 2], sram = 16384> does not match its ops: halo = [2, 2] (its strips give [1, 1]), sram = 16384 (its strips give 21504)
+// CHECK: error: npu-tile-loops: kernel 'conv..relu': its plan #npu_tile.strip<rows = 2, strips = 16, halo = [2, 2], sram = 16384> does not match its ops: halo = [2, 2] (its strips give [1, 1]), sram = 16384 (its strips give 21504)
 
 // -----
 
@@ -48,7 +48,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
     func.return %y : tensor<1x16x32x32xf32>
   }
 }
-// CHECK: error: npu-bufferize: kernel 'conv..relu': its plan's strips of 8 rows do not fit sram_bytes=32768
+// CHECK: error: npu-tile-loops: kernel 'conv..relu': its plan's strips of 8 rows do not fit sram_bytes=32768
 
 // -----
 

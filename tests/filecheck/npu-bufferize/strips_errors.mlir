@@ -14,8 +14,8 @@ builtin.module {
     func.return %r : tensor<1x4x8x8xf32>
   }
 }
-// CHECK: error: npu-bufferize: kernel 'g': a strip group must be conv, pool, elementwise, channel-shuffle and channel-concat ops over one input at 'npu_tile.kernel' (ONNX node g)
-// DIAG: error: npu-bufferize: kernel 'g': a strip group must be conv, pool
+// CHECK: error: npu-tile-loops: kernel 'g': a strip group must be conv, pool, elementwise, channel-shuffle and channel-concat ops over one input at 'npu_tile.kernel' (ONNX node g)
+// DIAG: error: npu-tile-loops: kernel 'g': a strip group must be conv, pool
 
 
 // -----
@@ -33,7 +33,7 @@ builtin.module {
     func.return %r : tensor<1x8x8x8xf32>
   }
 }
-// DIAG: error: npu-bufferize: kernel 'fire': line_buffer: a strip group with a concat or a reshape cannot line-buffer at 'npu_tile.kernel' (ONNX node fire)
+// DIAG: error: npu-tile-loops: kernel 'fire': line_buffer: a strip group with a concat or a reshape cannot line-buffer at 'npu_tile.kernel' (ONNX node fire)
 
 // -----
 
@@ -50,4 +50,4 @@ builtin.module {
     func.return %r : tensor<1x4x8x8xf32>
   }
 }
-// DIAG: error: npu-bufferize: kernel 'pointwise': line_buffer: no value of strips of 4 rows shares rows with the next strip at 'npu_tile.kernel' (ONNX node pointwise)
+// DIAG: error: npu-tile-loops: kernel 'pointwise': line_buffer: no value of strips of 4 rows shares rows with the next strip at 'npu_tile.kernel' (ONNX node pointwise)

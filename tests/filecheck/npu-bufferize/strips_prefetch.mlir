@@ -2,8 +2,8 @@
 
 // The strip group of npu-layer-group/strips.mlir with double_buffer (prefetch): the
 // input and mask rows of strip lo go to slot 0 before the loop; each strip issues the
-// next strip's loads into the other slot (an scf.if on the strip's parity) before it
-// waits for its own and computes on the slot a select picks; the last strip is peeled.
+// next strip's loads into the other slot (a select on the strip's parity) before it
+// waits for its own and computes on the slot the other select picks; the last strip is peeled.
 builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   func.func @main(%x: tensor<1x8x32x32xf32>) -> tensor<1x16x16x16xf32> {
     %w = npu_graph.constant {weight = "w"} : tensor<16x8x3x3xf32>
@@ -24,13 +24,12 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-NEXT:   %[[X1:.*]] = npu_task.sram {{.*}} : memref<1x8x7x32xf32, "sram">
 // CHECK:        %[[T0:.*]] = npu_dma.copy %{{.*}} -> %[[X0]]{{.*}} {sizes = array<i64: 1, 8, 7, 32>, pad_value = 0.000000e+00 : f32}
 // CHECK:        scf.for %[[S:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A:.*]] = %[[T0]], {{.*}}) -> (!npu_dma.token, !npu_dma.token, !npu_dma.token) {
-// CHECK:          scf.if %[[ODD:.*]] -> (!npu_dma.token, !npu_dma.token, !npu_dma.token) {
-// CHECK:            npu_dma.copy %{{.*}} -> %[[X0]]
-// CHECK:          } else {
-// CHECK:            npu_dma.copy %{{.*}} -> %[[X1]]
+// CHECK:          %[[ODD:.*]] = arith.cmpi eq,
+// CHECK-NEXT:     %[[CUR:.*]] = arith.select %[[ODD]], %[[X1]], %[[X0]]
+// CHECK:          %[[NXT:.*]] = arith.select %[[ODD]], %[[X0]], %[[X1]]
+// CHECK:          npu_dma.copy %{{.*}} -> %[[NXT]]
 // CHECK:          npu_dma.wait %[[A]]
-// CHECK:          %[[CUR:.*]] = arith.select %[[ODD]], %[[X1]], %[[X0]]
-// CHECK-NEXT:     npu_compute.conv2d %[[CUR]]
+// CHECK:          npu_compute.conv2d %[[CUR]]
 // CHECK:          scf.yield
 // CHECK:        npu_dma.wait
 // CHECK:        npu_compute.conv2d

@@ -115,7 +115,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }
   func.return %0 : tensor<4x8xf32>
 }
-// CHECK: 'npu_tile.load' must be in an 'npu_tile.loop' and take its tile indices
+// CHECK: 'npu_tile.load' must be in an 'npu_tile.loop' or 'npu_tile.strip_loop' and take its tile indices
 
 // -----
 
