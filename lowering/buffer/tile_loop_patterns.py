@@ -208,10 +208,11 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
     if nred > 1:
         raise TilingError("a tile loop with more than one reduction loop is not supported")
     steps = prod(loop.trip_counts[len(loop.trip_counts) - nred:])
-    pre, pre_ops, _, post, _, store = loop_parts(loop)
+    pre, pre_ops, reduce, post, _, store = loop_parts(loop)
     every = pre + (post if steps == 1 else [])
-    # (a conv prologue rewrites its input tile, the first load, in place every step)
-    hoisted: list[Operation] = [ld for ld in every if stays_put(loop, ld) and not (pre_ops and ld is pre[0])]
+    # (a conv prologue - ops before the anchor - rewrites its input tile, the first load, in place every step)
+    prologue = any(o is not reduce.operands[0].owner for o in pre_ops)
+    hoisted: list[Operation] = [ld for ld in every if stays_put(loop, ld) and not (prologue and ld is pre[0])]
     piped = [ld for ld in every if ld not in hoisted]
     offset = 0
 
