@@ -111,7 +111,11 @@ class KernelShape:
 
     @property
     def grid(self) -> list[int]:
-        return [ceil(l.extent / self.tile[l.name]) for l in self.loops]
+        cached = self.__dict__.get("_grid")  # (the search asks often; tile and loops never change)
+        if cached is None or cached[0] is not self.tile:
+            cached = (self.tile, [ceil(l.extent / self.tile[l.name]) for l in self.loops])
+            self.__dict__["_grid"] = cached
+        return cached[1]
 
     @property
     def parallel_tiles(self) -> int:
@@ -136,15 +140,26 @@ class KernelShape:
             return False
         return all(grid[name] == 1 for d in w.dims for name, c in d.terms if c)
 
+    def split(self) -> tuple[list[Window], list[Window]]:
+        """(`piped`, `hoisted`), computed once per loads and epilogue lists."""
+        key = (self.loads, self.epilogue, self.tile)
+        cached = self.__dict__.get("_split")
+        if cached is None or any(a is not b for a, b in zip(cached[0], key)):
+            ws = self.per_step()
+            flags = [self.is_hoisted(w) for w in ws]
+            cached = (key, [w for w, h in zip(ws, flags) if not h], [w for w, h in zip(ws, flags) if h])
+            self.__dict__["_split"] = cached
+        return cached[1], cached[2]
+
     @property
     def piped(self) -> list[Window]:
         """The windows loaded every step (double buffered when the kernel is)."""
-        return [w for w in self.per_step() if not self.is_hoisted(w)]
+        return self.split()[0]
 
     @property
     def hoisted(self) -> list[Window]:
         """The windows loaded once per task (`is_hoisted`)."""
-        return [w for w in self.per_step() if self.is_hoisted(w)]
+        return self.split()[1]
 
 
 def align_up(n: int, a: int) -> int:
