@@ -47,7 +47,6 @@ from dataclasses import dataclass
 from math import prod
 from typing import TypeVar
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -286,8 +285,8 @@ class FuseGelu(RewritePattern):
         self.constants = constants
 
     def near(self, v: SSAValue, value: float) -> bool:
-        data = self.constants.array(v) if ConstantReader.constant_op(v) is not None else None
-        return data is not None and data.size > 0 and bool(np.allclose(data, value, rtol=1e-6, atol=0.0))
+        c = self.constants.scalar(v)
+        return c is not None and math.isclose(c, value, rel_tol=1e-6)
 
     def other(self, op: object, cls: type[Operation], value: float) -> SSAValue | None:
         """The operand of binary `op` (of class `cls`) that is not the constant `value`."""

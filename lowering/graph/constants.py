@@ -77,6 +77,13 @@ class ConstantReader:
             return None
         return np.asarray(data, dtype=np.float32)
 
+    def scalar(self, value: SSAValue) -> float | None:
+        """The value of a constant whose elements are all equal (None otherwise)."""
+        data = self.array(value)
+        if data is None or data.size == 0 or not np.all(data == data.flat[0]):
+            return None
+        return float(data.flat[0])
+
     def is_splat(self, value: SSAValue, scalar: float) -> bool:
         """Whether `value` is a constant whose every element equals `scalar`."""
         data = self.array(value)

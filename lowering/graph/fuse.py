@@ -191,22 +191,16 @@ class FuseAttention(RewritePattern):
     def __init__(self, module: ModuleOp, constants: ConstantReader, arch: Arch):
         self.module, self.constants, self.arch = module, constants, arch
 
-    def scalar(self, v: SSAValue) -> float | None:
-        data = self.constants.array(v) if ConstantReader.constant_op(v) is not None else None
-        if data is None or data.size == 0 or not np.all(data == data.flat[0]):
-            return None
-        return float(data.flat[0])
-
     def scaled(self, y: SSAValue) -> tuple[SSAValue, float] | None:
         """(the scores before scaling, the scale) of y = s * c, c * s or s / c (or y itself, 1)."""
         op = y.owner
         if isinstance(op, (MulOp, DivOp)) and op.results[0].type in (o.type for o in op.operands):
             a, b = op.operands
             if isinstance(op, DivOp):
-                c = self.scalar(b)
+                c = self.constants.scalar(b)
                 return (a, 1.0 / c) if c and a.has_one_use() else None
             for s_, c_ in ((a, b), (b, a)):
-                c = self.scalar(c_)
+                c = self.constants.scalar(c_)
                 if c is not None and s_.type == y.type and s_.has_one_use():
                     return s_, c
             return None
@@ -242,7 +236,7 @@ class FuseAttention(RewritePattern):
         if not isinstance(mask, WhereOp):
             return None, []
         cond = self.constants.array(mask.operands[0])
-        k = self.scalar(mask.operands[2])
+        k = self.constants.scalar(mask.operands[2])
         if cond is None or k is None or k > -1e30:
             return None, []
         c = make_constant(self.module, np.where(cond != 0, 0.0, k), weight_hint(loc, "additive_mask"), loc)

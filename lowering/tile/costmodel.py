@@ -154,13 +154,9 @@ def best_parts(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
                       min(arch.cores, ks.parallel_tiles))
 
 
-def split_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> int:
-    """Predicted cycles with the best split over the cores (the tile search's ranking key)."""
-    return best_parts(ks, arch, double_buffer, epilogue_len)[1]
-
-
 def cycles_then_bytes(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
-    """The tile search's ranking key: `split_cycles`, then (between tilings predicted
+    """The tile search's ranking key: the cycles of the best split over the cores
+    (`best_parts`), then (between tilings predicted
     equally fast) the fewer DRAM bytes, which leave more bandwidth to concurrent kernels."""
     parts, cycles = best_parts(ks, arch, double_buffer, epilogue_len)
     return cycles, kernel_dram_bytes(ks, parts)
