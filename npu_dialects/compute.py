@@ -382,7 +382,9 @@ class FillOp(ComputeOp):
 class ApplyOp(ComputeOp):
     """out = the structured graph op `op` (with attributes `attrs`) computed on the
     input tiles: the vector unit runs that op's own semantics (`compute`) on a tile,
-    so every structured `npu_graph` op has a tile kernel with one definition."""
+    so every structured `npu_graph` op has a tile kernel with one definition.
+    `accumulate` merges the tile into `out` by the op's `combine` (a later step of a
+    reduction loop: a sum, or an online-softmax merge for attention)."""
 
     name = "npu_compute.apply"
     UNIT: ClassVar[str] = "vector"
@@ -390,11 +392,14 @@ class ApplyOp(ComputeOp):
     out = operand_def(MemRefType)
     op = attr_def(StringAttr)
     attrs = attr_def(DictionaryAttr)
+    accumulate = opt_attr_def(UnitAttr)
     assembly_format = "$op $ins `->` $out attr-dict `:` type($ins) `->` type($out)"
 
-    def __init__(self, op: str, attrs: dict[str, Attribute], ins: Sequence[SSAValue], out: SSAValue):
+    def __init__(self, op: str, attrs: dict[str, Attribute], ins: Sequence[SSAValue], out: SSAValue,
+                 accumulate: bool = False):
         super().__init__(operands=[list(ins), out],
-                         attributes={"op": StringAttr(op), "attrs": DictionaryAttr(dict(attrs))})
+                         attributes={"op": StringAttr(op), "attrs": DictionaryAttr(dict(attrs)),
+                                     **({"accumulate": UnitAttr()} if accumulate else {})})
 
     def graph_op(self) -> type:
         cls = GRAPH_OP_BY_NAME.get(self.op.data)
@@ -410,11 +415,12 @@ class ApplyOp(ComputeOp):
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         *ins, out = arrays
-        y = self.graph_op().compute(dict(self.attrs.data), *ins)
+        cls, attrs = self.graph_op(), dict(self.attrs.data)
+        y = cls.compute(attrs, *ins)
         if y.shape != out.shape:
             raise ValueError(f"'npu_compute.apply' {self.op.data}: the tile computes shape {list(y.shape)} "
                              f"but the out buffer is {list(out.shape)}")
-        out[...] = y
+        out[...] = cls.combine(attrs, out, y) if _flag(self, "accumulate") else y
 
 
 COMPUTE_OPS = [MatmulOp, Conv2dOp, EltwiseOp, PoolOp, FillOp, ApplyOp]

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
@@ -883,6 +884,12 @@ class StructuredOp(GraphOp):
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    @classmethod
+    def combine(cls, attrs: dict[str, Attribute], acc: np.ndarray, part: np.ndarray) -> np.ndarray:
+        """A reduction step's tile `part` merged into the accumulated `acc` (the tile
+        loop's `npu_tile.reduce`): a sum unless the op says otherwise."""
+        return acc + part
+
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (self.compute(dict(self.attributes), *inputs).astype(inputs[0].dtype, copy=False),)
 
@@ -1107,9 +1114,12 @@ class AttentionOp(StructuredOp):
     softmax(q @ kt * scale + mask, last axis) @ v, per leading index (batch, head):
     q [..., S, D], kt [..., D, T] (keys transposed, as exporters leave them),
     v [..., T, Dv], an optional additive mask broadcasting to [..., S, T]; result
-    [..., S, Dv]. Tiles cut the leading dims and the query rows S; every tile holds
-    its rows' whole score rows (T), so npu-fuse's `attention` rule forms the op only
-    when one query row's working set fits a core's SRAM."""
+    [..., S, Dv]. Tiles cut the leading dims and the query rows S, and the keys T
+    into blocks (`key_blocks`) when a tile's score rows do not fit SRAM whole: the
+    tile op then carries `online` and gives its block's online-softmax state,
+    [..., S, Dv + 2] = (softmax(block scores) @ v block, row max, row sum of exp),
+    which `combine` merges across key blocks (flash attention); the result is the
+    state's first Dv columns."""
 
     name = "npu_graph.attention"
     q = operand_def(TensorType)
@@ -1121,10 +1131,22 @@ class AttentionOp(StructuredOp):
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
 
+    online = opt_attr_def(UnitAttr)
+    STATE_COLUMNS: ClassVar[int] = 2  # (row max, row sum) after the output columns of an online state
+
     def __init__(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None, scale: float,
-                 result_type: TensorType):
-        super().__init__(operands=[q, kt, v, mask], result_types=[result_type],
-                         attributes={"scale": FloatAttr(scale, Float32Type())})
+                 result_type: TensorType, online: bool = False):
+        attrs: dict[str, Attribute] = {"scale": FloatAttr(scale, Float32Type())}
+        if online:
+            attrs["online"] = UnitAttr()
+        super().__init__(operands=[q, kt, v, mask], result_types=[result_type], attributes=attrs)
+
+    @staticmethod
+    def key_blocks(t: int, align: int) -> list[int]:
+        """The key-block sizes a tile may take, ascending: T whole, and the divisors of T
+        that are multiples of `align` (blocks never pad: a padded key would take part in
+        the softmax)."""
+        return [b for b in range(align, t, align) if t % b == 0] + [t]
 
     def dims(self) -> tuple[tuple[int, ...], int, int, int, int]:
         """(leading dims, S, D, T, Dv)."""
@@ -1143,7 +1165,7 @@ class AttentionOp(StructuredOp):
             if len(m) > len(q) or broadcast_shapes(m, (*lead, s, t)) != (*lead, s, t):
                 raise VerifyException(f"'npu_graph.attention': mask {list(m)} does not broadcast to the "
                                       f"scores {[*lead, s, t]}")
-        self._expect_result_shape((*lead, s, dv), "attention")
+        self._expect_result_shape((*lead, s, dv + (self.STATE_COLUMNS if self.online else 0)), "attention")
 
     def tile_map(self) -> TileMap:
         lead, s, _, t, _ = self.dims()
@@ -1163,22 +1185,46 @@ class AttentionOp(StructuredOp):
         scores = np.matmul(q, kt) * np.asarray(attr_float(attrs, "scale", 1.0), q.dtype)
         if mask:
             scores = scores + mask[0]
-        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        return np.matmul(e / e.sum(axis=-1, keepdims=True), v)
+        if "online" not in attrs:
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            return np.matmul(e / e.sum(axis=-1, keepdims=True), v)
+        m = scores.max(axis=-1, keepdims=True)  # (a block whose keys are all masked: -inf, nothing to add)
+        e = np.exp(scores - np.where(np.isneginf(m), 0, m))
+        s = e.sum(axis=-1, keepdims=True)
+        return np.concatenate([np.matmul(e / np.where(s == 0, 1, s), v), m, s], axis=-1)
+
+    @classmethod
+    def combine(cls, attrs: dict[str, Attribute], acc: np.ndarray, part: np.ndarray) -> np.ndarray:
+        """Merge two online-softmax states [..., Dv + 2] (of disjoint key blocks): the
+        row max is the larger, each side's output and sum are rescaled by exp(its max -
+        the new max) and the outputs averaged by their sums. A row whose keys are all
+        masked (-inf max) contributes nothing."""
+        n = cls.STATE_COLUMNS
+        (oa, ma, sa), (ob, mb, sb) = ((x[..., :-n], x[..., -n:-n + 1], x[..., -1:]) for x in (acc, part))
+        m = np.maximum(ma, mb)
+        base = np.where(np.isneginf(m), 0, m)
+        wa, wb = sa * np.exp(ma - base), sb * np.exp(mb - base)
+        s = wa + wb
+        o = (oa * wa + ob * wb) / np.where(s == 0, 1, s)
+        return np.concatenate([o, m, s], axis=-1).astype(acc.dtype, copy=False)
 
     @classmethod
     def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
         """Both products on the cube, the scaling, mask and softmax (6 passes) on the
-        vector unit, for a tile with inputs of `in_shapes` (q, kt, v, ...)."""
-        q, kt = in_shapes[0], in_shapes[1]
+        vector unit, for a tile with inputs of `in_shapes` (q, kt, v, ...); an online
+        tile (its out has the state's 2 extra columns) adds the merge's 4 passes over
+        its state."""
+        q, kt, v = in_shapes[0], in_shapes[1], in_shapes[2]
         heads = math.prod(q[:-2])
-        s, d, t, dv = q[-2], q[-1], kt[-1], out_shape[-1]
+        s, d, t, dv = q[-2], q[-1], kt[-1], v[-1]
+        merge = arch.vector_cycles(math.prod(out_shape), 4) if out_shape[-1] != dv else 0
         return arch.cube_cycles(s, d, t, batch=heads) + arch.cube_cycles(s, t, dv, batch=heads) + \
-            arch.vector_cycles(heads * s * t, 6)
+            arch.vector_cycles(heads * s * t, 6) + merge
 
     @classmethod
     def tile_scratch_bytes(cls, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
-        """The tile's scores, [..., S, T] f32, held in SRAM between the products."""
+        """The tile's scores, [..., S, T] f32 (T: its key block), held in SRAM between
+        the products."""
         return math.prod(in_shapes[0][:-1]) * in_shapes[1][-1] * 4
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:

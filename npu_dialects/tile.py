@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import prod
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -40,6 +40,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_attr_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -603,20 +604,40 @@ class LoadOp(WindowOp):
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
     """The anchor's tile result summed over the loop's reduction loop (none: the value
-    itself): ops after it run once per output tile, at the last reduction step."""
+    itself): ops after it run once per output tile, at the last reduction step.
+    `combine = "online_softmax"`: the tiles are online-softmax states (an `online`
+    `npu_graph.attention` per key block) merged by the anchor's `combine`; the
+    store then writes the state's output columns, all but the last
+    `STATE_COLUMNS`."""
 
     name = "npu_tile.reduce"
     partial = operand_def(TensorType)
     total = result_def(TensorType)
+    combine = opt_attr_def(StringAttr)
     traits = traits_def(NoMemoryEffect())
     assembly_format = "$partial attr-dict `:` type($partial) `->` type($total)"
 
-    def __init__(self, partial: SSAValue):
-        super().__init__(operands=[partial], result_types=[partial.type])
+    COMBINES: ClassVar[tuple[str, ...]] = ("sum", "online_softmax")
+    STATE_COLUMNS: ClassVar[int] = 2
+
+    def __init__(self, partial: SSAValue, combine: str | None = None):
+        super().__init__(operands=[partial], result_types=[partial.type],
+                         attributes={"combine": StringAttr(combine)} if combine else {})
+
+    @property
+    def state_columns(self) -> int:
+        """The trailing columns of a tile that are merge state, not output."""
+        return self.STATE_COLUMNS if self.combine is not None and self.combine.data == "online_softmax" else 0
 
     def verify_(self) -> None:
         if self.partial.type != self.total.type:
             raise VerifyException("'npu_tile.reduce': result type must equal the operand type")
+        if self.combine is not None and self.combine.data not in self.COMBINES:
+            raise VerifyException(f"'npu_tile.reduce': combine must be one of {', '.join(self.COMBINES)}, "
+                                  f"got '{self.combine.data}'")
+        owner = self.partial.owner
+        if self.state_columns and not (isinstance(owner, Operation) and "online" in owner.attributes):
+            raise VerifyException("'npu_tile.reduce': an online_softmax combine takes an `online` op's states")
 
 
 @irdl_op_definition
@@ -664,8 +685,12 @@ class StoreOp(WindowOp):
 
     def verify_(self) -> None:
         loop = self.parent_op()
-        self.verify_window(loop.result.type if isinstance(loop, (LoopOp, StripLoopOp)) else self.value.type,
-                           self.value.type)
+        tile = self.value.type
+        extra = self.value.owner.state_columns if isinstance(self.value.owner, ReduceOp) else 0
+        if extra and isinstance(tile, TensorType):  # (an online-softmax state: its output columns are stored)
+            shape = list(tile.get_shape())
+            tile = TensorType(tile.element_type, [*shape[:-1], shape[-1] - extra])
+        self.verify_window(loop.result.type if isinstance(loop, (LoopOp, StripLoopOp)) else self.value.type, tile)
 
 
 @irdl_op_definition

@@ -14,6 +14,12 @@ import numpy as np
 import onnx
 import pytest
 
+from lowering.importer.onnx_import import import_model
+from lowering.pipeline import compile_module
+from npu_dialects.arch import parse_arch_spec
+from npu_dialects.compute import ApplyOp
+from npu_dialects.weights import weights_of
+from runtime.run import run
 from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
 from tools.testkit.transformers import bert_layers, block_inputs, gpt2_block, vit_block
 
@@ -67,3 +73,29 @@ def test_gpt2_prefill_256_in_place_chain(monkeypatch: pytest.MonkeyPatch) -> Non
     res, _ = compile_and_run(model, inputs=inputs)
     ref = onnxruntime_outputs(model, inputs)["output"]
     np.testing.assert_allclose(res.outputs["output"], ref, rtol=1e-3, atol=1e-4 * float(np.abs(ref).max()))
+
+
+FLASH = {  # (block, an arch whose SRAM cannot hold a head's keys and values whole)
+    "bert": (lambda: bert_layers(layers=1, seq=256, ffn=128, **SMALL), "default,sram_bytes=32768"),
+    "gpt2_prefill": (lambda: gpt2_block(seq=128, **SMALL), "default,sram_bytes=16384"),
+    "gpt2_decode": (lambda: gpt2_block(past=255, batch=2, **SMALL), "default,sram_bytes=16384"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLASH))
+def test_attention_over_key_blocks_matches_onnxruntime(name: str) -> None:
+    """Flash attention: the keys come in blocks whose online-softmax states merge
+    (`npu_compute.apply` of an `online` attention, accumulating after the first
+    block); with the causal mask of GPT-2 prefill whole blocks are masked out for
+    the first query rows. The outputs match onnxruntime."""
+    make, spec = FLASH[name]
+    model, arch = make(), parse_arch_spec(spec)
+    module, weights = import_model(model, arch)
+    compile_module(module, arch, weights)
+    attention = [op for op in module.walk() if isinstance(op, ApplyOp) and op.op.data == "npu_graph.attention"]
+    assert attention and all("online" in op.attrs.data for op in attention)
+    assert any(op.accumulate is not None for op in attention)
+    inputs = block_inputs(model)
+    res = run(module, weights_of(module), inputs, arch)
+    for k, ref in onnxruntime_outputs(model, inputs).items():
+        np.testing.assert_allclose(res.outputs[k], ref, rtol=1e-3, atol=1e-4 * float(np.abs(ref).max()), err_msg=k)

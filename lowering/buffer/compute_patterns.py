@@ -20,7 +20,7 @@ input window is already padded. With `StructuredPattern`'s `npu_compute.apply` t
 vector unit runs the op's reference semantics on the buffers.
 
 `accumulate` on the materialize makes a cube op add into its destination (later
-reduction steps).
+reduction steps), and an `npu_compute.apply` merge into it by its op's `combine`.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ class StructuredPattern(ComputePattern):
     family = (StructuredOp,)
 
     def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
-        return [ApplyOp(op.name, dict(op.attributes), ins, dest)]
+        return [ApplyOp(op.name, dict(op.attributes), ins, dest, accumulate)]
 
 
 class ElementwisePattern(ComputePattern):

@@ -19,8 +19,10 @@ before `npu_tile.reduce`, and with R == 1 the ones after it), two sets with doub
 buffering; a slot per tile loaded once at the last reduction step (R > 1); one slot
 per hoisted tile, whose window stays put over every step (`stays_put`, the tile
 search's `KernelShape.is_hoisted`; not a conv prologue's input, rewritten in place
-each step); an accumulator for the output tile. Offsets follow allocation order,
-aligned.
+each step) and per tile that stays put over an output tile's R > 1 reduction steps
+(`stays_per_tile`, `KernelShape.is_per_tile`: attention's query rows over the key
+blocks); an accumulator for the output tile (with an online-softmax reduce, the
+state's extra columns too). Offsets follow allocation order, aligned.
 
 `TileLoopToSteps`: the task runs steps t in [lo*R, hi*R) (P parallel tiles x R
 reduction tiles, reduction innermost); the tile indices come from t by div/rem.
@@ -28,7 +30,8 @@ The anchor's result is written into the accumulator (`npu_compute.materialize`,
 accumulating for r > 0); with R > 1 the ops after the reduce run in an `scf.if` at
 the last reduction step, with R == 1 their loads join the step's loads.
 
-`TileLoopToSteps` clones the hoisted loads before the step loop. `LoadToCopy`
+`TileLoopToSteps` clones the hoisted loads before the step loop, the per-tile
+loads into an `scf.if` at the first reduction step (awaited there). `LoadToCopy`
 waits for a copy after the step's last load, before the first compute, so a step's
 copies run concurrently; a hoisted copy is awaited there too, inside the steps, so
 the first step's loads overlap it. `StageOnBuffers` writes an op into the
@@ -174,6 +177,7 @@ class TileBuffers:
     dest: dict[Operation, SSAValue] = field(default_factory=dict)  # a cloned load -> its slot
     steps: scf.ForOp | None = None  # the step loop, once built
     hoisted_clones: set[Operation] = field(default_factory=set)  # the hoisted loads, cloned before the steps
+    per_tile: list[Operation] = field(default_factory=list)  # the loads of `loop` loaded at r == 0 (R > 1)
 
     @property
     def double_buffered(self) -> bool:
@@ -200,6 +204,15 @@ def stays_put(loop: LoopOp, ld: LoadOp) -> bool:
     return prod(grid) > 1 and all(grid[j] == 1 for ts in ld.window()[1] for j, _ in ts)
 
 
+def stays_per_tile(loop: LoopOp, ld: LoadOp) -> bool:
+    """A load loaded once per output tile, at its first reduction step
+    (`KernelShape.is_per_tile`): its window moves with no reduction loop that
+    iterates, and there is more than one reduction step."""
+    grid, nred = loop.trip_counts, loop.reductions.value.data
+    red = range(len(grid) - nred, len(grid))
+    return prod(grid[j] for j in red) > 1 and all(grid[j] == 1 for ts in ld.window()[1] for j, _ in ts if j in red)
+
+
 def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
                    view: Callable[[SSAValue, tuple[int, ...]], SSAValue]) -> TileBuffers:
     """Allocate the task's SRAM buffers (`npu_task.sram` ops added by `em`); TilingError
@@ -213,7 +226,8 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
     # (a conv prologue - ops before the anchor - rewrites its input tile, the first load, in place every step)
     prologue = any(o is not reduce.operands[0].owner for o in pre_ops)
     hoisted: list[Operation] = [ld for ld in every if stays_put(loop, ld) and not (prologue and ld is pre[0])]
-    piped = [ld for ld in every if ld not in hoisted]
+    per_tile: list[Operation] = [ld for ld in every if ld not in hoisted and stays_per_tile(loop, ld)]
+    piped = [ld for ld in every if ld not in hoisted and ld not in per_tile]
     offset = 0
 
     def sram(shape: Sequence[int]) -> SSAValue:
@@ -225,7 +239,7 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
     shape = lambda v: tuple(v.type.get_shape())  # noqa: E731
     slots = [[sram(shape(ld.tile)) for ld in piped] for _ in range(2 if loop.double_buffer is not None else 1)]
     once = [] if steps == 1 else [sram(shape(ld.tile)) for ld in post]
-    kept = [sram(shape(ld.tile)) for ld in hoisted]  # type: ignore[attr-defined]
+    kept = [sram(shape(ld.tile)) for ld in hoisted + per_tile]  # type: ignore[attr-defined]
     acc = sram(shape(store.value))
     offset += sum(align_up(type(o).tile_scratch_bytes([shape(v) for v in o.operands], shape(o.results[0])),
                            arch.align)  # (a structured op's intermediates, e.g. attention scores)
@@ -233,8 +247,9 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
     if offset > arch.sram_bytes:
         raise TilingError(f"tile buffers need {offset} bytes of SRAM, more than sram_bytes={arch.sram_bytes}")
     slot_of: dict[Operation, SSAValue] = {**dict(zip(piped, slots[0])), **dict(zip(post if steps > 1 else [], once)),
-                                          **dict(zip(hoisted, kept))}
-    return TileBuffers(loop, out, view, em, steps, slots, once, hoisted, acc, store.view_shape(), slot_of)
+                                          **dict(zip(hoisted + per_tile, kept))}
+    return TileBuffers(loop, out, view, em, steps, slots, once, hoisted, acc, store.view_shape(), slot_of,
+                       per_tile=per_tile)
 
 
 # --------------------------------------------------------------------------------------
@@ -298,8 +313,15 @@ class TileLoopToSteps(RewritePattern):
             assert tile is not None  # (a load has its tile)
             vmap[ld.results[0]] = tile
         pre, pre_ops, reduce, post, post_ops, store = loop_parts(op)
-        every = [o for o in pre + (post if b.steps_per_tile == 1 else []) if o not in b.hoisted]
-        self.clone_into(be, every + pre_ops, vmap)
+        every = [o for o in pre + (post if b.steps_per_tile == 1 else []) if o not in b.hoisted + b.per_tile]
+        self.clone_into(be, every, vmap)
+        if b.per_tile:  # loaded at an output tile's first reduction step; read from their slots
+            first_step = Block()
+            self.clone_into(be.nested(first_step), b.per_tile, vmap)
+            first_step.add_op(scf.YieldOp())
+            be.add(scf.IfOp(be.eq_c(idx[-1], 0), [], Region(first_step)))
+            vmap.update({ld.results[0]: be.add(ToTensorOp(b.slot_of[ld])).results[0] for ld in b.per_tile})
+        self.clone_into(be, pre_ops, vmap)
         anchor = vmap[reduce.operands[0]]
         if b.steps_per_tile == 1:
             be.add(MaterializeOp(anchor, b.acc))
@@ -358,7 +380,9 @@ class LoadToCopy(RewritePattern):
             first = next(o for o in body.ops if not isinstance(o, (LoadOp, CopyOp, WaitOp)) and o.dialect_name() != "arith")
             rewriter.insert(WaitOp(copy.results[0]), InsertPoint.before(first))
         else:
-            rewriter.insert(WaitOp(copy.results[0]), InsertPoint.before(after_loads(op)))
+            wait = WaitOp(copy.results[0])
+            wait.location = op.location
+            rewriter.insert(wait, InsertPoint.before(after_loads(op)))
         tile = ToTensorOp(slot)
         rewriter.replace(op, [tile], [tile.tensor])
 

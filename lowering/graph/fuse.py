@@ -19,8 +19,9 @@ Algorithm
 `attention`: the scale is a scalar multiply or divide, the mask an add or a
 `where(c, s, k)` with constant c and k <= -1e30 (then exactly s + where(c, 0, k), a
 new constant), the softmax over the last axis; it forms when one query row's q,
-kt, v, mask and score rows fit a core's SRAM (longer rows would need an
-online-softmax tiling over the keys, which does not exist yet).
+kt, v, mask and scores over the smallest key block (`AttentionOp.key_blocks`) fit
+a core's SRAM: npu-tile then splits the keys into blocks merged by an online
+softmax (flash attention) when whole score rows do not fit.
 
 `conv-bn` is `lowering/graph/bn_fold.py`; `npu-bn-fold` earlier in the default
 pipeline does the same, and `npu-default{fuse-disable=conv-bn}` switches it off
@@ -185,8 +186,9 @@ class FuseRule(RewritePattern):
 class FuseAttention(RewritePattern):
     """The `attention` rule, anchored at the product with v (see the module docstring):
     every op of the chain but the last has one use, q, kt and v have the same leading
-    dims, the mask broadcasts into the scores; declined when one query row's q, kt,
-    v, mask and score rows and output row pass `sram_bytes`."""
+    dims, the mask broadcasts into the scores; declined when one query row's q, its
+    smallest key block of kt, v, mask and scores and its output state pass
+    `sram_bytes`."""
 
     def __init__(self, module: ModuleOp, constants: ConstantReader, arch: Arch):
         self.module, self.constants, self.arch = module, constants, arch
@@ -244,7 +246,8 @@ class FuseAttention(RewritePattern):
 
     def fits(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> bool:
         d, t, dv = shape_of(q)[-1], shape_of(kt)[-1], shape_of(v)[-1]
-        row = (d + d * t + t * dv + 2 * t + dv + (t if mask is not None else 0)) * 4
+        t = AttentionOp.key_blocks(t, self.arch.cube[2])[0]
+        row = (d + d * t + t * dv + 2 * t + dv + AttentionOp.STATE_COLUMNS + (t if mask is not None else 0)) * 4
         return row <= self.arch.sram_bytes
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:

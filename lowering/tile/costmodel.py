@@ -1,6 +1,4 @@
-"""The compiler's cost model: predicted cycles of a tiled kernel on one core.
-
-It mirrors the simulator's timing model at a coarser grain (no contention):
+"""The compiler's cost model: predicted cycles of a tiled kernel on one core. It mirrors the simulator's timing model at a coarser grain (no contention):
 - a DMA costs `dma_latency` plus its bytes over `dram_bw`; a step's loads are
   spread over the core's `dma_channels` and together cannot beat `dram_bw`;
 - cube and vector work cost what `Arch.cube_cycles`/`vector_cycles` say (the
@@ -10,9 +8,10 @@ It mirrors the simulator's timing model at a coarser grain (no contention):
   max(DMA, stall + compute) and the last step only its compute (stall: the core
   waits for a free channel while issuing the next step's loads when they
   outnumber `dma_channels`); otherwise their sum;
-- the output tile is stored once per parallel tile (latency + bytes, not
-  overlapped); a window that stays put over the steps (`KernelShape.is_hoisted`)
-  is loaded once per task, exposed, before the first step.
+- the output tile is stored once per parallel tile, not overlapped; a window
+  staying put over all steps (`KernelShape.is_hoisted`) is loaded once per task,
+  one staying put over a tile's reduction steps (`is_per_tile`) once per output
+  tile, both exposed.
 """
 
 from __future__ import annotations
@@ -91,7 +90,7 @@ def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
     hoisted = dma_cycles(ks.hoisted, arch, bw)
     load = dma_cycles(piped, arch, bw)
     comp = compute_cycles(ks, arch)
-    epi = epilogue_len * arch.vector_cycles(prod(ks.out.sizes))
+    epi = epilogue_len * arch.vector_cycles(prod(ks.out.sizes)) + dma_cycles(ks.per_tile, arch, bw)
     if r > 1 and ks.epilogue:
         epi += dma_cycles(ks.epilogue, arch, bw)
     store = arch.dma_latency + ceil(ks.out.valid_bytes() / bw)
@@ -111,9 +110,10 @@ def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len
 
 def kernel_dram_bytes(ks: KernelShape, parts: int = 1) -> int:
     """DRAM bytes the kernel moves split in `parts` tasks: every step's loads, the
-    hoisted loads once per task, the epilogue operands and the stores."""
+    hoisted loads once per task, the per-tile loads, epilogue operands and stores
+    once per output tile."""
     steps = ks.parallel_tiles * ks.reduction_tiles
-    once = [] if ks.reduction_tiles == 1 else ks.epilogue
+    once = ks.per_tile + ([] if ks.reduction_tiles == 1 else ks.epilogue)
     per_tile = sum(w.valid_bytes() for w in once) + ks.out.valid_bytes()
     return (steps * sum(w.valid_bytes() for w in ks.piped) + ks.parallel_tiles * per_tile
             + parts * sum(w.valid_bytes() for w in ks.hoisted))

@@ -134,7 +134,7 @@ class LoopBuilder:
         tiles = [self.load(w) for w in ks.loads]
         if prologue:  # on the input tile; its operands follow the conv's two loads
             tiles[0] = self.chain(prologue, tiles[0], tiles[2:])
-        total = self.add(ReduceOp(self.anchor(anchor, tiles))).results[0]
+        total = self.add(ReduceOp(self.anchor(anchor, tiles), anchor.combine(ks))).results[0]
         epilogue = [self.load(w) for w in ks.epilogue]
         result = self.chain(steps, total, epilogue)
         props = window_props(ks.out, self.names)

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from math import ceil, prod
 from typing import Any
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import TensorType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.arch import Arch
 from npu_dialects.graph import (
+    AttentionOp,
     Conv2dOp,
     ElementwiseOp,
     GemmOp,
@@ -140,16 +141,28 @@ class KernelShape:
             return False
         return all(grid[name] == 1 for d in w.dims for name, c in d.terms if c)
 
-    def split(self) -> tuple[list[Window], list[Window]]:
-        """(`piped`, `hoisted`), computed once per loads and epilogue lists."""
+    def is_per_tile(self, w: Window) -> bool:
+        """Window `w` (of `per_step`, not hoisted) stays put over the reduction steps of
+        an output tile (it moves with no reduction loop that iterates), so it is loaded
+        once per output tile, at its first reduction step, into one slot (attention's
+        query rows over the key blocks)."""
+        if self.reduction_tiles == 1:
+            return False
+        moving = {l.name for l, g in zip(self.loops, self.grid) if l.reduction and g > 1}
+        return not any(name in moving for d in w.dims for name, c in d.terms if c)
+
+    def split(self) -> tuple[list[Window], list[Window], list[Window]]:
+        """(`piped`, `hoisted`, `per_tile`), computed once per loads and epilogue lists."""
         key = (self.loads, self.epilogue, self.tile)
         cached = self.__dict__.get("_split")
         if cached is None or any(a is not b for a, b in zip(cached[0], key)):
             ws = self.per_step()
-            flags = [self.is_hoisted(w) for w in ws]
-            cached = (key, [w for w, h in zip(ws, flags) if not h], [w for w, h in zip(ws, flags) if h])
+            kind = [0 if not self.is_hoisted(w) else 1 for w in ws]
+            kind = [2 if k == 0 and self.is_per_tile(w) else k for w, k in zip(ws, kind)]
+            piped, hoisted, per_tile = ([w for w, k in zip(ws, kind) if k == c] for c in range(3))
+            cached = (key, (piped, hoisted, per_tile))
             self.__dict__["_split"] = cached
-        return cached[1], cached[2]
+        return cached[1]
 
     @property
     def piped(self) -> list[Window]:
@@ -160,6 +173,11 @@ class KernelShape:
     def hoisted(self) -> list[Window]:
         """The windows loaded once per task (`is_hoisted`)."""
         return self.split()[1]
+
+    @property
+    def per_tile(self) -> list[Window]:
+        """The windows loaded once per output tile (`is_per_tile`)."""
+        return self.split()[2]
 
 
 def align_up(n: int, a: int) -> int:
@@ -179,9 +197,9 @@ def first_fit(size: int, busy: list[tuple[int, int]], align: int) -> int:
 
 def sram_bytes(ks: KernelShape, arch: Arch, double_buffer: bool) -> int:
     """SRAM needed by the tile buffers; pipelined loads take two slots when double
-    buffered, hoisted ones one."""
+    buffered, hoisted and per-tile ones one."""
     slots = 2 if double_buffer else 1
-    once = ks.hoisted + ([] if ks.reduction_tiles == 1 else ks.epilogue)
+    once = ks.hoisted + ks.per_tile + ([] if ks.reduction_tiles == 1 else ks.epilogue)
     total = sum(align_up(w.nbytes, arch.align) * slots for w in ks.piped)
     total += sum(align_up(w.nbytes, arch.align) for w in once)
     return total + align_up(ks.out.nbytes, arch.align) + align_up(ks.scratch, arch.align)
@@ -223,6 +241,10 @@ class Anchor:
         """The op on the loaded `tiles` computing one output tile of type `out` (in the
         `npu_tile.loop` body): by default the op itself, re-typed."""
         return type(self.op).create(operands=list(tiles), result_types=[out], attributes=dict(self.op.attributes))
+
+    def combine(self, ks: KernelShape) -> str | None:
+        """How `npu_tile.reduce` merges the tiles of the reduction loop (None: a sum)."""
+        return None
 
 
 TILING_MODELS: dict[type[Operation], Callable[[Any, dict[SSAValue, int]], Anchor]] = {}
@@ -472,6 +494,14 @@ class GenericAnchor(Anchor):
         return [Loop(f"d{i}", e) for i, e in enumerate(self.so)]
 
     def shape(self, tile: dict[str, int]) -> KernelShape:
+        out, loads = self.windows(tile)
+        op, ins = type(self.structured), [w.sizes for w in loads]
+        return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
+                           tile_cycles=lambda arch: op.tile_cycles(arch, ins, out.sizes),
+                           scratch=op.tile_scratch_bytes(ins, out.sizes))
+
+    def windows(self, tile: dict[str, int]) -> tuple[Window, list[Window]]:
+        """The output window and the input windows (in operand order) of a tile plan."""
         out = Window(None, self.so, tuple(per_tile(f"d{i}", tile[f"d{i}"]) for i in range(len(self.so))))
         loads = []
         for i, (shape, follows) in zip(self.idx, zip(self.shapes, self.map.inputs)):
@@ -484,10 +514,7 @@ class GenericAnchor(Anchor):
                     dims.append(DimMap(((f"d{f.out_dim}", t * f.scale),), f.offset,
                                        (t - 1) * f.scale + 1 + f.halo))
             loads.append(Window(i, shape, tuple(dims), self.map.pad_value))
-        op, ins = type(self.structured), [w.sizes for w in loads]
-        return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
-                           tile_cycles=lambda arch: op.tile_cycles(arch, ins, out.sizes),
-                           scratch=op.tile_scratch_bytes(ins, out.sizes))
+        return out, loads
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         return {f"d{i}": (tile_candidates(e) if self.map.tileable[i] else [e]) for i, e in enumerate(self.so)}
@@ -496,6 +523,58 @@ class GenericAnchor(Anchor):
         """The op with the attributes it gives for these input windows (`tile_attrs`)."""
         attrs = self.structured.tile_attrs([shape_of(v) for v in tiles])
         return type(self.op).create(operands=list(tiles), result_types=[out], attributes=attrs)
+
+
+@tiling_model(AttentionOp)
+class AttentionAnchor(GenericAnchor):
+    """Attention (`AttentionOp`): the generic loops over the output (leading dims and
+    query rows cut, Dv whole) and a reduction loop `t` over key blocks
+    (`AttentionOp.key_blocks`, multiples of the cube's N). A tile loads its query
+    rows, its head's kt and v blocks and the mask's block. With more than one block
+    the tile op is `online`: its tiles are online-softmax states (2 more columns,
+    counted as scratch with the block's scores), merged by `npu_tile.reduce`."""
+
+    def __init__(self, op: AttentionOp, ins_index: dict[SSAValue, int]):
+        super().__init__(op, ins_index)
+        self.keys = op.dims()[3]
+
+    def loops(self) -> list[Loop]:
+        return [*super().loops(), Loop("t", self.keys, reduction=True)]
+
+    def shape(self, tile: dict[str, int]) -> KernelShape:
+        out, loads = self.windows(tile)
+        tt = tile["t"]
+        if tt < self.keys:  # kt's last dim, v's rows and the mask's last dim (unless broadcast) follow t
+            keyed = [(1, -1), (2, -2)] + ([(3, -1)] if len(loads) > 3 and loads[3].shape[-1] > 1 else [])
+            for i, d in keyed:
+                dims = list(loads[i].dims)
+                dims[d] = per_tile("t", tt)
+                loads[i] = Window(loads[i].source, loads[i].shape, tuple(dims), loads[i].pad_value)
+        ins = [w.sizes for w in loads]
+        state = (*out.sizes[:-1], out.sizes[-1] + (AttentionOp.STATE_COLUMNS if tt < self.keys else 0))
+        extra = (prod(state) - prod(out.sizes)) * F32
+        return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
+                           tile_cycles=lambda arch: AttentionOp.tile_cycles(arch, ins, state),
+                           scratch=AttentionOp.tile_scratch_bytes(ins, out.sizes) + extra)
+
+    def candidates(self, arch: Arch) -> dict[str, list[int]]:
+        return {**super().candidates(arch), "t": AttentionOp.key_blocks(self.keys, arch.cube[2])}
+
+    def online(self, ks: KernelShape) -> bool:
+        return ks.tile["t"] < self.keys
+
+    def tile_op(self, tiles: Sequence[SSAValue], out: TensorType, ks: KernelShape) -> Operation:
+        """The attention of the tiles; `online` (its state) when the keys come in blocks."""
+        op = super().tile_op(tiles, out, ks)
+        if self.online(ks):
+            shape = list(out.get_shape())
+            op = type(op).create(operands=list(tiles), attributes={**op.attributes, "online": UnitAttr()},
+                                 result_types=[TensorType(out.element_type,
+                                                          [*shape[:-1], shape[-1] + AttentionOp.STATE_COLUMNS])])
+        return op
+
+    def combine(self, ks: KernelShape) -> str | None:
+        return "online_softmax" if self.online(ks) else None
 
 
 def make_anchor(op: Operation, ins_index: dict[SSAValue, int]) -> Anchor:
@@ -674,8 +753,8 @@ class TileSearch:
         key = (idx, db)
         if key not in self.seen:
             shaped = self.anchor.shape({n: lst[i] for n, lst, i in zip(self.names, self.lists, idx)})
-            if shaped is None:
-                self.seen[key] = None
+            if shaped is None or (self.epilogue_len and self.anchor.combine(shaped)):
+                self.seen[key] = None  # (an epilogue cannot run on merge states)
             else:
                 ks = with_epilogue(shaped, self.extra)
                 need = sram_bytes(ks, self.arch, db)

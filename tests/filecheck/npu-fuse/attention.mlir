@@ -96,14 +96,30 @@ func.func @scores_returned(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x4xf32>, %v: te
 
 // -----
 
-// ... and rows too long for a core's SRAM: one query row of 4096 keys needs
-// kt and v of 64 x 4096 floats (2 MiB), past the 512 KiB of the default arch (an
-// online-softmax tiling over the keys would be needed).
-// CHECK-LABEL: func.func @too_long
-// CHECK-NOT:     npu_graph.attention
-func.func @too_long(%q: tensor<1x4x64xf32>, %kt: tensor<1x64x4096xf32>, %v: tensor<1x4096x64xf32>) -> tensor<1x4x64xf32> {
+// Rows too long for a core's SRAM whole fuse all the same: 4096 keys need kt and v
+// of 64 x 4096 floats (2 MiB), past the 512 KiB of the default arch, but a query
+// row with a block of 16 keys fits, and npu-tile splits the keys into blocks
+// merged by an online softmax.
+// CHECK-LABEL: func.func @long_rows
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %q, %kt, %v {scale = 1.000000e+00 : f32} : (tensor<1x4x64xf32>, tensor<1x64x4096xf32>, tensor<1x4096x64xf32>) -> tensor<1x4x64xf32>
+// CHECK-NEXT:    func.return %[[A]]
+func.func @long_rows(%q: tensor<1x4x64xf32>, %kt: tensor<1x64x4096xf32>, %v: tensor<1x4096x64xf32>) -> tensor<1x4x64xf32> {
   %s = npu_graph.matmul %q, %kt : (tensor<1x4x64xf32>, tensor<1x64x4096xf32>) -> tensor<1x4x4096xf32>
   %p = npu_graph.softmax %s {axis = 2 : i64} : (tensor<1x4x4096xf32>) -> tensor<1x4x4096xf32>
   %o = npu_graph.matmul %p, %v : (tensor<1x4x4096xf32>, tensor<1x4096x64xf32>) -> tensor<1x4x64xf32>
+  func.return %o : tensor<1x4x64xf32>
+}
+
+// -----
+
+// ... but not when the keys cannot be split: 4099 (a prime) has no block of a
+// multiple of the cube's 16 (a padded key would enter the softmax), and one row
+// whole needs kt and v of 64 x 4099 floats, past the 512 KiB of SRAM.
+// CHECK-LABEL: func.func @too_long
+// CHECK-NOT:     npu_graph.attention
+func.func @too_long(%q: tensor<1x4x64xf32>, %kt: tensor<1x64x4099xf32>, %v: tensor<1x4099x64xf32>) -> tensor<1x4x64xf32> {
+  %s = npu_graph.matmul %q, %kt : (tensor<1x4x64xf32>, tensor<1x64x4099xf32>) -> tensor<1x4x4099xf32>
+  %p = npu_graph.softmax %s {axis = 2 : i64} : (tensor<1x4x4099xf32>) -> tensor<1x4x4099xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<1x4x4099xf32>, tensor<1x4099x64xf32>) -> tensor<1x4x64xf32>
   func.return %o : tensor<1x4x64xf32>
 }

@@ -577,3 +577,13 @@ func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x16xf3
   func.return
 }
 // CHECK: 'npu_graph.attention': attention gives shape [2, 4, 16], but the result type has [2, 4, 8]
+
+// -----
+
+// attention, online (a key block's state): the result is [..., S, Dv + 2], the
+// output columns then the row max and sum.
+func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x16xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32, online} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x16xf32>) -> tensor<2x4x16xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': attention gives shape [2, 4, 18], but the result type has [2, 4, 16]

@@ -147,3 +147,37 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   func.return %0 : tensor<4x8xf32>
 }
 // CHECK: 'npu_tile.load' in a layer group loads its source whole (no loops)
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t {combine = "max"} : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.reduce': combine must be one of sum, online_softmax, got 'max'
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t {combine = "online_softmax"} : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.reduce': an online_softmax combine takes an `online` op's states

@@ -1,0 +1,48 @@
+// RUN: %opt %s -p npu-tile,npu-tile-loops | filecheck %s --check-prefix=LOOP
+// RUN: %opt %s -p npu-tile,npu-tile-loops,npu-bufferize | filecheck %s
+// RUN: npu-run %s --check 2>&1 | filecheck %s --check-prefix=SIM
+
+// Flash attention: with 32 KiB of SRAM per core a tile cannot hold its head's
+// whole kt and v (2 x 16 KiB) and score rows, so the keys come in blocks of 16
+// (t, the reduction loop, 8 steps): the tile op is `online`, its result the block's
+// online-softmax state (32 output columns, then the row max and sum), and
+// npu_tile.reduce merges the states; the store writes the output columns.
+builtin.module attributes {npu.arch = #npu.arch<cores = 4, sram_bytes = 32768>} {
+  func.func @main(%q: tensor<1x4x64x32xf32>, %kt: tensor<1x4x32x128xf32>, %v: tensor<1x4x128x32xf32>, %mask: tensor<1x1x1x128xf32>) -> tensor<1x4x64x32xf32> attributes {npu.inputs = ["q", "kt", "v", "mask"], npu.outputs = ["o"]} {
+    %o = npu_graph.attention %q, %kt, %v, %mask {scale = 0.176776692 : f32} : (tensor<1x4x64x32xf32>, tensor<1x4x32x128xf32>, tensor<1x4x128x32xf32>, tensor<1x1x1x128xf32>) -> tensor<1x4x64x32xf32> loc("attn")
+    func.return %o : tensor<1x4x64x32xf32>
+  }
+}
+// LOOP:      npu_tile.loop {loops = ["d0", "d1", "d2", "d3", "t"], tile = array<i64: 1, 1, 64, 32, 16>, grid = array<i64: 1, 4, 1, 1, 8>, reductions = 1 : i64, double_buffer}
+// LOOP-NEXT: ^bb0(%d0: index, %d1: index, %d2: index, %d3: index, %t: index):
+// LOOP-NEXT:   %[[Q:.*]] = npu_tile.load %0(%d0, %d1, %d2, %d3, %t)[%d0, %d1, 64 * %d2, 0] sizes [1, 1, 64, 32]
+// LOOP-NEXT:   %[[K:.*]] = npu_tile.load %1(%d0, %d1, %d2, %d3, %t)[%d0, %d1, 0, 16 * %t] sizes [1, 1, 32, 16]
+// LOOP-NEXT:   %[[V:.*]] = npu_tile.load %2(%d0, %d1, %d2, %d3, %t)[%d0, %d1, 16 * %t, 0] sizes [1, 1, 16, 32]
+// LOOP-NEXT:   %[[M:.*]] = npu_tile.load %3(%d0, %d1, %d2, %d3, %t)[%d0, 0, 0, 16 * %t] sizes [1, 1, 1, 16]
+// LOOP-NEXT:   %[[A:.*]] = npu_graph.attention %[[Q]], %[[K]], %[[V]], %[[M]] {scale = 0.176776692 : f32, online} : {{.*}} -> tensor<1x1x64x34xf32>
+// LOOP-NEXT:   %[[R:.*]] = npu_tile.reduce %[[A]] {combine = "online_softmax"} : tensor<1x1x64x34xf32> -> tensor<1x1x64x34xf32>
+// LOOP-NEXT:   npu_tile.store %[[R]](%d0, %d1, %d2, %d3, %t)[%d0, %d1, 64 * %d2, 32 * %d3] sizes [1, 1, 64, 32] : tensor<1x1x64x34xf32>
+
+// The key blocks (kt, v, mask) are double buffered and prefetched; the query rows
+// stay put over an output tile's key blocks, so they are loaded once per output
+// tile, at its first block, into one slot. The state's accumulator has the 2 extra
+// columns; the first key block writes it, the others merge into it (`accumulate`:
+// the op's online-softmax combine); after the last block the output columns go
+// to DRAM.
+// CHECK:      %[[QS:.*]] = npu_task.sram {offset = 8320 : i64} : memref<1x1x64x32xf32, "sram">
+// CHECK-NEXT: %[[ACC:.*]] = npu_task.sram {offset = 16512 : i64} : memref<1x1x64x34xf32, "sram">
+// CHECK:      scf.for
+// CHECK-COUNT-3: npu_dma.copy
+// CHECK-COUNT-3: npu_dma.wait
+// CHECK:        scf.if
+// CHECK-NEXT:     %[[C:.*]] = npu_dma.copy %0[{{.*}}] -> %[[QS]][{{.*}}] {sizes = array<i64: 1, 1, 64, 32>, pad_value = 0.000000e+00 : f32}
+// CHECK-NEXT:     npu_dma.wait %[[C]]
+// CHECK-NEXT:   }
+// CHECK:        scf.if
+// CHECK-NEXT:     npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %{{.*}} -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online}} :
+// CHECK-NEXT:   } else {
+// CHECK-NEXT:     npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %{{.*}} -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online}, accumulate} :
+// CHECK:        scf.if
+// CHECK:          npu_dma.copy %[[ACC]][{{.*}}] -> %{{.*}}[{{.*}}] {sizes = array<i64: 1, 1, 64, 32>, clip} : memref<1x1x64x34xf32, "sram"> -> memref<1x4x64x32xf32, "dram">
+
+// SIM: check:       ok vs numpy float64 reference
