@@ -17,6 +17,14 @@ kernels; compile and simulate wall time (noisy on a shared machine); match: the
 largest |sim - ort| / (atol + rtol |ort|) over the outputs with rtol 1e-3 and
 atol 1e-4 x max |ort| (at most 1 passes). A model that fails is one row with its
 diagnostic; the script goes on.
+
+SRAM bound (`sram_bound`): the roofline or, when larger, the I/O lower bound of
+the matmuls against weights on cores with S = sram_bytes / 4 f32 words each
+(Smith and van de Geijn's tight form of Hong and Kung's bound: an M x K x N
+product moves at least 2MNK / sqrt(S) - 2S words per core between DRAM and
+SRAM), summed over those matmuls, over `dram_bw`. It holds for schedules that
+read such a matmul's operands from DRAM and write its result there (ours: at
+these sizes they never share a layer group), whatever the tiling.
 """
 
 from __future__ import annotations
@@ -54,6 +62,25 @@ MODELS: dict[str, ModelMaker] = {
 }
 
 
+def sram_bound(model: onnx.ModelProto, arch) -> int:
+    """Cycles the weight matmuls' DRAM traffic needs at least (see the module docstring)."""
+    model = onnx.shape_inference.infer_shapes(model)
+    weights = {i.name for i in model.graph.initializer}
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+              for v in [*model.graph.input, *model.graph.value_info]}
+    s = arch.sram_bytes // 4
+    words = 0.0
+    for node in model.graph.node:
+        if node.op_type not in ("MatMul", "Gemm") or node.input[1] not in weights or node.input[0] not in shapes:
+            continue
+        a = shapes[node.input[0]]
+        b = next(list(i.dims) for i in model.graph.initializer if i.name == node.input[1])
+        trans_b = any(at.name == "transB" and at.i for at in node.attribute)
+        m, k, n = int(np.prod(a[:-1])), a[-1], (b[0] if trans_b else b[-1])
+        words += max(0.0, 2 * m * n * k / s ** 0.5 - 2 * s * arch.cores)
+    return int(words * 4 / arch.dram_bw)
+
+
 def match(got: dict[str, np.ndarray], ref: dict[str, np.ndarray]) -> float:
     """Largest error in units of the acceptance tolerance (<= 1 passes)."""
     worst = 0.0
@@ -77,7 +104,9 @@ def row(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], arch) 
     ratio = r["cycles"] / r["roofline_cycles"]
     traffic = (r["dram_bytes_read"] + r["dram_bytes_written"]) / r["model_min_dram_bytes"]
     m = match(res.outputs, onnxruntime_outputs(model, inputs))
-    return (f"| {name} | {r['cycles']} | {r['roofline_cycles']} | {ratio:.2f} | {traffic:.2f} "
+    bound = max(r["roofline_cycles"], sram_bound(model, arch))
+    return (f"| {name} | {r['cycles']} | {r['roofline_cycles']} | {ratio:.2f} | {bound} | {r['cycles'] / bound:.2f} "
+            f"| {traffic:.2f} "
             f"| {r['utilization']['cube']:.1%} | {len(r['kernels'])} | {t1 - t0:.1f} | {t2 - t1:.1f} "
             f"| {m:.3f}{'' if m <= 1 else ' FAIL'} |"), ratio
 
@@ -85,8 +114,8 @@ def row(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], arch) 
 def main() -> int:
     arch, todo, out = bench_args(__doc__, catalogue=MODELS)
     lines = [f"`python bench/transformers.py --arch {arch.spec()}`", "",
-             "| model | cycles | roofline | ratio | DRAM traffic / min | cube util | kernels | compile s "
-             "| simulate s | match |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| model | cycles | roofline | ratio | SRAM bound | / SRAM bound | DRAM traffic / min | cube util "
+             "| kernels | compile s | simulate s | match |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     ratios = []
     t0 = time.time()
     for name, make in todo.items():

@@ -1119,7 +1119,8 @@ class AttentionOp(StructuredOp):
     tile op then carries `online` and gives its block's online-softmax state,
     [..., S, Dv + 2] = (softmax(block scores) @ v block, row max, row sum of exp),
     which `combine` merges across key blocks (flash attention); the result is the
-    state's first Dv columns."""
+    state's first Dv columns. `key_rows`: the keys come untransposed, k [..., T, D]
+    in the `kt` operand (the cube reads it transposed; no transposed copy in DRAM)."""
 
     name = "npu_graph.attention"
     q = operand_def(TensorType)
@@ -1132,13 +1133,15 @@ class AttentionOp(StructuredOp):
     assembly_format = FORMAT
 
     online = opt_attr_def(UnitAttr)
+    key_rows = opt_attr_def(UnitAttr)
     STATE_COLUMNS: ClassVar[int] = 2  # (row max, row sum) after the output columns of an online state
 
     def __init__(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None, scale: float,
-                 result_type: TensorType, online: bool = False):
+                 result_type: TensorType, online: bool = False, key_rows: bool = False):
         attrs: dict[str, Attribute] = {"scale": FloatAttr(scale, Float32Type())}
-        if online:
-            attrs["online"] = UnitAttr()
+        for name, on in (("online", online), ("key_rows", key_rows)):
+            if on:
+                attrs[name] = UnitAttr()
         super().__init__(operands=[q, kt, v, mask], result_types=[result_type], attributes=attrs)
 
     @staticmethod
@@ -1150,16 +1153,18 @@ class AttentionOp(StructuredOp):
 
     def dims(self) -> tuple[tuple[int, ...], int, int, int, int]:
         """(leading dims, S, D, T, Dv)."""
-        q, kt, v = shape_of(self.q), shape_of(self.kt), shape_of(self.v)
-        return q[:-2], q[-2], q[-1], kt[-1], v[-1]
+        q, v = shape_of(self.q), shape_of(self.v)
+        return q[:-2], q[-2], q[-1], v[-2], v[-1]
 
     def verify_(self) -> None:
         q, kt, v = shape_of(self.q), shape_of(self.kt), shape_of(self.v)
         lead, s, d, t, dv = self.dims()
+        k_shape = (t, d) if self.key_rows else (d, t)
         if len(q) < 2 or len(kt) != len(q) or len(v) != len(q) or kt[:-2] != lead or v[:-2] != lead \
-                or kt[-2] != d or v[-2] != t:
+                or tuple(kt[-2:]) != k_shape:
+            k = "k [..., T, D]" if self.key_rows else "[..., D, T]"
             raise VerifyException(f"'npu_graph.attention': q {list(q)}, kt {list(kt)} and v {list(v)} must be "
-                                  "[..., S, D], [..., D, T] and [..., T, Dv] with the same leading dims")
+                                  f"[..., S, D], {k} and [..., T, Dv] with the same leading dims")
         if self.mask is not None:
             m = shape_of(self.mask)
             if len(m) > len(q) or broadcast_shapes(m, (*lead, s, t)) != (*lead, s, t):
@@ -1182,6 +1187,8 @@ class AttentionOp(StructuredOp):
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         q, kt, v, *mask = arrays
+        if "key_rows" in attrs:
+            kt = np.swapaxes(kt, -1, -2)
         scores = np.matmul(q, kt) * np.asarray(attr_float(attrs, "scale", 1.0), q.dtype)
         if mask:
             scores = scores + mask[0]
@@ -1214,9 +1221,9 @@ class AttentionOp(StructuredOp):
         vector unit, for a tile with inputs of `in_shapes` (q, kt, v, ...); an online
         tile (its out has the state's 2 extra columns) adds the merge's 4 passes over
         its state."""
-        q, kt, v = in_shapes[0], in_shapes[1], in_shapes[2]
+        q, v = in_shapes[0], in_shapes[2]
         heads = math.prod(q[:-2])
-        s, d, t, dv = q[-2], q[-1], kt[-1], v[-1]
+        s, d, t, dv = q[-2], q[-1], v[-2], v[-1]
         merge = arch.vector_cycles(math.prod(out_shape), 4) if out_shape[-1] != dv else 0
         return arch.cube_cycles(s, d, t, batch=heads) + arch.cube_cycles(s, t, dv, batch=heads) + \
             arch.vector_cycles(heads * s * t, 6) + merge
@@ -1225,7 +1232,7 @@ class AttentionOp(StructuredOp):
     def tile_scratch_bytes(cls, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
         """The tile's scores, [..., S, T] f32 (T: its key block), held in SRAM between
         the products."""
-        return math.prod(in_shapes[0][:-1]) * in_shapes[1][-1] * 4
+        return math.prod(in_shapes[0][:-1]) * in_shapes[2][-2] * 4
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
         shapes = [shape_of(v) for v in self.operands]

@@ -18,7 +18,8 @@ Algorithm
 ---------
 `attention`: the scale is a scalar multiply or divide, the mask an add or a
 `where(c, s, k)` with constant c and k <= -1e30 (then exactly s + where(c, 0, k), a
-new constant), the softmax over the last axis; it forms when one query row's q,
+new constant), the softmax over the last axis; kt may be a transpose of the last
+two dims of k (read untransposed: `key_rows`); it forms when one query row's q,
 kt, v, mask and scores over the smallest key block (`AttentionOp.key_blocks`) fit
 a core's SRAM: npu-tile then splits the keys into blocks merged by an online
 softmax (flash attention) when whole score rows do not fit.
@@ -70,8 +71,10 @@ from npu_dialects.graph import (
     MatMulOp,
     MulOp,
     SoftmaxOp,
+    TransposeOp,
     WhereOp,
     YieldOp,
+    ints,
     shape_of,
 )
 from npu_dialects.locs import fused_loc, node_names
@@ -244,6 +247,17 @@ class FuseAttention(RewritePattern):
         c = make_constant(self.module, np.where(cond != 0, 0.0, k), weight_hint(loc, "additive_mask"), loc)
         return c.result, [c]
 
+    @staticmethod
+    def untransposed(kt: SSAValue) -> SSAValue | None:
+        """k when kt is k with its last two dims swapped and nothing else reads kt: the
+        attention then reads k's rows (`key_rows`) and the transposed copy goes."""
+        op = kt.owner
+        if not isinstance(op, TransposeOp) or not kt.has_one_use():
+            return None
+        perm = ints(op.perm, ())
+        n = len(perm)
+        return op.input if n >= 2 and list(perm) == [*range(n - 2), n - 1, n - 2] else None
+
     def fits(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> bool:
         d, t, dv = shape_of(q)[-1], shape_of(kt)[-1], shape_of(v)[-1]
         t = AttentionOp.key_blocks(t, self.arch.cube[2])[0]
@@ -258,6 +272,7 @@ class FuseAttention(RewritePattern):
             return
         ops, qk, scale, where = found
         q, kt, v = qk.operands[0], qk.operands[1], op.operands[1]
+        k = self.untransposed(kt)
         ranks = {len(shape_of(x)) for x in (q, kt, v)}
         loc = fused_loc([n for o in [*ops, op] for n in node_names(o)])
         mask, new = self.additive(where, loc)
@@ -265,7 +280,8 @@ class FuseAttention(RewritePattern):
                 or not self.fits(q, kt, v, mask):
             return
         try:
-            att = AttentionOp(q, kt, v, mask, scale, op.results[0].type)  # type: ignore[arg-type]
+            att = AttentionOp(q, k or kt, v, mask, scale, op.results[0].type,  # type: ignore[arg-type]
+                              key_rows=k is not None)
             att.verify()
         except VerifyException:
             return  # (leading dims that broadcast, a mask of another shape)
@@ -275,6 +291,8 @@ class FuseAttention(RewritePattern):
         rewriter.replace(op, att)
         for o in reversed(ops):
             rewriter.erase(o)
+        if k is not None and isinstance(kt.owner, Operation):
+            rewriter.erase(kt.owner)  # (its one reader, q @ kt, is gone)
 
 
 @dataclass(frozen=True)

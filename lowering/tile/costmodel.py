@@ -28,7 +28,9 @@ def dma_cycles(windows: list[Window], arch: Arch, dram_bw: int | None = None) ->
     """Cycles to land one step's loads: they are spread over the core's channels
     (largest first onto the least busy channel); a channel spends `dma_latency` per
     descriptor plus its bytes, and all of them together cannot beat `dram_bw` (or
-    the given share of it)."""
+    the given share of it). The latency the step's loads start with adds to their
+    transfer: a pipelined step issues its loads once the previous ones landed, and
+    the parts of a split kernel run in step, so no other transfer fills it."""
     if not windows:
         return 0
     bw = dram_bw or arch.dram_bw
@@ -38,7 +40,7 @@ def dma_cycles(windows: list[Window], arch: Arch, dram_bw: int | None = None) ->
         i = channels.index(min(channels))
         channels[i] += arch.dma_latency + ceil(nbytes / bw)
         total += nbytes
-    return max(max(channels), ceil(total / bw))
+    return max(max(channels), ceil(total / bw) + arch.dma_latency)
 
 
 def issue_stall(windows: list[Window], arch: Arch, dram_bw: int | None = None) -> int:

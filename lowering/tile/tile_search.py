@@ -545,7 +545,8 @@ class AttentionAnchor(GenericAnchor):
         out, loads = self.windows(tile)
         tt = tile["t"]
         if tt < self.keys:  # kt's last dim, v's rows and the mask's last dim (unless broadcast) follow t
-            keyed = [(1, -1), (2, -2)] + ([(3, -1)] if len(loads) > 3 and loads[3].shape[-1] > 1 else [])
+            keyed = [(1, -2 if self.op.attributes.get("key_rows") else -1), (2, -2)] + \
+                ([(3, -1)] if len(loads) > 3 and loads[3].shape[-1] > 1 else [])
             for i, d in keyed:
                 dims = list(loads[i].dims)
                 dims[d] = per_tile("t", tt)

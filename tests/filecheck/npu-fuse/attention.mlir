@@ -123,3 +123,44 @@ func.func @too_long(%q: tensor<1x4x64xf32>, %kt: tensor<1x64x4099xf32>, %v: tens
   %o = npu_graph.matmul %p, %v : (tensor<1x4x4099xf32>, tensor<1x4099x64xf32>) -> tensor<1x4x64xf32>
   func.return %o : tensor<1x4x64xf32>
 }
+
+// -----
+
+// GPT-2 decode's form: kt is the cached keys k [B, H, T, D] with the last two dims
+// swapped. The attention reads k's rows (`key_rows`; the cube takes it transposed)
+// and the transposed copy - a pass over the whole cache - goes.
+// CHECK-LABEL: func.func @decode
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %q, %k, %v {scale = 1.000000e+00 : f32, key_rows} : (tensor<2x3x1x8xf32>, tensor<2x3x16x8xf32>, tensor<2x3x16x8xf32>) -> tensor<2x3x1x8xf32>
+// CHECK-NEXT:    func.return %[[A]]
+func.func @decode(%q: tensor<2x3x1x8xf32>, %k: tensor<2x3x16x8xf32>, %v: tensor<2x3x16x8xf32>) -> tensor<2x3x1x8xf32> {
+  %kt = npu_graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x3x16x8xf32>) -> tensor<2x3x8x16xf32>
+  %s = npu_graph.matmul %q, %kt : (tensor<2x3x1x8xf32>, tensor<2x3x8x16xf32>) -> tensor<2x3x1x16xf32>
+  %p = npu_graph.softmax %s {axis = 3 : i64} : (tensor<2x3x1x16xf32>) -> tensor<2x3x1x16xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<2x3x1x16xf32>, tensor<2x3x16x8xf32>) -> tensor<2x3x1x8xf32>
+  func.return %o : tensor<2x3x1x8xf32>
+}
+
+// -----
+
+// ... but a transposed copy something else reads stays, and the attention takes it
+// (as it does any other permutation: here the heads move too).
+// CHECK-LABEL: func.func @kt_also_returned
+// CHECK:         %[[KT:.*]] = npu_graph.transpose %k
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %q, %[[KT]], %v {scale = 1.000000e+00 : f32} :
+// CHECK-LABEL: func.func @other_perm
+// CHECK:         %[[KT:.*]] = npu_graph.transpose %k {perm = array<i64: 1, 0, 3, 2>}
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %q, %[[KT]], %v {scale = 1.000000e+00 : f32} :
+func.func @kt_also_returned(%q: tensor<2x3x1x8xf32>, %k: tensor<2x3x16x8xf32>, %v: tensor<2x3x16x8xf32>) -> (tensor<2x3x1x8xf32>, tensor<2x3x8x16xf32>) {
+  %kt = npu_graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x3x16x8xf32>) -> tensor<2x3x8x16xf32>
+  %s = npu_graph.matmul %q, %kt : (tensor<2x3x1x8xf32>, tensor<2x3x8x16xf32>) -> tensor<2x3x1x16xf32>
+  %p = npu_graph.softmax %s {axis = 3 : i64} : (tensor<2x3x1x16xf32>) -> tensor<2x3x1x16xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<2x3x1x16xf32>, tensor<2x3x16x8xf32>) -> tensor<2x3x1x8xf32>
+  func.return %o, %kt : tensor<2x3x1x8xf32>, tensor<2x3x8x16xf32>
+}
+func.func @other_perm(%q: tensor<3x2x1x8xf32>, %k: tensor<2x3x16x8xf32>, %v: tensor<3x2x16x8xf32>) -> tensor<3x2x1x8xf32> {
+  %kt = npu_graph.transpose %k {perm = array<i64: 1, 0, 3, 2>} : (tensor<2x3x16x8xf32>) -> tensor<3x2x8x16xf32>
+  %s = npu_graph.matmul %q, %kt : (tensor<3x2x1x8xf32>, tensor<3x2x8x16xf32>) -> tensor<3x2x1x16xf32>
+  %p = npu_graph.softmax %s {axis = 3 : i64} : (tensor<3x2x1x16xf32>) -> tensor<3x2x1x16xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<3x2x1x16xf32>, tensor<3x2x16x8xf32>) -> tensor<3x2x1x8xf32>
+  func.return %o : tensor<3x2x1x8xf32>
+}

@@ -587,3 +587,12 @@ func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x16xf3
   func.return
 }
 // CHECK: 'npu_graph.attention': attention gives shape [2, 4, 18], but the result type has [2, 4, 16]
+
+// -----
+
+// attention with key_rows: the keys come as k [..., T, D] (here [2, 8, 6] is kt's shape).
+func.func @f(%q: tensor<2x4x8xf32>, %k: tensor<2x8x6xf32>, %v: tensor<2x6x16xf32>) {
+  %0 = npu_graph.attention %q, %k, %v {scale = 1.0 : f32, key_rows} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x16xf32>) -> tensor<2x4x16xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': q [2, 4, 8], kt [2, 8, 6] and v [2, 6, 16] must be [..., S, D], k [..., T, D] and [..., T, Dv] with the same leading dims
