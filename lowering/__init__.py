@@ -20,6 +20,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-dce": ("lowering.graph.dce", "Dce"),
     "npu-cse": ("lowering.graph.cse", "Cse"),
     "npu-fuse": ("lowering.graph.fuse", "Fuse"),
+    "npu-split-rows": ("lowering.graph.split_rows", "SplitRows"),
     "npu-tile": ("lowering.tile.tile", "Tile"),
     "npu-layer-group": ("lowering.tile.layer_group", "LayerGroup"),
     "npu-tile-loops": ("lowering.tile.tile_loops", "TileLoops"),

@@ -1108,6 +1108,151 @@ class LayerNormOp(StructuredOp):
         return y + bias[0] if bias else y
 
 
+ROW_STATS = {"softmax": 2, "moments": 3}
+"""`npu_graph.row_stats` kinds -> state columns: softmax (row max, sum of exp(x -
+max)), moments (count, mean, sum of squared deviations)."""
+
+
+@irdl_op_definition
+class RowStatsOp(StructuredOp):
+    """The statistics of each row (last dim) of x that a softmax or a layer
+    normalisation needs, as a mergeable state [..., K] (`ROW_STATS`): over a block of
+    columns it is the block's state, and `combine` merges the states of disjoint
+    blocks (online softmax; Chan's pairwise moments), so rows too long for SRAM are
+    reduced block by block (`npu-split-rows`; the tile loop's column loop `c`)."""
+
+    name = "npu_graph.row_stats"
+    input = operand_def(TensorType)
+    kind = attr_def(StringAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+
+    def __init__(self, x: SSAValue, kind: str):
+        shape = shape_of(x)
+        super().__init__(operands=[x], result_types=[TensorType(Float32Type(), [*shape[:-1], ROW_STATS[kind]])],
+                         attributes={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        k = self.kind.data
+        if k not in ROW_STATS:
+            raise VerifyException(f"'npu_graph.row_stats': kind must be one of {', '.join(ROW_STATS)}, got '{k}'")
+        x = shape_of(self.input)
+        if not x:
+            raise VerifyException("'npu_graph.row_stats': the input needs a row dim")
+        self._expect_result_shape((*x[:-1], ROW_STATS[k]), "row statistics")
+
+    def tile_map(self) -> TileMap:
+        r = len(shape_of(self.input))
+        return TileMap(tuple(d < r - 1 for d in range(r)), (same_dims(r, whole=(r - 1,)),))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x = arrays[0]
+        if attrs["kind"] == StringAttr("softmax"):
+            m = x.max(axis=-1, keepdims=True)  # (an all -inf block: max -inf, sum 0)
+            e = np.exp(x - np.where(np.isneginf(m), 0, m))
+            return np.concatenate([m, e.sum(axis=-1, keepdims=True)], axis=-1)
+        mean = x.mean(axis=-1, keepdims=True)
+        n = np.full_like(mean, x.shape[-1])
+        return np.concatenate([n, mean, ((x - mean) ** 2).sum(axis=-1, keepdims=True)], axis=-1)
+
+    @classmethod
+    def combine(cls, attrs: dict[str, Attribute], acc: np.ndarray, part: np.ndarray) -> np.ndarray:
+        if attrs["kind"] == StringAttr("softmax"):
+            ma, sa, mb, sb = acc[..., :1], acc[..., 1:], part[..., :1], part[..., 1:]
+            m = np.maximum(ma, mb)
+            base = np.where(np.isneginf(m), 0, m)
+            return np.concatenate([m, sa * np.exp(ma - base) + sb * np.exp(mb - base)], axis=-1)
+        (na, ma, qa), (nb, mb, qb) = ((x[..., :1], x[..., 1:2], x[..., 2:]) for x in (acc, part))
+        n = na + nb
+        d = mb - ma
+        return np.concatenate([n, ma + d * nb / n, qa + qb + d * d * na * nb / n], axis=-1).astype(acc.dtype)
+
+    @classmethod
+    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
+        """Three vector passes over the block (max or mean, exp or deviation, sum) and
+        the merge over the state."""
+        return arch.vector_cycles(math.prod(in_shapes[0]), 3) + arch.vector_cycles(math.prod(out_shape), 4)
+
+
+@irdl_op_definition
+class SoftmaxApplyOp(StructuredOp):
+    """softmax over the last dim of x from its row statistics (`row_stats` kind
+    softmax): exp(x - max) / sum; every dim of x may be tiled."""
+
+    name = "npu_graph.softmax_apply"
+    input = operand_def(TensorType)
+    stats = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+    VECTOR_COST: ClassVar[int] = 3  # subtract, exp, divide
+
+    def __init__(self, x: SSAValue, stats: SSAValue):
+        super().__init__(operands=[x, stats], result_types=[x.type])
+
+    def verify_(self) -> None:
+        x, st = shape_of(self.input), shape_of(self.stats)
+        if tuple(st) != (*x[:-1], 2):
+            raise VerifyException(f"'npu_graph.softmax_apply': stats must be {[*x[:-1], 2]}, got {list(st)}")
+        self._expect_result_shape(x, "softmax")
+
+    def tile_map(self) -> TileMap:
+        r = len(shape_of(self.input))
+        return TileMap((True,) * r, (same_dims(r), same_dims(r, whole=(r - 1,))))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x, st = arrays
+        return np.exp(x - st[..., :1]) / st[..., 1:]
+
+
+@irdl_op_definition
+class LayerNormApplyOp(StructuredOp):
+    """Layer normalisation over the last dim of x from its row statistics
+    (`row_stats` kind moments): (x - mean) / sqrt(M2 / n + epsilon) * scale + bias;
+    every dim of x may be tiled, scale and bias follow its last dim."""
+
+    name = "npu_graph.layernorm_apply"
+    input = operand_def(TensorType)
+    stats = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    epsilon = opt_attr_def(FloatAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+    VECTOR_COST: ClassVar[int] = 4  # centre, normalise, scale, shift
+
+    def __init__(self, x: SSAValue, stats: SSAValue, scale: SSAValue, bias: SSAValue | None, epsilon: float):
+        super().__init__(operands=[x, stats, scale, bias], result_types=[x.type],
+                         attributes={"epsilon": FloatAttr(epsilon, Float32Type())})
+
+    def verify_(self) -> None:
+        x, st = shape_of(self.input), shape_of(self.stats)
+        if tuple(st) != (*x[:-1], 3):
+            raise VerifyException(f"'npu_graph.layernorm_apply': stats must be {[*x[:-1], 3]}, got {list(st)}")
+        for v in self.operands[2:]:
+            if shape_of(v) not in ((x[-1],), (1,), ()):
+                raise VerifyException(f"'npu_graph.layernorm_apply': scale and bias must be [{x[-1]}] or scalars, "
+                                      f"got {list(shape_of(v))}")
+        self._expect_result_shape(x, "layer normalisation")
+
+    def tile_map(self) -> TileMap:
+        r = len(shape_of(self.input))
+        params = tuple((Follow(r - 1) if shape_of(v) and shape_of(v)[0] > 1 else Follow(None),)
+                       if shape_of(v) else () for v in self.operands[2:])
+        return TileMap((True,) * r, (same_dims(r), same_dims(r, whole=(r - 1,))) + params)
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x, st, scale, *bias = arrays
+        eps = np.asarray(attr_float(attrs, "epsilon", 1e-5), x.dtype)
+        y = (x - st[..., 1:2]) / np.sqrt(st[..., 2:] / st[..., :1] + eps) * scale
+        return y + bias[0] if bias else y
+
+
 @irdl_op_definition
 class AttentionOp(StructuredOp):
     """Scaled dot-product attention with the scores kept on chip:
@@ -2200,7 +2345,7 @@ GRAPH_OPS: list[type[IRDLOperation]] = [
     SigmoidOp, TanhOp, ErfOp, GeluOp, GeluTanhOp, SqrtOp, ExpOp, LogOp, NegOp, AbsOp, ReciprocalOp,
     TruncOp, ExpandOp, PowOp, PReluOp, MaxOp, MinOp, EqualOp, LessOp, GreaterOp, ClipOp, WhereOp,
     # structured
-    LayerNormOp, AttentionOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
+    LayerNormOp, RowStatsOp, SoftmaxApplyOp, LayerNormApplyOp, AttentionOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
     TriluOp, LrnOp, AvgPoolOp, MaxPoolNdOp, PadOp,
 ]
 

@@ -608,7 +608,8 @@ class ReduceOp(IRDLOperation):
     `combine = "online_softmax"`: the tiles are online-softmax states (an `online`
     `npu_graph.attention` per key block) merged by the anchor's `combine`; the
     store then writes the state's output columns, all but the last
-    `STATE_COLUMNS`."""
+    `STATE_COLUMNS`. `combine = "row_stats"`: `npu_graph.row_stats` states of
+    column blocks, merged by that op's `combine` and stored whole."""
 
     name = "npu_tile.reduce"
     partial = operand_def(TensorType)
@@ -617,7 +618,7 @@ class ReduceOp(IRDLOperation):
     traits = traits_def(NoMemoryEffect())
     assembly_format = "$partial attr-dict `:` type($partial) `->` type($total)"
 
-    COMBINES: ClassVar[tuple[str, ...]] = ("sum", "online_softmax")
+    COMBINES: ClassVar[tuple[str, ...]] = ("sum", "online_softmax", "row_stats")
     STATE_COLUMNS: ClassVar[int] = 2
 
     def __init__(self, partial: SSAValue, combine: str | None = None):
@@ -638,6 +639,9 @@ class ReduceOp(IRDLOperation):
         owner = self.partial.owner
         if self.state_columns and not (isinstance(owner, Operation) and "online" in owner.attributes):
             raise VerifyException("'npu_tile.reduce': an online_softmax combine takes an `online` op's states")
+        if self.combine is not None and self.combine.data == "row_stats" and not (
+                isinstance(owner, Operation) and owner.name == "npu_graph.row_stats"):
+            raise VerifyException("'npu_tile.reduce': a row_stats combine takes npu_graph.row_stats states")
 
 
 @irdl_op_definition

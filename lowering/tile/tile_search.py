@@ -29,6 +29,7 @@ from npu_dialects.graph import (
     GemmOp,
     MatMulOp,
     MaxPoolOp,
+    RowStatsOp,
     StructuredOp,
     broadcast_shapes,
     shape_of,
@@ -576,6 +577,39 @@ class AttentionAnchor(GenericAnchor):
 
     def combine(self, ks: KernelShape) -> str | None:
         return "online_softmax" if self.online(ks) else None
+
+
+@tiling_model(RowStatsOp)
+class RowStatsAnchor(GenericAnchor):
+    """Row statistics (`RowStatsOp`): loops over the rows (the output's leading dims,
+    its state dim whole) and a reduction loop `c` over column blocks, whose states
+    `npu_tile.reduce` merges by the op's `combine`. Softmax blocks may run past the
+    row's end (read as -inf: no weight); moment blocks divide it (a padded column
+    would count)."""
+
+    def __init__(self, op: RowStatsOp, ins_index: dict[SSAValue, int]):
+        super().__init__(op, ins_index)
+        self.cols = self.shapes[0][-1]
+        self.softmax = op.kind.data == "softmax"
+
+    def loops(self) -> list[Loop]:
+        return [*super().loops(), Loop("c", self.cols, reduction=True)]
+
+    def shape(self, tile: dict[str, int]) -> KernelShape:
+        out, (x,) = self.windows(tile)
+        dims = (*x.dims[:-1], per_tile("c", tile["c"]))
+        x = Window(x.source, x.shape, dims, float("-inf") if self.softmax else None)
+        ins = [x.sizes]
+        return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), [x], out,
+                           tile_cycles=lambda arch: RowStatsOp.tile_cycles(arch, ins, out.sizes))
+
+    def candidates(self, arch: Arch) -> dict[str, list[int]]:
+        cols = tile_candidates(self.cols) if self.softmax else [b for b in range(1, self.cols + 1)
+                                                                 if self.cols % b == 0]
+        return {**super().candidates(arch), "c": cols}
+
+    def combine(self, ks: KernelShape) -> str | None:
+        return "row_stats"
 
 
 def make_anchor(op: Operation, ins_index: dict[SSAValue, int]) -> Anchor:

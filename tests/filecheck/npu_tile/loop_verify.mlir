@@ -163,7 +163,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }
   func.return %0 : tensor<4x8xf32>
 }
-// CHECK: 'npu_tile.reduce': combine must be one of sum, online_softmax, got 'max'
+// CHECK: 'npu_tile.reduce': combine must be one of sum, online_softmax, row_stats, got 'max'
 
 // -----
 
