@@ -1362,16 +1362,19 @@ class AttentionOp(StructuredOp):
 
     @classmethod
     def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
-        """Both products on the cube, the scaling, mask and softmax (6 passes) on the
-        vector unit, for a tile with inputs of `in_shapes` (q, kt, v, ...); an online
-        tile (its out has the state's 2 extra columns) adds the merge's 4 passes over
-        its state."""
+        """Both products on the cube; on the vector unit, for a tile with inputs of
+        `in_shapes` (q, kt, v, mask?): the scale on q (a pass over [S, D]), over the
+        scores the mask's add (when there is one), the row max, exp(s - max) and
+        the row sum, and the normalisation on the output ([S, Dv], after the second
+        product: the probabilities are never divided); an online tile (its out has
+        the state's 2 extra columns) adds the merge's 4 passes over its state."""
         q, v = in_shapes[0], in_shapes[2]
         heads = math.prod(q[:-2])
         s, d, t, dv = q[-2], q[-1], v[-2], v[-1]
         merge = arch.vector_cycles(math.prod(out_shape), 4) if out_shape[-1] != dv else 0
-        return arch.cube_cycles(s, d, t, batch=heads) + arch.cube_cycles(s, t, dv, batch=heads) + \
-            arch.vector_cycles(heads * s * t, 6) + merge
+        scores = arch.vector_cycles(heads * s * t, 3 + (len(in_shapes) > 3))
+        return arch.cube_cycles(s, d, t, batch=heads) + arch.cube_cycles(s, t, dv, batch=heads) + scores + \
+            arch.vector_cycles(heads * s * d) + arch.vector_cycles(heads * s * dv) + merge
 
     @classmethod
     def tile_scratch_bytes(cls, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
