@@ -158,7 +158,9 @@ def best_parts(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
 
 def cycles_then_bytes(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
     """The tile search's ranking key: the cycles of the best split over the cores
-    (`best_parts`), then (between tilings predicted
-    equally fast) the fewer DRAM bytes, which leave more bandwidth to concurrent kernels."""
+    (`best_parts`), a split's over SPLIT_MARGIN (a split tiling must beat every
+    one-core tiling by the margin too, or more cores could run slower), then
+    (between tilings predicted equally fast) the fewer DRAM bytes, which leave more
+    bandwidth to concurrent kernels."""
     parts, cycles = best_parts(ks, arch, double_buffer, epilogue_len)
-    return cycles, kernel_dram_bytes(ks, parts)
+    return (cycles if parts == 1 else ceil(cycles / SPLIT_MARGIN)), kernel_dram_bytes(ks, parts)
