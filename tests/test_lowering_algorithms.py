@@ -173,3 +173,21 @@ def test_kernel_bytes_counts_each_fused_kernel_once():
     small = 4 * (w1 + b1) + 64  # conv+relu and the pool fit; adding the second conv's weights does not
     assert fusion_floor_bytes(module, small) == 4 * (x + w1 + b1 + pooled + pooled + w2 + y)
     assert fusion_floor_bytes(module, 64) == kernel_bytes(module)  # no two kernels' weights fit: none grouped
+
+
+def test_model_minimum_skips_weights_nothing_reads() -> None:
+    """A weight constant left without readers (a pass's leftover) moves no bytes."""
+    from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, f32
+    from xdsl.dialects.func import FuncOp, ReturnOp
+
+    from lowering.tile.roofline import model_work
+    from npu_dialects.graph import ConstantOp, ReluOp
+
+    t = TensorType(f32, [4, 8])
+    func = FuncOp("main", ([t], [t]))
+    block = func.body.block
+    dead = ConstantOp.create(result_types=[TensorType(f32, [1024])],
+                             attributes={"weight": StringAttr("unused")})
+    relu = ReluOp.create(operands=[block.args[0]], result_types=[t])
+    block.add_ops([dead, relu, ReturnOp(relu.results[0])])
+    assert model_work(ModuleOp([func]))[1] == 4 * (32 + 32)  # the input and the output, not the 4 KiB weight

@@ -44,8 +44,8 @@ def model_work(module: ModuleOp) -> tuple[int, int]:
         nbytes += sum(_bytes(a) for a in block.args)
         for op in func.walk():
             macs += op.macs() if isinstance(op, GraphOp) else 0
-            if isinstance(op, ConstantOp) and op.weight is not None:
-                nbytes += _bytes(op.result)
+            if isinstance(op, ConstantOp) and op.weight is not None and op.result.uses:
+                nbytes += _bytes(op.result)  # (a weight nothing reads is never loaded)
             if isinstance(op, ReturnOp) and op.parent_op() is func:
                 nbytes += sum(_bytes(v) for v in op.operands)
     return macs, nbytes
