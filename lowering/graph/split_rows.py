@@ -83,8 +83,9 @@ class SplitLongRows(RewritePattern):
 
 @dataclass(frozen=True)
 class SplitRows(ModulePass):
-    """Split softmax and layer normalisation over rows that do not fit SRAM into
-    row statistics and an elementwise pass (see the module docstring). No options."""
+    """Softmax and layer normalisation over rows too long for SRAM: row statistics, then an elementwise pass.
+
+    See the module docstring. No options."""
 
     name = "npu-split-rows"
 
