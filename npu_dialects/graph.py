@@ -1108,6 +1108,23 @@ class LayerNormOp(StructuredOp):
         return y + bias[0] if bias else y
 
 
+def softmax_block(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A block's online-softmax pieces along the last axis: (row max, exp(x - max),
+    row sum). A row whose entries are all -inf (masked) has max -inf and sum 0."""
+    m = x.max(axis=-1, keepdims=True)
+    e = np.exp(x - np.where(np.isneginf(m), 0, m))
+    return m, e, e.sum(axis=-1, keepdims=True)
+
+
+def merge_softmax(ma: np.ndarray, sa: np.ndarray, mb: np.ndarray, sb: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two disjoint blocks' (max, sum) merged: (new max, each side's sum rescaled to it);
+    a side with max -inf weighs nothing."""
+    m = np.maximum(ma, mb)
+    base = np.where(np.isneginf(m), 0, m)
+    return m, sa * np.exp(ma - base), sb * np.exp(mb - base)
+
+
 ROW_STATS = {"softmax": 2, "moments": 3}
 """`npu_graph.row_stats` kinds -> state columns: softmax (row max, sum of exp(x -
 max)), moments (count, mean, sum of squared deviations)."""
@@ -1150,9 +1167,8 @@ class RowStatsOp(StructuredOp):
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         x = arrays[0]
         if attrs["kind"] == StringAttr("softmax"):
-            m = x.max(axis=-1, keepdims=True)  # (an all -inf block: max -inf, sum 0)
-            e = np.exp(x - np.where(np.isneginf(m), 0, m))
-            return np.concatenate([m, e.sum(axis=-1, keepdims=True)], axis=-1)
+            m, _, total = softmax_block(x)
+            return np.concatenate([m, total], axis=-1)
         mean = x.mean(axis=-1, keepdims=True)
         n = np.full_like(mean, x.shape[-1])
         return np.concatenate([n, mean, ((x - mean) ** 2).sum(axis=-1, keepdims=True)], axis=-1)
@@ -1160,10 +1176,8 @@ class RowStatsOp(StructuredOp):
     @classmethod
     def combine(cls, attrs: dict[str, Attribute], acc: np.ndarray, part: np.ndarray) -> np.ndarray:
         if attrs["kind"] == StringAttr("softmax"):
-            ma, sa, mb, sb = acc[..., :1], acc[..., 1:], part[..., :1], part[..., 1:]
-            m = np.maximum(ma, mb)
-            base = np.where(np.isneginf(m), 0, m)
-            return np.concatenate([m, sa * np.exp(ma - base) + sb * np.exp(mb - base)], axis=-1)
+            m, wa, wb = merge_softmax(acc[..., :1], acc[..., 1:], part[..., :1], part[..., 1:])
+            return np.concatenate([m, wa + wb], axis=-1)
         (na, ma, qa), (nb, mb, qb) = ((x[..., :1], x[..., 1:2], x[..., 2:]) for x in (acc, part))
         n = na + nb
         d = mb - ma
@@ -1340,9 +1354,7 @@ class AttentionOp(StructuredOp):
         if "online" not in attrs:
             e = np.exp(scores - scores.max(axis=-1, keepdims=True))
             return np.matmul(e / e.sum(axis=-1, keepdims=True), v)
-        m = scores.max(axis=-1, keepdims=True)  # (a block whose keys are all masked: -inf, nothing to add)
-        e = np.exp(scores - np.where(np.isneginf(m), 0, m))
-        s = e.sum(axis=-1, keepdims=True)
+        m, e, s = softmax_block(scores)  # (a block whose keys are all masked: -inf, nothing to add)
         return np.concatenate([np.matmul(e / np.where(s == 0, 1, s), v), m, s], axis=-1)
 
     @classmethod
@@ -1353,9 +1365,7 @@ class AttentionOp(StructuredOp):
         masked (-inf max) contributes nothing."""
         n = cls.STATE_COLUMNS
         (oa, ma, sa), (ob, mb, sb) = ((x[..., :-n], x[..., -n:-n + 1], x[..., -1:]) for x in (acc, part))
-        m = np.maximum(ma, mb)
-        base = np.where(np.isneginf(m), 0, m)
-        wa, wb = sa * np.exp(ma - base), sb * np.exp(mb - base)
+        m, wa, wb = merge_softmax(ma, sa, mb, sb)
         s = wa + wb
         o = (oa * wa + ob * wb) / np.where(s == 0, 1, s)
         return np.concatenate([o, m, s], axis=-1).astype(acc.dtype, copy=False)

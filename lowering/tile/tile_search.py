@@ -538,6 +538,7 @@ class AttentionAnchor(GenericAnchor):
     def __init__(self, op: AttentionOp, ins_index: dict[SSAValue, int]):
         super().__init__(op, ins_index)
         self.keys = op.dims()[3]
+        self.k_dim = -2 if op.key_rows else -1  # where kt's keys run
 
     def loops(self) -> list[Loop]:
         return [*super().loops(), Loop("t", self.keys, reduction=True)]
@@ -546,8 +547,7 @@ class AttentionAnchor(GenericAnchor):
         out, loads = self.windows(tile)
         tt = tile["t"]
         if tt < self.keys:  # kt's last dim, v's rows and the mask's last dim (unless broadcast) follow t
-            keyed = [(1, -2 if self.op.attributes.get("key_rows") else -1), (2, -2)] + \
-                ([(3, -1)] if len(loads) > 3 and loads[3].shape[-1] > 1 else [])
+            keyed = [(1, self.k_dim), (2, -2)] + ([(3, -1)] if len(loads) > 3 and loads[3].shape[-1] > 1 else [])
             for i, d in keyed:
                 dims = list(loads[i].dims)
                 dims[d] = per_tile("t", tt)
@@ -567,13 +567,12 @@ class AttentionAnchor(GenericAnchor):
 
     def tile_op(self, tiles: Sequence[SSAValue], out: TensorType, ks: KernelShape) -> Operation:
         """The attention of the tiles; `online` (its state) when the keys come in blocks."""
-        op = super().tile_op(tiles, out, ks)
-        if self.online(ks):
-            shape = list(out.get_shape())
-            op = type(op).create(operands=list(tiles), attributes={**op.attributes, "online": UnitAttr()},
-                                 result_types=[TensorType(out.element_type,
-                                                          [*shape[:-1], shape[-1] + AttentionOp.STATE_COLUMNS])])
-        return op
+        if not self.online(ks):
+            return super().tile_op(tiles, out, ks)
+        shape = list(out.get_shape())
+        state = TensorType(out.element_type, [*shape[:-1], shape[-1] + AttentionOp.STATE_COLUMNS])
+        return AttentionOp.create(operands=list(tiles), result_types=[state],
+                                  attributes={**self.structured.tile_attrs(), "online": UnitAttr()})
 
     def combine(self, ks: KernelShape) -> str | None:
         return "online_softmax" if self.online(ks) else None
