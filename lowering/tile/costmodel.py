@@ -133,19 +133,32 @@ def parallel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_l
 
 
 SPLIT_MARGIN = 0.9
-"""A split must be predicted at least 10% faster than one core: the model's error on
-small kernels (see bench/) is of that order, and a split that only breaks even in
-the model loses to the sync it adds."""
+"""A split of a small kernel must be predicted at least 10% faster than one core: the
+model's error on small kernels (see bench/) is of that order, and a split that only
+breaks even in the model loses to the sync it adds."""
+
+LARGE_SPLIT_MARGIN = 0.95
+"""The margin for kernels of at least LARGE_KERNEL_CYCLES on one core: their error is
+smaller (bench/results/calibration.md: long kernels are DMA- or cube-bound streams
+the model prices within a few percent), and the fixed sync a split adds is a smaller
+share of them."""
+
+LARGE_KERNEL_CYCLES = 20_000
+
+
+def split_margin(one_core_cycles: int) -> float:
+    """The factor a split's predicted cycles must stay under, relative to one core."""
+    return LARGE_SPLIT_MARGIN if one_core_cycles >= LARGE_KERNEL_CYCLES else SPLIT_MARGIN
 
 
 def best_split(cycles_on: Callable[[int], int], max_parts: int) -> tuple[int, int]:
     """(parts, predicted cycles) minimising `cycles_on(parts)` over 1..max_parts: more parts
-    must win by SPLIT_MARGIN over one core, ties keep fewer parts."""
+    must win by `split_margin` over one core, ties keep fewer parts."""
     one = cycles_on(1)
     best = (1, one)
     for k in range(2, max_parts + 1):
         c = cycles_on(k)
-        if c < best[1] and c <= one * SPLIT_MARGIN:
+        if c < best[1] and c <= one * split_margin(one):
             best = (k, c)
     return best
 
@@ -158,9 +171,11 @@ def best_parts(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
 
 def cycles_then_bytes(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
     """The tile search's ranking key: the cycles of the best split over the cores
-    (`best_parts`), a split's over SPLIT_MARGIN (a split tiling must beat every
+    (`best_parts`), a split's over its `split_margin` (a split tiling must beat every
     one-core tiling by the margin too, or more cores could run slower), then
     (between tilings predicted equally fast) the fewer DRAM bytes, which leave more
     bandwidth to concurrent kernels."""
     parts, cycles = best_parts(ks, arch, double_buffer, epilogue_len)
-    return (cycles if parts == 1 else ceil(cycles / SPLIT_MARGIN)), kernel_dram_bytes(ks, parts)
+    if parts > 1:
+        cycles = ceil(cycles / split_margin(kernel_cycles(ks, arch, double_buffer, epilogue_len)))
+    return cycles, kernel_dram_bytes(ks, parts)

@@ -215,7 +215,7 @@ class LayerGroup(ModulePass):
     def strip_plan(self, ops, outs, canon, arch: Arch) -> StripChoice | None:
         """The run as a strip group (`lowering/tile/strip_plan.py`): ops whose only result used
         later is its last; its strips split over the cores where that pays like a
-        kernel's tiles (SPLIT_MARGIN)."""
+        kernel's tiles (`split_margin`)."""
         if len(outs) != 1 or outs[0] is not ops[-1].results[0]:
             return None
         found = plan_strips(ops, arch, canon, line_buffers=self.line_buffers)
