@@ -31,7 +31,7 @@ class RunResult:
     outputs: dict[str, np.ndarray]
     report: dict[str, Any]
     trace: dict[str, Any] | None
-    sim: SimResult
+    sim: SimResult | None  # (None when it ran through runtime.device)
 
 
 def validate_inputs(sig: Signature, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:

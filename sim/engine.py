@@ -11,6 +11,7 @@ as warnings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,12 +22,13 @@ from sim.errors import SimError
 from sim.interp import REQ_COMPUTE, REQ_DMA, OpInfo, TaskProgram
 from sim.memory import DRAM, Buf, CopyPlan, fmt_slices
 from sim.program import Program
-from sim.sanitizer import Sanitizer
+from sim.sanitizer import Sanitizer, Values
 from sim.trace import Trace
 
-START, RUN, BUSY, WAITDMA, WAITCHAN, DRAIN, DONE = range(7)
+START, RUN, BUSY, WAITDMA, WAITCHAN, DRAIN, DONE, HUNG = range(8)
 _STATE_NAMES = ["waiting for its events", "running", "computing", "waiting for a DMA",
-                "waiting for a free DMA channel", "draining its DMAs", "done"]
+                "waiting for a free DMA channel", "draining its DMAs", "done",
+                "running and never finishing (an injected hang)"]
 LAT, XFER, FIXED = range(3)
 EPS = 1e-6  # bytes
 MAX_WARNINGS = 50
@@ -48,6 +50,7 @@ class TaskRecord:
     dram_bytes_read: int = 0
     dram_bytes_written: int = 0
     dmas: int = 0
+    dram_bytes_moved: int = 0  # bytes its DMAs moved over the shared DRAM bandwidth
     compute_cycles: dict[str, int] = field(default_factory=lambda: {"cube": 0, "vector": 0})
 
     def to_dict(self) -> dict[str, Any]:
@@ -79,6 +82,22 @@ class Dma:
         self.seq = seq
 
 
+class Gate:
+    """When the host lets a task start (`time`; None: not submitted yet) and the vector
+    clock of the tasks the host had seen complete by then (`vc`): a task the host
+    submits after observing others' completion happens after them."""
+
+    __slots__ = ("time", "vc")
+
+    def __init__(self, time: float | None = None, vc: tuple[int, ...] | None = None):
+        self.time = time
+        self.vc = vc
+
+
+class WatchdogError(SimError):
+    """A task waited or ran longer than the watchdog budget; `details` is the dump."""
+
+
 class Signal:
     __slots__ = ("visible_at", "vc", "task", "time")
 
@@ -91,12 +110,16 @@ class Signal:
 
 class Core:
     __slots__ = ("id", "queue", "qi", "state", "gen", "task", "val", "pending", "wait_tok", "busy_until",
-                 "waits_left", "chans", "inflight", "vc", "rec")
+                 "waits_left", "chans", "inflight", "vc", "rec", "lanes", "heads", "started", "idle_since")
 
     def __init__(self, cid: int, queue: list[TaskProgram], channels: int, cores: int):
         self.id = cid
-        self.queue = queue
-        self.qi = 0
+        self.queue = queue  # every task queued on the core, in submission order
+        self.qi = 0  # how many of them finished
+        self.lanes: dict[int, list[TaskProgram]] = {}  # in-order queues (streams), each run in order
+        self.heads: dict[int, int] = {}
+        self.started = 0
+        self.idle_since = 0.0
         self.state = START
         self.gen: Any = None
         self.task: TaskProgram | None = None
@@ -118,37 +141,81 @@ def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
 class Engine:
     """Runs a loaded `Program` once; see `run()`."""
 
-    def __init__(self, prog: Program, trace: bool, check_races: bool, sanitize: bool = False):
-        arch: Arch = prog.arch
+    def __init__(self, prog: Program | None, trace: bool, check_races: bool, sanitize: bool = False, *,
+                 arch: Arch | None = None, values: Values | None = None,
+                 on_done: Callable[[int, float], None] | None = None, watchdog: int | None = None):
+        """`prog`: a loaded program whose tasks run at once (None: tasks come from `add`,
+        on `arch`, with the sanitizer naming `values`). `on_done(task, cycle)` is called
+        as each task ends (the host model sets later tasks' gates from it). `watchdog`:
+        a task waiting for its events, or running, longer than this many cycles stops
+        the run with a WatchdogError and a dump of every task."""
+        arch = arch if prog is None else prog.arch
+        assert arch is not None, "an engine without a program needs an arch"
         self.prog = prog
         self.arch = arch
         self.bw = float(arch.dram_bw)
         self.now = 0.0
-        queues: list[list[TaskProgram]] = [[] for _ in range(arch.cores)]
-        for t in prog.tasks:
-            queues[t.core].append(t)
-        self.cores = [Core(c, queues[c], arch.dma_channels, arch.cores) for c in range(arch.cores)]
+        self.cores = [Core(c, [], arch.dma_channels, arch.cores) for c in range(arch.cores)]
+        self.tasks: list[TaskProgram] = []
+        self.gates: list[Gate | None] = []
+        self.done: list[bool] = []
+        self.seqs: list[int] = []  # per task, its place in its core's start order
+        self.live_from = 0  # tasks before this one have all finished
+        self.dump_from = 0  # the dumps list the tasks from this one on (the runtime's oldest request)
+        self.hung: set[int] = set()  # tasks that never finish (fault injection)
+        self.on_done = on_done
+        self.watchdog = watchdog
+        self.stop_at: float | None = None  # a host time the clock must stop at (`run(until)`)
         self.inflight: list[Dma] = []
         self.shared: list[Dma] = []
         self.slots: dict[int, list[Signal]] = {}  # counting semaphores: pending signals per slot
-        self.records: list[TaskRecord | None] = [None] * len(prog.tasks)
-        self.task_vc: list[tuple[int, ...] | None] = [None] * len(prog.tasks)
-        self.san = Sanitizer(self, prog.values, sanitize, check_races)
-        for b in prog.host_written + prog.inputs:
-            self.san.host_write(b)
+        self.records: list[TaskRecord | None] = []
+        self.task_vc: list[tuple[int, ...] | None] = []
+        self.san = Sanitizer(self, prog.values if prog is not None else values or Values(), sanitize, check_races)
+        if prog is not None:
+            self.add(prog.tasks)
+            for b in prog.host_written + prog.inputs:
+                self.san.host_write(b)
         self.trace = Trace(arch.cores, arch.dma_channels, arch.freq, trace)
         self.busy = {"cube": [0] * arch.cores, "vector": [0] * arch.cores, "dma": [0.0] * arch.cores}
         self.dram_busy = 0.0
         self.dram_read = 0
         self.dram_written = 0
         self.dram_moved = 0
-        self.warnings: list[str] = list(prog.warnings)
+        self.warnings: list[str] = list(prog.warnings) if prog is not None else []
         self._warned: set = set()
         self._dma_seq = 0
 
     # ------------------------------------------------------------------ main loop
-    def run(self) -> None:
-        """Simulate until every core has run its queue (raises SimError)."""
+    def add(self, tasks: list[TaskProgram], gates: list[Gate] | None = None, slot_base: int = 0,
+            lane: int = 0) -> None:
+        """Queue `tasks` (in program order) behind those already in `lane` of their cores,
+        numbered after them, their event slots moved up by `slot_base`; `gates` (one per
+        task) hold them until the host submits them (default: submitted now). A core
+        runs each lane in order; between lanes it starts the first task whose events
+        have all arrived (with a single lane: the next task, waiting for its events)."""
+        for i, t in enumerate(tasks):
+            t.index = len(self.tasks)
+            core = self.cores[t.core]
+            t.seq = len(core.queue)
+            t.lane = lane
+            t.waits = [slot_base + s for s in t.op.wait_slots]
+            t.signals = [slot_base + s for s in t.op.signal_slots]
+            core.queue.append(t)
+            core.lanes.setdefault(lane, []).append(t)
+            core.heads.setdefault(lane, 0)
+            if core.state == DONE:
+                core.state = START
+            self.tasks.append(t)
+            self.gates.append(gates[i] if gates is not None else None)
+            self.done.append(False)
+            self.seqs.append(-1)
+            self.records.append(None)
+            self.task_vc.append(None)
+
+    def run(self, until: Callable[[], bool] | None = None) -> None:
+        """Simulate until every core has run its queue (raises SimError), or with
+        `until`, only until it returns True or the device idles waiting for the host."""
         cores = self.cores
         with np.errstate(all="ignore"):
             while True:
@@ -158,13 +225,25 @@ class Engine:
                     for c in cores:
                         if c.state != DONE and self.step(c):
                             progressed = True
+                if until is not None and until():
+                    return
                 if all(c.state == DONE for c in cores):
                     break
-                t = self.next_time()
+                t = self.host_time(self.next_time())
                 if t is None:
+                    if until is not None and not any(self.stuck(c) for c in cores):
+                        return  # idle until the host submits more
                     raise self.deadlock()
                 self.advance(t)
-        self.san.finish(self.prog.outputs)
+                if self.watchdog is not None:
+                    self.check_watchdog()
+        if until is None and self.prog is not None:
+            self.close(self.prog.outputs)
+
+    def close(self, outputs: list[Buf]) -> None:
+        """After the last task: the sanitizer's check of the outputs, and a warning per
+        event signalled and never consumed."""
+        self.san.finish(outputs)
         for s, sigs in sorted(self.slots.items()):
             for sig in sigs:
                 self.warnings.append(f"event slot {s} signalled by {sig.task.where} at cycle {sig.time:g} "
@@ -206,6 +285,10 @@ class Engine:
             elif st == DRAIN:
                 if c.inflight:
                     return moved
+                assert c.task is not None
+                if c.task.index in self.hung:
+                    c.state = HUNG
+                    return True
                 self.finish(c)
                 moved = True
             else:
@@ -262,7 +345,33 @@ class Engine:
             for s in sigs:
                 if now < s.visible_at < t:
                     t = s.visible_at
+        t = min(t, self.next_gate())
         return None if t == float("inf") else t
+
+    def next_gate(self) -> float:
+        """The next time the host opens the gate of a task an idle core could start."""
+        t = float("inf")
+        for c in self.cores:
+            if c.task is None:
+                for h in self.lane_heads(c):
+                    gate = self.gates[h.index]
+                    if gate is not None and gate.time is not None and self.now < gate.time < t:
+                        t = gate.time
+        return t
+
+    def host_time(self, t: float | None) -> float | None:
+        """The next time to stop at given the device's next event `t`: also the host's
+        `stop_at` and watchdog deadlines, which matter only while something may still
+        happen - a task blocked with nothing in flight is a deadlock (None), found at
+        once; a hung task looks busy, and only the watchdog stops it."""
+        hung = any(c.state == HUNG for c in self.cores)
+        if t is None and not hung and any(self.stuck(c) for c in self.cores):
+            return None
+        now = self.now
+        cands = [x for x in (t, self.stop_at) if x is not None and x > now]
+        if self.watchdog is not None:
+            cands += [d for d in (self.watch_deadline(c) for c in self.cores) if d is not None and d > now]
+        return min(cands, default=None)
 
     def advance(self, t: float) -> None:
         dt = t - self.now
@@ -303,7 +412,14 @@ class Engine:
             if c.qi >= len(c.queue):
                 c.state = DONE
                 return True
-            t = c.queue[c.qi]
+            t = self.pick(c)
+            if t is None:
+                return False
+            gate = self.gates[t.index]
+            if gate is not None and gate.vc is not None:
+                c.vc = [max(a, b) for a, b in zip(c.vc, gate.vc)]
+            t.seq = self.seqs[t.index] = c.started
+            c.started += 1
             c.task = t
             c.waits_left = list(t.waits)
             c.rec = TaskRecord(t.index, t.kernel, t.core, t.range, t.nodes, t.predicted_cycles, ready=self.now)
@@ -329,6 +445,27 @@ class Engine:
         c.state = RUN
         return True
 
+    def lane_heads(self, c: Core) -> list[TaskProgram]:
+        return [lane[c.heads[k]] for k, lane in c.lanes.items() if c.heads[k] < len(lane)]
+
+    def submitted(self, t: TaskProgram) -> bool:
+        gate = self.gates[t.index]
+        return gate is None or (gate.time is not None and gate.time <= self.now)
+
+    def pick(self, c: Core) -> TaskProgram | None:
+        """The task idle core `c` starts next: its one submitted lane head, or among
+        several the first whose events have all arrived (None: none can start yet)."""
+        open_ = [h for h in self.lane_heads(c) if self.submitted(h)]
+        if len(open_) <= 1:
+            return open_[0] if open_ else None
+        return next((h for h in open_ if self.events_arrived(h)), None)
+
+    def events_arrived(self, t: TaskProgram) -> bool:
+        need: dict[int, int] = {}
+        for s in t.waits:
+            need[s] = need.get(s, 0) + 1
+        return all(sum(1 for g in self.slots.get(s, []) if g.visible_at <= self.now) >= n for s, n in need.items())
+
     def finish(self, c: Core) -> None:
         t = c.task
         rec = c.rec
@@ -347,7 +484,12 @@ class Engine:
         c.rec = None
         c.gen = None
         c.qi += 1
+        c.heads[t.lane] += 1
+        c.idle_since = now
         c.state = START
+        self.done[t.index] = True
+        if self.on_done is not None:
+            self.on_done(t.index, now)
 
     # ------------------------------------------------------------------ compute
     def compute(self, c: Core, info: OpInfo, bufs: list[Buf]) -> None:
@@ -439,6 +581,7 @@ class Engine:
         self.dram_written += w
         if d.shared:
             self.dram_moved += plan.nbytes
+            rec.dram_bytes_moved += plan.nbytes
         self.busy["dma"][d.core] += self.now - d.issue
         if self.trace.enabled:
             direction = f"{plan.src.region.space}->{plan.dst.region.space}"
@@ -451,8 +594,130 @@ class Engine:
     def hb(self, w: int, t: int) -> bool:
         """Task `w` happens before task `t` (program order on a core or events)."""
         vc = self.task_vc[t]
-        tw = self.prog.tasks[w]
-        return vc is not None and vc[tw.core] > tw.seq
+        tw = self.tasks[w]
+        return vc is not None and vc[tw.core] > self.seqs[w]
+
+    # ------------------------------------------------------------------ watchdog
+    def watch_deadline(self, c: Core) -> float | None:
+        """When the watchdog fires for core `c`'s task: `watchdog` cycles after it began
+        waiting for its events (submitted and reached on its core), or after its body
+        began when it is running."""
+        rec = c.rec
+        if self.watchdog is None:
+            return None
+        if c.task is None or rec is None:  # idle: since a submitted lane head could have started
+            gates = [g.time if g is not None and g.time is not None else 0.0
+                     for g in (self.gates[h.index] for h in self.lane_heads(c) if self.submitted(h))]
+            return max(c.idle_since, min(gates)) + self.watchdog if gates else None
+        return (rec.ready if c.state == START else rec.start) + self.watchdog
+
+    def stuck(self, c: Core) -> bool:
+        """Core `c` holds a task, or a submitted task it cannot start."""
+        return c.task is not None or any(self.submitted(h) for h in self.lane_heads(c))
+
+    def check_watchdog(self) -> None:
+        for c in self.cores:
+            d = self.watch_deadline(c)
+            if d is None or self.now < d:
+                continue
+            t = c.task or next(h for h in self.lane_heads(c) if self.submitted(h))
+            if c.task is None or c.state == START:
+                slots = c.waits_left if c.task is not None else t.waits
+                what = f"waited {self.watchdog} cycles for event slot(s) {slots}"
+            else:
+                what = f"ran {self.watchdog} cycles without finishing"
+            raise WatchdogError(f"watchdog: {t.where} (task #{t.index}, core {c.id}) {what} "
+                                f"(budget --watchdog-cycles {self.watchdog}) at cycle {self.now:g}",
+                                "\n".join(self.task_dump()))
+
+    def task_state(self, t: TaskProgram, index: int | None = None) -> str:
+        """One task's state for the dumps: done, running, waiting on which slot from whom,
+        queued behind which task, or not submitted (`index`: its number, when `t` may
+        have been queued again since)."""
+        i = t.index if index is None else index
+        if self.done[i]:
+            rec = self.records[i]
+            return f"done [{rec.start:g}, {rec.end:g})" if rec is not None else "done"
+        c = self.cores[t.core]
+        if c.task is t:
+            assert c.rec is not None
+            if c.state != START:
+                return f"{_STATE_NAMES[c.state]} since cycle {c.rec.start:g}"
+            slot = c.waits_left[0]
+            who = self.signallers(slot, t)
+            src = ", ".join(f"#{x.index} '{x.kernel}'" for x in who) or "no remaining task"
+            return f"waiting since cycle {c.rec.ready:g} on event slot {slot} (signalled by {src})"
+        gate = self.gates[t.index]
+        if gate is not None and (gate.time is None or gate.time > self.now):
+            return "not submitted by the host yet"
+        head = c.task or c.lanes[t.lane][c.heads[t.lane]]
+        if head is t:
+            return f"submitted, waiting for its events on idle core {t.core}"
+        return f"queued on core {t.core} behind #{head.index} '{head.kernel}'"
+
+    def live(self) -> list[TaskProgram]:
+        """The tasks from the first unfinished one on (a runtime reuses a finished
+        request's task objects for later requests)."""
+        while self.live_from < len(self.tasks) and self.done[self.live_from]:
+            self.live_from += 1
+        return self.tasks[self.live_from:]
+
+    def signallers(self, slot: int, waiter: TaskProgram) -> list[TaskProgram]:
+        """Tasks not yet finished that would signal `slot` (other than `waiter`)."""
+        return [x for x in self.live() if not self.done[x.index] and x is not waiter and slot in x.signals]
+
+    def blocker(self, t: TaskProgram) -> TaskProgram | None:
+        """The task `t` waits for: the first would-be signaller of the slot it waits on,
+        or the task holding its core; None when nothing can unblock it or it runs."""
+        c = self.cores[t.core]
+        if c.task is t:
+            if c.state != START:
+                return None
+            who = self.signallers(c.waits_left[0], t)
+            return who[0] if who else None
+        head = c.task or c.lanes[t.lane][c.heads[t.lane]]
+        if head is not t:
+            return head
+        who = [x for s in t.waits for x in self.signallers(s, t)]
+        return who[0] if who else None
+
+    def wait_chain(self, first: TaskProgram) -> list[str]:
+        """Follow who-waits-for-whom from `first`: a cycle (naming its first task), a
+        wait no remaining task can satisfy (a missing signal), or a task that runs."""
+        seen: list[TaskProgram] = []
+        t: TaskProgram | None = first
+        while t is not None and t not in seen:
+            seen.append(t)
+            t = self.blocker(t)
+        chain = " -> ".join(f"#{x.index} '{x.kernel}'" for x in seen)
+        last = seen[-1]
+        if t is not None:
+            return [f"wait chain: {chain} -> #{t.index} (a cycle)",
+                    f"first task in the wait cycle: {t.where} (task #{t.index}, core {t.core})"]
+        c = self.cores[last.core]
+        if c.task is last and c.state == START:
+            return [f"wait chain: {chain}",
+                    f"first blocked task: {last.where} (task #{last.index}) waits on event slot "
+                    f"{c.waits_left[0]}, which no remaining task signals (a missing signal)"]
+        return [f"wait chain: {chain}",
+                f"first blocking task: {last.where} (task #{last.index}, core {last.core}) is "
+                f"{self.task_state(last)}"]
+
+    def task_dump(self) -> list[str]:
+        """Every task's state with its ONNX nodes, then the wait chain from the first
+        blocked task."""
+        lines = [f"cycle {self.now:g}: tasks:"]
+        if self.dump_from:
+            lines.append(f"  (tasks #0 to #{self.dump_from - 1}: earlier requests, done)")
+        for i in range(self.dump_from, len(self.tasks)):
+            t = self.tasks[i]
+            nodes = f"  nodes: {', '.join(t.nodes)}" if t.nodes else ""
+            lines.append(f"  #{i} '{t.kernel}' core {t.core}: {self.task_state(t, i)}{nodes}")
+        waiting = [c.task for c in self.cores if c.task is not None and c.state == START]
+        blocked = waiting or [c.task for c in self.cores if c.task is not None]
+        if blocked:
+            lines += self.wait_chain(min(blocked, key=lambda t: t.index))
+        return lines
 
     # ------------------------------------------------------------------ deadlock
     def deadlock(self) -> SimError:
@@ -460,20 +725,24 @@ class Engine:
         lines: list[str] = [f"cycle {now:g}:"]
         blocked: list[str] = []
         remaining_signals: dict[int, list[TaskProgram]] = {}
-        for c in self.cores:
-            for t in c.queue[c.qi + (1 if c.task is not None and c.state != START else 0):]:
+        for t in self.live():
+            if not self.done[t.index]:
                 for s in t.signals:
                     remaining_signals.setdefault(s, []).append(t)
-            if c.task is not None and c.state != START:
-                for s in c.task.signals:
-                    remaining_signals.setdefault(s, []).append(c.task)
         for c in self.cores:
             n = len(c.queue)
             if c.state == DONE:
                 lines.append(f"  core {c.id}: done ({n} task{'s' if n != 1 else ''})")
                 continue
             t = c.task
-            assert t is not None
+            if t is None:
+                heads = [h for h in self.lane_heads(c) if self.submitted(h)]
+                lines.append(f"  core {c.id}: idle, " + (
+                    "its next task not submitted by the host" if not heads else
+                    "no submitted task has all its events: " + ", ".join(f"#{h.index} '{h.kernel}'" for h in heads)))
+                if heads:
+                    blocked.append(f"core {c.id}: {heads[0].where} waits on slot(s) {list(heads[0].waits)}")
+                continue
             pos = f"task {c.qi + 1} of {n} in its queue"
             if c.state == START:
                 waits = c.waits_left
@@ -497,6 +766,6 @@ class Engine:
         else:
             lines.append("  pending (signalled, not consumed) slots: none")
         return SimError(f"deadlock at cycle {now:g}: no core can make progress ({'; '.join(blocked)})",
-                        "\n".join(lines))
+                        "\n".join(lines + self.task_dump()))
 
 

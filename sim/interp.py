@@ -169,11 +169,12 @@ class TaskProgram:
     def __init__(self, op: TaskOp, index: int, seq: int):
         self.op = op
         self.index = index  # program order among all tasks
-        self.seq = seq  # position in its core's queue
+        self.seq = seq  # position in its core's queue (the order it starts in)
+        self.lane = 0  # the in-order queue of its core it is in (`Engine.add`)
         self.kernel = op.kernel.data
         self.core = op.core_id
-        self.waits = op.wait_slots
-        self.signals = op.signal_slots
+        self.waits: list[int] = list(op.wait_slots)  # (event slots as the engine numbers them)
+        self.signals: list[int] = list(op.signal_slots)
         self.range: tuple[int, ...] = ints(op.range, ())
         pc = op.predicted_cycles
         self.predicted_cycles: int | None = pc.value.data if pc is not None else None
@@ -182,6 +183,7 @@ class TaskProgram:
         self.code: list = []
         self.init_env: list = []
         self.ops: list[OpInfo] = []
+        self.touches: set[str] = set()  # names of the DRAM regions its body reads or writes
 
     def start(self) -> Iterator[tuple]:
         """A fresh generator running the task body."""
@@ -226,7 +228,9 @@ class _TaskCompiler:
             return s
         if v in self.globals:
             s = self.slot(v)
-            self.init[s] = self.globals[v]
+            g = self.init[s] = self.globals[v]
+            if isinstance(g, Buf):
+                self.prog.touches.add(g.region.name)
             return s
         raise SimError(f"{self.prog.where}: '{op.name}' uses a value defined outside the task "
                        f"that is not a DRAM buffer or constant")

@@ -235,7 +235,7 @@ class Sanitizer:
         for w in cand:
             if w == t or w == HOST or eng.hb(w, t):
                 continue
-            tw, tt = eng.prog.tasks[w], d.task
+            tw, tt = eng.tasks[w], d.task
             rw, rt = eng.records[w], eng.records[t]
             t_start = f"{rt.start:g}" if rt else "?"
             w_start = f"{rw.start:g}" if rw else "?"

@@ -152,7 +152,7 @@ def test_sim_error_prints_one_line_then_details(tmp_path, capsys):
     rc, _, err = run_cli(capsys, path)
     lines = err.splitlines()
     assert rc == 1
-    assert lines[0].startswith("error: deadlock at cycle 0: no core can make progress")
+    assert lines[0].startswith("error: deadlock at cycle ") and "no core can make progress" in lines[0]
     assert any("slot 3: no remaining task signals it" in ln for ln in lines[1:])
 
 

@@ -87,7 +87,29 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated dims of --shape-buckets that may be padded, or 'none' "
                         "(default: every dim of the spec; pad only dims that index independent "
                         "samples, such as a batch)")
+    p.add_argument("--mode", choices=("strict-sync", "graph-async", "full-async"), default="graph-async",
+                   help="run mode: strict-sync issues one task at a time (debugging), graph-async (default) "
+                        "submits the graph to run by its events, full-async allows graphs on several streams")
+    p.add_argument("--queue-depth", type=_positive, metavar="N",
+                   help="command-queue capacity: submit the tasks in waves of N (default: all at once)")
+    p.add_argument("--wait", choices=("blocking", "polling", "callback"), default="blocking",
+                   help="how the host waits for completion events (default blocking)")
+    p.add_argument("--poll-interval", type=_positive, default=1000, metavar="CYCLES",
+                   help="polling: cycles between two reads of a completion event (default 1000)")
+    p.add_argument("--watchdog-cycles", type=int, default=100_000_000, metavar="N",
+                   help="stop with a dump of every task when one waits or runs longer than N cycles "
+                        "(default 100000000; 0 turns the watchdog off)")
     return p
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
+    return n
 
 
 # ----------------------------------------------------------------------------- loading
@@ -315,6 +337,12 @@ def summary(report: dict[str, Any], path: str, arch) -> str:
         if actual != b:
             line += " (inputs padded from " + ", ".join(f"{d}={v}" for d, v in actual.items()) + ")"
         lines.insert(2, f"bucket:      {line}")
+    h = report.get("host")
+    if h is not None:
+        waves = f", {h['waves']} waves of <= {h['queue_depth']}" if h["queue_depth"] else ""
+        lines.append(f"host:        {h['mode']}{waves}, {h['wait']} wait: {h['overhead_cycles']} cycles of host "
+                     f"overhead (submit {h['submit_cycles']}, completion {h['notify_cycles']}); "
+                     f"end to end {h['end_to_end_cycles']} cycles")
     c = report.get("check")
     if c is not None:
         verdict = "ok" if c["ok"] else "FAILED"
@@ -401,9 +429,28 @@ def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded,
     return loaded, chosen, inputs
 
 
+def _run_on_device(args: argparse.Namespace, loaded: Loaded, inputs: dict[str, np.ndarray]):
+    """One request through `runtime.device` in the mode and wait style asked for."""
+    from runtime.device import DeviceError, HostModel, run_module
+    from runtime.run import RunResult
+    if args.watchdog_cycles < 0:
+        raise UsageError(f"--watchdog-cycles must be >= 0, got {args.watchdog_cycles}")
+    sanitize = args.sanitize or os.environ.get("NPU_SANITIZE") == "1"
+    try:
+        req, rt = run_module(loaded.module, loaded.weights, inputs, loaded.arch, trace=bool(args.trace),
+                             mode=args.mode, queue_depth=args.queue_depth, wait=args.wait,
+                             host=HostModel(poll_interval=args.poll_interval),
+                             watchdog_cycles=args.watchdog_cycles or None, sanitize=sanitize)
+    except DeviceError as e:
+        raise UserError(error_line(str(e)), e.details) from None
+    assert req.outputs is not None and req.report is not None
+    return RunResult(outputs=req.outputs, report=req.report, trace=rt.trace_json() if args.trace else None,
+                     sim=None)
+
+
 def _run(args: argparse.Namespace) -> int:
     from runtime.buckets import BucketError, slice_outputs
-    from runtime.run import RunError, random_inputs, run
+    from runtime.run import RunError, random_inputs
     from sim import SimError, signature
 
     _parse_arch(args.arch)
@@ -418,8 +465,7 @@ def _run(args: argparse.Namespace) -> int:
         if inputs is None:
             inputs = random_inputs(signature(loaded.module), args.seed)
         run_inputs = bucketed.run_inputs if bucketed and bucketed.run_inputs is not None else inputs
-        result = run(loaded.module, loaded.weights, run_inputs, loaded.arch, trace=bool(args.trace),
-                     sanitize=True if args.sanitize else None)
+        result = _run_on_device(args, loaded, run_inputs)
         if bucketed and bucketed.out_shapes is not None:
             result.outputs = slice_outputs(result.outputs, bucketed.out_shapes)
     except (RunError, BucketError) as e:
