@@ -606,9 +606,9 @@ class Runtime:
             req.wave_written = self._write_wave(req, req.wave + 1, seen)
             self._open(req, req.wave + 1, req.wave_written, req.vc)
             return
-        self._request_end(req, now)
+        self._request_end(req, now, t.label())
 
-    def _request_end(self, req: Request, now: float) -> None:
+    def _request_end(self, req: Request, now: float, last: str = "none") -> None:
         """The request's last task ended at `now`: keep its outputs, free its device
         memory and event slots, start what waited for it."""
         req.device_end = now
@@ -618,8 +618,9 @@ class Runtime:
             if not buf.released:
                 buf.data[...] = req.outputs_raw[name].view(np.uint8).reshape(-1)
         assert self.heap is not None and self.eng is not None
-        for addr, nbytes, _ in req.buffers:
+        for addr, nbytes, what in req.buffers:
             self.heap.release(addr, nbytes)
+            log.debug("release %s at 0x%x, %d bytes (last task %s)", what, addr, nbytes, last)
         req.buffers.clear()
         if req.slot_base is not None:
             self._drop_slots(req)

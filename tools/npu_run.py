@@ -1,14 +1,14 @@
 """`npu-run INPUT [--arch SPEC] [--inputs IN.npz] [--outputs OUT.npz] [--report R.json]
-[--trace T.json] [--check] [--sanitize] [--seed N] [--shape-buckets SPEC]... [--pad-dims DIMS]`:
-run a model on the simulated NPU.
+[--trace T.json] [--check [--reference MODEL.onnx]] [--sanitize] [--seed N]
+[--shape-buckets SPEC]... [--pad-dims DIMS]`: run a model on the simulated NPU.
 
-INPUT is an ONNX model (imported and compiled with `npu-default` first), a
-graph-level `.mlir` (compiled first) or a lowered task-level `.mlir`. With no
-`--inputs`, seeded random normal inputs. `--check` compares the outputs with
-onnxruntime (ONNX input) or with the numpy reference of a graph-level `.mlir`.
-`--sanitize` runs the simulator's memory sanitizer (`sim/sanitizer.py`).
-`--shape-buckets` (ONNX input with symbolic dims) compiles only the bucket the
-inputs need, pads the inputs up to it and slices the outputs back (see Algorithm).
+INPUT is an ONNX model (compiled with `npu-default` first), a graph-level `.mlir`
+(compiled first), a lowered task-level `.mlir`, or an executable (`.npuexe`, from
+`npu-compile`: run as is). With no `--inputs`, seeded random inputs. `--check` compares
+with onnxruntime (ONNX input; an executable's `--reference`, else the source model it
+records if unchanged) or the numpy reference of a graph-level `.mlir`. `--sanitize`:
+the memory sanitizer (`sim/sanitizer.py`). `--shape-buckets` (ONNX input with symbolic
+dims) compiles only the bucket the inputs need, padding and slicing (see Algorithm).
 
 Exit codes: 0 success, 1 a diagnosed user error (bad input, unsupported op,
 does not fit, simulator fault, failed check), 2 bad command-line usage,
@@ -66,7 +66,8 @@ def error_line(msg: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="npu-run", description="Run an ONNX model or an .mlir module on the simulated NPU.")
-    p.add_argument("input", metavar="INPUT", help="model.onnx, a graph-level .mlir or a lowered .mlir")
+    p.add_argument("input", metavar="INPUT",
+                   help="model.onnx, a graph-level .mlir, a lowered .mlir or an executable (.npuexe)")
     p.add_argument("--arch", metavar="SPEC", help="machine: a preset plus overrides, e.g. 'default,cores=1'")
     p.add_argument("--inputs", metavar="IN.npz", help="inputs keyed by ONNX input name (default: random)")
     p.add_argument("--outputs", metavar="OUT.npz", help="write the outputs, keyed by ONNX output name")
@@ -74,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", metavar="T.json", help="write a Chrome trace / Perfetto timeline (JSON)")
     p.add_argument("--check", action="store_true",
                    help="compare with onnxruntime (or the graph-level numpy reference)")
+    p.add_argument("--reference", metavar="MODEL.onnx",
+                   help="with --check on an .npuexe: the ONNX model to compare with (default: the source "
+                        "model the executable records, if it still exists unchanged)")
     p.add_argument("--sanitize", action="store_true",
                    help="check every read finds the value it names (shadow memory of DRAM and SRAM); "
                         "slower. NPU_SANITIZE=1 turns it on too")
@@ -96,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how the host waits for completion events (default blocking)")
     p.add_argument("--poll-interval", type=_positive, default=1000, metavar="CYCLES",
                    help="polling: cycles between two reads of a completion event (default 1000)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="log the runtime's device memory at debug level (allocations released, deferred frees)")
     p.add_argument("--watchdog-cycles", type=int, default=100_000_000, metavar="N",
                    help="stop with a dump of every task when one waits or runs longer than N cycles "
                         "(default 100000000; 0 turns the watchdog off)")
@@ -175,21 +181,27 @@ def _parse_mlir(path: str):
 class Loaded:
     """The task-level module to run plus what --check needs."""
 
-    def __init__(self, module, weights, arch, kind: str, graph=None):
+    def __init__(self, module, weights, arch, kind: str, graph=None, reference: str | None = None):
         self.module = module
         self.weights = weights
         self.arch = arch
-        self.kind = kind  # "onnx" | "graph" | "lowered"
+        self.kind = kind  # "onnx" | "graph" | "lowered" | "npuexe"
         self.graph = graph  # graph-level module kept for the numpy reference
+        self.reference = reference  # the ONNX model --check runs on onnxruntime (an executable's)
 
 
 def load_input(path: str, arch_spec: str | None, check: bool, model=None,
-               dims: dict[str, int] | None = None) -> Loaded:
+               dims: dict[str, int] | None = None, reference: str | None = None) -> Loaded:
     """Read INPUT and bring it to the task level (raises UsageError/UserError).
     For an ONNX INPUT, `model` is the already loaded ModelProto (else it is read)
-    and `dims` binds its symbolic input dims (a shape bucket)."""
+    and `dims` binds its symbolic input dims (a shape bucket); `reference` is the
+    ONNX model --check compares an executable with."""
     arch = _parse_arch(arch_spec)
     ext = os.path.splitext(path)[1].lower()
+    if reference is not None and (ext != ".npuexe" or not check):
+        raise UsageError("--reference goes with --check on an .npuexe INPUT")
+    if ext == ".npuexe":
+        return _load_executable(path, arch, check, reference)
     if ext == ".onnx":
         from npu_dialects.arch import PRESETS
         try:
@@ -225,7 +237,40 @@ def load_input(path: str, arch_spec: str | None, check: bool, model=None,
         arch = arch or arch_of(module)
         graph = module.clone() if check else None
         return Loaded(*_compile(module, arch, weights), arch, "graph", graph)
-    raise UsageError(f"INPUT must be an .onnx model or an .mlir file, got '{path}'")
+    raise UsageError(f"INPUT must be an .onnx model, an .mlir file or an .npuexe executable, got '{path}'")
+
+
+def _load_executable(path: str, arch, check: bool, reference: str | None) -> Loaded:
+    """An executable as it was compiled (rejected, never run, when the file is bad or
+    --arch is not its arch); with --check, the ONNX model to compare with."""
+    from runtime.executable import ArchMismatchError, ExecutableError, read_executable
+    try:
+        exe = read_executable(path, arch)
+    except ArchMismatchError as e:
+        raise UserError(f"'{path}' was compiled for arch '{e.compiled.spec()}' but --arch is "
+                        f"'{e.requested.spec()}'") from None
+    except ExecutableError as e:
+        raise UserError(str(e)) from None
+    return Loaded(exe.module, exe.weights, exe.arch, "npuexe",
+                  reference=(reference or _recorded_source(path, exe.meta)) if check else None)
+
+
+def _recorded_source(path: str, meta: dict) -> str:
+    """The source ONNX model an executable records, if it still exists unchanged."""
+    from runtime.executable import sha256_file
+    recorded = meta.get("source")
+    source: dict = recorded if isinstance(recorded, dict) else {}
+    model = source.get("path")
+    if source.get("kind") != "onnx" or not isinstance(model, str):
+        raise UsageError(f"--check on '{path}' needs --reference MODEL.onnx: the executable records no "
+                         "source ONNX model file")
+    if not os.path.isfile(model):
+        raise UserError(f"--check: the source model '{model}' recorded in '{path}' is missing; pass "
+                        "--reference MODEL.onnx")
+    if sha256_file(model) != source.get("sha256"):
+        raise UserError(f"--check: the source model '{model}' changed after '{path}' was compiled (its "
+                        "sha256 differs); pass --reference MODEL.onnx")
+    return model
 
 
 def read_inputs(path: str) -> dict[str, np.ndarray]:
@@ -243,7 +288,8 @@ def read_inputs(path: str) -> dict[str, np.ndarray]:
 
 def reference_outputs(loaded: Loaded, path: str, inputs: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], str]:
     """Reference outputs for --check and what produced them."""
-    if loaded.kind == "onnx":
+    if loaded.kind in ("onnx", "npuexe"):
+        path = loaded.reference or path  # an executable's --reference or recorded source model
         try:
             import onnxruntime as ort
             sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
@@ -436,6 +482,10 @@ def _run_on_device(args: argparse.Namespace, loaded: Loaded, inputs: dict[str, n
     if args.watchdog_cycles < 0:
         raise UsageError(f"--watchdog-cycles must be >= 0, got {args.watchdog_cycles}")
     sanitize = args.sanitize or os.environ.get("NPU_SANITIZE") == "1"
+    if args.verbose:
+        import logging
+        logging.basicConfig(format="%(name)s: %(message)s")
+        logging.getLogger("npu.runtime").setLevel(logging.DEBUG)
     try:
         req, rt = run_module(loaded.module, loaded.weights, inputs, loaded.arch, trace=bool(args.trace),
                              mode=args.mode, queue_depth=args.queue_depth, wait=args.wait,
@@ -457,7 +507,7 @@ def _run(args: argparse.Namespace) -> int:
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:
-        loaded = load_input(args.input, args.arch, args.check)
+        loaded = load_input(args.input, args.arch, args.check, reference=args.reference)
         inputs = read_inputs(args.inputs) if args.inputs else None
     else:
         loaded, bucketed, inputs = _load_bucketed(args, *parsed)
