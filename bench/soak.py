@@ -101,7 +101,7 @@ def row(name: str, s: Soak, wall: float) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--runs", type=int, default=10_000)
     ap.add_argument("--models", default="tests/models/lenet.onnx,tests/models/mlp.onnx")
     ap.add_argument("--out", default=None)
