@@ -1,0 +1,663 @@
+"""The executable file (`.npuexe`): a compiled task-level module, its weights and its
+metadata in one binary file that `npu-run` runs without recompiling.
+
+`Executable.from_module(module, weights, **meta)` packages a task-level module,
+`save(path)` writes it and `read_executable(path)` reads it back. Reading checks the
+whole file (magic, format version, sizes, each section's bounds and crc32, the
+sha256) before it parses anything, then parses the program, binds the weights and
+cross-checks every command-buffer descriptor with the program's tasks. A truncated,
+corrupted or version-mismatched file, one whose descriptors disagree with its
+program, or one compiled for another arch than the caller asks for raises
+`ExecutableError` (one line naming the region at fault) and is never run.
+The byte layout is under Algorithm. Runtime layer: imports `sim`, `npu_dialects`,
+xDSL and numpy, never the compiler (`tools/api.py` ties the two together).
+
+Algorithm
+---------
+All integers little-endian. Header (`_HEADER`, then two strings):
+
+| offset | size | field |
+|---|---|---|
+| 0 | 8 | magic `NPUEXE\\0\\1` |
+| 8 | 4 | format version (u32, `FORMAT_VERSION`; another one is rejected) |
+| 12 | 4 | header size H (u32): where the section table starts, a multiple of 8 |
+| 16 | 8 | file size (u64): a shorter file is truncated |
+| 24 | 4 | section count N (u32) |
+| 28 | 4 | crc32 of the section table |
+| 32 | 32 | sha256 of bytes [H, file size): table, sections, padding |
+| 64 | 4 | crc32 of bytes [0, H) with these 4 bytes zero |
+| 68 | 2 | length C of the compiler version (u16) |
+| 70 | 2 | length A of the arch spec (u16) |
+| 72 | C | compiler version, utf-8 (`npu-compiler` package version) |
+| 72+C | A | arch spec, utf-8 (`Arch.spec()`, e.g. `default,cores=1`), zeros up to H |
+
+Section table at H: N entries of 32 bytes (`_SECTION`): kind u32 (1 meta, 2 program,
+3 cmdbuf, 4 weights; each exactly once), 4 zero bytes, offset u64, size u64, crc32
+u32, 4 zero bytes. Every section starts at an offset aligned to the arch's `align`;
+the bytes between sections are zero (covered by the sha256 only).
+
+- meta: UTF-8 JSON: `inputs`/`outputs` (name, shape, dtype), `kernels` (the kernel
+  table the descriptors index), `tasks` (per task: kernel, core, range, the
+  `npu_task.task` op's line in the program, its ONNX nodes and its compute ops with
+  theirs), `memory` (arena, weights and lower-bound bytes; each alloc's and weight's
+  DRAM offset and size), `weights` (key -> offset in the weights section, shape),
+  plus what the compiler adds: `source` (path, sha256), `pipeline`, `bucket`.
+- program: the task-level module as MLIR text (locations kept, weights not inline:
+  its `npu_task.weight` ops name keys of the weights section).
+- cmdbuf: a 16-byte head (`_CMDBUF_HEAD`: descriptor count, stride S, offset and
+  length of the slot list), zeros up to `align`, then one descriptor per task every
+  S bytes (S = 56 rounded up to `align`, so every descriptor is aligned), then the
+  slot list (u32 event slots). Descriptor (`_DESCRIPTOR`, 56 bytes): task index u32,
+  core u32, kernel id u32 (index into meta `kernels`), flags u32 (bit 0: predicted
+  cycles present), range lo u64, range hi u64, predicted cycles u64, waits (first
+  slot-list entry u32, count u32), signals (first entry u32, count u32).
+- weights: raw float32 C-order blobs, each at an offset aligned to `align`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from math import prod
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from npu_dialects import make_context, module_text
+from npu_dialects.arch import Arch, ArchError, arch_of, parse_arch_spec
+from npu_dialects.compute import ComputeOp
+from npu_dialects.entry import find_main, int_attr
+from npu_dialects.locs import node_names
+from npu_dialects.task import AllocOp, TaskOp, WeightOp
+from npu_dialects.weights import WEIGHTS_ATTR
+from sim.errors import SimError
+from sim.interp import task_nodes
+from sim.program import ARENA_BYTES_ATTR, WEIGHTS_BYTES_ATTR, signature
+
+MAGIC = b"NPUEXE\x00\x01"
+FORMAT_VERSION = 1
+_HEADER = struct.Struct("<8sIIQII32sIHH")
+_HEADER_CRC_AT = 64
+_SECTION = struct.Struct("<IIQQII")
+_CMDBUF_HEAD = struct.Struct("<IIII")
+_DESCRIPTOR = struct.Struct("<IIIIQQQIIII")
+_HAS_PREDICTION = 1
+META, PROGRAM, CMDBUF, WEIGHTS = 1, 2, 3, 4
+SECTION_NAMES = {META: "meta", PROGRAM: "program", CMDBUF: "cmdbuf", WEIGHTS: "weights"}
+LOWER_BOUND_ATTR = "npu.dram_lower_bound_bytes"
+
+
+def compiler_version() -> str:
+    """The installed `npu-compiler` version (pyproject's), or `unknown` when not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("npu-compiler")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """Hex sha256 of a file's bytes (the source model recorded in the metadata)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class ExecutableError(Exception):
+    """A bad executable file: `str(e)` is one line, `'PATH': REGION: what is wrong`, where
+    REGION is `file`, `header`, `section table`, `meta`, `program`, `cmdbuf`,
+    `weights` or `padding` (also in `.region`)."""
+
+    def __init__(self, region: str, message: str, path: str | None = None):
+        super().__init__(region, message)
+        self.region, self.message, self.path = region, message, path
+
+    def __str__(self) -> str:
+        return f"'{self.path}': {self.region}: {self.message}" if self.path else f"{self.region}: {self.message}"
+
+
+class ArchMismatchError(ExecutableError):
+    """The executable was compiled for `compiled`, the caller asked for `requested`."""
+
+    def __init__(self, compiled: Arch, requested: Arch, path: str | None = None):
+        self.compiled, self.requested = compiled, requested
+        super().__init__("header", f"compiled for arch '{compiled.spec()}' but asked to run on "
+                                   f"'{requested.spec()}'", path)
+
+
+@dataclass(frozen=True)
+class TaskDescriptor:
+    """One command-buffer entry: task `index` runs the code of kernel `kernel_id` (an
+    index into meta `kernels`) on `core` over tiles [lo, hi), after consuming the
+    event slots `waits`, then signals `signals`."""
+
+    index: int
+    core: int
+    kernel_id: int
+    lo: int
+    hi: int
+    predicted_cycles: int | None
+    waits: tuple[int, ...]
+    signals: tuple[int, ...]
+
+
+def _align(n: int, a: int) -> int:
+    return -(-n // a) * a
+
+
+@dataclass
+class Executable:
+    """A loaded or packaged executable. `module` is the task-level program (parsed from
+    `program`, its MLIR text), `weights` its weights keyed by `npu_task.weight` key
+    (float32; read-only views of the file after `read_executable`), `arch` the machine
+    it was compiled for, `meta` the metadata (module docstring), `descriptors` the
+    command buffer, one per task in program order."""
+
+    module: ModuleOp
+    weights: dict[str, np.ndarray]
+    arch: Arch
+    meta: dict[str, Any]
+    descriptors: list[TaskDescriptor]
+    program: str = field(default="", repr=False)
+
+    @classmethod
+    def from_module(cls, module: ModuleOp, weights: Mapping[str, np.ndarray], **meta_extra: Any) -> Executable:
+        """Package a task-level module and its weights (only those its `npu_task.weight`
+        ops read from the weights are kept, as float32). `meta_extra` (JSON values:
+        `source`, `pipeline`, `bucket`, ...) is added to the metadata. Raises
+        ExecutableError when the module is not task-level or a weight is missing."""
+        try:
+            sig = signature(module)
+        except SimError as e:
+            raise ExecutableError("program", str(e)) from None
+        arch = arch_of(module)
+        tasks = _tasks(module)
+        kernels = list(dict.fromkeys(t.kernel.data for t in tasks))
+        blobs = _referenced_weights(module, weights)
+        text = _program_text(module)
+        meta: dict[str, Any] = {
+            "format_version": FORMAT_VERSION, "compiler_version": compiler_version(), "arch": arch.spec(),
+            "inputs": [{"name": n, "shape": list(s), "dtype": sig.input_dtypes.get(n, "float32")}
+                       for n, s in sig.inputs],
+            "outputs": [{"name": n, "shape": list(s), "dtype": "float32"} for n, s in sig.outputs],
+            "kernels": kernels, "tasks": _task_map(tasks, text), "memory": _memory_plan(module),
+            "weights": _weight_index(blobs, arch.align), **meta_extra}
+        descriptors = [_descriptor(i, t, kernels.index(t.kernel.data)) for i, t in enumerate(tasks)]
+        return cls(module, blobs, arch, meta, descriptors, text)
+
+    def to_bytes(self) -> bytes:
+        """The file image (layout in the module docstring)."""
+        align = self.arch.align
+        sections = [(META, json.dumps(self.meta, separators=(",", ":")).encode()),
+                    (PROGRAM, self.program.encode()),
+                    (CMDBUF, _pack_cmdbuf(self.descriptors, align)),
+                    (WEIGHTS, _pack_weights(self.weights, self.meta["weights"]))]
+        return bytes(_assemble(compiler_version(), self.arch.spec(), sections, align))
+
+    def save(self, path: str | os.PathLike[str]) -> int:
+        """Write the file (atomically, see `write_image`); returns its size."""
+        data = self.to_bytes()
+        write_image(path, data)
+        return len(data)
+
+    def kernel(self, d: TaskDescriptor) -> str:
+        """The kernel name of a descriptor."""
+        return self.meta["kernels"][d.kernel_id]
+
+
+def write_image(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write a file image through a temporary file renamed into place, so a failed
+    write never leaves a partial executable. Raises OSError."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # what open(path, "w") would give, not mkstemp's 0600
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def section_spans(data: bytes) -> dict[str, tuple[int, int]]:
+    """Region name -> (offset, size) of a well-formed image, in file order: `header`,
+    `section table`, then each section (for summaries and tools; nothing is checked)."""
+    header_size, count = _HEADER.unpack_from(data)[2], _HEADER.unpack_from(data)[4]
+    spans = {"header": (0, header_size), "section table": (header_size, count * _SECTION.size)}
+    entries = [_SECTION.unpack_from(data, header_size + i * _SECTION.size) for i in range(count)]
+    for kind, _, offset, size, _, _ in sorted(entries, key=lambda e: e[2]):
+        spans[SECTION_NAMES.get(kind, str(kind))] = (offset, size)
+    return spans
+
+
+def read_executable(path: str | os.PathLike[str], arch: Arch | None = None, verify: bool = False) -> Executable:
+    """Read and check an executable file (see the module docstring); `arch`, when given,
+    must be the arch it was compiled for (else ArchMismatchError, before the program is
+    parsed). `verify` also runs the IR verifier on the program (the compiler did; off
+    for speed). Raises ExecutableError, one line naming the region at fault."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ExecutableError("file", f"cannot read: {e.strerror or e}", str(path)) from None
+    return from_bytes(data, str(path), arch, verify)
+
+
+def from_bytes(data: bytes, name: str | None = None, arch: Arch | None = None, verify: bool = False) -> Executable:
+    """`read_executable` on a file image already in memory; `name` is the path for messages."""
+    try:
+        image = _Image.check(data)
+        if arch is not None and arch != image.arch:
+            raise ArchMismatchError(image.arch, arch)
+        meta = _parse_meta(image.section(META))
+        text = _decode(image.section(PROGRAM), "program")
+        module = _parse_program(text, name, verify)
+        descriptors = _unpack_cmdbuf(image.section(CMDBUF), image.arch.align)
+        weights = _bind_weights(image, meta)
+        exe = Executable(module, weights, image.arch, meta, descriptors, text)
+        cross_check(exe)
+    except ExecutableError as e:
+        e.path = name
+        raise
+    return exe
+
+
+# ----------------------------------------------------------------------------- packaging
+
+
+def _tasks(module: ModuleOp) -> list[TaskOp]:
+    """The top-level tasks of `@main`, in program order (the order the simulator queues them)."""
+    fn = find_main(module)
+    if fn is None or not fn.body.blocks:
+        raise ExecutableError("program", "the module has no 'func.func @main'")
+    return [op for op in fn.body.block.ops if isinstance(op, TaskOp)]
+
+
+def _descriptor(index: int, task: TaskOp, kernel_id: int) -> TaskDescriptor:
+    pc = task.predicted_cycles
+    lo, hi = task.bounds
+    return TaskDescriptor(index, task.core_id, kernel_id, lo, hi, pc.value.data if pc is not None else None,
+                          tuple(task.wait_slots), tuple(task.signal_slots))
+
+
+def _referenced_weights(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The weights the module's `npu_task.weight` ops read from outside the text, as
+    little-endian float32 arrays in first-use order."""
+    out: dict[str, np.ndarray] = {}
+    for op in module.walk():
+        if isinstance(op, WeightOp) and "value" not in op.attributes and op.key.data not in out:
+            key = op.key.data
+            if key not in weights:
+                raise ExecutableError("weights", f"the program reads weight '{key}' but it is not in the "
+                                                 f"weights ({len(weights)} given)")
+            out[key] = np.ascontiguousarray(weights[key], dtype="<f4")
+    return out
+
+
+def _program_text(module: ModuleOp) -> str:
+    """The module as MLIR text without the `npu.weights` side-file attribute (the
+    weights travel in the weights section)."""
+    saved = module.attributes.pop(WEIGHTS_ATTR, None)
+    try:
+        return module_text(module)
+    finally:
+        if saved is not None:
+            module.attributes[WEIGHTS_ATTR] = saved
+
+
+def _task_map(tasks: list[TaskOp], text: str) -> list[dict[str, Any]]:
+    """Per task: kernel, core, range, the line of its `npu_task.task` op in the program
+    text, its ONNX nodes, and its compute ops with their ONNX nodes."""
+    lines = [i + 1 for i, ln in enumerate(text.splitlines()) if ln.lstrip().startswith("npu_task.task ")]
+    if len(lines) != len(tasks):
+        lines = [None] * len(tasks)
+    return [{"kernel": t.kernel.data, "core": t.core_id, "range": list(t.bounds), "op": t.name, "line": line,
+             "onnx_nodes": task_nodes(t),
+             "ops": [[op.name, node_names(op)] for op in t.body.walk() if isinstance(op, ComputeOp)]}
+            for t, line in zip(tasks, lines)]
+
+
+def _memory_plan(module: ModuleOp) -> dict[str, Any]:
+    """The DRAM plan the compiler recorded: region sizes, each weight's and alloc's offset."""
+    fn = find_main(module)
+    ops = list(fn.body.block.ops) if fn is not None and fn.body.blocks else []
+
+    def place(op: WeightOp | AllocOp) -> dict[str, Any]:
+        t = op.result.type
+        shape = list(t.get_shape()) if isinstance(t, MemRefType) else []
+        entry: dict[str, Any] = {"offset": op.offset.value.data if op.offset is not None else None,
+                                 "bytes": 4 * prod(shape), "shape": shape}
+        if isinstance(op, WeightOp):
+            entry["key"] = op.key.data
+        else:
+            entry["onnx_nodes"] = node_names(op)
+        return entry
+
+    return {"arena_bytes": int_attr(module, ARENA_BYTES_ATTR), "weights_bytes": int_attr(module, WEIGHTS_BYTES_ATTR),
+            "lower_bound_bytes": int_attr(module, LOWER_BOUND_ATTR),
+            "allocs": [place(op) for op in ops if isinstance(op, AllocOp)],
+            "weights": [place(op) for op in ops if isinstance(op, WeightOp)]}
+
+
+def _weight_index(blobs: Mapping[str, np.ndarray], align: int) -> dict[str, dict[str, Any]]:
+    """Key -> {offset in the weights section (aligned), shape}, in the blobs' order."""
+    index: dict[str, dict[str, Any]] = {}
+    end = 0
+    for key, a in blobs.items():
+        offset = _align(end, align)
+        index[key] = {"offset": offset, "shape": list(a.shape)}
+        end = offset + a.nbytes
+    return index
+
+
+def _pack_weights(blobs: Mapping[str, np.ndarray], index: Mapping[str, Mapping[str, Any]]) -> bytes:
+    end = max((index[k]["offset"] + a.nbytes for k, a in blobs.items()), default=0)
+    buf = bytearray(end)
+    for key, a in blobs.items():
+        o = index[key]["offset"]
+        buf[o:o + a.nbytes] = a.tobytes()
+    return bytes(buf)
+
+
+def _pack_cmdbuf(descriptors: list[TaskDescriptor], align: int) -> bytes:
+    """The command buffer: head, descriptors every `stride` bytes, slot list."""
+    stride = _align(_DESCRIPTOR.size, align)
+    first = _align(_CMDBUF_HEAD.size, align)
+    slots: list[int] = []
+    body = bytearray(first + stride * len(descriptors))
+    for i, d in enumerate(descriptors):
+        waits_at, signals_at = len(slots), len(slots) + len(d.waits)
+        slots += [*d.waits, *d.signals]
+        flags = _HAS_PREDICTION if d.predicted_cycles is not None else 0
+        _DESCRIPTOR.pack_into(body, first + i * stride, d.index, d.core, d.kernel_id, flags, d.lo, d.hi,
+                              d.predicted_cycles or 0, waits_at, len(d.waits), signals_at, len(d.signals))
+    _CMDBUF_HEAD.pack_into(body, 0, len(descriptors), stride, len(body), len(slots))
+    return bytes(body) + struct.pack(f"<{len(slots)}I", *slots)
+
+
+def _assemble(compiler: str, arch_spec: str, sections: list[tuple[int, bytes]], align: int) -> bytearray:
+    """Lay out header, section table and sections (each at an `align`ed offset), then seal."""
+    c, a = compiler.encode(), arch_spec.encode()
+    header_size = _align(_HEADER.size + len(c) + len(a), 8)
+    pos = header_size + _SECTION.size * len(sections)
+    entries = []
+    for kind, payload in sections:
+        pos = _align(pos, align)
+        entries.append((kind, pos, payload))
+        pos += len(payload)
+    buf = bytearray(pos)
+    _HEADER.pack_into(buf, 0, MAGIC, FORMAT_VERSION, header_size, pos, len(sections), 0, bytes(32), 0,
+                      len(c), len(a))
+    buf[_HEADER.size:_HEADER.size + len(c) + len(a)] = c + a
+    for i, (kind, offset, payload) in enumerate(entries):
+        _SECTION.pack_into(buf, header_size + i * _SECTION.size, kind, 0, offset, len(payload), 0, 0)
+        buf[offset:offset + len(payload)] = payload
+    seal(buf)
+    return buf
+
+
+def seal(buf: bytearray) -> None:
+    """Recompute every checksum of a file image in place, as the writer does last: each
+    section's crc32 (from the table's offsets and sizes), the table's crc32, the sha256
+    and the header's crc32. (Tests use it to forge files whose checksums hold.)"""
+    header_size, count = _HEADER.unpack_from(buf)[2], _HEADER.unpack_from(buf)[4]
+    table_end = header_size + count * _SECTION.size
+    for i in range(count):
+        at = header_size + i * _SECTION.size
+        kind, _, offset, size, _, _ = _SECTION.unpack_from(buf, at)
+        _SECTION.pack_into(buf, at, kind, 0, offset, size, zlib.crc32(buf[offset:offset + size]), 0)
+    struct.pack_into("<I", buf, 28, zlib.crc32(buf[header_size:table_end]))
+    buf[32:64] = hashlib.sha256(buf[header_size:]).digest()
+    struct.pack_into("<I", buf, _HEADER_CRC_AT, 0)
+    struct.pack_into("<I", buf, _HEADER_CRC_AT, zlib.crc32(buf[:header_size]))
+
+
+# ----------------------------------------------------------------------------- checking
+
+
+@dataclass
+class _Image:
+    """A file image whose header, table, section bounds and checksums all hold."""
+
+    data: bytes
+    arch: Arch
+    compiler: str
+    sections: dict[int, tuple[int, int]]  # kind -> (offset, size)
+
+    def section(self, kind: int) -> memoryview:
+        offset, size = self.sections[kind]
+        return memoryview(self.data)[offset:offset + size]
+
+    @classmethod
+    def check(cls, data: bytes) -> _Image:
+        """Validate everything but the contents of the sections, in file order."""
+        header_size, file_size, count, table_crc, digest = _check_header(data)
+        compiler, arch = _header_strings(data)
+        table_end = header_size + count * _SECTION.size
+        if len(data) < file_size:
+            raise ExecutableError("file", _truncation(data, header_size, count, table_crc, file_size))
+        if len(data) > file_size:
+            raise ExecutableError("file", f"{len(data) - file_size} bytes after the end the header gives "
+                                          f"({file_size} bytes)")
+        if zlib.crc32(data[header_size:table_end]) != table_crc:
+            raise ExecutableError("section table", "crc32 mismatch: the table is corrupted")
+        sections = _check_table(data, header_size, count, arch.align)
+        for kind, (offset, size, stored) in sections.items():
+            got = zlib.crc32(memoryview(data)[offset:offset + size])
+            if got != stored:
+                raise ExecutableError(SECTION_NAMES[kind], f"crc32 {got:#010x} does not match the stored "
+                                                           f"{stored:#010x}: the section is corrupted")
+        if hashlib.sha256(memoryview(data)[header_size:]).digest() != digest:
+            raise ExecutableError("padding", "sha256 mismatch while every section's crc32 holds: bytes "
+                                             "between the sections were changed")
+        return cls(data, arch, compiler, {k: (o, n) for k, (o, n, _) in sections.items()})
+
+
+def _check_header(data: bytes) -> tuple[int, int, int, int, bytes]:
+    """Magic, version, header size and crc; returns (header size, file size, section
+    count, table crc32, sha256)."""
+    if data[:len(MAGIC)] != MAGIC:
+        if len(data) < len(MAGIC) and MAGIC.startswith(data):
+            raise ExecutableError("file", f"truncated: {len(data)} bytes, not even the magic")
+        raise ExecutableError("header", "not an npu executable (bad magic)")
+    if len(data) < _HEADER.size:
+        raise ExecutableError("file", f"truncated inside the header: {len(data)} bytes, the header "
+                                      f"alone takes {_HEADER.size}")
+    _, version, header_size, file_size, count, table_crc, digest, crc, clen, alen = _HEADER.unpack_from(data)
+    if version != FORMAT_VERSION:
+        raise ExecutableError("header", f"version mismatch: format version {version}, this npu-compiler "
+                                        f"({compiler_version()}) reads version {FORMAT_VERSION}; recompile "
+                                        "the model with npu-compile")
+    if header_size != _align(_HEADER.size + clen + alen, 8) or header_size > file_size:
+        raise ExecutableError("header", f"inconsistent sizes (header {header_size} bytes, strings "
+                                        f"{clen} + {alen}, file {file_size}): the header is corrupted")
+    if len(data) < header_size:
+        raise ExecutableError("file", f"truncated inside the header: {len(data)} of its {header_size} bytes")
+    image = bytearray(data[:header_size])
+    image[_HEADER_CRC_AT:_HEADER_CRC_AT + 4] = bytes(4)
+    if zlib.crc32(image) != crc:
+        raise ExecutableError("header", "crc32 mismatch: the header is corrupted")
+    return header_size, file_size, count, table_crc, digest
+
+
+def _header_strings(data: bytes) -> tuple[str, Arch]:
+    clen, alen = _HEADER.unpack_from(data)[8:10]
+    try:
+        compiler = data[_HEADER.size:_HEADER.size + clen].decode()
+        spec = data[_HEADER.size + clen:_HEADER.size + clen + alen].decode()
+        return compiler, parse_arch_spec(spec)
+    except (UnicodeDecodeError, ArchError) as e:
+        raise ExecutableError("header", f"bad compiler version or arch spec: {e}") from None
+
+
+def _truncation(data: bytes, header_size: int, count: int, table_crc: int, file_size: int) -> str:
+    """`truncated: ...` naming the region the file ends in (when the table is intact)."""
+    where = "the section table"
+    table_end = header_size + count * _SECTION.size
+    if len(data) >= table_end and zlib.crc32(data[header_size:table_end]) == table_crc:
+        where = "padding between sections"
+        for i in range(count):
+            kind, _, offset, size, _, _ = _SECTION.unpack_from(data, header_size + i * _SECTION.size)
+            if offset <= len(data) < offset + size:
+                where = f"section '{SECTION_NAMES.get(kind, kind)}'"
+    return f"truncated: {len(data)} of its {file_size} bytes, it ends inside {where}"
+
+
+def _check_table(data: bytes, header_size: int, count: int, align: int) -> dict[int, tuple[int, int, int]]:
+    """Each kind once, each section aligned, after the table, inside the file, disjoint;
+    returns kind -> (offset, size, stored crc32)."""
+    table_end = header_size + count * _SECTION.size
+    sections: dict[int, tuple[int, int, int]] = {}
+    for i in range(count):
+        kind, _, offset, size, crc, _ = _SECTION.unpack_from(data, header_size + i * _SECTION.size)
+        name = SECTION_NAMES.get(kind)
+        if name is None or kind in sections:
+            raise ExecutableError("section table", f"entry {i}: {'unknown' if name is None else 'repeated'} "
+                                                   f"section kind {kind}")
+        if offset % align or offset < table_end or offset + size > len(data):
+            raise ExecutableError("section table", f"section '{name}' at [{offset}, {offset + size}) is not "
+                                                   f"{align}-aligned inside [{table_end}, {len(data)})")
+        sections[kind] = (offset, size, crc)
+    missing = [n for k, n in SECTION_NAMES.items() if k not in sections]
+    if missing:
+        raise ExecutableError("section table", f"no '{missing[0]}' section")
+    spans = sorted((o, n) for o, n, _ in sections.values())
+    for (o0, s0), (o1, _) in zip(spans, spans[1:]):
+        if o0 + s0 > o1:
+            raise ExecutableError("section table", f"sections at {o0} and {o1} overlap")
+    return sections
+
+
+# ----------------------------------------------------------------------------- parsing
+
+
+def _decode(view: memoryview, region: str) -> str:
+    try:
+        return bytes(view).decode()
+    except UnicodeDecodeError as e:
+        raise ExecutableError(region, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def _parse_meta(view: memoryview) -> dict[str, Any]:
+    try:
+        meta = json.loads(_decode(view, "meta"))
+    except json.JSONDecodeError as e:
+        raise ExecutableError("meta", f"not valid JSON: {e}") from None
+    for key, kind in (("kernels", list), ("weights", dict), ("inputs", list), ("outputs", list)):
+        if not isinstance(meta, dict) or not isinstance(meta.get(key), kind):
+            raise ExecutableError("meta", f"no '{key}' {kind.__name__}")
+    return meta
+
+
+def _parse_program(text: str, name: str | None, verify: bool) -> ModuleOp:
+    try:
+        module = Parser(make_context(), text, name=name or "program").parse_module()
+        if verify:
+            module.verify()
+    except (ParseError, VerifyException) as e:
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+        raise ExecutableError("program", f"does not {'verify' if isinstance(e, VerifyException) else 'parse'}: "
+                                         f"{lines[-1] if lines else type(e).__name__}") from None
+    return module
+
+
+def _unpack_cmdbuf(view: memoryview, align: int) -> list[TaskDescriptor]:
+    """The descriptors (their slot lists resolved); the head's sizes are checked first."""
+    if len(view) < _CMDBUF_HEAD.size:
+        raise ExecutableError("cmdbuf", f"{len(view)} bytes, less than its {_CMDBUF_HEAD.size}-byte head")
+    count, stride, slots_at, nslots = _CMDBUF_HEAD.unpack_from(view)
+    first = _align(_CMDBUF_HEAD.size, align)
+    if (stride < _DESCRIPTOR.size or stride % align or slots_at != first + count * stride
+            or slots_at + 4 * nslots != len(view)):
+        raise ExecutableError("cmdbuf", f"inconsistent head: {count} descriptors of stride {stride}, "
+                                        f"{nslots} slots at {slots_at}, in {len(view)} bytes (align {align})")
+    slots = struct.unpack_from(f"<{nslots}I", view, slots_at)
+    out = []
+    for i in range(count):
+        index, core, kid, flags, lo, hi, pc, wa, wn, sa, sn = _DESCRIPTOR.unpack_from(view, first + i * stride)
+        if wa + wn > nslots or sa + sn > nslots:
+            raise ExecutableError("cmdbuf", f"descriptor {i}: slot list entries past its {nslots} slots")
+        out.append(TaskDescriptor(index, core, kid, lo, hi, pc if flags & _HAS_PREDICTION else None,
+                                  tuple(slots[wa:wa + wn]), tuple(slots[sa:sa + sn])))
+    return out
+
+
+def _bind_weights(image: _Image, meta: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Read-only float32 views of the weights section, by the meta index."""
+    offset, size = image.sections[WEIGHTS]
+    out: dict[str, np.ndarray] = {}
+    for key, entry in meta["weights"].items():
+        try:
+            at, shape = int(entry["offset"]), tuple(int(d) for d in entry["shape"])
+        except (KeyError, TypeError, ValueError):
+            raise ExecutableError("meta", f"bad weights entry for '{key}': {entry!r}") from None
+        nbytes = 4 * prod(shape)
+        if at < 0 or at % image.arch.align or at + nbytes > size:
+            raise ExecutableError("weights", f"'{key}' at [{at}, {at + nbytes}) is not an aligned blob "
+                                             f"inside the section's {size} bytes")
+        out[key] = np.frombuffer(image.data, dtype="<f4", count=prod(shape), offset=offset + at).reshape(shape)
+    return out
+
+
+# ----------------------------------------------------------------------------- cross-check
+
+
+def cross_check(exe: Executable) -> None:
+    """The program, metadata and command buffer of `exe` agree: the program's arch is the
+    header's, its I/O signature the meta's, every weight it reads has a blob, and
+    descriptor i is task i (core, range, waits, signals, kernel, prediction)."""
+    if arch_of(exe.module) != exe.arch:
+        raise ExecutableError("program", f"compiled for arch '{arch_of(exe.module).spec()}' but the header "
+                                         f"says '{exe.arch.spec()}'")
+    _check_signature(exe)
+    for op in exe.module.walk():
+        if isinstance(op, WeightOp) and "value" not in op.attributes and op.key.data not in exe.weights:
+            raise ExecutableError("weights", f"the program reads weight '{op.key.data}', which has no blob")
+    tasks = _tasks(exe.module)
+    if len(tasks) != len(exe.descriptors):
+        raise ExecutableError("cmdbuf", f"{len(exe.descriptors)} descriptors for the program's {len(tasks)} tasks")
+    kernels = exe.meta["kernels"]
+    for i, (task, d) in enumerate(zip(tasks, exe.descriptors)):
+        want = _descriptor(i, task, kernels.index(task.kernel.data) if task.kernel.data in kernels else -1)
+        if d != want:
+            raise ExecutableError("cmdbuf", _disagreement(d, want, task, kernels))
+
+
+def _disagreement(d: TaskDescriptor, want: TaskDescriptor, task: TaskOp, kernels: list[str]) -> str:
+    """`descriptor i disagrees with the program's task #i ('K'): FIELD x in the command buffer, y in the program`."""
+    name = next(f for f in TaskDescriptor.__dataclass_fields__ if getattr(d, f) != getattr(want, f))
+    got, ok = getattr(d, name), getattr(want, name)
+    if name == "kernel_id":
+        name, got = "kernel", repr(kernels[got]) if 0 <= got < len(kernels) else f"id {got} (no such kernel)"
+        ok = repr(task.kernel.data)
+    return (f"descriptor {want.index} disagrees with the program's task #{want.index} ('{task.kernel.data}'): "
+            f"{name} {got} in the command buffer, {ok} in the program")
+
+
+def _check_signature(exe: Executable) -> None:
+    try:
+        sig = signature(exe.module)
+    except SimError as e:
+        raise ExecutableError("program", str(e)) from None
+    have = [[n, list(s)] for n, s in sig.inputs + sig.outputs]
+    said = [[e.get("name"), e.get("shape")] for e in exe.meta["inputs"] + exe.meta["outputs"] if isinstance(e, dict)]
+    if have != said:
+        raise ExecutableError("meta", f"inputs/outputs {said} but the program's are {have}")
