@@ -278,4 +278,6 @@ def test_pipeline_options_reach_the_compiler():
     split = compile_model(LENET, pipeline="builtin.module(npu-default{fuse-disable=layer-group})")
     assert len(split.descriptors) > len(grouped.descriptors)
     assert split.meta["pipeline"] == "builtin.module(npu-default{fuse-disable=layer-group})"
-    assert compile_model(LENET, fuse_disable=("layer-group",)).program == split.program
+    by_options = compile_model(LENET, fuse_disable=("layer-group",))
+    assert by_options.program == split.program
+    assert compile_model(LENET, pipeline=by_options.meta["pipeline"]).program == split.program  # recorded = what ran

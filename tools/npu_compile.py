@@ -53,6 +53,10 @@ def _output(args: argparse.Namespace) -> str:
     return out
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
 def summary(exe, out: str, data: bytes, seconds: float) -> str:
     """What npu-compile prints: the file written and what it holds."""
     from runtime.executable import section_spans
@@ -71,8 +75,9 @@ def summary(exe, out: str, data: bytes, seconds: float) -> str:
              f"arch:      {exe.arch.spec()}",
              f"pipeline:  {meta.get('pipeline') or '(task-level input, packaged as is)'}",
              f"tasks:     {len(d)} on {len({t.core for t in d})} of {exe.arch.cores} cores, "
-             f"{len(meta['kernels'])} kernels, {len(slots)} event slots",
-             f"weights:   {_fmt_bytes(sum(w.nbytes for w in exe.weights.values()))} in {len(exe.weights)} tensors",
+             f"{_count(len(meta['kernels']), 'kernel')}, {_count(len(slots), 'event slot')}",
+             f"weights:   {_fmt_bytes(sum(w.nbytes for w in exe.weights.values()))} in "
+             f"{_count(len(exe.weights), 'tensor')}",
              f"arena:     {_fmt_bytes(mem.get('arena_bytes') or 0)} of DRAM activations",
              f"sections:  {parts}"]
     if meta.get("bucket"):
