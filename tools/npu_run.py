@@ -190,12 +190,12 @@ class Loaded:
         self.reference = reference  # the ONNX model --check runs on onnxruntime (an executable's)
 
 
-def load_input(path: str, arch_spec: str | None, check: bool, model=None,
-               dims: dict[str, int] | None = None, reference: str | None = None) -> Loaded:
+def load_input(path: str, arch_spec: str | None, check: bool, reference: str | None = None, model=None,
+               dims: dict[str, int] | None = None) -> Loaded:
     """Read INPUT and bring it to the task level (raises UsageError/UserError).
+    `reference` is the ONNX model --check compares an executable (`.npuexe`) with.
     For an ONNX INPUT, `model` is the already loaded ModelProto (else it is read)
-    and `dims` binds its symbolic input dims (a shape bucket); `reference` is the
-    ONNX model --check compares an executable with."""
+    and `dims` binds its symbolic input dims (a shape bucket)."""
     arch = _parse_arch(arch_spec)
     ext = os.path.splitext(path)[1].lower()
     if reference is not None and (ext != ".npuexe" or not check):
@@ -237,7 +237,7 @@ def load_input(path: str, arch_spec: str | None, check: bool, model=None,
         arch = arch or arch_of(module)
         graph = module.clone() if check else None
         return Loaded(*_compile(module, arch, weights), arch, "graph", graph)
-    raise UsageError(f"INPUT must be an .onnx model, an .mlir file or an .npuexe executable, got '{path}'")
+    raise UsageError(f"INPUT must be an .onnx model or an .mlir file, or an .npuexe executable, got '{path}'")
 
 
 def _load_executable(path: str, arch, check: bool, reference: str | None) -> Loaded:
@@ -507,7 +507,7 @@ def _run(args: argparse.Namespace) -> int:
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:
-        loaded = load_input(args.input, args.arch, args.check, reference=args.reference)
+        loaded = load_input(args.input, args.arch, args.check, args.reference)
         inputs = read_inputs(args.inputs) if args.inputs else None
     else:
         loaded, bucketed, inputs = _load_bucketed(args, *parsed)
