@@ -7,22 +7,24 @@ waves, two levels of events, a watchdog and deferred release.
     req = rt.submit(exe, {"x": x})             # or inputs as DeviceBuffers from rt.alloc
     outs = req.wait().outputs                  # req.report: the run report + "host"
 
+Modes, waits and their host costs under Algorithm; every entry point raises
+`DeviceError` (a one-line message; `details` for dumps).
+
+Algorithm
+---------
 Modes (`mode=`): `strict-sync` issues one task at a time and waits for its completion
 before the next (debugging: every task runs alone); `graph-async` (default) submits a
 graph's tasks to run by their events, one graph at a time in submission order;
 `full-async` lets several graphs be in flight on several `Stream`s, each stream in
-order, streams ordered only by `Event`s (`stream.record(ev)`, `other.wait_event(ev)`).
-`queue_depth=N` bounds the command queue: a graph goes in waves of N descriptors, the
-next written when the host sees the previous wave's completion event.
+order (its own lane of each core's queue), streams ordered only by `Event`s
+(`stream.record(ev)`, `other.wait_event(ev)`). `queue_depth=N` bounds the command
+queue: a graph goes in waves of N descriptors, the next written when the host sees
+the previous wave's completion event.
 
 Host waits (`wait=`): `blocking`, `polling` (every `HostModel.poll_interval` cycles) or
 `callback` (interrupt-style: `req.on_complete(fn)`); each adds its host-side cycles
 (`HostModel`), reported per request under `report["host"]`.
 
-Every entry point raises `DeviceError` (a one-line message; `details` for dumps).
-
-Algorithm
----------
 The device is one `sim.engine.Engine` for the runtime's life: a request's tasks join
 the cores' in-order queues at submission, held by gates (`sim.engine.Gate`) the host
 model opens at simulated times: a wave opens `doorbell + submit_cycles x len` after

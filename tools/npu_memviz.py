@@ -416,6 +416,7 @@ def _simulated_spans(loaded, seed: int) -> list[tuple[float, float]]:
         raise UserError(str(e)) from None
     except SimError as e:
         raise UserError(error_line(str(e)), e.details) from None
+    assert result.sim is not None  # (runtime.run keeps the simulator's result)
     recs = sorted(result.sim.tasks, key=lambda r: r.index)
     return [(float(r.start), float(r.end)) for r in recs]
 

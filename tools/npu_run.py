@@ -10,9 +10,10 @@ records if unchanged) or the numpy reference of a graph-level `.mlir`. `--saniti
 the memory sanitizer (`sim/sanitizer.py`). `--shape-buckets` (ONNX input with symbolic
 dims) compiles only the bucket the inputs need, padding and slicing (see Algorithm).
 
-Exit codes: 0 success, 1 a diagnosed user error (bad input, unsupported op,
-does not fit, simulator fault, failed check), 2 bad command-line usage,
-3 an internal error (a bug; `NPU_DEBUG=1` shows the traceback).
+`--mode`, `--queue-depth`, `--wait`, `--watchdog-cycles`: the run goes through
+`runtime.device` (run modes, waves, host waits, watchdog). Exit codes: 0 success,
+1 a diagnosed error (bad input, unsupported op, does not fit, device fault, failed
+check; an internal error too, "internal error: ..."), 2 bad usage.
 
 Algorithm
 ---------
