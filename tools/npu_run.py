@@ -2,13 +2,11 @@
 [--trace T.json] [--check [--reference MODEL.onnx]] [--sanitize] [--seed N]
 [--shape-buckets SPEC]... [--pad-dims DIMS]`: run a model on the simulated NPU.
 
-INPUT is an ONNX model (compiled with `npu-default` first), a graph-level `.mlir`
-(compiled first), a lowered task-level `.mlir`, or an executable (`.npuexe`, from
-`npu-compile`: run as is). With no `--inputs`, seeded random inputs. `--check` compares
-with onnxruntime (ONNX input; an executable's `--reference`, else the source model it
-records if unchanged) or the numpy reference of a graph-level `.mlir`. `--sanitize`:
-the memory sanitizer (`sim/sanitizer.py`). `--shape-buckets` (ONNX input with symbolic
-dims) compiles only the bucket the inputs need, padding and slicing (see Algorithm).
+INPUT: an ONNX model or a graph-level `.mlir` (compiled with `npu-default` first), a
+lowered `.mlir` or an executable (`.npuexe` from `npu-compile`), run as is. No
+`--inputs`: seeded random ones. `--check`: onnxruntime (ONNX input; an executable's
+`--reference`, else its recorded source model if unchanged) or the numpy reference of
+a graph-level `.mlir`. `--sanitize`, `--shape-buckets`: see Algorithm.
 
 `--mode`, `--queue-depth`, `--wait`, `--watchdog-cycles`: the run goes through
 `runtime.device` (run modes, waves, host waits, watchdog). Exit codes: 0 success,
@@ -17,7 +15,7 @@ check; an internal error too, "internal error: ..."), 2 bad usage.
 
 Algorithm
 ---------
-`--sanitize`: the run stops at the first read that does not find the value the IR
+`--sanitize` (the memory sanitizer, `sim/sanitizer.py`): the run stops at the first read that does not find the value the IR
 says it reads (a buffer overwritten while it still had a reader), naming both ops
 and the bytes.
 
