@@ -663,8 +663,11 @@ class Engine:
         return self.tasks[self.live_from:]
 
     def signallers(self, slot: int, waiter: TaskProgram) -> list[TaskProgram]:
-        """Tasks not yet finished that would signal `slot` (other than `waiter`)."""
-        return [x for x in self.live() if not self.done[x.index] and x is not waiter and slot in x.signals]
+        """The unfinished task whose signal of `slot` `waiter` waits for: the nearest
+        before it in program order (the compiler reuses slots), else the first after."""
+        who = [x for x in self.live() if not self.done[x.index] and x is not waiter and slot in x.signals]
+        before = [x for x in who if x.index < waiter.index]
+        return before[-1:] or who[:1]
 
     def blocker(self, t: TaskProgram) -> TaskProgram | None:
         """The task `t` waits for: the first would-be signaller of the slot it waits on,
