@@ -4,8 +4,9 @@ baseline (the loaded weights) after every run, and every output must equal the f
 
     python bench/soak.py [--runs N] [--models a.onnx,b.onnx] [--out bench/results/soak.md]
 
-Default: 10,000 runs of tests/models/lenet.onnx in graph-async, then N/2 rounds of
-lenet and mlp on two streams in full-async (a request on each per round, waited in
+Each model is compiled once into an `.npuexe` (`tools.api.compile`) that the runtime
+loads. Default: 10,000 runs of tests/models/lenet.onnx in graph-async, then N/2
+rounds of lenet and mlp on two streams in full-async (a request on each per round, waited in
 submission order). Reports runs, wall time and runs per second, the device and
 end-to-end cycles per run, the heap's allocations and frees, peak and baseline
 bytes, and the number of runs after which in-use bytes differed from the baseline
@@ -23,18 +24,22 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lowering.importer.onnx_import import import_model, load_model  # noqa: E402
-from lowering.pipeline import compile_module  # noqa: E402
-from npu_dialects.weights import weights_of  # noqa: E402
-from runtime.device import Request, Runtime  # noqa: E402
+import tempfile  # noqa: E402
+
+from runtime.device import LoadedExecutable, Request, Runtime  # noqa: E402
 from runtime.run import random_inputs  # noqa: E402
 from sim import signature  # noqa: E402
+from tools.api import compile as compile_model  # noqa: E402
+
+TMP = tempfile.mkdtemp(prefix="npu-soak-")
 
 
-def compiled(path: str):
-    m, w = import_model(load_model(path))
-    compile_module(m, None, w, verify_each=False)
-    return m, weights_of(m)
+def loaded(rt: Runtime, path: str) -> tuple[LoadedExecutable, dict[str, np.ndarray]]:
+    """Compile `path` into an .npuexe, load it on `rt`; its seeded random inputs."""
+    exe_path = os.path.join(TMP, os.path.basename(path) + ".npuexe")
+    compile_model(path).save(exe_path)
+    exe = rt.load(exe_path, name=os.path.basename(path))
+    return exe, random_inputs(signature(exe.module), 0)
 
 
 class Soak:
@@ -63,10 +68,8 @@ class Soak:
 
 
 def soak_one(path: str, runs: int) -> tuple[Soak, float]:
-    m, w = compiled(path)
     rt = Runtime()
-    exe = rt.load(m, w, name=os.path.basename(path))
-    ins = random_inputs(signature(m), 0)
+    exe, ins = loaded(rt, path)
     s = Soak(rt)
     t0 = time.perf_counter()
     for _ in range(runs):
@@ -77,11 +80,7 @@ def soak_one(path: str, runs: int) -> tuple[Soak, float]:
 
 def soak_two(paths: list[str], rounds: int) -> tuple[Soak, float]:
     rt = Runtime(mode="full-async")
-    exes, inputs = [], []
-    for p in paths:
-        m, w = compiled(p)
-        exes.append(rt.load(m, w, name=os.path.basename(p)))
-        inputs.append(random_inputs(signature(m), 0))
+    exes, inputs = zip(*(loaded(rt, p) for p in paths))
     streams = [rt.stream() for _ in paths]
     s = Soak(rt)
     t0 = time.perf_counter()

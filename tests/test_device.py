@@ -274,3 +274,20 @@ def test_npu_run_modes_and_flags(tmp_path, capsys):
     assert "expected a positive integer" in capsys.readouterr().err
     assert npu_run_main([path, "--mode", "eager"]) == 2
     assert npu_run_main([path, "--watchdog-cycles", "-1"]) == 2
+
+
+def test_an_executable_file_runs_bit_identically_in_every_mode(tmp_path, bert):
+    from tools.api import compile as compile_model
+    m, _, ins, _ = bert
+    path = tmp_path / "bert.npuexe"
+    compile_model(bert_layers(layers=1, seq=64, hidden=256, heads=4, ffn=1024)).save(path)
+    outs, cycles = [], {}
+    for mode in ("strict-sync", "graph-async", "full-async"):
+        rt = Runtime(mode=mode)
+        req = rt.run(rt.load(str(path)), ins)
+        outs.append(req.outputs)
+        cycles[mode] = _rep(req)["cycles"]
+    assert all(o is not None and all(np.array_equal(o[k], outs[0][k]) for k in o) for o in outs)
+    assert cycles["strict-sync"] > cycles["graph-async"] == cycles["full-async"] == run(m, bert[1], ins).report["cycles"]
+    with pytest.raises(DeviceError, match="no such file|cannot read"):
+        Runtime().load(str(tmp_path / "missing.npuexe"))
