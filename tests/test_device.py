@@ -291,3 +291,24 @@ def test_an_executable_file_runs_bit_identically_in_every_mode(tmp_path, bert):
     assert cycles["strict-sync"] > cycles["graph-async"] == cycles["full-async"] == run(m, bert[1], ins).report["cycles"]
     with pytest.raises(DeviceError, match="no such file|cannot read"):
         Runtime().load(str(tmp_path / "missing.npuexe"))
+
+
+def test_polling_and_callbacks(small):
+    m, w, ins, ref = small
+    rt = Runtime()
+    exe = rt.load(m, w)
+    req = rt.submit(exe, ins)
+    polls = 0
+    while not rt.poll(req):
+        polls += 1
+    # each poll advances the host by poll_cycles; the request is seen at the first poll after its end
+    assert polls >= _rep(req)["cycles"] // rt.host.poll_cycles - 1
+    assert req.done and _same(req.outputs, ref) and rt.stats()["pending_requests"] == 0
+    seen: list[int] = []
+    cb = rt.submit(exe, ins)
+    cb.on_complete(lambda r: seen.append(r.id))
+    other = rt.submit(exe, ins)
+    other.wait()  # the device passes cb's interrupt on the way: its callback runs, once
+    assert seen == [cb.id] and cb.done and _rep(cb)["host"]["wait"] == "callback"
+    cb.wait()
+    assert seen == [cb.id]
