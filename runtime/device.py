@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import ceil
 from typing import Any
 
@@ -230,7 +230,15 @@ class Request:
     outputs_raw: dict[str, np.ndarray] | None = None  # the outputs when its last task ended
     outputs: dict[str, np.ndarray] | None = None  # ... once the host has seen the completion
     report: dict[str, Any] | None = None
+    records: list[TaskRecord] = field(default_factory=list)  # its tasks, times from its first release
     holds_host_event: bool = True
+
+    def profile(self, top: int = 10) -> dict[str, Any]:
+        """`runtime.profile.profile` of this (waited) request."""
+        from runtime.profile import profile
+        assert self.report is not None, "wait for the request first"
+        return profile(self.records, self.exe.arch, self.report["cycles"],
+                       sum(r.dram_bytes_moved for r in self.records), top)
 
     @property
     def done(self) -> bool:
@@ -745,6 +753,7 @@ class Runtime:
                         dram_bytes_written=sum(r.dram_bytes_written for r in shifted),
                         dram_bytes_transferred=sum(r.dram_bytes_moved for r in shifted), dram_busy_cycles=0.0,
                         busy=busy, warnings=list(self.eng.warnings))
+        req.records = shifted
         report = make_report(res, req.exe.module)
         submit, notify = req.host_cycles["submit"], req.host_cycles["notify"]
         depth = max(len(w) for w in req.waves) if len(req.waves) > 1 else None
@@ -776,10 +785,7 @@ def _join(vcs: list[Any]) -> list[int] | None:
 
 def _shift(r: TaskRecord, t0: float) -> TaskRecord:
     """A copy of a task record with its times from `t0`."""
-    c = TaskRecord(r.index, r.kernel, r.core, r.range, r.nodes, r.predicted_cycles, r.ready - t0, r.start - t0,
-                   r.end - t0, r.dram_bytes_read, r.dram_bytes_written, r.dmas, r.dram_bytes_moved,
-                   dict(r.compute_cycles))
-    return c
+    return replace(r, ready=r.ready - t0, start=r.start - t0, end=r.end - t0)
 
 
 def run_module(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, Any],

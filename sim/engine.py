@@ -29,6 +29,8 @@ START, RUN, BUSY, WAITDMA, WAITCHAN, DRAIN, DONE, HUNG = range(8)
 _STATE_NAMES = ["waiting for its events", "running", "computing", "waiting for a DMA",
                 "waiting for a free DMA channel", "draining its DMAs", "done",
                 "running and never finishing (an injected hang)"]
+_STALL_NAMES = {BUSY: "compute", WAITDMA: "dma_wait", WAITCHAN: "channel_wait", DRAIN: "drain", HUNG: "hung"}
+"""What a core in each state is doing, for the profiler (`TaskRecord.stalls`)."""
 LAT, XFER, FIXED = range(3)
 EPS = 1e-6  # bytes
 MAX_WARNINGS = 50
@@ -52,6 +54,9 @@ class TaskRecord:
     dmas: int = 0
     dram_bytes_moved: int = 0  # bytes its DMAs moved over the shared DRAM bandwidth
     compute_cycles: dict[str, int] = field(default_factory=lambda: {"cube": 0, "vector": 0})
+    stalls: dict[str, float] = field(default_factory=dict)  # cycles of its body by what the core did
+    overlap: float = 0.0  # cycles of compute with one of its DMAs in flight
+    deps: list[int] = field(default_factory=list)  # tasks whose signals it consumed
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "kernel": self.kernel, "core": self.core, "range": list(self.range),
@@ -375,6 +380,8 @@ class Engine:
 
     def advance(self, t: float) -> None:
         dt = t - self.now
+        if dt > 0:
+            self.account(dt)
         if self.shared and dt > 0:
             dec = dt * self.bw / len(self.shared)
             for d in self.shared:
@@ -405,6 +412,17 @@ class Engine:
             self.inflight = [d for d in self.inflight if not d.done]
             self.shared = [d for d in self.shared if not d.done]
 
+    def account(self, dt: float) -> None:
+        """Charge `dt` cycles to what each running task's core does (`TaskRecord.stalls`)."""
+        for c in self.cores:
+            rec = c.rec
+            if rec is None or c.state == START:
+                continue
+            what = _STALL_NAMES.get(c.state, "other")
+            rec.stalls[what] = rec.stalls.get(what, 0.0) + dt
+            if c.state == BUSY and c.inflight:
+                rec.overlap += dt
+
     # ------------------------------------------------------------------ tasks
     def begin(self, c: Core) -> bool:
         """Start (or keep trying to start) the next task of `c`: True once its body runs."""
@@ -425,6 +443,7 @@ class Engine:
             c.rec = TaskRecord(t.index, t.kernel, t.core, t.range, t.nodes, t.predicted_cycles, ready=self.now)
             self.records[t.index] = c.rec
         now = self.now
+        assert c.rec is not None
         while c.waits_left:
             s = c.waits_left[0]
             sigs = self.slots.get(s, [])
@@ -435,6 +454,9 @@ class Engine:
             if not sigs:
                 del self.slots[s]
             c.vc = [max(a, b) for a, b in zip(c.vc, sig.vc)]
+            c.rec.deps.append(sig.task.index)
+            self.trace.flow(self.trace.core_tid(sig.task.core), sig.time, self.trace.core_tid(c.id), now,
+                            f"event slot {s}")
             c.waits_left.pop(0)
         t = c.task
         assert c.rec is not None
@@ -510,7 +532,8 @@ class Engine:
         if cyc > 0:
             c.busy_until = self.now + cyc
             c.state = BUSY
-            self.trace.span(self.trace.core_tid(c.id), info.label, info.unit, self.now, c.busy_until,
+            self.trace.span(self.trace.core_tid(c.id), f"{info.label}: {c.task.kernel}", info.unit, self.now,
+                            c.busy_until,
                             {"op": info.name, "cycles": cyc, "onnx_nodes": info.nodes})
 
     def compute_hazards(self, c: Core, info: OpInfo, bufs: list[Buf]) -> None:
@@ -585,7 +608,8 @@ class Engine:
         self.busy["dma"][d.core] += self.now - d.issue
         if self.trace.enabled:
             direction = f"{plan.src.region.space}->{plan.dst.region.space}"
-            self.trace.span(self.trace.dma_tid(d.core, d.chan), f"dma {direction}", "dma", d.issue, self.now,
+            self.trace.span(self.trace.dma_tid(d.core, d.chan), f"dma {direction}: {d.task.kernel}", "dma",
+                            d.issue, self.now,
                             {"bytes": plan.nbytes, "src": plan.src.desc, "dst": plan.dst.desc,
                              "src_window": fmt_slices(plan.src_sl), "dst_window": fmt_slices(plan.dst_sl),
                              "latency_cycles": self.arch.dma_latency, "onnx_nodes": plan.info.nodes,

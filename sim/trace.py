@@ -2,7 +2,9 @@
 
 One process (pid 0), one track (tid) per core holding its task spans with the
 compute op spans nested inside, and one track per DMA channel of each core
-holding the DMA spans. Times are microseconds (`cycles / freq * 1e6`).
+holding the DMA spans; slices are named by op or DMA direction and kernel, with the
+ONNX nodes in their args; a flow arrow per consumed event runs from the signalling
+task to the task consuming it. Times are microseconds (`cycles / freq * 1e6`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ class Trace:
         self.channels = channels
         self.scale = 1e6 / freq
         self.events: list[dict[str, Any]] = []
+        self.flows = 0
 
     def core_tid(self, core: int) -> int:
         return core * (self.channels + 1)
@@ -31,6 +34,15 @@ class Trace:
             self.events.append({"name": name, "cat": cat, "ph": "X", "pid": 0, "tid": tid,
                                 "ts": start * self.scale, "dur": (end - start) * self.scale,
                                 "args": args})
+
+    def flow(self, tid_from: int, t_from: float, tid_to: int, t_to: float, name: str) -> None:
+        """An arrow from the slice on `tid_from` at `t_from` to the one on `tid_to` at `t_to`
+        (an event from its signalling task to the task consuming it)."""
+        if self.enabled:
+            self.flows += 1
+            common = {"name": name, "cat": "event", "id": self.flows, "pid": 0}
+            self.events.append({**common, "ph": "s", "tid": tid_from, "ts": t_from * self.scale - 1e-3})
+            self.events.append({**common, "ph": "f", "bp": "e", "tid": tid_to, "ts": t_to * self.scale})
 
     def metadata(self) -> list[dict[str, Any]]:
         meta: list[dict[str, Any]] = [{"name": "process_name", "ph": "M", "pid": 0, "tid": 0,
@@ -46,5 +58,5 @@ class Trace:
 
     def to_json(self) -> dict[str, Any]:
         """`{"traceEvents": [...], "displayTimeUnit": "ns"}` (events sorted, parents first)."""
-        evs = sorted(self.events, key=lambda e: (e["tid"], e["ts"], -e["dur"]))
+        evs = sorted(self.events, key=lambda e: (e["tid"], e["ts"], -e.get("dur", 0.0)))
         return {"traceEvents": self.metadata() + evs, "displayTimeUnit": "ns"}

@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how the host waits for completion events (default blocking)")
     p.add_argument("--poll-interval", type=_positive, default=1000, metavar="CYCLES",
                    help="polling: cycles between two reads of a completion event (default 1000)")
+    p.add_argument("--profile", nargs="?", const="", metavar="P.json",
+                   help="print where the cycles went (per core, top tasks with the critical path, hardware "
+                        "utilisation and stalls); with a file, also write it as JSON")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="log the runtime's device memory at debug level (allocations released, deferred frees)")
     p.add_argument("--watchdog-cycles", type=int, default=100_000_000, metavar="N",
@@ -493,8 +496,29 @@ def _run_on_device(args: argparse.Namespace, loaded: Loaded, inputs: dict[str, n
     except DeviceError as e:
         raise UserError(error_line(str(e)), e.details) from None
     assert req.outputs is not None and req.report is not None
+    if args.profile is not None:
+        from runtime.profile import format_profile
+        prof = req.profile()
+        if args.profile:
+            _write_json(args.profile, prof)
+        args.profile_text = format_profile(prof)
     return RunResult(outputs=req.outputs, report=req.report, trace=rt.trace_json() if args.trace else None,
                      sim=None)
+
+
+def _write_files(args: argparse.Namespace, result) -> None:
+    """--outputs, --report, --trace."""
+    if args.outputs:
+        from npu_dialects.weights import save_npz
+        try:
+            with open(args.outputs, "wb") as f:
+                save_npz(f, result.outputs)
+        except OSError as e:
+            raise UserError(f"cannot write '{args.outputs}': {e.strerror or e}") from None
+    if args.report:
+        _write_json(args.report, result.report)
+    if args.trace:
+        _write_json(args.trace, result.trace)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -534,18 +558,10 @@ def _run(args: argparse.Namespace) -> int:
         check, problems = compare(result.outputs, refs)
         check["reference"] = what
         report["check"] = check
-    if args.outputs:
-        from npu_dialects.weights import save_npz
-        try:
-            with open(args.outputs, "wb") as f:
-                save_npz(f, result.outputs)
-        except OSError as e:
-            raise UserError(f"cannot write '{args.outputs}': {e.strerror or e}") from None
-    if args.report:
-        _write_json(args.report, report)
-    if args.trace:
-        _write_json(args.trace, result.trace)
+    _write_files(args, result)
     print(summary(report, args.input, loaded.arch))
+    if getattr(args, "profile_text", None):
+        print(args.profile_text)
     if problems:
         print(f"error: check failed: {problems[0]}", file=sys.stderr)
         for p in problems[1:]:
