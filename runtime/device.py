@@ -60,6 +60,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from npu_dialects.arch import Arch, arch_of
+from npu_dialects.task import ViewOp
 from sim import SimError, SimResult, load_program
 from sim.engine import Engine, Gate, TaskRecord
 from sim.program import Program
@@ -231,6 +232,8 @@ class Request:
     outputs: dict[str, np.ndarray] | None = None  # ... once the host has seen the completion
     report: dict[str, Any] | None = None
     records: list[TaskRecord] = field(default_factory=list)  # its tasks, times from its first release
+    captured: list[tuple[list[str], np.ndarray]] = field(default_factory=list)  # (ONNX nodes, value) per alloc
+    capture_plan: tuple[list[list[int]], list[int]] | None = None  # allocs per task, tasks left per alloc
     holds_host_event: bool = True
 
     def profile(self, top: int = 10) -> dict[str, Any]:
@@ -266,7 +269,7 @@ class Runtime:
                  wait: str = "blocking", host: HostModel | None = None,
                  watchdog_cycles: int | None = DEFAULT_WATCHDOG_CYCLES, host_events: int = 16,
                  device_bytes: int = 1 << 34, sanitize: bool = False, check_races: bool = True,
-                 trace: bool = False):
+                 trace: bool = False, capture: bool = False):
         if mode not in MODES:
             raise DeviceError(f"unknown run mode '{mode}' (expected one of {', '.join(MODES)})")
         if wait not in WAIT_STYLES:
@@ -282,6 +285,7 @@ class Runtime:
         self.host = host or HostModel()
         self.watchdog, self.host_events = watchdog_cycles, host_events
         self.device_bytes, self.sanitize, self.check_races, self.trace = device_bytes, sanitize, check_races, trace
+        self.capture = capture
         self.heap: DeviceHeap | None = None
         self.eng: Engine | None = None
         self.values = Values()
@@ -461,6 +465,8 @@ class Runtime:
         for i in range(first, first + n):
             self.owner[i] = (req, i - first)
         self._users(req)
+        if self.capture:
+            req.capture_plan = _capture_plan(ctx.program)
         self.time = req.wave_written = self._write_wave(req, 0, self.time)
         ctx.last = req
         stream.last = req
@@ -607,6 +613,8 @@ class Runtime:
                 buf.last_user = t.label()
                 if buf.freed and not buf.users and not buf.released:
                     self._release(buf, buf.last_user)
+        if req.capture_plan is not None:
+            self._capture(req, k)
         req.wave_left -= 1
         if req.wave_left:
             return
@@ -617,6 +625,17 @@ class Runtime:
             self._open(req, req.wave + 1, req.wave_written, req.vc)
             return
         self._request_end(req, now, t.label())
+
+    def _capture(self, req: Request, k: int) -> None:
+        """Keep each DRAM alloc's value once the last task using it has run (the memory
+        plan reuses no byte before that)."""
+        assert req.capture_plan is not None
+        per_task, left = req.capture_plan
+        allocs = req.ctx.program.allocs
+        for a in per_task[k]:
+            left[a] -= 1
+            if left[a] == 0:
+                req.captured.append((allocs[a][2], allocs[a][1].arr.copy()))
 
     def _request_end(self, req: Request, now: float, last: str = "none") -> None:
         """The request's last task ended at `now`: keep its outputs, free its device
@@ -772,6 +791,24 @@ class Runtime:
         """The device's Chrome trace so far (`trace=True`)."""
         assert self.eng is not None
         return self.eng.trace.to_json()
+
+
+def _capture_plan(prog: Program) -> tuple[list[list[int]], list[int]]:
+    """Per task the allocs it uses (directly or through views), per alloc how many tasks."""
+    index = {v: i for i, (v, _, _) in enumerate(prog.allocs)}
+    per_task: list[list[int]] = []
+    left = [0] * len(prog.allocs)
+    for t in prog.tasks:
+        mine = set()
+        for v in t.uses:
+            while isinstance(v.owner, ViewOp):
+                v = v.owner.source
+            if v in index:
+                mine.add(index[v])
+        per_task.append(sorted(mine))
+        for a in mine:
+            left[a] += 1
+    return per_task, left
 
 
 def _join(vcs: list[Any]) -> list[int] | None:

@@ -4,7 +4,7 @@ run the simulator, and turn its result into the run report."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import ceil
 from typing import Any
 
@@ -32,6 +32,7 @@ class RunResult:
     report: dict[str, Any]
     trace: dict[str, Any] | None
     sim: SimResult | None  # (None when it ran through runtime.device)
+    captured: list[tuple[list[str], np.ndarray]] = field(default_factory=list)  # (ONNX nodes, value) per alloc
 
 
 def validate_inputs(sig: Signature, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:

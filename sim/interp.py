@@ -184,6 +184,7 @@ class TaskProgram:
         self.init_env: list = []
         self.ops: list[OpInfo] = []
         self.touches: set[str] = set()  # names of the DRAM regions its body reads or writes
+        self.uses: set[SSAValue] = set()  # the top-level DRAM buffers (allocs, views, arguments) it uses
 
     def start(self) -> Iterator[tuple]:
         """A fresh generator running the task body."""
@@ -231,6 +232,7 @@ class _TaskCompiler:
             g = self.init[s] = self.globals[v]
             if isinstance(g, Buf):
                 self.prog.touches.add(g.region.name)
+                self.prog.uses.add(v)
             return s
         raise SimError(f"{self.prog.where}: '{op.name}' uses a value defined outside the task "
                        f"that is not a DRAM buffer or constant")

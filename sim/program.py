@@ -23,7 +23,7 @@ from npu_dialects.entry import (
     int_attr,
     io_names,
 )
-from npu_dialects.locs import describe
+from npu_dialects.locs import describe, node_names
 from npu_dialects.task import AllocOp, TaskOp, ViewOp, WeightOp
 from sim.errors import SimError
 from sim.interp import TaskProgram, compile_task, constant_value
@@ -102,6 +102,7 @@ class Program:
     values: Values = field(default_factory=Values)  # every buffer's value, for the sanitizer
     host_written: list[Buf] = field(default_factory=list)  # weights (inputs follow) written before the run
     warnings: list[str] = field(default_factory=list)
+    allocs: list[tuple[SSAValue, Buf, list[str]]] = field(default_factory=list)  # (value, buffer, ONNX nodes)
 
 
 def _check_align(op: Operation, off: int | None, arch: Arch, warnings: list[str]) -> None:
@@ -141,7 +142,8 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
     return Program(arch=arch, sig=sig, inputs=arg_bufs[:n_in], outputs=arg_bufs[n_in:], tasks=tasks,
                    regions=[loader.wregion, loader.aregion, *[b.region for b in arg_bufs], *loader.private],
                    sram=sram, weights_bytes=loader.wregion.nbytes, arena_bytes=loader.aregion.nbytes,
-                   values=loader.values, host_written=loader.host_written, warnings=loader.warnings)
+                   values=loader.values, host_written=loader.host_written, warnings=loader.warnings,
+                   allocs=loader.allocs)
 
 
 def _placed_ends(body: Block) -> tuple[int, int]:
@@ -176,6 +178,7 @@ class _Loader:
                               readonly=True)
         self.aregion = Region("arena", DRAM, self.aattr if self.aattr is not None else amax, tracked=True)
         self.private: list[Region] = []
+        self.allocs: list[tuple[SSAValue, Buf, list[str]]] = []
         self.globals: dict[SSAValue, Any] = {}
         self.placed_weights: list[tuple[int, int, str, WeightOp]] = []
         self.weight_value: dict[str, int] = {}  # (one value per key: a weight may be named twice)
@@ -249,8 +252,9 @@ class _Loader:
         _check_align(op, off, self.arch, self.warnings)
         region, o = _place(op, self.aregion, off, prod(shape) * 4, "alloc", self.private, self.aattr is not None)
         desc = f"alloc at arena offset {off}" if off is not None else "alloc"
-        self.globals[op.result] = Buf(region, o, shape, f"{desc} ({describe(op)})",
-                                      self.values.new(f"DRAM buffer {list(shape)} of {describe(op)}"))
+        buf = self.globals[op.result] = Buf(region, o, shape, f"{desc} ({describe(op)})",
+                                            self.values.new(f"DRAM buffer {list(shape)} of {describe(op)}"))
+        self.allocs.append((op.result, buf, node_names(op)))
 
     def view(self, op: ViewOp) -> None:
         src = self.globals.get(op.source)

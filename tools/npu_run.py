@@ -74,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", metavar="T.json", help="write a Chrome trace / Perfetto timeline (JSON)")
     p.add_argument("--check", action="store_true",
                    help="compare with onnxruntime (or the graph-level numpy reference)")
+    p.add_argument("--compare-all", action="store_true",
+                   help="per-layer accuracy: every ONNX tensor kept in DRAM by the compiled program against a "
+                        "float64 evaluation of the original graph (max abs/rel error, cosine); names the first "
+                        "node over tolerance")
     p.add_argument("--reference", metavar="MODEL.onnx",
                    help="with --check on an .npuexe: the ONNX model to compare with (default: the source "
                         "model the executable records, if it still exists unchanged)")
@@ -231,7 +235,8 @@ def load_input(path: str, arch_spec: str | None, check: bool, reference: str | N
             raise UserError(str(e)) from None
         if _is_task_level(module):
             if check:
-                raise UsageError("--check needs an ONNX model or a graph-level .mlir")
+                raise UsageError("--check and --compare-all need the original graph: an ONNX model, a "
+                                 "graph-level .mlir or an .npuexe with its source model")
             if arch is not None and "npu.arch" in module.attributes and arch_of(module) != arch:
                 print(f"warning: '{path}' was compiled for arch '{arch_of(module).spec()}' but runs on "
                       f"'{arch.spec()}' (--arch)", file=sys.stderr)
@@ -492,7 +497,8 @@ def _run_on_device(args: argparse.Namespace, loaded: Loaded, inputs: dict[str, n
         req, rt = run_module(loaded.module, loaded.weights, inputs, loaded.arch, trace=bool(args.trace),
                              mode=args.mode, queue_depth=args.queue_depth, wait=args.wait,
                              host=HostModel(poll_interval=args.poll_interval),
-                             watchdog_cycles=args.watchdog_cycles or None, sanitize=sanitize)
+                             watchdog_cycles=args.watchdog_cycles or None, sanitize=sanitize,
+                             capture=args.compare_all)
     except DeviceError as e:
         raise UserError(error_line(str(e)), e.details) from None
     assert req.outputs is not None and req.report is not None
@@ -502,8 +508,38 @@ def _run_on_device(args: argparse.Namespace, loaded: Loaded, inputs: dict[str, n
         if args.profile:
             _write_json(args.profile, prof)
         args.profile_text = format_profile(prof)
-    return RunResult(outputs=req.outputs, report=req.report, trace=rt.trace_json() if args.trace else None,
-                     sim=None)
+    result = RunResult(outputs=req.outputs, report=req.report, trace=rt.trace_json() if args.trace else None,
+                       sim=None)
+    result.captured = req.captured
+    return result
+
+
+def _graph_reference(args: argparse.Namespace, loaded: Loaded):
+    """The original graph-level module and weights --compare-all evaluates in float64."""
+    if loaded.kind == "graph":
+        return loaded.graph, loaded.weights
+    if loaded.kind == "lowered":
+        raise UsageError("--compare-all needs the original graph: an .onnx model, a graph-level .mlir or an "
+                         ".npuexe with its source model, not a lowered .mlir")
+    from lowering.importer.onnx_import import OnnxImportError, import_model, load_model
+    try:
+        return import_model(load_model(loaded.reference or args.input), loaded.arch)
+    except OnnxImportError as e:
+        raise UserError([error_line(x) for x in e.lines]) from None
+
+
+def _compare_all(args: argparse.Namespace, loaded: Loaded, inputs, result, report) -> str:
+    """Run --compare-all; its table (the report gains `compare_all`)."""
+    from lowering.graph.evaluate import GraphEvalError
+    from tools.accuracy import compare_all, format_rows
+    graph, weights = _graph_reference(args, loaded)
+    assert graph is not None, "load_input keeps the graph-level module for --compare-all"
+    try:
+        rows, first = compare_all(graph, weights, inputs, result.captured, result.outputs)
+    except GraphEvalError as e:
+        raise UserError(f"the float64 reference cannot evaluate '{args.input}': {e}") from None
+    report["compare_all"] = {"tensors": rows, "first_over_tolerance": first}
+    return format_rows(rows, first)
 
 
 def _write_files(args: argparse.Namespace, result) -> None:
@@ -530,7 +566,7 @@ def _run(args: argparse.Namespace) -> int:
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:
-        loaded = load_input(args.input, args.arch, args.check, args.reference)
+        loaded = load_input(args.input, args.arch, args.check or args.compare_all, args.reference)
         inputs = read_inputs(args.inputs) if args.inputs else None
     else:
         loaded, bucketed, inputs = _load_bucketed(args, *parsed)
@@ -558,8 +594,12 @@ def _run(args: argparse.Namespace) -> int:
         check, problems = compare(result.outputs, refs)
         check["reference"] = what
         report["check"] = check
+    if args.compare_all:
+        table = _compare_all(args, loaded, inputs, result, report)
     _write_files(args, result)
     print(summary(report, args.input, loaded.arch))
+    if args.compare_all:
+        print(table)
     if getattr(args, "profile_text", None):
         print(args.profile_text)
     if problems:

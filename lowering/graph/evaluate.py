@@ -18,7 +18,7 @@ from xdsl.ir import SSAValue
 from npu_dialects.entry import find_main
 from npu_dialects.entry import io_names as entry_io_names
 from npu_dialects.graph import ConstantOp, GraphOp, shape_of
-from npu_dialects.locs import describe
+from npu_dialects.locs import describe, node_names
 
 
 class GraphEvalError(ValueError):
@@ -61,11 +61,14 @@ def constant_value(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> np.ndar
 
 def evaluate_graph(module: ModuleOp, weights: Mapping[str, np.ndarray],
                    inputs: Mapping[str, np.ndarray], *,
-                   dtype: type[np.floating] = np.float32) -> dict[str, np.ndarray]:
+                   dtype: type[np.floating] = np.float32,
+                   values: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Evaluate `@main` on `inputs` (keyed by the names in `npu.inputs`, else `arg0`...)
     and return its results keyed by `npu.outputs` (else `out0`...). Inputs, weights and
     inline constants are cast to `dtype` (np.float64 gives the float64 reference).
-    Assumes every op in `@main` is an `npu_graph` op with reference semantics."""
+    `values`, when given, receives each ONNX node's value (the first result of the last
+    op located at the node), in program order. Assumes every op in `@main` is an
+    `npu_graph` op with reference semantics."""
     fn = main_func(module)
     block = fn.body.block
     env: dict[SSAValue, np.ndarray] = {}
@@ -88,4 +91,7 @@ def evaluate_graph(module: ModuleOp, weights: Mapping[str, np.ndarray],
         outs = op.evaluate(*[env[o] for o in op.operands])
         for r, v in zip(op.results, outs):
             env[r] = np.asarray(v, dtype=dtype)
+        if values is not None and op.results:
+            for name in node_names(op):
+                values[name] = env[op.results[0]]  # (a node spelled as several ops: its last)
     raise GraphEvalError("'@main' has no func.return")

@@ -1,0 +1,72 @@
+"""Per-layer accuracy (`npu-run --compare-all`): every ONNX tensor that survives in the
+compiled program (a DRAM buffer a kernel writes, named by the ONNX nodes of its
+location: the value is the last node's output) against a float64 numpy evaluation
+of the original graph.
+
+`compare_all(graph, weights, inputs, captured, outputs)` gives one row per tensor
+in graph order - node, shape, max abs error, max rel error, cosine similarity, ok -
+with the model outputs last, and the first node over tolerance (the same tolerance
+as `--check`: rtol 1e-3, atol 1e-4 x max(1, max |ref|)). `format_rows` prints them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from lowering.graph.evaluate import evaluate_graph
+
+
+def metrics(got: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
+    """max abs / max rel error, cosine similarity and the --check verdict."""
+    g, r = np.asarray(got, np.float64).reshape(-1), np.asarray(ref, np.float64).reshape(-1)
+    finite = bool(np.isfinite(r).all())
+    scale = float(np.max(np.abs(r))) if r.size and finite else 1.0
+    atol = 1e-4 * max(1.0, scale)
+    err = np.abs(g - r)
+    norm = float(np.linalg.norm(g) * np.linalg.norm(r))
+    return {"max_abs_err": float(err.max()) if err.size else 0.0,
+            "max_rel_err": float((err / np.maximum(np.abs(r), atol)).max()) if err.size else 0.0,
+            "cosine": float(np.dot(g, r) / norm) if norm > 0 else (1.0 if not g.any() and not r.any() else 0.0),
+            "ok": bool(np.allclose(g, r, rtol=1e-3, atol=atol, equal_nan=True))}
+
+
+def compare_all(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+                captured: list[tuple[list[str], np.ndarray]],
+                outputs: Mapping[str, np.ndarray]) -> tuple[list[dict[str, Any]], str | None]:
+    """Rows (see the module docstring) and the first node over tolerance (None: all ok).
+    A captured buffer whose size differs from its node's tensor is skipped."""
+    values: dict[str, np.ndarray] = {}
+    refs = evaluate_graph(graph, weights, {k: np.asarray(v, np.float64) for k, v in inputs.items()},
+                          dtype=np.float64, values=values)
+    order = {name: i for i, name in enumerate(values)}
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for nodes, got in captured:
+        node = nodes[-1] if nodes else None
+        if node is None or node in seen or node not in values or values[node].size != got.size:
+            continue
+        seen.add(node)
+        rows.append({"node": node, "fused": nodes, "shape": list(values[node].shape),
+                     **metrics(got, values[node])})
+    rows.sort(key=lambda r: order[r["node"]])
+    for name, got in outputs.items():
+        if name in refs:
+            rows.append({"node": f"output '{name}'", "fused": [], "shape": list(np.shape(refs[name])),
+                         **metrics(got, refs[name])})
+    first = next((r["node"] for r in rows if not r["ok"]), None)
+    return rows, first
+
+
+def format_rows(rows: list[dict[str, Any]], first: str | None) -> str:
+    lines = [f"compare-all: {len(rows)} tensors against a float64 reference of the original graph",
+             "   max abs err   max rel err    cosine  ok  node"]
+    for r in rows:
+        lines.append(f"  {r['max_abs_err']:>11.3g} {r['max_rel_err']:>13.3g} {r['cosine']:>9.6f}  "
+                     f"{'ok' if r['ok'] else 'NO'}  {r['node']}")
+    lines.append(f"first node over tolerance: {first}" if first else "every tensor within tolerance "
+                 "(rtol 1e-3, atol 1e-4 x max(1, max |ref|))")
+    return "\n".join(lines)
