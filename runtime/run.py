@@ -33,6 +33,7 @@ class RunResult:
     trace: dict[str, Any] | None
     sim: SimResult | None  # (None when it ran through runtime.device)
     captured: list[tuple[list[str], np.ndarray]] = field(default_factory=list)  # (ONNX nodes, value) per alloc
+    records: list[Any] = field(default_factory=list)  # the task records (runtime.device)
 
 
 def validate_inputs(sig: Signature, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:

@@ -97,7 +97,7 @@ def test_random_inputs_are_seeded(mm, capsys):
 def test_check_needs_onnx_or_graph_level(mm, capsys):
     rc, _, err = run_cli(capsys, mm[0], "--check")
     assert rc == 2
-    assert err.strip().startswith("error: --check and --compare-all need the original graph: an ONNX model")
+    assert err.strip().startswith("error: --check, --compare-all, --graph and --html need the original graph")
 
 
 def test_bad_arch_spec_is_usage_error(mm, capsys):

@@ -78,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per-layer accuracy: every ONNX tensor kept in DRAM by the compiled program against a "
                         "float64 evaluation of the original graph (max abs/rel error, cosine); names the first "
                         "node over tolerance")
+    p.add_argument("--graph", metavar="PREFIX",
+                   help="write the graph before and after fusion as PREFIX.before.dot / PREFIX.after.dot "
+                        "(kernels and layer groups boxed), and .svg when graphviz's dot is on PATH")
+    p.add_argument("--html", metavar="R.html",
+                   help="write a self-contained HTML compile report: graph, kernels predicted vs simulated, "
+                        "timeline, memory map, passes, remarks")
     p.add_argument("--reference", metavar="MODEL.onnx",
                    help="with --check on an .npuexe: the ONNX model to compare with (default: the source "
                         "model the executable records, if it still exists unchanged)")
@@ -235,8 +241,8 @@ def load_input(path: str, arch_spec: str | None, check: bool, reference: str | N
             raise UserError(str(e)) from None
         if _is_task_level(module):
             if check:
-                raise UsageError("--check and --compare-all need the original graph: an ONNX model, a "
-                                 "graph-level .mlir or an .npuexe with its source model")
+                raise UsageError("--check, --compare-all, --graph and --html need the original graph: an ONNX "
+                                 "model, a graph-level .mlir or an .npuexe with its source model")
             if arch is not None and "npu.arch" in module.attributes and arch_of(module) != arch:
                 print(f"warning: '{path}' was compiled for arch '{arch_of(module).spec()}' but runs on "
                       f"'{arch.spec()}' (--arch)", file=sys.stderr)
@@ -511,7 +517,13 @@ def _run_on_device(args: argparse.Namespace, loaded: Loaded, inputs: dict[str, n
     result = RunResult(outputs=req.outputs, report=req.report, trace=rt.trace_json() if args.trace else None,
                        sim=None)
     result.captured = req.captured
+    result.records = req.records
     return result
+
+
+def _needs_graph(args: argparse.Namespace) -> bool:
+    """--compare-all, --graph and --html need the original graph next to the compiled one."""
+    return bool(args.compare_all or args.graph or args.html)
 
 
 def _graph_reference(args: argparse.Namespace, loaded: Loaded):
@@ -519,8 +531,8 @@ def _graph_reference(args: argparse.Namespace, loaded: Loaded):
     if loaded.kind == "graph":
         return loaded.graph, loaded.weights
     if loaded.kind == "lowered":
-        raise UsageError("--compare-all needs the original graph: an .onnx model, a graph-level .mlir or an "
-                         ".npuexe with its source model, not a lowered .mlir")
+        raise UsageError("--compare-all, --graph and --html need the original graph: an .onnx model, a "
+                         "graph-level .mlir or an .npuexe with its source model, not a lowered .mlir")
     from lowering.importer.onnx_import import OnnxImportError, import_model, load_model
     try:
         return import_model(load_model(loaded.reference or args.input), loaded.arch)
@@ -566,7 +578,7 @@ def _run(args: argparse.Namespace) -> int:
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:
-        loaded = load_input(args.input, args.arch, args.check or args.compare_all, args.reference)
+        loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference)
         inputs = read_inputs(args.inputs) if args.inputs else None
     else:
         loaded, bucketed, inputs = _load_bucketed(args, *parsed)
@@ -596,6 +608,9 @@ def _run(args: argparse.Namespace) -> int:
         report["check"] = check
     if args.compare_all:
         table = _compare_all(args, loaded, inputs, result, report)
+    if args.graph or args.html:
+        from tools.report_files import write_pictures
+        write_pictures(args, loaded, result, _graph_reference(args, loaded))
     _write_files(args, result)
     print(summary(report, args.input, loaded.arch))
     if args.compare_all:
