@@ -571,8 +571,8 @@ class Runtime:
                     t.waits = [base + s for s in t.op.wait_slots]
                     t.signals = [base + s for s in t.signals]
             assert self.arch is not None
-            ready = max([req.wave_written] + [d.device_end + self.arch.sync_latency for d in req.deps
-                                              if d.device_end is not None])
+            ready = max([req.wave_written, eng.now] + [d.device_end + self.arch.sync_latency for d in req.deps
+                                                       if d.device_end is not None])
             vc = _join([d.vc for d in req.deps])
             req.first_release = ready
             self._open(req, 0, ready, vc)
