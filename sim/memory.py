@@ -20,6 +20,8 @@ from math import prod
 
 import numpy as np
 
+from sim.errors import SimError
+
 DRAM = "dram"
 SRAM = "sram"
 HOST = -1
@@ -33,11 +35,21 @@ class Region:
                  "who")
 
     def __init__(self, name: str, space: str, nbytes: int, *, core: int | None = None,
-                 tracked: bool = False, readonly: bool = False):
+                 tracked: bool = False, readonly: bool = False, data: np.ndarray | None = None):
+        """`data`, when given, is the region's bytes as they are (uint8, `nbytes` of them,
+        not copied; made non-writeable when `readonly`), else the region starts zeroed."""
         self.name = name
         self.space = space
         self.core = core
-        self.data = np.zeros(max(0, nbytes), dtype=np.uint8)
+        if data is None:
+            self.data = np.zeros(max(0, nbytes), dtype=np.uint8)
+        else:
+            if data.dtype != np.uint8 or data.shape != (nbytes,):
+                raise ValueError(f"region '{name}': {data.dtype} data of shape {data.shape}, expected "
+                                 f"{nbytes} uint8 bytes")
+            self.data = data.view()
+            if readonly:
+                self.data.flags.writeable = False
         self.tracked = tracked
         self.readonly = readonly  # weights: written by the host only (the sanitizer keeps no shadow of them)
         self.writer: np.ndarray | None = None  # last writing task per f32 element
@@ -155,11 +167,18 @@ class CopyPlan:
         return self.nbytes if self.dst.region.space == DRAM else 0
 
     def move(self) -> None:
-        """Move the data (called when the DMA completes)."""
-        if self.fill_sl is not None:
-            self.dst.arr[self.fill_sl] = self.pad
-        if self.nbytes:
-            self.dst.arr[self.dst_sl] = self.src.arr[self.src_sl]
+        """Move the data (called when the DMA completes). A destination whose bytes are
+        not writeable (weights loaded from an executable's image) is a SimError."""
+        try:
+            if self.fill_sl is not None:
+                self.dst.arr[self.fill_sl] = self.pad
+            if self.nbytes:
+                self.dst.arr[self.dst_sl] = self.src.arr[self.src_sl]
+        except ValueError:
+            if self.dst.arr.flags.writeable:
+                raise
+            raise SimError(f"{self.info.where}: writes {self.dst.desc} in the read-only DRAM "
+                           f"{self.dst.region.name} region") from None
 
     def written_slices(self):
         """Destination slices whose contents this copy defines."""

@@ -1,5 +1,9 @@
 """Loading a task-level module: `@main`'s I/O signature, the DRAM layout
-(weights, arena, arguments), the top-level buffers and the compiled tasks."""
+(weights, arena, arguments), the top-level buffers and the compiled tasks.
+
+The weights region is either filled from the weights by key or, when the caller has
+it (`DramWeights`, an executable's weights section), taken as a ready image of the
+region (`weights_image`): used in place, read-only, never copied."""
 
 from __future__ import annotations
 
@@ -127,12 +131,28 @@ def _place(op: Operation, region: Region | None, off: int | None, nbytes: int, w
     return region, off
 
 
+class DramWeights(dict[str, np.ndarray]):
+    """Weights by key together with `image`, the DRAM weights region they fill: uint8
+    bytes as `weights_image` lays them out, every weight the memory plan placed at its
+    offset. `load_program` takes the image as the region itself (no copy)."""
+
+    def __init__(self, weights: Mapping[str, np.ndarray], image: np.ndarray):
+        super().__init__(weights)
+        self.image = image
+
+
 def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch,
-                 check_bounds: bool = True) -> Program:
-    """Lay out DRAM, bind weights, compile every task. Inputs are not written yet."""
+                 check_bounds: bool = True, weights_image: np.ndarray | None = None) -> Program:
+    """Lay out DRAM, bind weights, compile every task. Inputs are not written yet.
+
+    `weights_image` (default: `weights.image` for `DramWeights`) holds the weights region
+    as the function `weights_image` fills it: the region uses these bytes, read-only and
+    uncopied, and only the weights without a DRAM offset are written (from `weights`)."""
+    if weights_image is None and isinstance(weights, DramWeights):
+        weights_image = weights.image
     sig = signature(module)
     body = main_func(module).body.block
-    loader = _Loader(module, body, weights, arch)
+    loader = _Loader(module, body, weights, arch, weights_image)
     arg_bufs = loader.arguments(body, sig)
     task_ops = loader.top_level(body)
     loader.check_weight_overlaps()
@@ -144,6 +164,20 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
                    sram=sram, weights_bytes=loader.wregion.nbytes, arena_bytes=loader.aregion.nbytes,
                    values=loader.values, host_written=loader.host_written, warnings=loader.warnings,
                    allocs=loader.allocs)
+
+
+def weights_image(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch) -> np.ndarray:
+    """The DRAM weights region of a task-level module as `load_program` fills it (uint8,
+    writeable): each weight with an offset at its offset (from `weights` or its inline
+    `value`), zeros elsewhere; what `weights_image=` takes. Raises SimError as
+    `load_program` does for a weight it cannot place."""
+    body = main_func(module).body.block
+    loader = _Loader(module, body, weights, arch)
+    for op in body.ops:
+        if isinstance(op, WeightOp) and _offset(op) is not None:
+            loader.weight(op)
+    loader.check_weight_overlaps()
+    return loader.wregion.data
 
 
 def _placed_ends(body: Block) -> tuple[int, int]:
@@ -166,7 +200,8 @@ class _Loader:
     """What `load_program` builds up: the DRAM regions, the buffer or constant of each
     top-level value (`globals`), the values the sanitizer names, warnings."""
 
-    def __init__(self, module: ModuleOp, body: Block, weights: Mapping[str, np.ndarray], arch: Arch):
+    def __init__(self, module: ModuleOp, body: Block, weights: Mapping[str, np.ndarray], arch: Arch,
+                 image: np.ndarray | None = None):
         self.weights = weights
         self.arch = arch
         self.warnings: list[str] = []
@@ -174,8 +209,12 @@ class _Loader:
         self.host_written: list[Buf] = []
         wmax, amax = _placed_ends(body)
         self.wattr, self.aattr = int_attr(module, WEIGHTS_BYTES_ATTR), int_attr(module, ARENA_BYTES_ATTR)
-        self.wregion = Region("weights", DRAM, self.wattr if self.wattr is not None else wmax, tracked=False,
-                              readonly=True)
+        wbytes = self.wattr if self.wattr is not None else wmax
+        if image is not None and (image.dtype != np.uint8 or image.shape != (wbytes,)):
+            raise SimError(f"the weights image is {image.dtype} of shape {list(image.shape)} but the module's "
+                           f"weights region is {wbytes} bytes")
+        self.image = image  # the placed weights are already in it
+        self.wregion = Region("weights", DRAM, wbytes, tracked=False, readonly=True, data=image)
         self.aregion = Region("arena", DRAM, self.aattr if self.aattr is not None else amax, tracked=True)
         self.private: list[Region] = []
         self.allocs: list[tuple[SSAValue, Buf, list[str]]] = []
@@ -221,17 +260,19 @@ class _Loader:
         key = op.key.data
         shape = _shape(op.result)
         nbytes = prod(shape) * 4
-        data = self.weight_data(op, key)
-        if data.size != prod(shape):
+        off = _offset(op)
+        from_image = self.image is not None and off is not None
+        data = None if from_image else self.weight_data(op, key)
+        if data is not None and data.size != prod(shape):
             raise SimError(f"{describe(op)}: weight '{key}' has shape {list(data.shape)}, "
                            f"the op expects {list(shape)}")
-        off = _offset(op)
         _check_align(op, off, self.arch, self.warnings)
         region, o = _place(op, self.wregion, off, nbytes, "weight", self.private, self.wattr is not None)
         if key not in self.weight_value:
             self.weight_value[key] = self.values.new(f"weight '{key}' ({describe(op)})")
         b = Buf(region, o, shape, f"weight '{key}'", self.weight_value[key])
-        b.arr[...] = data.astype(np.float32, copy=False).reshape(shape)
+        if data is not None:
+            b.arr[...] = data.astype(np.float32, copy=False).reshape(shape)
         self.host_written.append(b)
         if off is not None:
             self.placed_weights.append((off, off + nbytes, key, op))
