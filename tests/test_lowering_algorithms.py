@@ -191,3 +191,17 @@ def test_model_minimum_skips_weights_nothing_reads() -> None:
     relu = ReluOp.create(operands=[block.args[0]], result_types=[t])
     block.add_ops([dead, relu, ReturnOp(relu.results[0])])
     assert model_work(ModuleOp([func]))[1] == 4 * (32 + 32)  # the input and the output, not the 4 KiB weight
+
+
+def test_shape_memo_follows_replaced_windows():
+    """SRAM and cost terms are computed once per tiling (`KernelShape.memo`) and again
+    when its windows are replaced (an epilogue added after the first query)."""
+    from lowering.tile.tile_search import with_epilogue
+
+    arch = Arch()
+    ks = _matmul_shape(16, 16, 16)
+    sram, cycles = sram_bytes(ks, arch, False), kernel_cycles(ks, arch, False)
+    with_epilogue(ks, [(2, (64, 64))])  # a residual operand, loaded once per output tile
+    fresh = with_epilogue(_matmul_shape(16, 16, 16), [(2, (64, 64))])
+    assert sram_bytes(ks, arch, False) == sram_bytes(fresh, arch, False) == sram + 16 * 16 * 4
+    assert kernel_cycles(ks, arch, False) == kernel_cycles(fresh, arch, False) > cycles

@@ -16,7 +16,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 from math import ceil, prod
 
 from lowering.tile.tile_search import KernelShape, Window
@@ -31,16 +33,24 @@ def dma_cycles(windows: list[Window], arch: Arch, dram_bw: int | None = None) ->
     the given share of it). The latency the step's loads start with adds to their
     transfer: a pipelined step issues its loads once the previous ones landed, and
     the parts of a split kernel run in step, so no other transfer fills it."""
-    if not windows:
-        return 0
-    bw = dram_bw or arch.dram_bw
-    channels = [0] * arch.dma_channels
+    return load_cycles(tuple(w.valid_bytes() for w in windows), arch, dram_bw or arch.dram_bw)
+
+
+def load_cycles(sizes: tuple[int, ...], arch: Arch, bw: int) -> int:
+    """`dma_cycles` of loads of these byte sizes at bandwidth `bw`."""
+    return _load_cycles(sizes, arch.dma_channels, arch.dma_latency, bw) if sizes else 0
+
+
+@lru_cache(maxsize=1 << 16)
+def _load_cycles(sizes: tuple[int, ...], n_channels: int, latency: int, bw: int) -> int:
+    """(memoised: the tile search prices the same loads for many candidates and core counts)"""
+    channels = [0] * n_channels
     total = 0
-    for nbytes in sorted((w.valid_bytes() for w in windows), reverse=True):
+    for nbytes in sorted(sizes, reverse=True):
         i = channels.index(min(channels))
-        channels[i] += arch.dma_latency + ceil(nbytes / bw)
+        channels[i] += latency + ceil(nbytes / bw)
         total += nbytes
-    return max(max(channels), ceil(total / bw) + arch.dma_latency)
+    return max(max(channels), ceil(total / bw) + latency)
 
 
 def issue_stall(windows: list[Window], arch: Arch, dram_bw: int | None = None) -> int:
@@ -50,17 +60,22 @@ def issue_stall(windows: list[Window], arch: Arch, dram_bw: int | None = None) -
     return stall_for([w.valid_bytes() for w in windows], arch, dram_bw or arch.dram_bw)
 
 
-def stall_for(sizes: list[int], arch: Arch, bw: int) -> int:
+def stall_for(sizes: Sequence[int], arch: Arch, bw: int) -> int:
     """`issue_stall` for loads of these byte sizes at bandwidth `bw`."""
     if len(sizes) <= arch.dma_channels:
         return 0
-    share = max(1, bw // arch.dma_channels)  # the channels stream together
-    free = [0] * arch.dma_channels
+    return _stall_for(tuple(sizes), arch.dma_channels, arch.dma_latency, bw)
+
+
+@lru_cache(maxsize=1 << 16)
+def _stall_for(sizes: tuple[int, ...], n_channels: int, latency: int, bw: int) -> int:
+    share = max(1, bw // n_channels)  # the channels stream together
+    free = [0] * n_channels
     t = 0
     for b in sizes:
         i = free.index(min(free))
         t = max(t, free[i])
-        free[i] = t + arch.dma_latency + ceil(b / share)
+        free[i] = t + latency + ceil(b / share)
     return t
 
 
@@ -81,25 +96,59 @@ def compute_cycles(ks: KernelShape, arch: Arch) -> int:
     return arch.vector_cycles(prod(ks.out.sizes))
 
 
+@dataclass(frozen=True)
+class CostTerms:
+    """What `tile_costs` reads off a tiled kernel, taken once per tiling and arch (the
+    search prices each candidate for every core count): the valid bytes of each load
+    (in window order) by when it is loaded, one step's compute, the output tile."""
+
+    reductions: int
+    piped: tuple[int, ...]
+    hoisted: tuple[int, ...]
+    per_tile: tuple[int, ...]
+    epilogue: tuple[int, ...]
+    compute: int
+    out_elements: int
+    out_bytes: int
+
+
+def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
+    def compute() -> CostTerms:
+        def sizes(ws: list[Window]) -> tuple[int, ...]:
+            return tuple(w.valid_bytes() for w in ws)
+
+        return CostTerms(ks.reduction_tiles, sizes(ks.piped), sizes(ks.hoisted), sizes(ks.per_tile),
+                         sizes(ks.epilogue), compute_cycles(ks, arch), prod(ks.out.sizes), ks.out.valid_bytes())
+
+    return ks.memo("_cost_terms", arch, compute)
+
+
 def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0,
                dram_bw: int | None = None) -> tuple[int, int]:
     """(fixed, per_tile): a task covering p of the kernel's parallel tiles is predicted
     to take fixed + p * per_tile cycles on one core (pipeline fill and drain are the
     fixed part). `dram_bw` overrides the bandwidth (a share of it, for split kernels)."""
     bw = dram_bw or arch.dram_bw
-    r = ks.reduction_tiles
-    piped = ks.piped
-    hoisted = dma_cycles(ks.hoisted, arch, bw)
-    load = dma_cycles(piped, arch, bw)
-    comp = compute_cycles(ks, arch)
-    epi = epilogue_len * arch.vector_cycles(prod(ks.out.sizes)) + dma_cycles(ks.per_tile, arch, bw)
-    if r > 1 and ks.epilogue:
-        epi += dma_cycles(ks.epilogue, arch, bw)
-    store = arch.dma_latency + ceil(ks.out.valid_bytes() / bw)
+    known = ks.memo("_tile_costs", arch, dict)  # (the search asks again for each core count)
+    key = (double_buffer, epilogue_len, bw)
+    if key not in known:
+        known[key] = _tile_costs(cost_terms(ks, arch), arch, double_buffer, epilogue_len, bw)
+    return known[key]
+
+
+def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int, bw: int) -> tuple[int, int]:
+    r = t.reductions
+    hoisted = load_cycles(t.hoisted, arch, bw)
+    load = load_cycles(t.piped, arch, bw)
+    comp = t.compute
+    epi = epilogue_len * arch.vector_cycles(t.out_elements) + load_cycles(t.per_tile, arch, bw)
+    if r > 1 and t.epilogue:
+        epi += load_cycles(t.epilogue, arch, bw)
+    store = arch.dma_latency + ceil(t.out_bytes / bw)
     if double_buffer:
         # first load, then each step overlaps the next load (issuing it may stall the
         # core when there are more loads than channels); the last step only computes
-        stall = issue_stall(piped, arch, bw)
+        stall = stall_for(t.piped, arch, bw)
         return hoisted + load - max(load, comp) + comp, r * max(load, stall + comp) + epi + store
     return hoisted, r * (load + comp) + epi + store
 
@@ -115,10 +164,11 @@ def kernel_dram_bytes(ks: KernelShape, parts: int = 1) -> int:
     hoisted loads once per task, the per-tile loads, epilogue operands and stores
     once per output tile."""
     steps = ks.parallel_tiles * ks.reduction_tiles
-    once = ks.per_tile + ([] if ks.reduction_tiles == 1 else ks.epilogue)
+    piped, hoisted, per_tile_ws = ks.split()
+    once = per_tile_ws + ([] if ks.reduction_tiles == 1 else ks.epilogue)
     per_tile = sum(w.valid_bytes() for w in once) + ks.out.valid_bytes()
-    return (steps * sum(w.valid_bytes() for w in ks.piped) + ks.parallel_tiles * per_tile
-            + parts * sum(w.valid_bytes() for w in ks.hoisted))
+    return (steps * sum(w.valid_bytes() for w in piped) + ks.parallel_tiles * per_tile
+            + parts * sum(w.valid_bytes() for w in hoisted))
 
 
 def parallel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int, parts: int) -> int:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from math import ceil, prod
-from typing import Any
+from typing import Any, TypeVar
 
 from xdsl.dialects.builtin import TensorType, UnitAttr
 from xdsl.ir import Operation, SSAValue
@@ -37,6 +38,7 @@ from npu_dialects.graph import (
 from npu_dialects.tile import KernelKind
 
 F32 = 4
+T = TypeVar("T")
 
 
 class TilingError(ValueError):
@@ -72,16 +74,20 @@ class Window:
     dims: tuple[DimMap, ...]
     pad_value: float | None = None
 
-    @property
+    @cached_property
     def sizes(self) -> tuple[int, ...]:
         return tuple(d.size for d in self.dims)
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return prod(self.sizes) * F32
 
     def valid_bytes(self) -> int:
         """Bytes moved by an interior tile (no padding outside the tensor)."""
+        return self._valid_bytes
+
+    @cached_property
+    def _valid_bytes(self) -> int:
         n = F32
         for d, s in zip(self.dims, self.shape):
             n *= d.size if d.size < s else s
@@ -111,21 +117,28 @@ class KernelShape:
     tile_cycles: Callable[[Arch], int] | None = None  # a structured op's cycles per tile (`tile_cycles`)
     scratch: int = 0  # SRAM bytes a tile's compute holds besides its inputs and output
 
+    def _counts(self) -> tuple[list[int], int, int]:
+        """(grid, parallel tiles, reduction tiles), computed once per `tile` dict (the
+        search asks often; tile and loops never change)."""
+        cached = self.__dict__.get("_grid")
+        if cached is None or cached[0] is not self.tile:
+            grid = [ceil(l.extent / self.tile[l.name]) for l in self.loops]
+            cached = (self.tile, grid, prod(g for l, g in zip(self.loops, grid) if not l.reduction),
+                      prod(g for l, g in zip(self.loops, grid) if l.reduction))
+            self.__dict__["_grid"] = cached
+        return cached[1:]
+
     @property
     def grid(self) -> list[int]:
-        cached = self.__dict__.get("_grid")  # (the search asks often; tile and loops never change)
-        if cached is None or cached[0] is not self.tile:
-            cached = (self.tile, [ceil(l.extent / self.tile[l.name]) for l in self.loops])
-            self.__dict__["_grid"] = cached
-        return cached[1]
+        return self._counts()[0]
 
     @property
     def parallel_tiles(self) -> int:
-        return prod(g for l, g in zip(self.loops, self.grid) if not l.reduction)
+        return self._counts()[1]
 
     @property
     def reduction_tiles(self) -> int:
-        return prod(g for l, g in zip(self.loops, self.grid) if l.reduction)
+        return self._counts()[2]
 
     def per_step(self) -> list[Window]:
         """The windows loaded at every step: the anchor's, and the epilogue's when there is
@@ -154,16 +167,27 @@ class KernelShape:
 
     def split(self) -> tuple[list[Window], list[Window], list[Window]]:
         """(`piped`, `hoisted`, `per_tile`), computed once per loads and epilogue lists."""
-        key = (self.loads, self.epilogue, self.tile)
         cached = self.__dict__.get("_split")
-        if cached is None or any(a is not b for a, b in zip(cached[0], key)):
+        if (cached is None or cached[0] is not self.loads or cached[1] is not self.epilogue
+                or cached[2] is not self.tile):
             ws = self.per_step()
             kind = [0 if not self.is_hoisted(w) else 1 for w in ws]
             kind = [2 if k == 0 and self.is_per_tile(w) else k for w, k in zip(ws, kind)]
             piped, hoisted, per_tile = ([w for w, k in zip(ws, kind) if k == c] for c in range(3))
-            cached = (key, (piped, hoisted, per_tile))
+            cached = (self.loads, self.epilogue, self.tile, (piped, hoisted, per_tile))
             self.__dict__["_split"] = cached
-        return cached[1]
+        return cached[3]
+
+    def memo(self, name: str, arch: Arch, compute: Callable[[], T]) -> T:
+        """`compute()`, a fact of this tiling on `arch`, computed once: the search asks
+        each candidate's SRAM and cost terms for every core count and buffering mode.
+        Recomputed when the windows or tile were replaced since (as `split`)."""
+        hit = self.__dict__.get(name)
+        if (hit is None or hit[0] is not self.loads or hit[1] is not self.epilogue or hit[2] is not self.tile
+                or hit[3] is not self.out or hit[4] is not arch):
+            hit = (self.loads, self.epilogue, self.tile, self.out, arch, compute())
+            self.__dict__[name] = hit
+        return hit[5]
 
     @property
     def piped(self) -> list[Window]:
@@ -199,11 +223,16 @@ def first_fit(size: int, busy: list[tuple[int, int]], align: int) -> int:
 def sram_bytes(ks: KernelShape, arch: Arch, double_buffer: bool) -> int:
     """SRAM needed by the tile buffers; pipelined loads take two slots when double
     buffered, hoisted and per-tile ones one."""
-    slots = 2 if double_buffer else 1
+    piped, rest = ks.memo("_sram", arch, lambda: sram_parts(ks, arch))
+    return piped * (2 if double_buffer else 1) + rest
+
+
+def sram_parts(ks: KernelShape, arch: Arch) -> tuple[int, int]:
+    """(bytes of one slot of the pipelined loads, bytes of every other buffer)."""
     once = ks.hoisted + ks.per_tile + ([] if ks.reduction_tiles == 1 else ks.epilogue)
-    total = sum(align_up(w.nbytes, arch.align) * slots for w in ks.piped)
-    total += sum(align_up(w.nbytes, arch.align) for w in once)
-    return total + align_up(ks.out.nbytes, arch.align) + align_up(ks.scratch, arch.align)
+    rest = sum(align_up(w.nbytes, arch.align) for w in once)
+    return (sum(align_up(w.nbytes, arch.align) for w in ks.piped),
+            rest + align_up(ks.out.nbytes, arch.align) + align_up(ks.scratch, arch.align))
 
 
 # ----------------------------------------------------------------------------------------
@@ -779,23 +808,35 @@ class TileSearch:
         self.names = [l.name for l in anchor.loops()]
         self.lists = [cands[n] for n in self.names]
         self.seen: dict[tuple, tuple | None] = {}
+        self.shapes: dict[tuple[int, ...], KernelShape | None] = {}  # (one per point, both buffering modes)
         self.smallest: list[int] = []
         self.best: tuple | None = None
+
+    def shaped(self, idx: tuple[int, ...]) -> KernelShape | None:
+        """The kernel shape of a point (with its epilogue), None when invalid."""
+        if idx not in self.shapes:
+            shaped = self.anchor.shape({n: lst[i] for n, lst, i in zip(self.names, self.lists, idx)})
+            if shaped is None or (self.epilogue_len and self.anchor.combine(shaped)):
+                self.shapes[idx] = None  # (an epilogue cannot run on merge states)
+            else:
+                self.shapes[idx] = with_epilogue(shaped, self.extra)
+        return self.shapes[idx]
 
     def evaluate(self, idx: tuple[int, ...], db: bool) -> tuple | None:
         """(cost, -sram, ks) of a candidate, None when invalid; (inf, need, None) when too big."""
         key = (idx, db)
         if key not in self.seen:
-            shaped = self.anchor.shape({n: lst[i] for n, lst, i in zip(self.names, self.lists, idx)})
-            if shaped is None or (self.epilogue_len and self.anchor.combine(shaped)):
-                self.seen[key] = None  # (an epilogue cannot run on merge states)
+            ks = self.shaped(idx)
+            if ks is None:
+                self.seen[key] = None
             else:
-                ks = with_epilogue(shaped, self.extra)
                 need = sram_bytes(ks, self.arch, db)
                 self.smallest.append(need)
-                c = self.cost(ks, self.arch, db, self.epilogue_len)
-                self.seen[key] = ((c if isinstance(c, tuple) else (c,), -need, ks)
-                                  if need <= self.arch.sram_bytes else ((float("inf"),), need, None))
+                if need > self.arch.sram_bytes:
+                    self.seen[key] = ((float("inf"),), need, None)  # (not priced: it cannot be chosen)
+                else:
+                    c = self.cost(ks, self.arch, db, self.epilogue_len)
+                    self.seen[key] = (c if isinstance(c, tuple) else (c,), -need, ks)
         return self.seen[key]
 
     def consider(self, r: tuple | None, db: bool) -> None:
