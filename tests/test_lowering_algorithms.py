@@ -205,3 +205,49 @@ def test_shape_memo_follows_replaced_windows():
     fresh = with_epilogue(_matmul_shape(16, 16, 16), [(2, (64, 64))])
     assert sram_bytes(ks, arch, False) == sram_bytes(fresh, arch, False) == sram + 16 * 16 * 4
     assert kernel_cycles(ks, arch, False) == kernel_cycles(fresh, arch, False) > cycles
+
+
+STRIP_BLOCKS = """builtin.module {
+  func.func @main(%x: tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32> {
+    %w = npu_graph.constant {weight = "w"} : tensor<8x8x3x3xf32>
+    %v = npu_graph.constant {weight = "v"} : tensor<8x8x3x3xf32>
+    %a = npu_graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x32x32xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x32x32xf32>
+    %b = npu_graph.relu %a : (tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32>
+    %c = npu_graph.conv2d %b, %v {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x32x32xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x32x32xf32>
+    %d = npu_graph.relu %c : (tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32>
+    %e = npu_graph.conv2d %d, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x32x32xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x32x32xf32>
+    %f = npu_graph.relu %e : (tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32>
+    %g = npu_graph.conv2d %f, %v {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x32x32xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x32x32xf32>
+    %h = npu_graph.relu %g : (tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32>
+    func.return %h : tensor<1x8x32x32xf32>
+  }
+}"""
+
+
+@pytest.mark.parametrize("line_buffers", ["auto", "never"])
+def test_strip_plans_of_repeated_blocks_are_memoised(line_buffers):
+    """Two blocks of the same structure (ResNet's repeated blocks) share one strip
+    search (`run_signature`): the second only lays out the first's decision, and gets
+    the plan a search of its own finds."""
+    from xdsl.parser import Parser
+
+    from lowering.tile.strip_plan import plan_strips, run_signature
+    from npu_dialects import make_context
+
+    module = Parser(make_context(), STRIP_BLOCKS).parse_module()
+    ops = [o for o in module.walk() if o.name in ("npu_graph.conv2d", "npu_graph.relu")]
+    first, second = ops[:4], ops[4:]
+    assert run_signature(first, {}) == run_signature(second, {}) != run_signature(ops[:3], {})
+    arch = Arch(sram_bytes=32 * 1024)  # (the blocks' tensors do not fit whole)
+    memo: dict = {}
+    a = plan_strips(first, arch, line_buffers=line_buffers, memo=memo)
+    b = plan_strips(second, arch, line_buffers=line_buffers, memo=memo)
+    own = plan_strips(second, arch, line_buffers=line_buffers)
+    assert a is not None and b is not None and own is not None and len(memo) == 1
+    assert b[0].geometry.ops == second  # laid out for the second block's own ops
+    assert (b[1], b[2]) == (own[1], own[2])
+    for got in (b[0], a[0]):
+        assert (got.geometry.T, got.geometry.S, got.prefetch, got.rolling, got.sram_bytes, got.compute,
+                got.strip_loads, got.once_loads) == (own[0].geometry.T, own[0].geometry.S, own[0].prefetch,
+                                                     own[0].rolling, own[0].sram_bytes, own[0].compute,
+                                                     own[0].strip_loads, own[0].once_loads)

@@ -75,7 +75,14 @@ from lowering.errors import CompileError
 from lowering.graph.constants import ConstantReader, make_constant
 from lowering.graph.fuse import rule_disabled
 from lowering.tile.group_plan import GroupPlan, in_place_ops, op_cycles, pack_chunk_bytes, plan_group
-from lowering.tile.strip_plan import LINE_BUFFER_MODES, StripPlan, in_place_candidates, input_halo, plan_strips
+from lowering.tile.strip_plan import (
+    LINE_BUFFER_MODES,
+    StripMemo,
+    StripPlan,
+    in_place_candidates,
+    input_halo,
+    plan_strips,
+)
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import ConstantOp, ReshapeOp, SliceOp, shape_of
 from npu_dialects.locs import fused_loc, node_names
@@ -165,8 +172,10 @@ class LayerGroup(ModulePass):
         # per-run state of the (frozen) pass, declared here and set around the dataclass
         self.constants: ConstantReader
         self._available: dict[SSAValue, bool]  # weight -> whether its data is at hand
+        self._strips: StripMemo  # strip plans by run signature (repeated blocks plan once)
         object.__setattr__(self, "constants", ConstantReader(op, self.name))
         object.__setattr__(self, "_available", {})
+        object.__setattr__(self, "_strips", {})
         for func in op.ops:
             if isinstance(func, FuncOp) and func.body.blocks:
                 self.group_function(func, arch, op)
@@ -218,7 +227,7 @@ class LayerGroup(ModulePass):
         kernel's tiles (`split_margin`)."""
         if len(outs) != 1 or outs[0] is not ops[-1].results[0]:
             return None
-        found = plan_strips(ops, arch, canon, line_buffers=self.line_buffers)
+        found = plan_strips(ops, arch, canon, line_buffers=self.line_buffers, memo=self._strips)
         if found is None:
             return None
         plan, parts, cycles = found

@@ -725,22 +725,50 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     return plans
 
 
+StripMemo = dict[tuple, tuple[int, bool, bool, int, int] | None]
+"""`plan_strips` decisions by `run_signature`: (rows per strip, prefetch, line buffers,
+parts, cycles), or None for no plan."""
+
+
 def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAValue] | None = None,
-                max_strips: int = 64, line_buffers: str = "auto") -> tuple[StripPlan, int, int] | None:
+                max_strips: int = 64, line_buffers: str = "auto", memo: StripMemo | None = None
+                ) -> tuple[StripPlan, int, int] | None:
     """The cheapest strip plan of `ops` that fits SRAM, with its strips split over the
     cores where that pays (`best_split`): (plan, parts, predicted cycles on them), or
     None (not a strip group, a single strip would be the whole tensor, or nothing fits).
     `line_buffers` (LINE_BUFFER_MODES): "always" prefers any plan with line buffers,
-    "never" tries none."""
+    "never" tries none. With a `memo`, a run whose signature was planned before only
+    lays out the decision taken then (a network's repeated blocks)."""
     x = strip_input(ops, canon)
     if x is None:
         return None
+    canon = canon or {}
+    if memo is None:
+        return search_strips(ops, x, arch, canon, max_strips, line_buffers)
+    key = (run_signature(ops, canon), arch, max_strips, line_buffers)
+    if key in memo:
+        hit = memo[key]
+        if hit is None:
+            return None
+        rows, prefetch, rolling, parts, cycles = hit
+        plan = _plans_for_height(ops, x, rows, arch, canon, (prefetch,), rolling)[prefetch]
+        if plan is not None:  # (always: the same structure gives the same plans)
+            return plan, parts, cycles
+    found = search_strips(ops, x, arch, canon, max_strips, line_buffers)
+    memo[key] = None if found is None else (found[0].geometry.T, found[0].prefetch, found[0].rolling,
+                                            found[1], found[2])
+    return found
+
+
+def search_strips(ops: Sequence[Operation], x: SSAValue, arch: Arch, canon: dict[SSAValue, SSAValue],
+                  max_strips: int, line_buffers: str) -> tuple[StripPlan, int, int] | None:
+    """`plan_strips`' search over strip heights, prefetch and line buffers."""
     h = shape_of(ops[-1].results[0])[-2]
     best: tuple[tuple[bool, int], StripPlan, int, int] | None = None  # (rank, plan, parts, cycles)
     for T in sorted({ceil(h / s) for s in range(2, min(h, max_strips) + 1)}, reverse=True):
-        plans = [*_plans_for_height(ops, x, T, arch, canon or {}, (False, True)).values()]
+        plans = [*_plans_for_height(ops, x, T, arch, canon, (False, True)).values()]
         if line_buffers != "never":
-            plans += _plans_for_height(ops, x, T, arch, canon or {}, (False, True), rolling=True).values()
+            plans += _plans_for_height(ops, x, T, arch, canon, (False, True), rolling=True).values()
         for p in plans:
             if p is None:
                 continue
@@ -750,6 +778,24 @@ def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAV
             if best is None or rank < best[0]:
                 best = (rank, p, parts, cycles)
     return None if best is None else best[1:]
+
+
+def run_signature(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]) -> tuple:
+    """What a strip plan of `ops` depends on: each op's name, attributes, properties and
+    result types, and its operands (renamed by `canon`) numbered by first appearance -
+    results of the run and values from outside alike - with their types. Runs with equal
+    signatures (ResNet's repeated blocks) have the same plan up to that renaming."""
+    ids: dict[SSAValue, int] = {}
+    sig = []
+    for op in ops:
+        ins = []
+        for o in operands(op, canon):
+            ins.append((ids.setdefault(o, len(ids)), o.type))
+        sig.append((op.name, tuple(sorted(op.attributes.items())), tuple(sorted(op.properties.items())),
+                    tuple(ins), tuple(r.type for r in op.results)))
+        for r in op.results:
+            ids[r] = len(ids)
+    return tuple(sig)
 
 
 def recorded_plan(ops: Sequence[Operation], rec: Attribute | None, arch: Arch) -> StripPlan:
