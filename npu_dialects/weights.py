@@ -125,6 +125,25 @@ def add_weight(module: ModuleOp, hint: str, value: np.ndarray) -> str:
     return key
 
 
+def referenced_weights(module: ModuleOp) -> dict[str, np.ndarray]:
+    """The weights of the store `module` still refers to (`npu_graph.constant {weight}`,
+    `npu_task.weight` without an inline value), in first-use order, not copied: passes
+    leave behind the originals of folded or packed weights, which a side file written
+    for the module would otherwise carry too."""
+    store = weights_of(module)
+    keys: dict[str, None] = {}
+    for op in module.walk():
+        if op.name == "npu_graph.constant":
+            key = op.attributes.get("weight")
+        elif op.name == "npu_task.weight" and "value" not in op.attributes:
+            key = op.attributes.get("key")
+        else:
+            continue
+        if isinstance(key, StringAttr):
+            keys[key.data] = None
+    return {k: store[k] for k in keys if k in store}
+
+
 def is_dirty(module: ModuleOp) -> bool:
     """Whether passes added weights that the module's side file does not hold yet."""
     s = _STORES.get(module)

@@ -22,9 +22,9 @@ from npu_dialects import all_dialects, strip_unknown_locs
 from npu_dialects.weights import (
     attach_weights,
     is_dirty,
+    referenced_weights,
     relocate,
     save_weights,
-    weights_of,
 )
 
 STANDARD_PASSES = ("canonicalize", "cse", "dce")
@@ -119,11 +119,11 @@ class NpuOptMain(xDSLOptMain):
         out = self.args.output_file
         out_dir = os.path.dirname(os.path.abspath(out)) if out and out != "-" else os.getcwd()
         if is_dirty(prog):
-            # passes folded new weights: save the whole set beside the output
+            # passes folded new weights: save the ones the output refers to beside it
             src = self.args.input_file
             stem = os.path.splitext(os.path.basename(out if out and out != "-" else (src or "npu-opt")))[0]
             path = os.path.join(out_dir, f"{stem}.weights.npz")
-            save_weights(path, weights_of(prog))
+            save_weights(path, referenced_weights(prog))
             prog.attributes["npu.weights"] = StringAttr(os.path.basename(path))
         elif out and out != "-" and self._src_dir() != out_dir:
             relocate(prog, self._src_dir(), out_dir)  # keep the weight file reachable
