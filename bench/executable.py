@@ -6,16 +6,20 @@ Models: the nine light CNNs of the onnx wheel with seeded random weights
 (`tools/testkit/zoo.py:prepare`) and the transformers of `tests/models/`.
 
 Columns:
-- tasks; program KB (the MLIR text), weights MB, file MB: the executable's size;
+- tasks; program KB (the binary IR; text KB: the same program as MLIR text), weights
+  MB, file MB: the executable's size;
 - compile s: `tools.api.compile` (ONNX import, `npu-default`, packaging) + `save`;
 - load s: what `npu-run X.npuexe` does before simulating, the sum of: read s
-  (`read_executable`: file read, checksums, MLIR parse, weight binding, descriptor
-  cross-check), of which parse s (the MLIR parse alone, timed separately), and
-  load_program s (`sim.load_program`: DRAM layout with the weights copied in, task
-  compilation);
+  (`read_executable`: file mapping, crc32s, program decoding, weight binding,
+  descriptor cross-check), of which decode s (`decode_program` alone, timed
+  separately: the binary IR decoder and `check_definitions`), and load_program s
+  (`sim.load_program`: DRAM layout with the weights section as the weights region,
+  no copy; task compilation);
 - compile / load: the speed-up of loading over compiling (acceptance: >= 10);
-  dominated by: the largest part of the load (parse, load_program, or the rest of
-  read: file I/O and checksums, which grow with the weights);
+  dominated by: the largest part of the load (decode, load_program, or the rest of
+  read: mapping and crc32 of the file, which grow with the weights);
+- verifier s: what `read_executable(verify=True)` would add (the whole IR verifier
+  instead of `check_definitions`, and the sha256), not part of load s;
 - outputs, cycles: `runtime.run` of the loaded executable against the freshly
   compiled module on the same seeded inputs: bit-identical outputs, equal cycles.
 
@@ -41,10 +45,8 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np
 import onnx
-from xdsl.parser import Parser
 
-from npu_dialects import make_context
-from runtime.executable import read_executable
+from runtime.executable import decode_program, read_executable
 from runtime.run import run
 from sim import load_program
 from tools.api import compile as compile_model
@@ -60,12 +62,14 @@ class Row:
     name: str
     tasks: int = 0
     program_kb: float = 0.0
+    text_kb: float = 0.0
     weights_mb: float = 0.0
     file_mb: float = 0.0
     compile_s: float = 0.0
     read_s: float = 0.0
-    parse_s: float = 0.0
+    decode_s: float = 0.0
     program_s: float = 0.0
+    verify_s: float = 0.0
     identical: bool = False
     same_cycles: bool = False
     error: str | None = None
@@ -76,7 +80,8 @@ class Row:
 
     @property
     def dominated_by(self) -> str:
-        parts = {"parse": self.parse_s, "load_program": self.program_s, "I/O + checks": self.read_s - self.parse_s}
+        parts = {"decode": self.decode_s, "load_program": self.program_s,
+                 "I/O + checks": self.read_s - self.decode_s}
         return max(parts, key=lambda k: parts[k])
 
     @property
@@ -85,12 +90,13 @@ class Row:
 
     def markdown(self) -> str:
         if self.error:
-            return f"| {self.name} | failed: {self.error} |" + " - |" * 13
+            return f"| {self.name} | failed: {self.error} |" + " - |" * 15
         ok = "ok" if self.ratio >= TARGET else "below 10x"
-        return (f"| {self.name} | {self.tasks} | {self.program_kb:.1f} | {self.weights_mb:.2f} | {self.file_mb:.2f} "
-                f"| {self.compile_s:.2f} | {self.load_s:.3f} | {self.read_s:.3f} | {self.parse_s:.3f} "
-                f"| {self.program_s:.3f} | {self.ratio:.1f}x ({ok}) | {self.dominated_by} "
-                f"| {'bit-identical' if self.identical else 'DIFFER'} | {'equal' if self.same_cycles else 'DIFFER'} |")
+        return (f"| {self.name} | {self.tasks} | {self.program_kb:.1f} | {self.text_kb:.1f} | {self.weights_mb:.2f} "
+                f"| {self.file_mb:.2f} | {self.compile_s:.2f} | {self.load_s:.3f} | {self.read_s:.3f} "
+                f"| {self.decode_s:.3f} | {self.program_s:.3f} | {self.ratio:.1f}x ({ok}) | {self.dominated_by} "
+                f"| {self.verify_s:.3f} | {'bit-identical' if self.identical else 'DIFFER'} "
+                f"| {'equal' if self.same_cycles else 'DIFFER'} |")
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -102,7 +108,7 @@ def _timed(fn: Callable[[], object]) -> float:
 def measure(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], repeat: int, tmp: str) -> Row:
     """Compile + save, then load, `repeat` times each; run both once and compare."""
     path = os.path.join(tmp, f"{name}.npuexe")
-    compiles, reads, parses, programs = [], [], [], []
+    compiles, reads, decodes, programs, verifies = [], [], [], [], []
     fresh = None
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -115,14 +121,16 @@ def measure(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], re
         loaded = read_executable(path)
         reads.append(time.perf_counter() - t0)
         programs.append(_timed(lambda: load_program(loaded.module, loaded.weights, loaded.arch)))
-        parses.append(_timed(lambda: Parser(make_context(), loaded.program).parse_module()))
+        decodes.append(_timed(lambda: decode_program(loaded.program)))
+        verifies.append(_timed(lambda: read_executable(path, verify=True)) - reads[-1])
     a = run(fresh.module, fresh.weights, inputs, fresh.arch, sanitize=False)
     b = run(loaded.module, loaded.weights, inputs, loaded.arch, sanitize=False)
-    return Row(name, tasks=len(loaded.descriptors), program_kb=len(loaded.program.encode()) / 1024,
+    return Row(name, tasks=len(loaded.descriptors), program_kb=len(loaded.program) / 1024,
+               text_kb=len(loaded.program_text().encode()) / 1024,
                weights_mb=sum(w.nbytes for w in loaded.weights.values()) / 2 ** 20,
                file_mb=os.path.getsize(path) / 2 ** 20, compile_s=statistics.median(compiles),
-               read_s=statistics.median(reads), parse_s=statistics.median(parses),
-               program_s=statistics.median(programs),
+               read_s=statistics.median(reads), decode_s=statistics.median(decodes),
+               program_s=statistics.median(programs), verify_s=statistics.median(verifies),
                identical=a.outputs.keys() == b.outputs.keys()
                and all(a.outputs[k].tobytes() == b.outputs[k].tobytes() for k in a.outputs),
                same_cycles=a.report["cycles"] == b.report["cycles"])
@@ -160,9 +168,9 @@ def main() -> int:
     load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [f"arch: default; wall times: median of {args.repeat}; {os.cpu_count()} CPUs, load average "
              f"{load_avg:.1f} at start (a shared machine: compare ratios within one run)", "",
-             "| model | tasks | program KB | weights MB | file MB | compile s | load s | read s | parse s "
-             "| load_program s | compile / load | dominated by | outputs | cycles |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| model | tasks | program KB | text KB | weights MB | file MB | compile s | load s | read s | decode s "
+             "| load_program s | compile / load | dominated by | verifier s | outputs | cycles |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="npuexe-bench-") as tmp:

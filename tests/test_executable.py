@@ -1,26 +1,32 @@
-"""The executable file (`runtime/executable.py`), `tools.api.compile`, `npu-compile`
-and `npu-run X.npuexe`: round trips give the outputs and cycles of a direct compile;
-a file with a flipped byte in any region, truncated, of another format version or
-another arch, or whose descriptors disagree with its program, is rejected with one
-line naming the region (exit 1) and never run."""
+"""The executable file (`runtime/executable.py`, its program in `runtime/binary_ir.py`),
+`tools.api.compile`, `npu-compile` and `npu-run X.npuexe`: round trips give the outputs
+and cycles of a direct compile, the program dumps to MLIR text that parses back to it,
+the weights section is the DRAM weights region, used without a copy; a file with a
+flipped byte in any region, truncated, of another format version or another arch,
+whose descriptors disagree with its program or whose program section is forged, is
+rejected with one line naming the region (exit 1) and never run."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from xdsl.dialects.builtin import StringAttr
+from xdsl.parser import Parser
 
 from lowering.importer.onnx_import import import_model, load_model
 from lowering.pipeline import compile_module
-from npu_dialects import module_text
+from npu_dialects import make_context, module_text
 from npu_dialects.arch import PRESETS, parse_arch_spec
 from npu_dialects.weights import WEIGHTS_ATTR, save_weights, weights_of
+from runtime import binary_ir
+from runtime.binary_ir import BinaryIRError, decode_module, encode_module, pack, unpack
 from runtime.executable import (
     ArchMismatchError,
     Executable,
@@ -30,8 +36,10 @@ from runtime.executable import (
     seal,
     section_spans,
 )
+from runtime.executable import main as executable_main
 from runtime.run import random_inputs, run
-from sim import signature
+from sim import SimError, signature
+from sim.program import load_program
 from tools import npu_compile, npu_run
 from tools.api import compile as compile_model
 from tools.testkit import models
@@ -90,7 +98,7 @@ def test_metadata(lenet_bytes):
     task = meta["tasks"][0]
     assert task["kernel"] == meta["kernels"][exe.descriptors[0].kernel_id]
     assert "/conv1/Conv" in task["onnx_nodes"]
-    assert exe.program.splitlines()[task["line"] - 1].lstrip().startswith("npu_task.task")
+    assert exe.program_text().splitlines()[task["line"] - 1].lstrip().startswith("npu_task.task")
     assert ["npu_compute.conv2d", ["/conv1/Conv"]] in task["ops"]
     assert meta["memory"]["weights_bytes"] >= sum(w["bytes"] for w in meta["memory"]["weights"])
     assert set(meta["weights"]) == set(exe.weights)
@@ -128,14 +136,30 @@ def test_flipped_byte_is_rejected_naming_the_region(region, lenet_bytes, tmp_pat
     assert err.startswith(f"error: '{path}': {region}: ")
 
 
-def test_flipped_padding_byte_is_caught_by_the_sha256(lenet_bytes, tmp_path):
+def test_flipped_padding_byte_is_caught(lenet_bytes):
     spans = sorted(section_spans(lenet_bytes).values())
     gap = next(o0 + s0 for (o0, s0), (o1, _) in zip(spans, spans[1:]) if o0 + s0 < o1)
     bad = bytearray(lenet_bytes)
     bad[gap] ^= 1
-    with pytest.raises(ExecutableError, match="sha256") as e:
+    with pytest.raises(ExecutableError, match="non-zero bytes in the padding") as e:
         from_bytes(bytes(bad))
     assert e.value.region == "padding"
+
+
+def test_sha256_is_checked_with_verify(lenet_bytes):
+    """A byte changed and every crc32 recomputed, the sha256 left: only `verify` sees it."""
+    bad = bytearray(lenet_bytes)
+    digest = bytes(bad[32:64])
+    offset, size = section_spans(lenet_bytes)["weights"]
+    bad[offset + size // 2] ^= 1
+    seal(bad)
+    bad[32:64] = digest
+    struct.pack_into("<I", bad, 64, 0)
+    struct.pack_into("<I", bad, 64, zlib.crc32(bad[:section_spans(lenet_bytes)["header"][1]]))
+    assert from_bytes(bytes(bad)).meta == from_bytes(lenet_bytes).meta
+    with pytest.raises(ExecutableError, match="sha256 mismatch") as e:
+        from_bytes(bytes(bad), verify=True)
+    assert e.value.region == "file"
 
 
 @pytest.mark.parametrize("region", ["header", "section table", "meta", "program", "cmdbuf", "weights"])
@@ -158,15 +182,15 @@ def test_empty_and_foreign_files(tmp_path, capsys):
     assert code == 1 and "cannot read" in err
 
 
-def test_other_format_version_is_rejected(lenet_bytes, tmp_path, capsys):
-    newer = bytearray(lenet_bytes)
-    struct.pack_into("<I", newer, 8, 2)
-    seal(newer)  # a well-formed file of format version 2
-    with pytest.raises(ExecutableError, match="version mismatch: format version 2") as e:
-        from_bytes(bytes(newer))
-    assert e.value.region == "header"
-    code, _, err = _cli(capsys, npu_run.main, _write(tmp_path, newer))
-    assert code == 1 and "version mismatch" in err
+@pytest.mark.parametrize("version", [1, 3])
+def test_other_format_version_is_rejected(version, lenet_bytes, tmp_path, capsys):
+    other = bytearray(lenet_bytes)
+    struct.pack_into("<I", other, 8, version)
+    seal(other)  # a well-formed file of another format version (1: MLIR text as the program)
+    with pytest.raises(ExecutableError, match=f"version mismatch: format version {version}, .* reads version 2"):
+        from_bytes(bytes(other))
+    code, _, err = _cli(capsys, npu_run.main, _write(tmp_path, other))
+    assert code == 1 and "version mismatch" in err and "header" in err
 
 
 def test_wrong_arch_is_rejected(lenet_bytes, tmp_path, capsys):
@@ -222,7 +246,7 @@ def test_task_level_mlir_is_packaged_as_is(tmp_path, capsys):
     (tmp_path / "low.mlir").write_text(module_text(module))
     exe = compile_model(tmp_path / "low.mlir")
     assert exe.meta["pipeline"] is None and exe.meta["source"]["kind"] == "mlir"
-    assert exe.program == compile_model(LENET).program
+    assert exe.program_text() == compile_model(LENET).program_text()
     code, _, _ = _cli(capsys, npu_compile.main, tmp_path / "low.mlir", "-o", tmp_path / "low.npuexe")
     assert code == 0
     code, _, err = _cli(capsys, npu_run.main, tmp_path / "low.npuexe", "--check")
@@ -281,3 +305,215 @@ def test_pipeline_options_reach_the_compiler():
     by_options = compile_model(LENET, fuse_disable=("layer-group",))
     assert by_options.program == split.program
     assert compile_model(LENET, pipeline=by_options.meta["pipeline"]).program == split.program  # recorded = what ran
+
+
+# ----------------------------------------------------------------------------- the program section
+
+
+def test_dump_parses_back_to_the_same_program(mlp_exe, tmp_path, capsys):
+    path = tmp_path / "mlp.npuexe"
+    mlp_exe.save(path)
+    code, text, _ = _cli(capsys, executable_main, "dump", path)
+    assert code == 0 and text == mlp_exe.program_text() and "npu_task.task" in text
+    assert _cli(capsys, executable_main, "dump", path, "-o", tmp_path / "mlp.mlir")[0] == 0
+    parsed = Parser(make_context(), (tmp_path / "mlp.mlir").read_text()).parse_module()
+    assert parsed.is_structurally_equivalent(read_executable(path).module) and module_text(parsed) == text
+    code, _, err = _cli(capsys, executable_main, "dump", tmp_path / "missing.npuexe")
+    assert code == 1 and err.startswith("error: '") and "cannot read" in err
+
+
+@pytest.mark.parametrize("name", ["lenet", "bert_encoder"])
+def test_binary_program_decodes_to_the_same_module(name):
+    exe = compile_model(MODELS / f"{name}.onnx")
+    ctx = make_context()
+    back = decode_module(exe.program, ctx)
+    back.verify()
+    assert module_text(back) == exe.program_text()
+    assert encode_module(back, ctx) == exe.program
+    strings, attrs, ops = unpack(exe.program)
+    assert pack(strings, attrs, ops) == exe.program
+
+
+def _forge(program: bytes, how: str) -> bytes:
+    """The program section changed as `how` says (positions found without decoding)."""
+    strings, attrs, ops = unpack(program)
+    if how == "unknown op":
+        strings[strings.index(b"npu_task.task")] = b"npu_task.tusk"
+    elif how == "unknown type":
+        strings[strings.index(b"memref")] = b"memrex"
+    elif how == "attribute index":  # drop the last entry: whatever refers to it points past the table
+        last = max(i for i in range(len(attrs)) if _entry_starts(attrs)[i])
+        attrs = attrs[:last]
+    elif how == "string index":
+        strings = strings[:-1]
+    elif how == "attribute kind":
+        attrs[0] = 99
+    elif how == "truncated ops":
+        ops = ops[:-1]
+    elif how == "trailing word":
+        ops = [*ops, 0]
+    elif how == "region structure":  # the module's body: two blocks instead of one
+        at = 5 + 2 * ops[3] + 2 * ops[4 + 2 * ops[3]] + 1  # nprop, pairs, nattr, pairs, nsucc, nreg -> nblocks
+        ops[at] = 2
+    elif how == "head":
+        return program[:8] + struct.pack("<I", struct.unpack_from("<I", program, 8)[0] + 1) + program[12:]
+    return pack(strings, attrs, ops)
+
+
+def _entry_starts(attrs: list[int]) -> list[bool]:
+    """Which attribute words start an entry (a tiny walker over the table's kinds)."""
+    starts, i = [False] * len(attrs), 0
+    sizes = {binary_ir.TEXT: 1, binary_ir.INT: 1, binary_ir.STRING: 1, binary_ir.BYTES: 1, binary_ir.FLOAT: 1,
+             binary_ir.BIGINT: 1}
+    while i < len(attrs):
+        starts[i] = True
+        kind = attrs[i]
+        if kind in sizes:
+            i += 1 + sizes[kind]
+        elif kind == binary_ir.PARAM:
+            i += 3 + attrs[i + 2]
+        elif kind == binary_ir.ARRAY:
+            i += 2 + attrs[i + 1]
+        else:  # DICT
+            i += 2 + 2 * attrs[i + 1]
+    return starts
+
+
+FORGERIES = {"unknown op": "unknown op 'npu_task.tusk'", "unknown type": "unknown attribute or type 'memrex'",
+             "attribute index": "attribute index .* out of range", "string index": "string index .* out of range",
+             "attribute kind": "attribute #0: unknown kind 99", "truncated ops": "the op stream ends early",
+             "trailing word": "words after the end of the op stream", "region structure": "",
+             "head": "inconsistent head"}
+
+
+@pytest.mark.parametrize("how", FORGERIES)
+def test_forged_program_is_rejected_by_the_decoder(how, tmp_path, capsys, monkeypatch):
+    exe = compile_model(LENET)
+    exe.program = _forge(exe.program, how)
+    data = exe.to_bytes()  # sealed: every checksum holds, only the decoder can tell
+    with pytest.raises(ExecutableError, match=f"program: bad binary IR: .*{FORGERIES[how]}") as e:
+        from_bytes(data)
+    assert e.value.region == "program" and "\n" not in str(e.value)
+    monkeypatch.setattr(npu_run, "_run_on_device", lambda *a: pytest.fail("a bad executable ran"))
+    code, out, err = _cli(capsys, npu_run.main, _write(tmp_path, data))
+    assert code == 1 and out == "" and err.count("\n") == 1 and ": program: bad binary IR: " in err
+
+
+SMALL = """"builtin.module"() ({
+  %a = "arith.constant"() <{value = 1 : i32}> : () -> i32
+  %b = "arith.addi"(%a, %a) <{overflowFlags = #arith.overflow<none>}> : (i32, i32) -> i32
+  "scf.if"(%b) ({
+    "scf.yield"() : () -> ()
+  }, {
+  }) : (i32) -> ()
+}) : () -> ()
+"""
+
+
+@pytest.mark.parametrize("operand, message", [(2, "value index 2 out of range \\[0, 1\\)"),
+                                               (-1, "value index -1 out of range")])
+def test_operand_index_out_of_range_is_rejected(operand, message):
+    ctx = make_context()
+    strings, attrs, ops = unpack(encode_module(Parser(ctx, SMALL).parse_module(), ctx))
+    at = ops.index(strings.index(b"arith.addi"))
+    assert ops[at + 2:at + 5] == [2, 0, 0]  # two operands, both value 0
+    ops[at + 4] = operand
+    with pytest.raises(BinaryIRError, match=message):
+        decode_module(pack(strings, attrs, ops), ctx)
+
+
+def test_decoder_raises_nothing_but_its_own_error():
+    """Every word of a small program's attribute table and op stream replaced in turn
+    by a few values: each decodes to some module or raises BinaryIRError."""
+    ctx = make_context()
+    program = encode_module(Parser(ctx, SMALL).parse_module(), ctx)
+    strings, attrs, ops = unpack(program)
+    outcomes = set()
+    for which in ("attrs", "ops"):
+        words = attrs if which == "attrs" else ops
+        for i in range(len(words)):
+            for value in (-2, 0, 1, 3, 1000, 2 ** 31 - 1):
+                forged = list(words)
+                forged[i] = value
+                data = pack(strings, forged, ops) if which == "attrs" else pack(strings, attrs, forged)
+                try:
+                    decode_module(data, ctx)
+                    outcomes.add("decoded")
+                except BinaryIRError:
+                    outcomes.add("rejected")
+    assert outcomes == {"decoded", "rejected"}
+
+
+def test_encoder_refuses_what_it_cannot_describe():
+    ctx = make_context()
+    module = Parser(ctx, SMALL).parse_module()
+    ops = list(module.body.block.ops)
+    ops[1].detach()
+    module.body.block.insert_op_before(ops[1], ops[0])  # arith.addi now uses %a before its definition
+    with pytest.raises(BinaryIRError, match="before its definition"):
+        encode_module(module, ctx)
+
+
+# ----------------------------------------------------------------------------- weights: the DRAM image
+
+
+def test_weights_section_is_the_dram_image_used_without_a_copy(mlp_exe, tmp_path):
+    path = tmp_path / "mlp.npuexe"
+    mlp_exe.save(path)
+    exe = read_executable(path)
+    image = exe.weights.image
+    assert image.size == exe.meta["weights_image_bytes"] == exe.meta["memory"]["weights_bytes"]
+    prog = load_program(exe.module, exe.weights, exe.arch)
+    region = prog.regions[0]
+    assert region.name == "weights" and np.shares_memory(region.data, image) and not region.data.flags.writeable
+    assert np.shares_memory(image, exe.weights_section)
+    for w in exe.meta["memory"]["weights"]:  # every weight at its DRAM offset (the plan placed all)
+        assert image[w["offset"]:w["offset"] + w["bytes"]].tobytes() == exe.weights[w["key"]].tobytes()
+    copied = load_program(exe.module, dict(exe.weights), exe.arch).regions[0].data  # the by-key path
+    assert copied.tobytes() == image.tobytes() and copied.flags.writeable
+    inputs = random_inputs(signature(exe.module), seed=1)
+    a, b = run(exe.module, exe.weights, inputs, exe.arch), run(mlp_exe.module, dict(mlp_exe.weights), inputs)
+    assert a.report["cycles"] == b.report["cycles"] and a.outputs["y"].tobytes() == b.outputs["y"].tobytes()
+
+
+def test_weights_image_of_the_wrong_size_is_refused(mlp_exe):
+    with pytest.raises(SimError, match="the weights image is uint8 of shape"):
+        load_program(mlp_exe.module, mlp_exe.weights, mlp_exe.arch, weights_image=np.zeros(4, np.uint8))
+
+
+def test_weights_without_a_dram_offset_follow_the_image(tmp_path):
+    """A hand-written task-level module may leave a weight unplaced: it goes after the
+    image and `load_program` copies it into a private region, as it did without one."""
+    arch = PRESETS["default"]
+    module, weights = import_model(load_model(LENET), arch)
+    compile_module(module, arch, weights, verify_each=False)
+    save_weights(str(tmp_path / "low.weights.npz"), weights_of(module))
+    module.attributes[WEIGHTS_ATTR] = StringAttr("low.weights.npz")
+    text = module_text(module).replace('"fc1.bias" {offset = 192000 : i64}', '"fc1.bias"')
+    assert '"fc1.bias" :' in text
+    (tmp_path / "low.mlir").write_text(text)
+    exe = compile_model(tmp_path / "low.mlir")
+    image_bytes = exe.meta["weights_image_bytes"]
+    assert exe.meta["weights"]["fc1.bias"]["offset"] >= image_bytes and exe.weights_section.size > image_bytes
+    exe.save(tmp_path / "low.npuexe")
+    back = read_executable(tmp_path / "low.npuexe")
+    prog = load_program(back.module, back.weights, back.arch)
+    assert any(r.name.startswith("private weight") for r in prog.regions)
+    inputs = random_inputs(signature(back.module), seed=2)
+    a, b = run(back.module, back.weights, inputs, back.arch), run(exe.module, dict(exe.weights), inputs, exe.arch)
+    assert a.report["cycles"] == b.report["cycles"] and a.outputs["y"].tobytes() == b.outputs["y"].tobytes()
+
+
+def test_a_dma_into_read_only_weights_is_a_sim_error():
+    from types import SimpleNamespace
+
+    from sim.memory import DRAM, Buf, Region, plan_copy
+    image = np.zeros(64, np.uint8)
+    weight = Buf(Region("weights", DRAM, 64, readonly=True, data=image), 0, (4, 4), "weight 'w'")
+    assert not weight.arr.flags.writeable and image.flags.writeable  # (the region's view is read-only)
+    src = Buf(Region("arena", DRAM, 64), 0, (4, 4), "alloc")
+    plan = plan_copy(SimpleNamespace(where="task 't': 'npu_dma.copy'"), src, weight, (0, 0), (0, 0), (4, 4),
+                     None, False, True)
+    assert not isinstance(plan, str)
+    with pytest.raises(SimError, match="'npu_dma.copy': writes weight 'w' in the read-only DRAM weights region"):
+        plan.move()
