@@ -3,21 +3,29 @@
 Adds to `xdsl-opt`: MLIR's `--pass-pipeline='builtin.module(a,b{k=v})'`,
 `--list-passes`, printing of locations (ONNX node names) by default, weight
 side-file relocation when writing elsewhere, and clean diagnostics (exit 1 for
-bad input, 2 for bad usage; no tracebacks unless NPU_DEBUG=1).
+bad input, 2 for bad usage; no tracebacks unless NPU_DEBUG=1). Observability
+(`lowering/instrument.py`, reports on stderr): `--time-passes` (nested passes of
+`npu-default` each timed, verification, parsing and printing apart),
+`--print-ir-after=PASS,...`, `--print-ir-after-all`, `--pattern-stats`, and a
+progress line after 2 s when stderr is a terminal (`--progress`). The IR is
+verified as read and once after the passes; `--verify-each` after every pass.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from lowering import get_all_passes
+from lowering.instrument import Instrumentation, InstrumentOptions
 from npu_dialects import all_dialects, strip_unknown_locs
 from npu_dialects.weights import (
     attach_weights,
@@ -92,6 +100,19 @@ class NpuOptMain(xDSLOptMain):
                                 help="list every pass with a one-line description and exit")
         arg_parser.add_argument("--no-debuginfo", action="store_true",
                                 help="do not print locations (ONNX node names)")
+        arg_parser.add_argument("--verify-each", action="store_true",
+                                help="verify the IR after every pass, nested passes of npu-default too "
+                                     "(default: the input, then once after the passes)")
+        arg_parser.add_argument("--print-ir-after", action="append", default=[], metavar="PASS[,PASS]",
+                                help="print the IR to stderr after each run of these passes "
+                                     "(nested passes of npu-default too)")
+        arg_parser.add_argument("--print-ir-after-all", action="store_true",
+                                help="print the IR to stderr after every pass")
+        arg_parser.add_argument("--pattern-stats", action="store_true",
+                                help="print to stderr how often each rewrite pattern fired, per pass")
+        arg_parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                                help="a progress line on stderr once a compile passes 2 s "
+                                     "(auto: when stderr is a terminal)")
 
     def setup_pipeline(self) -> None:
         if self.args.list_passes:
@@ -108,6 +129,34 @@ class NpuOptMain(xDSLOptMain):
             super().setup_pipeline()
         except (ValueError, TypeError) as e:  # unknown pass, bad option name or value
             raise PipelineSyntaxError(f"bad pass pipeline '{self.args.passes}': {e}") from None
+        self.instrument_options = self.observe_options()
+
+    def observe_options(self) -> InstrumentOptions:
+        """The instrumentation the command line asks for (`lowering/instrument.py`)."""
+        a = self.args
+        after = tuple(n.strip() for arg in a.print_ir_after for n in arg.split(",") if n.strip())
+        unknown = [n for n in after if n not in self.available_passes]
+        if unknown:
+            raise PipelineSyntaxError(f"--print-ir-after: unknown pass(es) {', '.join(unknown)} "
+                                      "(npu-opt --list-passes lists them)")
+        return InstrumentOptions(time_passes=a.time_passes, print_ir_after=after,
+                                 print_ir_after_all=a.print_ir_after_all, pattern_stats=a.pattern_stats,
+                                 verify_each=a.verify_each, verify=not a.disable_verify,
+                                 progress={"auto": None, "always": True, "never": False}[a.progress],
+                                 print_debuginfo=a.print_debuginfo)
+
+    def run(self) -> None:
+        with Instrumentation(self.instrument_options) as inst:
+            self.inst = inst
+            super().run()
+
+    def _phase(self, name: str):
+        inst = getattr(self, "inst", None)
+        return inst.phase(name) if inst is not None else contextlib.nullcontext()
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        with self._phase("parse"):
+            return super().parse_chunk(chunk, file_extension, start_offset)
 
     def _src_dir(self) -> str:
         src = self.args.input_file
@@ -115,7 +164,11 @@ class NpuOptMain(xDSLOptMain):
 
     def apply_passes(self, prog: ModuleOp) -> None:
         attach_weights(prog, None, self._src_dir())  # loaded only if a pass needs values
-        super().apply_passes(prog)
+        inst = getattr(self, "inst", None)
+        if inst is None or self.args.print_between_passes:
+            super().apply_passes(prog)  # (xDSL's own driver prints between passes)
+        else:
+            inst.run(self.pipeline.passes, self.ctx, prog)
         out = self.args.output_file
         out_dir = os.path.dirname(os.path.abspath(out)) if out and out != "-" else os.getcwd()
         if is_dirty(prog):
@@ -123,13 +176,15 @@ class NpuOptMain(xDSLOptMain):
             src = self.args.input_file
             stem = os.path.splitext(os.path.basename(out if out and out != "-" else (src or "npu-opt")))[0]
             path = os.path.join(out_dir, f"{stem}.weights.npz")
-            save_weights(path, referenced_weights(prog))
+            with self._phase("write weights"):
+                save_weights(path, referenced_weights(prog))
             prog.attributes["npu.weights"] = StringAttr(os.path.basename(path))
         elif out and out != "-" and self._src_dir() != out_dir:
             relocate(prog, self._src_dir(), out_dir)  # keep the weight file reachable
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
-        return strip_unknown_locs(super().output_resulting_program(prog))
+        with self._phase("print"):
+            return strip_unknown_locs(super().output_resulting_program(prog))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

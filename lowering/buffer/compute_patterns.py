@@ -30,10 +30,10 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 
+from lowering.instrument import PatternWalker
 from npu_dialects.compute import (
     ApplyOp,
     Conv2dOp,
@@ -147,7 +147,7 @@ COMPUTE_PATTERNS: list[RewritePattern] = [MatmulPattern(), ConvPattern(), MaxPoo
                                           ElementwisePattern(), DeadToTensor()]
 
 
-WALKER = PatternRewriteWalker(GreedyRewritePatternApplier(COMPUTE_PATTERNS), apply_recursively=True)
+WALKER = PatternWalker(GreedyRewritePatternApplier(COMPUTE_PATTERNS), apply_recursively=True)
 """Applies the compute patterns (built once: `lower_compute` runs per task)."""
 
 

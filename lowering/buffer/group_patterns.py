@@ -33,12 +33,12 @@ from xdsl.ir import Operation, OpResult, Region, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 from xdsl.rewriter import InsertPoint
 
 from lowering.buffer.tile_loop_patterns import Emitter, sram_type
+from lowering.instrument import PatternWalker
 from lowering.tile.group_plan import is_view
 from lowering.tile.tile_search import TilingError, matmul_views
 from npu_dialects.arch import Arch
@@ -231,7 +231,7 @@ def lower_group(bufs: GroupBuffers, region: Region) -> None:
     """Apply the patterns to the task body `region` holding the group's body, in order."""
     applier = GreedyRewritePatternApplier([GroupLoadToCopy(bufs), GroupViewToBuffer(bufs), StageGroupOp(bufs)],
                                           dce_enabled=False)
-    PatternRewriteWalker(applier, apply_recursively=False).rewrite_region(region)
+    PatternWalker(applier, apply_recursively=False).rewrite_region(region)
     for op in region.walk():
         if op in bufs.ops or isinstance(op, LoadOp):
             raise TilingError(f"'{op.name}' in a layer group was left unlowered (its operands are not buffers)")

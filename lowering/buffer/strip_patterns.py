@@ -33,12 +33,12 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 from xdsl.rewriter import InsertPoint
 
 from lowering.buffer.tile_loop_patterns import INDEX, DeadIndexMath, Emitter, PrefetchLoads, after_loads, sram_type
+from lowering.instrument import PatternWalker
 from lowering.tile.strip_plan import (
     NEG,
     WINDOWED,
@@ -585,4 +585,4 @@ def lower_strip_loop(bufs: StripBuffers, region: Region) -> None:
                                           [PrefetchStrips(bufs)], [DeadStripValues(), DeadIndexMath()]]
     for patterns in stages:
         applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)  # (the buffers have no uses yet)
-        PatternRewriteWalker(applier, apply_recursively=True).rewrite_region(region)
+        PatternWalker(applier, apply_recursively=True).rewrite_region(region)

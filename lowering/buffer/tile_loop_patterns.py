@@ -56,12 +56,12 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 from xdsl.rewriter import InsertPoint
 
 from lowering.buffer.compute_patterns import stage
+from lowering.instrument import PatternWalker
 from lowering.tile.tile_search import TilingError, align_up
 from npu_dialects.arch import Arch
 from npu_dialects.compute import MaterializeOp, ToTensorOp
@@ -523,4 +523,4 @@ def lower_tile_loop(bufs: TileBuffers, region: Region) -> None:
                                           [PrefetchLoads(bufs)], [DeadIndexMath()]]
     for patterns in stages:
         applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)  # (the slots have no uses yet)
-        PatternRewriteWalker(applier, apply_recursively=True).rewrite_region(region)
+        PatternWalker(applier, apply_recursively=True).rewrite_region(region)

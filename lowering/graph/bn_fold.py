@@ -45,13 +45,13 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
 
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
+from lowering.instrument import PatternWalker
 from npu_dialects.graph import AddOp, BatchNormOp, Conv2dOp, MulOp, shape_of
 from npu_dialects.locs import fused_loc, loc_names
 
@@ -184,9 +184,9 @@ def fold_batchnorms(module: ModuleOp, pass_name: str, conv: bool = True, affine:
     merge the multiply-adds by constants that follow each other (MergeAffine)."""
     constants = ConstantReader(module, pass_name)
     pattern = FoldBatchNorm(module, constants, conv=conv, affine=affine)
-    PatternRewriteWalker(GreedyRewritePatternApplier([pattern])).rewrite_module(module)
+    PatternWalker(GreedyRewritePatternApplier([pattern])).rewrite_module(module)
     if affine:
-        PatternRewriteWalker(GreedyRewritePatternApplier([MergeAffine(module, constants)])).rewrite_module(module)
+        PatternWalker(GreedyRewritePatternApplier([MergeAffine(module, constants)])).rewrite_module(module)
 
 
 @dataclass(frozen=True)

@@ -60,12 +60,12 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
 from lowering.graph.constants import ConstantReader
+from lowering.instrument import PatternWalker
 from npu_dialects.graph import (
     AddOp,
     BinaryOp,
@@ -396,7 +396,7 @@ class Canonicalize(ModulePass):
     name = "npu-canonicalize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([
+        PatternWalker(GreedyRewritePatternApplier([
             FoldReshapeChain(), FoldIdentityReshape(), FoldNeutralElement(ConstantReader(op, self.name)),
             FoldTransposeChain(), FoldIdentityTranspose(), TransposeOfUnitDimsToReshape(),
             GemmScalingToEpilogue(), MatmulTo2D(), DecomposeAggregate(), ElementwiseBeforeReshape(),

@@ -37,12 +37,12 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 
 from lowering.errors import CompileError
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
+from lowering.instrument import PatternWalker
 from npu_dialects.graph import ConstantOp, FusedOp, GraphOp, shape_of
 
 PASS_NAME = "npu-constant-fold"
@@ -102,4 +102,4 @@ class ConstantFold(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         constants = ConstantReader(op, self.name)
-        PatternRewriteWalker(GreedyRewritePatternApplier([FoldConstantOperands(op, constants)])).rewrite_module(op)
+        PatternWalker(GreedyRewritePatternApplier([FoldConstantOperands(op, constants)])).rewrite_module(op)

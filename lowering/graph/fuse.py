@@ -51,13 +51,14 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from lowering.errors import CompileError
 from lowering.graph.bn_fold import fold_batchnorms
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
+from lowering.instrument import PatternWalker
 from lowering.tile.tile_search import per_channel_shape
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import (
@@ -169,6 +170,11 @@ class FuseRule(RewritePattern):
     anchors: tuple[type[Operation], ...]
     prologue: bool = False
     epilogue: bool = True
+
+    @property
+    def label(self) -> str:
+        """Its name in `--pattern-stats`: one instance per rule."""
+        return f"FuseRule({self.rule})"
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, self.anchors) or isinstance(op.parent_op(), FusedOp):
@@ -312,13 +318,13 @@ class Fuse(ModulePass):
             fold_batchnorms(op, self.name, affine=False)
         if "attention" not in self.disable:
             rule = FuseAttention(op, ConstantReader(op, self.name), arch_of(op))
-            PatternRewriteWalker(rule, apply_recursively=False).rewrite_module(op)
+            PatternWalker(rule, apply_recursively=False).rewrite_module(op)
         # convs (with prologues) and cube epilogues first, so an elementwise chain never
         # steals a conv's prologue or epilogue
         prologue = "conv-prologue" not in self.disable
         for rule, anchors in EPILOGUE_RULES.items():
             epilogue = rule not in self.disable
             if epilogue or (prologue and rule == "conv-epilogue"):
-                walker = PatternRewriteWalker(FuseRule(rule, anchors, prologue=prologue, epilogue=epilogue),
-                                              apply_recursively=False)
+                walker = PatternWalker(FuseRule(rule, anchors, prologue=prologue, epilogue=epilogue),
+                                       apply_recursively=False)
                 walker.rewrite_module(op)

@@ -31,10 +31,10 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 
+from lowering.instrument import PatternWalker
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import (
     FusedOp,
@@ -90,5 +90,5 @@ class SplitRows(ModulePass):
     name = "npu-split-rows"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        walker = PatternRewriteWalker(GreedyRewritePatternApplier([SplitLongRows(arch_of(op))]))
+        walker = PatternWalker(GreedyRewritePatternApplier([SplitLongRows(arch_of(op))]))
         walker.rewrite_module(op)

@@ -19,13 +19,13 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 from xdsl.traits import HasCanonicalizationPatternsTrait
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from lowering.errors import CompileError
+from lowering.instrument import PatternWalker
 from lowering.task.peephole import PATTERNS, is_scalar
 from lowering.task.peephole import task_of as enclosing_task
 
@@ -95,4 +95,4 @@ class TaskCanonicalize(ModulePass):
                                               dce_enabled=False)
         for func in op.ops:
             if isinstance(func, FuncOp) and func.body.blocks:
-                PatternRewriteWalker(applier).rewrite_region(func.body)
+                PatternWalker(applier).rewrite_region(func.body)

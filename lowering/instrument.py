@@ -1,0 +1,432 @@
+"""Compile observability, as MLIR's pass instrumentations give it: per-pass wall
+time (`--time-passes`, nested pipelines such as `npu-default` broken into their
+passes, verification shown apart), IR dumps after named passes or all of them
+(`--print-ir-after`, `--print-ir-after-all`), pattern firing counts per pass
+(`--pattern-stats`) and a progress line on long compiles when stderr is a terminal.
+
+Tools run a pass list with `run_pipeline(passes, ctx, module, options)` (or build an
+`Instrumentation` to time their own phases too, as `npu-opt` times parsing and
+printing); a pass that runs a nested pipeline runs it with `run_nested`; pattern-based
+passes walk with `PatternWalker`, which counts firings while stats are on.
+
+Verification: the input once, then once after the last pass; after every pass
+(nested ones too) with `verify_each`. A nested pipeline run outside any
+instrumentation (`compile_module`) verifies its own end.
+
+Algorithm
+---------
+The active `Instrumentation` is a context variable, so a nested pipeline and the
+walkers inside passes find it without threading it through pass options. Times
+form a tree (phase -> nested passes -> verify), each node inclusive of its
+children, printed like MLIR's `-mlir-timing` report. Pattern counting wraps the
+walker's pattern for the duration of one walk: a greedy applier's patterns are
+wrapped one by one, so the pattern that acted on an op is the one counted (an op
+the applier erased as dead is counted apart). The progress line is drawn by a
+daemon thread every PROGRESS_INTERVAL s once PROGRESS_DELAY s have passed (the
+passes hold the GIL only between bytecodes); it is cleared before anything else
+is written to the stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, Region
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from lowering.errors import CompileError
+from npu_dialects import strip_unknown_locs
+
+PROGRESS_DELAY = float(os.environ.get("NPU_PROGRESS_AFTER", "2"))
+"""Seconds a compile runs before the progress line appears (env NPU_PROGRESS_AFTER)."""
+PROGRESS_INTERVAL = 0.25
+"""Seconds between redraws of the progress line."""
+VERIFY = "verify"
+"""The time report's row of verification (one per level: input and end, or after each pass)."""
+DEAD_OP = "(dead op erased)"
+"""The pattern-stats label of ops a greedy applier erased as trivially dead."""
+
+
+@dataclass(frozen=True)
+class InstrumentOptions:
+    """What to observe. `progress`: None draws the line only when the stream is a
+    terminal; `verify`: False verifies nothing (npu-opt --disable-verify)."""
+
+    time_passes: bool = False
+    print_ir_after: tuple[str, ...] = ()
+    print_ir_after_all: bool = False
+    pattern_stats: bool = False
+    verify_each: bool = False
+    verify: bool = True
+    progress: bool | None = None
+    print_debuginfo: bool = True
+
+
+@dataclass
+class TimerNode:
+    """One row of the time report: inclusive seconds, how often it ran, its rows below."""
+
+    name: str
+    seconds: float = 0.0
+    count: int = 0
+    children: dict[str, TimerNode] = field(default_factory=dict)
+
+    def child(self, name: str) -> TimerNode:
+        if name not in self.children:
+            self.children[name] = TimerNode(name)
+        return self.children[name]
+
+
+@dataclass
+class PatternCount:
+    tried: int = 0
+    fired: int = 0
+
+
+_ACTIVE: ContextVar[Instrumentation | None] = ContextVar("npu_instrumentation", default=None)
+
+
+def active() -> Instrumentation | None:
+    """The instrumentation the current compile runs under, if any."""
+    return _ACTIVE.get()
+
+
+class Instrumentation:
+    """Observes one compile: call `phase` around the tool's own steps, `run` for the
+    pipeline, then `report` (or use it as a context manager, which reports on exit)."""
+
+    def __init__(self, options: InstrumentOptions = InstrumentOptions(), stream: IO[str] | None = None,
+                 progress_delay: float | None = None) -> None:
+        self.options = options
+        self.stream = stream if stream is not None else sys.stderr
+        self.root = TimerNode("Total")
+        self._stack = [self.root]
+        self.passes: list[str] = []  # the running pass and the passes it runs in
+        self.patterns: dict[str, dict[str, PatternCount]] = {}
+        self.start = time.perf_counter()
+        show = options.progress if options.progress is not None else _isatty(self.stream)
+        delay = PROGRESS_DELAY if progress_delay is None else progress_delay
+        self.progress = Progress(self.stream, delay) if show else None
+        self.end_verified = False  # (within `run`, which verifies after the last pass)
+        self._token = None
+
+    def __enter__(self) -> Instrumentation:
+        self._token = _ACTIVE.set(self)
+        if self.progress is not None:
+            self.progress.start()
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+        if self._token is not None:
+            _ACTIVE.reset(self._token)
+            self._token = None
+        if kind is None:
+            self.report()
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Time a step (a pass, parsing, printing) as a row under the current one."""
+        node = self._stack[-1].child(name)
+        self._stack.append(node)
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            node.seconds += time.perf_counter() - t
+            node.count += 1
+            self._stack.pop()
+
+    def run(self, passes: Sequence[ModulePass], ctx: Context, module: ModuleOp, verify_input: bool = True) -> None:
+        """Apply a top-level pass list: verify the input, run the passes, verify the end."""
+        if verify_input and self.options.verify:
+            with self.phase(VERIFY):
+                module.verify()  # (a bad input is the user's: its own message, no pass named)
+        self.end_verified = self.options.verify and not self.options.verify_each
+        try:
+            self.run_passes(passes, ctx, module, self.options.verify_each)
+        finally:
+            self.end_verified = False
+        if passes and self.options.verify and not self.options.verify_each:
+            names = ",".join(p.name for p in passes)
+            self.verify(module, names, "IR does not verify after the passes (--verify-each verifies after "
+                                       "each one, naming the pass at fault)")
+
+    def run_passes(self, passes: Sequence[ModulePass], ctx: Context, module: ModuleOp, verify_each: bool) -> None:
+        """Apply `passes` in order as rows under the current one (timed, dumped, counted)."""
+        for i, p in enumerate(passes):
+            if self.progress is not None:
+                self.progress.update(" > ".join([*self.passes, p.name]) + f" ({i + 1}/{len(passes)})")
+            with self.phase(p.name):
+                self.passes.append(p.name)
+                try:
+                    p.apply(ctx, module)
+                finally:
+                    self.passes.pop()
+            self.print_after(p.name, module)
+            if verify_each and self.options.verify:
+                self.verify(module, p.name, "IR does not verify after the pass")
+
+    def verify(self, module: ModuleOp, pass_name: str, message: str) -> None:
+        """Verify `module` (timed as `verify`), a failure a CompileError naming `pass_name`."""
+        with self.phase(VERIFY):
+            try:
+                module.verify()
+            except VerifyException as e:
+                raise CompileError(pass_name, f"{message}: {e}") from e
+
+    def print_after(self, pass_name: str, module: ModuleOp) -> None:
+        if not (self.options.print_ir_after_all or pass_name in self.options.print_ir_after):
+            return
+        where = f" (in {' > '.join(self.passes)})" if self.passes else ""
+        self.write(f"// -----// IR Dump After {pass_name}{where} //----- //\n"
+                   + ir_text(module, self.options.print_debuginfo) + "\n")
+
+    def count(self, label: str) -> PatternCount:
+        """The pattern counter of `label` in the running pass."""
+        per_pass = self.patterns.setdefault(self.passes[-1] if self.passes else "(no pass)", {})
+        if label not in per_pass:
+            per_pass[label] = PatternCount()
+        return per_pass[label]
+
+    def write(self, text: str) -> None:
+        """Write to the stream (the progress line erased first, redrawn at its next tick)."""
+        with self.progress.quiet() if self.progress is not None else contextlib.nullcontext():
+            self.stream.write(text)
+            self.stream.flush()
+
+    def report(self) -> None:
+        """Print the requested reports (time, pattern statistics) to the stream."""
+        self.root.seconds = time.perf_counter() - self.start
+        if self.options.time_passes:
+            self.write(time_report(self.root))
+        if self.options.pattern_stats:
+            self.write(pattern_report(self.patterns))
+
+
+def run_pipeline(passes: Sequence[ModulePass], ctx: Context, module: ModuleOp,
+                 options: InstrumentOptions = InstrumentOptions(), stream: IO[str] | None = None,
+                 verify_input: bool = True) -> Instrumentation:
+    """Apply `passes` to `module` under a new instrumentation with `options`, print its
+    reports to `stream` (stderr) and return it (its `root` holds the times)."""
+    with Instrumentation(options, stream) as inst:
+        inst.run(passes, ctx, module, verify_input)
+    return inst
+
+
+def run_nested(owner: str, passes: Sequence[ModulePass], ctx: Context, module: ModuleOp,
+               verify_each: bool) -> None:
+    """Apply a pass's nested pipeline, verifying after each pass (`verify_each`) or once
+    at the end, naming `owner`. Under the active instrumentation each pass is its own
+    row, and the end is left to `Instrumentation.run` when it verifies there."""
+    inst = active()
+    if inst is not None:
+        each = verify_each or inst.options.verify_each
+        inst.run_passes(passes, ctx, module, each)
+        if not each and inst.options.verify and not inst.end_verified:
+            inst.verify(module, owner, "IR does not verify after the pass (--verify-each verifies after "
+                                       "each of its passes, naming the one at fault)")
+        return
+    for p in passes:
+        p.apply(ctx, module)
+        if verify_each:
+            verify_after(p.name, module)
+    if not verify_each:
+        verify_after(owner, module)
+
+
+def verify_after(pass_name: str, module: ModuleOp) -> None:
+    """Verify `module`, a failure a CompileError naming `pass_name`."""
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise CompileError(pass_name, f"IR does not verify after the pass: {e}") from e
+
+
+def ir_text(module: Operation, debuginfo: bool = True) -> str:
+    """`module` as MLIR text (with its ONNX-node locations when `debuginfo`)."""
+    buf = io.StringIO()
+    Printer(stream=buf, print_debuginfo=debuginfo).print_op(module)
+    buf.write("\n")
+    return strip_unknown_locs(buf.getvalue())
+
+
+RULE = "===" + "-" * 73 + "===\n"
+
+
+def time_report(root: TimerNode) -> str:
+    """The time tree as MLIR's `-mlir-timing` prints it (wall seconds, share of the total)."""
+    total = root.seconds or 1e-9
+    lines = [RULE, f"{'... Execution time report ...':^79}\n", RULE,
+             f"  Total Execution Time: {root.seconds:.4f} seconds\n\n", "  ----Wall Time----  ----Name----\n"]
+
+    def rows(node: TimerNode, depth: int) -> None:
+        for c in sorted(node.children.values(), key=lambda c: c.name == VERIFY):  # (verification last)
+            times = f" ({c.count}x)" if c.count > 1 else ""
+            lines.append(f"  {c.seconds:8.4f} ({100 * c.seconds / total:5.1f}%)  {'  ' * depth}{c.name}{times}\n")
+            rows(c, depth + 1)
+
+    rows(root, 0)
+    lines.append(f"  {root.seconds:8.4f} (100.0%)  Total\n")
+    return "".join(lines)
+
+
+def pattern_report(patterns: dict[str, dict[str, PatternCount]]) -> str:
+    """Per pass, each pattern's firings (rewrites made) and tries (ops it was offered)."""
+    lines = [RULE, f"{'... Pattern statistics report ...':^79}\n", RULE]
+    if not patterns:
+        lines.append("  (no pattern-based pass ran)\n")
+    for pass_name, counts in patterns.items():
+        lines.append(f"{pass_name}\n    fired     tried  pattern\n")
+        for label, c in sorted(counts.items(), key=lambda kv: (-kv[1].fired, kv[0])):
+            tried = "-" if label == DEAD_OP else c.tried  # (no pattern was offered the op)
+            lines.append(f"  {c.fired:7d} {tried:>9}  {label}\n")
+    return "".join(lines)
+
+
+# ----------------------------------------------------------------------------------------
+# Pattern counting
+# ----------------------------------------------------------------------------------------
+
+
+def pattern_label(p: RewritePattern) -> str:
+    """A pattern's name in the statistics: its `label` if it has one (a parametrised
+    pattern telling its instances apart), else its class name."""
+    label = getattr(p, "label", None)
+    return label if isinstance(label, str) else type(p).__name__
+
+
+class CountedPattern(RewritePattern):
+    """`inner`, counting each op offered to it and each time it rewrote one."""
+
+    def __init__(self, inner: RewritePattern, counter: PatternCount) -> None:
+        self.inner, self.counter = inner, counter
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        before = rewriter.has_done_action
+        self.counter.tried += 1
+        self.inner.match_and_rewrite(op, rewriter)
+        if rewriter.has_done_action and not before:
+            self.counter.fired += 1
+
+
+class CountedApplier(RewritePattern):
+    """A greedy applier whose patterns are counted one by one; an action none of them
+    took (a dead op the applier erased) is counted as DEAD_OP."""
+
+    def __init__(self, applier: GreedyRewritePatternApplier, inst: Instrumentation) -> None:
+        self.patterns = [counting(p, inst) for p in applier.rewrite_patterns]
+        self.applier = GreedyRewritePatternApplier(list(self.patterns), applier.ctx,
+                                                   folding_enabled=applier.folding_enabled,
+                                                   dce_enabled=applier.dce_enabled)
+        self.inst = inst
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        fired = sum(p.counter.fired for p in self.patterns if isinstance(p, CountedPattern))
+        self.applier.match_and_rewrite(op, rewriter)
+        now = sum(p.counter.fired for p in self.patterns if isinstance(p, CountedPattern))
+        if rewriter.has_done_action and now == fired:
+            self.inst.count(DEAD_OP).fired += 1
+
+
+def counting(p: RewritePattern, inst: Instrumentation) -> RewritePattern:
+    """`p` wrapped to count its firings in the running pass."""
+    if isinstance(p, GreedyRewritePatternApplier):
+        return CountedApplier(p, inst)
+    return CountedPattern(p, inst.count(pattern_label(p)))
+
+
+class PatternWalker(PatternRewriteWalker):
+    """xDSL's `PatternRewriteWalker`, reporting how often each pattern fires to the
+    active instrumentation when `--pattern-stats` is on (every pattern-based pass
+    walks with it)."""
+
+    def rewrite_region(self, region: Region) -> bool:
+        inst = active()
+        if inst is None or not inst.options.pattern_stats:
+            return super().rewrite_region(region)
+        saved = self.pattern
+        self.pattern = counting(saved, inst)
+        try:
+            return super().rewrite_region(region)
+        finally:
+            self.pattern = saved
+
+
+# ----------------------------------------------------------------------------------------
+# Progress line
+# ----------------------------------------------------------------------------------------
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Progress:
+    """A one-line status (elapsed seconds and the running pass) redrawn in place on
+    `stream` by a daemon thread, once `delay` seconds have passed."""
+
+    def __init__(self, stream: IO[str], delay: float) -> None:
+        self.stream, self.delay = stream, delay
+        self.text = ""
+        self.shown = False
+        self.start_time = time.perf_counter()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="npu-progress", daemon=True)
+
+    def start(self) -> None:
+        self.start_time = time.perf_counter()
+        self._thread.start()
+
+    def update(self, text: str) -> None:
+        self.text = text
+
+    def _loop(self) -> None:
+        while not self._stop.wait(PROGRESS_INTERVAL if self.shown else max(0.05, min(PROGRESS_INTERVAL, self.delay))):
+            elapsed = time.perf_counter() - self.start_time
+            if elapsed >= self.delay:
+                with self._lock:
+                    self.stream.write(f"\r\033[Kcompiling {elapsed:5.1f} s  {self.text}"[:200])
+                    self.stream.flush()
+                    self.shown = True
+
+    @contextlib.contextmanager
+    def quiet(self) -> Iterator[None]:
+        """Erase the line and keep it off while the caller writes to the stream."""
+        with self._lock:
+            if self.shown:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+                self.shown = False
+            yield
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        with self.quiet():
+            pass
