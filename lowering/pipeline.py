@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
 from lowering import get_all_passes
 from lowering.errors import CompileError
-from lowering.graph.fuse import check_rules
+from lowering.graph.fuse import DISABLED_ATTR, check_rules
 from lowering.instrument import InstrumentOptions, run_nested, run_pipeline, verify_after
 from npu_dialects import make_context
 from npu_dialects.arch import Arch, set_arch
@@ -76,7 +76,10 @@ class NpuDefault(ModulePass):
         return [registry[name]()(**options.get(name, {})) for name in DEFAULT_PIPELINE if name not in self.disable]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run_nested(self.name, self.passes(), ctx, op, self.verify_each)
+        passes = self.passes()
+        if self.fuse_disable:  # (npu-fuse records it too, but it may itself be disabled)
+            op.attributes[DISABLED_ATTR] = ArrayAttr([StringAttr(r) for r in self.fuse_disable])
+        run_nested(self.name, passes, ctx, op, self.verify_each)
 
 
 def compile_module(module: ModuleOp, arch: Arch | None = None, weights: dict | None = None,

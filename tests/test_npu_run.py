@@ -301,3 +301,19 @@ def test_internal_errors_have_no_traceback_unless_npu_debug(mm, capsys, monkeypa
     monkeypatch.setenv("NPU_DEBUG", "1")
     assert main([mm[0]]) == 1
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_npu_run_takes_a_pass_pipeline(capsys):
+    lenet = "tests/models/lenet.onnx"
+    assert main([lenet, "--check"]) == 0
+    assert "tasks:       1 (1 kernels)" in capsys.readouterr().out  # one layer group
+    # layer groups really off, also with npu-fuse disabled (it used to record the rule)
+    assert main([lenet, "--check", "-p", "npu-default{disable=npu-fuse fuse-disable=layer-group}"]) == 0
+    out = capsys.readouterr().out
+    assert "tasks:       11 (11 kernels)" in out and "check:       ok" in out
+    assert main([lenet, "--pass-pipeline", "builtin.module(npu-default{fuse-disable=layer-group})"]) == 0
+    assert "(7 kernels)" in capsys.readouterr().out
+    assert main([lenet, "-p", "npu-nothing"]) == 2
+    assert "bad pass pipeline 'npu-nothing'" in capsys.readouterr().err
+    assert main([lenet, "-p", "npu-fuse"]) == 1  # stops before the task level
+    assert "stops before the task level" in capsys.readouterr().err

@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per-layer accuracy: every ONNX tensor kept in DRAM by the compiled program against a "
                         "float64 evaluation of the original graph (max abs/rel error, cosine); names the first "
                         "node over tolerance")
+    p.add_argument("-p", "--pass-pipeline", dest="pipeline", metavar="PIPELINE",
+                   help="compile with this pipeline instead of npu-default, as npu-opt takes it: "
+                        "'npu-default{fuse-disable=layer-group}' or 'builtin.module(npu-fuse,...)'")
     p.add_argument("--graph", metavar="PREFIX",
                    help="write the graph before and after fusion as PREFIX.before.dot / PREFIX.after.dot "
                         "(kernels and layer groups boxed), and .svg when graphviz's dot is on PATH")
@@ -143,8 +146,13 @@ def _parse_arch(spec: str | None):
         raise UsageError(f"bad --arch '{spec}': {e}") from None
 
 
-def _compile(module, arch, weights):
-    """Compile in place; returns (module, weights incl. any the passes folded)."""
+def _compile(module, arch, weights, pipeline: str | None = None):
+    """Compile in place (`npu-default`, or `pipeline` in npu-opt syntax); returns
+    (module, weights incl. any the passes folded)."""
+    if pipeline is not None:
+        from tools.api import _lower
+        module, weights, _ = _lower(module, arch, weights, pipeline, {})
+        return module, weights
     try:
         from lowering.pipeline import compile_module
     except ImportError as e:
@@ -203,11 +211,12 @@ class Loaded:
 
 
 def load_input(path: str, arch_spec: str | None, check: bool, reference: str | None = None, model=None,
-               dims: dict[str, int] | None = None) -> Loaded:
+               dims: dict[str, int] | None = None, pipeline: str | None = None) -> Loaded:
     """Read INPUT and bring it to the task level (raises UsageError/UserError).
     `reference` is the ONNX model --check compares an executable (`.npuexe`) with.
     For an ONNX INPUT, `model` is the already loaded ModelProto (else it is read)
-    and `dims` binds its symbolic input dims (a shape bucket)."""
+    and `dims` binds its symbolic input dims (a shape bucket). `pipeline` (npu-opt
+    syntax) replaces `npu-default` for an ONNX or graph-level INPUT."""
     arch = _parse_arch(arch_spec)
     ext = os.path.splitext(path)[1].lower()
     if reference is not None and (ext != ".npuexe" or not check):
@@ -230,7 +239,7 @@ def load_input(path: str, arch_spec: str | None, check: bool, reference: str | N
                                            dims=dims)
         except OnnxImportError as e:
             raise UserError([error_line(x) for x in e.lines]) from None
-        return Loaded(*_compile(module, arch, weights), arch, "onnx")
+        return Loaded(*_compile(module, arch, weights, pipeline), arch, "onnx")
     if ext == ".mlir":
         from npu_dialects.arch import arch_of
         from npu_dialects.weights import WeightsError, load_weights
@@ -249,7 +258,7 @@ def load_input(path: str, arch_spec: str | None, check: bool, reference: str | N
             return Loaded(module, weights, arch or arch_of(module), "lowered")
         arch = arch or arch_of(module)
         graph = module.clone() if check else None
-        return Loaded(*_compile(module, arch, weights), arch, "graph", graph)
+        return Loaded(*_compile(module, arch, weights, pipeline), arch, "graph", graph)
     raise UsageError(f"INPUT must be an .onnx model or an .mlir file, or an .npuexe executable, got '{path}'")
 
 
@@ -578,7 +587,8 @@ def _run(args: argparse.Namespace) -> int:
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:
-        loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference)
+        loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
+                            pipeline=args.pipeline)
         inputs = read_inputs(args.inputs) if args.inputs else None
     else:
         loaded, bucketed, inputs = _load_bucketed(args, *parsed)

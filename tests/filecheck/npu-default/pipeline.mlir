@@ -1,6 +1,7 @@
 // RUN: %opt %s -p npu-default | filecheck %s
 // RUN: %opt %s -p 'npu-default{disable=npu-fuse,npu-layer-group}' | filecheck %s --check-prefix=NOFUSE
 // RUN: %opt %s -p 'npu-default{disable=npu-fuse}' | filecheck %s --check-prefix=GROUP
+// RUN: %opt %s -p 'npu-default{disable=npu-fuse fuse-disable=layer-group}' | filecheck %s --check-prefix=NOFUSE
 // RUN: not npu-opt %s -p 'npu-default{disable=npu-nothing}' 2>&1 | filecheck %s --check-prefix=ERR
 
 // The whole pipeline on a gemm + relu: one fused kernel becomes one task on a
@@ -24,7 +25,8 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK-NOT:  npu_task.task
 // CHECK:        func.return
 
-// Without fusion and layer groups the relu is its own kernel, reading the gemm's result from DRAM.
+// Without fusion and layer groups the relu is its own kernel, reading the gemm's result from DRAM
+// (also when the rule layer-group is switched off with npu-fuse itself disabled: npu-default records it).
 // NOFUSE:     npu_task.alloc {offset = 0 : i64} : memref<4x16xf32, "dram">
 // NOFUSE:     npu_task.task "fc"
 // NOFUSE-NOT:   npu_compute.eltwise
