@@ -292,7 +292,7 @@ def test_failed_check_exits_1(tmp_path, capsys, monkeypatch):
 def test_internal_errors_have_no_traceback_unless_npu_debug(mm, capsys, monkeypatch):
     import tools.npu_run as npu_run
 
-    def boom(*args):
+    def boom(*args, **kwargs):
         raise RuntimeError("boom")
     monkeypatch.setattr(npu_run, "load_input", boom)
     monkeypatch.delenv("NPU_DEBUG", raising=False)
