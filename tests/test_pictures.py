@@ -97,3 +97,21 @@ def test_html_report_renders_in_chromium(model, tmp_path):
     wrong.write_text(page[:page.index("<h1")] + "<h1 id='model-name'>another model</h1></body></html>")
     _, _, wrong_rows = _shot(str(wrong), str(tmp_path / "wrong.png"))
     assert [rows[y] for y in band] != [wrong_rows[y] for y in band]
+
+
+def test_remarks_to_a_file_and_in_the_html_report(model, tmp_path, capsys):
+    rem, page = tmp_path / "r.txt", tmp_path / "r.html"
+    assert npu_run_main([str(model), "--remarks", str(rem), "--html", str(page)]) == 0
+    lines = rem.read_text().splitlines()
+    assert all(line.startswith("remark: npu-") for line in lines)
+    kinds = {(line.split(": ")[1], line.split(": ")[2]) for line in lines}
+    assert {("npu-fuse", "applied"), ("npu-fuse", "missed"), ("npu-tile", "applied"),
+            ("npu-layer-group", "applied"), ("npu-layer-group", "missed")} <= kinds
+    assert any("layernorm not fused into the epilogue" in line for line in lines)
+    assert any("attention: q @ kt, scale, mask, softmax, @ v as one kernel" in line for line in lines)
+    assert any("cycles against" in line for line in lines if "npu-layer-group: applied" in line)
+    html_text = page.read_text()
+    assert "remark: npu-fuse: applied" in html_text and "(no remarks recorded)" not in html_text
+    capsys.readouterr()
+    assert npu_run_main([str(model), "--remarks"]) == 0
+    assert "remark: npu-tile: applied" in capsys.readouterr().err

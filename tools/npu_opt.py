@@ -26,6 +26,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from lowering import get_all_passes
 from lowering.instrument import Instrumentation, InstrumentOptions
+from lowering.remarks import collecting, write_remarks
 from npu_dialects import all_dialects, strip_unknown_locs
 from npu_dialects.weights import (
     attach_weights,
@@ -110,6 +111,9 @@ class NpuOptMain(xDSLOptMain):
                                 help="print the IR to stderr after every pass")
         arg_parser.add_argument("--pattern-stats", action="store_true",
                                 help="print to stderr how often each rewrite pattern fired, per pass")
+        arg_parser.add_argument("--remarks", nargs="?", const="-", metavar="FILE",
+                                help="optimisation remarks: every fusion, layer/strip group and tiling made or "
+                                     "missed, with the ONNX nodes and why (to stderr, or to FILE)")
         arg_parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                                 help="a progress line on stderr once a compile passes 2 s "
                                      "(auto: when stderr is a terminal)")
@@ -146,9 +150,13 @@ class NpuOptMain(xDSLOptMain):
                                  print_debuginfo=a.print_debuginfo)
 
     def run(self) -> None:
-        with Instrumentation(self.instrument_options) as inst:
+        with Instrumentation(self.instrument_options) as inst, collecting() as remarks:
             self.inst = inst
-            super().run()
+            try:
+                super().run()
+            finally:
+                if self.args.remarks is not None:
+                    write_remarks(remarks, self.args.remarks)
 
     def _phase(self, name: str):
         inst = getattr(self, "inst", None)

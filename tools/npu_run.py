@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-p", "--pass-pipeline", dest="pipeline", metavar="PIPELINE",
                    help="compile with this pipeline instead of npu-default, as npu-opt takes it: "
                         "'npu-default{fuse-disable=layer-group}' or 'builtin.module(npu-fuse,...)'")
+    p.add_argument("--remarks", nargs="?", const="-", metavar="FILE",
+                   help="optimisation remarks of the compile: every fusion, layer/strip group and tiling made or "
+                        "missed, with the ONNX nodes and why (to stderr, or to FILE)")
     p.add_argument("--graph", metavar="PREFIX",
                    help="write the graph before and after fusion as PREFIX.before.dot / PREFIX.after.dot "
                         "(kernels and layer groups boxed), and .svg when graphviz's dot is on PATH")
@@ -530,6 +533,21 @@ def _run_on_device(args: argparse.Namespace, loaded: Loaded, inputs: dict[str, n
     return result
 
 
+def _load_with_remarks(args: argparse.Namespace) -> Loaded:
+    """`load_input` collecting the compile's remarks (`args.remarks_list`; --remarks writes them)."""
+    from lowering.remarks import collecting, write_remarks
+    with collecting() as remarks:
+        loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
+                            pipeline=args.pipeline)
+    args.remarks_list = [r.line() for r in remarks]
+    if args.remarks is not None:
+        try:
+            write_remarks(remarks, args.remarks)
+        except ValueError as e:
+            raise UserError(str(e)) from None
+    return loaded
+
+
 def _needs_graph(args: argparse.Namespace) -> bool:
     """--compare-all, --graph and --html need the original graph next to the compiled one."""
     return bool(args.compare_all or args.graph or args.html)
@@ -587,8 +605,7 @@ def _run(args: argparse.Namespace) -> int:
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:
-        loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
-                            pipeline=args.pipeline)
+        loaded = _load_with_remarks(args)
         inputs = read_inputs(args.inputs) if args.inputs else None
     else:
         loaded, bucketed, inputs = _load_bucketed(args, *parsed)

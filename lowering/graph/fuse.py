@@ -59,6 +59,8 @@ from lowering.errors import CompileError
 from lowering.graph.bn_fold import fold_batchnorms
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker
+from lowering.remarks import enabled as remarks_enabled
+from lowering.remarks import remark
 from lowering.tile.tile_search import per_channel_shape
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import (
@@ -69,8 +71,10 @@ from npu_dialects.graph import (
     ElementwiseOp,
     FusedOp,
     GemmOp,
+    LayerNormOp,
     MatMulOp,
     MulOp,
+    ReshapeOp,
     SoftmaxOp,
     TransposeOp,
     WhereOp,
@@ -133,6 +137,8 @@ def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter) -> 
     last = chain[-1]
     block.add_op(YieldOp(mapping[last.results[0]]))
     names = [n for op in chain for n in node_names(op)]
+    remark("npu-fuse", "applied", names, f"{rule}: {len(chain)} ops ({', '.join(o.name.split('.')[-1] for o in chain)}) "
+           "as one kernel")
     fused = FusedOp(ins, [last.results[0].type], Region(block),
                     kernel=names[0] if names else chain[0].name, rule=rule)
     fused.location = fused_loc(names)
@@ -161,6 +167,25 @@ def conv_prologue(conv: Conv2dOp) -> list[ElementwiseOp]:
     return chain
 
 
+def row_reduction_after(last: Operation, rule: str) -> None:
+    """A `missed` remark when the chain ending at `last` (a cube op's epilogue) is read by
+    a LayerNorm or softmax over the last axis: the numerics would allow it in the
+    epilogue, but its row statistics need whole output rows in one tile, which the cube
+    kernel's tiling (and its split over the cores by output columns) does not give."""
+    v = last.results[0]
+    if rule not in ("matmul-epilogue", "conv-epilogue") or not v.has_one_use():
+        return
+    user = next(iter(v.uses)).operation
+    while isinstance(user, ReshapeOp) and user.results[0].has_one_use():
+        user = next(iter(user.results[0].uses)).operation
+    if isinstance(user, (LayerNormOp, SoftmaxOp)):
+        what = user.name.split(".")[-1]
+        remark("npu-fuse", "missed", node_names(last) + node_names(user),
+               f"{rule}: {what} not fused into the epilogue - npu-fuse has no row-reduction epilogue: its row "
+               f"statistics need each output row whole in one tile, while cube tilings split columns and the "
+               f"cores split weight columns; the numerics alone would allow it")
+
+
 @dataclass
 class FuseRule(RewritePattern):
     """Fuse an anchor of `anchors` with its elementwise epilogue chain (`epilogue`) and,
@@ -186,6 +211,8 @@ class FuseRule(RewritePattern):
         chain: list[Operation] = [op]
         while self.epilogue and (link := _epilogue_link(chain[-1].results[0])) is not None:
             chain.append(link)
+        if remarks_enabled():
+            row_reduction_after(chain[-1], self.rule)
         pro: list[Operation] = list(conv_prologue(op)) if self.prologue and isinstance(op, Conv2dOp) else []
         if len(chain) > 1 or pro:
             rules = (["conv-prologue"] if pro else []) + ([self.rule] if len(chain) > 1 else [])
@@ -264,11 +291,14 @@ class FuseAttention(RewritePattern):
         n = len(perm)
         return op.input if n >= 2 and list(perm) == [*range(n - 2), n - 1, n - 2] else None
 
-    def fits(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> bool:
+    def row_bytes(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> int:
+        """SRAM bytes of one query row with the smallest key block (see the class docstring)."""
         d, t, dv = shape_of(q)[-1], shape_of(kt)[-1], shape_of(v)[-1]
         t = AttentionOp.key_blocks(t, self.arch.cube[2])[0]
-        row = (d + d * t + t * dv + 2 * t + dv + AttentionOp.STATE_COLUMNS + (t if mask is not None else 0)) * 4
-        return row <= self.arch.sram_bytes
+        return (d + d * t + t * dv + 2 * t + dv + AttentionOp.STATE_COLUMNS + (t if mask is not None else 0)) * 4
+
+    def fits(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> bool:
+        return self.row_bytes(q, kt, v, mask) <= self.arch.sram_bytes
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, MatMulOp) or isinstance(op.parent_op(), FusedOp):
@@ -282,8 +312,13 @@ class FuseAttention(RewritePattern):
         ranks = {len(shape_of(x)) for x in (q, kt, v)}
         loc = fused_loc([n for o in [*ops, op] for n in node_names(o)])
         mask, new = self.additive(where, loc)
-        if len(ranks) != 1 or ranks.pop() < 3 or (where is not None and mask is None) \
-                or not self.fits(q, kt, v, mask):
+        if len(ranks) != 1 or ranks.pop() < 3 or (where is not None and mask is None):
+            return
+        if not self.fits(q, kt, v, mask):
+            remark("npu-fuse", "missed", [n for o in [*ops, op] for n in node_names(o)],
+                   f"attention: not one kernel - one query row with its smallest key block needs "
+                   f"{self.row_bytes(q, kt, v, mask) - self.arch.sram_bytes} bytes more than a core's SRAM "
+                   f"({self.arch.sram_bytes} bytes)")
             return
         try:
             att = AttentionOp(q, k or kt, v, mask, scale, op.results[0].type,  # type: ignore[arg-type]
@@ -292,6 +327,8 @@ class FuseAttention(RewritePattern):
         except VerifyException:
             return  # (leading dims that broadcast, a mask of another shape)
         att.location = loc
+        remark("npu-fuse", "applied", node_names(att), "attention: q @ kt, scale, mask, softmax, @ v as one kernel"
+               + (" reading k untransposed" if k is not None else ""))
         if new:
             rewriter.insert(new, InsertPoint.before(qk))
         rewriter.replace(op, att)
@@ -314,6 +351,8 @@ class Fuse(ModulePass):
         check_rules(self.disable, self.name)
         if self.disable:
             op.attributes[DISABLED_ATTR] = ArrayAttr([StringAttr(r) for r in self.disable])
+        for r in self.disable:
+            remark(self.name, "missed", [], f"rule {r} disabled (npu-fuse{{disable={r}}})")
         if "conv-bn" not in self.disable:
             fold_batchnorms(op, self.name, affine=False)
         if "attention" not in self.disable:

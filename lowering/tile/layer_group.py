@@ -74,6 +74,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from lowering.errors import CompileError
 from lowering.graph.constants import ConstantReader, make_constant
 from lowering.graph.fuse import rule_disabled
+from lowering.remarks import enabled as remarks_enabled
+from lowering.remarks import remark
 from lowering.tile.group_plan import GroupPlan, in_place_ops, op_cycles, pack_chunk_bytes, plan_group
 from lowering.tile.strip_plan import (
     LINE_BUFFER_MODES,
@@ -186,7 +188,10 @@ class LayerGroup(ModulePass):
             if not isinstance(o, (KernelOp, ConstantOp)) and o is not func.body.block.last_op:
                 raise CompileError(self.name, "expected only npu_tile.kernel and constants (run npu-tile first)", o)
         search = RunSearch(self, kernels, arch)
-        for j, i in search.segments():
+        segments = search.segments()
+        if remarks_enabled():
+            search.remarks(segments)
+        for j, i in segments:
             run, ops, outs, flat = search.run_of(j, i)
             plan = search.plans[(j, i)]
             if isinstance(plan, GroupPlan):
@@ -392,6 +397,7 @@ class RunSearch:
             self.costs.append(known if len(known) == len(cs) else None)
         self.all_ops, self.starts, self.yielded, self.canon = inner_ops(kernels)
         self.plans: dict[tuple[int, int], GroupPlan | StripChoice] = {}
+        self.pairs: dict[int, tuple[int, int]] = {}  # kernel j with j+1: (grouped cycles, separate cycles)
 
     def run_of(self, j: int, i: int) -> tuple[list[KernelOp], list[Operation], list[SSAValue], list[int]]:
         """Kernels j..i-1: them, their graph ops, the values used after them, the ops' costs."""
@@ -401,6 +407,31 @@ class RunSearch:
             assert cs is not None  # (`segments` groups only kernels with known costs)
             flat.extend(cs)
         return run, self.all_ops[self.starts[j]:self.starts[i]], [self.yielded[v] for v in run_outputs(run)], flat
+
+    def remarks(self, segments: list[tuple[int, int]]) -> None:
+        """An `applied` remark per group chosen, a `missed` one per pair of neighbouring
+        kernels left apart: why the two alone were not grouped."""
+        inside = {b for j, i in segments for b in range(j, i - 1)}
+        for j, i in segments:
+            plan = self.plans[(j, i)]
+            kind = "strip group" if isinstance(plan, StripChoice) else "layer group"
+            singles = sum(_single_cost(k, self.arch) for k in self.kernels[j:i])
+            remark(self.lg.name, "applied", [n for k in self.kernels[j:i] for n in node_names(k)],
+                   f"{kind} of {i - j} kernels: predicted {plan.cycles} cycles against {singles} apart")
+        for b in range(len(self.kernels) - 1):
+            if b in inside:
+                continue
+            pair = [n for k in self.kernels[b:b + 2] for n in node_names(k)]
+            if self.costs[b] is None or self.costs[b + 1] is None:
+                why = "a kernel whose ops the group cost model cannot price"
+            elif b not in self.pairs:
+                why = "their tensors do not fit one core's SRAM together, whole or in strips"
+            else:
+                cost, singles = self.pairs[b]
+                why = f"the cost model says grouped is {cost - singles} cycles slower ({cost} against {singles})" \
+                    if cost >= singles else "a longer or cheaper grouping of the neighbours won"
+            remark(self.lg.name, "missed", pair, f"'{self.kernels[b].kernel.data}' and the next kernel not "
+                   f"grouped: {why}")
 
     def segments(self) -> list[tuple[int, int]]:
         """The groups (j, i) of the cheapest program, last first."""
@@ -425,6 +456,8 @@ class RunSearch:
                         break
                     continue
                 cost = 0 if lg.forced(plan) else plan.cycles
+                if i - j == 2:
+                    self.pairs[j] = (cost, singles)
                 if cost < singles and best[j] + cost < best[i]:
                     best[i] = best[j] + cost
                     choice[i] = j

@@ -34,6 +34,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from lowering.errors import CompileError
+from lowering.remarks import enabled as remarks_enabled
+from lowering.remarks import remark
 from lowering.tile.costmodel import best_parts, cycles_then_bytes, kernel_dram_bytes
 from lowering.tile.roofline import MACS_ATTR, annotate
 from lowering.tile.tile_search import (
@@ -161,6 +163,12 @@ class Tile(ModulePass):
             parts, split = best_parts(ks, arch, db, len(steps))
             # the span of the kernel: one core's time, or its parts' (sharing DRAM) without the syncs
             predicted = split - 2 * arch.sync_latency if parts > 1 else split
+            if remarks_enabled():
+                remark(self.name, "applied", node_names(op) or [kname],
+                       f"kernel '{kname}': tile {dict((l.name, ks.tile[l.name]) for l in ks.loops)}, grid "
+                       f"{list(ks.grid)}, {'double' if db else 'single'} buffered, {sram_bytes(ks, arch, db)} of "
+                       f"{arch.sram_bytes} SRAM bytes, on {parts} core(s): predicted {predicted} cycles, "
+                       f"{kernel_dram_bytes(ks, parts)} DRAM bytes")
             kernel = KernelOp(kname, ins, [r.type for r in op.results], Region(block), kind=ks.kind,
                               loops=[l.name for l in ks.loops], tile=[ks.tile[l.name] for l in ks.loops],
                               grid=ks.grid, double_buffer=db,
