@@ -356,17 +356,40 @@ def counting(p: RewritePattern, inst: Instrumentation) -> RewritePattern:
     return CountedPattern(p, inst.count(pattern_label(p)))
 
 
+DISABLED_PATTERNS: ContextVar[frozenset[str]] = ContextVar("npu_disabled_patterns", default=frozenset())
+"""Pattern labels no `PatternWalker` applies (the pattern-level switch `npu-bisect` uses;
+also `NPU_DISABLE_PATTERNS=label,...` in the environment, for reproducing)."""
+
+
+def disabled_patterns() -> frozenset[str]:
+    env = os.environ.get("NPU_DISABLE_PATTERNS", "")
+    return DISABLED_PATTERNS.get() | frozenset(x.strip() for x in env.split(",") if x.strip())
+
+
+def without(p: RewritePattern, disabled: frozenset[str]) -> RewritePattern | None:
+    """`p` without the patterns labelled in `disabled` (None: nothing left)."""
+    if isinstance(p, GreedyRewritePatternApplier):
+        kept = [q for q in p.rewrite_patterns if pattern_label(q) not in disabled]
+        return GreedyRewritePatternApplier(kept, p.ctx, folding_enabled=p.folding_enabled,
+                                           dce_enabled=p.dce_enabled) if kept else None
+    return None if pattern_label(p) in disabled else p
+
+
 class PatternWalker(PatternRewriteWalker):
-    """xDSL's `PatternRewriteWalker`, reporting how often each pattern fires to the
-    active instrumentation when `--pattern-stats` is on (every pattern-based pass
-    walks with it)."""
+    """xDSL's `PatternRewriteWalker`, skipping the patterns switched off by label
+    (`DISABLED_PATTERNS`) and reporting how often each pattern fires to the active
+    instrumentation when `--pattern-stats` is on (every pattern-based pass walks with it)."""
 
     def rewrite_region(self, region: Region) -> bool:
         inst = active()
-        if inst is None or not inst.options.pattern_stats:
+        disabled = disabled_patterns()
+        if (inst is None or not inst.options.pattern_stats) and not disabled:
             return super().rewrite_region(region)
         saved = self.pattern
-        self.pattern = counting(saved, inst)
+        pattern = without(saved, disabled) if disabled else saved
+        if pattern is None:
+            return False
+        self.pattern = counting(pattern, inst) if inst is not None and inst.options.pattern_stats else pattern
         try:
             return super().rewrite_region(region)
         finally:

@@ -43,6 +43,7 @@ their inputs, so there is no pattern for them here.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from math import prod
 from typing import TypeVar
@@ -80,6 +81,7 @@ from npu_dialects.graph import (
     MatMulOp,
     MulOp,
     PowOp,
+    ReluOp,
     ReshapeOp,
     SubOp,
     TanhOp,
@@ -396,8 +398,18 @@ class Canonicalize(ModulePass):
     name = "npu-canonicalize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        planted = [FaultyReluForTests()] if os.environ.get("NPU_TEST_FAULT") == "relu-identity" else []
         PatternWalker(GreedyRewritePatternApplier([
             FoldReshapeChain(), FoldIdentityReshape(), FoldNeutralElement(ConstantReader(op, self.name)),
             FoldTransposeChain(), FoldIdentityTranspose(), TransposeOfUnitDimsToReshape(),
             GemmScalingToEpilogue(), MatmulTo2D(), DecomposeAggregate(), ElementwiseBeforeReshape(),
-            FuseGelu(ConstantReader(op, self.name))])).rewrite_module(op)
+            FuseGelu(ConstantReader(op, self.name)), *planted])).rewrite_module(op)
+
+
+class FaultyReluForTests(RewritePattern):
+    """TEST ONLY, never on unless `NPU_TEST_FAULT=relu-identity`: a wrong rewrite
+    (relu(x) -> x) that `npu-bisect`'s test must find by name."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, ReluOp):
+            rewriter.replace(op, [], [op.operands[0]])
