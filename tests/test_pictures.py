@@ -67,6 +67,7 @@ def test_html_report_contents(model, tmp_path):
                     "Remarks"):
         assert f"<h2>{section}" in page
     assert page.count("<svg") >= 3 and "src=" not in page and "href=\"http" not in page  # self-contained
+    assert "<td>npu-tile</td>" in page and "<td>npu-memplan</td>" in page  # the passes with their times
 
 
 def _shot(html_path: str, png: str) -> tuple[int, int, list[bytes]]:

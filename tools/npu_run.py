@@ -535,17 +535,31 @@ def _run_on_device(args: argparse.Namespace, loaded: Loaded, inputs: dict[str, n
 
 def _load_with_remarks(args: argparse.Namespace) -> Loaded:
     """`load_input` collecting the compile's remarks (`args.remarks_list`; --remarks writes them)."""
+    import io
+
+    from lowering.instrument import Instrumentation, InstrumentOptions
     from lowering.remarks import collecting, write_remarks
-    with collecting() as remarks:
+    with collecting() as remarks, Instrumentation(InstrumentOptions(progress=False), stream=io.StringIO()) as inst:
         loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
                             pipeline=args.pipeline)
     args.remarks_list = [r.line() for r in remarks]
+    args.pass_times = _pass_times(inst.root)
     if args.remarks is not None:
         try:
             write_remarks(remarks, args.remarks)
         except ValueError as e:
             raise UserError(str(e)) from None
     return loaded
+
+
+def _pass_times(node, out: list[tuple[str, float]] | None = None) -> list[tuple[str, float]]:
+    """(pass, seconds) of every pass the compile ran (the instrumentation's timer tree)."""
+    out = [] if out is None else out
+    for child in node.children.values():
+        if child.name.startswith("npu-"):
+            out.append((child.name, child.seconds))
+        _pass_times(child, out)
+    return out
 
 
 def _needs_graph(args: argparse.Namespace) -> bool:
