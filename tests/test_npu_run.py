@@ -317,3 +317,16 @@ def test_npu_run_takes_a_pass_pipeline(capsys):
     assert "bad pass pipeline 'npu-nothing'" in capsys.readouterr().err
     assert main([lenet, "-p", "npu-fuse"]) == 1  # stops before the task level
     assert "stops before the task level" in capsys.readouterr().err
+
+
+def test_npu_run_compile_observability(capsys):
+    lenet = "tests/models/lenet.onnx"
+    assert main([lenet, "--time-passes", "--print-ir-after", "npu-fuse", "--pattern-stats"]) == 0
+    err = capsys.readouterr().err
+    assert "Execution time report" in err and "npu-layer-group" in err and "npu-memplan" in err
+    assert "npu_graph.fused" in err  # the IR after npu-fuse
+    assert "npu-canonicalize" in err and "fired" in err.lower()
+    assert main([lenet, "--print-ir-after", "npu-nothing"]) == 2
+    assert "unknown pass(es) npu-nothing" in capsys.readouterr().err
+    assert main([lenet]) == 0
+    assert capsys.readouterr().err == ""  # nothing unless asked

@@ -84,6 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--remarks", nargs="?", const="-", metavar="FILE",
                    help="optimisation remarks of the compile: every fusion, layer/strip group and tiling made or "
                         "missed, with the ONNX nodes and why (to stderr, or to FILE)")
+    p.add_argument("--time-passes", action="store_true",
+                   help="time every pass of the compile (npu-default's nested passes each a row), to stderr")
+    p.add_argument("--print-ir-after", action="append", default=[], metavar="PASS[,PASS]",
+                   help="print the IR to stderr after the named passes (npu-default's nested passes too)")
+    p.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
+    p.add_argument("--pattern-stats", action="store_true",
+                   help="print to stderr how often each rewrite pattern fired, per pass")
     p.add_argument("--graph", metavar="PREFIX",
                    help="write the graph before and after fusion as PREFIX.before.dot / PREFIX.after.dot "
                         "(kernels and layer groups boxed), and .svg when graphviz's dot is on PATH")
@@ -539,7 +546,17 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
 
     from lowering.instrument import Instrumentation, InstrumentOptions
     from lowering.remarks import collecting, write_remarks
-    with collecting() as remarks, Instrumentation(InstrumentOptions(progress=False), stream=io.StringIO()) as inst:
+    from lowering import get_all_passes
+    after = tuple(n.strip() for a in args.print_ir_after for n in a.split(",") if n.strip())
+    unknown = [n for n in after if n not in get_all_passes()]
+    if unknown:
+        raise UsageError(f"--print-ir-after: unknown pass(es) {', '.join(unknown)} (npu-opt --list-passes lists them)")
+    shown = args.time_passes or after or args.print_ir_after_all or args.pattern_stats
+    options = InstrumentOptions(time_passes=args.time_passes, print_ir_after=after,
+                                print_ir_after_all=args.print_ir_after_all, pattern_stats=args.pattern_stats,
+                                progress=None if shown else False)
+    stream = sys.stderr if shown else io.StringIO()
+    with collecting() as remarks, Instrumentation(options, stream=stream) as inst:
         loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
                             pipeline=args.pipeline)
     args.remarks_list = [r.line() for r in remarks]
