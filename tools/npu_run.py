@@ -544,9 +544,9 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
     """`load_input` collecting the compile's remarks (`args.remarks_list`; --remarks writes them)."""
     import io
 
+    from lowering import get_all_passes
     from lowering.instrument import Instrumentation, InstrumentOptions
     from lowering.remarks import collecting, write_remarks
-    from lowering import get_all_passes
     after = tuple(n.strip() for a in args.print_ir_after for n in a.split(",") if n.strip())
     unknown = [n for n in after if n not in get_all_passes()]
     if unknown:
