@@ -35,7 +35,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import IO
@@ -79,6 +79,7 @@ class InstrumentOptions:
     verify: bool = True
     progress: bool | None = None
     print_debuginfo: bool = True
+    keep_after: tuple[str, ...] = ()  # passes after which a copy of the module is kept (`Instrumentation.kept`)
 
 
 @dataclass
@@ -122,6 +123,7 @@ class Instrumentation:
         self._stack = [self.root]
         self.passes: list[str] = []  # the running pass and the passes it runs in
         self.patterns: dict[str, dict[str, PatternCount]] = {}
+        self.kept: dict[str, ModuleOp] = {}  # pass name -> the module after it (`keep_after`)
         self.start = time.perf_counter()
         show = options.progress if options.progress is not None else _isatty(self.stream)
         delay = PROGRESS_DELAY if progress_delay is None else progress_delay
@@ -184,6 +186,8 @@ class Instrumentation:
                 finally:
                     self.passes.pop()
             self.print_after(p.name, module)
+            if p.name in self.options.keep_after:
+                self.kept[p.name] = module.clone()
             if verify_each and self.options.verify:
                 self.verify(module, p.name, "IR does not verify after the pass")
 
@@ -359,6 +363,17 @@ def counting(p: RewritePattern, inst: Instrumentation) -> RewritePattern:
 DISABLED_PATTERNS: ContextVar[frozenset[str]] = ContextVar("npu_disabled_patterns", default=frozenset())
 """Pattern labels no `PatternWalker` applies (the pattern-level switch `npu-bisect` uses;
 also `NPU_DISABLE_PATTERNS=label,...` in the environment, for reproducing)."""
+
+
+def print_after_names(values: Sequence[str], available: Iterable[str]) -> tuple[str, ...]:
+    """The passes of repeated `--print-ir-after=A,B` options; an unknown one is a ValueError."""
+    names = tuple(n.strip() for v in values for n in v.split(",") if n.strip())
+    known = set(available)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"--print-ir-after: unknown pass(es) {', '.join(unknown)} "
+                         "(npu-opt --list-passes lists them)")
+    return names
 
 
 def disabled_patterns() -> frozenset[str]:

@@ -15,8 +15,9 @@ from npu_dialects.weights import weights_of
 from runtime.device import Runtime
 from runtime.run import random_inputs
 from sim import signature
-from tools.accuracy import compare_all, metrics
+from tools.accuracy import compare_all
 from tools.npu_run import main as npu_run_main
+from tools.npu_run import metrics
 from tools.testkit.transformers import bert_layers
 
 

@@ -18,20 +18,13 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from lowering.graph.evaluate import evaluate_graph
+from tools.npu_run import metrics
 
 
-def metrics(got: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
-    """max abs / max rel error, cosine similarity and the --check verdict."""
-    g, r = np.asarray(got, np.float64).reshape(-1), np.asarray(ref, np.float64).reshape(-1)
-    finite = bool(np.isfinite(r).all())
-    scale = float(np.max(np.abs(r))) if r.size and finite else 1.0
-    atol = 1e-4 * max(1.0, scale)
-    err = np.abs(g - r)
-    norm = float(np.linalg.norm(g) * np.linalg.norm(r))
-    return {"max_abs_err": float(err.max()) if err.size else 0.0,
-            "max_rel_err": float((err / np.maximum(np.abs(r), atol)).max()) if err.size else 0.0,
-            "cosine": float(np.dot(g, r) / norm) if norm > 0 else (1.0 if not g.any() and not r.any() else 0.0),
-            "ok": bool(np.allclose(g, r, rtol=1e-3, atol=atol, equal_nan=True))}
+def _row(got: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
+    m = metrics(got, ref)
+    del m["atol"]
+    return m
 
 
 def compare_all(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
@@ -51,12 +44,12 @@ def compare_all(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapp
             continue
         seen.add(node)
         rows.append({"node": node, "fused": nodes, "shape": list(values[node].shape),
-                     **metrics(got, values[node])})
+                     **_row(got, values[node])})
     rows.sort(key=lambda r: order[r["node"]])
     for name, got in outputs.items():
         if name in refs:
             rows.append({"node": f"output '{name}'", "fused": [], "shape": list(np.shape(refs[name])),
-                         **metrics(got, refs[name])})
+                         **_row(got, refs[name])})
     first = next((r["node"] for r in rows if not r["ok"]), None)
     return rows, first
 

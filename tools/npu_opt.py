@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from lowering import get_all_passes
-from lowering.instrument import Instrumentation, InstrumentOptions
+from lowering.instrument import Instrumentation, InstrumentOptions, print_after_names
 from lowering.remarks import collecting, write_remarks
 from npu_dialects import all_dialects, strip_unknown_locs
 from npu_dialects.weights import (
@@ -138,11 +138,10 @@ class NpuOptMain(xDSLOptMain):
     def observe_options(self) -> InstrumentOptions:
         """The instrumentation the command line asks for (`lowering/instrument.py`)."""
         a = self.args
-        after = tuple(n.strip() for arg in a.print_ir_after for n in arg.split(",") if n.strip())
-        unknown = [n for n in after if n not in self.available_passes]
-        if unknown:
-            raise PipelineSyntaxError(f"--print-ir-after: unknown pass(es) {', '.join(unknown)} "
-                                      "(npu-opt --list-passes lists them)")
+        try:
+            after = print_after_names(a.print_ir_after, self.available_passes)
+        except ValueError as e:
+            raise PipelineSyntaxError(str(e)) from None
         return InstrumentOptions(time_passes=a.time_passes, print_ir_after=after,
                                  print_ir_after_all=a.print_ir_after_all, pattern_stats=a.pattern_stats,
                                  verify_each=a.verify_each, verify=not a.disable_verify,

@@ -345,11 +345,27 @@ def reference_outputs(loaded: Loaded, path: str, inputs: dict[str, np.ndarray]) 
         raise UserError(f"the graph-level reference cannot evaluate '{path}': {e}") from None
 
 
-def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray]) -> tuple[dict[str, Any], list[str]]:
-    """`check` report entry {max_abs_err, max_rel_err, ok, outputs} and problem lines.
+def metrics(got: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
+    """The --check tolerance on one tensor: max abs / max rel error, cosine similarity,
+    `ok` = allclose(rtol=1e-3, atol=1e-4 * max(1, max|ref|)) and that `atol`; the
+    relative error of an element is |got - ref| / max(|ref|, atol)."""
+    g, r = np.asarray(got, np.float64).reshape(-1), np.asarray(ref, np.float64).reshape(-1)
+    scale = float(np.max(np.abs(r))) if r.size and np.isfinite(r).all() else 1.0
+    atol = 1e-4 * max(1.0, scale)
+    err = np.abs(g - r)
+    a = float(np.max(err)) if err.size else 0.0
+    rel = float(np.max(err / np.maximum(np.abs(r), atol))) if err.size else 0.0
+    if not np.isfinite(a):
+        a = rel = float("inf")
+    norm = float(np.linalg.norm(g) * np.linalg.norm(r))
+    cosine = float(np.dot(g, r) / norm) if norm > 0 else (1.0 if not g.any() and not r.any() else 0.0)
+    return {"max_abs_err": a, "max_rel_err": rel, "cosine": cosine,
+            "ok": bool(np.allclose(g, r, rtol=1e-3, atol=atol)), "atol": atol}
 
-    ok = allclose(rtol=1e-3, atol=1e-4 * max(1, max|ref|)) for every output;
-    the relative error of an element is |out - ref| / max(|ref|, atol)."""
+
+def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray]) -> tuple[dict[str, Any], list[str]]:
+    """`check` report entry {max_abs_err, max_rel_err, ok, outputs} and problem lines
+    (`metrics` per output)."""
     max_abs = max_rel = 0.0
     ok = True
     per: dict[str, Any] = {}
@@ -359,26 +375,19 @@ def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray]) -> tupl
             ok = False
             problems.append(f"output '{name}': the reference has no such output")
             continue
-        ref = np.asarray(refs[name], dtype=np.float64)
-        got = np.asarray(out, dtype=np.float64)
-        if ref.shape != got.shape:
+        if np.shape(refs[name]) != np.shape(out):
             ok = False
-            problems.append(f"output '{name}': shape {list(got.shape)} but the reference has {list(ref.shape)}")
+            problems.append(f"output '{name}': shape {list(np.shape(out))} but the reference has "
+                            f"{list(np.shape(refs[name]))}")
             continue
-        scale = float(np.max(np.abs(ref))) if ref.size and np.isfinite(ref).all() else 1.0
-        atol = 1e-4 * max(1.0, scale)
-        err = np.abs(got - ref)
-        a = float(np.max(err)) if err.size else 0.0
-        r = float(np.max(err / np.maximum(np.abs(ref), atol))) if err.size else 0.0
-        good = bool(np.allclose(got, ref, rtol=1e-3, atol=atol))
-        if not np.isfinite(a):
-            a = r = float("inf")
-        per[name] = {"max_abs_err": a, "max_rel_err": r, "ok": good}
+        m = metrics(out, refs[name])
+        a, r = m["max_abs_err"], m["max_rel_err"]
+        per[name] = {"max_abs_err": a, "max_rel_err": r, "ok": m["ok"]}
         max_abs, max_rel = max(max_abs, a), max(max_rel, r)
-        if not good:
+        if not m["ok"]:
             ok = False
             problems.append(f"output '{name}' differs from the reference: max abs err {a:.3g}, "
-                            f"max rel err {r:.3g} (rtol 1e-3, atol {atol:.3g})")
+                            f"max rel err {r:.3g} (rtol 1e-3, atol {m['atol']:.3g})")
     return {"max_abs_err": max_abs, "max_rel_err": max_rel, "ok": ok, "outputs": per}, problems
 
 
@@ -545,22 +554,24 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
     import io
 
     from lowering import get_all_passes
-    from lowering.instrument import Instrumentation, InstrumentOptions
+    from lowering.instrument import Instrumentation, InstrumentOptions, print_after_names
     from lowering.remarks import collecting, write_remarks
-    after = tuple(n.strip() for a in args.print_ir_after for n in a.split(",") if n.strip())
-    unknown = [n for n in after if n not in get_all_passes()]
-    if unknown:
-        raise UsageError(f"--print-ir-after: unknown pass(es) {', '.join(unknown)} (npu-opt --list-passes lists them)")
+    try:
+        after = print_after_names(args.print_ir_after, get_all_passes())
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     shown = args.time_passes or after or args.print_ir_after_all or args.pattern_stats
     options = InstrumentOptions(time_passes=args.time_passes, print_ir_after=after,
                                 print_ir_after_all=args.print_ir_after_all, pattern_stats=args.pattern_stats,
-                                progress=None if shown else False)
+                                progress=None if shown else False,
+                                keep_after=("npu-split-rows",) if args.graph or args.html else ())
     stream = sys.stderr if shown else io.StringIO()
     with collecting() as remarks, Instrumentation(options, stream=stream) as inst:
         loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
                             pipeline=args.pipeline)
     args.remarks_list = [r.line() for r in remarks]
     args.pass_times = _pass_times(inst.root)
+    args.fused_module = inst.kept.get("npu-split-rows")  # the graph after fusion, for --graph/--html
     if args.remarks is not None:
         try:
             write_remarks(remarks, args.remarks)

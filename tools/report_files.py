@@ -22,7 +22,8 @@ from tools.pictures import (
 
 
 def fused_graph(graph):
-    """A copy of the graph-level module through the graph passes and npu-fuse, npu-split-rows."""
+    """A copy of the graph-level module through the default graph passes, npu-fuse and
+    npu-split-rows (for an executable, whose compile did not run here)."""
     from lowering import get_all_passes
     from lowering.pipeline import DEFAULT_PIPELINE
     module = graph.clone()
@@ -56,7 +57,8 @@ def write_pictures(args: Any, loaded, result, reference) -> None:
     """Write what --graph and --html ask for."""
     graph, _ = reference
     name = os.path.splitext(os.path.basename(args.input))[0]
-    kernels = fused_kernels(fused_graph(graph))
+    fused = getattr(args, "fused_module", None)  # (kept by the compile; an executable was not compiled here)
+    kernels = fused_kernels(fused if fused is not None else fused_graph(graph))
     after = graph_dot(graph, f"{name} after fusion", kernels, compiled_kernels(loaded.module))
     after_svg = render_dot(after)
     if args.graph:
