@@ -234,7 +234,6 @@ class Request:
     records: list[TaskRecord] = field(default_factory=list)  # its tasks, times from its first release
     captured: list[tuple[list[str], np.ndarray]] = field(default_factory=list)  # (ONNX nodes, value) per alloc
     capture_plan: tuple[list[list[int]], list[int]] | None = None  # allocs per task, tasks left per alloc
-    holds_host_event: bool = True
 
     def profile(self, top: int = 10) -> dict[str, Any]:
         """`runtime.profile.profile` of this (waited) request."""
@@ -298,6 +297,7 @@ class Runtime:
         self.deferred_total = 0
         self.faults: list[tuple[str, int]] = []
         self.failed: str | None = None
+        self._last_done: Request | None = None  # the request the host saw complete last
         self._ids = 0
         self.default_stream = self.stream()
 
@@ -483,8 +483,6 @@ class Runtime:
         stream.waits.clear()
         return deps
 
-    _last_done: Request | None = None
-
     def _context(self, exe: LoadedExecutable) -> _Context:
         """A context whose last request has run on the device, else a new one."""
         for ctx in exe.contexts:
@@ -568,7 +566,7 @@ class Runtime:
             for w in req.waves:
                 for i in w:
                     t = eng.tasks[i]
-                    t.waits = [base + s for s in t.op.wait_slots]
+                    t.waits = [base + s for s in t.waits]  # (from 0 as queued; a dropped signal stays dropped)
                     t.signals = [base + s for s in t.signals]
             assert self.arch is not None
             ready = max([req.wave_written, eng.now] + [d.device_end + self.arch.sync_latency for d in req.deps

@@ -202,8 +202,7 @@ class Engine:
         for i, t in enumerate(tasks):
             t.index = len(self.tasks)
             core = self.cores[t.core]
-            t.seq = len(core.queue)
-            t.lane = lane
+            t.lane = lane  # (its `seq`, the order it starts in on its core, is set when it starts)
             t.waits = [slot_base + s for s in t.op.wait_slots]
             t.signals = [slot_base + s for s in t.op.signal_slots]
             core.queue.append(t)
@@ -751,11 +750,6 @@ class Engine:
         now = self.now
         lines: list[str] = [f"cycle {now:g}:"]
         blocked: list[str] = []
-        remaining_signals: dict[int, list[TaskProgram]] = {}
-        for t in self.live():
-            if not self.done[t.index]:
-                for s in t.signals:
-                    remaining_signals.setdefault(s, []).append(t)
         for c in self.cores:
             n = len(c.queue)
             if c.state == DONE:
@@ -776,7 +770,7 @@ class Engine:
                 lines.append(f"  core {c.id}: {t.where} ({pos}) waits on event slot(s) {waits}"
                              f" (all waits: {list(t.waits)})")
                 for s in waits:
-                    who = [x for x in remaining_signals.get(s, []) if x is not t]
+                    who = self.signallers(s, t)
                     if who:
                         lines.append(f"    slot {s}: would be signalled by "
                                      + ", ".join(f"task {x.label()}" for x in who))

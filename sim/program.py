@@ -320,7 +320,6 @@ class _Loader:
         """Compile every task for its core (checking its core and event slots exist)."""
         arch = self.arch
         tasks: list[TaskProgram] = []
-        seqs = [0] * arch.cores
         for i, op in enumerate(task_ops):
             core = op.core_id
             prog = TaskProgram(op, i, 0)
@@ -331,8 +330,6 @@ class _Loader:
                 if bad:
                     raise SimError(f"{prog.where}: {what} event slot {bad[0]} but the arch has "
                                    f"event_slots={arch.event_slots}")
-            prog.seq = seqs[core]
-            seqs[core] += 1
             compile_task(prog, self.globals, sram[core], arch, check_bounds, self.warnings, self.values)
             tasks.append(prog)
         return tasks
