@@ -29,6 +29,9 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "npu-canonicalize", "npu-constant-fold", "npu-shape-inference", "npu-bn-fold", "npu-dce", "npu-cse",
     "npu-fuse", "npu-split-rows", "npu-tile", "npu-layer-group", "npu-tile-loops", "npu-bufferize", "npu-schedule",
     "npu-task-canonicalize", "npu-events", "npu-memplan")
+GRAPH_PASSES: tuple[str, ...] = DEFAULT_PIPELINE[:DEFAULT_PIPELINE.index("npu-fuse")]
+"""Graph optimisation: the stage whose result the compile cache keeps (level 2)."""
+STAGES = ("all", "graph", "backend")
 
 
 def run_pass(p: ModulePass, ctx: Context, module: ModuleOp, verify: bool = True) -> None:
@@ -76,27 +79,36 @@ class NpuDefault(ModulePass):
         return [registry[name]()(**options.get(name, {})) for name in DEFAULT_PIPELINE if name not in self.disable]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.apply_stage(ctx, op, "all")
+
+    def apply_stage(self, ctx: Context, op: ModuleOp, stage: str) -> None:
+        """Run the passes of `stage`: `all`, `graph` (GRAPH_PASSES) or `backend` (the rest)."""
         passes = self.passes()
+        if stage != "all":
+            passes = [p for p in passes if (p.name in GRAPH_PASSES) == (stage == "graph")]
         if self.fuse_disable:  # (npu-fuse records it too, but it may itself be disabled)
             op.attributes[DISABLED_ATTR] = ArrayAttr([StringAttr(r) for r in self.fuse_disable])
         run_nested(self.name, passes, ctx, op, self.verify_each)
 
 
 def compile_module(module: ModuleOp, arch: Arch | None = None, weights: dict | None = None,
-                   instrument: InstrumentOptions | None = None, **options) -> ModuleOp:
+                   instrument: InstrumentOptions | None = None, stage: str = "all", **options) -> ModuleOp:
     """Compile a graph-level module in place through `npu-default` and return it.
     `weights` are the module's weights (passes may add folded ones: read the final
     set with `npu_dialects.weights.weights_of(module)`); `instrument` observes the
     compile (`lowering/instrument.py`: pass times, IR dumps, pattern statistics,
     reported to stderr); `options` go to NpuDefault (e.g. `verify_each=True`).
+    `stage` runs only the graph optimisation (`graph`) or the rest (`backend`), as the
+    compile cache does (not with `instrument`).
     Raises CompileError (a DiagnosticException) for anything the user must fix."""
+    assert stage in STAGES and (stage == "all" or instrument is None), stage
     if arch is not None:
         set_arch(module, arch)
     if weights is not None:
         attach_weights(module, weights)
     try:
         if instrument is None:
-            NpuDefault(**options).apply(make_context(), module)
+            NpuDefault(**options).apply_stage(make_context(), module, stage)
         else:
             run_pipeline([NpuDefault(**options)], make_context(), module, instrument, verify_input=False)
     except VerifyException as e:  # an op a pass built does not verify (a CompileError passes through)

@@ -84,6 +84,7 @@ class _Store:
         self._weights = weights
         self._loader = loader
         self.dirty = False
+        self.recipes: dict[str, Recipe] = {}
 
     @property
     def weights(self) -> dict[str, np.ndarray]:
@@ -113,8 +114,14 @@ def weights_of(module: ModuleOp) -> dict[str, np.ndarray]:
     return _STORES[module].weights
 
 
-def add_weight(module: ModuleOp, hint: str, value: np.ndarray) -> str:
-    """Store a new weight (e.g. a folded constant) and return its unique key."""
+Recipe = tuple[int, list[tuple[str | list[float], int]]]
+"""How a pure relayout of other weights is rebuilt: (float32 elements, [(source weight
+key or its inline values, element offset)]); the rest of the elements are zero."""
+
+
+def add_weight(module: ModuleOp, hint: str, value: np.ndarray, recipe: Recipe | None = None) -> str:
+    """Store a new weight (e.g. a folded constant) and return its unique key. A
+    `recipe` says how to rebuild it from other weights (`rebuild`)."""
     store = weights_of(module)
     key, i = hint, 1
     while key in store:
@@ -122,7 +129,25 @@ def add_weight(module: ModuleOp, hint: str, value: np.ndarray) -> str:
         key = f"{hint}#{i}"
     store[key] = np.ascontiguousarray(value, dtype=np.float32)
     _STORES[module].dirty = True
+    if recipe is not None:
+        _STORES[module].recipes[key] = recipe
     return key
+
+
+def recipes_of(module: ModuleOp) -> dict[str, Recipe]:
+    """The recipes of the weights passes added to `module`'s store (`add_weight`)."""
+    s = _STORES.get(module)
+    return dict(s.recipes) if s else {}
+
+
+def rebuild(recipe: Recipe, weights: Mapping[str, np.ndarray]) -> np.ndarray:
+    """A weight rebuilt from `weights` by its recipe (KeyError: a source is missing)."""
+    size, parts = recipe
+    data = np.zeros(size, dtype=np.float32)
+    for src, offset in parts:
+        a = np.asarray(weights[src] if isinstance(src, str) else src, dtype=np.float32).reshape(-1)
+        data[offset:offset + a.size] = a
+    return data
 
 
 def referenced_weights(module: ModuleOp) -> dict[str, np.ndarray]:

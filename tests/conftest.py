@@ -1,6 +1,9 @@
 """Every test run simulates with the memory sanitizer on (`sim.sanitizer`): a
-read that does not find the value it names fails the test."""
+read that does not find the value it names fails the test. The compile cache is off
+(`NPU_NO_CACHE=1`: tests that patch the compiler in-process must not be served an
+earlier compile); tests/test_compile_cache.py turns it on with --cache-dir."""
 
 import os
 
 os.environ["NPU_SANITIZE"] = "1"
+os.environ["NPU_NO_CACHE"] = "1"

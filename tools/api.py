@@ -15,8 +15,10 @@ malformed pipeline, several shape buckets).
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,7 +27,17 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from npu_dialects.arch import Arch
-from runtime.executable import Executable, ExecutableError, sha256_bytes, sha256_file
+from runtime.executable import Executable, ExecutableError, read_executable, sha256_bytes, sha256_file
+from tools.compile_cache import (
+    Cache,
+    ModelDigests,
+    key,
+    level_keys,
+    lookup,
+    model_digests,
+    pipeline_key,
+    weights_digest,
+)
 from tools.npu_run import UsageError, UserError, _compile, _is_task_level, _parse_arch, _parse_mlir, error_line
 
 DEFAULT_PIPELINE_TEXT = "builtin.module(npu-default{verify-each=false})"
@@ -35,7 +47,7 @@ once at the end (as `npu-run` does; `npu-opt` verifies after every pass)."""
 
 def compile(model: onnx.ModelProto | str | os.PathLike[str], arch: Arch | str | None = None,
             pipeline: str | None = None, shape_buckets: str | Sequence[str] | None = None,
-            **options: Any) -> Executable:
+            cache: Cache | str | os.PathLike[str] | None = None, **options: Any) -> Executable:
     """Compile `model` into an executable for `arch` (an `Arch` or a spec such as
     `default,cores=1`; default: the `default` preset, or the arch a `.mlir` names).
 
@@ -47,10 +59,18 @@ def compile(model: onnx.ModelProto | str | os.PathLike[str], arch: Arch | str | 
     `fuse_disable=("layer-group",)`). `shape_buckets` (ONNX with symbolic input dims)
     must name exactly one bucket, e.g. `batch=4`: an executable holds one program.
     The metadata records the source model (path and sha256), the pipeline and the
-    bucket. Raises UserError / UsageError (module docstring)."""
+    bucket. `cache` (a directory or a `tools.compile_cache.Cache`; default none) reuses
+    and stores earlier compiles of an ONNX model (`tools/compile_cache.py`).
+    Raises UserError / UsageError (module docstring)."""
     target = _parse_arch(arch) if isinstance(arch, str) else arch
+    if cache is not None and not isinstance(cache, Cache):
+        cache = Cache(Path(cache))
+    arch_key = arch if isinstance(arch, str) else (arch.spec() if arch is not None else "default")
     if isinstance(model, onnx.ModelProto):
         source = {"kind": "onnx", "path": None, "sha256": sha256_bytes(model.SerializeToString())}
+        if cache is not None:
+            return compile_cached(cache, model, None, target, arch_key, pipeline, _one_bucket(model, shape_buckets),
+                                  options, source)
         return _compile_onnx(model, target, pipeline, shape_buckets, options, source)
     path = os.fspath(model)
     ext = os.path.splitext(path)[1].lower()
@@ -61,6 +81,9 @@ def compile(model: onnx.ModelProto | str | os.PathLike[str], arch: Arch | str | 
         except OnnxImportError as e:
             raise UserError([error_line(x) for x in e.lines]) from None
         source = {"kind": "onnx", "path": os.path.abspath(path), "sha256": sha256_file(path)}
+        if cache is not None:
+            return compile_cached(cache, proto, path, target, arch_key, pipeline, _one_bucket(proto, shape_buckets),
+                                  options, source)
         return _compile_onnx(proto, target, pipeline, shape_buckets, options, source)
     if ext == ".mlir":
         if shape_buckets:
@@ -184,3 +207,168 @@ def _package(module: ModuleOp, weights: dict[str, np.ndarray], pipeline: str | N
         return Executable.from_module(module, weights, pipeline=pipeline, **extra)
     except ExecutableError as e:
         raise UserError(str(e)) from None
+
+
+# ----------------------------------------------------------------------------- through the cache
+
+
+def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch: Arch | None, arch_key: str,
+                   pipeline: str | None, bucket: Mapping[str, int] | None, options: Mapping[str, Any],
+                   source: dict[str, Any]) -> Executable:
+    """`compile` of an ONNX model (read from `path`, if not None) through `cache`
+    (levels in `tools/compile_cache.py`); `arch_key` is the arch as the user spelled it
+    and `bucket` the bound symbolic dims (None: none)."""
+    from npu_dialects.arch import PRESETS
+    from npu_dialects.weights import recipes_of, referenced_weights, weights_of
+
+    arch = arch or PRESETS["default"]
+    digests = (cache.file_digests(path) if path else None) or model_digests(model)
+    if path:
+        cache.remember(path, digests, source.get("sha256") or "")
+    pkey = pipeline_key(pipeline, options)
+    k3, w2 = lookup(cache, digests, bucket, pkey, arch_key)
+    record = cache.read_record(k3) if k3 else None
+    extra: dict[str, Any] = {"source": source, **({"bucket": dict(bucket)} if bucket is not None else {})}
+    if record is not None and record.get("weights") == w2 and record.get("source") == source:
+        exe = _read_entry(cache, k3)
+        if exe is not None:
+            cache.note("executable", "hit")
+            return exe
+        record = None
+    k1, k2 = level_keys(digests, bucket, pkey, arch_key)
+    module, weights = _level1(cache, cache.path("import", k1, ".zip"), model, digests, arch, bucket)
+    if "pipeline" in pkey:
+        exe = _package(*_lower(module, arch, weights, pipeline, options), extra)
+        cache.note("executable", "miss")
+    else:
+        module, weights, ir_sha, w2 = _level2(cache, cache.path("graph", k2, ".zip"), module, weights, arch, options)
+        k3 = key("exe", ir_sha, pkey, arch_key)
+        record = cache.read_record(k3)
+        exe = _repack(cache, k3, record, weights, extra) if record is not None else None
+        if exe is None:
+            before = set(weights)  # (the passes add to the dict they are given)
+            backend, _ = _stage(module, arch, weights, "backend", options)
+            made = {k: None for k in referenced_weights(backend) if k not in before}
+            recipes = recipes_of(backend)
+            w2_recipes = {k: recipes[k] for k in made} if all(k in recipes for k in made) else None
+            exe = _package(backend, weights_of(backend), DEFAULT_PIPELINE_TEXT, extra)
+            cache.note("executable", "miss")
+            record = {"weights": w2, "recipes": w2_recipes}
+    record = {**(record or {}), "weights": w2, "source": source}
+    from tools.npu_compile import summary_lines
+    data = exe.to_bytes()
+    cache.write_exe(k3, data, {**record, "summary": summary_lines(exe, data)})
+    cache.trim()
+    return exe
+
+
+def _repack(cache: Cache, k3: str, record: dict[str, Any], weights: dict[str, np.ndarray],
+            extra: dict[str, Any]) -> Executable | None:
+    """Level 3's program with new `weights` (and metadata) when only they changed: the
+    weights the back end made are rebuilt from their recipes; None when one has none."""
+    from npu_dialects.weights import rebuild
+    recipes = record.get("recipes")
+    if not isinstance(recipes, dict):
+        return None
+    try:
+        made = {k: rebuild((r[0], [(src, o) for src, o in r[1]]), weights) for k, r in recipes.items()}
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+    old = _read_entry(cache, k3)
+    if old is None:
+        return None
+    cache.note("executable", "program reused, weights repacked")
+    return _package(old.module, {**weights, **made}, DEFAULT_PIPELINE_TEXT, extra)
+
+
+def _read_entry(cache: Cache, k3: str) -> Executable | None:
+    """Level 3's executable, or None (reported and deleted) when it does not load."""
+    image = cache.path("exe", k3, ".npuexe")
+    try:
+        return read_executable(image)
+    except ExecutableError as e:
+        cache.corrupt(image, str(e))
+        cache.path("exe", k3, ".json").unlink(missing_ok=True)
+        return None
+
+
+def _level1(cache: Cache, path: Path, model: onnx.ModelProto, digests: ModelDigests, arch: Arch,
+            bucket: Mapping[str, int] | None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """The imported module and weights: from level 1 (initializers it used as they are
+    re-read from `model`) or by importing (stored)."""
+    from lowering.importer.onnx_import import OnnxImportError, import_model
+    from npu_dialects import module_text
+    from npu_dialects.arch import set_arch
+
+    entry = cache.read_zip(path)
+    if entry is not None and entry[0].get("depends") == digests.of(entry[0].get("read", [])):
+        meta, text, weights = entry
+        module = _parse_text(text, path)
+        set_arch(module, arch)
+        inits = {i.name: i for i in model.graph.initializer}
+        from onnx import numpy_helper
+        for k, name in meta["direct"].items():
+            weights[k] = np.ascontiguousarray(numpy_helper.to_array(inits[name]))
+        cache.note("import", "hit")
+        return module, weights
+    sources: dict[str, str] = {}
+    try:
+        module, weights = import_model(model, arch, dims=bucket, sources=sources)
+    except OnnxImportError as e:
+        raise UserError([error_line(x) for x in e.lines]) from None
+    read = sorted(set(digests.tensors) - set(sources.values()))
+    meta = {"direct": sources, "read": read, "depends": digests.of(read)}
+    cache.write_zip(path, meta, module_text(module), {k: v for k, v in weights.items() if k not in sources})
+    cache.note("import", "miss")
+    return module, weights
+
+
+def _level2(cache: Cache, path: Path, module: ModuleOp, weights: dict[str, np.ndarray], arch: Arch,
+            options: Mapping[str, Any]) -> tuple[ModuleOp, dict[str, np.ndarray], str, str]:
+    """The module after graph optimisation, its weights, its IR digest and its weights
+    digest: from level 2 or by running the stage (stored)."""
+    from npu_dialects import module_text
+    from npu_dialects.arch import set_arch
+    from npu_dialects.weights import referenced_weights
+
+    entry = cache.read_zip(path)
+    if entry is not None:
+        meta, text, folded = entry
+        out = _parse_text(text, path)
+        set_arch(out, arch)
+        cache.note("graph", "hit")
+        return out, {**weights, **folded}, meta["ir_sha"], meta["weights"]
+    before = set(weights)  # (the passes add to the dict they are given)
+    module, all_weights = _stage(module, arch, weights, "graph", options)
+    text = module_text(module)
+    used = referenced_weights(module)
+    ir_sha, w2 = hashlib.sha256(text.encode()).hexdigest(), weights_digest(used)
+    cache.write_zip(path, {"ir_sha": ir_sha, "weights": w2}, text,
+                    {k: v for k, v in used.items() if k not in before})
+    cache.note("graph", "miss")
+    return module, all_weights, ir_sha, w2
+
+
+def _stage(module: ModuleOp, arch: Arch, weights: dict[str, np.ndarray], stage: str,
+           options: Mapping[str, Any]) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """One stage of `npu-default` with `options` (`lowering.pipeline.compile_module`)."""
+    from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+    from lowering.pipeline import compile_module
+    from npu_dialects.weights import weights_of
+    try:
+        compile_module(module, arch, weights, stage=stage, **{"verify_each": False, **options})
+    except TypeError as e:
+        raise UsageError(f"bad npu-default option: {e}") from None
+    except (DiagnosticException, VerifyException) as e:
+        lines = str(e).strip().splitlines() or [type(e).__name__]
+        raise UserError(error_line(lines[0]), "\n".join(lines[1:]) or None) from None
+    return module, weights_of(module)
+
+
+def _parse_text(text: str, path: Path) -> ModuleOp:
+    """A cached module's IR text parsed back."""
+    from xdsl.parser import Parser
+
+    from npu_dialects import make_context
+    return Parser(make_context(), text, name=str(path)).parse_module()

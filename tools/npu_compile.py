@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools.npu_run import EXIT_OK, UsageError, UserError, _fmt_bytes, cli_main
+from tools.cli import EXIT_OK, UsageError, UserError, _fmt_bytes, cli_main
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +41,25 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-p", "--passes", metavar="PASSES", help="the same as a comma-separated pass list")
     p.add_argument("--shape-buckets", metavar="SPEC", action="append",
                    help="the size of each symbolic input dim, one bucket: 'batch=4', 'batch=1;seq=16'")
+    add_cache_options(p)
     return p
+
+
+def add_cache_options(p: argparse.ArgumentParser) -> None:
+    """--cache-dir and --no-cache (npu-compile, npu-run)."""
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="the compile cache (default: $NPU_CACHE_DIR, else $XDG_CACHE_HOME/npu-compiler, "
+                        "i.e. ~/.cache/npu-compiler)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the compile cache (also NPU_NO_CACHE=1)")
+
+
+def cache_line(cache) -> str:
+    """The summary line saying what the compile cache did."""
+    if cache is None:
+        return "cache:     off"
+    done = ", ".join(f"{level} {outcome}" for level, outcome in cache.events) or "not used (not an ONNX model)"
+    return f"cache:     {done} ({cache.root})"
 
 
 def _output(args: argparse.Namespace) -> str:
@@ -59,6 +77,11 @@ def _count(n: int, what: str) -> str:
 
 def summary(exe, out: str, data: bytes, seconds: float) -> str:
     """What npu-compile prints: the file written and what it holds."""
+    return "\n".join([f"wrote {out}: {_fmt_bytes(len(data))} in {seconds:.2f} s", *summary_lines(exe, data)])
+
+
+def summary_lines(exe, data: bytes) -> list[str]:
+    """What an executable holds, for the summary (the compile cache keeps them)."""
     from runtime.executable import section_spans
 
     meta = exe.meta
@@ -70,8 +93,7 @@ def summary(exe, out: str, data: bytes, seconds: float) -> str:
     spans = section_spans(data)
     parts = ", ".join(f"{name} {_fmt_bytes(size)}" for name, (_, size) in spans.items()
                       if name not in ("header", "section table"))
-    lines = [f"wrote {out}: {_fmt_bytes(len(data))} in {seconds:.2f} s",
-             f"model:     {source.get('path') or '(in memory)'}{sha}",
+    lines = [f"model:     {source.get('path') or '(in memory)'}{sha}",
              f"arch:      {exe.arch.spec()}",
              f"pipeline:  {meta.get('pipeline') or '(task-level input, packaged as is)'}",
              f"tasks:     {len(d)} on {len({t.core for t in d})} of {exe.arch.cores} cores, "
@@ -81,17 +103,31 @@ def summary(exe, out: str, data: bytes, seconds: float) -> str:
              f"arena:     {_fmt_bytes(mem.get('arena_bytes') or 0)} of DRAM activations",
              f"sections:  {parts}"]
     if meta.get("bucket"):
-        lines.insert(3, "bucket:    " + ", ".join(f"{k}={v}" for k, v in meta["bucket"].items()))
-    return "\n".join(lines)
+        lines.insert(2, "bucket:    " + ", ".join(f"{k}={v}" for k, v in meta["bucket"].items()))
+    return lines
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tools.api import compile as compile_model
+    from tools.compile_cache import Cache, cache_dir, fast_hit
 
+    t0 = time.perf_counter()
     out = _output(args)
     pipeline = args.pass_pipeline if args.pass_pipeline is not None else args.passes
-    t0 = time.perf_counter()
-    exe = compile_model(args.model, arch=args.arch, pipeline=pipeline, shape_buckets=args.shape_buckets)
+    root = cache_dir(args.cache_dir, args.no_cache)
+    cache = Cache(root) if root is not None else None
+    if cache is not None and args.model.endswith(".onnx") and not args.shape_buckets and os.path.isfile(args.model):
+        try:
+            record = fast_hit(cache, args.model, args.arch or "default", pipeline, out)
+        except OSError as e:
+            raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
+        if record is not None and isinstance(record.get("summary"), list):
+            size = os.path.getsize(out)
+            print(f"wrote {out}: {_fmt_bytes(size)} in {time.perf_counter() - t0:.2f} s")
+            print("\n".join([*record["summary"], cache_line(cache)]))
+            return EXIT_OK
+    from tools.api import compile as compile_model
+    exe = compile_model(args.model, arch=args.arch, pipeline=pipeline, shape_buckets=args.shape_buckets,
+                        cache=cache)
     data = exe.to_bytes()
     seconds = time.perf_counter() - t0
     from runtime.executable import write_image
@@ -100,6 +136,7 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
     print(summary(exe, out, data, seconds))
+    print(cache_line(cache))
     return EXIT_OK
 
 

@@ -41,7 +41,7 @@ import sys
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
-from tools.npu_run import EXIT_OK, UserError, cli_main, error_line
+from tools.cli import EXIT_OK, UserError, cli_main, error_line
 
 # ----------------------------------------------------------------------------- the plan
 

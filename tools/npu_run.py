@@ -35,31 +35,12 @@ import argparse
 import json
 import os
 import sys
-import traceback
 import zipfile
 from typing import Any
 
 import numpy as np
 
-EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
-EXIT_INTERNAL = EXIT_USER  # the contract has no separate code for our own bugs
-
-
-class UsageError(Exception):
-    """Bad command-line usage (exit 2)."""
-
-
-class UserError(Exception):
-    """A diagnosed user error (exit 1): `lines` first, then `details`."""
-
-    def __init__(self, lines: str | list[str], details: str | None = None):
-        self.lines = [lines] if isinstance(lines, str) else list(lines)
-        self.details = details
-        super().__init__("\n".join(self.lines))
-
-
-def error_line(msg: str) -> str:
-    return msg if msg.startswith("error:") else f"error: {msg}"
+from tools.cli import EXIT_OK, EXIT_USER, UsageError, UserError, _fmt_bytes, cli_main, error_line
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", nargs="?", const="", metavar="P.json",
                    help="print where the cycles went (per core, top tasks with the critical path, hardware "
                         "utilisation and stalls); with a file, also write it as JSON")
+    from tools.npu_compile import add_cache_options
+    add_cache_options(p)
     p.add_argument("-v", "--verbose", action="store_true",
                    help="log the runtime's device memory at debug level (allocations released, deferred frees)")
     p.add_argument("--watchdog-cycles", type=int, default=100_000_000, metavar="N",
@@ -221,12 +204,13 @@ class Loaded:
 
 
 def load_input(path: str, arch_spec: str | None, check: bool, reference: str | None = None, model=None,
-               dims: dict[str, int] | None = None, pipeline: str | None = None) -> Loaded:
+               dims: dict[str, int] | None = None, pipeline: str | None = None, cache=None) -> Loaded:
     """Read INPUT and bring it to the task level (raises UsageError/UserError).
     `reference` is the ONNX model --check compares an executable (`.npuexe`) with.
     For an ONNX INPUT, `model` is the already loaded ModelProto (else it is read)
     and `dims` binds its symbolic input dims (a shape bucket). `pipeline` (npu-opt
-    syntax) replaces `npu-default` for an ONNX or graph-level INPUT."""
+    syntax) replaces `npu-default` for an ONNX or graph-level INPUT. `cache` (a
+    `tools.compile_cache.Cache`) compiles an ONNX INPUT through the compile cache."""
     arch = _parse_arch(arch_spec)
     ext = os.path.splitext(path)[1].lower()
     if reference is not None and (ext != ".npuexe" or not check):
@@ -243,6 +227,16 @@ def load_input(path: str, arch_spec: str | None, check: bool, reference: str | N
             )
         except ImportError as e:
             raise UserError(f"the ONNX importer is not available ({e})") from None
+        if cache is not None:
+            from tools.api import compile_cached
+            from tools.compile_cache import source_of
+            try:
+                proto = model if model is not None else load_model(path)
+            except OnnxImportError as e:
+                raise UserError([error_line(x) for x in e.lines]) from None
+            exe = compile_cached(cache, proto, path, arch, arch_spec or "default", pipeline, dims, {},
+                                 source_of(path))
+            return Loaded(exe.module, exe.weights, exe.arch, "onnx")
         arch = arch or PRESETS["default"]
         try:
             module, weights = import_model(model if model is not None else load_model(path), arch,
@@ -394,13 +388,6 @@ def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray]) -> tupl
 # ----------------------------------------------------------------------------- output
 
 
-def _fmt_bytes(n: int) -> str:
-    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.2f} {unit} ({n} B)"
-    return f"{n} B"
-
-
 def summary(report: dict[str, Any], path: str, arch) -> str:
     u = report["utilization"]
     lines = [
@@ -512,7 +499,7 @@ def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded,
             except OnnxImportError as e:
                 raise UserError([error_line(x) for x in e.lines]) from None
             chosen.run_inputs = pad_inputs(inputs, templates, d.bucket)
-    loaded = load_input(args.input, args.arch, args.check, model=model, dims=chosen.bucket)
+    loaded = load_input(args.input, args.arch, args.check, model=model, dims=chosen.bucket, cache=_cache(args))
     return loaded, chosen, inputs
 
 
@@ -568,7 +555,7 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
     stream = sys.stderr if shown else io.StringIO()
     with collecting() as remarks, Instrumentation(options, stream=stream) as inst:
         loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
-                            pipeline=args.pipeline)
+                            pipeline=args.pipeline, cache=None if shown or args.remarks is not None else _cache(args))
     args.remarks_list = [r.line() for r in remarks]
     args.pass_times = _pass_times(inst.root)
     args.fused_module = inst.kept.get("npu-split-rows")  # the graph after fusion, for --graph/--html
@@ -578,6 +565,19 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
         except ValueError as e:
             raise UserError(str(e)) from None
     return loaded
+
+
+def _cache(args: argparse.Namespace):
+    """The compile cache npu-run uses (None: --no-cache, NPU_NO_CACHE=1, or a report on
+    the compile itself was asked for: remarks, pictures, pass timings, IR dumps)."""
+    from tools.compile_cache import Cache, cache_dir
+    if args.graph or args.html:
+        return None
+    root = cache_dir(args.cache_dir, args.no_cache)
+    if root is None:
+        return None
+    args.compile_cache = Cache(root)
+    return args.compile_cache
 
 
 def _pass_times(node, out: list[tuple[str, float]] | None = None) -> list[tuple[str, float]]:
@@ -638,6 +638,19 @@ def _write_files(args: argparse.Namespace, result) -> None:
         _write_json(args.trace, result.trace)
 
 
+def _annotate(args: argparse.Namespace, report: dict[str, Any], bucketed: _Bucketed | None) -> None:
+    """The report gains what the compile cache did and the bucket run."""
+    cache = getattr(args, "compile_cache", None)
+    if cache is not None and cache.events:
+        report["compile_cache"] = [{"level": level, "outcome": outcome} for level, outcome in cache.events]
+        if args.verbose:
+            from tools.npu_compile import cache_line
+            print(cache_line(cache), file=sys.stderr)
+    if bucketed is not None:
+        report["bucket"] = dict(bucketed.bucket)
+        report["bucket_actual"] = dict(bucketed.actual)
+
+
 def _run(args: argparse.Namespace) -> int:
     from runtime.buckets import BucketError, slice_outputs
     from runtime.run import RunError, random_inputs
@@ -665,9 +678,7 @@ def _run(args: argparse.Namespace) -> int:
     for w in result.report["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
     report = result.report
-    if bucketed is not None:
-        report["bucket"] = dict(bucketed.bucket)
-        report["bucket_actual"] = dict(bucketed.actual)
+    _annotate(args, report, bucketed)
     problems: list[str] = []
     if args.check:
         ref_inputs = {k: np.asarray(v, dtype=np.float32) for k, v in inputs.items()}
@@ -692,40 +703,6 @@ def _run(args: argparse.Namespace) -> int:
             print(f"error: check failed: {p}", file=sys.stderr)
         return EXIT_USER
     return EXIT_OK
-
-
-def cli_main(build_parser, run_args, argv: list[str] | None = None) -> int:
-    """Shared entry of the tools: parse, run, map our errors to exit codes (1 diagnosed,
-    2 usage) with one line per problem and no traceback unless NPU_DEBUG=1."""
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:  # argparse printed the usage error (or --help)
-        return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
-    debug = os.environ.get("NPU_DEBUG", "") not in ("", "0")
-    try:
-        return run_args(args)
-    except UsageError as e:
-        if debug:
-            traceback.print_exc()
-        print(error_line(str(e)), file=sys.stderr)
-        return EXIT_USAGE
-    except UserError as e:
-        if debug:
-            traceback.print_exc()
-        for line in e.lines:
-            print(error_line(line), file=sys.stderr)
-        if e.details:
-            print(e.details, file=sys.stderr)
-        return EXIT_USER
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return EXIT_USER
-    except Exception as e:
-        if debug:
-            traceback.print_exc()
-        print(f"internal error: {type(e).__name__}: {e} (set NPU_DEBUG=1 for a traceback)", file=sys.stderr)
-        return EXIT_INTERNAL
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,7 @@ from xdsl.ir import Attribute, SSAValue
 from lowering.errors import CompileError
 from npu_dialects.graph import ConstantOp, shape_of
 from npu_dialects.locs import loc_names
-from npu_dialects.weights import WeightsError, add_weight, weights_of
+from npu_dialects.weights import Recipe, WeightsError, add_weight, weights_of
 
 INLINE_MAX_ELEMENTS = 16
 """Folded constants with at most this many elements are written inline (`value`), larger
@@ -99,7 +99,8 @@ def weight_hint(loc: Attribute, suffix: str, fallback: str = "const") -> str:
     return f"{base or fallback}.{suffix}"
 
 
-def make_constant(module: ModuleOp, array: np.ndarray, hint: str, loc: LocationAttr) -> ConstantOp:
+def make_constant(module: ModuleOp, array: np.ndarray, hint: str, loc: LocationAttr,
+                  recipe: Recipe | None = None) -> ConstantOp:
     """An `npu_graph.constant` holding `array` (as float32), located at `loc`: inline when
     small, else a new weight of `module` whose key derives from `hint`.
 
@@ -110,6 +111,6 @@ def make_constant(module: ModuleOp, array: np.ndarray, hint: str, loc: LocationA
     if data.size <= INLINE_MAX_ELEMENTS and np.isfinite(data).all():
         op = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(ty, [float(v) for v in data.reshape(-1)]))
     else:
-        op = ConstantOp(ty, weight=add_weight(module, hint, data))
+        op = ConstantOp(ty, weight=add_weight(module, hint, data, recipe))
     op.location = loc
     return op

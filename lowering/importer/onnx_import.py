@@ -1494,7 +1494,8 @@ def convert_range(ctx: NodeContext) -> Sequence[Output]:
 
 
 def import_model(model: onnx.ModelProto, arch: Arch | None = None, *,
-                 dims: Mapping[str, int] | None = None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+                 dims: Mapping[str, int] | None = None,
+                 sources: dict[str, str] | None = None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """Translate `model` into a verified `builtin.module` holding `func.func @main`,
     and return it with the weights it names (`npu_graph.constant {weight = KEY}`),
     keyed by sanitized unique names. The module carries `npu.arch` (`arch`, or the
@@ -1504,9 +1505,18 @@ def import_model(model: onnx.ModelProto, arch: Arch | None = None, *,
     `lowering/importer/buckets.py`); one left unbound is an error.
 
     Assumes a model that passed `onnx.checker` (see `load_model`); anything it cannot
-    import raises `OnnxImportError` with one line per offending node or value."""
+    import raises `OnnxImportError` with one line per offending node or value.
+
+    `sources`, when given, receives weight key -> initializer name for every weight
+    that is an initializer's data as is and whose values nothing else read (no folded
+    node, no computed constant): the compile cache (`tools/compile_cache.py`) re-reads
+    those from a model whose weights changed instead of importing it again."""
     model = bind_dims(model, dims)
-    return _Importer(model).run(arch or PRESETS["default"])
+    importer = _Importer(model)
+    result = importer.run(arch or PRESETS["default"])
+    if sources is not None:
+        sources.update(importer.direct_sources())
+    return result
 
 
 @dataclass
@@ -1520,6 +1530,20 @@ class _Importer:
     opset: int = 0
     graph_outputs: set[str] = field(default_factory=set)
     carried_f32: dict[str, Tensor] = field(default_factory=dict)
+    initializer_tensors: dict[str, Tensor] = field(default_factory=dict)
+    weight_sources: dict[str, str] = field(default_factory=dict)  # weight key -> initializer
+    computed_origins: set[str] = field(default_factory=set)  # labels of nodes whose values became constants
+    value_read: set[str] = field(default_factory=set)  # tensors whose values a folded node read
+    nodes_by_label: dict[str, list[onnx.NodeProto]] = field(default_factory=dict)
+
+    def direct_sources(self) -> dict[str, str]:
+        """Weight key -> initializer for the weights that are an initializer's data as is
+        and whose values no folded node or computed constant read (`import_model`)."""
+        read = set(self.value_read)
+        for label in self.computed_origins:
+            for node in self.nodes_by_label.get(label, []):
+                read.update(node.input)
+        return {k: name for k, name in self.weight_sources.items() if name not in read}
 
     # values --------------------------------------------------------------------------
 
@@ -1549,6 +1573,10 @@ class _Importer:
             key = self._weight_key(t.name)
             self.weights[key] = np.ascontiguousarray(t.data)
             op = ConstantOp(ty, weight=key)
+            if self.initializer_tensors.get(t.name) is t:
+                self.weight_sources[key] = t.name
+        if self.initializer_tensors.get(t.name) is not t:
+            self.computed_origins.add(t.origin)
         op.location = name_loc(t.origin or t.name)
         t.value = op.results[0]
         return t.value
@@ -1605,6 +1633,7 @@ class _Importer:
                 continue
             self.tensors[init.name] = Tensor(init.name, tuple(data.shape), data.dtype, data=data,
                                              origin=init.name)
+            self.initializer_tensors[init.name] = self.tensors[init.name]
 
         inputs = [i for i in graph.input if i.name not in self.tensors]
         shapes = [self._input_shape(vi) for vi in inputs]
@@ -1704,6 +1733,7 @@ class _Importer:
     def _import_node(self, index: int, node: onnx.NodeProto) -> None:
         """Convert one node, or record its diagnostic and bind placeholders."""
         label = node.name or f"{node.op_type}#{index}"
+        self.nodes_by_label.setdefault(label, []).append(node)
         domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
         prefix = f"error: node '{label}' ({op_type}, opset {self._opset_of(domain)}): "
@@ -1734,6 +1764,8 @@ class _Importer:
         outs: Sequence[Output] | None = None
         if feeds is not None:
             outs = self._fold(node, feeds, label, required=entry is None)
+            if outs is not None:
+                self.value_read.update(node.input)
         if outs is None:
             assert entry is not None  # (else the fold was required: it returned or raised)
             outs = self._run_converter(node, entry, label)

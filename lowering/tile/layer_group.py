@@ -289,10 +289,14 @@ class LayerGroup(ModulePass):
                 arrays.append(a)
             size = max(plan.pack_offset[m] + a.size * 4 for m, a in zip(unit, arrays)) // 4
             data = np.zeros(size, dtype=np.float32)
+            parts: list[tuple[str | list[float], int]] = []
             for m, a in zip(unit, arrays):
                 o = plan.pack_offset[m] // 4
                 data[o:o + a.size] = a.reshape(-1)
-            c = make_constant(module, data, f"{prefix}{len(new_consts)}", loc)
+                op = self.constants.constant_op(m)
+                assert op is not None  # (`available`)
+                parts.append((op.weight.data if op.weight is not None else a.reshape(-1).tolist(), o))
+            c = make_constant(module, data, f"{prefix}{len(new_consts)}", loc, recipe=(size, parts))
             new_consts.append(c)
             for m in unit:
                 packed_in[m] = c.result

@@ -1,0 +1,204 @@
+"""The compile cache (`tools/compile_cache.py`, through `npu-compile`, `npu-run` and
+`tools.api.compile`): a repeated compile is a hit whose executable is byte-identical
+to a fresh compile; a weights-only change reuses the import and the program and gives
+the bytes a fresh compile gives; a structural change, another arch or pipeline or a
+planted compiler switch misses; a corrupt entry at any level is reported, rebuilt and
+never served; writes leave no partial files; the hit path of npu-compile loads neither
+the compiler nor numpy; --no-cache, NPU_NO_CACHE and the default directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from tools.api import compile as compile_model
+from tools.compile_cache import Cache, cache_dir, model_digests
+from tools.npu_compile import main as npu_compile
+from tools.npu_run import main as npu_run
+
+MODELS = Path(__file__).parent / "models"
+ROOT = Path(__file__).parent.parent
+
+
+def _compile(capsys, model: Path, out: Path, *extra: str) -> str:
+    assert npu_compile([str(model), "-o", str(out), *extra]) == 0
+    return capsys.readouterr().out
+
+
+def _cache_line(text: str) -> str:
+    return next(ln for ln in text.splitlines() if ln.startswith("cache:"))
+
+
+def _fresh(model: Path, tmp_path: Path, *extra: str) -> bytes:
+    out = tmp_path / "fresh.npuexe"
+    assert npu_compile([str(model), "-o", str(out), "--no-cache", *extra]) == 0
+    return out.read_bytes()
+
+
+def _scaled_weights(src: Path, dst: Path, factor: float) -> None:
+    """`src` with every large float initializer scaled: a weights-only change."""
+    m = onnx.load(str(src))
+    for init in m.graph.initializer:
+        a = numpy_helper.to_array(init)
+        if a.dtype == np.float32 and a.size > 16:
+            init.CopyFrom(numpy_helper.from_array((a * factor).astype(np.float32), init.name))
+    onnx.save(m, str(dst))
+
+
+def test_hit_is_the_fresh_compile(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    first = _compile(capsys, MODELS / "lenet.onnx", tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    assert "import miss, graph miss, executable miss" in _cache_line(first)
+    second = _compile(capsys, MODELS / "lenet.onnx", tmp_path / "b.npuexe", "--cache-dir", str(cache))
+    assert "cache:     executable hit" in second
+    assert second.splitlines()[1:-1] == first.splitlines()[1:-1]  # the same summary
+    fresh = _fresh(MODELS / "lenet.onnx", tmp_path)
+    assert (tmp_path / "a.npuexe").read_bytes() == (tmp_path / "b.npuexe").read_bytes() == fresh
+    assert oct((tmp_path / "b.npuexe").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    assert npu_run([str(tmp_path / "b.npuexe"), "--check"]) == 0
+    assert not [p for p in cache.rglob("*") if p.name.endswith(".tmp")]  # atomic writes leave nothing
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@pytest.mark.parametrize("model", ["lenet.onnx", "mlp.onnx"])
+def test_weights_only_change_reuses_import_and_program(tmp_path, capsys, model):
+    cache = tmp_path / "cache"
+    _compile(capsys, MODELS / model, tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    changed = tmp_path / model
+    _scaled_weights(MODELS / model, changed, 1.5)
+    text = _compile(capsys, changed, tmp_path / "b.npuexe", "--cache-dir", str(cache))
+    assert _cache_line(text).startswith(
+        "cache:     import hit, graph miss, executable program reused, weights repacked")
+    assert (tmp_path / "b.npuexe").read_bytes() == _fresh(changed, tmp_path)
+    assert (tmp_path / "b.npuexe").read_bytes() != (tmp_path / "a.npuexe").read_bytes()
+    assert npu_run([str(tmp_path / "b.npuexe"), "--check"]) == 0
+
+
+def test_structure_arch_pipeline_and_switches_miss(tmp_path, capsys, monkeypatch):
+    cache = tmp_path / "cache"
+    args = ["--cache-dir", str(cache)]
+    _compile(capsys, MODELS / "mlp.onnx", tmp_path / "a.npuexe", *args)
+    text = _compile(capsys, MODELS / "mlp.onnx", tmp_path / "b.npuexe", "--arch", "default,cores=1", *args)
+    assert "import hit, graph miss, executable miss" in text  # the import does not depend on the arch
+    text = _compile(capsys, MODELS / "mlp.onnx", tmp_path / "c.npuexe", "-p", "npu-default", *args)
+    assert "import hit, executable miss" in text
+    m = onnx.load(str(MODELS / "mlp.onnx"))
+    m.graph.node[-1].name = "renamed"  # a structural change (node names become locations)
+    onnx.save(m, str(tmp_path / "renamed.onnx"))
+    assert "import miss" in _compile(capsys, tmp_path / "renamed.onnx", tmp_path / "d.npuexe", *args)
+    monkeypatch.setenv("NPU_DISABLE_PATTERNS", "fold-reshape")
+    assert "graph miss" in _compile(capsys, MODELS / "mlp.onnx", tmp_path / "e.npuexe", *args)
+
+
+def test_weights_only_digest_keeps_structure():
+    m = onnx.load(str(MODELS / "mlp.onnx"))
+    before = model_digests(m)
+    init = max(m.graph.initializer, key=lambda i: np.prod(i.dims))
+    a = numpy_helper.to_array(init)
+    init.CopyFrom(numpy_helper.from_array(a + 1, init.name))
+    after = model_digests(m)
+    assert after.structure == before.structure and after.weights != before.weights
+    assert [n for n in before.tensors if before.tensors[n] != after.tensors[n]] == [init.name]
+
+
+def test_same_model_elsewhere_records_its_own_path(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    _compile(capsys, MODELS / "mlp.onnx", tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    copy = tmp_path / "copy.onnx"
+    copy.write_bytes((MODELS / "mlp.onnx").read_bytes())
+    text = _compile(capsys, copy, tmp_path / "b.npuexe", "--cache-dir", str(cache))
+    assert f"model:     {copy}" in text
+    os.utime(copy, (1, 1))  # old enough to be remembered by stat
+    assert npu_run([str(tmp_path / "b.npuexe"), "--check"]) == 0
+
+
+@pytest.mark.parametrize("level", ["exe", "graph", "import"])
+def test_corrupt_entry_is_reported_and_rebuilt(tmp_path, capsys, level):
+    cache = tmp_path / "cache"
+    _compile(capsys, MODELS / "lenet.onnx", tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    entry = next(p for p in (cache / level).iterdir() if p.suffix in (".npuexe", ".zip"))
+    data = bytearray(entry.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    entry.write_bytes(bytes(data[: len(data) - 7]) if level == "import" else bytes(data))
+    if level != "exe":  # reach the damaged level: the levels after it are gone
+        for p in (cache / "exe").iterdir():
+            p.unlink()
+        if level == "import":
+            for p in (cache / "graph").iterdir():
+                p.unlink()
+    assert npu_compile([str(MODELS / "lenet.onnx"), "-o", str(tmp_path / "b.npuexe"), "--cache-dir", str(cache)]) == 0
+    captured = capsys.readouterr()
+    assert f"warning: compile cache: entry '{entry}' is corrupt" in captured.err
+    assert "rebuilding it" in captured.err
+    assert (tmp_path / "b.npuexe").read_bytes() == (tmp_path / "a.npuexe").read_bytes()
+    text = _compile(capsys, MODELS / "lenet.onnx", tmp_path / "c.npuexe", "--cache-dir", str(cache))
+    assert "cache:     executable hit" in text
+
+
+def test_npu_run_uses_the_cache_unless_the_compile_is_observed(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    args = [str(MODELS / "mlp.onnx"), "--cache-dir", str(cache), "--check", "--report"]
+    assert npu_run([*args, str(tmp_path / "r1.json")]) == 0
+    assert npu_run([*args, str(tmp_path / "r2.json")]) == 0
+    r1, r2 = (json.loads((tmp_path / f"r{i}.json").read_text()) for i in (1, 2))
+    assert [e["outcome"] for e in r1["compile_cache"]] == ["miss", "miss", "miss"]
+    assert r2["compile_cache"] == [{"level": "executable", "outcome": "hit"}]
+    assert r1["cycles"] == r2["cycles"] and r2["check"]["ok"]
+    assert npu_run([*args, str(tmp_path / "r3.json"), "--remarks", str(tmp_path / "rem.txt")]) == 0
+    assert "compile_cache" not in json.loads((tmp_path / "r3.json").read_text())
+    assert (tmp_path / "rem.txt").read_text().strip()  # the compile really ran
+    capsys.readouterr()
+
+
+def test_off_switches_and_default_directory(tmp_path, capsys, monkeypatch):
+    assert cache_dir(None, disabled=True) is None
+    monkeypatch.setenv("NPU_NO_CACHE", "1")
+    assert cache_dir() is None
+    assert cache_dir(str(tmp_path)) == tmp_path  # the command line wins
+    monkeypatch.delenv("NPU_NO_CACHE")
+    monkeypatch.delenv("NPU_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "npu-compiler"
+    text = _compile(capsys, MODELS / "mlp.onnx", tmp_path / "a.npuexe")
+    assert str(tmp_path / "xdg" / "npu-compiler") in _cache_line(text)
+    text = _compile(capsys, MODELS / "mlp.onnx", tmp_path / "b.npuexe", "--no-cache")
+    assert _cache_line(text) == "cache:     off"
+
+
+def test_api_cache_and_trim(tmp_path):
+    cache = Cache(tmp_path / "cache")
+    a = compile_model(str(MODELS / "mlp.onnx"), cache=cache)
+    b = compile_model(str(MODELS / "mlp.onnx"), cache=cache)
+    assert cache.events[-1] == ("executable", "hit") and a.to_bytes() == b.to_bytes()
+    assert cache.trim(0) > 0
+    assert not [p for level in ("import", "graph", "exe") for p in (cache.root / level).iterdir()]
+
+
+def test_hit_loads_neither_compiler_nor_numpy(tmp_path):
+    model = tmp_path / "mlp.onnx"
+    model.write_bytes((MODELS / "mlp.onnx").read_bytes())
+    os.utime(model, (1, 1))  # old enough to be remembered by stat
+    cache = tmp_path / "cache"
+    code = ("import sys; from tools.npu_compile import main; "
+            f"rc = main([{str(model)!r}, '-o', {str(tmp_path / 'x.npuexe')!r}, '--cache-dir', {str(cache)!r}]); "
+            "print(rc, sorted(m for m in ('numpy', 'xdsl', 'onnx', 'lowering') if m in sys.modules))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NPU_NO_CACHE", None)
+    cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
+    warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert cold.stdout.splitlines()[-1].startswith("0 ['lowering', 'numpy', 'onnx', 'xdsl']"), cold.stderr
+    assert warm.stdout.splitlines()[-1] == "0 []", warm.stderr
+    assert "cache:     executable hit" in warm.stdout

@@ -1,0 +1,71 @@
+"""What every command-line tool shares: exit codes, the two error kinds, the entry
+wrapper that maps them to one diagnostic line and an exit code (never a traceback
+unless `NPU_DEBUG=1`). Standard library only, so a tool's fast path (npu-compile's
+cache hit) starts without the compiler or numpy."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
+EXIT_INTERNAL = EXIT_USER  # the contract has no separate code for our own bugs
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit 2)."""
+
+
+class UserError(Exception):
+    """A diagnosed user error (exit 1): `lines` first, then `details`."""
+
+    def __init__(self, lines: str | list[str], details: str | None = None):
+        self.lines = [lines] if isinstance(lines, str) else list(lines)
+        self.details = details
+        super().__init__("\n".join(self.lines))
+
+
+def error_line(msg: str) -> str:
+    return msg if msg.startswith("error:") else f"error: {msg}"
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.2f} {unit} ({n} B)"
+    return f"{n} B"
+
+
+def cli_main(build_parser, run_args, argv: list[str] | None = None) -> int:
+    """Shared entry of the tools: parse, run, map our errors to exit codes (1 diagnosed,
+    2 usage) with one line per problem and no traceback unless NPU_DEBUG=1."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse printed the usage error (or --help)
+        return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
+    debug = os.environ.get("NPU_DEBUG", "") not in ("", "0")
+    try:
+        return run_args(args)
+    except UsageError as e:
+        if debug:
+            traceback.print_exc()
+        print(error_line(str(e)), file=sys.stderr)
+        return EXIT_USAGE
+    except UserError as e:
+        if debug:
+            traceback.print_exc()
+        for line in e.lines:
+            print(error_line(line), file=sys.stderr)
+        if e.details:
+            print(e.details, file=sys.stderr)
+        return EXIT_USER
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_USER
+    except Exception as e:
+        if debug:
+            traceback.print_exc()
+        print(f"internal error: {type(e).__name__}: {e} (set NPU_DEBUG=1 for a traceback)", file=sys.stderr)
+        return EXIT_INTERNAL

@@ -1,0 +1,452 @@
+"""The compile cache: `npu-compile` and `npu-run` reuse earlier compiles of an ONNX
+model at three levels keyed by content hashes (all with the compiler's fingerprint:
+its sources and pyproject), so a repeated compile is a file copy and a weights-only
+change skips the import and the back end. Level 1 `import/`: the imported graph IR
+(key: model structure, shape bucket); level 2 `graph/`: the IR after graph
+optimisation, npu-default up to npu-cse (key: level 1, weights, pipeline, arch);
+level 3 `exe/`: the `.npuexe` (key: level 2's IR text, pipeline, arch).
+The *structure* is the model without its float32 initializers of more than 16
+elements; the *weights* are their data. Off in the Python API unless given; on in
+the tools under `$NPU_CACHE_DIR`, else `$XDG_CACHE_HOME/npu-compiler`
+(`~/.cache/npu-compiler`); `--cache-dir`, `--no-cache` (or `NPU_NO_CACHE=1`).
+Compiles that report on themselves (remarks, pass timings, IR dumps, pictures)
+bypass it. Entries are written to a temporary file renamed into place; a corrupt one
+is reported, deleted and rebuilt.
+
+Algorithm
+---------
+A model file's digests are remembered per (path, size, mtime, inode) in
+`fingerprints/` (as ccache's direct mode; not when the file changed in the last 2 s),
+so a full hit reads no ONNX: level 2's small metadata gives the IR digest, level 3's
+record the weights digest, and the executable's section crc32s are checked while it
+is copied out. When only the weights changed: level 1 hits if the importer read
+nothing but directly-used initializers whose data changed (it records them); graph
+optimisation re-runs (BatchNorm and constant folding compute weights from values);
+its IR text is unchanged, so level 3's program is reused and repacked with the new
+weights; the weights the back end made (layer groups' packed weights) are rebuilt
+from their recipes (`npu_dialects.weights.rebuild`), and a program with a back-end
+weight that has none (an attention mask) is compiled again. Level 1 and 2 entries are zip files (each member crc-checked on read). The
+cache is trimmed to `NPU_CACHE_MAX_BYTES` (default 4 GiB), least recently used first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import struct
+import sys
+import tempfile
+import time
+import zipfile
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CACHE_ENV, NO_CACHE_ENV, MAX_ENV = "NPU_CACHE_DIR", "NPU_NO_CACHE", "NPU_CACHE_MAX_BYTES"
+DEFAULT_MAX_BYTES = 4 << 30
+LAYOUT = 1  # the entries' format: part of every key
+STRUCTURAL_MAX_ELEMENTS = 16  # float32 initializers up to this size count as structure (inlined in the IR)
+STABLE_SECONDS = 2.0  # a model file changed more recently than this is not remembered by stat
+_ROOT = Path(__file__).resolve().parent.parent
+_PACKAGES = ("npu_dialects", "lowering", "runtime", "sim", "tools")
+
+
+class CacheCorrupt(Exception):
+    """An entry that does not read back (truncated zip, bad crc, bad JSON, bad image)."""
+
+
+def cache_dir(explicit: str | None = None, disabled: bool = False) -> Path | None:
+    """The cache directory the tools use (None: caching off). The command line wins
+    (`--no-cache`, then `--cache-dir`), then the environment (`NPU_NO_CACHE=1`, then
+    `NPU_CACHE_DIR`), then the user cache directory."""
+    if disabled:
+        return None
+    if explicit:
+        return Path(explicit)
+    if os.environ.get(NO_CACHE_ENV, "") not in ("", "0"):
+        return None
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "npu-compiler"
+
+
+_FINGERPRINT: str | None = None
+
+
+def compiler_fingerprint() -> str:
+    """sha256 of the compiler's Python sources and pyproject.toml (which pins xDSL): an
+    edit to any of them, or another release, misses every entry."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        h = hashlib.sha256(f"npu-compile-cache {LAYOUT} {sys.version_info[:2]}".encode())
+        files = [_ROOT / "pyproject.toml"] + [p for pkg in _PACKAGES for p in sorted((_ROOT / pkg).rglob("*.py"))]
+        for p in files:
+            try:
+                data = p.read_bytes()
+            except OSError:
+                continue
+            h.update(str(p.relative_to(_ROOT)).encode() + b"\0" + len(data).to_bytes(8, "little") + data)
+        _FINGERPRINT = h.hexdigest()
+    return _FINGERPRINT
+
+
+def key(*parts: Any) -> str:
+    """A cache key: sha256 of the compiler fingerprint and `parts` (JSON values)."""
+    text = json.dumps([compiler_fingerprint(), *parts], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# ----------------------------------------------------------------------------- digests
+
+
+@dataclass
+class ModelDigests:
+    """`structure`: the model without its large float32 initializers' data; `weights`:
+    that data; `tensors`: each such initializer's data digest, by name."""
+
+    structure: str
+    weights: str
+    tensors: dict[str, str] = field(default_factory=dict)
+    file_sha256: str = ""  # of the model file, when remembered by stat
+
+    def of(self, names: Any) -> str:
+        """One digest of the named tensors' data (those in `tensors`)."""
+        h = hashlib.sha256()
+        for n in sorted(set(names) & self.tensors.keys()):
+            h.update(n.encode() + b"\0" + self.tensors[n].encode())
+        return h.hexdigest()
+
+
+def _is_weight(init: Any) -> bool:
+    from onnx import TensorProto
+    n = 1
+    for d in init.dims:
+        n *= d
+    return init.data_type == TensorProto.FLOAT and n > STRUCTURAL_MAX_ELEMENTS
+
+
+def model_digests(model: Any) -> ModelDigests:
+    """The digests of an `onnx.ModelProto` (`ModelDigests`)."""
+    from onnx import numpy_helper
+    h = hashlib.sha256()
+
+    def part(b: bytes) -> None:
+        h.update(len(b).to_bytes(8, "little") + b)
+
+    part(str(model.ir_version).encode())
+    for o in model.opset_import:
+        part(o.SerializeToString(deterministic=True))
+    g = model.graph
+    for group in (g.node, g.input, g.output, g.value_info, g.sparse_initializer, model.functions):
+        part(b"group")
+        for item in group:
+            part(item.SerializeToString(deterministic=True))
+    tensors: dict[str, str] = {}
+    part(b"initializers")
+    for init in g.initializer:
+        if _is_weight(init):
+            data = init.raw_data or numpy_helper.to_array(init).tobytes()
+            tensors[init.name] = hashlib.sha256(data).hexdigest()
+            part(json.dumps([init.name, list(init.dims), init.data_type]).encode())
+        else:
+            part(init.SerializeToString(deterministic=True))
+    d = ModelDigests(h.hexdigest(), "", tensors)
+    d.weights = d.of(tensors)
+    return d
+
+
+def weights_digest(arrays: Mapping[str, Any]) -> str:
+    """One digest of named arrays (name, dtype, shape and bytes)."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = arrays[name]
+        h.update(json.dumps([name, str(a.dtype), list(a.shape)]).encode())
+        h.update(memoryview(a.tobytes() if not a.flags.c_contiguous else a).cast("B"))
+    return h.hexdigest()
+
+
+# ----------------------------------------------------------------------------- keys
+
+
+def pipeline_key(pipeline: str | None, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What a compile's pipeline contributes to the keys: its text, or the npu-default
+    options (the levels 2 and 3 split applies only to npu-default)."""
+    if pipeline is not None:
+        return {"pipeline": pipeline}
+    return {"npu-default": {k: list(v) if isinstance(v, tuple) else v for k, v in sorted((options or {}).items())}}
+
+
+def level_keys(digests: ModelDigests, dims: Mapping[str, int] | None, pkey: Any, arch_key: str) -> tuple[str, str]:
+    """The keys of levels 1 and 2. The test-only and debugging switches that change
+    what the passes do are part of level 2's."""
+    k1 = key("import", digests.structure, dict(dims or {}))
+    env = {v: os.environ.get(v, "") for v in ("NPU_TEST_FAULT", "NPU_DISABLE_PATTERNS")}
+    return k1, key("graph", k1, digests.weights, pkey, arch_key, env)
+
+
+def lookup(cache: Cache, digests: ModelDigests, dims: Mapping[str, int] | None, pkey: Any,
+           arch_key: str) -> tuple[str, str | None]:
+    """(level 3 key, its weights digest) as far as the cache knows without compiling:
+    an npu-default compile's level 3 key comes from level 2's IR digest ("" and None
+    when level 2 has no entry)."""
+    k1, k2 = level_keys(digests, dims, pkey, arch_key)
+    if "pipeline" in pkey:
+        return key("exe-custom", k2, pkey), digests.weights
+    entry = cache.read_zip(cache.path("graph", k2, ".zip"), members=False)
+    if entry is None:
+        return "", None
+    return key("exe", entry[0].get("ir_sha"), pkey, arch_key), entry[0].get("weights")
+
+
+def source_of(path: str) -> dict[str, Any]:
+    """What an executable records of its ONNX model file (as `tools.api.compile`)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return {"kind": "onnx", "path": os.path.abspath(path), "sha256": h.hexdigest()}
+
+
+def fast_hit(cache: Cache, path: str, arch_key: str, pipeline: str | None, out: str) -> dict[str, Any] | None:
+    """A full hit without reading the model or loading the compiler: level 3's image
+    copied to `out` (checked); its record, or None when anything is missing."""
+    digests = cache.file_digests(path)
+    if digests is None:
+        return None
+    k3, w2 = lookup(cache, digests, None, pipeline_key(pipeline), arch_key)
+    record = cache.read_record(k3) if k3 else None
+    source = {"kind": "onnx", "path": os.path.abspath(path), "sha256": digests.file_sha256}
+    if record is None or record.get("weights") != w2 or record.get("source") != source:
+        return None
+    if not cache.copy_exe(k3, out):
+        return None
+    cache.note("executable", "hit")
+    return record
+
+
+# ----------------------------------------------------------------------------- the store
+
+
+def _atomic_write(path: Path, write: Callable[[Any], None]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Cache:
+    """The cache directory: entries by level and key, the stat memo of model files,
+    the trim. `events` lists what happened, one (level, outcome) per step, for the
+    tools' summary line; `warn` prints a corrupt entry's report."""
+
+    def __init__(self, root: Path, warn: Callable[[str], None] | None = None):
+        self.root = Path(root)
+        self.events: list[tuple[str, str]] = []
+        self.warn = warn or (lambda msg: print(f"warning: {msg}", file=sys.stderr))
+
+    def path(self, level: str, k: str, ext: str) -> Path:
+        return self.root / level / f"{k}{ext}"
+
+    def note(self, level: str, outcome: str) -> None:
+        self.events.append((level, outcome))
+
+    def corrupt(self, path: Path, why: str) -> None:
+        """Report a corrupt entry and delete it (the caller rebuilds)."""
+        self.warn(f"compile cache: entry '{path}' is corrupt ({why}); rebuilding it")
+        path.unlink(missing_ok=True)
+
+    def touch(self, path: Path) -> None:
+        try:
+            os.utime(path)
+        except OSError:
+            pass
+
+    # -- zip entries (levels 1 and 2) -------------------------------------------------
+
+    def write_zip(self, path: Path, meta: dict[str, Any], text: str, arrays: Mapping[str, Any]) -> None:
+        import numpy as np
+
+        def write(f: Any) -> None:
+            with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
+                z.writestr("meta.json", json.dumps(meta))
+                z.writestr("ir.mlir", text)
+                for name, array in arrays.items():
+                    with z.open(f"w/{name}.npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
+        self._store(path, write)
+
+    def read_zip(self, path: Path, members: bool = True) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
+        """(meta, IR text, arrays) of an entry; only meta unless `members`; None when
+        absent; a corrupt entry is reported, deleted and None."""
+        if not path.is_file():
+            return None
+        try:
+            with zipfile.ZipFile(path) as z:
+                meta = json.loads(z.read("meta.json"))
+                if not isinstance(meta, dict):
+                    raise CacheCorrupt("meta.json is not an object")
+                if not members:
+                    return meta, "", {}
+                import numpy as np
+                text = z.read("ir.mlir").decode()
+                arrays = {}
+                for info in z.infolist():
+                    if info.filename.startswith("w/"):
+                        with z.open(info) as f:
+                            arrays[info.filename[2:-4]] = np.lib.format.read_array(f, allow_pickle=False)
+        except (OSError, zipfile.BadZipFile, KeyError, ValueError, EOFError, CacheCorrupt) as e:
+            self.corrupt(path, str(e).splitlines()[0] if str(e) else type(e).__name__)
+            return None
+        self.touch(path)
+        return meta, text, arrays
+
+    # -- executables (level 3) --------------------------------------------------------
+
+    def read_record(self, k: str) -> dict[str, Any] | None:
+        """Level 3's record (weights digest, source, summary) when its image is there."""
+        rec_path, exe_path = self.path("exe", k, ".json"), self.path("exe", k, ".npuexe")
+        if not rec_path.is_file():
+            return None
+        try:
+            rec = json.loads(rec_path.read_text())
+            if not isinstance(rec, dict) or not exe_path.is_file():
+                raise CacheCorrupt("no executable beside the record" if isinstance(rec, dict) else "not an object")
+        except (OSError, ValueError, CacheCorrupt) as e:
+            self.corrupt(rec_path, str(e))
+            exe_path.unlink(missing_ok=True)
+            return None
+        return rec
+
+    def write_exe(self, k: str, data: bytes | bytearray, record: dict[str, Any]) -> Path:
+        exe_path = self.path("exe", k, ".npuexe")
+        self._store(exe_path, lambda f: f.write(data))
+        self._store(self.path("exe", k, ".json"), lambda f: f.write(json.dumps(record).encode()))
+        return exe_path
+
+    def copy_exe(self, k: str, out: str | os.PathLike[str]) -> bool:
+        """Copy level 3's image to `out` (atomically, in the kernel) once its crc32s
+        check; False (entry reported and deleted) when they do not."""
+        import mmap
+        src = self.path("exe", k, ".npuexe")
+        try:
+            with open(src, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                check_image(data)
+        except (OSError, ValueError, CacheCorrupt) as e:
+            self.corrupt(src, str(e))
+            self.path("exe", k, ".json").unlink(missing_ok=True)
+            return False
+        self.touch(src)
+        target = Path(out)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            os.close(fd)
+            shutil.copyfile(src, tmp)
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)  # what open(out, "w") would give, not mkstemp's 0600
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return True
+
+    # -- model files ------------------------------------------------------------------
+
+    def file_digests(self, path: str) -> ModelDigests | None:
+        """A model file's digests remembered by stat, or None."""
+        memo = self._memo_path(path)
+        try:
+            st = os.stat(path)
+            rec = json.loads(memo.read_text())
+            if rec["stat"] == _stat(st):
+                return ModelDigests(rec["structure"], rec["weights"], rec["tensors"], rec["sha256"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return None
+
+    def remember(self, path: str, digests: ModelDigests, file_sha256: str) -> None:
+        """Remember a model file's digests (and its sha256) by its stat."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+        if time.time() - st.st_mtime < STABLE_SECONDS:
+            return  # a file written now may change again within the mtime's resolution
+        rec = {"path": os.path.abspath(path), "stat": _stat(st), "structure": digests.structure,
+               "weights": digests.weights, "tensors": digests.tensors, "sha256": file_sha256}
+        self._store(self._memo_path(path), lambda f: f.write(json.dumps(rec).encode()))
+
+    def _memo_path(self, path: str) -> Path:
+        return self.root / "fingerprints" / (hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:40] + ".json")
+
+    # -- writing and trimming ---------------------------------------------------------
+
+    def _store(self, path: Path, write: Callable[[Any], None]) -> None:
+        """Write an entry atomically; a cache that cannot be written is a warning, not an error."""
+        try:
+            _atomic_write(path, write)
+        except OSError as e:
+            self.warn(f"compile cache: cannot write '{path}': {e.strerror or e}")
+
+    def trim(self, max_bytes: int | None = None) -> int:
+        """Delete least recently used entries until the cache holds at most `max_bytes`
+        (`NPU_CACHE_MAX_BYTES`, default 4 GiB); returns the bytes freed."""
+        if max_bytes is None:
+            try:
+                max_bytes = int(os.environ.get(MAX_ENV) or DEFAULT_MAX_BYTES)
+            except ValueError:
+                max_bytes = DEFAULT_MAX_BYTES
+        files = []
+        for level in ("import", "graph", "exe"):
+            for p in (self.root / level).glob("*"):
+                try:
+                    st = p.stat()
+                except OSError:
+                    continue
+                files.append((st.st_mtime, st.st_size, p))
+        total, freed = sum(f[1] for f in files), 0
+        for _, size, p in sorted(files):
+            if total - freed <= max_bytes:
+                break
+            p.unlink(missing_ok=True)
+            freed += size
+        return freed
+
+
+def _stat(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
+
+
+# ----------------------------------------------------------------------------- checking an image
+
+_HEADER = struct.Struct("<8sIIQII32sIHH")  # as runtime/executable.py (which imports the compiler)
+_SECTION = struct.Struct("<IIQQII")
+
+
+def check_image(data: Any) -> None:
+    """The executable image's size, section table and section crc32s hold
+    (`runtime.executable` checks the rest when it loads it); raises CacheCorrupt."""
+    if len(data) < _HEADER.size:
+        raise CacheCorrupt("shorter than an executable header")
+    magic, _, header_size, file_size, count, table_crc, *_ = _HEADER.unpack_from(data)
+    if magic != b"NPUEXE\x00\x01" or file_size != len(data):
+        raise CacheCorrupt("bad magic or size: truncated or not an executable")
+    with memoryview(data) as view:  # (released before the caller closes a mapped file)
+        with view[header_size:header_size + count * _SECTION.size] as table:
+            if len(table) != count * _SECTION.size or zlib.crc32(table) != table_crc:
+                raise CacheCorrupt("section table crc32 mismatch")
+            sections = [_SECTION.unpack_from(table, i * _SECTION.size) for i in range(count)]
+        for i, (_, _, offset, size, crc, _) in enumerate(sections):
+            with view[offset:offset + size] as section:
+                if offset + size > len(data) or zlib.crc32(section) != crc:
+                    raise CacheCorrupt(f"section {i} crc32 mismatch")
