@@ -147,7 +147,7 @@ def table(rows: list[dict], repeat: int, iree: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--out", help="also write the table to this file")
