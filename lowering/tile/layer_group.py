@@ -60,7 +60,7 @@ body value's offset, the ops computed in place), which bufferization follows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 
 import numpy as np
@@ -429,13 +429,25 @@ class RunSearch:
             if self.costs[b] is None or self.costs[b + 1] is None:
                 why = "a kernel whose ops the group cost model cannot price"
             elif b not in self.pairs:
-                why = "their tensors do not fit one core's SRAM together, whole or in strips"
+                why = self.overflow(b)
             else:
                 cost, singles = self.pairs[b]
                 why = f"the cost model says grouped is {cost - singles} cycles slower ({cost} against {singles})" \
                     if cost >= singles else "a longer or cheaper grouping of the neighbours won"
             remark(self.lg.name, "missed", pair, f"'{self.kernels[b].kernel.data}' and the next kernel not "
                    f"grouped: {why}")
+
+    def overflow(self, b: int) -> str:
+        """Why kernels b and b+1 form no group when no plan was found: the SRAM their
+        whole tensors would need together (planned without a capacity) against a core's."""
+        run, ops, outs, flat = self.run_of(b, b + 2)
+        unbounded = replace(self.arch, sram_bytes=1 << 60)
+        whole = plan_group(ops, outs, unbounded, flat, self.canon, self.lg.packable_weights(run))
+        if whole is None:
+            return "an op of theirs cannot be in a group, and no strip plan fits"
+        need, have = whole.sram_bytes, self.arch.sram_bytes
+        return (f"their tensors do not fit one core's SRAM together: whole they need {need} bytes, "
+                f"{need - have} more than its {have}, and no strip height fits")
 
     def segments(self) -> list[tuple[int, int]]:
         """The groups (j, i) of the cheapest program, last first."""
