@@ -40,7 +40,9 @@ from lowering.tile.costmodel import best_parts, cycles_then_bytes, kernel_dram_b
 from lowering.tile.roofline import MACS_ATTR, annotate
 from lowering.tile.tile_search import (
     TilingError,
+    compile_jobs,
     search,
+    search_many,
     split_kernel,
     sram_bytes,
     with_epilogue,
@@ -58,6 +60,14 @@ from npu_dialects.locs import node_names
 from npu_dialects.tile import KernelKind, KernelOp, TileYieldOp
 
 
+def kernel_ins(op: Operation) -> list[SSAValue]:
+    """The kernel inputs of a fused op or a lone op (its distinct operands), in order:
+    its body block's arguments (`kernel_body`)."""
+    if isinstance(op, FusedOp):
+        return list(op.ins)
+    return list(dict.fromkeys(op.operands))
+
+
 def kernel_body(op: Operation) -> tuple[list[SSAValue], Block]:
     """Inputs and a fresh body block (graph ops + npu_tile.yield) for a fused op or a lone op."""
     if isinstance(op, FusedOp):
@@ -72,10 +82,7 @@ def kernel_body(op: Operation) -> tuple[list[SSAValue], Block]:
                 block.add_op(clone)
                 mapping.update(zip(inner.results, clone.results))
         return ins, block
-    ins = []
-    for o in op.operands:
-        if o not in ins:
-            ins.append(o)
+    ins = kernel_ins(op)
     block = Block(arg_types=[v.type for v in ins])
     args: dict[SSAValue, SSAValue] = dict(zip(ins, block.args))
     clone = op.clone(value_mapper=args)
@@ -131,16 +138,35 @@ class Tile(ModulePass):
         if MACS_ATTR not in op.attributes:
             annotate(op, arch)  # the model's work, for roofline reports after lowering
         names = KernelNames()
-        for func in op.ops:
-            if not isinstance(func, FuncOp):
-                continue
-            for g in list(func.body.block.ops):
-                if isinstance(g, ConstantOp) or not isinstance(g, GraphOp):
-                    continue
-                self.tile_one(g, names(g), arch)
+        work = [(g, names(g), kernel_body(g)) for func in op.ops if isinstance(func, FuncOp)
+                for g in list(func.body.block.ops) if isinstance(g, GraphOp) and not isinstance(g, ConstantOp)]
+        self.search_ahead([body for _, _, body in work], arch)
+        for g, kname, body in work:
+            self.tile_one(g, kname, arch, body)
 
-    def tile_one(self, op: Operation, kname: str, arch) -> None:
-        ins, block = kernel_body(op)
+    def search_ahead(self, bodies: list[tuple[list[SSAValue], Block]], arch) -> None:
+        """Run the searches of all kernels with distinct signatures up front, in parallel
+        (`search_many`), into the memo `tile_one` reads."""
+        jobs: dict[tuple, tuple] = {}
+        for _, block in bodies:
+            body_ops = [o for o in block.ops if not isinstance(o, TileYieldOp)]
+            if (len(body_ops) == 1 and isinstance(body_ops[0], ReshapeOp)) or any(
+                    0 in shape_of(r) for o in body_ops for r in o.results):
+                continue
+            try:
+                anchor, steps, extra = split_kernel(body_ops, {a: i for i, a in enumerate(block.args)})
+            except TilingError:
+                continue  # (tile_one reports it)
+            key = kernel_signature(body_ops, arch, self.double_buffer)
+            if key not in self._memo and key not in jobs:
+                jobs[key] = (anchor, extra, len(steps), arch, self.double_buffer, cycles_then_bytes)
+        for key, found in zip(jobs, search_many(list(jobs.values()), compile_jobs())):
+            if found is not None:
+                self._memo[key] = found
+
+    def tile_one(self, op: Operation, kname: str, arch, body: tuple[list[SSAValue], Block]) -> None:
+        _, block = body
+        ins = kernel_ins(op)  # (operands now: the kernels before it replaced their ops)
         body_ops = [o for o in block.ops if not isinstance(o, TileYieldOp)]
         if len(body_ops) == 1 and isinstance(body_ops[0], ReshapeOp):
             kernel = KernelOp(kname, ins, [r.type for r in op.results], Region(block), kind=KernelKind.VIEW,

@@ -797,6 +797,57 @@ def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], epilogu
     return TileSearch(anchor, extra, epilogue_len, arch, cost).run((True, False) if allow_double_buffer else (False,))
 
 
+PARALLEL_MIN_SEARCHES = 6
+"""`search_many` forks workers only for at least this many searches (a fork of a
+compiler holding a model's weights costs a few milliseconds)."""
+
+_JOBS: list[tuple] = []  # the jobs forked workers read (inherited, never pickled)
+
+
+def compile_jobs() -> int:
+    """How many processes a compile may use for independent searches: `NPU_COMPILE_JOBS`,
+    else the CPUs this process may run on."""
+    import os
+    env = os.environ.get("NPU_COMPILE_JOBS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _search_job(i: int) -> tuple[int, tuple[dict[str, int], bool] | None]:
+    anchor, extra, epilogue_len, arch, allow_db, cost = _JOBS[i]
+    try:
+        ks, db, _ = search(anchor, extra, epilogue_len, arch, allow_db, cost)
+    except TilingError:
+        return i, None  # (the caller searches again and reports it)
+    return i, (ks.tile, db)
+
+
+def search_many(jobs: Sequence[tuple], workers: int) -> list[tuple[dict[str, int], bool] | None]:
+    """`search(*job)` of every job: (tile, double buffered?), or None when it raised
+    TilingError. Independent searches run in `workers` forked processes (the jobs are
+    inherited, only results travel back), largest candidate space first; the results
+    are those of the searches run one by one."""
+    global _JOBS
+    if workers <= 1 or len(jobs) < PARALLEL_MIN_SEARCHES:
+        _JOBS = list(jobs)
+        try:
+            return [_search_job(i)[1] for i in range(len(jobs))]
+        finally:
+            _JOBS = []
+    import multiprocessing
+
+    sizes = [prod(len(v) for v in job[0].candidates(job[3]).values()) for job in jobs]
+    order = sorted(range(len(jobs)), key=lambda i: -sizes[i])
+    _JOBS = list(jobs)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+            done = dict(pool.imap_unordered(_search_job, order, chunksize=1))
+    finally:
+        _JOBS = []
+    return [done[i] for i in range(len(jobs))]
+
+
 class TileSearch:
     """The state of one `search`: candidate lists per loop, evaluated points (an index
     per loop into its list, and the double-buffer choice) and the best so far."""
