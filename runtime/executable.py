@@ -40,7 +40,7 @@ the bytes between sections are zero.
 
 - meta: UTF-8 JSON: `inputs`/`outputs` (name, shape, dtype), `kernels` (the kernel
   table the descriptors index), `tasks` (per task: kernel, core, range, the
-  `npu_task.task` op's line in the program's text (`dump`), its ONNX nodes and its
+  `npu_task.task` op's name (`dump` prints the tasks in this order), its ONNX nodes and its
   compute ops with theirs), `memory` (arena, weights and lower-bound bytes; each
   alloc's and weight's DRAM offset and size), `weights` (key -> offset in the weights
   section, shape), `weights_image_bytes` (I), plus what the compiler adds: `source`
@@ -204,13 +204,12 @@ class Executable:
         tasks = _tasks(module)
         kernels = list(dict.fromkeys(t.kernel.data for t in tasks))
         section, index, image_bytes = _pack_weights(module, weights, arch)
-        text = program_text(module)
         meta: dict[str, Any] = {
             "format_version": FORMAT_VERSION, "compiler_version": compiler_version(), "arch": arch.spec(),
             "inputs": [{"name": n, "shape": list(s), "dtype": sig.input_dtypes.get(n, "float32")}
                        for n, s in sig.inputs],
             "outputs": [{"name": n, "shape": list(s), "dtype": "float32"} for n, s in sig.outputs],
-            "kernels": kernels, "tasks": _task_map(tasks, text), "memory": _memory_plan(module),
+            "kernels": kernels, "tasks": _task_map(tasks), "memory": _memory_plan(module),
             "weights": index, "weights_image_bytes": image_bytes, **meta_extra}
         descriptors = [_descriptor(i, t, kernels.index(t.kernel.data)) for i, t in enumerate(tasks)]
         return cls(module, _bind_weights(section, index, image_bytes), arch, meta, descriptors,
@@ -236,7 +235,7 @@ class Executable:
         return self.meta["kernels"][d.kernel_id]
 
     def program_text(self) -> str:
-        """The program as MLIR text (what `dump` prints; the meta's task lines index it)."""
+        """The program as MLIR text (what `dump` prints; its tasks in the meta's order)."""
         return program_text(self.module)
 
 
@@ -376,16 +375,14 @@ def _encode_program(module: ModuleOp) -> bytes:
             raise ExecutableError("program", str(e)) from None
 
 
-def _task_map(tasks: list[TaskOp], text: str) -> list[dict[str, Any]]:
-    """Per task: kernel, core, range, the line of its `npu_task.task` op in the program
-    text, its ONNX nodes, and its compute ops with their ONNX nodes."""
-    lines = [i + 1 for i, ln in enumerate(text.splitlines()) if ln.lstrip().startswith("npu_task.task ")]
-    if len(lines) != len(tasks):
-        lines = [None] * len(tasks)
-    return [{"kernel": t.kernel.data, "core": t.core_id, "range": list(t.bounds), "op": t.name, "line": line,
+def _task_map(tasks: list[TaskOp]) -> list[dict[str, Any]]:
+    """Per task: kernel, core, range, op name, its ONNX nodes, and its compute ops with
+    their ONNX nodes. (No line in the program's text: printing the program only for
+    that was a sixth of a cold compile.)"""
+    return [{"kernel": t.kernel.data, "core": t.core_id, "range": list(t.bounds), "op": t.name,
              "onnx_nodes": task_nodes(t),
              "ops": [[op.name, node_names(op)] for op in t.body.walk() if isinstance(op, ComputeOp)]}
-            for t, line in zip(tasks, lines)]
+            for t in tasks]
 
 
 def _memory_plan(module: ModuleOp) -> dict[str, Any]:
