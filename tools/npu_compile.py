@@ -125,9 +125,11 @@ def _run(args: argparse.Namespace) -> int:
             print(f"wrote {out}: {_fmt_bytes(size)} in {time.perf_counter() - t0:.2f} s")
             print("\n".join([*record["summary"], cache_line(cache)]))
             return EXIT_OK
+    from lowering.instrument import Instrumentation, InstrumentOptions
     from tools.api import compile as compile_model
-    exe = compile_model(args.model, arch=args.arch, pipeline=pipeline, shape_buckets=args.shape_buckets,
-                        cache=cache)
+    with Instrumentation(InstrumentOptions(progress=None), stream=sys.stderr):  # (a progress line on a tty)
+        exe = compile_model(args.model, arch=args.arch, pipeline=pipeline, shape_buckets=args.shape_buckets,
+                            cache=cache)
     data = exe.to_bytes()
     seconds = time.perf_counter() - t0
     from runtime.executable import write_image

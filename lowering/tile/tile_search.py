@@ -823,6 +823,14 @@ def _search_job(i: int) -> tuple[int, tuple[dict[str, int], bool] | None]:
     return i, (ks.tile, db)
 
 
+def _quiet_child() -> None:
+    """A forked worker never writes to the inherited stdio: another thread of the parent
+    (a progress line) may have held a stream's lock at the fork, and a flush at exit
+    would wait for it forever."""
+    import sys
+    sys.stdout = sys.stderr = None  # type: ignore[assignment]
+
+
 def search_many(jobs: Sequence[tuple], workers: int) -> list[tuple[dict[str, int], bool] | None]:
     """`search(*job)` of every job: (tile, double buffered?), or None when it raised
     TilingError. Independent searches run in `workers` forked processes (the jobs are
@@ -841,7 +849,7 @@ def search_many(jobs: Sequence[tuple], workers: int) -> list[tuple[dict[str, int
     order = sorted(range(len(jobs)), key=lambda i: -sizes[i])
     _JOBS = list(jobs)
     try:
-        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs)), _quiet_child) as pool:
             done = dict(pool.imap_unordered(_search_job, order, chunksize=1))
     finally:
         _JOBS = []
