@@ -490,12 +490,13 @@ def seal(buf: bytearray) -> None:
     and the header's crc32. (Tests use it to forge files whose checksums hold.)"""
     header_size, count = _HEADER.unpack_from(buf)[2], _HEADER.unpack_from(buf)[4]
     table_end = header_size + count * _SECTION.size
-    for i in range(count):
-        at = header_size + i * _SECTION.size
-        kind, _, offset, size, _, _ = _SECTION.unpack_from(buf, at)
-        _SECTION.pack_into(buf, at, kind, 0, offset, size, zlib.crc32(buf[offset:offset + size]), 0)
-    struct.pack_into("<I", buf, 28, zlib.crc32(buf[header_size:table_end]))
-    buf[32:64] = hashlib.sha256(buf[header_size:]).digest()
+    with memoryview(buf) as view:  # (checksums over views: no copy of the weights)
+        for i in range(count):
+            at = header_size + i * _SECTION.size
+            kind, _, offset, size, _, _ = _SECTION.unpack_from(buf, at)
+            _SECTION.pack_into(buf, at, kind, 0, offset, size, zlib.crc32(view[offset:offset + size]), 0)
+        struct.pack_into("<I", buf, 28, zlib.crc32(view[header_size:table_end]))
+        buf[32:64] = hashlib.sha256(view[header_size:]).digest()
     struct.pack_into("<I", buf, _HEADER_CRC_AT, 0)
     struct.pack_into("<I", buf, _HEADER_CRC_AT, zlib.crc32(buf[:header_size]))
 

@@ -5,9 +5,13 @@ cache hit) starts without the compiler or numpy."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import NoReturn
 
 EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
 EXIT_INTERNAL = EXIT_USER  # the contract has no separate code for our own bugs
@@ -69,3 +73,38 @@ def cli_main(build_parser, run_args, argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"internal error: {type(e).__name__}: {e} (set NPU_DEBUG=1 for a traceback)", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection inside: a compile keeps nearly everything it builds
+    alive to the end, and the collector walked it again and again (10-20% of a cold
+    compile of ResNet-50 or DenseNet-121, for about 4% more peak memory)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def console(main: Callable[[], int], compile_only: bool = False) -> Callable[[], NoReturn]:
+    """A tool's console-script entry: `main()`, then the process ends without tearing its
+    heap down (0.3-0.5 s after a large compile; LLVM's tools skip freeing the same
+    way) once stdout and stderr are flushed. `compile_only` tools run with the cyclic
+    collector paused throughout (`paused_gc`)."""
+    def entry() -> NoReturn:
+        if compile_only:
+            gc.disable()
+        try:
+            code = main()
+        except SystemExit as e:  # (argparse's --help and usage errors)
+            code = e.code if isinstance(e.code, int) else EXIT_USAGE
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):  # (a closed pipe)
+            pass
+        os._exit(code)
+    return entry

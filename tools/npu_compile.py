@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools.cli import EXIT_OK, UsageError, UserError, _fmt_bytes, cli_main
+from tools.cli import EXIT_OK, UsageError, UserError, _fmt_bytes, cli_main, console
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -147,5 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     return cli_main(build_parser, _run, argv)
 
 
+console_main = console(main, compile_only=True)
+"""The `npu-compile` console script (`tools.cli.console`)."""
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -48,6 +48,7 @@ from lowering.importer.onnx_import import OnnxImportError, import_model, load_mo
 from npu_dialects import module_text
 from npu_dialects.arch import ArchError, parse_arch_spec
 from npu_dialects.weights import WEIGHTS_ATTR, save_npz
+from tools.cli import console
 
 
 class _UsageError(Exception):
@@ -230,5 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+console_main = console(main, compile_only=True)
+"""The `npu-import` console script (`tools.cli.console`)."""
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -35,6 +35,7 @@ from npu_dialects.weights import (
     relocate,
     save_weights,
 )
+from tools.cli import console
 
 STANDARD_PASSES = ("canonicalize", "cse", "dce")
 
@@ -226,5 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+console_main = console(main, compile_only=True)
+"""The `npu-opt` console script (`tools.cli.console`)."""
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from tools.cli import EXIT_OK, EXIT_USER, UsageError, UserError, _fmt_bytes, cli_main, error_line
+from tools.cli import EXIT_OK, EXIT_USER, UsageError, UserError, _fmt_bytes, cli_main, console, error_line, paused_gc
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -660,7 +660,8 @@ def _run(args: argparse.Namespace) -> int:
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:
-        loaded = _load_with_remarks(args)
+        with paused_gc():  # (the compile; the simulation collects as usual)
+            loaded = _load_with_remarks(args)
         inputs = read_inputs(args.inputs) if args.inputs else None
     else:
         loaded, bucketed, inputs = _load_bucketed(args, *parsed)
@@ -710,5 +711,8 @@ def main(argv: list[str] | None = None) -> int:
     return cli_main(build_parser, _run, argv)
 
 
+console_main = console(main)
+"""The `npu-run` console script (`tools.cli.console`)."""
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()
