@@ -215,20 +215,25 @@ class Executable:
         return cls(module, _bind_weights(section, index, image_bytes), arch, meta, descriptors,
                    _encode_program(module), section)
 
-    def to_bytes(self) -> bytes:
-        """The file image (layout in the module docstring)."""
+    def chunks(self) -> list[bytes | bytearray | memoryview]:
+        """The file image as consecutive pieces (header, table, padding, sections): what
+        `to_bytes` joins and `write_image` writes, without copying the weights."""
         align = self.arch.align
         sections = [(META, json.dumps(self.meta, separators=(",", ":")).encode()),
                     (PROGRAM, self.program),
                     (CMDBUF, _pack_cmdbuf(self.descriptors, align)),
-                    (WEIGHTS, self.weights_section.data)]
-        return bytes(_assemble(compiler_version(), self.arch.spec(), sections, align))
+                    (WEIGHTS, memoryview(self.weights_section.data).cast("B"))]
+        return _layout(compiler_version(), self.arch.spec(), sections, align)
+
+    def to_bytes(self) -> bytes:
+        """The file image (layout in the module docstring)."""
+        return b"".join(self.chunks())
 
     def save(self, path: str | os.PathLike[str]) -> int:
         """Write the file (atomically, see `write_image`); returns its size."""
-        data = self.to_bytes()
-        write_image(path, data)
-        return len(data)
+        chunks = self.chunks()
+        write_image(path, chunks)
+        return sum(len(c) for c in chunks)
 
     def kernel(self, d: TaskDescriptor) -> str:
         """The kernel name of a descriptor."""
@@ -239,14 +244,15 @@ class Executable:
         return program_text(self.module)
 
 
-def write_image(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write a file image through a temporary file renamed into place, so a failed
-    write never leaves a partial executable. Raises OSError."""
+def write_image(path: str | os.PathLike[str], data: bytes | list[bytes | bytearray | memoryview]) -> None:
+    """Write a file image (bytes, or `Executable.chunks`) through a temporary file
+    renamed into place, so a failed write never leaves a partial executable. Raises OSError."""
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for chunk in ([data] if isinstance(data, bytes) else data):
+                f.write(chunk)
         mask = os.umask(0)
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)  # what open(path, "w") would give, not mkstemp's 0600
@@ -463,25 +469,31 @@ def _pack_cmdbuf(descriptors: list[TaskDescriptor], align: int) -> bytes:
     return bytes(body) + struct.pack(f"<{len(slots)}I", *slots)
 
 
-def _assemble(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | memoryview]], align: int) -> bytearray:
-    """Lay out header, section table and sections (each at an `align`ed offset), then seal."""
+def _layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | memoryview]],
+            align: int) -> list[bytes | bytearray | memoryview]:
+    """The pieces of the file `_assemble` builds, checksums included, computed over the
+    sections where they are (the same bytes, no copy of the weights)."""
     c, a = compiler.encode(), arch_spec.encode()
     header_size = _align(_HEADER.size + len(c) + len(a), 8)
-    pos = header_size + _SECTION.size * len(sections)
-    entries = []
-    for kind, payload in sections:
-        pos = _align(pos, align)
-        entries.append((kind, pos, payload))
-        pos += len(payload)
-    buf = bytearray(pos)
-    _HEADER.pack_into(buf, 0, MAGIC, FORMAT_VERSION, header_size, pos, len(sections), 0, bytes(32), 0,
-                      len(c), len(a))
-    buf[_HEADER.size:_HEADER.size + len(c) + len(a)] = c + a
-    for i, (kind, offset, payload) in enumerate(entries):
-        _SECTION.pack_into(buf, header_size + i * _SECTION.size, kind, 0, offset, len(payload), 0, 0)
-        buf[offset:offset + len(payload)] = payload
-    seal(buf)
-    return buf
+    table = bytearray(_SECTION.size * len(sections))
+    pieces: list[bytes | bytearray | memoryview] = [table]
+    pos = header_size + len(table)
+    for i, (kind, payload) in enumerate(sections):
+        offset = _align(pos, align)
+        if offset > pos:
+            pieces.append(bytes(offset - pos))
+        _SECTION.pack_into(table, i * _SECTION.size, kind, 0, offset, len(payload), zlib.crc32(payload), 0)
+        pieces.append(payload)
+        pos = offset + len(payload)
+    digest = hashlib.sha256()
+    for piece in pieces:
+        digest.update(piece)
+    header = bytearray(header_size)
+    _HEADER.pack_into(header, 0, MAGIC, FORMAT_VERSION, header_size, pos, len(sections), zlib.crc32(table),
+                      digest.digest(), 0, len(c), len(a))
+    header[_HEADER.size:_HEADER.size + len(c) + len(a)] = c + a
+    struct.pack_into("<I", header, _HEADER_CRC_AT, zlib.crc32(header))
+    return [header, *pieces]
 
 
 def seal(buf: bytearray) -> None:

@@ -256,8 +256,8 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
             record = {"weights": w2, "recipes": w2_recipes}
     record = {**(record or {}), "weights": w2, "source": source}
     from tools.npu_compile import summary_lines
-    data = exe.to_bytes()
-    cache.write_exe(k3, data, {**record, "summary": summary_lines(exe, data)})
+    chunks = exe.chunks()
+    cache.write_exe(k3, chunks, {**record, "summary": summary_lines(exe, chunks)})
     cache.trim()
     return exe
 

@@ -327,9 +327,14 @@ class Cache:
             return None
         return rec
 
-    def write_exe(self, k: str, data: bytes | bytearray, record: dict[str, Any]) -> Path:
+    def write_exe(self, k: str, chunks: list[Any], record: dict[str, Any]) -> Path:
+        """Store level 3: the image (`Executable.chunks`), then its record."""
         exe_path = self.path("exe", k, ".npuexe")
-        self._store(exe_path, lambda f: f.write(data))
+
+        def write(f: Any) -> None:
+            for chunk in chunks:
+                f.write(chunk)
+        self._store(exe_path, write)
         self._store(self.path("exe", k, ".json"), lambda f: f.write(json.dumps(record).encode()))
         return exe_path
 

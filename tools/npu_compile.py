@@ -75,13 +75,14 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
 
 
-def summary(exe, out: str, data: bytes, seconds: float) -> str:
-    """What npu-compile prints: the file written and what it holds."""
-    return "\n".join([f"wrote {out}: {_fmt_bytes(len(data))} in {seconds:.2f} s", *summary_lines(exe, data)])
+def summary(exe, out: str, chunks: list, seconds: float) -> str:
+    """What npu-compile prints: the file written (`Executable.chunks`) and what it holds."""
+    size = sum(len(c) for c in chunks)
+    return "\n".join([f"wrote {out}: {_fmt_bytes(size)} in {seconds:.2f} s", *summary_lines(exe, chunks)])
 
 
-def summary_lines(exe, data: bytes) -> list[str]:
-    """What an executable holds, for the summary (the compile cache keeps them)."""
+def summary_lines(exe, chunks: list) -> list[str]:
+    """What an executable (its `chunks`) holds, for the summary (the compile cache keeps them)."""
     from runtime.executable import section_spans
 
     meta = exe.meta
@@ -90,7 +91,7 @@ def summary_lines(exe, data: bytes) -> list[str]:
     source = meta.get("source") or {}
     sha = f" (sha256 {source['sha256'][:12]}...)" if source.get("sha256") else ""
     mem = meta.get("memory") or {}
-    spans = section_spans(data)
+    spans = section_spans(b"".join(chunks[:2]))  # (the header and the section table)
     parts = ", ".join(f"{name} {_fmt_bytes(size)}" for name, (_, size) in spans.items()
                       if name not in ("header", "section table"))
     lines = [f"model:     {source.get('path') or '(in memory)'}{sha}",
@@ -130,14 +131,14 @@ def _run(args: argparse.Namespace) -> int:
     with Instrumentation(InstrumentOptions(progress=None), stream=sys.stderr):  # (a progress line on a tty)
         exe = compile_model(args.model, arch=args.arch, pipeline=pipeline, shape_buckets=args.shape_buckets,
                             cache=cache)
-    data = exe.to_bytes()
+    chunks = exe.chunks()
     seconds = time.perf_counter() - t0
     from runtime.executable import write_image
     try:
-        write_image(out, data)
+        write_image(out, chunks)
     except OSError as e:
         raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
-    print(summary(exe, out, data, seconds))
+    print(summary(exe, out, chunks, seconds))
     print(cache_line(cache))
     return EXIT_OK
 
