@@ -287,7 +287,7 @@ def _read_entry(cache: Cache, k3: str) -> Executable | None:
     try:
         return read_executable(image)
     except ExecutableError as e:
-        cache.corrupt(image, str(e))
+        cache.corrupt(image, f"{e.region}: {e.message}")
         cache.path("exe", k3, ".json").unlink(missing_ok=True)
         return None
 
