@@ -25,7 +25,7 @@ from xdsl.parser import Parser
 
 from lowering.graph.evaluate import evaluate_graph, main_func
 from lowering.importer import onnx_import
-from lowering.importer.onnx_import import OnnxImportError, import_model, load_model
+from lowering.importer.onnx_import import CONVERTERS, MAX_OPSET, MIN_OPSET, OnnxImportError, import_model, load_model
 from npu_dialects import make_context
 from npu_dialects.arch import ArchAttr, parse_arch_spec
 from npu_dialects.weights import load_weights
@@ -39,6 +39,11 @@ TOL = 1e-4
 # ----------------------------------------------------------------------------------------
 # Helpers
 # ----------------------------------------------------------------------------------------
+
+
+UNSUPPORTED = (f"unsupported operator (this importer converts {len(CONVERTERS)} ONNX op types at opsets "
+               f"{MIN_OPSET}..{MAX_OPSET}, plus those ONNX defines as functions of them)")
+"""The diagnostic of an op with neither a converter nor an ONNX function body."""
 
 
 def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
@@ -232,7 +237,7 @@ def test_evaluate_graph_float64_reference() -> None:
 
 def test_unsupported_nodes_one_line_each() -> None:
     assert import_errors(models.unsupported()) == [
-        "error: node 'odd_node' (Hardmax, opset 17): unsupported operator",
+        "error: node 'odd_node' (Hardmax, opset 17): " + UNSUPPORTED,
         "error: node 'pad' (Pad, opset 17): unsupported attribute mode=reflect (only constant padding)",
     ]
 
@@ -301,8 +306,8 @@ def _f32(name: str, shape: list[int]) -> onnx.ValueInfoProto:
      "error: node 'r' (Relu, opset 17): attribute foo is not defined for Relu at opset 17"),
     (_one_node(helper.make_node("Constant", [], ["y"], name="k", value_string="abc"), []),
      "error: node 'k' (Constant, opset 17): unsupported attribute value_string=abc"),
-    (_one_node(helper.make_node("Relu", ["x"], ["y"], name="r"), [_f32("x", [3])], opset=8),
-     "error: the model uses ONNX opset 8; supported opsets are 9..21"),
+    (_one_node(helper.make_node("Relu", ["x"], ["y"], name="r"), [_f32("x", [3])], opset=6),
+     f"error: the model uses ONNX opset 6; supported opsets are 7..{MAX_OPSET}"),
     (_one_node(helper.make_node("Relu", ["x"], ["y"], name="r"),
                [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)]),
      "error: input 'x' has no shape; dynamic shapes are not supported yet"),
@@ -310,7 +315,7 @@ def _f32(name: str, shape: list[int]) -> onnx.ValueInfoProto:
                [numpy_helper.from_array(np.array(True), "t")]),
      "error: node 'd' (Dropout, opset 17): training_mode=1 is not supported (inference only)"),
     (_one_node(helper.make_node("MyOp", ["x"], ["y"], name="custom", domain="com.example"), [_f32("x", [3])]),
-     "error: node 'custom' (com.example.MyOp, opset 0): unsupported operator"),
+     "error: node 'custom' (com.example.MyOp, opset 0): " + UNSUPPORTED),
 ])
 def test_diagnostic(model: onnx.ModelProto, expected: str) -> None:
     assert expected in import_errors(model)
@@ -338,7 +343,7 @@ def test_errors_downstream_of_a_failed_node_are_still_found() -> None:
     g = helper.make_graph(nodes, "g", [_f32("x", [1, 3, 8, 8])], [_f32("y", None)], [w])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     assert import_errors(model) == [
-        "error: node 'hm' (Hardmax, opset 17): unsupported operator",
+        "error: node 'hm' (Hardmax, opset 17): " + UNSUPPORTED,
         "error: node 'conv' (Conv, opset 17): input channels 3 do not match weight (4 x group 1)"]
 
 
@@ -426,7 +431,7 @@ def test_cli_unsupported_ops(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     out = tmp_path / "bad.mlir"
     lines = assert_clean_failure(capsys, main([src, "-o", str(out)]))
     assert len(lines) == 2
-    assert lines[0] == "error: node 'odd_node' (Hardmax, opset 17): unsupported operator"
+    assert lines[0] == "error: node 'odd_node' (Hardmax, opset 17): " + UNSUPPORTED
     assert "'pad' (Pad, opset 17): unsupported attribute mode=reflect" in lines[1]
     assert list(tmp_path.iterdir()) == [tmp_path / "bad.onnx"]  # no partial output
 

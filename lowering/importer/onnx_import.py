@@ -77,6 +77,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from lowering.importer import functions
 from lowering.importer.symbolic import OnnxImportError, bind_dims
 from npu_dialects.arch import PRESETS, Arch, set_arch
 from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUTS_ATTR
@@ -145,10 +146,13 @@ from npu_dialects.graph import (
 )
 from npu_dialects.locs import name_loc
 
-MIN_OPSET = 9
+MIN_OPSET = 7
 """Oldest default-domain opset the converters are written for."""
-MAX_OPSET = 21
-"""Newest default-domain opset the converters are written for."""
+MAX_OPSET = onnx.defs.onnx_opset_version()
+"""Newest default-domain opset: the installed onnx's (28 for onnx 1.23). Between 21 and
+28 the ops converted here changed only by new element types (refused by the converters'
+dtype checks) and attributes for them (Cast's round_mode, Range's stash_type: diagnosed
+when set, as every attribute a converter does not take)."""
 _NO_FOLD = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
                       "Multinomial", "Bernoulli", "Dropout"})
 """Op types never evaluated at import even with constant inputs (not deterministic;
@@ -276,9 +280,15 @@ def converter(op_type: str, attrs: Sequence[str] = ()) -> Callable[[Converter], 
     return register
 
 
-def supported_op_types() -> list[str]:
-    """The ONNX op types the importer converts, sorted."""
-    return sorted(CONVERTERS)
+def supported_op_types(functions_too: bool = False) -> list[str]:
+    """The ONNX op types the importer converts, sorted; with `functions_too` also those it
+    imports as their ONNX function body (`functions.function_ops`: every static body
+    whose ops import, and the per-node bodies of `functions.CHECKED_CONTEXT_DEPENDENT`)."""
+    ops = set(CONVERTERS)
+    if functions_too:
+        ops |= {op for op, kind in functions.function_ops(ops, MAX_OPSET).items()
+                if kind == "function" or op in functions.CHECKED_CONTEXT_DEPENDENT}
+    return sorted(ops)
 
 
 class NodeContext:
@@ -1766,7 +1776,7 @@ class _Importer:
         entry = CONVERTERS.get(node.op_type) if not domain else None
         feeds = self._constant_feeds(node) if not domain else None
         if entry is None and feeds is None:
-            raise NodeError("unsupported operator")
+            return self._function(node, domain, label)
         undefined = [a.name for a in node.attribute if a.name not in _schema_attrs(node.op_type, self.opset)]
         if undefined:
             raise NodeError(f"attribute {', '.join(undefined)} is not defined for {node.op_type} "
@@ -1783,6 +1793,42 @@ class _Importer:
             if name and name in self.used:
                 raise NodeError(f"output {i} ('{name}') is not supported")
         return outs
+
+    def _function(self, node: onnx.NodeProto, domain: str, label: str) -> list[Output]:
+        """A node without a converter imported as the function body ONNX defines for its op
+        (`lowering/importer/functions.py`), each body node at the body's opset; else the
+        unsupported-operator diagnostic."""
+        body = None if domain else functions.expand(node, self.opset, MAX_OPSET, label,
+                                                     [self._type_proto(x) for x in node.input])
+        if body is None and not domain and functions.schema(node.op_type, self.opset, MAX_OPSET) is not None:
+            raise NodeError(f"unsupported operator: ONNX defines {node.op_type} as a function but builds no body "
+                            "for this node (its optional inputs, outputs or attributes)")
+        if body is None:
+            raise NodeError(f"unsupported operator (this importer converts {len(CONVERTERS)} ONNX op types at "
+                            f"opsets {MIN_OPSET}..{MAX_OPSET}, plus those ONNX defines as functions of them)")
+        first = len(self.diagnostics)
+        self.used.update(x for inner in body.nodes for x in inner.input if x)  # (before any: Split asks)
+        saved, self.opset = self.opset, body.opset
+        try:
+            for i, inner in enumerate(body.nodes):
+                self._import_node(i, inner)
+        finally:
+            self.opset = saved
+        if len(self.diagnostics) > first:  # (the body's own lines follow: which of its nodes, and why)
+            missing = sorted({n.op_type for n in body.nodes if n.op_type not in CONVERTERS
+                              and functions.schema(n.op_type, body.opset, MAX_OPSET) is None})
+            why = f"; it uses {', '.join(missing)}, not supported" if missing else ""
+            self.diagnostics.insert(first, f"error: node '{label}' ({node.op_type}, opset {self.opset}): "
+                                           f"imported as its ONNX function body, which does not import{why}:")
+        return [self.tensors[o] if o else Tensor("", (), np.dtype(np.float32), placeholder=True)
+                for o in node.output]
+
+    def _type_proto(self, name: str) -> onnx.TypeProto | None:
+        """The ONNX type of an input (for ONNX's function builders), None when absent."""
+        t = self.tensors.get(name) if name else None
+        if t is None or t.placeholder:
+            return None
+        return onnx.helper.make_tensor_type_proto(onnx.helper.np_dtype_to_tensor_dtype(t.dtype), list(t.shape))
 
     def _run_converter(self, node: onnx.NodeProto, entry: ConverterEntry, label: str) -> list[Output]:
         """Build `node` with its converter (NodeError for an attribute the converter does
@@ -1882,6 +1928,9 @@ class _Importer:
                 self._diag_once(f"error: output '{vo.name}' is not produced by any node")
                 continue
             if t.placeholder:
+                if not self.diagnostics:  # (a placeholder stands for a failed node, which said why)
+                    self._diag_once(f"error: output '{vo.name}' was not computed (an importer bug: no node "
+                                    "that failed to import explains it)")
                 continue
             if t.dtype != np.float32:
                 self._diag_once(f"error: output '{vo.name}' has element type {t.dtype}; only float32 "

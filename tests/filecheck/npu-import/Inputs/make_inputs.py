@@ -8,6 +8,10 @@
 - unsupported.onnx: a Hardmax named 'odd_node' and a Pad 'pad' in reflect mode
 - symbolic.onnx: an input with the symbolic dimension 'batch'
 - batched_mlp.onnx: the MLP of mlp.onnx with a symbolic batch, x['batch', 8] -> y['batch', 4]
+- functions.onnx: x[2, 3, 4] -> Elu 'elu' (alpha 0.5) -> Mish 'mish' -> LogSoftmax 'lsm'
+  (axis 2), opset 18: three ops imported as their ONNX function bodies
+- function_unsupported.onnx: a DynamicQuantizeLinear 'dql' (its body needs QuantizeLinear)
+- opset6.onnx / opset28.onnx: a Relu at opset 6 (below the range) and 28 (the newest)
 - ops11.onnx / ops18.onnx: the same small attention-like graph at opset 11 and 18, where
   Softmax, Squeeze/Unsqueeze, Split and the reductions take their axes differently, with a
   Shape -> Gather -> Unsqueeze -> Concat -> Reshape subgraph that folds at import
@@ -87,6 +91,14 @@ def opset_graph(opset: int) -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="make_inputs")
 
 
+def single(nodes: list[onnx.NodeProto], outputs: list[str], opset: int, shape=(2, 3, 4)) -> onnx.ModelProto:
+    """A graph of `nodes` on a float input x of `shape` (output types left to inference)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
+    outs = [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in outputs]
+    g = helper.make_graph(nodes, "g", [x], outs)
+    return onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]))
+
+
 def main() -> int:
     files = {
         "mlp.onnx": models.mlp(batch=2, sizes=(8, 16, 16, 4)),
@@ -96,6 +108,13 @@ def main() -> int:
         "batched_mlp.onnx": models.mlp(batch="batch", sizes=(8, 16, 16, 4)),  # type: ignore[arg-type]
         "ops11.onnx": opset_graph(11),
         "ops18.onnx": opset_graph(18),
+        "functions.onnx": single([helper.make_node("Elu", ["x"], ["e"], name="elu", alpha=0.5),
+                                  helper.make_node("Mish", ["e"], ["m"], name="mish"),
+                                  helper.make_node("LogSoftmax", ["m"], ["y"], name="lsm", axis=2)], ["y"], 18),
+        "function_unsupported.onnx": single([helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"],
+                                                              name="dql")], ["q", "s", "z"], 18),
+        "opset6.onnx": single([helper.make_node("Relu", ["x"], ["y"], name="relu")], ["y"], 6),
+        "opset28.onnx": single([helper.make_node("Relu", ["x"], ["y"], name="relu")], ["y"], 28),
     }
     for name, model in files.items():
         onnx.checker.check_model(model)

@@ -1,0 +1,92 @@
+"""ONNX ops imported as their ONNX function bodies (`lowering/importer/functions.py`):
+static bodies (their attributes from the node or the schema's defaults, nested
+functions expanded in turn) and bodies ONNX builds per node, each compiled, simulated
+and compared with onnxruntime; an op whose body uses an unsupported op is one
+diagnostic naming the node, then the body's; the opset range is the installed onnx's."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from lowering.importer.onnx_import import (
+    CONVERTERS,
+    MAX_OPSET,
+    MIN_OPSET,
+    OnnxImportError,
+    import_model,
+    supported_op_types,
+)
+from tools.testkit.e2e import compile_and_run
+
+
+def _model(op: str, opset: int, shape: tuple[int, ...], inits: dict[str, np.ndarray] | None = None,
+           **attrs) -> onnx.ModelProto:
+    inits = inits or {}
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    node = helper.make_node(op, ["x", *inits], ["y"], name="n", **attrs)
+    g = helper.make_graph([node], "g", [x], [y], [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    return onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]))
+
+
+def _check(model: onnx.ModelProto, shape: tuple[int, ...], scale: float = 1.0) -> None:
+    x = (np.random.default_rng(0).standard_normal(shape) * scale).astype(np.float32)
+    res, _ = compile_and_run(model, "default", inputs={"x": x})
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    ref = sess.run(None, {"x": x})[0]
+    np.testing.assert_allclose(res.outputs["y"], ref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op, attrs", [
+    ("Elu", {"alpha": 0.5}), ("Selu", {}), ("Celu", {"alpha": 2.0}), ("Softplus", {}), ("Softsign", {}),
+    ("Mish", {}), ("ThresholdedRelu", {"alpha": 0.3}), ("Shrink", {"lambd": 0.5, "bias": 0.1}),
+    ("ReduceL1", {"keepdims": 0}), ("ReduceL2", {}), ("ReduceSumSquare", {}), ("ReduceLogSumExp", {}),
+    ("MeanVarianceNormalization", {"axes": [0, 2]}), ("LogSoftmax", {"axis": 1}),
+    ("DepthToSpace", {"blocksize": 2, "mode": "CRD"}), ("SpaceToDepth", {"blocksize": 2}),
+])
+def test_function_ops_match_onnxruntime(op, attrs):
+    assert op not in CONVERTERS  # (else this would test a converter)
+    _check(_model(op, 18, (2, 4, 6, 6), **attrs), (2, 4, 6, 6))
+
+
+def test_swish_at_opset_24_and_normalizations_with_operands():
+    _check(_model("Swish", 24, (2, 3, 5), alpha=1.5), (2, 3, 5))
+    rng = np.random.default_rng(1)
+    scale, bias = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    _check(_model("GroupNormalization", 21, (2, 4, 3, 3), {"scale": scale, "bias": bias}, num_groups=2), (2, 4, 3, 3))
+    _check(_model("RMSNormalization", 23, (2, 3, 8), {"scale": rng.standard_normal(8).astype(np.float32)},
+                  axis=-1), (2, 3, 8))
+
+
+def test_body_that_does_not_import_is_one_diagnostic_then_the_bodys():
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"], name="dql")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    outs = [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in "qsz"]
+    model = helper.make_model(helper.make_graph([node], "g", [x], outs), opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(OnnxImportError) as e:
+        import_model(model)
+    lines = e.value.lines
+    assert lines[0] == ("error: node 'dql' (DynamicQuantizeLinear, opset 18): imported as its ONNX function "
+                        "body, which does not import; it uses QuantizeLinear, Round, not supported:")
+    assert any(ln.startswith("error: node 'dql/Round#") and "unsupported operator" in ln for ln in lines[1:])
+
+
+def test_unknown_op_names_the_opset_range():
+    with pytest.raises(OnnxImportError) as e:
+        import_model(_model("Hardmax", 17, (2, 3)))
+    assert e.value.lines == [f"error: node 'n' (Hardmax, opset 17): unsupported operator (this importer converts "
+                             f"{len(CONVERTERS)} ONNX op types at opsets {MIN_OPSET}..{MAX_OPSET}, plus those ONNX "
+                             "defines as functions of them)"]
+    assert MAX_OPSET == onnx.defs.onnx_opset_version() and MIN_OPSET == 7
+
+
+def test_supported_list_counts_function_ops():
+    ops = supported_op_types(functions_too=True)
+    assert {"Elu", "Mish", "LogSoftmax", "RMSNormalization", "RotaryEmbedding"} <= set(ops)
+    assert "Attention" not in ops  # (71 of its 82 conformance cases: not claimed)
+    assert "Bernoulli" not in ops and "SoftmaxCrossEntropyLoss" not in ops  # (their bodies do not import)
+    assert set(supported_op_types()) == set(CONVERTERS)
