@@ -272,9 +272,29 @@ ELEMENTWISE: dict[str, tuple[int, Callable[..., np.ndarray]]] = {
     "abs": (1, np.abs),
     "reciprocal": (1, _quiet(np.reciprocal)),
     "trunc": (1, np.trunc),
+    "floor": (1, np.floor),
+    "ceil": (1, np.ceil),
+    "round": (1, np.round),  # (half to even, as ONNX Round)
+    "sign": (1, np.sign),
+    "sin": (1, np.sin),
+    "cos": (1, np.cos),
+    "tan": (1, _quiet(np.tan)),
+    "asin": (1, _quiet(np.arcsin)),
+    "acos": (1, _quiet(np.arccos)),
+    "atan": (1, np.arctan),
+    "sinh": (1, _quiet(np.sinh)),
+    "cosh": (1, _quiet(np.cosh)),
+    "asinh": (1, np.arcsinh),
+    "acosh": (1, _quiet(np.arccosh)),
+    "atanh": (1, _quiet(np.arctanh)),
+    "softplus": (1, _quiet(lambda x: np.logaddexp(x.dtype.type(0), x))),  # (log(1 + e^x) without overflow)
+    "isnan": (1, lambda x: np.isnan(x).astype(x.dtype, copy=False)),
+    "isinf": (1, lambda x: np.isinf(x).astype(x.dtype, copy=False)),
     "copy": (1, lambda x: x),
     # binary
     "pow": (2, _quiet(np.power)),
+    "fmod": (2, _quiet(np.fmod)),
+    "mod": (2, _quiet(np.mod)),
     "prelu": (2, lambda x, s: np.where(x < 0, x * s, x).astype(_like(x, s), copy=False)),
     "max": (2, np.maximum),
     "min": (2, np.minimum),
@@ -2125,6 +2145,41 @@ class TruncOp(UnaryOp):
     FN: ClassVar[str] = "trunc"
 
 
+def _unary_op(fn: str, doc: str) -> type[UnaryOp]:
+    """An elementwise `npu_graph.<fn>` op computing `ELEMENTWISE[fn]` (defined the same
+    way as the classes above, from a table: they differ only in name and function)."""
+    cls = type("".join(p.title() for p in fn.split("_")) + "Op", (UnaryOp,),
+               {"__doc__": doc, "__module__": __name__, "__annotations__": {"FN": ClassVar[str]},
+                "name": f"npu_graph.{fn}", "FN": fn})
+    return irdl_op_definition(cls)
+
+
+SIMPLE_UNARY: dict[str, type[UnaryOp]] = {fn: _unary_op(fn, doc) for fn, doc in (
+    ("floor", "x rounded down"), ("ceil", "x rounded up"), ("round", "x rounded to the nearest, halves to even"),
+    ("sign", "-1, 0 or 1 by the sign of x"), ("sin", "sin(x)"), ("cos", "cos(x)"), ("tan", "tan(x)"),
+    ("asin", "arcsin(x)"), ("acos", "arccos(x)"), ("atan", "arctan(x)"), ("sinh", "sinh(x)"), ("cosh", "cosh(x)"),
+    ("asinh", "arsinh(x)"), ("acosh", "arcosh(x)"), ("atanh", "artanh(x)"),
+    ("softplus", "log(1 + exp(x)), computed without overflow"),
+    ("isnan", "1.0 where x is NaN, else 0.0"), ("isinf", "1.0 where x is infinite, else 0.0"))}
+"""Unary elementwise ops that differ only in their function (ONNX Floor, Sin, IsNaN ...)."""
+
+
+@irdl_op_definition
+class FmodOp(BinaryOp):
+    """the remainder of a / b with the sign of a (C's fmod; ONNX Mod with fmod=1)"""
+
+    name = "npu_graph.fmod"
+    FN: ClassVar[str] = "fmod"
+
+
+@irdl_op_definition
+class ModOp(BinaryOp):
+    """a mod b with the sign of b (Python's %, numpy.mod; ONNX Mod with fmod=0)"""
+
+    name = "npu_graph.mod"
+    FN: ClassVar[str] = "mod"
+
+
 @irdl_op_definition
 class PowOp(BinaryOp):
     """a ** b with numpy broadcasting"""
@@ -2357,6 +2412,7 @@ GRAPH_OPS: list[type[IRDLOperation]] = [
     # elementwise
     SigmoidOp, TanhOp, ErfOp, GeluOp, GeluTanhOp, SqrtOp, ExpOp, LogOp, NegOp, AbsOp, ReciprocalOp,
     TruncOp, ExpandOp, PowOp, PReluOp, MaxOp, MinOp, EqualOp, LessOp, GreaterOp, ClipOp, WhereOp,
+    *SIMPLE_UNARY.values(), FmodOp, ModOp,
     # structured
     LayerNormOp, RowStatsOp, SoftmaxApplyOp, LayerNormApplyOp, AttentionOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
     TriluOp, LrnOp, AvgPoolOp, MaxPoolNdOp, PadOp,

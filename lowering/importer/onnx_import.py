@@ -82,6 +82,7 @@ from lowering.importer.symbolic import OnnxImportError, bind_dims
 from npu_dialects.arch import PRESETS, Arch, set_arch
 from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUTS_ATTR
 from npu_dialects.graph import (
+    SIMPLE_UNARY,
     AbsOp,
     AddOp,
     AvgPoolOp,
@@ -98,6 +99,7 @@ from npu_dialects.graph import (
     ErfOp,
     ExpandOp,
     ExpOp,
+    FmodOp,
     GatherOp,
     GeluOp,
     GeluTanhOp,
@@ -112,6 +114,7 @@ from npu_dialects.graph import (
     MaxPoolNdOp,
     MaxPoolOp,
     MinOp,
+    ModOp,
     MulOp,
     NegOp,
     PadOp,
@@ -814,6 +817,41 @@ for _op_type, _cls in (("Sigmoid", SigmoidOp), ("Tanh", TanhOp), ("Erf", ErfOp),
                        ("Exp", ExpOp), ("Log", LogOp), ("Neg", NegOp), ("Abs", AbsOp),
                        ("Reciprocal", ReciprocalOp)):
     converter(_op_type)(_unary(_cls))
+
+
+for _op_type in ("Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
+                 "Asinh", "Acosh", "Atanh", "Softplus"):
+    converter(_op_type)(_unary(SIMPLE_UNARY[_op_type.lower()]))
+
+
+@converter("IsNaN")
+def convert_isnan(ctx: NodeContext) -> Sequence[Output]:
+    """`npu_graph.isnan`: a boolean carried as 1.0 / 0.0."""
+    return [ctx.typed(_eltwise(ctx, SIMPLE_UNARY["isnan"], ctx.value(0)), np.bool_)]
+
+
+@converter("IsInf", attrs=("detect_negative", "detect_positive"))
+def convert_isinf(ctx: NodeContext) -> Sequence[Output]:
+    """`npu_graph.isinf`, times x > 0 or x < 0 when only one sign is detected."""
+    x = ctx.value(0)
+    neg, pos = int(ctx.attr("detect_negative", 1)), int(ctx.attr("detect_positive", 1))
+    y = _eltwise(ctx, SIMPLE_UNARY["isinf"], x)
+    if neg and not pos:
+        y = _eltwise(ctx, MulOp, y, _eltwise(ctx, LessOp, x, ctx.scalar(0.0)))
+    elif pos and not neg:
+        y = _eltwise(ctx, MulOp, y, _eltwise(ctx, GreaterOp, x, ctx.scalar(0.0)))
+    elif not pos and not neg:
+        y = _eltwise(ctx, MulOp, y, ctx.scalar(0.0))
+    return [ctx.typed(y, np.bool_)]
+
+
+@converter("Mod", attrs=("fmod",))
+def convert_mod(ctx: NodeContext) -> Sequence[Output]:
+    """fmod=1: `npu_graph.fmod` (the remainder takes the dividend's sign); fmod=0:
+    `npu_graph.mod` (the divisor's sign; integers are carried as f32: exact below 2^24)."""
+    a, b = _same_type_operands(ctx, (0, 1))
+    op = FmodOp if int(ctx.attr("fmod", 0)) else ModOp
+    return [ctx.typed(_eltwise(ctx, op, a, b), ctx.dtype(0))]
 
 
 @converter("Gelu", attrs=("approximate",))
