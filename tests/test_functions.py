@@ -1,7 +1,8 @@
-"""ONNX ops imported as their ONNX function bodies (`lowering/importer/functions.py`):
-static bodies (their attributes from the node or the schema's defaults, nested
-functions expanded in turn) and bodies ONNX builds per node, each compiled, simulated
-and compared with onnxruntime; an op whose body uses an unsupported op is one
+"""ONNX ops imported as their ONNX function bodies (`lowering/importer/functions.py`:
+static bodies with their attributes from the node or the schema's defaults, nested
+functions expanded in turn, and bodies ONNX builds per node), the table-driven
+elementwise ops and the static index maps (GatherElements, GatherND, Tile with constant
+indices), each compiled, simulated and compared with onnxruntime; an op whose body uses an unsupported op is one
 diagnostic naming the node, then the body's; the opset range is the installed onnx's."""
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def test_supported_list_counts_function_ops():
     ops = supported_op_types(functions_too=True)
     assert {"Elu", "Mish", "LogSoftmax", "RMSNormalization", "RotaryEmbedding"} <= set(ops)
     assert "Attention" not in ops  # (71 of its 82 conformance cases: not claimed)
-    assert "Bernoulli" not in ops and "SoftmaxCrossEntropyLoss" not in ops  # (their bodies do not import)
+    assert "Bernoulli" not in ops  # (its body draws random numbers: RandomUniformLike)
+    assert {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"} <= set(ops)  # (GatherElements: constant labels)
     assert set(supported_op_types()) == set(CONVERTERS)
 
 
@@ -123,3 +125,26 @@ def test_isnan_isinf_flags():
         res, _ = compile_and_run(helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)]), "default",
                                  inputs={"x": x})
         np.testing.assert_array_equal(res.outputs["y"], np.array(want, np.float32))
+
+
+def _indexed(op: str, shape: tuple[int, ...], inits: dict[str, np.ndarray], **attrs) -> None:
+    _check(_model(op, 18, shape, inits, **attrs), shape)
+
+
+def test_static_index_maps_match_onnxruntime():
+    rng = np.random.default_rng(2)
+    _indexed("GatherElements", (3, 4, 5), {"i": rng.integers(-4, 4, (3, 2, 5))}, axis=1)
+    _indexed("GatherND", (3, 4, 5), {"i": np.array([[[1, 2]], [[0, -1]]])})
+    _indexed("GatherND", (3, 4, 5), {"i": np.array([[1], [3], [0]])}, batch_dims=1)
+    _indexed("Tile", (2, 3), {"r": np.array([2, 3])})
+
+
+def test_index_maps_need_constant_indices():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    i = helper.make_tensor_value_info("i", TensorProto.INT64, [3, 4])
+    node = helper.make_node("GatherElements", ["x", "i"], ["y"], name="ge", axis=1)
+    g = helper.make_graph([node], "g", [x, i], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])])
+    with pytest.raises(OnnxImportError) as e:
+        import_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
+    assert e.value.lines == ["error: node 'ge' (GatherElements, opset 18): indices are computed at run time; "
+                             "only constant indices are supported"]

@@ -19,8 +19,8 @@ import onnx
 from onnx import defs
 
 CHECKED_CONTEXT_DEPENDENT = frozenset({
-    "CenterCropPad", "DepthToSpace", "GroupNormalization", "LogSoftmax", "RMSNormalization", "RotaryEmbedding",
-    "SpaceToDepth"})
+    "CenterCropPad", "DepthToSpace", "GroupNormalization", "LogSoftmax", "NegativeLogLikelihoodLoss",
+    "RMSNormalization", "RotaryEmbedding", "SoftmaxCrossEntropyLoss", "SpaceToDepth"})
 """The ops with a per-node function body whose every float conformance case passes
 (bench/results/conformance.md): the ones `supported_op_types` claims. Others still
 import wherever their body does (Attention: 71 of 82 cases; ONNX builds no body for

@@ -1438,6 +1438,86 @@ def convert_gather(ctx: NodeContext) -> Sequence[Output]:
     return [ctx.typed(ctx.build(op).results[0], ctx.dtype(0))]
 
 
+def _index_map(ctx: NodeContext, flat: np.ndarray, what: str) -> Output:
+    """Input 0 read at the constant flat element indices `flat` (any shape): a reshape to
+    one dimension and an `npu_graph.gather` (the vector unit's gather: a slow path, but
+    exact). GatherElements, GatherND and Tile with constant indices are such maps."""
+    x = ctx.shape(0)
+    n = int(np.prod(x, dtype=np.int64))
+    if flat.size == 0:
+        raise NodeError(f"the result of shape {list(flat.shape)} is empty; empty tensors are not supported")
+    if flat.min() < 0 or flat.max() >= n:
+        raise NodeError(f"{what} are out of range for data of shape {list(x)}")
+    data = ctx.build(ReshapeOp(ctx.value(0), f32_tensor((n,)))).results[0]
+    idx = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
+        Tensor(f"{ctx.label}.indices", flat.shape, np.dtype(np.float32), data=flat.astype(np.float32),
+               origin=ctx.label))
+    op = GatherOp(data, idx, 0, f32_tensor(tuple(flat.shape)))
+    return ctx.typed(ctx.build(op).results[0], ctx.dtype(0))
+
+
+def _constant_indices(ctx: NodeContext, i: int, what: str) -> np.ndarray:
+    t = ctx.tensor(i)
+    if t.data is None:
+        raise NodeError(f"{what} are computed at run time; only constant indices are supported")
+    return np.asarray(t.data).astype(np.int64)
+
+
+@converter("GatherElements", attrs=("axis",))
+def convert_gather_elements(ctx: NodeContext) -> Sequence[Output]:
+    """out[i] = x[i with its `axis` coordinate replaced by indices[i]], constant indices:
+    a flat gather (`_index_map`)."""
+    x = ctx.shape(0)
+    axis = _axis(int(ctx.attr("axis", 0)), len(x))
+    idx = _constant_indices(ctx, 1, "indices")
+    if idx.ndim != len(x):
+        raise NodeError(f"indices of rank {idx.ndim} for data of rank {len(x)}")
+    idx = np.where(idx < 0, idx + x[axis], idx)
+    if idx.size and (idx.min() < 0 or idx.max() >= x[axis]):
+        raise NodeError(f"indices {_preview(idx)} are out of range for dim {axis} of size {x[axis]}")
+    coords = list(np.indices(idx.shape, dtype=np.int64))
+    coords[axis] = idx
+    return [_index_map(ctx, np.ravel_multi_index(tuple(coords), x), "indices")]
+
+
+@converter("GatherND", attrs=("batch_dims",))
+def convert_gather_nd(ctx: NodeContext) -> Sequence[Output]:
+    """Slices of x picked by the last dim of constant indices (after `batch_dims` shared
+    leading dims): a flat gather (`_index_map`)."""
+    x = ctx.shape(0)
+    b = int(ctx.attr("batch_dims", 0))
+    idx = _constant_indices(ctx, 1, "indices")
+    k = idx.shape[-1] if idx.ndim else 0
+    if idx.ndim < 1 or b + k > len(x) or tuple(idx.shape[:b]) != tuple(x[:b]):
+        raise NodeError(f"indices of shape {list(idx.shape)} do not index data of shape {list(x)} "
+                        f"with batch_dims={b}")
+    picked = np.where(idx < 0, idx + np.array(x[b:b + k]), idx)
+    rest = x[b + k:]
+    flat = np.empty(idx.shape[:-1] + tuple(rest), dtype=np.int64)
+    inner = np.indices(tuple(rest), dtype=np.int64).reshape(len(rest), -1) if rest else np.zeros((0, 1), np.int64)
+    for pos in np.ndindex(*idx.shape[:-1]):
+        lead = tuple(pos[:b]) + tuple(picked[pos])
+        if any(c < 0 or c >= d for c, d in zip(lead[b:], x[b:b + k])):
+            raise NodeError(f"index {list(picked[pos])} is out of range for data of shape {list(x)}")
+        coords = [np.full(inner.shape[1], c, np.int64) for c in lead] + list(inner)
+        flat[pos] = np.ravel_multi_index(tuple(coords), x).reshape(tuple(rest))
+    return [_index_map(ctx, flat, "indices")]
+
+
+@converter("Tile")
+def convert_tile(ctx: NodeContext) -> Sequence[Output]:
+    """x repeated `repeats` times along each dim (constant repeats): a flat gather of
+    each output element's source (`_index_map`)."""
+    x = ctx.shape(0)
+    reps = [int(r) for r in _constant_indices(ctx, 1, "repeats").reshape(-1)]
+    if len(reps) != len(x) or any(r < 0 for r in reps):
+        raise NodeError(f"repeats {reps} for data of rank {len(x)}")
+    out = tuple(d * r for d, r in zip(x, reps))
+    coords = [c % d for c, d in zip(np.indices(out, dtype=np.int64), x)]
+    return [_index_map(ctx, np.ravel_multi_index(tuple(coords), x) if out else np.zeros((), np.int64),
+                       "repeats")]
+
+
 def _preview(a: np.ndarray) -> str:
     flat = a.reshape(-1)
     return str(flat[:8].tolist())[:-1] + (", ...]" if flat.size > 8 else "]")
