@@ -1475,9 +1475,9 @@ def convert_gather_elements(ctx: NodeContext) -> Sequence[Output]:
     idx = np.where(idx < 0, idx + x[axis], idx)
     if idx.size and (idx.min() < 0 or idx.max() >= x[axis]):
         raise NodeError(f"indices {_preview(idx)} are out of range for dim {axis} of size {x[axis]}")
-    coords = list(np.indices(idx.shape, dtype=np.int64))
+    coords: list[np.ndarray] = [np.asarray(c) for c in np.indices(idx.shape, dtype=np.int64)]
     coords[axis] = idx
-    return [_index_map(ctx, np.ravel_multi_index(tuple(coords), x), "indices")]
+    return [_index_map(ctx, np.asarray(np.ravel_multi_index(tuple(coords), x)), "indices")]
 
 
 @converter("GatherND", attrs=("batch_dims",))
@@ -1500,7 +1500,7 @@ def convert_gather_nd(ctx: NodeContext) -> Sequence[Output]:
         if any(c < 0 or c >= d for c, d in zip(lead[b:], x[b:b + k])):
             raise NodeError(f"index {list(picked[pos])} is out of range for data of shape {list(x)}")
         coords = [np.full(inner.shape[1], c, np.int64) for c in lead] + list(inner)
-        flat[pos] = np.ravel_multi_index(tuple(coords), x).reshape(tuple(rest))
+        flat[pos] = np.asarray(np.ravel_multi_index(tuple(coords), x)).reshape(tuple(rest))
     return [_index_map(ctx, flat, "indices")]
 
 
@@ -1514,7 +1514,7 @@ def convert_tile(ctx: NodeContext) -> Sequence[Output]:
         raise NodeError(f"repeats {reps} for data of rank {len(x)}")
     out = tuple(d * r for d, r in zip(x, reps))
     coords = [c % d for c, d in zip(np.indices(out, dtype=np.int64), x)]
-    return [_index_map(ctx, np.ravel_multi_index(tuple(coords), x) if out else np.zeros((), np.int64),
+    return [_index_map(ctx, np.asarray(np.ravel_multi_index(tuple(coords), x)) if out else np.zeros((), np.int64),
                        "repeats")]
 
 
