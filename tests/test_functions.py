@@ -148,3 +148,13 @@ def test_index_maps_need_constant_indices():
         import_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
     assert e.value.lines == ["error: node 'ge' (GatherElements, opset 18): indices are computed at run time; "
                              "only constant indices are supported"]
+
+
+def test_normalisations_and_cumsum_as_existing_ops_match_onnxruntime():
+    rng = np.random.default_rng(3)
+    c = rng.standard_normal(4).astype(np.float32)
+    _indexed("InstanceNormalization", (2, 4, 3, 5), {"s": c, "b": c[::-1].copy()}, epsilon=1e-3)
+    _indexed("LpNormalization", (3, 4, 5), {}, axis=1, p=1)
+    _indexed("LpNormalization", (3, 4, 5), {}, axis=-1, p=2)
+    for axis, ex, rev in ((0, 0, 0), (2, 1, 0), (1, 0, 1), (-1, 1, 1)):
+        _indexed("CumSum", (3, 4, 5), {"a": np.array(axis, np.int64)}, exclusive=ex, reverse=rev)

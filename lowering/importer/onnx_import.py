@@ -1093,6 +1093,79 @@ def convert_layer_norm(ctx: NodeContext) -> Sequence[Output]:
     return outs
 
 
+def _normalised(ctx: NodeContext, axes: tuple[int, ...], eps: float) -> tuple[SSAValue, SSAValue]:
+    """(x - mean, sqrt(var + eps)) over `axes` of input 0 (biased variance, the statistics
+    kept with their dims)."""
+    x, xv = ctx.shape(0), ctx.value(0)
+    stat = f32_tensor(ReduceOp.out_shape(x, axes, True))
+    mean = ctx.build(ReduceMeanOp(xv, axes, True, stat)).results[0]
+    d = _eltwise(ctx, SubOp, xv, mean)
+    var = ctx.build(ReduceMeanOp(_eltwise(ctx, MulOp, d, d), axes, True, stat)).results[0]
+    return d, ctx.build(SqrtOp(_eltwise(ctx, AddOp, var, ctx.scalar(eps)), stat)).results[0]
+
+
+@converter("InstanceNormalization", attrs=("epsilon",))
+def convert_instance_norm(ctx: NodeContext) -> Sequence[Output]:
+    """(x - mean) / sqrt(var + epsilon) * scale[c] + bias[c], the statistics over the
+    spatial dims of each (n, c): reductions and elementwise ops."""
+    x = ctx.shape(0)
+    if len(x) < 3:
+        raise NodeError(f"input must be N x C x D1 ..., got shape {list(x)}")
+    for i, what in ((1, "scale"), (2, "bias")):
+        if ctx.shape(i) != (x[1],):
+            raise NodeError(f"{what} of shape {list(ctx.shape(i))} must have shape [{x[1]}]")
+    d, sd = _normalised(ctx, tuple(range(2, len(x))), float(ctx.attr("epsilon", 1e-5)))
+    per_c = f32_tensor((x[1],) + (1,) * (len(x) - 2))
+    scale, bias = (ctx.build(ReshapeOp(ctx.value(i), per_c)).results[0] for i in (1, 2))
+    y = _eltwise(ctx, MulOp, _eltwise(ctx, DivOp, d, sd), scale)
+    return [_eltwise(ctx, AddOp, y, bias)]
+
+
+@converter("LpNormalization", attrs=("axis", "p"))
+def convert_lp_norm(ctx: NodeContext) -> Sequence[Output]:
+    """x / ||x||_p along `axis` (p 1 or 2); 0 where the norm is 0 (ONNX's reference)."""
+    x = ctx.shape(0)
+    axis = _axis(int(ctx.attr("axis", -1)), len(x))
+    p = int(ctx.attr("p", 2))
+    if p not in (1, 2):
+        raise NodeError(f"unsupported attribute p={p} (1 or 2)")
+    xv = ctx.value(0)
+    mag = _eltwise(ctx, AbsOp, xv) if p == 1 else _eltwise(ctx, MulOp, xv, xv)
+    stat = f32_tensor(ReduceOp.out_shape(x, (axis,), True))
+    norm = ctx.build(ReduceSumOp(mag, (axis,), True, stat)).results[0]
+    if p == 2:
+        norm = ctx.build(SqrtOp(norm, stat)).results[0]
+    y = _eltwise(ctx, DivOp, xv, norm)
+    return [_eltwise(ctx, WhereOp, _eltwise(ctx, EqualOp, norm, ctx.scalar(0.0)), ctx.scalar(0.0), y)]
+
+
+@converter("CumSum", attrs=("exclusive", "reverse"))
+def convert_cumsum(ctx: NodeContext) -> Sequence[Output]:
+    """Running sums along a constant axis as a matmul with a 0/1 triangular constant (the
+    cube does the adds); other axes are transposed to the last and back."""
+    x = ctx.shape(0)
+    if not x:
+        raise NodeError("input must have rank >= 1")
+    axis = _axis(int(_constant_indices(ctx, 1, "axis").reshape(-1)[0]), len(x))
+    n = x[axis]
+    j, i = np.indices((n, n))
+    keep = (j >= i) if int(ctx.attr("reverse", 0)) else (j <= i)
+    if int(ctx.attr("exclusive", 0)):
+        keep &= j != i
+    tri = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
+        Tensor(f"{ctx.label}.triangle", (n, n), np.dtype(np.float32), data=keep.astype(np.float32), origin=ctx.label))
+    perm = [d for d in range(len(x)) if d != axis] + [axis]
+    xv = ctx.value(0)
+    moved = tuple(x[d] for d in perm)
+    if axis != len(x) - 1:
+        xv = ctx.build(TransposeOp(xv, perm, f32_tensor(moved))).results[0]
+    y = ctx.build(MatMulOp(xv, tri, f32_tensor(moved))).results[0]
+    if axis != len(x) - 1:
+        back = [perm.index(d) for d in range(len(x))]
+        y = ctx.build(TransposeOp(y, back, f32_tensor(x))).results[0]
+    return [ctx.typed(y, ctx.dtype(0))]
+
+
 @converter("BatchNormalization", attrs=("epsilon", "momentum", "spatial", "training_mode"))
 def convert_batchnorm(ctx: NodeContext) -> Sequence[Output]:
     """Batch normalisation over dim 1 (`npu_graph.batchnorm`). In training mode
