@@ -68,6 +68,8 @@ def cli_main(build_parser, run_args, argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return EXIT_USER
+    except BrokenPipeError:  # (stdout closed early, as by `| head`: not an error of ours)
+        return EXIT_OK
     except Exception as e:
         if debug:
             traceback.print_exc()
@@ -101,10 +103,10 @@ def console(main: Callable[[], int], compile_only: bool = False) -> Callable[[],
             code = main()
         except SystemExit as e:  # (argparse's --help and usage errors)
             code = e.code if isinstance(e.code, int) else EXIT_USAGE
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (OSError, ValueError):  # (a closed pipe)
-            pass
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):  # (a closed pipe, a closed or absent stream)
+                pass
         os._exit(code)
     return entry
