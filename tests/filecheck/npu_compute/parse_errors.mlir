@@ -3,10 +3,10 @@
 // `PoolKind`: an unknown one is reported while parsing.
 
 func.func @f(%a: memref<4x8xf32, "sram">) {
-  npu_compute.eltwise cosh %a -> %a : memref<4x8xf32, "sram"> -> memref<4x8xf32, "sram">
+  npu_compute.eltwise cbrt %a -> %a : memref<4x8xf32, "sram"> -> memref<4x8xf32, "sram">
   func.return
 }
-// CHECK:      npu_compute.eltwise cosh %a -> %a
+// CHECK:      npu_compute.eltwise cbrt %a -> %a
 // CHECK-NEXT:                     ^^^^
 // CHECK-NEXT:                     Expected `relu`, `add`, {{.*}}, `clip`, or `where`.
 
