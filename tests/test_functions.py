@@ -78,8 +78,8 @@ def test_body_that_does_not_import_is_one_diagnostic_then_the_bodys():
 
 def test_unknown_op_names_the_opset_range():
     with pytest.raises(OnnxImportError) as e:
-        import_model(_model("Hardmax", 17, (2, 3)))
-    assert e.value.lines == [f"error: node 'n' (Hardmax, opset 17): unsupported operator (this importer converts "
+        import_model(_model("RandomNormalLike", 17, (2, 3)))
+    assert e.value.lines == [f"error: node 'n' (RandomNormalLike, opset 17): unsupported operator (this importer converts "
                              f"{len(CONVERTERS)} ONNX op types at opsets {MIN_OPSET}..{MAX_OPSET}, plus those ONNX "
                              "defines as functions of them)"]
     assert MAX_OPSET == onnx.defs.onnx_opset_version() and MIN_OPSET == 7
@@ -158,3 +158,43 @@ def test_normalisations_and_cumsum_as_existing_ops_match_onnxruntime():
     _indexed("LpNormalization", (3, 4, 5), {}, axis=-1, p=2)
     for axis, ex, rev in ((0, 0, 0), (2, 1, 0), (1, 0, 1), (-1, 1, 1)):
         _indexed("CumSum", (3, 4, 5), {"a": np.array(axis, np.int64)}, exclusive=ex, reverse=rev)
+
+
+def _argish(op: str, x: np.ndarray, **attrs) -> None:
+    """`op` (int64 output) then a Cast to float, against onnxruntime."""
+    node = helper.make_node(op, ["x"], ["i"], name="n", **attrs)
+    cast = helper.make_node("Cast", ["i"], ["y"], name="c", to=TensorProto.FLOAT)
+    g = helper.make_graph([node, cast], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
+    res, _ = compile_and_run(m, "default", inputs={"x": x})
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(res.outputs["y"], ref)
+
+
+def test_argmax_argmin_hardmax_take_the_first_or_last_extreme():
+    ties = np.array([[1, 3, 3, 0], [2, 2, 1, 2], [0, 0, 0, 0]], np.float32)
+    for op in ("ArgMax", "ArgMin"):
+        for attrs in ({"axis": 1}, {"axis": 1, "select_last_index": 1}, {"axis": 0, "keepdims": 0}):
+            _argish(op, ties, **attrs)
+    res, _ = compile_and_run(_model("Hardmax", 18, (3, 4), axis=1), "default", inputs={"x": ties})
+    np.testing.assert_array_equal(res.outputs["y"], np.eye(4, dtype=np.float32)[[1, 0, 0]])
+    _check(_model("Hardmax", 11, (2, 3, 4), axis=1), (2, 3, 4))  # (before opset 13: 2-D at the axis)
+
+
+def test_scatter_with_constant_indices_and_each_reduction():
+    idx = np.array([[1, 0, 2, 0], [0, 2, 1, 1]], np.int64)
+    upd = np.arange(8, dtype=np.float32).reshape(2, 4) + 1
+    for reduction in ("none", "add", "mul", "max", "min"):
+        attrs = {"axis": 1} | ({} if reduction == "none" else {"reduction": reduction})
+        _indexed("ScatterElements", (2, 3), {"i": idx[:, :3] if reduction == "none" else idx,
+                                              "u": upd[:, :3] if reduction == "none" else upd}, **attrs)
+    _indexed("ScatterND", (4, 3), {"i": np.array([[2], [0], [2]]), "u": np.arange(9, dtype=np.float32).reshape(3, 3)},
+             reduction="add")
+
+
+def test_lp_pools_match_onnxruntime():
+    _indexed("LpPool", (1, 2, 6, 6), {}, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], p=2)
+    _indexed("LpPool", (1, 2, 6, 6), {}, kernel_shape=[2, 2], p=3)
+    _indexed("GlobalLpPool", (2, 3, 4, 5), {}, p=1)
+    _indexed("GlobalLpPool", (2, 3, 4, 5), {})

@@ -237,7 +237,7 @@ def test_evaluate_graph_float64_reference() -> None:
 
 def test_unsupported_nodes_one_line_each() -> None:
     assert import_errors(models.unsupported()) == [
-        "error: node 'odd_node' (Hardmax, opset 17): " + UNSUPPORTED,
+        "error: node 'odd_node' (RandomNormalLike, opset 17): " + UNSUPPORTED,
         "error: node 'pad' (Pad, opset 17): unsupported attribute mode=reflect (only constant padding)",
     ]
 
@@ -336,14 +336,14 @@ def test_declared_output_shape_must_match() -> None:
 
 
 def test_errors_downstream_of_a_failed_node_are_still_found() -> None:
-    """Hardmax fails; the Conv after it still gets its own diagnostic (via the inferred shape)."""
+    """RandomNormalLike fails; the Conv after it still gets its own diagnostic (via the inferred shape)."""
     w = numpy_helper.from_array(np.ones((2, 4, 3, 3), np.float32), "w")
-    nodes = [helper.make_node("Hardmax", ["x"], ["h"], name="hm"),
+    nodes = [helper.make_node("RandomNormalLike", ["x"], ["h"], name="hm"),
              helper.make_node("Conv", ["h", "w"], ["y"], name="conv")]
     g = helper.make_graph(nodes, "g", [_f32("x", [1, 3, 8, 8])], [_f32("y", None)], [w])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     assert import_errors(model) == [
-        "error: node 'hm' (Hardmax, opset 17): " + UNSUPPORTED,
+        "error: node 'hm' (RandomNormalLike, opset 17): " + UNSUPPORTED,
         "error: node 'conv' (Conv, opset 17): input channels 3 do not match weight (4 x group 1)"]
 
 
@@ -357,7 +357,7 @@ def test_every_supported_op_type_is_listed() -> None:
             "Unsqueeze", "ConstantOfShape", "Shape"} <= ops
     assert {"LayerNormalization", "Erf", "Gelu", "Pow", "Sqrt", "ReduceMean", "ReduceSum", "Split",
             "Slice", "Gather", "Where", "Trilu", "Cast", "Expand", "Equal"} <= ops
-    assert "Hardmax" not in ops
+    assert "RandomNormalLike" not in ops
 
 
 # ----------------------------------------------------------------------------------------
@@ -431,7 +431,7 @@ def test_cli_unsupported_ops(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     out = tmp_path / "bad.mlir"
     lines = assert_clean_failure(capsys, main([src, "-o", str(out)]))
     assert len(lines) == 2
-    assert lines[0] == "error: node 'odd_node' (Hardmax, opset 17): " + UNSUPPORTED
+    assert lines[0] == "error: node 'odd_node' (RandomNormalLike, opset 17): " + UNSUPPORTED
     assert "'pad' (Pad, opset 17): unsupported attribute mode=reflect" in lines[1]
     assert list(tmp_path.iterdir()) == [tmp_path / "bad.onnx"]  # no partial output
 

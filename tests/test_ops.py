@@ -735,13 +735,13 @@ def test_attention_block_as_exported() -> None:
 
 
 def test_unsupported_nodes_are_all_reported() -> None:
-    nodes = [node("Hardmax", ["x"], ["h"]), node("Slice", ["h", "s", "e"], ["sl"]),
+    nodes = [node("RandomNormalLike", ["x"], ["h"]), node("Slice", ["h", "s", "e"], ["sl"]),
              node("Pad", ["x", "p"], ["pd"], mode="reflect"), node("Add", ["sl", "pd"])]
     m = make(nodes, {"x": (4, 6), "s": (1,)}, 13, {"e": ints(2), "p": ints(0, 0, 0, 0)})
     with pytest.raises(OnnxImportError) as e:
         import_model(m)
     lines = e.value.lines
-    assert lines[0] == "error: node 'Hardmax#0' (Hardmax, opset 13): " + UNSUPPORTED
+    assert lines[0] == "error: node 'RandomNormalLike#0' (RandomNormalLike, opset 13): " + UNSUPPORTED
     assert lines[1].startswith("error: node 'Slice#1' (Slice, opset 13): starts (input 1, 's') is computed "
                                "at run time")
     assert lines[2] == "error: node 'Pad#2' (Pad, opset 13): unsupported attribute mode=reflect (only constant padding)"

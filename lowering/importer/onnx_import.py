@@ -1139,31 +1139,89 @@ def convert_lp_norm(ctx: NodeContext) -> Sequence[Output]:
     return [_eltwise(ctx, WhereOp, _eltwise(ctx, EqualOp, norm, ctx.scalar(0.0)), ctx.scalar(0.0), y)]
 
 
-@converter("CumSum", attrs=("exclusive", "reverse"))
-def convert_cumsum(ctx: NodeContext) -> Sequence[Output]:
-    """Running sums along a constant axis as a matmul with a 0/1 triangular constant (the
-    cube does the adds); other axes are transposed to the last and back."""
-    x = ctx.shape(0)
-    if not x:
-        raise NodeError("input must have rank >= 1")
-    axis = _axis(int(_constant_indices(ctx, 1, "axis").reshape(-1)[0]), len(x))
+def _running_sum(ctx: NodeContext, xv: SSAValue, x: tuple[int, ...], axis: int, exclusive: bool,
+                 reverse: bool) -> SSAValue:
+    """Running sums of `xv` (shape `x`) along `axis`: a matmul with a 0/1 triangular
+    constant (the cube does the adds); other axes are transposed to the last and back."""
     n = x[axis]
     j, i = np.indices((n, n))
-    keep = (j >= i) if int(ctx.attr("reverse", 0)) else (j <= i)
-    if int(ctx.attr("exclusive", 0)):
+    keep = (j >= i) if reverse else (j <= i)
+    if exclusive:
         keep &= j != i
     tri = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
         Tensor(f"{ctx.label}.triangle", (n, n), np.dtype(np.float32), data=keep.astype(np.float32), origin=ctx.label))
     perm = [d for d in range(len(x)) if d != axis] + [axis]
-    xv = ctx.value(0)
     moved = tuple(x[d] for d in perm)
     if axis != len(x) - 1:
         xv = ctx.build(TransposeOp(xv, perm, f32_tensor(moved))).results[0]
     y = ctx.build(MatMulOp(xv, tri, f32_tensor(moved))).results[0]
     if axis != len(x) - 1:
-        back = [perm.index(d) for d in range(len(x))]
-        y = ctx.build(TransposeOp(y, back, f32_tensor(x))).results[0]
+        y = ctx.build(TransposeOp(y, [perm.index(d) for d in range(len(x))], f32_tensor(x))).results[0]
+    return y
+
+
+@converter("CumSum", attrs=("exclusive", "reverse"))
+def convert_cumsum(ctx: NodeContext) -> Sequence[Output]:
+    """Running sums along a constant axis (`_running_sum`: a triangular matmul)."""
+    x = ctx.shape(0)
+    if not x:
+        raise NodeError("input must have rank >= 1")
+    axis = _axis(int(_constant_indices(ctx, 1, "axis").reshape(-1)[0]), len(x))
+    y = _running_sum(ctx, ctx.value(0), x, axis, bool(int(ctx.attr("exclusive", 0))),
+                     bool(int(ctx.attr("reverse", 0))))
     return [ctx.typed(y, ctx.dtype(0))]
+
+
+def _first_extreme(ctx: NodeContext, xv: SSAValue, x: tuple[int, ...], axis: int, largest: bool,
+                   last: bool) -> SSAValue:
+    """1.0 at the first (or `last`) position along `axis` holding the max (or min), 0.0
+    elsewhere: x == extreme, kept where the running count of such hits is 1."""
+    stat = f32_tensor(ReduceOp.out_shape(x, (axis,), True))
+    m = ctx.build((ReduceMaxOp if largest else ReduceMinOp)(xv, (axis,), True, stat)).results[0]
+    hit = _eltwise(ctx, EqualOp, xv, m)
+    count = _running_sum(ctx, hit, x, axis, False, last)
+    return _eltwise(ctx, MulOp, hit, _eltwise(ctx, EqualOp, count, ctx.scalar(1.0)))
+
+
+def _arg(largest: bool) -> Converter:
+    def convert(ctx: NodeContext) -> Sequence[Output]:
+        x = ctx.shape(0)
+        if not x:
+            raise NodeError("input must have rank >= 1")
+        axis = _axis(int(ctx.attr("axis", 0)), len(x))
+        keep = bool(int(ctx.attr("keepdims", 1)))
+        hot = _first_extreme(ctx, ctx.value(0), x, axis, largest, bool(int(ctx.attr("select_last_index", 0))))
+        iota = np.arange(x[axis], dtype=np.float32).reshape([x[axis] if d == axis else 1 for d in range(len(x))])
+        pos = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
+            Tensor(f"{ctx.label}.iota", iota.shape, np.dtype(np.float32), data=iota, origin=ctx.label))
+        out = ReduceOp.out_shape(x, (axis,), keep)
+        y = ctx.build(ReduceSumOp(_eltwise(ctx, MulOp, hot, pos), (axis,), keep, f32_tensor(out))).results[0]
+        return [ctx.typed(y, np.dtype(np.int64))]
+
+    convert.__doc__ = (f"The index of the first (select_last_index: last) {'max' if largest else 'min'} along "
+                       "`axis`: the one-hot of `_first_extreme` times the positions, summed (an int64 carried "
+                       "as f32).")
+    return convert
+
+
+converter("ArgMax", attrs=("axis", "keepdims", "select_last_index"))(_arg(True))
+converter("ArgMin", attrs=("axis", "keepdims", "select_last_index"))(_arg(False))
+
+
+@converter("Hardmax", attrs=("axis",))
+def convert_hardmax(ctx: NodeContext) -> Sequence[Output]:
+    """1.0 at the first max along `axis`, 0.0 elsewhere (`_first_extreme`); before opset
+    13 the input is viewed as 2-D at `axis` first, as ONNX did."""
+    x = ctx.shape(0)
+    if not x:
+        raise NodeError("input must have rank >= 1")
+    axis = _axis(int(ctx.attr("axis", -1 if ctx.opset >= 13 else 1)), len(x))
+    if ctx.opset >= 13:
+        return [_first_extreme(ctx, ctx.value(0), x, axis, True, False)]
+    flat = (int(np.prod(x[:axis], dtype=np.int64)), int(np.prod(x[axis:], dtype=np.int64)))
+    v = ctx.build(ReshapeOp(ctx.value(0), f32_tensor(flat))).results[0]
+    hot = _first_extreme(ctx, v, flat, 1, True, False)
+    return [ctx.build(ReshapeOp(hot, f32_tensor(x))).results[0]]
 
 
 @converter("BatchNormalization", attrs=("epsilon", "momentum", "spatial", "training_mode"))
@@ -1292,6 +1350,58 @@ def convert_avgpool(ctx: NodeContext) -> Sequence[Output]:
     op = AvgPoolOp(v, f32_tensor(out), kernel=kernel, strides=strides, pads=pads, dilations=dilations,
                    count_include_pad=include)
     return [ctx.build(op).results[0]]
+
+
+def _powered(ctx: NodeContext, v: SSAValue, p: float) -> SSAValue:
+    """|v| ** p (x * x for p = 2, |x| for p = 1)."""
+    if p == 2:
+        return _eltwise(ctx, MulOp, v, v)
+    a = _eltwise(ctx, AbsOp, v)
+    return a if p == 1 else _eltwise(ctx, PowOp, a, ctx.scalar(p))
+
+
+def _root(ctx: NodeContext, v: SSAValue, p: float) -> SSAValue:
+    """v ** (1 / p) (a square root for p = 2)."""
+    if p == 1:
+        return v
+    if p == 2:
+        return ctx.build(SqrtOp(v, f32_tensor(shape_of(v)))).results[0]
+    return _eltwise(ctx, PowOp, v, ctx.scalar(1.0 / p))
+
+
+@converter("LpPool", attrs=("auto_pad", "ceil_mode", "dilations", "kernel_shape", "p", "pads", "strides"))
+def convert_lppool(ctx: NodeContext) -> Sequence[Output]:
+    """(sum over each window of |x|^p)^(1/p): an `npu_graph.avgpool` of |x|^p counting the
+    padding (zeros), times the window's size, then the root."""
+    x = ctx.shape(0)
+    p = float(ctx.attr("p", 2))
+    if p <= 0:
+        raise NodeError(f"p={p} must be positive")
+    kernel, strides, dilations, pads, extra = _pool_window(ctx, x)
+    n = len(kernel)
+    pads = (*pads[:n], *(e + x_ for e, x_ in zip(pads[n:], extra)))
+    if any(extra):
+        raise NodeError("ceil_mode=1 with a partial last window is not supported for LpPool")
+    out = _pool_out(x, kernel, strides, pads, dilations)
+    op = AvgPoolOp(_powered(ctx, ctx.value(0), p), f32_tensor(out), kernel=kernel, strides=strides, pads=pads,
+                   dilations=dilations, count_include_pad=True)
+    total = _eltwise(ctx, MulOp, ctx.build(op).results[0], ctx.scalar(float(np.prod(kernel))))
+    return [_root(ctx, total, p)]
+
+
+@converter("GlobalLpPool", attrs=("p",))
+def convert_global_lppool(ctx: NodeContext) -> Sequence[Output]:
+    """(sum over the spatial dims of |x|^p)^(1/p), kept as 1s: a reduction and the root."""
+    x = ctx.shape(0)
+    if len(x) < 3:
+        raise NodeError(f"input must be N x C x D1 ..., got shape {list(x)}")
+    p = float(ctx.attr("p", 2))
+    if p <= 0:
+        raise NodeError(f"p={p} must be positive")
+    axes = tuple(range(2, len(x)))
+    out = f32_tensor(ReduceOp.out_shape(x, axes, True))
+    total = ctx.build(ReduceSumOp(_powered(ctx, ctx.value(0), p), axes, True, out)).results[0]
+    return [_root(ctx, total, p)]
 
 
 def _ints_n(ctx: NodeContext, name: str, n: int) -> tuple[int, ...]:
@@ -1511,17 +1621,20 @@ def convert_gather(ctx: NodeContext) -> Sequence[Output]:
     return [ctx.typed(ctx.build(op).results[0], ctx.dtype(0))]
 
 
-def _index_map(ctx: NodeContext, flat: np.ndarray, what: str) -> Output:
-    """Input 0 read at the constant flat element indices `flat` (any shape): a reshape to
-    one dimension and an `npu_graph.gather` (the vector unit's gather: a slow path, but
-    exact). GatherElements, GatherND and Tile with constant indices are such maps."""
-    x = ctx.shape(0)
-    n = int(np.prod(x, dtype=np.int64))
+def _index_map(ctx: NodeContext, flat: np.ndarray, what: str, sources: Sequence[int] = (0,)) -> Output:
+    """The inputs `sources`, flattened and concatenated, read at the constant flat element
+    indices `flat` (any shape): reshapes and an `npu_graph.gather` (the vector unit's
+    gather: a slow path, but exact). GatherElements, GatherND and Tile (input 0) and
+    ScatterElements and ScatterND (data then updates) with constant indices are such maps."""
+    sizes = [int(np.prod(ctx.shape(i), dtype=np.int64)) for i in sources]
+    n = sum(sizes)
     if flat.size == 0:
         raise NodeError(f"the result of shape {list(flat.shape)} is empty; empty tensors are not supported")
     if flat.min() < 0 or flat.max() >= n:
-        raise NodeError(f"{what} are out of range for data of shape {list(x)}")
-    data = ctx.build(ReshapeOp(ctx.value(0), f32_tensor((n,)))).results[0]
+        raise NodeError(f"{what} are out of range for data of shape {list(ctx.shape(0))}")
+    parts = [ctx.build(ReshapeOp(ctx.value(i, carried=True), f32_tensor((k,)))).results[0]
+             for i, k in zip(sources, sizes)]
+    data = parts[0] if len(parts) == 1 else ctx.build(ConcatOp(parts, 0, f32_tensor((n,)))).results[0]
     idx = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
         Tensor(f"{ctx.label}.indices", flat.shape, np.dtype(np.float32), data=flat.astype(np.float32),
                origin=ctx.label))
@@ -1575,6 +1688,86 @@ def convert_gather_nd(ctx: NodeContext) -> Sequence[Output]:
         coords = [np.full(inner.shape[1], c, np.int64) for c in lead] + list(inner)
         flat[pos] = np.asarray(np.ravel_multi_index(tuple(coords), x)).reshape(tuple(rest))
     return [_index_map(ctx, flat, "indices")]
+
+
+_SCATTER_REDUCTIONS: dict[str, tuple[type[BinaryOp], float]] = {
+    "add": (AddOp, 0.0), "mul": (MulOp, 1.0), "max": (MaxOp, -np.inf), "min": (MinOp, np.inf)}
+"""Scatter reductions: the op combining an update into the data, and its identity."""
+
+
+def _scatter(ctx: NodeContext, targets: np.ndarray) -> Output:
+    """data with the updates written at flat positions `targets` (one per update element,
+    in order). Reduction "none": one flat gather over data then updates (a position
+    written twice takes its last update). add/mul/max/min: per level of multiplicity, a
+    gather of each position's next update (or the reduction's identity) combined into
+    the data, in update order."""
+    reduction = str(ctx.attr("reduction", "none"))
+    if reduction != "none" and reduction not in _SCATTER_REDUCTIONS:
+        raise NodeError(f"unsupported attribute reduction={reduction}")
+    shape = ctx.shape(0)
+    n, u = int(np.prod(shape, dtype=np.int64)), targets.size
+    flat_targets = targets.reshape(-1)
+    if reduction == "none":
+        src = np.arange(n, dtype=np.int64)
+        src[flat_targets] = n + np.arange(u, dtype=np.int64)
+        return _index_map(ctx, src.reshape(shape), "indices", sources=(0, 2))
+    op, identity = _SCATTER_REDUCTIONS[reduction]
+    updates = ctx.build(ReshapeOp(ctx.value(2), f32_tensor((u,)))).results[0]
+    ext = ctx.build(ConcatOp([updates, ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
+        Tensor(f"{ctx.label}.identity", (1,), np.dtype(np.float32), data=np.array([identity], np.float32),
+               origin=ctx.label))], 0, f32_tensor((u + 1,)))).results[0]
+    acc = ctx.value(0)
+    seen = np.zeros(n, dtype=np.int64)
+    levels: list[np.ndarray] = []
+    for j, t in enumerate(flat_targets):
+        if seen[t] == len(levels):
+            levels.append(np.full(n, u, dtype=np.int64))
+        levels[seen[t]][t] = j
+        seen[t] += 1
+    for level in levels:
+        idx = ctx._imp.materialize(  # noqa: SLF001
+            Tensor(f"{ctx.label}.level", shape, np.dtype(np.float32), data=level.reshape(shape).astype(np.float32),
+                   origin=ctx.label))
+        picked = ctx.build(GatherOp(ext, idx, 0, f32_tensor(shape))).results[0]
+        acc = _eltwise(ctx, op, acc, picked)
+    return ctx.typed(acc, ctx.dtype(0))
+
+
+@converter("ScatterElements", attrs=("axis", "reduction"))
+def convert_scatter_elements(ctx: NodeContext) -> Sequence[Output]:
+    """data[i with its `axis` coordinate replaced by indices[i]] = updates[i], constant
+    indices (`_scatter`)."""
+    x = ctx.shape(0)
+    axis = _axis(int(ctx.attr("axis", 0)), len(x))
+    idx = _constant_indices(ctx, 1, "indices")
+    if idx.shape != ctx.shape(2) or idx.ndim != len(x):
+        raise NodeError(f"indices {list(idx.shape)} and updates {list(ctx.shape(2))} must have one shape of rank "
+                        f"{len(x)}")
+    idx = np.where(idx < 0, idx + x[axis], idx)
+    if idx.size and (idx.min() < 0 or idx.max() >= x[axis]):
+        raise NodeError(f"indices {_preview(idx)} are out of range for dim {axis} of size {x[axis]}")
+    coords: list[np.ndarray] = [np.asarray(c) for c in np.indices(idx.shape, dtype=np.int64)]
+    coords[axis] = idx
+    return [_scatter(ctx, np.asarray(np.ravel_multi_index(tuple(coords), x)))]
+
+
+@converter("ScatterND", attrs=("reduction",))
+def convert_scatter_nd(ctx: NodeContext) -> Sequence[Output]:
+    """The slices of data named by the last dim of constant indices replaced by updates
+    (`_scatter`)."""
+    x = ctx.shape(0)
+    idx = _constant_indices(ctx, 1, "indices")
+    k = idx.shape[-1] if idx.ndim else 0
+    if idx.ndim < 1 or k > len(x) or ctx.shape(2) != tuple(idx.shape[:-1]) + tuple(x[k:]):
+        raise NodeError(f"indices {list(idx.shape)} and updates {list(ctx.shape(2))} do not fit data {list(x)}")
+    idx = np.where(idx < 0, idx + np.array(x[:k]), idx)
+    if idx.size and ((idx < 0).any() or (idx >= np.array(x[:k])).any()):
+        raise NodeError(f"indices {_preview(idx)} are out of range for data of shape {list(x)}")
+    inner = int(np.prod(x[k:], dtype=np.int64))
+    starts = np.ravel_multi_index(tuple(np.moveaxis(idx, -1, 0)), x[:k]) * inner if k else np.zeros(idx.shape[:-1],
+                                                                                                    np.int64)
+    targets = np.asarray(starts)[..., None] + np.arange(inner, dtype=np.int64)
+    return [_scatter(ctx, targets)]
 
 
 @converter("Tile")

@@ -402,11 +402,11 @@ def with_passthrough(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
 
 
 def unsupported(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
-    """Two offending nodes: a Hardmax named 'odd_node' (unsupported operator), then a
+    """Two offending nodes: a RandomNormalLike named 'odd_node' (unsupported operator), then a
     Pad 'pad' in reflect mode (unsupported attribute: only constant padding)."""
     g = Graph(seed=4)
     h = g.node("Relu", ["x"], "r", name="relu")
-    h = g.node("Hardmax", [h], "hm", name="odd_node", axis=-1)
+    h = g.node("RandomNormalLike", [h], "hm", name="odd_node")
     pads = g.const("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64))
     g.node("Pad", [h, pads], "y", name="pad", mode="reflect")
     return g.model("unsupported", {"x": [1, 1, 5, 5]}, {"y": [1, 1, 7, 7]}, opset)

@@ -7,7 +7,7 @@
 // RUN: not npu-import %S/Inputs/no-such-model.onnx 2>&1 | filecheck %s --check-prefix=MISSING
 
 // CHECK-NOT:  Traceback
-// CHECK:      error: node 'odd_node' (Hardmax, opset 17): unsupported operator
+// CHECK:      error: node 'odd_node' (RandomNormalLike, opset 17): unsupported operator
 // CHECK-NEXT: error: node 'pad' (Pad, opset 17): unsupported attribute mode=reflect
 // CHECK-NOT:  error
 

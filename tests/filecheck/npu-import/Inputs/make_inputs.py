@@ -5,7 +5,7 @@
 - mlp.onnx: x[2, 8] -> /fc1/Gemm (16) -> /relu/Relu -> /fc2/Gemm (16) -> /relu_1/Relu -> /fc3/Gemm (4)
 - cnn.onnx: x[1, 1, 8, 8] -> /conv1/Conv 3x3 pad 1 (2) -> /relu/Relu -> /pool/MaxPool 2x2
   -> /flatten/Flatten -> /fc/Gemm (3)
-- unsupported.onnx: a Hardmax named 'odd_node' and a Pad 'pad' in reflect mode
+- unsupported.onnx: a RandomNormalLike named 'odd_node' and a Pad 'pad' in reflect mode
 - symbolic.onnx: an input with the symbolic dimension 'batch'
 - batched_mlp.onnx: the MLP of mlp.onnx with a symbolic batch, x['batch', 8] -> y['batch', 4]
 - functions.onnx: x[2, 3, 4] -> Elu 'elu' (alpha 0.5) -> Mish 'mish' -> LogSoftmax 'lsm'
