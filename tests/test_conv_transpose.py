@@ -83,8 +83,8 @@ def import_error(m: onnx.ModelProto) -> str:
 
 
 @pytest.mark.parametrize("inputs,weights,attrs,needle", [
-    ({"x": [1, 1, 3, 4, 5]}, (1, 2, (3, 3, 3)), {},
-     "only 1-D and 2-D transposed convolutions are supported: input [1, 1, 3, 4, 5]"),
+    ({"x": [1, 1, 3, 4, 5, 2]}, (1, 2, (3, 3, 3, 1)), {},
+     "only 1-D, 2-D and 3-D transposed convolutions are supported: input [1, 1, 3, 4, 5, 2]"),
     ({"x": [1, 2, 3, 3]}, (2, 2, (3, 3)), dict(strides=[2, 2], pads=[1, 1, 1, 1], output_shape=[6, 6]),
      "pads cannot be combined with output_shape"),
     ({"x": [1, 2, 3, 3]}, (2, 2, (3, 3)), dict(strides=[2, 2], output_padding=[2, 0]),

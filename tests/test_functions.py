@@ -198,3 +198,12 @@ def test_lp_pools_match_onnxruntime():
     _indexed("LpPool", (1, 2, 6, 6), {}, kernel_shape=[2, 2], p=3)
     _indexed("GlobalLpPool", (2, 3, 4, 5), {}, p=1)
     _indexed("GlobalLpPool", (2, 3, 4, 5), {})
+
+
+def test_conv_transpose_3d_as_2d_planes():
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((2, 3, 3, 2, 2)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    _indexed("ConvTranspose", (1, 2, 3, 4, 4), {"w": w, "b": b}, strides=[2, 1, 2], pads=[1, 0, 1, 0, 1, 0],
+             output_padding=[1, 0, 1])
+    _indexed("ConvTranspose", (1, 2, 2, 3, 3), {"w": w[:, :, :2]}, strides=[3, 1, 1])  # (a depth plane of zeros)

@@ -599,9 +599,9 @@ def convert_conv_transpose(ctx: NodeContext) -> Sequence[Output]:
     """Transposed convolution, 1-D or 2-D (a 1-D one as 2-D with a unit height):
     NCHW input, weight [C_in, C_out/group, kH, kW], optional bias."""
     x, w = ctx.shape(0), ctx.shape(1)
-    if len(x) not in (3, 4) or len(w) != len(x):
-        raise NodeError(f"only 1-D and 2-D transposed convolutions are supported: input {list(x)} and "
-                        f"weight {list(w)} must both be 3-D or 4-D")
+    if len(x) not in (3, 4, 5) or len(w) != len(x):
+        raise NodeError(f"only 1-D, 2-D and 3-D transposed convolutions are supported: input {list(x)} and "
+                        f"weight {list(w)} must both be 3-D, 4-D or 5-D")
     n = len(x) - 2
     group = int(ctx.attr("group", 1))
     if group <= 0 or x[1] % group or w[0] != x[1]:
@@ -619,6 +619,8 @@ def convert_conv_transpose(ctx: NodeContext) -> Sequence[Output]:
     if any(o >= max(si, di) for o, si, di in zip(op, s, d)):
         raise NodeError(f"output_padding {list(op)} must be below the stride or the dilation")
     pads = _conv_transpose_pads(ctx, x[2:], w[2:], s, d, op)
+    if n == 3:
+        return [_conv_transpose_3d(ctx, s, d, op, pads, group)]
     xv, wv = ctx.value(0), ctx.value(1)
     if n == 1:  # as 2-D with a unit height
         s, d, op, pads = (1, *s), (1, *d), (0, *op), (0, pads[0], 0, pads[1])
@@ -632,6 +634,49 @@ def convert_conv_transpose(ctx: NodeContext) -> Sequence[Output]:
     if n == 1:
         y = ctx.build(ReshapeOp(y, f32_tensor((out[0], out[1], out[3])))).results[0]
     return [y]
+
+def _conv_transpose_3d(ctx: NodeContext, s: Sequence[int], d: Sequence[int], op: Sequence[int],
+                       pads: Sequence[int], group: int) -> SSAValue:
+    """A 3-D transposed convolution as 2-D ones: output depth plane o sums the 2-D
+    transposed convolutions of input plane i with kernel plane k over i*s + k*d - pad = o
+    (a plane nothing reaches is zeros); the planes are stacked, then the bias added."""
+    x, w = ctx.shape(0), ctx.shape(1)
+    xv, wv = ctx.value(0), ctx.value(1)
+    depth = (x[2] - 1) * s[0] + (w[2] - 1) * d[0] + 1 + op[0] - pads[0] - pads[3]
+    pads2 = (pads[1], pads[2], pads[4], pads[5])
+    planes_in = [ctx.build(ReshapeOp(ctx.build(SliceOp(xv, [0, 0, i, 0, 0], [x[0], x[1], i + 1, x[3], x[4]],
+                                                      [1] * 5, f32_tensor((x[0], x[1], 1, x[3], x[4])))).results[0],
+                                     f32_tensor((x[0], x[1], x[3], x[4])))).results[0] for i in range(x[2])]
+    kernels = [ctx.build(ReshapeOp(ctx.build(SliceOp(wv, [0, 0, k, 0, 0], [w[0], w[1], k + 1, w[3], w[4]],
+                                                    [1] * 5, f32_tensor((w[0], w[1], 1, w[3], w[4])))).results[0],
+                                   f32_tensor((w[0], w[1], w[3], w[4])))).results[0] for k in range(w[2])]
+    plane = conv_transpose_out_shape((x[0], x[1], x[3], x[4]), (w[0], w[1], w[3], w[4]), s[1:], pads2, d[1:], op[1:],
+                                     group)
+    if plane is None or depth <= 0:
+        raise NodeError(f"the output would be empty (input {list(x)}, kernel {list(w[2:])}, pads {list(pads)})")
+    outs = []
+    for o in range(depth):
+        acc = None
+        for i in range(x[2]):
+            for k in range(w[2]):
+                if i * s[0] + k * d[0] - pads[0] != o:
+                    continue
+                y = ctx.build(ConvTransposeOp(planes_in[i], kernels[k], None, f32_tensor(plane), strides=s[1:],
+                                              pads=pads2, dilations=d[1:], output_padding=op[1:],
+                                              group=group)).results[0]
+                acc = y if acc is None else _eltwise(ctx, AddOp, acc, y)
+        if acc is None:  # (a plane only output_padding or a stride gap reaches)
+            acc = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
+                Tensor(f"{ctx.label}.zeros", tuple(plane), np.dtype(np.float32), data=np.zeros(plane, np.float32),
+                       origin=ctx.label))
+        outs.append(ctx.build(ReshapeOp(acc, f32_tensor((plane[0], plane[1], 1, plane[2], plane[3])))).results[0])
+    full = (plane[0], plane[1], depth, plane[2], plane[3])
+    y = outs[0] if len(outs) == 1 else ctx.build(ConcatOp(outs, 2, f32_tensor(full))).results[0]
+    if ctx.has_input(2):
+        bias = ctx.build(ReshapeOp(ctx.value(2), f32_tensor((plane[1], 1, 1, 1)))).results[0]
+        y = _eltwise(ctx, AddOp, y, bias)
+    return y
+
 
 def _is_float(dtype: np.dtype) -> bool:
     return np.issubdtype(dtype, np.floating)
