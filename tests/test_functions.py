@@ -207,3 +207,18 @@ def test_conv_transpose_3d_as_2d_planes():
     _indexed("ConvTranspose", (1, 2, 3, 4, 4), {"w": w, "b": b}, strides=[2, 1, 2], pads=[1, 0, 1, 0, 1, 0],
              output_padding=[1, 0, 1])
     _indexed("ConvTranspose", (1, 2, 2, 3, 3), {"w": w[:, :, :2]}, strides=[3, 1, 1])  # (a depth plane of zeros)
+
+
+def test_onehot_of_computed_indices():
+    """Indices computed at run time (a Cast of a float input), negative ones from depth."""
+    x = np.array([[0.0, 2.0, -1.0], [1.0, -3.0, 0.0]], np.float32)
+    nodes = [helper.make_node("Cast", ["x"], ["i"], name="c", to=TensorProto.INT64),
+             helper.make_node("OneHot", ["i", "d", "v"], ["y"], name="oh", axis=1)]
+    inits = [numpy_helper.from_array(np.array(3, np.int64), "d"),
+             numpy_helper.from_array(np.array([-1.0, 5.0], np.float32), "v")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    m = onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
+    res, _ = compile_and_run(m, "default", inputs={"x": x})
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(res.outputs["y"], ref)

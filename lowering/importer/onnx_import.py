@@ -1253,6 +1253,35 @@ converter("ArgMax", attrs=("axis", "keepdims", "select_last_index"))(_arg(True))
 converter("ArgMin", attrs=("axis", "keepdims", "select_last_index"))(_arg(False))
 
 
+@converter("OneHot", attrs=("axis",))
+def convert_onehot(ctx: NodeContext) -> Sequence[Output]:
+    """values[1] where the position along the new `axis` equals the index (negative ones
+    count from depth), values[0] elsewhere: an equality with a constant iota and a where.
+    Depth and values are constants; the indices may be computed (carried as f32)."""
+    idx_shape = ctx.shape(0)
+    depth = int(np.asarray(ctx.constant(1, "depth")).reshape(-1)[0])
+    values = np.asarray(ctx.constant(2, "values"), np.float64).reshape(-1)
+    if values.size != 2:
+        raise NodeError(f"values must be an [off, on] pair, got {values.size} values")
+    if depth <= 0:
+        raise NodeError(f"depth {depth} must be positive")
+    rank = len(idx_shape) + 1
+    axis = _axis(int(ctx.attr("axis", -1)), rank)
+    out = (*idx_shape[:axis], depth, *idx_shape[axis:])
+    iv = ctx.value(0, carried=True)
+    iv = _eltwise(ctx, WhereOp, _eltwise(ctx, LessOp, iv, ctx.scalar(0.0)),
+                  _eltwise(ctx, AddOp, iv, ctx.scalar(float(depth))), iv)
+    iv = ctx.build(ReshapeOp(iv, f32_tensor((*idx_shape[:axis], 1, *idx_shape[axis:])))).results[0]
+    iota = np.arange(depth, dtype=np.float32).reshape([depth if d == axis else 1 for d in range(rank)])
+    pos = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
+        Tensor(f"{ctx.label}.iota", iota.shape, np.dtype(np.float32), data=iota, origin=ctx.label))
+    hit = _eltwise(ctx, EqualOp, iv, pos)
+    y = _eltwise(ctx, WhereOp, hit, ctx.scalar(float(values[1])), ctx.scalar(float(values[0])))
+    if tuple(shape_of(y)) != out:
+        raise NodeError(f"indices {list(idx_shape)} give a one-hot of shape {list(shape_of(y))}, not {list(out)}")
+    return [ctx.typed(y, ctx.dtype(2))]
+
+
 @converter("Hardmax", attrs=("axis",))
 def convert_hardmax(ctx: NodeContext) -> Sequence[Output]:
     """1.0 at the first max along `axis`, 0.0 elsewhere (`_first_extreme`); before opset
