@@ -222,3 +222,18 @@ def test_onehot_of_computed_indices():
     res, _ = compile_and_run(m, "default", inputs={"x": x})
     ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.testing.assert_array_equal(res.outputs["y"], ref)
+
+
+def test_topk_values_and_indices_in_order_ties_to_the_lower_index():
+    x = np.array([[1, 3, 3, 0, -np.inf], [2, 2, 1, 5, 4], [-np.inf, 7, -np.inf, -np.inf, 7]], np.float32)
+    for largest in (1, 0):  # (row 3: the picks reach -inf values, which tie with the mask)
+        node = helper.make_node("TopK", ["x", "k"], ["v", "i"], name="t", axis=1, largest=largest)
+        cast = helper.make_node("Cast", ["i"], ["fi"], name="c", to=TensorProto.FLOAT)
+        g = helper.make_graph([node, cast], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("v", "fi")],
+                              [numpy_helper.from_array(np.array([3], np.int64), "k")])
+        m = onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
+        res, _ = compile_and_run(m, "default", inputs={"x": x})
+        ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+        np.testing.assert_array_equal(res.outputs["v"], ref[0])
+        np.testing.assert_array_equal(res.outputs["fi"], ref[1])

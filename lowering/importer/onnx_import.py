@@ -1282,6 +1282,52 @@ def convert_onehot(ctx: NodeContext) -> Sequence[Output]:
     return [ctx.typed(y, ctx.dtype(2))]
 
 
+TOPK_MAX_K = 64
+"""TopK builds k rounds of `_first_extreme`: up to this many."""
+
+
+@converter("TopK", attrs=("axis", "largest", "sorted"))
+def convert_topk(ctx: NodeContext) -> Sequence[Output]:
+    """The k largest (or smallest) along `axis` with their indices, in order, ties to the
+    lower index: k rounds, each taking the first untaken extreme (as `_first_extreme`,
+    among the positions not taken yet), its value and position, and masking it out (to
+    -inf, or +inf) for the next. k must be constant, at most
+    TOPK_MAX_K; the order is always sorted (any order is allowed when sorted=0)."""
+    x = ctx.shape(0)
+    if not x:
+        raise NodeError("input must have rank >= 1")
+    axis = _axis(int(ctx.attr("axis", -1)), len(x))
+    k = int(np.asarray(ctx.constant(1, "k")).reshape(-1)[0])
+    if not 1 <= k <= min(x[axis], TOPK_MAX_K):
+        raise NodeError(f"k={k} must be in 1..{min(x[axis], TOPK_MAX_K)} (dim {axis} has {x[axis]}; at most "
+                        f"{TOPK_MAX_K} rounds)")
+    largest = bool(int(ctx.attr("largest", 1)))
+    iota = np.arange(x[axis], dtype=np.float32).reshape([x[axis] if d == axis else 1 for d in range(len(x))])
+    pos = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
+        Tensor(f"{ctx.label}.iota", iota.shape, np.dtype(np.float32), data=iota, origin=ctx.label))
+    stat = f32_tensor(ReduceOp.out_shape(x, (axis,), True))
+    xv = cur = ctx.value(0)
+    masked = ctx.scalar(-np.inf if largest else np.inf)
+    free: SSAValue | None = None  # 1.0 where not taken yet (a real -inf ties with the mask)
+    values, indices = [], []
+    for _ in range(k):
+        m = ctx.build((ReduceMaxOp if largest else ReduceMinOp)(cur, (axis,), True, stat)).results[0]
+        hit = _eltwise(ctx, EqualOp, cur, m)
+        if free is not None:
+            hit = _eltwise(ctx, MulOp, hit, free)
+        count = _running_sum(ctx, hit, x, axis, False, False)
+        hot = _eltwise(ctx, MulOp, hit, _eltwise(ctx, EqualOp, count, ctx.scalar(1.0)))
+        picked = _eltwise(ctx, WhereOp, hot, xv, ctx.scalar(0.0))  # (not hot * x: inf * 0 is NaN)
+        values.append(ctx.build(ReduceSumOp(picked, (axis,), True, stat)).results[0])
+        indices.append(ctx.build(ReduceSumOp(_eltwise(ctx, MulOp, hot, pos), (axis,), True, stat)).results[0])
+        cur = _eltwise(ctx, WhereOp, hot, masked, cur)
+        free = _eltwise(ctx, SubOp, ctx.scalar(1.0) if free is None else free, hot)
+    out = f32_tensor(tuple(k if d == axis else n for d, n in enumerate(x)))
+    vals = values[0] if k == 1 else ctx.build(ConcatOp(values, axis, out)).results[0]
+    idx = indices[0] if k == 1 else ctx.build(ConcatOp(indices, axis, out)).results[0]
+    return [ctx.typed(vals, ctx.dtype(0)), ctx.typed(idx, np.dtype(np.int64))]
+
+
 @converter("Hardmax", attrs=("axis",))
 def convert_hardmax(ctx: NodeContext) -> Sequence[Output]:
     """1.0 at the first max along `axis`, 0.0 elsewhere (`_first_extreme`); before opset
