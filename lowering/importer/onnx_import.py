@@ -356,8 +356,14 @@ class NodeContext:
 
     def scalar(self, v: float) -> SSAValue:
         """An inline f32 scalar constant (shape []) located at this node."""
-        data = np.array(v, dtype=np.float32)
-        return self._imp.materialize(Tensor(f"{self.label}.const", (), data.dtype, data=data, origin=self.label))
+        return self.const(np.array(v, dtype=np.float32), "const")
+
+    def const(self, data: np.ndarray, hint: str) -> SSAValue:
+        """An f32 constant of `data` located at this node (inline when small, else a weight
+        whose key derives from the node and `hint`)."""
+        data = np.asarray(data, dtype=np.float32)
+        return self._imp.materialize(Tensor(f"{self.label}.{hint}", data.shape, data.dtype, data=data,
+                                            origin=self.label))
 
     def dtype(self, i: int) -> np.dtype:
         """The ONNX element type of input `i` (runtime integers and booleans are carried
@@ -666,9 +672,7 @@ def _conv_transpose_3d(ctx: NodeContext, s: Sequence[int], d: Sequence[int], op:
                                               group=group)).results[0]
                 acc = y if acc is None else _eltwise(ctx, AddOp, acc, y)
         if acc is None:  # (a plane only output_padding or a stride gap reaches)
-            acc = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
-                Tensor(f"{ctx.label}.zeros", tuple(plane), np.dtype(np.float32), data=np.zeros(plane, np.float32),
-                       origin=ctx.label))
+            acc = ctx.const(np.zeros(plane, np.float32), "zeros")
         outs.append(ctx.build(ReshapeOp(acc, f32_tensor((plane[0], plane[1], 1, plane[2], plane[3])))).results[0])
     full = (plane[0], plane[1], depth, plane[2], plane[3])
     y = outs[0] if len(outs) == 1 else ctx.build(ConcatOp(outs, 2, f32_tensor(full))).results[0]
@@ -1128,25 +1132,24 @@ def convert_layer_norm(ctx: NodeContext) -> Sequence[Output]:
     outs: list[Output] = [ctx.build(op).results[0]]
     if ctx.output_used(1) or ctx.output_used(2):
         # Mean and InvStdDev (shape x[:axis] + [1, ...]) as separate ops: every op has one result.
-        axes = tuple(range(axis, len(x)))
-        stat = f32_tensor(ReduceOp.out_shape(x, axes, True))
-        mean = ctx.build(ReduceMeanOp(ctx.value(0), axes, True, stat)).results[0]
-        d = _eltwise(ctx, SubOp, ctx.value(0), mean)
-        var = ctx.build(ReduceMeanOp(_eltwise(ctx, MulOp, d, d), axes, True, stat)).results[0]
-        sd = ctx.build(SqrtOp(_eltwise(ctx, AddOp, var, ctx.scalar(eps)), stat)).results[0]
-        outs += [mean, ctx.build(ReciprocalOp(sd, stat)).results[0]]
+        mean, _, var = _moments(ctx, tuple(range(axis, len(x))))
+        outs += [mean, ctx.build(ReciprocalOp(_std(ctx, var, eps), f32_tensor(shape_of(var)))).results[0]]
     return outs
 
 
-def _normalised(ctx: NodeContext, axes: tuple[int, ...], eps: float) -> tuple[SSAValue, SSAValue]:
-    """(x - mean, sqrt(var + eps)) over `axes` of input 0 (biased variance, the statistics
-    kept with their dims)."""
+def _moments(ctx: NodeContext, axes: tuple[int, ...]) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(mean, x - mean, biased variance) of input 0 over `axes`, the statistics kept with
+    their dims."""
     x, xv = ctx.shape(0), ctx.value(0)
     stat = f32_tensor(ReduceOp.out_shape(x, axes, True))
     mean = ctx.build(ReduceMeanOp(xv, axes, True, stat)).results[0]
     d = _eltwise(ctx, SubOp, xv, mean)
-    var = ctx.build(ReduceMeanOp(_eltwise(ctx, MulOp, d, d), axes, True, stat)).results[0]
-    return d, ctx.build(SqrtOp(_eltwise(ctx, AddOp, var, ctx.scalar(eps)), stat)).results[0]
+    return mean, d, ctx.build(ReduceMeanOp(_eltwise(ctx, MulOp, d, d), axes, True, stat)).results[0]
+
+
+def _std(ctx: NodeContext, var: SSAValue, eps: float) -> SSAValue:
+    """sqrt(var + eps)."""
+    return ctx.build(SqrtOp(_eltwise(ctx, AddOp, var, ctx.scalar(eps)), f32_tensor(shape_of(var)))).results[0]
 
 
 @converter("InstanceNormalization", attrs=("epsilon",))
@@ -1159,7 +1162,8 @@ def convert_instance_norm(ctx: NodeContext) -> Sequence[Output]:
     for i, what in ((1, "scale"), (2, "bias")):
         if ctx.shape(i) != (x[1],):
             raise NodeError(f"{what} of shape {list(ctx.shape(i))} must have shape [{x[1]}]")
-    d, sd = _normalised(ctx, tuple(range(2, len(x))), float(ctx.attr("epsilon", 1e-5)))
+    _, d, var = _moments(ctx, tuple(range(2, len(x))))
+    sd = _std(ctx, var, float(ctx.attr("epsilon", 1e-5)))
     per_c = f32_tensor((x[1],) + (1,) * (len(x) - 2))
     scale, bias = (ctx.build(ReshapeOp(ctx.value(i), per_c)).results[0] for i in (1, 2))
     y = _eltwise(ctx, MulOp, _eltwise(ctx, DivOp, d, sd), scale)
@@ -1193,8 +1197,7 @@ def _running_sum(ctx: NodeContext, xv: SSAValue, x: tuple[int, ...], axis: int, 
     keep = (j >= i) if reverse else (j <= i)
     if exclusive:
         keep &= j != i
-    tri = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
-        Tensor(f"{ctx.label}.triangle", (n, n), np.dtype(np.float32), data=keep.astype(np.float32), origin=ctx.label))
+    tri = ctx.const(keep, "triangle")
     perm = [d for d in range(len(x)) if d != axis] + [axis]
     moved = tuple(x[d] for d in perm)
     if axis != len(x) - 1:
@@ -1217,13 +1220,21 @@ def convert_cumsum(ctx: NodeContext) -> Sequence[Output]:
     return [ctx.typed(y, ctx.dtype(0))]
 
 
+def _iota(ctx: NodeContext, n: int, axis: int, rank: int) -> SSAValue:
+    """The constant 0..n-1 along `axis` of a rank-`rank` tensor (size 1 elsewhere)."""
+    return ctx.const(np.arange(n).reshape([n if d == axis else 1 for d in range(rank)]), "iota")
+
+
 def _first_extreme(ctx: NodeContext, xv: SSAValue, x: tuple[int, ...], axis: int, largest: bool,
-                   last: bool) -> SSAValue:
+                   last: bool, free: SSAValue | None = None) -> SSAValue:
     """1.0 at the first (or `last`) position along `axis` holding the max (or min), 0.0
-    elsewhere: x == extreme, kept where the running count of such hits is 1."""
+    elsewhere: x == extreme, kept where the running count of such hits is 1. With
+    `free`, only positions where it is 1.0 count as hits."""
     stat = f32_tensor(ReduceOp.out_shape(x, (axis,), True))
     m = ctx.build((ReduceMaxOp if largest else ReduceMinOp)(xv, (axis,), True, stat)).results[0]
     hit = _eltwise(ctx, EqualOp, xv, m)
+    if free is not None:
+        hit = _eltwise(ctx, MulOp, hit, free)
     count = _running_sum(ctx, hit, x, axis, False, last)
     return _eltwise(ctx, MulOp, hit, _eltwise(ctx, EqualOp, count, ctx.scalar(1.0)))
 
@@ -1236,9 +1247,7 @@ def _arg(largest: bool) -> Converter:
         axis = _axis(int(ctx.attr("axis", 0)), len(x))
         keep = bool(int(ctx.attr("keepdims", 1)))
         hot = _first_extreme(ctx, ctx.value(0), x, axis, largest, bool(int(ctx.attr("select_last_index", 0))))
-        iota = np.arange(x[axis], dtype=np.float32).reshape([x[axis] if d == axis else 1 for d in range(len(x))])
-        pos = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
-            Tensor(f"{ctx.label}.iota", iota.shape, np.dtype(np.float32), data=iota, origin=ctx.label))
+        pos = _iota(ctx, x[axis], axis, len(x))
         out = ReduceOp.out_shape(x, (axis,), keep)
         y = ctx.build(ReduceSumOp(_eltwise(ctx, MulOp, hot, pos), (axis,), keep, f32_tensor(out))).results[0]
         return [ctx.typed(y, np.dtype(np.int64))]
@@ -1272,9 +1281,7 @@ def convert_onehot(ctx: NodeContext) -> Sequence[Output]:
     iv = _eltwise(ctx, WhereOp, _eltwise(ctx, LessOp, iv, ctx.scalar(0.0)),
                   _eltwise(ctx, AddOp, iv, ctx.scalar(float(depth))), iv)
     iv = ctx.build(ReshapeOp(iv, f32_tensor((*idx_shape[:axis], 1, *idx_shape[axis:])))).results[0]
-    iota = np.arange(depth, dtype=np.float32).reshape([depth if d == axis else 1 for d in range(rank)])
-    pos = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
-        Tensor(f"{ctx.label}.iota", iota.shape, np.dtype(np.float32), data=iota, origin=ctx.label))
+    pos = _iota(ctx, depth, axis, rank)
     hit = _eltwise(ctx, EqualOp, iv, pos)
     y = _eltwise(ctx, WhereOp, hit, ctx.scalar(float(values[1])), ctx.scalar(float(values[0])))
     if tuple(shape_of(y)) != out:
@@ -1289,8 +1296,8 @@ TOPK_MAX_K = 64
 @converter("TopK", attrs=("axis", "largest", "sorted"))
 def convert_topk(ctx: NodeContext) -> Sequence[Output]:
     """The k largest (or smallest) along `axis` with their indices, in order, ties to the
-    lower index: k rounds, each taking the first untaken extreme (as `_first_extreme`,
-    among the positions not taken yet), its value and position, and masking it out (to
+    lower index: k rounds, each taking the first extreme among the positions not taken
+    yet (`_first_extreme` with a mask), its value and position, and masking it out (to
     -inf, or +inf) for the next. k must be constant, at most
     TOPK_MAX_K; the order is always sorted (any order is allowed when sorted=0)."""
     x = ctx.shape(0)
@@ -1302,21 +1309,14 @@ def convert_topk(ctx: NodeContext) -> Sequence[Output]:
         raise NodeError(f"k={k} must be in 1..{min(x[axis], TOPK_MAX_K)} (dim {axis} has {x[axis]}; at most "
                         f"{TOPK_MAX_K} rounds)")
     largest = bool(int(ctx.attr("largest", 1)))
-    iota = np.arange(x[axis], dtype=np.float32).reshape([x[axis] if d == axis else 1 for d in range(len(x))])
-    pos = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
-        Tensor(f"{ctx.label}.iota", iota.shape, np.dtype(np.float32), data=iota, origin=ctx.label))
+    pos = _iota(ctx, x[axis], axis, len(x))
     stat = f32_tensor(ReduceOp.out_shape(x, (axis,), True))
     xv = cur = ctx.value(0)
     masked = ctx.scalar(-np.inf if largest else np.inf)
     free: SSAValue | None = None  # 1.0 where not taken yet (a real -inf ties with the mask)
     values, indices = [], []
     for _ in range(k):
-        m = ctx.build((ReduceMaxOp if largest else ReduceMinOp)(cur, (axis,), True, stat)).results[0]
-        hit = _eltwise(ctx, EqualOp, cur, m)
-        if free is not None:
-            hit = _eltwise(ctx, MulOp, hit, free)
-        count = _running_sum(ctx, hit, x, axis, False, False)
-        hot = _eltwise(ctx, MulOp, hit, _eltwise(ctx, EqualOp, count, ctx.scalar(1.0)))
+        hot = _first_extreme(ctx, cur, x, axis, largest, False, free)
         picked = _eltwise(ctx, WhereOp, hot, xv, ctx.scalar(0.0))  # (not hot * x: inf * 0 is NaN)
         values.append(ctx.build(ReduceSumOp(picked, (axis,), True, stat)).results[0])
         indices.append(ctx.build(ReduceSumOp(_eltwise(ctx, MulOp, hot, pos), (axis,), True, stat)).results[0])
@@ -1364,11 +1364,7 @@ def convert_batchnorm(ctx: NodeContext) -> Sequence[Output]:
         op = BatchNormOp(ctx.value(0), ctx.value(1), ctx.value(2), ctx.value(3), ctx.value(4), eps, f32_tensor(x))
         return [ctx.build(op).results[0]]
     xv, c = ctx.value(0), f32_tensor((x[1],))
-    axes = (0, *range(2, len(x)))
-    stat = f32_tensor(ReduceOp.out_shape(x, axes, True))
-    mean = ctx.build(ReduceMeanOp(xv, axes, True, stat)).results[0]
-    d = _eltwise(ctx, SubOp, xv, mean)
-    var = ctx.build(ReduceMeanOp(_eltwise(ctx, MulOp, d, d), axes, True, stat)).results[0]
+    mean, _, var = _moments(ctx, (0, *range(2, len(x))))
     mean, var = (ctx.build(ReshapeOp(v, c)).results[0] for v in (mean, var))
     y = ctx.build(BatchNormOp(xv, ctx.value(1), ctx.value(2), mean, var, eps, f32_tensor(x))).results[0]
     outs: list[Output] = [y]
@@ -1472,6 +1468,14 @@ def convert_avgpool(ctx: NodeContext) -> Sequence[Output]:
     return [ctx.build(op).results[0]]
 
 
+def _lp_order(ctx: NodeContext) -> float:
+    """The `p` attribute of an Lp pooling (default 2), which must be positive."""
+    p = float(ctx.attr("p", 2))
+    if p <= 0:
+        raise NodeError(f"p={p} must be positive")
+    return p
+
+
 def _powered(ctx: NodeContext, v: SSAValue, p: float) -> SSAValue:
     """|v| ** p (x * x for p = 2, |x| for p = 1)."""
     if p == 2:
@@ -1494,9 +1498,7 @@ def convert_lppool(ctx: NodeContext) -> Sequence[Output]:
     """(sum over each window of |x|^p)^(1/p): an `npu_graph.avgpool` of |x|^p counting the
     padding (zeros), times the window's size, then the root."""
     x = ctx.shape(0)
-    p = float(ctx.attr("p", 2))
-    if p <= 0:
-        raise NodeError(f"p={p} must be positive")
+    p = _lp_order(ctx)
     kernel, strides, dilations, pads, extra = _pool_window(ctx, x)
     n = len(kernel)
     pads = (*pads[:n], *(e + x_ for e, x_ in zip(pads[n:], extra)))
@@ -1515,9 +1517,7 @@ def convert_global_lppool(ctx: NodeContext) -> Sequence[Output]:
     x = ctx.shape(0)
     if len(x) < 3:
         raise NodeError(f"input must be N x C x D1 ..., got shape {list(x)}")
-    p = float(ctx.attr("p", 2))
-    if p <= 0:
-        raise NodeError(f"p={p} must be positive")
+    p = _lp_order(ctx)
     axes = tuple(range(2, len(x)))
     out = f32_tensor(ReduceOp.out_shape(x, axes, True))
     total = ctx.build(ReduceSumOp(_powered(ctx, ctx.value(0), p), axes, True, out)).results[0]
@@ -1755,9 +1755,7 @@ def _index_map(ctx: NodeContext, flat: np.ndarray, what: str, sources: Sequence[
     parts = [ctx.build(ReshapeOp(ctx.value(i, carried=True), f32_tensor((k,)))).results[0]
              for i, k in zip(sources, sizes)]
     data = parts[0] if len(parts) == 1 else ctx.build(ConcatOp(parts, 0, f32_tensor((n,)))).results[0]
-    idx = ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
-        Tensor(f"{ctx.label}.indices", flat.shape, np.dtype(np.float32), data=flat.astype(np.float32),
-               origin=ctx.label))
+    idx = ctx.const(flat, "indices")
     op = GatherOp(data, idx, 0, f32_tensor(tuple(flat.shape)))
     return ctx.typed(ctx.build(op).results[0], ctx.dtype(0))
 
@@ -1833,9 +1831,8 @@ def _scatter(ctx: NodeContext, targets: np.ndarray) -> Output:
         return _index_map(ctx, src.reshape(shape), "indices", sources=(0, 2))
     op, identity = _SCATTER_REDUCTIONS[reduction]
     updates = ctx.build(ReshapeOp(ctx.value(2), f32_tensor((u,)))).results[0]
-    ext = ctx.build(ConcatOp([updates, ctx._imp.materialize(  # noqa: SLF001 (the importer builds constants)
-        Tensor(f"{ctx.label}.identity", (1,), np.dtype(np.float32), data=np.array([identity], np.float32),
-               origin=ctx.label))], 0, f32_tensor((u + 1,)))).results[0]
+    ext = ctx.build(ConcatOp([updates, ctx.const(np.array([identity]), "identity")], 0,
+                             f32_tensor((u + 1,)))).results[0]
     acc = ctx.value(0)
     seen = np.zeros(n, dtype=np.int64)
     levels: list[np.ndarray] = []
@@ -1845,9 +1842,7 @@ def _scatter(ctx: NodeContext, targets: np.ndarray) -> Output:
         levels[seen[t]][t] = j
         seen[t] += 1
     for level in levels:
-        idx = ctx._imp.materialize(  # noqa: SLF001
-            Tensor(f"{ctx.label}.level", shape, np.dtype(np.float32), data=level.reshape(shape).astype(np.float32),
-                   origin=ctx.label))
+        idx = ctx.const(level.reshape(shape), "level")
         picked = ctx.build(GatherOp(ext, idx, 0, f32_tensor(shape))).results[0]
         acc = _eltwise(ctx, op, acc, picked)
     return ctx.typed(acc, ctx.dtype(0))
