@@ -36,6 +36,7 @@ from tools.compile_cache import (
     lookup,
     model_digests,
     pipeline_key,
+    source_of,
     weights_digest,
 )
 from tools.npu_run import UsageError, UserError, _compile, _is_task_level, _parse_arch, _parse_mlir, error_line
@@ -80,7 +81,7 @@ def compile(model: onnx.ModelProto | str | os.PathLike[str], arch: Arch | str | 
             proto = load_model(path)
         except OnnxImportError as e:
             raise UserError([error_line(x) for x in e.lines]) from None
-        source = {"kind": "onnx", "path": os.path.abspath(path), "sha256": sha256_file(path)}
+        source = source_of(path)
         if cache is not None:
             return compile_cached(cache, proto, path, target, arch_key, pipeline, _one_bucket(proto, shape_buckets),
                                   options, source)

@@ -34,7 +34,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import struct
 import sys
 import tempfile
@@ -232,12 +231,18 @@ def fast_hit(cache: Cache, path: str, arch_key: str, pipeline: str | None, out: 
 # ----------------------------------------------------------------------------- the store
 
 
-def _atomic_write(path: Path, write: Callable[[Any], None]) -> None:
+def _atomic_write(path: Path, write: Callable[[Any], None], public: bool = False) -> None:
+    """`write(file)` into a temporary file beside `path`, renamed into place; `public`
+    gives it the mode open(path, "w") would (mkstemp's is 0600, right for cache entries)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
+        if public:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -351,18 +356,16 @@ class Cache:
             self.path("exe", k, ".json").unlink(missing_ok=True)
             return False
         self.touch(src)
-        target = Path(out)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            os.close(fd)
-            shutil.copyfile(src, tmp)
-            mask = os.umask(0)
-            os.umask(mask)
-            os.chmod(tmp, 0o666 & ~mask)  # what open(out, "w") would give, not mkstemp's 0600
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+
+        def copy(f: Any) -> None:  # (in the kernel: sendfile, no copy through Python)
+            with open(src, "rb") as s:
+                size, at = os.fstat(s.fileno()).st_size, 0
+                while at < size:
+                    sent = os.sendfile(f.fileno(), s.fileno(), at, size - at)
+                    if not sent:
+                        raise OSError(f"'{src}' ended after {at} of its {size} bytes")
+                    at += sent
+        _atomic_write(Path(out), copy, public=True)
         return True
 
     # -- model files ------------------------------------------------------------------

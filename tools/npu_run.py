@@ -555,7 +555,7 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
     stream = sys.stderr if shown else io.StringIO()
     with collecting() as remarks, Instrumentation(options, stream=stream) as inst:
         loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
-                            pipeline=args.pipeline, cache=None if shown or args.remarks is not None else _cache(args))
+                            pipeline=args.pipeline, cache=_cache(args))
     args.remarks_list = [r.line() for r in remarks]
     args.pass_times = _pass_times(inst.root)
     args.fused_module = inst.kept.get("npu-split-rows")  # the graph after fusion, for --graph/--html
@@ -571,7 +571,9 @@ def _cache(args: argparse.Namespace):
     """The compile cache npu-run uses (None: --no-cache, NPU_NO_CACHE=1, or a report on
     the compile itself was asked for: remarks, pictures, pass timings, IR dumps)."""
     from tools.compile_cache import Cache, cache_dir
-    if args.graph or args.html:
+    observed = (args.remarks is not None or args.time_passes or args.print_ir_after or args.print_ir_after_all
+                or args.pattern_stats or args.graph or args.html)
+    if observed:
         return None
     root = cache_dir(args.cache_dir, args.no_cache)
     if root is None:
