@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     f32,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -43,7 +43,8 @@ from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import HasCanonicalizationPatternsTrait
 from xdsl.utils.exceptions import VerifyException
 
-from npu_dialects.graph import int_array, ints
+from npu_dialects.checks import check_within, const_index
+from npu_dialects.graph import check_f32, int_array, ints
 
 SPACES = ("dram", "sram")
 
@@ -54,6 +55,19 @@ def memory_space(t: Attribute) -> str | None:
         return None
     ms = t.memory_space
     return ms.data if isinstance(ms, StringAttr) else None
+
+
+def enclosing_task(at: Operation | Block) -> Operation | None:
+    """The `npu_task.task` around an op (or a block), None outside every task."""
+    op = at.parent_op()
+    while op is not None and op.name != "npu_task.task":
+        op = op.parent_op()
+    return op
+
+
+def task_name(task: Operation | None) -> str:
+    kernel = task.properties.get("kernel") if task is not None else None
+    return f"task '{kernel.data}'" if isinstance(kernel, StringAttr) else "no task"
 
 
 @irdl_attr_definition
@@ -129,11 +143,25 @@ class CopyOp(IRDLOperation):
             if t.get_num_dims() != n or len(offs) != n:
                 raise VerifyException(f"'npu_dma.copy': window has rank {n} but the {what} has rank "
                                       f"{t.get_num_dims()} and {len(offs)} offsets")
+        check_f32(self)
         if any(s <= 0 for s in self.window):
             raise VerifyException(f"'npu_dma.copy': window sizes must be positive, got {list(self.window)}")
         if memory_space(dt) == "sram" and any(s > d for s, d in zip(self.window, dt.get_shape())):
             raise VerifyException(f"'npu_dma.copy': window {list(self.window)} does not fit the SRAM "
                                   f"buffer {list(dt.get_shape())}")
+        if self.pad_value is None:
+            self.verify_inside("source", st, self.src_offsets, "the copy has no pad_value")
+        if self.clip is None:
+            self.verify_inside("destination", dt, self.dst_offsets, "the copy is not clip")
+
+    def verify_inside(self, what: str, t: MemRefType, offsets: Sequence[SSAValue], why: str) -> None:
+        """The window stays inside the buffer along every dim: it is no larger, and at a
+        constant offset it starts and ends inside (`why` it may not leave)."""
+        for d, (v, size, dim) in enumerate(zip(offsets, self.window, t.get_shape())):
+            start = const_index(v)
+            at = "" if start is not None else " (at any offset)"
+            check_within("'npu_dma.copy'", f"{what} window along dim {d}{at}", start or 0, size, dim,
+                         f"dim {d} of {t}", f", and {why}")
 
 
 @irdl_op_definition
@@ -147,6 +175,12 @@ class WaitOp(IRDLOperation):
 
     def __init__(self, token: SSAValue):
         super().__init__(operands=[token])
+
+    def verify_(self) -> None:
+        here, there = enclosing_task(self), enclosing_task(self.token.owner)
+        if here is not there:
+            raise VerifyException(f"'npu_dma.wait': its token comes from {task_name(there)} but the wait is "
+                                  f"in {task_name(here)}")
 
 
 NpuDma = Dialect("npu_dma", [CopyOp, WaitOp], [TokenType])
