@@ -58,6 +58,7 @@ from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import HasCanonicalizationPatternsTrait, NoMemoryEffect, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from npu_dialects.checks import arch_at, check_at_least, check_index, check_within
 from npu_dialects.dma import memory_space
 from npu_dialects.graph import int_array, ints
 
@@ -79,6 +80,8 @@ def _check_space(op: IRDLOperation, t: MemRefType, space: str) -> None:
 def _check_offset(op: IRDLOperation, offset: IntegerAttr | None) -> None:
     if offset is not None and offset.value.data < 0:
         raise VerifyException(f"'{op.name}': offset must be non-negative, got {offset.value.data}")
+    if offset is not None and offset.value.data % 4:
+        raise VerifyException(f"'{op.name}': offset must be a multiple of 4 bytes (f32), got {offset.value.data}")
 
 
 @irdl_op_definition
@@ -106,6 +109,12 @@ class WeightOp(IRDLOperation):
     def verify_(self) -> None:
         _check_space(self, self.result.type, "dram")
         _check_offset(self, self.offset)
+        if not self.key.data:
+            raise VerifyException("'npu_task.weight': key must not be empty")
+        n = byte_size(self.result.type) // 4
+        if self.value is not None and len(self.value) != n:
+            raise VerifyException(f"'npu_task.weight' {self.key.data}: inline value has {len(self.value)} "
+                                  f"elements, {self.result.type} holds {n}")
 
 
 @irdl_op_definition
@@ -224,6 +233,9 @@ class SramOp(IRDLOperation):
             raise VerifyException(f"'npu_task.sram': value must be non-negative, got {self.value.value.data}")
         if not isinstance(self.parent_op(), TaskOp):
             raise VerifyException("'npu_task.sram' must be directly inside an 'npu_task.task'")
+        arch = arch_at(self)
+        check_within("'npu_task.sram'", f"{self.result.type} at bytes", self.offset.value.data,
+                     byte_size(self.result.type), arch.sram_bytes, "sram_bytes of the arch")
 
 
 @irdl_op_definition
@@ -293,6 +305,20 @@ class TaskOp(IRDLOperation):
         args = self.body.block.args
         if len(args) != 2 or any(not isinstance(a.type, IndexType) for a in args):
             raise VerifyException(f"'npu_task.task' {self.kernel.data}: the body takes two index arguments (lo, hi)")
+        self.verify_on_arch()
+
+    def verify_on_arch(self) -> None:
+        """The core and event slots exist on the module's arch; estimates are not negative."""
+        where, arch = f"'npu_task.task' {self.kernel.data}", arch_at(self)
+        check_index(where, "core", self.core_id, arch.cores, "cores of the arch")
+        for what, slots in (("waits on event slot", self.wait_slots), ("signals event slot", self.signal_slots)):
+            for s in slots:
+                check_index(where, what, s, arch.event_slots, "event_slots of the arch")
+        check_at_least(where, "parts", self.parts.value.data, 1)
+        for name in ("predicted_cycles", "dram_bytes"):
+            value = getattr(self, name)
+            if value is not None:
+                check_at_least(where, name, value.value.data, 0)
 
 
 NpuTask = Dialect("npu_task", [WeightOp, AllocOp, ViewOp, SramOp, TaskOp], [])

@@ -121,3 +121,88 @@ npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
 %x = npu_task.alloc : memref<64xf32, "dram">
 %b = npu_task.alloc reuse(%x : memref<64xf32, "dram">) : memref<32xf32, "dram">
 // CHECK: 'npu_task.alloc': reuse of memref<64xf32, "dram"> by memref<32xf32, "dram">: sizes differ
+
+// -----
+
+// DRAM and SRAM offsets are multiples of 4 bytes (f32 elements).
+%w = npu_task.weight "w" {offset = 6 : i64} : memref<4xf32, "dram">
+// CHECK: 'npu_task.weight': offset must be a multiple of 4 bytes (f32), got 6
+
+// -----
+
+%a = npu_task.alloc {offset = 2 : i64} : memref<4xf32, "dram">
+// CHECK: 'npu_task.alloc': offset must be a multiple of 4 bytes (f32), got 2
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+^bb0(%lo: index, %hi: index):
+  %s = npu_task.sram {offset = 66 : i64} : memref<4xf32, "sram">
+}
+// CHECK: 'npu_task.sram': offset must be a multiple of 4 bytes (f32), got 66
+
+// -----
+
+%w = npu_task.weight "" {offset = 0 : i64} : memref<4xf32, "dram">
+// CHECK: 'npu_task.weight': key must not be empty
+
+// -----
+
+%w = npu_task.weight "b" {value = dense<[1.0, 2.0]> : tensor<2xf32>} : memref<4xf32, "dram">
+// CHECK: 'npu_task.weight' b: inline value has 2 elements, memref<4xf32, "dram"> holds 4
+
+// -----
+
+// An SRAM buffer lies inside the core's SRAM: sram_bytes of the module's arch.
+builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 4096>} {
+  npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+  ^bb0(%lo: index, %hi: index):
+    %s = npu_task.sram {offset = 4032 : i64} : memref<32xf32, "sram">
+  }
+}
+// CHECK: 'npu_task.sram': memref<32xf32, "sram"> at bytes [4032, 4160) is not within [0, 4096) (sram_bytes of the arch)
+
+// -----
+
+// The default arch has 4 cores.
+npu_task.task "k" attributes {core = 4 : i64, range = array<i64: 0, 1>} {
+^bb0(%lo: index, %hi: index):
+}
+// CHECK: 'npu_task.task' k: core 4 is out of range [0, 4) (cores of the arch)
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<event_slots = 16>} {
+  npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>, waits = array<i64: 3, 16>} {
+  ^bb0(%lo: index, %hi: index):
+  }
+}
+// CHECK: 'npu_task.task' k: waits on event slot 16 is out of range [0, 16) (event_slots of the arch)
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>, signals = array<i64: 64>} {
+^bb0(%lo: index, %hi: index):
+}
+// CHECK: 'npu_task.task' k: signals event slot 64 is out of range [0, 64) (event_slots of the arch)
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>, parts = 0 : i64} {
+^bb0(%lo: index, %hi: index):
+}
+// CHECK: 'npu_task.task' k: parts must be at least 1, got 0
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = -5 : i64} {
+^bb0(%lo: index, %hi: index):
+}
+// CHECK: 'npu_task.task' k: predicted_cycles must be at least 0, got -5
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>, dram_bytes = -64 : i64} {
+^bb0(%lo: index, %hi: index):
+}
+// CHECK: 'npu_task.task' k: dram_bytes must be at least 0, got -64
