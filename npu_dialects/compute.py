@@ -10,7 +10,7 @@ occupancy, which both the compiler's cost model and the simulator use.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import prod
+from math import inf, prod
 from typing import ClassVar
 
 import numpy as np
@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Dialect, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
+    VarOperandDef,
     attr_def,
     irdl_attr_definition,
     irdl_op_definition,
@@ -44,7 +45,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from npu_dialects.arch import Arch
-from npu_dialects.dma import memory_space
+from npu_dialects.dma import SPACES, memory_space
 from npu_dialects.graph import (
     ELEMENTWISE,
     GRAPH_OP_BY_NAME,
@@ -143,9 +144,12 @@ def _shape(v: SSAValue) -> tuple[int, ...]:
 
 
 class ComputeOp(IRDLOperation):
-    """Base: `unit` is `cube` or `vector`; `out` is written in place."""
+    """Base: `unit` is `cube` or `vector`; `out` is written in place. `READS_OUT`: `out`
+    may also be an input (elementwise work); ops reading windows or rows of an input
+    while they write (cube ops, pooling) need an `out` of its own."""
 
     UNIT: ClassVar[str]
+    READS_OUT: ClassVar[bool] = True
 
     def buffers(self) -> list[SSAValue]:
         return list(self.operands)
@@ -155,6 +159,10 @@ class ComputeOp(IRDLOperation):
             if not isinstance(v.type, MemRefType) or memory_space(v.type) != "sram":
                 raise VerifyException(f"'{self.name}': operands must be \"sram\" memrefs, got {v.type}")
         check_f32(self)
+        *ins, out = self.operands
+        if not self.READS_OUT and out in ins:
+            raise VerifyException(f"'{self.name}': out is also operand #{ins.index(out)}: the {self.UNIT} unit "
+                                  "cannot write the buffer it reads")
         self.verify_shapes()
 
     def verify_shapes(self) -> None:
@@ -168,6 +176,13 @@ class ComputeOp(IRDLOperation):
         raise NotImplementedError
 
 
+def operand_counts(cls: type) -> tuple[int, float]:
+    """How many operands an op class takes: (fewest, most; inf when variadic)."""
+    defs = [d for _, d in cls.get_irdl_definition().operands]
+    most = inf if any(type(d) is VarOperandDef for d in defs) else len(defs)
+    return sum(not isinstance(d, VarOperandDef) for d in defs), most
+
+
 def _flag(op: IRDLOperation, name: str) -> bool:
     return name in op.attributes
 
@@ -178,6 +193,7 @@ class MatmulOp(ComputeOp):
 
     name = "npu_compute.matmul"
     UNIT: ClassVar[str] = "cube"
+    READS_OUT: ClassVar[bool] = False
     a = operand_def(MemRefType)
     b = operand_def(MemRefType)
     out = operand_def(MemRefType)
@@ -239,6 +255,7 @@ class Conv2dOp(ComputeOp):
 
     name = "npu_compute.conv2d"
     UNIT: ClassVar[str] = "cube"
+    READS_OUT: ClassVar[bool] = False
     input = operand_def(MemRefType)
     weight = operand_def(MemRefType)
     out = operand_def(MemRefType)
@@ -335,6 +352,7 @@ class PoolOp(ComputeOp):
 
     name = "npu_compute.pool"
     UNIT: ClassVar[str] = "vector"
+    READS_OUT: ClassVar[bool] = False
     input = operand_def(MemRefType)
     out = operand_def(MemRefType)
     kind = prop_def(PoolKindAttr)
@@ -428,7 +446,10 @@ class ApplyOp(ComputeOp):
         return cls
 
     def verify_shapes(self) -> None:
-        self.graph_op()
+        least, most = operand_counts(self.graph_op())
+        if not least <= len(self.ins) <= most:
+            want = str(least) if least == most else f"{least} to {most}" if most < inf else f"at least {least}"
+            raise VerifyException(f"'npu_compute.apply': '{self.op.data}' takes {want} inputs, got {len(self.ins)}")
 
     def cycles(self, arch: Arch) -> int:
         return self.graph_op().tile_cycles(arch, [_shape(v) for v in self.ins], _shape(self.out))
@@ -460,6 +481,9 @@ class ToTensorOp(IRDLOperation):
         assert isinstance(buffer.type, MemRefType)
         super().__init__(operands=[buffer], result_types=[TensorType(f32, buffer.type.get_shape())])
 
+    def verify_(self) -> None:
+        check_bridge(self, self.buffer, self.tensor)
+
 
 @irdl_op_definition
 class MaterializeOp(IRDLOperation):
@@ -476,6 +500,20 @@ class MaterializeOp(IRDLOperation):
 
     def __init__(self, value: SSAValue, dest: SSAValue, accumulate: bool = False):
         super().__init__(operands=[value, dest], attributes={"accumulate": UnitAttr()} if accumulate else {})
+
+    def verify_(self) -> None:
+        check_bridge(self, self.dest, self.value)
+
+
+def check_bridge(op: IRDLOperation, buffer: SSAValue, tensor: SSAValue) -> None:
+    """A bufferization bridge pairs a "dram" or "sram" buffer with an f32 tensor of its shape."""
+    b, t = buffer.type, tensor.type
+    assert isinstance(b, MemRefType) and isinstance(t, TensorType)
+    if memory_space(b) not in SPACES:
+        raise VerifyException(f"'{op.name}': the buffer must be in memory space \"dram\" or \"sram\", got {b}")
+    check_f32(op)
+    if tuple(b.get_shape()) != tuple(t.get_shape()):
+        raise VerifyException(f"'{op.name}': {t} does not have the shape of the buffer {b}")
 
 
 NpuCompute = Dialect("npu_compute", [*COMPUTE_OPS, ToTensorOp, MaterializeOp], [EltwiseFnAttr, PoolKindAttr])

@@ -126,3 +126,63 @@ builtin.module {
   }
 }
 // CHECK: 'npu_compute.conv2d': out tile must be ?, got [1, 4, 1, 2]
+
+// -----
+
+// The cube unit cannot write the buffer it reads.
+func.func @f(%a: memref<4x4xf32, "sram">, %b: memref<4x4xf32, "sram">) {
+  npu_compute.matmul %a, %b -> %a : memref<4x4xf32, "sram">, memref<4x4xf32, "sram"> -> memref<4x4xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.matmul': out is also operand #0: the cube unit cannot write the buffer it reads
+
+// -----
+
+func.func @f(%x: memref<1x4x4x4xf32, "sram">, %w: memref<4x4x1x1xf32, "sram">) {
+  npu_compute.conv2d %x, %w -> %x {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>} : memref<1x4x4x4xf32, "sram">, memref<4x4x1x1xf32, "sram"> -> memref<1x4x4x4xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.conv2d': out is also operand #0: the cube unit cannot write the buffer it reads
+
+// -----
+
+// A pool reads windows of rows it would already have overwritten.
+func.func @f(%x: memref<1x1x8x8xf32, "sram">) {
+  npu_compute.pool max %x -> %x {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : memref<1x1x8x8xf32, "sram"> -> memref<1x1x8x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.pool': out is also operand #0: the vector unit cannot write the buffer it reads
+
+// -----
+
+// apply passes the graph op's operands: batchnorm takes 5.
+func.func @f(%x: memref<1x4x8xf32, "sram">, %o: memref<1x4x8xf32, "sram">) {
+  npu_compute.apply "npu_graph.batchnorm" %x -> %o {attrs = {}} : memref<1x4x8xf32, "sram"> -> memref<1x4x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.apply': 'npu_graph.batchnorm' takes 5 inputs, got 1
+
+// -----
+
+func.func @f(%x: memref<4x8xf32, "sram">) {
+  %t = npu_compute.to_tensor %x : memref<4x8xf32, "sram"> -> tensor<8x4xf32>
+  func.return
+}
+// CHECK: 'npu_compute.to_tensor': tensor<8x4xf32> does not have the shape of the buffer memref<4x8xf32, "sram">
+
+// -----
+
+func.func @f(%x: memref<4x8xf32>) {
+  %t = npu_compute.to_tensor %x : memref<4x8xf32> -> tensor<4x8xf32>
+  func.return
+}
+// CHECK: 'npu_compute.to_tensor': the buffer must be in memory space "dram" or "sram", got memref<4x8xf32>
+
+// -----
+
+func.func @f(%x: memref<4x8xf32, "sram">, %o: memref<4x4xf32, "sram">) {
+  %t = npu_compute.to_tensor %x : memref<4x8xf32, "sram"> -> tensor<4x8xf32>
+  npu_compute.materialize %t into %o : tensor<4x8xf32>, memref<4x4xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.materialize': tensor<4x8xf32> does not have the shape of the buffer memref<4x4xf32, "sram">
