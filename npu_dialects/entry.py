@@ -12,6 +12,10 @@ OUTPUTS_ATTR = "npu.outputs"
 INPUT_DTYPES_ATTR = "npu.input_dtypes"
 """The ONNX element type of each input (`float32`, `int64`, `bool`, ...): integer and
 boolean inputs (token ids, masks) are carried as f32 values on the device."""
+OUTPUT_DTYPES_ATTR = "npu.output_dtypes"
+"""The ONNX element type of each output: integer and boolean outputs (ArgMax and TopK
+indices, comparison results) are computed as f32 values holding integers or 0/1 and
+converted back when they leave the device (`sim.program.carried_out`)."""
 
 
 def find_main(module: ModuleOp) -> func.FuncOp | None:

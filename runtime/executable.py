@@ -208,7 +208,8 @@ class Executable:
             "format_version": FORMAT_VERSION, "compiler_version": compiler_version(), "arch": arch.spec(),
             "inputs": [{"name": n, "shape": list(s), "dtype": sig.input_dtypes.get(n, "float32")}
                        for n, s in sig.inputs],
-            "outputs": [{"name": n, "shape": list(s), "dtype": "float32"} for n, s in sig.outputs],
+            "outputs": [{"name": n, "shape": list(s), "dtype": sig.output_dtypes.get(n, "float32")}
+                        for n, s in sig.outputs],
             "kernels": kernels, "tasks": _task_map(tasks), "memory": _memory_plan(module),
             "weights": index, "weights_image_bytes": image_bytes, **meta_extra}
         descriptors = [_descriptor(i, t, kernels.index(t.kernel.data)) for i, t in enumerate(tasks)]

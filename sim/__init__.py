@@ -50,7 +50,7 @@ from xdsl.dialects.builtin import ModuleOp
 from npu_dialects.arch import Arch, arch_of
 from sim.engine import Engine, TaskRecord
 from sim.errors import SimError
-from sim.program import Program, Signature, load_program, signature
+from sim.program import Program, Signature, carried_out, load_program, signature
 
 __all__ = ["SimError", "SimResult", "TaskRecord", "Signature", "simulate", "signature", "load_program"]
 
@@ -124,7 +124,8 @@ def simulate(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mappin
     events = []
     if trace:
         events = eng.trace.to_json()["traceEvents"]
-    outputs = {name: buf.arr.copy() for (name, _), buf in zip(prog.sig.outputs, prog.outputs)}
+    outputs = {name: carried_out(buf.arr.copy(), prog.sig.output_dtypes.get(name, "float32"))
+               for (name, _), buf in zip(prog.sig.outputs, prog.outputs)}
     return SimResult(arch=arch, outputs=outputs, cycles=cycles, tasks=records,
                      dram_bytes_read=eng.dram_read, dram_bytes_written=eng.dram_written,
                      dram_bytes_transferred=eng.dram_moved, dram_busy_cycles=eng.dram_busy,

@@ -22,6 +22,7 @@ from npu_dialects.dma import memory_space
 from npu_dialects.entry import (
     INPUT_DTYPES_ATTR,
     INPUTS_ATTR,
+    OUTPUT_DTYPES_ATTR,
     OUTPUTS_ATTR,
     find_main,
     int_attr,
@@ -45,6 +46,7 @@ class Signature:
     inputs: list[tuple[str, tuple[int, ...]]]
     outputs: list[tuple[str, tuple[int, ...]]]
     input_dtypes: dict[str, str] = field(default_factory=dict)  # ONNX element types (default float32)
+    output_dtypes: dict[str, str] = field(default_factory=dict)
 
 
 def main_func(module: ModuleOp) -> func.FuncOp:
@@ -75,8 +77,19 @@ def signature(module: ModuleOp) -> Signature:
                            "(is this a task-level module?)")
         shapes.append(tuple(t.get_shape()))
     dtypes = io_names(fn, INPUT_DTYPES_ATTR) or []
+    out_dtypes = io_names(fn, OUTPUT_DTYPES_ATTR) or []
     return Signature(list(zip(ins, shapes[:len(ins)])), list(zip(outs, shapes[len(ins):])),
-                     dict(zip(ins, dtypes)))
+                     dict(zip(ins, dtypes)), dict(zip(outs, out_dtypes)))
+
+
+def carried_out(x: np.ndarray, dtype: str) -> np.ndarray:
+    """An output as its ONNX element type: f32 values carrying integers are rounded and
+    converted, booleans are the nonzero values; float32 outputs are returned as they are."""
+    if dtype == "float32":
+        return x
+    if dtype == "bool":
+        return x != 0
+    return np.rint(x).astype(dtype)
 
 
 

@@ -146,8 +146,8 @@ def test_index_maps_need_constant_indices():
     g = helper.make_graph([node], "g", [x, i], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])])
     with pytest.raises(OnnxImportError) as e:
         import_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
-    assert e.value.lines == ["error: node 'ge' (GatherElements, opset 18): indices are computed at run time; "
-                             "only constant indices are supported"]
+    assert e.value.lines == ["error: node 'ge' (GatherElements, opset 18): indices (input 1, 'i') is computed at "
+                             "run time; only constant values are supported"]
 
 
 def test_normalisations_and_cumsum_as_existing_ops_match_onnxruntime():

@@ -31,6 +31,7 @@ from npu_dialects.arch import ArchAttr, parse_arch_spec
 from npu_dialects.weights import load_weights
 from tools.npu_import import main
 from tools.testkit import models
+from tools.testkit.e2e import compile_and_run
 
 ROOT = Path(__file__).resolve().parent.parent
 TOL = 1e-4
@@ -238,7 +239,8 @@ def test_evaluate_graph_float64_reference() -> None:
 def test_unsupported_nodes_one_line_each() -> None:
     assert import_errors(models.unsupported()) == [
         "error: node 'odd_node' (RandomNormalLike, opset 17): " + UNSUPPORTED,
-        "error: node 'pad' (Pad, opset 17): unsupported attribute mode=reflect (only constant padding)",
+        "error: node 'pad' (Pad, opset 17): unsupported attribute mode=symmetric (constant, edge, reflect and "
+        "wrap are)",
     ]
 
 
@@ -321,12 +323,15 @@ def test_diagnostic(model: onnx.ModelProto, expected: str) -> None:
     assert expected in import_errors(model)
 
 
-def test_dropout_mask_output_is_diagnosed() -> None:
+def test_dropout_mask_output_is_all_true() -> None:
     node = helper.make_node("Dropout", ["x"], ["d", "mask"], name="drop")
     g = helper.make_graph([node, helper.make_node("Relu", ["d"], ["y"])], "g", [_f32("x", [3])],
                           [_f32("y", [3]), helper.make_tensor_value_info("mask", TensorProto.BOOL, [3])])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    assert import_errors(model) == ["error: node 'drop' (Dropout, opset 17): output 1 ('mask') is not supported"]
+    x = np.array([-1.0, 0.5, 2.0], dtype=np.float32)
+    res, _ = compile_and_run(model, "default", inputs={"x": x})
+    assert res.outputs["mask"].dtype == np.bool_ and res.outputs["mask"].all()
+    np.testing.assert_array_equal(res.outputs["y"], np.maximum(x, 0))
 
 
 def test_declared_output_shape_must_match() -> None:
@@ -432,7 +437,7 @@ def test_cli_unsupported_ops(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     lines = assert_clean_failure(capsys, main([src, "-o", str(out)]))
     assert len(lines) == 2
     assert lines[0] == "error: node 'odd_node' (RandomNormalLike, opset 17): " + UNSUPPORTED
-    assert "'pad' (Pad, opset 17): unsupported attribute mode=reflect" in lines[1]
+    assert "'pad' (Pad, opset 17): unsupported attribute mode=symmetric" in lines[1]
     assert list(tmp_path.iterdir()) == [tmp_path / "bad.onnx"]  # no partial output
 
 

@@ -736,7 +736,7 @@ def test_attention_block_as_exported() -> None:
 
 def test_unsupported_nodes_are_all_reported() -> None:
     nodes = [node("RandomNormalLike", ["x"], ["h"]), node("Slice", ["h", "s", "e"], ["sl"]),
-             node("Pad", ["x", "p"], ["pd"], mode="reflect"), node("Add", ["sl", "pd"])]
+             node("Pad", ["x", "p"], ["pd"], mode="symmetric"), node("Add", ["sl", "pd"])]
     m = make(nodes, {"x": (4, 6), "s": (1,)}, 13, {"e": ints(2), "p": ints(0, 0, 0, 0)})
     with pytest.raises(OnnxImportError) as e:
         import_model(m)
@@ -744,5 +744,6 @@ def test_unsupported_nodes_are_all_reported() -> None:
     assert lines[0] == "error: node 'RandomNormalLike#0' (RandomNormalLike, opset 13): " + UNSUPPORTED
     assert lines[1].startswith("error: node 'Slice#1' (Slice, opset 13): starts (input 1, 's') is computed "
                                "at run time")
-    assert lines[2] == "error: node 'Pad#2' (Pad, opset 13): unsupported attribute mode=reflect (only constant padding)"
+    assert lines[2] == ("error: node 'Pad#2' (Pad, opset 13): unsupported attribute mode=symmetric (constant, edge, "
+                        "reflect and wrap are)")
     assert len(lines) == 3

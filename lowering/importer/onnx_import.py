@@ -80,7 +80,7 @@ from xdsl.utils.exceptions import VerifyException
 from lowering.importer import functions
 from lowering.importer.symbolic import OnnxImportError, bind_dims
 from npu_dialects.arch import PRESETS, Arch, set_arch
-from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUTS_ATTR
+from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUT_DTYPES_ATTR, OUTPUTS_ATTR
 from npu_dialects.graph import (
     SIMPLE_UNARY,
     AbsOp,
@@ -178,13 +178,18 @@ INPUT_ELEM_TYPES: dict[int, type] = {
     onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.INT64: np.int64, onnx.TensorProto.INT32: np.int32,
     onnx.TensorProto.BOOL: np.bool_,
 }
-"""Graph input element types accepted; integer and bool inputs are carried as f32 values
-(exact for |x| < 2**24: token ids, positions, masks)."""
+"""Graph input and output element types accepted; integer and bool values are carried as
+f32 values (exact for |x| < 2**24: token ids, positions, masks, indices)."""
 
 
 class NodeError(Exception):
     """Raised by a converter: what is wrong with its node (the driver adds the
-    `error: node 'NAME' (OpType, opset N): ` prefix)."""
+    `error: node 'NAME' (OpType, opset N): ` prefix); `hint`, a `hint: ...` line listed
+    once after all the errors, or None."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
 
 
 class _Skip(Exception):
@@ -711,7 +716,7 @@ def _binary(op_class: type[BinaryOp]) -> Converter:
         y = _eltwise(ctx, op_class, a, b)
         if op_class is DivOp and not _is_float(ctx.dtype(0)):
             y = _eltwise(ctx, TruncOp, y)  # integer division truncates
-        return [y]
+        return [ctx.typed(y, ctx.dtype(0))]
 
     convert.__doc__ = f"Elementwise `{op_class.name}` with numpy broadcasting."
     return convert
@@ -821,15 +826,17 @@ def convert_identity(ctx: NodeContext) -> Sequence[Output]:
 
 @converter("Dropout", attrs=("ratio", "seed", "is_test"))
 def convert_dropout(ctx: NodeContext) -> Sequence[Output]:
-    """Inference, or training with ratio 0: the output is the input (the mask output is
-    not supported). Training with a ratio above 0 is random and not supported."""
+    """Inference, or training with ratio 0: the output is the input and the mask output
+    all true. Training with a ratio above 0 is random and not supported."""
     if ctx.has_input(2):
         training = ctx.constant(2, "training_mode")
         if training.size and bool(training.reshape(-1)[0]):
             ratio = float(ctx.constant(1, "ratio").reshape(-1)[0]) if ctx.has_input(1) else 0.5
             if ratio != 0.0:
                 raise NodeError("training_mode=1 is not supported (inference only)")
-    return [ctx.tensor(0)]
+    x = ctx.tensor(0)
+    return [x, Tensor(ctx.node.output[1], x.shape, np.dtype(np.bool_), data=np.ones(x.shape, dtype=np.bool_),
+                      origin=ctx.label)] if len(ctx.node.output) > 1 else [x]
 
 
 @converter("Constant", attrs=("value", "value_float", "value_floats", "value_int", "value_ints"))
@@ -982,7 +989,7 @@ def _variadic(op_class: type[BinaryOp], mean: bool = False) -> Converter:
             y = _eltwise(ctx, op_class, y, v)
         if mean:
             y = _eltwise(ctx, MulOp, y, ctx.scalar(1.0 / len(vals)))
-        return [y]
+        return [ctx.typed(y, ctx.dtype(idx[0]))]
 
     convert.__doc__ = (f"A chain of `{op_class.name}` over the inputs (numpy broadcasting)"
                        + (", times 1/n" if mean else "") + ".")
@@ -1761,10 +1768,8 @@ def _index_map(ctx: NodeContext, flat: np.ndarray, what: str, sources: Sequence[
 
 
 def _constant_indices(ctx: NodeContext, i: int, what: str) -> np.ndarray:
-    t = ctx.tensor(i)
-    if t.data is None:
-        raise NodeError(f"{what} are computed at run time; only constant indices are supported")
-    return np.asarray(t.data).astype(np.int64)
+    """Input `i` (indices, an axis, repeats) as int64 constant data."""
+    return np.asarray(ctx.constant(i, what)).astype(np.int64)
 
 
 @converter("GatherElements", attrs=("axis",))
@@ -1930,12 +1935,14 @@ def convert_trilu(ctx: NodeContext) -> Sequence[Output]:
 
 @converter("Pad", attrs=("mode", "pads", "value"))
 def convert_pad(ctx: NodeContext) -> Sequence[Output]:
-    """Constant-mode padding: pads/value are attributes before opset 11, inputs (pads,
-    constant_value, and from 18 axes) after; negative pads crop."""
+    """Padding: pads/value are attributes before opset 11, inputs (pads, constant_value,
+    and from 18 axes) after; negative pads crop. Constant mode is an `npu_graph.pad`;
+    edge, reflect and wrap are index maps (`_index_map`) of numpy's same-named padding of
+    the element indices."""
     x = ctx.shape(0)
     mode = ctx.attr("mode", "constant")
-    if mode != "constant":
-        raise NodeError(f"unsupported attribute mode={mode} (only constant padding)")
+    if mode not in ("constant", "edge", "reflect", "wrap"):
+        raise NodeError(f"unsupported attribute mode={mode} (constant, edge, reflect and wrap are)")
     if ctx.opset < 11:
         pads = list(ctx.ints_attr("pads", ()))
         value = float(ctx.attr("value", 0.0))
@@ -1957,7 +1964,13 @@ def convert_pad(ctx: NodeContext) -> Sequence[Output]:
         raise NodeError(f"pads {pads} leave an empty result {out}")
     if not any(pads):
         return [ctx.tensor(0)]
-    return [ctx.build(PadOp(ctx.value(0), pads, value, f32_tensor(out))).results[0]]
+    if mode != "constant":
+        idx = np.arange(_prod(x)).reshape(x)
+        idx = idx[tuple(slice(max(-b, 0), s - max(-e, 0)) for s, b, e in zip(x, pads, pads[len(x):]))]
+        idx = np.pad(idx, [(max(b, 0), max(e, 0)) for b, e in zip(pads, pads[len(x):])], mode=mode)
+        return [_index_map(ctx, idx, "pads")]
+    y = ctx.build(PadOp(ctx.value(0, carried=True), pads, value, f32_tensor(out))).results[0]
+    return [ctx.typed(y, ctx.dtype(0))]
 
 
 @converter("Shape", attrs=("start", "end"))
@@ -2044,6 +2057,7 @@ class _Importer:
     computed_origins: set[str] = field(default_factory=set)  # labels of nodes whose values became constants
     value_read: set[str] = field(default_factory=set)  # tensors whose values a folded node read
     nodes_by_label: dict[str, list[onnx.NodeProto]] = field(default_factory=dict)
+    output_dtypes: list[str] = field(default_factory=list)  # the ONNX element type of each output
 
     def direct_sources(self) -> dict[str, str]:
         """Weight key -> initializer for the weights that are an initializer's data as is
@@ -2172,6 +2186,8 @@ class _Importer:
         fn.attributes[INPUT_DTYPES_ATTR] = ArrayAttr([
             StringAttr(np.dtype(INPUT_ELEM_TYPES.get(i.type.tensor_type.elem_type, np.float32)).name)
             for i in inputs])
+        if any(d != "float32" for d in self.output_dtypes):
+            fn.attributes[OUTPUT_DTYPES_ATTR] = ArrayAttr([StringAttr(d) for d in self.output_dtypes])
         module = ModuleOp([fn])
         set_arch(module, arch)
         try:
@@ -2431,9 +2447,9 @@ class _Importer:
                     self._diag_once(f"error: output '{vo.name}' was not computed (an importer bug: no node "
                                     "that failed to import explains it)")
                 continue
-            if t.dtype != np.float32:
-                self._diag_once(f"error: output '{vo.name}' has element type {t.dtype}; only float32 "
-                                "outputs are supported")
+            if t.dtype not in {np.dtype(d) for d in INPUT_ELEM_TYPES.values()}:
+                self._diag_once(f"error: output '{vo.name}' has element type {t.dtype}; only float32, int64, "
+                                "int32 and bool outputs are supported")
                 continue
             declared = vo.type.tensor_type.shape.dim if vo.type.HasField("tensor_type") else []
             if declared and all(d.HasField("dim_value") for d in declared):
@@ -2442,5 +2458,10 @@ class _Importer:
                     self._diag_once(f"error: output '{vo.name}' is declared with shape {list(want)}, "
                                     f"but the graph computes {list(t.shape)}")
                     continue
-            results.append(self.materialize(t))
+            try:
+                results.append(self.materialize(self.carried(t)))
+            except NodeError as e:
+                self._diag_once(f"error: output '{vo.name}': {e}")
+                continue
+            self.output_dtypes.append(t.dtype.name)
         return results

@@ -403,12 +403,12 @@ def with_passthrough(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
 
 def unsupported(opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     """Two offending nodes: a RandomNormalLike named 'odd_node' (unsupported operator), then a
-    Pad 'pad' in reflect mode (unsupported attribute: only constant padding)."""
+    Pad 'pad' in a mode ONNX does not define, 'symmetric' (an unsupported attribute value)."""
     g = Graph(seed=4)
     h = g.node("Relu", ["x"], "r", name="relu")
     h = g.node("RandomNormalLike", [h], "hm", name="odd_node")
     pads = g.const("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64))
-    g.node("Pad", [h, pads], "y", name="pad", mode="reflect")
+    g.node("Pad", [h, pads], "y", name="pad", mode="symmetric")
     return g.model("unsupported", {"x": [1, 1, 5, 5]}, {"y": [1, 1, 7, 7]}, opset)
 
 

@@ -8,7 +8,7 @@
 
 // CHECK-NOT:  Traceback
 // CHECK:      error: node 'odd_node' (RandomNormalLike, opset 17): unsupported operator
-// CHECK-NEXT: error: node 'pad' (Pad, opset 17): unsupported attribute mode=reflect
+// CHECK-NEXT: error: node 'pad' (Pad, opset 17): unsupported attribute mode=symmetric
 // CHECK-NOT:  error
 
 // SYMBOLIC: error: symbolic dimension 'batch' in input 'x' is not bound; compile for chosen sizes with --shape-buckets batch=N[,N...]

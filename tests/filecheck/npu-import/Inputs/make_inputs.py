@@ -5,11 +5,13 @@
 - mlp.onnx: x[2, 8] -> /fc1/Gemm (16) -> /relu/Relu -> /fc2/Gemm (16) -> /relu_1/Relu -> /fc3/Gemm (4)
 - cnn.onnx: x[1, 1, 8, 8] -> /conv1/Conv 3x3 pad 1 (2) -> /relu/Relu -> /pool/MaxPool 2x2
   -> /flatten/Flatten -> /fc/Gemm (3)
-- unsupported.onnx: a RandomNormalLike named 'odd_node' and a Pad 'pad' in reflect mode
+- unsupported.onnx: a RandomNormalLike named 'odd_node' and a Pad 'pad' in mode 'symmetric' (not an ONNX mode)
 - symbolic.onnx: an input with the symbolic dimension 'batch'
 - batched_mlp.onnx: the MLP of mlp.onnx with a symbolic batch, x['batch', 8] -> y['batch', 4]
 - functions.onnx: x[2, 3, 4] -> Elu 'elu' (alpha 0.5) -> Mish 'mish' -> LogSoftmax 'lsm'
   (axis 2), opset 18: three ops imported as their ONNX function bodies
+- resize.onnx: x[1, 2, 4, 4] -> Resize 'up' (nearest, x2 on H and W, asymmetric floor) ->
+  Resize 'down' (linear half_pixel, scales 0.5 and 0.75), scales from Constant nodes
 - function_unsupported.onnx: a DynamicQuantizeLinear 'dql' (its body needs QuantizeLinear)
 - opset6.onnx / opset28.onnx: a Relu at opset 6 (below the range) and 28 (the newest)
 - ops11.onnx / ops18.onnx: the same small attention-like graph at opset 11 and 18, where
@@ -111,6 +113,15 @@ def main() -> int:
         "functions.onnx": single([helper.make_node("Elu", ["x"], ["e"], name="elu", alpha=0.5),
                                   helper.make_node("Mish", ["e"], ["m"], name="mish"),
                                   helper.make_node("LogSoftmax", ["m"], ["y"], name="lsm", axis=2)], ["y"], 18),
+        "resize.onnx": single([
+            helper.make_node("Constant", [], ["s1"], value=numpy_helper.from_array(
+                np.array([1, 1, 2, 2], dtype=np.float32))),
+            helper.make_node("Resize", ["x", "", "s1"], ["u"], name="up", mode="nearest",
+                             coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+            helper.make_node("Constant", [], ["s2"], value=numpy_helper.from_array(
+                np.array([1, 1, 0.5, 0.75], dtype=np.float32))),
+            helper.make_node("Resize", ["u", "", "s2"], ["y"], name="down", mode="linear")], ["y"], 17,
+            shape=(1, 2, 4, 4)),
         "function_unsupported.onnx": single([helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"],
                                                               name="dql")], ["q", "s", "z"], 18),
         "opset6.onnx": single([helper.make_node("Relu", ["x"], ["y"], name="relu")], ["y"], 6),
