@@ -106,7 +106,7 @@ def make_constant(module: ModuleOp, array: np.ndarray, hint: str, loc: LocationA
 
     Non-finite values always go to the weight store: xDSL 0.75 prints an inline inf/nan
     as a hex bit pattern (`0x7f800000`) that it parses back as the integer 2139095040."""
-    data = np.ascontiguousarray(array, dtype=np.float32)
+    data = np.ascontiguousarray(array, dtype=np.float32).reshape(np.shape(array))  # (a 0-d array stays 0-d)
     ty = TensorType(Float32Type(), data.shape)
     if data.size <= INLINE_MAX_ELEMENTS and np.isfinite(data).all():
         op = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(ty, [float(v) for v in data.reshape(-1)]))

@@ -42,3 +42,21 @@ builtin.module {
 // CHECK-NEXT:  %q = npu_graph.mul %p, %m2
 // CHECK-NEXT:  %r = npu_graph.mul %x, %y
 // CHECK-NEXT:  %s = npu_graph.mul %r, %m2
+
+// -----
+
+// Rank-0 operands (a reduction without keepdims, then a Sum of it and a constant, then
+// a Mul; found by the fuzzer): the merged constants stay rank 0 (they came out [1]).
+builtin.module {
+  func.func @scalars(%x: tensor<f32>) -> tensor<f32> {
+    %c = npu_graph.constant {value = dense<1.5> : tensor<f32>} : tensor<f32>
+    %a = npu_graph.add %x, %c : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    %m = npu_graph.mul %a, %c : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    func.return %m : tensor<f32>
+  }
+}
+// CHECK-LABEL: func.func @scalars
+// CHECK:       %[[M:.*]] = npu_graph.constant {value = dense<1.500000e+00> : tensor<f32>} : tensor<f32>
+// CHECK-NEXT:  %[[A:.*]] = npu_graph.constant {value = dense<2.250000e+00> : tensor<f32>} : tensor<f32>
+// CHECK-NEXT:  %[[P:.*]] = npu_graph.mul %x, %[[M]] : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK-NEXT:  %{{.*}} = npu_graph.add %[[P]], %[[A]] : (tensor<f32>, tensor<f32>) -> tensor<f32>
