@@ -1,3 +1,4 @@
 """ONNX import (a translation, not a pass) and shape buckets: ONNX -> `npu_graph`."""
 
-from lowering.importer import resize  # noqa: E402,F401  (registers Resize and Upsample)
+# each module registers its converters: Einsum, ReduceProd, MaxUnpool; Resize, Upsample
+from lowering.importer import indexing, resize  # noqa: F401

@@ -739,8 +739,8 @@ def convert_relu(ctx: NodeContext) -> Sequence[Output]:
 def convert_maxpool(ctx: NodeContext) -> Sequence[Output]:
     """Max pooling over any number of spatial dims: 2-D is `npu_graph.maxpool` (with
     its hand-written tiling), 1-D and 3-D `npu_graph.maxpool_nd`. ceil_mode=1 is extra
-    end padding (see `_pool_window`), which never wins a max; `storage_order` only
-    concerns the (unsupported) Indices output."""
+    end padding (see `_pool_window`), which never wins a max. A used Indices output
+    (`storage_order` numbers it) takes `indexing.maxpool_with_indices` instead."""
     x = ctx.shape(0)
     kernel, strides, dilations, pads, extra = _pool_window(ctx, x)
     n = len(kernel)
@@ -748,6 +748,9 @@ def convert_maxpool(ctx: NodeContext) -> Sequence[Output]:
         raise NodeError(f"pads {list(pads)} must be smaller than kernel_shape {list(kernel)}")
     pads = (*pads[:n], *(e + x_ for e, x_ in zip(pads[n:], extra)))
     out = _pool_out(x, kernel, strides, pads, dilations)
+    if ctx.output_used(1):
+        from lowering.importer.indexing import maxpool_with_indices  # (it builds on this module)
+        return maxpool_with_indices(ctx, kernel, strides, pads, dilations, out)
     cls = MaxPoolOp if n == 2 else MaxPoolNdOp
     op = cls(ctx.value(0), f32_tensor(out), kernel=kernel, strides=strides, pads=pads, dilations=dilations)
     return [ctx.build(op).results[0]]
