@@ -42,7 +42,9 @@ def schema(op_type: str, opset: int, max_opset: int | None = None) -> Any:
     A schema without one borrows the body of the newest version up to `max_opset` when
     that version reads every older node the same way (`_extends`): ONNX bumped such
     versions for element types or an attribute whose default is the old behaviour
-    (DepthToSpace and SpaceToDepth 13 -> 28)."""
+    (DepthToSpace and SpaceToDepth 13 -> 28), or turned the `axes` attribute into an
+    input (ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare 13 -> 18:
+    `expand` moves the node's axes into a constant)."""
     try:
         s: Any = defs.get_schema(op_type, opset)
         newest: Any = defs.get_schema(op_type, max_opset) if max_opset else s
@@ -50,23 +52,48 @@ def schema(op_type: str, opset: int, max_opset: int | None = None) -> Any:
         return None
     if s.has_function or s.has_context_dependent_function:
         return s
-    if (newest.has_function or newest.has_context_dependent_function) and _extends(newest, s):
+    if (newest.has_function or newest.has_context_dependent_function) and (
+            _extends(newest, s) or _extends(newest, s, axes_input=True)):
         return newest
     return None
 
 
-def _extends(newer: Any, older: Any) -> bool:
+def _extends(newer: Any, older: Any, axes_input: bool = False) -> bool:
     """Whether every node of `older` means the same under `newer`: the same inputs and
     outputs, the same attributes with the same defaults, and any added attribute
     optional (a node of the older opset cannot set it: the importer rejects attributes
     its opset does not define; ONNX gives an added attribute the old behaviour as its
-    default, e.g. SpaceToDepth-28's mode=DCR)."""
+    default, e.g. SpaceToDepth-28's mode=DCR). With `axes_input`: once older's `axes`
+    attribute is read as newer's last, optional `axes` input."""
     def attr(a: Any) -> tuple:
         return a.required, a.default_value.SerializeToString()
-    return ([(i.name, i.option) for i in newer.inputs] == [(i.name, i.option) for i in older.inputs]
+    old_inputs = [(i.name, i.option) for i in older.inputs]
+    old_attrs = dict(older.attributes)
+    if axes_input:
+        if "axes" not in old_attrs or "axes" in newer.attributes:
+            return False
+        old_inputs.append(("axes", defs.OpSchema.FormalParameterOption.Optional))
+        del old_attrs["axes"]
+    return ([(i.name, i.option) for i in newer.inputs] == old_inputs
             and [(o.name, o.option) for o in newer.outputs] == [(o.name, o.option) for o in older.outputs]
-            and all(k in newer.attributes and attr(newer.attributes[k]) == attr(a) for k, a in older.attributes.items())
-            and not any(a.required for k, a in newer.attributes.items() if k not in older.attributes))
+            and all(k in newer.attributes and attr(newer.attributes[k]) == attr(a) for k, a in old_attrs.items())
+            and not any(a.required for k, a in newer.attributes.items() if k not in old_attrs))
+
+
+def _axes_as_input(node: onnx.NodeProto, s: Any, label: str) -> tuple[onnx.NodeProto, list[onnx.NodeProto]]:
+    """`node` read by schema `s`: an `axes` attribute that `s` takes as its last input
+    becomes a Constant node (returned to go first) feeding that input."""
+    axes = next((a for a in node.attribute if a.name == "axes"), None)
+    formal = [i.name for i in s.inputs]
+    if axes is None or "axes" in s.attributes or formal[-1:] != ["axes"]:
+        return node, []
+    const = onnx.helper.make_node("Constant", [], [f"{label}::axes"], name=f"{label}/axes",
+                                  value_ints=list(axes.ints))
+    moved = onnx.NodeProto()
+    moved.CopyFrom(node)
+    moved.attribute.remove(next(a for a in moved.attribute if a.name == "axes"))
+    moved.input.extend([""] * (len(formal) - 1 - len(moved.input)) + [const.output[0]])
+    return moved, [const]
 
 
 def expand(node: onnx.NodeProto, opset: int, max_opset: int, label: str,
@@ -77,6 +104,7 @@ def expand(node: onnx.NodeProto, opset: int, max_opset: int, label: str,
     s = schema(node.op_type, opset, max_opset)
     if s is None:
         return None
+    node, prelude = _axes_as_input(node, s, label)
     fn = _function(s, node, max_opset, input_types)
     if fn is None:
         return None
@@ -98,7 +126,7 @@ def expand(node: onnx.NodeProto, opset: int, max_opset: int, label: str,
             if filled is not None:
                 new.attribute.append(filled)
         nodes.append(new)
-    return Body(nodes, body_opset, node.op_type)
+    return Body(prelude + nodes, body_opset, node.op_type)
 
 
 def _function(s: Any, node: onnx.NodeProto, max_opset: int,
