@@ -51,6 +51,7 @@ from npu_dialects.arch import arch_of
 from npu_dialects.graph import (
     ConstantOp,
     FusedOp,
+    GatherOp,
     GraphOp,
     ReshapeOp,
     YieldOp,
@@ -124,6 +125,22 @@ class KernelNames:
         return name
 
 
+SLOW_PATHS: dict[type[Operation], str] = {
+    GatherOp: "an element gather on the vector unit (no cube or DMA mapping): Gather with computed "
+              "indices, and the index maps of Resize, Pad's edge/reflect/wrap modes, GatherElements, "
+              "GatherND, Tile, Scatter*, MaxPool's Indices",
+}
+"""Ops whose kernels run on a slow path, and why: `slow_path_remark` names them."""
+
+
+def slow_path_remark(pass_name: str, op: Operation, kname: str, body_ops: list[Operation]) -> None:
+    """A `missed` remark for each slow-path op (`SLOW_PATHS`) in a kernel's body."""
+    for o in body_ops:
+        why = SLOW_PATHS.get(type(o))
+        if why is not None:
+            remark(pass_name, "missed", node_names(op) or [kname], f"kernel '{kname}': slow path: '{o.name}' is {why}")
+
+
 @dataclass(frozen=True)
 class Tile(ModulePass):
     """Choose tile sizes per kernel so its buffers fit SRAM, ranked by the cost model."""
@@ -195,6 +212,7 @@ class Tile(ModulePass):
                        f"{list(ks.grid)}, {'double' if db else 'single'} buffered, {sram_bytes(ks, arch, db)} of "
                        f"{arch.sram_bytes} SRAM bytes, on {parts} core(s): predicted {predicted} cycles, "
                        f"{kernel_dram_bytes(ks, parts)} DRAM bytes")
+                slow_path_remark(self.name, op, kname, body_ops)
             kernel = KernelOp(kname, ins, [r.type for r in op.results], Region(block), kind=ks.kind,
                               loops=[l.name for l in ks.loops], tile=[ks.tile[l.name] for l in ks.loops],
                               grid=ks.grid, double_buffer=db,
