@@ -12,6 +12,8 @@
   (axis 2), opset 18: three ops imported as their ONNX function bodies
 - resize.onnx: x[1, 2, 4, 4] -> Resize 'up' (nearest, x2 on H and W, asymmetric floor) ->
   Resize 'down' (linear half_pixel, scales 0.5 and 0.75), scales from Constant nodes
+- gru.onnx: x[2, 1, 2] (2 steps, batch 1) -> GRU 'gru' (hidden 2, W, R and B from Constant
+  nodes) -> Y and Y_h, opset 14: unrolled over its steps
 - function_unsupported.onnx: a DynamicQuantizeLinear 'dql' (its body needs QuantizeLinear)
 - opset6.onnx / opset28.onnx: a Relu at opset 6 (below the range) and 28 (the newest)
 - ops11.onnx / ops18.onnx: the same small attention-like graph at opset 11 and 18, where
@@ -101,6 +103,16 @@ def single(nodes: list[onnx.NodeProto], outputs: list[str], opset: int, shape=(2
     return onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]))
 
 
+def gru() -> onnx.ModelProto:
+    """A tiny GRU, its weights in Constant nodes (`single` takes no initializers)."""
+    rng = np.random.default_rng(5)
+    consts = [helper.make_node("Constant", [], [name], value=numpy_helper.from_array(
+        rng.uniform(-0.8, 0.8, shape).astype(np.float32))) for name, shape in
+        (("W", (1, 6, 2)), ("R", (1, 6, 2)), ("B", (1, 12)))]
+    node = helper.make_node("GRU", ["x", "W", "R", "B"], ["y", "h"], name="gru", hidden_size=2)
+    return single([*consts, node], ["y", "h"], 14, shape=(2, 1, 2))
+
+
 def main() -> int:
     files = {
         "mlp.onnx": models.mlp(batch=2, sizes=(8, 16, 16, 4)),
@@ -122,6 +134,7 @@ def main() -> int:
                 np.array([1, 1, 0.5, 0.75], dtype=np.float32))),
             helper.make_node("Resize", ["u", "", "s2"], ["y"], name="down", mode="linear")], ["y"], 17,
             shape=(1, 2, 4, 4)),
+        "gru.onnx": gru(),
         "function_unsupported.onnx": single([helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"],
                                                               name="dql")], ["q", "s", "z"], 18),
         "opset6.onnx": single([helper.make_node("Relu", ["x"], ["y"], name="relu")], ["y"], 6),
