@@ -8,6 +8,7 @@ Every pass and the simulator read the machine from the module attribute
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
+from difflib import get_close_matches
 from math import ceil
 from typing import Any
 
@@ -19,7 +20,24 @@ from xdsl.printer import Printer
 
 
 class ArchError(ValueError):
-    """A bad `--arch` spec or `#npu.arch` attribute (user error, exit 1/2)."""
+    """A bad `--arch` spec or `#npu.arch` attribute (user error, exit 1/2); `hint` (a
+    `hint: ...` line or None) says what would be accepted."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
+
+
+MAX_VALUE = 1 << 62
+"""The largest value of an arch parameter: sizes and offsets stay 64-bit integers (the
+compiler itself takes `sram_bytes = 2**60` as unbounded)."""
+LIMITS = {"cores": 1024, "dma_channels": 1024, "dma_latency": 1 << 32, "sync_latency": 1 << 32}
+"""Smaller bounds: counts the simulator keeps state for each of (vector clocks per pair
+of cores, a timeline per DMA channel), latencies summed into 64-bit cycle counts."""
+DRAM_BYTES = 1 << 34
+"""The device DRAM of every NPU of the family (16 GiB): a program whose weights,
+activations, inputs and outputs need more does not compile (`npu-memplan`), and the
+runtime's device heap has this size."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +62,9 @@ class Arch:
             vals = v if isinstance(v, tuple) else (v,)
             if any(not isinstance(x, int) or x <= 0 for x in vals):
                 raise ArchError(f"arch parameter '{f.name}' must be a positive integer, got {fmt_value(v)}")
+            limit = LIMITS.get(f.name, MAX_VALUE)
+            if any(x > limit for x in vals):
+                raise ArchError(f"arch parameter '{f.name}' must be at most {limit}, got {fmt_value(v)}")
         if self.align & (self.align - 1):
             raise ArchError(f"arch parameter 'align' must be a power of two, got {self.align}")
 
@@ -115,7 +136,9 @@ def with_overrides(arch: Arch, overrides: dict[str, str]) -> Arch:
     kw: dict[str, Any] = {}
     for k, v in overrides.items():
         if k not in PARAM_NAMES:
-            raise ArchError(f"unknown arch parameter '{k}' (known: {', '.join(PARAM_NAMES)})")
+            near = get_close_matches(k, PARAM_NAMES, n=1)
+            maybe = f"did you mean '{near[0]}'? " if near else ""
+            raise ArchError(f"unknown arch parameter '{k}'", f"hint: {maybe}the parameters are {', '.join(PARAM_NAMES)}")
         kw[k] = _parse_value(k, v)
     return replace(arch, **kw)
 
@@ -129,7 +152,8 @@ def parse_arch_spec(spec: str) -> Arch:
     if "=" in name:
         name, rest = "default", parts
     if name not in PRESETS:
-        raise ArchError(f"unknown arch preset '{name}' (known: {', '.join(PRESETS)})")
+        raise ArchError(f"unknown arch preset '{name}'", f"hint: the presets are {', '.join(PRESETS)}, each "
+                                                        "optionally followed by overrides: default,cores=1")
     overrides: dict[str, str] = {}
     for p in rest:
         if "=" not in p:

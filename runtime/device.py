@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from npu_dialects.arch import Arch, arch_of
+from npu_dialects.arch import DRAM_BYTES, Arch, arch_of
 from npu_dialects.task import ViewOp
 from sim import SimError, SimResult, load_program
 from sim.engine import Engine, Gate, TaskRecord
@@ -261,13 +261,13 @@ class Runtime:
     Options: `arch` (default: the first executable's), `mode`, `queue_depth` (None: the
     whole command buffer at once), `wait` (the default wait style), `host` (HostModel),
     `watchdog_cycles` (None: off), `host_events` (the completion-event pool),
-    `device_bytes` (the DRAM address space), `sanitize`/`check_races` (simulator
+    `device_bytes` (the DRAM address space, `DRAM_BYTES`), `sanitize`/`check_races` (simulator
     checks), `trace` (keep a Chrome trace of the device: `Runtime.trace_json()`)."""
 
     def __init__(self, arch: Arch | None = None, *, mode: str = "graph-async", queue_depth: int | None = None,
                  wait: str = "blocking", host: HostModel | None = None,
                  watchdog_cycles: int | None = DEFAULT_WATCHDOG_CYCLES, host_events: int = 16,
-                 device_bytes: int = 1 << 34, sanitize: bool = False, check_races: bool = True,
+                 device_bytes: int = DRAM_BYTES, sanitize: bool = False, check_races: bool = True,
                  trace: bool = False, capture: bool = False):
         if mode not in MODES:
             raise DeviceError(f"unknown run mode '{mode}' (expected one of {', '.join(MODES)})")

@@ -11,6 +11,7 @@ as warnings.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -338,11 +339,11 @@ class Engine:
         if self.shared:
             m = min(d.rem for d in self.shared)
             tx = now + m * len(self.shared) / self.bw
-            if tx <= now:  # below float resolution: finish them now
+            if tx <= now:  # below float resolution: they finish at the next representable time
                 for d in self.shared:
                     if d.rem <= m:
                         d.rem = 0.0
-                tx = now
+                tx = math.nextafter(now, math.inf)  # (a time not after `now` is never stopped at)
             if tx < t:
                 t = tx
         for sigs in self.slots.values():

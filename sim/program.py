@@ -29,7 +29,7 @@ from npu_dialects.entry import (
     io_names,
 )
 from npu_dialects.locs import describe, node_names
-from npu_dialects.task import AllocOp, TaskOp, ViewOp, WeightOp
+from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from sim.errors import SimError
 from sim.interp import TaskProgram, compile_task, constant_value
 from sim.memory import DRAM, SRAM, Buf, Region
@@ -169,7 +169,8 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
     arg_bufs = loader.arguments(body, sig)
     task_ops = loader.top_level(body)
     loader.check_weight_overlaps()
-    sram = [Region(f"SRAM of core {c}", SRAM, arch.sram_bytes, core=c) for c in range(arch.cores)]
+    sram_bytes = min(arch.sram_bytes, _sram_extent(body))  # (a huge sram_bytes costs no host memory)
+    sram = [Region(f"SRAM of core {c}", SRAM, sram_bytes, core=c) for c in range(arch.cores)]
     tasks = loader.compile_tasks(task_ops, sram, check_bounds)
     n_in = len(sig.inputs)
     return Program(arch=arch, sig=sig, inputs=arg_bufs[:n_in], outputs=arg_bufs[n_in:], tasks=tasks,
@@ -191,6 +192,13 @@ def weights_image(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arc
             loader.weight(op)
     loader.check_weight_overlaps()
     return loader.wregion.data
+
+
+def _sram_extent(body: Block) -> int:
+    """The end of the highest SRAM buffer any task addresses: the bytes each core's SRAM
+    region needs (an `npu_task.sram` past `sram_bytes` is an error when its task compiles)."""
+    return max((op.offset.value.data + 4 * prod(op.result.type.get_shape()) for op in body.walk()
+                if isinstance(op, SramOp) and isinstance(op.result.type, MemRefType)), default=0)
 
 
 def _placed_ends(body: Block) -> tuple[int, int]:

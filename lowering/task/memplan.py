@@ -11,7 +11,8 @@ Weights get consecutive fixed addresses in their own region.
 Results go on the module: `npu.dram_weights_bytes`, `npu.dram_arena_bytes`,
 `npu.dram_lower_bound_bytes`: the heaviest set of pairwise conflicting buffers
 found (at least the most bytes live at once over program order), which no plan
-for this schedule can beat. No options.
+for this schedule can beat. A program needing more than the device DRAM
+(`DRAM_BYTES`: weights, arena, inputs, outputs) is an error. No options.
 
 Algorithm
 ---------
@@ -38,9 +39,11 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
+from lowering.errors import CompileError
 from lowering.task.taskgraph import TaskInfo, happens_before, tasks_of
 from lowering.tile.tile_search import align_up, first_fit
-from npu_dialects.arch import arch_of
+from npu_dialects.arch import DRAM_BYTES, arch_of
+from npu_dialects.entry import INPUTS_ATTR, OUTPUTS_ATTR, find_main, io_names
 from npu_dialects.task import AllocOp, WeightOp, byte_size
 
 
@@ -173,9 +176,29 @@ class MemPlan(ModulePass):
                 totals["weights"] += w
                 totals["arena"] = max(totals["arena"], a)
                 totals["bound"] = max(totals["bound"], b)
+        self.check_fits(op, totals["weights"], totals["arena"])
         op.attributes["npu.dram_weights_bytes"] = IntegerAttr(totals["weights"], i64)
         op.attributes["npu.dram_arena_bytes"] = IntegerAttr(totals["arena"], i64)
         op.attributes["npu.dram_lower_bound_bytes"] = IntegerAttr(totals["bound"], i64)
+
+    def check_fits(self, op: ModuleOp, weights: int, arena: int) -> None:
+        """The weights, the arena and `@main`'s inputs and outputs (what the runtime
+        allocates on the device) must fit the device DRAM (`DRAM_BYTES`); else a
+        CompileError naming the largest of them."""
+        parts = [(weights, "the weights"), (arena, "the activation arena")]
+        main = find_main(op)
+        if main is not None:
+            names = ([f"input '{n}'" for n in io_names(main, INPUTS_ATTR) or []]
+                     + [f"output '{n}'" for n in io_names(main, OUTPUTS_ATTR) or []])
+            for i, arg in enumerate(main.body.block.args):
+                if isinstance(arg.type, MemRefType):
+                    what = names[i] if i < len(names) else f"argument {i}"
+                    parts.append((byte_size(arg.type), f"{what} ({arg.type})"))
+        need = sum(n for n, _ in parts)
+        if need > DRAM_BYTES:
+            size, what = max(parts, key=lambda part: part[0])
+            raise CompileError(self.name, f"the program needs {need} bytes of device DRAM, more than its "
+                                          f"{DRAM_BYTES}: {what} alone takes {size}")
 
     def plan(self, func: FuncOp, align: int) -> tuple[int, int, int]:
         woff = 0
