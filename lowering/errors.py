@@ -17,3 +17,4 @@ class CompileError(DiagnosticException):
         where = f" at {describe(op)}" if op is not None else ""
         super().__init__(f"error: {pass_name}: {message}{where}")
         self.pass_name = pass_name
+        self.op = op  # (a tool puts the diagnostic at the op's source position, if it has one)

@@ -77,15 +77,19 @@ def test_pass_errors_name_the_pass_and_the_node(capsys, tmp_path):
     p.write_text(GRAPH.replace("builtin.module {", "builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 64>} {"))
     rc, _, err = run(capsys, str(p), "-p", "npu-default")
     assert rc == 1
-    assert err.startswith("error: npu-tile: kernel 'act': no tile fits sram_bytes=64")
-    assert "(ONNX node act)" in err
+    # at the op's place in the file (the relu as parsed), MLIR style, the source line after
+    assert err.startswith(f"{p}:3:5: error: npu-tile: kernel 'act': no tile fits sram_bytes=64")
+    assert "(ONNX node act)" in err and err.splitlines()[1].lstrip().startswith("%r = npu_graph.relu")
 
 
 @pytest.mark.parametrize("argv,code,message", [
-    (["-p", "no-such-pass"], 2, "bad pass pipeline 'no-such-pass': Unrecognized passes: ['no-such-pass']"),
+    (["-p", "no-such-pass"], 2, "unknown pass 'no-such-pass' in pipeline 'no-such-pass'\nhint: "),
+    (["-p", "npu-fusee"], 2, "unknown pass 'npu-fusee' in pipeline 'npu-fusee'\nhint: did you mean 'npu-fuse'"),
+    (["-p", "npu-fuse{bogus=1}"], 2, "pass 'npu-fuse' has no option 'bogus'\nhint: its options: disable"),
+    (["-p", "npu-fuse,,npu-tile"], 2, "bad pass pipeline 'npu-fuse,,npu-tile': expected pass name here (column 10)"),
     (["--pass-pipeline=builtin.module(func.func(cse))"], 2, "nested pass anchors"),
     (["-p", "npu-fuse{disable=bogus}"], 1, "unknown fusion rule"),
-    (["-p", "npu-schedule{max-cores=x}"], 2, "bad pass pipeline 'npu-schedule{max-cores=x}'"),
+    (["-p", "npu-schedule{max-cores=x}"], 2, "pass 'npu-schedule': bad value 'x' for option 'max-cores'"),
 ])
 def test_bad_pipelines(capsys, graph, argv, code, message):
     rc, _, err = run(capsys, graph, *argv)

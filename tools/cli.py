@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Iterator
@@ -18,7 +19,11 @@ EXIT_INTERNAL = EXIT_USER  # the contract has no separate code for our own bugs
 
 
 class UsageError(Exception):
-    """Bad command-line usage (exit 2)."""
+    """Bad command-line usage (exit 2); `details` (a `hint:` line...) printed after."""
+
+    def __init__(self, message: str, details: str | None = None):
+        super().__init__(message)
+        self.details = details
 
 
 class UserError(Exception):
@@ -30,8 +35,16 @@ class UserError(Exception):
         super().__init__("\n".join(self.lines))
 
 
+_LOCATED = re.compile(r"[^\n]*?: (error|warning|note): ")
+"""A diagnostic that already names its place: `FILE:LINE:COL: error: ...`, `MODEL.onnx: error: ...`."""
+
+
 def error_line(msg: str) -> str:
-    return msg if msg.startswith("error:") else f"error: {msg}"
+    """`msg` as a diagnostic line: `error: ` in front unless it already has it, names
+    its place (`FILE:LINE:COL: error: ...`), or is a `hint:` / `note:` line."""
+    if msg.startswith(("error:", "hint:", "note:")) or _LOCATED.match(msg):
+        return msg
+    return f"error: {msg}"
 
 
 def _fmt_bytes(n: int) -> str:
@@ -56,6 +69,8 @@ def cli_main(build_parser, run_args, argv: list[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         print(error_line(str(e)), file=sys.stderr)
+        if e.details:
+            print(e.details, file=sys.stderr)
         return EXIT_USAGE
     except UserError as e:
         if debug:

@@ -15,16 +15,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import difflib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from lowering import get_all_passes
+from lowering.errors import CompileError
 from lowering.instrument import Instrumentation, InstrumentOptions, print_after_names
 from lowering.remarks import collecting, write_remarks
 from npu_dialects import all_dialects, strip_unknown_locs
@@ -35,13 +40,18 @@ from npu_dialects.weights import (
     relocate,
     save_weights,
 )
-from tools.cli import console
+from tools.cli import console, error_line
+from tools.diagnostics import locate, locate_verify_error, parse_mlir, source_span
 
 STANDARD_PASSES = ("canonicalize", "cse", "dce")
 
 
 class PipelineSyntaxError(ValueError):
-    pass
+    """A bad pass pipeline or pass option (exit 2), with an optional `hint` line."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
 
 
 def unwrap_pipeline(text: str) -> str:
@@ -60,6 +70,57 @@ def unwrap_pipeline(text: str) -> str:
     if "(" in t:
         raise PipelineSyntaxError(f"--pass-pipeline '{text}': nested pass anchors are not supported")
     return t
+
+
+def _spec_error(text: str, e: ArgSpecParseError) -> PipelineSyntaxError:
+    """xDSL's pipeline syntax error (a multi-line rendering) as one line."""
+    lines = [ln for ln in str(e).splitlines() if ln.strip()]
+    column = lines[1].rsplit(":", 1)[-1] if len(lines) > 1 else "?"
+    reason = lines[-1].strip() if len(lines) > 2 else "syntax error"
+    return PipelineSyntaxError(f"bad pass pipeline '{text}': {reason[:1].lower() + reason[1:]} (column {column})")
+
+
+def _pass_options(cls: type[ModulePass]) -> list[str]:
+    return [f.name.replace("_", "-") for f in dataclasses.fields(cls) if f.init and f.name != "name"]
+
+
+def parse_passes(available: Mapping[str, Callable[[], type[ModulePass]]], text: str) -> list[ModulePass]:
+    """The passes of pipeline `text` (`a,b{k=v}`, as `unwrap_pipeline` leaves it), each
+    checked: a syntax error, an unknown pass (hint: the nearest names), an unknown option
+    (hint: the pass's options) or a bad option value raises PipelineSyntaxError."""
+    try:
+        specs = list(parse_pipeline(text))
+    except ArgSpecParseError as e:  # (a BaseException in xDSL 0.75)
+        raise _spec_error(text, e) from None
+    passes: list[ModulePass] = []
+    for spec in specs:
+        if spec.name not in available:
+            near = difflib.get_close_matches(spec.name, list(available), n=3, cutoff=0.75)
+            maybe = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+            raise PipelineSyntaxError(f"unknown pass '{spec.name}' in pipeline '{text}'",
+                                      f"hint: {maybe}npu-opt --list-passes lists every pass")
+        cls = available[spec.name]()
+        options = _pass_options(cls)
+        for option in spec.parameters:
+            if option.replace("_", "-") not in options:
+                known = f"its options: {', '.join(options)}" if options else "it takes no options"
+                raise PipelineSyntaxError(f"pass '{spec.name}' has no option '{option}'", f"hint: {known}")
+        try:
+            passes.append(cls.from_pass_spec(spec))
+        except (ValueError, TypeError) as e:
+            raise PipelineSyntaxError(f"pass '{spec.name}': {_bad_option(cls, spec) or e}") from None
+    return passes
+
+
+def _bad_option(cls: type[ModulePass], spec: ArgSpec) -> str | None:
+    """`option 'K' = V: why` for the first option of `spec` that fails on its own."""
+    for option, value in spec.parameters.items():
+        try:
+            cls.from_pass_spec(ArgSpec(spec.name, {option: value}))
+        except (ValueError, TypeError) as e:
+            shown = ",".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+            return f"bad value '{shown}' for option '{option}': {e}"
+    return None
 
 
 STANDARD_SUMMARIES = {
@@ -130,9 +191,11 @@ class NpuOptMain(xDSLOptMain):
             self.args.passes = unwrap_pipeline(self.args.pass_pipeline)
         if not self.args.no_debuginfo:
             self.args.print_debuginfo = True
+        if self.args.passes:
+            parse_passes(self.available_passes, self.args.passes)  # (names the culprit, with a hint)
         try:
             super().setup_pipeline()
-        except (ValueError, TypeError) as e:  # unknown pass, bad option name or value
+        except (ValueError, TypeError) as e:  # (what parse_passes let through)
             raise PipelineSyntaxError(f"bad pass pipeline '{self.args.passes}': {e}") from None
         self.instrument_options = self.observe_options()
 
@@ -163,8 +226,20 @@ class NpuOptMain(xDSLOptMain):
         return inst.phase(name) if inst is not None else contextlib.nullcontext()
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        """MLIR text through `tools.diagnostics.SourceParser` (ops keep their source
+        positions; errors are `FILE:LINE:COL: error: ...`), other frontends as xDSL has them."""
         with self._phase("parse"):
-            return super().parse_chunk(chunk, file_extension, start_offset)
+            if (self.args.frontend or file_extension) != "mlir":
+                return super().parse_chunk(chunk, file_extension, start_offset)
+            return parse_mlir(self.ctx, chunk.read(), self.get_input_name(), start_offset,
+                              not self.args.no_implicit_module)
+
+    def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
+        src = self.args.input_file
+        ext = os.path.splitext(src)[1].lstrip(".") if src else "mlir"
+        if not self.args.frontend and ext not in self.available_frontends:
+            raise ValueError(f"'{src}': unknown input file extension '.{ext}' (npu-opt reads .mlir files)")
+        return super().prepare_input()
 
     def _src_dir(self) -> str:
         src = self.args.input_file
@@ -176,7 +251,14 @@ class NpuOptMain(xDSLOptMain):
         if inst is None or self.args.print_between_passes:
             super().apply_passes(prog)  # (xDSL's own driver prints between passes)
         else:
-            inst.run(self.pipeline.passes, self.ctx, prog)
+            try:
+                inst.run(self.pipeline.passes, self.ctx, prog)
+            except VerifyException as e:  # the input's verification: at the op, in its file
+                raise locate_verify_error(prog, e) from None
+            except CompileError as e:  # a pass's diagnostic: at its op, when the op came from the file
+                if e.op is None or source_span(e.op) is None:
+                    raise
+                raise DiagnosticException(locate(e.op, str(e))) from None
         out = self.args.output_file
         out_dir = os.path.dirname(os.path.abspath(out)) if out and out != "-" else os.getcwd()
         if is_dirty(prog):
@@ -201,22 +283,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         NpuOptMain(description="npu-compiler optimizer driver", args=argv).run()
     except SystemExit as e:
         return int(e.code or 0) if not isinstance(e.code, str) else 2
-    except (ParseError, DiagnosticException) as e:
+    except (ParseError, DiagnosticException) as e:  # (MLIR-style `FILE:LINE:COL: error: ...` when located)
         if debug:
             raise
-        msg = str(e).strip()
-        print(msg if msg.startswith("error") else f"error: {msg}", file=sys.stderr)
+        print(error_line(str(e).strip()), file=sys.stderr)
         return 1
     except PipelineSyntaxError as e:
         print(f"error: {e}", file=sys.stderr)
+        if e.hint:
+            print(e.hint, file=sys.stderr)
         return 2
-    except ValueError as e:  # unknown pass, bad pass options, bad file extension
+    except ValueError as e:  # bad file extension, what xDSL's pipeline setup rejects
         if debug:
             raise
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except FileNotFoundError as e:
-        print(f"error: {e.strerror}: '{e.filename}'", file=sys.stderr)
+    except OSError as e:
+        print(f"error: cannot read '{e.filename}': {e.strerror or e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - a crash must still be a one-line diagnostic
         if debug:
