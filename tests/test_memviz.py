@@ -117,7 +117,7 @@ def test_bad_input_exits_1(tmp_path, capsys):
                  tmp_path / "bad.mlir"):
         rc, _, err = run_cli(capsys, str(path), "-o", str(tmp_path / "x.svg"))
         assert rc == 1, (path, err)
-        assert err.startswith("error:"), err
+        assert err.startswith(("error:", f"{path}:")), err  # (`FILE[:LINE:COL]: error: ...` for a bad file)
     rc, _, err = run_cli(capsys, LENET, "--time", "tasks", "-o", str(tmp_path / "no" / "dir" / "x.svg"))
     assert rc == 1 and err.startswith("error: cannot write"), err
     assert len(err.strip().splitlines()) == 1

@@ -80,11 +80,11 @@ def compile(model: onnx.ModelProto | str | os.PathLike[str], arch: Arch | str | 
         try:
             proto = load_model(path)
         except OnnxImportError as e:
-            raise UserError([error_line(x) for x in e.lines]) from None
+            raise UserError(e.located(path)) from None
         source = source_of(path)
         if cache is not None:
-            return compile_cached(cache, proto, path, target, arch_key, pipeline, _one_bucket(proto, shape_buckets),
-                                  options, source)
+            return compile_cached(cache, proto, path, target, arch_key, pipeline,
+                                  _one_bucket(proto, shape_buckets, path), options, source)
         return _compile_onnx(proto, target, pipeline, shape_buckets, options, source)
     if ext == ".mlir":
         if shape_buckets:
@@ -100,11 +100,11 @@ def _compile_onnx(model: onnx.ModelProto, arch: Arch | None, pipeline: str | Non
     from npu_dialects.arch import PRESETS
 
     arch = arch or PRESETS["default"]
-    bucket = _one_bucket(model, shape_buckets)
+    bucket = _one_bucket(model, shape_buckets, source.get("path"))
     try:
         module, weights = import_model(model, arch, dims=bucket)
     except OnnxImportError as e:
-        raise UserError([error_line(x) for x in e.lines]) from None
+        raise UserError(e.located(source.get("path"))) from None
     extra: dict[str, Any] = {"source": source}
     if bucket is not None:
         extra["bucket"] = dict(bucket)
@@ -130,8 +130,10 @@ def _compile_mlir(path: str, arch: Arch | None, pipeline: str | None, options: M
     return _package(module, weights, None, {"source": source})
 
 
-def _one_bucket(model: onnx.ModelProto, specs: str | Sequence[str] | None) -> dict[str, int] | None:
-    """The single bucket `specs` names (checked against the model), or None without specs."""
+def _one_bucket(model: onnx.ModelProto, specs: str | Sequence[str] | None,
+                path: str | None = None) -> dict[str, int] | None:
+    """The single bucket `specs` names (checked against the model, read from `path` if
+    not None), or None without specs."""
     if not specs:
         return None
     from lowering.importer.buckets import BucketSpecError, check_buckets, describe, parse_shape_buckets
@@ -147,7 +149,7 @@ def _one_bucket(model: onnx.ModelProto, specs: str | Sequence[str] | None) -> di
     try:
         check_buckets(model, buckets)
     except OnnxImportError as e:
-        raise UserError([error_line(x) for x in e.lines]) from None
+        raise UserError(e.located(path)) from None
     return dict(buckets.first())
 
 
@@ -190,16 +192,15 @@ def _pipeline(pipeline: str | None, options: Mapping[str, Any]) -> tuple[list[Mo
         return [p], f"builtin.module({p.spec()})"
     if options:
         raise UsageError("give either a pass pipeline or npu-default options, not both")
-    from xdsl.passes import PassPipeline
     from xdsl.transforms import get_all_passes as xdsl_passes
 
     from lowering import get_all_passes
-    from tools.npu_opt import STANDARD_PASSES, PipelineSyntaxError, unwrap_pipeline
+    from tools.npu_opt import STANDARD_PASSES, PipelineSyntaxError, parse_passes, unwrap_pipeline
     available = {**get_all_passes(), **{n: f for n, f in xdsl_passes().items() if n in STANDARD_PASSES}}
     try:
-        return list(PassPipeline.parse_spec(available, unwrap_pipeline(pipeline)).passes), pipeline
-    except (PipelineSyntaxError, ValueError, TypeError) as e:
-        raise UsageError(f"bad pass pipeline '{pipeline}': {e}") from None
+        return parse_passes(available, unwrap_pipeline(pipeline)), pipeline
+    except PipelineSyntaxError as e:  # (it names the pass, the option or the column at fault)
+        raise UsageError(str(e), e.hint) from None
 
 
 def _package(module: ModuleOp, weights: dict[str, np.ndarray], pipeline: str | None,
@@ -237,7 +238,7 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
             return exe
         record = None
     k1, k2 = level_keys(digests, bucket, pkey, arch_key)
-    module, weights = _level1(cache, cache.path("import", k1, ".zip"), model, digests, arch, bucket)
+    module, weights = _level1(cache, cache.path("import", k1, ".zip"), model, digests, arch, bucket, path)
     if "pipeline" in pkey:
         exe = _package(*_lower(module, arch, weights, pipeline, options), extra)
         cache.note("executable", "miss")
@@ -294,9 +295,9 @@ def _read_entry(cache: Cache, k3: str) -> Executable | None:
 
 
 def _level1(cache: Cache, path: Path, model: onnx.ModelProto, digests: ModelDigests, arch: Arch,
-            bucket: Mapping[str, int] | None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+            bucket: Mapping[str, int] | None, model_path: str | None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """The imported module and weights: from level 1 (initializers it used as they are
-    re-read from `model`) or by importing (stored)."""
+    re-read from `model`, the file `model_path` if not None) or by importing (stored)."""
     from lowering.importer.onnx_import import OnnxImportError, import_model
     from npu_dialects import module_text
     from npu_dialects.arch import set_arch
@@ -316,7 +317,7 @@ def _level1(cache: Cache, path: Path, model: onnx.ModelProto, digests: ModelDige
     try:
         module, weights = import_model(model, arch, dims=bucket, sources=sources)
     except OnnxImportError as e:
-        raise UserError([error_line(x) for x in e.lines]) from None
+        raise UserError(e.located(model_path)) from None
     read = sorted(set(digests.tensors) - set(sources.values()))
     meta = {"direct": sources, "read": read, "depends": digests.of(read)}
     cache.write_zip(path, meta, module_text(module), {k: v for k, v in weights.items() if k not in sources})

@@ -151,11 +151,11 @@ def _run(args: argparse.Namespace) -> int:
     try:
         arch = parse_arch_spec(args.arch) if args.arch else PRESETS["default"]
     except ArchError as e:
-        raise UsageError(f"bad --arch '{args.arch}': {e}") from None
+        raise UsageError(f"bad --arch '{args.arch}': {e}", e.hint) from None
     try:
         module, _ = import_model(load_model(args.model), arch)
     except OnnxImportError as e:
-        raise UserError(e.lines) from None
+        raise UserError(e.located(args.model)) from None
     if args.inputs:
         inputs = read_inputs(args.inputs)
     else:

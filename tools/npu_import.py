@@ -52,7 +52,15 @@ from tools.cli import console
 
 
 class _UsageError(Exception):
-    """Bad command-line usage found after argparse (exit 2)."""
+    """Bad command-line usage found after argparse (exit 2); `hint` printed after."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
+
+
+class _OutputError(Exception):
+    """An output file that cannot be written (exit 1)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,7 +112,7 @@ def _new_file_mode() -> int:
 def _write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> Path:
     """Write to a temporary file beside `path` with `write(fileobj)` and return the
     temporary path; the caller renames it into place, so no partial file is ever left.
-    Raises `OnnxImportError` naming `path` when it cannot be written."""
+    Raises `_OutputError` naming `path` when it cannot be written."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
@@ -115,7 +123,7 @@ def _write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> Path:
             os.unlink(tmp)
             raise
     except OSError as e:
-        raise OnnxImportError(f"error: cannot write '{path}': {e.strerror or e}") from None
+        raise _OutputError(f"error: cannot write '{path}': {e.strerror or e}") from None
     return Path(tmp)
 
 
@@ -124,12 +132,12 @@ def run(model_path: str, output: str | None, arch_spec: str,
     """Import `model_path` and write the IR (to `output`, or stdout when it is None or
     '-') and the weight file; returns the exit code. With `shape_buckets` (the
     --shape-buckets specs) the symbolic dims are bound, one module per bucket.
-    Raises `_UsageError` for a bad --arch or --shape-buckets and `OnnxImportError`
-    for a model it cannot import or a file it cannot write."""
+    Raises `_UsageError` for a bad --arch or --shape-buckets, `OnnxImportError` for a
+    model it cannot import and `_OutputError` for a file it cannot write."""
     try:
         arch = parse_arch_spec(arch_spec)
     except ArchError as e:
-        raise _UsageError(f"error: --arch '{arch_spec}': {e}") from None
+        raise _UsageError(f"error: --arch '{arch_spec}': {e}", e.hint) from None
     buckets: ShapeBuckets | None = None
     if shape_buckets:
         try:
@@ -142,7 +150,7 @@ def run(model_path: str, output: str | None, arch_spec: str,
         raise _UsageError(f"error: --shape-buckets gives {len(buckets)} buckets; they need -o OUT.mlir "
                           "(one OUT.<bucket>.mlir each)")
     if output and Path(output).is_dir():
-        raise OnnxImportError(f"error: cannot write '{output}': is a directory")
+        raise _OutputError(f"error: cannot write '{output}': is a directory")
     model = load_model(model_path)
     if buckets is None:
         module, weights = import_model(model, arch)
@@ -197,7 +205,7 @@ def _write_modules(jobs: Sequence[tuple[str | None, ModuleOp, dict[str, np.ndarr
             try:
                 os.replace(tmp, final)
             except OSError as e:
-                raise OnnxImportError(f"error: cannot write '{final}': {e.strerror or e}") from None
+                raise _OutputError(f"error: cannot write '{final}': {e.strerror or e}") from None
     finally:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
@@ -217,10 +225,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args.model, args.output, args.arch, args.shape_buckets)
     except _UsageError as e:
         print(e, file=sys.stderr)
+        if e.hint:
+            print(e.hint, file=sys.stderr)
         return 2
-    except OnnxImportError as e:
-        for line in e.lines:
+    except OnnxImportError as e:  # (`MODEL.onnx: error: node 'NAME' (OpType, opset N): ...`, then hints)
+        for line in e.located(args.model):
             print(line, file=sys.stderr)
+        return 1
+    except _OutputError as e:
+        print(e, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -35,7 +35,6 @@ import argparse
 import json
 import os
 import sys
-import zipfile
 from typing import Any
 
 import numpy as np
@@ -136,7 +135,7 @@ def _parse_arch(spec: str | None):
     try:
         return parse_arch_spec(spec)
     except ArchError as e:
-        raise UsageError(f"bad --arch '{spec}': {e}") from None
+        raise UsageError(f"bad --arch '{spec}': {e}", e.hint) from None
 
 
 def _compile(module, arch, weights, pipeline: str | None = None):
@@ -167,27 +166,26 @@ def _is_task_level(module) -> bool:
 
 
 def _parse_mlir(path: str):
-    from xdsl.parser import Parser
+    """The module of an `.mlir` file, parsed and verified; a problem is a UserError with
+    the MLIR-style diagnostic (`FILE:LINE:COL: error: ...`, `tools.diagnostics`) first
+    and the source line after."""
     from xdsl.utils.exceptions import ParseError, VerifyException
 
     from npu_dialects import make_context
+    from tools.diagnostics import SourceVerifyError, parse_mlir, verify_located
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, "rb") as f:
             text = f.read()
     except OSError as e:
         raise UserError(f"cannot read '{path}': {e.strerror or e}") from None
     try:
-        module = Parser(make_context(), text, name=path).parse_module()
-    except ParseError as e:
-        lines = [ln for ln in str(e).splitlines() if ln.strip()]
-        where = lines[0] if lines else path
-        msg = lines[-1] if len(lines) > 1 else "parse error"
-        raise UserError(f"{where}: {msg}", "\n".join(lines[1:-1]) or None) from None
-    try:
-        module.verify()
-    except VerifyException as e:
-        raise UserError(f"'{path}' does not verify: {str(e).strip().splitlines()[0]}",
-                        "\n".join(str(e).strip().splitlines()[1:]) or None) from None
+        module = parse_mlir(make_context(), text, path)
+        verify_located(module)
+    except (ParseError, VerifyException) as e:
+        first, *rest = str(e).strip().splitlines() or [type(e).__name__]
+        if not isinstance(e, (ParseError, SourceVerifyError)):  # (an op not from the text: name the file)
+            first = f"'{path}' does not verify: {first}"
+        raise UserError(first, "\n".join(rest) or None) from None
     return module
 
 
@@ -215,6 +213,8 @@ def load_input(path: str, arch_spec: str | None, check: bool, reference: str | N
     ext = os.path.splitext(path)[1].lower()
     if reference is not None and (ext != ".npuexe" or not check):
         raise UsageError("--reference goes with --check on an .npuexe INPUT")
+    if reference is not None and not os.path.isfile(reference):  # (found before the run, not after it)
+        raise UserError(f"cannot read --reference '{reference}': no such file")
     if ext == ".npuexe":
         return _load_executable(path, arch, check, reference)
     if ext == ".onnx":
@@ -233,7 +233,7 @@ def load_input(path: str, arch_spec: str | None, check: bool, reference: str | N
             try:
                 proto = model if model is not None else load_model(path)
             except OnnxImportError as e:
-                raise UserError([error_line(x) for x in e.lines]) from None
+                raise UserError(e.located(path)) from None
             exe = compile_cached(cache, proto, path, arch, arch_spec or "default", pipeline, dims, {},
                                  source_of(path))
             return Loaded(exe.module, exe.weights, exe.arch, "onnx")
@@ -242,7 +242,7 @@ def load_input(path: str, arch_spec: str | None, check: bool, reference: str | N
             module, weights = import_model(model if model is not None else load_model(path), arch,
                                            dims=dims)
         except OnnxImportError as e:
-            raise UserError([error_line(x) for x in e.lines]) from None
+            raise UserError(e.located(path)) from None
         return Loaded(*_compile(module, arch, weights, pipeline), arch, "onnx")
     if ext == ".mlir":
         from npu_dialects.arch import arch_of
@@ -300,12 +300,10 @@ def _recorded_source(path: str, meta: dict) -> str:
 
 
 def read_inputs(path: str) -> dict[str, np.ndarray]:
+    from npu_dialects.weights import read_npz
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if not hasattr(z, "files"):
-                raise ValueError("not an .npz archive")
-            return {k: z[k] for k in z.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        return read_npz(path)
+    except ValueError as e:
         raise UserError(f"cannot read inputs file '{path}': {e}") from None
 
 
@@ -480,7 +478,7 @@ def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded,
         model = load_model(args.input)
         check_buckets(model, buckets)
     except OnnxImportError as e:
-        raise UserError([error_line(x) for x in e.lines]) from None
+        raise UserError(e.located(args.input)) from None
     inputs = read_inputs(args.inputs) if args.inputs else None
     if inputs is None:
         bucket = buckets.first()
@@ -497,7 +495,7 @@ def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded,
             try:
                 chosen.out_shapes = output_shapes(model, d.actual)
             except OnnxImportError as e:
-                raise UserError([error_line(x) for x in e.lines]) from None
+                raise UserError(e.located(args.input)) from None
             chosen.run_inputs = pad_inputs(inputs, templates, d.bucket)
     loaded = load_input(args.input, args.arch, args.check, model=model, dims=chosen.bucket, cache=_cache(args))
     return loaded, chosen, inputs
@@ -605,10 +603,11 @@ def _graph_reference(args: argparse.Namespace, loaded: Loaded):
         raise UsageError("--compare-all, --graph and --html need the original graph: an .onnx model, a "
                          "graph-level .mlir or an .npuexe with its source model, not a lowered .mlir")
     from lowering.importer.onnx_import import OnnxImportError, import_model, load_model
+    model = loaded.reference or args.input
     try:
-        return import_model(load_model(loaded.reference or args.input), loaded.arch)
+        return import_model(load_model(model), loaded.arch)
     except OnnxImportError as e:
-        raise UserError([error_line(x) for x in e.lines]) from None
+        raise UserError(e.located(model)) from None
 
 
 def _compare_all(args: argparse.Namespace, loaded: Loaded, inputs, result, report) -> str:
@@ -662,9 +661,9 @@ def _run(args: argparse.Namespace) -> int:
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:
+        inputs = read_inputs(args.inputs) if args.inputs else None  # (a bad file is found before the compile)
         with paused_gc():  # (the compile; the simulation collects as usual)
             loaded = _load_with_remarks(args)
-        inputs = read_inputs(args.inputs) if args.inputs else None
     else:
         loaded, bucketed, inputs = _load_bucketed(args, *parsed)
     try:

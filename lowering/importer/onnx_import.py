@@ -79,7 +79,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from lowering.importer import functions
 from lowering.importer.symbolic import OnnxImportError, bind_dims
-from npu_dialects.arch import PRESETS, Arch, set_arch
+from npu_dialects.arch import DRAM_BYTES, PRESETS, Arch, set_arch
 from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUT_DTYPES_ATTR, OUTPUTS_ATTR
 from npu_dialects.graph import (
     SIMPLE_UNARY,
@@ -203,31 +203,78 @@ class _Skip(Exception):
 
 
 def load_model(path: str) -> onnx.ModelProto:
-    """Read and check an ONNX file. Raises `OnnxImportError` with
-    `error: cannot read ONNX model 'PATH': REASON` for a missing, unreadable,
-    truncated or garbage file, and `error: invalid ONNX model 'PATH': ...` when
-    `onnx.checker` rejects it."""
+    """Read and check an ONNX file. Raises `OnnxImportError` with one line naming the file,
+    `PATH: error: cannot read the ONNX model: REASON` for a missing, unreadable, truncated
+    or garbage file, `PATH: error: node 'NAME' (OpType, opset N): ...` for a node input
+    nothing before it produces (a dangling name, a cycle), `PATH: error: the graph has no
+    outputs`, and what `onnx.checker` rejects (`node ...: ` when it names a node, else
+    `PATH: error: invalid ONNX model: ...`)."""
     try:
         model = onnx.load(path)
     except FileNotFoundError:
-        raise OnnxImportError(f"error: cannot read ONNX model '{path}': no such file") from None
+        raise OnnxImportError(f"{path}: error: cannot read the ONNX model: no such file") from None
     except IsADirectoryError:
-        raise OnnxImportError(f"error: cannot read ONNX model '{path}': is a directory") from None
+        raise OnnxImportError(f"{path}: error: cannot read the ONNX model: is a directory") from None
     except DecodeError as e:
-        raise OnnxImportError(f"error: cannot read ONNX model '{path}': truncated or not an ONNX file "
+        raise OnnxImportError(f"{path}: error: cannot read the ONNX model: truncated or not an ONNX file "
                               f"({_one_line(str(e))})") from None
     except Exception as e:  # OSError, ValueError (missing external data)...
         reason = _one_line(str(e)) or type(e).__name__
-        raise OnnxImportError(f"error: cannot read ONNX model '{path}': {reason}") from None
+        raise OnnxImportError(f"{path}: error: cannot read the ONNX model: {reason}") from None
     if not model.graph.node and not model.graph.output and not model.opset_import:
         # protobuf happily parses many garbage byte strings into an empty message.
-        raise OnnxImportError(f"error: cannot read ONNX model '{path}': not an ONNX model "
+        raise OnnxImportError(f"{path}: error: cannot read the ONNX model: not an ONNX model "
                               "(no graph, no outputs, no opset)")
+    problem = _graph_problem(model)
+    if problem:
+        raise OnnxImportError(f"{path}: error: {problem}")
     try:
         onnx.checker.check_model(model)
     except Exception as e:  # ValidationError, or anything the checker trips over
-        raise OnnxImportError(f"error: invalid ONNX model '{path}': {_one_line(str(e))}") from None
+        raise OnnxImportError(f"{path}: error: {_checker_message(str(e), _default_opset(model))}") from None
     return model
+
+
+def _default_opset(model: onnx.ModelProto) -> int | None:
+    return next((o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS), None)
+
+
+def _node_label(node: onnx.NodeProto, index: int, opset: int | None) -> str:
+    """`node 'NAME' (OpType, opset N)`, as the importer's diagnostics name nodes."""
+    at = f", opset {opset}" if opset is not None else ""
+    return f"node '{node.name or f'{node.op_type}#{index}'}' ({node.op_type or '?'}{at})"
+
+
+def _graph_problem(model: onnx.ModelProto) -> str | None:
+    """What `onnx.checker` says of these in a form naming the culprit: a graph without
+    outputs, a node input that no graph input, initializer or earlier node produces."""
+    graph, opset = model.graph, _default_opset(model)
+    if not graph.output:
+        return "the graph has no outputs"
+    known = {"", *(i.name for i in graph.input), *(t.name for t in graph.initializer)}
+    later = {name: (i, n) for i, n in enumerate(graph.node) for name in n.output}
+    for index, node in enumerate(graph.node):
+        for name in node.input:
+            if name in known:
+                continue
+            if name in later:
+                j, other = later[name]
+                return (f"{_node_label(node, index, opset)}: input '{name}' comes from a later node, "
+                        f"{_node_label(other, j, opset)}: the graph has a cycle or is not topologically sorted")
+            return (f"{_node_label(node, index, opset)}: input '{name}' is not produced by any node, "
+                    "initializer or graph input")
+        known.update(node.output)
+    return None
+
+
+def _checker_message(text: str, opset: int | None) -> str:
+    """`onnx.checker`'s message on one line, `node 'NAME' (OpType, opset N): ...` when it
+    names the node at fault."""
+    m = re.search(r"Bad node spec for node\. Name: (.*?) OpType: ?(\S*)", text)
+    if m is None:
+        return f"invalid ONNX model: {_one_line(text)}"
+    at = f", opset {opset}" if opset is not None else ""
+    return f"node '{m[1] or m[2]}' ({m[2] or '?'}{at}): {_one_line(text)}"
 
 
 def _one_line(text: str) -> str:
@@ -2050,6 +2097,7 @@ class _Importer:
     tensors: dict[str, Tensor] = field(default_factory=dict)
     weights: dict[str, np.ndarray] = field(default_factory=dict)
     diagnostics: list[str] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)  # `hint: ...` lines, each once, after the diagnostics
     used: set[str] = field(default_factory=set)
     inferred: dict[str, tuple[np.dtype | None, tuple[int, ...] | None]] = field(default_factory=dict)
     opset: int = 0
@@ -2179,7 +2227,7 @@ class _Importer:
             results = self._outputs()
 
         if self.diagnostics:
-            raise OnnxImportError(self.diagnostics)
+            raise OnnxImportError(self.diagnostics, self.hints)
 
         block.add_op(func.ReturnOp(*results))
         fn = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]),
@@ -2208,6 +2256,9 @@ class _Importer:
         if not MIN_OPSET <= self.opset <= MAX_OPSET:
             self.diagnostics.append(f"error: the model uses ONNX opset {self.opset}; supported opsets "
                                     f"are {MIN_OPSET}..{MAX_OPSET}")
+            to = min(max(self.opset, MIN_OPSET), MAX_OPSET)
+            self._hint(f"hint: onnx.version_converter.convert_version(model, {to}) converts a model to "
+                       f"opset {to}")
 
     def _infer_shapes(self) -> None:
         """ONNX's own shape inference, used only for placeholders after a failed node
@@ -2259,6 +2310,9 @@ class _Importer:
             if d.HasField("dim_value") and d.dim_value >= 0:
                 shape.append(d.dim_value)
                 continue
+            if d.HasField("dim_value"):
+                self._diag_once(f"error: input '{vi.name}' has a negative dimension {d.dim_value} (axis {i})")
+                return None
             what = f"symbolic dimension '{d.dim_param}'" if d.dim_param else f"unknown dimension {i}"
             self._diag_once(f"error: {what} in input '{vi.name}'; dynamic shapes are not supported yet")
             return None
@@ -2267,6 +2321,10 @@ class _Importer:
     def _diag_once(self, line: str) -> None:
         if line not in self.diagnostics:
             self.diagnostics.append(line)
+
+    def _hint(self, line: str | None) -> None:
+        if line and line not in self.hints:
+            self.hints.append(line)
 
     def _import_node(self, index: int, node: onnx.NodeProto) -> None:
         """Convert one node, or record its diagnostic and bind placeholders."""
@@ -2277,8 +2335,10 @@ class _Importer:
         prefix = f"error: node '{label}' ({op_type}, opset {self._opset_of(domain)}): "
         try:
             outs = self._convert(node, domain, label)
-        except (NodeError, VerifyException) as e:
-            self.diagnostics.append(prefix + _one_line(str(e)))
+        except (NodeError, VerifyException, MemoryError) as e:
+            why = _one_line(str(e)) if not isinstance(e, MemoryError) else f"out of memory at import ({e})"
+            self.diagnostics.append(prefix + why)
+            self._hint(getattr(e, "hint", None))
             self._bind_placeholders(node)
             return
         except _Skip:
@@ -2322,8 +2382,9 @@ class _Importer:
             raise NodeError(f"unsupported operator: ONNX defines {node.op_type} as a function but builds no body "
                             "for this node (its optional inputs, outputs or attributes)")
         if body is None:
-            raise NodeError(f"unsupported operator (this importer converts {len(CONVERTERS)} ONNX op types at "
-                            f"opsets {MIN_OPSET}..{MAX_OPSET}, plus those ONNX defines as functions of them)")
+            supported = (f"hint: this importer converts {len(CONVERTERS)} ONNX op types (domain ai.onnx) at "
+                         f"opsets {MIN_OPSET}..{MAX_OPSET}, plus those ONNX defines as functions of them")
+            raise NodeError("unsupported operator", supported)
         first = len(self.diagnostics)
         self.used.update(x for inner in body.nodes for x in inner.input if x)  # (before any: Split asks)
         saved, self.opset = self.opset, body.opset
@@ -2400,6 +2461,12 @@ class _Importer:
             ReferenceEvaluator,  # imported on first use: it is slow to load
         )
 
+        for name in node.output:  # (a result the device could not hold is not computed)
+            dtype, shape = self.inferred.get(name, (None, None))
+            nbytes = (dtype.itemsize if dtype is not None else 4) * math.prod(shape) if shape is not None else 0
+            if nbytes > DRAM_BYTES:
+                raise NodeError(f"output '{name}' of shape {list(shape or ())} takes {nbytes} bytes, more than "
+                                f"the device DRAM ({DRAM_BYTES} bytes)")
         try:
             # A one-node model, not the bare node: the evaluator then picks the op's
             # implementation for this opset (for a bare node it takes the newest).

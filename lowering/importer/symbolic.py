@@ -15,11 +15,19 @@ import onnx
 
 class OnnxImportError(Exception):
     """A model that cannot be read or imported. `lines` holds one diagnostic line per
-    problem (`error: ...`), in graph order; `str(e)` joins them."""
+    problem (`error: ...`; `MODEL: error: ...` from `load_model`, which knows the file),
+    in graph order, then `hints` (`hint: ...`, each once); `str(e)` joins them."""
 
-    def __init__(self, lines: str | Sequence[str]):
+    def __init__(self, lines: str | Sequence[str], hints: Sequence[str] = ()):
         self.lines: list[str] = [lines] if isinstance(lines, str) else list(lines)
-        super().__init__("\n".join(self.lines))
+        self.hints: list[str] = list(hints)
+        super().__init__("\n".join(self.lines + self.hints))
+
+    def located(self, path: str | None) -> list[str]:
+        """What a tool prints: each problem prefixed with the model file `path` (`model.onnx:
+        error: node 'conv' (Conv, opset 17): ...`; as they are when None), then the hints."""
+        prefix = f"{path}: " if path else ""
+        return [ln if ln.startswith(prefix) else prefix + ln for ln in self.lines] + self.hints
 
 
 Template = tuple[int | str | None, ...]
