@@ -99,3 +99,13 @@ def test_maxunpool_per_plane(monkeypatch):
     from lowering.importer import indexing
     monkeypatch.setattr(indexing, "UNPOOL_DENSE_MAX", 0)
     test_maxunpool_of_maxpool_indices(None)
+
+
+def test_maxunpool_of_overlapping_windows_writes_each_max_once():
+    """Overlapping windows (kernel 3, stride 2) name one input position twice when it is
+    the max of both: the unpooled value is that max, not twice it (found by the fuzzer)."""
+    x = np.random.default_rng(4).standard_normal((1, 3, 5, 9)).astype(np.float32)
+    attrs = {"kernel_shape": [3, 3], "strides": [3, 2], "pads": [1, 0, 0, 0]}
+    nodes = [helper.make_node("MaxPool", ["x"], ["p", "i"], **attrs),
+             helper.make_node("MaxUnpool", ["p", "i", "shape"], ["y"], **attrs)]
+    _check(_model(nodes, {"x": x.shape}, {"y": F}, inits={"shape": np.array(x.shape, np.int64)}), {"x": x})

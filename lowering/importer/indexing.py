@@ -43,12 +43,14 @@ from lowering.importer.onnx_import import (
 from npu_dialects.graph import (
     AbsOp,
     ConcatOp,
+    DivOp,
     EqualOp,
     ExpOp,
     GatherOp,
     LessOp,
     LogOp,
     MatMulOp,
+    MaxOp,
     ModOp,
     MulOp,
     ReduceMaxOp,
@@ -264,7 +266,9 @@ tensor; larger ones are per (n, c) plane."""
 def convert_max_unpool(ctx: NodeContext) -> Sequence[Output]:
     """Values scattered to their (run-time) flat indices in zeros of the output shape
     (output_shape input, else the default unpooled size): the values times a one-hot of
-    the indices against the output positions, a matmul. Over the whole tensor when the
+    the indices against the output positions, a matmul; a position named more than once
+    (overlapping windows pick the same max) takes the mean of its values, the one-hot's
+    column sums counting them. Over the whole tensor when the
     one-hot has at most UNPOOL_DENSE_MAX elements; else per (n, c) plane, which assumes
     each index lies in its own plane of the output (as when the output has the shape of
     the MaxPool input the indices came from)."""
@@ -292,4 +296,7 @@ def convert_max_unpool(ctx: NodeContext) -> Sequence[Output]:
     onehot = _eltwise(ctx, EqualOp, local, ctx.const(np.arange(hw_out).reshape(1, 1, hw_out), "positions"))
     vals = _reshape(ctx, ctx.value(0), (planes, 1, hw_in))
     y = ctx.build(MatMulOp(vals, onehot, f32_tensor((planes, 1, hw_out)))).results[0]
+    ones = ctx.const(np.ones((1, 1, hw_in)), "ones")
+    count = ctx.build(MatMulOp(ones, onehot, f32_tensor((planes, 1, hw_out)))).results[0]
+    y = _eltwise(ctx, DivOp, y, _eltwise(ctx, MaxOp, count, ctx.scalar(1.0)))
     return [_reshape(ctx, y, out)]
