@@ -156,6 +156,15 @@ def test_clip_one_bound_and_none() -> None:
     check(make([node("Clip", ["x"])], {"x": X}, 13), "default", {"x": x})
 
 
+def test_clip_of_integers_with_integer_bounds() -> None:
+    """Opset 12 on: an int64 Clip with int64 bounds (was refused: 'only float32 operands';
+    found by the fuzzer)."""
+    x = rand(*X) * 4
+    nodes = [node("Cast", ["x"], ["i"], to=TensorProto.INT64), node("Clip", ["i", "lo", "hi"], ["c"]),
+             node("Cast", ["c"], ["y"], to=TensorProto.FLOAT)]
+    check(make(nodes, {"x": X}, 13, {"lo": np.array(-2, np.int64), "hi": np.array(3, np.int64)}), "default", {"x": x})
+
+
 @pytest.mark.parametrize("arch", ARCHES)
 def test_leaky_relu_and_prelu(arch: str) -> None:
     check(make([node("LeakyRelu", ["x"], alpha=0.2)], {"x": X}, 16), arch)

@@ -994,18 +994,20 @@ def convert_pow(ctx: NodeContext) -> Sequence[Output]:
 @converter("Clip", attrs=("min", "max"))
 def convert_clip(ctx: NodeContext) -> Sequence[Output]:
     """min(max(x, lo), hi): bounds are attributes before opset 11 and optional inputs
-    from 11 on; a missing bound is -inf / +inf (Clip(0, 6) is ReLU6)."""
-    x = ctx.value(0)
+    from 11 on; a missing bound is -inf / +inf (Clip(0, 6) is ReLU6). Integers (from
+    opset 12) and their bounds are carried as f32."""
+    carried = not _is_float(ctx.dtype(0))
+    x = ctx.value(0, carried=carried)
     if ctx.opset < 11:
         lo = ctx.scalar(float(ctx.attr("min", -np.inf)))
         hi = ctx.scalar(float(ctx.attr("max", np.inf)))
     else:
-        lo = ctx.value(1) if ctx.has_input(1) else ctx.scalar(-np.inf)
-        hi = ctx.value(2) if ctx.has_input(2) else ctx.scalar(np.inf)
+        lo = ctx.value(1, carried=carried) if ctx.has_input(1) else ctx.scalar(-np.inf)
+        hi = ctx.value(2, carried=carried) if ctx.has_input(2) else ctx.scalar(np.inf)
     for v, what in ((lo, "min"), (hi, "max")):
         if int(np.prod(shape_of(v))) != 1:
             raise NodeError(f"{what} must be a scalar, got shape {list(shape_of(v))}")
-    return [_eltwise(ctx, ClipOp, x, lo, hi)]
+    return [ctx.typed(_eltwise(ctx, ClipOp, x, lo, hi), ctx.dtype(0))]
 
 
 def _hard_sigmoid(ctx: NodeContext, x: SSAValue, alpha: float, beta: float) -> SSAValue:
