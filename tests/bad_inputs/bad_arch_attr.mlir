@@ -1,0 +1,3 @@
+// An arch attribute with zero cores.
+builtin.module attributes {npu.arch = #npu.arch<cores = 0>} {
+}

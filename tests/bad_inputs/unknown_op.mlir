@@ -1,0 +1,5 @@
+// npu_graph has no op 'frobnicate'.
+func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = npu_graph.frobnicate %x : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  func.return %0 : tensor<2x8xf32>
+}
