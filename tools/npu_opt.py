@@ -298,8 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except OSError as e:
-        print(f"error: cannot read '{e.filename}': {e.strerror or e}", file=sys.stderr)
+    except OSError as e:  # (the input, or the output file)
+        print(f"error: cannot open '{e.filename}': {e.strerror or e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - a crash must still be a one-line diagnostic
         if debug:
