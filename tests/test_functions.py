@@ -246,3 +246,20 @@ def test_reductions_with_an_axes_attribute_take_the_opset_18_body(op, opset):
     opset-18 one with its axes in a Constant input (found by the fuzzer: was unsupported)."""
     _check(_model(op, opset, (2, 3, 4), axes=[-1, 0], keepdims=0), (2, 3, 4))
     _check(_model(op, opset, (2, 3, 4)), (2, 3, 4))
+
+
+def test_a_body_output_takes_the_shape_onnx_infers_for_the_node():
+    """Celu's body multiplies by a [1]-shaped alpha: of a rank-0 input it gives [1], the op
+    [] (was refused as a shape mismatch when read on, a wrong shape as an output; found by
+    the fuzzer)."""
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0), helper.make_node("Celu", ["s"], ["c"], alpha=2.0),
+             helper.make_node("Neg", ["c"], ["y"]), helper.make_node("Celu", ["s"], ["z"], alpha=0.5)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "z")])
+    m = onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+    x = np.array([-1.0, -2.5, 0.5], np.float32)
+    res, _ = compile_and_run(m, "default", inputs={"x": x})
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    for name, want in zip(("y", "z"), ref):
+        assert res.outputs[name].shape == want.shape == ()
+        np.testing.assert_allclose(res.outputs[name], want, rtol=1e-5)

@@ -54,7 +54,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -2388,7 +2388,12 @@ class _Importer:
                          f"opsets {MIN_OPSET}..{MAX_OPSET}, plus those ONNX defines as functions of them")
             raise NodeError("unsupported operator", supported)
         first = len(self.diagnostics)
+        inner_out = {o: f"{label}::{o}" for o in node.output if o}  # (then conformed: `_as_declared`)
+        for inner in body.nodes:
+            inner.input[:] = [inner_out.get(x, x) for x in inner.input]
+            inner.output[:] = [inner_out.get(x, x) for x in inner.output]
         self.used.update(x for inner in body.nodes for x in inner.input if x)  # (before any: Split asks)
+        self.used.update(o for o in inner_out.values() if o.split("::", 1)[1] in self.used)
         saved, self.opset = self.opset, body.opset
         try:
             for i, inner in enumerate(body.nodes):
@@ -2401,8 +2406,22 @@ class _Importer:
             why = f"; it uses {', '.join(missing)}, not supported" if missing else ""
             self.diagnostics.insert(first, f"error: node '{label}' ({node.op_type}, opset {self.opset}): "
                                            f"imported as its ONNX function body, which does not import{why}:")
-        return [self.tensors[o] if o else Tensor("", (), np.dtype(np.float32), placeholder=True)
-                for o in node.output]
+        return [self._as_declared(self.tensors[inner_out[o]], o, label) if o
+                else Tensor("", (), np.dtype(np.float32), placeholder=True) for o in node.output]
+
+    def _as_declared(self, t: Tensor, name: str, label: str) -> Tensor:
+        """A function body's output `t` as node output `name`: reshaped to the shape ONNX
+        infers for the node when only size-1 dims differ (Celu's body multiplies by a
+        [1]-shaped alpha: a rank-0 input gave [1], the op gives [])."""
+        shape = self.inferred.get(name, (None, None))[1]
+        if t.placeholder or shape is None or shape == t.shape or _prod(shape) != _prod(t.shape):
+            return replace(t, name=name)
+        if t.value is None:
+            data = None if t.data is None else t.data.reshape(shape)
+            return replace(t, name=name, shape=tuple(shape), data=data)
+        op = ReshapeOp(t.value, f32_tensor(shape))
+        op.location = name_loc(label)
+        return replace(t, name=name, shape=tuple(shape), value=op.results[0])
 
     def _type_proto(self, name: str) -> onnx.TypeProto | None:
         """The ONNX type of an input (for ONNX's function builders), None when absent."""
