@@ -263,3 +263,14 @@ def test_a_body_output_takes_the_shape_onnx_infers_for_the_node():
     for name, want in zip(("y", "z"), ref):
         assert res.outputs[name].shape == want.shape == ()
         np.testing.assert_allclose(res.outputs[name], want, rtol=1e-5)
+
+
+def test_a_function_op_on_constants_the_reference_cannot_fold_imports_as_its_body():
+    """onnx's reference evaluator fails on a Softsign of a rank-0 float at opset 13: the node
+    then imports as its body, whose nodes fold one by one (was a diagnostic; found by the
+    fuzzer)."""
+    nodes = [helper.make_node("Constant", [], ["c"], value_float=0.7), helper.make_node("Softsign", ["c"], ["s"]),
+             helper.make_node("Add", ["x", "s"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    _check(onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])), (3,))

@@ -2362,10 +2362,13 @@ class _Importer:
             raise NodeError(f"attribute {', '.join(undefined)} is not defined for {node.op_type} "
                             f"at opset {self.opset}")
         outs: Sequence[Output] | None = None
+        body = entry is None and not domain and functions.schema(node.op_type, self.opset, MAX_OPSET) is not None
         if feeds is not None:
-            outs = self._fold(node, feeds, label, required=entry is None)
+            outs = self._fold(node, feeds, label, required=entry is None and not body)
             if outs is not None:
                 self.value_read.update(node.input)
+        if outs is None and entry is None:  # (the reference could not fold it: its body node by node)
+            return self._function(node, domain, label)
         if outs is None:
             assert entry is not None  # (else the fold was required: it returned or raised)
             outs = self._run_converter(node, entry, label)
