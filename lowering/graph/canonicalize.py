@@ -121,12 +121,13 @@ class FoldReshapeChain(RewritePattern):
 
 
 class GemmScalingToEpilogue(RewritePattern):
-    """gemm{alpha, beta}(A, B, C) -> add(mul(gemm(A, B), alpha), mul(C, beta))."""
+    """gemm{alpha, beta}(A, B, C) -> add(mul(gemm(A, B), alpha), mul(C, beta)); without a
+    C, beta scales nothing: gemm{beta}(A, B) -> gemm(A, B)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: GemmOp, rewriter: PatternRewriter) -> None:
         p = op.params
-        if p["alpha"] == 1.0 and (p["beta"] == 1.0 or op.c is None):
+        if p["alpha"] == 1.0 and p["beta"] == 1.0:
             return
         loc = op.location
         ops: list[Operation] = []

@@ -104,6 +104,19 @@ builtin.module {
 
 // -----
 
+// Without a C, beta scales nothing: it goes (the tiler takes no beta; found by the fuzzer).
+builtin.module {
+  func.func @no_c(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {
+    %y = npu_graph.gemm %a, %b {beta = -2.0 : f32} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    func.return %y : tensor<4x3xf32>
+  }
+}
+// CHECK-LABEL: func.func @no_c(
+// CHECK-NEXT:  %[[G:.*]] = npu_graph.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+// CHECK-NEXT:  func.return %[[G]]
+
+// -----
+
 // Plain gemm and 2-D matmul: nothing to do.
 builtin.module {
   func.func @g(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {
