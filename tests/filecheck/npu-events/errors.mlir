@@ -1,6 +1,7 @@
 // RUN: not npu-opt %s -p npu-events 2>&1 | filecheck %s
 
-// A task placed on a core the arch does not have.
+// A task placed on a core the arch does not have: the task's verifier rejects it
+// before npu-events (which checks it too) runs.
 builtin.module attributes {npu.arch = #npu.arch<cores = 2>} {
   func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">) {
     npu_task.task "k0" attributes {core = 3 : i64, range = array<i64: 0, 1>} {
@@ -12,4 +13,4 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 2>} {
     func.return
   }
 }
-// CHECK: error: npu-events: task 'k0' is on core 3 but the arch has cores=2 at 'npu_task.task' (ONNX node conv0)
+// CHECK: error: 'npu_task.task' k0: core 3 is out of range [0, 2) (cores of the arch)
