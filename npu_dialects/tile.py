@@ -55,6 +55,7 @@ from xdsl.traits import IsTerminator, NoMemoryEffect, NoTerminator, SingleBlockI
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from npu_dialects.checks import arch_at, check_at_least, check_within
 from npu_dialects.graph import int_array, ints
 
 
@@ -100,6 +101,17 @@ class LoopNest:
         names = self.loop_names
         if not all(names) or len(set(names)) != len(names):
             raise VerifyException(f"{what}: loop names must be non-empty and unique, got {names}")
+
+    def verify_positive(self, what: str) -> None:
+        """Tile sizes and trip counts are positive."""
+        if any(t <= 0 for t in self.tile_sizes) or any(g <= 0 for g in self.trip_counts):
+            raise VerifyException(f"{what}: tile sizes {list(self.tile_sizes)} and trip counts "
+                                  f"{list(self.trip_counts)} must be positive")
+
+    @property
+    def nest(self) -> tuple[list[str], tuple[int, ...], tuple[int, ...]]:
+        """(loop names, tile sizes, trip counts)."""
+        return self.loop_names, self.tile_sizes, self.trip_counts
 
     @property
     def tile_sizes(self) -> tuple[int, ...]:
@@ -291,6 +303,11 @@ def verify_plan(k: "KernelOp") -> None:
     double_buffer, line_buffer the kernel's), a group plan on a layer group (no loops:
     one offset per body value, every buffer inside `sram`)."""
     plan, name = k.plan, f"'npu_tile.kernel' {k.kernel.data}"
+    if plan is not None and k.kind.data != KernelKind.GROUP:
+        raise VerifyException(f"{name}: a plan belongs to a layer group (kind group), not to a kernel of "
+                              f"kind {k.kind.data}")
+    if k.is_line_buffered and not isinstance(plan, StripPlanAttr):
+        raise VerifyException(f"{name}: line_buffer needs a strip plan (#npu_tile.strip)")
     if isinstance(plan, StripPlanAttr):
         got = (k.loop_names, k.tile_sizes, k.trip_counts, k.is_double_buffered, k.is_line_buffered)
         want = (["h"], (plan.rows.data,), (plan.strips.data,), plan.is_prefetched, plan.is_line_buffered)
@@ -415,9 +432,7 @@ class KernelOp(LoopNest, IRDLOperation):
         if len(self.tile_sizes) != n or len(self.trip_counts) != n:
             raise VerifyException(f"'npu_tile.kernel' {self.kernel.data}: {n} loops but "
                                   f"{len(self.tile_sizes)} tile sizes and {len(self.trip_counts)} trip counts")
-        if any(t <= 0 for t in self.tile_sizes) or any(g <= 0 for g in self.trip_counts):
-            raise VerifyException(f"'npu_tile.kernel' {self.kernel.data}: tile sizes {list(self.tile_sizes)} and "
-                                  f"trip counts {list(self.trip_counts)} must be positive")
+        self.verify_positive(f"'npu_tile.kernel' {self.kernel.data}")
         block = self.body.block
         if [a.type for a in block.args] != [o.type for o in self.ins]:
             raise VerifyException(f"'npu_tile.kernel' {self.kernel.data}: block argument types must match operands")
@@ -425,6 +440,19 @@ class KernelOp(LoopNest, IRDLOperation):
         if isinstance(term, TileYieldOp) and [v.type for v in term.values] != [r.type for r in self.outs]:
             raise VerifyException(f"'npu_tile.kernel' {self.kernel.data}: yielded types must match result types")
         verify_plan(self)
+        self.verify_estimates()
+
+    def verify_estimates(self) -> None:
+        """The plan's numbers: SRAM within the arch's, estimates not negative, one part or more."""
+        where, arch = f"'npu_tile.kernel' {self.kernel.data}", arch_at(self)
+        for name in ("sram_bytes", "predicted_cycles", "dram_bytes"):
+            check_at_least(where, name, getattr(self, name).value.data, 0)
+        check_at_least(where, "parts", self.parts.value.data, 1)
+        check_within(where, "SRAM of its tile buffers at bytes", 0, self.sram_bytes.value.data, arch.sram_bytes,
+                     "sram_bytes of the arch")
+        if self.plan is not None:
+            check_within(where, "the SRAM arena of its plan at bytes", 0, self.plan.sram.data, arch.sram_bytes,
+                         "sram_bytes of the arch")
 
 
 class WindowOp(IRDLOperation):
@@ -455,6 +483,25 @@ class WindowOp(IRDLOperation):
         terms = tuple(tuple((j, coefs[d * n + j]) for j in range(n) if coefs[d * n + j])
                       for d in range(len(ints(self.sizes, ()))))
         return self.view_shape(), terms, ints(self.consts, ()), ints(self.sizes, ())
+
+    def start_ranges(self) -> list[tuple[int, int]] | None:
+        """Per dim the lowest and highest start of the window over the tiles of the
+        enclosing loop (None when its loops do not match the indices: the loop reports)."""
+        loop = self.parent_op()
+        trips = (loop.trip_counts if isinstance(loop, LoopOp) else
+                 (loop.strips.value.data,) if isinstance(loop, StripLoopOp) else ())
+        if len(trips) != len(self.indices) or any(t < 1 for t in trips):
+            return None
+        _, terms, consts, _ = self.window()
+        reach = [[k * (trips[j] - 1) for j, k in ts] for ts in terms]  # each term's move from the first tile
+        return [(c + sum(min(0, r) for r in rs), c + sum(max(0, r) for r in rs)) for rs, c in zip(reach, consts)]
+
+    def verify_starts(self, note: str) -> None:
+        """Every tile's window starts inside the (viewed) tensor."""
+        view = self.view_shape()
+        for d, ((lo, hi), dim) in enumerate(zip(self.start_ranges() or [], view)):
+            check_within(f"'{self.name}'", f"the starts of its tiles' windows along dim {d}", lo, hi - lo + 1, dim,
+                         f"dim {d} of {list(view)}", note)
 
     def print_window(self, printer: Printer) -> None:
         """`(%i, %j)[4 * %i, 16 * %j - 1] sizes [4, 16]`, then `view [...]` if set."""
@@ -530,6 +577,8 @@ class WindowOp(IRDLOperation):
         if len(view) != rank or len(ints(self.consts, ())) != rank or len(ints(self.coefs, ())) != rank * n:
             raise VerifyException(f"'{self.name}': a window of rank {rank} over {n} loops needs {rank} view dims, "
                                   f"{rank} consts and {rank * n} coefs")
+        if any(s <= 0 for s in sizes):
+            raise VerifyException(f"'{self.name}': window sizes must be positive, got {list(sizes)}")
         if not isinstance(tensor, TensorType) or prod(tensor.get_shape()) != prod(view):
             raise VerifyException(f"'{self.name}': view {list(view)} does not have the elements of {tensor}")
         if not isinstance(tile, TensorType) or tuple(tile.get_shape()) != sizes:
@@ -546,7 +595,9 @@ class WindowOp(IRDLOperation):
 @irdl_op_definition
 class LoadOp(WindowOp):
     """One input tile: the window of `source` at the current tile; reads outside the
-    tensor give `pad_value` (absent: the window stays inside)."""
+    tensor give `pad_value` (absent: every tile's window starts inside the tensor, and
+    what passes its end reads as zeros, as `npu-bufferize` loads it: the remainder of a
+    matmul's K or M)."""
 
     name = "npu_tile.load"
     source = operand_def(TensorType)
@@ -599,6 +650,8 @@ class LoadOp(WindowOp):
 
     def verify_(self) -> None:
         self.verify_window(self.source.type, self.tile.type)
+        if self.pad_value is None:
+            self.verify_starts(", and the load has no pad value")
 
 
 @irdl_op_definition
@@ -631,6 +684,8 @@ class ReduceOp(IRDLOperation):
         return self.STATE_COLUMNS if self.combine is not None and self.combine.data == "online_softmax" else 0
 
     def verify_(self) -> None:
+        if not isinstance(self.parent_op(), (LoopOp, StripLoopOp)):
+            raise VerifyException("'npu_tile.reduce' must be in an 'npu_tile.loop'")
         if self.partial.type != self.total.type:
             raise VerifyException("'npu_tile.reduce': result type must equal the operand type")
         if self.combine is not None and self.combine.data not in self.COMBINES:
@@ -695,6 +750,7 @@ class StoreOp(WindowOp):
             shape = list(tile.get_shape())
             tile = TensorType(tile.element_type, [*shape[:-1], shape[-1] - extra])
         self.verify_window(loop.result.type if isinstance(loop, (LoopOp, StripLoopOp)) else self.value.type, tile)
+        self.verify_starts(": every tile stores something")
 
 
 @irdl_op_definition
@@ -739,6 +795,19 @@ class LoopOp(LoopNest, IRDLOperation):
             raise VerifyException("'npu_tile.loop': the body must end in 'npu_tile.store'")
         if sum(isinstance(o, ReduceOp) for o in block.ops) != 1:
             raise VerifyException("'npu_tile.loop': the body must hold exactly one 'npu_tile.reduce'")
+        self.verify_positive("'npu_tile.loop'")
+        self.verify_kernel()
+
+    def verify_kernel(self) -> None:
+        """The loop applies its kernel's plan: the same loops, tiles, grid and buffering."""
+        k = self.parent_op()
+        if not isinstance(k, KernelOp):
+            raise VerifyException("'npu_tile.loop' must be directly inside an 'npu_tile.kernel'")
+        got, want = (*self.nest, self.double_buffer is not None), (*k.nest, k.is_double_buffered)
+        if got != want:
+            raise VerifyException(f"'npu_tile.loop': loops {got[0]}, tile {list(got[1])}, grid {list(got[2])}, "
+                                  f"double_buffer {got[3]} do not match kernel {k.kernel.data}'s loops {want[0]}, "
+                                  f"tile {list(want[1])}, grid {list(want[2])}, double_buffer {want[3]}")
 
 
 @irdl_op_definition
@@ -790,6 +859,11 @@ class StripLoopOp(IRDLOperation):
         if last is None or [r.type for r in last.results] != [self.result.type]:
             raise VerifyException("'npu_tile.strip_loop': its group's last op must compute its result "
                                   f"({self.result.type})")
+        k = self.parent_op()
+        if not isinstance(k, KernelOp) or k.plan != plan:
+            theirs = k.plan if isinstance(k, KernelOp) else "none"
+            raise VerifyException(f"'npu_tile.strip_loop': its plan {plan} must be the plan of the "
+                                  f"'npu_tile.kernel' it is directly inside ({theirs})")
 
 
 @irdl_op_definition

@@ -68,7 +68,8 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
 
 // -----
 
-// A layer group whose recorded arena is larger than the core's SRAM.
+// A layer group whose recorded arena is larger than the core's SRAM: the kernel's
+// verifier rejects it before npu-bufferize (which checks it too) runs.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} {
   func.func @main(%x: tensor<4x64xf32>, %w: tensor<64x64xf32>) -> tensor<4x64xf32> {
     %y = npu_tile.kernel "fc..relu"(%x, %w) group {loops = [], tile = array<i64>, grid = array<i64>, plan = #npu_tile.group<sram = 65536, offsets = [16384, 0, 17408, 17408], in_place = [1]>} : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32> {
@@ -80,7 +81,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
     func.return %y : tensor<4x64xf32>
   }
 }
-// CHECK: error: npu-bufferize: kernel 'fc..relu': its plan #npu_tile.group<sram = 65536, offsets = [16384, 0, 17408, 17408], in_place = [1]> needs more than sram_bytes=32768
+// CHECK: 'npu_tile.kernel' fc..relu: the SRAM arena of its plan at bytes [0, 65536) is not within [0, 32768) (sram_bytes of the arch)
 
 // -----
 
