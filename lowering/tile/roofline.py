@@ -74,13 +74,21 @@ def fusion_floor_bytes(module: ModuleOp, sram_bytes: int) -> int:
     `sram_bytes`, each run reading the values it uses from outside once and writing
     the ones used after it once; activations inside a run cost nothing, however large.
     (An intermediate between kernels whose weights do not fit together stays on chip
-    only if its weights stream in per strip and core: more bytes, not counted here.)"""
+    only if its weights stream in per strip and core: more bytes, not counted here.)
+
+    The runs ending at a kernel are grown backwards one kernel at a time, their bytes
+    updated from the new kernel alone (it reads nothing the run computes, and which
+    of the run's results are read after it does not change): quadratic in the kernels
+    of a function whose weights all fit (an unrolled recurrence), not cubic."""
     nbytes = 0
     for kernels in _kernels(module):
+        reads, last_read = _run_terms(kernels)
         best: list[int] = [0]  # best[i]: the fewest bytes of kernels[:i]
         for i in range(1, len(kernels) + 1):
             weights: set[SSAValue] = set()
             held = 0
+            ins: dict[SSAValue, None] = {}  # what the run reads from outside
+            in_bytes = out_bytes = 0
             costs = []
             for j in range(i - 1, -1, -1):  # the last run is kernels[j:i]
                 new = {v for v in kernels[j].operands if isinstance(v.owner, ConstantOp)} - weights
@@ -88,7 +96,17 @@ def fusion_floor_bytes(module: ModuleOp, sram_bytes: int) -> int:
                 held += sum(_bytes(w) for w in new)
                 if j < i - 1 and held > sram_bytes:
                     break  # (longer runs only hold more weights)
-                costs.append(best[j] + _run_bytes(kernels[j:i]))
+                for r in kernels[j].results:  # now computed inside the run
+                    if r in ins:
+                        del ins[r]
+                        in_bytes -= _bytes(r)
+                    if last_read[r] >= i:
+                        out_bytes += _bytes(r)
+                for s in reads[j]:
+                    if s not in ins:
+                        ins[s] = None
+                        in_bytes += _bytes(s)
+                costs.append(best[j] + in_bytes + out_bytes)
             best.append(min(costs))
         nbytes += best[-1]
     return nbytes
@@ -114,12 +132,15 @@ def _readers(v: SSAValue) -> list[Operation]:
     return out
 
 
-def _run_bytes(run: list[Operation]) -> int:
-    """Bytes a run of kernels moves: what it reads from outside once, what is read after it once."""
-    inside = set(run)
-    ins = {s: None for k in run for v in k.operands for s in _sources(v) if s.owner not in inside}
-    outs = [r for k in run for r in k.results if any(o not in inside for o in _readers(r))]
-    return sum(_bytes(v) for v in (*ins, *outs))
+def _run_terms(kernels: list[Operation]) -> tuple[list[list[SSAValue]], dict[SSAValue, int]]:
+    """Per kernel, the values it reads (views looked through, each once); per kernel
+    result, the index of its last reader (len(kernels) for a return or anything else
+    that is not one of `kernels`): a result leaves the run kernels[j:i] iff that is >= i."""
+    index = {k: n for n, k in enumerate(kernels)}
+    reads = [list(dict.fromkeys(s for v in k.operands for s in _sources(v))) for k in kernels]
+    last_read = {r: max((index.get(o, len(kernels)) for o in _readers(r)), default=-1)
+                 for k in kernels for r in k.results}
+    return reads, last_read
 
 
 def annotate(module: ModuleOp, arch: Arch) -> None:
