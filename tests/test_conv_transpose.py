@@ -30,6 +30,8 @@ CASES: dict[str, tuple[list[int], tuple[int, int, tuple[int, ...]], dict]] = {
     "pads_over_stride": ([1, 2, 6, 6], (2, 2, (3, 3)), dict(strides=[2, 2], pads=[4, 3, 2, 5])),
     "stride3": ([1, 3, 4, 4], (3, 2, (5, 3)), dict(strides=[3, 3], pads=[1, 2, 0, 1], output_padding=[2, 1])),
     "output_shape": ([1, 1, 3, 3], (1, 2, (3, 3)), dict(strides=[3, 2], output_shape=[10, 8])),
+    # two past the full size (a total padding of -2): zeros at the end, no shift (found by the fuzzer)
+    "output_shape_beyond": ([1, 2, 3, 2], (2, 1, (1, 4)), dict(strides=[3, 3], dilations=[2, 2], output_shape=[9, 12])),
     "same_upper": ([1, 2, 3, 3], (2, 2, (3, 3)), dict(strides=[2, 2], auto_pad="SAME_UPPER")),
     "same_lower": ([1, 2, 3, 3], (2, 2, (3, 3)), dict(strides=[2, 2], auto_pad="SAME_LOWER")),
     "conv1d": ([1, 3, 7], (3, 2, (3,)), dict(strides=[2], pads=[1, 0])),

@@ -631,8 +631,9 @@ def convert_conv(ctx: NodeContext) -> Sequence[Output]:
 def _conv_transpose_pads(ctx: NodeContext, x: Sequence[int], k: Sequence[int], s: Sequence[int],
                          d: Sequence[int], op: Sequence[int]) -> tuple[int, ...]:
     """ConvTranspose pads (begins, then ends) from `pads`, or from `output_shape` /
-    `auto_pad` as the ONNX reference computes them (SAME_UPPER puts the odd unit at
-    the end; a negative total extends the result with zeros)."""
+    `auto_pad` by the spec's formula (SAME_UPPER puts the odd unit at the end); a
+    negative total extends the result with zeros at the end, as onnxruntime and ONNX's
+    reference do (the formula would also shift it by half the total)."""
     n, auto_pad = len(x), ctx.attr("auto_pad", "NOTSET")
     if auto_pad not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
         raise NodeError(f"unsupported attribute auto_pad={auto_pad}")
@@ -648,7 +649,8 @@ def _conv_transpose_pads(ctx: NodeContext, x: Sequence[int], k: Sequence[int], s
         raise NodeError(f"output_shape {list(ctx.attr('output_shape'))} must give {n} spatial sizes")
     total = [si * (i - 1) + o + (ki - 1) * di + 1 - t for i, ki, si, di, o, t in zip(x, k, s, d, op, out)]
     upper = auto_pad == "SAME_UPPER"
-    return (*(t // 2 if upper else t - t // 2 for t in total), *(t - t // 2 if upper else t // 2 for t in total))
+    begin = [0 if t < 0 else t // 2 if upper else t - t // 2 for t in total]
+    return (*begin, *(t - b for t, b in zip(total, begin)))
 
 
 @converter("ConvTranspose", attrs=("auto_pad", "dilations", "group", "kernel_shape", "output_padding",
