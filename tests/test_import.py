@@ -306,10 +306,10 @@ def _f32(name: str, shape: list[int]) -> onnx.ValueInfoProto:
                [numpy_helper.from_array(np.ones((4, 5), np.float32), "w")]),
      "error: node 'fc' (Gemm, opset 17): inner dimensions differ: A [2, 3] (transA=0) has K=3, "
      "B [4, 5] (transB=1) has K=5"),
-    (_one_node(helper.make_node("Conv", ["x", "w"], ["y"], name="c1d"), [_f32("x", [1, 2, 8])],
-               [numpy_helper.from_array(np.ones((2, 2, 3), np.float32), "w")]),
-     "error: node 'c1d' (Conv, opset 17): only 2-D convolutions are supported: input [1, 2, 8] and "
-     "weight [2, 2, 3] must be 4-D"),
+    (_one_node(helper.make_node("Conv", ["x", "w"], ["y"], name="c3d"), [_f32("x", [1, 2, 4, 4, 4])],
+               [numpy_helper.from_array(np.ones((2, 2, 3, 3, 3), np.float32), "w")]),
+     "error: node 'c3d' (Conv, opset 17): only 1-D and 2-D convolutions are supported: input [1, 2, 4, 4, 4] "
+     "and weight [2, 2, 3, 3, 3] must both be 3-D or 4-D"),
     (_one_node(helper.make_node("Relu", ["x"], ["y"], name="r", foo=3), [_f32("x", [3])]),
      "error: node 'r' (Relu, opset 17): attribute foo is not defined for Relu at opset 17"),
     (_one_node(helper.make_node("Constant", [], ["y"], name="k", value_string="abc"), []),

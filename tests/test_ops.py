@@ -156,6 +156,18 @@ def test_clip_one_bound_and_none() -> None:
     check(make([node("Clip", ["x"])], {"x": X}, 13), "default", {"x": x})
 
 
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("attrs", [dict(strides=[2], pads=[1, 2], dilations=[2]), dict(group=3, auto_pad="SAME_UPPER"),
+                                   dict(kernel_shape=[5], pads=[0, 0])])
+def test_conv_1d_as_2d(attrs: dict, arch: str) -> None:
+    """1-D Conv (an audio front end) is a 2-D one with a unit height (was refused; found by
+    the fuzzer)."""
+    k = attrs.get("kernel_shape", [3])[0]
+    w = rand(6, 3 // attrs.get("group", 1), k, seed=2)
+    ins = {"w": w, "b": rand(6, seed=3)}
+    check(make([node("Conv", ["x", "w", "b"], **attrs)], {"x": (2, 3, 17)}, 17, ins), arch)
+
+
 def test_clip_of_integers_with_integer_bounds() -> None:
     """Opset 12 on: an int64 Clip with int64 bounds (was refused: 'only float32 operands';
     found by the fuzzer)."""

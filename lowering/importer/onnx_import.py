@@ -553,16 +553,6 @@ def _window_pads(ctx: NodeContext, spatial: Sequence[int], kernel: Sequence[int]
     return (*begin, *end)
 
 
-def _pair(ctx: NodeContext, name: str) -> tuple[int, int]:
-    """A 2-value int attribute (strides, dilations), default (1, 1), positive."""
-    v = ctx.ints_attr(name, (1, 1))
-    if len(v) != 2:
-        raise NodeError(f"{name} {list(v)} must have 2 values for a 2-D window")
-    if any(x <= 0 for x in v):
-        raise NodeError(f"{name} {list(v)} must be positive")
-    return v[0], v[1]
-
-
 # --------------------------------------------------------------------------------------
 # Converters: one per ONNX op type
 # --------------------------------------------------------------------------------------
@@ -600,11 +590,13 @@ def convert_matmul(ctx: NodeContext) -> Sequence[Output]:
 
 @converter("Conv", attrs=("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"))
 def convert_conv(ctx: NodeContext) -> Sequence[Output]:
-    """2-D convolution, NCHW input, OIHW weight, optional bias."""
+    """1-D or 2-D convolution, NC[H]W input, OI[H]W weight, optional bias; a 1-D one is
+    2-D with a unit height (reshapes around it)."""
     x, w = ctx.shape(0), ctx.shape(1)
-    if len(x) != 4 or len(w) != 4:
-        raise NodeError(f"only 2-D convolutions are supported: input {list(x)} and weight {list(w)} "
-                        "must be 4-D")
+    if len(x) not in (3, 4) or len(w) != len(x):
+        raise NodeError(f"only 1-D and 2-D convolutions are supported: input {list(x)} and weight {list(w)} "
+                        "must both be 3-D or 4-D")
+    n = len(x) - 2
     group = int(ctx.attr("group", 1))
     if group <= 0:
         raise NodeError(f"group={group} must be positive")
@@ -617,15 +609,22 @@ def convert_conv(ctx: NodeContext) -> Sequence[Output]:
         raise NodeError(f"kernel_shape {list(kernel)} does not match the weight's {list(w[2:])}")
     if ctx.has_input(2) and ctx.shape(2) != (w[0],):
         raise NodeError(f"bias of shape {list(ctx.shape(2))} must have shape [{w[0]}]")
-    strides, dilations = _pair(ctx, "strides"), _pair(ctx, "dilations")
+    strides, dilations = _ints_n(ctx, "strides", n), _ints_n(ctx, "dilations", n)
     pads = _window_pads(ctx, x[2:], w[2:], strides, dilations)
+    xv, wv = ctx.value(0), ctx.value(1)
+    if n == 1:
+        strides, dilations, pads = (1, *strides), (1, *dilations), (0, pads[0], 0, pads[1])
+        x, w = (*x[:2], 1, x[2]), (*w[:2], 1, w[2])
+        xv = ctx.build(ReshapeOp(xv, f32_tensor(x))).results[0]
+        wv = ctx.build(ReshapeOp(wv, f32_tensor(w))).results[0]
     out = conv_out_shape(x, w, strides, pads, dilations, group)
     if out is None:
         raise NodeError(f"the output would be empty: input {list(x)} is smaller than the "
-                        f"{w[2]}x{w[3]} kernel (dilations {list(dilations)}, pads {list(pads)})")
-    op = Conv2dOp(ctx.value(0), ctx.value(1), ctx.optional_value(2), f32_tensor(out),
-                  strides=strides, pads=pads, dilations=dilations, group=group)
-    return [ctx.build(op).results[0]]
+                        f"{'x'.join(map(str, w[2:]))} kernel (dilations {list(dilations)}, pads {list(pads)})")
+    op = Conv2dOp(xv, wv, ctx.optional_value(2), f32_tensor(out), strides=strides, pads=pads, dilations=dilations,
+                  group=group)
+    y = ctx.build(op).results[0]
+    return [y if n == 2 else ctx.build(ReshapeOp(y, f32_tensor((out[0], out[1], out[3])))).results[0]]
 
 
 def _conv_transpose_pads(ctx: NodeContext, x: Sequence[int], k: Sequence[int], s: Sequence[int],
