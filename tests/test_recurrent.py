@@ -102,6 +102,18 @@ def test_sequence_lens_shorter_than_the_sequence(op):
                    seed=2))
 
 
+@pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
+def test_every_input_constant_is_converted_not_folded(op):
+    """X an initializer too: the node is still converted, not evaluated by onnx's reference
+    at import (its recurrences ignore sequence_lens, direction, activations and clip; found
+    by the fuzzer: a bidirectional RNN with sequence_lens folded to other numbers)."""
+    model, feeds = _model(op, seq=3, batch=2, direction="bidirectional", lens=[1, 3], seed=5,
+                          activations=["Sigmoid", "Tanh", "Tanh"][:GATES[op] // 2 + 1] * 2, clip=0.5)
+    model.graph.initializer.append(numpy_helper.from_array(feeds.pop("X"), "X"))
+    del model.graph.input[:]
+    _check(model, feeds)
+
+
 def test_sequence_lens_with_layout_1():
     _check_layout_1("GRU", seq=3, batch=3, direction="reverse", lens=[1, 3, 2], seed=3)
 

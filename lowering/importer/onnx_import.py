@@ -157,9 +157,10 @@ MAX_OPSET = onnx.defs.onnx_opset_version()
 dtype checks) and attributes for them (Cast's round_mode, Range's stash_type: diagnosed
 when set, as every attribute a converter does not take)."""
 _NO_FOLD = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
-                      "Multinomial", "Bernoulli", "Dropout"})
+                      "Multinomial", "Bernoulli", "Dropout", "LSTM", "GRU", "RNN"})
 """Op types never evaluated at import even with constant inputs (not deterministic;
-Dropout in training mode is random)."""
+Dropout in training mode is random; onnx's reference recurrences ignore sequence_lens,
+direction, activations and clip: their converters build them, npu-constant-fold folds)."""
 _SMALL_INTS = frozenset({"int4", "uint4", "int2", "uint2"})
 """Sub-byte integer element types (ml_dtypes, not numpy integers): carried as float32 too."""
 INLINE_MAX_ELEMENTS = 16
