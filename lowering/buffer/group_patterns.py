@@ -20,7 +20,8 @@ The plan gives a byte offset per body value (the inputs, then each op's result):
 `npu_task.sram` buffers sit there. Buffers viewing one value (reshapes, slices,
 rank-extended operands) share its `value` number; a result written in place over
 its operand is a new value at the same bytes. A load with no op computing from it
-(a view the group returns) is waited for before the first view reading it.
+is waited for before the first view reading it; a view the group returns counts as
+computing from it (its store reads the loaded bytes).
 """
 
 from __future__ import annotations
@@ -91,9 +92,10 @@ class GroupBuffers:
             em.add(CopyOp(buf, zeros, self.out_dram[v], zeros, shape_of(v)))
 
 
-def first_reader(load: LoadOp) -> Operation:
+def first_reader(load: LoadOp, returned: set[SSAValue]) -> Operation:
     """The op a load is waited for before: the first op computing from its tile (through
-    views), else the first view reading it."""
+    views) or a view of it the group returns (its store reads the tile right after it),
+    else the first view reading it."""
     seen: set[SSAValue] = {load.tile}
     views: list[Operation] = []
     readers: list[Operation] = []
@@ -102,7 +104,7 @@ def first_reader(load: LoadOp) -> Operation:
         for use in stack.pop().uses:
             o = use.operation
             if isinstance(o, GraphOp) and is_view(o):
-                views.append(o)
+                (readers if o.results[0] in returned else views).append(o)
                 if o.results[0] not in seen:
                     seen.add(o.results[0])
                     stack.append(o.results[0])
@@ -139,7 +141,8 @@ def assign_group_buffers(kernel: KernelOp, body: Sequence[Operation], outs: Sequ
         if not isinstance(v, OpResult):
             raise TilingError("a layer group returns one of its inputs")
         out_dram.setdefault(body[position[v.op]].results[v.index], o)
-    return GroupBuffers(em, kernel.location, offset, out_dram, {ld: first_reader(ld) for ld in loads}, set(ops))
+    return GroupBuffers(em, kernel.location, offset, out_dram, {ld: first_reader(ld, set(out_dram)) for ld in loads},
+                        set(ops))
 
 
 class GroupLoadToCopy(RewritePattern):
