@@ -339,7 +339,7 @@ class Runtime:
         self._device(arch)
         assert self.heap is not None
         try:
-            program = load_program(module, weights, arch)
+            program = load_program(module, weights, arch, values=self.values)  # (value ids the engine names)
         except SimError as e:
             raise DeviceError(str(e), e.details) from None
         slots = max((s + 1 for t in program.tasks for s in (*t.op.wait_slots, *t.op.signal_slots)), default=0)
@@ -489,7 +489,7 @@ class Runtime:
             if ctx.last is None or ctx.last.device_end is not None:
                 return ctx
         try:
-            program = load_program(exe.module, exe.weights, exe.arch)
+            program = load_program(exe.module, exe.weights, exe.arch, values=self.values)
         except SimError as e:
             raise DeviceError(str(e), e.details) from None
         ctx = _Context(program)

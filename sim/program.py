@@ -155,17 +155,20 @@ class DramWeights(dict[str, np.ndarray]):
 
 
 def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch,
-                 check_bounds: bool = True, weights_image: np.ndarray | None = None) -> Program:
+                 check_bounds: bool = True, weights_image: np.ndarray | None = None,
+                 values: Values | None = None) -> Program:
     """Lay out DRAM, bind weights, compile every task. Inputs are not written yet.
 
     `weights_image` (default: `weights.image` for `DramWeights`) holds the weights region
     as the function `weights_image` fills it: the region uses these bytes, read-only and
-    uncopied, and only the weights without a DRAM offset are written (from `weights`)."""
+    uncopied, and only the weights without a DRAM offset are written (from `weights`).
+    `values` is the table the program's buffer values are numbered in (default: its own;
+    a device running several programs in one engine passes the engine's)."""
     if weights_image is None and isinstance(weights, DramWeights):
         weights_image = weights.image
     sig = signature(module)
     body = main_func(module).body.block
-    loader = _Loader(module, body, weights, arch, weights_image)
+    loader = _Loader(module, body, weights, arch, weights_image, values)
     arg_bufs = loader.arguments(body, sig)
     task_ops = loader.top_level(body)
     loader.check_weight_overlaps()
@@ -222,11 +225,11 @@ class _Loader:
     top-level value (`globals`), the values the sanitizer names, warnings."""
 
     def __init__(self, module: ModuleOp, body: Block, weights: Mapping[str, np.ndarray], arch: Arch,
-                 image: np.ndarray | None = None):
+                 image: np.ndarray | None = None, values: Values | None = None):
         self.weights = weights
         self.arch = arch
         self.warnings: list[str] = []
-        self.values = Values()
+        self.values = values if values is not None else Values()
         self.host_written: list[Buf] = []
         wmax, amax = _placed_ends(body)
         self.wattr, self.aattr = int_attr(module, WEIGHTS_BYTES_ATTR), int_attr(module, ARENA_BYTES_ATTR)

@@ -112,3 +112,19 @@ def test_sanitizer_reports_a_write_into_the_weights():
     with pytest.raises(SimError, match=r"sanitizer: task 'k' \(ONNX node k\): 'npu_dma.copy' \(op #\d+ in the task\) "
                                        r"writes weight 'w' in the DRAM weights region, which only the host writes"):
         simulate(m, {"w": np.zeros(16, np.float32)}, {"x": np.ones(16, np.float32)}, Arch(), sanitize=True)
+
+
+def test_sanitizer_names_the_values_when_the_device_runtime_runs_the_program():
+    """The device runtime (`npu-run`'s path) numbers each loaded program's values in its
+    engine's table: the report names them (it raised an IndexError looking them up in an
+    empty table; found by the fuzzer)."""
+    from runtime.device import DeviceError, run_module
+    body = (f"{CONSTS}\n%s = npu_task.sram {{offset = 0 : i64}} : {S(4096)}\n"
+            f"%t = npu_dma.copy %x[%c0] -> %s[%c0] {{sizes = array<i64: 4096>}} : {D(4096)} -> {S(4096)}\n"
+            f"%v = npu_task.sram {{offset = 0 : i64}} : {S(16)}\n"
+            f"%u = npu_dma.copy %v[%c0] -> %y[%c0] {{sizes = array<i64: 16>}} : {S(16)} -> {D(16)}\n"
+            f"npu_dma.wait %t\nnpu_dma.wait %u")  # (the store, small, lands before the load)
+    m = module([("x", D(4096))], [("y", D(16))], task("k", 0, body))
+    with pytest.raises((DeviceError, SimError), match=r"'npu_dma.copy' .* reads bytes \[0, 64\) of SRAM of core 0 "
+                                                      r"expecting SRAM buffer .* \(read before written\)"):
+        run_module(m, {}, {"x": np.ones(4096, np.float32)}, Arch(), sanitize=True)
