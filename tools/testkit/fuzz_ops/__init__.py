@@ -1,0 +1,20 @@
+"""The fuzzer's op table (`table.OPS`: op type -> generator), filled by the generator
+modules: elementwise, movement, shapes, reductions, spatial, sequence, motifs.
+Generators draw attribute variants (axes, keepdims, strides, pads, dilations, groups,
+perms, split sizes, Slice steps, Pad modes, epsilons ...) and keep values meaningful
+(domains through `Builder.positive` / `Builder.bounded`, discontinuous ops on exact
+tensors). `fuzz_graphs` draws from `OPS`; `EXCLUDED` names the supported op types left
+out, with the reason."""
+
+from tools.testkit.fuzz_ops import (  # noqa: F401  (each registers its generators)
+    elementwise,
+    motifs,
+    movement,
+    reductions,
+    sequence,
+    shapes,
+    spatial,
+)
+from tools.testkit.fuzz_ops.table import EXCLUDED, OPS, OpGen
+
+__all__ = ["EXCLUDED", "OPS", "OpGen"]
