@@ -9,10 +9,10 @@ Nothing is reordered: every op computes exactly what it did alone, so numerics a
 unchanged. A run too big for SRAM whole may become a strip group, computed strip by
 strip along H (`lowering/tile/strip_plan.py`), possibly with line buffers.
 
-Options: `max-kernels` (default 128) bounds a group's length (and the search);
-`line-buffers` is `auto` (by cost, the default), `never`, or `always`: every strip
-group that can use line buffers does, and such groups form wherever they can (to
-test them, or to bisect a problem to them).
+Options: `max-kernels` (128) bounds a group's length (and the search), narrowed to 48
+once `search-budget` (200000 kernels planned) is spent; `line-buffers` is `auto` (by
+cost, the default), `never`, or `always`: every strip group that can use line buffers
+does, and such groups form wherever they can (to test them, or to bisect to them).
 
 Algorithm
 ---------
@@ -111,6 +111,13 @@ class StripChoice:
 MAX_STRIP_KERNELS = 10
 """Longest run of kernels tried as a strip group (each try searches strip heights)."""
 
+SEARCH_BUDGET = 200_000
+"""Kernels planned (the sum of the runs' lengths) before the run search narrows to
+BUDGET_HORIZON kernels per group (the pass's `search-budget` option): a plan costs time in its length, and long chains of
+small kernels that always fit SRAM (an unrolled LSTM: 480 kernels, 2.7 million) never
+stop a search early. The zoo and the transformers plan at most 33,000."""
+BUDGET_HORIZON = 48
+
 
 def _single_cost(k: KernelOp, arch: Arch) -> int:
     """A kernel's predicted span, plus the two cross-core events a split kernel pays
@@ -161,10 +168,13 @@ class LayerGroup(ModulePass):
     name = "npu-layer-group"
     max_kernels: int = 128
     line_buffers: str = "auto"
+    search_budget: int = SEARCH_BUDGET
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_kernels < 2:
             raise CompileError(self.name, f"max-kernels must be at least 2, got {self.max_kernels}")
+        if self.search_budget < 0:
+            raise CompileError(self.name, f"search-budget must be at least 0, got {self.search_budget}")
         if self.line_buffers not in LINE_BUFFER_MODES:
             raise CompileError(self.name, f"line-buffers must be one of {', '.join(LINE_BUFFER_MODES)}, "
                                           f"got '{self.line_buffers}'")
@@ -402,6 +412,8 @@ class RunSearch:
         self.all_ops, self.starts, self.yielded, self.canon = inner_ops(kernels)
         self.plans: dict[tuple[int, int], GroupPlan | StripChoice] = {}
         self.pairs: dict[int, tuple[int, int]] = {}  # kernel j with j+1: (grouped cycles, separate cycles)
+        self.work = 0  # kernels planned so far (SEARCH_BUDGET)
+        self.narrowed = False
 
     def run_of(self, j: int, i: int) -> tuple[list[KernelOp], list[Operation], list[SSAValue], list[int]]:
         """Kernels j..i-1: them, their graph ops, the values used after them, the ops' costs."""
@@ -449,6 +461,18 @@ class RunSearch:
         return (f"their tensors do not fit one core's SRAM together: whole they need {need} bytes, "
                 f"{need - have} more than its {have}, and no strip height fits")
 
+    def horizon(self, i: int) -> int:
+        """The most kernels a group ending at kernel i may have: max-kernels, or
+        BUDGET_HORIZON once the search has spent SEARCH_BUDGET (a remark says so)."""
+        if self.work < self.lg.search_budget or self.lg.max_kernels <= BUDGET_HORIZON:
+            return self.lg.max_kernels
+        if not self.narrowed:
+            self.narrowed = True
+            remark(self.lg.name, "missed", node_names(self.kernels[i - 1]),
+                   f"search budget of {self.lg.search_budget} planned kernels spent: groups ending here and later "
+                   f"have at most {BUDGET_HORIZON} kernels")
+        return BUDGET_HORIZON
+
     def segments(self) -> list[tuple[int, int]]:
         """The groups (j, i) of the cheapest program, last first."""
         n, arch, lg = len(self.kernels), self.arch, self.lg
@@ -461,11 +485,12 @@ class RunSearch:
                 continue  # no group can end with this kernel
             singles = _single_cost(self.kernels[i - 1], arch)
             whole_failed = False
-            for j in range(i - 2, max(-1, i - 1 - lg.max_kernels), -1):
+            for j in range(i - 2, max(-1, i - 1 - self.horizon(i)), -1):
                 if self.costs[j] is None:
                     break
                 singles += _single_cost(self.kernels[j], arch)
                 run, ops, outs, flat = self.run_of(j, i)
+                self.work += i - j
                 plan, whole_failed = lg.plan_run(run, ops, outs, flat, self.canon, arch, whole_failed)
                 if plan is None:
                     if i - j > MAX_STRIP_KERNELS and whole_failed:

@@ -1,6 +1,7 @@
 // RUN: not npu-opt %s -p 'npu-tile,npu-layer-group{max-kernels=1}' 2>&1 | filecheck %s
 // RUN: not npu-opt %s -p npu-layer-group 2>&1 | filecheck %s --check-prefix=UNTILED
 // RUN: not npu-opt %s -p 'npu-tile,npu-layer-group{line-buffers=sometimes}' 2>&1 | filecheck %s --check-prefix=MODE
+// RUN: not npu-opt %s -p 'npu-tile,npu-layer-group{search-budget=-1}' 2>&1 | filecheck %s --check-prefix=BUDGET
 
 // A group needs at least two kernels.
 builtin.module {
@@ -10,6 +11,7 @@ builtin.module {
   }
 }
 // CHECK: error: npu-layer-group: max-kernels must be at least 2, got 1
+// BUDGET: error: npu-layer-group: search-budget must be at least 0, got -1
 
 // Graph ops that npu-tile has not turned into kernels are named.
 // UNTILED: error: npu-layer-group: expected only npu_tile.kernel and constants (run npu-tile first) at 'npu_graph.relu' (ONNX node act)

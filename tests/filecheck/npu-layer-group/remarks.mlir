@@ -1,5 +1,6 @@
 // RUN: %opt %s -p npu-tile,npu-layer-group --remarks -o /dev/null 2>&1 | filecheck %s
 // RUN: %opt %s -p npu-tile,npu-layer-group -o /dev/null 2>&1 | filecheck %s --check-prefix=QUIET --allow-empty
+// RUN: %opt %s -p 'npu-tile,npu-layer-group{search-budget=0}' --remarks -o /dev/null 2>&1 | filecheck %s --check-prefix=BUDGET
 
 // Remarks of npu-tile (each kernel's tiling) and npu-layer-group (the group formed:
 // its predicted cycles against the kernels apart).
@@ -16,3 +17,9 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK: remark: npu-layer-group: applied: [fc, act] layer group of 2 kernels: predicted {{[0-9]+}} cycles against {{[0-9]+}} apart
 
 // QUIET-NOT: remark
+
+// With the search budget spent from the start, the search narrows to 48-kernel groups
+// and says so once; the pair still groups.
+// BUDGET: remark: npu-layer-group: missed: [fc] search budget of 0 planned kernels spent: groups ending here and later have at most 48 kernels
+// BUDGET-NOT: search budget
+// BUDGET: remark: npu-layer-group: applied: [fc, act] layer group of 2 kernels
