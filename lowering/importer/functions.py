@@ -23,8 +23,8 @@ CHECKED_CONTEXT_DEPENDENT = frozenset({
     "RMSNormalization", "RotaryEmbedding", "SoftmaxCrossEntropyLoss", "SpaceToDepth"})
 """The ops with a per-node function body whose every float conformance case passes
 (bench/results/conformance.md): the ones `supported_op_types` claims. Others still
-import wherever their body does (Attention: 71 of 82 cases; ONNX builds no body for
-the rest)."""
+import wherever their body does (Bernoulli, CausalConvWithState, LinearAttention where
+ONNX builds one); Attention has a converter (`attention.py`)."""
 
 
 @dataclass
