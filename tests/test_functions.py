@@ -274,3 +274,19 @@ def test_a_function_op_on_constants_the_reference_cannot_fold_imports_as_its_bod
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     _check(onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])), (3,))
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "max"])
+def test_scatter_of_integer_data_with_integer_updates(reduction):
+    """int64 data (a Cast) and int64 constant updates, carried as f32 - the reductions too
+    (was refused: 'only float32 tensors are supported as operands'; found by the fuzzer)."""
+    nodes = [helper.make_node("Cast", ["x"], ["d"], to=TensorProto.INT64),
+             helper.make_node("ScatterElements", ["d", "i", "u"], ["s"], axis=1,
+                              **({} if reduction == "none" else {"reduction": reduction})),
+             helper.make_node("Cast", ["s"], ["y"], to=TensorProto.FLOAT)]
+    inits = [numpy_helper.from_array(np.array([[1, 0], [2, 1]], np.int64), "i"),
+             numpy_helper.from_array(np.array([[5, -3], [7, 2]], np.int64), "u")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    _check(onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])),
+           (2, 3), scale=4.0)

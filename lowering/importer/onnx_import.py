@@ -1889,10 +1889,10 @@ def _scatter(ctx: NodeContext, targets: np.ndarray) -> Output:
         src[flat_targets] = n + np.arange(u, dtype=np.int64)
         return _index_map(ctx, src.reshape(shape), "indices", sources=(0, 2))
     op, identity = _SCATTER_REDUCTIONS[reduction]
-    updates = ctx.build(ReshapeOp(ctx.value(2), f32_tensor((u,)))).results[0]
+    updates = ctx.build(ReshapeOp(ctx.value(2, carried=True), f32_tensor((u,)))).results[0]
     ext = ctx.build(ConcatOp([updates, ctx.const(np.array([identity]), "identity")], 0,
                              f32_tensor((u + 1,)))).results[0]
-    acc = ctx.value(0)
+    acc = ctx.value(0, carried=True)  # (integers, carried as f32, as in the gather above)
     seen = np.zeros(n, dtype=np.int64)
     levels: list[np.ndarray] = []
     for j, t in enumerate(flat_targets):
