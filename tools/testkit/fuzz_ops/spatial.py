@@ -284,9 +284,11 @@ def _gemm(b: Builder, t: Tensor) -> Tensor | None:
 
 def _resize_sizes(b: Builder, t: Tensor, axes: Sequence[int]) -> tuple[list[float] | None, list[int]]:
     """(scales, output sizes) or (None, sizes) for the resized axes: up or down, integer
-    and fractional factors."""
+    and fractional factors. (Not a scale other than 1 that leaves the size as it is:
+    onnxruntime then copies the axis, the spec and ONNX's reference resample it.)"""
     if b.coin(0.5):
         scales = [float(b.draw([0.5, 2.0, 3.0, 1.5, 0.75, 1.0, 1.25])) for _ in axes]
+        scales = [1.0 if math.floor(t.shape[a] * sc) == t.shape[a] else sc for a, sc in zip(axes, scales)]
         return scales, [int(math.floor(t.shape[a] * sc)) for a, sc in zip(axes, scales)]
     return None, [max(1, b.randint(max(1, t.shape[a] // 2), 2 * t.shape[a] + 1)) for a in axes]
 
