@@ -138,8 +138,8 @@ def _run_terms(kernels: list[Operation]) -> tuple[list[list[SSAValue]], dict[SSA
     that is not one of `kernels`): a result leaves the run kernels[j:i] iff that is >= i."""
     index = {k: n for n, k in enumerate(kernels)}
     reads = [list(dict.fromkeys(s for v in k.operands for s in _sources(v))) for k in kernels]
-    last_read = {r: max((index.get(o, len(kernels)) for o in _readers(r)), default=-1)
-                 for k in kernels for r in k.results}
+    last_read: dict[SSAValue, int] = {r: max((index.get(o, len(kernels)) for o in _readers(r)), default=-1)
+                                      for k in kernels for r in k.results}
     return reads, last_read
 
 
