@@ -321,6 +321,10 @@ def _resize(b: Builder, t: Tensor) -> Tensor | None:
     full_axes = "axes" not in attrs
     if mode == "cubic" and not (t.rank == 2 or t.rank == 4 and min(axes) >= 2):
         return None  # (onnxruntime: bicubic over 2-D inputs or the spatial dims of 4-D ones only)
+    if mode == "linear" and t.rank == 4 and min(axes) < 2:
+        return None  # (onnxruntime: 4-D linear leaves N and C alone)
+    if coord == "pytorch_half_pixel" and 1 in sizes:
+        return None  # (lowering/importer/resize.py takes x = -0.5 there, as ONNX's reference; the spec, 0)
     shape = list(t.shape)
     for a, n in zip(axes, sizes):
         shape[a] = n
