@@ -308,8 +308,9 @@ def _resize(b: Builder, t: Tensor) -> Tensor | None:
         axes = sorted(int(a) for a in b.rng.choice(t.rank, size=b.randint(1, t.rank), replace=False))
         attrs["axes"] = [a - t.rank if b.coin(0.3) else a for a in axes]
     scales, sizes = _resize_sizes(b, t, axes)
-    if coord == "tf_crop_and_resize":
-        scales, sizes = None, [max(1, b.randint(1, 2 * t.shape[a])) for a in axes]
+    if coord == "tf_crop_and_resize":  # (not a size kept: onnxruntime then copies the axis, roi or not)
+        scales, sizes = None, [b.draw([n for n in range(1, 2 * t.shape[a] + 1) if n != t.shape[a]] or [2])
+                               for a in axes]
     if coord != "half_pixel" or b.coin(0.3):
         attrs["coordinate_transformation_mode"] = coord
     if mode == "nearest" and b.coin(0.6):
