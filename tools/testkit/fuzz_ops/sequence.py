@@ -26,9 +26,10 @@ def _labels(b: Builder, shape: Sequence[int], classes: int, ignore: int | None) 
     """Class labels in [0, classes), some set to `ignore` (never all of them)."""
     lab = b.rng.integers(0, classes, shape)
     if ignore is not None:
-        mask = b.rng.random(shape) < 0.3
-        mask.reshape(-1)[0] = False
-        lab = np.where(mask, ignore, lab)
+        lab = np.where(b.rng.random(shape) < 0.3, ignore, lab)
+        kept = [c for c in range(classes) if c != ignore]
+        if (lab == ignore).all() and kept:  # (all ignored: a mean of nothing, NaN)
+            lab.reshape(-1)[0] = kept[0]
     return lab.astype(np.int64)
 
 
