@@ -161,6 +161,9 @@ _NO_FOLD = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "Rand
 """Op types never evaluated at import even with constant inputs (not deterministic;
 Dropout in training mode is random; onnx's reference recurrences ignore sequence_lens,
 direction, activations and clip: their converters build them, npu-constant-fold folds)."""
+_OWN_FOLD = frozenset({"Slice"})
+"""Op types whose converters compute constant data themselves, not onnx's reference
+(which slices numpy-style: a Slice from and to INT64_MIN with step -1 came out empty)."""
 _SMALL_INTS = frozenset({"int4", "uint4", "int2", "uint2"})
 """Sub-byte integer element types (ml_dtypes, not numpy integers): carried as float32 too."""
 INLINE_MAX_ELEMENTS = 16
@@ -1710,12 +1713,15 @@ def _slice_params(x: Sequence[int], starts: Sequence[int], ends: Sequence[int], 
 def _slice(ctx: NodeContext, x: Sequence[int], starts: Sequence[int], ends: Sequence[int],
            steps: Sequence[int], out: int = 0) -> Output:
     """Output `out` as an `npu_graph.slice` of input 0 (no op for the whole tensor; an
-    empty result is empty constant data, which Concat drops)."""
+    empty result is empty constant data, which Concat drops; constant data sliced here,
+    an end of -1 with a negative step running through index 0)."""
     shape = SliceOp.sizes(starts, ends, steps)
     if shape == tuple(x) and all(st == 1 for st in steps):
         return ctx.tensor(0)
-    if 0 in shape:
-        data = np.zeros(shape, ctx.dtype(0))
+    t = ctx.tensor(0)
+    if 0 in shape or t.data is not None:
+        data = np.zeros(shape, ctx.dtype(0)) if 0 in shape else t.data[tuple(
+            slice(s, None if e < 0 else e, st) for s, e, st in zip(starts, ends, steps))]
         return Tensor(ctx.node.output[out], shape, data.dtype, data=data, origin=ctx.label)
     v = ctx.build(SliceOp(ctx.value(0), starts, ends, steps, f32_tensor(shape))).results[0]
     return ctx.typed(v, ctx.dtype(0), out)
@@ -2467,7 +2473,7 @@ class _Importer:
         """Input name -> data when every input of `node` is constant data (and the node
         is deterministic), else None."""
         names = [n for n in node.input if n]
-        if not names or node.op_type in _NO_FOLD:
+        if not names or node.op_type in _NO_FOLD or node.op_type in _OWN_FOLD:
             return None
         feeds: dict[str, np.ndarray] = {}
         for n in names:
