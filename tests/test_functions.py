@@ -200,6 +200,13 @@ def test_lp_pools_match_onnxruntime():
     _indexed("GlobalLpPool", (2, 3, 4, 5), {})
 
 
+def test_lp_pool_with_ceil_mode_partial_windows():
+    """ceil_mode=1 whose last windows run past the input: zeros padded at the end (was
+    refused as not supported; found by the fuzzer)."""
+    _indexed("LpPool", (1, 2, 6, 7), {}, kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1, p=2)
+    _indexed("LpPool", (2, 3, 10, 8), {}, kernel_shape=[3, 2], strides=[2, 3], dilations=[2, 1], ceil_mode=1, p=1)
+
+
 def test_conv_transpose_3d_as_2d_planes():
     rng = np.random.default_rng(4)
     w = rng.standard_normal((2, 3, 3, 2, 2)).astype(np.float32)

@@ -1560,16 +1560,18 @@ def _root(ctx: NodeContext, v: SSAValue, p: float) -> SSAValue:
 @converter("LpPool", attrs=("auto_pad", "ceil_mode", "dilations", "kernel_shape", "p", "pads", "strides"))
 def convert_lppool(ctx: NodeContext) -> Sequence[Output]:
     """(sum over each window of |x|^p)^(1/p): an `npu_graph.avgpool` of |x|^p counting the
-    padding (zeros), times the window's size, then the root."""
+    padding (zeros), times the window's size, then the root. ceil_mode's partial last
+    windows read zeros padded at the end first (|0|^p adds nothing)."""
     x = ctx.shape(0)
     p = _lp_order(ctx)
     kernel, strides, dilations, pads, extra = _pool_window(ctx, x)
     n = len(kernel)
-    pads = (*pads[:n], *(e + x_ for e, x_ in zip(pads[n:], extra)))
+    v = _powered(ctx, ctx.value(0), p)
     if any(extra):
-        raise NodeError("ceil_mode=1 with a partial last window is not supported for LpPool")
+        x = (*x[:2], *(s + e for s, e in zip(x[2:], extra)))
+        v = ctx.build(PadOp(v, (0,) * (n + 2) + (0, 0, *extra), 0.0, f32_tensor(x))).results[0]
     out = _pool_out(x, kernel, strides, pads, dilations)
-    op = AvgPoolOp(_powered(ctx, ctx.value(0), p), f32_tensor(out), kernel=kernel, strides=strides, pads=pads,
+    op = AvgPoolOp(v, f32_tensor(out), kernel=kernel, strides=strides, pads=pads,
                    dilations=dilations, count_include_pad=True)
     total = _eltwise(ctx, MulOp, ctx.build(op).results[0], ctx.scalar(float(np.prod(kernel))))
     return [_root(ctx, total, p)]
