@@ -76,6 +76,18 @@ def test_body_that_does_not_import_is_one_diagnostic_then_the_bodys():
     assert any(ln.startswith("error: node 'dql/QuantizeLinear#") and "unsupported operator" in ln for ln in lines[1:])
 
 
+def test_a_function_op_after_a_failed_node_adds_no_diagnostic():
+    """Celu (a per-node body) reading a failed node's output: only that node's diagnostic
+    (it said Celu had no body: its input had no type; found by the fuzzer)."""
+    nodes = [helper.make_node("LpPool", ["x"], ["p"], name="lp", kernel_shape=[2], p=0),
+             helper.make_node("Celu", ["p"], ["y"], name="celu")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    with pytest.raises(OnnxImportError) as e:
+        import_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)]))
+    assert e.value.lines == ["error: node 'lp' (LpPool, opset 22): p=0.0 must be positive"]
+
+
 def test_unknown_op_names_the_opset_range():
     with pytest.raises(OnnxImportError) as e:
         import_model(_model("RandomNormalLike", 17, (2, 3)))

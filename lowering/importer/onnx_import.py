@@ -2391,6 +2391,8 @@ class _Importer:
         """A node without a converter imported as the function body ONNX defines for its op
         (`lowering/importer/functions.py`), each body node at the body's opset; else the
         unsupported-operator diagnostic."""
+        if any(x and self.lookup(x).placeholder for x in node.input):
+            raise _Skip()  # (an input of a node that failed: its diagnostic explains; no body types)
         body = None if domain else functions.expand(node, self.opset, MAX_OPSET, label,
                                                      [self._type_proto(x) for x in node.input])
         if body is None and not domain and functions.schema(node.op_type, self.opset, MAX_OPSET) is not None:
