@@ -37,6 +37,9 @@ from tools.testkit.fuzz_ops import EXCLUDED  # noqa: E402
 from tools.testkit.fuzz_shrink import same_failure, shrink, signature, write_repro  # noqa: E402
 
 REFUSALS: tuple[tuple[str, str], ...] = (
+    (r"no tile fits sram_bytes", "real limit: the smallest tile of the kernel needs more SRAM than the arch has"),
+    (r"only 1-D and 2-D convolutions", "real limit: a 3-D Conv is not converted (the fuzzer writes ranks 1-4)"),
+    (r"empty tensors are not supported", "real limit: the compiler keeps no empty tensor"),
 )
 """Refusal reason pattern -> its judgement (is the diagnostic a real limit?)."""
 
