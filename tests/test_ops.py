@@ -651,6 +651,15 @@ def test_split_unused_output_builds_no_slice() -> None:
     assert graph_ops(m) == ["npu_graph.slice"]
 
 
+def test_gather_of_constant_bool_data_at_computed_indices() -> None:
+    """A constant bool table (a folded comparison) read at run-time indices (an ArgMax):
+    carried as 1.0 / 0.0 like computed booleans (was refused: 'only float32 tensors are
+    supported as operands'; found by the fuzzer)."""
+    nodes = [node("ArgMax", ["x"], ["i"], axis=1, keepdims=0), node("Less", ["a", "b"], ["m"]),
+             node("Gather", ["m", "i"], ["g"], axis=1), node("Cast", ["g"], ["y"], to=TensorProto.FLOAT)]
+    check(make(nodes, {"x": (3, 5)}, 13, {"a": rand(2, 5, seed=5), "b": rand(2, 5, seed=6)}), "default")
+
+
 @pytest.mark.parametrize("arch", ARCHES)
 def test_gather_embedding(arch: str) -> None:
     """Token ids (constant here, carried as f32) looked up in a [vocab, hidden] table

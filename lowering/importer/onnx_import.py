@@ -1806,7 +1806,7 @@ def convert_gather(ctx: NodeContext) -> Sequence[Output]:
     out = x[:axis] + idx.shape + x[axis + 1:]
     if 0 in out:
         raise NodeError(f"the result of shape {list(out)} is empty; empty tensors are not supported")
-    op = GatherOp(ctx.value(0), ctx.value(1, carried=True), axis, f32_tensor(out))
+    op = GatherOp(ctx.value(0, carried=True), ctx.value(1, carried=True), axis, f32_tensor(out))
     return [ctx.typed(ctx.build(op).results[0], ctx.dtype(0))]
 
 
