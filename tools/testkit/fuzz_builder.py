@@ -32,6 +32,9 @@ MAX_RANK = 4
 INPUT_BOUND = 5.0  # graph inputs are standard normal: |x| <= 5 but for one in 2 million
 SQUASH_ABOVE = 30.0  # a tensor bounded by more than this is squashed (Tanh) before anything else
 EXP_MAX_INPUT = 4.0  # Exp, Sinh, Cosh only read tensors bounded by this
+SIGMOID_RELATIVE_FROM = -6.0
+"""onnxruntime's Sigmoid is accurate to ~1e-7 absolute only (0 below -17): its small
+outputs are `pos` (relatively accurate) only for inputs from here up."""
 
 ONNX_TYPES = {"float": TensorProto.FLOAT, "bool": TensorProto.BOOL, "int64": TensorProto.INT64,
               "int32": TensorProto.INT32}
@@ -232,6 +235,8 @@ class Builder:
         if t.pos and t.lo > floor:
             return t
         how = self.draw(["sigmoid", "abs", "exp"] if t.mag <= EXP_MAX_INPUT else ["sigmoid", "abs"])
+        if how == "sigmoid" and t.lo < SIGMOID_RELATIVE_FROM:
+            how = "abs"
         if how == "sigmoid" and floor <= 0:
             return self.node("Sigmoid", [t], t.shape, _sigmoid(t.lo), _sigmoid(t.hi), pos=True)
         if how == "exp" and floor <= 0:

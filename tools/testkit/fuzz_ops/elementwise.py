@@ -16,6 +16,7 @@ from tools.testkit.fuzz_builder import (
     EXP_MAX_INPUT,
     MAX_ELEMS,
     MAX_RANK,
+    SIGMOID_RELATIVE_FROM,
     Builder,
     Out,
     Tensor,
@@ -39,7 +40,8 @@ def _monotone(name: str, f: Callable[[float], float], *, exact: bool = False, po
             return None
         kw = attrs(b) if attrs else {}
         ends = sorted((f(t.lo), f(t.hi)))
-        return b.node(name, [t], t.shape, ends[0], ends[1], exact=exact and t.exact, pos=pos, **kw)
+        relative = name != "Sigmoid" or t.lo >= SIGMOID_RELATIVE_FROM
+        return b.node(name, [t], t.shape, ends[0], ends[1], exact=exact and t.exact, pos=pos and relative, **kw)
     OPS[name] = OpGen(gen, weight, since, ranks=(0, MAX_RANK))
 
 
