@@ -1720,9 +1720,9 @@ def _slice(ctx: NodeContext, x: Sequence[int], starts: Sequence[int], ends: Sequ
     shape = SliceOp.sizes(starts, ends, steps)
     if shape == tuple(x) and all(st == 1 for st in steps):
         return ctx.tensor(0)
-    t = ctx.tensor(0)
-    if 0 in shape or t.data is not None:
-        data = np.zeros(shape, ctx.dtype(0)) if 0 in shape else t.data[tuple(
+    src = ctx.tensor(0).data
+    if 0 in shape or src is not None:
+        data = np.zeros(shape, ctx.dtype(0)) if src is None or 0 in shape else src[tuple(
             slice(s, None if e < 0 else e, st) for s, e, st in zip(starts, ends, steps))]
         return Tensor(ctx.node.output[out], shape, data.dtype, data=data, origin=ctx.label)
     v = ctx.build(SliceOp(ctx.value(0), starts, ends, steps, f32_tensor(shape))).results[0]
