@@ -262,13 +262,14 @@ class Runtime:
     whole command buffer at once), `wait` (the default wait style), `host` (HostModel),
     `watchdog_cycles` (None: off), `host_events` (the completion-event pool),
     `device_bytes` (the DRAM address space, `DRAM_BYTES`), `sanitize`/`check_races` (simulator
-    checks), `trace` (keep a Chrome trace of the device: `Runtime.trace_json()`)."""
+    checks), `trace` (keep a Chrome trace of the device: `Runtime.trace_json()`), `timing_only`
+    (the same timing without data: inputs may be omitted, outputs are empty; `sim.simulate`)."""
 
     def __init__(self, arch: Arch | None = None, *, mode: str = "graph-async", queue_depth: int | None = None,
                  wait: str = "blocking", host: HostModel | None = None,
                  watchdog_cycles: int | None = DEFAULT_WATCHDOG_CYCLES, host_events: int = 16,
                  device_bytes: int = DRAM_BYTES, sanitize: bool = False, check_races: bool = True,
-                 trace: bool = False, capture: bool = False):
+                 trace: bool = False, capture: bool = False, timing_only: bool = False):
         if mode not in MODES:
             raise DeviceError(f"unknown run mode '{mode}' (expected one of {', '.join(MODES)})")
         if wait not in WAIT_STYLES:
@@ -285,6 +286,7 @@ class Runtime:
         self.watchdog, self.host_events = watchdog_cycles, host_events
         self.device_bytes, self.sanitize, self.check_races, self.trace = device_bytes, sanitize, check_races, trace
         self.capture = capture
+        self.timing_only = timing_only
         self.heap: DeviceHeap | None = None
         self.eng: Engine | None = None
         self.values = Values()
@@ -307,7 +309,8 @@ class Runtime:
             self.arch = self.arch or arch
             self.heap = DeviceHeap(self.device_bytes, self.arch.align)
             self.eng = Engine(None, self.trace, self.check_races, self.sanitize, arch=self.arch,
-                              values=self.values, on_done=self._task_done, watchdog=self.watchdog)
+                              values=self.values, on_done=self._task_done, watchdog=self.watchdog,
+                              timing_only=self.timing_only)
         assert self.arch is not None
         if arch != self.arch:
             raise DeviceError(f"the executable was compiled for arch '{arch.spec()}' but the device is "
@@ -339,7 +342,8 @@ class Runtime:
         self._device(arch)
         assert self.heap is not None
         try:
-            program = load_program(module, weights, arch, values=self.values)  # (value ids the engine names)
+            program = load_program(module, weights, arch, values=self.values,  # (value ids the engine names)
+                                   timing_only=self.timing_only)
         except SimError as e:
             raise DeviceError(str(e), e.details) from None
         slots = max((s + 1 for t in program.tasks for s in (*t.op.wait_slots, *t.op.signal_slots)), default=0)
@@ -489,7 +493,8 @@ class Runtime:
             if ctx.last is None or ctx.last.device_end is not None:
                 return ctx
         try:
-            program = load_program(exe.module, exe.weights, exe.arch, values=self.values)
+            program = load_program(exe.module, exe.weights, exe.arch, values=self.values,
+                                   timing_only=self.timing_only)
         except SimError as e:
             raise DeviceError(str(e), e.details) from None
         ctx = _Context(program)
@@ -513,7 +518,7 @@ class Runtime:
                                       f"reads {list(shape)} f32 ({4 * int(np.prod(shape))} bytes)")
                 arrays[name] = buf.data.view(np.float32).reshape(shape)
         try:
-            checked = validate_inputs(prog.sig, arrays)
+            checked = validate_inputs(prog.sig, arrays) if arrays or not self.timing_only else {}
         except RunError as e:
             raise DeviceError(str(e)) from None
         unknown = [k for k in outputs if k not in dict(prog.sig.outputs)]
@@ -522,8 +527,9 @@ class Runtime:
                               f"{', '.join(n for n, _ in prog.sig.outputs)})")
         assert self.heap is not None and self.eng is not None
         for (name, _), b in zip(prog.sig.inputs, prog.inputs):
-            b.arr[...] = checked[name]
-            self.eng.san.host_write(b)
+            if name in checked:
+                b.arr[...] = checked[name]
+                self.eng.san.host_write(b)
         req.bound_in, req.bound_out = dict(bound), dict(outputs)
         what = f"request {req.id} of {req.exe.name}"
         need = [(prog.arena_bytes, f"the arena of {what}")]
@@ -640,9 +646,10 @@ class Runtime:
         memory and event slots, start what waited for it."""
         req.device_end = now
         prog = req.ctx.program
-        req.outputs_raw = {n: b.arr.copy() for (n, _), b in zip(prog.sig.outputs, prog.outputs)}
+        req.outputs_raw = {} if self.timing_only else {
+            n: b.arr.copy() for (n, _), b in zip(prog.sig.outputs, prog.outputs)}
         for name, buf in req.bound_out.items():
-            if not buf.released:
+            if not buf.released and name in req.outputs_raw:
                 buf.data[...] = req.outputs_raw[name].view(np.uint8).reshape(-1)
         assert self.heap is not None and self.eng is not None
         for addr, nbytes, what in req.buffers:

@@ -227,14 +227,16 @@ def make_report(res: SimResult, module: ModuleOp | None = None) -> dict[str, Any
     return report
 
 
-def run(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, Any],
-        arch: Arch | None = None, trace: bool = False, **sim_options: Any) -> RunResult:
+def run(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, Any] | None,
+        arch: Arch | None = None, trace: bool = False, timing_only: bool = False, **sim_options: Any) -> RunResult:
     """Validate `inputs`, simulate the task-level `module` on `arch` (default: the
     module's `npu.arch`) and build the report. Raises RunError for bad inputs and
-    sim.SimError for faults of the program; `sim_options` go to `sim.simulate`."""
+    sim.SimError for faults of the program; `sim_options` go to `sim.simulate`.
+    `timing_only`: no data (`inputs` and `weights` may be empty; no outputs), the
+    same report (`sim.simulate`)."""
     sig = signature(module)
-    ins = validate_inputs(sig, inputs)
+    ins = validate_inputs(sig, inputs or {}) if not timing_only or inputs else {}
     arch = arch or arch_of(module)
-    res = simulate(module, weights, ins, arch, trace=trace, **sim_options)
+    res = simulate(module, weights, ins, arch, trace=trace, timing_only=timing_only, **sim_options)
     return RunResult(outputs=res.outputs, report=make_report(res, module),
                      trace=res.trace_json() if trace else None, sim=res)

@@ -99,9 +99,9 @@ def _write_inputs(prog: Program, inputs: Mapping[str, np.ndarray]) -> None:
         buf.arr[...] = x.astype(np.float32, copy=False)
 
 
-def simulate(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+def simulate(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray] | None,
              arch: Arch | None = None, trace: bool = False, check_bounds: bool = True,
-             check_races: bool = True, sanitize: bool | None = None) -> SimResult:
+             check_races: bool = True, sanitize: bool | None = None, timing_only: bool = False) -> SimResult:
     """Run the task-level `module` on the simulated NPU.
 
     `weights` maps `npu_task.weight` keys to arrays; `inputs` maps the ONNX input
@@ -110,13 +110,17 @@ def simulate(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mappin
     `check_races=False` skips the inter-task DRAM race checker; `sanitize` runs the
     memory sanitizer (`sim.sanitizer`: every read finds the value it names; default:
     on when the environment sets NPU_SANITIZE=1, as the test suite does).
+    `timing_only=True` computes no data: the same cycles, DMAs and trace, from the
+    control flow alone (no scalar op reads tensor data); `weights` and `inputs` may be
+    empty, `outputs` is empty, and neither the sanitizer nor the race checker runs.
     Raises SimError (one-line message, `.details` for the dump)."""
     arch = arch or arch_of(module)
-    prog = load_program(module, weights, arch, check_bounds)
-    _write_inputs(prog, inputs)
+    prog = load_program(module, weights, arch, check_bounds, timing_only=timing_only)
+    if not timing_only:
+        _write_inputs(prog, inputs or {})
     if sanitize is None:
         sanitize = os.environ.get("NPU_SANITIZE") == "1"
-    eng = Engine(prog, trace, check_races, sanitize)
+    eng = Engine(prog, trace, check_races, sanitize, timing_only=timing_only)
     eng.run()
     records = [r for r in eng.records if r is not None]
     end = max((r.end for r in records), default=0.0)
@@ -124,8 +128,9 @@ def simulate(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mappin
     events = []
     if trace:
         events = eng.trace.to_json()["traceEvents"]
-    outputs = {name: carried_out(buf.arr.copy(), prog.sig.output_dtypes.get(name, "float32"))
-               for (name, _), buf in zip(prog.sig.outputs, prog.outputs)}
+    outputs = {} if timing_only else {
+        name: carried_out(buf.arr.copy(), prog.sig.output_dtypes.get(name, "float32"))
+        for (name, _), buf in zip(prog.sig.outputs, prog.outputs)}
     return SimResult(arch=arch, outputs=outputs, cycles=cycles, tasks=records,
                      dram_bytes_read=eng.dram_read, dram_bytes_written=eng.dram_written,
                      dram_bytes_transferred=eng.dram_moved, dram_busy_cycles=eng.dram_busy,

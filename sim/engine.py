@@ -149,12 +149,15 @@ class Engine:
 
     def __init__(self, prog: Program | None, trace: bool, check_races: bool, sanitize: bool = False, *,
                  arch: Arch | None = None, values: Values | None = None,
-                 on_done: Callable[[int, float], None] | None = None, watchdog: int | None = None):
+                 on_done: Callable[[int, float], None] | None = None, watchdog: int | None = None,
+                 timing_only: bool = False):
         """`prog`: a loaded program whose tasks run at once (None: tasks come from `add`,
         on `arch`, with the sanitizer naming `values`). `on_done(task, cycle)` is called
         as each task ends (the host model sets later tasks' gates from it). `watchdog`:
         a task waiting for its events, or running, longer than this many cycles stops
-        the run with a WatchdogError and a dump of every task."""
+        the run with a WatchdogError and a dump of every task. `timing_only`: compute ops
+        and DMAs keep their timing but move and compute no data (no sanitizer, no race
+        checks: they read the data's provenance)."""
         arch = arch if prog is None else prog.arch
         assert arch is not None, "an engine without a program needs an arch"
         self.prog = prog
@@ -177,7 +180,9 @@ class Engine:
         self.slots: dict[int, list[Signal]] = {}  # counting semaphores: pending signals per slot
         self.records: list[TaskRecord | None] = []
         self.task_vc: list[tuple[int, ...] | None] = []
-        self.san = Sanitizer(self, prog.values if prog is not None else values or Values(), sanitize, check_races)
+        self.numeric = not timing_only
+        self.san = Sanitizer(self, prog.values if prog is not None else values or Values(), sanitize and self.numeric,
+                             check_races and self.numeric)
         if prog is not None:
             self.add(prog.tasks)
             for b in prog.host_written + prog.inputs:
@@ -518,12 +523,13 @@ class Engine:
         if c.inflight:
             self.compute_hazards(c, info, bufs)
         assert c.task is not None and info.execute is not None  # (a compute op of the running task)
-        self.san.compute(info, bufs, c.task.index)
-        try:
-            info.execute([b.arr for b in bufs])
-        except Exception as e:
-            raise SimError(f"{info.where}: cannot execute: {type(e).__name__}: {e}",
-                           "operands: " + ", ".join(f"{list(b.shape)} at {b.desc}" for b in bufs)) from None
+        if self.numeric:
+            self.san.compute(info, bufs, c.task.index)
+            try:
+                info.execute([b.arr for b in bufs])
+            except Exception as e:
+                raise SimError(f"{info.where}: cannot execute: {type(e).__name__}: {e}",
+                               "operands: " + ", ".join(f"{list(b.shape)} at {b.desc}" for b in bufs)) from None
         cyc = info.cycles
         rec = c.rec
         assert rec is not None
@@ -590,8 +596,11 @@ class Engine:
         c = self.cores[d.core]
         rec = c.rec
         assert rec is not None
-        self.san.dma(d)
-        plan.move()
+        if self.numeric:
+            self.san.dma(d)
+            plan.move()
+        else:
+            plan.check_writeable()
         d.done = True
         d.end = self.now
         c.chans[d.chan] = None

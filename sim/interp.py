@@ -380,7 +380,7 @@ class _TaskCompiler:
         task = f"task '{self.prog.kernel}' #{self.prog.index}"
         n = op.value_id
         if n is None:
-            return self.values.new(f"SRAM buffer {op.result.type}{of} of {task}")
+            return self.values.new(lambda: f"SRAM buffer {op.result.type}{of} of {task}")
         if n not in self.sram_values:
             self.sram_values[n] = self.values.new(f"SRAM value #{n}{of} of {task}")
         return self.sram_values[n]

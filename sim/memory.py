@@ -177,8 +177,16 @@ class CopyPlan:
         except ValueError:
             if self.dst.arr.flags.writeable:
                 raise
-            raise SimError(f"{self.info.where}: writes {self.dst.desc} in the read-only DRAM "
-                           f"{self.dst.region.name} region") from None
+            raise self.readonly_error() from None
+
+    def check_writeable(self) -> None:
+        """What `move` checks without moving (a timing-only run)."""
+        if (self.fill_sl is not None or self.nbytes) and not self.dst.arr.flags.writeable:
+            raise self.readonly_error()
+
+    def readonly_error(self) -> SimError:
+        return SimError(f"{self.info.where}: writes {self.dst.desc} in the read-only DRAM "
+                        f"{self.dst.region.name} region")
 
     def written_slices(self):
         """Destination slices whose contents this copy defines."""

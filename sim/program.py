@@ -156,19 +156,21 @@ class DramWeights(dict[str, np.ndarray]):
 
 def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch,
                  check_bounds: bool = True, weights_image: np.ndarray | None = None,
-                 values: Values | None = None) -> Program:
+                 values: Values | None = None, timing_only: bool = False) -> Program:
     """Lay out DRAM, bind weights, compile every task. Inputs are not written yet.
 
     `weights_image` (default: `weights.image` for `DramWeights`) holds the weights region
     as the function `weights_image` fills it: the region uses these bytes, read-only and
     uncopied, and only the weights without a DRAM offset are written (from `weights`).
     `values` is the table the program's buffer values are numbered in (default: its own;
-    a device running several programs in one engine passes the engine's)."""
+    a device running several programs in one engine passes the engine's). `timing_only`:
+    no weight is written (`weights` may be empty), for an engine that moves no data."""
     if weights_image is None and isinstance(weights, DramWeights):
         weights_image = weights.image
     sig = signature(module)
     body = main_func(module).body.block
     loader = _Loader(module, body, weights, arch, weights_image, values)
+    loader.timing_only = timing_only
     arg_bufs = loader.arguments(body, sig)
     task_ops = loader.top_level(body)
     loader.check_weight_overlaps()
@@ -245,6 +247,7 @@ class _Loader:
         self.globals: dict[SSAValue, Any] = {}
         self.placed_weights: list[tuple[int, int, str, WeightOp]] = []
         self.weight_value: dict[str, int] = {}  # (one value per key: a weight may be named twice)
+        self.timing_only = False  # (no weight data is read or written)
 
     def arguments(self, body: Block, sig: Signature) -> list[Buf]:
         """A DRAM region per model input and output, bound to `@main`'s arguments."""
@@ -286,7 +289,7 @@ class _Loader:
         nbytes = prod(shape) * 4
         off = _offset(op)
         from_image = self.image is not None and off is not None
-        data = None if from_image else self.weight_data(op, key)
+        data = None if from_image or self.timing_only else self.weight_data(op, key)
         if data is not None and data.size != prod(shape):
             raise SimError(f"{describe(op)}: weight '{key}' has shape {list(data.shape)}, "
                            f"the op expects {list(shape)}")

@@ -43,6 +43,7 @@ after that task by queue order or events (vector clocks).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -59,14 +60,19 @@ NOTHING = 0
 
 
 class Values:
-    """The program's values: id -> description (what the buffer is, its ONNX node)."""
+    """The program's values: id -> description (what the buffer is, its ONNX node). A
+    description may be a function making it: only a sanitizer report prints one."""
 
     def __init__(self) -> None:
-        self.names: list[str] = ["nothing (no write defined these bytes)"]
+        self.names: list[str | Callable[[], str]] = ["nothing (no write defined these bytes)"]
 
-    def new(self, desc: str) -> int:
+    def new(self, desc: str | Callable[[], str]) -> int:
         self.names.append(desc)
         return len(self.names) - 1
+
+    def name(self, i: int) -> str:
+        d = self.names[i]
+        return d if isinstance(d, str) else d()
 
 
 class Write:
@@ -177,22 +183,22 @@ class Sanitizer:
         lo, hi = int(addrs[0]) * 4, int(addrs[end - 1]) * 4 + 4
         region = buf.region
         where = f"bytes [{lo}, {hi}) of {region.name}"
-        expected = self.values.names[buf.value]
+        expected = self.values.name(buf.value)
         reader = info.where if info is not None else f"the end of the run ({buf.desc})"
         if info is None and found == NOTHING:
             msg = f"sanitizer: {expected} is returned with {where} never written"
         elif info is None:
             msg = (f"sanitizer: {expected} is returned with {where} overwritten by {writer.describe()} "
-                   f"with {self.values.names[found]}")
+                   f"with {self.values.name(found)}")
         elif found == NOTHING:
             msg = (f"sanitizer: {reader} {verb} {where} expecting {expected}, "
                    "but no write has defined them (read before written)")
         else:
             msg = (f"sanitizer: {reader} {verb} {where} expecting {expected}, but {writer.describe()} "
-                   f"overwrote them with {self.values.names[found]}")
+                   f"overwrote them with {self.values.name(found)}")
         details = [f"reader: {reader}" + (f", task #{task}, at cycle {self.eng.now:g}" if task >= 0 else ""),
                    f"expected value: {expected}",
-                   f"found value: {self.values.names[found]}",
+                   f"found value: {self.values.name(found)}",
                    f"written by: {writer.describe()}" + (f" (task #{writer.task})" if writer.task >= 0 else ""),
                    f"buffer: {buf.desc}, {list(buf.shape)} at byte {buf.off} of {region.name}"
                    + (f", window {fmt_slices(sl)}" if sl is not None else ""),

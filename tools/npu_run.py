@@ -1,12 +1,13 @@
 """`npu-run INPUT [--arch SPEC] [--inputs IN.npz] [--outputs OUT.npz] [--report R.json]
-[--trace T.json] [--check [--reference MODEL.onnx]] [--sanitize] [--seed N]
+[--trace T.json] [--check [--reference MODEL.onnx]] [--sanitize] [--timing-only] [--seed N]
 [--shape-buckets SPEC]... [--pad-dims DIMS]`: run a model on the simulated NPU.
 
 INPUT: an ONNX model or a graph-level `.mlir` (compiled with `npu-default` first), a
 lowered `.mlir` or an executable (`.npuexe` from `npu-compile`), run as is. No
 `--inputs`: seeded random ones. `--check`: onnxruntime (ONNX input; an executable's
 `--reference`, else its recorded source model if unchanged) or the numpy reference of
-a graph-level `.mlir`. `--sanitize`, `--shape-buckets`: see Algorithm.
+a graph-level `.mlir`. `--timing-only`: the same timing, no data computed (for
+sweeps). `--sanitize`, `--shape-buckets`: see Algorithm.
 
 `--mode`, `--queue-depth`, `--wait`, `--watchdog-cycles`: the run goes through
 `runtime.device` (run modes, waves, host waits, watchdog). Exit codes: 0 success,
@@ -83,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sanitize", action="store_true",
                    help="check every read finds the value it names (shadow memory of DRAM and SRAM); "
                         "slower. NPU_SANITIZE=1 turns it on too")
+    p.add_argument("--timing-only", action="store_true",
+                   help="simulate timing only: the same cycles, DMAs, report and trace, without computing any "
+                        "data (several times faster; no outputs, so not with --check, --outputs or --compare-all)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the random inputs (default 0)")
     p.add_argument("--shape-buckets", metavar="SPEC", action="append",
                    help="sizes to compile the model's symbolic input dims for: 'batch=1,4,8', "
@@ -517,7 +521,7 @@ def _run_on_device(args: argparse.Namespace, loaded: Loaded, inputs: dict[str, n
                              mode=args.mode, queue_depth=args.queue_depth, wait=args.wait,
                              host=HostModel(poll_interval=args.poll_interval),
                              watchdog_cycles=args.watchdog_cycles or None, sanitize=sanitize,
-                             capture=args.compare_all)
+                             capture=args.compare_all, timing_only=args.timing_only)
     except DeviceError as e:
         raise UserError(error_line(str(e)), e.details) from None
     assert req.outputs is not None and req.report is not None
@@ -658,6 +662,11 @@ def _run(args: argparse.Namespace) -> int:
     from sim import SimError, signature
 
     _parse_arch(args.arch)
+    if args.timing_only:
+        clash = [f for f, on in (("--check", args.check), ("--outputs", args.outputs),
+                                 ("--compare-all", args.compare_all)) if on]
+        if clash:
+            raise UsageError(f"--timing-only computes no outputs: it cannot be combined with {clash[0]}")
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:
@@ -668,7 +677,7 @@ def _run(args: argparse.Namespace) -> int:
         loaded, bucketed, inputs = _load_bucketed(args, *parsed)
     try:
         if inputs is None:
-            inputs = random_inputs(signature(loaded.module), args.seed)
+            inputs = {} if args.timing_only else random_inputs(signature(loaded.module), args.seed)
         run_inputs = bucketed.run_inputs if bucketed and bucketed.run_inputs is not None else inputs
         result = _run_on_device(args, loaded, run_inputs)
         if bucketed and bucketed.out_shapes is not None:
