@@ -48,7 +48,8 @@ class NpuDefault(ModulePass):
     Options: `disable=npu-fuse,...` skips passes by name (for bisection; the
     passes from npu-tile on are needed to reach executable tasks);
     `fuse-disable=rule,...` switches fusion rules off; `double-buffer=false`
-    makes npu-tile never double buffer; `line-buffers=auto|always|never` goes to
+    makes npu-tile never double buffer; `line-buffers=auto|always|never` and
+    `group-max-kernels=N` (its `max-kernels`: the fusion depth a sweep varies) go to
     npu-layer-group; `verify-each=true` verifies the IR after every pass, naming
     the pass that broke it (by default only the final IR is verified: verifying
     after each pass is a quarter of ResNet-50's compile time)."""
@@ -58,6 +59,7 @@ class NpuDefault(ModulePass):
     fuse_disable: tuple[str, ...] = field(default=())
     double_buffer: bool = True
     line_buffers: str = "auto"
+    group_max_kernels: int = 128
     verify_each: bool = False
 
     def pass_options(self) -> dict[str, dict[str, object]]:
@@ -65,7 +67,7 @@ class NpuDefault(ModulePass):
         return {"npu-fuse": {"disable": self.fuse_disable},
                 "npu-bn-fold": {"conv": "conv-bn" not in self.fuse_disable},
                 "npu-tile": {"double_buffer": self.double_buffer},
-                "npu-layer-group": {"line_buffers": self.line_buffers}}
+                "npu-layer-group": {"line_buffers": self.line_buffers, "max_kernels": self.group_max_kernels}}
 
     def passes(self) -> list[ModulePass]:
         """The nested passes this pipeline runs, in order, with their options."""
