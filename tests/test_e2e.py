@@ -36,6 +36,16 @@ def test_networks_match_onnxruntime(name, arch):
     assert max_abs_error(NETWORKS[name](), arch) <= 1e-4
 
 
+@pytest.mark.parametrize("arch", ["default", "default,cores=1,sram_bytes=65536"])
+def test_mobilenet_v2_matches_onnxruntime(arch):
+    """The MobileNetV2 generator (depthwise convs, ReLU6, inverted residuals) at a small
+    resolution and width, as the DSE sweeps compile it at full size."""
+    model = models.mobilenet_v2(resolution=64, width=0.5, classes=10)
+    groups = [a.i for n in model.graph.node if n.op_type == "Conv" for a in n.attribute if a.name == "group"]
+    assert sum(g > 1 for g in groups) == 17  # (one depthwise conv per inverted residual block)
+    assert max_abs_error(model, arch) <= 1e-4
+
+
 @pytest.mark.parametrize("options", [
     {"disable": ("npu-fuse",)},
     {"disable": ("npu-canonicalize",)},

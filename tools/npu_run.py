@@ -656,17 +656,21 @@ def _annotate(args: argparse.Namespace, report: dict[str, Any], bucketed: _Bucke
         report["bucket_actual"] = dict(bucketed.actual)
 
 
+def _check_timing_only(args: argparse.Namespace) -> None:
+    """--timing-only computes no outputs: the flags that need them are a usage error."""
+    clash = [f for f, on in (("--check", args.check), ("--outputs", args.outputs),
+                             ("--compare-all", args.compare_all)) if on]
+    if args.timing_only and clash:
+        raise UsageError(f"--timing-only computes no outputs: it cannot be combined with {clash[0]}")
+
+
 def _run(args: argparse.Namespace) -> int:
     from runtime.buckets import BucketError, slice_outputs
     from runtime.run import RunError, random_inputs
     from sim import SimError, signature
 
     _parse_arch(args.arch)
-    if args.timing_only:
-        clash = [f for f, on in (("--check", args.check), ("--outputs", args.outputs),
-                                 ("--compare-all", args.compare_all)) if on]
-        if clash:
-            raise UsageError(f"--timing-only computes no outputs: it cannot be combined with {clash[0]}")
+    _check_timing_only(args)
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:
