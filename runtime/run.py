@@ -3,13 +3,14 @@ run the simulator, and turn its result into the run report."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from math import ceil
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 
 from npu_dialects.arch import Arch, arch_of
@@ -95,6 +96,16 @@ def _num(x: float) -> int | float:
 
 
 
+def task_ops(module: ModuleOp) -> Iterator[TaskOp]:
+    """The tasks of a task-level module (top-level ops of its functions: a walk of the
+    whole module would visit every task body twice when a caller walks the bodies)."""
+    for f in module.ops:
+        if isinstance(f, FuncOp):
+            for op in f.body.ops:
+                if isinstance(op, TaskOp):
+                    yield op
+
+
 def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
     """What the compiler recorded on a task-level module: the model's work and the
     roofline bound on `arch`, the memory plan, SRAM peaks and event slots used."""
@@ -112,9 +123,7 @@ def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
         facts["fusion_floor_dram_bytes"] = floor
     sram_peak = [0] * arch.cores
     slots: set[int] = set()
-    for task in module.walk():
-        if not isinstance(task, TaskOp):
-            continue
+    for task in task_ops(module):
         slots.update(task.wait_slots + task.signal_slots)
         for op in task.body.walk():
             if isinstance(op, SramOp) and 0 <= task.core_id < arch.cores:
@@ -154,9 +163,7 @@ def kernel_min_bytes(module: ModuleOp) -> dict[str, int]:
     DMAs touch (read or written), once. Its real traffic over this is what it re-reads
     or re-writes (weights per tile, halos, activations per weight tile)."""
     touched: dict[str, dict[SSAValue, list[tuple[int, int]]]] = {}
-    for task in module.walk():
-        if not isinstance(task, TaskOp):
-            continue
+    for task in task_ops(module):
         spans = touched.setdefault(task.kernel.data, {})
         for op in task.body.walk():
             if isinstance(op, CopyOp):

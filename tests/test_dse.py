@@ -5,6 +5,7 @@ results from a Dask (or Ray) cluster as from local processes."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import math
 from pathlib import Path
@@ -60,7 +61,8 @@ def test_grid_sweep_writes_every_point_and_keeps_failures(tmp_path, capsys):
     assert doc["search_used"] == "grid" and doc["cached_rows"] == 0
     front = doc["pareto"]["geomean"]
     assert front and all(p["geomean_cycles"] is not None for p in doc["points"] if p["arch"] in front)
-    assert (out / "pareto.svg").stat().st_size > 1000 and (out / "pareto.png").exists()
+    if importlib.util.find_spec("matplotlib") is not None:  # (the [dse] extra; without it, no picture)
+        assert (out / "pareto.svg").stat().st_size > 1000 and (out / "pareto.png").exists()
     text = capsys.readouterr().out
     assert "Pareto front" in text and "runs failed" in text
 
