@@ -79,7 +79,7 @@ def table(rows: list[dict], repeat: int) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description="Timing-only simulation against the functional run.")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--out", help="write the table (markdown) here too")
