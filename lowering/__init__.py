@@ -30,6 +30,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-events": ("lowering.task.events", "Events"),
     "npu-memplan": ("lowering.task.memplan", "MemPlan"),
     "npu-default": ("lowering.pipeline", "NpuDefault"),
+    "npu-apply-patterns": ("lowering.patterns.apply_patterns", "ApplyPatterns"),
 }
 """Pass name -> (module, class), in pipeline order."""
 

@@ -1,7 +1,8 @@
 """`npu-opt`: the xDSL opt driver with the npu dialects and passes.
 
 Adds to `xdsl-opt`: MLIR's `--pass-pipeline='builtin.module(a,b{k=v})'`,
-`--list-passes`, printing of locations (ONNX node names) by default, weight
+`--list-passes`, `--print-arch SPEC` (the machine a spec resolves to, as a chip
+file), printing of locations (ONNX node names) by default, weight
 side-file relocation when writing elsewhere, and clean diagnostics (exit 1 for
 bad input, 2 for bad usage; no tracebacks unless NPU_DEBUG=1). Observability
 (`lowering/instrument.py`, reports on stderr): `--time-passes` (nested passes of
@@ -18,6 +19,7 @@ import contextlib
 import dataclasses
 import difflib
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO
@@ -33,6 +35,7 @@ from lowering.errors import CompileError
 from lowering.instrument import Instrumentation, InstrumentOptions, print_after_names
 from lowering.remarks import collecting, write_remarks
 from npu_dialects import all_dialects, strip_unknown_locs
+from npu_dialects.arch import ArchError, chip_toml, parse_arch_spec
 from npu_dialects.weights import (
     attach_weights,
     is_dirty,
@@ -80,6 +83,15 @@ def _spec_error(text: str, e: ArgSpecParseError) -> PipelineSyntaxError:
     return PipelineSyntaxError(f"bad pass pipeline '{text}': {reason[:1].lower() + reason[1:]} (column {column})")
 
 
+_PATH_VALUE = re.compile(r"(?<=[{\s])([\w-]+)=((?![\d.]+(?:[\s}]|$))[^\s{}\"',=]*[/.~][^\s{}\"',=]*)")
+
+
+def quote_paths(text: str) -> str:
+    """Quote unquoted option values that look like paths (`file=rules/x.mlir` ->
+    `file="rules/x.mlir"`): xDSL's pipeline lexer stops at `/` and `.`; numbers stay."""
+    return _PATH_VALUE.sub(lambda m: f'{m.group(1)}="{m.group(2)}"', text)
+
+
 def _pass_options(cls: type[ModulePass]) -> list[str]:
     return [f.name.replace("_", "-") for f in dataclasses.fields(cls) if f.init and f.name != "name"]
 
@@ -89,7 +101,7 @@ def parse_passes(available: Mapping[str, Callable[[], type[ModulePass]]], text: 
     checked: a syntax error, an unknown pass (hint: the nearest names), an unknown option
     (hint: the pass's options) or a bad option value raises PipelineSyntaxError."""
     try:
-        specs = list(parse_pipeline(text))
+        specs = list(parse_pipeline(quote_paths(text)))  # (errors then name columns of the quoted text)
     except ArgSpecParseError as e:  # (a BaseException in xDSL 0.75)
         raise _spec_error(text, e) from None
     passes: list[ModulePass] = []
@@ -140,6 +152,15 @@ def pass_summary(name: str, factory) -> str:
     return doc[0] if doc else ""
 
 
+def print_arch(spec: str) -> None:
+    """`--print-arch SPEC`: the resolved parameters as a chip file (ArchError if SPEC is bad)."""
+    try:
+        arch = parse_arch_spec(spec)
+    except ArchError as e:
+        raise ArchError(f"bad --print-arch '{spec}': {e}", e.hint) from None
+    print(chip_toml(arch), end="")
+
+
 class NpuOptMain(xDSLOptMain):
     def register_all_dialects(self) -> None:
         for d in all_dialects():
@@ -161,6 +182,9 @@ class NpuOptMain(xDSLOptMain):
             help="MLIR-style pipeline, e.g. 'builtin.module(npu-fuse,npu-tile{double-buffer=false})'")
         arg_parser.add_argument("--list-passes", action="store_true",
                                 help="list every pass with a one-line description and exit")
+        arg_parser.add_argument("--print-arch", metavar="SPEC",
+                                help="print the machine an --arch SPEC resolves to (a preset or chip.toml, "
+                                     "then overrides) as a chip file and exit")
         arg_parser.add_argument("--no-debuginfo", action="store_true",
                                 help="do not print locations (ONNX node names)")
         arg_parser.add_argument("--verify-each", action="store_true",
@@ -181,6 +205,9 @@ class NpuOptMain(xDSLOptMain):
                                      "(auto: when stderr is a terminal)")
 
     def setup_pipeline(self) -> None:
+        if self.args.print_arch is not None:
+            print_arch(self.args.print_arch)
+            sys.exit(0)
         if self.args.list_passes:
             for name, factory in sorted(self.available_passes.items()):
                 print(f"  {name:<20} {pass_summary(name, factory)}")
@@ -193,6 +220,7 @@ class NpuOptMain(xDSLOptMain):
             self.args.print_debuginfo = True
         if self.args.passes:
             parse_passes(self.available_passes, self.args.passes)  # (names the culprit, with a hint)
+            self.args.passes = quote_paths(self.args.passes)
         try:
             super().setup_pipeline()
         except (ValueError, TypeError) as e:  # (what parse_passes let through)
@@ -288,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(error_line(str(e).strip()), file=sys.stderr)
         return 1
-    except PipelineSyntaxError as e:
+    except (PipelineSyntaxError, ArchError) as e:
         print(f"error: {e}", file=sys.stderr)
         if e.hint:
             print(e.hint, file=sys.stderr)
