@@ -39,4 +39,29 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     def factory(module: str, cls: str) -> Callable[[], type[ModulePass]]:
         return lambda: getattr(importlib.import_module(module), cls)
 
-    return {name: factory(module, cls) for name, (module, cls) in PASSES.items()}
+    passes = {name: factory(module, cls) for name, (module, cls) in PASSES.items()}
+    for name, cls in plugin_passes().items():
+        passes.setdefault(name, (lambda c: lambda: c)(cls))
+    return passes
+
+
+def plugin_passes() -> dict[str, type[ModulePass]]:
+    """Pass name -> class of the passes installed plugins register (`npu_dialects/plugins.py`);
+    a plugin pass named like one of ours is an error."""
+    from npu_dialects.plugins import PluginError, loaded
+    out: dict[str, type[ModulePass]] = {}
+    for ep, cls in loaded("npu_compiler.passes"):
+        if not (isinstance(cls, type) and issubclass(cls, ModulePass)):
+            raise PluginError(f"plugin '{ep}' (group npu_compiler.passes) gave {cls!r}, not a ModulePass class")
+        if cls.name in PASSES:
+            raise PluginError(f"plugin '{ep}' (group npu_compiler.passes) redefines the pass '{cls.name}'")
+        out[cls.name] = cls
+    load_plugin_extensions()
+    return out
+
+
+def load_plugin_extensions() -> None:
+    """Run the plugins that register converters, native patterns and fusion rules (once)."""
+    from npu_dialects.plugins import called
+    called("npu_compiler.importers")
+    called("npu_compiler.patterns")

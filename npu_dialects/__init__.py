@@ -22,7 +22,21 @@ def all_dialects():
     from npu_dialects.task import NpuTask
     from npu_dialects.tile import NpuTile
 
-    return [Builtin, Func, Arith, Scf, NPU, NpuGraph, NpuTile, NpuDma, NpuCompute, NpuTask]
+    return [Builtin, Func, Arith, Scf, NPU, NpuGraph, NpuTile, NpuDma, NpuCompute, NpuTask, *plugin_dialects()]
+
+
+def plugin_dialects() -> list:
+    """The dialects installed plugins register (`npu_dialects/plugins.py`)."""
+    from xdsl.ir import Dialect
+
+    from npu_dialects.plugins import PluginError, called
+    out = []
+    for name, obj in called("npu_compiler.dialects"):
+        items = [obj] if isinstance(obj, Dialect) else list(obj)
+        if not all(isinstance(d, Dialect) for d in items):
+            raise PluginError(f"plugin '{name}' (group npu_compiler.dialects) gave {obj!r}, not a Dialect")
+        out += items
+    return out
 
 
 def make_context() -> Context:

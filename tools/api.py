@@ -219,11 +219,14 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
                    source: dict[str, Any]) -> Executable:
     """`compile` of an ONNX model (read from `path`, if not None) through `cache`
     (levels in `tools/compile_cache.py`); `arch_key` is the arch as the user spelled it
+    (a chip file's contents may change under its name: then the resolved arch's spec)
     and `bucket` the bound symbolic dims (None: none)."""
-    from npu_dialects.arch import PRESETS
+    from npu_dialects.arch import PRESETS, is_chip_path
     from npu_dialects.weights import recipes_of, referenced_weights, weights_of
 
     arch = arch or PRESETS["default"]
+    if is_chip_path(arch_key.split(",", 1)[0].strip()):
+        arch_key = arch.spec()
     digests = (cache.file_digests(path) if path else None) or model_digests(model)
     if path:
         cache.remember(path, digests, source.get("sha256") or "")
@@ -303,9 +306,11 @@ def _level1(cache: Cache, path: Path, model: onnx.ModelProto, digests: ModelDige
     from npu_dialects.arch import set_arch
 
     entry = cache.read_zip(path)
+    module = None
     if entry is not None and entry[0].get("depends") == digests.of(entry[0].get("read", [])):
-        meta, text, weights = entry
-        module = _parse_text(text, path)
+        module = _parse_text(entry[1], path)
+    if entry is not None and module is not None:
+        meta, _, weights = entry
         set_arch(module, arch)
         inits = {i.name: i for i in model.graph.initializer}
         from onnx import numpy_helper
@@ -334,9 +339,9 @@ def _level2(cache: Cache, path: Path, module: ModuleOp, weights: dict[str, np.nd
     from npu_dialects.weights import referenced_weights
 
     entry = cache.read_zip(path)
-    if entry is not None:
-        meta, text, folded = entry
-        out = _parse_text(text, path)
+    out = _parse_text(entry[1], path) if entry is not None else None
+    if entry is not None and out is not None:
+        meta, _, folded = entry
         set_arch(out, arch)
         cache.note("graph", "hit")
         return out, {**weights, **folded}, meta["ir_sha"], meta["weights"]
@@ -368,9 +373,14 @@ def _stage(module: ModuleOp, arch: Arch, weights: dict[str, np.ndarray], stage: 
     return module, weights_of(module)
 
 
-def _parse_text(text: str, path: Path) -> ModuleOp:
-    """A cached module's IR text parsed back."""
+def _parse_text(text: str, path: Path) -> ModuleOp | None:
+    """A cached module's IR text parsed back (None: it does not parse, e.g. it names an
+    op of a plugin no longer installed: a miss)."""
     from xdsl.parser import Parser
+    from xdsl.utils.exceptions import ParseError
 
     from npu_dialects import make_context
-    return Parser(make_context(), text, name=str(path)).parse_module()
+    try:
+        return Parser(make_context(), text, name=str(path)).parse_module()
+    except ParseError:
+        return None

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
+from npu_dialects.plugins import PluginError
+
 EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
 EXIT_INTERNAL = EXIT_USER  # the contract has no separate code for our own bugs
 
@@ -82,6 +84,9 @@ def cli_main(build_parser, run_args, argv: list[str] | None = None) -> int:
         return EXIT_USER
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
+        return EXIT_USER
+    except PluginError as e:  # (an installed plugin that does not load: the user's to fix)
+        print(error_line(str(e)), file=sys.stderr)
         return EXIT_USER
     except BrokenPipeError:  # (stdout closed early, as by `| head`: not an error of ours)
         return EXIT_OK

@@ -78,8 +78,8 @@ _FINGERPRINT: str | None = None
 
 
 def compiler_fingerprint() -> str:
-    """sha256 of the compiler's Python sources and pyproject.toml (which pins xDSL): an
-    edit to any of them, or another release, misses every entry."""
+    """sha256 of the compiler's Python sources, pyproject.toml (which pins xDSL) and the
+    installed plugins: an edit to any of them, another release or plugin misses every entry."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
         h = hashlib.sha256(f"npu-compile-cache {LAYOUT} {sys.version_info[:2]}".encode())
@@ -90,8 +90,23 @@ def compiler_fingerprint() -> str:
             except OSError:
                 continue
             h.update(str(p.relative_to(_ROOT)).encode() + b"\0" + len(data).to_bytes(8, "little") + data)
+        h.update(plugins_fingerprint().encode())
         _FINGERPRINT = h.hexdigest()
     return _FINGERPRINT
+
+
+def plugins_fingerprint() -> str:
+    """The installed plugins (`npu_dialects/plugins.py`): every entry point of their groups
+    with its package's name and version, so installing, removing or upgrading one misses."""
+    from importlib.metadata import entry_points
+
+    from npu_dialects.plugins import GROUPS
+    eps = []
+    for group in GROUPS:
+        for ep in entry_points(group=group):
+            dist = getattr(ep, "dist", None)
+            eps.append(f"{group} {ep.name}={ep.value} {dist.name if dist else ''} {dist.version if dist else ''}")
+    return "\n".join(sorted(eps))
 
 
 def key(*parts: Any) -> str:
@@ -213,7 +228,11 @@ def source_of(path: str) -> dict[str, Any]:
 
 def fast_hit(cache: Cache, path: str, arch_key: str, pipeline: str | None, out: str) -> dict[str, Any] | None:
     """A full hit without reading the model or loading the compiler: level 3's image
-    copied to `out` (checked); its record, or None when anything is missing."""
+    copied to `out` (checked); its record, or None when anything is missing (or the
+    arch names a chip file, whose contents the key must see: `tools.api.compile_cached`)."""
+    first = arch_key.split(",", 1)[0].strip()
+    if first.endswith(".toml") or "/" in first or os.sep in first:
+        return None
     digests = cache.file_digests(path)
     if digests is None:
         return None

@@ -47,6 +47,7 @@ from lowering.importer.buckets import (
 from lowering.importer.onnx_import import OnnxImportError, import_model, load_model
 from npu_dialects import module_text
 from npu_dialects.arch import ArchError, parse_arch_spec
+from npu_dialects.plugins import PluginError
 from npu_dialects.weights import WEIGHTS_ATTR, save_npz
 from tools.cli import console
 
@@ -237,6 +238,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except PluginError as e:  # (an installed plugin that does not load)
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     except Exception as e:
         if os.environ.get("NPU_DEBUG") == "1":
             traceback.print_exc()

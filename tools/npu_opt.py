@@ -36,6 +36,7 @@ from lowering.instrument import Instrumentation, InstrumentOptions, print_after_
 from lowering.remarks import collecting, write_remarks
 from npu_dialects import all_dialects, strip_unknown_locs
 from npu_dialects.arch import ArchError, chip_toml, parse_arch_spec
+from npu_dialects.plugins import PluginError
 from npu_dialects.weights import (
     attach_weights,
     is_dirty,
@@ -324,6 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:  # bad file extension, what xDSL's pipeline setup rejects
         if debug:
             raise
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except PluginError as e:  # (an installed plugin that does not load)
         print(f"error: {e}", file=sys.stderr)
         return 1
     except OSError as e:  # (the input, or the output file)

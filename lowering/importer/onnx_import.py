@@ -325,7 +325,8 @@ class ConverterEntry:
 
 
 CONVERTERS: dict[str, ConverterEntry] = {}
-"""ONNX op type (default domain) -> its converter. Filled by `@converter`."""
+"""ONNX op type -> its converter (`domain.OpType` outside the default domain, as plugins
+register them). Filled by `@converter`."""
 
 
 def converter(op_type: str, attrs: Sequence[str] = ()) -> Callable[[Converter], Converter]:
@@ -2095,6 +2096,8 @@ def import_model(model: onnx.ModelProto, arch: Arch | None = None, *,
     that is an initializer's data as is and whose values nothing else read (no folded
     node, no computed constant): the compile cache (`tools/compile_cache.py`) re-reads
     those from a model whose weights changed instead of importing it again."""
+    from lowering import load_plugin_extensions
+    load_plugin_extensions()  # (plugins' converters of their ops: npu_dialects/plugins.py)
     model = bind_dims(model, dims)
     importer = _Importer(model)
     result = importer.run(arch or PRESETS["default"])
@@ -2363,7 +2366,7 @@ class _Importer:
     def _convert(self, node: onnx.NodeProto, domain: str, label: str) -> Sequence[Output]:
         """The outputs of `node`: computed at import when its inputs are constant, else
         built by its converter. Raises NodeError (unsupported), _Skip (an input is missing)."""
-        entry = CONVERTERS.get(node.op_type) if not domain else None
+        entry = CONVERTERS.get(f"{domain}.{node.op_type}" if domain else node.op_type)
         feeds = self._constant_feeds(node) if not domain else None
         if entry is None and feeds is None:
             return self._function(node, domain, label)

@@ -1,0 +1,68 @@
+"""Plugins: separately installed Python packages that extend the compiler through
+entry points (`[project.entry-points."GROUP"]` in their pyproject.toml), found once per
+process with `importlib.metadata`. The groups:
+
+- `npu_compiler.dialects`: a `Dialect` (or a function returning an iterable of them),
+  loaded into every context the tools make (`npu_dialects.make_context`);
+- `npu_compiler.passes`: a `ModulePass` class, registered under its `name`
+  (`lowering.get_all_passes`: `npu-opt --list-passes`, pipelines, `npu-run -p`);
+- `npu_compiler.importers`: a module or function whose import or call registers ONNX
+  converters (`@converter("com.example.MyOp")`: domain-qualified op types);
+- `npu_compiler.patterns`: a function called once, which registers native PDL
+  constraints and rewrites (`lowering.patterns.native.register_*`); a fusion rule is a
+  PDL pattern calling `npu.fuse`, run by `npu-apply-patterns{file=...}`;
+- `npu_compiler.chips`: a path (or a function returning one) to a chip `.toml` or a
+  directory of them, each a preset named by its file stem (`--arch mychip`).
+
+A plugin that fails to load is an error naming the entry point (never silently skipped).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+GROUPS = ("npu_compiler.dialects", "npu_compiler.passes", "npu_compiler.importers", "npu_compiler.patterns",
+          "npu_compiler.chips")
+
+
+class PluginError(Exception):
+    """A plugin entry point that cannot be loaded (one-line message naming it)."""
+
+
+def _describe(ep: EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    who = f" of package '{dist.name}'" if dist is not None else ""
+    return f"plugin entry point '{ep.name} = {ep.value}' (group {ep.group}){who}"
+
+
+@cache
+def loaded(group: str) -> tuple[tuple[str, Any], ...]:
+    """(entry point name, loaded object) of every plugin in `group`, sorted by name."""
+    out: list[tuple[str, Any]] = []
+    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+        try:
+            out.append((ep.name, ep.load()))
+        except Exception as e:  # (a broken plugin is the user's to fix: say which one)
+            raise PluginError(f"cannot load {_describe(ep)}: {type(e).__name__}: {e}") from None
+    return tuple(out)
+
+
+def called(group: str) -> tuple[tuple[str, Any], ...]:
+    """`loaded(group)` with each callable object replaced by what calling it returns
+    (once per process)."""
+    return _called(group)
+
+
+@cache
+def _called(group: str) -> tuple[tuple[str, Any], ...]:
+    out = []
+    for name, obj in loaded(group):
+        if callable(obj) and not isinstance(obj, type):
+            try:
+                obj = obj()
+            except Exception as e:
+                raise PluginError(f"plugin '{name}' (group {group}) failed: {type(e).__name__}: {e}") from None
+        out.append((name, obj))
+    return tuple(out)
