@@ -1,6 +1,10 @@
 """Plugins: separately installed Python packages that extend the compiler through
 entry points (`[project.entry-points."GROUP"]` in their pyproject.toml), found once per
-process with `importlib.metadata`. The groups:
+process with `importlib.metadata`. A plugin that fails to load is an error naming the
+entry point (never silently skipped). The groups are under Algorithm.
+
+Algorithm
+---------
 
 - `npu_compiler.dialects`: a `Dialect` (or a function returning an iterable of them),
   loaded into every context the tools make (`npu_dialects.make_context`);
@@ -13,8 +17,6 @@ process with `importlib.metadata`. The groups:
   PDL pattern calling `npu.fuse`, run by `npu-apply-patterns{file=...}`;
 - `npu_compiler.chips`: a path (or a function returning one) to a chip `.toml` or a
   directory of them, each a preset named by its file stem (`--arch mychip`).
-
-A plugin that fails to load is an error naming the entry point (never silently skipped).
 """
 
 from __future__ import annotations
