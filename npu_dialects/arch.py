@@ -1,5 +1,11 @@
-"""The parametric NPU: `Arch` (a plain frozen dataclass), its presets, the
-`--arch` spec parser and the `#npu.arch<...>` attribute that carries it in IR.
+"""The parametric NPU: `Arch` (a plain frozen dataclass), chip files and the presets
+made of them, the `--arch` spec parser and the `#npu.arch<...>` attribute that
+carries the machine in IR.
+
+A chip is a TOML file (`npu_dialects/chips/*.toml` are the presets): the parameter
+names as keys, optionally `name`, `description` and `base` (a preset or another
+chip file, relative to this one; default `default`) whose values it overrides.
+`--arch path/chip.toml,sram_bytes=1M` reads one and applies overrides after it.
 
 Every pass and the simulator read the machine from the module attribute
 `npu.arch`; `arch_of(module)` returns the `default` preset when it is absent.
@@ -7,9 +13,13 @@ Every pass and the simulator read the machine from the module attribute
 
 from __future__ import annotations
 
+import os
+import re
+import tomllib
 from dataclasses import asdict, dataclass, fields, replace
 from difflib import get_close_matches
 from math import ceil
+from pathlib import Path
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -104,19 +114,30 @@ class Arch:
         return ",".join(["default", *diffs])
 
 
-PRESETS: dict[str, Arch] = {
-    "default": Arch(),
-    "edge-small": Arch(cores=1, cube=(8, 8, 8), vector_lanes=16, sram_bytes=128 * 1024,
-                       dram_bw=32, dma_channels=1, event_slots=16),
-    "server": Arch(cores=8, cube=(32, 32, 32), vector_lanes=128, sram_bytes=2 * 1024 * 1024,
-                   dram_bw=512),
-}
+PRESETS: dict[str, Arch] = {}
+"""The built-in presets by name: `npu_dialects/chips/NAME.toml` (filled below)."""
+CHIPS_DIR = Path(__file__).resolve().parent / "chips"
+"""Where the built-in presets live (package data)."""
 
 PARAM_NAMES = tuple(f.name for f in fields(Arch))
 
 
 def fmt_value(v: Any) -> str:
     return "x".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
+
+
+BYTE_PARAMS = ("sram_bytes", "align")
+"""Parameters in bytes: they may also be written with a K, M or G suffix (`512K`, 1024-based)."""
+_SIZE = re.compile(r"(\d[\d_]*)\s*(?:([KMG])(?:i?B)?)?", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int | None:
+    """`524288`, `512K`, `512KiB`, `2M`, `1G` -> bytes (K = 1024); None if not a size."""
+    m = _SIZE.fullmatch(text.strip())
+    if m is None:
+        return None
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[(m.group(2) or "").upper()]
+    return int(m.group(1).replace("_", "")) * scale
 
 
 def _parse_value(name: str, text: str) -> Any:
@@ -126,7 +147,8 @@ def _parse_value(name: str, text: str) -> Any:
             if len(parts) != 3:
                 raise ValueError
             return parts
-        return int(text)
+        size = parse_size(text) if name in BYTE_PARAMS else None
+        return size if size is not None else int(text)
     except ValueError:
         want = "MxKxN, e.g. 16x16x16" if name == "cube" else "an integer"
         raise ArchError(f"arch parameter '{name}': expected {want}, got '{text}'") from None
@@ -143,24 +165,179 @@ def with_overrides(arch: Arch, overrides: dict[str, str]) -> Arch:
     return replace(arch, **kw)
 
 
+def is_chip_path(text: str) -> bool:
+    """Whether the first element of a spec names a chip file rather than a preset."""
+    return text.endswith(".toml") or ("=" not in text and ("/" in text or os.sep in text))
+
+
 def parse_arch_spec(spec: str) -> Arch:
-    """`default`, `default,cores=1,dram_bw=256`, `edge-small,cube=8x8x8`."""
+    """`default`, `default,cores=1,dram_bw=256`, `edge-small,cube=8x8x8`,
+    `chips/mine.toml,sram_bytes=1M` (a chip file, then overrides)."""
     parts = [p.strip() for p in spec.split(",") if p.strip()]
     if not parts:
         raise ArchError("empty arch spec")
     name, rest = parts[0], parts[1:]
-    if "=" in name:
-        name, rest = "default", parts
-    if name not in PRESETS:
-        raise ArchError(f"unknown arch preset '{name}'", f"hint: the presets are {', '.join(PRESETS)}, each "
-                                                        "optionally followed by overrides: default,cores=1")
+    if is_chip_path(name):
+        base = load_chip(name)
+    else:
+        if "=" in name:
+            name, rest = "default", parts
+        base = preset(name)
     overrides: dict[str, str] = {}
     for p in rest:
         if "=" not in p:
             raise ArchError(f"bad arch override '{p}': expected name=value")
         k, v = p.split("=", 1)
         overrides[k.strip()] = v.strip()
-    return with_overrides(PRESETS[name], overrides)
+    return with_overrides(base, overrides)
+
+
+def preset(name: str) -> Arch:
+    """The built-in preset `name` (ArchError naming the presets if there is none)."""
+    if name in PRESETS:
+        return PRESETS[name]
+    near = get_close_matches(name, list(PRESETS), n=1)
+    maybe = f"did you mean '{near[0]}'? " if near else ""
+    raise ArchError(f"unknown arch preset '{name}'",
+                    f"hint: {maybe}the presets are {', '.join(PRESETS)}, or a chip file (path/chip.toml), each "
+                    "optionally followed by overrides: default,cores=1")
+
+
+def chip_toml(arch: Arch) -> str:
+    """`arch` as a chip file: the canonical spec as a comment, then every parameter."""
+    lines = [f"# {arch.spec()}"]
+    for f in fields(arch):
+        v = getattr(arch, f.name)
+        lines.append(f'{f.name} = "{fmt_value(v)}"' if isinstance(v, tuple) else f"{f.name} = {v}")
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- chip files
+
+CHIP_KEYS = ("name", "description", "base")
+"""The keys of a chip file besides the parameter names."""
+
+
+def load_chip(path: str | os.PathLike[str]) -> Arch:
+    """The machine the chip file `path` describes (its `base` resolved); every problem
+    is an ArchError `PATH: 'key': why`, naming the allowed range or type."""
+    return _load_chip(str(path), ())
+
+
+def _load_chip(shown: str, chain: tuple[tuple[Path, str], ...]) -> Arch:
+    real = Path(shown).resolve()
+    if any(r == real for r, _ in chain):
+        cycle = " -> ".join([*(s for _, s in chain), shown])
+        raise ArchError(f"{chain[-1][1]}: 'base': a cycle of chip files: {cycle}")
+    table = _read_toml(shown)
+    for key in table:
+        if key not in PARAM_NAMES and key not in CHIP_KEYS:
+            known = (*CHIP_KEYS, *PARAM_NAMES)
+            near = get_close_matches(key, known, n=1)
+            maybe = f"did you mean '{near[0]}'? " if near else ""
+            raise ArchError(f"{shown}: unknown key '{key}'", f"hint: {maybe}the keys are {', '.join(known)}")
+    for key in CHIP_KEYS:
+        if key in table and not isinstance(table[key], str):
+            raise ArchError(f"{shown}: '{key}': expected a string, got {_describe(table[key])}")
+    params = {k: _chip_value(shown, k, v) for k, v in table.items() if k in PARAM_NAMES}
+    chain = (*chain, (real, shown))
+    if "base" in table:
+        base = _chip_base(shown, table["base"], chain)
+    elif real == (CHIPS_DIR / "default.toml").resolve():  # the root: it lists every parameter
+        missing = [n for n in PARAM_NAMES if n not in params]
+        if missing:
+            raise ArchError(f"{shown}: the root preset misses {', '.join(missing)}")
+        return Arch(**params)
+    else:
+        base = preset("default")
+    return replace(base, **params)
+
+
+def _read_toml(shown: str) -> dict[str, Any]:
+    try:
+        text = Path(shown).read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ArchError(f"{shown}: no such chip file",
+                        "hint: a chip file is found from the current directory, a 'base' file from "
+                        "the chip file that names it") from None
+    except OSError as e:
+        raise ArchError(f"{shown}: cannot read the chip file: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ArchError(f"{shown}: not a chip file: not UTF-8 text (byte {e.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", str(e))
+        where, why = (f"{shown}:{m.group(2)}:{m.group(3)}", m.group(1)) if m else (shown, str(e))
+        raise ArchError(f"{where}: TOML syntax error: {why[:1].lower() + why[1:]}") from None
+
+
+def _chip_base(shown: str, base: str, chain: tuple[tuple[Path, str], ...]) -> Arch:
+    if not is_chip_path(base):
+        if base in PRESETS:
+            return PRESETS[base]
+        near = get_close_matches(base, list(PRESETS), n=1)
+        maybe = f"did you mean '{near[0]}'? " if near else ""
+        raise ArchError(f"{shown}: 'base': unknown arch preset '{base}'",
+                        f"hint: {maybe}a base is a preset ({', '.join(PRESETS)}) or a chip file, "
+                        "relative to this one (other.toml)")
+    return _load_chip(os.path.normpath(os.path.join(os.path.dirname(shown), base)), chain)
+
+
+def _chip_value(shown: str, name: str, v: Any) -> Any:
+    """A chip file's value of parameter `name`, checked against its type and range."""
+    limit = LIMITS.get(name, MAX_VALUE)
+    if name == "cube":
+        if isinstance(v, str) and re.fullmatch(r"\d+x\d+x\d+", v.strip().lower()):
+            v = [int(x) for x in v.strip().lower().split("x")]
+        if not (isinstance(v, list) and len(v) == 3 and all(_is_int(x) for x in v)):
+            raise ArchError(f"{shown}: 'cube': expected \"MxKxN\" or [M, K, N] (integers), got {_describe(v)}")
+        if any(not 1 <= x <= limit for x in v):
+            raise ArchError(f"{shown}: 'cube': each of M, K, N must be between 1 and {limit}, got {_toml(v)}")
+        return tuple(v)
+    size = parse_size(v) if name in BYTE_PARAMS and isinstance(v, str) else None
+    v = v if size is None else size
+    if not isinstance(v, int) or isinstance(v, bool):
+        want = "an integer or a size such as \"512K\"" if name in BYTE_PARAMS else "an integer"
+        raise ArchError(f"{shown}: '{name}': expected {want}, got {_describe(v)}")
+    if not 1 <= v <= limit:
+        raise ArchError(f"{shown}: '{name}': must be between 1 and {limit}, got {v}")
+    if name == "align" and v & (v - 1):
+        raise ArchError(f"{shown}: 'align': must be a power of two, got {v}")
+    return v
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _toml(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml(x) for x in v) + "]"
+    return str(v)
+
+
+def _describe(v: Any) -> str:
+    """`the string "4"`, `the float 4.0`, `a table`: what a TOML value is, for errors."""
+    if isinstance(v, dict):
+        return "a table"
+    kind = {bool: "boolean", str: "string", float: "float", list: "array", int: "integer"}.get(type(v), "value")
+    return f"the {kind} {_toml(v)}"
+
+
+def _builtin_presets() -> dict[str, Arch]:
+    """Every `chips/*.toml` by its stem, `default` first."""
+    names = sorted((p.stem for p in CHIPS_DIR.glob("*.toml")), key=lambda n: (n != "default", n))
+    for name in names:
+        PRESETS[name] = load_chip(CHIPS_DIR / f"{name}.toml")
+    return PRESETS
+
+
+_builtin_presets()
 
 
 @irdl_attr_definition
