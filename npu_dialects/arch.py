@@ -193,7 +193,9 @@ def parse_arch_spec(spec: str) -> Arch:
 
 
 def preset(name: str) -> Arch:
-    """The built-in preset `name` (ArchError naming the presets if there is none)."""
+    """The preset `name`, built in or a plugin's (ArchError naming the presets if there is none)."""
+    if name not in PRESETS:
+        _plugin_presets()
     if name in PRESETS:
         return PRESETS[name]
     near = get_close_matches(name, list(PRESETS), n=1)
@@ -274,6 +276,8 @@ def _read_toml(shown: str) -> dict[str, Any]:
 
 def _chip_base(shown: str, base: str, chain: tuple[tuple[Path, str], ...]) -> Arch:
     if not is_chip_path(base):
+        if base not in PRESETS:
+            _plugin_presets()
         if base in PRESETS:
             return PRESETS[base]
         near = get_close_matches(base, list(PRESETS), n=1)
@@ -327,6 +331,25 @@ def _describe(v: Any) -> str:
         return "a table"
     kind = {bool: "boolean", str: "string", float: "float", list: "array", int: "integer"}.get(type(v), "value")
     return f"the {kind} {_toml(v)}"
+
+
+_PLUGINS_LOADED: list[bool] = []
+
+
+def _plugin_presets() -> None:
+    """Add the presets of installed plugins to PRESETS, once, when a name is not found:
+    entry point group `npu_compiler.chips` (`npu_dialects/plugins.py`), a chip file or a
+    folder of them, each a preset named by its file stem."""
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED.append(True)
+    from npu_dialects.plugins import called
+    for plugin, where in called("npu_compiler.chips"):
+        path = Path(where)
+        for file in sorted(path.glob("*.toml")) if path.is_dir() else [path]:
+            if file.stem in PRESETS:
+                raise ArchError(f"{file}: plugin '{plugin}' names a chip '{file.stem}', the name of another preset")
+            PRESETS[file.stem] = load_chip(file)
 
 
 def _builtin_presets() -> dict[str, Arch]:

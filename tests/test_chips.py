@@ -168,3 +168,25 @@ def test_run_reports_the_chip(tmp_path: Path) -> None:
                               "freq": 1000000000, "align": 64}
     write(chip, 'base = "edge-small"\ncores = 1\n')
     assert run("r2.json")["cores"] == 1
+
+
+def test_plugin_presets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chips of installed plugins (entry point group `npu_compiler.chips`: a folder of chip
+    files or one file) are presets by their stems, found when a name is not built in."""
+    import npu_dialects.arch as arch_module
+    import npu_dialects.plugins as plugins
+
+    write(tmp_path / "vendor" / "vendor-a.toml", 'base = "edge-small"\ncores = 2\n')
+    write(tmp_path / "vendor" / "vendor-b.toml", 'base = "vendor-a"\nsram_bytes = "1M"\n')
+    write(tmp_path / "one.toml", "cores = 3\n")
+    entries = (("vendor", tmp_path / "vendor"), ("one", str(tmp_path / "one.toml")))
+    monkeypatch.setattr(plugins, "called", lambda group: entries if group == "npu_compiler.chips" else ())
+    monkeypatch.setattr(arch_module, "PRESETS", dict(PRESETS))
+    monkeypatch.setattr(arch_module, "_PLUGINS_LOADED", [])
+    assert parse_arch_spec("vendor-b,dram_bw=64") == Arch(**{**PRESETS["edge-small"].__dict__, "cores": 2,
+                                                               "sram_bytes": 1 << 20, "dram_bw": 64})
+    assert parse_arch_spec("one").cores == 3
+    assert list(arch_module.PRESETS)[3:] == ["vendor-a", "vendor-b", "one"]
+    with pytest.raises(ArchError) as e:
+        parse_arch_spec("vendor-c")
+    assert e.value.hint is not None and "default, edge-small, server, vendor-a, vendor-b, one" in e.value.hint
