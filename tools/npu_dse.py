@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, metavar="N", help="points the guided search evaluates (overrides the spec)")
     p.add_argument("--search", choices=("auto", "grid", "optuna"), help="override the spec's search")
     p.add_argument("--numerics", action="store_true", help="functional simulation instead of timing-only")
+    p.add_argument("-p", "--pass-pipeline", dest="pipeline", metavar="PIPELINE",
+                   help="one-parameter sweeps: compile with this pipeline (e.g. plugin passes before npu-default); "
+                        "a spec's is its `pipeline` key")
     p.add_argument("--cache-dir", metavar="DIR", help="results cache (default: the compile cache's directory)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write cached results")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
@@ -82,7 +85,8 @@ def _spec_table(spec) -> dict[str, Any]:
     """A parsed spec back as the table `parse_spec` takes (to re-check an override)."""
     return {"models": spec.models, "base": spec.base, "search": spec.search, "budget": spec.budget,
             "seed": spec.seed, "numerics": spec.numerics, "out": spec.out, "options": spec.options,
-            "space": {a.name: list(a.values) for a in spec.axes}, "area": spec.area}
+            "space": {a.name: list(a.values) for a in spec.axes}, "area": spec.area,
+            **({"pipeline": spec.pipeline} if spec.pipeline else {})}
 
 
 def _models(names: list[str], base_dir: Path | None) -> dict[str, bytes]:
@@ -166,7 +170,7 @@ def _curve(args: argparse.Namespace) -> int:
     progress_total = len(values) * len(models)
     from tools.dse.sweep import Progress
     progress = Progress(progress_total, enabled=not args.quiet)
-    jobs = [runner.job(m, archs[v], depth_options(v, {}) if depth else {}, args.numerics)
+    jobs = [runner.job(m, archs[v], depth_options(v, {}) if depth else {}, args.numerics, args.pipeline)
             for m in models for v in values]
     value_of = {id(j): v for j, v in zip(jobs, [v for _ in models for v in values])}
     by_model: dict[str, list[dict[str, Any]]] = {m: [] for m in models}

@@ -36,6 +36,7 @@ class Job:
     arch: str
     options: dict[str, Any] = field(default_factory=dict)
     numerics: bool = False
+    pipeline: str | None = None
 
 
 _MODELS: dict[str, Any] = {}  # digest -> onnx.ModelProto, per worker process
@@ -62,7 +63,7 @@ def evaluate(job: Job) -> dict[str, Any]:
     row: dict[str, Any] = {"model": job.name, "arch": job.arch, "status": "ok", "error": ""}
     t0 = time.perf_counter()
     try:
-        exe = npu_compile(_model(job), arch=job.arch, **_options(job.options))
+        exe = npu_compile(_model(job), arch=job.arch, pipeline=job.pipeline, **_options(job.options))
         t1 = time.perf_counter()
         inputs = random_inputs(signature(exe.module), 0) if job.numerics else None
         res = run(exe.module, exe.weights if job.numerics else {}, inputs, timing_only=not job.numerics)

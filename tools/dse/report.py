@@ -51,6 +51,7 @@ def write_results(out: Path, spec: DseSpec, points: list[Point], meta: dict[str,
     doc = {
         "spec": {"source": spec.source, "models": spec.models, "base": spec.base, "search": spec.search,
                  "budget": spec.budget, "seed": spec.seed, "numerics": spec.numerics, "options": spec.options,
+                 "pipeline": spec.pipeline,
                  "space": {a.name: list(a.values) for a in spec.axes}},
         "area_formula": ("cores x (mac x M*K*N + lane x vector_lanes + sram_kib x sram_bytes/1024 + dma_channel x "
                          "dma_channels) + event_slot x event_slots + dram_bw x dram_bw"),

@@ -10,6 +10,7 @@ Algorithm
     budget = 60               # points the guided search evaluates
     seed = 0
     numerics = false          # true: functional simulation instead of timing-only
+    pipeline = "builtin.module(my-pass,npu-default)"   # optional, instead of npu-default
     out = "dse-results"       # relative to the current directory
 
     [space]                   # arch parameters: a list, or a range
@@ -81,6 +82,7 @@ class DseSpec:
     out: str = "dse-results"
     area: dict[str, float] = field(default_factory=lambda: dict(AREA))
     options: dict[str, Any] = field(default_factory=dict)  # compile options (npu-default's)
+    pipeline: str | None = None  # a pass pipeline instead of npu-default (plugin passes first)
     source: str = "<spec>"
 
     def size(self) -> int:
@@ -128,7 +130,7 @@ def load_spec(path: str | Path) -> DseSpec:
     return parse_spec(data, str(p))
 
 
-_TOP = {"models", "base", "search", "budget", "seed", "numerics", "out", "space", "area", "options"}
+_TOP = {"models", "base", "search", "budget", "seed", "numerics", "out", "space", "area", "options", "pipeline"}
 
 
 def parse_spec(data: dict[str, Any], source: str = "<spec>") -> DseSpec:
@@ -166,6 +168,8 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> DseSpec:
     if not isinstance(options, dict):
         raise bad("options", "expected a table of npu-default options (e.g. group_max_kernels = 8)")
     spec.options = dict(options)
+    if "pipeline" in data:
+        spec.pipeline = _typed(data, "pipeline", str, None, bad)
     return spec
 
 

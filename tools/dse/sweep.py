@@ -79,9 +79,10 @@ class Runner:
         self.refs = executor.share({self.digests[n]: d for n, d in models.items()})
         self.hits = 0
 
-    def job(self, name: str, arch: str, options: dict[str, Any], numerics: bool) -> Job:
+    def job(self, name: str, arch: str, options: dict[str, Any], numerics: bool, pipeline: str | None = None) -> Job:
         d = self.digests[name]
-        return Job(model=self.refs[d], digest=d, name=name, arch=arch, options=options, numerics=numerics)
+        return Job(model=self.refs[d], digest=d, name=name, arch=arch, options=options, numerics=numerics,
+                   pipeline=pipeline)
 
     def _path(self, job: Job) -> Path | None:
         if self.cache is None:
@@ -135,7 +136,7 @@ def evaluate_points(spec: DseSpec, runner: Runner, params: list[dict[str, Any]],
         arch = arch_of_point(spec.base, p)
         new.append(Point(dict(p), arch.spec(), area(arch, spec.area)))
     by_arch = {pt.arch: pt for pt in new}
-    jobs = [runner.job(m, pt.arch, spec.options, spec.numerics) for pt in new for m in spec.models]
+    jobs = [runner.job(m, pt.arch, spec.options, spec.numerics, spec.pipeline) for pt in new for m in spec.models]
 
     def done(job: Job, row: dict[str, Any]) -> None:
         pt = by_arch[job.arch]
