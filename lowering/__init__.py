@@ -31,6 +31,8 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-memplan": ("lowering.task.memplan", "MemPlan"),
     "npu-default": ("lowering.pipeline", "NpuDefault"),
     "npu-apply-patterns": ("lowering.patterns.apply_patterns", "ApplyPatterns"),
+    # the template a new pass copies (README, "Writing a pass"); not in npu-default
+    "npu-example-fold-idempotent": ("lowering.graph.example_fold_idempotent", "ExampleFoldIdempotent"),
 }
 """Pass name -> (module, class), in pipeline order."""
 
