@@ -162,6 +162,50 @@ def print_arch(spec: str) -> None:
     print(chip_toml(arch), end="")
 
 
+def _default_text(value: object) -> str:
+    """An option's default as it is written after `=` in `pass{k=v}` (strings quoted, list
+    items joined by commas; an empty list, which has no spelling there, is `(empty)`)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, (tuple, list)):
+        return ",".join(_default_text(v).strip('"') for v in value) if value else "(empty)"
+    return str(value)
+
+
+def option_lines(cls: type[ModulePass]) -> list[str]:
+    """`name: type = default` for each option of pass `cls` (its dataclass fields, named as
+    on the command line: `max-kernels`, not `max_kernels`)."""
+    lines = []
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name == "name":
+            continue
+        kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        if f.default is not dataclasses.MISSING:
+            default = f" = {_default_text(f.default)}"
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f" = {_default_text(f.default_factory())}"
+        else:
+            default = " (required)"
+        lines.append(f"{f.name.replace('_', '-')}: {kind}{default}")
+    return lines
+
+
+def list_passes(available: Mapping[str, Callable[[], type[ModulePass]]]) -> str:
+    """`npu-opt --list-passes`: each pass with the first line of its docstring, then
+    its options indented, one a line, with their types and defaults."""
+    width = max((len(n) for n in available), default=0) + 2
+    out = []
+    for name, factory in sorted(available.items()):
+        out.append(f"  {name:<{width}}{pass_summary(name, factory)}")
+        try:
+            out += [f"      {line}" for line in option_lines(factory())]
+        except ImportError:
+            pass  # (pass_summary said why)
+    return "\n".join(out) + "\n"
+
+
 class NpuOptMain(xDSLOptMain):
     def register_all_dialects(self) -> None:
         for d in all_dialects():
@@ -182,7 +226,8 @@ class NpuOptMain(xDSLOptMain):
             "--pass-pipeline", default=None, metavar="PIPELINE",
             help="MLIR-style pipeline, e.g. 'builtin.module(npu-fuse,npu-tile{double-buffer=false})'")
         arg_parser.add_argument("--list-passes", action="store_true",
-                                help="list every pass with a one-line description and exit")
+                                help="list every pass with a one-line description and its options "
+                                     "(type and default), and exit")
         arg_parser.add_argument("--print-arch", metavar="SPEC",
                                 help="print the machine an --arch SPEC resolves to (a preset or chip.toml, "
                                      "then overrides) as a chip file and exit")
@@ -210,8 +255,7 @@ class NpuOptMain(xDSLOptMain):
             print_arch(self.args.print_arch)
             sys.exit(0)
         if self.args.list_passes:
-            for name, factory in sorted(self.available_passes.items()):
-                print(f"  {name:<20} {pass_summary(name, factory)}")
+            print(list_passes(self.available_passes), end="")
             sys.exit(0)
         if self.args.pass_pipeline is not None:
             if self.args.passes:
