@@ -211,6 +211,8 @@ def test_range_and_value_parsing():
     spec = parse_spec({"models": ["m"], "space": {"dram_bw": {"from": 64, "to": 256, "step": 64},
                                                   "cube": ["16x16x16", "32x16x16"]}})
     assert spec.size() == 8 and spec.grid()[1] == {"dram_bw": 64, "cube": "32x16x16"}
+    sized = parse_spec({"models": ["m"], "space": {"sram_bytes": ["384K", "1M", 131072]}})
+    assert sized.axes[0].values == (393216, 1048576, 131072)
     with pytest.raises(SpecError, match="listed twice"):
         parse_spec({"models": ["m"], "space": {"cores": [2, 2]}})
 

@@ -1,8 +1,9 @@
 """docs/tutorial.md runs as written: its blocks in order, in an empty directory, in a
 virtual environment that has npu-compiler installed (editable, from this tree) and
 sees this environment's packages. A fenced block whose info string has `file=PATH` is
-written to PATH; a `sh` block runs with bash (`set -e`) and must succeed; other blocks
-are prose. So the tutorial cannot rot: a renamed API or a changed output breaks CI."""
+written to PATH; a `sh` block runs with bash (`set -e`) and must succeed; the `sh setup`
+block (making the venv) is what this test does itself; other blocks are prose. So the
+tutorial cannot rot: a renamed API or a changed output breaks CI."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ def test_tutorial_blocks_are_well_formed():
     files = [info for info, _ in found if "file=" in info]
     commands = [info for info, _ in found if info == "sh"]
     assert len(files) >= 8 and len(commands) >= 7
+    setup = [body for info, body in found if info == "sh setup"]
+    assert len(setup) == 1 and "-e /path/to/npu-compiler" in setup[0] and "lit filecheck" in setup[0]
     assert all(re.search(r"file=\S+", info) for info in files)
 
 
@@ -39,8 +42,9 @@ def test_tutorial_runs(tmp_path):
            "NPU_NO_CACHE": "1", "PYTHONNOUSERSITE": "1"}
     env.pop("PYTHONPATH", None)
     # npu-compiler's console scripts in the venv, so they see what the tutorial installs there
-    subprocess.run([str(bindir / "python"), "-m", "pip", "install", "-q", "--no-deps", "-e",
-                    str(ROOT)], check=True, env=env, capture_output=True, text=True, timeout=600)
+    pip = [str(bindir / "python"), "-m", "pip", "install", "-q", "--no-deps"]
+    for args in (["-e", str(ROOT)], ["--ignore-installed", "lit", "filecheck"]):  # (the `sh setup` block)
+        subprocess.run(pip + args, check=True, env=env, capture_output=True, text=True, timeout=600)
     work = tmp_path / "work"
     work.mkdir()
     for i, (info, body) in enumerate(blocks(TUTORIAL.read_text())):

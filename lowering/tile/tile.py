@@ -154,12 +154,25 @@ class Tile(ModulePass):
         object.__setattr__(self, "_memo", {})  # kernels with equal signatures share a search
         if MACS_ATTR not in op.attributes:
             annotate(op, arch)  # the model's work, for roofline reports after lowering
+        self.check_graph_ops(op)
         names = KernelNames()
         work = [(g, names(g), kernel_body(g)) for func in op.ops if isinstance(func, FuncOp)
                 for g in list(func.body.block.ops) if isinstance(g, GraphOp) and not isinstance(g, ConstantOp)]
         self.search_ahead([body for _, _, body in work], arch)
         for g, kname, body in work:
             self.tile_one(g, kname, arch, body)
+
+    def check_graph_ops(self, module: ModuleOp) -> None:
+        """Every op of a function body is a graph op (or its return): another dialect's op
+        (a plugin's, not lowered) is a diagnostic naming it, not a later pass's confusion."""
+        for func in module.ops:
+            if not isinstance(func, FuncOp):
+                continue
+            for o in func.body.block.ops:
+                if not isinstance(o, (GraphOp, KernelOp)) and o is not func.body.block.last_op:
+                    raise CompileError(self.name, f"'{o.name}' is not an npu_graph op, so it cannot be tiled: no "
+                                                  "pass lowered it (a plugin's op needs its lowering pass first, "
+                                                  "e.g. -p 'builtin.module(my-lower-pass,npu-default)')", o)
 
     def search_ahead(self, bodies: list[tuple[list[SSAValue], Block]], arch) -> None:
         """Run the searches of all kernels with distinct signatures up front, in parallel

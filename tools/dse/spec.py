@@ -199,10 +199,9 @@ def _axis(name: str, v: Any, base: str, bad) -> Axis:
         if text is None:
             raise bad(key, f"expected integers{' or MxKxN strings' if name == 'cube' else ''}, got {x!r}")
         try:
-            arch_of_point(base, {name: text})
+            checked.append(getattr(arch_of_point(base, {name: text}), name))  # ("512K" is 524288)
         except ArchError as e:
             raise bad(key, str(e)) from None
-        checked.append(tuple(int(p) for p in text.split("x")) if name == "cube" else int(text))
     if len(set(checked)) != len(checked):
         raise bad(key, "a value is listed twice")
     return Axis(name, tuple(fmt_value(x) if name == "cube" else x for x in checked))
