@@ -5,7 +5,10 @@
 
 from __future__ import annotations
 
-from xdsl.context import Context
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (importing the package stays free of xDSL: the compile cache's warm path reads plugins.py)
+    from xdsl.context import Context
 
 
 def all_dialects():
@@ -40,6 +43,7 @@ def plugin_dialects() -> list:
 
 
 def make_context() -> Context:
+    from xdsl.context import Context
     ctx = Context()
     for d in all_dialects():
         ctx.load_dialect(d)

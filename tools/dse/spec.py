@@ -145,7 +145,7 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> DseSpec:
     if not isinstance(models, list) or not models or not all(isinstance(m, str) and m for m in models):
         raise bad("models", "expected a non-empty list of model names or .onnx paths")
     spec = DseSpec(models=list(models), source=source)
-    spec.base = _typed(data, "base", str, spec.base, bad)
+    spec.base = _relative_chip(_typed(data, "base", str, spec.base, bad), source)
     try:
         parse_arch_spec(spec.base)
     except ArchError as e:
@@ -171,6 +171,18 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> DseSpec:
     if "pipeline" in data:
         spec.pipeline = _typed(data, "pipeline", str, None, bad)
     return spec
+
+
+def _relative_chip(base: str, source: str) -> str:
+    """A chip file `base` (`chips/x.toml,k=v`) found beside the spec file when it is not
+    found from the current directory."""
+    first, _, rest = base.partition(",")
+    path = Path(first)
+    if first.endswith(".toml") and not path.is_absolute() and not path.exists():
+        beside = Path(source).parent / path
+        if beside.exists():
+            return str(beside) + ("," + rest if rest else "")
+    return base
 
 
 def _typed(data: dict[str, Any], key: str, kind: type, default: Any, bad) -> Any:
