@@ -191,8 +191,10 @@ def fold_batchnorms(module: ModuleOp, pass_name: str, conv: bool = True, affine:
 
 @dataclass(frozen=True)
 class BnFold(ModulePass):
-    """Fold batchnorm into the conv2d in front of it (constant weights and parameters, conv used once),
-    else into a per-channel multiply-add. See the module docstring for the conditions.
+    """Fold batchnorm into the conv2d in front of it, else into a per-channel multiply-add.
+
+    Into the conv when its weights and parameters are constant and the conv is used once;
+    see the module docstring for the conditions.
 
     Options: `conv=false` never folds into a conv (npu-fuse's `conv-bn` rule switched
     off): every batchnorm with constant parameters becomes the multiply-add."""
