@@ -14,7 +14,10 @@ Algorithm
   converters (`@converter("com.example.MyOp")`: domain-qualified op types);
 - `npu_compiler.patterns`: a function called once, which registers native PDL
   constraints and rewrites (`lowering.patterns.native.register_*`); a fusion rule is a
-  PDL pattern calling `npu.fuse`, run by `npu-apply-patterns{file=...}`;
+  PDL pattern calling `npu.fuse`;
+- `npu_compiler.fusion_rules`: a path (or a function returning one) to a PDL file of
+  patterns calling `npu.fuse`: a fusion rule npu-fuse applies first, named by the entry
+  point (`npu-default{fuse-disable=NAME}` switches it off like a built-in rule);
 - `npu_compiler.chips`: a path (or a function returning one) to a chip `.toml` or a
   directory of them, each a preset named by its file stem (`--arch mychip`).
 """
@@ -26,7 +29,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 GROUPS = ("npu_compiler.dialects", "npu_compiler.passes", "npu_compiler.importers", "npu_compiler.patterns",
-          "npu_compiler.chips")
+          "npu_compiler.fusion_rules", "npu_compiler.chips")
 
 
 class PluginError(Exception):

@@ -1,6 +1,7 @@
 """Plugins (npu_dialects/plugins.py): the example plugin of examples/plugin, installed
 into a temporary virtual environment that sees this project, registers a dialect, the
-converter of the custom ONNX op com.example.Swish, a pass and a native PDL constraint;
+converter of the custom ONNX op com.example.Swish, a pass, a native PDL constraint, a
+fusion rule and a chip;
 a model using the op compiles and runs there with the pass, and matches numpy. In this
 environment (no plugin) the same model is a diagnosed unsupported operator, and a
 plugin whose entry point does not load is a one-line error naming it."""
@@ -8,6 +9,7 @@ plugin whose entry point does not load is a one-line error naming it."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -48,7 +50,9 @@ def _run(py: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def plugin_python(tmp_path_factory) -> Path:
-    return _venv(tmp_path_factory.mktemp("venv") / "env", PLUGIN)
+    src = tmp_path_factory.mktemp("plugin") / "plugin"
+    shutil.copytree(PLUGIN, src, ignore=shutil.ignore_patterns("build", "*.egg-info"))  # (builds never share a tree)
+    return _venv(tmp_path_factory.mktemp("venv") / "env", src)
 
 
 def test_plugin_op_and_pass_compile_and_run(plugin_python, tmp_path):
@@ -89,6 +93,20 @@ def test_plugin_native_constraint_in_a_pdl_pattern(plugin_python, tmp_path):
     r = _run(plugin_python, "-m", "tools.npu_opt", "m.mlir", "-p", f"npu-apply-patterns{{file={rules}}}", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "npu_graph.neg" in r.stdout and "example.swish" not in r.stdout
+
+
+def test_plugin_fusion_rule_and_chip(plugin_python, tmp_path):
+    model = tmp_path / "swish.onnx"
+    _swish_model(model)
+    assert _run(plugin_python, "-m", "tools.npu_import", str(model), "-o", "m.mlir", cwd=tmp_path).returncode == 0
+    fused = _run(plugin_python, "-m", "tools.npu_opt", "m.mlir", "-p", "example-lower-swish,npu-fuse", cwd=tmp_path)
+    assert fused.returncode == 0, fused.stderr
+    assert 'rule = "example-swish"' in fused.stdout
+    off = _run(plugin_python, "-m", "tools.npu_opt", "m.mlir", "-p", "example-lower-swish,npu-fuse{disable=example-swish}",
+               cwd=tmp_path)
+    assert off.returncode == 0 and 'rule = "example-swish"' not in off.stdout and 'rule = "eltwise-chain"' in off.stdout
+    chip = _run(plugin_python, "-m", "tools.npu_opt", "--print-arch", "example-edge", cwd=tmp_path)
+    assert chip.returncode == 0 and "cores = 2" in chip.stdout and "sram_bytes = 262144" in chip.stdout
 
 
 def test_without_the_plugin_the_op_is_unsupported(tmp_path):

@@ -93,10 +93,24 @@ RULES = ("conv-bn", "conv-prologue", *EPILOGUE_RULES, "attention", "layer-group"
 DISABLED_ATTR = "npu.fuse_disable"
 
 
+def plugin_rules() -> dict[str, str]:
+    """Fusion rules of installed plugins (entry point group `npu_compiler.fusion_rules`,
+    `npu_dialects/plugins.py`): rule name -> its PDL file (patterns that call `npu.fuse`),
+    applied by npu-fuse before the built-in rules, switched off by name like them."""
+    from npu_dialects.plugins import PluginError, called
+    out = {}
+    for name, path in called("npu_compiler.fusion_rules"):
+        if name in RULES:
+            raise PluginError(f"plugin fusion rule '{name}' (group npu_compiler.fusion_rules) redefines a built-in rule")
+        out[name] = str(path)
+    return out
+
+
 def check_rules(names: tuple[str, ...], pass_name: str) -> None:
-    unknown = [r for r in names if r not in RULES]
+    known = (*RULES, *plugin_rules())
+    unknown = [r for r in names if r not in known]
     if unknown:
-        raise CompileError(pass_name, f"unknown fusion rule(s) {', '.join(unknown)} (known: {', '.join(RULES)})")
+        raise CompileError(pass_name, f"unknown fusion rule(s) {', '.join(unknown)} (known: {', '.join(known)})")
 
 
 def rule_disabled(module: ModuleOp, rule: str) -> bool:
@@ -353,6 +367,10 @@ class Fuse(ModulePass):
             op.attributes[DISABLED_ATTR] = ArrayAttr([StringAttr(r) for r in self.disable])
         for r in self.disable:
             remark(self.name, "missed", [], f"rule {r} disabled (npu-fuse{{disable={r}}})")
+        for rule, path in plugin_rules().items():
+            if rule not in self.disable:
+                from lowering.patterns.apply_patterns import apply_file
+                apply_file(ctx, op, path, rule)
         if "conv-bn" not in self.disable:
             fold_batchnorms(op, self.name, affine=False)
         if "attention" not in self.disable:

@@ -30,6 +30,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, 
 from xdsl.utils.exceptions import ParseError
 
 from lowering.errors import CompileError
+from lowering.patterns import native
 from lowering.patterns.native import CONSTRAINTS, REWRITES
 from lowering.remarks import remark
 from npu_dialects.locs import node_names
@@ -131,6 +132,17 @@ def load_rules(ctx: Context, path: str) -> list[tuple[pdl.RewriteOp, str]]:
     return rules
 
 
+def apply_file(ctx: Context, module: ModuleOp, path: str, rule: str = "pdl") -> None:
+    """Apply the patterns of the PDL file `path` to `module` until none matches; kernels
+    `npu.fuse` forms there are of fusion rule `rule` (npu-fuse runs a plugin's rules so)."""
+    patterns = [_Pattern(rw, ctx, label) for rw, label in load_rules(ctx, path)]
+    native.FUSION_RULE = rule
+    try:
+        PatternRewriteWalker(GreedyRewritePatternApplier(list(patterns))).rewrite_module(module)
+    finally:
+        native.FUSION_RULE = "pdl"
+
+
 @dataclass(frozen=True)
 class ApplyPatterns(ModulePass):
     """Apply the PDL patterns of `file` greedily until none matches (module docstring)."""
@@ -141,5 +153,4 @@ class ApplyPatterns(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.file:
             raise CompileError(NAME, "needs a patterns file: npu-apply-patterns{file=RULES.mlir}")
-        patterns = [_Pattern(rw, ctx, label) for rw, label in load_rules(ctx, self.file)]
-        PatternRewriteWalker(GreedyRewritePatternApplier(list(patterns))).rewrite_module(op)
+        apply_file(ctx, op, self.file)

@@ -61,10 +61,15 @@ CONSTRAINTS: dict[str, Constraint] = {
 }
 
 
+FUSION_RULE = "pdl"
+"""The rule name `npu.fuse` records: `pdl`, or a plugin fusion rule's name while npu-fuse
+applies it (`lowering.graph.fuse.plugin_rules`)."""
+
+
 def _fuse(rewriter: PatternRewriter, *ops: Any) -> tuple[Any, ...]:
     """`npu.fuse`(op0, op1, ...): ops in program order, each reading the previous one's
-    result, become one `npu_graph.fused` kernel (rule `pdl`), as npu-fuse's rules form
-    theirs; returns the fused op."""
+    result, become one `npu_graph.fused` kernel (rule FUSION_RULE), as npu-fuse's rules
+    form theirs; returns the fused op."""
     from lowering.graph.fuse import fuse_chain
     chain = [o for o in ops if isinstance(o, Operation)]
     if len(chain) != len(ops) or len(chain) < 2:
@@ -72,7 +77,7 @@ def _fuse(rewriter: PatternRewriter, *ops: Any) -> tuple[Any, ...]:
     for prev, op in zip(chain, chain[1:]):
         if not prev.results or prev.results[0] not in op.operands:
             raise ValueError(f"npu.fuse: '{op.name}' does not read the result of '{prev.name}'")
-    return (fuse_chain(chain, "pdl", rewriter),)
+    return (fuse_chain(chain, FUSION_RULE, rewriter),)
 
 
 REWRITES: dict[str, Rewrite] = {

@@ -36,6 +36,11 @@ class SwishOp(IRDLOperation):
 Example = Dialect("example", [SwishOp], [])
 
 
+def swish_rule() -> Path:
+    """The PDL file of the fusion rule `example-swish` (entry point group npu_compiler.fusion_rules)."""
+    return Path(__file__).parent / "swish_rule.pdl.mlir"
+
+
 def chips_dir() -> Path:
     """The chip presets this plugin ships (`--arch example-edge`)."""
     return Path(__file__).parent
