@@ -26,10 +26,11 @@ from xdsl.interpreters.pdl import PDLRewriteFunctions, PDLRewritePattern
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter
 from xdsl.utils.exceptions import ParseError
 
 from lowering.errors import CompileError
+from lowering.instrument import PatternWalker
 from lowering.patterns import native
 from lowering.patterns.native import CONSTRAINTS, REWRITES
 from lowering.remarks import remark
@@ -138,7 +139,7 @@ def apply_file(ctx: Context, module: ModuleOp, path: str, rule: str = "pdl") -> 
     patterns = [_Pattern(rw, ctx, label) for rw, label in load_rules(ctx, path)]
     native.FUSION_RULE = rule
     try:
-        PatternRewriteWalker(GreedyRewritePatternApplier(list(patterns))).rewrite_module(module)
+        PatternWalker(GreedyRewritePatternApplier(list(patterns))).rewrite_module(module)
     finally:
         native.FUSION_RULE = "pdl"
 
