@@ -133,8 +133,9 @@ def _epilogue_link(value: SSAValue) -> ElementwiseOp | None:
     return user
 
 
-def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter) -> FusedOp:
-    """Replace `chain` (anchor first, each op consuming the previous result) by one fused op."""
+def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter, pass_name: str = "npu-fuse") -> FusedOp:
+    """Replace `chain` (anchor first, each op consuming the previous result) by one fused op
+    (`pass_name`: the pass the remark names)."""
     inside = {r for op in chain for r in op.results}
     ins: list[SSAValue] = []
     for op in chain:
@@ -151,7 +152,7 @@ def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter) -> 
     last = chain[-1]
     block.add_op(YieldOp(mapping[last.results[0]]))
     names = [n for op in chain for n in node_names(op)]
-    remark("npu-fuse", "applied", names, f"{rule}: {len(chain)} ops ({', '.join(o.name.split('.')[-1] for o in chain)}) "
+    remark(pass_name, "applied", names, f"{rule}: {len(chain)} ops ({', '.join(o.name.split('.')[-1] for o in chain)}) "
            "as one kernel")
     fused = FusedOp(ins, [last.results[0].type], Region(block),
                     kernel=names[0] if names else chain[0].name, rule=rule)

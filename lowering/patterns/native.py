@@ -77,7 +77,8 @@ def _fuse(rewriter: PatternRewriter, *ops: Any) -> tuple[Any, ...]:
     for prev, op in zip(chain, chain[1:]):
         if not prev.results or prev.results[0] not in op.operands:
             raise ValueError(f"npu.fuse: '{op.name}' does not read the result of '{prev.name}'")
-    return (fuse_chain(chain, FUSION_RULE, rewriter),)
+    by = "npu-apply-patterns" if FUSION_RULE == "pdl" else "npu-fuse"  # (a plugin's rule runs inside npu-fuse)
+    return (fuse_chain(chain, FUSION_RULE, rewriter, by),)
 
 
 REWRITES: dict[str, Rewrite] = {

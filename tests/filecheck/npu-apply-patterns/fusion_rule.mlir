@@ -1,5 +1,6 @@
 // RUN: %opt %s -p 'npu-apply-patterns{file=%S/../../../examples/patterns/fuse_add_sigmoid.pdl.mlir}' | filecheck %s
 // RUN: %opt %s -p 'npu-apply-patterns{file=%S/../../../examples/patterns/fuse_add_sigmoid.pdl.mlir},npu-default{fuse-disable=layer-group}' | filecheck %s --check-prefix=TASKS
+// RUN: %opt %s -p 'npu-apply-patterns{file=%S/../../../examples/patterns/fuse_add_sigmoid.pdl.mlir}' --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 // The fusion-rule example (examples/patterns/fuse_add_sigmoid.pdl.mlir): an add read
 // only by a sigmoid becomes one npu_graph.fused kernel of rule `pdl`, which the rest of
@@ -27,3 +28,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // TASKS-NOT:  npu_task.task
 // TASKS:        npu_compute.eltwise add
 // TASKS-NEXT:   npu_compute.eltwise sigmoid
+
+// REMARK:      remark: npu-apply-patterns: applied: [add, sig] pdl: 2 ops (add, sigmoid) as one kernel
+// REMARK-NEXT: remark: npu-apply-patterns: applied: [sig] pattern 'fuse_add_sigmoid' rewrote 'npu_graph.sigmoid'
+// REMARK-NOT:  add2
