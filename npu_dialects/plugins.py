@@ -43,10 +43,34 @@ def _describe(ep: EntryPoint) -> str:
 
 
 @cache
+def _entry_points() -> Any:
+    """Every installed entry point, read once per process (one scan of the installed
+    packages is about 5 ms; one per group was 26 ms on the compile cache's warm path)."""
+    return entry_points()
+
+
+def group_entry_points(group: str) -> list[EntryPoint]:
+    """The entry points of `group`, sorted by name."""
+    return sorted(_entry_points().select(group=group), key=lambda e: e.name)
+
+
+def fingerprint() -> str:
+    """Every entry point of the plugin groups with its package's name and version (the
+    compile cache keys on it: installing, removing or upgrading a plugin misses; an
+    editable plugin's source edits do not)."""
+    lines = []
+    for group in GROUPS:
+        for ep in group_entry_points(group):
+            dist = getattr(ep, "dist", None)
+            lines.append(f"{group} {ep.name}={ep.value} {dist.name if dist else ''} {dist.version if dist else ''}")
+    return "\n".join(lines)
+
+
+@cache
 def loaded(group: str) -> tuple[tuple[str, Any], ...]:
     """(entry point name, loaded object) of every plugin in `group`, sorted by name."""
     out: list[tuple[str, Any]] = []
-    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+    for ep in group_entry_points(group):
         try:
             out.append((ep.name, ep.load()))
         except Exception as e:  # (a broken plugin is the user's to fix: say which one)

@@ -90,23 +90,10 @@ def compiler_fingerprint() -> str:
             except OSError:
                 continue
             h.update(str(p.relative_to(_ROOT)).encode() + b"\0" + len(data).to_bytes(8, "little") + data)
+        from npu_dialects.plugins import fingerprint as plugins_fingerprint
         h.update(plugins_fingerprint().encode())
         _FINGERPRINT = h.hexdigest()
     return _FINGERPRINT
-
-
-def plugins_fingerprint() -> str:
-    """The installed plugins (`npu_dialects/plugins.py`): every entry point of their groups
-    with its package's name and version, so installing, removing or upgrading one misses."""
-    from importlib.metadata import entry_points
-
-    from npu_dialects.plugins import GROUPS
-    eps = []
-    for group in GROUPS:
-        for ep in entry_points(group=group):
-            dist = getattr(ep, "dist", None)
-            eps.append(f"{group} {ep.name}={ep.value} {dist.name if dist else ''} {dist.version if dist else ''}")
-    return "\n".join(sorted(eps))
 
 
 def key(*parts: Any) -> str:
