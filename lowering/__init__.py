@@ -58,12 +58,4 @@ def plugin_passes() -> dict[str, type[ModulePass]]:
         if cls.name in PASSES:
             raise PluginError(f"plugin '{ep}' (group npu_compiler.passes) redefines the pass '{cls.name}'")
         out[cls.name] = cls
-    load_plugin_extensions()
     return out
-
-
-def load_plugin_extensions() -> None:
-    """Run the plugins that register converters, native patterns and fusion rules (once)."""
-    from npu_dialects.plugins import called
-    called("npu_compiler.importers")
-    called("npu_compiler.patterns")

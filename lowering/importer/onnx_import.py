@@ -2096,8 +2096,8 @@ def import_model(model: onnx.ModelProto, arch: Arch | None = None, *,
     that is an initializer's data as is and whose values nothing else read (no folded
     node, no computed constant): the compile cache (`tools/compile_cache.py`) re-reads
     those from a model whose weights changed instead of importing it again."""
-    from lowering import load_plugin_extensions
-    load_plugin_extensions()  # (plugins' converters of their ops: npu_dialects/plugins.py)
+    from npu_dialects.plugins import called
+    called("npu_compiler.importers")  # (plugins register converters of their ops, once: npu_dialects/plugins.py)
     model = bind_dims(model, dims)
     importer = _Importer(model)
     result = importer.run(arch or PRESETS["default"])

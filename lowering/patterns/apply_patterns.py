@@ -96,7 +96,10 @@ def _at(text: str, needle: str, path: str) -> str:
 def load_rules(ctx: Context, path: str) -> list[tuple[pdl.RewriteOp, str]]:
     """The `pdl.rewrite`s of the PDL module at `path` with their pattern names, checked:
     every op name a `pdl.operation` matches or builds exists, every native function is
-    registered. Raises CompileError with the position in the file."""
+    registered (plugins' native functions are registered first, once). Raises CompileError
+    with the position in the file."""
+    from npu_dialects.plugins import called
+    called("npu_compiler.patterns")
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
