@@ -192,14 +192,21 @@ def parse_arch_spec(spec: str) -> Arch:
     return with_overrides(base, overrides)
 
 
-def preset(name: str) -> Arch:
-    """The preset `name`, built in or a plugin's (ArchError naming the presets if there is none)."""
+def _find_preset(name: str) -> tuple[Arch | None, str]:
+    """The preset `name`, built in or a plugin's; else None and a `did you mean` hint part."""
     if name not in PRESETS:
         _plugin_presets()
     if name in PRESETS:
-        return PRESETS[name]
+        return PRESETS[name], ""
     near = get_close_matches(name, list(PRESETS), n=1)
-    maybe = f"did you mean '{near[0]}'? " if near else ""
+    return None, f"did you mean '{near[0]}'? " if near else ""
+
+
+def preset(name: str) -> Arch:
+    """The preset `name`, built in or a plugin's (ArchError naming the presets if there is none)."""
+    arch, maybe = _find_preset(name)
+    if arch is not None:
+        return arch
     raise ArchError(f"unknown arch preset '{name}'",
                     f"hint: {maybe}the presets are {', '.join(PRESETS)}, or a chip file (path/chip.toml), each "
                     "optionally followed by overrides: default,cores=1")
@@ -276,12 +283,9 @@ def _read_toml(shown: str) -> dict[str, Any]:
 
 def _chip_base(shown: str, base: str, chain: tuple[tuple[Path, str], ...]) -> Arch:
     if not is_chip_path(base):
-        if base not in PRESETS:
-            _plugin_presets()
-        if base in PRESETS:
-            return PRESETS[base]
-        near = get_close_matches(base, list(PRESETS), n=1)
-        maybe = f"did you mean '{near[0]}'? " if near else ""
+        arch, maybe = _find_preset(base)
+        if arch is not None:
+            return arch
         raise ArchError(f"{shown}: 'base': unknown arch preset '{base}'",
                         f"hint: {maybe}a base is a preset ({', '.join(PRESETS)}) or a chip file, "
                         "relative to this one (other.toml)")
