@@ -169,8 +169,7 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
         weights_image = weights.image
     sig = signature(module)
     body = main_func(module).body.block
-    loader = _Loader(module, body, weights, arch, weights_image, values)
-    loader.timing_only = timing_only
+    loader = _Loader(module, body, weights, arch, weights_image, values, timing_only)
     arg_bufs = loader.arguments(body, sig)
     task_ops = loader.top_level(body)
     loader.check_weight_overlaps()
@@ -227,7 +226,7 @@ class _Loader:
     top-level value (`globals`), the values the sanitizer names, warnings."""
 
     def __init__(self, module: ModuleOp, body: Block, weights: Mapping[str, np.ndarray], arch: Arch,
-                 image: np.ndarray | None = None, values: Values | None = None):
+                 image: np.ndarray | None = None, values: Values | None = None, timing_only: bool = False):
         self.weights = weights
         self.arch = arch
         self.warnings: list[str] = []
@@ -247,7 +246,7 @@ class _Loader:
         self.globals: dict[SSAValue, Any] = {}
         self.placed_weights: list[tuple[int, int, str, WeightOp]] = []
         self.weight_value: dict[str, int] = {}  # (one value per key: a weight may be named twice)
-        self.timing_only = False  # (no weight data is read or written)
+        self.timing_only = timing_only  # (no weight data is read or written)
 
     def arguments(self, body: Block, sig: Signature) -> list[Buf]:
         """A DRAM region per model input and output, bound to `@main`'s arguments."""
