@@ -60,9 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tools.dse.spec import DseSpec, SpecError, load_spec, parse_spec
+    from tools.dse.spec import DseSpec, SpecError, load_spec
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.budget is not None and args.budget < 1:
+        raise UsageError(f"--budget must be at least 1, got {args.budget}")
     if args.fusion_depth and args.sram_sizes:
         raise UsageError("--fusion-depth and --sram-sizes are two sweeps: give one")
     if args.fusion_depth or args.sram_sizes:
@@ -71,22 +73,14 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("expected one SPEC.toml (or --fusion-depth / --sram-sizes with models)")
     try:
         spec: DseSpec = load_spec(args.inputs[0])
-        if args.budget is not None:
-            spec = parse_spec({**_spec_table(spec), "budget": args.budget}, spec.source)
     except SpecError as e:
         raise UserError(str(e)) from None
+    if args.budget is not None:
+        spec.budget = args.budget
     if args.search:
         spec.search = args.search
     spec.numerics = spec.numerics or args.numerics
     return _sweep(args, spec)
-
-
-def _spec_table(spec) -> dict[str, Any]:
-    """A parsed spec back as the table `parse_spec` takes (to re-check an override)."""
-    return {"models": spec.models, "base": spec.base, "search": spec.search, "budget": spec.budget,
-            "seed": spec.seed, "numerics": spec.numerics, "out": spec.out, "options": spec.options,
-            "space": {a.name: list(a.values) for a in spec.axes}, "area": spec.area,
-            **({"pipeline": spec.pipeline} if spec.pipeline else {})}
 
 
 def _models(names: list[str], base_dir: Path | None) -> dict[str, bytes]:
@@ -170,9 +164,12 @@ def _curve(args: argparse.Namespace) -> int:
     progress_total = len(values) * len(models)
     from tools.dse.sweep import Progress
     progress = Progress(progress_total, enabled=not args.quiet)
-    jobs = [runner.job(m, archs[v], depth_options(v, {}) if depth else {}, args.numerics, args.pipeline)
-            for m in models for v in values]
-    value_of = {id(j): v for j, v in zip(jobs, [v for _ in models for v in values])}
+    value_of: dict[int, int] = {}  # id(job) -> its swept value
+    jobs = []
+    for m in models:
+        for v in values:
+            jobs.append(runner.job(m, archs[v], depth_options(v, {}) if depth else {}, args.numerics, args.pipeline))
+            value_of[id(jobs[-1])] = v
     by_model: dict[str, list[dict[str, Any]]] = {m: [] for m in models}
     def done(j, row: dict[str, Any]) -> None:
         by_model[j.name].append({**row, "value": value_of[id(j)]})

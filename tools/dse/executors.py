@@ -68,8 +68,7 @@ class LocalExecutor(Executor):
 
     def run(self, jobs: list[Job]) -> Iterator[tuple[Job, dict[str, Any]]]:
         if self.jobs == 1 or len(jobs) == 1:
-            for job in jobs:
-                _init_worker({})
+            for job in jobs:  # (in this process: _SHARED holds the models)
                 yield job, _evaluate_local(job)
             return
         assert self.pool is not None, "share() before run()"

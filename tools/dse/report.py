@@ -99,7 +99,6 @@ def plot_pareto(out: Path, spec: DseSpec, points: list[Point]) -> list[Path]:
         return []
     panels = ["geomean", *spec.models] if len(spec.models) > 1 else list(spec.models)
     fr = fronts(points, spec.models)
-    base = None
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
     for ax, name in zip(axes[0], panels):
         xs, ys, names = _series(points, name)
@@ -107,8 +106,8 @@ def plot_pareto(out: Path, spec: DseSpec, points: list[Point]) -> list[Path]:
         pts = dict(zip(names, zip(xs, ys)))
         f = [pts[a] for a in fr[name] if a in pts]
         ax.plot([x for x, _ in f], [y for _, y in f], "-o", c="#c0392b", ms=4, label="Pareto front")
-        base = next((a for a in names if a == _base_spec(spec)), None)
-        if base is not None:
+        base = _base_spec(spec)
+        if base in pts:
             ax.scatter([pts[base][0]], [pts[base][1]], marker="*", s=160, c="#2471a3", zorder=5, label=spec.base)
         n_failed = sum(1 for p in points if (not p.ok() if name == "geomean" else p.rows[name]["status"] != "ok"))
         ax.set_title(f"{name}" + (f" ({n_failed} points fail)" if n_failed else ""), fontsize=10)
