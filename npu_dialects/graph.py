@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -48,6 +48,8 @@ from xdsl.traits import IsTerminator, NoMemoryEffect, SingleBlockImplicitTermina
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.arch import Arch
+
+_T = TypeVar("_T")
 
 # --------------------------------------------------------------------------------------
 # Reference semantics (numpy). Inputs are float arrays; outputs keep the input dtype.
@@ -901,6 +903,20 @@ class StructuredOp(GraphOp):
         return 0
 
     @classmethod
+    def canonical_shapes(cls, attrs: dict[str, Attribute], in_shapes: Sequence[Sequence[int]],
+                         out_shape: Sequence[int]) -> tuple[list[tuple[int, ...]], tuple[int, ...]]:
+        """The shapes `tile_cycles` and `tile_scratch_bytes` take, for tiles of an op with
+        `attrs` (an op whose attributes choose its operands' layout reorders them)."""
+        return [tuple(s) for s in in_shapes], tuple(out_shape)
+
+    @classmethod
+    def tile_cost(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
+                  out_shape: Sequence[int]) -> tuple[int, int]:
+        """(`tile_cycles`, `tile_scratch_bytes`) of a tile of an op with `attrs`."""
+        ins, out = cls.canonical_shapes(attrs, in_shapes, out_shape)
+        return cls.tile_cycles(arch, ins, out), cls.tile_scratch_bytes(ins, out)
+
+    @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
@@ -1299,7 +1315,11 @@ class AttentionOp(StructuredOp):
     [..., S, Dv + 2] = (softmax(block scores) @ v block, row max, row sum of exp),
     which `combine` merges across key blocks (flash attention); the result is the
     state's first Dv columns. `key_rows`: the keys come untransposed, k [..., T, D]
-    in the `kt` operand (the cube reads it transposed; no transposed copy in DRAM)."""
+    in the `kt` operand (the cube reads it transposed; no transposed copy in DRAM).
+    `bshd`: the tensors (0 q, 1 k, 2 v, 3 result; rank 4) laid out [batch, rows,
+    heads, dim] as the projections leave them, not [batch, heads, rows, dim]: tiles
+    read and write their heads in place, with no transposed copy (k needs
+    `key_rows`)."""
 
     name = "npu_graph.attention"
     q = operand_def(TensorType)
@@ -1313,15 +1333,44 @@ class AttentionOp(StructuredOp):
 
     online = opt_attr_def(UnitAttr)
     key_rows = opt_attr_def(UnitAttr)
+    bshd = opt_attr_def(DenseArrayBase)
     STATE_COLUMNS: ClassVar[int] = 2  # (row max, row sum) after the output columns of an online state
+    RESULT: ClassVar[int] = 3  # the result's index in `bshd`
 
     def __init__(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None, scale: float,
-                 result_type: TensorType, online: bool = False, key_rows: bool = False):
+                 result_type: TensorType, online: bool = False, key_rows: bool = False,
+                 bshd: Sequence[int] = ()):
         attrs: dict[str, Attribute] = {"scale": FloatAttr(scale, Float32Type())}
         for name, on in (("online", online), ("key_rows", key_rows)):
             if on:
                 attrs[name] = UnitAttr()
+        if bshd:
+            attrs["bshd"] = int_array(sorted(bshd))
         super().__init__(operands=[q, kt, v, mask], result_types=[result_type], attributes=attrs)
+
+    @staticmethod
+    def swapped(attrs: dict[str, Attribute]) -> tuple[int, ...]:
+        """The tensors (0 q, 1 k, 2 v, 3 result) an op with `attrs` keeps [B, S, H, D]."""
+        return attr_ints(attrs, "bshd", ())
+
+    @staticmethod
+    def heads_first(shape: Sequence[_T]) -> tuple[_T, ...]:
+        """[B, S, H, D] seen as [B, H, S, D] (or back: the swap is its own inverse)."""
+        s = tuple(shape)
+        return (*s[:-3], s[-2], s[-3], s[-1]) if len(s) >= 3 else s
+
+    @classmethod
+    def canonical_shapes(cls, attrs: dict[str, Attribute], in_shapes: Sequence[Sequence[int]],
+                         out_shape: Sequence[int]) -> tuple[list[tuple[int, ...]], tuple[int, ...]]:
+        """The shapes heads first ([B, H, S, D]), as `tile_cycles` reads them."""
+        sw = cls.swapped(attrs)
+        ins = [cls.heads_first(s) if i in sw and i < 3 else tuple(s) for i, s in enumerate(in_shapes)]
+        return ins, cls.heads_first(out_shape) if cls.RESULT in sw else tuple(out_shape)
+
+    def canonical(self) -> tuple[list[tuple[int, ...]], tuple[int, ...]]:
+        """The operand and result shapes heads first."""
+        return self.canonical_shapes(dict(self.attributes), [shape_of(v) for v in self.operands],
+                                     shape_of(self.result))
 
     @staticmethod
     def key_blocks(t: int, align: int) -> list[int]:
@@ -1331,12 +1380,20 @@ class AttentionOp(StructuredOp):
         return [b for b in range(align, t, align) if t % b == 0] + [t]
 
     def dims(self) -> tuple[tuple[int, ...], int, int, int, int]:
-        """(leading dims, S, D, T, Dv)."""
-        q, v = shape_of(self.q), shape_of(self.v)
+        """(leading dims, S, D, T, Dv), heads first."""
+        (q, _, v, *_), _ = self.canonical()
         return q[:-2], q[-2], q[-1], v[-2], v[-1]
 
     def verify_(self) -> None:
-        q, kt, v = shape_of(self.q), shape_of(self.kt), shape_of(self.v)
+        sw = self.swapped(dict(self.attributes))
+        if any(i not in range(4) for i in sw) or len(set(sw)) != len(sw):
+            raise VerifyException(f"'npu_graph.attention': bshd {list(sw)} must name distinct tensors "
+                                  f"among 0 (q), 1 (k), 2 (v) and 3 (result)")
+        if sw and any(len(shape_of(x)) != 4 for x in (self.q, self.kt, self.v)):
+            raise VerifyException("'npu_graph.attention': bshd layouts need rank-4 q, k and v")
+        if 1 in sw and not self.key_rows:
+            raise VerifyException("'npu_graph.attention': bshd k (1) needs key_rows: k [B, T, H, D]")
+        (q, kt, v, *_), _ = self.canonical()
         lead, s, d, t, dv = self.dims()
         k_shape = (t, d) if self.key_rows else (d, t)
         if len(q) < 2 or len(kt) != len(q) or len(v) != len(q) or kt[:-2] != lead or v[:-2] != lead \
@@ -1349,23 +1406,39 @@ class AttentionOp(StructuredOp):
             if len(m) > len(q) or broadcast_shapes(m, (*lead, s, t)) != (*lead, s, t):
                 raise VerifyException(f"'npu_graph.attention': mask {list(m)} does not broadcast to the "
                                       f"scores {[*lead, s, t]}")
-        self._expect_result_shape((*lead, s, dv + (self.STATE_COLUMNS if self.online else 0)), "attention")
+        out = (*lead, s, dv + (self.STATE_COLUMNS if self.online else 0))
+        sw = self.swapped(dict(self.attributes))
+        self._expect_result_shape(self.heads_first(out) if self.RESULT in sw else out, "attention")
 
     def tile_map(self) -> TileMap:
+        """Heads first: q's rows follow the tile's (D whole), kt and v follow its head
+        (whole), the mask broadcasts; then each [B, S, H, D] tensor's two middle dims
+        swap (the result's: the output dims the inputs follow)."""
         lead, s, _, t, _ = self.dims()
         r = len(lead) + 2
-        follows = [same_dims(r, whole=(r - 1,)),  # q: its rows follow the tile's, D whole
-                   tuple(Follow(d) for d in range(r - 2)) + (Follow(None), Follow(None)),  # kt: its head's whole
-                   tuple(Follow(d) for d in range(r - 2)) + (Follow(None), Follow(None))]  # v: likewise
+        sw = self.swapped(dict(self.attributes))
+        follows = [same_dims(r, whole=(r - 1,)),
+                   tuple(Follow(d) for d in range(r - 2)) + (Follow(None), Follow(None)),
+                   tuple(Follow(d) for d in range(r - 2)) + (Follow(None), Follow(None))]
         if self.mask is not None:
             m = shape_of(self.mask)
-            lead_m = broadcast_follow(m[:-1], (*lead, s))
-            follows.append(lead_m + (Follow(None),))
-        return TileMap(tuple(d < r - 1 for d in range(r)), tuple(follows))
+            follows.append(broadcast_follow(m[:-1], (*lead, s)) + (Follow(None),))
+        to_out = (lambda d: self.heads_first(range(r))[d]) if self.RESULT in sw else (lambda d: d)
+        follows = [tuple(Follow(None if f.out_dim is None else to_out(f.out_dim)) for f in fs) for fs in follows]
+        follows = [self.heads_first(fs) if i in sw and i < 3 else fs for i, fs in enumerate(follows)]
+        tileable = tuple(d < r - 1 for d in range(r))
+        return TileMap(self.heads_first(tileable) if self.RESULT in sw else tileable, tuple(follows))
 
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
-        q, kt, v, *mask = arrays
+        sw = cls.swapped(attrs)
+        q, kt, v, *mask = (np.swapaxes(a, -3, -2) if i in sw and i < 3 else a for i, a in enumerate(arrays))
+        y = cls._compute(attrs, q, kt, v, *mask)
+        return np.swapaxes(y, -3, -2) if cls.RESULT in sw else y
+
+    @classmethod
+    def _compute(cls, attrs: dict[str, Attribute], q: np.ndarray, kt: np.ndarray, v: np.ndarray,
+                 *mask: np.ndarray) -> np.ndarray:
         if "key_rows" in attrs:
             kt = np.swapaxes(kt, -1, -2)
         scores = np.matmul(q, kt) * np.asarray(attr_float(attrs, "scale", 1.0), q.dtype)
@@ -1414,7 +1487,8 @@ class AttentionOp(StructuredOp):
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
         shapes = [shape_of(v) for v in self.operands]
-        return self.tile_cycles(arch, shapes, shape_of(self.result) if out_shape is None else out_shape)
+        out = shape_of(self.result) if out_shape is None else out_shape
+        return self.tile_cost(dict(self.attributes), arch, shapes, out)[0]
 
     def macs(self) -> int:
         lead, s, d, t, dv = self.dims()

@@ -62,6 +62,7 @@ from xdsl.rewriter import InsertPoint
 
 from lowering.buffer.compute_patterns import stage
 from lowering.instrument import PatternWalker
+from lowering.tile.group_plan import scratch_bytes
 from lowering.tile.tile_search import TilingError, align_up
 from npu_dialects.arch import Arch
 from npu_dialects.compute import MaterializeOp, ToTensorOp
@@ -241,8 +242,7 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
     once = [] if steps == 1 else [sram(shape(ld.tile)) for ld in post]
     kept = [sram(shape(ld.tile)) for ld in hoisted + per_tile]  # type: ignore[attr-defined]
     acc = sram(shape(store.value))
-    offset += sum(align_up(type(o).tile_scratch_bytes([shape(v) for v in o.operands], shape(o.results[0])),
-                           arch.align)  # (a structured op's intermediates, e.g. attention scores)
+    offset += sum(align_up(scratch_bytes(o), arch.align)  # (a structured op's intermediates, e.g. attention scores)
                   for o in loop.body.block.ops if isinstance(o, StructuredOp))
     if offset > arch.sram_bytes:
         raise TilingError(f"tile buffers need {offset} bytes of SRAM, more than sram_bytes={arch.sram_bytes}")

@@ -296,15 +296,38 @@ class FuseAttention(RewritePattern):
         return c.result, [c]
 
     @staticmethod
-    def untransposed(kt: SSAValue) -> SSAValue | None:
-        """k when kt is k with its last two dims swapped and nothing else reads kt: the
-        attention then reads k's rows (`key_rows`) and the transposed copy goes."""
-        op = kt.owner
-        if not isinstance(op, TransposeOp) or not kt.has_one_use():
-            return None
-        perm = ints(op.perm, ())
-        n = len(perm)
-        return op.input if n >= 2 and list(perm) == [*range(n - 2), n - 1, n - 2] else None
+    def through(x: SSAValue, perm: list[int]) -> SSAValue | None:
+        """y when x = transpose(y, perm) and nothing else reads x (the attention then reads
+        y in place and the transposed copy goes)."""
+        op = x.owner
+        if isinstance(op, TransposeOp) and x.has_one_use() and list(ints(op.perm, ())) == perm:
+            return op.input
+        return None
+
+    def layouts(self, q: SSAValue, kt: SSAValue, v: SSAValue, pv: MatMulOp
+                ) -> tuple[list[SSAValue], bool, list[int], Operation | None]:
+        """([q, k or kt, v] as the attention reads them, key_rows, bshd, the transpose of the
+        result it writes in place): kt may be k with its last two dims swapped (`key_rows`);
+        at rank 4 each of q, k, v may be a [B, S, H, D] tensor with its middle dims swapped
+        (k: [B, T, H, D] to [B, H, D, T]) and the result may go straight into a transpose
+        back to [B, S, H, Dv] (`bshd`)."""
+        n = len(shape_of(q))
+        k = self.through(kt, [*range(n - 2), n - 1, n - 2])
+        if n != 4:
+            return [q, k or kt, v], k is not None, [], None
+        swap = [0, 2, 1, 3]
+        ins, bshd = [q, kt, v], []
+        for i, perm in ((0, swap), (1, [0, 2, 3, 1]), (2, swap)):
+            if (x := self.through(ins[i], perm)) is not None:
+                ins[i] = x
+                bshd.append(i)
+        if k is not None:
+            ins[1] = k
+        uses = list(pv.results[0].uses)
+        out = uses[0].operation if len(uses) == 1 else None
+        if not (isinstance(out, TransposeOp) and list(ints(out.perm, ())) == swap):
+            out = None
+        return ins, k is not None or 1 in bshd, bshd + ([AttentionOp.RESULT] if out else []), out
 
     def row_bytes(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> int:
         """SRAM bytes of one query row with the smallest key block (see the class docstring)."""
@@ -323,7 +346,6 @@ class FuseAttention(RewritePattern):
             return
         ops, qk, scale, where = found
         q, kt, v = qk.operands[0], qk.operands[1], op.operands[1]
-        k = self.untransposed(kt)
         ranks = {len(shape_of(x)) for x in (q, kt, v)}
         loc = fused_loc([n for o in [*ops, op] for n in node_names(o)])
         mask, new = self.additive(where, loc)
@@ -335,22 +357,27 @@ class FuseAttention(RewritePattern):
                    f"{self.row_bytes(q, kt, v, mask) - self.arch.sram_bytes} bytes more than a core's SRAM "
                    f"({self.arch.sram_bytes} bytes)")
             return
+        ins, key_rows, bshd, out_t = self.layouts(q, kt, v, op)
+        out = out_t if out_t is not None else op
         try:
-            att = AttentionOp(q, k or kt, v, mask, scale, op.results[0].type,  # type: ignore[arg-type]
-                              key_rows=k is not None)
+            att = AttentionOp(*ins, mask, scale, out.results[0].type,  # type: ignore[arg-type]
+                              key_rows=key_rows, bshd=bshd)
             att.verify()
         except VerifyException:
             return  # (leading dims that broadcast, a mask of another shape)
         att.location = loc
+        how = [w for w, on in (("k untransposed", key_rows and 1 not in bshd),
+                               ("[B, S, H, D] tensors in place: " + ", ".join("q k v out".split()[i] for i in bshd),
+                                bool(bshd))) if on]
         remark("npu-fuse", "applied", node_names(att), "attention: q @ kt, scale, mask, softmax, @ v as one kernel"
-               + (" reading k untransposed" if k is not None else ""))
+               + (" reading " + "; ".join(how) if how else ""))
         if new:
             rewriter.insert(new, InsertPoint.before(qk))
-        rewriter.replace(op, att)
-        for o in reversed(ops):
-            rewriter.erase(o)
-        if k is not None and isinstance(kt.owner, Operation):
-            rewriter.erase(kt.owner)  # (its one reader, q @ kt, is gone)
+        gone = [x.owner for x, y in zip((q, kt, v), ins) if x is not y]
+        rewriter.insert(att, InsertPoint.before(op))
+        rewriter.replace_all_uses_with(out.results[0], att.result)
+        for o in [*([out_t] if out_t else []), op, *reversed(ops), *gone]:
+            rewriter.erase(o)  # (each one's readers are gone before it)
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,9 @@ def scratch_bytes(op: Operation) -> int:
     (attention's scores); a group reserves it for that op's position."""
     if not isinstance(op, StructuredOp):
         return 0
-    return type(op).tile_scratch_bytes([shape_of(v) for v in op.operands], shape_of(op.results[0]))
+    ins, out = type(op).canonical_shapes(dict(op.attributes), [shape_of(v) for v in op.operands],
+                                         shape_of(op.results[0]))
+    return type(op).tile_scratch_bytes(ins, out)
 
 
 @dataclass

@@ -567,7 +567,11 @@ class AttentionAnchor(GenericAnchor):
     def __init__(self, op: AttentionOp, ins_index: dict[SSAValue, int]):
         super().__init__(op, ins_index)
         self.keys = op.dims()[3]
-        self.k_dim = -2 if op.key_rows else -1  # where kt's keys run
+        self.attrs = dict(op.attributes)
+        sw = AttentionOp.swapped(self.attrs)
+        # where the keys run: kt's last dim, k's rows (key_rows), v's rows; a bshd tensor's rows are dim -3
+        self.k_dim = (-3 if 1 in sw else -2) if op.key_rows else -1
+        self.v_dim = -3 if 2 in sw else -2
 
     def loops(self) -> list[Loop]:
         return [*super().loops(), Loop("t", self.keys, reduction=True)]
@@ -575,18 +579,20 @@ class AttentionAnchor(GenericAnchor):
     def shape(self, tile: dict[str, int]) -> KernelShape:
         out, loads = self.windows(tile)
         tt = tile["t"]
-        if tt < self.keys:  # kt's last dim, v's rows and the mask's last dim (unless broadcast) follow t
-            keyed = [(1, self.k_dim), (2, -2)] + ([(3, -1)] if len(loads) > 3 and loads[3].shape[-1] > 1 else [])
+        if tt < self.keys:  # kt's keys, v's rows and the mask's last dim (unless broadcast) follow t
+            keyed = [(1, self.k_dim), (2, self.v_dim)]
+            keyed += [(3, -1)] if len(loads) > 3 and loads[3].shape[-1] > 1 else []
             for i, d in keyed:
                 dims = list(loads[i].dims)
                 dims[d] = per_tile("t", tt)
                 loads[i] = Window(loads[i].source, loads[i].shape, tuple(dims), loads[i].pad_value)
-        ins = [w.sizes for w in loads]
         state = (*out.sizes[:-1], out.sizes[-1] + (AttentionOp.STATE_COLUMNS if tt < self.keys else 0))
         extra = (prod(state) - prod(out.sizes)) * F32
+        ins, cstate = AttentionOp.canonical_shapes(self.attrs, [w.sizes for w in loads], state)
+        cout = AttentionOp.canonical_shapes(self.attrs, [], out.sizes)[1]
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
-                           tile_cycles=lambda arch: AttentionOp.tile_cycles(arch, ins, state),
-                           scratch=AttentionOp.tile_scratch_bytes(ins, out.sizes) + extra)
+                           tile_cycles=lambda arch: AttentionOp.tile_cycles(arch, ins, cstate),
+                           scratch=AttentionOp.tile_scratch_bytes(ins, cout) + extra)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         return {**super().candidates(arch), "t": AttentionOp.key_blocks(self.keys, arch.cube[2])}

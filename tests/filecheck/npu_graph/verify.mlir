@@ -596,3 +596,39 @@ func.func @f(%q: tensor<2x4x8xf32>, %k: tensor<2x8x6xf32>, %v: tensor<2x6x16xf32
   func.return
 }
 // CHECK: 'npu_graph.attention': q [2, 4, 8], kt [2, 8, 6] and v [2, 6, 16] must be [..., S, D], k [..., T, D] and [..., T, Dv] with the same leading dims
+
+// -----
+
+// attention, bshd: [B, S, H, D] layouts need rank-4 tensors.
+func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x16xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32, bshd = array<i64: 0>} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x16xf32>) -> tensor<2x4x16xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': bshd layouts need rank-4 q, k and v
+
+// -----
+
+// attention, bshd: k [B, T, H, D] in place is read by rows, so it needs key_rows.
+func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x6x2x8xf32>, %v: tensor<1x2x6x8xf32>) {
+  %0 = npu_graph.attention %q, %k, %v {scale = 1.0 : f32, bshd = array<i64: 1>} : (tensor<1x2x4x8xf32>, tensor<1x6x2x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': bshd k (1) needs key_rows: k [B, T, H, D]
+
+// -----
+
+// attention, bshd: only 0 (q), 1 (k), 2 (v) and 3 (result) name tensors.
+func.func @f(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x6xf32>, %v: tensor<1x2x6x8xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32, bshd = array<i64: 4>} : (tensor<1x2x4x8xf32>, tensor<1x2x8x6xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': bshd [4] must name distinct tensors among 0 (q), 1 (k), 2 (v) and 3 (result)
+
+// -----
+
+// attention, bshd: the result [B, S, H, Dv] (3) - here it is given heads first.
+func.func @f(%q: tensor<1x4x2x8xf32>, %kt: tensor<1x2x8x6xf32>, %v: tensor<1x2x6x8xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32, bshd = array<i64: 0, 3>} : (tensor<1x4x2x8xf32>, tensor<1x2x8x6xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': attention gives shape [1, 4, 2, 8], but the result type has [1, 2, 4, 8]
