@@ -41,6 +41,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_attr_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -662,20 +663,25 @@ class ReduceOp(IRDLOperation):
     `npu_graph.attention` per key block) merged by the anchor's `combine`; the
     store then writes the state's output columns, all but the last
     `STATE_COLUMNS`. `combine = "row_stats"`: `npu_graph.row_stats` states of
-    column blocks, merged by that op's `combine` and stored whole."""
+    column blocks, merged by that op's `combine` and stored whole. `init` (a sum in
+    an `npu_tile.loop` with reduction steps): the sum starts from this tile, loaded
+    into the accumulator at an output tile's first step, instead of from zero (a
+    residual the epilogue would add: it needs no SRAM slot of its own)."""
 
     name = "npu_tile.reduce"
     partial = operand_def(TensorType)
+    init = opt_operand_def(TensorType)
     total = result_def(TensorType)
     combine = opt_attr_def(StringAttr)
     traits = traits_def(NoMemoryEffect())
-    assembly_format = "$partial attr-dict `:` type($partial) `->` type($total)"
+    assembly_format = ("$partial (`init` $init^)? attr-dict `:` type($partial) (`,` type($init)^)? "
+                       "`->` type($total)")
 
     COMBINES: ClassVar[tuple[str, ...]] = ("sum", "online_softmax", "row_stats")
     STATE_COLUMNS: ClassVar[int] = 2
 
-    def __init__(self, partial: SSAValue, combine: str | None = None):
-        super().__init__(operands=[partial], result_types=[partial.type],
+    def __init__(self, partial: SSAValue, combine: str | None = None, init: SSAValue | None = None):
+        super().__init__(operands=[partial, [init] if init is not None else []], result_types=[partial.type],
                          attributes={"combine": StringAttr(combine)} if combine else {})
 
     @property
@@ -688,6 +694,13 @@ class ReduceOp(IRDLOperation):
             raise VerifyException("'npu_tile.reduce' must be in an 'npu_tile.loop'")
         if self.partial.type != self.total.type:
             raise VerifyException("'npu_tile.reduce': result type must equal the operand type")
+        if self.init is not None:
+            if self.init.type != self.total.type:
+                raise VerifyException("'npu_tile.reduce': init must have the result type")
+            if self.combine is not None and self.combine.data != "sum":
+                raise VerifyException("'npu_tile.reduce': only a sum starts from an init tile")
+            if not isinstance(self.parent_op(), LoopOp):
+                raise VerifyException("'npu_tile.reduce': init needs an 'npu_tile.loop'")
         if self.combine is not None and self.combine.data not in self.COMBINES:
             raise VerifyException(f"'npu_tile.reduce': combine must be one of {', '.join(self.COMBINES)}, "
                                   f"got '{self.combine.data}'")

@@ -27,7 +27,8 @@ state's extra columns too). Offsets follow allocation order, aligned.
 `TileLoopToSteps`: the task runs steps t in [lo*R, hi*R) (P parallel tiles x R
 reduction tiles, reduction innermost); the tile indices come from t by div/rem.
 The anchor's result is written into the accumulator (`npu_compute.materialize`,
-accumulating for r > 0); with R > 1 the ops after the reduce run in an `scf.if` at
+accumulating for r > 0, or always when the reduce starts from an `init` tile, which
+is loaded into the accumulator as a per-tile or hoisted load); with R > 1 the ops after the reduce run in an `scf.if` at
 the last reduction step, with R == 1 their loads join the step's loads.
 
 `TileLoopToSteps` clones the hoisted loads before the step loop, the per-tile
@@ -237,17 +238,22 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
         offset += align_up(prod(shape) * 4, arch.align)
         return em.add(op).results[0]
 
+    init = reduce.init.owner if reduce.init is not None and isinstance(reduce.init.owner, LoadOp) else None
+    # (the init tile's load lands in the accumulator)
+    if init is not None and (steps == 1 or init in piped):
+        raise TilingError("a sum starting from an init tile needs reduction steps it stays put over")
     shape = lambda v: tuple(v.type.get_shape())  # noqa: E731
     slots = [[sram(shape(ld.tile)) for ld in piped] for _ in range(2 if loop.double_buffer is not None else 1)]
     once = [] if steps == 1 else [sram(shape(ld.tile)) for ld in post]
-    kept = [sram(shape(ld.tile)) for ld in hoisted + per_tile]  # type: ignore[attr-defined]
+    own = [ld for ld in hoisted + per_tile if ld is not init]
+    kept = [sram(shape(ld.tile)) for ld in own]  # type: ignore[attr-defined]
     acc = sram(shape(store.value))
     offset += sum(align_up(scratch_bytes(o), arch.align)  # (a structured op's intermediates, e.g. attention scores)
                   for o in loop.body.block.ops if isinstance(o, StructuredOp))
     if offset > arch.sram_bytes:
         raise TilingError(f"tile buffers need {offset} bytes of SRAM, more than sram_bytes={arch.sram_bytes}")
     slot_of: dict[Operation, SSAValue] = {**dict(zip(piped, slots[0])), **dict(zip(post if steps > 1 else [], once)),
-                                          **dict(zip(hoisted + per_tile, kept))}
+                                          **dict(zip(own, kept)), **({init: acc} if init is not None else {})}
     return TileBuffers(loop, out, view, em, steps, slots, once, hoisted, acc, store.view_shape(), slot_of,
                        per_tile=per_tile)
 
@@ -328,13 +334,16 @@ class TileLoopToSteps(RewritePattern):
             vmap[reduce.results[0]] = be.add(ToTensorOp(b.acc)).results[0]
             self.clone_into(be, [*post_ops, store], vmap)
         else:
-            first, other = Block(), Block()
-            be.nested(first).add(MaterializeOp(anchor, b.acc))
-            be.nested(other).add(MaterializeOp(anchor, b.acc, accumulate=True))
-            for blk in (first, other):
-                blk.add_op(scf.YieldOp())
             r = idx[-1]
-            be.add(scf.IfOp(be.eq_c(r, 0), [], Region(first), Region(other)))
+            if reduce.init is not None:  # (the accumulator starts from the init tile, loaded at r == 0)
+                be.add(MaterializeOp(anchor, b.acc, accumulate=True))
+            else:
+                first, other = Block(), Block()
+                be.nested(first).add(MaterializeOp(anchor, b.acc))
+                be.nested(other).add(MaterializeOp(anchor, b.acc, accumulate=True))
+                for blk in (first, other):
+                    blk.add_op(scf.YieldOp())
+                be.add(scf.IfOp(be.eq_c(r, 0), [], Region(first), Region(other)))
             last = Block()
             le = be.nested(last)
             vmap[reduce.results[0]] = le.add(ToTensorOp(b.acc)).results[0]

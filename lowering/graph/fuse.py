@@ -19,7 +19,10 @@ Algorithm
 `attention`: the scale is a scalar multiply or divide, the mask an add or a
 `where(c, s, k)` with constant c and k <= -1e30 (then exactly s + where(c, 0, k), a
 new constant), the softmax over the last axis; kt may be a transpose of the last
-two dims of k (read untransposed: `key_rows`); it forms when one query row's q,
+two dims of k (read untransposed: `key_rows`); at rank 4, q, k and v may be
+transposes of [B, S, H, D] tensors (k: to [B, H, D, T]) read by nothing else and the
+result may feed a transpose back to [B, S, H, Dv]: the attention then reads and
+writes those tensors in place (`bshd`) and the transposes go; it forms when one query row's q,
 kt, v, mask and scores over the smallest key block (`AttentionOp.key_blocks`) fit
 a core's SRAM: npu-tile then splits the keys into blocks merged by an online
 softmax (flash attention) when whole score rows do not fit.
@@ -359,6 +362,8 @@ class FuseAttention(RewritePattern):
             return
         ins, key_rows, bshd, out_t = self.layouts(q, kt, v, op)
         out = out_t if out_t is not None else op
+        if out_t is not None:  # (the result is the transpose's: its node names it last)
+            loc = fused_loc([n for o in [*ops, op, out_t] for n in node_names(o)])
         try:
             att = AttentionOp(*ins, mask, scale, out.results[0].type,  # type: ignore[arg-type]
                               key_rows=key_rows, bshd=bshd)

@@ -11,7 +11,8 @@
 - the output tile is stored once per parallel tile, not overlapped; a window
   staying put over all steps (`KernelShape.is_hoisted`) is loaded once per task,
   one staying put over a tile's reduction steps (`is_per_tile`) once per output
-  tile, both exposed.
+  tile, both exposed (so is the start of a sum, `KernelShape.init_window`, loaded
+  into the accumulator at an output tile's first step).
 """
 
 from __future__ import annotations
@@ -118,7 +119,8 @@ def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
             return tuple(w.valid_bytes() for w in ws)
 
         return CostTerms(ks.reduction_tiles, sizes(ks.piped), sizes(ks.hoisted), sizes(ks.per_tile),
-                         sizes(ks.epilogue), compute_cycles(ks, arch), prod(ks.out.sizes), ks.out.valid_bytes())
+                         sizes(ks.epilogue_loads()), compute_cycles(ks, arch), prod(ks.out.sizes),
+                         ks.out.valid_bytes())
 
     return ks.memo("_cost_terms", arch, compute)
 
@@ -165,7 +167,7 @@ def kernel_dram_bytes(ks: KernelShape, parts: int = 1) -> int:
     once per output tile."""
     steps = ks.parallel_tiles * ks.reduction_tiles
     piped, hoisted, per_tile_ws = ks.split()
-    once = per_tile_ws + ([] if ks.reduction_tiles == 1 else ks.epilogue)
+    once = per_tile_ws + ([] if ks.reduction_tiles == 1 else ks.epilogue_loads())
     per_tile = sum(w.valid_bytes() for w in once) + ks.out.valid_bytes()
     return (steps * sum(w.valid_bytes() for w in piped) + ks.parallel_tiles * per_tile
             + parts * sum(w.valid_bytes() for w in hoisted))

@@ -189,7 +189,7 @@ class Tile(ModulePass):
                 continue  # (tile_one reports it)
             key = kernel_signature(body_ops, arch, self.double_buffer)
             if key not in self._memo and key not in jobs:
-                jobs[key] = (anchor, extra, len(steps), arch, self.double_buffer, cycles_then_bytes)
+                jobs[key] = (anchor, extra, steps, arch, self.double_buffer, cycles_then_bytes)
         for key, found in zip(jobs, search_many(list(jobs.values()), compile_jobs())):
             if found is not None:
                 self._memo[key] = found
@@ -210,10 +210,10 @@ class Tile(ModulePass):
                 anchor, steps, extra = split_kernel(body_ops, ins_index)
                 key = kernel_signature(body_ops, arch, self.double_buffer)
                 if key not in self._memo:
-                    ks, db, _ = search(anchor, extra, len(steps), arch, self.double_buffer, cycles_then_bytes)
+                    ks, db, _ = search(anchor, extra, steps, arch, self.double_buffer, cycles_then_bytes)
                     self._memo[key] = (ks.tile, db)
                 tile, db = self._memo[key]
-                ks = with_epilogue(anchor.shape(tile), extra)
+                ks = with_epilogue(anchor.shape(tile), extra, steps)
             except TilingError as e:
                 raise CompileError(self.name, f"kernel '{kname}': {e}", op) from None
             parts, split = best_parts(ks, arch, db, len(steps))

@@ -57,6 +57,7 @@ from lowering.tile.tile_search import (
     PrologueAnchor,
     TilingError,
     Window,
+    drop_init_step,
     split_kernel,
     with_epilogue,
 )
@@ -87,7 +88,7 @@ def kernel_shape(kernel: KernelOp) -> tuple[KernelShape, list[EpilogueStep], Anc
     if [l.name for l in anchor.loops()] != names:
         raise TilingError(f"loops '{','.join(names)}' do not match a {anchor.kind} kernel "
                           f"({','.join(l.name for l in anchor.loops())})")
-    ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra)
+    ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra, steps)
     if list(ks.grid) != list(kernel.trip_counts):
         raise TilingError(f"grid {list(kernel.trip_counts)} does not match the tile sizes (expected {ks.grid})")
     prologue = anchor.steps if isinstance(anchor, PrologueAnchor) else []
@@ -134,8 +135,12 @@ class LoopBuilder:
         tiles = [self.load(w) for w in ks.loads]
         if prologue:  # on the input tile; its operands follow the conv's two loads
             tiles[0] = self.chain(prologue, tiles[0], tiles[2:])
-        total = self.add(ReduceOp(self.anchor(anchor, tiles), anchor.combine(ks))).results[0]
-        epilogue = [self.load(w) for w in ks.epilogue]
+        iw = ks.init_window
+        init = self.load(iw) if iw is not None else None
+        total = self.add(ReduceOp(self.anchor(anchor, tiles), anchor.combine(ks), init)).results[0]
+        epilogue = [init if w is iw and init is not None else self.load(w) for w in ks.epilogue]
+        if ks.init is not None and iw is not None:
+            steps = drop_init_step(steps, ks.init)
         result = self.chain(steps, total, epilogue)
         props = window_props(ks.out, self.names)
         if tuple(ks.out.shape) == tuple(self.kernel.outs[0].type.get_shape()):

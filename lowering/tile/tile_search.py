@@ -116,6 +116,7 @@ class KernelShape:
     prologue_len: int = 0  # elementwise ops applied to the first load's tile before the anchor
     tile_cycles: Callable[[Arch], int] | None = None  # a structured op's cycles per tile (`tile_cycles`)
     scratch: int = 0  # SRAM bytes a tile's compute holds besides its inputs and output
+    init: int | None = None  # the epilogue window a reduction may start from (`init_window`)
 
     def _counts(self) -> tuple[list[int], int, int]:
         """(grid, parallel tiles, reduction tiles), computed once per `tile` dict (the
@@ -139,6 +140,19 @@ class KernelShape:
     @property
     def reduction_tiles(self) -> int:
         return self._counts()[2]
+
+    @property
+    def init_window(self) -> Window | None:
+        """The epilogue window the sum over the reduction steps starts from (`init`), when
+        there are such steps: it is loaded into the accumulator at an output tile's
+        first step (one of `per_tile`, in no slot of its own) and its add leaves the
+        epilogue."""
+        return self.epilogue[self.init] if self.init is not None and self.reduction_tiles > 1 else None
+
+    def epilogue_loads(self) -> list[Window]:
+        """The epilogue windows loaded into slots of their own (all but `init_window`)."""
+        iw = self.init_window
+        return [w for w in self.epilogue if w is not iw]
 
     def per_step(self) -> list[Window]:
         """The windows loaded at every step: the anchor's, and the epilogue's when there is
@@ -174,6 +188,7 @@ class KernelShape:
             kind = [0 if not self.is_hoisted(w) else 1 for w in ws]
             kind = [2 if k == 0 and self.is_per_tile(w) else k for w, k in zip(ws, kind)]
             piped, hoisted, per_tile = ([w for w, k in zip(ws, kind) if k == c] for c in range(3))
+            per_tile += [self.init_window] if self.init_window is not None else []
             cached = (self.loads, self.epilogue, self.tile, (piped, hoisted, per_tile))
             self.__dict__["_split"] = cached
         return cached[3]
@@ -228,9 +243,10 @@ def sram_bytes(ks: KernelShape, arch: Arch, double_buffer: bool) -> int:
 
 
 def sram_parts(ks: KernelShape, arch: Arch) -> tuple[int, int]:
-    """(bytes of one slot of the pipelined loads, bytes of every other buffer)."""
+    """(bytes of one slot of the pipelined loads, bytes of every other buffer; the
+    accumulator start, `init_window`, lands in the output tile's)."""
     once = ks.hoisted + ks.per_tile + ([] if ks.reduction_tiles == 1 else ks.epilogue)
-    rest = sum(align_up(w.nbytes, arch.align) for w in once)
+    rest = sum(align_up(w.nbytes, arch.align) for w in once if w is not ks.init_window)
     return (sum(align_up(w.nbytes, arch.align) for w in ks.piped),
             rest + align_up(ks.out.nbytes, arch.align) + align_up(ks.scratch, arch.align))
 
@@ -307,6 +323,28 @@ def tile_candidates(extent: int, align: int = 1, limit: int | None = None) -> li
     return [v for v in vals if limit is None or v <= limit] or [vals[0]]
 
 
+def three_halves(extent: int, align: int) -> list[int]:
+    """3 x 2^i multiples of `align` below `extent`: between two powers of two, for an
+    output tile whose accumulator would pass the SRAM at the next power."""
+    out, t = [], 3 * align
+    while t < extent:
+        out.append(t)
+        t *= 2
+    return out
+
+
+def core_shares(extent: int, align: int, cores: int) -> list[int]:
+    """Tile sizes that give each of p = 2..cores cores one tile: ceil(extent / p) rounded
+    up to a multiple of `align`, when that leaves exactly p tiles."""
+    out = []
+    for p in range(2, cores + 1):
+        t = -(-extent // p)
+        t = -(-t // align) * align
+        if t < extent and -(-extent // t) == p:
+            out.append(t)
+    return out
+
+
 @dataclass(frozen=True)
 class MatmulViews:
     """A matmul's operands and result seen with one rank (numpy matmul broadcasting:
@@ -374,8 +412,13 @@ class MatmulAnchor(Anchor):
         return KernelShape(KernelKind.MATMUL, self.loops(), dict(tile), [wa, wb], out)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
+        """Powers of two, multiples of the cube's sides, and the sizes that deal m or n
+        out evenly to 2..cores cores (a weight's columns, each read by one core)."""
         cm, ck, cn = arch.cube
-        c = {"m": tile_candidates(self.m, cm), "n": tile_candidates(self.n, cn), "k": tile_candidates(self.k, ck)}
+        c = {"m": tile_candidates(self.m, cm) + core_shares(self.m, cm, arch.cores) + three_halves(self.m, cm),
+             "n": tile_candidates(self.n, cn) + core_shares(self.n, cn, arch.cores) + three_halves(self.n, cn),
+             "k": tile_candidates(self.k, ck)}
+        c = {name: sorted(set(v)) for name, v in c.items()}
         c.update({f"b{i}": [1] for i in range(self.nb)})
         return c
 
@@ -784,9 +827,41 @@ def chain_steps(ops: Sequence[Operation], running: SSAValue, ins_index: dict[SSA
     return running
 
 
-def with_epilogue(ks: KernelShape, extra: Sequence[tuple[int, tuple[int, ...]]]) -> KernelShape:
+def with_epilogue(ks: KernelShape, extra: Sequence[tuple[int, tuple[int, ...]]],
+                  steps: Sequence[EpilogueStep] = ()) -> KernelShape:
+    """`ks` with the epilogue operands' windows, and the one a sum may start from
+    (`accumulator_init` of `steps`)."""
     ks.epilogue = [broadcast_window(i, s, ks.out) for i, s in extra]
+    if ks.kind in INIT_KINDS:
+        ks.init = accumulator_init(steps, extra, ks.out.shape)
     return ks
+
+
+INIT_KINDS = (KernelKind.MATMUL,)
+"""Anchors whose reduction may start from an epilogue operand (`accumulator_init`)."""
+
+
+def accumulator_init(steps: Sequence[EpilogueStep], extra: Sequence[tuple[int, tuple[int, ...]]],
+                     out: Sequence[int]) -> int | None:
+    """The epilogue operand a sum over reduction steps can start from instead of zero: one
+    with the output's shape, added to the running tile by a step that only adds precede
+    (so starting from it reassociates a sum and nothing else), its kernel input read by
+    no other step. Its add then leaves the epilogue (`drop_init_step`)."""
+    for st in steps:
+        if st.fn != "add" or None not in st.args:
+            return None
+        j = next((a for a in st.args if a is not None), None)
+        if j is None or tuple(extra[j][1]) != tuple(out):
+            continue
+        source = extra[j][0]
+        if sum(extra[a][0] == source for s2 in steps for a in s2.args if a is not None) == 1:
+            return j
+    return None
+
+
+def drop_init_step(steps: Sequence[EpilogueStep], init: int) -> list[EpilogueStep]:
+    """`steps` without the add of the accumulator's start `init`."""
+    return [s for s in steps if init not in s.args]
 
 
 EXHAUSTIVE_LIMIT = 512
@@ -794,13 +869,13 @@ EXHAUSTIVE_LIMIT = 512
 hill climbing from several starts (conv layers of real networks have ~10^4)."""
 
 
-def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], epilogue_len: int,
+def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], steps: Sequence[EpilogueStep],
            arch: Arch, allow_double_buffer: bool, cost) -> tuple[KernelShape, bool, int]:
     """Best tiling that fits SRAM: (shape, double buffered?, predicted cycles).
     `cost(ks, arch, db, epilogue_len)` ranks (predicted cycles, or a tuple of them
     then tie-breakers); double buffering is one more choice (halved tiles may cost
     more than the overlap gains), ties prefer more SRAM used."""
-    return TileSearch(anchor, extra, epilogue_len, arch, cost).run((True, False) if allow_double_buffer else (False,))
+    return TileSearch(anchor, extra, steps, arch, cost).run((True, False) if allow_double_buffer else (False,))
 
 
 PARALLEL_MIN_SEARCHES = 6
@@ -821,9 +896,9 @@ def compile_jobs() -> int:
 
 
 def _search_job(i: int) -> tuple[int, tuple[dict[str, int], bool] | None]:
-    anchor, extra, epilogue_len, arch, allow_db, cost = _JOBS[i]
+    anchor, extra, steps, arch, allow_db, cost = _JOBS[i]
     try:
-        ks, db, _ = search(anchor, extra, epilogue_len, arch, allow_db, cost)
+        ks, db, _ = search(anchor, extra, steps, arch, allow_db, cost)
     except TilingError:
         return i, None  # (the caller searches again and reports it)
     return i, (ks.tile, db)
@@ -866,9 +941,10 @@ class TileSearch:
     """The state of one `search`: candidate lists per loop, evaluated points (an index
     per loop into its list, and the double-buffer choice) and the best so far."""
 
-    def __init__(self, anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], epilogue_len: int,
+    def __init__(self, anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], steps: Sequence[EpilogueStep],
                  arch: Arch, cost) -> None:
-        self.anchor, self.extra, self.epilogue_len, self.arch, self.cost = anchor, extra, epilogue_len, arch, cost
+        self.anchor, self.extra, self.steps, self.arch, self.cost = anchor, extra, steps, arch, cost
+        self.epilogue_len = len(steps)
         cands = anchor.candidates(arch)
         self.names = [l.name for l in anchor.loops()]
         self.lists = [cands[n] for n in self.names]
@@ -884,7 +960,7 @@ class TileSearch:
             if shaped is None or (self.epilogue_len and self.anchor.combine(shaped)):
                 self.shapes[idx] = None  # (an epilogue cannot run on merge states)
             else:
-                self.shapes[idx] = with_epilogue(shaped, self.extra)
+                self.shapes[idx] = with_epilogue(shaped, self.extra, self.steps)
         return self.shapes[idx]
 
     def evaluate(self, idx: tuple[int, ...], db: bool) -> tuple | None:

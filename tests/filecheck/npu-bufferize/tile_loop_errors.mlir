@@ -45,3 +45,27 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   }
 }
 // CHECK: error: npu-bufferize: kernel 'two': a tile loop with more than one reduction loop is not supported
+
+// -----
+
+// A sum starting from an init tile that moves with the reduction loop (it would be
+// reloaded into the accumulator every step).
+builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
+  func.func @main(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {
+    %z = npu_tile.kernel "moving"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 8, 64, 16>, grid = array<i64: 1, 1, 4>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32> {
+    ^bb0(%a: tensor<8x64xf32>, %b: tensor<64x64xf32>):
+      %0 = npu_tile.loop {loops = ["m", "n", "k"], tile = array<i64: 8, 64, 16>, grid = array<i64: 1, 1, 4>, reductions = 1 : i64} -> tensor<8x64xf32> {
+      ^bb0(%m: index, %n: index, %k: index):
+        %1 = npu_tile.load %a(%m, %n, %k)[8 * %m, 16 * %k] sizes [8, 16] : tensor<8x64xf32>
+        %2 = npu_tile.load %b(%m, %n, %k)[16 * %k, 64 * %n] sizes [16, 64] : tensor<64x64xf32>
+        %3 = npu_tile.load %b(%m, %n, %k)[8 * %k, 0] sizes [8, 64] : tensor<64x64xf32>
+        %4 = npu_graph.matmul %1, %2 : (tensor<8x16xf32>, tensor<16x64xf32>) -> tensor<8x64xf32>
+        %5 = npu_tile.reduce %4 init %3 : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+        npu_tile.store %5(%m, %n, %k)[8 * %m, 64 * %n] sizes [8, 64] : tensor<8x64xf32>
+      }
+      npu_tile.yield %0 : tensor<8x64xf32>
+    }
+    func.return %z : tensor<8x64xf32>
+  }
+}
+// CHECK: error: npu-bufferize: kernel 'moving': a sum starting from an init tile needs reduction steps it stays put over

@@ -181,3 +181,40 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   func.return %0 : tensor<4x8xf32>
 }
 // CHECK: 'npu_tile.reduce': an online_softmax combine takes an `online` op's states
+
+// -----
+
+// reduce: an init tile has the result's type.
+func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x4xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x, %y) matmul {loops = ["m", "n", "k"], tile = array<i64: 4, 8, 4>, grid = array<i64: 1, 1, 2>} : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<4x4xf32>):
+    %r = npu_tile.loop {loops = ["m", "n", "k"], tile = array<i64: 4, 8, 4>, grid = array<i64: 1, 1, 2>, reductions = 1 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index, %k: index):
+      %t = npu_tile.load %a(%i, %j, %k)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      %u = npu_tile.load %b(%i, %j, %k)[0, 0] sizes [4, 4] : tensor<4x4xf32>
+      %s = npu_tile.reduce %t init %u : tensor<4x8xf32>, tensor<4x4xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j, %k)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.reduce': init must have the result type
+
+// -----
+
+// reduce: only a sum starts from an init tile.
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) apply {loops = ["d0", "c"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = ["d0", "c"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 1 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t init %t {combine = "row_stats"} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.reduce': only a sum starts from an init tile
