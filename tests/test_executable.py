@@ -211,13 +211,17 @@ def test_descriptor_disagreeing_with_the_program_is_rejected(field, at, value, m
     offset, _ = section_spans(bytes(data))["cmdbuf"]
     _, stride, slots_at, nslots = struct.unpack_from("<IIII", data, offset)
     first = offset + slots_at - len(mlp_exe.descriptors) * stride
-    if at is None:  # task #2 waits on slot list entry `waits_at`: make it another slot
-        waits_at = struct.unpack_from("<I", data, first + 2 * stride + 40)[0]
+    task = 2
+    if at is None:  # the first task that waits: its first wait's slot list entry becomes another slot
+        task = next(i for i in range(len(mlp_exe.descriptors))
+                    if struct.unpack_from("<I", data, first + i * stride + 44)[0] > 0)
+        waits_at = struct.unpack_from("<I", data, first + task * stride + 40)[0]
         struct.pack_into("<I", data, offset + slots_at + 4 * waits_at, value)
     else:
-        struct.pack_into("<Q" if at >= 16 else "<I", data, first + 2 * stride + at, value)
+        struct.pack_into("<Q" if at >= 16 else "<I", data, first + task * stride + at, value)
     seal(data)  # the checksums hold: only the cross-check with the program can tell
-    with pytest.raises(ExecutableError, match=f"descriptor 2 disagrees with the program's task #2 .*: {field} ") as e:
+    with pytest.raises(ExecutableError,
+                       match=f"descriptor {task} disagrees with the program's task #{task} .*: {field} ") as e:
         from_bytes(bytes(data))
     assert e.value.region == "cmdbuf"
 
