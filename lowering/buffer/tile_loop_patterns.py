@@ -199,6 +199,13 @@ def loop_parts(loop: LoopOp) -> tuple[list[LoadOp], list[Operation], ReduceOp, l
             [o for o in post if isinstance(o, LoadOp)], [o for o in post if not isinstance(o, LoadOp)], store)
 
 
+def tile_bytes(ld: LoadOp) -> int:
+    """Bytes of a load's tile (a step issues its loads smallest first: with more loads
+    than DMA channels, the core waits for a free channel, the soonest the smaller
+    transfers ahead finish; `costmodel.issue_stall` assumes the same order)."""
+    return prod(ld.tile.type.get_shape())
+
+
 def stays_put(loop: LoopOp, ld: LoadOp) -> bool:
     """A load loaded once per task, before the steps (`KernelShape.is_hoisted`): its
     window moves with no loop that iterates, and the loop has more than one step."""
@@ -320,6 +327,7 @@ class TileLoopToSteps(RewritePattern):
             vmap[ld.results[0]] = tile
         pre, pre_ops, reduce, post, post_ops, store = loop_parts(op)
         every = [o for o in pre + (post if b.steps_per_tile == 1 else []) if o not in b.hoisted + b.per_tile]
+        every.sort(key=tile_bytes)  # (issued smallest first: a channel frees soonest for the rest)
         self.clone_into(be, every, vmap)
         if b.per_tile:  # loaded at an output tile's first reduction step; read from their slots
             first_step = Block()

@@ -55,9 +55,9 @@ def _load_cycles(sizes: tuple[int, ...], n_channels: int, latency: int, bw: int)
 
 
 def issue_stall(windows: list[Window], arch: Arch, dram_bw: int | None = None) -> int:
-    """Cycles the core spends issuing one step's loads (in window order): a DMA needs a
-    free channel, so with more loads than `dma_channels` the core waits for the
-    earliest ones to land before it can go on (and compute)."""
+    """Cycles the core spends issuing one step's loads (smallest first, as npu-bufferize
+    issues them): a DMA needs a free channel, so with more loads than `dma_channels`
+    the core waits for the earliest ones to land before it can go on (and compute)."""
     return stall_for([w.valid_bytes() for w in windows], arch, dram_bw or arch.dram_bw)
 
 
@@ -65,7 +65,7 @@ def stall_for(sizes: Sequence[int], arch: Arch, bw: int) -> int:
     """`issue_stall` for loads of these byte sizes at bandwidth `bw`."""
     if len(sizes) <= arch.dma_channels:
         return 0
-    return _stall_for(tuple(sizes), arch.dma_channels, arch.dma_latency, bw)
+    return _stall_for(tuple(sorted(sizes)), arch.dma_channels, arch.dma_latency, bw)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -395,6 +395,11 @@ class MatmulAnchor(Anchor):
         self.sa, self.sb, self.so, self.m, self.k, self.n = v.a, v.b, v.out, v.m, v.k, v.n
         self.nb = len(self.so) - 2
 
+    exhaustive_limit = 4096
+    """A matmul's three tile sizes are searched exhaustively up to this many points (a
+    hill climb over its dense candidate lists stops in local optima the sparser lists
+    of powers of two did not have)."""
+
     def loops(self) -> list[Loop]:
         b = [Loop(f"b{i}", e) for i, e in enumerate(self.so[:self.nb])]
         return b + [Loop("m", self.m), Loop("n", self.n), Loop("k", self.k, reduction=True)]
@@ -1026,7 +1031,7 @@ class TileSearch:
         lists = self.lists
         total = prod(len(lst) for lst in lists)
         for db in modes:
-            if total <= EXHAUSTIVE_LIMIT:
+            if total <= getattr(self.anchor, "exhaustive_limit", EXHAUSTIVE_LIMIT):
                 for idx in itertools.product(*(range(len(lst)) for lst in lists)):
                     self.consider(self.evaluate(idx, db), db)
                 continue

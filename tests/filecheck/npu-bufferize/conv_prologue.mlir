@@ -42,7 +42,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 4096>} {
 
 // 64 input channels force reduction steps over them (8 channels per step): the
 // per-channel operands are loaded every step for the same input channels as the
-// input tile.
+// input tile (issued first: a step issues its loads smallest first).
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 4096>} {
   func.func @main(%x: tensor<1x64x8x8xf32>) -> tensor<1x16x8x8xf32> {
     %m = npu_graph.constant {value = dense<2.000000e+00> : tensor<64x1x1xf32>} : tensor<64x1x1xf32>
@@ -65,9 +65,9 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 4096>} {
 // CHECK:        %[[M:.*]] = npu_task.sram {offset = 1536 : i64} : memref<1x8x1x1xf32, "sram">
 // CHECK-NEXT:   %[[A:.*]] = npu_task.sram {offset = 1600 : i64} : memref<1x8x1x1xf32, "sram">
 // CHECK:        scf.for
-// CHECK:          npu_dma.copy %{{.*}} -> %[[X]]
 // CHECK:          npu_dma.copy %{{.*}} -> %[[M]]
 // CHECK:          npu_dma.copy %{{.*}} -> %[[A]]
+// CHECK:          npu_dma.copy %{{.*}} -> %[[X]]
 // CHECK:          npu_compute.eltwise mul %[[X]], %[[M]] -> %[[X]]
 // CHECK-NEXT:     npu_compute.eltwise add %[[X]], %[[A]] -> %[[X]]
 // CHECK-NEXT:     npu_compute.eltwise relu %[[X]] -> %[[X]]
