@@ -1319,7 +1319,10 @@ class AttentionOp(StructuredOp):
     `bshd`: the tensors (0 q, 1 k, 2 v, 3 result; rank 4) laid out [batch, rows,
     heads, dim] as the projections leave them, not [batch, heads, rows, dim]: tiles
     read and write their heads in place, with no transposed copy (k needs
-    `key_rows`)."""
+    `key_rows`). `head_window = [oq, ok, ov, H]`: q, k and v hold more heads than the
+    result's H (the columns of a fused projection, e.g. GPT-2's c_attn split three
+    ways); the attention reads heads o .. o + H of each (tiles carry their heads
+    only: a tile op has no window)."""
 
     name = "npu_graph.attention"
     q = operand_def(TensorType)
@@ -1334,19 +1337,31 @@ class AttentionOp(StructuredOp):
     online = opt_attr_def(UnitAttr)
     key_rows = opt_attr_def(UnitAttr)
     bshd = opt_attr_def(DenseArrayBase)
+    head_window = opt_attr_def(DenseArrayBase)
     STATE_COLUMNS: ClassVar[int] = 2  # (row max, row sum) after the output columns of an online state
     RESULT: ClassVar[int] = 3  # the result's index in `bshd`
 
     def __init__(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None, scale: float,
                  result_type: TensorType, online: bool = False, key_rows: bool = False,
-                 bshd: Sequence[int] = ()):
+                 bshd: Sequence[int] = (), head_window: Sequence[int] = ()):
         attrs: dict[str, Attribute] = {"scale": FloatAttr(scale, Float32Type())}
         for name, on in (("online", online), ("key_rows", key_rows)):
             if on:
                 attrs[name] = UnitAttr()
         if bshd:
             attrs["bshd"] = int_array(sorted(bshd))
+        if head_window:
+            attrs["head_window"] = int_array(head_window)
         super().__init__(operands=[q, kt, v, mask], result_types=[result_type], attributes=attrs)
+
+    @classmethod
+    def head_axis(cls, attrs: dict[str, Attribute], i: int) -> int:
+        """Where operand i (0 q, 1 k, 2 v) keeps its heads: -2 in [B, S, H, D], else -3."""
+        return -2 if i in cls.swapped(attrs) else -3
+
+    def tile_attrs(self, tile_inputs: Sequence[Sequence[int]] = ()) -> dict[str, Attribute]:
+        """A tile's inputs hold its heads only: no `head_window`."""
+        return {k: v for k, v in self.attributes.items() if k != "head_window"}
 
     @staticmethod
     def swapped(attrs: dict[str, Attribute]) -> tuple[int, ...]:
@@ -1365,6 +1380,9 @@ class AttentionOp(StructuredOp):
         """The shapes heads first ([B, H, S, D]), as `tile_cycles` reads them."""
         sw = cls.swapped(attrs)
         ins = [cls.heads_first(s) if i in sw and i < 3 else tuple(s) for i, s in enumerate(in_shapes)]
+        hw = attr_ints(attrs, "head_window", ())
+        if hw:  # (the heads read, not the operand's)
+            ins = [(*x[:-3], hw[3], *x[-2:]) if i < 3 and len(x) >= 3 else x for i, x in enumerate(ins)]
         return ins, cls.heads_first(out_shape) if cls.RESULT in sw else tuple(out_shape)
 
     def canonical(self) -> tuple[list[tuple[int, ...]], tuple[int, ...]]:
@@ -1393,6 +1411,16 @@ class AttentionOp(StructuredOp):
             raise VerifyException("'npu_graph.attention': bshd layouts need rank-4 q, k and v")
         if 1 in sw and not self.key_rows:
             raise VerifyException("'npu_graph.attention': bshd k (1) needs key_rows: k [B, T, H, D]")
+        hw = attr_ints(dict(self.attributes), "head_window", ())
+        if hw:
+            if len(hw) != 4 or min(hw) < 0 or hw[3] < 1 or any(len(shape_of(x)) < 3 for x in (self.q, self.kt, self.v)):
+                raise VerifyException(f"'npu_graph.attention': head_window {list(hw)} must be [oq, ok, ov, H] "
+                                      f"with H >= 1 on q, k and v of rank >= 3")
+            for i, (x, o) in enumerate(zip((self.q, self.kt, self.v), hw)):
+                have = shape_of(x)[self.head_axis(dict(self.attributes), i)]
+                if o + hw[3] > have:
+                    raise VerifyException(f"'npu_graph.attention': head_window reads heads {o}..{o + hw[3] - 1} "
+                                          f"of {'q k v'.split()[i]}, which has {have}")
         (q, kt, v, *_), _ = self.canonical()
         lead, s, d, t, dv = self.dims()
         k_shape = (t, d) if self.key_rows else (d, t)
@@ -1426,12 +1454,21 @@ class AttentionOp(StructuredOp):
         to_out = (lambda d: self.heads_first(range(r))[d]) if self.RESULT in sw else (lambda d: d)
         follows = [tuple(Follow(None if f.out_dim is None else to_out(f.out_dim)) for f in fs) for fs in follows]
         follows = [self.heads_first(fs) if i in sw and i < 3 else fs for i, fs in enumerate(follows)]
+        hw = attr_ints(dict(self.attributes), "head_window", ())
+        for i, o in enumerate(hw[:3]):  # (a window's heads start at its offset)
+            fs = list(follows[i])
+            ax = len(fs) + self.head_axis(dict(self.attributes), i)
+            fs[ax] = Follow(fs[ax].out_dim, offset=o)
+            follows[i] = tuple(fs)
         tileable = tuple(d < r - 1 for d in range(r))
         return TileMap(self.heads_first(tileable) if self.RESULT in sw else tileable, tuple(follows))
 
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
-        sw = cls.swapped(attrs)
+        sw, hw = cls.swapped(attrs), attr_ints(attrs, "head_window", ())
+        if hw:  # (a whole operand: its heads o .. o + H)
+            arrays = tuple(np.take(a, range(hw[i], hw[i] + hw[3]), axis=cls.head_axis(attrs, i)) if i < 3 else a
+                           for i, a in enumerate(arrays))
         q, kt, v, *mask = (np.swapaxes(a, -3, -2) if i in sw and i < 3 else a for i, a in enumerate(arrays))
         y = cls._compute(attrs, q, kt, v, *mask)
         return np.swapaxes(y, -3, -2) if cls.RESULT in sw else y

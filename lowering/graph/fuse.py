@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -78,6 +78,7 @@ from npu_dialects.graph import (
     MatMulOp,
     MulOp,
     ReshapeOp,
+    SliceOp,
     SoftmaxOp,
     TransposeOp,
     WhereOp,
@@ -332,6 +333,39 @@ class FuseAttention(RewritePattern):
             out = None
         return ins, k is not None or 1 in bshd, bshd + ([AttentionOp.RESULT] if out else []), out
 
+    @staticmethod
+    def head_slice(x: SSAValue) -> tuple[SSAValue, int, int] | None:
+        """(y, heads of y, first head) when x [B, S, H, D] = reshape(slice of y [B, S, N] along
+        its last axis, step 1, at a multiple of D): the attention can read x's heads out
+        of y seen as [B, S, N / D, D] (a view), with no copy of the slice."""
+        rs = x.owner
+        if not isinstance(rs, ReshapeOp) or not isinstance(sl := rs.input.owner, SliceOp):
+            return None
+        b, s, h, d = shape_of(x)
+        y = sl.input
+        ys, starts, ends, steps = shape_of(y), ints(sl.starts, ()), ints(sl.ends, ()), ints(sl.steps, ())
+        if len(ys) != 3 or tuple(ys[:2]) != (b, s) or ys[2] % d or set(steps) != {1} or \
+                list(starts[:2]) != [0, 0] or starts[2] % d or ends[2] - starts[2] != h * d:
+            return None
+        return y, ys[2] // d, starts[2] // d
+
+    def windows(self, ins: list[SSAValue], bshd: list[int], loc) -> tuple[list[SSAValue], list[int], list[Operation]]:
+        """`ins` with each [B, S, H, D] operand read through `head_slice` (all three or none,
+        one `head_window` for the three): the new views, the offsets and H."""
+        found = [self.head_slice(x) if i in bshd else None for i, x in enumerate(ins)]
+        if any(f is None for f in found):
+            return ins, [], []
+        views: dict[SSAValue, ReshapeOp] = {}  # (one view per sliced tensor)
+        read, offsets = [], []
+        for x, (y, heads, first) in zip(ins, found):  # type: ignore[misc]
+            if y not in views:
+                b, s, _, d = shape_of(x)
+                views[y] = ReshapeOp(y, TensorType(f32, [b, s, heads, d]))
+                views[y].location = loc
+            read.append(views[y].result)
+            offsets.append(first)
+        return read, [*offsets, shape_of(ins[0])[2]], list(views.values())
+
     def row_bytes(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> int:
         """SRAM bytes of one query row with the smallest key block (see the class docstring)."""
         d, t, dv = shape_of(q)[-1], shape_of(kt)[-1], shape_of(v)[-1]
@@ -364,9 +398,11 @@ class FuseAttention(RewritePattern):
         out = out_t if out_t is not None else op
         if out_t is not None:  # (the result is the transpose's: its node names it last)
             loc = fused_loc([n for o in [*ops, op, out_t] for n in node_names(o)])
+        read = ins
+        ins, window, views = self.windows(ins, bshd, loc) if {0, 1, 2} <= set(bshd) else (ins, [], [])
         try:
             att = AttentionOp(*ins, mask, scale, out.results[0].type,  # type: ignore[arg-type]
-                              key_rows=key_rows, bshd=bshd)
+                              key_rows=key_rows, bshd=bshd, head_window=window)
             att.verify()
         except VerifyException:
             return  # (leading dims that broadcast, a mask of another shape)
@@ -378,11 +414,18 @@ class FuseAttention(RewritePattern):
                + (" reading " + "; ".join(how) if how else ""))
         if new:
             rewriter.insert(new, InsertPoint.before(qk))
-        gone = [x.owner for x, y in zip((q, kt, v), ins) if x is not y]
+        if views:
+            rewriter.insert(views, InsertPoint.before(op))
+        gone = [x.owner for x, y in zip((q, kt, v), read) if x is not y]
+        later = [o for x in (read if views else []) for o in (x.owner, x.owner.operands[0].owner)
+                 if isinstance(o, Operation)]  # (the reshapes of the slices, then the slices, if unread)
         rewriter.insert(att, InsertPoint.before(op))
         rewriter.replace_all_uses_with(out.results[0], att.result)
         for o in [*([out_t] if out_t else []), op, *reversed(ops), *gone]:
             rewriter.erase(o)  # (each one's readers are gone before it)
+        for o in later:
+            if o.parent is not None and not any(r.uses for r in o.results):
+                rewriter.erase(o)
 
 
 @dataclass(frozen=True)

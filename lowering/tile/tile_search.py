@@ -615,7 +615,7 @@ class AttentionAnchor(GenericAnchor):
     def __init__(self, op: AttentionOp, ins_index: dict[SSAValue, int]):
         super().__init__(op, ins_index)
         self.keys = op.dims()[3]
-        self.attrs = dict(op.attributes)
+        self.attrs = op.tile_attrs()  # (a tile's: its inputs hold its heads only)
         sw = AttentionOp.swapped(self.attrs)
         # where the keys run: kt's last dim, k's rows (key_rows), v's rows; a bshd tensor's rows are dim -3
         self.k_dim = (-3 if 1 in sw else -2) if op.key_rows else -1

@@ -71,3 +71,59 @@ func.func @kept(%x: tensor<1x8x2x16xf32>, %kt: tensor<1x2x16x8xf32>, %z: tensor<
   %r = npu_graph.transpose %o {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x8x16xf32>) -> tensor<1x2x16x8xf32>
   func.return %r, %q : tensor<1x2x16x8xf32>, tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// GPT-2's fused projection: q, k and v are column slices of one [B, S, 3 H D] tensor,
+// reshaped to [B, S, H, D]. The attention reads all three out of one [B, S, 3 H, D]
+// view of it (`head_window = [0, H, 2 H, H]`): the slices (copy kernels) go.
+// CHECK-LABEL: func.func @c_attn
+// CHECK-NEXT:    %[[V:.*]] = npu_graph.reshape %qkv : (tensor<1x8x96xf32>) -> tensor<1x8x6x16xf32>
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %[[V]], %[[V]], %[[V]] {scale = 1.000000e+00 : f32, key_rows, bshd = array<i64: 0, 1, 2, 3>, head_window = array<i64: 0, 2, 4, 2>} : (tensor<1x8x6x16xf32>, tensor<1x8x6x16xf32>, tensor<1x8x6x16xf32>) -> tensor<1x8x2x16xf32>
+// CHECK-NEXT:    func.return %[[A]]
+// LOOP-LABEL: func.func @c_attn
+// LOOP:         npu_tile.load %[[X:.*]](%d0, %d1, %d2, %d3, %t)[%d0, 8 * %d1, 2 * %d2, 0] sizes [1, 8, 2, 16] pad 0.0 : tensor<1x8x6x16xf32>
+// LOOP-NEXT:    npu_tile.load %[[X]](%d0, %d1, %d2, %d3, %t)[%d0, 0, 2 * %d2 + 2, 0] sizes [1, 8, 2, 16] pad 0.0 : tensor<1x8x6x16xf32>
+// LOOP-NEXT:    npu_tile.load %[[X]](%d0, %d1, %d2, %d3, %t)[%d0, 0, 2 * %d2 + 4, 0] sizes [1, 8, 2, 16] pad 0.0 : tensor<1x8x6x16xf32>
+// LOOP-NEXT:    npu_graph.attention %{{.*}} {scale = 1.000000e+00 : f32, key_rows, bshd = array<i64: 0, 1, 2, 3>}
+func.func @c_attn(%qkv: tensor<1x8x96xf32>) -> tensor<1x8x2x16xf32> {
+  %a = npu_graph.slice %qkv {starts = array<i64: 0, 0, 0>, ends = array<i64: 1, 8, 32>, steps = array<i64: 1, 1, 1>} : (tensor<1x8x96xf32>) -> tensor<1x8x32xf32>
+  %b = npu_graph.slice %qkv {starts = array<i64: 0, 0, 32>, ends = array<i64: 1, 8, 64>, steps = array<i64: 1, 1, 1>} : (tensor<1x8x96xf32>) -> tensor<1x8x32xf32>
+  %c = npu_graph.slice %qkv {starts = array<i64: 0, 0, 64>, ends = array<i64: 1, 8, 96>, steps = array<i64: 1, 1, 1>} : (tensor<1x8x96xf32>) -> tensor<1x8x32xf32>
+  %x = npu_graph.reshape %a : (tensor<1x8x32xf32>) -> tensor<1x8x2x16xf32>
+  %y = npu_graph.reshape %b : (tensor<1x8x32xf32>) -> tensor<1x8x2x16xf32>
+  %z = npu_graph.reshape %c : (tensor<1x8x32xf32>) -> tensor<1x8x2x16xf32>
+  %q = npu_graph.transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x16xf32>) -> tensor<1x2x8x16xf32>
+  %kt = npu_graph.transpose %y {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x2x16xf32>) -> tensor<1x2x16x8xf32>
+  %v = npu_graph.transpose %z {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x16xf32>) -> tensor<1x2x8x16xf32>
+  %s = npu_graph.matmul %q, %kt : (tensor<1x2x8x16xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x8x8xf32>
+  %p = npu_graph.softmax %s {axis = -1 : i64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %r = npu_graph.transpose %o {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x8x16xf32>) -> tensor<1x8x2x16xf32>
+  func.return %r : tensor<1x8x2x16xf32>
+}
+
+// -----
+
+// Must not read through the slices: v's slice starts inside a head (column 72 is not
+// a multiple of D = 16), so none of the three is read in place (the slices stay).
+// CHECK-LABEL: func.func @misaligned
+// CHECK:         npu_graph.slice
+// CHECK:         npu_graph.attention {{.*}}bshd = array<i64: 0, 1, 2, 3>} :
+// CHECK-NOT:     head_window
+func.func @misaligned(%qkv: tensor<1x8x104xf32>) -> tensor<1x8x2x16xf32> {
+  %a = npu_graph.slice %qkv {starts = array<i64: 0, 0, 0>, ends = array<i64: 1, 8, 32>, steps = array<i64: 1, 1, 1>} : (tensor<1x8x104xf32>) -> tensor<1x8x32xf32>
+  %b = npu_graph.slice %qkv {starts = array<i64: 0, 0, 32>, ends = array<i64: 1, 8, 64>, steps = array<i64: 1, 1, 1>} : (tensor<1x8x104xf32>) -> tensor<1x8x32xf32>
+  %c = npu_graph.slice %qkv {starts = array<i64: 0, 0, 72>, ends = array<i64: 1, 8, 104>, steps = array<i64: 1, 1, 1>} : (tensor<1x8x104xf32>) -> tensor<1x8x32xf32>
+  %x = npu_graph.reshape %a : (tensor<1x8x32xf32>) -> tensor<1x8x2x16xf32>
+  %y = npu_graph.reshape %b : (tensor<1x8x32xf32>) -> tensor<1x8x2x16xf32>
+  %z = npu_graph.reshape %c : (tensor<1x8x32xf32>) -> tensor<1x8x2x16xf32>
+  %q = npu_graph.transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x16xf32>) -> tensor<1x2x8x16xf32>
+  %kt = npu_graph.transpose %y {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x2x16xf32>) -> tensor<1x2x16x8xf32>
+  %v = npu_graph.transpose %z {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x16xf32>) -> tensor<1x2x8x16xf32>
+  %s = npu_graph.matmul %q, %kt : (tensor<1x2x8x16xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x8x8xf32>
+  %p = npu_graph.softmax %s {axis = -1 : i64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %r = npu_graph.transpose %o {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x8x16xf32>) -> tensor<1x8x2x16xf32>
+  func.return %r : tensor<1x8x2x16xf32>
+}

@@ -632,3 +632,21 @@ func.func @f(%q: tensor<1x4x2x8xf32>, %kt: tensor<1x2x8x6xf32>, %v: tensor<1x2x6
   func.return
 }
 // CHECK: 'npu_graph.attention': attention gives shape [1, 4, 2, 8], but the result type has [1, 2, 4, 8]
+
+// -----
+
+// attention, head_window: the heads read must exist in each operand (v has 4, heads 4..5 are read).
+func.func @f(%x: tensor<1x8x6x16xf32>, %v: tensor<1x8x4x16xf32>) {
+  %0 = npu_graph.attention %x, %x, %v {scale = 1.0 : f32, key_rows, bshd = array<i64: 0, 1, 2, 3>, head_window = array<i64: 0, 2, 4, 2>} : (tensor<1x8x6x16xf32>, tensor<1x8x6x16xf32>, tensor<1x8x4x16xf32>) -> tensor<1x8x2x16xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': head_window reads heads 4..5 of v, which has 4
+
+// -----
+
+// attention, head_window: [oq, ok, ov, H].
+func.func @f(%x: tensor<1x8x6x16xf32>) {
+  %0 = npu_graph.attention %x, %x, %x {scale = 1.0 : f32, key_rows, bshd = array<i64: 0, 1, 2, 3>, head_window = array<i64: 0, 2>} : (tensor<1x8x6x16xf32>, tensor<1x8x6x16xf32>, tensor<1x8x6x16xf32>) -> tensor<1x8x2x16xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': head_window [0, 2] must be [oq, ok, ov, H] with H >= 1 on q, k and v of rank >= 3
