@@ -417,7 +417,8 @@ class FuseAttention(RewritePattern):
         if views:
             rewriter.insert(views, InsertPoint.before(op))
         gone = [x.owner for x, y in zip((q, kt, v), read) if x is not y]
-        later = [o for x in (read if views else []) for o in (x.owner, x.owner.operands[0].owner)
+        later = [o for x in (read if views else []) if isinstance(x.owner, Operation)
+                 for o in (x.owner, x.owner.operands[0].owner)
                  if isinstance(o, Operation)]  # (the reshapes of the slices, then the slices, if unread)
         rewriter.insert(att, InsertPoint.before(op))
         rewriter.replace_all_uses_with(out.results[0], att.result)
