@@ -22,7 +22,11 @@ new constant), the softmax over the last axis; kt may be a transpose of the last
 two dims of k (read untransposed: `key_rows`); at rank 4, q, k and v may be
 transposes of [B, S, H, D] tensors (k: to [B, H, D, T]) read by nothing else and the
 result may feed a transpose back to [B, S, H, Dv]: the attention then reads and
-writes those tensors in place (`bshd`) and the transposes go; it forms when one query row's q,
+writes those tensors in place (`bshd`) and the transposes go; when q, k and v are
+the column slices of one fused projection (GPT-2's c_attn: last-axis slices; ViT's
+qkv: the gathers of its [3, B, H, S, D] permutation), the attention reads them as
+head windows of one [B, S, 3H, D] view (`head_window`) and the slices and the
+permutation go; it forms when one query row's q,
 kt, v, mask and scores over the smallest key block (`AttentionOp.key_blocks`) fit
 a core's SRAM: npu-tile then splits the keys into blocks merged by an online
 softmax (flash attention) when whole score rows do not fit.
@@ -349,22 +353,61 @@ class FuseAttention(RewritePattern):
             return None
         return y, ys[2] // d, starts[2] // d
 
-    def windows(self, ins: list[SSAValue], bshd: list[int], loc) -> tuple[list[SSAValue], list[int], list[Operation]]:
-        """`ins` with each [B, S, H, D] operand read through `head_slice` (all three or none,
-        one `head_window` for the three): the new views, the offsets and H."""
-        found = [self.head_slice(x) if i in bshd else None for i, x in enumerate(ins)]
+    @staticmethod
+    def chain_up(x: SSAValue) -> list[Operation]:
+        """The ops a head window reads through, readers first (the reshape, the slice, a
+        transpose): npu-fuse erases those left unread."""
+        out: list[Operation] = []
+        op = x.owner
+        while isinstance(op, (ReshapeOp, SliceOp, TransposeOp)) and len(out) < 3:
+            out.append(op)
+            op = op.operands[0].owner
+        return out
+
+    @staticmethod
+    def head_group(x: SSAValue) -> tuple[SSAValue, int, int] | None:
+        """(y, heads of y seen as [B, S, G H, D], first head) when x [B, H, S, D] =
+        reshape(slice of transpose(y [B, S, G, H, D], perm 2, 0, 3, 1, 4) at one index c
+        of its first axis) - ViT's qkv split, exported as a gather of the permuted
+        projection: the attention reads x as heads c H .. c H + H of y in place."""
+        rs = x.owner
+        if not isinstance(rs, ReshapeOp) or not isinstance(sl := rs.input.owner, SliceOp) or \
+                not isinstance(tr := sl.input.owner, TransposeOp) or list(ints(tr.perm, ())) != [2, 0, 3, 1, 4]:
+            return None
+        y = tr.input
+        b, s, g, h, d = shape_of(y)
+        starts, ends, steps = ints(sl.starts, ()), ints(sl.ends, ()), ints(sl.steps, ())
+        c = starts[0]
+        if tuple(shape_of(x)) != (b, h, s, d) or set(steps) != {1} or list(starts[1:]) != [0] * 4 or \
+                list(ends) != [c + 1, b, h, s, d]:
+            return None
+        return y, g * h, c * h
+
+    def windows(self, ins: list[SSAValue], bshd: list[int], key_rows: bool, loc
+                ) -> tuple[list[SSAValue], list[int], list[int], list[Operation]]:
+        """`ins` read in place as head windows of fused projections, all three or none (one
+        `head_window`): a [B, S, H, D] operand through `head_slice`, a heads-first one
+        (k read by rows) through `head_group`. Returns the operands, their layouts
+        (`bshd`), the window (offsets and H) and the new views."""
+        found = [self.head_slice(x) if i in bshd else self.head_group(x) if i != 1 or key_rows else None
+                 for i, x in enumerate(ins)]
         if any(f is None for f in found):
-            return ins, [], []
-        views: dict[SSAValue, ReshapeOp] = {}  # (one view per sliced tensor)
+            return ins, bshd, [], []
+        views: dict[SSAValue, ReshapeOp] = {}  # (one view per projection)
         read, offsets = [], []
         for x, (y, heads, first) in zip(ins, found):  # type: ignore[misc]
-            if y not in views:
-                b, s, _, d = shape_of(x)
-                views[y] = ReshapeOp(y, TensorType(f32, [b, s, heads, d]))
+            if y not in views:  # (y [B, S, N] or [B, S, G, H, D] seen as [B, S, heads, D])
+                views[y] = ReshapeOp(y, TensorType(f32, [*shape_of(y)[:2], heads, shape_of(x)[-1]]))
                 views[y].location = loc
             read.append(views[y].result)
             offsets.append(first)
-        return read, [*offsets, shape_of(ins[0])[2]], list(views.values())
+        h = self.heads_of(ins[0], 0 in bshd)
+        return read, sorted({0, 1, 2, *bshd}), [*offsets, h], list(views.values())
+
+    @staticmethod
+    def heads_of(x: SSAValue, seq_first: bool) -> int:
+        """The heads of q: [B, S, H, D] or [B, H, S, D]."""
+        return shape_of(x)[2] if seq_first else shape_of(x)[1]
 
     def row_bytes(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> int:
         """SRAM bytes of one query row with the smallest key block (see the class docstring)."""
@@ -399,7 +442,7 @@ class FuseAttention(RewritePattern):
         if out_t is not None:  # (the result is the transpose's: its node names it last)
             loc = fused_loc([n for o in [*ops, op, out_t] for n in node_names(o)])
         read = ins
-        ins, window, views = self.windows(ins, bshd, loc) if {0, 1, 2} <= set(bshd) else (ins, [], [])
+        ins, bshd, window, views = self.windows(ins, bshd, key_rows, loc)
         try:
             att = AttentionOp(*ins, mask, scale, out.results[0].type,  # type: ignore[arg-type]
                               key_rows=key_rows, bshd=bshd, head_window=window)
@@ -417,9 +460,7 @@ class FuseAttention(RewritePattern):
         if views:
             rewriter.insert(views, InsertPoint.before(op))
         gone = [x.owner for x, y in zip((q, kt, v), read) if x is not y]
-        later = [o for x in (read if views else []) if isinstance(x.owner, Operation)
-                 for o in (x.owner, x.owner.operands[0].owner)
-                 if isinstance(o, Operation)]  # (the reshapes of the slices, then the slices, if unread)
+        later = [o for x in (read if views else []) for o in self.chain_up(x)]
         rewriter.insert(att, InsertPoint.before(op))
         rewriter.replace_all_uses_with(out.results[0], att.result)
         for o in [*([out_t] if out_t else []), op, *reversed(ops), *gone]:

@@ -127,3 +127,57 @@ func.func @misaligned(%qkv: tensor<1x8x104xf32>) -> tensor<1x8x2x16xf32> {
   %r = npu_graph.transpose %o {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x8x16xf32>) -> tensor<1x8x2x16xf32>
   func.return %r : tensor<1x8x2x16xf32>
 }
+
+// -----
+
+// ViT's form: the projection reshaped to [B, S, 3, H, D], permuted to [3, B, H, S, D]
+// and gathered (a slice and a reshape) at 0, 1 and 2; k transposed for the product.
+// The attention reads the three as head windows of one [B, S, 3 H, D] view; the
+// permutation (a copy kernel) and the slices go.
+// CHECK-LABEL: func.func @vit
+// CHECK-NEXT:    %[[V:.*]] = npu_graph.reshape %y : (tensor<1x8x3x2x16xf32>) -> tensor<1x8x6x16xf32>
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %[[V]], %[[V]], %[[V]] {scale = 2.500000e-01 : f32, key_rows, bshd = array<i64: 0, 1, 2, 3>, head_window = array<i64: 0, 2, 4, 2>}
+// CHECK-NEXT:    func.return %[[A]]
+func.func @vit(%y: tensor<1x8x3x2x16xf32>) -> tensor<1x8x2x16xf32> {
+  %c = npu_graph.constant {value = dense<0.25> : tensor<f32>} : tensor<f32>
+  %t = npu_graph.transpose %y {perm = array<i64: 2, 0, 3, 1, 4>} : (tensor<1x8x3x2x16xf32>) -> tensor<3x1x2x8x16xf32>
+  %a = npu_graph.slice %t {starts = array<i64: 0, 0, 0, 0, 0>, ends = array<i64: 1, 1, 2, 8, 16>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<3x1x2x8x16xf32>) -> tensor<1x1x2x8x16xf32>
+  %b = npu_graph.slice %t {starts = array<i64: 1, 0, 0, 0, 0>, ends = array<i64: 2, 1, 2, 8, 16>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<3x1x2x8x16xf32>) -> tensor<1x1x2x8x16xf32>
+  %e = npu_graph.slice %t {starts = array<i64: 2, 0, 0, 0, 0>, ends = array<i64: 3, 1, 2, 8, 16>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<3x1x2x8x16xf32>) -> tensor<1x1x2x8x16xf32>
+  %q = npu_graph.reshape %a : (tensor<1x1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %k = npu_graph.reshape %b : (tensor<1x1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %v = npu_graph.reshape %e : (tensor<1x1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %kt = npu_graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x8x16xf32>) -> tensor<1x2x16x8xf32>
+  %s = npu_graph.matmul %q, %kt : (tensor<1x2x8x16xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x8x8xf32>
+  %d = npu_graph.mul %s, %c : (tensor<1x2x8x8xf32>, tensor<f32>) -> tensor<1x2x8x8xf32>
+  %p = npu_graph.softmax %d {axis = -1 : i64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %r = npu_graph.transpose %o {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x8x16xf32>) -> tensor<1x8x2x16xf32>
+  func.return %r : tensor<1x8x2x16xf32>
+}
+
+// -----
+
+// Must not read through another permutation of the projection (here [G, B, S, H, D]:
+// the slices are not one head group each); the permutation stays.
+// CHECK-LABEL: func.func @other_group_perm
+// CHECK:         npu_graph.transpose %y {perm = array<i64: 2, 0, 1, 3, 4>}
+// CHECK:         npu_graph.attention
+// CHECK-NOT:     head_window
+func.func @other_group_perm(%y: tensor<1x8x3x2x16xf32>) -> tensor<1x8x2x16xf32> {
+  %t = npu_graph.transpose %y {perm = array<i64: 2, 0, 1, 3, 4>} : (tensor<1x8x3x2x16xf32>) -> tensor<3x1x8x2x16xf32>
+  %a = npu_graph.slice %t {starts = array<i64: 0, 0, 0, 0, 0>, ends = array<i64: 1, 1, 8, 2, 16>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<3x1x8x2x16xf32>) -> tensor<1x1x8x2x16xf32>
+  %b = npu_graph.slice %t {starts = array<i64: 1, 0, 0, 0, 0>, ends = array<i64: 2, 1, 8, 2, 16>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<3x1x8x2x16xf32>) -> tensor<1x1x8x2x16xf32>
+  %e = npu_graph.slice %t {starts = array<i64: 2, 0, 0, 0, 0>, ends = array<i64: 3, 1, 8, 2, 16>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<3x1x8x2x16xf32>) -> tensor<1x1x8x2x16xf32>
+  %x = npu_graph.reshape %a : (tensor<1x1x8x2x16xf32>) -> tensor<1x8x2x16xf32>
+  %w = npu_graph.reshape %b : (tensor<1x1x8x2x16xf32>) -> tensor<1x8x2x16xf32>
+  %z = npu_graph.reshape %e : (tensor<1x1x8x2x16xf32>) -> tensor<1x8x2x16xf32>
+  %q = npu_graph.transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x16xf32>) -> tensor<1x2x8x16xf32>
+  %kt = npu_graph.transpose %w {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x2x16xf32>) -> tensor<1x2x16x8xf32>
+  %v = npu_graph.transpose %z {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x16xf32>) -> tensor<1x2x8x16xf32>
+  %s = npu_graph.matmul %q, %kt : (tensor<1x2x8x16xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x8x8xf32>
+  %p = npu_graph.softmax %s {axis = -1 : i64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %r = npu_graph.transpose %o {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x8x16xf32>) -> tensor<1x8x2x16xf32>
+  func.return %r : tensor<1x8x2x16xf32>
+}
