@@ -18,6 +18,7 @@ from lowering.importer.onnx_import import import_model
 from lowering.pipeline import compile_module
 from npu_dialects.arch import parse_arch_spec
 from npu_dialects.compute import ApplyOp
+from npu_dialects.task import TaskOp
 from npu_dialects.weights import weights_of
 from runtime.run import run
 from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
@@ -95,6 +96,34 @@ def test_attention_over_key_blocks_matches_onnxruntime(name: str) -> None:
     attention = [op for op in module.walk() if isinstance(op, ApplyOp) and op.op.data == "npu_graph.attention"]
     assert attention and all("online" in op.attrs.data for op in attention)
     assert any(op.accumulate is not None for op in attention)
+    inputs = block_inputs(model)
+    res = run(module, weights_of(module), inputs, arch)
+    for k, ref in onnxruntime_outputs(model, inputs).items():
+        np.testing.assert_allclose(res.outputs[k], ref, rtol=1e-3, atol=1e-4 * float(np.abs(ref).max()), err_msg=k)
+
+
+IN_PLACE = {  # (block, the ONNX nodes whose copies the attention makes unnecessary)
+    "bert_2l": ("Transpose",),
+    "gpt2_prefill": ("Transpose", "Split"),
+    "vit": ("Transpose", "Gather"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE))
+def test_attention_reads_and_writes_heads_in_place(name: str) -> None:
+    """The head transposes, GPT-2's c_attn split and ViT's qkv gathers around attention
+    are no kernels: the attention reads q, k, v as [B, S, H, D] head windows of the
+    projection (`bshd`, `head_window`) and writes its result [B, S, H, Dv]. No task
+    is named after those nodes, and the outputs still match onnxruntime."""
+    model, arch = BLOCKS[name](), parse_arch_spec("default,sram_bytes=16384")  # (no layer group hides a copy)
+    module, weights = import_model(model, arch)
+    compile_module(module, arch, weights)
+    kernels = {op.kernel.data for op in module.walk() if isinstance(op, TaskOp)}
+    assert len(kernels) > 5
+    for kind in IN_PLACE[name]:
+        assert not [k for k in kernels if f"/{kind}" in k], (name, kind, sorted(kernels))
+    attention = [op for op in module.walk() if isinstance(op, ApplyOp) and op.op.data == "npu_graph.attention"]
+    assert attention and all(list(op.attrs.data["bshd"].get_values()) == [0, 1, 2, 3] for op in attention)
     inputs = block_inputs(model)
     res = run(module, weights_of(module), inputs, arch)
     for k, ref in onnxruntime_outputs(model, inputs).items():
