@@ -842,8 +842,9 @@ def with_epilogue(ks: KernelShape, extra: Sequence[tuple[int, tuple[int, ...]]],
     return ks
 
 
-INIT_KINDS = (KernelKind.MATMUL,)
-"""Anchors whose reduction may start from an epilogue operand (`accumulator_init`)."""
+INIT_KINDS = (KernelKind.MATMUL, KernelKind.CONV2D)
+"""Anchors whose reduction may start from an epilogue operand (`accumulator_init`): a
+transformer's residual after a projection, ResNet's shortcut after a block's last conv."""
 
 
 def accumulator_init(steps: Sequence[EpilogueStep], extra: Sequence[tuple[int, tuple[int, ...]]],

@@ -95,3 +95,28 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
     func.return %0 : tensor<16x16xf32>
   }
 }
+
+// -----
+
+// A conv (ResNet's second conv of a block): its sum over the input-channel steps
+// starts from the shortcut, and only the relu is left after the reduce.
+// CHECK-LABEL: func.func @conv_residual
+// CHECK:         npu_tile.loop {loops = ["n", "co", "oh", "ow", "ci"]
+// CHECK:           %[[R:.*]] = npu_tile.load %3(%n, %co, %oh, %ow, %ci)[0, 16 * %co, 8 * %oh, 8 * %ow] sizes [1, 16, 8, 8] : tensor<1x16x8x8xf32>
+// CHECK-NEXT:      %[[P:.*]] = npu_graph.conv2d
+// CHECK-NEXT:      %[[S:.*]] = npu_tile.reduce %[[P]] init %[[R]]
+// CHECK-NEXT:      %[[Y:.*]] = npu_graph.relu %[[S]]
+// CHECK-NEXT:      npu_tile.store %[[Y]]
+builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 16384>} {
+  func.func @conv_residual(%x: tensor<1x64x8x8xf32>, %r: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
+    %w = npu_graph.constant {value = dense<0.125> : tensor<16x64x3x3xf32>} : tensor<16x64x3x3xf32>
+    %0 = npu_graph.fused(%x, %w, %r) {kernel = "block", rule = "conv-epilogue"} : (tensor<1x64x8x8xf32>, tensor<16x64x3x3xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
+    ^bb0(%a: tensor<1x64x8x8xf32>, %b: tensor<16x64x3x3xf32>, %s: tensor<1x16x8x8xf32>):
+      %1 = npu_graph.conv2d %a, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x64x8x8xf32>, tensor<16x64x3x3xf32>) -> tensor<1x16x8x8xf32>
+      %2 = npu_graph.add %1, %s : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+      %3 = npu_graph.relu %2 : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+      npu_graph.yield %3 : tensor<1x16x8x8xf32>
+    }
+    func.return %0 : tensor<1x16x8x8xf32>
+  }
+}
