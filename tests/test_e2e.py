@@ -64,6 +64,12 @@ def test_each_fusion_rule_off_keeps_numerics(model, rule):
     assert max_abs_error(getattr(models, model)(), "default", **options) <= 1e-4
 
 
+APART = {(models.widened_residual, "default,sram_bytes=32768,cores=1")}
+"""Strip-group models the cost model rightly keeps apart on one arch: on one core the 3x3
+conv alone starts its sum from the shortcut (npu_tile.reduce init), 3,107 cycles apart
+against 3,919 as a strip group; on 4 cores the group forms (the strip-local path stays covered)."""
+
+
 @pytest.mark.parametrize("arch", ["default,sram_bytes=32768", "default,sram_bytes=32768,cores=1",
                                   "default,sram_bytes=65536,cores=3", "default,sram_bytes=16384"])
 def test_strip_groups_match_onnxruntime(arch):
@@ -84,8 +90,11 @@ def test_strip_groups_match_onnxruntime(arch):
         module, weights = import_model(make(), a)
         compile_module(module, a, weights)
         kernels = {t.kernel.data for t in module.walk() if isinstance(t, TaskOp)}
-        if arch != "default,sram_bytes=16384":  # (there no strip height fits and pays)
+        if arch != "default,sram_bytes=16384" and (make, arch) not in APART:  # (there no strip height fits and pays)
             assert any(".." in k for k in kernels), kernels
+        if (make, arch) in APART:
+            assert not any(".." in k for k in kernels), kernels
+
 
 
 def test_line_buffered_strip_groups_match_onnxruntime():
