@@ -1435,7 +1435,6 @@ class AttentionOp(StructuredOp):
                 raise VerifyException(f"'npu_graph.attention': mask {list(m)} does not broadcast to the "
                                       f"scores {[*lead, s, t]}")
         out = (*lead, s, dv + (self.STATE_COLUMNS if self.online else 0))
-        sw = self.swapped(dict(self.attributes))
         self._expect_result_shape(self.heads_first(out) if self.RESULT in sw else out, "attention")
 
     def tile_map(self) -> TileMap:

@@ -401,13 +401,8 @@ class FuseAttention(RewritePattern):
                 views[y].location = loc
             read.append(views[y].result)
             offsets.append(first)
-        h = self.heads_of(ins[0], 0 in bshd)
-        return read, sorted({0, 1, 2, *bshd}), [*offsets, h], list(views.values())
-
-    @staticmethod
-    def heads_of(x: SSAValue, seq_first: bool) -> int:
-        """The heads of q: [B, S, H, D] or [B, H, S, D]."""
-        return shape_of(x)[2] if seq_first else shape_of(x)[1]
+        heads = shape_of(ins[0])[2 if 0 in bshd else 1]  # (q's: [B, S, H, D] or [B, H, S, D])
+        return read, sorted({0, 1, 2, *bshd}), [*offsets, heads], list(views.values())
 
     def row_bytes(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> int:
         """SRAM bytes of one query row with the smallest key block (see the class docstring)."""

@@ -139,8 +139,8 @@ class LoopBuilder:
         init = self.load(iw) if iw is not None else None
         total = self.add(ReduceOp(self.anchor(anchor, tiles), anchor.combine(ks), init)).results[0]
         epilogue = [init if w is iw and init is not None else self.load(w) for w in ks.epilogue]
-        if ks.init is not None and iw is not None:
-            steps = drop_init_step(steps, ks.init)
+        if iw is not None:  # (its add is the reduce's start)
+            steps = drop_init_step(steps, ks.init)  # type: ignore[arg-type]
         result = self.chain(steps, total, epilogue)
         props = window_props(ks.out, self.names)
         if tuple(ks.out.shape) == tuple(self.kernel.outs[0].type.get_shape()):

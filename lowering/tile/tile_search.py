@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from math import ceil, prod
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from xdsl.dialects.builtin import TensorType, UnitAttr
 from xdsl.ir import Operation, SSAValue
@@ -273,6 +273,9 @@ class Anchor:
     kind: KernelKind
     op: Operation
     inputs: list[SSAValue]  # anchor operands that are tiled per step (in order)
+    exhaustive_limit: ClassVar[int] = 512
+    """Tile spaces up to this many candidates are searched exhaustively; larger ones by
+    hill climbing from several starts (conv layers of real networks have ~10^4)."""
 
     def loops(self) -> list[Loop]:
         raise NotImplementedError
@@ -395,7 +398,7 @@ class MatmulAnchor(Anchor):
         self.sa, self.sb, self.so, self.m, self.k, self.n = v.a, v.b, v.out, v.m, v.k, v.n
         self.nb = len(self.so) - 2
 
-    exhaustive_limit = 4096
+    exhaustive_limit: ClassVar[int] = 4096
     """A matmul's three tile sizes are searched exhaustively up to this many points (a
     hill climb over its dense candidate lists stops in local optima the sparser lists
     of powers of two did not have)."""
@@ -870,11 +873,6 @@ def drop_init_step(steps: Sequence[EpilogueStep], init: int) -> list[EpilogueSte
     return [s for s in steps if init not in s.args]
 
 
-EXHAUSTIVE_LIMIT = 512
-"""Tile spaces up to this many candidates are searched exhaustively; larger ones by
-hill climbing from several starts (conv layers of real networks have ~10^4)."""
-
-
 def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], steps: Sequence[EpilogueStep],
            arch: Arch, allow_double_buffer: bool, cost) -> tuple[KernelShape, bool, int]:
     """Best tiling that fits SRAM: (shape, double buffered?, predicted cycles).
@@ -1032,7 +1030,7 @@ class TileSearch:
         lists = self.lists
         total = prod(len(lst) for lst in lists)
         for db in modes:
-            if total <= getattr(self.anchor, "exhaustive_limit", EXHAUSTIVE_LIMIT):
+            if total <= self.anchor.exhaustive_limit:
                 for idx in itertools.product(*(range(len(lst)) for lst in lists)):
                     self.consider(self.evaluate(idx, db), db)
                 continue
