@@ -452,8 +452,8 @@ class ApplyOp(ComputeOp):
             raise VerifyException(f"'npu_compute.apply': '{self.op.data}' takes {want} inputs, got {len(self.ins)}")
 
     def cycles(self, arch: Arch) -> int:
-        return self.graph_op().tile_cost(dict(self.attrs.data), arch, [_shape(v) for v in self.ins],
-                                         _shape(self.out))[0]
+        return self.graph_op().tile_cycles_of(dict(self.attrs.data), arch, [_shape(v) for v in self.ins],
+                                              _shape(self.out))
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         *ins, out = arrays

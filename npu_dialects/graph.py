@@ -910,11 +910,10 @@ class StructuredOp(GraphOp):
         return [tuple(s) for s in in_shapes], tuple(out_shape)
 
     @classmethod
-    def tile_cost(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
-                  out_shape: Sequence[int]) -> tuple[int, int]:
-        """(`tile_cycles`, `tile_scratch_bytes`) of a tile of an op with `attrs`."""
-        ins, out = cls.canonical_shapes(attrs, in_shapes, out_shape)
-        return cls.tile_cycles(arch, ins, out), cls.tile_scratch_bytes(ins, out)
+    def tile_cycles_of(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
+                       out_shape: Sequence[int]) -> int:
+        """`tile_cycles` of a tile of an op with `attrs` (its shapes canonical first)."""
+        return cls.tile_cycles(arch, *cls.canonical_shapes(attrs, in_shapes, out_shape))
 
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
@@ -1524,7 +1523,7 @@ class AttentionOp(StructuredOp):
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
         shapes = [shape_of(v) for v in self.operands]
         out = shape_of(self.result) if out_shape is None else out_shape
-        return self.tile_cost(dict(self.attributes), arch, shapes, out)[0]
+        return self.tile_cycles_of(dict(self.attributes), arch, shapes, out)
 
     def macs(self) -> int:
         lead, s, d, t, dv = self.dims()
