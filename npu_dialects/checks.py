@@ -8,11 +8,12 @@ from __future__ import annotations
 from functools import lru_cache
 
 from xdsl.dialects.arith import ConstantOp
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.arch import PRESETS, Arch, ArchAttr
+from npu_dialects.graph import ints
 
 
 @lru_cache(maxsize=16)
@@ -43,6 +44,18 @@ def check_at_least(where: str, name: str, value: int, least: int) -> None:
     """A count or an estimate is at least `least`."""
     if value < least:
         raise VerifyException(f"{where}: {name} must be at least {least}, got {value}")
+
+
+def check_part_cycles(where: str, parts: int, part_cycles: DenseArrayBase | None) -> None:
+    """`parts` is at least 1; `part_cycles`, when present, gives a span (not negative) for
+    each count of cores from 1 to `parts`."""
+    check_at_least(where, "parts", parts, 1)
+    if part_cycles is None:
+        return
+    spans = ints(part_cycles, ())
+    if len(spans) != parts or any(c < 0 for c in spans):
+        raise VerifyException(f"{where}: part_cycles must give a span, at least 0, for each of 1..{parts} cores "
+                              f"(parts), got {list(spans)}")
 
 
 def check_index(where: str, what: str, value: int, count: int, count_name: str) -> None:

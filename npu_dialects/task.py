@@ -58,7 +58,7 @@ from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import HasCanonicalizationPatternsTrait, NoMemoryEffect, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from npu_dialects.checks import arch_at, check_at_least, check_index, check_within
+from npu_dialects.checks import arch_at, check_at_least, check_index, check_part_cycles, check_within
 from npu_dialects.dma import memory_space
 from npu_dialects.graph import int_array, ints
 
@@ -242,8 +242,10 @@ class SramOp(IRDLOperation):
 class TaskOp(IRDLOperation):
     """Work for core `core`: waits on `waits`, runs its body, signals `signals`.
     `kernel` names the tiled kernel it belongs to; `range` is its share of that
-    kernel's parallel tiles when the kernel is split across cores. Properties that
-    equal their default (no waits, no signals, one part) are not printed."""
+    kernel's parallel tiles when the kernel is split across cores; `part_cycles` (a
+    split kernel) its predicted span on 1..`parts` cores, which `npu-schedule` weighs
+    against the cores' queues. Properties that equal their default (no waits, no
+    signals, one part) are not printed."""
 
     name = "npu_task.task"
     kernel = prop_def(StringAttr)
@@ -254,6 +256,7 @@ class TaskOp(IRDLOperation):
     predicted_cycles = opt_prop_def(IntegerAttr)  # absent: no prediction
     dram_bytes = opt_prop_def(IntegerAttr)  # predicted DRAM traffic of the whole range (absent: none)
     parts = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))  # cores the cost model splits the kernel over
+    part_cycles = opt_prop_def(DenseArrayBase)  # predicted span on 1..parts cores (npu-schedule may use fewer)
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
     assembly_format = "$kernel attr-dict-with-keyword $body"
@@ -262,7 +265,7 @@ class TaskOp(IRDLOperation):
     def __init__(self, kernel: str, core: int, body: Region, *, range: tuple[int, int],
                  waits: Sequence[int] = (), signals: Sequence[int] = (),
                  predicted_cycles: int | None = None, dram_bytes: int | None = None,
-                 parts: int | None = None):
+                 parts: int | None = None, part_cycles: DenseArrayBase | None = None):
         attrs = {"kernel": StringAttr(kernel), "core": IntegerAttr(core, i64), "range": int_array(range)}
         if waits:
             attrs["waits"] = int_array(waits)
@@ -274,6 +277,8 @@ class TaskOp(IRDLOperation):
             attrs["dram_bytes"] = IntegerAttr(dram_bytes, i64)
         if parts is not None:
             attrs["parts"] = IntegerAttr(parts, i64)
+        if part_cycles is not None:
+            attrs["part_cycles"] = part_cycles
         super().__init__(regions=[body], properties=attrs)
 
     @property
@@ -314,7 +319,7 @@ class TaskOp(IRDLOperation):
         for what, slots in (("waits on event slot", self.wait_slots), ("signals event slot", self.signal_slots)):
             for s in slots:
                 check_index(where, what, s, arch.event_slots, "event_slots of the arch")
-        check_at_least(where, "parts", self.parts.value.data, 1)
+        check_part_cycles(where, self.parts.value.data, self.part_cycles)
         for name in ("predicted_cycles", "dram_bytes"):
             value = getattr(self, name)
             if value is not None:

@@ -56,7 +56,7 @@ from xdsl.traits import IsTerminator, NoMemoryEffect, NoTerminator, SingleBlockI
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from npu_dialects.checks import arch_at, check_at_least, check_within
+from npu_dialects.checks import arch_at, check_at_least, check_part_cycles, check_within
 from npu_dialects.graph import int_array, ints
 
 
@@ -367,6 +367,8 @@ class KernelOp(LoopNest, IRDLOperation):
     - `dram_bytes` (default 0): the DRAM traffic the tiling implies (loads and stores);
     - `parts` (default 1): over how many cores the cost model splits the parallel tiles
       (`npu-schedule` places the parts);
+    - `part_cycles` (split kernels): the predicted span on 1, 2, ..., `parts` cores,
+      so `npu-schedule` can use fewer cores where some are busy;
     - `line_buffer` (strip groups): each strip keeps the rows it shares with the next
       one in SRAM and computes only its new rows (`lowering/tile/strip_plan.py`);
     - `plan` (groups): the plan `npu-layer-group` chose, `#npu_tile.strip<...>` or
@@ -384,6 +386,7 @@ class KernelOp(LoopNest, IRDLOperation):
     predicted_cycles = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))
     dram_bytes = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))
     parts = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))
+    part_cycles = opt_prop_def(DenseArrayBase)
     line_buffer = opt_prop_def(UnitAttr)
     plan = opt_prop_def(StripPlanAttr | GroupPlanAttr)
     outs = var_result_def(TensorType)
@@ -395,7 +398,8 @@ class KernelOp(LoopNest, IRDLOperation):
     def __init__(self, kernel: str, ins: Sequence[SSAValue], result_types: Sequence[Attribute],
                  body: Region, *, kind: KernelKind, loops: Sequence[str], tile: Sequence[int],
                  grid: Sequence[int], double_buffer: bool, sram_bytes: int, predicted_cycles: int,
-                 dram_bytes: int = 0, parts: int = 1, line_buffer: bool = False):
+                 dram_bytes: int = 0, parts: int = 1, line_buffer: bool = False,
+                 part_cycles: Sequence[int] = ()):
         super().__init__(operands=[list(ins)], result_types=[list(result_types)], regions=[body],
                          properties={
                              "kernel": StringAttr(kernel), "kind": KernelKindAttr(KernelKind(kind)),
@@ -406,6 +410,7 @@ class KernelOp(LoopNest, IRDLOperation):
                              "predicted_cycles": IntegerAttr(predicted_cycles, i64),
                              "dram_bytes": IntegerAttr(dram_bytes, i64),
                              "parts": IntegerAttr(parts, i64),
+                             **({"part_cycles": int_array(part_cycles)} if part_cycles else {}),
                              **({"line_buffer": UnitAttr()} if line_buffer else {})})
 
     @property
@@ -448,7 +453,7 @@ class KernelOp(LoopNest, IRDLOperation):
         where, arch = f"'npu_tile.kernel' {self.kernel.data}", arch_at(self)
         for name in ("sram_bytes", "predicted_cycles", "dram_bytes"):
             check_at_least(where, name, getattr(self, name).value.data, 0)
-        check_at_least(where, "parts", self.parts.value.data, 1)
+        check_part_cycles(where, self.parts.value.data, self.part_cycles)
         check_within(where, "SRAM of its tile buffers at bytes", 0, self.sram_bytes.value.data, arch.sram_bytes,
                      "sram_bytes of the arch")
         if self.plan is not None:

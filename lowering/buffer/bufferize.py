@@ -360,7 +360,7 @@ class FuncBuilder:
         nb = k.dram_bytes.value.data if k.dram_bytes else None
         parts = k.parts.value.data if k.parts else None
         task = TaskOp(k.kernel.data, 0, Region(block), range=(0, tiles), predicted_cycles=pc,
-                      dram_bytes=nb, parts=parts)
+                      dram_bytes=nb, parts=parts, part_cycles=k.part_cycles)
         task.location = k.location
         bad = lower_compute(task)
         if bad is not None:

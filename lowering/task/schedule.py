@@ -4,7 +4,7 @@ Assumes the task-level form of `npu-bufferize` (one task per kernel, range
 [0, P) over its parallel tiles, `predicted_cycles` from the cost model).
 
 Each task is split into the number of parts `npu-tile` recorded (`parts`),
-capped by the cores available and the tiles; parts get contiguous, balanced
+capped by the cores available and the tiles, or fewer where cores are busy; parts get contiguous, balanced
 sub-ranges and are list-scheduled onto cores by predicted times. After placement
 each part's `predicted_cycles` is stretched for the DRAM bandwidth it shares with
 the parts that overlap it.
@@ -17,7 +17,10 @@ Algorithm
 splits only where the gain beats the sync cost and the bandwidth the parts share).
 Placement is list scheduling on predicted times: each part goes to the core where
 it can start earliest, given its dependencies' predicted finish times (plus
-sync_latency across cores) and the core's queue.
+sync_latency across cores) and the core's queue. A kernel split in k parts whose
+k-th earliest core is still busy (a concurrent branch holds it) runs on fewer cores
+when its span there (`part_cycles`, the cost model's span on 1..k cores) ends
+sooner than waiting for that core (`parts_on`).
 
 Contention: parts placed on different cores at overlapping times share
 `dram_bw`. After placement each part's `predicted_cycles` is stretched to the
@@ -40,7 +43,7 @@ from xdsl.passes import ModulePass
 from lowering.errors import CompileError
 from lowering.task.taskgraph import dependencies, tasks_of
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.graph import int_array
+from npu_dialects.graph import int_array, ints
 from npu_dialects.task import TaskOp
 
 
@@ -75,29 +78,16 @@ class Schedule(ModulePass):
         for t, d in zip(tasks, deps):
             task = t.op
             lo, hi = task.bounds
-            cycles = task.predicted_cycles.value.data if task.predicted_cycles else 0
-            hint = task.parts.value.data if task.parts else 1
-            k = max(1, min(hint, cores, hi - lo))
+            starts = [max([core_free[c], *(pf + (arch.sync_latency if pc != c else 0)
+                                           for p in d for pc, pf in finish[p])]) for c in range(cores)]
+            k, span = parts_on(task, starts, cores)
             parts = split_range(lo, hi, k)
+            by_start = sorted(range(cores), key=lambda c: (starts[c], c))[:len(parts)]
             placed: list[tuple[int, int]] = []
-            used: set[int] = set()
-            for plo, phi in parts:
+            for (plo, phi), c in zip(parts, by_start):
                 # parts run concurrently: each is predicted to take the kernel's span
-                part_cycles = cycles if k > 1 else ceil(cycles * (phi - plo) / max(1, hi - lo))
-                best = None
-                for c in range(cores):
-                    if c in used and len(used) < cores:
-                        continue
-                    ready = 0
-                    for p in d:
-                        for pc, pf in finish[p]:
-                            ready = max(ready, pf + (arch.sync_latency if pc != c else 0))
-                    start = max(ready, core_free[c])
-                    if best is None or start < best[0]:
-                        best = (start, c)
-                assert best is not None  # a core is skipped only while another is unused
-                start, c = best
-                used.add(c)
+                part_cycles = span if k > 1 else ceil(span * (phi - plo) / max(1, hi - lo))
+                start = starts[c]
                 core_free[c] = start + part_cycles
                 placed.append((c, start + part_cycles))
                 new = task.clone() if (plo, phi) != parts[-1] else task
@@ -113,6 +103,26 @@ class Schedule(ModulePass):
                 timeline.append(Part(new, t.index, c, part_cycles, nbytes, start))
             finish[t.index] = placed
         stretch_for_contention(timeline, deps, arch)
+
+
+def parts_on(task: TaskOp, starts: list[int], cores: int) -> tuple[int, int]:
+    """(parts, predicted span) of `task` given the time each core could start it: its
+    `parts` (capped by the cores and its tiles), or fewer where that finishes sooner
+    (the k earliest cores, then the span on k cores from `part_cycles`): a kernel split
+    over all cores would otherwise wait for one still busy with a concurrent branch."""
+    lo, hi = task.bounds
+    cycles = task.predicted_cycles.value.data if task.predicted_cycles else 0
+    hint = task.parts.value.data if task.parts else 1
+    k = max(1, min(hint, cores, hi - lo))
+    spans = ints(task.part_cycles, ()) if task.part_cycles is not None else ()
+    if len(spans) < k:
+        return k, cycles
+    order = sorted(starts)
+    best = (order[k - 1] + cycles, k, cycles)
+    for j in range(k - 1, 0, -1):
+        if order[j - 1] + spans[j - 1] < best[0]:
+            best = (order[j - 1] + spans[j - 1], j, spans[j - 1])
+    return best[1], best[2]
 
 
 @dataclass(eq=False)

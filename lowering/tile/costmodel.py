@@ -215,6 +215,13 @@ def best_split(cycles_on: Callable[[int], int], max_parts: int) -> tuple[int, in
     return best
 
 
+def part_spans(cycles_on: Callable[[int], int], parts: int, sync_latency: int) -> list[int]:
+    """The predicted span on k = 1..parts cores, a split's two cross-core events left
+    out (as in a kernel's `predicted_cycles`): `npu-schedule` runs a kernel on fewer
+    cores than its `parts` when that finishes it sooner (some cores are busy)."""
+    return [cycles_on(k) - (2 * sync_latency if k > 1 else 0) for k in range(1, parts + 1)]
+
+
 def best_parts(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
     """`best_split` of a tiled kernel over min(cores, tiles) parts (`parallel_cycles`)."""
     return best_split(lambda k: parallel_cycles(ks, arch, double_buffer, epilogue_len, k),

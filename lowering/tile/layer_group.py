@@ -76,6 +76,7 @@ from lowering.graph.constants import ConstantReader, make_constant
 from lowering.graph.fuse import rule_disabled
 from lowering.remarks import enabled as remarks_enabled
 from lowering.remarks import remark
+from lowering.tile.costmodel import part_spans
 from lowering.tile.group_plan import GroupPlan, in_place_ops, op_cycles, pack_chunk_bytes, plan_group
 from lowering.tile.strip_plan import (
     LINE_BUFFER_MODES,
@@ -101,6 +102,7 @@ class StripChoice:
     parts: int
     sync_latency: int
     in_place: SSAValue | None = None
+    spans: tuple[int, ...] = ()  # the span on 1..parts cores (`part_spans`), for a split
 
     @property
     def span(self) -> int:
@@ -247,7 +249,8 @@ class LayerGroup(ModulePass):
             return None
         plan, parts, cycles = found
         in_place = next((v for v in in_place_candidates(ops, plan.geometry, canon) if computed(v)), None)
-        return StripChoice(plan, cycles, parts, arch.sync_latency, in_place)
+        spans = part_spans(lambda k: plan.cycles_on(k, arch), parts, arch.sync_latency) if parts > 1 else []
+        return StripChoice(plan, cycles, parts, arch.sync_latency, in_place, tuple(spans))
 
     def rewrite(self, run: list[KernelOp], plan: GroupPlan | StripChoice, module: ModuleOp, arch: Arch,
                 yielded: dict[SSAValue, SSAValue]) -> None:
@@ -392,7 +395,7 @@ def group_shape(plan) -> dict:
         sp, g = plan.plan, plan.plan.geometry
         return dict(loops=["h"], tile=[g.T], grid=[g.S], double_buffer=sp.prefetch, sram_bytes=sp.sram_bytes,
                     predicted_cycles=plan.span, dram_bytes=sp.dram_bytes_on(plan.parts), parts=plan.parts,
-                    line_buffer=sp.rolling)
+                    line_buffer=sp.rolling, part_cycles=plan.spans)
     return dict(loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
                 predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)
 

@@ -36,7 +36,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from lowering.errors import CompileError
 from lowering.remarks import enabled as remarks_enabled
 from lowering.remarks import remark
-from lowering.tile.costmodel import best_parts, cycles_then_bytes, kernel_dram_bytes
+from lowering.tile.costmodel import best_parts, cycles_then_bytes, kernel_dram_bytes, parallel_cycles, part_spans
 from lowering.tile.roofline import MACS_ATTR, annotate
 from lowering.tile.tile_search import (
     TilingError,
@@ -232,7 +232,9 @@ class Tile(ModulePass):
                               sram_bytes=sram_bytes(ks, arch, db),
                               predicted_cycles=predicted,
                               dram_bytes=kernel_dram_bytes(ks, parts),
-                              parts=parts)
+                              parts=parts, part_cycles=part_spans(
+                                  lambda k: parallel_cycles(ks, arch, db, len(steps), k), parts,
+                                  arch.sync_latency) if parts > 1 else ())
         kernel.location = op.location
         Rewriter.insert_op(kernel, InsertPoint.before(op))
         op.results[0].replace_all_uses_with(kernel.results[0])

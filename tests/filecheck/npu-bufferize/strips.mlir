@@ -8,12 +8,13 @@
 // along W only, the masks in place - only in strips 0 and 5, the only ones holding conv
 // rows outside the tensor (6s - 2 < 0, 6s + 5 > 32) -, the bias and relu after the pool
 // on its 3 rows instead of the conv's 7 (max-pool commutes with both), and the 3
-// output rows stored at 3s (clipped past the end).
+// output rows stored at 3s (clipped past the end). The task keeps the kernel's
+// spans on 1..3 cores (`part_cycles`) for npu-schedule.
 builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   func.func @main(%x: tensor<1x8x32x32xf32>) -> tensor<1x16x16x16xf32> {
     %w = npu_graph.constant {weight = "w"} : tensor<16x8x3x3xf32>
     %b = npu_graph.constant {weight = "b"} : tensor<16xf32>
-    %p = npu_tile.kernel "conv..pool"(%x, %w, %b) group {loops = ["h"], tile = array<i64: 3>, grid = array<i64: 6>, double_buffer = false, sram_bytes = 31424 : i64, predicted_cycles = 2502 : i64, dram_bytes = 78736 : i64, parts = 3 : i64, plan = #npu_tile.strip<rows = 3, strips = 6, halo = [2, 1], sram = 31424>} : (tensor<1x8x32x32xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32> {
+    %p = npu_tile.kernel "conv..pool"(%x, %w, %b) group {loops = ["h"], tile = array<i64: 3>, grid = array<i64: 6>, double_buffer = false, sram_bytes = 31424 : i64, predicted_cycles = 2502 : i64, dram_bytes = 78736 : i64, parts = 3 : i64, part_cycles = array<i64: 5000, 3100, 2502>, plan = #npu_tile.strip<rows = 3, strips = 6, halo = [2, 1], sram = 31424>} : (tensor<1x8x32x32xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32> {
     ^bb0(%0: tensor<1x8x32x32xf32>, %1: tensor<16x8x3x3xf32>, %2: tensor<16xf32>):
       %c = npu_graph.conv2d %0, %1, %2 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x32x32xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x32x32xf32> loc("conv")
       %r = npu_graph.relu %c : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> loc("relu")
@@ -30,6 +31,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-SAME:   : memref<1x1x37x1xf32, "dram">
 // CHECK-NEXT: %[[NB:.*]] = npu_task.weight "inline2" {value = dense<[{{\[\[}}[-3.40282347e+38], [0.000000e+00],
 // CHECK:      npu_task.task "conv..pool" attributes {core = 0 : i64, range = array<i64: 0, 6>
+// CHECK-SAME:   parts = 3 : i64, part_cycles = array<i64: 5000, 3100, 2502>}
 // CHECK-NEXT: ^{{.*}}(%[[LO:.*]]: index, %[[HI:.*]]: index):
 // CHECK-DAG:    %[[C6:.*]] = arith.constant 6 : index
 // CHECK-DAG:    %[[CM2:.*]] = arith.constant -2 : index

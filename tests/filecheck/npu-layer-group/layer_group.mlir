@@ -83,4 +83,4 @@ builtin.module {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       npu_tile.kernel "conv..pool"(%x, %w) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 16>, double_buffer = true, {{.*}}parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 16, halo = [1, 1], sram = 425984, prefetch>}
+// CHECK:       npu_tile.kernel "conv..pool"(%x, %w) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 16>, double_buffer = true, {{.*}}parts = 4 : i64, part_cycles = array<i64: {{.*}}>, plan = #npu_tile.strip<rows = 2, strips = 16, halo = [1, 1], sram = 425984, prefetch>}

@@ -19,7 +19,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 98304>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %y = npu_tile.kernel "c0..c1"(%x, %w0, %w1) group {loops = ["h"], tile = array<i64: 1>, grid = array<i64: 48>, double_buffer = true, {{.*}}dram_bytes = 524512 : i64, parts = 4 : i64, line_buffer, plan = #npu_tile.strip<rows = 1, strips = 48, halo = [-1, 1], sram = 88192, prefetch, line_buffer, warm = 2>}
+// CHECK:       %y = npu_tile.kernel "c0..c1"(%x, %w0, %w1) group {loops = ["h"], tile = array<i64: 1>, grid = array<i64: 48>, double_buffer = true, {{.*}}dram_bytes = 524512 : i64, parts = 4 : i64, part_cycles = array<i64: {{.*}}>, line_buffer, plan = #npu_tile.strip<rows = 1, strips = 48, halo = [-1, 1], sram = 88192, prefetch, line_buffer, warm = 2>}
 // CHECK-NEXT:  ^{{.*}}(%[[X:.*]]: tensor<1x32x48x48xf32>, %[[W0:.*]]: tensor<64x32x1x1xf32>, %[[W1:.*]]: tensor<8x64x3x3xf32>):
 // CHECK-NEXT:    %[[A:.*]] = npu_graph.conv2d %[[X]], %[[W0]]
 // CHECK-NEXT:    %[[R:.*]] = npu_graph.relu %[[A]]
@@ -27,10 +27,10 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 98304>} {
 // CHECK-NEXT:    npu_tile.yield %[[Y]]
 
 // NEVER-LABEL: func.func @main
-// NEVER:       %y = npu_tile.kernel "c0..c1"(%x, %w0, %w1) group {loops = ["h"], tile = array<i64: 1>, grid = array<i64: 48>, {{.*}}dram_bytes = 1065536 : i64, parts = 4 : i64, plan = #npu_tile.strip<rows = 1, strips = 48, halo = [1, 1], sram = 83520>}
+// NEVER:       %y = npu_tile.kernel "c0..c1"(%x, %w0, %w1) group {loops = ["h"], tile = array<i64: 1>, grid = array<i64: 48>, {{.*}}dram_bytes = 1065536 : i64, parts = 4 : i64, part_cycles = array<i64: {{.*}}>, plan = #npu_tile.strip<rows = 1, strips = 48, halo = [1, 1], sram = 83520>}
 
 // ALWAYS-LABEL: func.func @main
-// ALWAYS:       %y = npu_tile.kernel "c0..c1"({{.*}}parts = 4 : i64, line_buffer, plan = #npu_tile.strip<{{.*}}, line_buffer, warm = 2>}
+// ALWAYS:       %y = npu_tile.kernel "c0..c1"({{.*}}parts = 4 : i64, part_cycles = array<i64: {{.*}}>, line_buffer, plan = #npu_tile.strip<{{.*}}, line_buffer, warm = 2>}
 
 // -----
 
@@ -48,7 +48,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w) group {loops = ["h"], {{.*}}parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 8, halo = [2, 1], sram = 24192>}
+// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w) group {loops = ["h"], {{.*}}parts = 4 : i64, part_cycles = array<i64: {{.*}}>, plan = #npu_tile.strip<rows = 2, strips = 8, halo = [2, 1], sram = 24192>}
 // ALWAYS-LABEL: func.func @main
 // ALWAYS:       %p = npu_tile.kernel "conv..pool"(%x, %w) group {loops = ["h"], {{.*}}, line_buffer, plan = #npu_tile.strip<rows = 2, strips = 8, halo = [1, 1], sram = 29312, line_buffer, warm = 2>}
 
@@ -68,5 +68,5 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   }
 }
 // ALWAYS-LABEL: func.func @main
-// ALWAYS:       %p = npu_tile.kernel "e1..pool"(%x, %w1, %w3) group {loops = ["h"], {{.*}}parts = {{[0-9]+}} : i64, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [2, 1], sram = 9344>}
+// ALWAYS:       %p = npu_tile.kernel "e1..pool"(%x, %w1, %w3) group {loops = ["h"], {{.*}}parts = {{[0-9]+}} : i64, {{.*}}plan = #npu_tile.strip<rows = 2, strips = 4, halo = [2, 1], sram = 9344>}
 // ALWAYS-NOT:   line_buffer

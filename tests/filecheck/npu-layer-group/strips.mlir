@@ -16,7 +16,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w, %b) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 8>, {{.*}}parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 8, halo = [2, 1], sram = 24256>}
+// CHECK:       %p = npu_tile.kernel "conv..pool"(%x, %w, %b) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 8>, {{.*}}parts = 4 : i64, part_cycles = array<i64: 5196, 3080, 2664, 2076>, plan = #npu_tile.strip<rows = 2, strips = 8, halo = [2, 1], sram = 24256>}
 // CHECK-NEXT:  ^{{.*}}(%[[X:.*]]: tensor<1x8x32x32xf32>, %[[W:.*]]: tensor<16x8x3x3xf32>, %[[B:.*]]: tensor<16xf32>):
 // CHECK-NEXT:    %[[C:.*]] = npu_graph.conv2d %[[X]], %[[W]], %[[B]]
 // CHECK-NEXT:    %[[R:.*]] = npu_graph.relu %[[C]]

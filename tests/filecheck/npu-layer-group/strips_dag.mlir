@@ -18,7 +18,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %p = npu_tile.kernel "e1..pool"(%x, %w1, %w3) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, {{.*}}parts = 4 : i64, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [2, 1], sram = 9344>}
+// CHECK:       %p = npu_tile.kernel "e1..pool"(%x, %w1, %w3) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, {{.*}}parts = 4 : i64, part_cycles = array<i64: {{.*}}>, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [2, 1], sram = 9344>}
 // CHECK-NEXT:  ^{{.*}}(%[[X:.*]]: tensor<1x4x16x16xf32>, %[[W1:.*]]: tensor<8x4x1x1xf32>, %[[W3:.*]]: tensor<8x4x3x3xf32>):
 // CHECK-NEXT:    %[[A:.*]] = npu_graph.conv2d %[[X]], %[[W1]]
 // CHECK-NEXT:    %[[AR:.*]] = npu_graph.relu %[[A]]

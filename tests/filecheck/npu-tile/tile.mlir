@@ -23,8 +23,10 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // -----
 
 // Compute-bound (dram_bw = 4096): with 4 cores the cost model picks 2x2
-// parallel tiles and asks for 4 parts; on one core it keeps M and N whole (one part:
-// `parts` has its default, 1, and is not printed).
+// parallel tiles and asks for 4 parts, recording its span on 1, 2, 3 and 4 cores
+// (`part_cycles`: 3 parts take as long as 2 do, the largest holds 2 of the 4 tiles,
+// and the split's two syncs are left out); on one core it keeps M and N whole (one
+// part: `parts` has its default, 1, and neither is printed).
 builtin.module attributes {npu.arch = #npu.arch<dram_bw = 4096>} {
   func.func @main(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
     %y = npu_graph.matmul %x, %w : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32> loc("mm")
@@ -32,7 +34,7 @@ builtin.module attributes {npu.arch = #npu.arch<dram_bw = 4096>} {
   }
 }
 // CHECK: npu_tile.kernel "mm"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 128, 128, 64>, grid = array<i64: 2, 2, 4>
-// CHECK-SAME: parts = 4 : i64
+// CHECK-SAME: predicted_cycles = 1576 : i64, dram_bytes = 1310720 : i64, parts = 4 : i64, part_cycles = array<i64: 5176, 2744, 2795, 1576>}
 
 // -----
 
