@@ -1321,18 +1321,23 @@ class AttentionOp(StructuredOp):
     `key_rows`). `head_window = [oq, ok, ov, H]`: q, k and v hold more heads than the
     result's H (the columns of a fused projection, e.g. GPT-2's c_attn split three
     ways); the attention reads heads o .. o + H of each (tiles carry their heads
-    only: a tile op has no window)."""
+    only: a tile op has no window). `causal = k`: the mask is a causal one given by
+    two small operands instead of [S, T] values, the last visible key position of
+    each query row `qlim` [..., S, 1] and the position of each key `kpos` [..., 1, T]:
+    the mask is 0 where kpos <= qlim, else k (tiles load their rows' and keys'
+    positions, not a block of a dense mask)."""
 
     name = "npu_graph.attention"
     q = operand_def(TensorType)
     kt = operand_def(TensorType)
     v = operand_def(TensorType)
-    mask = opt_operand_def(TensorType)
+    masks = var_operand_def(TensorType)  # none, an additive mask, or (qlim, kpos) with `causal`
     scale = attr_def(FloatAttr)
     result = result_def(TensorType)
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
 
+    causal = opt_attr_def(FloatAttr)
     online = opt_attr_def(UnitAttr)
     key_rows = opt_attr_def(UnitAttr)
     bshd = opt_attr_def(DenseArrayBase)
@@ -1340,10 +1345,12 @@ class AttentionOp(StructuredOp):
     STATE_COLUMNS: ClassVar[int] = 2  # (row max, row sum) after the output columns of an online state
     RESULT: ClassVar[int] = 3  # the result's index in `bshd`
 
-    def __init__(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None, scale: float,
-                 result_type: TensorType, online: bool = False, key_rows: bool = False,
-                 bshd: Sequence[int] = (), head_window: Sequence[int] = ()):
+    def __init__(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | Sequence[SSAValue] | None,
+                 scale: float, result_type: TensorType, online: bool = False, key_rows: bool = False,
+                 bshd: Sequence[int] = (), head_window: Sequence[int] = (), causal: float | None = None):
         attrs: dict[str, Attribute] = {"scale": FloatAttr(scale, Float32Type())}
+        if causal is not None:
+            attrs["causal"] = FloatAttr(causal, Float32Type())
         for name, on in (("online", online), ("key_rows", key_rows)):
             if on:
                 attrs[name] = UnitAttr()
@@ -1351,7 +1358,13 @@ class AttentionOp(StructuredOp):
             attrs["bshd"] = int_array(sorted(bshd))
         if head_window:
             attrs["head_window"] = int_array(head_window)
-        super().__init__(operands=[q, kt, v, mask], result_types=[result_type], attributes=attrs)
+        masks = [] if mask is None else [mask] if isinstance(mask, SSAValue) else list(mask)
+        super().__init__(operands=[q, kt, v, masks], result_types=[result_type], attributes=attrs)
+
+    @property
+    def mask(self) -> SSAValue | None:
+        """The additive mask, or (causal) the query rows' limits; None without a mask."""
+        return self.masks[0] if self.masks else None
 
     @classmethod
     def head_axis(cls, attrs: dict[str, Attribute], i: int) -> int:
@@ -1428,13 +1441,23 @@ class AttentionOp(StructuredOp):
             k = "k [..., T, D]" if self.key_rows else "[..., D, T]"
             raise VerifyException(f"'npu_graph.attention': q {list(q)}, kt {list(kt)} and v {list(v)} must be "
                                   f"[..., S, D], {k} and [..., T, Dv] with the same leading dims")
-        if self.mask is not None:
-            m = shape_of(self.mask)
-            if len(m) > len(q) or broadcast_shapes(m, (*lead, s, t)) != (*lead, s, t):
-                raise VerifyException(f"'npu_graph.attention': mask {list(m)} does not broadcast to the "
-                                      f"scores {[*lead, s, t]}")
+        self.verify_masks(len(q), lead, s, t)
         out = (*lead, s, dv + (self.STATE_COLUMNS if self.online else 0))
         self._expect_result_shape(self.heads_first(out) if self.RESULT in sw else out, "attention")
+
+    def verify_masks(self, rank: int, lead: tuple[int, ...], s: int, t: int) -> None:
+        """No mask, one additive mask broadcasting to the scores, or (`causal`) qlim
+        broadcasting to [..., S, 1] and kpos to [..., 1, T]."""
+        causal = self.causal is not None
+        if len(self.masks) != (2 if causal else len(self.masks[:1])):
+            raise VerifyException(f"'npu_graph.attention': {len(self.masks)} mask operands: expected "
+                                  + ("2 (qlim, kpos) with causal" if causal else "at most one"))
+        targets = [(*lead, s, 1), (*lead, 1, t)] if causal else [(*lead, s, t)]
+        for what, m, want in zip(("qlim", "kpos") if causal else ("mask",), self.masks, targets):
+            m = shape_of(m)
+            if len(m) > rank or broadcast_shapes(m, want) != want:
+                raise VerifyException(f"'npu_graph.attention': {what} {list(m)} does not broadcast to the "
+                                      f"{'scores' if not causal else 'positions'} {list(want)}")
 
     def tile_map(self) -> TileMap:
         """Heads first: q's rows follow the tile's (D whole), kt and v follow its head
@@ -1446,8 +1469,8 @@ class AttentionOp(StructuredOp):
         follows = [same_dims(r, whole=(r - 1,)),
                    tuple(Follow(d) for d in range(r - 2)) + (Follow(None), Follow(None)),
                    tuple(Follow(d) for d in range(r - 2)) + (Follow(None), Follow(None))]
-        if self.mask is not None:
-            m = shape_of(self.mask)
+        for mask in self.masks:  # (a mask's keys: whole here; the tiling model cuts them in blocks)
+            m = shape_of(mask)
             follows.append(broadcast_follow(m[:-1], (*lead, s)) + (Follow(None),))
         to_out = (lambda d: self.heads_first(range(r))[d]) if self.RESULT in sw else (lambda d: d)
         follows = [tuple(Follow(None if f.out_dim is None else to_out(f.out_dim)) for f in fs) for fs in follows]
@@ -1477,7 +1500,9 @@ class AttentionOp(StructuredOp):
         if "key_rows" in attrs:
             kt = np.swapaxes(kt, -1, -2)
         scores = np.matmul(q, kt) * np.asarray(attr_float(attrs, "scale", 1.0), q.dtype)
-        if mask:
+        if "causal" in attrs:  # (qlim, kpos)
+            scores = scores + np.where(mask[1] <= mask[0], np.float32(0), np.float32(attr_float(attrs, "causal", 0.0)))
+        elif mask:
             scores = scores + mask[0]
         if "online" not in attrs:
             e = np.exp(scores - scores.max(axis=-1, keepdims=True))
@@ -1501,8 +1526,9 @@ class AttentionOp(StructuredOp):
     @classmethod
     def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
         """Both products on the cube; on the vector unit, for a tile with inputs of
-        `in_shapes` (q, kt, v, mask?): the scale on q (a pass over [S, D]), over the
-        scores the mask's add (when there is one), the row max, exp(s - max) and
+        `in_shapes` (q, kt, v, masks): the scale on q (a pass over [S, D]), over the
+        scores a pass per mask operand (an additive mask's add; a causal mask's compare
+        and select-add), the row max, exp(s - max) and
         the row sum, and the normalisation on the output ([S, Dv], after the second
         product: the probabilities are never divided); an online tile (its out has
         the state's 2 extra columns) adds the merge's 4 passes over its state."""
@@ -1510,7 +1536,7 @@ class AttentionOp(StructuredOp):
         heads = math.prod(q[:-2])
         s, d, t, dv = q[-2], q[-1], v[-2], v[-1]
         merge = arch.vector_cycles(math.prod(out_shape), 4) if out_shape[-1] != dv else 0
-        scores = arch.vector_cycles(heads * s * t, 3 + (len(in_shapes) > 3))
+        scores = arch.vector_cycles(heads * s * t, 3 + len(in_shapes[3:]))
         return arch.cube_cycles(s, d, t, batch=heads) + arch.cube_cycles(s, t, dv, batch=heads) + scores + \
             arch.vector_cycles(heads * s * d) + arch.vector_cycles(heads * s * dv) + merge
 

@@ -18,7 +18,8 @@ Algorithm
 ---------
 `attention`: the scale is a scalar multiply or divide, the mask an add or a
 `where(c, s, k)` with constant c and k <= -1e30 (then exactly s + where(c, 0, k), a
-new constant), the softmax over the last axis; kt may be a transpose of the last
+new constant; a constant causal mask, 0 where key j <= query i + o and k elsewhere,
+becomes two small position constants, `causal`), the softmax over the last axis; kt may be a transpose of the last
 two dims of k (read untransposed: `key_rows`); at rank 4, q, k and v may be
 transposes of [B, S, H, D] tensors (k: to [B, H, D, T]) read by nothing else and the
 result may feed a transpose back to [B, S, H, Dv]: the attention then reads and
@@ -73,6 +74,7 @@ from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import (
     AddOp,
     AttentionOp,
+    ConstantOp,
     Conv2dOp,
     DivOp,
     ElementwiseOp,
@@ -242,6 +244,22 @@ class FuseRule(RewritePattern):
             fuse_chain(pro + chain, ",".join(rules), rewriter)
 
 
+def causal_of(mask: np.ndarray) -> tuple[int, float] | None:
+    """(o, k) when the additive `mask` [..., S, T] is, in every leading index, 0 where
+    key j <= query i + o and k <= -1e30 elsewhere (a causal mask, with o past keys
+    before the first query), else None. Positions are exact in f32 below 2**24."""
+    if mask.ndim < 2 or mask.size == 0 or max(mask.shape[-2:]) >= 1 << 24:
+        return None
+    s, t = mask.shape[-2:]
+    k = float(mask.min())
+    first = mask.reshape(-1, s, t)[0]
+    o = int(np.count_nonzero(first[0] == 0)) - 1
+    if k > -1e30 or o < 0:
+        return None
+    want = np.where(np.arange(t)[None, :] <= np.arange(s)[:, None] + o, np.float32(0), np.float32(k))
+    return (o, k) if bool(np.all(mask == want)) else None
+
+
 class FuseAttention(RewritePattern):
     """The `attention` rule, anchored at the product with v (see the module docstring):
     every op of the chain but the last has one use, q, kt and v have the same leading
@@ -288,20 +306,44 @@ class FuseAttention(RewritePattern):
                 return [qk, *scale_op, *([add] if add else []), sm], qk, found[1], mask  # type: ignore[list-item]
         return None
 
-    def additive(self, mask: SSAValue | Operation | None, loc) -> tuple[SSAValue | None, list[Operation]]:
-        """The additive mask (and the new constant defining it): a `where(c, s, k)` with
-        a constant c and k <= -1e30 is s + where(c, 0, k), exactly (s + k rounds to k
-        for |s| < 1e30, -inf stays -inf); (None, []) when it is not one."""
-        if mask is None or isinstance(mask, SSAValue):
-            return mask, []
+    def additive(self, mask: SSAValue | Operation | None, loc
+                 ) -> tuple[list[SSAValue] | None, float | None, list[Operation]]:
+        """The mask operands, the causal fill (or None) and the new constants defining
+        them: a `where(c, s, k)` with a constant c and k <= -1e30 is s + where(c, 0, k),
+        exactly (s + k rounds to k for |s| < 1e30, -inf stays -inf); a constant mask
+        that is 0 where key j <= query i + o and k elsewhere (`causal_of`) becomes the
+        rows' limits and the keys' positions (`AttentionOp` `causal`); (None, None, [])
+        when the mask is neither an operand nor such a where."""
+        if mask is None:
+            return [], None, []
+        dense = self.dense_mask(mask)
+        causal = causal_of(dense) if dense is not None else None
+        if dense is not None and causal is not None:
+            (s, t), (o, k) = dense.shape[-2:], causal
+            lead = (1,) * (dense.ndim - 2)
+            made: list[Operation] = [
+                make_constant(self.module, a.reshape(*lead, *a.shape).astype(np.float32), weight_hint(loc, n), loc)
+                for a, n in ((np.arange(s)[:, None] + o, "causal_rows"), (np.arange(t)[None, :], "causal_keys"))]
+            return [c.results[0] for c in made], k, made
+        if isinstance(mask, SSAValue):
+            return [mask], None, []
+        if dense is None:
+            return None, None, []
+        c = make_constant(self.module, dense, weight_hint(loc, "additive_mask"), loc)
+        return [c.result], None, [c]
+
+    def dense_mask(self, mask: SSAValue | Operation) -> np.ndarray | None:
+        """The additive mask's values when they are constant: a constant operand's, or
+        where(c, 0, k)'s for a `where(c, s, k)` with constant c and k <= -1e30."""
+        if isinstance(mask, SSAValue):
+            return self.constants.array(mask) if isinstance(mask.owner, ConstantOp) else None
         if not isinstance(mask, WhereOp):
-            return None, []
+            return None
         cond = self.constants.array(mask.operands[0])
         k = self.constants.scalar(mask.operands[2])
         if cond is None or k is None or k > -1e30:
-            return None, []
-        c = make_constant(self.module, np.where(cond != 0, 0.0, k), weight_hint(loc, "additive_mask"), loc)
-        return c.result, [c]
+            return None
+        return np.where(cond != 0, 0.0, k).astype(np.float32)
 
     @staticmethod
     def through(x: SSAValue, perm: list[int]) -> SSAValue | None:
@@ -404,14 +446,15 @@ class FuseAttention(RewritePattern):
         heads = shape_of(ins[0])[2 if 0 in bshd else 1]  # (q's: [B, S, H, D] or [B, H, S, D])
         return read, sorted({0, 1, 2, *bshd}), [*offsets, heads], list(views.values())
 
-    def row_bytes(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> int:
+    def row_bytes(self, q: SSAValue, kt: SSAValue, v: SSAValue, masks: list[SSAValue]) -> int:
         """SRAM bytes of one query row with the smallest key block (see the class docstring)."""
         d, t, dv = shape_of(q)[-1], shape_of(kt)[-1], shape_of(v)[-1]
         t = AttentionOp.key_blocks(t, self.arch.cube[2])[0]
-        return (d + d * t + t * dv + 2 * t + dv + AttentionOp.STATE_COLUMNS + (t if mask is not None else 0)) * 4
+        held = sum(t if shape_of(m)[-1] > 1 else 1 for m in masks)  # (a mask's row of the block, or one value)
+        return (d + d * t + t * dv + 2 * t + dv + AttentionOp.STATE_COLUMNS + held) * 4
 
-    def fits(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | None) -> bool:
-        return self.row_bytes(q, kt, v, mask) <= self.arch.sram_bytes
+    def fits(self, q: SSAValue, kt: SSAValue, v: SSAValue, masks: list[SSAValue]) -> bool:
+        return self.row_bytes(q, kt, v, masks) <= self.arch.sram_bytes
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, MatMulOp) or isinstance(op.parent_op(), FusedOp):
@@ -423,13 +466,13 @@ class FuseAttention(RewritePattern):
         q, kt, v = qk.operands[0], qk.operands[1], op.operands[1]
         ranks = {len(shape_of(x)) for x in (q, kt, v)}
         loc = fused_loc([n for o in [*ops, op] for n in node_names(o)])
-        mask, new = self.additive(where, loc)
-        if len(ranks) != 1 or ranks.pop() < 3 or (where is not None and mask is None):
+        masks, causal, new = self.additive(where, loc)
+        if len(ranks) != 1 or ranks.pop() < 3 or masks is None:
             return
-        if not self.fits(q, kt, v, mask):
+        if not self.fits(q, kt, v, masks):
             remark("npu-fuse", "missed", [n for o in [*ops, op] for n in node_names(o)],
                    f"attention: not one kernel - one query row with its smallest key block needs "
-                   f"{self.row_bytes(q, kt, v, mask) - self.arch.sram_bytes} bytes more than a core's SRAM "
+                   f"{self.row_bytes(q, kt, v, masks) - self.arch.sram_bytes} bytes more than a core's SRAM "
                    f"({self.arch.sram_bytes} bytes)")
             return
         ins, key_rows, bshd, out_t = self.layouts(q, kt, v, op)
@@ -439,8 +482,8 @@ class FuseAttention(RewritePattern):
         read = ins
         ins, bshd, window, views = self.windows(ins, bshd, key_rows, loc)
         try:
-            att = AttentionOp(*ins, mask, scale, out.results[0].type,  # type: ignore[arg-type]
-                              key_rows=key_rows, bshd=bshd, head_window=window)
+            att = AttentionOp(*ins, masks, scale, out.results[0].type,  # type: ignore[arg-type]
+                              key_rows=key_rows, bshd=bshd, head_window=window, causal=causal)
             att.verify()
         except VerifyException:
             return  # (leading dims that broadcast, a mask of another shape)

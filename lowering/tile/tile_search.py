@@ -611,7 +611,8 @@ class AttentionAnchor(GenericAnchor):
     """Attention (`AttentionOp`): the generic loops over the output (leading dims and
     query rows cut, Dv whole) and a reduction loop `t` over key blocks
     (`AttentionOp.key_blocks`, multiples of the cube's N). A tile loads its query
-    rows, its head's kt and v blocks and the mask's block. With more than one block
+    rows, its head's kt and v blocks and the mask's block (a causal mask: its rows'
+    limits and its keys' positions). With more than one block
     the tile op is `online`: its tiles are online-softmax states (2 more columns,
     counted as scratch with the block's scores), merged by `npu_tile.reduce`."""
 
@@ -630,9 +631,9 @@ class AttentionAnchor(GenericAnchor):
     def shape(self, tile: dict[str, int]) -> KernelShape:
         out, loads = self.windows(tile)
         tt = tile["t"]
-        if tt < self.keys:  # kt's keys, v's rows and the mask's last dim (unless broadcast) follow t
+        if tt < self.keys:  # kt's keys, v's rows and the masks' last dims (unless broadcast) follow t
             keyed = [(1, self.k_dim), (2, self.v_dim)]
-            keyed += [(3, -1)] if len(loads) > 3 and loads[3].shape[-1] > 1 else []
+            keyed += [(i, -1) for i in range(3, len(loads)) if loads[i].shape[-1] > 1]
             for i, d in keyed:
                 dims = list(loads[i].dims)
                 dims[d] = per_tile("t", tt)

@@ -38,10 +38,13 @@ func.func @vit(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x8xf
 // -----
 
 // GPT-2's causal form: where(causal, scores, float32 min) is scores plus the
-// additive mask where(causal, 0, min), a new constant (exact: s + min rounds to min).
+// additive mask where(causal, 0, min) (exact: s + min rounds to min), and that mask
+// is 0 where key j <= query i: the attention takes the rows' limits [0, 1] and the
+// keys' positions [0, 1] instead of the 2x2 values (`causal` = the fill).
 // CHECK-LABEL: func.func @causal
-// CHECK-NEXT:    %[[M:.*]] = npu_graph.constant {value = dense<{{\[\[\[\[}}0.000000e+00, -3.40282347e+38], [0.000000e+00, 0.000000e+00]]]]> : tensor<1x1x2x2xf32>}
-// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %q, %kt, %v, %[[M]] {scale = 1.000000e+00 : f32}
+// CHECK-NEXT:    %[[R:.*]] = npu_graph.constant {value = dense<{{\[\[\[\[}}0.000000e+00], [1.000000e+00]]]]> : tensor<1x1x2x1xf32>}
+// CHECK-NEXT:    %[[K:.*]] = npu_graph.constant {value = dense<{{\[\[\[\[}}0.000000e+00, 1.000000e+00]]]]> : tensor<1x1x1x2xf32>}
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %q, %kt, %v, %[[R]], %[[K]] {scale = 1.000000e+00 : f32, causal = -3.40282347e+38 : f32}
 // CHECK-NEXT:    func.return %[[A]]
 func.func @causal(%q: tensor<1x3x2x4xf32>, %kt: tensor<1x3x4x2xf32>, %v: tensor<1x3x2x4xf32>) -> tensor<1x3x2x4xf32> {
   %tril = npu_graph.constant {value = dense<[[[[1.0, 0.0], [1.0, 1.0]]]]> : tensor<1x1x2x2xf32>} : tensor<1x1x2x2xf32>
@@ -54,6 +57,39 @@ func.func @causal(%q: tensor<1x3x2x4xf32>, %kt: tensor<1x3x4x2xf32>, %v: tensor<
 }
 
 // -----
+
+// An additive causal mask constant with one past key (0 where j <= i + 1, -1e35
+// elsewhere): the rows' limits start at 1.
+// CHECK-LABEL: func.func @causal_past
+// CHECK-NEXT:    %[[R:.*]] = npu_graph.constant {value = dense<{{\[\[}}1.000000e+00], [2.000000e+00]]> : tensor<2x1xf32>}
+// CHECK-NEXT:    %[[K:.*]] = npu_graph.constant {value = dense<{{\[\[}}0.000000e+00, 1.000000e+00, 2.000000e+00]]> : tensor<1x3xf32>}
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %q, %kt, %v, %[[R]], %[[K]] {scale = 1.000000e+00 : f32, causal = -1.000000e+35 : f32}
+func.func @causal_past(%q: tensor<2x2x4xf32>, %kt: tensor<2x4x3xf32>, %v: tensor<2x3x4xf32>) -> tensor<2x2x4xf32> {
+  %m = npu_graph.constant {value = dense<[[0.0, 0.0, -1.0e+35], [0.0, 0.0, 0.0]]> : tensor<2x3xf32>} : tensor<2x3xf32>
+  %s = npu_graph.matmul %q, %kt : (tensor<2x2x4xf32>, tensor<2x4x3xf32>) -> tensor<2x2x3xf32>
+  %a = npu_graph.add %s, %m : (tensor<2x2x3xf32>, tensor<2x3xf32>) -> tensor<2x2x3xf32>
+  %p = npu_graph.softmax %a {axis = 2 : i64} : (tensor<2x2x3xf32>) -> tensor<2x2x3xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<2x2x3xf32>, tensor<2x3x4xf32>) -> tensor<2x2x4xf32>
+  func.return %o : tensor<2x2x4xf32>
+}
+
+// -----
+
+// Not causal (the visible keys of row 1 skip key 0): the where stays a dense
+// additive mask, a new constant.
+// CHECK-LABEL: func.func @not_causal
+// CHECK-NEXT:    %[[M:.*]] = npu_graph.constant {value = dense<{{\[\[\[\[}}0.000000e+00, -3.40282347e+38], [-3.40282347e+38, 0.000000e+00]]]]> : tensor<1x1x2x2xf32>}
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %q, %kt, %v, %[[M]] {scale = 1.000000e+00 : f32}
+// CHECK-NEXT:    func.return %[[A]]
+func.func @not_causal(%q: tensor<1x3x2x4xf32>, %kt: tensor<1x3x4x2xf32>, %v: tensor<1x3x2x4xf32>) -> tensor<1x3x2x4xf32> {
+  %diag = npu_graph.constant {value = dense<[[[[1.0, 0.0], [0.0, 1.0]]]]> : tensor<1x1x2x2xf32>} : tensor<1x1x2x2xf32>
+  %min = npu_graph.constant {value = dense<-3.40282347e+38> : tensor<f32>} : tensor<f32>
+  %s = npu_graph.matmul %q, %kt : (tensor<1x3x2x4xf32>, tensor<1x3x4x2xf32>) -> tensor<1x3x2x2xf32>
+  %w = npu_graph.where %diag, %s, %min : (tensor<1x1x2x2xf32>, tensor<1x3x2x2xf32>, tensor<f32>) -> tensor<1x3x2x2xf32>
+  %p = npu_graph.softmax %w {axis = 3 : i64} : (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32>
+  %o = npu_graph.matmul %p, %v : (tensor<1x3x2x2xf32>, tensor<1x3x2x4xf32>) -> tensor<1x3x2x4xf32>
+  func.return %o : tensor<1x3x2x4xf32>
+}
 
 // Must not fire: a where with a modest fill (-10000) is no additive mask (s - 10000
 // is not -10000) ...

@@ -571,6 +571,33 @@ func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x8xf32
 
 // -----
 
+// attention: a causal mask is two operands, the rows' limits and the keys' positions.
+func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x8xf32>, %m: tensor<4x1xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v, %m {scale = 1.0 : f32, causal = -3.0e+38 : f32} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x8xf32>, tensor<4x1xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': 1 mask operands: expected 2 (qlim, kpos) with causal
+
+// -----
+
+// attention: without causal, at most one (additive) mask.
+func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x8xf32>, %m: tensor<4x1xf32>, %k: tensor<1x6xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v, %m, %k {scale = 1.0 : f32} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x8xf32>, tensor<4x1xf32>, tensor<1x6xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': 2 mask operands: expected at most one
+
+// -----
+
+// attention: the keys' positions broadcast to [..., 1, T].
+func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x8xf32>, %m: tensor<4x1xf32>, %k: tensor<4x6xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v, %m, %k {scale = 1.0 : f32, causal = -3.0e+38 : f32} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x8xf32>, tensor<4x1xf32>, tensor<4x6xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': kpos [4, 6] does not broadcast to the positions [2, 1, 6]
+
+// -----
+
 // attention: the result is [..., S, Dv].
 func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x16xf32>) {
   %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x16xf32>) -> tensor<2x4x8xf32>
