@@ -42,7 +42,9 @@ accumulator when it reads it (epilogue), else into the first load's slot
 `PrefetchLoads` (software pipelining): the copies at the top of the step body are
 issued for step t+1 into the other slot set before step t computes (the slot sets
 alternate by the parity of t - t0); their tokens are loop-carried; the first
-step's copies precede the loop and the last step is peeled.
+step's copies precede the loop and the last step is peeled. A step's per-tile loads
+(at r == 0) go out before the next step's copies: the step computes from them, so
+they must not queue behind loads only the next step needs.
 """
 
 from __future__ import annotations
@@ -180,6 +182,7 @@ class TileBuffers:
     steps: scf.ForOp | None = None  # the step loop, once built
     hoisted_clones: set[Operation] = field(default_factory=set)  # the hoisted loads, cloned before the steps
     per_tile: list[Operation] = field(default_factory=list)  # the loads of `loop` loaded at r == 0 (R > 1)
+    first_step: scf.IfOp | None = None  # the step body's `scf.if` issuing (and awaiting) the per-tile loads
 
     @property
     def double_buffered(self) -> bool:
@@ -333,7 +336,7 @@ class TileLoopToSteps(RewritePattern):
             first_step = Block()
             self.clone_into(be.nested(first_step), b.per_tile, vmap)
             first_step.add_op(scf.YieldOp())
-            be.add(scf.IfOp(be.eq_c(idx[-1], 0), [], Region(first_step)))
+            b.first_step = be.add(scf.IfOp(be.eq_c(idx[-1], 0), [], Region(first_step)))  # type: ignore[assignment]
             vmap.update({ld.results[0]: be.add(ToTensorOp(b.slot_of[ld])).results[0] for ld in b.per_tile})
         self.clone_into(be, pre_ops, vmap)
         anchor = vmap[reduce.operands[0]]
@@ -468,18 +471,23 @@ class PrefetchLoads(RewritePattern):
             return  # (every load is hoisted: nothing to pipeline)
         waits = [o for o in body.ops if isinstance(o, WaitOp) and o.token.owner in copies]
         rest = [o for o in body.ops if o not in copies and o not in waits and not isinstance(o, scf.YieldOp)]
+        # a tile's per-tile loads (its query rows, a residual) go out before the next step's: the
+        # step computes from them, the next step's loads only overlap that compute
+        head = rest[:rest.index(b.first_step) + 1] if b.first_step in rest else []
         em = b.em.at(op)
         toks0 = self.issue(em, copies, {t: t0})
         tlast = em.add(arith.SubiOp(op.ub, em.const(1))).results[0]
         new = Block(arg_types=[INDEX] + [TokenType()] * len(toks0))
         ne = em.nested(new)
         cur, nxt = self.slot_sets(ne, new.args[0], t0)
+        vmap = {t: new.args[0], **dict(zip(b.slots[0], cur))}
+        for o in head:
+            ne.add(o.clone(vmap))
         t1 = ne.add_i(new.args[0], ne.const(1))
         nxt_toks = self.issue(ne, copies, {t: t1, **dict(zip(b.slots[0], nxt))})
         for tk in new.args[1:]:
             ne.add(WaitOp(tk))
-        vmap = {t: new.args[0], **dict(zip(b.slots[0], cur))}
-        for o in rest:
+        for o in rest[len(head):]:
             ne.add(o.clone(vmap))
         new.add_op(scf.YieldOp(*nxt_toks))
         loop = em.add(scf.ForOp(t0, tlast, em.const(1), toks0, Region(new)))

@@ -25,19 +25,20 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4, sram_bytes = 32768>} 
 
 // The key blocks (kt, v, mask) are double buffered and prefetched; the query rows
 // stay put over an output tile's key blocks, so they are loaded once per output
-// tile, at its first block, into one slot. The state's accumulator has the 2 extra
+// tile, at its first block, into one slot, before the next block's prefetch (the
+// block computes from them; the prefetch only has to land by the next block). The state's accumulator has the 2 extra
 // columns; the first key block writes it, the others merge into it (`accumulate`:
 // the op's online-softmax combine); after the last block the output columns go
 // to DRAM.
 // CHECK:      %[[QS:.*]] = npu_task.sram {offset = 8320 : i64} : memref<1x1x64x32xf32, "sram">
 // CHECK-NEXT: %[[ACC:.*]] = npu_task.sram {offset = 16512 : i64} : memref<1x1x64x34xf32, "sram">
 // CHECK:      scf.for
-// CHECK-COUNT-3: npu_dma.copy
-// CHECK-COUNT-3: npu_dma.wait
 // CHECK:        scf.if
 // CHECK-NEXT:     %[[C:.*]] = npu_dma.copy %0[{{.*}}] -> %[[QS]][{{.*}}] {sizes = array<i64: 1, 1, 64, 32>, pad_value = 0.000000e+00 : f32}
 // CHECK-NEXT:     npu_dma.wait %[[C]]
 // CHECK-NEXT:   }
+// CHECK-COUNT-3: npu_dma.copy
+// CHECK-COUNT-3: npu_dma.wait
 // CHECK:        scf.if
 // CHECK-NEXT:     npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %{{.*}} -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online}} :
 // CHECK-NEXT:   } else {
