@@ -114,7 +114,8 @@ def test_attention_reads_and_writes_heads_in_place(name: str) -> None:
     """The head transposes, GPT-2's c_attn split and ViT's qkv gathers around attention
     are no kernels: the attention reads q, k, v as [B, S, H, D] head windows of the
     projection (`bshd`, `head_window`) and writes its result [B, S, H, Dv]. No task
-    is named after those nodes, and the outputs still match onnxruntime."""
+    is named after those nodes, and the outputs still match onnxruntime. GPT-2's causal
+    mask reaches the tiles as the query rows' limits and the keys' positions."""
     model, arch = BLOCKS[name](), parse_arch_spec("default,sram_bytes=16384")  # (no layer group hides a copy)
     module, weights = import_model(model, arch)
     compile_module(module, arch, weights)
@@ -124,6 +125,10 @@ def test_attention_reads_and_writes_heads_in_place(name: str) -> None:
         assert not [k for k in kernels if f"/{kind}" in k], (name, kind, sorted(kernels))
     attention = [op for op in module.walk() if isinstance(op, ApplyOp) and op.op.data == "npu_graph.attention"]
     assert attention and all(list(op.attrs.data["bshd"].get_values()) == [0, 1, 2, 3] for op in attention)
+    # GPT-2's causal where(tril, s, min) is a causal mask given by positions, not [S, S] values
+    assert all(("causal" in op.attrs.data) == (name == "gpt2_prefill") for op in attention)
+    if name == "gpt2_prefill":
+        assert all(len(op.operands) == 6 and op.operands[3].type.get_shape()[-1] == 1 for op in attention)
     inputs = block_inputs(model)
     res = run(module, weights_of(module), inputs, arch)
     for k, ref in onnxruntime_outputs(model, inputs).items():
