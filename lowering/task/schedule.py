@@ -118,7 +118,7 @@ def parts_on(task: TaskOp, starts: list[int], cores: int) -> tuple[int, int]:
     if len(spans) < k:
         return k, cycles
     order = sorted(starts)
-    best = (order[k - 1] + cycles, k, cycles)
+    best = (order[k - 1] + spans[k - 1], k, spans[k - 1])  # (capped by max-cores: the span on k)
     for j in range(k - 1, 0, -1):
         if order[j - 1] + spans[j - 1] < best[0]:
             best = (order[j - 1] + spans[j - 1], j, spans[j - 1])
