@@ -473,7 +473,8 @@ class PrefetchLoads(RewritePattern):
         rest = [o for o in body.ops if o not in copies and o not in waits and not isinstance(o, scf.YieldOp)]
         # a tile's per-tile loads (its query rows, a residual) go out before the next step's: the
         # step computes from them, the next step's loads only overlap that compute
-        head = rest[:rest.index(b.first_step) + 1] if b.first_step in rest else []
+        first = b.first_step
+        head = rest[:rest.index(first) + 1] if first is not None and first in rest else []
         em = b.em.at(op)
         toks0 = self.issue(em, copies, {t: t0})
         tlast = em.add(arith.SubiOp(op.ub, em.const(1))).results[0]
