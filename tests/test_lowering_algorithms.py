@@ -115,6 +115,18 @@ def test_issue_stall_when_loads_outnumber_channels():
     assert issue_stall([small] * 5, arch) == 2 * (arch.dma_latency + 1)
 
 
+def test_channel_free_after_prefetched_loads():
+    """A strip's line-buffer move waits for a DMA channel the next strip's loads hold:
+    `channel_free` is when the first channel frees after they are issued smallest first."""
+    from lowering.tile.costmodel import channel_free
+    arch = Arch()  # two channels, latency 200
+    assert channel_free([57344], arch, 32) == 0  # a channel stays free
+    # the 4-byte mask frees its channel at 201 and the second big load takes it; the first
+    # big load (latency + 57344 bytes at half of 32 B/cycle) frees its channel first
+    assert channel_free([57344, 4, 57344], arch, 32) == 200 + 57344 // 16
+    assert channel_free([4, 4], arch, 32) == 201
+
+
 def test_split_range_is_balanced_and_covers():
     for lo, hi, k in [(0, 8, 4), (0, 7, 3), (2, 5, 3), (0, 1, 1)]:
         parts = split_range(lo, hi, k)

@@ -37,7 +37,15 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from lowering.buffer.tile_loop_patterns import INDEX, DeadIndexMath, Emitter, PrefetchLoads, after_loads, sram_type
+from lowering.buffer.tile_loop_patterns import (
+    INDEX,
+    DeadIndexMath,
+    Emitter,
+    PrefetchLoads,
+    after_loads,
+    sram_type,
+    tile_bytes,
+)
 from lowering.instrument import PatternWalker
 from lowering.tile.strip_plan import (
     NEG,
@@ -274,7 +282,8 @@ def issue_masks(b: StripBuffers, e: Emitter, s: SSAValue) -> list[SSAValue]:
 
 class StripLoopToFor(RewritePattern):
     """`npu_tile.strip_loop` -> `scf.for %s` over the task's strips [lo - warm, hi), its
-    body cloned with the loads first, then the masks' loads; the line buffers' shifts
+    body cloned with the loads first, smallest first (the masks' rows, then the input
+    and side inputs by size); the line buffers' shifts
     (after the last reader of each) are loop-carried, the first ones before the loop."""
 
     def __init__(self, bufs: StripBuffers):
@@ -285,11 +294,14 @@ class StripLoopToFor(RewritePattern):
         b, be = self.bufs, self.bufs.em.nested(body)
         vmap: dict[SSAValue, SSAValue] = {op.body.block.args[0]: body.args[0]}
         ops = list(op.body.block.ops)
-        for o in [o for o in ops if isinstance(o, LoadOp)]:
+        # issued smallest first, as the cost model prices them (`stall_for`): the masks' rows,
+        # then the loads by size, so a big load never holds up the core's last free channel
+        masks = issue_masks(b, be, body.args[0])
+        for o in sorted((o for o in ops if isinstance(o, LoadOp)), key=tile_bytes):
             new = be.add(o.clone(vmap))
             if o in b.side_of:
                 b.side_of[new] = b.side_of.pop(o)
-        for t in issue_masks(b, be, body.args[0]):
+        for t in masks:
             be.add(WaitOp(t))
         moved: dict[SSAValue, SSAValue] = {}
         due: list[SSAValue] = []

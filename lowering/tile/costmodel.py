@@ -68,8 +68,22 @@ def stall_for(sizes: Sequence[int], arch: Arch, bw: int) -> int:
     return _stall_for(tuple(sorted(sizes)), arch.dma_channels, arch.dma_latency, bw)
 
 
-@lru_cache(maxsize=1 << 16)
 def _stall_for(sizes: tuple[int, ...], n_channels: int, latency: int, bw: int) -> int:
+    return _issue(sizes, n_channels, latency, bw)[0]
+
+
+def channel_free(sizes: Sequence[int], arch: Arch, bw: int) -> int:
+    """When a DMA channel is free again after a step issues loads of these byte sizes
+    (smallest first, at bandwidth `bw`): what a later transfer of the step - a line
+    buffer's SRAM-to-SRAM move behind prefetched loads - waits for."""
+    if len(sizes) < arch.dma_channels:
+        return 0
+    return _issue(tuple(sorted(sizes)), arch.dma_channels, arch.dma_latency, bw)[1]
+
+
+@lru_cache(maxsize=1 << 16)
+def _issue(sizes: tuple[int, ...], n_channels: int, latency: int, bw: int) -> tuple[int, int]:
+    """(the core's stall issuing `sizes` in order, when the first channel is free after)."""
     share = max(1, bw // n_channels)  # the channels stream together
     free = [0] * n_channels
     t = 0
@@ -77,7 +91,7 @@ def _stall_for(sizes: tuple[int, ...], n_channels: int, latency: int, bw: int) -
         i = free.index(min(free))
         t = max(t, free[i])
         free[i] = t + latency + ceil(b / share)
-    return t
+    return t, min(free)
 
 
 def compute_cycles(ks: KernelShape, arch: Arch) -> int:

@@ -71,7 +71,7 @@ from math import ceil, prod
 
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from lowering.tile.costmodel import best_split, stall_for
+from lowering.tile.costmodel import best_split, channel_free, stall_for
 from lowering.tile.group_plan import F32, fit_lifetimes, op_cycles
 from lowering.tile.tile_search import TilingError, align_up
 from npu_dialects.arch import Arch
@@ -644,7 +644,10 @@ class StripPlan:
         moves = sum(arch.dma_latency + ceil(b / arch.dram_bw) for b in self.inserts)
         moves += max(0, _loads(self.shifts, arch, arch.dram_bw) - self.compute)
         if self.prefetch:  # the first strip's loads are exposed, then they hide behind compute
-            body = load + steps * max(load, stall_for(self.strip_loads, arch, bw) + self.compute + moves) + n * store
+            # (a line buffer's new rows move through a DMA channel, which the next strip's loads hold)
+            held = channel_free(self.strip_loads, arch, bw) if self.inserts else 0
+            body = load + steps * max(load, stall_for(self.strip_loads, arch, bw) + self.compute + moves + held) \
+                + n * store
         else:
             body = steps * (load + self.compute + moves) + n * store
         return once + body + edge + (2 * arch.sync_latency if parts > 1 else 0)

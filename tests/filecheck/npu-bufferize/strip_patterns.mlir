@@ -3,9 +3,9 @@
 
 // The strip patterns of lowering/buffer/strip_patterns.py, one case each.
 // StripLoopToFor: the strip loop -> scf.for over the task's strips [lo, hi), no
-// iter_args (no line buffers). StripLoadToCopy: the input's 6 rows from 4s - 1 into its
-// slot, padded with 0; SideLoadToCopy: the residual's 4 rows at 4s into its slot; both
-// waited for before the conv. StageStripOp: the conv padded along W only, the add on the
+// iter_args (no line buffers). SideLoadToCopy: the residual's 4 rows at 4s into its
+// slot; StripLoadToCopy: the input's 6 rows from 4s - 1 into its slot, padded with 0
+// (issued after the residual's: smallest first); both waited for before the conv. StageStripOp: the conv padded along W only, the add on the
 // slot buffers. StripStoreToCopy: the 4 rows stored at 4s, clipped. Must not fire:
 // MaskRows (no value a padded conv reads has rows outside the tensor: the input is padded
 // by its load), PrefetchStrips (no prefetch: one loop, no selects).
@@ -30,10 +30,10 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
 // CHECK-NEXT:   %[[TS:.*]] = npu_task.sram {{.*}} : memref<1x8x4x16xf32, "sram">
 // CHECK-NEXT:   scf.for %[[S:.*]] = %[[LO]] to %[[HI]] step %{{.*}} {
 // CHECK-NOT:      arith.select
-// CHECK:          %[[XT:.*]] = npu_dma.copy %{{.*}} -> %[[XS]]{{.*}} {sizes = array<i64: 1, 8, 6, 16>, pad_value = 0.000000e+00 : f32}
 // CHECK:          %[[QT:.*]] = npu_dma.copy %{{.*}} -> %[[QS]]{{.*}} {sizes = array<i64: 1, 8, 4, 16>, pad_value = 0.000000e+00 : f32}
-// CHECK-NEXT:     npu_dma.wait %[[XT]]
+// CHECK:          %[[XT:.*]] = npu_dma.copy %{{.*}} -> %[[XS]]{{.*}} {sizes = array<i64: 1, 8, 6, 16>, pad_value = 0.000000e+00 : f32}
 // CHECK-NEXT:     npu_dma.wait %[[QT]]
+// CHECK-NEXT:     npu_dma.wait %[[XT]]
 // CHECK-NEXT:     npu_compute.conv2d %[[XS]], %{{.*}} -> %[[CS]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
 // CHECK-NEXT:     npu_compute.eltwise add %[[CS]], %[[QS]] -> %[[TS]]
 // CHECK-NOT:      scf.if
@@ -64,7 +64,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
 // CHECK-NEXT:   %[[X1:.*]] = npu_task.sram {{.*}} : memref<1x8x6x16xf32, "sram">
 // CHECK:        %[[T0:.*]] = npu_dma.copy %{{.*}} -> %[[X0]]
 // CHECK:        %[[LAST:.*]] = arith.subi %{{.*}}, %{{.*}} : index
-// CHECK-NEXT:   %{{.*}}, %{{.*}} = scf.for %[[S:.*]] = %{{.*}} to %[[LAST]] step %{{.*}} iter_args(%[[A:.*]] = %[[T0]], %{{.*}} = %{{.*}}) -> (!npu_dma.token, !npu_dma.token) {
+// CHECK-NEXT:   %{{.*}}, %{{.*}} = scf.for %[[S:.*]] = %{{.*}} to %[[LAST]] step %{{.*}} iter_args(%{{[0-9]+}} = %{{[0-9]+}}, %[[A:[0-9]+]] = %[[T0]]) -> (!npu_dma.token, !npu_dma.token) {
 // CHECK:          %[[CUR:.*]] = arith.select %[[ODD:.*]], %[[X1]], %[[X0]]
 // CHECK:          %[[NXT:.*]] = arith.select %[[ODD]], %[[X0]], %[[X1]]
 // CHECK:          npu_dma.copy %{{.*}} -> %[[NXT]]

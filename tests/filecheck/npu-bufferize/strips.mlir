@@ -2,9 +2,10 @@
 
 // A strip group (npu-layer-group/strips.mlir: conv 3x3 + bias + relu + max-pool
 // 3x3/2, strips of 3 pooled rows = 7 conv rows = 9 input rows). The task loads the
-// weights once, then per strip s in its range: input rows from 6s - 2 (the DMA pads
-// rows outside with 0), the two masks of the conv rows (the pool reads rows outside
-// the tensor as -inf: x * m + b with m = 0, b = -3.4e38 there), conv and pool padded
+// weights once, then per strip s in its range, its loads smallest first: the two
+// masks of the conv rows (the pool reads rows outside
+// the tensor as -inf: x * m + b with m = 0, b = -3.4e38 there) and the input rows
+// from 6s - 2 (the DMA pads rows outside with 0); conv and pool padded
 // along W only, the masks in place - only in strips 0 and 5, the only ones holding conv
 // rows outside the tensor (6s - 2 < 0, 6s + 5 > 32) -, the bias and relu after the pool
 // on its 3 rows instead of the conv's 7 (max-pool commutes with both), and the 3
@@ -47,11 +48,12 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768>} {
 // CHECK-NEXT:   %[[SP:.*]] = npu_task.sram {{.*}} : memref<1x16x3x16xf32, "sram">
 // CHECK-NEXT:   %[[SB:.*]] = npu_task.sram {offset = 4608 : i64, value = {{[0-9]+}} : i64} : memref<1x16x1x1xf32, "sram">
 // CHECK-NEXT:   scf.for %[[S:.*]] = %[[LO]] to %[[HI]] step
+// CHECK-NEXT:     %[[MR:.*]] = arith.muli %[[S]], %[[C6]]
+// CHECK-NEXT:     npu_dma.copy %[[M]][%{{.*}}, %{{.*}}, %[[MR]], %{{.*}}] -> %[[SM]]
+// CHECK-NEXT:     npu_dma.copy %[[NB]][%{{.*}}, %{{.*}}, %[[MR]], %{{.*}}] -> %[[SNB]]
 // CHECK-NEXT:     %[[R6:.*]] = arith.muli %[[S]], %[[C6]]
 // CHECK-NEXT:     %[[R:.*]] = arith.addi %[[R6]], %[[CM2]]
 // CHECK-NEXT:     npu_dma.copy %{{.*}}[%{{.*}}, %{{.*}}, %[[R]], %{{.*}}] -> %[[SX]]{{.*}} {sizes = array<i64: 1, 8, 9, 32>, pad_value = 0.000000e+00 : f32}
-// CHECK:          npu_dma.copy %[[M]]{{.*}} -> %[[SM]]
-// CHECK-NEXT:     npu_dma.copy %[[NB]]{{.*}} -> %[[SNB]]
 // CHECK:          npu_compute.conv2d %[[SX]], %[[SW]] -> %[[SC]] {{.*}}pads = array<i64: 0, 1, 0, 1>}
 // CHECK-NEXT:     %[[FIRST:.*]] = arith.cmpi slt, %[[S]], %[[C1]] : index
 // CHECK-NEXT:     %[[LAST:.*]] = arith.cmpi sge, %[[S]], %[[C5]] : index
