@@ -1361,11 +1361,6 @@ class AttentionOp(StructuredOp):
         masks = [] if mask is None else [mask] if isinstance(mask, SSAValue) else list(mask)
         super().__init__(operands=[q, kt, v, masks], result_types=[result_type], attributes=attrs)
 
-    @property
-    def mask(self) -> SSAValue | None:
-        """The additive mask, or (causal) the query rows' limits; None without a mask."""
-        return self.masks[0] if self.masks else None
-
     @classmethod
     def head_axis(cls, attrs: dict[str, Attribute], i: int) -> int:
         """Where operand i (0 q, 1 k, 2 v) keeps its heads: -2 in [B, S, H, D], else -3."""
@@ -1449,7 +1444,7 @@ class AttentionOp(StructuredOp):
         """No mask, one additive mask broadcasting to the scores, or (`causal`) qlim
         broadcasting to [..., S, 1] and kpos to [..., 1, T]."""
         causal = self.causal is not None
-        if len(self.masks) != (2 if causal else len(self.masks[:1])):
+        if (len(self.masks) != 2) if causal else (len(self.masks) > 1):
             raise VerifyException(f"'npu_graph.attention': {len(self.masks)} mask operands: expected "
                                   + ("2 (qlim, kpos) with causal" if causal else "at most one"))
         targets = [(*lead, s, 1), (*lead, 1, t)] if causal else [(*lead, s, t)]

@@ -336,7 +336,8 @@ class TileLoopToSteps(RewritePattern):
             first_step = Block()
             self.clone_into(be.nested(first_step), b.per_tile, vmap)
             first_step.add_op(scf.YieldOp())
-            b.first_step = be.add(scf.IfOp(be.eq_c(idx[-1], 0), [], Region(first_step)))  # type: ignore[assignment]
+            b.first_step = scf.IfOp(be.eq_c(idx[-1], 0), [], Region(first_step))
+            be.add(b.first_step)
             vmap.update({ld.results[0]: be.add(ToTensorOp(b.slot_of[ld])).results[0] for ld in b.per_tile})
         self.clone_into(be, pre_ops, vmap)
         anchor = vmap[reduce.operands[0]]

@@ -114,7 +114,7 @@ def parts_on(task: TaskOp, starts: list[int], cores: int) -> tuple[int, int]:
     cycles = task.predicted_cycles.value.data if task.predicted_cycles else 0
     hint = task.parts.value.data if task.parts else 1
     k = max(1, min(hint, cores, hi - lo))
-    spans = ints(task.part_cycles, ()) if task.part_cycles is not None else ()
+    spans = ints(task.part_cycles, ())
     if len(spans) < k:
         return k, cycles
     order = sorted(starts)

@@ -65,11 +65,7 @@ def stall_for(sizes: Sequence[int], arch: Arch, bw: int) -> int:
     """`issue_stall` for loads of these byte sizes at bandwidth `bw`."""
     if len(sizes) <= arch.dma_channels:
         return 0
-    return _stall_for(tuple(sorted(sizes)), arch.dma_channels, arch.dma_latency, bw)
-
-
-def _stall_for(sizes: tuple[int, ...], n_channels: int, latency: int, bw: int) -> int:
-    return _issue(sizes, n_channels, latency, bw)[0]
+    return _issue(tuple(sorted(sizes)), arch.dma_channels, arch.dma_latency, bw)[0]
 
 
 def channel_free(sizes: Sequence[int], arch: Arch, bw: int) -> int:

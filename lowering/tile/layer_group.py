@@ -102,7 +102,6 @@ class StripChoice:
     parts: int
     sync_latency: int
     in_place: SSAValue | None = None
-    spans: tuple[int, ...] = ()  # the span on 1..parts cores (`part_spans`), for a split
 
     @property
     def span(self) -> int:
@@ -249,8 +248,7 @@ class LayerGroup(ModulePass):
             return None
         plan, parts, cycles = found
         in_place = next((v for v in in_place_candidates(ops, plan.geometry, canon) if computed(v)), None)
-        spans = part_spans(lambda k: plan.cycles_on(k, arch), parts, arch.sync_latency) if parts > 1 else []
-        return StripChoice(plan, cycles, parts, arch.sync_latency, in_place, tuple(spans))
+        return StripChoice(plan, cycles, parts, arch.sync_latency, in_place)
 
     def rewrite(self, run: list[KernelOp], plan: GroupPlan | StripChoice, module: ModuleOp, arch: Arch,
                 yielded: dict[SSAValue, SSAValue]) -> None:
@@ -269,7 +267,7 @@ class LayerGroup(ModulePass):
                     ins.append(v)
         block = group_body(run, ins, outs, packed_in, plan)
         group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind=KernelKind.GROUP,
-                         **group_shape(plan))
+                         **group_shape(plan, arch))
         group.location = loc
         group.properties["plan"] = plan_attr(group, plan, [yielded.get(v, v) for v in ins], arch)
         Rewriter.insert_op(group, InsertPoint.before(run[-1]))  # every input (constants too) is defined by then
@@ -389,13 +387,16 @@ def plan_attr(group: KernelOp, plan: GroupPlan | StripChoice, ins: list[SSAValue
     return GroupPlanAttr.get(body.sram_bytes, [body.offset.get(v, 0) for v in values], in_place_ops(body))
 
 
-def group_shape(plan) -> dict:
-    """The group kernel's plan attributes: strips along H, or no loops."""
+def group_shape(plan, arch: Arch) -> dict:
+    """The group kernel's plan attributes: strips along H (with a split's span on
+    1..parts cores, `part_spans`: only for the groups kept, not every run searched), or
+    no loops."""
     if isinstance(plan, StripChoice):
         sp, g = plan.plan, plan.plan.geometry
+        spans = part_spans(lambda k: sp.cycles_on(k, arch), plan.parts, arch.sync_latency) if plan.parts > 1 else ()
         return dict(loops=["h"], tile=[g.T], grid=[g.S], double_buffer=sp.prefetch, sram_bytes=sp.sram_bytes,
                     predicted_cycles=plan.span, dram_bytes=sp.dram_bytes_on(plan.parts), parts=plan.parts,
-                    line_buffer=sp.rolling, part_cycles=plan.spans)
+                    line_buffer=sp.rolling, part_cycles=spans)
     return dict(loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
                 predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)
 

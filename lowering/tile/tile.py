@@ -216,9 +216,10 @@ class Tile(ModulePass):
                 ks = with_epilogue(anchor.shape(tile), extra, steps)
             except TilingError as e:
                 raise CompileError(self.name, f"kernel '{kname}': {e}", op) from None
-            parts, split = best_parts(ks, arch, db, len(steps))
-            # the span of the kernel: one core's time, or its parts' (sharing DRAM) without the syncs
-            predicted = split - 2 * arch.sync_latency if parts > 1 else split
+            parts, _ = best_parts(ks, arch, db, len(steps))
+            # the span on 1..parts cores: one core's time, or the parts' (sharing DRAM) without the syncs
+            spans = part_spans(lambda k: parallel_cycles(ks, arch, db, len(steps), k), parts, arch.sync_latency)
+            predicted = spans[-1]
             if remarks_enabled():
                 remark(self.name, "applied", node_names(op) or [kname],
                        f"kernel '{kname}': tile {dict((l.name, ks.tile[l.name]) for l in ks.loops)}, grid "
@@ -232,9 +233,7 @@ class Tile(ModulePass):
                               sram_bytes=sram_bytes(ks, arch, db),
                               predicted_cycles=predicted,
                               dram_bytes=kernel_dram_bytes(ks, parts),
-                              parts=parts, part_cycles=part_spans(
-                                  lambda k: parallel_cycles(ks, arch, db, len(steps), k), parts,
-                                  arch.sync_latency) if parts > 1 else ())
+                              parts=parts, part_cycles=spans if parts > 1 else ())
         kernel.location = op.location
         Rewriter.insert_op(kernel, InsertPoint.before(op))
         op.results[0].replace_all_uses_with(kernel.results[0])
