@@ -1,5 +1,6 @@
 """`npu-bn-fold`: fold inference BatchNorm into the convolution in front of it (or into
-a per-channel multiply-add when there is none).
+a per-channel multiply-add when there is none; a positive scale then moves through a
+ReLU into the conv after it).
 
 `batchnorm(conv2d(x, W, b), ...)` becomes one conv2d with rescaled weight and bias
 only when: the batchnorm's input is an `npu_graph.conv2d` result whose only user is
@@ -7,8 +8,7 @@ that batchnorm, the conv's weight (and bias, if any) and the four batchnorm
 parameters are `npu_graph.constant`s whose data is available, and the channel
 counts agree. A batchnorm that cannot fold (its input is a concat, a pool, a graph
 input, a shared conv, ...) but has constant parameters becomes two elementwise ops
-that fuse with their neighbours; one whose parameters are not constant stays a
-vector op.
+that fuse with their neighbours (one with parameters not constant stays a vector op).
 
 Assumes graph-level IR. The original weights stay in the store (other ops may
 share them); constants left without users are removed. The fold into a conv is
@@ -31,6 +31,17 @@ A batchnorm that does not fold into a conv becomes the same per-channel affine m
 as two elementwise ops, `add(mul(x, mul), offset)` with [C, 1, ...] constants, so it
 fuses into the elementwise chain or the conv epilogue around it instead of
 being a vector kernel of its own (DenseNet's pre-activation BN-ReLU).
+
+`ScaleThroughRelu` then moves such a multiply past a ReLU into the conv reading it
+(forward scale folding, as TVM's FoldScaleAxis): with a > 0 per input channel,
+relu(x * a + o) = relu(x + o / a) * a, and the conv is linear in its input, so
+
+    conv2d(relu(x * a + o), W, b) = conv2d(relu(x + o / a), W * a[None, :, None, None], b)
+
+(the conv's zero padding stays zero: it pads the ReLU's output). The conv's input
+prologue loses a vector pass per element. Only when every a is > 0, the multiply,
+add and ReLU results each have one use, the conv has group 1 and constant weights,
+and a and o are [C, 1, ...] (or broadcast) constants over the conv's C input channels.
 """
 
 from __future__ import annotations
@@ -40,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -52,7 +63,7 @@ from xdsl.rewriter import InsertPoint
 
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker
-from npu_dialects.graph import AddOp, BatchNormOp, Conv2dOp, MulOp, shape_of
+from npu_dialects.graph import AddOp, BatchNormOp, Conv2dOp, MulOp, ReluOp, shape_of
 from npu_dialects.locs import fused_loc, loc_names
 
 
@@ -179,19 +190,85 @@ class MergeAffine(RewritePattern):
                 return
 
 
+class ScaleThroughRelu(RewritePattern):
+    """conv2d(relu(add(mul(x, a), o)), W, b) with every a > 0 -> conv2d(relu(add(x, o / a)),
+    W * a, b) (see the module docstring for the conditions)."""
+
+    def __init__(self, module: ModuleOp, constants: ConstantReader):
+        self.module, self.constants = module, constants
+
+    def per_channel(self, v: SSAValue, channels: int, rank: int) -> np.ndarray | None:
+        """Constant `v` as a [channels] vector when it broadcasts along dim 1 of a
+        rank-`rank` tensor only (None otherwise)."""
+        c = self.constants.array(v)
+        if c is None or c.ndim > rank:
+            return None
+        full = (1,) * (rank - c.ndim) + c.shape
+        if any(d != 1 for i, d in enumerate(full) if i != 1) or full[1] not in (1, channels):
+            return None
+        return np.broadcast_to(c.reshape(-1).astype(np.float64), (channels,))
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
+        relu = op.input.owner
+        if not isinstance(relu, ReluOp) or op.params["group"] != 1 or ConstantReader.constant_op(op.weight) is None:
+            return
+        add = relu.input.owner
+        if not isinstance(add, AddOp):
+            return
+        for k in (0, 1):
+            mul, ov = add.operands[k].owner, add.operands[1 - k]
+            if isinstance(mul, MulOp) and all(r.has_one_use() for r in (mul.result, add.result, relu.result)):
+                self.fold(op, relu, add, mul, ov, rewriter)
+                return
+
+    def fold(self, op: Conv2dOp, relu: ReluOp, add: AddOp, mul: MulOp, ov: SSAValue,
+             rewriter: PatternRewriter) -> None:
+        x = shape_of(op.input)
+        w = self.constants.array(op.weight)
+        for j in (0, 1):
+            u, av = mul.operands[j], mul.operands[1 - j]
+            a, o = self.per_channel(av, x[1], len(x)), self.per_channel(ov, x[1], len(x))
+            if a is None or o is None or w is None or u.type != mul.result.type or not (a > 0).all():
+                continue
+            loc = fused_loc(loc_names(mul.location) + loc_names(op.location))
+            bshape = (x[1],) + (1,) * (len(x) - 2)
+            o_const = make_constant(self.module, (o / a).reshape(bshape), weight_hint(add.location, "shift", "bn"),
+                                    add.location)
+            w_op = ConstantReader.constant_op(op.weight)
+            base = w_op.weight.data if w_op is not None and w_op.weight is not None else "conv"
+            w_const = make_constant(self.module, w.astype(np.float64) * a.reshape(1, -1, 1, 1),
+                                    weight_hint(op.location, "scaled_weight", base), loc)
+            shifted = AddOp(u, o_const.result, add.result.type)
+            new_relu = ReluOp(shifted.result, relu.result.type)
+            prm = op.params
+            conv = Conv2dOp(new_relu.result, w_const.result, op.bias, op.result.type, strides=prm["strides"],
+                            pads=prm["pads"], dilations=prm["dilations"], group=prm["group"])
+            shifted.location, new_relu.location, conv.location = add.location, relu.location, loc
+            rewriter.insert([o_const, shifted, new_relu, w_const], InsertPoint.before(op))
+            rewriter.replace(op, conv)
+            for dead in (relu, add, mul):
+                rewriter.erase(dead)
+            return
+
+
 def fold_batchnorms(module: ModuleOp, pass_name: str, conv: bool = True, affine: bool = True) -> None:
     """Apply FoldBatchNorm (into convs, into multiply-adds, or both) over the module, then
-    merge the multiply-adds by constants that follow each other (MergeAffine)."""
+    merge the multiply-adds by constants that follow each other (MergeAffine) and move
+    positive scales through ReLUs into the convs after them (ScaleThroughRelu)."""
     constants = ConstantReader(module, pass_name)
     pattern = FoldBatchNorm(module, constants, conv=conv, affine=affine)
     PatternWalker(GreedyRewritePatternApplier([pattern])).rewrite_module(module)
     if affine:
         PatternWalker(GreedyRewritePatternApplier([MergeAffine(module, constants)])).rewrite_module(module)
+    if affine and conv:
+        PatternWalker(GreedyRewritePatternApplier([ScaleThroughRelu(module, constants)])).rewrite_module(module)
 
 
 @dataclass(frozen=True)
 class BnFold(ModulePass):
-    """Fold batchnorm into the conv2d in front of it, else into a per-channel multiply-add.
+    """Fold batchnorm into the conv2d in front of it, else into a per-channel multiply-add
+    (whose positive scale moves through a ReLU into the conv after it).
 
     Into the conv when its weights and parameters are constant and the conv is used once;
     see the module docstring for the conditions.
