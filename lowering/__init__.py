@@ -19,6 +19,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-bn-fold": ("lowering.graph.bn_fold", "BnFold"),
     "npu-dce": ("lowering.graph.dce", "Dce"),
     "npu-cse": ("lowering.graph.cse", "Cse"),
+    "npu-split-concat-conv": ("lowering.graph.split_concat_conv", "SplitConcatConvPass"),
     "npu-fuse": ("lowering.graph.fuse", "Fuse"),
     "npu-split-rows": ("lowering.graph.split_rows", "SplitRows"),
     "npu-tile": ("lowering.tile.tile", "Tile"),

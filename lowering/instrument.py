@@ -111,6 +111,17 @@ def active() -> Instrumentation | None:
     return _ACTIVE.get()
 
 
+@contextlib.contextmanager
+def unobserved() -> Iterator[None]:
+    """Run passes unseen by the active instrumentation (a pass's internal trial plan:
+    its patterns and timings are not the compile's)."""
+    token = _ACTIVE.set(None)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
 class Instrumentation:
     """Observes one compile: call `phase` around the tool's own steps, `run` for the
     pipeline, then `report` (or use it as a context manager, which reports on exit)."""

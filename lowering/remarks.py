@@ -65,3 +65,14 @@ def write_remarks(remarks: list[Remark], dest: str) -> None:
             f.write(text)
     except OSError as e:
         raise ValueError(f"cannot write remarks to '{dest}': {e.strerror or e}") from None
+
+
+@contextmanager
+def silenced() -> Iterator[None]:
+    """Drop the remarks of the passes run inside the block (a pass's internal trial plan:
+    they are not about the compile)."""
+    token = _SINK.set(None)
+    try:
+        yield
+    finally:
+        _SINK.reset(token)

@@ -197,17 +197,6 @@ class ScaleThroughRelu(RewritePattern):
     def __init__(self, module: ModuleOp, constants: ConstantReader):
         self.module, self.constants = module, constants
 
-    def per_channel(self, v: SSAValue, channels: int, rank: int) -> np.ndarray | None:
-        """Constant `v` as a [channels] vector when it broadcasts along dim 1 of a
-        rank-`rank` tensor only (None otherwise)."""
-        c = self.constants.array(v)
-        if c is None or c.ndim > rank:
-            return None
-        full = (1,) * (rank - c.ndim) + c.shape
-        if any(d != 1 for i, d in enumerate(full) if i != 1) or full[1] not in (1, channels):
-            return None
-        return np.broadcast_to(c.reshape(-1).astype(np.float64), (channels,))
-
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
         relu = op.input.owner
@@ -228,11 +217,12 @@ class ScaleThroughRelu(RewritePattern):
         w = self.constants.array(op.weight)
         for j in (0, 1):
             u, av = mul.operands[j], mul.operands[1 - j]
-            a, o = self.per_channel(av, x[1], len(x)), self.per_channel(ov, x[1], len(x))
+            a, o = (self.constants.per_channel(c, x[1], len(x)) for c in (av, ov))
             if a is None or o is None or w is None or u.type != mul.result.type or not (a > 0).all():
                 continue
             loc = fused_loc(loc_names(mul.location) + loc_names(op.location))
             bshape = (x[1],) + (1,) * (len(x) - 2)
+            a, o = a.astype(np.float64), o.astype(np.float64)
             o_const = make_constant(self.module, (o / a).reshape(bshape), weight_hint(add.location, "shift", "bn"),
                                     add.location)
             w_op = ConstantReader.constant_op(op.weight)

@@ -77,6 +77,17 @@ class ConstantReader:
             return None
         return np.asarray(data, dtype=np.float32)
 
+    def per_channel(self, value: SSAValue, channels: int, rank: int) -> np.ndarray | None:
+        """A constant as a [channels] vector when it broadcasts along dim 1 (channels) of
+        a rank-`rank` tensor only, i.e. is [C, 1, ...] or a scalar (None otherwise)."""
+        c = self.array(value)
+        if c is None or c.ndim > rank:
+            return None
+        full = (1,) * (rank - c.ndim) + c.shape
+        if any(d != 1 for i, d in enumerate(full) if i != 1) or full[1] not in (1, channels):
+            return None
+        return np.broadcast_to(c.reshape(-1), (channels,))
+
     def scalar(self, value: SSAValue) -> float | None:
         """The value of a constant whose elements are all equal (None otherwise)."""
         data = self.array(value)

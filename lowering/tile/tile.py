@@ -141,6 +141,13 @@ def slow_path_remark(pass_name: str, op: Operation, kname: str, body_ops: list[O
             remark(pass_name, "missed", node_names(op) or [kname], f"kernel '{kname}': slow path: '{o.name}' is {why}")
 
 
+SHARED_MEMO: dict[tuple, tuple[dict[str, int], bool]] = {}
+"""Tilings by kernel signature (`kernel_signature`: the body's ops, shapes and the arch),
+shared by every npu-tile run of the process: a trial plan (npu-split-concat-conv's) and
+the compile after it search each kernel once. Cleared past `SHARED_MEMO_LIMIT` entries."""
+SHARED_MEMO_LIMIT = 20000
+
+
 @dataclass(frozen=True)
 class Tile(ModulePass):
     """Choose tile sizes per kernel so its buffers fit SRAM, ranked by the cost model."""
@@ -151,7 +158,9 @@ class Tile(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = arch_of(op)
         self._memo: dict[tuple, tuple[dict[str, int], bool]]  # (declared: the pass itself is frozen)
-        object.__setattr__(self, "_memo", {})  # kernels with equal signatures share a search
+        if len(SHARED_MEMO) > SHARED_MEMO_LIMIT:
+            SHARED_MEMO.clear()
+        object.__setattr__(self, "_memo", SHARED_MEMO)  # kernels with equal signatures share a search
         if MACS_ATTR not in op.attributes:
             annotate(op, arch)  # the model's work, for roofline reports after lowering
         self.check_graph_ops(op)

@@ -1,0 +1,260 @@
+"""`npu-split-concat-conv`: a conv over a concat whose last part is computed from the
+others, planned on one core, becomes two summed convs over the parts, so the big one
+runs on an idle core while the last part is computed (DenseNet's dense layers: the
+conv over X_l = concat(X_{l-1}, f(X_{l-1})) need not wait for f but for its 32
+channels; the small conv over them starts its sum from the big one's output,
+npu-fuse's residual `init`).
+
+Only when: the conv has group 1 and constant weights; its input is the concat along
+dim 1 through elementwise ops used once with per-channel constant operands; the last
+operand depends on an earlier one (or on what an earlier concat joins, within
+`DEPENDENCE_DEPTH` producers), which hold at least as many channels; and a trial plan
+of the unsplit graph (`TRIAL_PASSES` on a copy, default options, unobserved) puts the
+conv in a kernel on one core (with all cores busy, say in a strip group, the split
+only adds the partial sums' traffic). A split's convs are not split again. Assumes
+graph-level IR after npu-bn-fold. No options.
+
+Algorithm
+---------
+conv(P(concat(a_1, ..., a_n, b)), W, bias) with P the elementwise chain becomes
+
+    add(conv(P_b(b), W[:, Cb]), conv(P_a(concat(a_1, ..., a_n)), W[:, Ca], bias))
+
+where Ca, Cb are the channel ranges of the two parts and P_a, P_b the chain with its
+per-channel constants sliced to them (the concat of the a_i is dropped for n = 1).
+The conv is linear in its input channels, so the sum is the original conv up to
+rounding; zero padding pads each part. The concat itself stays when anything else
+reads it (DenseNet's next layer does). The trial marks its copy of each conv by
+location (`TRIAL_MARK`: fusion keeps locations) and reads the `parts` of the kernels
+holding them; npu-tile's searches are shared (`SHARED_MEMO`), so the compile after
+it searches only the kernels the split changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from lowering.errors import CompileError
+from lowering.graph.constants import ConstantReader, make_constant, weight_hint
+from lowering.instrument import PatternWalker, unobserved
+from lowering.remarks import silenced
+from npu_dialects.graph import AddOp, BinaryOp, ConcatOp, Conv2dOp, UnaryOp, attr_int, shape_of
+from npu_dialects.locs import fused_loc, loc_names, name_loc
+from npu_dialects.tile import KernelOp
+from npu_dialects.weights import attach_weights, weights_of
+
+DEPENDENCE_DEPTH = 16
+"""How many producers back from the concat's last operand the split looks for an
+earlier operand (a dense layer is about six ops)."""
+
+
+def depends_on(v: SSAValue, targets: set[SSAValue], depth: int = DEPENDENCE_DEPTH) -> bool:
+    """Whether `v` is computed from one of `targets` within `depth` producers."""
+    seen: set[Operation] = set()
+    frontier = [v]
+    for _ in range(depth):
+        nxt: list[SSAValue] = []
+        for x in frontier:
+            if x in targets:
+                return True
+            op = x.owner
+            if isinstance(op, Operation) and op not in seen:
+                seen.add(op)
+                nxt.extend(op.operands)
+        frontier = nxt
+    return any(x in targets for x in frontier)
+
+
+def parts_of(values: list[SSAValue]) -> set[SSAValue]:
+    """`values` and, through concats (an earlier split's conv reads their parts, not
+    the concat), the values they join."""
+    out: set[SSAValue] = set()
+    todo = list(values)
+    while todo:
+        v = todo.pop()
+        if v not in out:
+            out.add(v)
+            if isinstance(v.owner, ConcatOp):
+                todo.extend(v.owner.inputs)
+    return out
+
+
+@dataclass
+class Chain:
+    """The elementwise ops between the concat and the conv, conv side last, with the
+    per-channel constant of each binary op (None for a unary op)."""
+
+    ops: list[Operation]
+    consts: list[np.ndarray | None]
+
+
+class SplitConcatConv(RewritePattern):
+    """conv(P(concat(a..., b))) -> add(conv(P_b(b)), conv(P_a(concat(a...)))) (see the
+    module docstring for the conditions)."""
+
+    def __init__(self, module: ModuleOp, constants: ConstantReader, one_core: set[Operation] | None):
+        self.module, self.constants = module, constants
+        self.one_core = one_core  # the convs the trial plan ran on one core; None: a dry run
+        self.candidates: list[Conv2dOp] = []
+        self.parts: set[Operation] = set()  # (the convs a split made: never split again)
+
+    def chain(self, conv: Conv2dOp, channels: int) -> tuple[ConcatOp, Chain] | None:
+        """The concat under the conv's elementwise chain, and the chain."""
+        ops: list[Operation] = []
+        consts: list[np.ndarray | None] = []
+        v = conv.input
+        while not isinstance(v.owner, ConcatOp):
+            op = v.owner
+            if not v.has_one_use() or not isinstance(op, UnaryOp | BinaryOp):
+                return None
+            if isinstance(op, UnaryOp):
+                ops.append(op)
+                consts.append(None)
+                v = op.operands[0]
+                continue
+            data = next((i for i, x in enumerate(op.operands) if x.type == v.type), None)
+            if data is None:
+                return None
+            rank = len(shape_of(v))
+            c = self.constants.per_channel(op.operands[1 - data], channels, rank)
+            if c is None:
+                return None
+            c = c.reshape((channels,) + (1,) * (rank - 2))
+            ops.append(op)
+            consts.append(c)
+            v = op.operands[data]
+        return v.owner, Chain(ops[::-1], consts[::-1])
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
+        x = shape_of(op.input)
+        if op in self.parts or len(x) != 4 or op.params["group"] != 1 or ConstantReader.constant_op(op.weight) is None:
+            return
+        found = self.chain(op, x[1])
+        if found is None:
+            return
+        cat, chain = found
+        if attr_int(dict(cat.attributes), "axis", 0) % 4 != 1 or len(cat.inputs) < 2:
+            return
+        *early, last = list(cat.inputs)
+        cb = shape_of(last)[1]
+        if x[1] - cb < cb or not depends_on(last, parts_of(early)):
+            return
+        w = self.constants.array(op.weight)
+        if w is None:
+            return
+        if self.one_core is None:  # (a dry run: the convs that could split)
+            self.candidates.append(op)
+        elif op in self.one_core:
+            self.split(op, cat, chain, early, last, w, rewriter)
+
+    def part(self, op: Conv2dOp, src: SSAValue, chain: Chain, w: np.ndarray, lo: int, hi: int,
+             bias: SSAValue | None, new: list[Operation]) -> SSAValue:
+        """The conv over input channels [lo, hi) of `src` (its chain's constants sliced)."""
+        shape = shape_of(src)
+        t = TensorType(op.result.type.element_type, list(shape))  # type: ignore[attr-defined]
+        v = src
+        for o, c in zip(chain.ops, chain.consts):
+            if c is None:
+                step = type(o).create(operands=[v], result_types=[t], attributes=dict(o.attributes))
+            else:
+                k = make_constant(self.module, np.ascontiguousarray(c[lo:hi]), weight_hint(o.location, "part"),
+                                  o.location)
+                new.append(k)
+                step = type(o).create(operands=[v, k.result], result_types=[t], attributes=dict(o.attributes))
+            step.location = o.location
+            new.append(step)
+            v = step.results[0]
+        w_op = ConstantReader.constant_op(op.weight)
+        base = w_op.weight.data if w_op is not None and w_op.weight is not None else "conv"
+        wk = make_constant(self.module, np.ascontiguousarray(w[:, lo:hi]), weight_hint(op.location, "part", base),
+                           op.location)
+        prm = op.params
+        conv = Conv2dOp(v, wk.result, bias, op.result.type, strides=prm["strides"], pads=prm["pads"],
+                        dilations=prm["dilations"], group=1)
+        conv.location = op.location
+        new += [wk, conv]
+        self.parts.add(conv)
+        return conv.result
+
+    def split(self, op: Conv2dOp, cat: ConcatOp, chain: Chain, early: list[SSAValue], last: SSAValue,
+              w: np.ndarray, rewriter: PatternRewriter) -> None:
+        new: list[Operation] = []
+        ca = sum(shape_of(v)[1] for v in early)
+        a = early[0]
+        if len(early) > 1:
+            s = shape_of(cat.result)
+            head = ConcatOp(early, 1, TensorType(op.result.type.element_type, [s[0], ca, *s[2:]]))  # type: ignore
+            head.location = cat.location
+            new.append(head)
+            a = head.result
+        # (the small conv first: npu-fuse gives the add to it, starting its sum from the big one's output)
+        small = self.part(op, last, chain, w, ca, w.shape[1], None, new)
+        big = self.part(op, a, chain, w, 0, ca, op.bias, new)
+        total = AddOp(small, big, op.result.type)
+        total.location = fused_loc(loc_names(op.location))
+        rewriter.insert(new, InsertPoint.before(op))
+        rewriter.replace(op, total)
+        for o in reversed(chain.ops):
+            rewriter.erase(o)
+
+
+@dataclass(frozen=True)
+class SplitConcatConvPass(ModulePass):
+    """Split a conv over a concat whose last part is computed from the others into two
+    summed convs (see the module docstring). No options."""
+
+    name = "npu-split-concat-conv"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        constants = ConstantReader(op, self.name)
+        dry = SplitConcatConv(op, constants, None)
+        for conv in [o for o in op.walk() if isinstance(o, Conv2dOp)]:
+            dry.match_and_rewrite(conv, PatternRewriter(conv))
+        if not dry.candidates:
+            return
+        convs: list[Operation] = [o for o in op.walk() if isinstance(o, Conv2dOp)]
+        one_core = {convs[i] for i in one_core_convs(ctx, op)}
+        PatternWalker(GreedyRewritePatternApplier([SplitConcatConv(op, constants, one_core)])).rewrite_module(op)
+
+
+TRIAL_MARK = "npu-split-concat-conv trial conv "
+"""The location the trial gives its copy of each conv (then its position)."""
+TRIAL_PASSES = ("npu-fuse", "npu-split-rows", "npu-tile", "npu-layer-group")
+"""The passes of the trial plan (default options; npu-fuse reads the rules the module
+disables)."""
+
+
+def one_core_convs(ctx: Context, module: ModuleOp) -> set[int]:
+    """The convs (by position among the module's convs) that a trial plan of the
+    unsplit graph (a copy through `TRIAL_PASSES`) puts in kernels running on one core;
+    none when it fails (the compile itself reports why)."""
+    from lowering import get_all_passes  # (the registry imports this module)
+
+    trial = module.clone()
+    for i, conv in enumerate(o for o in trial.walk() if isinstance(o, Conv2dOp)):
+        conv.location = name_loc(f"{TRIAL_MARK}{i}")  # (locations survive fusion; ops may be rebuilt)
+    attach_weights(trial, dict(weights_of(module)))
+    registry = get_all_passes()
+    try:
+        with unobserved(), silenced():
+            for name in TRIAL_PASSES:
+                registry[name]()().apply(ctx, trial)
+    except CompileError:
+        return set()
+    return {int(n[len(TRIAL_MARK):]) for k in trial.walk() if isinstance(k, KernelOp) and k.parts.value.data == 1
+            for c in k.body.walk() if isinstance(c, Conv2dOp) for n in loc_names(c.location)
+            if n.startswith(TRIAL_MARK)}
