@@ -95,10 +95,12 @@ def parts_of(values: list[SSAValue]) -> set[SSAValue]:
 @dataclass
 class Chain:
     """The elementwise ops between the concat and the conv, conv side last, with the
-    per-channel constant of each binary op (None for a unary op)."""
+    per-channel constant of each binary op (None for a unary op) and the position of
+    the running value among its operands (a `sub` of it from a constant keeps its order)."""
 
     ops: list[Operation]
     consts: list[np.ndarray | None]
+    data: list[int]
 
 
 class SplitConcatConv(RewritePattern):
@@ -115,6 +117,7 @@ class SplitConcatConv(RewritePattern):
         """The concat under the conv's elementwise chain, and the chain."""
         ops: list[Operation] = []
         consts: list[np.ndarray | None] = []
+        at: list[int] = []
         v = conv.input
         while not isinstance(v.owner, ConcatOp):
             op = v.owner
@@ -123,6 +126,7 @@ class SplitConcatConv(RewritePattern):
             if isinstance(op, UnaryOp):
                 ops.append(op)
                 consts.append(None)
+                at.append(0)
                 v = op.operands[0]
                 continue
             data = next((i for i, x in enumerate(op.operands) if x.type == v.type), None)
@@ -135,8 +139,9 @@ class SplitConcatConv(RewritePattern):
             c = c.reshape((channels,) + (1,) * (rank - 2))
             ops.append(op)
             consts.append(c)
+            at.append(data)
             v = op.operands[data]
-        return v.owner, Chain(ops[::-1], consts[::-1])
+        return v.owner, Chain(ops[::-1], consts[::-1], at[::-1])
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
@@ -167,14 +172,14 @@ class SplitConcatConv(RewritePattern):
         shape = shape_of(src)
         t = TensorType(op.result.type.element_type, list(shape))  # type: ignore[attr-defined]
         v = src
-        for o, c in zip(chain.ops, chain.consts):
-            if c is None:
-                step = type(o).create(operands=[v], result_types=[t], attributes=dict(o.attributes))
-            else:
+        for o, c, at in zip(chain.ops, chain.consts, chain.data):
+            operands = [v]
+            if c is not None:
                 k = make_constant(self.module, np.ascontiguousarray(c[lo:hi]), weight_hint(o.location, "part"),
                                   o.location)
                 new.append(k)
-                step = type(o).create(operands=[v, k.result], result_types=[t], attributes=dict(o.attributes))
+                operands.insert(1 - at, k.result)
+            step = type(o).create(operands=operands, result_types=[t], attributes=dict(o.attributes))
             step.location = o.location
             new.append(step)
             v = step.results[0]
