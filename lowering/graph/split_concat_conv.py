@@ -26,8 +26,8 @@ The conv is linear in its input channels, so the sum is the original conv up to
 rounding; zero padding pads each part. The concat itself stays when anything else
 reads it (DenseNet's next layer does). The trial marks its copy of each conv by
 location (`TRIAL_MARK`: fusion keeps locations) and reads the `parts` of the kernels
-holding them; npu-tile's searches are shared (`SHARED_MEMO`), so the compile after
-it searches only the kernels the split changed.
+holding them; npu-tile's searches are shared with the module's (`share_searches`), so
+the compile after it searches only the kernels the split changed.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from lowering.errors import CompileError
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker, unobserved
 from lowering.remarks import silenced
+from lowering.tile.tile import share_searches
 from npu_dialects.graph import AddOp, BinaryOp, ConcatOp, Conv2dOp, UnaryOp, attr_int, shape_of
 from npu_dialects.locs import fused_loc, loc_names, name_loc
 from npu_dialects.tile import KernelOp
@@ -250,6 +251,7 @@ def one_core_convs(ctx: Context, module: ModuleOp) -> set[int]:
     from lowering import get_all_passes  # (the registry imports this module)
 
     trial = module.clone()
+    share_searches(module, trial)
     for i, conv in enumerate(o for o in trial.walk() if isinstance(o, Conv2dOp)):
         conv.location = name_loc(f"{TRIAL_MARK}{i}")  # (locations survive fusion; ops may be rebuilt)
     attach_weights(trial, dict(weights_of(module)))

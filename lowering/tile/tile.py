@@ -24,6 +24,7 @@ the cores).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -141,11 +142,17 @@ def slow_path_remark(pass_name: str, op: Operation, kname: str, body_ops: list[O
             remark(pass_name, "missed", node_names(op) or [kname], f"kernel '{kname}': slow path: '{o.name}' is {why}")
 
 
-SHARED_MEMO: dict[tuple, tuple[dict[str, int], bool]] = {}
-"""Tilings by kernel signature (`kernel_signature`: the body's ops, shapes and the arch),
-shared by every npu-tile run of the process: a trial plan (npu-split-concat-conv's) and
-the compile after it search each kernel once. Cleared past `SHARED_MEMO_LIMIT` entries."""
-SHARED_MEMO_LIMIT = 20000
+SEARCHES: "weakref.WeakKeyDictionary[ModuleOp, dict[tuple, tuple[dict[str, int], bool]]]" = \
+    weakref.WeakKeyDictionary()
+"""Each module's tilings by kernel signature (`kernel_signature`), kept across npu-tile
+runs on it. `share_searches` lets a copy use the same ones: npu-split-concat-conv's trial
+plan on a copy, then the compile of the module, search each kernel once. A new module
+(another compile, a benchmark's repeat) starts empty."""
+
+
+def share_searches(module: ModuleOp, copy: ModuleOp) -> None:
+    """Let npu-tile on `copy` and on `module` share one memo of searches."""
+    SEARCHES[copy] = SEARCHES.setdefault(module, {})
 
 
 @dataclass(frozen=True)
@@ -158,9 +165,7 @@ class Tile(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = arch_of(op)
         self._memo: dict[tuple, tuple[dict[str, int], bool]]  # (declared: the pass itself is frozen)
-        if len(SHARED_MEMO) > SHARED_MEMO_LIMIT:
-            SHARED_MEMO.clear()
-        object.__setattr__(self, "_memo", SHARED_MEMO)  # kernels with equal signatures share a search
+        object.__setattr__(self, "_memo", SEARCHES.setdefault(op, {}))  # equal signatures share a search
         if MACS_ATTR not in op.attributes:
             annotate(op, arch)  # the model's work, for roofline reports after lowering
         self.check_graph_ops(op)
