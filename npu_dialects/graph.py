@@ -564,6 +564,11 @@ class Conv2dOp(GraphOp):
                     dilations=ints(self.dilations, (1, 1)),
                     group=self.group.value.data if self.group is not None else 1)
 
+    def with_operands(self, x: SSAValue, w: SSAValue, b: SSAValue | None,
+                      result_type: TensorType | None = None) -> Conv2dOp:
+        """The same convolution (strides, pads, dilations, group) of other operands."""
+        return Conv2dOp(x, w, b, result_type or self.result.type, **self.params)  # type: ignore[arg-type]
+
     def infer_shape(self) -> tuple[int, ...] | None:
         return conv_out_shape(shape_of(self.input), shape_of(self.weight), **self.params)
 

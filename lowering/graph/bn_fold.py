@@ -109,14 +109,10 @@ class FoldBatchNorm(RewritePattern):
         new_b = (b.astype(np.float64) if b is not None else np.zeros(channels)) * mul + offset
 
         loc = fused_loc(loc_names(conv.location) + loc_names(op.location))
-        w_op = ConstantReader.constant_op(conv.weight)
-        base = w_op.weight.data if w_op is not None and w_op.weight is not None else "conv"
+        base = ConstantReader.weight_key(conv.weight, "conv")
         w_const = make_constant(self.module, new_w, weight_hint(conv.location, "bn_weight", base), loc)
         b_const = make_constant(self.module, new_b, weight_hint(conv.location, "bn_bias", base), loc)
-        prm = conv.params
-        new_conv = Conv2dOp(conv.input, w_const.result, b_const.result, op.result.type,
-                            strides=prm["strides"], pads=prm["pads"], dilations=prm["dilations"],
-                            group=prm["group"])
+        new_conv = conv.with_operands(conv.input, w_const.result, b_const.result, op.result.type)
         new_conv.location = loc
         rewriter.insert([w_const, b_const], InsertPoint.before(op))  # (replace would name them like the result)
         rewriter.replace(op, new_conv)
@@ -225,15 +221,12 @@ class ScaleThroughRelu(RewritePattern):
             a, o = a.astype(np.float64), o.astype(np.float64)
             o_const = make_constant(self.module, (o / a).reshape(bshape), weight_hint(add.location, "shift", "bn"),
                                     add.location)
-            w_op = ConstantReader.constant_op(op.weight)
-            base = w_op.weight.data if w_op is not None and w_op.weight is not None else "conv"
             w_const = make_constant(self.module, w.astype(np.float64) * a.reshape(1, -1, 1, 1),
-                                    weight_hint(op.location, "scaled_weight", base), loc)
+                                    weight_hint(op.location, "scaled_weight",
+                                                ConstantReader.weight_key(op.weight, "conv")), loc)
             shifted = AddOp(u, o_const.result, add.result.type)
             new_relu = ReluOp(shifted.result, relu.result.type)
-            prm = op.params
-            conv = Conv2dOp(new_relu.result, w_const.result, op.bias, op.result.type, strides=prm["strides"],
-                            pads=prm["pads"], dilations=prm["dilations"], group=prm["group"])
+            conv = op.with_operands(new_relu.result, w_const.result, op.bias)
             shifted.location, new_relu.location, conv.location = add.location, relu.location, loc
             rewriter.insert([o_const, shifted, new_relu, w_const], InsertPoint.before(op))
             rewriter.replace(op, conv)

@@ -88,6 +88,13 @@ class ConstantReader:
             return None
         return np.broadcast_to(c.reshape(-1), (channels,))
 
+    @classmethod
+    def weight_key(cls, value: SSAValue, fallback: str) -> str:
+        """The weight-store key of the constant defining `value` (`fallback` when it is
+        inline or not a constant): the `weight_hint` fallback of tensors derived from it."""
+        op = cls.constant_op(value)
+        return op.weight.data if op is not None and op.weight is not None else fallback
+
     def scalar(self, value: SSAValue) -> float | None:
         """The value of a constant whose elements are all equal (None otherwise)."""
         data = self.array(value)

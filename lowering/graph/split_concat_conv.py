@@ -7,12 +7,12 @@ npu-fuse's residual `init`).
 
 Only when: the conv has group 1 and constant weights; its input is the concat along
 dim 1 through elementwise ops used once with per-channel constant operands; the last
-operand depends on an earlier one (or on what an earlier concat joins, within
-`DEPENDENCE_DEPTH` producers), which hold at least as many channels; and a trial plan
-of the unsplit graph (`TRIAL_PASSES` on a copy, default options, unobserved) puts the
-conv in a kernel on one core (with all cores busy, say in a strip group, the split
-only adds the partial sums' traffic). A split's convs are not split again. Assumes
-graph-level IR after npu-bn-fold. No options.
+operand depends on an earlier one (within `DEPENDENCE_DEPTH` producers), which hold at
+least as many channels (all matched on the unsplit graph); and a trial plan of it
+(`TRIAL_PASSES` on a copy, default options, unobserved) puts the conv in a kernel on
+one core (with all cores busy, say in a strip group, the split only adds the partial
+sums' traffic). A split's convs are not split again. Assumes graph-level IR after
+npu-bn-fold. No options.
 
 Algorithm
 ---------
@@ -79,20 +79,6 @@ def depends_on(v: SSAValue, targets: set[SSAValue], depth: int = DEPENDENCE_DEPT
     return any(x in targets for x in frontier)
 
 
-def parts_of(values: list[SSAValue]) -> set[SSAValue]:
-    """`values` and, through concats (an earlier split's conv reads their parts, not
-    the concat), the values they join."""
-    out: set[SSAValue] = set()
-    todo = list(values)
-    while todo:
-        v = todo.pop()
-        if v not in out:
-            out.add(v)
-            if isinstance(v.owner, ConcatOp):
-                todo.extend(v.owner.inputs)
-    return out
-
-
 @dataclass
 class Chain:
     """The elementwise ops between the concat and the conv, conv side last, with the
@@ -104,15 +90,25 @@ class Chain:
     data: list[int]
 
 
-class SplitConcatConv(RewritePattern):
-    """conv(P(concat(a..., b))) -> add(conv(P_b(b)), conv(P_a(concat(a...)))) (see the
-    module docstring for the conditions)."""
+@dataclass
+class Match:
+    """A conv that can split: its concat, the elementwise chain between them, the
+    concat's earlier operands and its last, and the conv's weights."""
 
-    def __init__(self, module: ModuleOp, constants: ConstantReader, one_core: set[Operation] | None):
+    cat: ConcatOp
+    chain: Chain
+    early: list[SSAValue]
+    last: SSAValue
+    w: np.ndarray
+
+
+class SplitConcatConv(RewritePattern):
+    """conv(P(concat(a..., b))) -> add(conv(P_b(b)), conv(P_a(concat(a...)))) for the
+    convs of `todo`, matched (`match`) on the unsplit graph (see the module docstring)."""
+
+    def __init__(self, module: ModuleOp, constants: ConstantReader, todo: dict[Conv2dOp, Match] | None = None):
         self.module, self.constants = module, constants
-        self.one_core = one_core  # the convs the trial plan ran on one core; None: a dry run
-        self.candidates: list[Conv2dOp] = []
-        self.parts: set[Operation] = set()  # (the convs a split made: never split again)
+        self.todo = todo or {}  # the convs to split and their matches (the split's own convs are not in it)
 
     def chain(self, conv: Conv2dOp, channels: int) -> tuple[ConcatOp, Chain] | None:
         """The concat under the conv's elementwise chain, and the chain."""
@@ -144,28 +140,30 @@ class SplitConcatConv(RewritePattern):
             v = op.operands[data]
         return v.owner, Chain(ops[::-1], consts[::-1], at[::-1])
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
+    def match(self, op: Conv2dOp) -> Match | None:
+        """The split `op` admits by its structure (the conditions of the module docstring
+        but the trial's), else None."""
         x = shape_of(op.input)
-        if op in self.parts or len(x) != 4 or op.params["group"] != 1 or ConstantReader.constant_op(op.weight) is None:
-            return
+        if len(x) != 4 or op.params["group"] != 1 or ConstantReader.constant_op(op.weight) is None:
+            return None
         found = self.chain(op, x[1])
         if found is None:
-            return
+            return None
         cat, chain = found
         if attr_int(dict(cat.attributes), "axis", 0) % 4 != 1 or len(cat.inputs) < 2:
-            return
+            return None
         *early, last = list(cat.inputs)
         cb = shape_of(last)[1]
-        if x[1] - cb < cb or not depends_on(last, parts_of(early)):
-            return
+        if x[1] - cb < cb or not depends_on(last, set(early)):
+            return None
         w = self.constants.array(op.weight)
-        if w is None:
-            return
-        if self.one_core is None:  # (a dry run: the convs that could split)
-            self.candidates.append(op)
-        elif op in self.one_core:
-            self.split(op, cat, chain, early, last, w, rewriter)
+        return Match(cat, chain, early, last, w) if w is not None else None
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
+        m = self.todo.pop(op, None)
+        if m is not None:
+            self.split(op, m, rewriter)
 
     def part(self, op: Conv2dOp, src: SSAValue, chain: Chain, w: np.ndarray, lo: int, hi: int,
              bias: SSAValue | None, new: list[Operation]) -> SSAValue:
@@ -184,20 +182,15 @@ class SplitConcatConv(RewritePattern):
             step.location = o.location
             new.append(step)
             v = step.results[0]
-        w_op = ConstantReader.constant_op(op.weight)
-        base = w_op.weight.data if w_op is not None and w_op.weight is not None else "conv"
-        wk = make_constant(self.module, np.ascontiguousarray(w[:, lo:hi]), weight_hint(op.location, "part", base),
-                           op.location)
-        prm = op.params
-        conv = Conv2dOp(v, wk.result, bias, op.result.type, strides=prm["strides"], pads=prm["pads"],
-                        dilations=prm["dilations"], group=1)
+        wk = make_constant(self.module, np.ascontiguousarray(w[:, lo:hi]),
+                           weight_hint(op.location, "part", ConstantReader.weight_key(op.weight, "conv")), op.location)
+        conv = op.with_operands(v, wk.result, bias)
         conv.location = op.location
         new += [wk, conv]
-        self.parts.add(conv)
         return conv.result
 
-    def split(self, op: Conv2dOp, cat: ConcatOp, chain: Chain, early: list[SSAValue], last: SSAValue,
-              w: np.ndarray, rewriter: PatternRewriter) -> None:
+    def split(self, op: Conv2dOp, m: Match, rewriter: PatternRewriter) -> None:
+        cat, chain, early, last, w = m.cat, m.chain, m.early, m.last, m.w
         new: list[Operation] = []
         ca = sum(shape_of(v)[1] for v in early)
         a = early[0]
@@ -226,15 +219,13 @@ class SplitConcatConvPass(ModulePass):
     name = "npu-split-concat-conv"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        constants = ConstantReader(op, self.name)
-        dry = SplitConcatConv(op, constants, None)
-        for conv in [o for o in op.walk() if isinstance(o, Conv2dOp)]:
-            dry.match_and_rewrite(conv, PatternRewriter(conv))
-        if not dry.candidates:
+        pattern = SplitConcatConv(op, ConstantReader(op, self.name))
+        convs = [o for o in op.walk() if isinstance(o, Conv2dOp)]
+        found = {c: m for c in convs if (m := pattern.match(c)) is not None}  # (on the unsplit graph)
+        if not found:
             return
-        convs: list[Operation] = [o for o in op.walk() if isinstance(o, Conv2dOp)]
-        one_core = {convs[i] for i in one_core_convs(ctx, op)}
-        PatternWalker(GreedyRewritePatternApplier([SplitConcatConv(op, constants, one_core)])).rewrite_module(op)
+        pattern.todo = {convs[i]: found[convs[i]] for i in one_core_convs(ctx, op) if convs[i] in found}
+        PatternWalker(GreedyRewritePatternApplier([pattern])).rewrite_module(op)
 
 
 TRIAL_MARK = "npu-split-concat-conv trial conv "
