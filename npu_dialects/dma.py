@@ -9,7 +9,9 @@ Boundary rules, which tiles at the edge of a tensor rely on:
   then the elements outside read as `pad_value` (zero padding of conv halos,
   -inf for max-pool, zero for the K remainder of a matmul);
 - a destination window that leaves `dst` is an error unless `clip` is set:
-  then the elements outside are dropped (partial output tiles).
+  then the elements outside are dropped (partial output tiles);
+- with `src_clip` a source window may leave `src`, and the destination keeps its
+  elements outside it (two copies fill one tile: a KV block across the seam).
 Bytes moved, and so DMA time, count only the elements inside both buffers.
 """
 
@@ -112,6 +114,7 @@ class CopyOp(IRDLOperation):
     sizes = attr_def(DenseArrayBase)
     pad_value = opt_attr_def(FloatAttr)
     clip = opt_attr_def(UnitAttr)
+    src_clip = opt_attr_def(UnitAttr)
     token = result_def(TokenType)
     irdl_options = (AttrSizedOperandSegments(as_property=False),)
     traits = traits_def(CopyCanonicalization())  # (no memory-effect trait: a copy's effects are unknown to DCE)
@@ -120,12 +123,14 @@ class CopyOp(IRDLOperation):
 
     def __init__(self, src: SSAValue, src_offsets: Sequence[SSAValue], dst: SSAValue,
                  dst_offsets: Sequence[SSAValue], sizes: Sequence[int], *,
-                 pad_value: float | None = None, clip: bool = False):
+                 pad_value: float | None = None, clip: bool = False, src_clip: bool = False):
         attrs: dict[str, Attribute] = {"sizes": int_array(sizes)}
         if pad_value is not None:
             attrs["pad_value"] = FloatAttr(pad_value, f32)
         if clip:
             attrs["clip"] = UnitAttr()
+        if src_clip:
+            attrs["src_clip"] = UnitAttr()
         super().__init__(operands=[src, dst, list(src_offsets), list(dst_offsets)],
                          result_types=[TokenType()], attributes=attrs)
 
@@ -149,7 +154,10 @@ class CopyOp(IRDLOperation):
         if memory_space(dt) == "sram" and any(s > d for s, d in zip(self.window, dt.get_shape())):
             raise VerifyException(f"'npu_dma.copy': window {list(self.window)} does not fit the SRAM "
                                   f"buffer {list(dt.get_shape())}")
-        if self.pad_value is None:
+        if self.src_clip is not None and self.pad_value is not None:
+            raise VerifyException("'npu_dma.copy': src_clip leaves the destination outside the source as it is, "
+                                  "so it cannot also pad it (pad_value)")
+        if self.pad_value is None and self.src_clip is None:
             self.verify_inside("source", st, self.src_offsets, "the copy has no pad_value")
         if self.clip is None:
             self.verify_inside("destination", dt, self.dst_offsets, "the copy is not clip")

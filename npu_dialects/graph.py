@@ -1366,6 +1366,12 @@ class AttentionOp(StructuredOp):
         masks = [] if mask is None else [mask] if isinstance(mask, SSAValue) else list(mask)
         super().__init__(operands=[q, kt, v, masks], result_types=[result_type], attributes=attrs)
 
+    def key_axes(self) -> tuple[int, int]:
+        """Where the keys run in kt (or k, `key_rows`) and in v, as negative axes: kt's last
+        dim, k's rows, v's rows; a [B, S, H, D] tensor's rows are dim -3."""
+        sw = self.swapped(dict(self.attributes))
+        return (-3 if 1 in sw else -2) if self.key_rows else -1, -3 if 2 in sw else -2
+
     @classmethod
     def head_axis(cls, attrs: dict[str, Attribute], i: int) -> int:
         """Where operand i (0 q, 1 k, 2 v) keeps its heads: -2 in [B, S, H, D], else -3."""

@@ -534,6 +534,31 @@ class WindowOp(IRDLOperation):
         if self.view is not None:
             printer.print_string(f" view [{', '.join(map(str, ints(self.view, ())))}]")
 
+    def print_value_window(self, printer: Printer, value: SSAValue, between: str = "") -> None:
+        """` %value{between}(...)[...] sizes [...] {attrs} : type` (store and tee)."""
+        printer.print_string(" ")
+        printer.print_operand(value)
+        printer.print_string(between)
+        self.print_window(printer)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(value.type)
+
+    @classmethod
+    def parse_value_window(cls, parser: Parser, keyword: str | None = None
+                           ) -> tuple[SSAValue, int | None, list[SSAValue], dict[str, Attribute], dict[str, Attribute]]:
+        """What `print_value_window` prints, `keyword N` after the value when given:
+        (value, N, indices, window properties, attributes)."""
+        val = parser.parse_unresolved_operand()
+        n = None
+        if keyword is not None:
+            parser.parse_keyword(keyword)
+            n = parser.parse_integer()
+        indices, props = cls.parse_window(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        return parser.resolve_operand(val, parser.parse_type()), n, indices, props, attrs
+
     @staticmethod
     def parse_window(parser: Parser) -> tuple[list[SSAValue], dict[str, Attribute]]:
         """Parse what `print_window` prints (without `view`): (indices, properties)."""
@@ -727,20 +752,11 @@ class StoreOp(WindowOp):
     traits = traits_def(IsTerminator())
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.value)
-        self.print_window(printer)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.value.type)
+        self.print_value_window(printer, self.value)
 
     @classmethod
     def parse(cls, parser: Parser) -> StoreOp:
-        val = parser.parse_unresolved_operand()
-        indices, props = cls.parse_window(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        value = parser.resolve_operand(val, parser.parse_type())
+        value, _, indices, props, attrs = cls.parse_value_window(parser)
         view = ints(props["view"], ()) if "view" in props else None
         op = cls(value, indices, view, ints(props["coefs"], ()), ints(props["consts"], ()), ints(props["sizes"], ()))
         op.attributes.update(attrs)
@@ -772,13 +788,72 @@ class StoreOp(WindowOp):
 
 
 @irdl_op_definition
+class TeeOp(WindowOp):
+    """`npu_tile.tee %tile into 1 (%i, %t)[...] sizes [...]`: a tile the step has in SRAM
+    (loaded, or computed from loads before the reduce) written, every step, to its
+    window of the loop's result `into` (clipped at the tensor's edge). A fused
+    KV-cache append: the key blocks an attention loads from the cache and the new
+    rows also go out as the `present` tensor, so the cache is read once."""
+
+    name = "npu_tile.tee"
+    value = operand_def(TensorType)
+    into = prop_def(IntegerAttr)
+
+    def print(self, printer: Printer) -> None:
+        self.print_value_window(printer, self.value, f" into {self.into.value.data} ")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TeeOp:
+        value, into, indices, props, attrs = cls.parse_value_window(parser, "into")
+        assert into is not None  # (parsed after the keyword)
+        if "view" not in props:
+            parser.raise_error("'npu_tile.tee' needs `view [...]`: the shape of the result it writes")
+        op = cls(value, into, indices, ints(props["view"], ()), ints(props["coefs"], ()), ints(props["consts"], ()),
+                 ints(props["sizes"], ()))
+        op.attributes.update(attrs)
+        return op
+
+    def __init__(self, value: SSAValue, into: int, indices: Sequence[SSAValue], view: Sequence[int],
+                 coefs: Sequence[int], consts: Sequence[int], sizes: Sequence[int]):
+        """`view`: the shape the result is written as (always given: the tee names its
+        result by index, and its clones in `npu-bufferize`'s steps have no loop)."""
+        props: dict[str, Attribute] = {"into": IntegerAttr(into, i64), "view": int_array(view),
+                                       "coefs": int_array(coefs), "consts": int_array(consts),
+                                       "sizes": int_array(sizes)}
+        super().__init__(operands=[value, list(indices)], properties=props)
+
+    def target(self) -> Attribute | None:
+        """The type of the loop result the tee writes (None when there is no such result)."""
+        loop = self.parent_op()
+        i = self.into.value.data
+        return loop.outs[i].type if isinstance(loop, LoopOp) and 1 <= i < len(loop.outs) else None
+
+    def whole_shape(self) -> tuple[int, ...]:
+        t = self.target()
+        return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+
+    def verify_(self) -> None:
+        loop, target = self.parent_op(), self.target()
+        if not isinstance(loop, LoopOp) or target is None:
+            raise VerifyException(f"'npu_tile.tee' writes result {self.into.value.data} of its 'npu_tile.loop', "
+                                  "which has no such result (the first is the store's)")
+        reduce = next((o for o in loop.body.block.ops if isinstance(o, ReduceOp)), None)
+        ops = list(loop.body.block.ops)
+        if reduce is not None and ops.index(self) > ops.index(reduce):
+            raise VerifyException("'npu_tile.tee' must come before the loop's 'npu_tile.reduce' (it runs every step)")
+        self.verify_window(target, self.value.type)
+        self.verify_starts(": every step writes something")
+
+
+@irdl_op_definition
 class LoopOp(LoopNest, IRDLOperation):
     """A kernel's tile loop nest: the body runs once per tile, its block arguments the
     tile index along each loop (`loops`, outermost first; `tile` elements per tile,
     `grid` tiles). The last `reductions` loops are reduction loops, innermost: the
     anchor's partial results are summed over them (`npu_tile.reduce`). With
     `double_buffer` the next tile's loads are issued while a tile computes. The
-    result is the tensor the body's `npu_tile.store` assembles."""
+    first result is the tensor the body's `npu_tile.store` assembles; any further
+    result i is the one its `npu_tile.tee ... into i` writes, a window every step."""
 
     name = "npu_tile.loop"
     loops = prop_def(ArrayAttr[StringAttr])
@@ -786,18 +861,25 @@ class LoopOp(LoopNest, IRDLOperation):
     grid = prop_def(DenseArrayBase)
     reductions = prop_def(IntegerAttr)
     double_buffer = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
+    outs = var_result_def(TensorType)
     body = region_def("single_block")
-    assembly_format = "attr-dict `->` type($result) $body"
+    assembly_format = "attr-dict `->` type($outs) $body"
     irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, loops: Sequence[str], tile: Sequence[int], grid: Sequence[int], reductions: int,
-                 double_buffer: bool, result_type: Attribute, body: Region):
+                 double_buffer: bool, result_types: Attribute | Sequence[Attribute], body: Region):
+        """`result_types`: the stored result's type, then one per `npu_tile.tee` target."""
         props: dict[str, Attribute] = {"loops": loop_names_attr(loops), "tile": int_array(tile),
                                        "grid": int_array(grid), "reductions": IntegerAttr(reductions, i64)}
         if double_buffer:
             props["double_buffer"] = UnitAttr()
-        super().__init__(properties=props, result_types=[result_type], regions=[body])
+        types = [result_types] if isinstance(result_types, Attribute) else list(result_types)
+        super().__init__(properties=props, result_types=[types], regions=[body])
+
+    @property
+    def result(self) -> SSAValue:
+        """The result `npu_tile.store` assembles."""
+        return self.outs[0]
 
     def verify_(self) -> None:
         self.verify_loop_names("'npu_tile.loop'")
@@ -813,6 +895,12 @@ class LoopOp(LoopNest, IRDLOperation):
             raise VerifyException("'npu_tile.loop': the body must end in 'npu_tile.store'")
         if sum(isinstance(o, ReduceOp) for o in block.ops) != 1:
             raise VerifyException("'npu_tile.loop': the body must hold exactly one 'npu_tile.reduce'")
+        if not self.outs:
+            raise VerifyException("'npu_tile.loop' needs a result")
+        tees = [o.into.value.data for o in block.ops if isinstance(o, TeeOp)]
+        if sorted(tees) != list(range(1, len(self.outs))):
+            raise VerifyException(f"'npu_tile.loop': its {len(self.outs) - 1} results after the first need one "
+                                  f"'npu_tile.tee' each, got tees into {sorted(tees)}")
         self.verify_positive("'npu_tile.loop'")
         self.verify_kernel()
 
@@ -909,5 +997,6 @@ class LineBufferOp(IRDLOperation):
             raise VerifyException("'npu_tile.line_buffer' must be in an 'npu_tile.strip_loop'")
 
 
-NpuTile = Dialect("npu_tile", [KernelOp, TileYieldOp, LoopOp, LoadOp, ReduceOp, StoreOp, StripLoopOp, LineBufferOp],
+NpuTile = Dialect("npu_tile", [KernelOp, TileYieldOp, LoopOp, LoadOp, ReduceOp, StoreOp, TeeOp, StripLoopOp,
+                              LineBufferOp],
                   [KernelKindAttr, StripPlanAttr, GroupPlanAttr])

@@ -32,7 +32,7 @@ from npu_dialects.graph import ints
 from npu_dialects.locs import node_names
 from npu_dialects.task import SramOp, TaskOp, ViewOp
 from sim.errors import SimError
-from sim.memory import Buf, Region, plan_copy
+from sim.memory import SRC_CLIP, Buf, Region, plan_copy
 from sim.sanitizer import Values
 
 REQ_COMPUTE = 0
@@ -464,6 +464,8 @@ class _TaskCompiler:
         pad = op.pad_value.value.data if op.pad_value is not None else None
         clip = op.clip is not None
         check = self.check_bounds
+        if op.src_clip is not None:
+            pad = SRC_CLIP
         tok = self.slot(op.token)
         src_t, dst_t = op.src.type, op.dst.type
         assert isinstance(src_t, MemRefType) and isinstance(dst_t, MemRefType)

@@ -205,8 +205,13 @@ def _byte_range(buf: Buf, sl: tuple[slice, ...]) -> tuple[int, int]:
     return buf.off + first, buf.off + last + 4
 
 
+SRC_CLIP = "src_clip"
+"""`plan_copy`'s `pad` for an `npu_dma.copy` with `src_clip`: the source window may leave
+the source, and the destination elements outside it keep their contents (no fill)."""
+
+
 def plan_copy(info, src: Buf, dst: Buf, src_offs: tuple[int, ...], dst_offs: tuple[int, ...],
-              sizes: tuple[int, ...], pad: float | None, clip: bool,
+              sizes: tuple[int, ...], pad: float | str | None, clip: bool,
               check_bounds: bool) -> CopyPlan | str:
     """Resolve a copy window; returns the plan, or an error message (one line,
     without the task/op prefix) when the window leaves a buffer it may not leave."""
@@ -236,9 +241,9 @@ def plan_copy(info, src: Buf, dst: Buf, src_offs: tuple[int, ...], dst_offs: tup
         fill.append(slice(do + d_lo, do + d_hi))
     nbytes = 0 if empty else prod(s.stop - s.start for s in dst_sl) * 4
     fill_sl = None
-    if need_fill and all(s.stop > s.start for s in fill):
+    if need_fill and pad != SRC_CLIP and all(s.stop > s.start for s in fill):
         fill_sl = tuple(fill)
-    padv = 0.0 if pad is None else pad
+    padv = float(pad) if isinstance(pad, (int, float)) else 0.0
     src_t, dst_t = tuple(src_sl), tuple(dst_sl)
     sram_read = _byte_range(src, src_t) if nbytes and src.region.space == SRAM else None
     written = fill_sl if fill_sl is not None else (dst_t if nbytes else None)

@@ -18,6 +18,7 @@ from lowering.importer.onnx_import import import_model
 from lowering.pipeline import compile_module
 from npu_dialects.arch import parse_arch_spec
 from npu_dialects.compute import ApplyOp
+from npu_dialects.dma import CopyOp
 from npu_dialects.task import TaskOp
 from npu_dialects.weights import weights_of
 from runtime.run import run
@@ -98,6 +99,32 @@ def test_attention_over_key_blocks_matches_onnxruntime(name: str) -> None:
     assert any(op.accumulate is not None for op in attention)
     inputs = block_inputs(model)
     res = run(module, weights_of(module), inputs, arch)
+    for k, ref in onnxruntime_outputs(model, inputs).items():
+        np.testing.assert_allclose(res.outputs[k], ref, rtol=1e-3, atol=1e-4 * float(np.abs(ref).max()), err_msg=k)
+
+
+@pytest.mark.parametrize("fuse_disable", [(), ("kv-append",)])
+def test_decode_reads_the_cache_once(fuse_disable: tuple[str, ...]) -> None:
+    """npu-fuse's `kv-append`: the decode attention reads each key block of the cache
+    (plus, at the last block, the new row landed in the same slot: `src_clip` copies)
+    and writes it to present_key / present_value as it goes (`npu_tile.tee`), so no
+    task is named after the Concats and the cache crosses DRAM twice, once in and once
+    out, not three times (the concats read and write it, the attention reads it again).
+    Switched off, the concat tasks are back. The outputs match onnxruntime either way."""
+    model, arch = gpt2_block(past=255, batch=2, **SMALL), parse_arch_spec("default,sram_bytes=16384")
+    module, weights = import_model(model, arch)
+    compile_module(module, arch, weights, fuse_disable=fuse_disable)
+    kernels = {op.kernel.data for op in module.walk() if isinstance(op, TaskOp)}
+    clipped = [op for op in module.walk() if isinstance(op, CopyOp) and op.src_clip is not None]
+    assert bool([k for k in kernels if "/Concat" in k and "MatMul" not in k]) == bool(fuse_disable), sorted(kernels)
+    assert bool(clipped) != bool(fuse_disable)
+    inputs = block_inputs(model)
+    res = run(module, weights_of(module), inputs, arch)
+    cache = sum(inputs[n].nbytes for n in ("past_key", "past_value"))
+    assert res.sim is not None
+    weights = sum(np.asarray(w).nbytes for w in weights_of(module).values())
+    moved = res.sim.dram_bytes_read + res.sim.dram_bytes_written - weights  # (the cache, the activations)
+    assert (moved < 2.5 * cache) != bool(fuse_disable), (moved, cache)
     for k, ref in onnxruntime_outputs(model, inputs).items():
         np.testing.assert_allclose(res.outputs[k], ref, rtol=1e-3, atol=1e-4 * float(np.abs(ref).max()), err_msg=k)
 

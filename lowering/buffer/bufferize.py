@@ -351,8 +351,9 @@ class FuncBuilder:
                 tiles = 1
             else:
                 ks = loop_shape(k)
-                out = self.output_buffer(res, k, in_place_source(ks, ins))
-                block = self.tiled_task(k, ins, out)
+                outs = [self.output_buffer(res, k, in_place_source(ks, ins) if len(k.outs) == 1 else None),
+                        *(self.output_buffer(r, k) for r in k.outs[1:])]
+                block = self.tiled_task(k, ins, outs)
                 tiles = ks.parallel_tiles
         except TilingError as e:
             raise CompileError(self.pass_name, f"kernel '{k.kernel.data}': {e}", k) from None
@@ -396,7 +397,7 @@ class FuncBuilder:
         lower_strip_loop(bufs, region)
         return region.detach_block(block)
 
-    def tiled_task(self, k: KernelOp, ins: list[SSAValue], out: SSAValue) -> Block:
+    def tiled_task(self, k: KernelOp, ins: list[SSAValue], outs: list[SSAValue]) -> Block:
         """The body of a tiled kernel's task: its `npu_tile.loop` on the DRAM buffers'
         tensors, lowered by the patterns of `tile_loop_patterns.py`."""
         loop = loop_of(k)
@@ -405,7 +406,7 @@ class FuncBuilder:
         em = Emitter(block, block, {}, k.location)
         vmap: dict[SSAValue, SSAValue] = {a: em.add(ToTensorOp(b)).results[0] for a, b in zip(k.body.block.args, ins)}
         loop = loop.clone(vmap)
-        bufs = assign_buffers(loop, em, self.arch, out, self.view)
+        bufs = assign_buffers(loop, em, self.arch, outs, self.view)
         em.add(loop)
         region = Region(block)
         lower_tile_loop(bufs, region)

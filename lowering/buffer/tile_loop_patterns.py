@@ -70,9 +70,9 @@ from lowering.tile.tile_search import TilingError, align_up
 from npu_dialects.arch import Arch
 from npu_dialects.compute import MaterializeOp, ToTensorOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
-from npu_dialects.graph import GraphOp, StructuredOp
+from npu_dialects.graph import AddOp, GraphOp, StructuredOp
 from npu_dialects.task import SramOp
-from npu_dialects.tile import LoadOp, LoopOp, ReduceOp, StoreOp, WindowOp
+from npu_dialects.tile import LoadOp, LoopOp, ReduceOp, StoreOp, TeeOp, WindowOp
 
 INDEX = IndexType()
 
@@ -168,7 +168,8 @@ class TileBuffers:
     """The SRAM buffers of one tiled kernel's task, and what the patterns record."""
 
     loop: LoopOp
-    out: SSAValue  # the kernel's output (DRAM)
+    outs: list[SSAValue]  # the kernel's outputs (DRAM): the store's, then the tees'
+
     view: Callable[[SSAValue, tuple[int, ...]], SSAValue]  # a DRAM buffer viewed with a shape
     em: Emitter  # the task block's
     steps_per_tile: int  # R: reduction steps per output tile
@@ -183,10 +184,17 @@ class TileBuffers:
     hoisted_clones: set[Operation] = field(default_factory=set)  # the hoisted loads, cloned before the steps
     per_tile: list[Operation] = field(default_factory=list)  # the loads of `loop` loaded at r == 0 (R > 1)
     first_step: scf.IfOp | None = None  # the step body's `scf.if` issuing (and awaiting) the per-tile loads
+    seams: dict[Operation, tuple[LoadOp, LoadOp]] = field(default_factory=dict)  # `seam_pairs` of `loop`
+    clipped: set[Operation] = field(default_factory=set)  # cloned loads copied with `src_clip` (a seam's parts)
 
     @property
     def double_buffered(self) -> bool:
         return len(self.slots) == 2
+
+    @property
+    def out(self) -> SSAValue:
+        """The output the store writes."""
+        return self.outs[0]
 
 
 def loop_parts(loop: LoopOp) -> tuple[list[LoadOp], list[Operation], ReduceOp, list[LoadOp], list[Operation],
@@ -225,7 +233,37 @@ def stays_per_tile(loop: LoopOp, ld: LoadOp) -> bool:
     return prod(grid[j] for j in red) > 1 and all(grid[j] == 1 for ts in ld.window()[1] for j, _ in ts if j in red)
 
 
-def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
+def seam_pairs(loop: LoopOp) -> dict[Operation, tuple[LoadOp, LoadOp]]:
+    """add -> (block, seam): the adds before the reduce of two zero-padded loads whose
+    windows are one block of their sources' concatenation along a dim d (a KV-cache
+    append, `AppendAttentionAnchor`): the seam's window is the block's, shifted by the
+    block source's extent along d, and the block never leaves the concatenation. The
+    sum is then the two copies' in-bounds parts landed in one slot (`src_clip`), the
+    seam's only at the steps whose block reaches it."""
+    pre, pre_ops, *_ = loop_parts(loop)
+    out: dict[Operation, tuple[LoadOp, LoadOp]] = {}
+    for op in pre_ops:
+        if not isinstance(op, AddOp):
+            continue
+        a, b = (o.owner for o in op.operands)
+        if not (isinstance(a, LoadOp) and isinstance(b, LoadOp) and a in pre and b in pre and a is not b):
+            continue
+        if a.pad_value is None or b.pad_value is None or a.pad_value.value.data or b.pad_value.value.data:
+            continue
+        (va, ta, ca, sa), (vb, tb, cb, sb) = a.window(), b.window()
+        diff = [d for d in range(len(va)) if va[d] != vb[d] or ca[d] != cb[d]]
+        if ta != tb or sa != sb or len(va) != len(vb) or len(diff) != 1 or cb[diff[0]] != ca[diff[0]] - va[diff[0]]:
+            continue
+        d = diff[0]
+        starts = a.start_ranges()
+        if starts is None or any(lo < 0 or hi + sa[e] > va[e] + (vb[e] if e == d else 0)
+                                 for e, (lo, hi) in enumerate(starts)):
+            continue
+        out[op] = (a, b)
+    return out
+
+
+def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
                    view: Callable[[SSAValue, tuple[int, ...]], SSAValue]) -> TileBuffers:
     """Allocate the task's SRAM buffers (`npu_task.sram` ops added by `em`); TilingError
     when they exceed `sram_bytes`."""
@@ -234,7 +272,9 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
         raise TilingError("a tile loop with more than one reduction loop is not supported")
     steps = prod(loop.trip_counts[len(loop.trip_counts) - nred:])
     pre, pre_ops, reduce, post, _, store = loop_parts(loop)
-    every = pre + (post if steps == 1 else [])
+    seams = seam_pairs(loop)
+    seam_loads = {b for _, b in seams.values()}
+    every = [ld for ld in pre + (post if steps == 1 else []) if ld not in seam_loads]
     # (a conv prologue - ops before the anchor - rewrites its input tile, the first load, in place every step)
     prologue = any(o is not reduce.operands[0].owner for o in pre_ops)
     hoisted: list[Operation] = [ld for ld in every if stays_put(loop, ld) and not (prologue and ld is pre[0])]
@@ -264,8 +304,9 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, out: SSAValue,
         raise TilingError(f"tile buffers need {offset} bytes of SRAM, more than sram_bytes={arch.sram_bytes}")
     slot_of: dict[Operation, SSAValue] = {**dict(zip(piped, slots[0])), **dict(zip(post if steps > 1 else [], once)),
                                           **dict(zip(own, kept)), **({init: acc} if init is not None else {})}
-    return TileBuffers(loop, out, view, em, steps, slots, once, hoisted, acc, store.view_shape(), slot_of,
-                       per_tile=per_tile)
+    slot_of.update({b: slot_of[a] for a, b in seams.values()})  # (a seam lands in its block's slot)
+    return TileBuffers(loop, outs, view, em, steps, slots, once, hoisted, acc, store.view_shape(), slot_of,
+                       per_tile=per_tile, seams=seams)
 
 
 # --------------------------------------------------------------------------------------
@@ -309,7 +350,26 @@ class TileLoopToSteps(RewritePattern):
                 self.bufs.dest[new] = self.bufs.slot_of[op]
                 if op in self.bufs.hoisted:
                     self.bufs.hoisted_clones.add(new)
+                if any(op in pair for pair in self.bufs.seams.values()):
+                    self.bufs.clipped.add(new)
         return new.results[0] if new is not None and new.results else None
+
+    def land_seam(self, em: Emitter, add: Operation, vmap: dict[SSAValue, SSAValue]) -> None:
+        """A seam pair's sum (`seam_pairs`): the block's tile, with the seam's part landed
+        in its slot (a copy awaited in an `scf.if`) at the steps its window reaches into
+        its source along the seam's dim."""
+        block, seam = self.bufs.seams[add]
+        inside = Block()
+        self.clone_into(em.nested(inside), [seam], vmap)
+        clone = inside.first_op
+        assert isinstance(clone, LoadOp)
+        d = next(d for d, (x, y) in enumerate(zip(block.window()[2], seam.window()[2])) if x != y)
+        start, size, extent = em.offsets(clone)[d], seam.window()[3][d], seam.view_shape()[d]
+        reach = em.add(arith.CmpiOp(start, em.const(extent), "slt")).results[0]
+        ends = em.add(arith.CmpiOp(em.add_i(start, em.const(size)), em.const(0), "sgt")).results[0]
+        inside.add_op(scf.YieldOp())
+        em.add(scf.IfOp(em.add(arith.AndIOp(reach, ends)).results[0], [], Region(inside)))
+        vmap[add.results[0]] = vmap[block.results[0]]
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         b = self.bufs
@@ -329,7 +389,8 @@ class TileLoopToSteps(RewritePattern):
             assert tile is not None  # (a load has its tile)
             vmap[ld.results[0]] = tile
         pre, pre_ops, reduce, post, post_ops, store = loop_parts(op)
-        every = [o for o in pre + (post if b.steps_per_tile == 1 else []) if o not in b.hoisted + b.per_tile]
+        seam_loads = [sb for _, sb in b.seams.values()]
+        every = [o for o in pre + (post if b.steps_per_tile == 1 else []) if o not in b.hoisted + b.per_tile + seam_loads]
         every.sort(key=tile_bytes)  # (issued smallest first: a channel frees soonest for the rest)
         self.clone_into(be, every, vmap)
         if b.per_tile:  # loaded at an output tile's first reduction step; read from their slots
@@ -339,7 +400,11 @@ class TileLoopToSteps(RewritePattern):
             b.first_step = scf.IfOp(be.eq_c(idx[-1], 0), [], Region(first_step))
             be.add(b.first_step)
             vmap.update({ld.results[0]: be.add(ToTensorOp(b.slot_of[ld])).results[0] for ld in b.per_tile})
-        self.clone_into(be, pre_ops, vmap)
+        for o in pre_ops:
+            if o in b.seams:
+                self.land_seam(be, o, vmap)
+            else:
+                self.clone_into(be, [o], vmap)
         anchor = vmap[reduce.operands[0]]
         if b.steps_per_tile == 1:
             be.add(MaterializeOp(anchor, b.acc))
@@ -394,8 +459,11 @@ class LoadToCopy(RewritePattern):
         em = b.em.at(op)
         src = b.view(op.source.owner.buffer, op.view_shape())
         sizes = list(op.window()[3])
-        pad = op.pad_value.value.data if op.pad_value is not None else 0.0
-        copy = em.add(CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, pad_value=pad))
+        if op in b.clipped:  # (a seam pair's part: the other part fills the rest of the slot)
+            copy = em.add(CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, src_clip=True))
+        else:
+            pad = op.pad_value.value.data if op.pad_value is not None else 0.0
+            copy = em.add(CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, pad_value=pad))
         if op in b.hoisted_clones and b.steps is not None:  # (awaited in the steps: the first one's loads overlap it)
             body = b.steps.body.block
             first = next(o for o in body.ops if not isinstance(o, (LoadOp, CopyOp, WaitOp)) and o.dialect_name() != "arith")
@@ -443,13 +511,42 @@ class StoreToCopy(RewritePattern):
         self.bufs = bufs
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, StoreOp) or not isinstance(owner := op.value.owner, ToTensorOp):
+        if not isinstance(op, StoreOp) or not isinstance(op.value.owner, ToTensorOp):
             return
-        em = self.bufs.em.at(op)
-        dst = self.bufs.view(self.bufs.out, self.bufs.out_view)
-        sizes = list(op.window()[3])
-        copy = em.add(CopyOp(owner.buffer, [em.const(0)] * len(sizes), dst, em.offsets(op), sizes, clip=True))
-        em.add(WaitOp(copy.results[0]))
+        self.bufs.em.at(op).add(WaitOp(store_copy(self.bufs, op, self.bufs.out, self.bufs.out_view)))
+        rewriter.erase(op)
+
+
+def store_copy(bufs: TileBuffers, op: StoreOp | TeeOp, out: SSAValue, view: tuple[int, ...]) -> SSAValue:
+    """Issue the copy of a store's or tee's tile (a slot) to its window of `out` seen as
+    `view`, clipped at the tensor's edge, where the op is; its token."""
+    em = bufs.em.at(op)
+    owner = op.value.owner
+    assert isinstance(owner, ToTensorOp)  # (the callers matched a tile in a buffer)
+    sizes = list(op.window()[3])
+    copy = em.add(CopyOp(owner.buffer, [em.const(0)] * len(sizes), bufs.view(out, view), em.offsets(op), sizes,
+                         clip=True))
+    return copy.results[0]
+
+
+class TeeToCopy(RewritePattern):
+    """`npu_tile.tee` of a step's tile -> `npu_dma.copy` of its slot to the window of
+    the output it writes (clipped at the tensor's edge), awaited at the end of the
+    step: it runs while the step computes from the same slot (both read it), and is
+    out before the next step loads into its slot set."""
+
+    def __init__(self, bufs: TileBuffers):
+        self.bufs = bufs
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, TeeOp) or not isinstance(op.value.owner, ToTensorOp):
+            return
+        token = store_copy(self.bufs, op, self.bufs.outs[op.into.value.data], op.view_shape())
+        end = op.parent_block()
+        assert end is not None and end.last_op is not None  # (a step body, ending in its scf.yield)
+        wait = WaitOp(token)
+        wait.location = op.location
+        rewriter.insert(wait, InsertPoint.before(end.last_op))
         rewriter.erase(op)
 
 
@@ -546,7 +643,7 @@ class DeadIndexMath(RewritePattern):
 def lower_tile_loop(bufs: TileBuffers, region: Region) -> None:
     """Apply the patterns, stage by stage, to the task body `region` holding `bufs.loop`."""
     stages: list[list[RewritePattern]] = [[TileLoopToSteps(bufs)],
-                                          [LoadToCopy(bufs), StageOnBuffers(bufs), StoreToCopy(bufs)],
+                                          [LoadToCopy(bufs), StageOnBuffers(bufs), StoreToCopy(bufs), TeeToCopy(bufs)],
                                           [PrefetchLoads(bufs)], [DeadIndexMath()]]
     for patterns in stages:
         applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)  # (the slots have no uses yet)

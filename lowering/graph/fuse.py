@@ -10,12 +10,18 @@ Rules (each can be switched off with `npu-fuse{disable=rule,...}`):
 - `eltwise-chain`: a chain of elementwise ops with no cube op in front;
 - `attention`: q @ kt, scaled, masked, softmax, @ v -> one `npu_graph.attention`
   (the scores stay in SRAM; conditions under Algorithm);
-- `layer-group`: consecutive tiled kernels sharing SRAM, formed later by
-  `npu-layer-group`; switching it off here records `npu.fuse_disable` on the module.
+- `kv-append`: attention over a KV cache and its new rows, with the present cache;
+- `layer-group`: kernels sharing SRAM (`npu-layer-group`; off: `npu.fuse_disable`).
 Assumes graph-level IR in `func.func` (kernels' ops left alone; npu-tile checks fit).
 
 Algorithm
 ---------
+`kv-append`: an attention whose k and v are concats of two tensors each along its
+keys, at the same split (a decoder step: the cache, then the new rows) -> one
+kernel of both concats and the attention, returning all three (`FuseKvAppend`);
+npu-tile's `AppendAttentionAnchor` reads the cache once and writes the present as
+it goes.
+
 `attention`: the scale is a scalar multiply or divide, the mask an add or a
 `where(c, s, k)` with constant c and k <= -1e30 (then exactly s + where(c, 0, k), a
 new constant; a constant causal mask, 0 where key j <= query i + o and k elsewhere,
@@ -74,6 +80,7 @@ from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import (
     AddOp,
     AttentionOp,
+    ConcatOp,
     ConstantOp,
     Conv2dOp,
     DivOp,
@@ -89,6 +96,7 @@ from npu_dialects.graph import (
     TransposeOp,
     WhereOp,
     YieldOp,
+    attr_int,
     ints,
     shape_of,
 )
@@ -99,7 +107,7 @@ EPILOGUE_RULES: dict[str, tuple[type[Operation], ...]] = {
     "matmul-epilogue": (GemmOp, MatMulOp),
     "eltwise-chain": (ElementwiseOp,),
 }
-RULES = ("conv-bn", "conv-prologue", *EPILOGUE_RULES, "attention", "layer-group")
+RULES = ("conv-bn", "conv-prologue", *EPILOGUE_RULES, "attention", "kv-append", "layer-group")
 DISABLED_ATTR = "npu.fuse_disable"
 
 
@@ -508,6 +516,53 @@ class FuseAttention(RewritePattern):
                 rewriter.erase(o)
 
 
+class FuseKvAppend(RewritePattern):
+    """The `kv-append` rule: an attention whose k and v are concats of two tensors along
+    its keys with the same split (a decoder step: the KV cache, then the new rows) ->
+    one kernel of the two concats and the attention, returning the attention and both
+    concats (the `present` cache). npu-tile reads each key block from the past and
+    the new rows and writes it to the present as it goes (`AppendAttentionAnchor`), so
+    the cache is read once instead of copied and read again."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, AttentionOp) or isinstance(op.parent_op(), FusedOp):
+            return
+        k, v = (x.owner for x in op.operands[1:3])
+        if not (isinstance(k, ConcatOp) and isinstance(v, ConcatOp)) or k is v or len(k.inputs) != 2 \
+                or len(v.inputs) != 2:
+            return
+        cats: list[Operation] = [k, v]
+        splits = []
+        for c, axis in zip(cats, op.key_axes()):
+            rank = len(shape_of(c.results[0]))
+            if attr_int(dict(c.attributes), "axis", 0) % rank != axis % rank:
+                return
+            splits.append(shape_of(c.operands[0])[axis])
+        if splits[0] != splits[1]:
+            return
+        chain: list[Operation] = [*cats, op]
+        ins = list(dict.fromkeys(o for x in chain for o in x.operands if o.owner not in cats))
+        block = Block(arg_types=[x.type for x in ins])
+        mapping: dict[SSAValue, SSAValue] = dict(zip(ins, block.args))
+        for x in chain:
+            clone = x.clone(value_mapper=mapping)
+            block.add_op(clone)
+            mapping[x.results[0]] = clone.results[0]
+        outs = [op.results[0], *(c.results[0] for c in cats)]
+        block.add_op(YieldOp(*(mapping[r] for r in outs)))
+        names = [n for x in chain for n in node_names(x)]
+        fused = FusedOp(ins, [r.type for r in outs], Region(block), kernel=names[-1] if names else op.name,
+                        rule="kv-append")
+        fused.location = fused_loc(names)
+        rewriter.insert(fused, InsertPoint.before(op))
+        for old, new in zip(outs, fused.results):
+            rewriter.replace_all_uses_with(old, new)
+        for x in reversed(chain):
+            rewriter.erase(x)
+        remark("npu-fuse", "applied", names, f"kv-append: the attention reads the {splits[0]} cached positions "
+               "and the new ones in one pass and writes the present cache as it reads (no concat copies)")
+
+
 @dataclass(frozen=True)
 class Fuse(ModulePass):
     """Form fused kernels (see the module docstring for the rules).
@@ -532,6 +587,8 @@ class Fuse(ModulePass):
         if "attention" not in self.disable:
             rule = FuseAttention(op, ConstantReader(op, self.name), arch_of(op))
             PatternWalker(rule, apply_recursively=False).rewrite_module(op)
+        if "kv-append" not in self.disable:
+            PatternWalker(FuseKvAppend(), apply_recursively=False).rewrite_module(op)
         # convs (with prologues) and cube epilogues first, so an elementwise chain never
         # steals a conv's prologue or epilogue
         prologue = "conv-prologue" not in self.disable

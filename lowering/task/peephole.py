@@ -207,7 +207,7 @@ def is_load(op: CopyOp) -> bool:
 def same_window(a: CopyOp, b: CopyOp) -> bool:
     """Copies of the same source window to the same destination position."""
     return (a.src is b.src and a.window == b.window and a.pad_value == b.pad_value and a.clip == b.clip
-            and all(same_index(x, y) for x, y in zip(a.src_offsets, b.src_offsets))
+            and a.src_clip == b.src_clip and all(same_index(x, y) for x, y in zip(a.src_offsets, b.src_offsets))
             and all(same_index(x, y) for x, y in zip(a.dst_offsets, b.dst_offsets)))
 
 
@@ -348,7 +348,7 @@ class MergeAdjacentCopies(RewritePattern):
         first = self.previous_copy(op)
         if first is None or first.src is not op.src or first.dst is not op.dst or may_alias(op.src, op.dst):
             return
-        if first.pad_value != op.pad_value or first.clip != op.clip:
+        if first.pad_value != op.pad_value or first.clip != op.clip or first.src_clip != op.src_clip:
             return
         joined = self.join(first, op) or self.join(op, first)
         if joined is None:
@@ -359,7 +359,8 @@ class MergeAdjacentCopies(RewritePattern):
                 s > d for s, d in zip(sizes, dt.get_shape())):
             return  # (the joined window would not fit the buffer)
         pad = op.pad_value.value.data if op.pad_value is not None else None
-        new = CopyOp(lo.src, lo.src_offsets, lo.dst, lo.dst_offsets, sizes, pad_value=pad, clip=op.clip is not None)
+        new = CopyOp(lo.src, lo.src_offsets, lo.dst, lo.dst_offsets, sizes, pad_value=pad, clip=op.clip is not None,
+                     src_clip=op.src_clip is not None)
         new.location = first.location
         rewriter.replace(op, new)
         rewriter.replace(first, [], new.results)

@@ -8,11 +8,17 @@
   max(DMA, stall + compute) and the last step only its compute (stall: the core
   waits for a free channel while issuing the next step's loads when they
   outnumber `dma_channels`); otherwise their sum;
-- the output tile is stored once per parallel tile, not overlapped; a window
-  staying put over all steps (`KernelShape.is_hoisted`) is loaded once per task,
-  one staying put over a tile's reduction steps (`is_per_tile`) once per output
-  tile, both exposed (so is the start of a sum, `KernelShape.init_window`, loaded
-  into the accumulator at an output tile's first step).
+- the output tile is stored once per parallel tile, not overlapped; the loads that
+  stay put are exposed (see Algorithm).
+
+Algorithm
+---------
+A window staying put over all steps (`KernelShape.is_hoisted`) is loaded once per
+task, one staying put over a tile's reduction steps (`is_per_tile`) once per output
+tile, both exposed (so is the start of a sum, `KernelShape.init_window`, loaded
+into the accumulator at an output tile's first step). A step's tees (`npu_tile.tee`)
+overlap its compute but follow the next step's loads on the channels; a KV append's
+new rows land once per output tile, exposed.
 """
 
 from __future__ import annotations
@@ -121,6 +127,8 @@ class CostTerms:
     compute: int
     out_elements: int
     out_bytes: int
+    tees: tuple[int, ...] = ()
+    seams: tuple[int, ...] = ()
 
 
 def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
@@ -130,7 +138,7 @@ def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
 
         return CostTerms(ks.reduction_tiles, sizes(ks.piped), sizes(ks.hoisted), sizes(ks.per_tile),
                          sizes(ks.epilogue_loads()), compute_cycles(ks, arch), prod(ks.out.sizes),
-                         ks.out.valid_bytes())
+                         ks.out.valid_bytes(), sizes(ks.tees), sizes(ks.seams))
 
     return ks.memo("_cost_terms", arch, compute)
 
@@ -156,13 +164,18 @@ def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int
     epi = epilogue_len * arch.vector_cycles(t.out_elements) + load_cycles(t.per_tile, arch, bw)
     if r > 1 and t.epilogue:
         epi += load_cycles(t.epilogue, arch, bw)
+    epi += sum(load_cycles((b,), arch, bw) for b in t.seams)  # (each landed alone at its block's step)
     store = arch.dma_latency + ceil(t.out_bytes / bw)
+    # a step's tees go out before its compute and are awaited at its end: they find
+    # the channels busy with the next step's loads, and the step after cannot load
+    # into the slots they read until they are out
+    tee = load_cycles(t.tees, arch, bw)
     if double_buffer:
         # first load, then each step overlaps the next load (issuing it may stall the
         # core when there are more loads than channels); the last step only computes
         stall = stall_for(t.piped, arch, bw)
-        return hoisted + load - max(load, comp) + comp, r * max(load, stall + comp) + epi + store
-    return hoisted, r * (load + comp) + epi + store
+        return hoisted + load - max(load, comp) + comp, r * max(load + tee, stall + comp) + epi + store
+    return hoisted, r * (load + max(comp, tee)) + epi + store
 
 
 def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> int:
@@ -172,14 +185,14 @@ def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len
 
 
 def kernel_dram_bytes(ks: KernelShape, parts: int = 1) -> int:
-    """DRAM bytes the kernel moves split in `parts` tasks: every step's loads, the
+    """DRAM bytes the kernel moves split in `parts` tasks: every step's loads and tees, the
     hoisted loads once per task, the per-tile loads, epilogue operands and stores
     once per output tile."""
     steps = ks.parallel_tiles * ks.reduction_tiles
     piped, hoisted, per_tile_ws = ks.split()
     once = per_tile_ws + ([] if ks.reduction_tiles == 1 else ks.epilogue_loads())
-    per_tile = sum(w.valid_bytes() for w in once) + ks.out.valid_bytes()
-    return (steps * sum(w.valid_bytes() for w in piped) + ks.parallel_tiles * per_tile
+    per_tile = sum(w.valid_bytes() for w in once + ks.seams) + ks.out.valid_bytes()
+    return (steps * sum(w.valid_bytes() for w in piped + ks.tees) + ks.parallel_tiles * per_tile
             + parts * sum(w.valid_bytes() for w in hoisted))
 
 

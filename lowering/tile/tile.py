@@ -250,5 +250,6 @@ class Tile(ModulePass):
                               parts=parts, part_cycles=spans if parts > 1 else ())
         kernel.location = op.location
         Rewriter.insert_op(kernel, InsertPoint.before(op))
-        op.results[0].replace_all_uses_with(kernel.results[0])
+        for old, new in zip(op.results, kernel.results):
+            old.replace_all_uses_with(new)
         Rewriter.erase_op(op)

@@ -62,8 +62,18 @@ from lowering.tile.tile_search import (
     with_epilogue,
 )
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.graph import ELEMENTWISE_OP_BY_FN, ints, shape_of
-from npu_dialects.tile import GroupPlanAttr, KernelKind, KernelOp, LoadOp, LoopOp, ReduceOp, StoreOp, TileYieldOp
+from npu_dialects.graph import ELEMENTWISE_OP_BY_FN, AddOp, ints, shape_of
+from npu_dialects.tile import (
+    GroupPlanAttr,
+    KernelKind,
+    KernelOp,
+    LoadOp,
+    LoopOp,
+    ReduceOp,
+    StoreOp,
+    TeeOp,
+    TileYieldOp,
+)
 
 TILED_KINDS = (KernelKind.MATMUL, KernelKind.CONV2D, KernelKind.ELTWISE, KernelKind.POOL, KernelKind.APPLY)
 
@@ -133,6 +143,10 @@ class LoopBuilder:
     def build(self, steps: Sequence[EpilogueStep], anchor: Anchor, prologue: Sequence[EpilogueStep]) -> None:
         ks = self.ks
         tiles = [self.load(w) for w in ks.loads]
+        seams = [self.load(w) for w in ks.seams]
+        for i, (w, seam) in enumerate(zip(ks.tees, seams)):  # (a KV-cache append: the block spans the seam)
+            tiles[1 + i] = self.add(AddOp(tiles[1 + i], seam, tensor(w.sizes))).results[0]
+            self.add(TeeOp(tiles[1 + i], w.source or 0, self.block.args, **window_props(w, self.names)))
         if prologue:  # on the input tile; its operands follow the conv's two loads
             tiles[0] = self.chain(prologue, tiles[0], tiles[2:])
         iw = ks.init_window
@@ -156,14 +170,14 @@ def materialize(kernel: KernelOp) -> None:
         arg.name_hint = l.name
     LoopBuilder(kernel, ks, body).build(steps, anchor, prologue)
     loop = LoopOp(kernel.loop_names, kernel.tile_sizes, kernel.trip_counts,
-                  sum(1 for l in ks.loops if l.reduction), kernel.is_double_buffered, kernel.outs[0].type,
+                  sum(1 for l in ks.loops if l.reduction), kernel.is_double_buffered, [r.type for r in kernel.outs],
                   Region(body))
     loop.location = kernel.location
     block = kernel.body.block
     for op in reversed(list(block.ops)):
         op.detach()
         op.erase(safe_erase=False)
-    block.add_ops([loop, TileYieldOp(loop.result)])
+    block.add_ops([loop, TileYieldOp(*loop.outs)])
 
 
 def materialize_group(kernel: KernelOp, arch: Arch) -> None:

@@ -25,6 +25,7 @@ from xdsl.ir import Operation, SSAValue
 from npu_dialects.arch import Arch
 from npu_dialects.graph import (
     AttentionOp,
+    ConcatOp,
     Conv2dOp,
     ElementwiseOp,
     GemmOp,
@@ -32,6 +33,7 @@ from npu_dialects.graph import (
     MaxPoolOp,
     RowStatsOp,
     StructuredOp,
+    attr_int,
     broadcast_shapes,
     shape_of,
 )
@@ -117,6 +119,8 @@ class KernelShape:
     tile_cycles: Callable[[Arch], int] | None = None  # a structured op's cycles per tile (`tile_cycles`)
     scratch: int = 0  # SRAM bytes a tile's compute holds besides its inputs and output
     init: int | None = None  # the epilogue window a reduction may start from (`init_window`)
+    tees: list[Window] = field(default_factory=list)  # written every step (`npu_tile.tee`); source: result index
+    seams: list[Window] = field(default_factory=list)  # per tee, the rest of its tile (`AppendAttentionAnchor`)
 
     def _counts(self) -> tuple[list[int], int, int]:
         """(grid, parallel tiles, reduction tiles), computed once per `tile` dict (the
@@ -620,10 +624,7 @@ class AttentionAnchor(GenericAnchor):
         super().__init__(op, ins_index)
         self.keys = op.dims()[3]
         self.attrs = op.tile_attrs()  # (a tile's: its inputs hold its heads only)
-        sw = AttentionOp.swapped(self.attrs)
-        # where the keys run: kt's last dim, k's rows (key_rows), v's rows; a bshd tensor's rows are dim -3
-        self.k_dim = (-3 if 1 in sw else -2) if op.key_rows else -1
-        self.v_dim = -3 if 2 in sw else -2
+        self.k_dim, self.v_dim = op.key_axes()
 
     def loops(self) -> list[Loop]:
         return [*super().loops(), Loop("t", self.keys, reduction=True)]
@@ -663,6 +664,56 @@ class AttentionAnchor(GenericAnchor):
 
     def combine(self, ks: KernelShape) -> str | None:
         return "online_softmax" if self.online(ks) else None
+
+
+class AppendAttentionAnchor(AttentionAnchor):
+    """Attention over a KV cache with new rows appended (npu-fuse's `kv-append`): the
+    kernel's ops are k = concat(past_k, new_k) and v = concat(past_v, new_v) along the
+    keys, the attention, and k and v are results too (`present`). The attention's
+    tiling, with each key block read as the past's block (`loads`) plus the new
+    rows' block (`seams`), both zero-padded outside their tensor, so the block
+    spanning the seam is their sum, and written to the present every step (`tees`,
+    results 1 and 2): the cache is read once and written once, not copied and read
+    again. `npu-bufferize` lands both parts in one slot, the new rows only at the
+    step whose block holds them (`tile_loop_patterns.seam_pairs`)."""
+
+    def __init__(self, op: AttentionOp, ins_index: dict[SSAValue, int], cats: tuple[ConcatOp, ConcatOp]):
+        base = {**ins_index, op.operands[1]: ins_index[cats[0].inputs[0]], op.operands[2]: ins_index[cats[1].inputs[0]]}
+        super().__init__(op, base)
+        self.past = [shape_of(c.inputs[0]) for c in cats]
+        self.new = [(ins_index[c.inputs[1]], shape_of(c.inputs[1])) for c in cats]
+
+    def shape(self, tile: dict[str, int]) -> KernelShape:
+        ks = super().shape(tile)
+        loads, tees, seams = list(ks.loads), [], []
+        for i, (d, past, (src, new)) in enumerate(zip((self.k_dim, self.v_dim), self.past, self.new)):
+            w = loads[1 + i]
+            tees.append(Window(1 + i, w.shape, w.dims))
+            loads[1 + i] = Window(w.source, past, w.dims, 0.0)
+            dims = list(w.dims)
+            dims[d] = DimMap(dims[d].terms, dims[d].const - past[d], dims[d].size)
+            seams.append(Window(src, new, tuple(dims), 0.0))
+        ks.loads, ks.tees, ks.seams = loads, tees, seams
+        return ks
+
+
+def append_attention(ops: Sequence[Operation], ins_index: dict[SSAValue, int]) -> AppendAttentionAnchor | None:
+    """The `AppendAttentionAnchor` of a kernel of two concats and the attention reading
+    them as k and v (npu-fuse's `kv-append`), else None."""
+    if len(ops) != 3 or not isinstance(att := ops[-1], AttentionOp):
+        return None
+    cats = [o.owner for o in att.operands[1:3]]
+    if not (isinstance(k := cats[0], ConcatOp) and isinstance(v := cats[1], ConcatOp)) or not all(
+            c in ops[:2] and len(c.inputs) == 2 and all(x in ins_index for x in c.inputs) for c in (k, v)):
+        return None
+    anchor = AppendAttentionAnchor(att, ins_index, (k, v))
+    for c, d in zip((k, v), (anchor.k_dim, anchor.v_dim)):
+        rank = len(shape_of(c.result))
+        if attr_int(dict(c.attributes), "axis", 0) % rank != d % rank:
+            raise TilingError(f"'{c.name}' must join along the attention's keys (axis {d % rank})")
+    if anchor.past[0][anchor.k_dim] != anchor.past[1][anchor.v_dim]:
+        raise TilingError("the past keys and values must hold the same number of positions")
+    return anchor
 
 
 @tiling_model(RowStatsOp)
@@ -780,6 +831,9 @@ def split_kernel(ops: Sequence[Operation], ins_index: dict[SSAValue, int]
                  ) -> tuple[Anchor, list[EpilogueStep], list[tuple[int, tuple[int, ...]]]]:
     """A kernel's graph ops as (anchor, epilogue steps, epilogue operands): the anchor is
     the first op, or the conv after a prologue of elementwise ops (`PrologueAnchor`)."""
+    appended = append_attention(ops, ins_index)
+    if appended is not None:
+        return appended, [], []
     k = next((i for i, o in enumerate(ops) if not isinstance(o, ElementwiseOp)), 0)
     if k == 0:
         return make_anchor(ops[0], ins_index), *epilogue_of(ops[1:], ops[0], ins_index)

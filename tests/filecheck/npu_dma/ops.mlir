@@ -23,6 +23,11 @@ builtin.module {
     // CHECK: %t3 = npu_dma.copy %y[%c0, %c0] -> %c[%c0, %c0] {sizes = array<i64: 2, 8>} : memref<4x16xf32, "dram"> -> memref<4x16xf32, "sram">
     %t3 = npu_dma.copy %y[%c0, %c0] -> %c[%c0, %c0] {sizes = array<i64: 2, 8>} : memref<4x16xf32, "dram"> -> memref<4x16xf32, "sram">
 
+    // A source window that may leave the source without padding (src_clip): only the
+    // rows inside %y land; the rest of %c keeps what another copy put there.
+    // CHECK: %t4 = npu_dma.copy %y[%m1, %c0] -> %c[%c0, %c0] {sizes = array<i64: 4, 16>, src_clip} : memref<4x16xf32, "dram"> -> memref<4x16xf32, "sram">
+    %t4 = npu_dma.copy %y[%m1, %c0] -> %c[%c0, %c0] {sizes = array<i64: 4, 16>, src_clip} : memref<4x16xf32, "dram"> -> memref<4x16xf32, "sram">
+
     // Tokens are ordinary values: they can be passed around and waited on later.
     // CHECK: func.call @drain(%t2, %t3) : (!npu_dma.token, !npu_dma.token) -> ()
     func.call @drain(%t2, %t3) : (!npu_dma.token, !npu_dma.token) -> ()

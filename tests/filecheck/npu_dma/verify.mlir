@@ -112,3 +112,12 @@ func.func @f(%x: memref<4xf32, "dram">, %y: memref<4xf32, "dram">) {
   func.return
 }
 // CHECK: 'npu_dma.wait': its token comes from no task but the wait is in task 'b'
+
+// -----
+
+// src_clip keeps the destination outside the source as it is: it cannot pad it too.
+func.func @f(%x: memref<4x6xf32, "dram">, %s: memref<4x8xf32, "sram">, %i: index) {
+  %t = npu_dma.copy %x[%i, %i] -> %s[%i, %i] {sizes = array<i64: 4, 8>, pad_value = 0.0 : f32, src_clip} : memref<4x6xf32, "dram"> -> memref<4x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_dma.copy': src_clip leaves the destination outside the source as it is, so it cannot also pad it (pad_value)

@@ -32,3 +32,26 @@ builtin.module {
 // CHECK-NEXT:   %q = npu_graph.add %s, %ct
 // CHECK-NEXT:   npu_tile.store %q(%m, %n, %k)[4 * %m, 16 * %n] sizes [4, 16] : tensor<4x16xf32>
 // CHECK-NEXT: }
+
+// -----
+
+// npu_tile.tee writes a tile every step to a loop result after the first (here 1),
+// through its `view` (always printed: the tee names its result by index).
+builtin.module {
+  func.func @tee(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+    %y, %z = npu_tile.kernel "t"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 16>, grid = array<i64: 2, 1>} : (tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+    ^bb0(%a: tensor<8x16xf32>):
+      %r, %r2 = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 16>, grid = array<i64: 2, 1>, reductions = 0 : i64} -> tensor<8x16xf32>, tensor<8x16xf32> {
+      ^bb1(%i: index, %j: index):
+        %t = npu_tile.load %a(%i, %j)[4 * %i, 16 * %j] sizes [4, 16] : tensor<8x16xf32>
+        npu_tile.tee %t into 1 (%i, %j)[4 * %i, 16 * %j] sizes [4, 16] view [8, 16] : tensor<4x16xf32>
+        %s = npu_tile.reduce %t : tensor<4x16xf32> -> tensor<4x16xf32>
+        npu_tile.store %s(%i, %j)[4 * %i, 16 * %j] sizes [4, 16] : tensor<4x16xf32>
+      }
+      npu_tile.yield %r, %r2 : tensor<8x16xf32>, tensor<8x16xf32>
+    }
+    func.return %y, %z : tensor<8x16xf32>, tensor<8x16xf32>
+  }
+}
+// CHECK:      %{{.*}}, %{{.*}} = npu_tile.loop {{.*}} -> tensor<8x16xf32>, tensor<8x16xf32> {
+// CHECK:        npu_tile.tee %t into 1 (%i, %j)[4 * %i, 16 * %j] sizes [4, 16] view [8, 16] : tensor<4x16xf32>

@@ -218,3 +218,78 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   func.return %0 : tensor<4x8xf32>
 }
 // CHECK: 'npu_tile.reduce': only a sum starts from an init tile
+
+// -----
+
+// A loop result after the first needs its npu_tile.tee.
+func.func @f(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0, %1 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r, %r2 = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32>, tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r, %r2 : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  func.return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.loop': its 1 results after the first need one 'npu_tile.tee' each, got tees into []
+
+// -----
+
+// A tee writes a loop result after the first (the store's is result 0).
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      npu_tile.tee %t into 0 (%i, %j)[4 * %i, 8 * %j] sizes [4, 8] view [4, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r : tensor<4x8xf32>
+  }
+  func.return %0 : tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.tee' writes result 0 of its 'npu_tile.loop', which has no such result (the first is the store's)
+
+// -----
+
+// A tee runs every step, so before the reduce (ops after it run once per output tile).
+func.func @f(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0, %1 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r, %r2 = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32>, tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.tee %t into 1 (%i, %j)[4 * %i, 8 * %j] sizes [4, 8] view [4, 8] : tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r, %r2 : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  func.return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.tee' must come before the loop's 'npu_tile.reduce' (it runs every step)
+
+// -----
+
+// A tee's window must fit the result it writes.
+func.func @f(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0, %1 = npu_tile.kernel "k"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r, %r2 = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 4, 8>, grid = array<i64: 1, 1>, reductions = 0 : i64} -> tensor<4x8xf32>, tensor<4x8xf32> {
+    ^bb1(%i: index, %j: index):
+      %t = npu_tile.load %a(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+      npu_tile.tee %t into 1 (%i, %j)[4 * %i, 8 * %j] sizes [4, 8] view [2, 8] : tensor<4x8xf32>
+      %s = npu_tile.reduce %t : tensor<4x8xf32> -> tensor<4x8xf32>
+      npu_tile.store %s(%i, %j)[4 * %i, 8 * %j] sizes [4, 8] : tensor<4x8xf32>
+    }
+    npu_tile.yield %r, %r2 : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  func.return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+// CHECK: 'npu_tile.tee': view [2, 8] does not have the elements of tensor<4x8xf32>
