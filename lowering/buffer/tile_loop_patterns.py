@@ -8,6 +8,7 @@ consult. The patterns, applied in turn by `lower_tile_loop`:
 - `LoadToCopy`: `npu_tile.load` -> `npu_dma.copy` of the window into its slot + wait;
 - `StageOnBuffers`: a graph op on slot tensors -> written in place into a buffer;
 - `StoreToCopy`: `npu_tile.store` -> `npu_dma.copy` of the accumulator + wait;
+- `TeeToCopy`: `npu_tile.tee` -> a copy of its slot, awaited at the end of the step;
 - `PrefetchLoads` (double buffering): a step's loads move one step ahead.
 The compute patterns (`compute_patterns.py`) then lower the staged graph ops. Errors
 (`TilingError`): the slots do not fit SRAM, more than one reduction loop.
@@ -38,6 +39,13 @@ copies run concurrently; a hoisted copy is awaited there too, inside the steps, 
 the first step's loads overlap it. `StageOnBuffers` writes an op into the
 accumulator when it reads it (epilogue), else into the first load's slot
 (a conv prologue on its input tile).
+
+A KV-cache append's key block is the sum of two zero-padded loads whose windows
+split one block of the concatenation (`seam_pairs`): both land in one slot with
+`src_clip` copies, the second (the new rows) in an `scf.if` at the steps whose
+block reaches it, and the add goes. A tee's copy reads the slot while the step
+computes from it and is awaited before the step ends (the next one prefetches into
+the other slot set, the one after into this).
 
 `PrefetchLoads` (software pipelining): the copies at the top of the step body are
 issued for step t+1 into the other slot set before step t computes (the slot sets
@@ -169,7 +177,6 @@ class TileBuffers:
 
     loop: LoopOp
     outs: list[SSAValue]  # the kernel's outputs (DRAM): the store's, then the tees'
-
     view: Callable[[SSAValue, tuple[int, ...]], SSAValue]  # a DRAM buffer viewed with a shape
     em: Emitter  # the task block's
     steps_per_tile: int  # R: reduction steps per output tile
@@ -459,11 +466,10 @@ class LoadToCopy(RewritePattern):
         em = b.em.at(op)
         src = b.view(op.source.owner.buffer, op.view_shape())
         sizes = list(op.window()[3])
-        if op in b.clipped:  # (a seam pair's part: the other part fills the rest of the slot)
-            copy = em.add(CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, src_clip=True))
-        else:
-            pad = op.pad_value.value.data if op.pad_value is not None else 0.0
-            copy = em.add(CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, pad_value=pad))
+        clipped = op in b.clipped  # (a seam pair's part: the other part fills the rest of the slot)
+        pad = None if clipped else op.pad_value.value.data if op.pad_value is not None else 0.0
+        copy = em.add(CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, pad_value=pad,
+                             src_clip=clipped))
         if op in b.hoisted_clones and b.steps is not None:  # (awaited in the steps: the first one's loads overlap it)
             body = b.steps.body.block
             first = next(o for o in body.ops if not isinstance(o, (LoadOp, CopyOp, WaitOp)) and o.dialect_name() != "arith")
