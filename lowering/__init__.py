@@ -20,6 +20,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-dce": ("lowering.graph.dce", "Dce"),
     "npu-cse": ("lowering.graph.cse", "Cse"),
     "npu-split-concat-conv": ("lowering.graph.split_concat_conv", "SplitConcatConvPass"),
+    "npu-merge-projections": ("lowering.graph.merge_projections", "MergeProjectionsPass"),
     "npu-fuse": ("lowering.graph.fuse", "Fuse"),
     "npu-split-rows": ("lowering.graph.split_rows", "SplitRows"),
     "npu-tile": ("lowering.tile.tile", "Tile"),
