@@ -12,6 +12,8 @@ import pytest
 
 from lowering.importer.onnx_import import import_model
 from lowering.pipeline import compile_module
+from npu_dialects.graph import ints
+from npu_dialects.task import TaskOp
 from npu_dialects.weights import weights_of
 from runtime.device import DeviceError, HostModel, Runtime
 from runtime.run import random_inputs, run
@@ -26,10 +28,16 @@ def _compile(model):
     return m, weights_of(m)
 
 
+def _tasks(m) -> list[TaskOp]:
+    """The module's tasks in program order (the device's numbering of tasks)."""
+    return [op for op in m.walk() if isinstance(op, TaskOp)]
+
+
 @pytest.fixture(scope="module")
 def bert():
-    """A small BERT layer: 13 tasks over 4 cores, events between them."""
+    """A small BERT layer: 16 tasks over 4 cores, events between them."""
     m, w = _compile(bert_layers(layers=1, seq=64, hidden=256, heads=4, ffn=1024))
+    assert len(_tasks(m)) == 16 and any(ints(t.signals, ()) for t in _tasks(m))
     ins = random_inputs(signature(m), 1)
     return m, w, ins, run(m, w, ins)
 
@@ -58,7 +66,7 @@ def _one(m, w, ins, **opts: Any):
 
 def test_every_mode_and_wait_style_gives_bit_identical_outputs(bert):
     m, w, ins, ref = bert
-    assert ref.report["tasks"] == 13
+    assert ref.report["tasks"] == len(_tasks(m))
     e2e = {}
     for mode, depth in (("strict-sync", None), ("graph-async", None), ("graph-async", 3), ("full-async", None)):
         for style in ("blocking", "polling", "callback"):
@@ -78,7 +86,7 @@ def test_host_overhead_follows_the_wait_style(bert):
     m, w, ins, ref = bert
     host = HostModel()
     rep = {s: _rep(_one(m, w, ins, wait=s)[0])["host"] for s in ("blocking", "polling", "callback")}
-    submit = host.doorbell_cycles + 13 * host.submit_cycles
+    submit = host.doorbell_cycles + len(_tasks(m)) * host.submit_cycles
     assert all(r["submit_cycles"] == submit and r["waves"] == 1 for r in rep.values())
     assert rep["blocking"]["notify_cycles"] == host.interrupt_cycles + host.wake_cycles
     assert rep["callback"]["notify_cycles"] == host.interrupt_cycles + host.callback_cycles
@@ -92,7 +100,7 @@ def test_host_overhead_follows_the_wait_style(bert):
 def test_strict_sync_issues_one_task_per_wave(bert):
     m, w, ins, _ = bert
     req, _ = _one(m, w, ins, mode="strict-sync")
-    assert _rep(req)["host"]["waves"] == 13 and _rep(req)["host"]["queue_depth"] == 1
+    assert _rep(req)["host"]["waves"] == len(_tasks(m)) and _rep(req)["host"]["queue_depth"] == 1
     recs = sorted(_rep(req)["kernels"], key=lambda k: k["start"])
     assert len(recs) >= 2
 
@@ -238,7 +246,8 @@ def test_missing_signal_is_a_deadlock_naming_the_wait_cycle(bert):
     m, w, ins, _ = bert
     rt = Runtime()
     exe = rt.load(m, w)
-    rt.inject_fault("drop-signal", 3)
+    # (the first task that signals an event: another core's task waits for it)
+    rt.inject_fault("drop-signal", next(i for i, t in enumerate(_tasks(m)) if ints(t.signals, ())))
     with pytest.raises(DeviceError) as e:
         rt.run(exe, ins)
     assert str(e.value).startswith("deadlock at cycle ")
