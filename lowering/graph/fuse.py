@@ -151,9 +151,11 @@ def _epilogue_link(value: SSAValue) -> ElementwiseOp | None:
     return user
 
 
-def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter, pass_name: str = "npu-fuse") -> FusedOp:
-    """Replace `chain` (anchor first, each op consuming the previous result) by one fused op
-    (`pass_name`: the pass the remark names)."""
+def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter, pass_name: str = "npu-fuse",
+               outs: list[SSAValue] | None = None, kernel: str | None = None, message: str | None = None) -> FusedOp:
+    """Replace `chain` (in program order, each op's operands defined before it) by one
+    fused op returning `outs` (default: the last op's result), named `kernel` (default:
+    the first ONNX node), with a remark `message` (default: the ops) of `pass_name`."""
     inside = {r for op in chain for r in op.results}
     ins: list[SSAValue] = []
     for op in chain:
@@ -168,15 +170,17 @@ def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter, pas
         for old, new in zip(op.results, clone.results):
             mapping[old] = new
     last = chain[-1]
-    block.add_op(YieldOp(mapping[last.results[0]]))
+    outs = outs or [last.results[0]]
+    block.add_op(YieldOp(*(mapping[v] for v in outs)))
     names = [n for op in chain for n in node_names(op)]
-    remark(pass_name, "applied", names, f"{rule}: {len(chain)} ops ({', '.join(o.name.split('.')[-1] for o in chain)}) "
-           "as one kernel")
-    fused = FusedOp(ins, [last.results[0].type], Region(block),
-                    kernel=names[0] if names else chain[0].name, rule=rule)
+    remark(pass_name, "applied", names, message or f"{rule}: {len(chain)} ops ("
+           f"{', '.join(o.name.split('.')[-1] for o in chain)}) as one kernel")
+    fused = FusedOp(ins, [v.type for v in outs], Region(block),
+                    kernel=kernel or (names[0] if names else chain[0].name), rule=rule)
     fused.location = fused_loc(names)
     rewriter.insert(fused, InsertPoint.before(last))
-    last.results[0].replace_all_uses_with(fused.results[0])
+    for old, new in zip(outs, fused.results):
+        old.replace_all_uses_with(new)
     for op in reversed(chain):
         rewriter.erase(op)
     return fused
@@ -540,27 +544,11 @@ class FuseKvAppend(RewritePattern):
             splits.append(shape_of(c.operands[0])[axis])
         if splits[0] != splits[1]:
             return
-        chain: list[Operation] = [*cats, op]
-        ins = list(dict.fromkeys(o for x in chain for o in x.operands if o.owner not in cats))
-        block = Block(arg_types=[x.type for x in ins])
-        mapping: dict[SSAValue, SSAValue] = dict(zip(ins, block.args))
-        for x in chain:
-            clone = x.clone(value_mapper=mapping)
-            block.add_op(clone)
-            mapping[x.results[0]] = clone.results[0]
-        outs = [op.results[0], *(c.results[0] for c in cats)]
-        block.add_op(YieldOp(*(mapping[r] for r in outs)))
-        names = [n for x in chain for n in node_names(x)]
-        fused = FusedOp(ins, [r.type for r in outs], Region(block), kernel=names[-1] if names else op.name,
-                        rule="kv-append")
-        fused.location = fused_loc(names)
-        rewriter.insert(fused, InsertPoint.before(op))
-        for old, new in zip(outs, fused.results):
-            rewriter.replace_all_uses_with(old, new)
-        for x in reversed(chain):
-            rewriter.erase(x)
-        remark("npu-fuse", "applied", names, f"kv-append: the attention reads the {splits[0]} cached positions "
-               "and the new ones in one pass and writes the present cache as it reads (no concat copies)")
+        names = [n for x in (*cats, op) for n in node_names(x)]
+        fuse_chain([*cats, op], "kv-append", rewriter, outs=[op.results[0], *(c.results[0] for c in cats)],
+                   kernel=names[-1] if names else op.name,
+                   message=f"kv-append: the attention reads the {splits[0]} cached positions and the new ones in "
+                           "one pass and writes the present cache as it reads (no concat copies)")
 
 
 @dataclass(frozen=True)

@@ -56,10 +56,6 @@ class Projection:
     bias: np.ndarray | None
     reshapes: list[ReshapeOp]
 
-    @property
-    def result(self) -> SSAValue:
-        return (self.add or self.matmul).results[0]
-
 
 class MergeProjections(RewritePattern):
     """Anchored at a matmul: merge it with its siblings (see the module docstring)."""
