@@ -1348,6 +1348,7 @@ class AttentionOp(StructuredOp):
     bshd = opt_attr_def(DenseArrayBase)
     head_window = opt_attr_def(DenseArrayBase)
     STATE_COLUMNS: ClassVar[int] = 2  # (row max, row sum) after the output columns of an online state
+    ONLINE_ROW_PASSES: ClassVar[int] = 6  # a merge's per-row work: max, 2 exps, 2 factors, a reciprocal
     RESULT: ClassVar[int] = 3  # the result's index in `bshd`
 
     def __init__(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | Sequence[SSAValue] | None,
@@ -1519,14 +1520,17 @@ class AttentionOp(StructuredOp):
     @classmethod
     def combine(cls, attrs: dict[str, Attribute], acc: np.ndarray, part: np.ndarray) -> np.ndarray:
         """Merge two online-softmax states [..., Dv + 2] (of disjoint key blocks): the
-        row max is the larger, each side's output and sum are rescaled by exp(its max -
-        the new max) and the outputs averaged by their sums. A row whose keys are all
-        masked (-inf max) contributes nothing."""
+        row max is the larger, each side's sum is rescaled by exp(its max - the new
+        max), and the outputs are averaged by those sums: each output times its
+        per-row factor (its rescaled sum over the new sum; one division per row, not
+        per element, as `tile_cycles` counts). A row whose keys are all masked (-inf
+        max) contributes nothing."""
         n = cls.STATE_COLUMNS
         (oa, ma, sa), (ob, mb, sb) = ((x[..., :-n], x[..., -n:-n + 1], x[..., -1:]) for x in (acc, part))
         m, wa, wb = merge_softmax(ma, sa, mb, sb)
         s = wa + wb
-        o = (oa * wa + ob * wb) / np.where(s == 0, 1, s)
+        inv = 1 / np.where(s == 0, 1, s)
+        o = oa * (wa * inv) + ob * (wb * inv)
         return np.concatenate([o, m, s], axis=-1).astype(acc.dtype, copy=False)
 
     @classmethod
@@ -1534,17 +1538,25 @@ class AttentionOp(StructuredOp):
         """Both products on the cube; on the vector unit, for a tile with inputs of
         `in_shapes` (q, kt, v, masks): the scale on q (a pass over [S, D]), over the
         scores a pass per mask operand (an additive mask's add; a causal mask's compare
-        and select-add), the row max, exp(s - max) and
-        the row sum, and the normalisation on the output ([S, Dv], after the second
-        product: the probabilities are never divided); an online tile (its out has
-        the state's 2 extra columns) adds the merge's 4 passes over its state."""
+        and select-add), the row max, exp(s - max) and the row sum; then one pass over
+        the output ([S, Dv], after the second product: the probabilities are never
+        divided), its normalisation by the row sums. An online tile (its out has the
+        state's 2 extra columns), merged into a running state (`combine`), folds that
+        normalisation into the merge: per row the new max and both sides' factors,
+        exp(m - max) times their sum over the new sum (`ONLINE_ROW_PASSES` passes over
+        [S]), then the running output times its factor plus the block's times its own
+        (2 passes over [S, Dv]; a tile's first block, with nothing to merge, pays the
+        same for its normalisation and copy)."""
         q, v = in_shapes[0], in_shapes[2]
         heads = math.prod(q[:-2])
         s, d, t, dv = q[-2], q[-1], v[-2], v[-1]
-        merge = arch.vector_cycles(math.prod(out_shape), 4) if out_shape[-1] != dv else 0
+        if out_shape[-1] != dv:  # (online)
+            out = arch.vector_cycles(heads * s * dv, 2) + arch.vector_cycles(heads * s, cls.ONLINE_ROW_PASSES)
+        else:
+            out = arch.vector_cycles(heads * s * dv)
         scores = arch.vector_cycles(heads * s * t, 3 + len(in_shapes[3:]))
         return arch.cube_cycles(s, d, t, batch=heads) + arch.cube_cycles(s, t, dv, batch=heads) + scores + \
-            arch.vector_cycles(heads * s * d) + arch.vector_cycles(heads * s * dv) + merge
+            arch.vector_cycles(heads * s * d) + out
 
     @classmethod
     def tile_scratch_bytes(cls, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
