@@ -1277,7 +1277,7 @@ class LayerNormApplyOp(StructuredOp):
     result = result_def(TensorType)
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
-    VECTOR_COST: ClassVar[int] = 4  # centre, normalise, scale, shift
+    VECTOR_COST: ClassVar[int] = 4  # centre, normalise, scale, shift (`passes`: fewer without the last two)
 
     def __init__(self, x: SSAValue, stats: SSAValue, scale: SSAValue, bias: SSAValue | None, epsilon: float):
         super().__init__(operands=[x, stats, scale, bias], result_types=[x.type],
@@ -1298,6 +1298,16 @@ class LayerNormApplyOp(StructuredOp):
         params = tuple((Follow(r - 1) if shape_of(v) and shape_of(v)[0] > 1 else Follow(None),)
                        if shape_of(v) else () for v in self.operands[2:])
         return TileMap((True,) * r, (same_dims(r), same_dims(r, whole=(r - 1,))) + params)
+
+    @staticmethod
+    def passes(in_shapes: Sequence[Sequence[int]]) -> int:
+        """Vector passes over a tile: centre and normalise (the rows' factor times a
+        scalar scale), then a per-column scale and a bias when there are."""
+        return 2 + (math.prod(in_shapes[2]) > 1) + (len(in_shapes) > 3)
+
+    @classmethod
+    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
+        return arch.vector_cycles(math.prod(out_shape), cls.passes(in_shapes))
 
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:

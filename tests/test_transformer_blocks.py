@@ -129,6 +129,39 @@ def test_decode_reads_the_cache_once(fuse_disable: tuple[str, ...]) -> None:
         np.testing.assert_allclose(res.outputs[k], ref, rtol=1e-3, atol=1e-4 * float(np.abs(ref).max()), err_msg=k)
 
 
+PRE_LN = {  # (a pre-LN block whose LayerNorm results do not fit the arch's SRAM, the rows of its two LayerNorms)
+    "gpt2_prefill": (lambda: gpt2_block(seq=128, **SMALL), 2 * 128),
+    "vit": (lambda: vit_block(tokens=129, mlp=256, **SMALL), 2 * 129),
+}
+
+
+@pytest.mark.parametrize("fuse_disable", [(), ("matmul-prologue",)])
+@pytest.mark.parametrize("name", sorted(PRE_LN))
+def test_layernorm_runs_on_the_projection_tiles(name: str, fuse_disable: tuple[str, ...]) -> None:
+    """npu-fuse's `matmul-prologue`: a pre-LN block's LayerNorms become row statistics
+    and a `layernorm_apply` on each A tile of the projection or MLP after them, so
+    no task applies a whole LayerNorm and the normalised tensors are never written:
+    DRAM writes fall by their bytes, less the statistics' (3 numbers a row). Switched off, the LayerNorm tasks are
+    back. The outputs match onnxruntime either way."""
+    make, rows = PRE_LN[name]
+    model, arch = make(), parse_arch_spec("default,sram_bytes=16384")
+    inputs, written = block_inputs(model), {}
+    for off in ((), fuse_disable):
+        module, weights = import_model(model, arch)
+        compile_module(module, arch, weights, fuse_disable=off)
+        applied = Counter(op.op.data for op in module.walk() if isinstance(op, ApplyOp))
+        assert bool(applied["npu_graph.layernorm"]) == bool(off), applied
+        assert bool(applied["npu_graph.layernorm_apply"]) != bool(off), applied
+        res = run(module, weights_of(module), inputs, arch)
+        assert res.sim is not None
+        written[off] = res.sim.dram_bytes_written
+        for k, ref in onnxruntime_outputs(model, inputs).items():
+            np.testing.assert_allclose(res.outputs[k], ref, rtol=1e-3, atol=1e-4 * float(np.abs(ref).max()),
+                                       err_msg=f"{k} {off}")
+    if fuse_disable:  # (the 64 normalised columns of each row, less its 3 statistics)
+        assert written[fuse_disable] - written[()] >= rows * (64 - 3) * 4, written
+
+
 IN_PLACE = {  # (block, the ONNX nodes whose copies the attention makes unnecessary)
     "bert_2l": ("Transpose",),
     "gpt2_prefill": ("Transpose", "Split"),

@@ -2,11 +2,11 @@
 
 Rules (each can be switched off with `npu-fuse{disable=rule,...}`):
 - `conv-bn`: a batchnorm after a conv folds into the conv's weights and bias;
-- `conv-prologue`: elementwise ops in front of an unpadded `conv2d` that map
-  its input per channel run on each input tile in SRAM;
-- `conv-epilogue`: `conv2d` followed by a chain of elementwise ops (bias,
-  activation, residual add) that consume its result;
-- `matmul-epilogue`: `gemm`/`matmul` followed by such a chain;
+- `conv-prologue`: per-channel elementwise ops in front of an unpadded `conv2d` run on its input tiles;
+- `conv-epilogue` / `matmul-epilogue`: `conv2d` / `gemm`, `matmul` followed by a
+  chain of elementwise ops (bias, activation, residual add) consuming its result;
+- `matmul-prologue`: a LayerNorm read only as matmuls' left operand -> its rows'
+  statistics, and each matmul normalises its A tiles in SRAM (see Algorithm);
 - `eltwise-chain`: a chain of elementwise ops with no cube op in front;
 - `attention`: q @ kt, scaled, masked, softmax, @ v -> one `npu_graph.attention`
   (the scores stay in SRAM; conditions under Algorithm);
@@ -38,6 +38,17 @@ kt, v, mask and scores over the smallest key block (`AttentionOp.key_blocks`) fi
 a core's SRAM: npu-tile then splits the keys into blocks merged by an online
 softmax (flash attention) when whole score rows do not fit.
 
+`matmul-prologue`: a LayerNorm over the last axis (a pre-LN transformer's, before
+its projection or MLP), with scale and bias over that axis, whose result is read
+only as the untransposed left operand of matmuls or gemms, and is larger than a
+core's SRAM (so it would go to DRAM and back; a layer group could keep a smaller
+one on chip) -> `row_stats(x, moments)` (one pass reading x, writing 3 numbers a
+row) and, in each reader's kernel, `layernorm_apply(x, stats, scale, bias)` on its
+A tiles before the product (npu-tile's `MatmulPrologueAnchor`): the normalised
+tensor is never written. Exact: the same formula on each element, however the
+tiles cut it. A LayerNorm whose result is also read otherwise (a post-LN residual)
+is left whole, with a remark.
+
 `conv-bn` is `lowering/graph/bn_fold.py`; `npu-bn-fold` earlier in the default
 pipeline does the same, and `npu-default{fuse-disable=conv-bn}` switches it off
 there too.
@@ -59,6 +70,7 @@ runs on the output tile in SRAM without reordering any reduction.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import prod
 
 import numpy as np
 from xdsl.context import Context
@@ -87,15 +99,18 @@ from npu_dialects.graph import (
     ElementwiseOp,
     FusedOp,
     GemmOp,
+    LayerNormApplyOp,
     LayerNormOp,
     MatMulOp,
     MulOp,
     ReshapeOp,
+    RowStatsOp,
     SliceOp,
     SoftmaxOp,
     TransposeOp,
     WhereOp,
     YieldOp,
+    attr_float,
     attr_int,
     ints,
     shape_of,
@@ -107,7 +122,7 @@ EPILOGUE_RULES: dict[str, tuple[type[Operation], ...]] = {
     "matmul-epilogue": (GemmOp, MatMulOp),
     "eltwise-chain": (ElementwiseOp,),
 }
-RULES = ("conv-bn", "conv-prologue", *EPILOGUE_RULES, "attention", "kv-append", "layer-group")
+RULES = ("conv-bn", "conv-prologue", *EPILOGUE_RULES, "matmul-prologue", "attention", "kv-append", "layer-group")
 DISABLED_ATTR = "npu.fuse_disable"
 
 
@@ -223,6 +238,150 @@ def row_reduction_after(last: Operation, rule: str) -> None:
                f"cores split weight columns; the numerics alone would allow it")
 
 
+def _reads_as_a(r: Operation, v: SSAValue, block) -> bool:
+    """`r` is a matmul or gemm reading `v` as its untransposed left operand only, in `block`."""
+    ta = isinstance(r, GemmOp) and r.params["trans_a"]
+    return isinstance(r, (GemmOp, MatMulOp)) and not ta and r.operands[0] is v and r.operands[1] is not v \
+        and r.parent_block() is block and len(shape_of(r.results[0])) == len(shape_of(v))
+
+
+def matmul_readers(ln: LayerNormOp, sram_bytes: int
+                   ) -> tuple[list[tuple[Operation, ReshapeOp | None]], str | None]:
+    """The matmuls reading LayerNorm `ln` as their left operand, each with the reshape
+    between them (one keeping the last axis: GPT-2's Conv1D flattens the rows), and
+    why it cannot run as their prologue (None: it can; see `matmul-prologue` in the
+    module docstring)."""
+    x = shape_of(ln.input)
+    block = ln.parent_block()
+    readers: list[tuple[Operation, ReshapeOp | None]] = []
+    if not x or attr_int(dict(ln.attributes), "axis", -1) % len(x) != len(x) - 1:
+        return readers, "it normalises more than the last axis"
+    if any(shape_of(v) != (x[-1],) for v in ln.operands[1:]):
+        return readers, f"its scale and bias are not [{x[-1]}]"
+    for u in ln.results[0].uses:
+        r = u.operation
+        if _reads_as_a(r, ln.results[0], block):
+            readers.append((r, None))
+            continue
+        if isinstance(r, ReshapeOp) and shape_of(r.result)[-1:] == x[-1:]:  # (a view: its readers count)
+            other = next((w.operation for w in r.result.uses if not _reads_as_a(w.operation, r.result, block)), None)
+            if other is None:
+                readers += [(w.operation, r) for w in r.result.uses]
+                continue
+            r = other
+        return readers, f"its result is also read by '{r.name}' ({', '.join(node_names(r)) or 'no node'}), " \
+                        "so it is written anyway"
+    if not readers:
+        return readers, "nothing reads it"
+    if prod(x) * 4 <= sram_bytes:
+        return readers, f"its result ({prod(x) * 4} bytes) fits a core's SRAM ({sram_bytes}), where a layer " \
+                        "group can keep it"
+    return readers, None
+
+
+class SplitLayerNorm(RewritePattern):
+    """`matmul-prologue`, first half: a LayerNorm its readers can normalise on their A
+    tiles -> `row_stats` and one `layernorm_apply` in front of each reader, through
+    views of x and the statistics where a reshape stood between (the `matmul-epilogue`
+    walk then fuses each into its reader's kernel). When the scale and bias are
+    constants and every reader is a matmul by constant weights W, they fold into the
+    weights (diag(scale) W) and the bias (bias W, added to the reader's own bias add
+    or in a new one), so a tile is only centred and scaled by its rows' factor."""
+
+    def __init__(self, module: ModuleOp, constants: ConstantReader, sram_bytes: int):
+        self.module, self.constants, self.sram_bytes = module, constants, sram_bytes
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, LayerNormOp) or isinstance(op.parent_op(), FusedOp):
+            return
+        readers, why = matmul_readers(op, self.sram_bytes)
+        if why is not None:
+            remark("npu-fuse", "missed", node_names(op), f"matmul-prologue: not a prologue of its matmuls: {why}")
+            return
+        stats = RowStatsOp(op.input, "moments")
+        stats.location = op.location
+        rewriter.insert(stats, InsertPoint.before(op))
+        eps = attr_float(dict(op.attributes), "epsilon", 1e-5)
+        scale, bias = op.operands[1], (op.operands[2] if len(op.operands) > 2 else None)
+        if self.fold(op, [r for r, _ in readers], rewriter):
+            one = make_constant(self.module, np.ones(1, np.float32), weight_hint(op.location, "unit"), op.location)
+            rewriter.insert(one, InsertPoint.before(op))
+            scale, bias = one.result, None
+        views: dict[ReshapeOp, tuple[SSAValue, SSAValue]] = {}
+        for r, reshape in readers:
+            x, st = op.input, stats.results[0]
+            if reshape is not None:
+                if reshape not in views:
+                    shape = shape_of(reshape.result)
+                    xv = ReshapeOp(x, reshape.result.type)
+                    sv = ReshapeOp(st, TensorType(f32, [*shape[:-1], 3]))
+                    for v in (xv, sv):
+                        v.location = reshape.location
+                    rewriter.insert([xv, sv], InsertPoint.before(reshape))
+                    views[reshape] = (xv.results[0], sv.results[0])
+                x, st = views[reshape]
+            norm = LayerNormApplyOp(x, st, scale, bias, eps)
+            norm.location = op.location
+            rewriter.insert(norm, InsertPoint.before(r))
+            r.operands[0] = norm.results[0]
+        for reshape in views:
+            rewriter.erase(reshape)
+        remark("npu-fuse", "applied", node_names(op), f"matmul-prologue: row statistics, then normalised on the A "
+               f"tiles of {len(readers)} matmul(s): its {prod(shape_of(op.input)) * 4}-byte result is never written")
+        rewriter.erase(op)
+
+    def fold(self, ln: LayerNormOp, readers: list[Operation], rewriter: PatternRewriter) -> bool:
+        """Fold `ln`'s scale and bias into its readers' weights and biases, when all are
+        constants (see the class docstring); False, changing nothing, otherwise."""
+        gamma = self.constants.array(ln.operands[1])
+        beta = self.constants.array(ln.operands[2]) if len(ln.operands) > 2 else None
+        ws = [self.constants.array(r.operands[1]) if isinstance(r, MatMulOp) else None for r in readers]
+        if gamma is None or (len(ln.operands) > 2 and beta is None) or any(w is None or w.ndim != 2 for w in ws):
+            return False
+        for r, w in zip(readers, ws):
+            assert w is not None
+            loc = r.location
+            scaled = make_constant(self.module, gamma[:, None] * w, weight_hint(loc, "ln_folded"), loc)
+            rewriter.insert(scaled, InsertPoint.before(r))
+            replace_operand(r, 1, scaled.result, rewriter)
+            if beta is None or not beta.any():
+                continue
+            shift, out = beta.astype(np.float64) @ w.astype(np.float64), r.results[0]
+            add = next((u.operation for u in out.uses if isinstance(u.operation, AddOp) and out.has_one_use()
+                        and u.operation.results[0].type == out.type), None)
+            j = 1 - list(add.operands).index(out) if add is not None else 0
+            b = None if add is None else self.constants.array(add.operands[j])
+            if add is not None and b is not None and b.shape == shift.shape:
+                c = make_constant(self.module, b + shift, weight_hint(loc, "ln_bias"), loc)
+                rewriter.insert(c, InsertPoint.before(add))
+                replace_operand(add, j, c.result, rewriter)
+            else:
+                c = make_constant(self.module, shift, weight_hint(loc, "ln_bias"), loc)
+                new = AddOp(out, c.result, out.type)  # type: ignore[arg-type]
+                new.location = loc
+                rewriter.insert([c, new], InsertPoint.after(r))
+                out.replace_uses_with_if(new.results[0], lambda u, n=new: u.operation is not n)
+        return True
+
+
+def replace_operand(op: Operation, i: int, value: SSAValue, rewriter: PatternRewriter) -> None:
+    """`op`'s operand i becomes `value`; a constant nothing reads any more goes."""
+    old = op.operands[i]
+    op.operands[i] = value
+    if isinstance(old.owner, ConstantOp) and not old.uses:
+        rewriter.erase(old.owner)
+
+
+def matmul_prologue(mm: Operation) -> list[Operation]:
+    """The `layernorm_apply` in front of matmul `mm` that runs on its A tiles, if any."""
+    a = mm.operands[0]
+    norm = a.owner
+    if isinstance(norm, LayerNormApplyOp) and a.has_one_use() and norm.parent_block() is mm.parent_block() \
+            and mm.operands[1] is not a:
+        return [norm]
+    return []
+
+
 @dataclass
 class FuseRule(RewritePattern):
     """Fuse an anchor of `anchors` with its elementwise epilogue chain (`epilogue`) and,
@@ -232,6 +391,7 @@ class FuseRule(RewritePattern):
     anchors: tuple[type[Operation], ...]
     prologue: bool = False
     epilogue: bool = True
+    matmul_prologue: bool = False
 
     @property
     def label(self) -> str:
@@ -251,9 +411,13 @@ class FuseRule(RewritePattern):
         if remarks_enabled():
             row_reduction_after(chain[-1], self.rule)
         pro: list[Operation] = list(conv_prologue(op)) if self.prologue and isinstance(op, Conv2dOp) else []
+        pro_rule = "conv-prologue"
+        if self.matmul_prologue and isinstance(op, (GemmOp, MatMulOp)):
+            pro, pro_rule = matmul_prologue(op), "matmul-prologue"
         if len(chain) > 1 or pro:
-            rules = (["conv-prologue"] if pro else []) + ([self.rule] if len(chain) > 1 else [])
-            fuse_chain(pro + chain, ",".join(rules), rewriter)
+            rules = ([pro_rule] if pro else []) + ([self.rule] if len(chain) > 1 else [])
+            kernel = (node_names(op) or [None])[0] if pro_rule == "matmul-prologue" else None  # (the product's)
+            fuse_chain(pro + chain, ",".join(rules), rewriter, kernel=kernel)
 
 
 def causal_of(mask: np.ndarray) -> tuple[int, float] | None:
@@ -580,9 +744,13 @@ class Fuse(ModulePass):
         # convs (with prologues) and cube epilogues first, so an elementwise chain never
         # steals a conv's prologue or epilogue
         prologue = "conv-prologue" not in self.disable
+        normed = "matmul-prologue" not in self.disable
+        if normed:
+            split = SplitLayerNorm(op, ConstantReader(op, self.name), arch_of(op).sram_bytes)
+            PatternWalker(split, apply_recursively=False).rewrite_module(op)
         for rule, anchors in EPILOGUE_RULES.items():
             epilogue = rule not in self.disable
-            if epilogue or (prologue and rule == "conv-epilogue"):
-                walker = PatternWalker(FuseRule(rule, anchors, prologue=prologue, epilogue=epilogue),
-                                       apply_recursively=False)
+            if epilogue or (prologue and rule == "conv-epilogue") or (normed and rule == "matmul-epilogue"):
+                walker = PatternWalker(FuseRule(rule, anchors, prologue=prologue, epilogue=epilogue,
+                                                matmul_prologue=normed), apply_recursively=False)
                 walker.rewrite_module(op)

@@ -99,8 +99,9 @@ def _issue(sizes: tuple[int, ...], n_channels: int, latency: int, bw: int) -> tu
 def compute_cycles(ks: KernelShape, arch: Arch) -> int:
     """Cycles of the anchor compute for one step (one tile, one reduction slice)."""
     t = ks.tile
-    if ks.kind == KernelKind.MATMUL:
-        return arch.cube_cycles(t["m"], t["k"], t["n"])
+    if ks.kind == KernelKind.MATMUL:  # (a layernorm prologue: its passes over the A tile)
+        prologue = ks.prologue_len * arch.vector_cycles(prod(ks.loads[0].sizes))
+        return prologue + arch.cube_cycles(t["m"], t["k"], t["n"])
     if ks.kind == KernelKind.CONV2D:
         kh, kw = ks.loads[1].sizes[2], ks.loads[1].sizes[3]
         groups = ks.window_area

@@ -130,7 +130,9 @@ class LoopBuilder:
         """Elementwise steps on the running tile (None in `args`) and `operands[i]`."""
         for s in steps:
             args = [running if a is None else operands[a] for a in s.args]
-            running = self.add(ELEMENTWISE_OP_BY_FN[s.fn].create(operands=args, result_types=[running.type])).results[0]
+            kind = ELEMENTWISE_OP_BY_FN[s.fn] if s.template is None else type(s.template)
+            attrs = dict(s.template.attributes) if s.template is not None else {}
+            running = self.add(kind.create(operands=args, result_types=[running.type], attributes=attrs)).results[0]
         return running
 
     def anchor(self, anchor: Anchor, tiles: list[SSAValue]) -> SSAValue:
@@ -147,7 +149,7 @@ class LoopBuilder:
         for i, (w, seam) in enumerate(zip(ks.tees, seams)):  # (a KV-cache append: the block spans the seam)
             tiles[1 + i] = self.add(AddOp(tiles[1 + i], seam, tensor(w.sizes))).results[0]
             self.add(TeeOp(tiles[1 + i], w.source or 0, self.block.args, **window_props(w, self.names)))
-        if prologue:  # on the input tile; its operands follow the conv's two loads
+        if prologue:  # on the input tile; its operands follow the anchor's two loads
             tiles[0] = self.chain(prologue, tiles[0], tiles[2:])
         iw = ks.init_window
         init = self.load(iw) if iw is not None else None

@@ -29,6 +29,7 @@ from npu_dialects.graph import (
     Conv2dOp,
     ElementwiseOp,
     GemmOp,
+    LayerNormApplyOp,
     MatMulOp,
     MaxPoolOp,
     RowStatsOp,
@@ -115,7 +116,7 @@ class KernelShape:
     out: Window
     epilogue: list[Window] = field(default_factory=list)  # one per epilogue op operand
     window_area: int = 1  # vector work per output element (pool window, apply cost)
-    prologue_len: int = 0  # elementwise ops applied to the first load's tile before the anchor
+    prologue_len: int = 0  # vector passes of the prologue on the first load's tile before the anchor
     tile_cycles: Callable[[Arch], int] | None = None  # a structured op's cycles per tile (`tile_cycles`)
     scratch: int = 0  # SRAM bytes a tile's compute holds besides its inputs and output
     init: int | None = None  # the epilogue window a reduction may start from (`init_window`)
@@ -760,10 +761,14 @@ def make_anchor(op: Operation, ins_index: dict[SSAValue, int]) -> Anchor:
 @dataclass
 class EpilogueStep:
     """One elementwise op applied to the output tile: `fn(*args)` where each entry of
-    `args` is None for the running output tile or an index into KernelShape.epilogue."""
+    `args` is None for the running output tile or an index into KernelShape.epilogue.
+    `template`: a structured op applied instead (a matmul's layernorm prologue), built
+    on the tiles with its attributes; `passes`, its vector passes over the tile."""
 
     fn: str
     args: tuple[int | None, ...]
+    template: Operation | None = None
+    passes: int = 1
 
 
 class PrologueAnchor(Anchor):
@@ -774,6 +779,7 @@ class PrologueAnchor(Anchor):
     def __init__(self, base: Anchor, steps: list[EpilogueStep], extra: list[tuple[int, tuple[int, ...]]]):
         super().__init__(base.kind, base.op, base.inputs)
         self.base, self.steps, self.extra = base, steps, extra
+        self.exhaustive_limit = base.exhaustive_limit  # type: ignore[misc]  # (searched as the anchor's)
 
     def loops(self) -> list[Loop]:
         return self.base.loops()
@@ -788,11 +794,46 @@ class PrologueAnchor(Anchor):
         ks = self.base.shape(tile)
         if ks is None:
             return None
-        x = ks.loads[0]
-        ks.loads = ks.loads + [Window(i, shape, (fixed(1), x.dims[1] if shape[1] > 1 else fixed(1), fixed(1),
-                                                 fixed(1)), None) for i, shape in self.extra]
-        ks.prologue_len = len(self.steps)
+        ks.loads = ks.loads + self.windows(ks.loads[0])
+        ks.prologue_len = sum(s.passes for s in self.steps)
         return ks
+
+    def windows(self, x: Window) -> list[Window]:
+        """The extra operands' windows for input tile `x`: per channel (NCHW)."""
+        return [Window(i, shape, (fixed(1), x.dims[1] if shape[1] > 1 else fixed(1), fixed(1), fixed(1)), None)
+                for i, shape in self.extra]
+
+
+class MatmulPrologueAnchor(PrologueAnchor):
+    """A matmul whose A tiles are layer-normalised in SRAM first (npu-fuse's
+    `matmul-prologue`: `layernorm_apply(x, stats, scale, bias)` in front of the
+    product): the matmul's tiling on x, plus the rows' statistics (following A's
+    rows, padded with 1s: finite) and the scale and bias (following its columns,
+    padded with 0s: a padded column stays 0) loaded with each A tile."""
+
+    def windows(self, x: Window) -> list[Window]:
+        (si, ss), *params = self.extra
+        stats = Window(si, (*x.shape[:-1], ss[-1]), (*x.dims[:-1], fixed(ss[-1])), 1.0)
+        return [stats] + [Window(i, s, (x.dims[-1] if s[0] > 1 else fixed(1),), 0.0) for i, s in params]
+
+
+def matmul_prologue(ops: Sequence[Operation], ins_index: dict[SSAValue, int]) -> MatmulPrologueAnchor | None:
+    """The anchor of a kernel `layernorm_apply` -> matmul (reading it as A), else None."""
+    if len(ops) < 2 or not isinstance(ln := ops[0], LayerNormApplyOp) \
+            or not isinstance(mm := ops[1], (GemmOp, MatMulOp)) or mm.operands[0] is not ln.results[0]:
+        return None
+    if any(v not in ins_index for v in ln.operands):
+        raise TilingError("a matmul prologue's operands must be kernel inputs")
+    k = shape_of(ln.input)[-1]
+    if any(shape_of(v) not in ((k,), (1,)) for v in ln.operands[2:]):
+        raise TilingError(f"a matmul prologue's scale and bias must be [{k}] or [1]")
+    base = MatmulAnchor(mm, {**ins_index, ln.results[0]: ins_index[ln.input]})
+    if base.ta or len(shape_of(ln.input)) != len(base.sa):
+        raise TilingError("a matmul prologue needs an untransposed A of the result's rank")
+    extra = [(ins_index[v], shape_of(v)) for v in ln.operands[1:]]
+    step = EpilogueStep("layernorm_apply", (None, *range(len(extra))), template=ln,
+                        passes=LayerNormApplyOp.passes([shape_of(v) for v in ln.operands]))
+    return MatmulPrologueAnchor(base, [step], extra)
 
 
 def per_channel_shape(shape: Sequence[int], channels: int) -> tuple[int, int, int, int] | None:
@@ -830,10 +871,14 @@ def prologue_of(ops: Sequence[Operation], conv: Conv2dOp, ins_index: dict[SSAVal
 def split_kernel(ops: Sequence[Operation], ins_index: dict[SSAValue, int]
                  ) -> tuple[Anchor, list[EpilogueStep], list[tuple[int, tuple[int, ...]]]]:
     """A kernel's graph ops as (anchor, epilogue steps, epilogue operands): the anchor is
-    the first op, or the conv after a prologue of elementwise ops (`PrologueAnchor`)."""
+    the first op, the conv after a prologue of elementwise ops (`PrologueAnchor`), or
+    the matmul after a layernorm_apply (`MatmulPrologueAnchor`)."""
     appended = append_attention(ops, ins_index)
     if appended is not None:
         return appended, [], []
+    normed = matmul_prologue(ops, ins_index)
+    if normed is not None:
+        return normed, *epilogue_of(ops[2:], ops[1], ins_index)
     k = next((i for i, o in enumerate(ops) if not isinstance(o, ElementwiseOp)), 0)
     if k == 0:
         return make_anchor(ops[0], ins_index), *epilogue_of(ops[1:], ops[0], ins_index)
