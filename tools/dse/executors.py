@@ -121,7 +121,7 @@ class RayExecutor(Executor):
 
     def __init__(self, address: str | None):
         try:
-            import ray
+            import ray  # pyright: ignore[reportMissingImports]  # (optional: not among the dependencies)
         except ImportError:
             raise ClusterError("--cluster ray://...: the 'ray' package is not installed (pip install ray)") from None
         self.ray = ray
