@@ -1309,6 +1309,10 @@ class LayerNormApplyOp(StructuredOp):
     def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
         return arch.vector_cycles(math.prod(out_shape), cls.passes(in_shapes))
 
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        """`passes` over the result (as a tile's, `tile_cycles`)."""
+        return arch.vector_cycles(self.out_elements(out_shape), self.passes([shape_of(v) for v in self.operands]))
+
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         x, st, scale, *bias = arrays

@@ -347,8 +347,8 @@ class SplitLayerNorm(RewritePattern):
             if beta is None or not beta.any():
                 continue
             shift, out = beta.astype(np.float64) @ w.astype(np.float64), r.results[0]
-            add = next((u.operation for u in out.uses if isinstance(u.operation, AddOp) and out.has_one_use()
-                        and u.operation.results[0].type == out.type), None)
+            add = next(iter(out.uses)).operation if out.has_one_use() else None
+            add = add if isinstance(add, AddOp) and add.results[0].type == out.type else None
             j = 1 - list(add.operands).index(out) if add is not None else 0
             b = None if add is None else self.constants.array(add.operands[j])
             if add is not None and b is not None and b.shape == shift.shape:
@@ -372,7 +372,7 @@ def replace_operand(op: Operation, i: int, value: SSAValue, rewriter: PatternRew
         rewriter.erase(old.owner)
 
 
-def matmul_prologue(mm: Operation) -> list[Operation]:
+def layernorm_in_front(mm: Operation) -> list[Operation]:
     """The `layernorm_apply` in front of matmul `mm` that runs on its A tiles, if any."""
     a = mm.operands[0]
     norm = a.owner
@@ -413,7 +413,7 @@ class FuseRule(RewritePattern):
         pro: list[Operation] = list(conv_prologue(op)) if self.prologue and isinstance(op, Conv2dOp) else []
         pro_rule = "conv-prologue"
         if self.matmul_prologue and isinstance(op, (GemmOp, MatMulOp)):
-            pro, pro_rule = matmul_prologue(op), "matmul-prologue"
+            pro, pro_rule = layernorm_in_front(op), "matmul-prologue"
         if len(chain) > 1 or pro:
             rules = ([pro_rule] if pro else []) + ([self.rule] if len(chain) > 1 else [])
             kernel = (node_names(op) or [None])[0] if pro_rule == "matmul-prologue" else None  # (the product's)

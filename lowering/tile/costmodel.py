@@ -99,13 +99,13 @@ def _issue(sizes: tuple[int, ...], n_channels: int, latency: int, bw: int) -> tu
 def compute_cycles(ks: KernelShape, arch: Arch) -> int:
     """Cycles of the anchor compute for one step (one tile, one reduction slice)."""
     t = ks.tile
-    if ks.kind == KernelKind.MATMUL:  # (a layernorm prologue: its passes over the A tile)
-        prologue = ks.prologue_len * arch.vector_cycles(prod(ks.loads[0].sizes))
+    # a prologue (a conv's per-channel ops, a matmul's layernorm): its passes over the input tile
+    prologue = ks.prologue_len * arch.vector_cycles(prod(ks.loads[0].sizes)) if ks.prologue_len else 0
+    if ks.kind == KernelKind.MATMUL:
         return prologue + arch.cube_cycles(t["m"], t["k"], t["n"])
     if ks.kind == KernelKind.CONV2D:
         kh, kw = ks.loads[1].sizes[2], ks.loads[1].sizes[3]
         groups = ks.window_area
-        prologue = ks.prologue_len * arch.vector_cycles(prod(ks.loads[0].sizes))
         return prologue + arch.cube_cycles(t["oh"] * t["ow"], t["ci"] * kh * kw, t["co"] / groups, batch=groups)
     if ks.tile_cycles is not None:  # (a structured op's own)
         return ks.tile_cycles(arch)
