@@ -29,6 +29,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-bufferize": ("lowering.buffer.bufferize", "Bufferize"),
     "npu-schedule": ("lowering.task.schedule", "Schedule"),
     "npu-task-canonicalize": ("lowering.task.task_canonicalize", "TaskCanonicalize"),
+    "npu-dma-order": ("lowering.task.dma_order", "DmaOrder"),
     "npu-events": ("lowering.task.events", "Events"),
     "npu-memplan": ("lowering.task.memplan", "MemPlan"),
     "npu-default": ("lowering.pipeline", "NpuDefault"),

@@ -784,7 +784,7 @@ class Runtime:
         report["host"] = {"mode": self.mode, "wait": style, "queue_depth": depth,
                           "waves": len(req.waves), "submit_cycles": round(submit), "notify_cycles": round(notify),
                           "overhead_cycles": round(submit + notify),
-                          "end_to_end_cycles": round((req.observed or req.device_end) - req.submit_time),
+                          "end_to_end_cycles": int(ceil((req.observed or req.device_end) - req.submit_time - 1e-9)),  # (as `cycles`)
                           "stream": req.stream.id if req.stream else 0}
         return report
 

@@ -98,10 +98,11 @@ def random_graph(seed: int):
 
 
 def strip_groups(model, spec: str) -> int:
-    """How many strip-group tasks the compiled model has."""
+    """How many strip-group tasks the compiled model has (counted before npu-dma-order,
+    which inlines a strip loop that runs once for its core)."""
     arch = parse_arch_spec(spec)
     module, weights = import_model(model, arch)
-    compile_module(module, arch, weights)
+    compile_module(module, arch, weights, disable=("npu-dma-order",))
     return sum(1 for t in module.walk() if isinstance(t, TaskOp) and ".." in t.kernel.data
                and "scf.for" in str(t))
 

@@ -1,0 +1,307 @@
+"""`npu-dma-order`: each task issues its DRAM->SRAM loads in the order its ops first
+need them, once a DMA channel is free for them, and waits for each just before the
+first op that touches what it loads, so compute starts on the first
+operands while later weights stream in.
+
+Assumes the task-level form after `npu-schedule` (a task's `range` is final, so loop
+trip counts are exact; best after `npu-task-canonicalize`). Reorders issues and
+waits only: every op reads what it read before (a load never moves past an op that
+touches its destination or writes its source, nor a wait past an op that touches
+either), so numerics and each task's DRAM reads and writes are unchanged. Option
+`disable=name,...` switches patterns off by name (`fold-one-trip-loop`,
+`sink-wait`, `order-loads`).
+
+Algorithm
+---------
+Patterns (greedy, to a fixed point), as `group_plan` already emits layer groups:
+- `FoldOneTripLoop`: an `scf.for` that runs once for its task's range becomes its
+  body (induction variable = lower bound); one that never runs, its initial values.
+  A strip or tile loop with one iteration per core then exposes its loads to the
+  loads before it (the weights a strip group loads once per task).
+- `SinkWait`: a wait on a copy (or on a token a loop carries: the copies it may
+  stand for) moves down to just before the first op of its block that may touch the
+  copy's source or destination (or has regions: loops and branches are barriers), or uses the token.
+- `OrderLoads`: in a block, the loads whose token only the block's waits use are
+  issued in order of first wait, each after the ops it depends on (its operands'
+  definitions, ops touching its destination or writing its source) and at the
+  first op before which a DMA channel is free (`IssueClock`: the block timed by the
+  simulator's rules, the core's DRAM share `dram_bw / parts`), or at its first
+  wait, or before a region op: a load issued while every channel is busy stalls the
+  core until one frees, while ops that need nothing from it could run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import IsTerminator
+
+from lowering.errors import CompileError
+from lowering.instrument import PatternWalker
+from lowering.task.peephole import is_load, may_alias, task_of, touches, trip_count, writes_to
+from npu_dialects.arch import Arch, arch_of
+from npu_dialects.compute import ComputeOp
+from npu_dialects.dma import CopyOp, WaitOp
+from npu_dialects.task import TaskOp
+
+
+def token_copies(tok: SSAValue, seen: set[SSAValue] | None = None) -> list[CopyOp] | None:
+    """The copies a DMA token may stand for: its copy, or through a loop's carried
+    token (block argument or result) the initial and yielded ones; None when unknown."""
+    seen = set() if seen is None else seen
+    if tok in seen:
+        return []
+    seen.add(tok)
+    owner = tok.owner
+    if isinstance(owner, CopyOp):
+        return [owner]
+    loop, j = None, -1
+    if isinstance(tok, BlockArgument) and isinstance(owner, Block) and isinstance(owner.parent_op(), scf.ForOp):
+        loop, j = owner.parent_op(), tok.index - 1
+    elif isinstance(owner, scf.ForOp):
+        loop, j = owner, tok.index
+    if not isinstance(loop, scf.ForOp) or j < 0:
+        return None
+    term = loop.body.block.last_op
+    if not isinstance(term, scf.YieldOp):
+        return None
+    out: list[CopyOp] = []
+    for v in (loop.iter_args[j], term.operands[j]):
+        found = token_copies(v, seen)
+        if found is None:
+            return None
+        out += found
+    return out
+
+
+def fingerprint(block: Block) -> tuple[int, ...]:
+    """The block's ops, by identity: a pattern that found nothing to do in a block need
+    not look again until it changes."""
+    return tuple(id(o) for o in block.ops)
+
+
+def touches_any(op: Operation, bufs: list[SSAValue]) -> bool:
+    """`op` may read or write bytes of one of `bufs`; an op with regions is taken to (a
+    loop or branch is a barrier to moving issues and waits: walking it costs more than
+    the rare move across it gains)."""
+    return bool(op.regions) or any(touches(op, b) for b in bufs)
+
+
+class IssueClock:
+    """The issuing core's time through a block, by the simulator's rules (compute ops
+    in sequence, a copy waits for a free channel, then takes `dma_latency` plus its
+    bytes over this core's share of `dram_bw`): whether a load issued now would stall
+    the core for a channel. Region ops count as instant (their loads are their own)."""
+
+    def __init__(self, arch: Arch, parts: int):
+        self.arch = arch
+        self.bw = arch.dram_bw / max(1, parts)
+        self.now = 0.0
+        self.free = [0.0] * arch.dma_channels
+        self.done: dict[CopyOp, float] = {}
+
+    def channel_free(self) -> bool:
+        return min(self.free) <= self.now
+
+    def issue(self, copy: CopyOp) -> None:
+        c = self.free.index(min(self.free))
+        self.now = max(self.now, self.free[c])
+        self.free[c] = self.done[copy] = self.now + self.arch.dma_latency + prod(copy.window) * 4 / self.bw
+
+    def step(self, op: Operation) -> None:
+        if isinstance(op, CopyOp):
+            self.issue(op)
+        elif isinstance(op, WaitOp):
+            self.now = max([self.now] + [self.done.get(c, 0.0) for c in token_copies(op.token) or ()])
+        elif isinstance(op, ComputeOp):
+            self.now += op.cycles(self.arch)
+
+
+class FoldOneTripLoop(RewritePattern):
+    """An `scf.for` in a task that runs exactly once for the task's range is inlined
+    (induction variable = lower bound); one that never runs is replaced by its
+    initial values."""
+
+    NAME: ClassVar[str] = "fold-one-trip-loop"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
+        if task_of(op) is None:
+            return
+        n = trip_count(op)
+        if n == 0:
+            rewriter.replace(op, [], list(op.iter_args))
+        elif n == 1:
+            block = op.body.block
+            term = block.last_op
+            assert isinstance(term, scf.YieldOp)
+            results = list(term.operands)
+            rewriter.erase(term, safe_erase=False)
+            rewriter.inline_block(block, InsertPoint.before(op), [op.lb, *op.iter_args])
+            rewriter.replace(op, [], results)
+
+
+class BlockPattern(RewritePattern):
+    """A pattern that rewrites each block of a task, loop or branch as a whole, matched
+    on the op owning it; a block it left unchanged is not looked at again until it
+    changes."""
+
+    def __init__(self) -> None:
+        self.settled: dict[Block, tuple[int, ...]] = {}  # block -> its ops when last seen
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, (TaskOp, scf.ForOp, scf.IfOp)):
+            return
+        task = op if isinstance(op, TaskOp) else task_of(op)
+        if task is None:
+            return
+        for region in op.regions:
+            for block in region.blocks:
+                if self.settled.get(block) != fingerprint(block):
+                    self.rewrite_block(block, task, rewriter)
+                    self.settled[block] = fingerprint(block)
+
+    def rewrite_block(self, block: Block, task: TaskOp, rewriter: PatternRewriter) -> None:
+        raise NotImplementedError
+
+
+class SinkWait(BlockPattern):
+    """Each wait of a block moves down to just before the first op that may touch its
+    copies' source or destination, uses its token, or ends the block (the block's
+    waits from the last up, so each moves once)."""
+
+    NAME: ClassVar[str] = "sink-wait"
+
+    def rewrite_block(self, block: Block, task: TaskOp, rewriter: PatternRewriter) -> None:
+        for op in reversed([o for o in block.ops if isinstance(o, WaitOp)]):
+            copies = token_copies(op.token)
+            if not copies:
+                continue
+            bufs = [b for c in copies for b in (c.src, c.dst)]
+            stop, passed = op.next_op, False
+            while stop is not None and not self.stops(stop, op, bufs):
+                # (waits sinking to one op keep their order; passing loads only is no move either)
+                passed = passed or not (isinstance(stop, WaitOp) or isinstance(stop, CopyOp) and is_load(stop))
+                stop = stop.next_op
+            if passed:
+                op.detach()
+                rewriter.insert(op, InsertPoint.at_end(block) if stop is None else InsertPoint.before(stop))
+
+    @staticmethod
+    def stops(other: Operation, wait: WaitOp, bufs: list[SSAValue]) -> bool:
+        if isinstance(other, WaitOp):
+            return False
+        if other.has_trait(IsTerminator) or any(u.operation is other for u in wait.token.uses):
+            return True
+        return touches_any(other, bufs)
+
+
+class OrderLoads(BlockPattern):
+    """The loads of a block whose token only the block's waits use are issued in order
+    of first wait, each once a DMA channel is free for it (see the module
+    docstring). Matched on the op owning the block (a task, loop or branch)."""
+
+    NAME: ClassVar[str] = "order-loads"
+
+    def __init__(self, arch: Arch):
+        super().__init__()
+        self.arch = arch
+
+    @staticmethod
+    def movable(op: Operation, block: Block) -> bool:
+        if not isinstance(op, CopyOp) or not is_load(op) or not op.token.uses:
+            return False
+        return all(isinstance(u.operation, WaitOp) and u.operation.parent_block() is block for u in op.token.uses)
+
+    def rewrite_block(self, block: Block, task: TaskOp, rewriter: PatternRewriter) -> None:
+        ops = list(block.ops)
+        loads = [o for o in ops if self.movable(o, block)]
+        # loads writing bytes another load of the block writes keep their order: leave them
+        loads = [ld for ld in loads if not any(o is not ld and may_alias(o.dst, ld.dst) for o in loads)]
+        if not loads:
+            return
+        place = self.schedule(ops, loads, task)
+        moved = set(loads)
+        skeleton = [o for o in ops if o not in moved]
+        new: list[Operation] = []
+        for s, o in enumerate(skeleton):
+            new += place.get(s, [])
+            new.append(o)
+        if new == ops:
+            return
+        for s, lds in place.items():
+            for ld in lds:
+                ld.detach()
+                rewriter.insert(ld, InsertPoint.before(skeleton[s]))
+
+    def schedule(self, ops: list[Operation], loads: list[CopyOp], task: TaskOp) -> dict[int, list[CopyOp]]:
+        """Skeleton index (the block without the loads) -> the loads issued just before it."""
+        moved = set(loads)
+        skeleton = [o for o in ops if o not in moved]
+        spos = {o: i for i, o in enumerate(skeleton)}
+        earliest: dict[CopyOp, int] = {}
+        for ld in loads:  # after the last op before it that it depends on
+            o = ld.prev_op
+            while o is not None and (o in moved or not self.depends(ld, o)):
+                o = o.prev_op
+            earliest[ld] = 0 if o is None else spos[o] + 1
+        first = {ld: min(spos[u.operation] for u in ld.token.uses) for ld in loads}
+        pending = sorted(loads, key=lambda ld: (first[ld], ops.index(ld)))
+        clock = IssueClock(self.arch, task.parts.value.data)
+        place: dict[int, list[CopyOp]] = {}
+        for s, o in enumerate(skeleton):
+            while pending and earliest[pending[0]] <= s and (first[pending[0]] == s or clock.channel_free()
+                                                            or o.regions):
+                place.setdefault(s, []).append(pending[0])
+                clock.issue(pending.pop(0))
+            clock.step(o)
+        return place
+
+    @staticmethod
+    def depends(ld: CopyOp, o: Operation) -> bool:
+        """`ld` must stay after `o`: `o` defines an operand, touches its destination or
+        writes its source, or waits for a copy that does (it may still be in flight
+        before the wait)."""
+        if any(r in ld.operands for r in o.results):
+            return True
+        if isinstance(o, WaitOp):
+            copies = token_copies(o.token)
+            return copies is None or any(touches(c, ld.dst) or may_alias(c.dst, ld.src) for c in copies)
+        return touches_any(o, [ld.dst]) or writes_to(o, ld.src)  # (a region op: True)
+
+
+PATTERN_NAMES = ("fold-one-trip-loop", "sink-wait", "order-loads")
+
+
+@dataclass(frozen=True)
+class DmaOrder(ModulePass):
+    """Issue loads in order of first use, once a channel is free; wait just before first use.
+
+    See the module docstring. Option `disable=name,...` switches patterns off."""
+
+    name = "npu-dma-order"
+    disable: tuple[str, ...] = field(default=())
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        unknown = [n for n in self.disable if n not in PATTERN_NAMES]
+        if unknown:
+            raise CompileError(self.name, f"cannot disable unknown pattern(s) {', '.join(unknown)} "
+                                          f"(patterns: {', '.join(PATTERN_NAMES)})")
+        patterns: list[RewritePattern] = [FoldOneTripLoop(), SinkWait(), OrderLoads(arch_of(op))]
+        applier = GreedyRewritePatternApplier([p for p in patterns if p.NAME not in self.disable],  # type: ignore[attr-defined]
+                                              dce_enabled=False)
+        PatternWalker(applier).rewrite_module(op)

@@ -1,0 +1,98 @@
+// RUN: %opt %s --split-input-file -p npu-dma-order | filecheck %s
+
+// Must not move: the second load reuses the bytes the relu reads (its destination
+// aliases %a), so it stays after the relu although its reader comes first; the
+// relu's wait stays in front of the relu, and the second wait in front of the add
+// (the add reads what the load writes).
+builtin.module {
+  func.func @main(%x: memref<4x32xf32, "dram">) {
+    npu_task.task "reuse" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %a = npu_task.sram {offset = 0 : i64} : memref<4x32xf32, "sram">
+      %r = npu_task.sram {offset = 512 : i64} : memref<4x32xf32, "sram">
+      %b = npu_task.sram {offset = 256 : i64} : memref<4x32xf32, "sram">
+      %ta = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
+      npu_dma.wait %ta
+      npu_compute.eltwise relu %a -> %r : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+      %tb = npu_dma.copy %x[%c0, %c0] -> %b[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
+      npu_dma.wait %tb
+      npu_compute.eltwise add %r, %b -> %r : memref<4x32xf32, "sram">, memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+    }
+    func.return
+  }
+}
+// CHECK:      %[[TA:.*]] = npu_dma.copy
+// CHECK:      npu_dma.wait %[[TA]]
+// CHECK-NEXT: npu_compute.eltwise relu
+// CHECK-NEXT: %[[TB:.*]] = npu_dma.copy
+// CHECK-NEXT: npu_dma.wait %[[TB]]
+// CHECK-NEXT: npu_compute.eltwise add
+
+// -----
+
+// Must not move: a load whose token a loop carries (the loop's first step waits for
+// it) stays before the loop (the other load, whose reader comes first, is issued ahead
+// of it), its wait in the loop stays first in the body (the relu reads the slot), and
+// the wait on the other load stays before the loop (the loop's relu writes its buffer).
+builtin.module {
+  func.func @main(%x: memref<4x32xf32, "dram">) {
+    npu_task.task "carried" attributes {core = 0 : i64, range = array<i64: 0, 4>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %a = npu_task.sram {offset = 0 : i64} : memref<4x32xf32, "sram">
+      %b = npu_task.sram {offset = 512 : i64} : memref<4x32xf32, "sram">
+      %t0 = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
+      %u = npu_dma.copy %x[%c0, %c0] -> %b[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
+      npu_dma.wait %u
+      %r = scf.for %i = %lo to %hi step %c1 iter_args(%w = %t0) -> (!npu_dma.token) {
+        npu_dma.wait %w
+        npu_compute.eltwise relu %a -> %b : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+        %n = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
+        scf.yield %n : !npu_dma.token
+      }
+      npu_dma.wait %r
+    }
+    func.return
+  }
+}
+// CHECK:      %[[U:.*]] = npu_dma.copy
+// CHECK-NEXT: %[[T0:.*]] = npu_dma.copy
+// CHECK-NEXT: npu_dma.wait %[[U]]
+// CHECK-NEXT: %{{.*}} = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[W:.*]] = %[[T0]])
+// CHECK-NEXT:   npu_dma.wait %[[W]]
+// CHECK-NEXT:   npu_compute.eltwise relu
+
+// -----
+
+// Must not move: the load reads DRAM bytes a store writes, so it stays after the
+// store's wait (before it the store may still be in flight), although its reader is
+// the first op (the other load, read second, now follows it); the store's wait does
+// not sink past the load (which reads what it writes).
+builtin.module {
+  func.func @main(%x: memref<4x32xf32, "dram">, %y: memref<4x32xf32, "dram">) {
+    npu_task.task "through-dram" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %a = npu_task.sram {offset = 0 : i64} : memref<4x32xf32, "sram">
+      %b = npu_task.sram {offset = 512 : i64} : memref<4x32xf32, "sram">
+      %c = npu_task.sram {offset = 1024 : i64} : memref<4x32xf32, "sram">
+      %ts = npu_dma.copy %a[%c0, %c0] -> %y[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "sram"> -> memref<4x32xf32, "dram">
+      %tx = npu_dma.copy %x[%c0, %c0] -> %c[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
+      npu_dma.wait %ts
+      %ty = npu_dma.copy %y[%c0, %c0] -> %b[%c0, %c0] {sizes = array<i64: 4, 32>} : memref<4x32xf32, "dram"> -> memref<4x32xf32, "sram">
+      npu_dma.wait %tx
+      npu_dma.wait %ty
+      npu_compute.eltwise relu %b -> %b : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+      npu_compute.eltwise relu %c -> %c : memref<4x32xf32, "sram"> -> memref<4x32xf32, "sram">
+    }
+    func.return
+  }
+}
+// CHECK:      %[[TS:.*]] = npu_dma.copy %{{.*}} -> %{{.*}} {sizes = array<i64: 4, 32>} : memref<4x32xf32, "sram"> -> memref<4x32xf32, "dram">
+// CHECK:      npu_dma.wait %[[TS]]
+// CHECK-NEXT: %[[TY:.*]] = npu_dma.copy
+// CHECK-NEXT: %[[TX:.*]] = npu_dma.copy
+// CHECK-NEXT: npu_dma.wait %[[TY]]
+// CHECK-NEXT: npu_compute.eltwise relu
