@@ -20,14 +20,17 @@ Patterns (greedy, to a fixed point), as `group_plan` already emits layer groups:
   loads before it (the weights a strip group loads once per task).
 - `SinkWait`: a wait on a copy (or on a token a loop carries: the copies it may
   stand for) moves down to just before the first op of its block that may touch the
-  copy's source or destination (or has regions: loops and branches are barriers), or uses the token.
+  copy's source or destination (a region op: any op nested in it), or uses the token.
 - `OrderLoads`: in a block, the loads whose token only the block's waits use are
   issued in order of first wait, each after the ops it depends on (its operands'
   definitions, ops touching its destination or writing its source) and at the
   first op before which a DMA channel is free (`IssueClock`: the block timed by the
   simulator's rules, the core's DRAM share `dram_bw / parts`), or at its first
   wait, or before a region op: a load issued while every channel is busy stalls the
-  core until one frees, while ops that need nothing from it could run.
+  core until one frees, while ops that need nothing from it could run. The new order
+  is kept only when it makes the block faster by the simulator's rules
+  (`block_cycles`: DRAM bandwidth shared by the copies in flight, which the issue
+  rule does not see: a load issued early slows the one the next op waits for).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from xdsl.traits import IsTerminator
 
 from lowering.errors import CompileError
 from lowering.instrument import PatternWalker
-from lowering.task.peephole import is_load, may_alias, task_of, touches, trip_count, writes_to
+from lowering.task.peephole import effects, is_load, may_alias, task_of, touches, trip_count, writes_to
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ComputeOp
 from npu_dialects.dma import CopyOp, WaitOp
@@ -94,11 +97,26 @@ def fingerprint(block: Block) -> tuple[int, ...]:
     return tuple(id(o) for o in block.ops)
 
 
+_NESTED: dict[Operation, list[SSAValue] | None] = {}
+"""Region op -> the buffers the ops nested in it read or write (None: unknown effects),
+cached: the walk is the cost of moving issues and waits across loops and branches."""
+
+
 def touches_any(op: Operation, bufs: list[SSAValue]) -> bool:
-    """`op` may read or write bytes of one of `bufs`; an op with regions is taken to (a
-    loop or branch is a barrier to moving issues and waits: walking it costs more than
-    the rare move across it gains)."""
-    return bool(op.regions) or any(touches(op, b) for b in bufs)
+    """`op` or an op nested in it may read or write bytes of one of `bufs`."""
+    if not op.regions:
+        return any(touches(op, b) for b in bufs)
+    if op not in _NESTED:
+        touched: list[SSAValue] | None = []
+        for o in op.walk():
+            eff = effects(o)
+            if eff is None:
+                touched = None
+                break
+            touched += eff[0] + eff[1]
+        _NESTED[op] = touched
+    nested = _NESTED[op]
+    return nested is None or any(may_alias(t, b) for t in nested for b in bufs)
 
 
 class IssueClock:
@@ -129,6 +147,54 @@ class IssueClock:
             self.now = max([self.now] + [self.done.get(c, 0.0) for c in token_copies(op.token) or ()])
         elif isinstance(op, ComputeOp):
             self.now += op.cycles(self.arch)
+
+
+def block_cycles(ops: list[Operation], arch: Arch, parts: int) -> float:
+    """The span of a straight-line block on one core by the simulator's rules: compute
+    ops in sequence; a copy waits for a free channel, then `dma_latency`, then shares
+    this core's part of `dram_bw` (`dram_bw / parts`) equally with the copies moving
+    data at the same time; a wait blocks until its copy lands; the block ends when
+    every copy has. Region ops count as instant."""
+    bw = arch.dram_bw / max(1, parts)
+    now = 0.0
+    flying: dict[CopyOp, list[float]] = {}  # copy -> [latency end, bytes left]
+    landed: set[CopyOp] = set()
+
+    def advance(until: float | None, copy: CopyOp | None = None, free: bool = False) -> None:
+        """Move time to `until`, or until `copy` lands, or until a channel frees."""
+        nonlocal now
+        while True:
+            if copy is not None and copy not in flying or free and len(flying) < arch.dma_channels:
+                return
+            moving = [f for f in flying.values() if f[0] <= now]
+            rate = bw / len(moving) if moving else 0.0
+            nxt = min([f[0] for f in flying.values() if f[0] > now]
+                      + [now + f[1] / rate for f in moving] + ([until] if until is not None else []),
+                      default=None)
+            if nxt is None:
+                return
+            for f in moving:
+                f[1] -= rate * (nxt - now)
+            now = nxt
+            for c, f in list(flying.items()):
+                if f[0] <= now and f[1] <= 1e-6:
+                    del flying[c]
+                    landed.add(c)
+            if until is not None and now >= until and copy is None and not free:
+                return
+
+    for op in ops:
+        if isinstance(op, CopyOp):
+            advance(None, free=True)
+            flying[op] = [now + arch.dma_latency, prod(op.window) * 4.0]
+        elif isinstance(op, WaitOp):
+            for c in token_copies(op.token) or ():
+                advance(None, copy=c)
+        elif isinstance(op, ComputeOp):
+            advance(now + op.cycles(arch))
+    while flying:
+        advance(None, copy=next(iter(flying)))
+    return now
 
 
 class FoldOneTripLoop(RewritePattern):
@@ -241,7 +307,8 @@ class OrderLoads(BlockPattern):
         for s, o in enumerate(skeleton):
             new += place.get(s, [])
             new.append(o)
-        if new == ops:
+        parts = task.parts.value.data
+        if new == ops or block_cycles(new, self.arch, parts) >= block_cycles(ops, self.arch, parts):
             return
         for s, lds in place.items():
             for ld in lds:
@@ -281,7 +348,7 @@ class OrderLoads(BlockPattern):
         if isinstance(o, WaitOp):
             copies = token_copies(o.token)
             return copies is None or any(touches(c, ld.dst) or may_alias(c.dst, ld.src) for c in copies)
-        return touches_any(o, [ld.dst]) or writes_to(o, ld.src)  # (a region op: True)
+        return touches_any(o, [ld.dst]) or writes_to(o, ld.src)
 
 
 PATTERN_NAMES = ("fold-one-trip-loop", "sink-wait", "order-loads")
@@ -301,6 +368,7 @@ class DmaOrder(ModulePass):
         if unknown:
             raise CompileError(self.name, f"cannot disable unknown pattern(s) {', '.join(unknown)} "
                                           f"(patterns: {', '.join(PATTERN_NAMES)})")
+        _NESTED.clear()
         patterns: list[RewritePattern] = [FoldOneTripLoop(), SinkWait(), OrderLoads(arch_of(op))]
         applier = GreedyRewritePatternApplier([p for p in patterns if p.NAME not in self.disable],  # type: ignore[attr-defined]
                                               dce_enabled=False)

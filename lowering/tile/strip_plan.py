@@ -648,6 +648,11 @@ class StripPlan:
             held = channel_free(self.strip_loads, arch, bw) if self.inserts else 0
             body = load + steps * max(load, stall_for(self.strip_loads, arch, bw) + self.compute + moves + held) \
                 + n * store
+        elif steps == 1:  # one strip per core: npu-dma-order issues the constants in order of first use
+            # behind the strip's input, so compute starts once those and the first constant land
+            first = _loads(self.strip_loads + self.once_loads[:1], arch, bw)
+            body = max(_loads(self.once_loads + self.strip_loads, arch, bw), first + self.compute + moves) + store
+            once = 0
         else:
             body = steps * (load + self.compute + moves) + n * store
         return once + body + edge + (2 * arch.sync_latency if parts > 1 else 0)
