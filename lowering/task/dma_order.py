@@ -173,8 +173,8 @@ def block_cycles(ops: list[Operation], arch: Arch, parts: int) -> float:
                       default=None)
             if nxt is None:
                 return
-            for f in moving:
-                f[1] -= rate * (nxt - now)
+            for f in moving:  # (one landing at `nxt` lands exactly: a huge rate leaves float dust)
+                f[1] = 0.0 if now + f[1] / rate <= nxt else f[1] - rate * (nxt - now)
             now = nxt
             for c, f in list(flying.items()):
                 if f[0] <= now and f[1] <= 1e-6:
