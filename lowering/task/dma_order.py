@@ -42,7 +42,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -75,7 +75,7 @@ def token_copies(tok: SSAValue, seen: set[SSAValue] | None = None) -> list[CopyO
     loop, j = None, -1
     if isinstance(tok, BlockArgument) and isinstance(owner, Block) and isinstance(owner.parent_op(), scf.ForOp):
         loop, j = owner.parent_op(), tok.index - 1
-    elif isinstance(owner, scf.ForOp):
+    elif isinstance(owner, scf.ForOp) and isinstance(tok, OpResult):
         loop, j = owner, tok.index
     if not isinstance(loop, scf.ForOp) or j < 0:
         return None
@@ -295,7 +295,7 @@ class OrderLoads(BlockPattern):
 
     def rewrite_block(self, block: Block, task: TaskOp, rewriter: PatternRewriter) -> None:
         ops = list(block.ops)
-        loads = [o for o in ops if self.movable(o, block)]
+        loads = [o for o in ops if isinstance(o, CopyOp) and self.movable(o, block)]
         # loads writing bytes another load of the block writes keep their order: leave them
         loads = [ld for ld in loads if not any(o is not ld and may_alias(o.dst, ld.dst) for o in loads)]
         if not loads:
