@@ -18,3 +18,11 @@ class CompileError(DiagnosticException):
         super().__init__(f"error: {pass_name}: {message}{where}")
         self.pass_name = pass_name
         self.op = op  # (a tool puts the diagnostic at the op's source position, if it has one)
+
+
+def check_disabled(pass_name: str, disable: tuple[str, ...], names: list[str]) -> None:
+    """A pass's `disable=` option names its patterns: an unknown name is an error listing them."""
+    unknown = [n for n in disable if n not in names]
+    if unknown:
+        raise CompileError(pass_name, f"cannot disable unknown pattern(s) {', '.join(unknown)} "
+                                      f"(patterns: {', '.join(names)})")

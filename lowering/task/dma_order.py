@@ -53,9 +53,10 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
-from lowering.errors import CompileError
+from lowering.errors import check_disabled
 from lowering.instrument import PatternWalker
 from lowering.task.peephole import effects, is_load, may_alias, task_of, touches, trip_count, writes_to
+from lowering.tile.group_plan import DmaFluid
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ComputeOp
 from npu_dialects.dma import CopyOp, WaitOp
@@ -97,26 +98,28 @@ def fingerprint(block: Block) -> tuple[int, ...]:
     return tuple(id(o) for o in block.ops)
 
 
-_NESTED: dict[Operation, list[SSAValue] | None] = {}
-"""Region op -> the buffers the ops nested in it read or write (None: unknown effects),
-cached: the walk is the cost of moving issues and waits across loops and branches."""
+class Touches:
+    """Whether an op, or an op nested in it, may read or write bytes of some buffers;
+    the buffers a region op's nested ops touch are collected once per pass run (the
+    walk is the cost of moving issues and waits across loops and branches)."""
 
+    def __init__(self) -> None:
+        self.nested: dict[Operation, list[SSAValue] | None] = {}  # None: unknown effects
 
-def touches_any(op: Operation, bufs: list[SSAValue]) -> bool:
-    """`op` or an op nested in it may read or write bytes of one of `bufs`."""
-    if not op.regions:
-        return any(touches(op, b) for b in bufs)
-    if op not in _NESTED:
-        touched: list[SSAValue] | None = []
-        for o in op.walk():
-            eff = effects(o)
-            if eff is None:
-                touched = None
-                break
-            touched += eff[0] + eff[1]
-        _NESTED[op] = touched
-    nested = _NESTED[op]
-    return nested is None or any(may_alias(t, b) for t in nested for b in bufs)
+    def __call__(self, op: Operation, bufs: list[SSAValue]) -> bool:
+        if not op.regions:
+            return any(touches(op, b) for b in bufs)
+        if op not in self.nested:
+            touched: list[SSAValue] | None = []
+            for o in op.walk():
+                eff = effects(o)
+                if eff is None:
+                    touched = None
+                    break
+                touched += eff[0] + eff[1]
+            self.nested[op] = touched
+        nested = self.nested[op]
+        return nested is None or any(may_alias(t, b) for t in nested for b in bufs)
 
 
 class IssueClock:
@@ -150,51 +153,21 @@ class IssueClock:
 
 
 def block_cycles(ops: list[Operation], arch: Arch, parts: int) -> float:
-    """The span of a straight-line block on one core by the simulator's rules: compute
-    ops in sequence; a copy waits for a free channel, then `dma_latency`, then shares
-    this core's part of `dram_bw` (`dram_bw / parts`) equally with the copies moving
-    data at the same time; a wait blocks until its copy lands; the block ends when
-    every copy has. Region ops count as instant."""
-    bw = arch.dram_bw / max(1, parts)
-    now = 0.0
-    flying: dict[CopyOp, list[float]] = {}  # copy -> [latency end, bytes left]
-    landed: set[CopyOp] = set()
-
-    def advance(until: float | None, copy: CopyOp | None = None, free: bool = False) -> None:
-        """Move time to `until`, or until `copy` lands, or until a channel frees."""
-        nonlocal now
-        while True:
-            if copy is not None and copy not in flying or free and len(flying) < arch.dma_channels:
-                return
-            moving = [f for f in flying.values() if f[0] <= now]
-            rate = bw / len(moving) if moving else 0.0
-            nxt = min([f[0] for f in flying.values() if f[0] > now]
-                      + [now + f[1] / rate for f in moving] + ([until] if until is not None else []),
-                      default=None)
-            if nxt is None:
-                return
-            for f in moving:  # (one landing at `nxt` lands exactly: a huge rate leaves float dust)
-                f[1] = 0.0 if now + f[1] / rate <= nxt else f[1] - rate * (nxt - now)
-            now = nxt
-            for c, f in list(flying.items()):
-                if f[0] <= now and f[1] <= 1e-6:
-                    del flying[c]
-                    landed.add(c)
-            if until is not None and now >= until and copy is None and not free:
-                return
-
+    """The span of a straight-line block on one core by the simulator's rules
+    (`group_plan.DmaFluid`, with this core's share `dram_bw / parts`): compute ops in
+    sequence, a wait blocks until its copy lands, the block ends when every copy has.
+    Region ops count as instant."""
+    fluid = DmaFluid(arch, arch.dram_bw / max(1, parts))
+    t = 0.0
+    issued: dict[CopyOp, list[float]] = {}
     for op in ops:
         if isinstance(op, CopyOp):
-            advance(None, free=True)
-            flying[op] = [now + arch.dma_latency, prod(op.window) * 4.0]
+            issued[op], t = fluid.issue(t, prod(op.window) * 4)
         elif isinstance(op, WaitOp):
-            for c in token_copies(op.token) or ():
-                advance(None, copy=c)
+            t = max([t] + [fluid.finish(issued[c]) for c in token_copies(op.token) or () if c in issued])
         elif isinstance(op, ComputeOp):
-            advance(now + op.cycles(arch))
-    while flying:
-        advance(None, copy=next(iter(flying)))
-    return now
+            t += op.cycles(arch)
+    return max([t, *(fluid.finish(d) for d in fluid.dmas)])
 
 
 class FoldOneTripLoop(RewritePattern):
@@ -226,7 +199,8 @@ class BlockPattern(RewritePattern):
     on the op owning it; a block it left unchanged is not looked at again until it
     changes."""
 
-    def __init__(self) -> None:
+    def __init__(self, touches_any: Touches) -> None:
+        self.touches_any = touches_any
         self.settled: dict[Block, tuple[int, ...]] = {}  # block -> its ops when last seen
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
@@ -259,7 +233,7 @@ class SinkWait(BlockPattern):
                 continue
             bufs = [b for c in copies for b in (c.src, c.dst)]
             stop, passed = op.next_op, False
-            while stop is not None and not self.stops(stop, op, bufs):
+            while stop is not None and not self.stops(stop, op, bufs, self.touches_any):
                 # (waits sinking to one op keep their order; passing loads only is no move either)
                 passed = passed or not (isinstance(stop, WaitOp) or isinstance(stop, CopyOp) and is_load(stop))
                 stop = stop.next_op
@@ -268,7 +242,7 @@ class SinkWait(BlockPattern):
                 rewriter.insert(op, InsertPoint.at_end(block) if stop is None else InsertPoint.before(stop))
 
     @staticmethod
-    def stops(other: Operation, wait: WaitOp, bufs: list[SSAValue]) -> bool:
+    def stops(other: Operation, wait: WaitOp, bufs: list[SSAValue], touches_any: Touches) -> bool:
         if isinstance(other, WaitOp):
             return False
         if other.has_trait(IsTerminator) or any(u.operation is other for u in wait.token.uses):
@@ -283,8 +257,8 @@ class OrderLoads(BlockPattern):
 
     NAME: ClassVar[str] = "order-loads"
 
-    def __init__(self, arch: Arch):
-        super().__init__()
+    def __init__(self, touches_any: Touches, arch: Arch):
+        super().__init__(touches_any)
         self.arch = arch
 
     @staticmethod
@@ -327,7 +301,8 @@ class OrderLoads(BlockPattern):
                 o = o.prev_op
             earliest[ld] = 0 if o is None else spos[o] + 1
         first = {ld: min(spos[u.operation] for u in ld.token.uses) for ld in loads}
-        pending = sorted(loads, key=lambda ld: (first[ld], ops.index(ld)))
+        pos = {o: i for i, o in enumerate(ops)}
+        pending = sorted(loads, key=lambda ld: (first[ld], pos[ld]))
         clock = IssueClock(self.arch, task.parts.value.data)
         place: dict[int, list[CopyOp]] = {}
         for s, o in enumerate(skeleton):
@@ -338,8 +313,7 @@ class OrderLoads(BlockPattern):
             clock.step(o)
         return place
 
-    @staticmethod
-    def depends(ld: CopyOp, o: Operation) -> bool:
+    def depends(self, ld: CopyOp, o: Operation) -> bool:
         """`ld` must stay after `o`: `o` defines an operand, touches its destination or
         writes its source, or waits for a copy that does (it may still be in flight
         before the wait)."""
@@ -348,7 +322,7 @@ class OrderLoads(BlockPattern):
         if isinstance(o, WaitOp):
             copies = token_copies(o.token)
             return copies is None or any(touches(c, ld.dst) or may_alias(c.dst, ld.src) for c in copies)
-        return touches_any(o, [ld.dst]) or writes_to(o, ld.src)
+        return self.touches_any(o, [ld.dst]) or writes_to(o, ld.src)
 
 
 PATTERN_NAMES = ("fold-one-trip-loop", "sink-wait", "order-loads")
@@ -364,12 +338,10 @@ class DmaOrder(ModulePass):
     disable: tuple[str, ...] = field(default=())
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        unknown = [n for n in self.disable if n not in PATTERN_NAMES]
-        if unknown:
-            raise CompileError(self.name, f"cannot disable unknown pattern(s) {', '.join(unknown)} "
-                                          f"(patterns: {', '.join(PATTERN_NAMES)})")
-        _NESTED.clear()
-        patterns: list[RewritePattern] = [FoldOneTripLoop(), SinkWait(), OrderLoads(arch_of(op))]
-        applier = GreedyRewritePatternApplier([p for p in patterns if p.NAME not in self.disable],  # type: ignore[attr-defined]
-                                              dce_enabled=False)
+        check_disabled(self.name, self.disable, list(PATTERN_NAMES))
+        touches_any = Touches()
+        patterns: list[RewritePattern] = [FoldOneTripLoop(), SinkWait(touches_any),
+                                          OrderLoads(touches_any, arch_of(op))]
+        kept = [p for p in patterns if p.NAME not in self.disable]  # type: ignore[attr-defined]
+        applier = GreedyRewritePatternApplier(kept, dce_enabled=False)
         PatternWalker(applier).rewrite_module(op)

@@ -24,7 +24,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.traits import HasCanonicalizationPatternsTrait
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
-from lowering.errors import CompileError
+from lowering.errors import check_disabled
 from lowering.instrument import PatternWalker
 from lowering.task.peephole import PATTERNS, is_scalar
 from lowering.task.peephole import task_of as enclosing_task
@@ -86,11 +86,7 @@ class TaskCanonicalize(ModulePass):
     disable: tuple[str, ...] = field(default=())
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        names = [p.NAME for p in PATTERNS]  # type: ignore[attr-defined]
-        unknown = [n for n in self.disable if n not in names]
-        if unknown:
-            raise CompileError(self.name, f"cannot disable unknown pattern(s) {', '.join(unknown)} "
-                                          f"(patterns: {', '.join(names)})")
+        check_disabled(self.name, self.disable, [p.NAME for p in PATTERNS])  # type: ignore[attr-defined]
         applier = GreedyRewritePatternApplier([EraseDeadInTask(), NpuCanonicalization(self.disable)],
                                               dce_enabled=False)
         for func in op.ops:

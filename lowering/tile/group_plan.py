@@ -364,8 +364,9 @@ class DmaFluid:
     shares `dram_bw` equally with every other transfer in flight (a fluid model
     advanced lazily). Each DMA is [ready, remaining bytes, finish]."""
 
-    def __init__(self, arch: Arch) -> None:
+    def __init__(self, arch: Arch, bw: float | None = None) -> None:
         self.arch = arch
+        self.bw = arch.dram_bw if bw is None else bw  # (a split kernel's core: its share)
         self.dmas: list[list[float]] = []  # every DMA issued
         self.active: list[list[float]] = []  # those whose finish is not known yet
         self.now = 0.0  # how far the fluid model has run
@@ -378,10 +379,10 @@ class DmaFluid:
         if not running:
             self.now = min(limit, nxt)
             return
-        rate = self.arch.dram_bw / len(running)
+        rate = self.bw / len(running)
         to = min(limit, nxt, now + min(d[1] for d in running) / rate)
-        for d in running:
-            d[1] -= rate * (to - now)
+        for d in running:  # (one that lands at `to` lands exactly: a huge rate leaves float dust)
+            d[1] = 0.0 if now + d[1] / rate <= to else d[1] - rate * (to - now)
             if d[1] <= 1e-6:
                 d[2] = to
         self.active = [d for d in self.active if d[2] == INF]
