@@ -17,6 +17,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-constant-fold": ("lowering.graph.constant_fold", "ConstantFold"),
     "npu-shape-inference": ("lowering.graph.shape_inference", "ShapeInference"),
     "npu-bn-fold": ("lowering.graph.bn_fold", "BnFold"),
+    "npu-hoist-pool": ("lowering.graph.hoist_pool", "HoistPoolPass"),
     "npu-dce": ("lowering.graph.dce", "Dce"),
     "npu-cse": ("lowering.graph.cse", "Cse"),
     "npu-split-concat-conv": ("lowering.graph.split_concat_conv", "SplitConcatConvPass"),

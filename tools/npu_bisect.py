@@ -31,9 +31,9 @@ import numpy as np
 
 from tools.npu_run import UsageError, UserError, cli_main, compare, read_inputs
 
-OPTIONAL_PASSES: tuple[str, ...] = ("npu-canonicalize", "npu-constant-fold", "npu-bn-fold", "npu-dce", "npu-cse",
-                                     "npu-merge-projections", "npu-split-concat-conv", "npu-fuse", "npu-split-rows",
-                                     "npu-layer-group", "npu-task-canonicalize")
+OPTIONAL_PASSES: tuple[str, ...] = ("npu-canonicalize", "npu-constant-fold", "npu-bn-fold", "npu-hoist-pool", "npu-dce",
+                                     "npu-cse", "npu-merge-projections", "npu-split-concat-conv", "npu-fuse",
+                                     "npu-split-rows", "npu-layer-group", "npu-task-canonicalize")
 
 
 @dataclass
