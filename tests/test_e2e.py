@@ -92,8 +92,8 @@ def test_strip_groups_match_onnxruntime(arch):
         kernels = {t.kernel.data for t in module.walk() if isinstance(t, TaskOp)}
         if arch != "default,sram_bytes=16384" and (make, arch) not in APART:  # (there no strip height fits and pays)
             assert any(".." in k for k in kernels), kernels
-        if (make, arch) in APART:
-            assert not any(".." in k for k in kernels), kernels
+        if (make, arch) in APART:  # (the pool may still group with the ReLU npu-hoist-pool moved after it)
+            assert not any(".." in k and "Conv" in k for k in kernels), kernels
 
 
 
