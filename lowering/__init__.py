@@ -32,6 +32,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-task-canonicalize": ("lowering.task.task_canonicalize", "TaskCanonicalize"),
     "npu-dma-order": ("lowering.task.dma_order", "DmaOrder"),
     "npu-events": ("lowering.task.events", "Events"),
+    "npu-prefetch": ("lowering.task.prefetch", "Prefetch"),
     "npu-memplan": ("lowering.task.memplan", "MemPlan"),
     "npu-default": ("lowering.pipeline", "NpuDefault"),
     "npu-apply-patterns": ("lowering.patterns.apply_patterns", "ApplyPatterns"),

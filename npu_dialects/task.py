@@ -15,8 +15,9 @@ holds, in order:
 
 Algorithm
 ---------
-A core runs its tasks in program order (its queue); a task first consumes each
-event slot in `waits` (blocking until signalled), runs its body (`scf.for` tile
+A core runs its tasks in program order (its queue); a task first issues its
+`prefetch` (weight loads: nothing another task writes), then consumes each event
+slot in `waits` (blocking until signalled), runs its body (`scf.for` tile
 loops of `npu_dma`/`npu_compute` ops on `npu_task.sram` buffers), drains its DMAs,
 then signals `signals`. An event slot is a counting semaphore: a signal adds one,
 each entry of `waits` takes one (so `waits = [3, 3]` waits for two signals on
@@ -39,7 +40,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Dialect, Region, SSAValue
+from xdsl.ir import Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -59,7 +60,7 @@ from xdsl.traits import HasCanonicalizationPatternsTrait, NoMemoryEffect, NoTerm
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.checks import arch_at, check_at_least, check_index, check_part_cycles, check_within
-from npu_dialects.dma import memory_space
+from npu_dialects.dma import CopyOp, memory_space
 from npu_dialects.graph import int_array, ints
 
 
@@ -244,8 +245,10 @@ class TaskOp(IRDLOperation):
     `kernel` names the tiled kernel it belongs to; `range` is its share of that
     kernel's parallel tiles when the kernel is split across cores; `part_cycles` (a
     split kernel) its predicted span on 1..`parts` cores, which `npu-schedule` weighs
-    against the cores' queues. Properties that equal their default (no waits, no
-    signals, one part) are not printed."""
+    against the cores' queues. `prefetch` = n: the body's first n ops run before the
+    waits (`npu-prefetch`); they may only be scalar ops, SRAM buffers and loads of
+    weights, which no task writes. Properties that equal their default (no waits, no
+    signals, one part, no prefetch) are not printed."""
 
     name = "npu_task.task"
     kernel = prop_def(StringAttr)
@@ -257,6 +260,7 @@ class TaskOp(IRDLOperation):
     dram_bytes = opt_prop_def(IntegerAttr)  # predicted DRAM traffic of the whole range (absent: none)
     parts = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))  # cores the cost model splits the kernel over
     part_cycles = opt_prop_def(DenseArrayBase)  # predicted span on 1..parts cores (npu-schedule may use fewer)
+    prefetch = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))  # leading body ops run before the waits
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
     assembly_format = "$kernel attr-dict-with-keyword $body"
@@ -265,7 +269,7 @@ class TaskOp(IRDLOperation):
     def __init__(self, kernel: str, core: int, body: Region, *, range: tuple[int, int],
                  waits: Sequence[int] = (), signals: Sequence[int] = (),
                  predicted_cycles: int | None = None, dram_bytes: int | None = None,
-                 parts: int | None = None, part_cycles: DenseArrayBase | None = None):
+                 parts: int | None = None, part_cycles: DenseArrayBase | None = None, prefetch: int = 0):
         attrs = {"kernel": StringAttr(kernel), "core": IntegerAttr(core, i64), "range": int_array(range)}
         if waits:
             attrs["waits"] = int_array(waits)
@@ -279,6 +283,8 @@ class TaskOp(IRDLOperation):
             attrs["parts"] = IntegerAttr(parts, i64)
         if part_cycles is not None:
             attrs["part_cycles"] = part_cycles
+        if prefetch:
+            attrs["prefetch"] = IntegerAttr(prefetch, i64)
         super().__init__(regions=[body], properties=attrs)
 
     @property
@@ -298,6 +304,10 @@ class TaskOp(IRDLOperation):
     def signal_slots(self) -> tuple[int, ...]:
         return ints(self.signals, ())
 
+    @property
+    def prefetch_ops(self) -> int:
+        return self.prefetch.value.data
+
     def verify_(self) -> None:
         if self.core_id < 0:
             raise VerifyException(f"'npu_task.task' {self.kernel.data}: core must be non-negative, got {self.core_id}")
@@ -310,7 +320,19 @@ class TaskOp(IRDLOperation):
         args = self.body.block.args
         if len(args) != 2 or any(not isinstance(a.type, IndexType) for a in args):
             raise VerifyException(f"'npu_task.task' {self.kernel.data}: the body takes two index arguments (lo, hi)")
+        self.verify_prefetch()
         self.verify_on_arch()
+
+    def verify_prefetch(self) -> None:
+        """The first `prefetch` body ops are safe to run before the waits."""
+        n, ops = self.prefetch_ops, list(self.body.block.ops)
+        if not 0 <= n <= len(ops):
+            raise VerifyException(f"'npu_task.task' {self.kernel.data}: prefetch {n} is not in [0, {len(ops)}] "
+                                  "(the body's op count)")
+        for i, op in enumerate(ops[:n]):
+            if not prefetchable(op):
+                raise VerifyException(f"'npu_task.task' {self.kernel.data}: prefetch {n} covers op #{i} "
+                                      f"'{op.name}', which is not a scalar op, an SRAM buffer or a load of a weight")
 
     def verify_on_arch(self) -> None:
         """The core and event slots exist on the module's arch; estimates are not negative."""
@@ -324,6 +346,23 @@ class TaskOp(IRDLOperation):
             value = getattr(self, name)
             if value is not None:
                 check_at_least(where, name, value.value.data, 0)
+
+
+def weight_source(v: SSAValue) -> bool:
+    """`v` is a weight (or a view of one): bytes no task writes."""
+    op = v.owner
+    while isinstance(op, ViewOp):
+        op = op.source.owner
+    return isinstance(op, WeightOp)
+
+
+def prefetchable(op: Operation) -> bool:
+    """An op a task may run before its waits: a pure scalar op, an SRAM buffer, or a
+    copy from a weight into SRAM (it reads nothing another task writes, and writes
+    only the core's SRAM, which the core's previous task has finished with)."""
+    if isinstance(op, CopyOp):
+        return weight_source(op.src) and memory_space(op.dst.type) == "sram"
+    return isinstance(op, SramOp) or (op.dialect_name() == "arith" and not op.regions)
 
 
 NpuTask = Dialect("npu_task", [WeightOp, AllocOp, ViewOp, SramOp, TaskOp], [])

@@ -20,7 +20,7 @@ import numpy as np
 
 from npu_dialects.arch import Arch
 from sim.errors import SimError
-from sim.interp import REQ_COMPUTE, REQ_DMA, OpInfo, TaskProgram
+from sim.interp import REQ_COMPUTE, REQ_DMA, REQ_GATE, OpInfo, TaskProgram
 from sim.memory import DRAM, Buf, CopyPlan, fmt_slices
 from sim.program import Program
 from sim.sanitizer import Sanitizer, Values
@@ -116,7 +116,8 @@ class Signal:
 
 class Core:
     __slots__ = ("id", "queue", "qi", "state", "gen", "task", "val", "pending", "wait_tok", "busy_until",
-                 "waits_left", "chans", "inflight", "vc", "rec", "lanes", "heads", "started", "idle_since")
+                 "waits_left", "chans", "inflight", "vc", "rec", "lanes", "heads", "started", "idle_since",
+                 "prefetching")
 
     def __init__(self, cid: int, queue: list[TaskProgram], channels: int, cores: int):
         self.id = cid
@@ -134,6 +135,7 @@ class Core:
         self.wait_tok: Dma | None = None
         self.busy_until = 0.0
         self.waits_left: list[int] = []
+        self.prefetching = False  # the task's prefetch runs (or ran) before its waits
         self.chans: list[Dma | None] = [None] * channels
         self.inflight = 0
         self.vc = [0] * cores
@@ -323,6 +325,9 @@ class Engine:
                 c.state = WAITCHAN
             else:
                 c.val = self.issue(c, ch, req[1])
+        elif kind == REQ_GATE:
+            if c.prefetching:
+                c.state = START  # (`begin` takes the waits, then the body goes on)
         else:
             tok = req[1]
             if not tok.done:
@@ -447,6 +452,12 @@ class Engine:
             c.waits_left = list(t.waits)
             c.rec = TaskRecord(t.index, t.kernel, t.core, t.range, t.nodes, t.predicted_cycles, ready=self.now)
             self.records[t.index] = c.rec
+            if t.prefetch and c.waits_left:  # its weight loads go out before the waits
+                c.prefetching = True
+                c.gen = t.start()
+                c.val = None
+                c.state = RUN
+                return True
         now = self.now
         assert c.rec is not None
         while c.waits_left:
@@ -467,8 +478,11 @@ class Engine:
         assert c.rec is not None
         c.rec.start = now
         self.task_vc[t.index] = tuple(c.vc)
-        c.gen = t.start()
-        c.val = None
+        if c.prefetching:  # (the body goes on from its gate)
+            c.prefetching = False
+        else:
+            c.gen = t.start()
+            c.val = None
         c.state = RUN
         return True
 

@@ -10,7 +10,8 @@ the timing engine and receives the answer:
   `info.execute` and keeps the unit busy `info.cycles`);
 - `(REQ_DMA, plan)`: issue a copy (`sim.memory.CopyPlan`); the answer is the
   token (the engine's DMA object);
-- `(REQ_WAIT, token)`: block until that DMA has completed.
+- `(REQ_WAIT, token)`: block until that DMA has completed;
+- `(REQ_GATE,)`: the end of a task's prefetch (`TaskOp.prefetch`): its waits come now.
 
 Everything runs at tile granularity: the math is numpy on whole tiles.
 """
@@ -38,6 +39,7 @@ from sim.sanitizer import Values
 REQ_COMPUTE = 0
 REQ_DMA = 1
 REQ_WAIT = 2
+REQ_GATE = 3
 
 _SCALAR = 0
 _REQ = 1
@@ -176,6 +178,7 @@ class TaskProgram:
         self.waits: list[int] = list(op.wait_slots)  # (event slots as the engine numbers them)
         self.signals: list[int] = list(op.signal_slots)
         self.range: tuple[int, ...] = ints(op.range, ())
+        self.prefetch = op.prefetch_ops  # leading body ops run before the waits
         pc = op.predicted_cycles
         self.predicted_cycles: int | None = pc.value.data if pc is not None else None
         self.nodes = task_nodes(op)
@@ -248,7 +251,13 @@ class _TaskCompiler:
             else:
                 raise SimError(f"{self.prog.where}: body argument #{i} has no value "
                                f"(the task's range is {list(rng)})")
-        self.prog.code = self.block(body, terminator=None)
+        n = self.prog.prefetch
+        ops = list(body.ops)
+        if n:  # (the prefetched ops, the gate where the waits come, the rest)
+            self.prog.code = [c for op in ops[:n] for c in self.op(op)] + [(_REQ, lambda env: (REQ_GATE,), -1)] \
+                + [c for op in ops[n:] for c in self.op(op)]
+        else:
+            self.prog.code = self.block(body, terminator=None)
         self.prog.init_env = self.init
 
     def info(self, op: Operation) -> OpInfo:
@@ -509,5 +518,5 @@ def compile_task(prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region,
                   values or Values()).compile()
 
 
-__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_WAIT", "OpInfo", "TaskProgram", "compile_task",
+__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_GATE", "REQ_WAIT", "OpInfo", "TaskProgram", "compile_task",
            "constant_value", "exec_block", "task_nodes", "task_where"]
