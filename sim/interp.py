@@ -12,7 +12,6 @@ the timing engine and receives the answer:
   token (the engine's DMA object);
 - `(REQ_WAIT, token)`: block until that DMA has completed;
 - `(REQ_GATE,)`: the end of a task's prefetch (`TaskOp.prefetch`): its waits come now.
-
 Everything runs at tile granularity: the math is numpy on whole tiles.
 """
 

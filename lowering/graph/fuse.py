@@ -3,8 +3,8 @@
 Rules (each can be switched off with `npu-fuse{disable=rule,...}`):
 - `conv-bn`: a batchnorm after a conv folds into the conv's weights and bias;
 - `conv-prologue`: per-channel elementwise ops in front of an unpadded `conv2d` run on its input tiles;
-- `conv-epilogue` / `matmul-epilogue`: `conv2d` / `gemm`, `matmul` followed by a
-  chain of elementwise ops (bias, activation, residual add) consuming its result;
+- `conv-epilogue` / `matmul-epilogue` / `pool-epilogue`: `conv2d` / `gemm`, `matmul` /
+  `maxpool` followed by a chain of elementwise ops (bias, activation, residual add);
 - `matmul-prologue`: a LayerNorm read only as matmuls' left operand -> its rows'
   statistics, and each matmul normalises its A tiles in SRAM (see Algorithm);
 - `eltwise-chain`: a chain of elementwise ops with no cube op in front;
@@ -102,6 +102,7 @@ from npu_dialects.graph import (
     LayerNormApplyOp,
     LayerNormOp,
     MatMulOp,
+    MaxPoolOp,
     MulOp,
     ReshapeOp,
     RowStatsOp,
@@ -120,6 +121,7 @@ from npu_dialects.locs import fused_loc, node_names
 EPILOGUE_RULES: dict[str, tuple[type[Operation], ...]] = {
     "conv-epilogue": (Conv2dOp,),
     "matmul-epilogue": (GemmOp, MatMulOp),
+    "pool-epilogue": (MaxPoolOp,),
     "eltwise-chain": (ElementwiseOp,),
 }
 RULES = ("conv-bn", "conv-prologue", *EPILOGUE_RULES, "matmul-prologue", "attention", "kv-append", "layer-group")

@@ -5,7 +5,7 @@
 // RUN: %opt %s --split-input-file -p 'npu-fuse{disable=eltwise-chain}' | filecheck %s --check-prefix=NOELT
 // An unknown rule name is an error that lists the known ones.
 // RUN: not npu-opt %s -p 'npu-fuse{disable=conv-epilogue,bogus}' 2>&1 | filecheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: npu-fuse: unknown fusion rule(s) bogus (known: conv-bn, conv-prologue, conv-epilogue, matmul-epilogue, eltwise-chain, matmul-prologue, attention, kv-append, layer-group)
+// UNKNOWN: error: npu-fuse: unknown fusion rule(s) bogus (known: conv-bn, conv-prologue, conv-epilogue, matmul-epilogue, pool-epilogue, eltwise-chain, matmul-prologue, attention, kv-append, layer-group)
 
 // conv-epilogue: conv2d + relu become one kernel named after the anchor's ONNX node.
 // CHECK-LABEL: func.func @conv_relu
