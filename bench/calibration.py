@@ -5,7 +5,9 @@
 For every kernel of each model (compiled for ARCH, run on ARCH) it compares the
 cost model's prediction (`predicted_cycles` of its tasks, on the parts it was
 split over) with the simulated run time of its longest task (`task_cycles`: from
-the task's start, after its event waits, to its end; the kernel's span across
+the task's start, after its event waits, to its end - from its body's start for a
+task that prefetched, less the time it stood at its gate with nothing in flight;
+the kernel's span across
 cores also holds the skew of where the schedule placed its parts, which is not
 the kernel's cost), and reports the error per
 model and the geometric mean of |simulated/predicted| over all kernels

@@ -198,7 +198,7 @@ def make_report(res: SimResult, module: ModuleOp | None = None) -> dict[str, Any
         k["tasks"] += 1
         k["start"] = min(k["start"], t.start)
         k["end"] = max(k["end"], t.end)
-        k["task_cycles"] = max(k["task_cycles"], t.end - t.start)
+        k["task_cycles"] = max(k["task_cycles"], t.end - t.body_start - t.gated)
         k["dram_bytes_read"] += t.dram_bytes_read
         k["dram_bytes_written"] += t.dram_bytes_written
         if t.predicted_cycles is not None:

@@ -48,8 +48,10 @@ class TaskRecord:
     nodes: list[str]
     predicted_cycles: int | None
     ready: float = 0.0  # the core reached the task (began waiting for its events)
-    start: float = 0.0  # its events were consumed and its body began
+    start: float = 0.0  # its events were consumed and its body began (or went on past its prefetch)
     end: float = 0.0  # its DMAs drained and it signalled
+    body_start: float = 0.0  # its body began: `start`, or `ready` when it prefetched before its waits
+    gated: float = 0.0  # cycles its prefetched body waited for events with none of its DMAs in flight
     dram_bytes_read: int = 0
     dram_bytes_written: int = 0
     dmas: int = 0
@@ -427,6 +429,8 @@ class Engine:
         for c in self.cores:
             rec = c.rec
             if rec is None or c.state == START:
+                if rec is not None and c.prefetching and not c.inflight:
+                    rec.gated += dt  # (at its gate with nothing in flight: idle, not the kernel's work)
                 continue
             what = _STALL_NAMES.get(c.state, "other")
             rec.stalls[what] = rec.stalls.get(what, 0.0) + dt
@@ -452,6 +456,7 @@ class Engine:
             c.waits_left = list(t.waits)
             c.rec = TaskRecord(t.index, t.kernel, t.core, t.range, t.nodes, t.predicted_cycles, ready=self.now)
             self.records[t.index] = c.rec
+            c.rec.body_start = self.now
             if t.prefetch and c.waits_left:  # its weight loads go out before the waits
                 c.prefetching = True
                 c.gen = t.start()
@@ -481,6 +486,7 @@ class Engine:
         if c.prefetching:  # (the body goes on from its gate)
             c.prefetching = False
         else:
+            c.rec.body_start = now
             c.gen = t.start()
             c.val = None
         c.state = RUN

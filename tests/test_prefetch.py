@@ -38,7 +38,9 @@ def test_the_weight_load_runs_while_the_task_waits():
     assert (before.cycles, after.cycles) == (2532, 2404)
     assert after.outputs["y"].tobytes() == before.outputs["y"].tobytes()
     q = after.tasks[1]
-    assert q.ready == 0 and q.start > 1000  # (it reached the task at once and waited for core 0's event)
+    assert q.ready == q.body_start == 0 and q.start == 1844  # (its body began at once; core 0's event came at 1844)
+    # idle at its gate for 620 of the 1844 cycles it waited (its weight load in flight the rest): not its work
+    assert q.gated == 620 and q.end - q.body_start - q.gated == 1784
 
 
 def test_a_prefetch_whose_events_have_arrived_changes_nothing():
