@@ -17,7 +17,8 @@ Algorithm
 ---------
 Timing model:
 - Each core runs its tasks (`npu_task.task` with that `core`) in program
-  order. A task first consumes its `waits` event slots in order, blocking
+  order. A task first runs its `prefetch` ops (weight loads, `npu-prefetch`), then
+  consumes its `waits` event slots in order, blocking
   until each is signalled and visible (a signal becomes visible
   `sync_latency` cycles after the signalling task ends; consuming clears the
   slot), then runs its body, then drains every DMA it issued, then signals
