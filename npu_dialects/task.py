@@ -325,8 +325,11 @@ class TaskOp(IRDLOperation):
 
     def verify_prefetch(self) -> None:
         """The first `prefetch` body ops are safe to run before the waits."""
-        n, ops = self.prefetch_ops, list(self.body.block.ops)
-        if not 0 <= n <= len(ops):
+        n = self.prefetch_ops
+        if n == 0:
+            return  # (most tasks: no walk of the body)
+        ops = list(self.body.block.ops)
+        if not 0 < n <= len(ops):
             raise VerifyException(f"'npu_task.task' {self.kernel.data}: prefetch {n} is not in [0, {len(ops)}] "
                                   "(the body's op count)")
         for i, op in enumerate(ops[:n]):
@@ -357,9 +360,10 @@ def weight_source(v: SSAValue) -> bool:
 
 
 def prefetchable(op: Operation) -> bool:
-    """An op a task may run before its waits: a pure scalar op, an SRAM buffer, or a
-    copy from a weight into SRAM (it reads nothing another task writes, and writes
-    only the core's SRAM, which the core's previous task has finished with)."""
+    """An op a task may run before its waits: an arith op (index math, or a select
+    between SRAM buffers: no memory access), an SRAM buffer, or a copy from a weight into
+    SRAM (it reads nothing another task writes, and writes only the core's SRAM, which
+    the core's previous task has finished with)."""
     if isinstance(op, CopyOp):
         return weight_source(op.src) and memory_space(op.dst.type) == "sram"
     return isinstance(op, SramOp) or (op.dialect_name() == "arith" and not op.regions)

@@ -45,6 +45,7 @@ _REQ = 1
 _REGION = 2
 
 _UNSET = object()
+_GATE = (_REQ, lambda env: (REQ_GATE,), -1)
 
 
 class OpInfo:
@@ -250,13 +251,7 @@ class _TaskCompiler:
             else:
                 raise SimError(f"{self.prog.where}: body argument #{i} has no value "
                                f"(the task's range is {list(rng)})")
-        n = self.prog.prefetch
-        ops = list(body.ops)
-        if n:  # (the prefetched ops, the gate where the waits come, the rest)
-            self.prog.code = [c for op in ops[:n] for c in self.op(op)] + [(_REQ, lambda env: (REQ_GATE,), -1)] \
-                + [c for op in ops[n:] for c in self.op(op)]
-        else:
-            self.prog.code = self.block(body, terminator=None)
+        self.prog.code = self.block(body, terminator=None, gate=self.prog.prefetch)
         self.prog.init_env = self.init
 
     def info(self, op: Operation) -> OpInfo:
@@ -264,12 +259,18 @@ class _TaskCompiler:
         self.prog.ops.append(i)
         return i
 
-    def block(self, block: Block, terminator: str | None) -> list:
+    def block(self, block: Block, terminator: str | None, gate: int = 0) -> list:
+        """The code of `block`'s ops; with `gate` = n > 0, a REQ_GATE after its first n
+        ops (a task's prefetch: its waits come there)."""
         code: list = []
-        for op in block.ops:
+        for i, op in enumerate(block.ops):
+            if gate and i == gate:
+                code.append(_GATE)
             if terminator is not None and op.name == terminator:
                 continue
             code.extend(self.op(op))
+        if gate and gate == len(block.ops):
+            code.append(_GATE)
         return code
 
     # -- one op -> zero or one instruction

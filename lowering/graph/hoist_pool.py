@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -116,7 +116,7 @@ class PeelBias(RewritePattern):
         plain = conv.with_operands(conv.input, conv.weight, None)
         plain.location, plain.result.name_hint = conv.location, conv.result.name_hint
         pool = pooled(op, plain.result)
-        add = AddOp(pool.result, bias.result, TensorType(op.result.type.element_type, shape_of(op.result)))
+        add = AddOp(pool.result, bias.result, op.result.type)
         add.location = conv.location
         rewriter.insert([bias, plain, pool], InsertPoint.before(op))
         rewriter.replace(op, add)

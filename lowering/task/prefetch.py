@@ -24,7 +24,9 @@ order; `prefetch` counts the first two groups. A task without waits is left alon
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import takewhile
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
@@ -37,14 +39,10 @@ from npu_dialects.dma import CopyOp, memory_space
 from npu_dialects.task import TaskOp, prefetchable
 
 
-def prologue(ops: list[Operation]) -> list[Operation]:
-    """The leading scalar ops, SRAM buffers and loads into SRAM of a task body."""
-    out = []
-    for op in ops:
-        if not (prefetchable(op) or (isinstance(op, CopyOp) and memory_space(op.dst.type) == "sram")):
-            break
-        out.append(op)
-    return out
+def prologue(ops: Iterable[Operation]) -> list[Operation]:
+    """The leading scalar ops, SRAM buffers and copies into SRAM (from DRAM or SRAM) of a task body."""
+    return list(takewhile(lambda op: prefetchable(op) or isinstance(op, CopyOp) and memory_space(op.dst.type) == "sram",
+                          ops))
 
 
 class PrefetchWeights(RewritePattern):
@@ -57,16 +55,12 @@ class PrefetchWeights(RewritePattern):
     def match_and_rewrite(self, op: TaskOp, rewriter: PatternRewriter) -> None:
         if not op.wait_slots or op.prefetch_ops:
             return
-        head = prologue(list(op.body.block.ops))
+        head = prologue(op.body.block.ops)
         if self.reorder:
             first = [o for o in head if prefetchable(o) and not isinstance(o, CopyOp)]
             first += [o for o in head if prefetchable(o) and isinstance(o, CopyOp)]
         else:
-            first = []
-            for o in head:
-                if not prefetchable(o):
-                    break
-                first.append(o)
+            first = list(takewhile(prefetchable, head))
         if not any(isinstance(o, CopyOp) for o in first):
             return  # no weight to prefetch
         block = op.body.block
