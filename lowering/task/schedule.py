@@ -24,10 +24,16 @@ sooner than waiting for that core (`parts_on`).
 
 Contention: parts placed on different cores at overlapping times share
 `dram_bw`. After placement each part's `predicted_cycles` is stretched to the
-time the DRAM needs to carry its own bytes plus the bytes of the parts that
-overlap it (each spread evenly over its own span), plus one `dma_latency`:
-a fixed point of a few rounds of replaying the schedule with the stretched
-times. The placement itself uses the unstretched predictions.
+larger of two estimates. Bytes: the time the DRAM needs to carry its own bytes
+plus the bytes of the parts that overlap it (each spread evenly over its own
+span), plus one `dma_latency` (a fixed point of a few rounds of replaying the
+schedule with the stretched times). Fair share (`share_dram`): a fluid replay in
+which each part wants its bytes over its time alone, the parts running at once
+split `dram_bw` max-min fairly, and a part given less than it wants slows in
+proportion. The first misses a neighbour that slows down too (its bytes are then
+still in flight when the replay has it gone); the second misses the bursts of a
+part that wants little on average. The placement itself uses the unstretched
+predictions; `bench/calibration.py` measures the result.
 """
 
 from __future__ import annotations
@@ -144,11 +150,17 @@ class Part:
 
 def stretch_for_contention(parts: list[Part], deps: list[list[int]], arch: Arch, rounds: int = 4) -> None:
     """Set each part's `predicted_cycles` to its time with the DRAM bandwidth shared with
-    the parts overlapping it (see the module docstring)."""
+    the parts overlapping it: the larger of the bytes estimate and the fair-share
+    estimate (`share_dram`), see the module docstring."""
     for p in parts:
         p.cycles = float(p.base)
     if arch.cores == 1 or len({p.core for p in parts}) < 2:
         return
+    placed = [p.start for p in parts]
+    share_dram(parts, deps, arch)
+    fair = [p.cycles for p in parts]
+    for p, start in zip(parts, placed):
+        p.start, p.cycles = start, float(p.base)
     for _ in range(rounds):
         by_start = sorted(parts, key=lambda p: p.start)
         new = []
@@ -164,8 +176,8 @@ def stretch_for_contention(parts: list[Part], deps: list[list[int]], arch: Arch,
         for p, c in zip(parts, new):
             p.cycles = c
         replay(parts, deps, arch)
-    for p in parts:
-        p.op.predicted_cycles = IntegerAttr(ceil(p.cycles), i64)
+    for p, f in zip(parts, fair):
+        p.op.predicted_cycles = IntegerAttr(ceil(max(p.cycles, f)), i64)
 
 
 def replay(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
@@ -180,3 +192,64 @@ def replay(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
         p.start = max(ready, core_free.get(p.core, 0.0))
         core_free[p.core] = p.end
         done.setdefault(p.task, []).append(p)
+def share_dram(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
+    """Replay the placement as a fluid model of the DRAM: each part, alone, moves its
+    bytes at its demand rate (`nbytes / base`); the parts running at once on different
+    cores share `dram_bw` max-min fairly (water-filling: a part wanting less than an equal
+    share keeps its demand, the rest split what remains), and a part given less than its
+    demand progresses at that fraction of its speed. Sets every part's start and cycles."""
+    bw = float(arch.dram_bw)
+    queues: dict[int, list[Part]] = {}
+    for p in parts:
+        queues.setdefault(p.core, []).append(p)
+    ends: dict[int, list[Part]] = {}  # original task -> its finished parts
+    left = {id(p): float(p.base) for p in parts}
+    need = {id(p): min(bw, p.nbytes / p.base) if p.base > 0 else 0.0 for p in parts}
+    count: dict[int, int] = {}
+    for p in parts:
+        count[p.task] = count.get(p.task, 0) + 1
+    free = {c: 0.0 for c in queues}
+    running: list[Part] = []
+    now = 0.0
+    while True:
+        ready: list[tuple[float, Part]] = []
+        for c, q in queues.items():
+            if q and not any(r.core == c for r in running):
+                p = q[0]
+                if all(len(ends.get(d, ())) == count.get(d, 0) for d in deps[p.task]):
+                    t = max([free[c], *(e.end + (arch.sync_latency if e.core != c else 0)
+                                        for d in deps[p.task] for e in ends.get(d, ()))])
+                    ready.append((t, p))
+        if not running and not ready:
+            break
+        rates = _water_fill([need[id(p)] for p in running], bw)
+        speed = [r / need[id(p)] if need[id(p)] > 0 else 1.0 for p, r in zip(running, rates)]
+        t_next = min([now + left[id(p)] / s for p, s in zip(running, speed)] + [t for t, _ in ready])
+        for p, s in zip(running, speed):
+            left[id(p)] -= (t_next - now) * s
+        now = t_next
+        for p in [p for p in running if left[id(p)] <= 1e-6]:
+            running.remove(p)
+            p.cycles = now - p.start
+            free[p.core] = now
+            ends.setdefault(p.task, []).append(p)
+        for t, p in ready:
+            if t <= now:
+                queues[p.core].pop(0)
+                p.start = now
+                if p.base <= 0:
+                    p.cycles = 0.0
+                    free[p.core] = now
+                    ends.setdefault(p.task, []).append(p)
+                else:
+                    running.append(p)
+
+
+def _water_fill(demands: list[float], bw: float) -> list[float]:
+    """Max-min fair shares of `bw` for `demands` (each gets at most its demand)."""
+    out = [0.0] * len(demands)
+    budget, todo = bw, sorted(range(len(demands)), key=lambda i: demands[i])
+    for n, i in enumerate(todo):
+        out[i] = min(demands[i], budget / (len(todo) - n))
+        budget -= out[i]
+    return out
