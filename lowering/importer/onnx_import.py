@@ -2160,7 +2160,7 @@ class _Importer:
             op = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(ty, vals))
         else:
             key = self._weight_key(t.name)
-            self.weights[key] = np.ascontiguousarray(t.data)
+            self.weights[key] = np.ascontiguousarray(t.data).reshape(t.data.shape)  # (keeps a scalar 0-d)
             op = ConstantOp(ty, weight=key)
             if self.initializer_tensors.get(t.name) is t:
                 self.weight_sources[key] = t.name
