@@ -28,18 +28,20 @@ larger of two estimates. Bytes: the time the DRAM needs to carry its own bytes
 plus the bytes of the parts that overlap it (each spread evenly over its own
 span), plus one `dma_latency` (a fixed point of a few rounds of replaying the
 schedule with the stretched times). Fair share (`share_dram`): a fluid replay in
-which each part wants its bytes over its time alone, the parts running at once
-split `dram_bw` max-min fairly, and a part given less than it wants slows in
-proportion. The first misses a neighbour that slows down too (its bytes are then
-still in flight when the replay has it gone); the second misses the bursts of a
-part that wants little on average. The placement itself uses the unstretched
+which each part first wants the loads leading its body at their own rate (a layer
+group's inputs and weights arrive in a burst before it computes), then the rest of
+its bytes over the rest of its time; the parts running at once split `dram_bw`
+max-min fairly, and a part given less than it wants slows in proportion. The first
+misses a neighbour that slows down too (its bytes are then still in flight when the
+replay has it gone) and a burst that collides with a neighbour's; the second misses
+what a part's average hides. The placement itself uses the unstretched
 predictions; `bench/calibration.py` measures the result.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import ceil
+from math import ceil, prod
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
@@ -47,8 +49,10 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
 from lowering.errors import CompileError
+from lowering.task.prefetch import prologue
 from lowering.task.taskgraph import dependencies, tasks_of
 from npu_dialects.arch import Arch, arch_of
+from npu_dialects.dma import CopyOp, memory_space
 from npu_dialects.graph import int_array, ints
 from npu_dialects.task import TaskOp
 
@@ -106,7 +110,7 @@ class Schedule(ModulePass):
                 if new is not task:
                     func.body.block.insert_op_before(new, task)
                 nbytes = new.dram_bytes.value.data if new.dram_bytes is not None else 0
-                timeline.append(Part(new, t.index, c, part_cycles, nbytes, start))
+                timeline.append(Part(new, t.index, c, part_cycles, nbytes, start, head=head_load(task, arch, k)))
             finish[t.index] = placed
         stretch_for_contention(timeline, deps, arch)
 
@@ -142,6 +146,7 @@ class Part:
     nbytes: int
     start: float
     cycles: float = 0.0
+    head: tuple[float, int] = (0.0, 0)  # (cycles alone, bytes) of the loads leading its body
 
     @property
     def end(self) -> float:
@@ -193,18 +198,21 @@ def replay(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
         core_free[p.core] = p.end
         done.setdefault(p.task, []).append(p)
 def share_dram(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
-    """Replay the placement as a fluid model of the DRAM: each part, alone, moves its
-    bytes at its demand rate (`nbytes / base`); the parts running at once on different
-    cores share `dram_bw` max-min fairly (water-filling: a part wanting less than an equal
-    share keeps its demand, the rest split what remains), and a part given less than its
-    demand progresses at that fraction of its speed. Sets every part's start and cycles."""
+    """Replay the placement as a fluid model of the DRAM: each part runs as phases that,
+    alone, move their bytes at a demand rate (`_phases`: the loads leading its body at
+    their own rate, then the rest of its bytes over the rest of its time); the phases
+    running at once on different cores share `dram_bw` max-min fairly (water-filling: one
+    wanting less than an equal share keeps its demand, the rest split what remains), and
+    a phase given less than its demand progresses at that fraction of its speed. Sets
+    every part's start and cycles."""
     bw = float(arch.dram_bw)
     queues: dict[int, list[Part]] = {}
     for p in parts:
         queues.setdefault(p.core, []).append(p)
     ends: dict[int, list[Part]] = {}  # original task -> its finished parts
-    left = {id(p): float(p.base) for p in parts}
-    need = {id(p): min(bw, p.nbytes / p.base) if p.base > 0 else 0.0 for p in parts}
+    phases = {id(p): _phases(p, bw) for p in parts}
+    left = {id(p): phases[id(p)][0][0] for p in parts}
+    need = {id(p): phases[id(p)][0][1] for p in parts}
     count: dict[int, int] = {}
     for p in parts:
         count[p.task] = count.get(p.task, 0) + 1
@@ -228,6 +236,9 @@ def share_dram(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
         for p, s in zip(running, speed):
             left[id(p)] -= (t_next - now) * s
         now = t_next
+        for p in [p for p in running if left[id(p)] <= 1e-6 and len(phases[id(p)]) > 1]:
+            phases[id(p)].pop(0)
+            left[id(p)], need[id(p)] = phases[id(p)][0]
         for p in [p for p in running if left[id(p)] <= 1e-6]:
             running.remove(p)
             p.cycles = now - p.start
@@ -243,6 +254,27 @@ def share_dram(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
                     ends.setdefault(p.task, []).append(p)
                 else:
                     running.append(p)
+
+
+def _phases(p: Part, bw: float) -> list[tuple[float, float]]:
+    """(work in cycles alone, DRAM demand in B/cycle) of each phase of `p`: the loads
+    leading its body, then the rest of its time (or its whole time at its average rate)."""
+    t, b = p.head
+    if p.base <= 0 or not 0 < t < p.base:
+        return [(float(p.base), min(bw, p.nbytes / p.base) if p.base > 0 else 0.0)]
+    rest = max(0, p.nbytes - b)
+    return [(t, min(bw, b / t)), (p.base - t, min(bw, rest / (p.base - t)))]
+
+
+def head_load(task: TaskOp, arch: Arch, parts: int) -> tuple[float, int]:
+    """(cycles, bytes) of the loads into SRAM leading `task`'s body, issued together
+    on the core's channels, with `dram_bw` shared by the kernel's `parts`."""
+    sizes = [prod(o.window) * 4 for o in prologue(task.body.block.ops) if isinstance(o, CopyOp)
+             and memory_space(o.src.type) == "dram"]
+    if not sizes:
+        return 0.0, 0
+    bw = max(1, arch.dram_bw // parts)
+    return float(max(arch.dma_latency + ceil(max(sizes) / bw), ceil(sum(sizes) / bw))), sum(sizes)
 
 
 def _water_fill(demands: list[float], bw: float) -> list[float]:

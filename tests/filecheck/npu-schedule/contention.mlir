@@ -86,6 +86,34 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 2>} {
 
 // -----
 
+// A burst: "a" loads 51,200 bytes into SRAM before it computes (alone: 200 + 400 =
+// 600 cycles at 85.3 B/cycle), then computes 1,400 cycles; "b" beside it wants 60
+// B/cycle. On average "a" wants 25.6 B/cycle and nothing would stretch; its leading
+// loads get the 68 B/cycle "b" leaves, so they take 600 / (68 / 85.3) = 753 cycles:
+// "a" 2,153. The bytes estimate ((51,200 + 120,000) / 128 + 200 = 1,538) stays below.
+builtin.module attributes {npu.arch = #npu.arch<cores = 2>} {
+  func.func @main(%w: memref<12800xf32, "dram">, %x: memref<64xf32, "dram">, %z: memref<64xf32, "dram">) {
+    npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 2000 : i64, dram_bytes = 51200 : i64} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %s = npu_task.sram {offset = 0 : i64} : memref<12800xf32, "sram">
+      %t = npu_dma.copy %w[%c0] -> %s[%c0] {sizes = array<i64: 12800>} : memref<12800xf32, "dram"> -> memref<12800xf32, "sram">
+      npu_dma.wait %t
+    }
+    npu_task.task "b" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 4000 : i64, dram_bytes = 240000 : i64} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %t = npu_dma.copy %x[%c0] -> %z[%c0] {sizes = array<i64: 64>} : memref<64xf32, "dram"> -> memref<64xf32, "dram">
+      npu_dma.wait %t
+    }
+    func.return
+  }
+}
+// CHECK: npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 2153 : i64, dram_bytes = 51200 : i64}
+// CHECK: npu_task.task "b" attributes {core = 1 : i64, range = array<i64: 0, 1>, predicted_cycles = 4000 : i64, dram_bytes = 240000 : i64}
+
+// -----
+
 // Must not stretch on one core: nothing runs beside anything.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">, %z: memref<64xf32, "dram">) {
