@@ -25,17 +25,17 @@ sooner than waiting for that core (`parts_on`).
 Contention: parts placed on different cores at overlapping times share
 `dram_bw`. After placement each part's `predicted_cycles` is stretched to the
 larger of two estimates. Bytes: the time the DRAM needs to carry its own bytes
-plus the bytes of the parts that overlap it (each spread evenly over its own
-span), plus one `dma_latency` (a fixed point of a few rounds of replaying the
-schedule with the stretched times). Fair share (`share_dram`): a fluid replay in
+plus the bytes of the parts that overlap it in the placement (each spread evenly
+over its own span), plus one `dma_latency`. Fair share (`share_dram`): a fluid replay in
 which each part first wants the loads leading its body at their own rate (a layer
 group's inputs and weights arrive in a burst before it computes), then the rest of
 its bytes over the rest of its time; the parts running at once split `dram_bw`
 max-min fairly, and a part given less than it wants slows in proportion. The first
-misses a neighbour that slows down too (its bytes are then still in flight when the
-replay has it gone) and a burst that collides with a neighbour's; the second misses
-what a part's average hides. The placement itself uses the unstretched
-predictions; `bench/calibration.py` measures the result.
+misses a neighbour that slows down too (its bytes then stay in flight past its time
+alone) and a burst that collides with a neighbour's; the second misses neighbours
+that take an equal share per DMA in flight (the simulator's rule) whatever they
+want on average. The placement itself uses the unstretched predictions;
+`bench/calibration.py` measures the result.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ class Part:
         return self.start + self.cycles
 
 
-def stretch_for_contention(parts: list[Part], deps: list[list[int]], arch: Arch, rounds: int = 4) -> None:
+def stretch_for_contention(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
     """Set each part's `predicted_cycles` to its time with the DRAM bandwidth shared with
     the parts overlapping it: the larger of the bytes estimate and the fair-share
     estimate (`share_dram`), see the module docstring."""
@@ -166,37 +166,18 @@ def stretch_for_contention(parts: list[Part], deps: list[list[int]], arch: Arch,
     fair = [p.cycles for p in parts]
     for p, start in zip(parts, placed):
         p.start, p.cycles = start, float(p.base)
-    for _ in range(rounds):
-        by_start = sorted(parts, key=lambda p: p.start)
-        new = []
-        for p in parts:
-            other = 0.0
-            for q in by_start:
-                if q.start >= p.end:
-                    break
-                if q is not p and q.core != p.core and q.end > p.start and q.cycles > 0:
-                    other += q.nbytes * (min(p.end, q.end) - max(p.start, q.start)) / q.cycles
-            need = (p.nbytes + other) / arch.dram_bw + arch.dma_latency
-            new.append(max(float(p.base), need) if other > 0 else float(p.base))
-        for p, c in zip(parts, new):
-            p.cycles = c
-        replay(parts, deps, arch)
+    by_start = sorted(parts, key=lambda p: p.start)
     for p, f in zip(parts, fair):
-        p.op.predicted_cycles = IntegerAttr(ceil(max(p.cycles, f)), i64)
+        other = 0.0
+        for q in by_start:
+            if q.start >= p.end:
+                break
+            if q is not p and q.core != p.core and q.end > p.start and q.cycles > 0:
+                other += q.nbytes * (min(p.end, q.end) - max(p.start, q.start)) / q.cycles
+        need = (p.nbytes + other) / arch.dram_bw + arch.dma_latency if other > 0 else 0.0
+        p.op.predicted_cycles = IntegerAttr(ceil(max(float(p.base), need, f)), i64)
 
 
-def replay(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
-    """Recompute start times for the placement with the parts' current cycles."""
-    core_free: dict[int, float] = {}
-    done: dict[int, list[Part]] = {}
-    for p in parts:
-        ready = 0.0
-        for d in deps[p.task]:
-            for q in done.get(d, []):
-                ready = max(ready, q.end + (arch.sync_latency if q.core != p.core else 0))
-        p.start = max(ready, core_free.get(p.core, 0.0))
-        core_free[p.core] = p.end
-        done.setdefault(p.task, []).append(p)
 def share_dram(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
     """Replay the placement as a fluid model of the DRAM: each part runs as phases that,
     alone, move their bytes at a demand rate (`_phases`: the loads leading its body at

@@ -27,8 +27,8 @@ builtin.module {
 // -----
 
 // A compute-bound neighbour barely matters: "b" moves 6,400 bytes over 2,000 cycles,
-// about 1,312 of them while "a" runs, so "a" needs (25,600 + 1,312) / 128 + 200 =
-// 410.25 -> 411 cycles; "b" must not stretch (all 32,000 bytes take 250 + 200 < 2,000).
+// 1,280 of them in the 400 cycles "a" runs, so "a" needs (25,600 + 1,280) / 128 + 200 =
+// 410 cycles; "b" must not stretch (all 32,000 bytes take 250 + 200 < 2,000).
 builtin.module {
   func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">, %z: memref<64xf32, "dram">) {
     npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 400 : i64, dram_bytes = 25600 : i64} {
@@ -46,7 +46,7 @@ builtin.module {
     func.return
   }
 }
-// CHECK: npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 411 : i64, dram_bytes = 25600 : i64}
+// CHECK: npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 410 : i64, dram_bytes = 25600 : i64}
 // CHECK: npu_task.task "b" attributes {core = 1 : i64, range = array<i64: 0, 1>, predicted_cycles = 2000 : i64, dram_bytes = 6400 : i64}
 
 // -----
@@ -55,8 +55,8 @@ builtin.module {
 // (102,400 bytes over 800 cycles: it wants all of dram_bw) shares the DRAM half and
 // half with "a" and then with "c" on core 0, so it moves at half speed throughout:
 // 1,600 cycles (the bytes estimate: 1,400). "c" starts when "a" ends; the bytes
-// estimate, replaying "a" stretched to 1,400, sees "b" over by then and leaves "c"
-// at 400, but "b" is still moving: at half speed, "c" needs 800.
+// estimate, in the placement, has "b" over by then (at 800) and leaves "c" at 400,
+// but "b" is still moving: at half speed, "c" needs 800.
 builtin.module attributes {npu.arch = #npu.arch<cores = 2>} {
   func.func @main(%x: memref<64xf32, "dram">, %y: memref<64xf32, "dram">, %z: memref<64xf32, "dram">, %w: memref<64xf32, "dram">) {
     npu_task.task "a" attributes {core = 0 : i64, range = array<i64: 0, 1>, predicted_cycles = 800 : i64, dram_bytes = 51200 : i64} {
