@@ -213,6 +213,16 @@ def test_weights_and_inline_constants() -> None:
     assert "/c_ints" not in by_loc and len(consts) == 3
 
 
+def test_scalar_weight_stays_0d() -> None:
+    # a non-finite scalar goes to the weight store (xDSL cannot print inf); it keeps its
+    # 0-d shape there, so the layer group finds its data and packs it with the others
+    c = numpy_helper.from_array(np.array(-np.inf, dtype=np.float32), "neg_inf")
+    g = helper.make_graph([helper.make_node("Max", ["x", "neg_inf"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [c])
+    module, weights = import_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+    assert list(weights) == ["neg_inf"] and weights["neg_inf"].shape == ()
+
 def test_weight_names_sanitized_and_unique() -> None:
     rng = np.random.default_rng(0)
     inits = [numpy_helper.from_array(rng.standard_normal((4, 5)).astype(np.float32), n)

@@ -73,10 +73,7 @@ class ConstantReader:
         if op.weight is None:
             return None
         data = self.weights().get(op.weight.data)
-        shape = shape_of(op.result)
-        if data is not None and tuple(data.shape) != shape and not shape and data.size == 1:
-            data = np.reshape(data, shape)  # a scalar weight stored as [1] (as many writers of .npz do)
-        if data is None or tuple(data.shape) != shape:
+        if data is None or tuple(data.shape) != shape_of(op.result):
             return None
         return np.asarray(data, dtype=np.float32)
 

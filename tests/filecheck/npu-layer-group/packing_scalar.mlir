@@ -1,6 +1,6 @@
 // RUN: %opt %s -p npu-tile,npu-layer-group -o %t.mlir && filecheck %s < %t.mlir
 
-// A rank-0 weight stored as [1] (as many .npz writers keep scalars) packs like
+// A rank-0 weight (an ONNX scalar: the importer keeps it 0-d in the store) packs like
 // any other: no DMA of its own (one would hold a channel for dma_latency cycles).
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>, npu.weights = "Inputs/weights.npz"} {
   func.func @main(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
