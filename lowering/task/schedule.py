@@ -51,6 +51,7 @@ from xdsl.passes import ModulePass
 from lowering.errors import CompileError
 from lowering.task.prefetch import prologue
 from lowering.task.taskgraph import dependencies, tasks_of
+from lowering.tile.costmodel import load_cycles
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.dma import CopyOp, memory_space
 from npu_dialects.graph import int_array, ints
@@ -93,6 +94,7 @@ class Schedule(ModulePass):
             k, span = parts_on(task, starts, cores)
             parts = split_range(lo, hi, k)
             by_start = sorted(range(cores), key=lambda c: (starts[c], c))[:len(parts)]
+            head = head_load(task, arch, k)
             placed: list[tuple[int, int]] = []
             for (plo, phi), c in zip(parts, by_start):
                 # parts run concurrently: each is predicted to take the kernel's span
@@ -110,7 +112,7 @@ class Schedule(ModulePass):
                 if new is not task:
                     func.body.block.insert_op_before(new, task)
                 nbytes = new.dram_bytes.value.data if new.dram_bytes is not None else 0
-                timeline.append(Part(new, t.index, c, part_cycles, nbytes, start, head=head_load(task, arch, k)))
+                timeline.append(Part(new, t.index, c, part_cycles, nbytes, start, head=head))
             finish[t.index] = placed
         stretch_for_contention(timeline, deps, arch)
 
@@ -226,15 +228,10 @@ def share_dram(parts: list[Part], deps: list[list[int]], arch: Arch) -> None:
             free[p.core] = now
             ends.setdefault(p.task, []).append(p)
         for t, p in ready:
-            if t <= now:
+            if t <= now:  # (a part of no time ends at the next step, which is now)
                 queues[p.core].pop(0)
                 p.start = now
-                if p.base <= 0:
-                    p.cycles = 0.0
-                    free[p.core] = now
-                    ends.setdefault(p.task, []).append(p)
-                else:
-                    running.append(p)
+                running.append(p)
 
 
 def _phases(p: Part, bw: float) -> list[tuple[float, float]]:
@@ -249,13 +246,10 @@ def _phases(p: Part, bw: float) -> list[tuple[float, float]]:
 
 def head_load(task: TaskOp, arch: Arch, parts: int) -> tuple[float, int]:
     """(cycles, bytes) of the loads into SRAM leading `task`'s body, issued together
-    on the core's channels, with `dram_bw` shared by the kernel's `parts`."""
-    sizes = [prod(o.window) * 4 for o in prologue(task.body.block.ops) if isinstance(o, CopyOp)
-             and memory_space(o.src.type) == "dram"]
-    if not sizes:
-        return 0.0, 0
-    bw = max(1, arch.dram_bw // parts)
-    return float(max(arch.dma_latency + ceil(max(sizes) / bw), ceil(sum(sizes) / bw))), sum(sizes)
+    on the core's channels (`load_cycles`), with `dram_bw` shared by the kernel's `parts`."""
+    sizes = tuple(prod(o.window) * 4 for o in prologue(task.body.block.ops) if isinstance(o, CopyOp)
+                  and memory_space(o.src.type) == "dram")
+    return float(load_cycles(sizes, arch, max(1, arch.dram_bw // parts))), sum(sizes)
 
 
 def _water_fill(demands: list[float], bw: float) -> list[float]:
