@@ -302,7 +302,8 @@ def verify_plan(k: "KernelOp") -> None:
     """A kernel's recorded `plan` agrees with its loop nest and body: a strip plan on a
     strip group (loops "h": its rows and strips are the tile and grid, prefetch is
     double_buffer, line_buffer the kernel's), a group plan on a layer group (no loops:
-    one offset per body value, every buffer inside `sram`)."""
+    one offset per body value, every buffer inside `sram`; or loops ["n"], a batch-split
+    group: the offsets place one slice's values, which npu-bufferize sizes)."""
     plan, name = k.plan, f"'npu_tile.kernel' {k.kernel.data}"
     if plan is not None and k.kind.data != KernelKind.GROUP:
         raise VerifyException(f"{name}: a plan belongs to a layer group (kind group), not to a kernel of "
@@ -322,10 +323,13 @@ def verify_plan(k: "KernelOp") -> None:
         ops = k.graph_ops()
         values = [*k.body.block.args, *(op.results[0] for op in ops if op.results)]
         offsets, sram = ints(plan.offsets, ()), plan.sram.data
-        if k.loop_names or len(offsets) != len(values):
-            raise VerifyException(f"{name}: a group plan needs no loops and one offset per body value "
-                                  f"({len(values)}), got {len(offsets)}")
-        for v, o in zip(values, offsets):
+        if k.loop_names not in ([], ["n"]) or len(offsets) != len(values):
+            raise VerifyException(f"{name}: a group plan needs no loops (or batch slices, loops [\"n\"]) and one "
+                                  f"offset per body value ({len(values)}), got {len(offsets)}")
+        if k.loop_names and k.tile_sizes[0] * k.trip_counts[0] != k.outs[0].type.get_shape()[0]:
+            raise VerifyException(f"{name}: {k.trip_counts[0]} batch slices of {k.tile_sizes[0]} do not cover the "
+                                  f"batch of its result {k.outs[0].type}")
+        for v, o in zip(values, offsets if not k.loop_names else ()):  # (a batch slice's sizes: npu-bufferize)
             if isinstance(v.type, TensorType) and o + prod(v.type.get_shape()) * 4 > sram:
                 raise VerifyException(f"{name}: plan puts a {v.type} at byte {o}, past its sram = {sram}")
         if any(i >= len(ops) for i in ints(plan.in_place, ())):
@@ -616,7 +620,7 @@ class WindowOp(IRDLOperation):
             raise VerifyException(f"'{self.name}': the tile type must have the window's sizes {list(sizes)}")
         loop = self.parent_op()
         if isinstance(loop, KernelOp) and loop.kind.data == KernelKind.GROUP and isinstance(self, LoadOp):
-            if n or loop.loop_names or any(ints(self.consts, ())) or sizes != tuple(view):
+            if n or loop.loop_names not in ([], ["n"]) or any(ints(self.consts, ())) or sizes != tuple(view):
                 raise VerifyException(f"'{self.name}' in a layer group loads its source whole (no loops)")
         elif not isinstance(loop, (LoopOp, StripLoopOp)) or list(self.indices) != list(loop.body.block.args):
             raise VerifyException(f"'{self.name}' must be in an 'npu_tile.loop' or 'npu_tile.strip_loop' and take "

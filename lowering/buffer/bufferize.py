@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     LocationAttr,
@@ -54,6 +55,8 @@ from lowering.buffer.strip_patterns import assign_strip_buffers, lower_strip_loo
 from lowering.buffer.tile_loop_patterns import INDEX, Emitter, assign_buffers, loop_parts, lower_tile_loop
 from lowering.errors import CompileError
 from lowering.task.taskgraph import span
+from lowering.tile.batch_split import LOOP as BATCH_LOOP
+from lowering.tile.batch_split import batched_values, slice_ops
 from lowering.tile.strip_loops import strip_loop_of
 from lowering.tile.strip_plan import (
     StripPlan,
@@ -70,7 +73,7 @@ from lowering.tile.tile_search import (
 )
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ToTensorOp
-from npu_dialects.dma import CopyOp, WaitOp
+from npu_dialects.dma import CopyOp, WaitOp, memory_space
 from npu_dialects.graph import (
     ConcatOp,
     ConstantOp,
@@ -348,7 +351,7 @@ class FuncBuilder:
             elif k.kind.data == KernelKind.GROUP:
                 outs = [self.output_buffer(r, k) for r in k.outs]
                 block = self.group_task(k, ins, outs)
-                tiles = 1
+                tiles = k.trip_counts[0] if k.loop_names == [BATCH_LOOP] else 1
             else:
                 ks = loop_shape(k)
                 outs = [self.output_buffer(res, k, in_place_source(ks, ins) if len(k.outs) == 1 else None),
@@ -375,12 +378,42 @@ class FuncBuilder:
         block = Block(arg_types=[INDEX, INDEX])
         em = Emitter(block, block, {}, k.location)
         vmap: dict[SSAValue, SSAValue] = {a: em.add(ToTensorOp(b)).results[0] for a, b in zip(k.body.block.args, ins)}
-        body = [o.clone(vmap) for o in k.body.block.ops if not isinstance(o, TileYieldOp)]
+        ops = [o for o in k.body.block.ops if not isinstance(o, TileYieldOp)]
+        if k.loop_names == [BATCH_LOOP]:
+            return self.batch_group_task(k, ops, block, em, vmap, outs)
+        body = [o.clone(vmap) for o in ops]
         block.add_ops(body)
         bufs = assign_group_buffers(k, body, outs, em, self.arch)
         region = Region(block)
         lower_group(bufs, region)
         return region.detach_block(block)
+
+    def batch_group_task(self, k: KernelOp, ops: list[Operation], block: Block, em: Emitter,
+                         vmap: dict[SSAValue, SSAValue], outs: list[SSAValue]) -> Block:
+        """A batch-split group's task: an `scf.for` over its slices [lo, hi), each loading
+        the rows of its slice of the batched inputs (and every weight), computing and
+        storing its rows, waited for before the next slice reuses the SRAM
+        (`lowering/tile/batch_split.py`). Its buffers are declared in the task block."""
+        (rows,) = k.tile_sizes
+        ins = [a for a, v in zip(k.body.block.args, k.ins) if not isinstance(v.owner, ConstantOp)]
+        found = batched_values(ops, ins)
+        if found is None:
+            raise TilingError("a batch-split group whose ops do not keep their samples apart")
+        step = Block(arg_types=[INDEX])
+        body = slice_ops(ops, found[0], rows, dict(vmap))
+        for o in body:
+            o.detach()
+            step.add_op(o)
+        inner = em.nested(step)
+        bufs = assign_group_buffers(k, body, outs, inner, self.arch)
+        bufs.row0 = inner.at(body[0]).mul_c(step.args[0], rows)
+        region = Region(step)
+        lower_group(bufs, region)
+        region.detach_block(step)
+        stores = [o for o in step.ops if isinstance(o, CopyOp) and memory_space(o.dst.type) == "dram"]
+        step.add_ops([*(WaitOp(o.results[0]) for o in stores), scf.YieldOp()])  # (the next slice reuses the SRAM)
+        em.add(scf.ForOp(block.args[0], block.args[1], em.const(1), [], Region(step)))
+        return block
 
     def strip_task(self, k: KernelOp, loop: StripLoopOp, plan: StripPlan, ins: list[SSAValue], out: SSAValue
                    ) -> Block:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import LocationAttr
+from xdsl.dialects.builtin import LocationAttr, MemRefType
 from xdsl.ir import Operation, OpResult, Region, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -63,6 +63,16 @@ class GroupBuffers:
     ops: set[Operation]  # the body's graph ops (what `StageGroupOp` and `GroupViewToBuffer` rewrite)
     values: int = 0  # `value` numbers given so far
     bufs: dict[tuple[int, int, tuple[int, ...]], SSAValue] = field(default_factory=dict)
+    row0: SSAValue | None = None  # a batch-split group's: its slice's first row (its buffers: in the task block)
+
+    def starts(self, em: Emitter, shape: Sequence[int], dram: SSAValue) -> list[SSAValue]:
+        """Where a tile of `shape` starts in DRAM buffer `dram`: 0 on every dim but a
+        batch slice's rows (dim 0 shorter than the buffer's)."""
+        zeros = [em.const(0)] * len(shape)
+        assert isinstance(dram.type, MemRefType)
+        if self.row0 is not None and shape and shape[0] != dram.type.get_shape()[0]:
+            zeros[0] = self.row0
+        return zeros
 
     def buffer(self, before: Operation, offset: int, shape: Sequence[int], value: int | None = None) -> SSAValue:
         """The `npu_task.sram` buffer at `offset` with `shape` holding `value` (None: a new
@@ -72,7 +82,7 @@ class GroupBuffers:
             value, self.values, loc = self.values, self.values + 1, before.location
         key = (value, offset, tuple(shape))
         if key not in self.bufs:
-            em = self.em.at(before)
+            em = self.em.at(before) if self.row0 is None else self.em.nested(self.em.task_block)
             em.loc = loc
             self.bufs[key] = em.add(SramOp(sram_type(shape), offset, value)).results[0]
         return self.bufs[key]
@@ -88,8 +98,8 @@ class GroupBuffers:
         if v in self.out_dram:
             em = self.em.at(op)
             em.loc = self.loc
-            zeros = [em.const(0)] * len(shape_of(v))
-            em.add(CopyOp(buf, zeros, self.out_dram[v], zeros, shape_of(v)))
+            out, shape = self.out_dram[v], shape_of(v)
+            em.add(CopyOp(buf, [em.const(0)] * len(shape), out, self.starts(em, shape, out), shape))
 
 
 def first_reader(load: LoadOp, returned: set[SSAValue]) -> Operation:
@@ -161,8 +171,8 @@ class GroupLoadToCopy(RewritePattern):
         dst = b.buffer(op, b.offset[op.tile], shape)
         em = b.em.at(op)
         em.loc = op.location
-        zeros = [em.const(0)] * len(shape)
-        copy = em.add(CopyOp(op.source.owner.buffer, zeros, dst, zeros, shape))
+        src = op.source.owner.buffer
+        copy = em.add(CopyOp(src, b.starts(em, shape, src), dst, [em.const(0)] * len(shape), shape))
         rewriter.insert(WaitOp(copy.results[0]), InsertPoint.before(b.waited_by.pop(op)))
         tile = ToTensorOp(dst)
         rewriter.replace(op, [tile], [tile.tensor])

@@ -6,13 +6,13 @@ Assumes `npu-tile` has run (every non-constant op of a function body is an
 of kind `group` holding the graph ops of its members, formed where all its buffers
 fit `sram_bytes` and the cost model predicts it faster than its members one by one.
 Nothing is reordered: every op computes exactly what it did alone, so numerics are
-unchanged. A run too big for SRAM whole may become a strip group, computed strip by
-strip along H (`lowering/tile/strip_plan.py`), possibly with line buffers.
+unchanged. A run may also become a strip group, computed strip by strip along H
+(`lowering/tile/strip_plan.py`), or a batch-split group (slices of its batch).
 
 Options: `max-kernels` (128) bounds a group's length (and the search), narrowed to 48
 once `search-budget` (200000 kernels planned) is spent; `line-buffers` is `auto` (by
-cost, the default), `never`, or `always`: every strip group that can use line buffers
-does, and such groups form wherever they can (to test them, or to bisect to them).
+cost, the default), `never`, or `always` (strip groups that can use line buffers do,
+and form wherever they can); `batch-split` (true) allows batch-split groups.
 
 Algorithm
 ---------
@@ -52,6 +52,13 @@ share (the halo a 3x3 conv reads) and compute only the new ones, moving the kept
 up between strips (`StripGeometry.rolled`; the kernel gets `line_buffer`); the cost
 model chooses between recomputed halos and line buffers per group.
 
+Batch-split groups (`lowering/tile/batch_split.py`): a run whose ops compute each
+sample of a batch on its own (convs, pools, elementwise ops, gemms on rows) is also
+planned on slices of N/k samples for k = 2..cores dividing N, one slice per core
+(each loads the weights, with `dram_bw` shared by the k slices); the cheapest of
+that, the whole run (at its best packing) and a strip group is kept. Such a group
+has loops ["n"], tile [N/k], grid [k] and `parts` k.
+
 The choice is recorded on the group kernel as its `plan` (`#npu_tile.strip`: rows per
 strip, strips, input halo, arena bytes, prefetch, line buffers and warm-up strips, the
 residual operand the output overwrites in place; `#npu_tile.group`: arena bytes, every
@@ -76,6 +83,15 @@ from lowering.graph.constants import ConstantReader, make_constant
 from lowering.graph.fuse import rule_disabled
 from lowering.remarks import enabled as remarks_enabled
 from lowering.remarks import remark
+from lowering.tile.batch_split import (
+    LOOP,
+    batched_values,
+    discard,
+    slice_arch,
+    slice_group,
+    slice_inputs,
+    slice_ops,
+)
 from lowering.tile.costmodel import part_spans
 from lowering.tile.group_plan import GroupPlan, in_place_ops, op_cycles, pack_chunk_bytes, plan_group
 from lowering.tile.strip_plan import (
@@ -107,6 +123,42 @@ class StripChoice:
     def span(self) -> int:
         """The predicted span without the split's events (as a kernel's `predicted_cycles`)."""
         return self.cycles - (2 * self.sync_latency if self.parts > 1 else 0)
+
+
+@dataclass(frozen=True)
+class BatchChoice:
+    """A run as a batch-split group (`lowering/tile/batch_split.py`): the plan of one slice
+    of `rows` samples (of clones since discarded: only its figures, loads and packing
+    are read), the slices (one per core) and the predicted cycles (with the two events
+    of a split)."""
+
+    plan: GroupPlan
+    rows: int
+    slices: int
+    cycles: int
+    sync_latency: int
+
+    @property
+    def span(self) -> int:
+        """The predicted span without the split's events (as a kernel's `predicted_cycles`)."""
+        return self.cycles - 2 * self.sync_latency
+
+
+Choice = GroupPlan | StripChoice | BatchChoice
+"""How a run of kernels becomes one group."""
+
+
+def batched_inputs(ops: list[Operation], canon: dict[SSAValue, SSAValue]) -> list[SSAValue]:
+    """The values `ops` read from outside themselves (renamed by `canon`) that are not
+    constants: the activations a batch-split group slices."""
+    produced = {r for o in ops for r in o.results}
+    out: list[SSAValue] = []
+    for o in ops:
+        for v in o.operands:
+            v = canon.get(v, v)
+            if v not in produced and v not in out and not isinstance(v.owner, ConstantOp):
+                out.append(v)
+    return out
 
 
 MAX_STRIP_KERNELS = 10
@@ -170,6 +222,7 @@ class LayerGroup(ModulePass):
     max_kernels: int = 128
     line_buffers: str = "auto"
     search_budget: int = SEARCH_BUDGET
+    batch_split: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_kernels < 2:
@@ -220,20 +273,48 @@ class LayerGroup(ModulePass):
         return plan
 
     def plan_run(self, run, ops, outs, flat, canon, arch: Arch, whole_failed: bool
-                 ) -> tuple[GroupPlan | StripChoice | None, bool]:
+                 ) -> tuple[Choice | None, bool]:
         """The run as a layer group (the cheaper pack overflow choice), else as a strip
-        group; and whether whole tensors failed to fit (longer runs fail too)."""
+        group, or as a batch-split group where the cost model prefers it; and whether
+        whole tensors failed to fit (longer runs fail too)."""
         plan = None if whole_failed else plan_group(ops, outs, arch, flat, canon, self.packable_weights(run))
+        batch = self.batch_plan(run, ops, outs, canon, arch)
         if plan is None:
             strips = self.strip_plan(ops, outs, canon, arch) if len(run) <= MAX_STRIP_KERNELS else None
-            return strips, True
+            return (batch if batch is not None and (strips is None or batch.cycles < strips.cycles) else strips), True
         if plan.pack_choice:
             other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run), pack_overflow=True)
             if other is not None and other.cycles < plan.cycles:
                 plan = other
-        return plan, False
+        if batch is not None:  # (against the whole run at its best packing: what it would become)
+            plan = self.smaller_packs(plan, run, ops, outs, flat, canon, arch)
+        return (batch if batch is not None and batch.cycles < plan.cycles else plan), False
 
-    def forced(self, plan: GroupPlan | StripChoice) -> bool:
+    def batch_plan(self, run, ops, outs, canon, arch: Arch) -> BatchChoice | None:
+        """The run as a batch-split group on 2..cores slices (a divisor of the batch), the
+        cheapest predicted, if its ops are separable and every result batched; each
+        slice's plan has `dram_bw` shared by the slices."""
+        if not self.batch_split:
+            return None
+        ins = batched_inputs(ops, canon)
+        found = batched_values(ops, ins, lambda o: [canon.get(v, v) for v in o.operands])
+        if found is None or any(v not in found[0] for v in outs):
+            return None
+        batched, n = found
+        best: BatchChoice | None = None
+        for k in range(2, min(arch.cores, n) + 1):
+            if n % k:
+                continue
+            operands = slice_inputs(ins, n // k)
+            packable = self.packable_weights(run)
+            sliced = slice_ops(ops, batched, n // k, operands, canon)
+            plan = plan_group(sliced, [operands[v] for v in outs], slice_arch(arch, k), None, {}, packable)
+            discard(sliced)
+            if plan is not None and (best is None or plan.cycles + 2 * arch.sync_latency < best.cycles):
+                best = BatchChoice(plan, n // k, k, plan.cycles + 2 * arch.sync_latency, arch.sync_latency)
+        return best
+
+    def forced(self, plan: Choice) -> bool:
         """A line-buffered strip group under `line-buffers=always` (taken wherever it forms)."""
         return self.line_buffers == "always" and isinstance(plan, StripChoice) and plan.plan.rolling
 
@@ -250,7 +331,7 @@ class LayerGroup(ModulePass):
         in_place = next((v for v in in_place_candidates(ops, plan.geometry, canon) if computed(v)), None)
         return StripChoice(plan, cycles, parts, arch.sync_latency, in_place)
 
-    def rewrite(self, run: list[KernelOp], plan: GroupPlan | StripChoice, module: ModuleOp, arch: Arch,
+    def rewrite(self, run: list[KernelOp], plan: Choice, module: ModuleOp, arch: Arch,
                 yielded: dict[SSAValue, SSAValue]) -> None:
         """Replace `run` by one group kernel: whole tensors (a GroupPlan) or strips; its
         `plan` attribute records the decisions bufferization follows."""
@@ -258,14 +339,15 @@ class LayerGroup(ModulePass):
         inside = set(run)
         loc = fused_loc(n for k in run for n in node_names(k))
         names = [k.kernel.data for k in run]
-        packed_in, new_consts = self.pack_weights(plan, module, f"{names[0]}.pack", loc)
+        packed_in, new_consts = self.pack_weights(plan.plan if isinstance(plan, BatchChoice) else plan, module,
+                                                  f"{names[0]}.pack", loc)
         ins: list[SSAValue] = []
         for k in run:
             for v in k.ins:
                 v = packed_in.get(v, v)
                 if v.owner not in inside and v not in ins:
                     ins.append(v)
-        block = group_body(run, ins, outs, packed_in, plan)
+        block = group_body(run, ins, outs, packed_in, plan.plan if isinstance(plan, BatchChoice) else plan)
         group = KernelOp(f"{names[0]}..{names[-1]}", ins, [v.type for v in outs], Region(block), kind=KernelKind.GROUP,
                          **group_shape(plan, arch))
         group.location = loc
@@ -370,33 +452,44 @@ def computed(v: SSAValue) -> bool:
                                              and isinstance(v.owner.parent_op(), KernelOp))
 
 
-def plan_attr(group: KernelOp, plan: GroupPlan | StripChoice, ins: list[SSAValue],
-              arch: Arch) -> StripPlanAttr | GroupPlanAttr:
+def plan_attr(group: KernelOp, plan: Choice, ins: list[SSAValue], arch: Arch) -> StripPlanAttr | GroupPlanAttr:
     """The `plan` attribute of a new group kernel (`ins`: its operands as planning named
     them). A layer group's buffers are those of its body (packed weights unpacked by
-    views), planned as the run was."""
+    views), planned as the run was; a batch-split group's, those of one slice."""
     if isinstance(plan, StripChoice):
         sp, g = plan.plan, plan.plan.geometry
         return StripPlanAttr.get(g.T, g.S, input_halo(g), sp.sram_bytes, sp.prefetch, sp.rolling, g.warm,
                                  None if plan.in_place is None else ins.index(plan.in_place))
-    ops = group.graph_ops()
-    body = plan_group(ops, list(group.yield_op.values), arch)
+    ops, yields, args = group.graph_ops(), list(group.yield_op.values), list(group.body.block.args)
+    if isinstance(plan, BatchChoice):
+        ops, yields, operands, arch = slice_group(group, arch)
+        args = [operands.get(a, a) for a in args]
+    body = plan_group(ops, yields, arch)
     if body is None:
         raise CompileError(LayerGroup.name, f"group '{group.kernel.data}': its body does not fit as planned", group)
-    values = [*group.body.block.args, *(op.results[0] for op in ops)]
-    return GroupPlanAttr.get(body.sram_bytes, [body.offset.get(v, 0) for v in values], in_place_ops(body))
+    values = [*args, *(op.results[0] for op in ops)]
+    attr = GroupPlanAttr.get(body.sram_bytes, [body.offset.get(v, 0) for v in values], in_place_ops(body))
+    if isinstance(plan, BatchChoice):
+        discard(ops)
+    return attr
 
 
 def group_shape(plan, arch: Arch) -> dict:
     """The group kernel's plan attributes: strips along H (with a split's span on
-    1..parts cores, `part_spans`: only for the groups kept, not every run searched), or
-    no loops."""
+    1..parts cores, `part_spans`: only for the groups kept, not every run searched),
+    slices of the batch (one per core; on fewer cores, a core's slices one after
+    another), or no loops."""
     if isinstance(plan, StripChoice):
         sp, g = plan.plan, plan.plan.geometry
         spans = part_spans(lambda k: sp.cycles_on(k, arch), plan.parts, arch.sync_latency) if plan.parts > 1 else ()
         return dict(loops=["h"], tile=[g.T], grid=[g.S], double_buffer=sp.prefetch, sram_bytes=sp.sram_bytes,
                     predicted_cycles=plan.span, dram_bytes=sp.dram_bytes_on(plan.parts), parts=plan.parts,
                     line_buffer=sp.rolling, part_cycles=spans)
+    if isinstance(plan, BatchChoice):
+        spans = [-(-plan.slices // j) * plan.plan.cycles for j in range(1, plan.slices + 1)]
+        return dict(loops=[LOOP], tile=[plan.rows], grid=[plan.slices], double_buffer=False,
+                    sram_bytes=plan.plan.sram_bytes, predicted_cycles=plan.span,
+                    dram_bytes=plan.slices * plan.plan.dram_bytes, parts=plan.slices, part_cycles=spans)
     return dict(loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
                 predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)
 
@@ -414,7 +507,7 @@ class RunSearch:
             known = [c for c in cs if c is not None]
             self.costs.append(known if len(known) == len(cs) else None)
         self.all_ops, self.starts, self.yielded, self.canon = inner_ops(kernels)
-        self.plans: dict[tuple[int, int], GroupPlan | StripChoice] = {}
+        self.plans: dict[tuple[int, int], Choice] = {}
         self.pairs: dict[int, tuple[int, int]] = {}  # kernel j with j+1: (grouped cycles, separate cycles)
         self.work = 0  # kernels planned so far (SEARCH_BUDGET)
         self.narrowed = False
@@ -435,6 +528,8 @@ class RunSearch:
         for j, i in segments:
             plan = self.plans[(j, i)]
             kind = "strip group" if isinstance(plan, StripChoice) else "layer group"
+            if isinstance(plan, BatchChoice):
+                kind = f"batch-split group ({plan.slices} slices)"
             singles = sum(_single_cost(k, self.arch) for k in self.kernels[j:i])
             remark(self.lg.name, "applied", [n for k in self.kernels[j:i] for n in node_names(k)],
                    f"{kind} of {i - j} kernels: predicted {plan.cycles} cycles against {singles} apart")

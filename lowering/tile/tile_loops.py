@@ -48,6 +48,8 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from lowering.errors import CompileError
+from lowering.tile.batch_split import LOOP as BATCH_LOOP
+from lowering.tile.batch_split import discard, slice_group
 from lowering.tile.group_plan import group_schedule
 from lowering.tile.strip_loops import materialize_strip_group
 from lowering.tile.tile_search import (
@@ -188,12 +190,19 @@ def materialize_group(kernel: KernelOp, arch: Arch) -> None:
     loads. A view reading a load issued later (unpacking a weight pack) moves after
     it, and the plan's offsets and `in_place` positions follow the ops."""
     ops = kernel.graph_ops()
-    loads, actions = group_schedule(ops, list(kernel.yield_op.values), arch)
+    planned, yields, back = ops, list(kernel.yield_op.values), {}
+    if kernel.loop_names == [BATCH_LOOP]:  # (scheduled as its plan: on one slice)
+        planned, yields, operands, arch = slice_group(kernel, arch)
+        back = {s: a for a, s in operands.items() if isinstance(a, BlockArgument)}
+    loads, actions = group_schedule(planned, yields, arch)
+    if planned is not ops:
+        discard(planned)
     issued: list[Operation] = []
     order: list[Operation] = []
     for act in actions:
         if act[0] == "load":
             (v,) = loads[act[1]]  # (packed weights are one input by now)
+            v = back.get(v, v)
             if not isinstance(v, BlockArgument):
                 raise TilingError(f"its schedule loads {v}, not one of its inputs")
             load = LoadOp(v, [], None, [], [0] * len(shape_of(v)), shape_of(v), None)
@@ -266,7 +275,7 @@ class TileLoops(ModulePass):
                 if not isinstance(k, KernelOp) or is_materialized(k):
                     continue
                 try:
-                    if k.kind.data == KernelKind.GROUP and not k.loop_names:
+                    if k.kind.data == KernelKind.GROUP and k.loop_names in ([], [BATCH_LOOP]):
                         materialize_group(k, arch_of(op))
                     elif k.kind.data in TILED_KINDS:
                         materialize(k)

@@ -33,7 +33,19 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   }
   func.return %y : tensor<1x4x8x8xf32>
 }
-// CHECK: 'npu_tile.kernel' g: a group plan needs no loops and one offset per body value (2), got 2
+// CHECK: 'npu_tile.kernel' g: a group plan needs no loops (or batch slices, loops ["n"]) and one offset per body value (2), got 2
+
+// -----
+
+func.func @f(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["n"], tile = array<i64: 2>, grid = array<i64: 3>, plan = #npu_tile.group<sram = 4096, offsets = [0, 0]>} : (tensor<8x4xf32>) -> tensor<8x4xf32> {
+  ^bb0(%a: tensor<8x4xf32>):
+    %0 = npu_graph.relu %a : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    npu_tile.yield %0 : tensor<8x4xf32>
+  }
+  func.return %y : tensor<8x4xf32>
+}
+// CHECK: 'npu_tile.kernel' g: 3 batch slices of 2 do not cover the batch of its result tensor<8x4xf32>
 
 // -----
 

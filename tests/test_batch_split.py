@@ -1,0 +1,64 @@
+"""Batch-split layer groups (`lowering/tile/batch_split.py`): batched CNNs whose
+per-image work spreads over the cores match onnxruntime under the memory sanitizer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import TensorType, f32
+from xdsl.ir import Block
+
+from lowering.importer.onnx_import import import_model
+from lowering.pipeline import DEFAULT_PIPELINE, compile_module
+from lowering.tile.batch_split import batched_values
+from npu_dialects.arch import parse_arch_spec
+from npu_dialects.graph import GemmOp
+from npu_dialects.tile import KernelOp
+from tools.testkit import models
+from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
+
+
+def split_kernels(model, arch: str = "default") -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+    """(name, tile, grid) of the batch-split groups npu-layer-group forms in `model`."""
+    a = parse_arch_spec(arch)
+    module, weights = import_model(model, a)
+    after = DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("npu-layer-group") + 1:]
+    compile_module(module, a, weights, disable=after)
+    return [(k.kernel.data, tuple(k.tile_sizes), tuple(k.trip_counts)) for k in module.walk()
+            if isinstance(k, KernelOp) and k.loop_names == ["n"]]
+
+
+@pytest.mark.parametrize("batch", [16, 64])
+def test_batched_lenet_splits_and_matches_onnxruntime(batch):
+    model = models.lenet(batch=batch)
+    groups = split_kernels(model)
+    assert groups and all(t[0] * g[0] == batch and g[0] >= 2 for _, t, g in groups), groups
+    res, inputs = compile_and_run(model)
+    ref = onnxruntime_outputs(model, inputs)
+    np.testing.assert_allclose(res.outputs["y"], ref["y"], rtol=1e-4, atol=1e-4)
+    split = [k for k in res.report["kernels"] if k["name"] == groups[0][0]]
+    assert len(split[0]["cores"]) == groups[0][2][0]  # (one slice per core)
+
+
+def test_one_core_or_one_image_does_not_split():
+    assert split_kernels(models.lenet(batch=16), "default,cores=1") == []
+    assert split_kernels(models.lenet(batch=1)) == []
+
+
+def test_unet_batch_matches_onnxruntime():
+    """Concats along channels, transposed convs (which stay out of a split) and skips."""
+    model = models.unet(batch=4, size=16)
+    res, inputs = compile_and_run(model)
+    ref = onnxruntime_outputs(model, inputs)
+    for k, r in ref.items():
+        np.testing.assert_allclose(res.outputs[k], r, rtol=1e-4, atol=1e-4)
+
+
+def test_samples_that_mix_are_not_separable():
+    """A gemm reading its batch transposed (trans_a) mixes the samples: not separable."""
+    blk = Block(arg_types=[TensorType(f32, [4, 8]), TensorType(f32, [8, 3]), TensorType(f32, [4, 3])])
+    x, w, w2 = blk.args
+    ok = GemmOp(x, w, None, TensorType(f32, [4, 3]))
+    mixed = GemmOp(x, w2, None, TensorType(f32, [8, 3]), trans_a=True)
+    assert batched_values([ok], [x]) == ({x, ok.results[0]}, 4)
+    assert batched_values([mixed], [x]) is None
