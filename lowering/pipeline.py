@@ -49,8 +49,8 @@ class NpuDefault(ModulePass):
     passes from npu-tile on are needed to reach executable tasks);
     `fuse-disable=rule,...` switches fusion rules off; `double-buffer=false`
     makes npu-tile never double buffer; `line-buffers=auto|always|never` and
-    `group-max-kernels=N` (its `max-kernels`: the fusion depth a sweep varies) go to
-    npu-layer-group; `verify-each=true` verifies the IR after every pass, naming
+    `group-max-kernels=N` (its `max-kernels`: the fusion depth a sweep varies) and
+    `batch-split=false` go to npu-layer-group; `verify-each=true` verifies the IR after every pass, naming
     the pass that broke it (by default only the final IR is verified: verifying
     after each pass is a quarter of ResNet-50's compile time)."""
 
@@ -60,6 +60,7 @@ class NpuDefault(ModulePass):
     double_buffer: bool = True
     line_buffers: str = "auto"
     group_max_kernels: int = 128
+    batch_split: bool = True
     verify_each: bool = False
 
     def pass_options(self) -> dict[str, dict[str, object]]:
@@ -67,7 +68,8 @@ class NpuDefault(ModulePass):
         return {"npu-fuse": {"disable": self.fuse_disable},
                 "npu-bn-fold": {"conv": "conv-bn" not in self.fuse_disable},
                 "npu-tile": {"double_buffer": self.double_buffer},
-                "npu-layer-group": {"line_buffers": self.line_buffers, "max_kernels": self.group_max_kernels}}
+                "npu-layer-group": {"line_buffers": self.line_buffers, "max_kernels": self.group_max_kernels,
+                                    "batch_split": self.batch_split}}
 
     def passes(self) -> list[ModulePass]:
         """The nested passes this pipeline runs, in order, with their options."""

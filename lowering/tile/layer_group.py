@@ -54,10 +54,10 @@ model chooses between recomputed halos and line buffers per group.
 
 Batch-split groups (`lowering/tile/batch_split.py`): a run whose ops compute each
 sample of a batch on its own (convs, pools, elementwise ops, gemms on rows) is also
-planned on slices of N/k samples for k = 2..cores dividing N, one slice per core
-(each loads the weights, with `dram_bw` shared by the k slices); the cheapest of
-that, the whole run (at its best packing) and a strip group is kept. Such a group
-has loops ["n"], tile [N/k], grid [k] and `parts` k.
+planned on slices of N/k samples for k dividing N, over min(k, cores) cores (each
+slice loads the weights, with `dram_bw` shared by the cores; up to 4 slices a
+core); the cheapest of that, the whole run (at its best
+packing) and a strip group is kept. Such a group has loops ["n"], tile [N/k], grid [k].
 
 The choice is recorded on the group kernel as its `plan` (`#npu_tile.strip`: rows per
 strip, strips, input halo, arena bytes, prefetch, line buffers and warm-up strips, the
@@ -129,19 +129,21 @@ class StripChoice:
 class BatchChoice:
     """A run as a batch-split group (`lowering/tile/batch_split.py`): the plan of one slice
     of `rows` samples (of clones since discarded: only its figures, loads and packing
-    are read), the slices (one per core) and the predicted cycles (with the two events
-    of a split)."""
+    are read), the slices, the predicted cycles (with the two events of a split) and
+    the cores they run on (a core runs several one after another when
+    there are more)."""
 
     plan: GroupPlan
     rows: int
     slices: int
+    parts: int
     cycles: int
     sync_latency: int
 
     @property
     def span(self) -> int:
         """The predicted span without the split's events (as a kernel's `predicted_cycles`)."""
-        return self.cycles - 2 * self.sync_latency
+        return self.cycles - (2 * self.sync_latency if self.parts > 1 else 0)
 
 
 Choice = GroupPlan | StripChoice | BatchChoice
@@ -160,6 +162,10 @@ def batched_inputs(ops: list[Operation], canon: dict[SSAValue, SSAValue]) -> lis
                 out.append(v)
     return out
 
+
+MAX_SLICES_PER_CORE = 4
+"""Most slices a batch-split group gives a core (a divisor of the batch; smaller slices
+fit SRAM where larger ones do not, and each plan costs a search of the run)."""
 
 MAX_STRIP_KERNELS = 10
 """Longest run of kernels tried as a strip group (each try searches strip heights)."""
@@ -291,9 +297,10 @@ class LayerGroup(ModulePass):
         return (batch if batch is not None and batch.cycles < plan.cycles else plan), False
 
     def batch_plan(self, run, ops, outs, canon, arch: Arch) -> BatchChoice | None:
-        """The run as a batch-split group on 2..cores slices (a divisor of the batch), the
-        cheapest predicted, if its ops are separable and every result batched; each
-        slice's plan has `dram_bw` shared by the slices."""
+        """The run as a batch-split group on k slices (k a divisor of the batch N, over
+        min(k, cores) cores), the cheapest predicted, if its ops are separable and every
+        result batched; a slice's plan has `dram_bw` shared by the cores (at most
+        MAX_SLICES_PER_CORE slices a core)."""
         if not self.batch_split:
             return None
         ins = batched_inputs(ops, canon)
@@ -302,16 +309,18 @@ class LayerGroup(ModulePass):
             return None
         batched, n = found
         best: BatchChoice | None = None
-        for k in range(2, min(arch.cores, n) + 1):
-            if n % k:
-                continue
+        for k in (k for k in range(2, min(n, MAX_SLICES_PER_CORE * arch.cores) + 1) if n % k == 0):
+            parts = min(arch.cores, k)
             operands = slice_inputs(ins, n // k)
             packable = self.packable_weights(run)
             sliced = slice_ops(ops, batched, n // k, operands, canon)
-            plan = plan_group(sliced, [operands[v] for v in outs], slice_arch(arch, k), None, {}, packable)
+            plan = plan_group(sliced, [operands[v] for v in outs], slice_arch(arch, parts), None, {}, packable)
             discard(sliced)
-            if plan is not None and (best is None or plan.cycles + 2 * arch.sync_latency < best.cycles):
-                best = BatchChoice(plan, n // k, k, plan.cycles + 2 * arch.sync_latency, arch.sync_latency)
+            if plan is None:
+                continue
+            cycles = -(-k // parts) * plan.cycles + (2 * arch.sync_latency if parts > 1 else 0)
+            if best is None or cycles < best.cycles:
+                best = BatchChoice(plan, n // k, k, parts, cycles, arch.sync_latency)
         return best
 
     def forced(self, plan: Choice) -> bool:
@@ -486,10 +495,10 @@ def group_shape(plan, arch: Arch) -> dict:
                     predicted_cycles=plan.span, dram_bytes=sp.dram_bytes_on(plan.parts), parts=plan.parts,
                     line_buffer=sp.rolling, part_cycles=spans)
     if isinstance(plan, BatchChoice):
-        spans = [-(-plan.slices // j) * plan.plan.cycles for j in range(1, plan.slices + 1)]
+        spans = [-(-plan.slices // j) * plan.plan.cycles for j in range(1, plan.parts + 1)]
         return dict(loops=[LOOP], tile=[plan.rows], grid=[plan.slices], double_buffer=False,
                     sram_bytes=plan.plan.sram_bytes, predicted_cycles=plan.span,
-                    dram_bytes=plan.slices * plan.plan.dram_bytes, parts=plan.slices, part_cycles=spans)
+                    dram_bytes=plan.slices * plan.plan.dram_bytes, parts=plan.parts, part_cycles=spans)
     return dict(loops=[], tile=[], grid=[], double_buffer=False, sram_bytes=plan.sram_bytes,
                 predicted_cycles=plan.cycles, dram_bytes=plan.dram_bytes, parts=1)
 
