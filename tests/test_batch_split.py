@@ -12,7 +12,7 @@ from lowering.importer.onnx_import import import_model
 from lowering.pipeline import DEFAULT_PIPELINE, compile_module
 from lowering.tile.batch_split import batched_values
 from npu_dialects.arch import parse_arch_spec
-from npu_dialects.graph import GemmOp
+from npu_dialects.graph import ConcatOp, GemmOp
 from npu_dialects.tile import KernelOp
 from tools.testkit import models
 from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
@@ -61,10 +61,17 @@ def test_unet_batch_matches_onnxruntime():
 
 
 def test_samples_that_mix_are_not_separable():
-    """A gemm reading its batch transposed (trans_a) mixes the samples: not separable."""
-    blk = Block(arg_types=[TensorType(f32, [4, 8]), TensorType(f32, [8, 3]), TensorType(f32, [4, 3])])
-    x, w, w2 = blk.args
-    ok = GemmOp(x, w, None, TensorType(f32, [4, 3]))
+    """A gemm reading its batch transposed (trans_a), or adding a bias per row, and a
+    concat with an unsliced operand would mix (or mis-slice) the samples."""
+    blk = Block(arg_types=[TensorType(f32, [4, 8]), TensorType(f32, [8, 3]), TensorType(f32, [4, 3]),
+                           TensorType(f32, [3]), TensorType(f32, [4, 2])])
+    x, w, w2, bias, rows = blk.args
+    ok = GemmOp(x, w, bias, TensorType(f32, [4, 3]))
     mixed = GemmOp(x, w2, None, TensorType(f32, [8, 3]), trans_a=True)
+    per_row = GemmOp(x, w, w2, TensorType(f32, [4, 3]))
+    cat = ConcatOp([x, rows], 1, TensorType(f32, [4, 10]))
     assert batched_values([ok], [x]) == ({x, ok.results[0]}, 4)
     assert batched_values([mixed], [x]) is None
+    assert batched_values([per_row], [x]) is None
+    assert batched_values([cat], [x]) is None
+    assert batched_values([cat], [x, rows]) is not None

@@ -1,13 +1,12 @@
 """Batch-split layer groups: a layer group whose ops compute each sample of a batch
-on its own is computed on slices of `b` samples, one slice per task, so its work
-spreads over the cores (a batched LeNet's convolutions on one core are its critical
-path, while the DRAM streams the classifier's weights).
+on its own is computed on slices of `b` samples, so its work spreads over the cores
+and a slice's tensors fit SRAM where the whole batch's do not (a batched LeNet).
 
 A batch-split group is an `npu_tile.kernel` of kind `group` with loops ["n"], tile
 [b] and grid [N / b]; its body keeps the whole-batch graph ops (what it computes),
 its `#npu_tile.group` plan places the values of one slice (`slice_ops`), and each
-task loads the rows of its slice of every batched input, computes, and stores the
-rows of its slice of every result; weights are loaded by every task.
+slice loads its rows of every batched input and every weight, computes, and stores
+its rows of every result (a task runs its slices in turn).
 
 Algorithm
 ---------
@@ -16,9 +15,10 @@ Batched values: the group's inputs that are not constants, with the batch N as d
 every op reading a batched value keeps dim 0 as the batch and mixes no samples: a
 conv, pool, elementwise op (whose other operands broadcast over dim 0), gemm or
 matmul reading a batched left operand only (no transposed A), a reshape keeping
-dim 0, a transpose keeping dim 0 first, a concat, softmax or LRN along another
-axis, an inference BatchNorm; every batched value has dim 0 = N and every result
-the group stores is batched. `slice_ops` clones the ops with dim 0 of every batched
+dim 0, a transpose keeping dim 0 first, a concat of batched values or a softmax
+along another axis, an LRN, an inference BatchNorm (a gemm's bias broadcast over
+the rows); every batched value has dim 0 = N and every result the group stores is
+batched. `slice_ops` clones the ops with dim 0 of every batched
 value set to b (reshapes follow their result type; loads load b rows), in order,
 so a plan of the clones places the values of the whole-batch body one for one.
 """
@@ -65,7 +65,8 @@ def keeps_samples(op: Operation, ins: Sequence[bool]) -> bool:
         return ins[0] and not any(ins[1:])
     if isinstance(op, (GemmOp, MatMulOp)):
         ta = isinstance(op, GemmOp) and op.params["trans_a"]
-        return ins[0] and not any(ins[1:]) and not ta and len(shape_of(op.operands[1])) == 2
+        c_rows = all(len(s := shape_of(v)) < 2 or s[0] == 1 for v in op.operands[2:])  # (a bias per row would mix)
+        return ins[0] and not any(ins[1:]) and not ta and len(shape_of(op.operands[1])) == 2 and c_rows
     if isinstance(op, ElementwiseOp) and not isinstance(op, ExpandOp):
         rank = len(shape_of(op.results[0]))
         return all(b or len(s := shape_of(v)) < rank or s[0] == 1 for v, b in zip(op.operands, ins))
@@ -73,8 +74,8 @@ def keeps_samples(op: Operation, ins: Sequence[bool]) -> bool:
         return True  # (dim 0 stays N: checked on the result; a group's load is whole)
     if isinstance(op, TransposeOp):
         return ints(op.perm, ())[0] == 0
-    if isinstance(op, ConcatOp):
-        return attr_int(dict(op.attributes), "axis", 0) % len(shape_of(op.results[0])) != 0
+    if isinstance(op, ConcatOp):  # (every operand sliced alike)
+        return all(ins) and attr_int(dict(op.attributes), "axis", 0) % len(shape_of(op.results[0])) != 0
     if isinstance(op, SoftmaxOp):
         return op.norm_axis() != 0
     return False
