@@ -359,7 +359,7 @@ class KernelOp(LoopNest, IRDLOperation):
     Properties (the optional ones print only when they differ from their default):
     - `kind` (`KernelKind`): anchor kind (`matmul`, `conv2d`, `eltwise`, `pool`, `apply`,
       `view`), or `group` for a layer group (several kernels' ops on SRAM-resident
-      tensors, no loops);
+      tensors: no loops, loops ["h"] for a strip group, ["n"] for batch slices);
     - `loops`: loop dimension names, outermost first, non-empty and unique (e.g.
       `["m", "n", "k"]`);
     - `tile`: tile size per loop; `grid`: trip count per loop (ceil(extent / tile));
