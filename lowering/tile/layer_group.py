@@ -101,6 +101,7 @@ from lowering.tile.strip_plan import (
     in_place_candidates,
     input_halo,
     plan_strips,
+    run_signature,
 )
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.graph import ConstantOp, ReshapeOp, SliceOp, shape_of
@@ -166,6 +167,10 @@ def batched_inputs(ops: list[Operation], canon: dict[SSAValue, SSAValue]) -> lis
 MAX_SLICES_PER_CORE = 4
 """Most slices a batch-split group gives a core (a divisor of the batch; smaller slices
 fit SRAM where larger ones do not, and each plan costs a search of the run)."""
+
+MAX_BATCH_KERNELS = 32
+"""Longest run of kernels tried as a batch-split group (each try plans a slice per
+slice count)."""
 
 MAX_STRIP_KERNELS = 10
 """Longest run of kernels tried as a strip group (each try searches strip heights)."""
@@ -245,9 +250,11 @@ class LayerGroup(ModulePass):
         self.constants: ConstantReader
         self._available: dict[SSAValue, bool]  # weight -> whether its data is at hand
         self._strips: StripMemo  # strip plans by run signature (repeated blocks plan once)
+        self._slices: dict[tuple, int | None]  # batch-split slices by run signature (None: no split fits)
         object.__setattr__(self, "constants", ConstantReader(op, self.name))
         object.__setattr__(self, "_available", {})
         object.__setattr__(self, "_strips", {})
+        object.__setattr__(self, "_slices", {})
         for func in op.ops:
             if isinstance(func, FuncOp) and func.body.blocks:
                 self.group_function(func, arch, op)
@@ -278,49 +285,70 @@ class LayerGroup(ModulePass):
                     plan = other
         return plan
 
-    def plan_run(self, run, ops, outs, flat, canon, arch: Arch, whole_failed: bool
-                 ) -> tuple[Choice | None, bool]:
+    def plan_run(self, run, ops, outs, flat, canon, arch: Arch, whole_failed: bool, batch_failed: bool = False
+                 ) -> tuple[Choice | None, bool, bool]:
         """The run as a layer group (the cheaper pack overflow choice), else as a strip
-        group, or as a batch-split group where the cost model prefers it; and whether
-        whole tensors failed to fit (longer runs fail too)."""
+        group, or as a batch-split group where the cost model prefers it; whether whole
+        tensors failed to fit, and whether no batch split did (longer runs fail too)."""
         plan = None if whole_failed else plan_group(ops, outs, arch, flat, canon, self.packable_weights(run))
-        batch = self.batch_plan(run, ops, outs, canon, arch)
+        batch = None if batch_failed else self.batch_plan(run, ops, outs, canon, arch)
+        batch_failed = batch is None
         if plan is None:
             strips = self.strip_plan(ops, outs, canon, arch) if len(run) <= MAX_STRIP_KERNELS else None
-            return (batch if batch is not None and (strips is None or batch.cycles < strips.cycles) else strips), True
+            return ((batch if batch is not None and (strips is None or batch.cycles < strips.cycles) else strips), True,
+                    batch_failed)
         if plan.pack_choice:
             other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run), pack_overflow=True)
             if other is not None and other.cycles < plan.cycles:
                 plan = other
         if batch is not None:  # (against the whole run at its best packing: what it would become)
             plan = self.smaller_packs(plan, run, ops, outs, flat, canon, arch)
-        return (batch if batch is not None and batch.cycles < plan.cycles else plan), False
+        return (batch if batch is not None and batch.cycles < plan.cycles else plan), False, batch_failed
 
     def batch_plan(self, run, ops, outs, canon, arch: Arch) -> BatchChoice | None:
         """The run as a batch-split group on k slices (k a divisor of the batch N, over
         min(k, cores) cores), the cheapest predicted, if its ops are separable and every
         result batched; a slice's plan has `dram_bw` shared by the cores (at most
-        MAX_SLICES_PER_CORE slices a core)."""
-        if not self.batch_split:
+        MAX_SLICES_PER_CORE slices a core, runs of at most MAX_BATCH_KERNELS). It plans
+        one slice per core first; if that does not fit, more slices (the first that
+        fits), else fewer while they fit and are faster (a repeated block plans the
+        count chosen before only)."""
+        if not self.batch_split or len(run) > MAX_BATCH_KERNELS:
             return None
         ins = batched_inputs(ops, canon)
         found = batched_values(ops, ins, lambda o: [canon.get(v, v) for v in o.operands])
         if found is None or any(v not in found[0] for v in outs):
             return None
         batched, n = found
-        best: BatchChoice | None = None
-        for k in (k for k in range(2, min(n, MAX_SLICES_PER_CORE * arch.cores) + 1) if n % k == 0):
+        key = (run_signature(ops, canon), tuple(v in batched for o in ops for v in o.operands), arch)
+        counts = [k for k in range(2, min(n, MAX_SLICES_PER_CORE * arch.cores) + 1) if n % k == 0]
+        if key in self._slices:
+            memo = self._slices[key]
+            if memo is None:
+                return None
+            counts = [memo]
+        k0 = min((k for k in counts if k >= arch.cores), default=counts[-1] if counts else 0)
+
+        def sliced_plan(k: int) -> BatchChoice | None:
             parts = min(arch.cores, k)
             operands = slice_inputs(ins, n // k)
             packable = self.packable_weights(run)
             sliced = slice_ops(ops, batched, n // k, operands, canon)
             plan = plan_group(sliced, [operands[v] for v in outs], slice_arch(arch, parts), None, {}, packable)
             discard(sliced)
-            if plan is None:
-                continue
-            cycles = -(-k // parts) * plan.cycles + (2 * arch.sync_latency if parts > 1 else 0)
-            if best is None or cycles < best.cycles:
-                best = BatchChoice(plan, n // k, k, parts, cycles, arch.sync_latency)
+            cycles = 0 if plan is None else -(-k // parts) * plan.cycles + (2 * arch.sync_latency if parts > 1 else 0)
+            return None if plan is None else BatchChoice(plan, n // k, k, parts, cycles, arch.sync_latency)
+
+        best = sliced_plan(k0) if k0 else None
+        if best is None:  # more, smaller slices: the first that fits (more cost more weight loads)
+            best = next((c for k in counts if k > k0 and (c := sliced_plan(k)) is not None), None)
+        else:  # fewer, larger slices (fewer weight loads) while they fit and are faster
+            for k in sorted((k for k in counts if k < k0), reverse=True):
+                c = sliced_plan(k)
+                if c is None or c.cycles >= best.cycles:
+                    break
+                best = c
+        self._slices[key] = None if best is None else best.slices  # (a repeated block plans its choice only)
         return best
 
     def forced(self, plan: Choice) -> bool:
@@ -592,14 +620,15 @@ class RunSearch:
             if self.costs[i - 1] is None:
                 continue  # no group can end with this kernel
             singles = _single_cost(self.kernels[i - 1], arch)
-            whole_failed = False
+            whole_failed = batch_failed = False
             for j in range(i - 2, max(-1, i - 1 - self.horizon(i)), -1):
                 if self.costs[j] is None:
                     break
                 singles += _single_cost(self.kernels[j], arch)
                 run, ops, outs, flat = self.run_of(j, i)
                 self.work += i - j
-                plan, whole_failed = lg.plan_run(run, ops, outs, flat, self.canon, arch, whole_failed)
+                plan, whole_failed, batch_failed = lg.plan_run(run, ops, outs, flat, self.canon, arch, whole_failed,
+                                                               batch_failed)
                 if plan is None:
                     if i - j > MAX_STRIP_KERNELS and whole_failed:
                         break
