@@ -10,6 +10,7 @@ deterministic (seeded random weights and inputs)."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -17,11 +18,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.roofline import close_table, geomean, simulate  # noqa: E402
-from lowering.importer.onnx_import import import_model  # noqa: E402
-from lowering.pipeline import DEFAULT_PIPELINE, compile_module  # noqa: E402
 from npu_dialects.arch import parse_arch_spec  # noqa: E402
-from npu_dialects.tile import KernelOp  # noqa: E402
 from tools.testkit import models, zoo  # noqa: E402
+from tools.testkit.e2e import grouped_kernels  # noqa: E402
 
 BATCHES = (8, 16, 64)
 ARCHES = ("default", "default,cores=1")
@@ -29,14 +28,14 @@ ARCHES = ("default", "default,cores=1")
 
 def groups(model, arch) -> list[str]:
     """The kernels npu-layer-group leaves, batch-split ones as `name [slices x rows]`."""
-    module, weights = import_model(model, arch)
-    compile_module(module, arch, weights, disable=DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("npu-layer-group") + 1:])
     return [k.kernel.data + (f" [{k.trip_counts[0]} x {k.tile_sizes[0]}]" if k.loop_names == ["n"] else "")
-            for k in module.walk() if isinstance(k, KernelOp) and k.kind.data != "view"]
+            for k in grouped_kernels(model, arch) if k.kind.data != "view"]
 
 
 def main() -> int:
-    out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else None
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
+    ap.add_argument("--out", default=None)
+    out = ap.parse_args().out
     lines = ["`python bench/batch_split.py`", "",
              "| model | arch | cycles without | cycles | speedup | roofline | ratio | kernels |",
              "|---|---|---|---|---|---|---|---|"]

@@ -9,24 +9,16 @@ import pytest
 from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Block
 
-from lowering.importer.onnx_import import import_model
-from lowering.pipeline import DEFAULT_PIPELINE, compile_module
 from lowering.tile.batch_split import batched_values
-from npu_dialects.arch import parse_arch_spec
 from npu_dialects.graph import ConcatOp, GemmOp
-from npu_dialects.tile import KernelOp
 from tools.testkit import models
-from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
+from tools.testkit.e2e import compile_and_run, grouped_kernels, onnxruntime_outputs
 
 
 def split_kernels(model, arch: str = "default") -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
     """(name, tile, grid) of the batch-split groups npu-layer-group forms in `model`."""
-    a = parse_arch_spec(arch)
-    module, weights = import_model(model, a)
-    after = DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("npu-layer-group") + 1:]
-    compile_module(module, a, weights, disable=after)
-    return [(k.kernel.data, tuple(k.tile_sizes), tuple(k.trip_counts)) for k in module.walk()
-            if isinstance(k, KernelOp) and k.loop_names == ["n"]]
+    return [(k.kernel.data, tuple(k.tile_sizes), tuple(k.trip_counts)) for k in grouped_kernels(model, arch)
+            if k.loop_names == ["n"]]
 
 
 @pytest.mark.parametrize("batch", [16, 64])

@@ -56,7 +56,7 @@ from lowering.buffer.tile_loop_patterns import INDEX, Emitter, assign_buffers, l
 from lowering.errors import CompileError
 from lowering.task.taskgraph import span
 from lowering.tile.batch_split import LOOP as BATCH_LOOP
-from lowering.tile.batch_split import batched_values, slice_ops
+from lowering.tile.batch_split import kernel_batch, slice_ops
 from lowering.tile.strip_loops import strip_loop_of
 from lowering.tile.strip_plan import (
     StripPlan,
@@ -395,15 +395,10 @@ class FuncBuilder:
         storing its rows, waited for before the next slice reuses the SRAM
         (`lowering/tile/batch_split.py`). Its buffers are declared in the task block."""
         (rows,) = k.tile_sizes
-        ins = [a for a, v in zip(k.body.block.args, k.ins) if not isinstance(v.owner, ConstantOp)]
-        found = batched_values(ops, ins)
-        if found is None:
-            raise TilingError("a batch-split group whose ops do not keep their samples apart")
+        _, batched = kernel_batch(k, ops)
         step = Block(arg_types=[INDEX])
-        body = slice_ops(ops, found[0], rows, dict(vmap))
-        for o in body:
-            o.detach()
-            step.add_op(o)
+        body = slice_ops(ops, batched, rows, dict(vmap))
+        step.add_ops(body)
         inner = em.nested(step)
         bufs = assign_group_buffers(k, body, outs, inner, self.arch)
         bufs.row0 = inner.at(body[0]).mul_c(step.args[0], rows)

@@ -104,12 +104,11 @@ def batched_values(ops: Sequence[Operation], inputs: Sequence[SSAValue],
 
 def slice_ops(ops: Sequence[Operation], batched: set[SSAValue], b: int, operands: dict[SSAValue, SSAValue],
               canon: dict[SSAValue, SSAValue] | None = None) -> list[Operation]:
-    """Clones of `ops` (in order, in a new block) computing b of the samples: every
+    """Clones of `ops` (in order, in no block) computing b of the samples: every
     batched value gets dim 0 = b. `operands` maps each value read from outside `ops`
     (renamed by `canon` first) to its value in the clones (a batched one to one of b
     rows); it is extended with every op result -> its clone's."""
     canon = canon or {}
-    block = Block()
     out: list[Operation] = []
     for op in ops:
         ins = [operands.get(canon.get(v, v), canon.get(v, v)) for v in op.operands]
@@ -122,7 +121,6 @@ def slice_ops(ops: Sequence[Operation], batched: set[SSAValue], b: int, operands
             new = type(op).create(operands=ins, result_types=types, properties=dict(op.properties),
                                   attributes=dict(op.attributes))
         new.location = op.location
-        block.add_op(new)
         out.append(new)
         operands.update(zip(op.results, new.results))
     return out
@@ -135,8 +133,22 @@ def slice_inputs(values: Sequence[SSAValue], b: int) -> dict[SSAValue, SSAValue]
 
 
 def slice_arch(arch: Arch, slices: int) -> Arch:
-    """The arch a slice is planned on: `dram_bw` shared by the slices running at once."""
-    return replace(arch, dram_bw=max(1, arch.dram_bw // slices))
+    """The arch a slice is planned on: `dram_bw` shared by the min(slices, cores) cores
+    running slices at once."""
+    return replace(arch, dram_bw=max(1, arch.dram_bw // min(slices, arch.cores)))
+
+
+def kernel_batch(kernel: KernelOp, ops: Sequence[Operation]) -> tuple[list[SSAValue], set[SSAValue]]:
+    """Batch-split group `kernel`'s batched block arguments (its inputs that are not
+    constants) and the batched values of its body `ops`; TilingError when they do not
+    keep the samples apart or its slices do not cover the batch."""
+    (b,), (k,) = kernel.tile_sizes, kernel.trip_counts
+    ins: list[SSAValue] = [a for a, v in zip(kernel.body.block.args, kernel.ins) if not isinstance(v.owner, ConstantOp)]
+    found = batched_values(ops, ins)
+    if found is None or b * k != found[1]:
+        raise TilingError(f"a batch-split group of {k} slices of {b} whose ops do not keep the samples of its "
+                          "batched inputs apart")
+    return ins, found[0]
 
 
 def slice_group(kernel: KernelOp, arch: Arch
@@ -144,15 +156,11 @@ def slice_group(kernel: KernelOp, arch: Arch
     """Batch-split group `kernel`'s body on one slice: the clones of its ops (loads
     included, `slice_ops`), of its yielded values, the map from body values to the
     slice's, and the arch a slice is planned on (`slice_arch`)."""
-    (b,), (k,) = kernel.tile_sizes, kernel.trip_counts
     ops = [o for o in kernel.body.block.ops if not isinstance(o, TileYieldOp)]
-    ins = [a for a, v in zip(kernel.body.block.args, kernel.ins) if not isinstance(v.owner, ConstantOp)]
-    found = batched_values(ops, ins)
-    if found is None or b * k != found[1]:
-        raise TilingError(f"a batch-split group of {k} slices of {b} whose ops do not keep the samples of its "
-                          "batched inputs apart")
+    ins, batched = kernel_batch(kernel, ops)
+    (b,), (k,) = kernel.tile_sizes, kernel.trip_counts
     operands = slice_inputs(ins, b)
-    sliced = slice_ops(ops, found[0], b, operands)
+    sliced = slice_ops(ops, batched, b, operands)
     return sliced, [operands[v] for v in kernel.yield_op.values], operands, slice_arch(arch, k)
 
 
@@ -162,6 +170,4 @@ def discard(ops: Sequence[Operation]) -> None:
     for op in ops:
         op.drop_all_references()
     for op in ops:
-        if op.parent is not None:
-            op.detach()
         op.erase(safe_erase=False)

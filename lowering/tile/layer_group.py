@@ -330,14 +330,16 @@ class LayerGroup(ModulePass):
         k0 = min((k for k in counts if k >= arch.cores), default=counts[-1] if counts else 0)
 
         def sliced_plan(k: int) -> BatchChoice | None:
-            parts = min(arch.cores, k)
             operands = slice_inputs(ins, n // k)
             packable = self.packable_weights(run)
             sliced = slice_ops(ops, batched, n // k, operands, canon)
-            plan = plan_group(sliced, [operands[v] for v in outs], slice_arch(arch, parts), None, {}, packable)
+            plan = plan_group(sliced, [operands[v] for v in outs], slice_arch(arch, k), None, {}, packable)
             discard(sliced)
-            cycles = 0 if plan is None else -(-k // parts) * plan.cycles + (2 * arch.sync_latency if parts > 1 else 0)
-            return None if plan is None else BatchChoice(plan, n // k, k, parts, cycles, arch.sync_latency)
+            if plan is None:
+                return None
+            parts = min(arch.cores, k)
+            cycles = -(-k // parts) * plan.cycles + (2 * arch.sync_latency if parts > 1 else 0)
+            return BatchChoice(plan, n // k, k, parts, cycles, arch.sync_latency)
 
         best = sliced_plan(k0) if k0 else None
         if best is None:  # more, smaller slices: the first that fits (more cost more weight loads)

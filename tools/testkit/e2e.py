@@ -55,11 +55,16 @@ def max_abs_error(model: onnx.ModelProto, arch: Arch | str = "default", **option
     return max(float(np.abs(res.outputs[k] - ref[k]).max(initial=0.0)) for k in ref)
 
 
-def line_buffered_kernels(model: onnx.ModelProto, arch: Arch | str = "default", **options) -> list[str]:
-    """The kernels npu-layer-group line-buffers in `model` (options go to the pipeline)."""
+def grouped_kernels(model: onnx.ModelProto, arch: Arch | str = "default", **options) -> list[KernelOp]:
+    """The kernels of `model` as npu-layer-group leaves them (options go to the pipeline)."""
     if isinstance(arch, str):
         arch = parse_arch_spec(arch)
     module, weights = import_model(model, arch)
     after = DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("npu-layer-group") + 1:]
     compile_module(module, arch, weights, disable=after, **options)
-    return [k.kernel.data for k in module.walk() if isinstance(k, KernelOp) and k.is_line_buffered]
+    return [k for k in module.walk() if isinstance(k, KernelOp)]
+
+
+def line_buffered_kernels(model: onnx.ModelProto, arch: Arch | str = "default", **options) -> list[str]:
+    """The kernels npu-layer-group line-buffers in `model` (options go to the pipeline)."""
+    return [k.kernel.data for k in grouped_kernels(model, arch, **options) if k.is_line_buffered]
