@@ -33,6 +33,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-dma-order": ("lowering.task.dma_order", "DmaOrder"),
     "npu-events": ("lowering.task.events", "Events"),
     "npu-prefetch": ("lowering.task.prefetch", "Prefetch"),
+    "npu-early-load": ("lowering.task.early_load", "EarlyLoad"),
     "npu-memplan": ("lowering.task.memplan", "MemPlan"),
     "npu-default": ("lowering.pipeline", "NpuDefault"),
     "npu-apply-patterns": ("lowering.patterns.apply_patterns", "ApplyPatterns"),

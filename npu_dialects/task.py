@@ -261,6 +261,8 @@ class TaskOp(IRDLOperation):
     parts = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))  # cores the cost model splits the kernel over
     part_cycles = opt_prop_def(DenseArrayBase)  # predicted span on 1..parts cores (npu-schedule may use fewer)
     prefetch = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))  # leading body ops run before the waits
+    early = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))  # leading body ops run during the previous task
+    handoff = opt_prop_def(IntegerAttr)  # after this many body ops the next task's early ops may run (absent: never)
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
     assembly_format = "$kernel attr-dict-with-keyword $body"
@@ -269,7 +271,8 @@ class TaskOp(IRDLOperation):
     def __init__(self, kernel: str, core: int, body: Region, *, range: tuple[int, int],
                  waits: Sequence[int] = (), signals: Sequence[int] = (),
                  predicted_cycles: int | None = None, dram_bytes: int | None = None,
-                 parts: int | None = None, part_cycles: DenseArrayBase | None = None, prefetch: int = 0):
+                 parts: int | None = None, part_cycles: DenseArrayBase | None = None, prefetch: int = 0,
+                 early: int = 0, handoff: int | None = None):
         attrs = {"kernel": StringAttr(kernel), "core": IntegerAttr(core, i64), "range": int_array(range)}
         if waits:
             attrs["waits"] = int_array(waits)
@@ -285,6 +288,10 @@ class TaskOp(IRDLOperation):
             attrs["part_cycles"] = part_cycles
         if prefetch:
             attrs["prefetch"] = IntegerAttr(prefetch, i64)
+        if early:
+            attrs["early"] = IntegerAttr(early, i64)
+        if handoff is not None:
+            attrs["handoff"] = IntegerAttr(handoff, i64)
         super().__init__(regions=[body], properties=attrs)
 
     @property
@@ -308,6 +315,14 @@ class TaskOp(IRDLOperation):
     def prefetch_ops(self) -> int:
         return self.prefetch.value.data
 
+    @property
+    def early_ops(self) -> int:
+        return self.early.value.data
+
+    @property
+    def handoff_ops(self) -> int | None:
+        return self.handoff.value.data if self.handoff is not None else None
+
     def verify_(self) -> None:
         if self.core_id < 0:
             raise VerifyException(f"'npu_task.task' {self.kernel.data}: core must be non-negative, got {self.core_id}")
@@ -324,17 +339,24 @@ class TaskOp(IRDLOperation):
         self.verify_on_arch()
 
     def verify_prefetch(self) -> None:
-        """The first `prefetch` body ops are safe to run before the waits."""
-        n = self.prefetch_ops
-        if n == 0:
+        """The first `prefetch` body ops are safe to run before the waits, the first
+        `early` ones (no more than `prefetch`, when it is set) while the core's previous
+        task runs (`npu-early-load` checks their SRAM bytes are not that task's)."""
+        n, e, h = self.prefetch_ops, self.early_ops, self.handoff_ops
+        if n == 0 and e == 0 and h is None:
             return  # (most tasks: no walk of the body)
         ops = list(self.body.block.ops)
-        if not 0 < n <= len(ops):
-            raise VerifyException(f"'npu_task.task' {self.kernel.data}: prefetch {n} is not in [0, {len(ops)}] "
-                                  "(the body's op count)")
-        for i, op in enumerate(ops[:n]):
+        for what, k in (("prefetch", n), ("early", e), ("handoff", h or 0)):
+            if not 0 <= k <= len(ops):
+                raise VerifyException(f"'npu_task.task' {self.kernel.data}: {what} {k} is not in [0, {len(ops)}] "
+                                      "(the body's op count)")
+        if n and e > n:
+            raise VerifyException(f"'npu_task.task' {self.kernel.data}: early {e} exceeds prefetch {n} (the ops "
+                                  "run during the previous task must be among those run before the waits)")
+        for i, op in enumerate(ops[:max(n, e)]):
             if not prefetchable(op):
-                raise VerifyException(f"'npu_task.task' {self.kernel.data}: prefetch {n} covers op #{i} "
+                what = "prefetch" if i < n else "early"
+                raise VerifyException(f"'npu_task.task' {self.kernel.data}: {what} {max(n, e)} covers op #{i} "
                                       f"'{op.name}', which is not a scalar op, an SRAM buffer or a load of a weight")
 
     def verify_on_arch(self) -> None:

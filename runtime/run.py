@@ -125,10 +125,11 @@ def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
     slots: set[int] = set()
     for task in task_ops(module):
         slots.update(task.wait_slots + task.signal_slots)
-        for op in task.body.walk():
-            if isinstance(op, SramOp) and 0 <= task.core_id < arch.cores:
-                end = op.offset.value.data + byte_size(op.result.type)
-                sram_peak[task.core_id] = max(sram_peak[task.core_id], end)
+        spans = [(op.offset.value.data, op.offset.value.data + byte_size(op.result.type))
+                 for op in task.body.walk() if isinstance(op, SramOp)]
+        if spans and 0 <= task.core_id < arch.cores:  # (a layout npu-early-load mirrored counts from the top)
+            need = min(max(e for _, e in spans), arch.sram_bytes - min(b for b, _ in spans))
+            sram_peak[task.core_id] = max(sram_peak[task.core_id], need)
     facts["memory"] = {
         "dram_arena_bytes": int_attr(module, "npu.dram_arena_bytes"),
         "dram_lower_bound_bytes": int_attr(module, "npu.dram_lower_bound_bytes"),

@@ -23,6 +23,11 @@ Timing model:
   `sync_latency` cycles after the signalling task ends; consuming clears the
   slot), then runs its body, then drains every DMA it issued, then signals
   each slot in `signals` (signalling a slot that is still set is a SimError).
+  A task's first `early` ops (SRAM buffers, scalar ops and weight loads into bytes
+  the task before it never touches: `npu-early-load`) run while the task before it
+  in its core's queue runs, from that task's `handoff` point on, each load on a DMA
+  channel that task is not waiting for (a core with one queue only: with several
+  streams another stream's task could come in between).
 - In a task body, ops run in order. Scalar ops (arith, scf, select, sram)
   take no time. A compute op keeps the core busy `op.cycles(arch)` cycles on
   its unit (`cube`/`vector`); its numpy semantics run when it starts. An

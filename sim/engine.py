@@ -20,7 +20,7 @@ import numpy as np
 
 from npu_dialects.arch import Arch
 from sim.errors import SimError
-from sim.interp import REQ_COMPUTE, REQ_DMA, REQ_GATE, OpInfo, TaskProgram
+from sim.interp import REQ_COMPUTE, REQ_DMA, REQ_EARLY, REQ_GATE, REQ_HANDOFF, OpInfo, TaskProgram
 from sim.memory import DRAM, Buf, CopyPlan, fmt_slices
 from sim.program import Program
 from sim.sanitizer import Sanitizer, Values
@@ -119,7 +119,7 @@ class Signal:
 class Core:
     __slots__ = ("id", "queue", "qi", "state", "gen", "task", "val", "pending", "wait_tok", "busy_until",
                  "waits_left", "chans", "inflight", "vc", "rec", "lanes", "heads", "started", "idle_since",
-                 "prefetching")
+                 "prefetching", "lend", "nx", "nx_gen", "nx_rec", "nx_pending", "nx_done", "nx_inflight")
 
     def __init__(self, cid: int, queue: list[TaskProgram], channels: int, cores: int):
         self.id = cid
@@ -142,6 +142,14 @@ class Core:
         self.inflight = 0
         self.vc = [0] * cores
         self.rec: TaskRecord | None = None
+        self.lend = False  # `task` passed its handoff: the next task's early ops may run (`Engine.early`)
+        # the next task, started early: its first `early` ops run while `task` runs
+        self.nx: TaskProgram | None = None
+        self.nx_gen: Any = None
+        self.nx_rec: TaskRecord | None = None
+        self.nx_pending: CopyPlan | None = None  # its load waiting for a free channel
+        self.nx_done = False  # its early ops have all run
+        self.nx_inflight = 0  # its DMAs in flight (within `inflight`)
 
 
 def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
@@ -239,6 +247,8 @@ class Engine:
                     for c in cores:
                         if c.state != DONE and self.step(c):
                             progressed = True
+                        if c.task is not None and self.early(c):
+                            progressed = True
                 if until is not None and until():
                     return
                 if all(c.state == DONE for c in cores):
@@ -297,7 +307,7 @@ class Engine:
                     return moved
                 moved = True
             elif st == DRAIN:
-                if c.inflight:
+                if c.inflight > c.nx_inflight:  # (the next task's early loads are not this task's)
                     return moved
                 assert c.task is not None
                 if c.task.index in self.hung:
@@ -330,6 +340,10 @@ class Engine:
         elif kind == REQ_GATE:
             if c.prefetching:
                 c.state = START  # (`begin` takes the waits, then the body goes on)
+        elif kind == REQ_HANDOFF:
+            c.lend = True
+        elif kind == REQ_EARLY:
+            pass  # (the end of the early ops: the task runs on)
         else:
             tok = req[1]
             if not tok.done:
@@ -454,14 +468,19 @@ class Engine:
             c.started += 1
             c.task = t
             c.waits_left = list(t.waits)
-            c.rec = TaskRecord(t.index, t.kernel, t.core, t.range, t.nodes, t.predicted_cycles, ready=self.now)
-            self.records[t.index] = c.rec
+            c.gen = None
+            c.lend = False
+            if c.nx is t:  # started early: its generator and record go on
+                c.gen, c.rec = c.nx_gen, c.nx_rec
+                assert c.rec is not None
+                c.rec.ready = self.now
+            else:
+                c.rec = TaskRecord(t.index, t.kernel, t.core, t.range, t.nodes, t.predicted_cycles, ready=self.now)
+                self.records[t.index] = c.rec
             c.rec.body_start = self.now
             if t.prefetch and c.waits_left:  # its weight loads go out before the waits
                 c.prefetching = True
-                c.gen = t.start()
-                c.val = None
-                c.state = RUN
+                self.go_on(c, t)
                 return True
         now = self.now
         assert c.rec is not None
@@ -485,12 +504,62 @@ class Engine:
         self.task_vc[t.index] = tuple(c.vc)
         if c.prefetching:  # (the body goes on from its gate)
             c.prefetching = False
+            c.state = RUN
         else:
             c.rec.body_start = now
-            c.gen = t.start()
-            c.val = None
-        c.state = RUN
+            self.go_on(c, t)
         return True
+
+    def go_on(self, c: Core, t: TaskProgram) -> None:
+        """Run the body of `c`'s new task `t`: from its start, or where its early ops
+        left it (a load waiting for a channel)."""
+        c.val = None
+        c.state = RUN
+        if c.gen is None:
+            c.gen = t.start()
+        elif c.nx is t:
+            if c.nx_pending is not None:
+                c.pending, c.state = c.nx_pending, WAITCHAN
+            c.nx, c.nx_gen, c.nx_rec, c.nx_pending, c.nx_done, c.nx_inflight = None, None, None, None, False, 0
+
+    def early(self, c: Core) -> bool:
+        """While `c` runs a task whose body has begun, run the next task's `early` ops
+        (`TaskOp.early`: SRAM buffers and loads of weights into bytes the running task
+        does not touch), its loads taking a channel the running task is not waiting
+        for. The next task must follow in the same lane of a core with one lane (with
+        several, another lane's task might run in between). True if it moved."""
+        if c.nx is None:
+            running = c.task
+            if running is None or not c.lend or c.state == START or len(c.lanes) != 1:
+                return False
+            lane = c.lanes[running.lane]
+            i = c.heads[running.lane] + 1
+            t = lane[i] if i < len(lane) else None
+            if t is None or not t.early or not self.submitted(t):
+                return False
+            c.nx, c.nx_gen, c.nx_done = t, t.start(), False
+            c.nx_rec = TaskRecord(t.index, t.kernel, t.core, t.range, t.nodes, t.predicted_cycles)
+            self.records[t.index] = c.nx_rec
+        moved = False
+        while not c.nx_done:
+            tok = None
+            if c.nx_pending is not None:
+                ch = self.free_channel(c)
+                if ch < 0 or c.state == WAITCHAN:
+                    return moved
+                tok = self.issue(c, ch, c.nx_pending, c.nx)
+                c.nx_inflight += 1
+                c.nx_pending = None
+            moved = True
+            req = c.nx_gen.send(tok)
+            if req[0] == REQ_EARLY:
+                c.nx_done = True
+            elif req[0] == REQ_DMA:
+                c.nx_pending = req[1]
+            else:
+                raise SimError(f"{c.nx.where}: an op among its `early` ops blocks (only buffers, scalar ops and "
+                               "loads may run during the previous task)")
+        return moved
 
     def lane_heads(self, c: Core) -> list[TaskProgram]:
         return [lane[c.heads[k]] for k, lane in c.lanes.items() if c.heads[k] < len(lane)]
@@ -591,8 +660,8 @@ class Engine:
                 return i
         return -1
 
-    def issue(self, c: Core, ch: int, plan: CopyPlan) -> Dma:
-        t = c.task
+    def issue(self, c: Core, ch: int, plan: CopyPlan, task: TaskProgram | None = None) -> Dma:
+        t = task or c.task
         assert t is not None
         w, r = plan.sram_write, plan.sram_read
         if c.inflight and (r is not None or w is not None):
@@ -614,8 +683,10 @@ class Engine:
     def complete(self, d: Dma) -> None:
         plan = d.plan
         c = self.cores[d.core]
-        rec = c.rec
+        rec = self.records[d.task.index]  # (the next task's, for its early loads)
         assert rec is not None
+        if d.task is c.nx:
+            c.nx_inflight -= 1
         if self.numeric:
             self.san.dma(d)
             plan.move()

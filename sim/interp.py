@@ -6,12 +6,11 @@ flat value list (`env`, one slot per SSA value). Running a task is iterating
 and take no time; at every blocking point the generator yields a request to
 the timing engine and receives the answer:
 
-- `(REQ_COMPUTE, info, bufs)`: run a compute op (the engine executes it with
-  `info.execute` and keeps the unit busy `info.cycles`);
-- `(REQ_DMA, plan)`: issue a copy (`sim.memory.CopyPlan`); the answer is the
-  token (the engine's DMA object);
+- `(REQ_COMPUTE, info, bufs)`: run a compute op (the engine runs `info.execute`);
+- `(REQ_DMA, plan)`: issue a copy (`sim.memory.CopyPlan`); the answer: its token;
 - `(REQ_WAIT, token)`: block until that DMA has completed;
-- `(REQ_GATE,)`: the end of a task's prefetch (`TaskOp.prefetch`): its waits come now.
+- `(REQ_GATE,)`, `(REQ_EARLY,)`, `(REQ_HANDOFF,)`: markers (answer None): the end of a
+  task's `prefetch` (its waits come now), of its `early` ops, its `handoff` point.
 Everything runs at tile granularity: the math is numpy on whole tiles.
 """
 
@@ -39,6 +38,8 @@ REQ_COMPUTE = 0
 REQ_DMA = 1
 REQ_WAIT = 2
 REQ_GATE = 3
+REQ_EARLY = 4
+REQ_HANDOFF = 5
 
 _SCALAR = 0
 _REQ = 1
@@ -46,6 +47,8 @@ _REGION = 2
 
 _UNSET = object()
 _GATE = (_REQ, lambda env: (REQ_GATE,), -1)
+_EARLY = (_REQ, lambda env: (REQ_EARLY,), -1)
+_HANDOFF = (_REQ, lambda env: (REQ_HANDOFF,), -1)
 
 
 class OpInfo:
@@ -179,6 +182,8 @@ class TaskProgram:
         self.signals: list[int] = list(op.signal_slots)
         self.range: tuple[int, ...] = ints(op.range, ())
         self.prefetch = op.prefetch_ops  # leading body ops run before the waits
+        self.early = op.early_ops  # leading body ops that may run during the core's previous task
+        self.handoff = op.handoff_ops  # body ops after which the next task's early ops may run
         pc = op.predicted_cycles
         self.predicted_cycles: int | None = pc.value.data if pc is not None else None
         self.nodes = task_nodes(op)
@@ -251,7 +256,8 @@ class _TaskCompiler:
             else:
                 raise SimError(f"{self.prog.where}: body argument #{i} has no value "
                                f"(the task's range is {list(rng)})")
-        self.prog.code = self.block(body, terminator=None, gate=self.prog.prefetch)
+        self.prog.code = self.block(body, terminator=None, gate=self.prog.prefetch, early=self.prog.early,
+                                    handoff=self.prog.handoff)
         self.prog.init_env = self.init
 
     def info(self, op: Operation) -> OpInfo:
@@ -259,18 +265,25 @@ class _TaskCompiler:
         self.prog.ops.append(i)
         return i
 
-    def block(self, block: Block, terminator: str | None, gate: int = 0) -> list:
+    def block(self, block: Block, terminator: str | None, gate: int = 0, early: int = 0,
+              handoff: int | None = None) -> list:
         """The code of `block`'s ops; with `gate` = n > 0, a REQ_GATE after its first n
-        ops (a task's prefetch: its waits come there)."""
+        ops (a task's prefetch: its waits come there), with `early` = m > 0 a REQ_EARLY
+        after its first m (before the gate when m = n), with `handoff` = k a REQ_HANDOFF
+        after its first k."""
         code: list = []
-        for i, op in enumerate(block.ops):
+        for i, op in enumerate([*block.ops, None]):
+            if i == handoff:
+                code.append(_HANDOFF)
+            if early and i == early:
+                code.append(_EARLY)
             if gate and i == gate:
                 code.append(_GATE)
+            if op is None:
+                break
             if terminator is not None and op.name == terminator:
                 continue
             code.extend(self.op(op))
-        if gate and gate == len(block.ops):
-            code.append(_GATE)
         return code
 
     # -- one op -> zero or one instruction
@@ -518,5 +531,5 @@ def compile_task(prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region,
                   values or Values()).compile()
 
 
-__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_GATE", "REQ_WAIT", "OpInfo", "TaskProgram", "compile_task",
+__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_EARLY", "REQ_GATE", "REQ_HANDOFF", "REQ_WAIT", "OpInfo", "TaskProgram", "compile_task",
            "constant_value", "exec_block", "task_nodes", "task_where"]

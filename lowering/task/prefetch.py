@@ -30,7 +30,7 @@ from itertools import takewhile
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -43,6 +43,18 @@ def prologue(ops: Iterable[Operation]) -> list[Operation]:
     """The leading scalar ops, SRAM buffers and copies into SRAM (from DRAM or SRAM) of a task body."""
     return list(takewhile(lambda op: prefetchable(op) or isinstance(op, CopyOp) and memory_space(op.dst.type) == "sram",
                           ops))
+
+
+def lead_with(block: Block, head: list[Operation], first: list[Operation]) -> None:
+    """Reorder the prologue `head` of `block`: `first`, then the rest of it in order."""
+    after = head[-1].next_op
+    for o in head:
+        o.detach()
+    for o in first + [o for o in head if o not in first]:
+        if after is None:
+            block.add_op(o)
+        else:
+            block.insert_op_before(o, after)
 
 
 class PrefetchWeights(RewritePattern):
@@ -63,15 +75,7 @@ class PrefetchWeights(RewritePattern):
             first = list(takewhile(prefetchable, head))
         if not any(isinstance(o, CopyOp) for o in first):
             return  # no weight to prefetch
-        block = op.body.block
-        after = head[-1].next_op
-        for o in head:
-            o.detach()
-        for o in first + [o for o in head if o not in first]:
-            if after is None:
-                block.add_op(o)
-            else:
-                block.insert_op_before(o, after)
+        lead_with(op.body.block, head, first)
         rewriter.handle_operation_modification(op)
         op.prefetch = IntegerAttr(len(first), i64)
 
