@@ -1,13 +1,13 @@
 """`npu-early-load`: a task loads its weights while the core's previous task runs.
 
-A core runs its tasks one after the other, and drains each before the next begins,
-so a task's weight loads used to start only when its core was free (`npu-prefetch`
-then overlaps them with the task's wait for its events). A weight depends on
-nothing another task computes: its load may go out as soon as the SRAM bytes it
-lands in are free. This pass marks the first `early` body ops of a task
+A core drains each task before the next begins, so a task's weight loads used to
+start only when its core was free (`npu-prefetch` overlaps them with its wait for
+events). A weight depends on nothing another task computes: its load may go out as
+soon as the SRAM bytes it lands in are free. This pass marks the first `early` body ops of a task
 (`TaskOp.early`: its SRAM buffers, scalar ops and the loads of weights into bytes
-the core's previous task never touches); the simulator issues those loads while
-the previous task runs, on a DMA channel that task is not waiting for.
+the core's previous task never touches) and the point from which that task lets
+them run (`TaskOp.handoff`); the simulator issues those loads from there on, on a
+DMA channel the running task is not waiting for.
 
 Assumes SRAM offsets are final (npu-bufferize) and runs after `npu-prefetch` (the
 loads stay among a task's `prefetch` ops). Options: `mirror=false` keeps every
@@ -18,20 +18,25 @@ Algorithm
 Per core, in program order, each task B after a task A. The footprint of A is the
 byte range of every SRAM buffer of its body. B's candidates are the loads of
 weights into an SRAM buffer in its prologue (its leading scalar ops, buffers and
-loads). B's layout may be mirrored: its buffers, in clusters of overlapping byte
-ranges (views of one value and in-place values move together), are placed in
-reverse order from the top of SRAM - a cluster [a, b) moves to start at
-align_down(S - b), which keeps clusters apart and aligned (a, like every buffer
-start, is aligned; S is); the layout, as is or mirrored, whose candidates have
-more bytes outside A's footprint is kept (as is on a tie). Those loads move to the
-front of the prologue behind its scalar ops and buffers, and `early` counts them
-with those. A task keeps its `prefetch` set: its scalar ops and buffers, then its
-weight loads (early ones first), as `npu-prefetch` left them.
+loads) of at least dram_bw x dma_latency bytes (a smaller one saves at most its
+latency, which B's other prologue loads overlap anyway) and of weights B does not
+also load in a loop (a tile loop's first tile: the loop's pace is its DRAM traffic,
+a head start only shifts its tiles). B's layout may be mirrored: its buffers, in
+clusters of overlapping byte ranges (views of one value and in-place values move
+together), are placed in reverse order from the top of SRAM - a cluster [a, b)
+moves to start at align_down(S - b), which keeps clusters apart and aligned (a,
+like every buffer start, is aligned; S is); the layout, as is or mirrored, whose
+candidates have more bytes outside A's footprint is kept (as is on a tie). Those
+loads move to the front of the prologue behind its scalar ops and buffers, and
+`early` counts them with those. A hands its core over (`handoff`) just past its
+last wait for a load from DRAM (or the last loop that loads one): what follows
+computes and stores, leaving DMA channels and DRAM bandwidth to B's loads.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import takewhile
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
@@ -111,11 +116,15 @@ def free_bytes(loads: list[CopyOp], offsets: dict[SramOp, int], busy: Ranges) ->
 
 def mark_early(task: TaskOp, loads: list[CopyOp]) -> None:
     """Move `loads` to the front of the prologue behind its scalar ops and buffers;
-    `early` counts them with those."""
+    `early` counts them with those. A task's `prefetch` then counts its leading ops
+    that may run before its waits (as many as before, or more: npu-prefetch with
+    `reorder=false` may have left scalar ops behind an activation load)."""
     head = prologue(task.body.block.ops)
     first = [o for o in head if not isinstance(o, CopyOp)] + loads
     lead_with(task.body.block, head, first)
     task.early = IntegerAttr(len(first), i64)
+    if task.prefetch_ops:
+        task.prefetch = IntegerAttr(len(list(takewhile(prefetchable, task.body.block.ops))), i64)
 
 
 def loads_dram(op: Operation) -> bool:
