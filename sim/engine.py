@@ -535,7 +535,10 @@ class Engine:
             lane = c.lanes[running.lane]
             i = c.heads[running.lane] + 1
             t = lane[i] if i < len(lane) else None
-            if t is None or not t.early or not self.submitted(t):
+            if t is None or not t.early:
+                c.lend = False  # (nothing to run early: stop looking until the next task hands over)
+                return False
+            if not self.submitted(t):
                 return False
             c.nx, c.nx_gen, c.nx_done = t, t.start(), False
             c.nx_rec = TaskRecord(t.index, t.kernel, t.core, t.range, t.nodes, t.predicted_cycles)
