@@ -70,3 +70,35 @@ def test_mobilenet_with_early_loads_matches_onnxruntime_and_itself_without():
     for k, v in onnxruntime_outputs(model, inputs).items():
         np.testing.assert_allclose(with_.outputs[k], v, rtol=1e-3, atol=1e-4)
     assert with_.report["cycles"] < without.report["cycles"]  # (92,224 against 92,448: 1 of its 14 tasks loads early)
+
+
+def test_two_streams_on_a_core_run_no_early_loads_and_keep_their_outputs(monkeypatch):
+    """In full-async mode with two streams each core has two lanes: a task of the other
+    stream may run between a task and the one before it, so no task loads early (every
+    DMA is issued by its core's running task), and both outputs stay right."""
+    from runtime.device import Runtime
+    from sim.engine import Engine
+
+    early: list[str] = []
+    issue = Engine.issue
+
+    def watched(self, c, ch, plan, task=None):
+        if task is not None and task is not c.task:
+            early.append(task.kernel)
+        return issue(self, c, ch, plan, task)
+
+    monkeypatch.setattr(Engine, "issue", watched)
+    ctx, module = _module()
+    EarlyLoad().apply(ctx, module)
+    alone = Runtime(mode="full-async")
+    alone.submit(alone.load(module, {}), _inputs(), stream=alone.stream())
+    alone.synchronize()
+    assert early == ["b", "c"]  # (one lane: b's and c's weights load during the task before)
+    early.clear()
+    rt = Runtime(mode="full-async")
+    exe = rt.load(module, {})
+    reqs = [rt.submit(exe, _inputs(), stream=rt.stream()) for _ in range(2)]
+    rt.synchronize()
+    assert early == []
+    for r in reqs:
+        np.testing.assert_allclose(r.outputs["y"], (np.maximum(_inputs()["x"], 0) + 0.5) * 2.0)
