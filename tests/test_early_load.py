@@ -101,4 +101,5 @@ def test_two_streams_on_a_core_run_no_early_loads_and_keep_their_outputs(monkeyp
     rt.synchronize()
     assert early == []
     for r in reqs:
+        assert r.outputs is not None
         np.testing.assert_allclose(r.outputs["y"], (np.maximum(_inputs()["x"], 0) + 0.5) * 2.0)
