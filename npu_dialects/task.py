@@ -247,8 +247,11 @@ class TaskOp(IRDLOperation):
     split kernel) its predicted span on 1..`parts` cores, which `npu-schedule` weighs
     against the cores' queues. `prefetch` = n: the body's first n ops run before the
     waits (`npu-prefetch`); they may only be scalar ops, SRAM buffers and loads of
-    weights, which no task writes. Properties that equal their default (no waits, no
-    signals, one part, no prefetch) are not printed."""
+    weights, which no task writes. `early` = m: the first m (of those) may run while
+    the core's previous task runs, from that task's `handoff` = k on (after its k-th
+    op; `npu-early-load`: their SRAM bytes are not that task's). Properties that equal
+    their default (no waits, no signals, one part, no prefetch, no early ops) are not
+    printed."""
 
     name = "npu_task.task"
     kernel = prop_def(StringAttr)
