@@ -12,8 +12,11 @@ import pytest
 from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.parser import Parser
 
+from lowering.importer.onnx_import import import_model
+from lowering.pipeline import compile_module
 from lowering.task.early_load import EarlyLoad
 from npu_dialects import make_context
+from npu_dialects.arch import parse_arch_spec
 from npu_dialects.task import TaskOp
 from sim import SimError, simulate
 from tools.testkit import models
@@ -103,3 +106,17 @@ def test_two_streams_on_a_core_run_no_early_loads_and_keep_their_outputs(monkeyp
     for r in reqs:
         assert r.outputs is not None
         np.testing.assert_allclose(r.outputs["y"], (np.maximum(_inputs()["x"], 0) + 0.5) * 2.0)
+
+
+@pytest.mark.parametrize("arch", ["default,dma_latency=20,sram_bytes=65536", "default,dma_latency=20,cores=2"])
+def test_many_early_loads_on_small_sram_match_onnxruntime(arch):
+    """A short DMA latency lowers the size rule (dram_bw x dma_latency = 2,560 bytes) and
+    64 KiB of SRAM makes many tasks: MobileNetV2 (64 x 64, width 0.5) then loads early
+    in 12 tasks (2 on two cores), sanitized (conftest) and against onnxruntime."""
+    model = models.mobilenet_v2(resolution=64, width=0.5)
+    module, weights = import_model(model, parse_arch_spec(arch))
+    compile_module(module, parse_arch_spec(arch), weights, verify_each=False)
+    assert sum(1 for t in module.walk() if isinstance(t, TaskOp) and t.early_ops) == (12 if "65536" in arch else 2)
+    res, inputs = compile_and_run(model, arch)
+    for k, v in onnxruntime_outputs(model, inputs).items():
+        np.testing.assert_allclose(res.outputs[k], v, rtol=1e-3, atol=1e-4)
