@@ -151,16 +151,12 @@ def plan_core(tasks: list[TaskOp], arch: Arch, mirror: bool) -> None:
         loads = [ld for ld in candidates(task) if byte_size(destination(ld).result.type) >= arch.dram_bw * arch.dma_latency]
         if not loads:
             continue
-        best: tuple[int, dict[SramOp, int], list[CopyOp]] = (0, {}, [])
-        layouts: list[dict[SramOp, int] | None] = [{}, mirrored(task, sram_bytes, align) if mirror else None]
-        for offsets in layouts:
-            if offsets is None:
-                continue
-            free = free_bytes(loads, offsets, busy)
-            size = sum(byte_size(destination(ld).result.type) for ld in free)
-            if size > best[0]:
-                best = (size, offsets, free)
-        _, offsets, free = best
+        flipped = mirrored(task, sram_bytes, align) if mirror else None
+        layouts = [{}] if flipped is None else [{}, flipped]
+        frees = [free_bytes(loads, offsets, busy) for offsets in layouts]
+        sizes = [sum(byte_size(destination(ld).result.type) for ld in free) for free in frees]
+        k = max(range(len(layouts)), key=lambda i: (sizes[i], -i))  # (as is on a tie)
+        offsets, free = layouts[k], frees[k]
         if not free:
             continue
         for b, off in offsets.items():
