@@ -33,7 +33,11 @@ is loaded into the accumulator as a per-tile or hoisted load); with R > 1 the op
 the last reduction step, with R == 1 their loads join the step's loads.
 
 `TileLoopToSteps` clones the hoisted loads before the step loop, the per-tile
-loads into an `scf.if` at the first reduction step (awaited there). `LoadToCopy`
+loads into an `scf.if` at the task's first step (awaited there) and into one at each
+output tile's last step, right after its store copy, for the next tile (when there
+is one): the store is awaited after them, so the two transfers overlap. A sum's
+init tile, landing in the accumulator the store reads, keeps them all at each
+tile's first step. `LoadToCopy`
 waits for a copy after the step's last load, before the first compute, so a step's
 copies run concurrently; a hoisted copy is awaited there too, inside the steps, so
 the first step's loads overlap it. `StageOnBuffers` writes an op into the
@@ -190,7 +194,8 @@ class TileBuffers:
     steps: scf.ForOp | None = None  # the step loop, once built
     hoisted_clones: set[Operation] = field(default_factory=set)  # the hoisted loads, cloned before the steps
     per_tile: list[Operation] = field(default_factory=list)  # the loads of `loop` loaded at r == 0 (R > 1)
-    first_step: scf.IfOp | None = None  # the step body's `scf.if` issuing (and awaiting) the per-tile loads
+    first_step: scf.IfOp | None = None  # the step body's `scf.if` issuing (and awaiting) the first per-tile loads
+    next_tile: Operation | None = None  # the last step's `scf.if` issuing (and awaiting) the next tile's
     seams: dict[Operation, tuple[LoadOp, LoadOp]] = field(default_factory=dict)  # `seam_pairs` of `loop`
     clipped: set[Operation] = field(default_factory=set)  # cloned loads copied with `src_clip` (a seam's parts)
 
@@ -378,6 +383,20 @@ class TileLoopToSteps(RewritePattern):
         em.add(scf.IfOp(em.add(arith.AndIOp(reach, ends)).results[0], [], Region(inside)))
         vmap[add.results[0]] = vmap[block.results[0]]
 
+    def next_tile_loads(self, em: Emitter, t: SSAValue, tend: SSAValue, vmap: dict[SSAValue, SSAValue]) -> None:
+        """At an output tile's last step, after its store: the next tile's per-tile loads
+        (their slots are read no more), in an `scf.if` when there is a next tile; the
+        store's wait follows it (`StoreToCopy`), so the store and the loads overlap."""
+        loop = self.bufs.loop
+        t1 = em.add_i(t, em.const(1))
+        inside = Block()
+        ie = em.nested(inside)
+        idx = step_indices(ie, t1, loop.trip_counts, loop.reductions.value.data)
+        self.clone_into(ie, self.bufs.per_tile, {**vmap, **dict(zip(loop.body.block.args, idx))})
+        inside.add_op(scf.YieldOp())
+        more = em.add(arith.CmpiOp(t1, tend, "slt")).results[0]
+        self.bufs.next_tile = em.add(scf.IfOp(more, [], Region(inside)))
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         b = self.bufs
         if op is not b.loop:
@@ -400,11 +419,15 @@ class TileLoopToSteps(RewritePattern):
         every = [o for o in pre + (post if b.steps_per_tile == 1 else []) if o not in b.hoisted + b.per_tile + seam_loads]
         every.sort(key=tile_bytes)  # (issued smallest first: a channel frees soonest for the rest)
         self.clone_into(be, every, vmap)
-        if b.per_tile:  # loaded at an output tile's first reduction step; read from their slots
+        # the next tile's per-tile loads go out at a tile's last step, unless one lands in the
+        # accumulator (a sum's init tile) the store still reads
+        ahead = all(b.slot_of[ld] is not b.acc for ld in b.per_tile)
+        if b.per_tile:  # loaded at an output tile's first step (`ahead`: the task's first only); read from their slots
             first_step = Block()
             self.clone_into(be.nested(first_step), b.per_tile, vmap)
             first_step.add_op(scf.YieldOp())
-            b.first_step = scf.IfOp(be.eq_c(idx[-1], 0), [], Region(first_step))
+            cond = be.add(arith.CmpiOp(body.args[0], t0, "eq")).results[0] if ahead else be.eq_c(idx[-1], 0)
+            b.first_step = scf.IfOp(cond, [], Region(first_step))
             be.add(b.first_step)
             vmap.update({ld.results[0]: be.add(ToTensorOp(b.slot_of[ld])).results[0] for ld in b.per_tile})
         for o in pre_ops:
@@ -432,6 +455,8 @@ class TileLoopToSteps(RewritePattern):
             le = be.nested(last)
             vmap[reduce.results[0]] = le.add(ToTensorOp(b.acc)).results[0]
             self.clone_into(le, [*post, *post_ops, store], vmap)
+            if b.per_tile and ahead:
+                self.next_tile_loads(le, body.args[0], tend, vmap)
             last.add_op(scf.YieldOp())
             be.add(scf.IfOp(be.eq_c(r, b.steps_per_tile - 1), [], Region(last)))
         body.add_op(scf.YieldOp())
@@ -519,7 +544,13 @@ class StoreToCopy(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, StoreOp) or not isinstance(op.value.owner, ToTensorOp):
             return
-        self.bufs.em.at(op).add(WaitOp(store_copy(self.bufs, op, self.bufs.out, self.bufs.out_view)))
+        wait = WaitOp(store_copy(self.bufs, op, self.bufs.out, self.bufs.out_view))
+        wait.location = op.location
+        nxt = self.bufs.next_tile
+        if nxt is not None and nxt.parent is op.parent:  # (the next tile's loads overlap the store)
+            rewriter.insert(wait, InsertPoint.after(nxt))
+        else:
+            self.bufs.em.at(op).add(wait)
         rewriter.erase(op)
 
 

@@ -25,15 +25,19 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4, sram_bytes = 32768>} 
 
 // The key blocks (kt, v, mask) are double buffered and prefetched; the query rows
 // stay put over an output tile's key blocks, so they are loaded once per output
-// tile, at its first block, into one slot, before the next block's prefetch (the
-// block computes from them; the prefetch only has to land by the next block). The state's accumulator has the 2 extra
-// columns; the first key block writes it, the others merge into it (`accumulate`:
-// the op's online-softmax combine); after the last block the output columns go
-// to DRAM.
+// tile into one slot: the task's first tile's at its first step, before the next
+// block's prefetch (the block computes from them; the prefetch only has to land by
+// the next block), every other tile's at the tile before's last step, right after
+// its store goes out, so the two transfers overlap (the store is awaited after the
+// load). The state's accumulator has the 2 extra columns; the first key block writes
+// it, the others merge into it (`accumulate`: the op's online-softmax combine).
 // CHECK:      %[[QS:.*]] = npu_task.sram {offset = 8320 : i64} : memref<1x1x64x32xf32, "sram">
 // CHECK-NEXT: %[[ACC:.*]] = npu_task.sram {offset = 16512 : i64} : memref<1x1x64x34xf32, "sram">
-// CHECK:      scf.for
-// CHECK:        scf.if
+// CHECK:      %[[T0:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[TEND:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:      scf.for %[[T:.*]] = %[[T0]] to
+// CHECK:        %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %[[T0]] : index
+// CHECK-NEXT:   scf.if %[[FIRST]] {
 // CHECK-NEXT:     %[[C:.*]] = npu_dma.copy %0[{{.*}}] -> %[[QS]][{{.*}}] {sizes = array<i64: 1, 1, 64, 32>, pad_value = 0.000000e+00 : f32}
 // CHECK-NEXT:     npu_dma.wait %[[C]]
 // CHECK-NEXT:   }
@@ -44,6 +48,14 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4, sram_bytes = 32768>} 
 // CHECK-NEXT:   } else {
 // CHECK-NEXT:     npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %{{.*}} -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online}, accumulate} :
 // CHECK:        scf.if
-// CHECK:          npu_dma.copy %[[ACC]][{{.*}}] -> %{{.*}}[{{.*}}] {sizes = array<i64: 1, 1, 64, 32>, clip} : memref<1x1x64x34xf32, "sram"> -> memref<1x4x64x32xf32, "dram">
+// CHECK-NEXT:     %[[ST:.*]] = npu_dma.copy %[[ACC]][{{.*}}] -> %{{.*}}[{{.*}}] {sizes = array<i64: 1, 1, 64, 32>, clip} : memref<1x1x64x34xf32, "sram"> -> memref<1x4x64x32xf32, "dram">
+// CHECK-NEXT:     %[[T1:.*]] = arith.addi %[[T]], %{{.*}} : index
+// CHECK-NEXT:     %[[MORE:.*]] = arith.cmpi slt, %[[T1]], %[[TEND]] : index
+// CHECK-NEXT:     scf.if %[[MORE]] {
+// CHECK-NEXT:       %[[TILE:.*]] = arith.divui %[[T1]], %{{.*}} : index
+// CHECK-NEXT:       %[[NQ:.*]] = npu_dma.copy %0[%{{.*}}, %[[TILE]], %{{.*}}, %{{.*}}] -> %[[QS]][{{.*}}] {sizes = array<i64: 1, 1, 64, 32>, pad_value = 0.000000e+00 : f32}
+// CHECK-NEXT:       npu_dma.wait %[[NQ]]
+// CHECK-NEXT:     }
+// CHECK-NEXT:     npu_dma.wait %[[ST]]
 
 // SIM: check:       ok vs numpy float64 reference
