@@ -2,7 +2,7 @@
 entry point tools use.
 
 Order (DESIGN.md): npu-canonicalize -> npu-constant-fold -> npu-shape-inference
--> npu-bn-fold -> npu-dce -> npu-cse -> npu-merge-projections -> npu-split-concat-conv (graph optimisation) -> npu-fuse -> npu-tile
+-> npu-bn-fold -> npu-dce -> npu-cse -> npu-fold-attention-scale -> npu-merge-projections -> npu-split-concat-conv (graph optimisation) -> npu-fuse -> npu-tile
 -> npu-layer-group -> npu-tile-loops -> npu-bufferize -> npu-schedule -> npu-task-canonicalize (peepholes
 inside each task, once npu-schedule has fixed its range) -> npu-dma-order -> npu-events -> npu-memplan. The IR is verified once
 at the end (with verify-each=true after every pass, a failure naming the pass); under an
@@ -27,7 +27,7 @@ from npu_dialects.weights import attach_weights
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "npu-canonicalize", "npu-constant-fold", "npu-shape-inference", "npu-bn-fold", "npu-hoist-pool", "npu-dce", "npu-cse",
-    "npu-merge-projections", "npu-split-concat-conv", "npu-fuse", "npu-split-rows", "npu-tile", "npu-layer-group", "npu-tile-loops", "npu-bufferize", "npu-schedule",
+    "npu-fold-attention-scale", "npu-merge-projections", "npu-split-concat-conv", "npu-fuse", "npu-split-rows", "npu-tile", "npu-layer-group", "npu-tile-loops", "npu-bufferize", "npu-schedule",
     "npu-task-canonicalize", "npu-dma-order", "npu-events", "npu-prefetch", "npu-early-load", "npu-memplan")
 GRAPH_PASSES: tuple[str, ...] = DEFAULT_PIPELINE[:DEFAULT_PIPELINE.index("npu-fuse")]
 """Graph optimisation: the stage whose result the compile cache keeps (level 2)."""

@@ -1548,9 +1548,11 @@ class AttentionOp(StructuredOp):
         return np.concatenate([o, m, s], axis=-1).astype(acc.dtype, copy=False)
 
     @classmethod
-    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
+    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int],
+                    scaled: bool = True) -> int:
         """Both products on the cube; on the vector unit, for a tile with inputs of
-        `in_shapes` (q, kt, v, masks): the scale on q (a pass over [S, D]), over the
+        `in_shapes` (q, kt, v, masks): the scale on q (a pass over [S, D]; none when
+        not `scaled`, a scale of 1, as npu-fold-attention-scale leaves it), over the
         scores a pass per mask operand (an additive mask's add; a causal mask's compare
         and select-add), the row max, exp(s - max) and the row sum; then one pass over
         the output ([S, Dv], after the second product: the probabilities are never
@@ -1569,8 +1571,16 @@ class AttentionOp(StructuredOp):
         else:
             out = arch.vector_cycles(heads * s * dv)
         scores = arch.vector_cycles(heads * s * t, 3 + len(in_shapes[3:]))
+        scale = arch.vector_cycles(heads * s * d) if scaled else 0
         return arch.cube_cycles(s, d, t, batch=heads) + arch.cube_cycles(s, t, dv, batch=heads) + scores + \
-            arch.vector_cycles(heads * s * d) + out
+            scale + out
+
+    @classmethod
+    def tile_cycles_of(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
+                       out_shape: Sequence[int]) -> int:
+        """`tile_cycles`, with no pass scaling q when the scale is 1."""
+        ins, out = cls.canonical_shapes(attrs, in_shapes, out_shape)
+        return cls.tile_cycles(arch, ins, out, attr_float(attrs, "scale", 1.0) != 1.0)
 
     @classmethod
     def tile_scratch_bytes(cls, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:

@@ -626,6 +626,7 @@ class AttentionAnchor(GenericAnchor):
         self.keys = op.dims()[3]
         self.attrs = op.tile_attrs()  # (a tile's: its inputs hold its heads only)
         self.k_dim, self.v_dim = op.key_axes()
+        self.scaled = op.scale.value.data != 1.0
 
     def loops(self) -> list[Loop]:
         return [*super().loops(), Loop("t", self.keys, reduction=True)]
@@ -645,7 +646,7 @@ class AttentionAnchor(GenericAnchor):
         ins, cstate = AttentionOp.canonical_shapes(self.attrs, [w.sizes for w in loads], state)
         cout = AttentionOp.canonical_shapes(self.attrs, [], out.sizes)[1]
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
-                           tile_cycles=lambda arch: AttentionOp.tile_cycles(arch, ins, cstate),
+                           tile_cycles=lambda arch: AttentionOp.tile_cycles(arch, ins, cstate, self.scaled),
                            scratch=AttentionOp.tile_scratch_bytes(ins, cout) + extra)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:

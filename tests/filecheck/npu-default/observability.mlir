@@ -29,10 +29,10 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // TIME-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  verify (2x)
 // TIME-NEXT: {{[0-9.]+}} (100.0%)  Total
 
-// --verify-each: after each of the 22 nested passes (shown inside npu-default), and
+// --verify-each: after each of the 23 nested passes (shown inside npu-default), and
 // at the top level the input and npu-default's result.
 // EACH:      npu-memplan
-// EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)    verify (22x)
+// EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)    verify (23x)
 // EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  print
 // EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  verify (2x)
 

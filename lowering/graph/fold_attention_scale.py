@@ -1,0 +1,122 @@
+"""`npu-fold-attention-scale`: a product scaled by a constant, (a @ b) / c (or times c),
+whose a or b is a projection by constant weights seen through reshapes and
+transposes, becomes the product of the projection scaled in its weights and bias:
+an attention's scores scale, q @ kt / sqrt(d), moves into the q projection. The
+attention kernel (npu-fuse's `attention` rule) then has scale 1 and does not scale
+its query rows again at every key block (a vector pass over [S, D] per block).
+
+Only when: c is a scalar constant; the product, the projection and every reshape or
+transpose between them have one use; the projection is x @ W with W constant,
+optionally plus a constant bias. Tries a's projection, then b's. Runs after npu-cse,
+before npu-merge-projections (which merges the scaled q projection with k and v). No
+options. Errors: an unreadable weight store names the pass.
+
+Algorithm
+---------
+(x @ W + bias) f = x @ (W f) + bias f, and reshapes and transposes only move
+elements, so view(x @ W f + bias f) @ b = f (view(x @ W + bias) @ b): the scale op
+goes and the projection reads new weights W f and bias f (new weights; the old ones
+stay in the store, unreferenced). With f a power of two (1 / 8 for 64-dim heads) the
+result is bit-identical barring overflow and underflow; otherwise the weights round
+once where the scores rounded once (within the float tolerance onnxruntime is
+compared with).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
+
+from lowering.graph.constants import ConstantReader, make_constant, weight_hint
+from lowering.graph.fuse import replace_operand
+from lowering.instrument import PatternWalker
+from lowering.remarks import remark
+from npu_dialects.graph import AddOp, DivOp, MatMulOp, MulOp, ReshapeOp, TransposeOp
+from npu_dialects.locs import node_names
+
+
+class FoldAttentionScale(RewritePattern):
+    """Anchored at the scale op (see the module docstring)."""
+
+    def __init__(self, module: ModuleOp, constants: ConstantReader):
+        self.module, self.constants = module, constants
+
+    def factor(self, op: Operation) -> tuple[MatMulOp, float] | None:
+        """(the product, the factor) of op = p / c, p * c or c * p with a scalar constant c."""
+        if not isinstance(op, (MulOp, DivOp)):
+            return None
+        a, b = op.operands
+        sides = [(a, b)] if isinstance(op, DivOp) else [(a, b), (b, a)]
+        for p, c in sides:
+            k = self.constants.scalar(c)
+            if k and isinstance(p.owner, MatMulOp) and p.type == op.results[0].type and p.has_one_use():
+                return p.owner, (1.0 / k if isinstance(op, DivOp) else k)
+        return None
+
+    def projection(self, x: SSAValue) -> tuple[MatMulOp, AddOp | None] | None:
+        """(the matmul by constant weights, its constant bias add or None) that `x` views
+        through single-use reshapes and transposes, each op one use."""
+        while isinstance(x.owner, (ReshapeOp, TransposeOp)) and x.has_one_use():
+            x = x.owner.operands[0]
+        if not x.has_one_use():
+            return None
+        add = x.owner if isinstance(x.owner, AddOp) else None
+        if add is not None:
+            mm, bias = (add.operands[0].owner, add.operands[1]) if isinstance(add.operands[0].owner, MatMulOp) \
+                else (add.operands[1].owner, add.operands[0])
+            if not isinstance(mm, MatMulOp) or not mm.results[0].has_one_use() or self.constants.array(bias) is None \
+                    or add.results[0].type != mm.results[0].type:
+                return None
+        else:
+            mm = x.owner
+        if not isinstance(mm, MatMulOp) or self.constants.array(mm.operands[1]) is None:
+            return None
+        return mm, add
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        found = self.factor(op)
+        if found is None:
+            return
+        product, f = found
+        for side in product.operands:
+            proj = self.projection(side)
+            if proj is not None:
+                break
+        else:
+            return
+        mm, add = proj
+        for owner, i in [(mm, 1), *([(add, next(j for j in (0, 1) if add.operands[j].owner is not mm))] if add else [])]:
+            old = owner.operands[i]
+            data = self.constants.array(old)
+            assert data is not None  # (checked by `projection`)
+            new = make_constant(self.module, (data * np.float32(f)).astype(np.float32),
+                                weight_hint(owner.location, "scaled"), owner.location)
+            rewriter.insert(new, InsertPoint.before(owner))
+            replace_operand(owner, i, new.result, rewriter)
+        remark("npu-fold-attention-scale", "applied", node_names(op) + node_names(mm),
+               f"the product's scale {f:g} folded into the weights of its operand's projection")
+        rewriter.replace_all_uses_with(op.results[0], product.results[0])
+        consts = [c.owner for c in op.operands if c is not product.results[0]]
+        rewriter.erase(op)
+        for c in consts:  # (the scale, once nothing reads it)
+            if isinstance(c, Operation) and not any(r.uses for r in c.results):
+                rewriter.erase(c)
+
+
+@dataclass(frozen=True)
+class FoldAttentionScalePass(ModulePass):
+    """Fold a product's constant scale into the projection one of its operands views
+    (an attention's q @ kt / sqrt(d) into the q projection; see the module docstring).
+    No options."""
+
+    name = "npu-fold-attention-scale"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternWalker(FoldAttentionScale(op, ConstantReader(op, self.name)), apply_recursively=False).rewrite_module(op)
