@@ -78,6 +78,14 @@ def _check_space(op: IRDLOperation, t: MemRefType, space: str) -> None:
         raise VerifyException(f"'{op.name}': result must be a \"{space}\" memref, got {t}")
 
 
+def _in_task(op: Operation) -> bool:
+    """`op` is nested in an `npu_task.task`."""
+    p = op.parent_op()
+    while p is not None and not isinstance(p, TaskOp):
+        p = p.parent_op()
+    return p is not None
+
+
 def _check_offset(op: IRDLOperation, offset: IntegerAttr | None) -> None:
     if offset is not None and offset.value.data < 0:
         raise VerifyException(f"'{op.name}': offset must be non-negative, got {offset.value.data}")
@@ -166,18 +174,24 @@ class ViewCanonicalization(HasCanonicalizationPatternsTrait):
 class ViewOp(IRDLOperation):
     """The bytes of `source` seen with another shape (row-major, same space): the
     same size, or with `offset` (bytes) a contiguous part of it (a channel slice of a
-    batch-1 concat buffer that its producer writes in place)."""
+    batch-1 concat buffer that its producer writes in place). With `index` (in a
+    task, of an SRAM buffer holding consecutive blocks, e.g. a small operand's key
+    blocks loaded at once): the index-th block of the result's size from `offset` on,
+    at byte offset + index x the result's bytes (the simulator checks it lies inside)."""
 
     name = "npu_task.view"
     source = operand_def(MemRefType)
+    index = opt_operand_def(IndexType)
     offset = opt_attr_def(IntegerAttr)
     result = result_def(MemRefType)
     traits = traits_def(NoMemoryEffect(), ViewCanonicalization())
-    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
+    assembly_format = "$source (`[` $index^ `]`)? attr-dict `:` type($source) `to` type($result)"
 
-    def __init__(self, source: SSAValue, result_type: MemRefType, offset: int | None = None):
+    def __init__(self, source: SSAValue, result_type: MemRefType, offset: int | None = None,
+                 index: SSAValue | None = None):
         attrs = {} if offset is None else {"offset": IntegerAttr(offset, i64)}
-        super().__init__(operands=[source], result_types=[result_type], attributes=attrs)
+        super().__init__(operands=[source, [] if index is None else [index]], result_types=[result_type],
+                         attributes=attrs)
 
     @property
     def byte_offset(self) -> int:
@@ -191,7 +205,13 @@ class ViewOp(IRDLOperation):
                 raise VerifyException(f"'npu_task.view': only f32 buffers are supported, got {t}")
         if memory_space(s) != memory_space(r):
             raise VerifyException(f"'npu_task.view': {s} and {r} differ in memory space")
-        if self.offset is None:
+        if self.index is not None:
+            if not _in_task(self):
+                raise VerifyException("'npu_task.view' with an index must be inside an 'npu_task.task'")
+            if self.byte_offset < 0 or self.byte_offset % 4 or self.byte_offset + byte_size(r) > byte_size(s):
+                raise VerifyException(f"'npu_task.view': the first block {r} at byte offset {self.byte_offset} "
+                                      f"does not lie inside {s}")
+        elif self.offset is None:
             if byte_size(s) != byte_size(r):
                 raise VerifyException(f"'npu_task.view': {s} and {r} differ in size")
         elif self.byte_offset < 0 or self.byte_offset % 4 or self.byte_offset + byte_size(r) > byte_size(s):

@@ -338,9 +338,20 @@ class _TaskCompiler:
         assert isinstance(t, MemRefType)
         shape = tuple(t.get_shape())
 
-        def view(env, src=src, r=r, shape=shape, off=op.byte_offset):
-            env[r] = env[src].view(shape, offset=off)
-        return (_SCALAR, view, -1)
+        if op.index is None:
+            def view(env, src=src, r=r, shape=shape, off=op.byte_offset):
+                env[r] = env[src].view(shape, offset=off)
+            return (_SCALAR, view, -1)
+        i, nbytes, where = self.use(op.index, op), prod(shape) * 4, self.info(op).where
+
+        def block(env, src=src, r=r, shape=shape, off=op.byte_offset, i=i, nbytes=nbytes, where=where):
+            buf, k = env[src], env[i]
+            at = off + k * nbytes
+            if k < 0 or at + nbytes > buf.nbytes:
+                raise SimError(f"{where}: block {k} of {nbytes} bytes at byte offset {at} does not lie inside "
+                               f"its buffer of {buf.nbytes} bytes")
+            env[r] = buf.view(shape, offset=at)
+        return (_SCALAR, block, -1)
 
     def cmpi_op(self, op: arith.CmpiOp) -> tuple:
         a, b = self.use(op.lhs, op), self.use(op.rhs, op)

@@ -325,6 +325,8 @@ class _Loader:
 
     def view(self, op: ViewOp) -> None:
         src = self.globals.get(op.source)
+        if op.index is not None:
+            raise SimError(f"{describe(op)}: a view with an index must be inside a task")
         if not isinstance(src, Buf):
             raise SimError(f"{describe(op)}: its source is not a DRAM buffer")
         shape = _shape(op.result)

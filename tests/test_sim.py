@@ -249,6 +249,26 @@ def test_dma_out_of_bounds_without_pad_is_an_error():
     assert "source window [0:12] leaves the source buffer [10] (input 'x') and the copy has no pad_value" in msg
 
 
+def block_module(index: int):
+    """Load x [16] into SRAM, copy its block `index` of 4 (an `npu_task.view` with an index) to y."""
+    body = (f"{CONSTS}\n%ci = arith.constant {index} : index\n"
+            f"%s = npu_task.sram {{offset = 0 : i64}} : {S(16)}\n"
+            f"%t = npu_dma.copy %x[%c0] -> %s[%c0] {{sizes = array<i64: 16>}} : {D(16)} -> {S(16)}\n"
+            f"npu_dma.wait %t\n"
+            f"%b = npu_task.view %s[%ci] : {S(16)} to {S(4)}\n"
+            f"%u = npu_dma.copy %b[%c0] -> %y[%c0] {{sizes = array<i64: 4>}} : {S(4)} -> {D(4)}\n"
+            f"npu_dma.wait %u")
+    return module([("x", D(16))], [("y", D(4))], task("blk", 0, body, loc="node_blk"))
+
+
+def test_view_with_an_index_reads_that_block_and_checks_its_bounds():
+    x = np.arange(16, dtype=np.float32)
+    np.testing.assert_array_equal(simulate(block_module(2), {}, {"x": x}, ARCH).outputs["y"], x[8:12])
+    with pytest.raises(SimError, match=r"task 'blk' .*'npu_task.view'.*block 4 of 16 bytes at byte offset 64 does "
+                                       r"not lie inside its buffer of 64 bytes"):
+        simulate(block_module(4), {}, {"x": x}, ARCH)
+
+
 def test_dma_pad_and_clip_semantics():
     x = np.arange(1, 11, dtype=np.float32)
     r = simulate(copy_module(12, ", pad_value = -1.0 : f32", src_off=-2), {}, {"x": x}, ARCH)

@@ -23,7 +23,12 @@ search's `KernelShape.is_hoisted`; not a conv prologue's input, rewritten in pla
 each step) and per tile that stays put over an output tile's R > 1 reduction steps
 (`stays_per_tile`, `KernelShape.is_per_tile`: attention's query rows over the key
 blocks); an accumulator for the output tile (with an online-softmax reduce, the
-state's extra columns too). Offsets follow allocation order, aligned.
+state's extra columns too). Offsets follow allocation order, aligned. While a step
+would issue more loads than the core has DMA channels, its smallest load whose
+blocks over the reduction steps run contiguously (`coalesce_dim`) and together stay
+under `dram_bw` x `dma_latency` bytes (`coalesces`) loads its whole run instead
+(`whole_run`: hoisted, or per tile when a parallel loop moves it), and each step
+reads its block through `npu_task.view %buf[%r]` (the tile search's `load_split`).
 
 `TileLoopToSteps`: the task runs steps t in [lo*R, hi*R) (P parallel tiles x R
 reduction tiles, reduction innermost); the tile indices come from t by div/rem.
@@ -78,12 +83,12 @@ from xdsl.rewriter import InsertPoint
 from lowering.buffer.compute_patterns import stage
 from lowering.instrument import PatternWalker
 from lowering.tile.group_plan import scratch_bytes
-from lowering.tile.tile_search import TilingError, align_up
+from lowering.tile.tile_search import TilingError, align_up, coalesce_dim, coalesced, coalesces
 from npu_dialects.arch import Arch
 from npu_dialects.compute import MaterializeOp, ToTensorOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
-from npu_dialects.graph import AddOp, GraphOp, StructuredOp
-from npu_dialects.task import SramOp
+from npu_dialects.graph import AddOp, GraphOp, StructuredOp, ints
+from npu_dialects.task import SramOp, ViewOp
 from npu_dialects.tile import LoadOp, LoopOp, ReduceOp, StoreOp, TeeOp, WindowOp
 
 INDEX = IndexType()
@@ -197,6 +202,9 @@ class TileBuffers:
     first_step: scf.IfOp | None = None  # the step body's `scf.if` issuing (and awaiting) the first per-tile loads
     next_tile: Operation | None = None  # the last step's `scf.if` issuing (and awaiting) the next tile's
     seams: dict[Operation, tuple[LoadOp, LoadOp]] = field(default_factory=dict)  # `seam_pairs` of `loop`
+    # a small load keyed by the reduction loop -> (its whole run over an output tile's steps, a
+    # detached load in `hoisted` or `per_tile`, and its buffer): each step reads its block
+    blocks: dict[Operation, tuple[LoadOp, SSAValue]] = field(default_factory=dict)
     clipped: set[Operation] = field(default_factory=set)  # cloned loads copied with `src_clip` (a seam's parts)
 
     @property
@@ -292,6 +300,17 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
     hoisted: list[Operation] = [ld for ld in every if stays_put(loop, ld) and not (prologue and ld is pre[0])]
     per_tile: list[Operation] = [ld for ld in every if ld not in hoisted and stays_per_tile(loop, ld)]
     piped = [ld for ld in every if ld not in hoisted and ld not in per_tile]
+    # (never a conv prologue's input, rewritten in place every step, nor a sum's init tile)
+    start = reduce.init.owner if reduce.init is not None else None
+    wholes = {ld: whole for ld in piped if not (prologue and ld is pre[0]) and ld is not start
+              and (whole := whole_run(loop, ld, steps, arch)) is not None}
+    runs = {ld: wholes[ld] for ld in coalesced([(ld, tile_bytes(ld)) for ld in wholes], len(piped), arch)}
+    for ld, whole in wholes.items():
+        if ld not in runs:
+            whole.erase()  # (detached, reading the loop's indices: it must not stay a use of them)
+    piped = [ld for ld in piped if ld not in runs]
+    for whole in runs.values():
+        (hoisted if stays_put(loop, whole) else per_tile).append(whole)
     offset = 0
 
     def sram(shape: Sequence[int]) -> SSAValue:
@@ -318,7 +337,27 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
                                           **dict(zip(own, kept)), **({init: acc} if init is not None else {})}
     slot_of.update({b: slot_of[a] for a, b in seams.values()})  # (a seam lands in its block's slot)
     return TileBuffers(loop, outs, view, em, steps, slots, once, hoisted, acc, store.view_shape(), slot_of,
-                       per_tile=per_tile, seams=seams)
+                       per_tile=per_tile, seams=seams,
+                       blocks={ld: (whole, slot_of[whole]) for ld, whole in runs.items()})
+
+
+def whole_run(loop: LoopOp, ld: LoadOp, steps: int, arch: Arch) -> LoadOp | None:
+    """A detached load of `ld`'s window over all of an output tile's reduction steps, when
+    its blocks may coalesce (`coalesce_dim`, `coalesces`; `coalesced` picks which do, as
+    the tile search's `load_split`)."""
+    view, terms, consts, sizes = ld.window()
+    red = len(loop.trip_counts) - 1  # (the one reduction loop, innermost)
+    d = coalesce_dim(list(zip(terms, consts, sizes)), view, red, steps)
+    if d is None or not coalesces(steps, prod(sizes) * 4, arch):
+        return None
+    n = len(ld.indices)
+    coefs = list(ints(ld.coefs, ()))
+    coefs[d * n + red] = 0
+    run = [sz * steps if i == d else sz for i, sz in enumerate(sizes)]
+    whole = LoadOp(ld.source, ld.indices, view, coefs, consts, run,
+                   ld.pad_value.value.data if ld.pad_value is not None else None)
+    whole.location = ld.location
+    return whole
 
 
 # --------------------------------------------------------------------------------------
@@ -416,7 +455,8 @@ class TileLoopToSteps(RewritePattern):
             vmap[ld.results[0]] = tile
         pre, pre_ops, reduce, post, post_ops, store = loop_parts(op)
         seam_loads = [sb for _, sb in b.seams.values()]
-        every = [o for o in pre + (post if b.steps_per_tile == 1 else []) if o not in b.hoisted + b.per_tile + seam_loads]
+        every = [o for o in pre + (post if b.steps_per_tile == 1 else [])
+                 if o not in b.hoisted + b.per_tile + seam_loads and o not in b.blocks]
         every.sort(key=tile_bytes)  # (issued smallest first: a channel frees soonest for the rest)
         self.clone_into(be, every, vmap)
         # the next tile's per-tile loads go out at a tile's last step, unless one lands in the
@@ -430,6 +470,9 @@ class TileLoopToSteps(RewritePattern):
             b.first_step = scf.IfOp(cond, [], Region(first_step))
             be.add(b.first_step)
             vmap.update({ld.results[0]: be.add(ToTensorOp(b.slot_of[ld])).results[0] for ld in b.per_tile})
+        for ld, (_, buf) in b.blocks.items():  # (a coalesced load: the step's block of its whole run)
+            block = be.add(ViewOp(buf, sram_type(ld.tile.type.get_shape()), index=idx[-1])).results[0]
+            vmap[ld.results[0]] = be.add(ToTensorOp(block)).results[0]
         for o in pre_ops:
             if o in b.seams:
                 self.land_seam(be, o, vmap)
@@ -462,6 +505,8 @@ class TileLoopToSteps(RewritePattern):
         body.add_op(scf.YieldOp())
         b.steps = scf.ForOp(t0, tend, em.const(1), [], Region(body))
         em.add(b.steps)
+        for whole, _ in b.blocks.values():  # (cloned where they load; the detached originals go)
+            whole.erase()
         rewriter.erase(op)
 
 

@@ -43,6 +43,8 @@ def sram_spans(v: SSAValue) -> list[tuple[int, int]] | None:
     if isinstance(op, ViewOp):
         inner = sram_spans(op.source)
         size = byte_size(op.result.type)
+        if op.index is not None:  # (any of its blocks: the source from the offset on)
+            return None if inner is None else [(lo + op.byte_offset, hi) for lo, hi in inner]
         return None if inner is None else [(lo + op.byte_offset, lo + op.byte_offset + size) for lo, _ in inner]
     if isinstance(op, arith.SelectOp):
         a, b = sram_spans(op.lhs), sram_spans(op.rhs)
@@ -430,7 +432,7 @@ class FoldIdentityView(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ViewOp, rewriter: PatternRewriter) -> None:
-        if op.result.type != op.source.type or op.byte_offset != 0:
+        if op.result.type != op.source.type or op.byte_offset != 0 or op.index is not None:
             return
         rewriter.replace(op, [], [op.source])
 

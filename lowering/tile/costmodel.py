@@ -13,7 +13,9 @@
 
 Algorithm
 ---------
-A window staying put over all steps (`KernelShape.is_hoisted`) is loaded once per
+The loads are `tile_search.load_split`'s (a small window keyed by the reduction loop
+may load its whole run at once, as npu-bufferize lands it). A window staying put
+over all steps (`KernelShape.is_hoisted`) is loaded once per
 task, one staying put over a tile's reduction steps (`is_per_tile`) once per output
 tile, both exposed (so is the start of a sum, `KernelShape.init_window`, loaded
 into the accumulator at an output tile's first step). A step's tees (`npu_tile.tee`)
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import ceil, prod
 
-from lowering.tile.tile_search import KernelShape, Window
+from lowering.tile.tile_search import KernelShape, Window, load_split
 from npu_dialects.arch import Arch
 from npu_dialects.tile import KernelKind
 
@@ -137,7 +139,8 @@ def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
         def sizes(ws: list[Window]) -> tuple[int, ...]:
             return tuple(w.valid_bytes() for w in ws)
 
-        return CostTerms(ks.reduction_tiles, sizes(ks.piped), sizes(ks.hoisted), sizes(ks.per_tile),
+        piped, hoisted, per_tile = load_split(ks, arch)
+        return CostTerms(ks.reduction_tiles, sizes(piped), sizes(hoisted), sizes(per_tile),
                          sizes(ks.epilogue_loads()), compute_cycles(ks, arch), prod(ks.out.sizes),
                          ks.out.valid_bytes(), sizes(ks.tees), sizes(ks.seams))
 

@@ -225,6 +225,73 @@ class KernelShape:
         return self.split()[2]
 
 
+def coalesce_dim(dims: Sequence[tuple[tuple[tuple[Any, int], ...], int, int]], shape: Sequence[int], red: Any,
+                 blocks: int) -> int | None:
+    """The dim d along which a window's tiles at the `blocks` steps of reduction loop
+    `red` are consecutive blocks, together one contiguous run of the buffer landing
+    them: d moves with `red` alone by its size, every dim before d has size 1, and
+    the blocks stay inside the tensor along d. None otherwise. `dims`: per dim, its
+    (loop, coefficient) terms, constant and size."""
+    moving = [d for d, (terms, _, _) in enumerate(dims) if any(k == red and c for k, c in terms)]
+    if len(moving) != 1:
+        return None
+    d = moving[0]
+    terms, const, size = dims[d]
+    if tuple(terms) != ((red, size),) or any(sz != 1 for _, _, sz in dims[:d]) or const < 0 \
+            or const + blocks * size > shape[d]:
+        return None
+    return d
+
+
+def coalesces(blocks: int, block_bytes: int, arch: Arch) -> bool:
+    """A window's `blocks` reduction blocks of `block_bytes` each may load as one when
+    together they are under `dram_bw` x `dma_latency` bytes: each block alone spends
+    longer in its descriptor's latency than in its transfer."""
+    return blocks > 1 and blocks * block_bytes <= arch.dram_bw * arch.dma_latency
+
+
+def coalesced(candidates: Sequence[tuple[T, int]], loads: int, arch: Arch) -> list[T]:
+    """Which of a step's `loads` pipelined loads load their blocks as one, from the
+    `candidates` (load, block bytes) that may (`coalesces`): the smallest first while
+    the step issues more loads than the core has DMA channels (each one past them
+    stalls the core, every step, until a channel frees: at least a latency)."""
+    out = []
+    for c, _ in sorted(candidates, key=lambda x: x[1]):
+        if loads - len(out) <= arch.dma_channels:
+            break
+        out.append(c)
+    return out
+
+
+def load_split(ks: KernelShape, arch: Arch) -> tuple[list[Window], list[Window], list[Window]]:
+    """`KernelShape.split` with each small window keyed by the reduction loop loaded as
+    one (`coalesce_dim`, `coalesces`: an attention mask's or causal key positions' key
+    blocks): its whole run over the reduction steps is hoisted, or per-tile when a
+    parallel loop moves it, as `npu-bufferize` lands it; each step reads its block."""
+    def compute() -> tuple[list[Window], list[Window], list[Window]]:
+        piped, hoisted, per_tile = (list(x) for x in ks.split())
+        grid = dict(zip((l.name for l in ks.loops), ks.grid))
+        red = [l.name for l in ks.loops if l.reduction and grid[l.name] > 1]
+        if len(red) != 1:
+            return piped, hoisted, per_tile
+        r = ks.reduction_tiles
+        dims: dict[int, int] = {}  # (piped index -> the dim its blocks run along)
+        for i, w in enumerate(piped):
+            d = coalesce_dim([(m.terms, m.const, m.size) for m in w.dims], w.shape, red[0], r)
+            # (not a conv prologue's input: the prologue rewrites its tile in place every step)
+            if d is not None and coalesces(r, w.nbytes, arch) and not (ks.prologue_len and w is ks.loads[0]):
+                dims[i] = d
+        for i in sorted(coalesced([(i, piped[i].nbytes) for i in dims], len(piped), arch), reverse=True):
+            w, d = piped.pop(i), dims[i]
+            whole = Window(w.source, w.shape, tuple(DimMap((), m.const, m.size * r) if j == d else m
+                                                    for j, m in enumerate(w.dims)), w.pad_value)
+            moves = any(grid[n] > 1 for m in whole.dims for n, c in m.terms if c)
+            (per_tile if moves else hoisted).append(whole)
+        return piped, hoisted, per_tile
+
+    return ks.memo("_load_split", arch, compute)
+
+
 def align_up(n: int, a: int) -> int:
     """n rounded up to a multiple of a (buffer sizes and offsets at `align`)."""
     return (n + a - 1) // a * a
@@ -250,9 +317,10 @@ def sram_bytes(ks: KernelShape, arch: Arch, double_buffer: bool) -> int:
 def sram_parts(ks: KernelShape, arch: Arch) -> tuple[int, int]:
     """(bytes of one slot of the pipelined loads, bytes of every other buffer; the
     accumulator start, `init_window`, lands in the output tile's)."""
-    once = ks.hoisted + ks.per_tile + ([] if ks.reduction_tiles == 1 else ks.epilogue)
+    piped, hoisted, per_tile = load_split(ks, arch)
+    once = hoisted + per_tile + ([] if ks.reduction_tiles == 1 else ks.epilogue)
     rest = sum(align_up(w.nbytes, arch.align) for w in once if w is not ks.init_window)
-    return (sum(align_up(w.nbytes, arch.align) for w in ks.piped),
+    return (sum(align_up(w.nbytes, arch.align) for w in piped),
             rest + align_up(ks.out.nbytes, arch.align) + align_up(ks.scratch, arch.align))
 
 

@@ -23,30 +23,40 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4, sram_bytes = 32768>} 
 // LOOP-NEXT:   %[[R:.*]] = npu_tile.reduce %[[A]] {combine = "online_softmax"} : tensor<1x1x64x34xf32> -> tensor<1x1x64x34xf32>
 // LOOP-NEXT:   npu_tile.store %[[R]](%d0, %d1, %d2, %d3, %t)[%d0, %d1, 64 * %d2, 32 * %d3] sizes [1, 1, 64, 32] : tensor<1x1x64x34xf32>
 
-// The key blocks (kt, v, mask) are double buffered and prefetched; the query rows
-// stay put over an output tile's key blocks, so they are loaded once per output
-// tile into one slot: the task's first tile's at its first step, before the next
-// block's prefetch (the block computes from them; the prefetch only has to land by
-// the next block), every other tile's at the tile before's last step, right after
-// its store goes out, so the two transfers overlap (the store is awaited after the
-// load). The state's accumulator has the 2 extra columns; the first key block writes
-// it, the others merge into it (`accumulate`: the op's online-softmax combine).
-// CHECK:      %[[QS:.*]] = npu_task.sram {offset = 8320 : i64} : memref<1x1x64x32xf32, "sram">
-// CHECK-NEXT: %[[ACC:.*]] = npu_task.sram {offset = 16512 : i64} : memref<1x1x64x34xf32, "sram">
-// CHECK:      %[[T0:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// The key blocks of kt and v are double buffered and prefetched. The mask's would be
+// a third load a step (64 bytes) on the core's two DMA channels, each step stalling
+// for a channel: its 8 blocks (512 bytes, under dram_bw x dma_latency) load as one,
+// once per task before the steps, and each step reads its block through an
+// `npu_task.view` at the key-block index. The query rows stay put over an output
+// tile's key blocks, so they are loaded once per output tile into one slot: the
+// task's first tile's at its first step, before the next block's prefetch (the block
+// computes from them; the prefetch only has to land by the next block), every other
+// tile's at the tile before's last step, right after its store goes out, so the two
+// transfers overlap (the store is awaited after the load). The state's accumulator
+// has the 2 extra columns; the first key block writes it, the others merge into it
+// (`accumulate`: the op's online-softmax combine).
+// CHECK:      %[[MASK:.*]] = npu_task.sram {offset = 8192 : i64} : memref<1x1x1x128xf32, "sram">
+// CHECK-NEXT: %[[QS:.*]] = npu_task.sram {offset = 8704 : i64} : memref<1x1x64x32xf32, "sram">
+// CHECK-NEXT: %[[ACC:.*]] = npu_task.sram {offset = 16896 : i64} : memref<1x1x64x34xf32, "sram">
+// CHECK-NEXT: %[[T0:.*]] = arith.muli %{{.*}}, %{{.*}} : index
 // CHECK-NEXT: %[[TEND:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[TM:.*]] = npu_dma.copy %3[{{.*}}] -> %[[MASK]][{{.*}}] {sizes = array<i64: 1, 1, 1, 128>, pad_value = 0.000000e+00 : f32}
 // CHECK:      scf.for %[[T:.*]] = %[[T0]] to
-// CHECK:        %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %[[T0]] : index
+// CHECK:        %[[R:.*]] = arith.remui %[[T]], %{{.*}} : index
+// CHECK-NEXT:   %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %[[T0]] : index
+// CHECK-NEXT:   npu_dma.wait %[[TM]]
 // CHECK-NEXT:   scf.if %[[FIRST]] {
 // CHECK-NEXT:     %[[C:.*]] = npu_dma.copy %0[{{.*}}] -> %[[QS]][{{.*}}] {sizes = array<i64: 1, 1, 64, 32>, pad_value = 0.000000e+00 : f32}
 // CHECK-NEXT:     npu_dma.wait %[[C]]
 // CHECK-NEXT:   }
-// CHECK-COUNT-3: npu_dma.copy
-// CHECK-COUNT-3: npu_dma.wait
+// CHECK-NOT:    -> %[[MASK]]
+// CHECK-COUNT-2: npu_dma.copy
+// CHECK-COUNT-2: npu_dma.wait
+// CHECK-NEXT:   %[[MB:.*]] = npu_task.view %[[MASK]][%[[R]]] : memref<1x1x1x128xf32, "sram"> to memref<1x1x1x16xf32, "sram">
 // CHECK:        scf.if
-// CHECK-NEXT:     npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %{{.*}} -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online}} :
+// CHECK-NEXT:     npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %[[MB]] -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online}} :
 // CHECK-NEXT:   } else {
-// CHECK-NEXT:     npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %{{.*}} -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online}, accumulate} :
+// CHECK-NEXT:     npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %[[MB]] -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online}, accumulate} :
 // CHECK:        scf.if
 // CHECK-NEXT:     %[[ST:.*]] = npu_dma.copy %[[ACC]][{{.*}}] -> %{{.*}}[{{.*}}] {sizes = array<i64: 1, 1, 64, 32>, clip} : memref<1x1x64x34xf32, "sram"> -> memref<1x4x64x32xf32, "dram">
 // CHECK-NEXT:     %[[T1:.*]] = arith.addi %[[T]], %{{.*}} : index

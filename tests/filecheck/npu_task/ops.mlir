@@ -27,6 +27,7 @@ builtin.module {
     // CHECK:        %a = npu_task.sram {offset = 0 : i64} : memref<1x32xf32, "sram">
     // CHECK:        %c = npu_task.sram {offset = 2176 : i64, value = 2 : i64} : memref<1x16xf32, "sram">
     // CHECK:        %cv = npu_task.sram {offset = 2176 : i64, value = 2 : i64} : memref<16xf32, "sram">
+    // CHECK:        %blk = npu_task.view %cv[%c1] : memref<16xf32, "sram"> to memref<4xf32, "sram">
     // CHECK:        scf.for %i = %lo to %hi step %c1 {
     // CHECK:          npu_dma.copy %x[%i, %c0] -> %a[%c0, %c0]
     // CHECK:          npu_compute.matmul %a, %bw -> %c {trans_b}
@@ -39,6 +40,7 @@ builtin.module {
       %cv = npu_task.sram {offset = 2176 : i64, value = 2 : i64} : memref<16xf32, "sram">
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
+      %blk = npu_task.view %cv[%c1] : memref<16xf32, "sram"> to memref<4xf32, "sram">
       %tw = npu_dma.copy %w[%c0, %c0] -> %bw[%c0, %c0] {sizes = array<i64: 16, 32>} : memref<16x32xf32, "dram"> -> memref<16x32xf32, "sram">
       npu_dma.wait %tw
       scf.for %i = %lo to %hi step %c1 {

@@ -39,6 +39,22 @@
 
 // -----
 
+%a = npu_task.alloc : memref<16xf32, "dram">
+%i = arith.constant 1 : index
+%v = npu_task.view %a[%i] : memref<16xf32, "dram"> to memref<4xf32, "dram">
+// CHECK: 'npu_task.view' with an index must be inside an 'npu_task.task'
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+^bb0(%lo: index, %hi: index):
+  %s = npu_task.sram {offset = 0 : i64} : memref<16xf32, "sram">
+  %v = npu_task.view %s[%lo] {offset = 52 : i64} : memref<16xf32, "sram"> to memref<4xf32, "sram">
+}
+// CHECK: 'npu_task.view': the first block memref<4xf32, "sram"> at byte offset 52 does not lie inside memref<16xf32, "sram">
+
+// -----
+
 npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
 ^bb0(%lo: index, %hi: index):
   %s = npu_task.sram {offset = 0 : i64} : memref<4xf32, "dram">
