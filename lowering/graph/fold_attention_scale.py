@@ -6,8 +6,10 @@ attention kernel (npu-fuse's `attention` rule) then has scale 1 and does not sca
 its query rows again at every key block (a vector pass over [S, D] per block).
 
 Only when: c is a scalar constant; the product, the projection and every reshape or
-transpose between them have one use; the projection is x @ W with W constant,
-optionally plus a constant bias. Tries a's projection, then b's. Runs after npu-cse,
+transpose between them have one use, but for one slice of the projection's columns
+whose other readers are slices of other columns (GPT-2's c_attn split into q, k and
+v: only q's columns scale); the projection is x @ W with W constant, optionally plus
+a constant bias. Tries a's projection, then b's. Runs after npu-cse,
 before npu-merge-projections (which merges the scaled q projection with k and v). No
 options. Errors: an unreadable weight store names the pass.
 
@@ -38,7 +40,7 @@ from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.graph.fuse import replace_operand
 from lowering.instrument import PatternWalker
 from lowering.remarks import remark
-from npu_dialects.graph import AddOp, DivOp, MatMulOp, MulOp, ReshapeOp, TransposeOp
+from npu_dialects.graph import AddOp, DivOp, MatMulOp, MulOp, ReshapeOp, SliceOp, TransposeOp, ints, shape_of
 from npu_dialects.locs import node_names
 
 
@@ -60,12 +62,19 @@ class FoldAttentionScale(RewritePattern):
                 return p.owner, (1.0 / k if isinstance(op, DivOp) else k)
         return None
 
-    def projection(self, x: SSAValue) -> tuple[MatMulOp, AddOp | None] | None:
-        """(the matmul by constant weights, its constant bias add or None) that `x` views
-        through single-use reshapes and transposes, each op one use."""
+    def projection(self, x: SSAValue) -> tuple[MatMulOp, AddOp | None, slice] | None:
+        """(the matmul by constant weights, its constant bias add or None, the columns of
+        it `x` reads) that `x` views through single-use reshapes and transposes and at
+        most one slice of columns (`columns`), each op one use but the sliced one."""
         while isinstance(x.owner, (ReshapeOp, TransposeOp)) and x.has_one_use():
             x = x.owner.operands[0]
-        if not x.has_one_use():
+        cols = slice(None)
+        if isinstance(x.owner, SliceOp) and x.has_one_use():
+            found = self.columns(x.owner)
+            if found is None:
+                return None
+            x, cols = found
+        elif not x.has_one_use():
             return None
         add = x.owner if isinstance(x.owner, AddOp) else None
         if add is not None:
@@ -76,9 +85,40 @@ class FoldAttentionScale(RewritePattern):
                 return None
         else:
             mm = x.owner
-        if not isinstance(mm, MatMulOp) or self.constants.array(mm.operands[1]) is None:
+        w = self.constants.array(mm.operands[1]) if isinstance(mm, MatMulOp) else None
+        if w is None:
             return None
-        return mm, add
+        if cols != slice(None) and add is not None:  # (a bias scaled in part runs along the columns)
+            b = self.constants.array(bias)
+            if b is None or b.ndim == 0 or b.shape[-1] != w.shape[-1]:
+                return None
+        return mm, add, cols
+
+    @staticmethod
+    def columns(sl: SliceOp) -> tuple[SSAValue, slice] | None:
+        """(the projection's result, the columns) when `sl` takes columns c0 .. c1 of y (all
+        of y's other dims, step 1), y is the result seen through single-use reshapes that
+        keep its last dim, and y's other readers are slices of columns apart from c0 .. c1
+        (GPT-2's c_attn split three ways: q's scale leaves k and v alone)."""
+        y = sl.input
+        shape = shape_of(y)
+
+        def cut(s: SliceOp) -> tuple[int, int] | None:
+            a, b, st = (ints(v, ()) for v in (s.starts, s.ends, s.steps))
+            whole = all(a[d] == 0 and b[d] == shape[d] for d in range(len(shape) - 1))
+            return (a[-1], b[-1]) if whole and set(st) == {1} else None
+
+        mine = cut(sl)
+        if mine is None:
+            return None
+        others = [u.operation for u in y.uses if u.operation is not sl]
+        if not all(isinstance(o, SliceOp) and (c := cut(o)) is not None and (c[1] <= mine[0] or c[0] >= mine[1])
+                   for o in others):
+            return None
+        while isinstance(y.owner, ReshapeOp) and shape_of(y.owner.input)[-1:] == shape[-1:] \
+                and y.owner.input.has_one_use():
+            y = y.owner.input
+        return y, slice(*mine)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         found = self.factor(op)
@@ -91,13 +131,14 @@ class FoldAttentionScale(RewritePattern):
                 break
         else:
             return
-        mm, add = proj
+        mm, add, cols = proj
         for owner, i in [(mm, 1), *([(add, next(j for j in (0, 1) if add.operands[j].owner is not mm))] if add else [])]:
             old = owner.operands[i]
             data = self.constants.array(old)
             assert data is not None  # (checked by `projection`)
-            new = make_constant(self.module, (data * np.float32(f)).astype(np.float32),
-                                weight_hint(owner.location, "scaled"), owner.location)
+            scaled = np.array(data, dtype=np.float32)
+            scaled[..., cols] *= np.float32(f)  # (the columns the operand reads: a bias broadcasts along them)
+            new = make_constant(self.module, scaled, weight_hint(owner.location, "scaled"), owner.location)
             rewriter.insert(new, InsertPoint.before(owner))
             replace_operand(owner, i, new.result, rewriter)
         remark("npu-fold-attention-scale", "applied", node_names(op) + node_names(mm),

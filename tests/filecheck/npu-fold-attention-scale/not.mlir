@@ -48,4 +48,21 @@ builtin.module {
   // CHECK: npu_graph.constant {value = dense<5.000000e-02> : tensor<16x16xf32>}
   // CHECK: npu_graph.div %s, %c
   // CHECK: npu_graph.mul %s, %two
+  // q's columns (0 .. 16) of a split projection are also read by another slice (8 .. 24):
+  // scaling them would change that reader.
+  func.func @overlapping(%x: tensor<8x16xf32>, %kt: tensor<1x2x8x8xf32>) -> (tensor<1x2x8x8xf32>, tensor<8x16xf32>) {
+    %w = npu_graph.constant {value = dense<0.05> : tensor<16x32xf32>} : tensor<16x32xf32>
+    %p = npu_graph.matmul %x, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+    %qs = npu_graph.slice %p {starts = array<i64: 0, 0>, ends = array<i64: 8, 16>, steps = array<i64: 1, 1>} : (tensor<8x32xf32>) -> tensor<8x16xf32>
+    %os = npu_graph.slice %p {starts = array<i64: 0, 8>, ends = array<i64: 8, 24>, steps = array<i64: 1, 1>} : (tensor<8x32xf32>) -> tensor<8x16xf32>
+    %q1 = npu_graph.reshape %qs : (tensor<8x16xf32>) -> tensor<1x8x2x8xf32>
+    %q = npu_graph.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x8xf32>) -> tensor<1x2x8x8xf32>
+    %s = npu_graph.matmul %q, %kt : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+    %c = npu_graph.constant {value = dense<8.0> : tensor<f32>} : tensor<f32>
+    %d = npu_graph.div %s, %c : (tensor<1x2x8x8xf32>, tensor<f32>) -> tensor<1x2x8x8xf32>
+    func.return %d, %os : tensor<1x2x8x8xf32>, tensor<8x16xf32>
+  }
+  // CHECK-LABEL: func.func @overlapping
+  // CHECK: npu_graph.constant {value = dense<5.000000e-02> : tensor<16x32xf32>}
+  // CHECK: npu_graph.div %s, %c
 }
