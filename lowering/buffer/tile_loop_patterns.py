@@ -204,7 +204,7 @@ class TileBuffers:
     seams: dict[Operation, tuple[LoadOp, LoadOp]] = field(default_factory=dict)  # `seam_pairs` of `loop`
     # a small load keyed by the reduction loop -> (its whole run over an output tile's steps, a
     # detached load in `hoisted` or `per_tile`, and its buffer): each step reads its block
-    blocks: dict[Operation, tuple[LoadOp, SSAValue]] = field(default_factory=dict)
+    blocks: dict[LoadOp, tuple[LoadOp, SSAValue]] = field(default_factory=dict)
     clipped: set[Operation] = field(default_factory=set)  # cloned loads copied with `src_clip` (a seam's parts)
 
     @property

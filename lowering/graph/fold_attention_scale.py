@@ -85,8 +85,7 @@ class FoldAttentionScale(RewritePattern):
                 return None
         else:
             mm = x.owner
-        w = self.constants.array(mm.operands[1]) if isinstance(mm, MatMulOp) else None
-        if w is None:
+        if not isinstance(mm, MatMulOp) or (w := self.constants.array(mm.operands[1])) is None:
             return None
         if cols != slice(None) and add is not None:  # (a bias scaled in part runs along the columns)
             b = self.constants.array(bias)
