@@ -191,14 +191,14 @@ class TileBuffers:
     steps_per_tile: int  # R: reduction steps per output tile
     slots: list[list[SSAValue]]  # per slot set (two with double buffering), a slot per tile loaded each step
     once: list[SSAValue]  # per tile loaded once, at the last reduction step (R > 1)
-    hoisted: list[Operation]  # the loads of `loop` whose window stays put: loaded once, before the steps
+    hoisted: list[Operation]  # loaded once, before the steps: windows that stay put (`blocks`' runs too)
     acc: SSAValue  # the output tile
     out_view: tuple[int, ...]  # the shape the store views the output with
     slot_of: dict[Operation, SSAValue]  # each load of `loop` -> its slot (set 0) or once buffer
     dest: dict[Operation, SSAValue] = field(default_factory=dict)  # a cloned load -> its slot
     steps: scf.ForOp | None = None  # the step loop, once built
     hoisted_clones: set[Operation] = field(default_factory=set)  # the hoisted loads, cloned before the steps
-    per_tile: list[Operation] = field(default_factory=list)  # the loads of `loop` loaded at r == 0 (R > 1)
+    per_tile: list[Operation] = field(default_factory=list)  # loaded once per output tile (R > 1; `blocks`' runs too)
     first_step: scf.IfOp | None = None  # the step body's `scf.if` issuing (and awaiting) the first per-tile loads
     next_tile: Operation | None = None  # the last step's `scf.if` issuing (and awaiting) the next tile's
     seams: dict[Operation, tuple[LoadOp, LoadOp]] = field(default_factory=dict)  # `seam_pairs` of `loop`

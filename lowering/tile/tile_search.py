@@ -185,7 +185,10 @@ class KernelShape:
         return not any(name in moving for d in w.dims for name, c in d.terms if c)
 
     def split(self) -> tuple[list[Window], list[Window], list[Window]]:
-        """(`piped`, `hoisted`, `per_tile`), computed once per loads and epilogue lists."""
+        """(piped: the windows loaded every step, double buffered when the kernel is;
+        hoisted: loaded once per task, `is_hoisted`; per-tile: once per output tile,
+        `is_per_tile`), computed once per loads and epilogue lists (`load_split` is
+        the split the cost model and npu-bufferize use)."""
         cached = self.__dict__.get("_split")
         if (cached is None or cached[0] is not self.loads or cached[1] is not self.epilogue
                 or cached[2] is not self.tile):
@@ -209,20 +212,6 @@ class KernelShape:
             self.__dict__[name] = hit
         return hit[5]
 
-    @property
-    def piped(self) -> list[Window]:
-        """The windows loaded every step (double buffered when the kernel is)."""
-        return self.split()[0]
-
-    @property
-    def hoisted(self) -> list[Window]:
-        """The windows loaded once per task (`is_hoisted`)."""
-        return self.split()[1]
-
-    @property
-    def per_tile(self) -> list[Window]:
-        """The windows loaded once per output tile (`is_per_tile`)."""
-        return self.split()[2]
 
 
 def coalesce_dim(dims: Sequence[tuple[tuple[tuple[Any, int], ...], int, int]], shape: Sequence[int], red: Any,
@@ -694,7 +683,6 @@ class AttentionAnchor(GenericAnchor):
         self.keys = op.dims()[3]
         self.attrs = op.tile_attrs()  # (a tile's: its inputs hold its heads only)
         self.k_dim, self.v_dim = op.key_axes()
-        self.scaled = op.scale.value.data != 1.0
 
     def loops(self) -> list[Loop]:
         return [*super().loops(), Loop("t", self.keys, reduction=True)]
@@ -714,7 +702,8 @@ class AttentionAnchor(GenericAnchor):
         ins, cstate = AttentionOp.canonical_shapes(self.attrs, [w.sizes for w in loads], state)
         cout = AttentionOp.canonical_shapes(self.attrs, [], out.sizes)[1]
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
-                           tile_cycles=lambda arch: AttentionOp.tile_cycles(arch, ins, cstate, self.scaled),
+                           tile_cycles=lambda arch: AttentionOp.tile_cycles_of(self.attrs, arch, [w.sizes for w in loads],
+                                                                               state),
                            scratch=AttentionOp.tile_scratch_bytes(ins, cout) + extra)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
