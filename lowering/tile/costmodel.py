@@ -188,12 +188,12 @@ def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len
     return fixed + ks.parallel_tiles * per_tile
 
 
-def kernel_dram_bytes(ks: KernelShape, parts: int = 1) -> int:
-    """DRAM bytes the kernel moves split in `parts` tasks: every step's loads and tees, the
-    hoisted loads once per task, the per-tile loads, epilogue operands and stores
-    once per output tile."""
+def kernel_dram_bytes(ks: KernelShape, arch: Arch, parts: int = 1) -> int:
+    """DRAM bytes the kernel moves split in `parts` tasks (its loads as `load_split` has
+    them): every step's loads and tees, the hoisted loads once per task, the per-tile
+    loads, epilogue operands and stores once per output tile."""
     steps = ks.parallel_tiles * ks.reduction_tiles
-    piped, hoisted, per_tile_ws = ks.split()
+    piped, hoisted, per_tile_ws = load_split(ks, arch)
     once = per_tile_ws + ([] if ks.reduction_tiles == 1 else ks.epilogue_loads())
     per_tile = sum(w.valid_bytes() for w in once + ks.seams) + ks.out.valid_bytes()
     return (steps * sum(w.valid_bytes() for w in piped + ks.tees) + ks.parallel_tiles * per_tile
@@ -264,4 +264,4 @@ def cycles_then_bytes(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue
     parts, cycles = best_parts(ks, arch, double_buffer, epilogue_len)
     if parts > 1:
         cycles = ceil(cycles / split_margin(kernel_cycles(ks, arch, double_buffer, epilogue_len)))
-    return cycles, kernel_dram_bytes(ks, parts)
+    return cycles, kernel_dram_bytes(ks, arch, parts)

@@ -239,14 +239,14 @@ class Tile(ModulePass):
                        f"kernel '{kname}': tile {dict((l.name, ks.tile[l.name]) for l in ks.loops)}, grid "
                        f"{list(ks.grid)}, {'double' if db else 'single'} buffered, {sram_bytes(ks, arch, db)} of "
                        f"{arch.sram_bytes} SRAM bytes, on {parts} core(s): predicted {predicted} cycles, "
-                       f"{kernel_dram_bytes(ks, parts)} DRAM bytes")
+                       f"{kernel_dram_bytes(ks, arch, parts)} DRAM bytes")
                 slow_path_remark(self.name, op, kname, body_ops)
             kernel = KernelOp(kname, ins, [r.type for r in op.results], Region(block), kind=ks.kind,
                               loops=[l.name for l in ks.loops], tile=[ks.tile[l.name] for l in ks.loops],
                               grid=ks.grid, double_buffer=db,
                               sram_bytes=sram_bytes(ks, arch, db),
                               predicted_cycles=predicted,
-                              dram_bytes=kernel_dram_bytes(ks, parts),
+                              dram_bytes=kernel_dram_bytes(ks, arch, parts),
                               parts=parts, part_cycles=spans if parts > 1 else ())
         kernel.location = op.location
         Rewriter.insert_op(kernel, InsertPoint.before(op))
