@@ -903,8 +903,9 @@ class StructuredOp(GraphOp):
         return arch.vector_cycles(math.prod(out_shape), cls.VECTOR_COST)
 
     @classmethod
-    def tile_scratch_bytes(cls, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
-        """SRAM a tile needs besides its inputs and output (intermediates): none."""
+    def tile_scratch_bytes(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
+        """SRAM a tile computed as `tile_cycles` has it needs besides its inputs and
+        output (intermediates): none."""
         return 0
 
     @classmethod
@@ -1554,7 +1555,8 @@ class AttentionOp(StructuredOp):
         `in_shapes` (q, kt, v, masks): the scale on q (a pass over [S, D]; none when
         not `scaled`, a scale of 1, as npu-fold-attention-scale leaves it), over the
         scores a pass per mask operand (an additive mask's add; a causal mask's compare
-        and select-add), the row max, exp(s - max) and the row sum; then one pass over
+        and select-add), the row max, exp(s - max) and the row sum (the sum, and a mask
+        that is one row per key, on the cube instead where cheaper: `on_cube`); then one pass over
         the output ([S, Dv], after the second product: the probabilities are never
         divided), its normalisation by the row sums. An online tile (its out has the
         state's 2 extra columns), merged into a running state (`combine`), folds that
@@ -1570,10 +1572,30 @@ class AttentionOp(StructuredOp):
             out = arch.vector_cycles(heads * s * dv, 2) + arch.vector_cycles(heads * s, cls.ONLINE_ROW_PASSES)
         else:
             out = arch.vector_cycles(heads * s * dv)
-        scores = arch.vector_cycles(heads * s * t, 3 + len(in_shapes[3:]))
+        sums, mask = cls.on_cube(arch, in_shapes)
+        passes = 2 + (0 if sums else 1) + (0 if mask else len(in_shapes[3:]))
+        cube = arch.cube_cycles(s, d, t, batch=heads) + arch.cube_cycles(s, t, dv, batch=heads)
+        cube += (arch.cube_cycles(s, t, 1, batch=heads) if sums else 0) + \
+            (arch.cube_cycles(s, 1, t, batch=heads) if mask else 0)
         scale = arch.vector_cycles(heads * s * d) if scaled else 0
-        return arch.cube_cycles(s, d, t, batch=heads) + arch.cube_cycles(s, t, dv, batch=heads) + scores + \
-            scale + out
+        return cube + arch.vector_cycles(heads * s * t, passes) + scale + out
+
+    @classmethod
+    def on_cube(cls, arch: Arch, in_shapes: Sequence[Sequence[int]]) -> tuple[bool, bool]:
+        """(row sums, mask): whether a tile with inputs of `in_shapes` (canonical)
+        computes its scores' row sums, and adds its mask, on the cube rather than in a
+        vector pass over the scores [S, T] - each where the product is cheaper (the
+        cube pads it to whole blocks: not for a few rows, e.g. a decode step's). Row
+        sums: exp(scores) times a column of ones [T, 1]. Mask: only one that is a row
+        per key ([..., 1, T], BERT's padding mask), added as the product of a column of
+        ones [S, 1] and the mask row, accumulated into the scores (q kt + mask as one
+        product of q and kt extended by them). The same sums, in another order."""
+        q, v, masks = in_shapes[0], in_shapes[2], in_shapes[3:]
+        heads, s, t = math.prod(q[:-2]), q[-2], v[-2]
+        vector = arch.vector_cycles(heads * s * t)
+        sums = arch.cube_cycles(s, t, 1, batch=heads) < vector
+        per_key = len(masks) == 1 and (len(masks[0]) < 2 or masks[0][-2] == 1)
+        return sums, per_key and arch.cube_cycles(s, 1, t, batch=heads) < vector
 
     @classmethod
     def tile_cycles_of(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
@@ -1583,10 +1605,14 @@ class AttentionOp(StructuredOp):
         return cls.tile_cycles(arch, ins, out, attr_float(attrs, "scale", 1.0) != 1.0)
 
     @classmethod
-    def tile_scratch_bytes(cls, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
+    def tile_scratch_bytes(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
         """The tile's scores, [..., S, T] f32 (T: its key block), held in SRAM between
-        the products."""
-        return math.prod(in_shapes[0][:-1]) * in_shapes[2][-2] * 4
+        the products; with `on_cube`, the ones its extra products read: a column [T, 1]
+        for the row sums, a column [S, 1] for the mask (its row is the mask's tile)."""
+        q, v = in_shapes[0], in_shapes[2]
+        s, t = q[-2], v[-2]
+        sums, mask = cls.on_cube(arch, in_shapes)
+        return (math.prod(q[:-1]) * t + (t if sums else 0) + (s if mask else 0)) * 4
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
         shapes = [shape_of(v) for v in self.operands]

@@ -329,7 +329,7 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
     own = [ld for ld in hoisted + per_tile if ld is not init]
     kept = [sram(shape(ld.tile)) for ld in own]  # type: ignore[attr-defined]
     acc = sram(shape(store.value))
-    offset += sum(align_up(scratch_bytes(o), arch.align)  # (a structured op's intermediates, e.g. attention scores)
+    offset += sum(align_up(scratch_bytes(o, arch), arch.align)  # (a structured op's intermediates, e.g. attention scores)
                   for o in loop.body.block.ops if isinstance(o, StructuredOp))
     if offset > arch.sram_bytes:
         raise TilingError(f"tile buffers need {offset} bytes of SRAM, more than sram_bytes={arch.sram_bytes}")

@@ -80,14 +80,14 @@ def op_cycles(op: Operation, arch: Arch, out_shape: Sequence[int] | None = None)
     return op.cycles(arch, out_shape)
 
 
-def scratch_bytes(op: Operation) -> int:
+def scratch_bytes(op: Operation, arch: Arch) -> int:
     """SRAM a structured op holds while it computes, besides its operands and result
     (attention's scores); a group reserves it for that op's position."""
     if not isinstance(op, StructuredOp):
         return 0
     ins, out = type(op).canonical_shapes(dict(op.attributes), [shape_of(v) for v in op.operands],
                                          shape_of(op.results[0]))
-    return type(op).tile_scratch_bytes(ins, out)
+    return type(op).tile_scratch_bytes(arch, ins, out)
 
 
 @dataclass
@@ -157,7 +157,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         bufs.append((j, size, load_start[j], max(life.last_use[m] for m in unit)))
     for v, first in life.start.items():
         bufs.append((v, nbytes(v), first, life.last_use[v]))
-    bufs += [(("scratch", i), n, life.pos[i], life.pos[i]) for i, o in enumerate(ops) if (n := scratch_bytes(o))]
+    bufs += [(("scratch", i), n, life.pos[i], life.pos[i]) for i, o in enumerate(ops) if (n := scratch_bytes(o, arch))]
     fit = fit_lifetimes(bufs, arch.align, arch.sram_bytes)
     if fit is None:
         return None

@@ -118,7 +118,7 @@ class KernelShape:
     window_area: int = 1  # vector work per output element (pool window, apply cost)
     prologue_len: int = 0  # vector passes of the prologue on the first load's tile before the anchor
     tile_cycles: Callable[[Arch], int] | None = None  # a structured op's cycles per tile (`tile_cycles`)
-    scratch: int = 0  # SRAM bytes a tile's compute holds besides its inputs and output
+    scratch: Callable[[Arch], int] | None = None  # SRAM bytes a tile's compute holds besides its inputs and output
     init: int | None = None  # the epilogue window a reduction may start from (`init_window`)
     tees: list[Window] = field(default_factory=list)  # written every step (`npu_tile.tee`); source: result index
     seams: list[Window] = field(default_factory=list)  # per tee, the rest of its tile (`AppendAttentionAnchor`)
@@ -310,7 +310,7 @@ def sram_parts(ks: KernelShape, arch: Arch) -> tuple[int, int]:
     once = hoisted + per_tile + ([] if ks.reduction_tiles == 1 else ks.epilogue)
     rest = sum(align_up(w.nbytes, arch.align) for w in once if w is not ks.init_window)
     return (sum(align_up(w.nbytes, arch.align) for w in piped),
-            rest + align_up(ks.out.nbytes, arch.align) + align_up(ks.scratch, arch.align))
+            rest + align_up(ks.out.nbytes, arch.align) + align_up(ks.scratch(arch) if ks.scratch else 0, arch.align))
 
 
 # ----------------------------------------------------------------------------------------
@@ -641,7 +641,7 @@ class GenericAnchor(Anchor):
         op, ins = type(self.structured), [w.sizes for w in loads]
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
                            tile_cycles=lambda arch: op.tile_cycles(arch, ins, out.sizes),
-                           scratch=op.tile_scratch_bytes(ins, out.sizes))
+                           scratch=lambda arch: op.tile_scratch_bytes(arch, ins, out.sizes))
 
     def windows(self, tile: dict[str, int]) -> tuple[Window, list[Window]]:
         """The output window and the input windows (in operand order) of a tile plan."""
@@ -704,7 +704,7 @@ class AttentionAnchor(GenericAnchor):
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
                            tile_cycles=lambda arch: AttentionOp.tile_cycles_of(self.attrs, arch, [w.sizes for w in loads],
                                                                                state),
-                           scratch=AttentionOp.tile_scratch_bytes(ins, cout) + extra)
+                           scratch=lambda arch: AttentionOp.tile_scratch_bytes(arch, ins, cout) + extra)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         return {**super().candidates(arch), "t": AttentionOp.key_blocks(self.keys, arch.cube[2])}
