@@ -1331,9 +1331,11 @@ class AttentionOp(StructuredOp):
     [..., S, Dv]. Tiles cut the leading dims and the query rows S, and the keys T
     into blocks (`key_blocks`) when a tile's score rows do not fit SRAM whole: the
     tile op then carries `online` and gives its block's online-softmax state,
-    [..., S, Dv + 2] = (softmax(block scores) @ v block, row max, row sum of exp),
-    which `combine` merges across key blocks (flash attention); the result is the
-    state's first Dv columns. `key_rows`: the keys come untransposed, k [..., T, D]
+    [..., S, Dv + 2] = (exp(block scores - row max) @ v block, row max, row sum of
+    exp), which `combine` merges across key blocks (flash attention, the output
+    kept unnormalised as in FlashAttention-2); the last block's merge, `finish`,
+    divides the output by the row sums, and the result is the state's first Dv
+    columns. `key_rows`: the keys come untransposed, k [..., T, D]
     in the `kt` operand (the cube reads it transposed; no transposed copy in DRAM).
     `bshd`: the tensors (0 q, 1 k, 2 v, 3 result; rank 4) laid out [batch, rows,
     heads, dim] as the projections leave them, not [batch, heads, rows, dim]: tiles
@@ -1359,11 +1361,12 @@ class AttentionOp(StructuredOp):
 
     causal = opt_attr_def(FloatAttr)
     online = opt_attr_def(UnitAttr)
+    finish = opt_attr_def(UnitAttr)  # (an online tile merged as its output tile's last key block)
     key_rows = opt_attr_def(UnitAttr)
     bshd = opt_attr_def(DenseArrayBase)
     head_window = opt_attr_def(DenseArrayBase)
     STATE_COLUMNS: ClassVar[int] = 2  # (row max, row sum) after the output columns of an online state
-    ONLINE_ROW_PASSES: ClassVar[int] = 6  # a merge's per-row work: max, 2 exps, 2 factors, a reciprocal
+    ONLINE_ROW_PASSES: ClassVar[int] = 5  # a merge's per-row work: max, 2 exps, the new sum's multiply and fma
     RESULT: ClassVar[int] = 3  # the result's index in `bshd`
 
     def __init__(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | Sequence[SSAValue] | None,
@@ -1464,6 +1467,8 @@ class AttentionOp(StructuredOp):
             raise VerifyException(f"'npu_graph.attention': q {list(q)}, kt {list(kt)} and v {list(v)} must be "
                                   f"[..., S, D], {k} and [..., T, Dv] with the same leading dims")
         self.verify_masks(len(q), lead, s, t)
+        if self.finish and not self.online:
+            raise VerifyException("'npu_graph.attention': finish merges an online state: it needs online")
         out = (*lead, s, dv + (self.STATE_COLUMNS if self.online else 0))
         self._expect_result_shape(self.heads_first(out) if self.RESULT in sw else out, "attention")
 
@@ -1530,27 +1535,28 @@ class AttentionOp(StructuredOp):
             e = np.exp(scores - scores.max(axis=-1, keepdims=True))
             return np.matmul(e / e.sum(axis=-1, keepdims=True), v)
         m, e, s = softmax_block(scores)  # (a block whose keys are all masked: -inf, nothing to add)
-        return np.concatenate([np.matmul(e / np.where(s == 0, 1, s), v), m, s], axis=-1)
+        return np.concatenate([np.matmul(e, v), m, s], axis=-1)
 
     @classmethod
     def combine(cls, attrs: dict[str, Attribute], acc: np.ndarray, part: np.ndarray) -> np.ndarray:
-        """Merge two online-softmax states [..., Dv + 2] (of disjoint key blocks): the
-        row max is the larger, each side's sum is rescaled by exp(its max - the new
-        max), and the outputs are averaged by those sums: each output times its
-        per-row factor (its rescaled sum over the new sum; one division per row, not
-        per element, as `tile_cycles` counts). A row whose keys are all masked (-inf
-        max) contributes nothing."""
+        """Merge two online-softmax states [..., Dv + 2] (of disjoint key blocks, their
+        outputs unnormalised): the row max is the larger, each side's output and sum
+        are rescaled by exp(its max - the new max) - per row one side's factor is 1,
+        so the outputs merge in one multiply-add a row, as `tile_cycles` counts. With
+        `finish` (the output tile's last block) the merged output is then divided by
+        the row sums (a reciprocal a row, a multiply an element). A row whose keys are
+        all masked (-inf max) contributes nothing; one with no key at all stays 0."""
         n = cls.STATE_COLUMNS
         (oa, ma, sa), (ob, mb, sb) = ((x[..., :-n], x[..., -n:-n + 1], x[..., -1:]) for x in (acc, part))
-        m, wa, wb = merge_softmax(ma, sa, mb, sb)
-        s = wa + wb
-        inv = 1 / np.where(s == 0, 1, s)
-        o = oa * (wa * inv) + ob * (wb * inv)
+        m, wa, wb = merge_softmax(ma, np.ones_like(sa), mb, np.ones_like(sb))
+        o, s = oa * wa + ob * wb, sa * wa + sb * wb
+        if "finish" in attrs:
+            o = o * (1 / np.where(s == 0, 1, s))
         return np.concatenate([o, m, s], axis=-1).astype(acc.dtype, copy=False)
 
     @classmethod
     def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int],
-                    scaled: bool = True) -> int:
+                    scaled: bool = True, finish: bool = False) -> int:
         """Both products on the cube; on the vector unit, for a tile with inputs of
         `in_shapes` (q, kt, v, masks): the scale on q (a pass over [S, D]; none when
         not `scaled`, a scale of 1, as npu-fold-attention-scale leaves it), over the
@@ -1559,17 +1565,19 @@ class AttentionOp(StructuredOp):
         that is one row per key, on the cube instead where cheaper: `on_cube`); then one pass over
         the output ([S, Dv], after the second product: the probabilities are never
         divided), its normalisation by the row sums. An online tile (its out has the
-        state's 2 extra columns), merged into a running state (`combine`), folds that
-        normalisation into the merge: per row the new max and both sides' factors,
-        exp(m - max) times their sum over the new sum (`ONLINE_ROW_PASSES` passes over
-        [S]), then the running output times its factor plus the block's times its own
-        (2 passes over [S, Dv]; a tile's first block, with nothing to merge, pays the
-        same for its normalisation and copy)."""
+        state's 2 extra columns), merged into a running state (`combine`), keeps the
+        output unnormalised: per row the new max, both sides' factors exp(m - max) and
+        the new sum (`ONLINE_ROW_PASSES` passes over [S]), then one multiply-add over
+        [S, Dv] (the side with the smaller max times its factor plus the other; a
+        tile's first block, with nothing to merge, pays the same for its copy); the
+        last block's merge (`finish`) adds the normalisation, a reciprocal a row and a
+        pass over [S, Dv]."""
         q, v = in_shapes[0], in_shapes[2]
         heads = math.prod(q[:-2])
         s, d, t, dv = q[-2], q[-1], v[-2], v[-1]
         if out_shape[-1] != dv:  # (online)
-            out = arch.vector_cycles(heads * s * dv, 2) + arch.vector_cycles(heads * s, cls.ONLINE_ROW_PASSES)
+            out = arch.vector_cycles(heads * s * dv) + arch.vector_cycles(heads * s, cls.ONLINE_ROW_PASSES)
+            out += cls.finish_cycles(arch, heads * s, dv) if finish else 0
         else:
             out = arch.vector_cycles(heads * s * dv)
         sums, mask = cls.on_cube(arch, in_shapes)
@@ -1600,9 +1608,16 @@ class AttentionOp(StructuredOp):
     @classmethod
     def tile_cycles_of(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
                        out_shape: Sequence[int]) -> int:
-        """`tile_cycles`, with no pass scaling q when the scale is 1."""
+        """`tile_cycles`, with no pass scaling q when the scale is 1, and the
+        normalisation of a `finish` merge."""
         ins, out = cls.canonical_shapes(attrs, in_shapes, out_shape)
-        return cls.tile_cycles(arch, ins, out, attr_float(attrs, "scale", 1.0) != 1.0)
+        return cls.tile_cycles(arch, ins, out, attr_float(attrs, "scale", 1.0) != 1.0, "finish" in attrs)
+
+    @staticmethod
+    def finish_cycles(arch: Arch, rows: int, dv: int) -> int:
+        """The normalisation a `finish` merge adds: a reciprocal of each row's sum and a
+        multiply over the output [rows, Dv]."""
+        return arch.vector_cycles(rows) + arch.vector_cycles(rows * dv)
 
     @classmethod
     def tile_scratch_bytes(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:

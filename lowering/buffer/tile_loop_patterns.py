@@ -71,7 +71,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, LocationAttr, MemRefType, StringAttr, f32
+from xdsl.dialects.builtin import IndexType, IntegerAttr, LocationAttr, MemRefType, StringAttr, UnitAttr, f32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -436,6 +436,22 @@ class TileLoopToSteps(RewritePattern):
         more = em.add(arith.CmpiOp(t1, tend, "slt")).results[0]
         self.bufs.next_tile = em.add(scf.IfOp(more, [], Region(inside)))
 
+    def merge(self, em: Emitter, anchor: SSAValue, r: SSAValue, reduce: ReduceOp) -> None:
+        """A later reduction step's tile merged into the accumulator; an online-softmax
+        state's last one by a copy of the tile op with `finish` (normalising the
+        merged output: the state's is kept unnormalised until then)."""
+        if reduce.combine is None or reduce.combine.data != "online_softmax" or self.bufs.steps_per_tile < 2:
+            em.add(MaterializeOp(anchor, self.bufs.acc, accumulate=True))
+            return
+        last, other = Block(), Block()
+        tile_op = anchor.owner
+        assert isinstance(tile_op, Operation)  # (the anchor is the tile op's result)
+        fin = tile_op.clone()
+        fin.attributes["finish"] = UnitAttr()
+        last.add_ops([fin, MaterializeOp(fin.results[0], self.bufs.acc, accumulate=True), scf.YieldOp()])
+        other.add_ops([MaterializeOp(anchor, self.bufs.acc, accumulate=True), scf.YieldOp()])
+        em.add(scf.IfOp(em.eq_c(r, self.bufs.steps_per_tile - 1), [], Region(last), Region(other)))
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         b = self.bufs
         if op is not b.loop:
@@ -490,7 +506,7 @@ class TileLoopToSteps(RewritePattern):
             else:
                 first, other = Block(), Block()
                 be.nested(first).add(MaterializeOp(anchor, b.acc))
-                be.nested(other).add(MaterializeOp(anchor, b.acc, accumulate=True))
+                self.merge(be.nested(other), anchor, r, reduce)
                 for blk in (first, other):
                     blk.add_op(scf.YieldOp())
                 be.add(scf.IfOp(be.eq_c(r, 0), [], Region(first), Region(other)))

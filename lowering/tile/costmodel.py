@@ -132,6 +132,7 @@ class CostTerms:
     out_bytes: int
     tees: tuple[int, ...] = ()
     seams: tuple[int, ...] = ()
+    finish: int = 0  # (cycles the output tile's last reduction step adds: an online state's normalisation)
 
 
 def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
@@ -142,7 +143,7 @@ def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
         piped, hoisted, per_tile = load_split(ks, arch)
         return CostTerms(ks.reduction_tiles, sizes(piped), sizes(hoisted), sizes(per_tile),
                          sizes(ks.epilogue_loads()), compute_cycles(ks, arch), prod(ks.out.sizes),
-                         ks.out.valid_bytes(), sizes(ks.tees), sizes(ks.seams))
+                         ks.out.valid_bytes(), sizes(ks.tees), sizes(ks.seams), ks.finish(arch) if ks.finish else 0)
 
     return ks.memo("_cost_terms", arch, compute)
 
@@ -165,7 +166,7 @@ def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int
     hoisted = load_cycles(t.hoisted, arch, bw)
     load = load_cycles(t.piped, arch, bw)
     comp = t.compute
-    epi = epilogue_len * arch.vector_cycles(t.out_elements) + load_cycles(t.per_tile, arch, bw)
+    epi = epilogue_len * arch.vector_cycles(t.out_elements) + load_cycles(t.per_tile, arch, bw) + t.finish
     if r > 1 and t.epilogue:
         epi += load_cycles(t.epilogue, arch, bw)
     epi += sum(load_cycles((b,), arch, bw) for b in t.seams)  # (each landed alone at its block's step)

@@ -122,6 +122,7 @@ class KernelShape:
     init: int | None = None  # the epilogue window a reduction may start from (`init_window`)
     tees: list[Window] = field(default_factory=list)  # written every step (`npu_tile.tee`); source: result index
     seams: list[Window] = field(default_factory=list)  # per tee, the rest of its tile (`AppendAttentionAnchor`)
+    finish: Callable[[Arch], int] | None = None  # cycles the last reduction step's merge adds (once per output tile)
 
     def _counts(self) -> tuple[list[int], int, int]:
         """(grid, parallel tiles, reduction tiles), computed once per `tile` dict (the
@@ -704,7 +705,9 @@ class AttentionAnchor(GenericAnchor):
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
                            tile_cycles=lambda arch: AttentionOp.tile_cycles_of(self.attrs, arch, [w.sizes for w in loads],
                                                                                state),
-                           scratch=lambda arch: AttentionOp.tile_scratch_bytes(arch, ins, cout) + extra)
+                           scratch=lambda arch: AttentionOp.tile_scratch_bytes(arch, ins, cout) + extra,
+                           finish=(lambda arch: AttentionOp.finish_cycles(arch, prod(cout[:-1]), cout[-1]))
+                           if tt < self.keys else None)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         return {**super().candidates(arch), "t": AttentionOp.key_blocks(self.keys, arch.cube[2])}

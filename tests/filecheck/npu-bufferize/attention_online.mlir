@@ -34,7 +34,9 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4, sram_bytes = 32768>} 
 // tile's at the tile before's last step, right after its store goes out, so the two
 // transfers overlap (the store is awaited after the load). The state's accumulator
 // has the 2 extra columns; the first key block writes it, the others merge into it
-// (`accumulate`: the op's online-softmax combine).
+// (`accumulate`: the op's online-softmax combine), keeping the output unnormalised
+// (FlashAttention-2); the last block's merge, `finish`, divides it by the row sums
+// before the store.
 // CHECK:      %[[MASK:.*]] = npu_task.sram {offset = 8192 : i64} : memref<1x1x1x128xf32, "sram">
 // CHECK-NEXT: %[[QS:.*]] = npu_task.sram {offset = 8704 : i64} : memref<1x1x64x32xf32, "sram">
 // CHECK-NEXT: %[[ACC:.*]] = npu_task.sram {offset = 16896 : i64} : memref<1x1x64x34xf32, "sram">
@@ -56,8 +58,15 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4, sram_bytes = 32768>} 
 // CHECK:        scf.if
 // CHECK-NEXT:     npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %[[MB]] -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online}} :
 // CHECK-NEXT:   } else {
-// CHECK-NEXT:     npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %[[MB]] -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online}, accumulate} :
-// CHECK:        scf.if
+// CHECK-NEXT:     %[[LAST:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : index
+// CHECK-NEXT:     scf.if %[[LAST]] {
+// CHECK-NEXT:       npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %[[MB]] -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online, finish}, accumulate} :
+// CHECK-NEXT:     } else {
+// CHECK-NEXT:       npu_compute.apply "npu_graph.attention" %[[QS]], %{{.*}}, %{{.*}}, %[[MB]] -> %[[ACC]] {attrs = {scale = 0.176776692 : f32, online}, accumulate} :
+// CHECK-NEXT:     }
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %[[LAST2:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : index
+// CHECK-NEXT:   scf.if %[[LAST2]]
 // CHECK-NEXT:     %[[ST:.*]] = npu_dma.copy %[[ACC]][{{.*}}] -> %{{.*}}[{{.*}}] {sizes = array<i64: 1, 1, 64, 32>, clip} : memref<1x1x64x34xf32, "sram"> -> memref<1x4x64x32xf32, "dram">
 // CHECK-NEXT:     %[[T1:.*]] = arith.addi %[[T]], %{{.*}} : index
 // CHECK-NEXT:     %[[MORE:.*]] = arith.cmpi slt, %[[T1]], %[[TEND]] : index

@@ -677,3 +677,13 @@ func.func @f(%x: tensor<1x8x6x16xf32>) {
   func.return
 }
 // CHECK: 'npu_graph.attention': head_window [0, 2] must be [oq, ok, ov, H] with H >= 1 on q, k and v of rank >= 3
+
+// -----
+
+// attention, finish: the normalisation of an online state's last merge; a plain
+// attention has no state to finish.
+func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x16xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32, finish} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x16xf32>) -> tensor<2x4x16xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': finish merges an online state: it needs online
