@@ -1,0 +1,57 @@
+"""The light zoo and the transformers together: the geometric mean of simulated /
+roofline cycles over the rows of `bench/results/roofline.md` (the 12-model table)
+and `bench/results/transformers.md` (BERT-base, GPT-2, ViT-B/16 at real size), the
+figure issue 15's target (<= 2.0) names. It reads the committed tables, so rerun
+those first (`python bench/roofline.py --out ...`, `python bench/transformers.py
+--out ...`); each model's log ratio shows what it weighs.
+
+    python bench/geomean.py [--out bench/results/geomean.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench.roofline import close_table  # noqa: E402
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+TABLES = ("roofline.md", "transformers.md")
+
+
+def rows(path: str) -> dict[str, tuple[int, int]]:
+    """{model: (cycles, roofline)} of a results table whose columns start model | cycles | roofline."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            cells = [c.strip() for c in line.split("|")]
+            if len(cells) > 4 and cells[2].isdigit() and cells[3].isdigit():
+                out[cells[1]] = (int(cells[2]), int(cells[3]))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", help="write the table here (markdown)")
+    args = ap.parse_args()
+    lines = ["`python bench/geomean.py` (from " + ", ".join(f"`bench/results/{t}`" for t in TABLES) + ")", "",
+             "| model | table | cycles | roofline | ratio | ln ratio |", "|---|---|---|---|---|---|"]
+    logs = []
+    for table in TABLES:
+        for name, (cycles, roof) in rows(os.path.join(RESULTS, table)).items():
+            logs.append(math.log(cycles / roof))
+            lines.append(f"| {name} | {table} | {cycles} | {roof} | {cycles / roof:.2f} | {logs[-1]:.4f} |")
+    if not logs:
+        print("error: no model rows in " + ", ".join(TABLES), file=sys.stderr)
+        return 1
+    above = sum(logs) - len(logs) * math.log(2.0)
+    return close_table(lines, f"geometric mean simulated/roofline {math.exp(sum(logs) / len(logs)):.4f} over "
+                              f"{len(logs)} models (sum of ln ratios {above:+.4f} against a mean of 2.0)", args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
