@@ -661,7 +661,10 @@ class GenericAnchor(Anchor):
         return out, loads
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
-        return {f"d{i}": (tile_candidates(e) if self.map.tileable[i] else [e]) for i, e in enumerate(self.so)}
+        """Powers of two and the sizes that deal a dim out evenly to 2..cores cores, for
+        each tileable dim (197 rows: 4 tiles of 50, not 3 of 64 and one of 5)."""
+        return {f"d{i}": (sorted(set(tile_candidates(e) + core_shares(e, 1, arch.cores))) if self.map.tileable[i]
+                          else [e]) for i, e in enumerate(self.so)}
 
     def tile_op(self, tiles: Sequence[SSAValue], out: TensorType, ks: KernelShape) -> Operation:
         """The op with the attributes it gives for these input windows (`tile_attrs`)."""
