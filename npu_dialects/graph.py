@@ -904,8 +904,8 @@ class StructuredOp(GraphOp):
 
     @classmethod
     def tile_scratch_bytes(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
-        """SRAM a tile computed as `tile_cycles` has it needs besides its inputs and
-        output (intermediates): none."""
+        """SRAM a tile needs on `arch` besides its inputs and output (intermediates):
+        none."""
         return 0
 
     @classmethod

@@ -696,8 +696,9 @@ class ReduceOp(IRDLOperation):
     `combine = "online_softmax"`: the tiles are online-softmax states (an `online`
     `npu_graph.attention` per key block) merged by the anchor's `combine` (the last
     block's merge with `finish`, normalising the output: npu-bufferize); the store
-    then writes the state's output columns, all but the last `STATE_COLUMNS`. `combine = "row_stats"`: `npu_graph.row_stats` states of
-    column blocks, merged by that op's `combine` and stored whole. `init` (a sum in
+    then writes the state's output columns, all but the last `STATE_COLUMNS`.
+    `combine = "row_stats"`: `npu_graph.row_stats` states of column blocks, merged
+    by that op's `combine` and stored whole. `init` (a sum in
     an `npu_tile.loop` with reduction steps): the sum starts from this tile, loaded
     into the accumulator at an output tile's first step, instead of from zero (a
     residual the epilogue would add: it needs no SRAM slot of its own)."""

@@ -34,7 +34,9 @@ reads its block through `npu_task.view %buf[%r]` (the tile search's `load_split`
 reduction tiles, reduction innermost); the tile indices come from t by div/rem.
 The anchor's result is written into the accumulator (`npu_compute.materialize`,
 accumulating for r > 0, or always when the reduce starts from an `init` tile, which
-is loaded into the accumulator as a per-tile or hoisted load); with R > 1 the ops after the reduce run in an `scf.if` at
+is loaded into the accumulator as a per-tile or hoisted load; an online-softmax
+state's last step merges a copy of the tile op with `finish`, which normalises the
+output); with R > 1 the ops after the reduce run in an `scf.if` at
 the last reduction step, with R == 1 their loads join the step's loads.
 
 `TileLoopToSteps` clones the hoisted loads before the step loop, the per-tile
