@@ -442,7 +442,7 @@ class TileLoopToSteps(RewritePattern):
         """A later reduction step's tile merged into the accumulator; an online-softmax
         state's last one by a copy of the tile op with `finish` (normalising the
         merged output: the state's is kept unnormalised until then)."""
-        if reduce.combine is None or reduce.combine.data != "online_softmax" or self.bufs.steps_per_tile < 2:
+        if reduce.combine is None or reduce.combine.data != "online_softmax":
             em.add(MaterializeOp(anchor, self.bufs.acc, accumulate=True))
             return
         last, other = Block(), Block()

@@ -214,7 +214,6 @@ class KernelShape:
         return hit[5]
 
 
-
 def coalesce_dim(dims: Sequence[tuple[tuple[tuple[Any, int], ...], int, int]], shape: Sequence[int], red: Any,
                  blocks: int) -> int | None:
     """The dim d along which a window's tiles at the `blocks` steps of reduction loop
@@ -703,7 +702,7 @@ class AttentionAnchor(GenericAnchor):
                 loads[i] = Window(loads[i].source, loads[i].shape, tuple(dims), loads[i].pad_value)
         state = (*out.sizes[:-1], out.sizes[-1] + (AttentionOp.STATE_COLUMNS if tt < self.keys else 0))
         extra = (prod(state) - prod(out.sizes)) * F32
-        ins, cstate = AttentionOp.canonical_shapes(self.attrs, [w.sizes for w in loads], state)
+        ins = AttentionOp.canonical_shapes(self.attrs, [w.sizes for w in loads], state)[0]
         cout = AttentionOp.canonical_shapes(self.attrs, [], out.sizes)[1]
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
                            tile_cycles=lambda arch: AttentionOp.tile_cycles_of(self.attrs, arch, [w.sizes for w in loads],
