@@ -2169,11 +2169,15 @@ class PadOp(StructuredOp):
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         x = arrays[0]
         pads = attr_ints(attrs, "pads", ())
-        r = x.ndim
-        begin, end = pads[:r], pads[r:]
-        x = x[tuple(slice(max(-b, 0), x.shape[d] - max(-e, 0)) for d, (b, e) in enumerate(zip(begin, end)))]
-        return np.pad(x, [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)],
-                      constant_values=attr_float(attrs, "value", 0.0))
+        begin, end = pads[:x.ndim], pads[x.ndim:]
+        shape = tuple(s + b + e for s, b, e in zip(x.shape, begin, end))
+        out = np.full(shape, attr_float(attrs, "value", 0.0), dtype=x.dtype)
+        # out[o] = x[o - begin] where that is inside x: a crop deeper than its side of
+        # the input (begin < -size) leaves only padding, never a shifted window
+        lo = [min(max(b, 0), o) for b, o in zip(begin, shape)]
+        hi = [max(min(o, s + b), l) for b, o, s, l in zip(begin, shape, x.shape, lo)]
+        out[tuple(map(slice, lo, hi))] = x[tuple(slice(l - b, h - b) for l, h, b in zip(lo, hi, begin))]
+        return out
 
 
 class ElementwiseOp(GraphOp):

@@ -224,7 +224,9 @@ def _concat(b: Builder, t: Tensor) -> Tensor | None:
 
 def _pad_amounts(b: Builder, t: Tensor, mode: str) -> list[int]:
     """Begin and end pads per dim: non-negative and below the dim for reflect (at most
-    the dim for wrap), any for edge, negative (a crop) sometimes for constant."""
+    the dim for wrap), any for edge, negative (a crop) sometimes for constant: mostly
+    within its half of the dim, sometimes deeper than the dim while the other side pads
+    (the output there is padding only; draws that leave no element are dropped)."""
     pads = []
     for _ in range(2):
         for d in t.shape:
@@ -232,6 +234,8 @@ def _pad_amounts(b: Builder, t: Tensor, mode: str) -> list[int]:
             p = b.randint(0, max(min(hi, 3), 0)) if b.coin(0.6) else 0
             if mode == "constant" and d > 2 and b.coin(0.15):
                 p = -b.randint(1, (d - 1) // 2)
+            elif mode == "constant" and b.coin(0.05):
+                p = -b.randint(1, d + 2)
             pads.append(p)
     return pads
 
