@@ -628,7 +628,7 @@ class FuseAttention(RewritePattern):
         """SRAM bytes of one query row with the smallest key block (see the class docstring)."""
         d, t, dv = shape_of(q)[-1], shape_of(kt)[-1], shape_of(v)[-1]
         t = AttentionOp.key_blocks(t, self.arch.cube[2])[0]
-        held = sum(t if shape_of(m)[-1] > 1 else 1 for m in masks)  # (a mask's row of the block, or one value)
+        held = sum(t if shape_of(m)[-1:] > (1,) else 1 for m in masks)  # (a mask's row of the block, or one value)
         return (d + d * t + t * dv + 2 * t + dv + AttentionOp.STATE_COLUMNS + held) * 4
 
     def fits(self, q: SSAValue, kt: SSAValue, v: SSAValue, masks: list[SSAValue]) -> bool:
