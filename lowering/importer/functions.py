@@ -108,6 +108,9 @@ def expand(node: onnx.NodeProto, opset: int, max_opset: int, label: str,
     fn = _function(s, node, max_opset, input_types)
     if fn is None:
         return None
+    why = unhonoured(s, node, fn, max_opset, input_types)
+    if why:
+        raise NotHonoured(why)
     body_opset = next((o.version for o in fn.opset_import if o.domain in ("", "ai.onnx")), opset)
     rename = {formal: actual for formal, actual in zip(fn.input, node.input)}
     rename.update({formal: "" for formal in list(fn.input)[len(node.input):]})
@@ -115,16 +118,8 @@ def expand(node: onnx.NodeProto, opset: int, max_opset: int, label: str,
     given = {a.name: a for a in node.attribute}
     nodes = []
     for i, inner in enumerate(fn.node):
-        new = onnx.NodeProto()
-        new.CopyFrom(inner)
+        new = _filled(inner, rename, label, given, s)
         new.name = f"{label}/{inner.op_type}#{i}"
-        new.input[:] = [_rename(x, rename, label) for x in inner.input]
-        new.output[:] = [_rename(x, rename, label) for x in inner.output]
-        del new.attribute[:]
-        for a in inner.attribute:
-            filled = _attribute(a, given, s)
-            if filled is not None:
-                new.attribute.append(filled)
         nodes.append(new)
     return Body(prelude + nodes, body_opset, node.op_type)
 
@@ -143,17 +138,131 @@ def _function(s: Any, node: onnx.NodeProto, max_opset: int,
             fn.CopyFrom(found)
         return fn
     versions = [v for v in s.context_dependent_function_opset_versions if v <= max_opset]
-    if not versions or any(t is None for t in input_types):
+    if not versions or any(t is None for x, t in zip(node.input, input_types) if x):
         return None
+    types = [(t or onnx.TypeProto()).SerializeToString() for t in input_types]  # (by input position)
     try:
-        data = s.get_context_dependent_function_with_opset_version(
-            max(versions), node.SerializeToString(), [t.SerializeToString() for t in input_types if t is not None])
+        data = s.get_context_dependent_function_with_opset_version(max(versions), node.SerializeToString(), types)
     except Exception:  # (onnx raises for inputs its builder does not handle)
         return None
     if not data:
         return None
     fn.ParseFromString(data)
     return fn
+
+
+def _filled(inner: onnx.NodeProto, rename: dict[str, str], label: str,
+            given: dict[str, onnx.AttributeProto], s: Any) -> onnx.NodeProto:
+    """A body node (or a node of one of its subgraphs) as the graph reads it: every
+    name renamed (`_rename`: the node's inputs and outputs for the formal ones, the
+    rest prefixed with the node's label; a subgraph's outer-scope references too) and
+    its attribute references resolved (`_attribute`)."""
+    new = onnx.NodeProto()
+    new.CopyFrom(inner)
+    if inner.name:
+        new.name = f"{label}/{inner.name}"
+    new.input[:] = [_rename(x, rename, label) for x in inner.input]
+    new.output[:] = [_rename(x, rename, label) for x in inner.output]
+    del new.attribute[:]
+    for a in inner.attribute:
+        found = _attribute(a, given, s)
+        if found is None:
+            continue
+        filled = onnx.AttributeProto()
+        filled.CopyFrom(found)
+        if filled.HasField("g"):
+            filled.g.CopyFrom(_subgraph(filled.g, rename, label, given, s))
+        for j, g in enumerate(filled.graphs):
+            filled.graphs[j].CopyFrom(_subgraph(g, rename, label, given, s))
+        new.attribute.append(filled)
+    return new
+
+
+def _subgraph(g: onnx.GraphProto, rename: dict[str, str], label: str,
+              given: dict[str, onnx.AttributeProto], s: Any) -> onnx.GraphProto:
+    out = onnx.GraphProto()
+    out.CopyFrom(g)
+    del out.node[:]
+    out.node.extend(_filled(n, rename, label, given, s) for n in g.node)
+    for vi in [*out.input, *out.output, *out.value_info]:
+        vi.name = _rename(vi.name, rename, label)
+    for t in out.initializer:
+        t.name = _rename(t.name, rename, label)
+    return out
+
+
+class NotHonoured(Exception):
+    """The function body ONNX gives for a node does not compute the node: it leaves out
+    an input, output or attribute value the node sets (the message says which)."""
+
+
+def _names(nodes: Sequence[onnx.NodeProto]) -> tuple[set[str], set[str], set[str]]:
+    """(names read, names written, attributes referenced) by `nodes` and their subgraphs."""
+    read, written, refs = set(), set(), set()
+    for n in nodes:
+        read.update(n.input)
+        written.update(n.output)
+        for a in n.attribute:
+            if a.ref_attr_name:
+                refs.add(a.ref_attr_name)
+            for g in [a.g] if a.HasField("g") else list(a.graphs):
+                r, w, f = _names(g.node)
+                read |= r | {o.name for o in g.output}
+                written |= w
+                refs |= f
+    return read, written, refs
+
+
+def _is_default(a: onnx.AttributeProto, s: Any) -> bool:
+    declared = s.attributes.get(a.name)
+    d = declared.default_value if declared is not None else None
+    if d is None or not d.name:
+        return False
+    value, default = onnx.helper.get_attribute_value(a), onnx.helper.get_attribute_value(d)
+    if isinstance(value, (int, float, bytes, list)):
+        return value == default
+    return a.SerializeToString() == onnx.helper.make_attribute(a.name, default).SerializeToString()
+
+
+def unhonoured(s: Any, node: onnx.NodeProto, fn: onnx.FunctionProto, max_opset: int,
+               input_types: Sequence[onnx.TypeProto | None]) -> str:
+    """Why `fn`, the body ONNX gives for `node`, would not compute it ('' when it does):
+    an input the node gives that the body never reads, an output it never writes, or an
+    attribute the node sets to other than its default that the body ignores - a static
+    body that never references it, or a per-node body ONNX builds the same without it."""
+    read, written, refs = _names(fn.node)
+    body = [n.SerializeToString() for n in fn.node]
+
+    def same_without(attr: str | None = None, index: int = -1) -> bool:
+        """Whether ONNX builds this per-node body the same without the attribute or input."""
+        if s.has_function:
+            return True
+        other = onnx.NodeProto()
+        other.CopyFrom(node)
+        types = list(input_types)
+        if attr is not None:
+            other.attribute.remove(next(x for x in other.attribute if x.name == attr))
+        else:
+            other.input[index], types[index] = "", None
+        found = _function(s, other, max_opset, types)
+        return found is not None and [n.SerializeToString() for n in found.node] == body
+
+    for i, actual in enumerate(node.input):  # (a per-node body may read only its type: CastLike)
+        if actual and (i >= len(fn.input) or fn.input[i] not in read and same_without(index=i)):
+            return f"its ONNX function body does not read input {i} ('{actual}')"
+    for i, actual in enumerate(node.output):
+        if actual and (i >= len(fn.output) or fn.output[i] not in written | set(fn.input)):
+            return f"its ONNX function body does not compute output {i} ('{actual}')"
+    for a in node.attribute:
+        if _is_default(a, s) or a.name in refs:
+            continue
+        declared = s.attributes.get(a.name)
+        if not s.has_function and (declared is None or not declared.default_value.name):
+            continue  # (without it the node means something else: nothing to compare)
+        if same_without(attr=a.name):
+            return (f"its ONNX function body ignores attribute {a.name}="
+                    f"{onnx.helper.get_attribute_value(a)!r}, so it would compute another op")
+    return ""
 
 
 def _rename(name: str, rename: dict[str, str], label: str) -> str:

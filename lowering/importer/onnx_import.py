@@ -2396,8 +2396,11 @@ class _Importer:
         unsupported-operator diagnostic."""
         if any(x and self.lookup(x).placeholder for x in node.input):
             raise _Skip()  # (an input of a node that failed: its diagnostic explains; no body types)
-        body = None if domain else functions.expand(node, self.opset, MAX_OPSET, label,
-                                                     [self._type_proto(x) for x in node.input])
+        try:
+            body = None if domain else functions.expand(node, self.opset, MAX_OPSET, label,
+                                                         [self._type_proto(x) for x in node.input])
+        except functions.NotHonoured as e:
+            raise NodeError(f"not supported: {node.op_type} has no converter and {e}") from None
         if body is None and not domain and functions.schema(node.op_type, self.opset, MAX_OPSET) is not None:
             raise NodeError(f"unsupported operator: ONNX defines {node.op_type} as a function but builds no body "
                             "for this node (its optional inputs, outputs or attributes)")
