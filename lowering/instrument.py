@@ -38,7 +38,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -47,9 +47,11 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
+    PatternRewriterListener,
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.rewriter import InsertPoint
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
@@ -190,7 +192,7 @@ class Instrumentation:
         for i, p in enumerate(passes):
             if self.progress is not None:
                 self.progress.update(" > ".join([*self.passes, p.name]) + f" ({i + 1}/{len(passes)})")
-            with self.phase(p.name):
+            with self.phase(p.name), running(p.name):
                 self.passes.append(p.name)
                 try:
                     p.apply(ctx, module)
@@ -239,6 +241,16 @@ class Instrumentation:
             self.write(pattern_report(self.patterns))
 
 
+@contextlib.contextmanager
+def running(pass_name: str) -> Iterator[None]:
+    """Mark `pass_name` as the running pass (RUNNING_PASS) for the duration."""
+    token = RUNNING_PASS.set(pass_name)
+    try:
+        yield
+    finally:
+        RUNNING_PASS.reset(token)
+
+
 def run_pipeline(passes: Sequence[ModulePass], ctx: Context, module: ModuleOp,
                  options: InstrumentOptions = InstrumentOptions(), stream: IO[str] | None = None,
                  verify_input: bool = True) -> Instrumentation:
@@ -263,7 +275,8 @@ def run_nested(owner: str, passes: Sequence[ModulePass], ctx: Context, module: M
                                        "each of its passes, naming the one at fault)")
         return
     for p in passes:
-        p.apply(ctx, module)
+        with running(p.name):
+            p.apply(ctx, module)
         if verify_each:
             verify_after(p.name, module)
     if not verify_each:
@@ -327,6 +340,8 @@ def pattern_report(patterns: dict[str, dict[str, PatternCount]]) -> str:
 def pattern_label(p: RewritePattern) -> str:
     """A pattern's name in the statistics: its `label` if it has one (a parametrised
     pattern telling its instances apart), else its class name."""
+    if isinstance(p, CountedPattern):
+        return pattern_label(p.inner)
     label = getattr(p, "label", None)
     return label if isinstance(label, str) else type(p).__name__
 
@@ -349,7 +364,7 @@ class CountedApplier(RewritePattern):
     """A greedy applier whose patterns are counted one by one; an action none of them
     took (a dead op the applier erased) is counted as DEAD_OP."""
 
-    def __init__(self, applier: GreedyRewritePatternApplier, inst: Instrumentation) -> None:
+    def __init__(self, applier: GreedyRewritePatternApplier, inst: Instrumentation | PatternTally) -> None:
         self.patterns = [counting(p, inst) for p in applier.rewrite_patterns]
         self.applier = GreedyRewritePatternApplier(list(self.patterns), applier.ctx,
                                                    folding_enabled=applier.folding_enabled,
@@ -364,8 +379,10 @@ class CountedApplier(RewritePattern):
             self.inst.count(DEAD_OP).fired += 1
 
 
-def counting(p: RewritePattern, inst: Instrumentation) -> RewritePattern:
-    """`p` wrapped to count its firings in the running pass."""
+def counting(p: RewritePattern, inst: Instrumentation | PatternTally) -> RewritePattern:
+    """`p` wrapped to count its firings in the running pass (or in `inst`, a tally)."""
+    if isinstance(p, CountedApplier):
+        p = p.applier
     if isinstance(p, GreedyRewritePatternApplier):
         return CountedApplier(p, inst)
     return CountedPattern(p, inst.count(pattern_label(p)))
@@ -401,25 +418,103 @@ def without(p: RewritePattern, disabled: frozenset[str]) -> RewritePattern | Non
     return None if pattern_label(p) in disabled else p
 
 
+MAX_ITERATIONS = 10
+"""Walks over a region a recursive `PatternWalker` makes while they still change it
+(MLIR's `GreedyRewriteConfig::maxIterations` default)."""
+REWRITES_PER_OP = 64
+"""Rewrites one walk may make per op it starts with (and one more): a pattern set that
+keeps rewriting what it creates never empties the worklist (MLIR's `maxNumRewrites`,
+scaled by the region)."""
+STILL_FIRING_PROBE = 32
+"""Rewrites watched, once a limit is hit, to name the patterns still firing."""
+RUNNING_PASS: ContextVar[str] = ContextVar("npu_running_pass", default="")
+"""The pass being applied, for diagnostics of code that does not know its pass."""
+
+
 class PatternWalker(PatternRewriteWalker):
     """xDSL's `PatternRewriteWalker`, skipping the patterns switched off by label
-    (`DISABLED_PATTERNS`) and reporting how often each pattern fires to the active
-    instrumentation when `--pattern-stats` is on (every pattern-based pass walks with it)."""
+    (`DISABLED_PATTERNS`), reporting how often each pattern fires to the active
+    instrumentation when `--pattern-stats` is on, and bounded as MLIR's greedy driver
+    is: at most MAX_ITERATIONS walks that change the region, at most REWRITES_PER_OP
+    rewrites per op in one walk; past either, a CompileError naming the running pass
+    and the patterns still firing (every pattern-based pass walks with it)."""
 
     def rewrite_region(self, region: Region) -> bool:
         inst = active()
         disabled = disabled_patterns()
         if (inst is None or not inst.options.pattern_stats) and not disabled:
-            return super().rewrite_region(region)
+            return self._walk(region)
         saved = self.pattern
         pattern = without(saved, disabled) if disabled else saved
         if pattern is None:
             return False
         self.pattern = counting(pattern, inst) if inst is not None and inst.options.pattern_stats else pattern
         try:
-            return super().rewrite_region(region)
+            return self._walk(region)
         finally:
             self.pattern = saved
+
+    def _walk(self, region: Region) -> bool:
+        """xDSL's walk loop with the iteration and rewrite limits."""
+        listener = self._get_rewriter_listener()
+        changed_any = False
+        for _ in range(MAX_ITERATIONS if self.apply_recursively else 1):
+            self._populate_worklist(region)
+            budget = REWRITES_PER_OP * (len(self._worklist._map) + 1)  # (the ops it walks)
+            if (done := self._apply(listener, budget + 1)) > budget:
+                self._not_converged(listener, f"the rewrites did not converge: {budget} rewrites in one walk "
+                                              f"over the IR ({REWRITES_PER_OP} per op)")
+            changed = done > 0
+            if self.post_walk_func is not None:
+                changed |= self.post_walk_func(region, listener)
+            changed_any |= changed
+            if not changed or not self.apply_recursively:
+                return changed_any
+        self._populate_worklist(region)
+        self._not_converged(listener, f"the rewrites did not converge in {MAX_ITERATIONS} walks over the IR")
+
+    def _apply(self, listener: PatternRewriterListener, limit: int) -> int:
+        """Apply the pattern to the worklist's ops until it is empty or `limit` of them
+        were rewritten; the number rewritten."""
+        done = 0
+        rewriter: PatternRewriter | None = None
+        while self._worklist and done < limit:
+            op = self._worklist.pop()
+            if rewriter is None:
+                rewriter = PatternRewriter(op)
+                rewriter.extend_from_listener(listener)
+            rewriter.has_done_action = False
+            rewriter.current_operation = op
+            rewriter.insertion_point = InsertPoint.before(op)
+            rewriter.name_hint = None
+            try:
+                self.pattern.match_and_rewrite(op, rewriter)
+            except Exception as err:
+                op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
+            done += rewriter.has_done_action
+        return done
+
+    def _not_converged(self, listener: PatternRewriterListener, what: str) -> NoReturn:
+        """Raise the CompileError of a walk that does not stop, naming the patterns that
+        fire in STILL_FIRING_PROBE more rewrites of the current worklist."""
+        tally = PatternTally()
+        self.pattern = counting(self.pattern, tally)
+        self._apply(listener, STILL_FIRING_PROBE)
+        fired = sorted(((c.fired, label) for label, c in tally.counts.items() if c.fired), reverse=True)
+        names = ", ".join(f"{label} ({n}x in {STILL_FIRING_PROBE} rewrites)" for n, label in fired) or "none"
+        raise CompileError(RUNNING_PASS.get() or "greedy rewrite",
+                           f"{what}; patterns still firing: {names} (a pattern that recreates what it "
+                           "matched, or patterns that undo each other)")
+
+
+class PatternTally:
+    """Pattern firing counts outside any instrumentation (`counting` takes it)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, PatternCount] = {}
+
+    def count(self, label: str) -> PatternCount:
+        return self.counts.setdefault(label, PatternCount())
 
 
 # ----------------------------------------------------------------------------------------
