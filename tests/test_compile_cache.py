@@ -190,15 +190,40 @@ def test_api_cache_and_trim(tmp_path):
 def test_hit_loads_neither_compiler_nor_numpy(tmp_path):
     model = tmp_path / "mlp.onnx"
     model.write_bytes((MODELS / "mlp.onnx").read_bytes())
-    os.utime(model, (1, 1))  # old enough to be remembered by stat
     cache = tmp_path / "cache"
     code = ("import sys; from tools.npu_compile import main; "
             f"rc = main([{str(model)!r}, '-o', {str(tmp_path / 'x.npuexe')!r}, '--cache-dir', {str(cache)!r}]); "
             "print(rc, sorted(m for m in ('numpy', 'xdsl', 'onnx', 'lowering') if m in sys.modules))")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NPU_CACHE_STABLE_SECONDS": "0"}  # (the file is new)
     env.pop("NPU_NO_CACHE", None)
     cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
     warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
     assert cold.stdout.splitlines()[-1].startswith("0 ['lowering', 'numpy', 'onnx', 'xdsl']"), cold.stderr
     assert warm.stdout.splitlines()[-1] == "0 []", warm.stderr
     assert "cache:     executable hit" in warm.stdout
+
+
+def test_rewrite_in_place_with_restored_mtime_misses(tmp_path, capsys, monkeypatch):
+    """A weight changed in place, the same size and the mtime put back (as a copy tool
+    preserving times does): the ctime changed, so the model is hashed again and the
+    executable is the new model's (was: 'executable hit' and the old program)."""
+    monkeypatch.setenv("NPU_CACHE_STABLE_SECONDS", "0")  # remember the new file by stat at once
+    model, cache = tmp_path / "mlp.onnx", tmp_path / "cache"
+    model.write_bytes((MODELS / "mlp.onnx").read_bytes())
+    os.utime(model, ns=(1_000_000_000, 1_000_000_000))
+    _compile(capsys, MODELS / "mlp.onnx", tmp_path / "warm.npuexe", "--cache-dir", str(cache))
+    _compile(capsys, model, tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    assert "cache:     executable hit" in _compile(capsys, model, tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    before = model.stat()
+    _scaled_weights(model, tmp_path / "scaled.onnx", 1.5)
+    data = (tmp_path / "scaled.onnx").read_bytes()
+    assert len(data) == before.st_size
+    with open(model, "r+b") as f:  # in place: the same inode
+        f.write(data)
+    os.utime(model, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = model.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    text = _compile(capsys, model, tmp_path / "b.npuexe", "--cache-dir", str(cache))
+    assert "executable hit" not in _cache_line(text)
+    assert (tmp_path / "b.npuexe").read_bytes() == _fresh(model, tmp_path)
+    assert (tmp_path / "b.npuexe").read_bytes() != (tmp_path / "a.npuexe").read_bytes()

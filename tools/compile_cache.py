@@ -15,8 +15,8 @@ is reported, deleted and rebuilt.
 
 Algorithm
 ---------
-A model file's digests are remembered per (path, size, mtime, inode) in
-`fingerprints/` (as ccache's direct mode; not when the file changed in the last 2 s),
+A model file's digests are remembered per (path, size, mtime, ctime, inode) in
+`fingerprints/` (as ccache's direct mode; not when either time is in the last 2 s),
 so a full hit reads no ONNX: level 2's small metadata gives the IR digest, level 3's
 record the weights digest, and the executable's section crc32s are checked while it
 is copied out. When only the weights changed: level 1 hits if the importer read
@@ -49,7 +49,8 @@ CACHE_ENV, NO_CACHE_ENV, MAX_ENV = "NPU_CACHE_DIR", "NPU_NO_CACHE", "NPU_CACHE_M
 DEFAULT_MAX_BYTES = 4 << 30
 LAYOUT = 1  # the entries' format: part of every key
 STRUCTURAL_MAX_ELEMENTS = 16  # float32 initializers up to this size count as structure (inlined in the IR)
-STABLE_SECONDS = 2.0  # a model file changed more recently than this is not remembered by stat
+STABLE_SECONDS = 2.0  # a model file changed (mtime or ctime) more recently is not remembered by stat
+STABLE_ENV = "NPU_CACHE_STABLE_SECONDS"
 _ROOT = Path(__file__).resolve().parent.parent
 _PACKAGES = ("npu_dialects", "lowering", "runtime", "sim", "tools")
 
@@ -394,8 +395,8 @@ class Cache:
             st = os.stat(path)
         except OSError:
             return
-        if time.time() - st.st_mtime < STABLE_SECONDS:
-            return  # a file written now may change again within the mtime's resolution
+        if time.time() - max(st.st_mtime, st.st_ctime) < stable_seconds():
+            return  # a file written now may change again within the times' resolution
         rec = {"path": os.path.abspath(path), "stat": _stat(st), "structure": digests.structure,
                "weights": digests.weights, "tensors": digests.tensors, "sha256": file_sha256}
         self._store(self._memo_path(path), lambda f: f.write(json.dumps(rec).encode()))
@@ -438,7 +439,18 @@ class Cache:
 
 
 def _stat(st: os.stat_result) -> list[int]:
-    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
+    """What identifies a file's content by stat, as ccache's direct mode: its size, inode
+    and device, and both times in ns - the ctime too, which no one can set back (a file
+    rewritten in place with the same size and its mtime restored has a new ctime)."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def stable_seconds() -> float:
+    """STABLE_SECONDS, or `NPU_CACHE_STABLE_SECONDS` (tests set 0: their files are new)."""
+    try:
+        return float(os.environ.get(STABLE_ENV) or STABLE_SECONDS)
+    except ValueError:
+        return STABLE_SECONDS
 
 
 # ----------------------------------------------------------------------------- checking an image
