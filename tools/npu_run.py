@@ -73,8 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pattern-stats", action="store_true",
                    help="print to stderr how often each rewrite pattern fired, per pass")
     p.add_argument("--graph", metavar="PREFIX",
-                   help="write the graph before and after fusion as PREFIX.before.dot / PREFIX.after.dot "
-                        "(kernels and layer groups boxed), and .svg when graphviz's dot is on PATH")
+                   help="write the graph as imported and as compiled as PREFIX.before.dot / PREFIX.after.dot "
+                        "(each kernel of the run report boxed, a layer group around the kernels it merged), "
+                        "and .svg when graphviz's dot is on PATH")
     p.add_argument("--html", metavar="R.html",
                    help="write a self-contained HTML compile report: graph, kernels predicted vs simulated, "
                         "timeline, memory map, passes, remarks")
@@ -553,14 +554,14 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
     options = InstrumentOptions(time_passes=args.time_passes, print_ir_after=after,
                                 print_ir_after_all=args.print_ir_after_all, pattern_stats=args.pattern_stats,
                                 progress=None if shown else False,
-                                keep_after=("npu-split-rows",) if args.graph or args.html else ())
+                                keep_after=("npu-tile",) if args.graph or args.html else ())
     stream = sys.stderr if shown else io.StringIO()
     with collecting() as remarks, Instrumentation(options, stream=stream) as inst:
         loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
                             pipeline=args.pipeline, cache=_cache(args))
     args.remarks_list = [r.line() for r in remarks]
     args.pass_times = _pass_times(inst.root)
-    args.fused_module = inst.kept.get("npu-split-rows")  # the graph after fusion, for --graph/--html
+    args.tiled_module = inst.kept.get("npu-tile")  # the graph as compiled, for --graph/--html
     if args.remarks is not None:
         try:
             write_remarks(remarks, args.remarks)

@@ -1,13 +1,15 @@
 """Pictures of a compile and the self-contained HTML compile report (`npu-run --graph`,
 `npu-run --html`).
 
-- `graph_dot`: the ONNX graph as Graphviz DOT, one box per node (name, op), and
-  after fusion each fused kernel boxed, each layer or strip group (a compiled
-  kernel spanning several fused kernels) boxed around its kernels.
+- `graph_dot`: the graph as imported as Graphviz DOT, one box per op (ONNX node, op).
+- `compiled_dot`: the graph as compiled (the module after `npu-tile`: graph rewrites
+  such as npu-hoist-pool done, ops fused into kernels), each kernel of the compiled
+  program - the run report's `kernels`, `compiled_kernels` - boxed around the ops it
+  runs, a layer or strip group dashed around a box per kernel it merged.
 - `render_dot`: SVG/PNG through the `dot` binary when it is on PATH (None else).
 - `kernel_chart_svg`, `timeline_svg`: predicted vs simulated cycles per kernel, and
   the tasks on each core over time, as inline SVG.
-- `html_report`: title (the model's name), summary, the graph after fusion, the
+- `html_report`: title (the model's name), summary, the graph as compiled, the
   per-kernel table, the chart, the timeline, the memory map (`npu-memviz`), the
   passes with their times, remarks - one file, no external resources.
 """
@@ -22,12 +24,13 @@ from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.entry import find_main
-from npu_dialects.graph import ConstantOp, FusedOp
+from npu_dialects.graph import ConstantOp
 from npu_dialects.locs import node_names
 from npu_dialects.task import TaskOp
+from npu_dialects.tile import KernelOp
 
 DOT_MISSING = ("graphviz's 'dot' is not on PATH: wrote the DOT text only (install graphviz, e.g. "
                "'apt-get install graphviz', for SVG/PNG)")
@@ -38,21 +41,24 @@ def _q(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def fused_kernels(module: ModuleOp) -> list[list[str]]:
-    """The ONNX nodes of each `npu_graph.fused` kernel of a graph module after npu-fuse."""
-    return [node_names(op) for op in module.walk() if isinstance(op, FusedOp) and node_names(op)]
-
-
 def compiled_kernels(module: ModuleOp) -> list[tuple[str, list[str]]]:
-    """(kernel, ONNX nodes) of each kernel of a task-level module, in program order."""
+    """(kernel, ONNX nodes) of each kernel of a task-level module, in program order: the
+    mapping the run report's `kernels` use (`runtime/run.py`, each task's `task_nodes`)."""
+    from sim.interp import task_nodes
     out: dict[str, list[str]] = {}
     for op in module.walk():
         if isinstance(op, TaskOp):
             nodes = out.setdefault(op.kernel.data, [])
-            for body_op in op.body.walk():
-                nodes += [n for n in node_names(body_op) if n not in nodes]
-            nodes += [n for n in node_names(op) if n not in nodes]
+            nodes += [n for n in task_nodes(op) if n not in nodes]
     return list(out.items())
+
+
+def _op_names(op: Operation) -> list[str]:
+    """The ONNX nodes of a graph op (and of the ops in its regions)."""
+    names: list[str] = []
+    for o in op.walk():
+        names += [n for n in node_names(o) if n not in names]
+    return names
 
 
 def _graph_nodes(graph: ModuleOp) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
@@ -81,45 +87,156 @@ def _graph_nodes(graph: ModuleOp) -> tuple[list[tuple[str, str, str]], list[tupl
     return nodes, edges
 
 
-def graph_dot(graph: ModuleOp, title: str, kernels: list[list[str]] | None = None,
-              compiled: list[tuple[str, list[str]]] | None = None) -> str:
-    """DOT of the graph-level module `graph`; with `kernels` (fused kernels' ONNX
-    nodes) each is boxed, with `compiled` (a task module's kernels) each layer or strip
-    group - a compiled kernel holding several fused kernels - is boxed around them."""
+def _header(title: str) -> list[str]:
+    return [f"digraph {_q(title)} {{", f"  label={_q(title)}; labelloc=t; fontname=Helvetica;",
+            "  node [shape=box, style=rounded, fontname=Helvetica, fontsize=10];"]
+
+
+def graph_dot(graph: ModuleOp, title: str) -> str:
+    """DOT of the graph-level module `graph` as imported: one box per op, no kernels."""
     nodes, edges = _graph_nodes(graph)
-    kernels = kernels or []
-    groups = [(k, set(ns)) for k, ns in compiled or [] if sum(1 for f in kernels if set(f) <= set(ns)) > 1]
-    lines = [f"digraph {_q(title)} {{", f"  label={_q(title)}; labelloc=t; fontname=Helvetica;",
-             "  node [shape=box, style=rounded, fontname=Helvetica, fontsize=10];"]
-    placed: set[str] = set()
-
-    def emit(members: Iterable[tuple[str, str, str]], indent: str) -> None:
-        for nid, _, label in members:
-            if nid not in placed:
-                placed.add(nid)
-                lines.append(f"{indent}{nid} [label={_q(label)}];")
-
-    def kernel_box(i: int, names: list[str], indent: str) -> None:
-        lines.append(f"{indent}subgraph cluster_k{i} {{ label={_q('kernel ' + names[0])}; style=filled; "
-                     "fillcolor=\"#e8f0fe\"; color=\"#4a78c2\";")
-        emit([n for n in nodes if n[1] in names], indent + "  ")
-        lines.append(f"{indent}}}")
-
-    done: set[int] = set()
-    for g, (name, members) in enumerate(groups):
-        lines.append(f"  subgraph cluster_g{g} {{ label={_q('layer group ' + name)}; style=dashed; "
-                     "color=\"#c2452d\";")
-        for i, f in enumerate(kernels):
-            if set(f) <= members and i not in done:
-                done.add(i)
-                kernel_box(i, f, "    ")
-        emit([n for n in nodes if n[1] in members], "    ")
-        lines.append("  }")
-    for i, f in enumerate(kernels):
-        if i not in done:
-            kernel_box(i, f, "  ")
-    emit(nodes, "  ")
+    lines = _header(title)
+    lines += [f"  {nid} [label={_q(label)}];" for nid, _, label in nodes]
     lines += [f"  {a} -> {b};" for a, b in edges]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+class _TiledGraph:
+    """The graph as compiled, read from a module after `npu-tile`: one node per graph op
+    inside each `npu_tile.kernel` (its ONNX nodes and op), the data edges between them
+    (through kernel operands and results), and each kernel's node ids."""
+
+    def __init__(self, tiled: ModuleOp | None):
+        fn = find_main(tiled) if tiled is not None else None
+        self.nodes: list[tuple[str, list[str], str]] = []  # (id, ONNX nodes, label)
+        self.edges: list[tuple[str, str]] = []
+        self.kernels: list[tuple[str, list[str]]] = []  # (kernel, its node ids) in program order
+        self.loose: list[str] = []  # nodes outside every tile kernel (inputs, outputs)
+        self.src: dict[SSAValue, str] = {}
+        if fn is None:
+            return
+        for i, arg in enumerate(fn.body.block.args):
+            self.src[arg] = f"in{i}"
+            self._node(f"in{i}", [], f"input {i}")
+            self.loose.append(f"in{i}")
+        for op in fn.body.block.ops:
+            if isinstance(op, ConstantOp):
+                continue
+            if isinstance(op, KernelOp):
+                self._kernel(op)
+            elif isinstance(op, func.ReturnOp):
+                self._node("out", [], "outputs", op.operands)
+                self.loose.append("out")
+            else:  # (not a tile-level op: drawn on its own)
+                nid = self._op(op, op.operands)
+                self.loose.append(nid)
+                for r in op.results:
+                    self.src[r] = nid
+
+    def _node(self, nid: str, names: list[str], label: str, operands: Iterable[SSAValue] = ()) -> None:
+        self.nodes.append((nid, names, label))
+        for v in operands:
+            if v in self.src and (self.src[v], nid) not in self.edges:
+                self.edges.append((self.src[v], nid))
+
+    def _op(self, op: Operation, operands: Iterable[SSAValue]) -> str:
+        nid = f"op{len(self.nodes)}"
+        names = _op_names(op)
+        self._node(nid, names, "\n".join([*names, op.name.split(".", 1)[-1]]), operands)
+        return nid
+
+    def _kernel(self, k: KernelOp) -> None:
+        for arg, outer in zip(k.body.block.args, k.ins):
+            if outer in self.src:
+                self.src[arg] = self.src[outer]
+        ids: list[str] = []
+        for op in k.graph_ops():
+            ids.append(self._op(op, op.operands))
+            for r in op.results:
+                self.src[r] = ids[-1]
+        for r, v in zip(k.outs, k.yield_op.operands):
+            if v in self.src:
+                self.src[r] = self.src[v]
+        self.kernels.append((k.kernel.data, ids))
+
+    def names(self, ids: Iterable[str]) -> list[str]:
+        """The ONNX nodes of the nodes `ids`, in order, without duplicates."""
+        of = {nid: names for nid, names, _ in self.nodes}
+        out: list[str] = []
+        for nid in ids:
+            out += [n for n in of[nid] if n not in out]
+        return out
+
+
+def _members(name: str, index: dict[str, int]) -> list[int] | None:
+    """The tile kernels (indices in program order) a compiled kernel `name` runs: the
+    kernel of that name, or a layer/strip/batch group `first..last` and every kernel
+    between (`npu-layer-group` groups runs of consecutive kernels); None: neither."""
+    if name in index:
+        return [index[name]]
+    for i in range(len(name)):
+        if name.startswith("..", i) and name[:i] in index and name[i + 2:] in index:
+            lo, hi = index[name[:i]], index[name[i + 2:]]
+            if lo <= hi:
+                return list(range(lo, hi + 1))
+    return None
+
+
+def compiled_dot(tiled: ModuleOp | None, compiled: list[tuple[str, list[str]]], title: str) -> str:
+    """DOT of the graph as compiled: the ops of `tiled` (the module after `npu-tile`, so
+    after the graph rewrites and fusion), one box per kernel of `compiled` (the task
+    module's kernels, `compiled_kernels`: the run report's) holding the ops it runs; a
+    layer group's box holds a box per tiled kernel it merged. An op no compiled kernel
+    runs (a view) is drawn unboxed. A compiled kernel whose ONNX nodes the tiled module
+    does not reproduce (it came from another compile, or is None) is drawn as one box
+    listing them, so the picture never claims a kernel the program does not have."""
+    g = _TiledGraph(tiled)
+    index = {name: i for i, (name, _) in enumerate(g.kernels)}
+    lines = _header(title)
+    drawn: set[str] = set()
+    claimed: set[int] = set()
+
+    def node(nid: str, indent: str) -> None:
+        drawn.add(nid)
+        lines.append(f"{indent}{nid} [label={_q(label[nid])}];")
+
+    label = {nid: text for nid, _, text in g.nodes}
+    for c, (name, nodes) in enumerate(compiled):
+        members = _members(name, index)
+        if members is not None and (claimed & set(members)
+                                    or set(g.names(i for m in members for i in g.kernels[m][1])) != set(nodes)):
+            members = None
+        if members is None:  # (not reproduced: the compiled kernel's ONNX nodes, as one box)
+            nid = f"task{c}"
+            label[nid] = "\n".join([*nodes, "(as compiled)"])
+            lines.append(f"  subgraph cluster_c{c} {{ label={_q('kernel ' + name)}; style=filled; "
+                         'fillcolor="#e8f0fe"; color="#4a78c2";')
+            node(nid, "    ")
+            lines.append("  }")
+            continue
+        claimed |= set(members)
+        if len(members) == 1:
+            lines.append(f"  subgraph cluster_c{c} {{ label={_q('kernel ' + name)}; style=filled; "
+                         'fillcolor="#e8f0fe"; color="#4a78c2";')
+            for nid in g.kernels[members[0]][1]:
+                node(nid, "    ")
+            lines.append("  }")
+            continue
+        lines.append(f"  subgraph cluster_c{c} {{ label={_q('layer group ' + name)}; style=dashed; "
+                     'color="#c2452d";')
+        for m in members:
+            kname, ids = g.kernels[m]
+            lines.append(f"    subgraph cluster_c{c}_{m} {{ label={_q('kernel ' + kname)}; style=filled; "
+                         'fillcolor="#e8f0fe"; color="#4a78c2";')
+            for nid in ids:
+                node(nid, "      ")
+            lines.append("    }")
+        lines.append("  }")
+    for nid, _, _ in g.nodes:
+        if nid not in drawn:
+            node(nid, "  ")
+    lines += [f"  {a} -> {b};" for a, b in g.edges]
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -213,7 +330,8 @@ def html_report(name: str, arch_spec: str, report: dict[str, Any], graph_svg: st
         f"{report['dram_bytes_written']} B; utilisation cube {u['cube']:.1%}, vector {u['vector']:.1%}, "
         f"DMA {u['dma']:.1%}" + (f"; roofline ratio {report['roofline_ratio']}" if "roofline_ratio" in report
                                  else "") + "</p>",
-        "<h2>Graph after fusion (kernels boxed, layer groups dashed)</h2>", graph,
+        "<h2>Graph as compiled (each kernel of the table boxed; a layer group dashed, around the kernels it "
+        "merged)</h2>", graph,
         "<h2>Kernels: predicted vs simulated cycles</h2>",
         _table(["kernel", "ONNX nodes", "cores", "tasks", "predicted", "simulated", "sim/pred", "DRAM read",
                 "DRAM written", "DRAM / min"], k_rows),

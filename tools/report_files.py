@@ -1,19 +1,20 @@
 """`npu-run --graph PREFIX` and `--html R.html`: the files of `tools/pictures.py` for one
-run (the original graph, its fused kernels, the compiled kernels, the run's records).
+run (the original graph, the graph as compiled - after `npu-tile` - with the compiled
+kernels the run report lists, the run's records).
 Graphviz's `dot` is looked up at run time; without it the DOT files are still written,
 with a note on stderr, and the HTML report shows the DOT text."""
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from typing import Any
 
-from npu_dialects import make_context
 from tools.pictures import (
     DOT_MISSING,
+    compiled_dot,
     compiled_kernels,
-    fused_kernels,
     graph_dot,
     html_report,
     render_dot,
@@ -21,17 +22,30 @@ from tools.pictures import (
 )
 
 
-def fused_graph(graph):
-    """A copy of the graph-level module through the default graph passes, npu-fuse and
-    npu-split-rows (for an executable, whose compile did not run here)."""
-    from lowering import get_all_passes
-    from lowering.pipeline import DEFAULT_PIPELINE
-    module = graph.clone()
-    ctx = make_context()
-    passes = get_all_passes()
-    for name in DEFAULT_PIPELINE[:DEFAULT_PIPELINE.index("npu-split-rows") + 1]:
-        passes[name]()().apply(ctx, module)
-    return module
+def tiled_graph(graph, weights, arch, pipeline: str | None):
+    """The graph-level module as `pipeline` (None: `npu-default`) leaves it after
+    `npu-tile`, compiling a copy (for an executable, whose compile did not run here:
+    the pipeline it records); None when that compile fails."""
+    from lowering.instrument import Instrumentation, InstrumentOptions
+    from tools.npu_run import UsageError, UserError, _compile
+    with Instrumentation(InstrumentOptions(progress=False, keep_after=("npu-tile",)), stream=io.StringIO()) as inst:
+        try:
+            _compile(graph.clone(), arch, dict(weights), pipeline)
+        except (UsageError, UserError):
+            return None
+    return inst.kept.get("npu-tile")
+
+
+def _recorded_pipeline(loaded, path: str) -> str | None:
+    """The pipeline an executable records (None: npu-default)."""
+    if loaded.kind != "npuexe":
+        return None
+    from runtime.executable import ExecutableError, read_executable
+    try:
+        pipeline = read_executable(path, loaded.arch).meta.get("pipeline")
+    except ExecutableError:
+        return None
+    return pipeline if isinstance(pipeline, str) else None
 
 
 def _write(path: str, data: str | bytes) -> None:
@@ -55,14 +69,15 @@ def _memory_svg(loaded, records) -> str | None:
 
 def write_pictures(args: Any, loaded, result, reference) -> None:
     """Write what --graph and --html ask for."""
-    graph, _ = reference
+    graph, weights = reference
     name = os.path.splitext(os.path.basename(args.input))[0]
-    fused = getattr(args, "fused_module", None)  # (kept by the compile; an executable was not compiled here)
-    kernels = fused_kernels(fused if fused is not None else fused_graph(graph))
-    after = graph_dot(graph, f"{name} after fusion", kernels, compiled_kernels(loaded.module))
+    tiled = getattr(args, "tiled_module", None)  # (kept by the compile; an executable was not compiled here)
+    if tiled is None:
+        tiled = tiled_graph(graph, weights, loaded.arch, _recorded_pipeline(loaded, args.input))
+    after = compiled_dot(tiled, compiled_kernels(loaded.module), f"{name} as compiled")
     after_svg = render_dot(after)
     if args.graph:
-        before = graph_dot(graph, f"{name} before fusion")
+        before = graph_dot(graph, f"{name} as imported")
         for tag, text in (("before", before), ("after", after)):
             _write(f"{args.graph}.{tag}.dot", text)
             svg = after_svg if tag == "after" else render_dot(text)
