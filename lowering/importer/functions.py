@@ -19,12 +19,12 @@ import onnx
 from onnx import defs
 
 CHECKED_CONTEXT_DEPENDENT = frozenset({
-    "CenterCropPad", "DepthToSpace", "GroupNormalization", "LogSoftmax", "NegativeLogLikelihoodLoss",
-    "RMSNormalization", "RotaryEmbedding", "SoftmaxCrossEntropyLoss", "SpaceToDepth"})
+    "CausalConvWithState", "CenterCropPad", "DepthToSpace", "GroupNormalization", "LogSoftmax",
+    "NegativeLogLikelihoodLoss", "RMSNormalization", "RotaryEmbedding", "SoftmaxCrossEntropyLoss", "SpaceToDepth"})
 """The ops with a per-node function body whose every float conformance case passes
 (bench/results/conformance.md): the ones `supported_op_types` claims. Others still
-import wherever their body does (Bernoulli, CausalConvWithState, LinearAttention where
-ONNX builds one); Attention has a converter (`attention.py`)."""
+import wherever their body does (Bernoulli, LinearAttention where ONNX builds one);
+Attention has a converter (`attention.py`)."""
 
 
 @dataclass
