@@ -1141,8 +1141,25 @@ def convert_cast(ctx: NodeContext) -> Sequence[Output]:
 
 @converter("CastLike", attrs=("saturate",))
 def convert_cast_like(ctx: NodeContext) -> Sequence[Output]:
-    """Cast to the element type of input 1 (see `_cast`)."""
-    return _cast(ctx, onnx.helper.np_dtype_to_tensor_dtype(ctx.dtype(1)))
+    """Cast to the element type of input 1 (see `_cast`). Only that input's type is read:
+    constant data casts at import even when input 1 is computed at run time (ONNX's
+    Attention body casts its -inf fill like the query, then pads the mask with it: a
+    Pad value must be a constant)."""
+    t, to = ctx.tensor(0), ctx.dtype(1)
+    if t.data is None or t.placeholder:
+        return _cast(ctx, onnx.helper.np_dtype_to_tensor_dtype(to))
+    data = np.asarray(t.data)
+    if _is_float(to):
+        data, to = data.astype(np.float32), np.dtype(np.float32)  # (floats are carried as f32, as `_cast`)
+    elif to == np.bool_:
+        data = data != 0
+    elif np.issubdtype(to, np.integer) and _is_float(data.dtype) and np.isfinite(data).all():
+        data = np.trunc(data).astype(to)
+    elif np.issubdtype(to, np.integer) and not _is_float(data.dtype):
+        data = data.astype(to)
+    else:
+        return _cast(ctx, onnx.helper.np_dtype_to_tensor_dtype(to))
+    return [Tensor(ctx.node.output[0], tuple(data.shape), data.dtype, data=data, origin=ctx.label)]
 
 
 # --------------------------------------------------------------------------------------
