@@ -37,8 +37,11 @@ model each, with input and expected output data. Per case:
 - A failing case never stops the script: its one-line reason (the first line of
   the compiler's diagnostic, or the exception) is recorded.
 
-Expanded function cases (`*_expanded*`: the op written as its function body)
-are not counted; the op each is the body of may not be supported.
+Expanded function cases (`*_expanded*`: the op written as its function body, a
+graph of many nodes) have their own section: every one whose nodes all import (each
+node's op has a converter or a function body, `_importable`) runs as the single-node
+cases do and is listed under the op it expands; the others are counted as not
+importable, with the ops they use. They are not in the op table's totals.
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ class Outcome:
     retargeted: int | None = None
     seconds: float = 0.0
     vs_ort: bool = False
+    expanded: bool = False
 
 
 @dataclass
@@ -239,14 +243,24 @@ def _reason(e: BaseException) -> str:
     return text
 
 
-def run_case(case, arch: str) -> Outcome:
-    """Compile, simulate and compare one node test case."""
+def run_case(case, arch: str, op: str | None = None) -> Outcome:
+    """Compile, simulate and compare one node test case (an expanded one: `op` is the op
+    it expands)."""
+    out = _run_case(case, arch, op or case.model.graph.node[0].op_type)
+    out.expanded = op is not None
+    return out
+
+
+def _run_case(case, arch: str, op: str) -> Outcome:
     model = case.model
-    op = model.graph.node[0].op_type
     inputs, outputs = case.data_sets[0]
     skip = _skip_reason(model, inputs, outputs)
     if skip:
         return Outcome(case.name, op, "skipped", skip)
+    if op != model.graph.node[0].op_type or len(model.graph.node) > 1:
+        missing = _not_importable(model)
+        if missing:
+            return Outcome(case.name, op, "skipped", f"uses {', '.join(missing)}: not supported")
     feeds = {vi.name: _data(x) for vi, x in zip(model.graph.input, inputs)}
     expected = [_data(x) for x in outputs]
     big = {k for k, v in feeds.items() if v.dtype != np.float32 and v.size and np.abs(v.astype(np.int64)).max() >= 2 ** 24}
@@ -307,23 +321,24 @@ def _on_alarm(signum, frame):
     raise CaseTimeout()
 
 
-def run_case_guarded(case, arch: str, timeout: float) -> Outcome:
+def run_case_guarded(case, arch: str, timeout: float, expands: str | None = None) -> Outcome:
     """run_case that never raises: a crash or a timeout is a failed case."""
     t0 = time.perf_counter()
     try:
-        op = case.model.graph.node[0].op_type
+        op = expands or case.model.graph.node[0].op_type
     except Exception:  # noqa: BLE001 - report it, go on
         op = "?"
     old = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        out = run_case(case, arch)
+        out = run_case(case, arch, expands)
     except CaseTimeout:
-        out = Outcome(case.name, op, "failed", f"timeout: more than {timeout:.0f} s")
+        out = Outcome(case.name, op, "failed", f"timeout: more than {timeout:.0f} s", expanded=bool(expands))
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
-        out = Outcome(case.name, op, "failed", f"harness error: {type(e).__name__}: {_first_line(str(e))}")
+        out = Outcome(case.name, op, "failed", f"harness error: {type(e).__name__}: {_first_line(str(e))}",
+                      expanded=bool(expands))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -336,26 +351,46 @@ def run_case_guarded(case, arch: str, timeout: float) -> Outcome:
 # ----------------------------------------------------------------------------------------
 
 
-def collect(ops: set[str]) -> tuple[list, int]:
+def collect(ops: set[str]) -> tuple[list, list[tuple[object, str]]]:
     """The node test cases of `ops` (single-node models in the default domain) and the
-    number of expanded function cases left out."""
+    expanded function cases of every op, each with the op it expands (the op of the case
+    it is the expansion of: `test_X_expanded[_verN]` of `test_X`)."""
     from onnx.backend.test.case.node import collect_testcases
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
             cases = collect_testcases()
-    picked, expanded = [], 0
+    picked, expanded, op_of = [], [], {}
     for c in cases:
         if c.model is None or not c.data_sets:
             continue
         nodes = c.model.graph.node
         if "_expanded" in c.name:
-            expanded += 1
+            expanded.append(c)
             continue
+        if len(nodes) == 1:
+            op_of[c.name] = nodes[0].op_type
         if len(nodes) == 1 and nodes[0].domain in _DEFAULT and nodes[0].op_type in ops:
             picked.append(c)
-    return picked, expanded
+    named = [(c, op_of.get(re.sub(r"_expanded(_ver\d+)?$", "", c.name), "?")) for c in expanded]
+    return picked, named
+
+
+def _not_importable(model: onnx.ModelProto) -> list[str]:
+    """The op types of `model`'s nodes (and their subgraphs') that neither have a
+    converter nor import as a function body ([] when every node can import)."""
+    known = set(supported_op_types(functions_too=True)) | set(_FUNCTION_OPS)
+    found: set[str] = set()
+
+    def walk(nodes) -> None:
+        for n in nodes:
+            if n.domain not in _DEFAULT or n.op_type not in known:
+                found.add(f"{n.domain}.{n.op_type}" if n.domain not in _DEFAULT else n.op_type)
+            for a in n.attribute:
+                walk([m for g in ([a.g] if a.HasField("g") else list(a.graphs)) for m in g.node])
+    walk(model.graph.node)
+    return sorted(found)
 
 
 def _general(reason: str) -> str:
@@ -382,7 +417,20 @@ def unsupported_ops() -> list[str]:
     return sorted(names - sup)
 
 
-def render(rows: dict[str, OpRow], expanded: int, arch: str, seconds: float) -> list[str]:
+def _commit() -> str:
+    """The checked-out commit (short hash), '+ local changes' when the tracked files the
+    table depends on differ from it."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "lowering", "npu_dialects", "sim",
+                "runtime", "tools", "bench/conformance.py")
+    return f"{head} + local changes" if dirty else head
+
+
+def render(rows: dict[str, OpRow], expanded: list[Outcome], arch: str, seconds: float) -> list[str]:
     claimed = set(supported_op_types(functions_too=True))
     all_out = [o for r in rows.values() for o in r.outcomes]
     mine = [o for o in all_out if o.op in claimed]
@@ -396,7 +444,8 @@ def render(rows: dict[str, OpRow], expanded: int, arch: str, seconds: float) -> 
     lines = [
         "# ONNX node conformance",
         "",
-        (f"`python bench/conformance.py --arch {arch}` (onnx {onnx.__version__}, {len(claimed)} supported op types: "
+        (f"`python bench/conformance.py --arch {arch}` at commit {_commit()} (onnx {onnx.__version__}, "
+         f"{len(claimed)} supported op types: "
          f"{len(CONVERTERS)} converted, {len(claimed) - len(CONVERTERS)} imported as their ONNX function body; "
          f"{seconds:.0f} s). Float cases compiled with `npu-default`, simulated and compared with the expected "
          "outputs (rtol 1e-3, atol 1e-4 x max |expected|); see the script's docstring for the rules."),
@@ -404,8 +453,9 @@ def render(rows: dict[str, OpRow], expanded: int, arch: str, seconds: float) -> 
         (f"**Totals over the supported op types: {floats} cases of the device's element types (float32, and "
          f"int64/int32/bool carried as f32: the 'float' column), {passed} passed, {failed} failed "
          f"({pct:.1f}% pass), {full} of {len(claimed)} op types with every such case passing; {skipped} cases "
-         f"skipped (other element types, zero-size, random, or outside opsets {MIN_OPSET}..{MAX_OPSET}); "
-         f"{expanded} expanded function cases not counted.**"),
+         f"skipped (other element types, zero-size, random, or outside opsets {MIN_OPSET}..{MAX_OPSET}).**"),
+        "",
+        _expanded_totals(expanded),
         "",
         ("Function-body candidates not counted as supported (their cases are in the table): "
          + ", ".join(f"{op} {rows[op].count('passed')}/{rows[op].count('passed') + rows[op].count('failed')}"
@@ -438,7 +488,43 @@ def render(rows: dict[str, OpRow], expanded: int, arch: str, seconds: float) -> 
     for reason, outs in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
         ops = sorted({o.op for o in outs})
         lines.append(f"| {reason.replace('|', '/')} | {len(outs)} | {', '.join(ops)} |")
+    lines += _expanded_section(expanded)
     lines += ["", "## ONNX ops without a converter", "", ", ".join(unsupported_ops()), ""]
+    return lines
+
+
+def _expanded_totals(expanded: list[Outcome]) -> str:
+    importable = [o for o in expanded if not o.reason.startswith("uses ")]
+    p, f = (sum(o.status == s for o in importable) for s in ("passed", "failed"))
+    return (f"**Expanded function cases (`*_expanded*`, the op written as its ONNX function body; not in the "
+            f"totals above): {len(expanded)} cases, {len(importable)} whose nodes all import: {p + f} of the "
+            f"device's element types, {p} passed, {f} failed ({100.0 * p / (p + f) if p + f else 0.0:.1f}% pass), "
+            f"{len(importable) - p - f} skipped; {len(expanded) - len(importable)} use an op that does not "
+            "import.**")
+
+
+def _expanded_section(expanded: list[Outcome]) -> list[str]:
+    """The expanded cases by the op they expand, their failures and the ops that keep the
+    others from importing."""
+    lines = ["", "## Expanded function cases", "", _expanded_totals(expanded), "",
+             "| op expanded | cases | nodes import | float | passed | failed | skipped | const | vs ort | "
+             "failures (reason, count) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    by_op: dict[str, list[Outcome]] = defaultdict(list)
+    for o in expanded:
+        by_op[o.op].append(o)
+    for op, outs in sorted(by_op.items()):
+        ok = [o for o in outs if not o.reason.startswith("uses ")]
+        p, f = (sum(o.status == s for o in ok) for s in ("passed", "failed"))
+        const = sum(o.constants and o.status == "passed" for o in ok)
+        lines.append(f"| {op} | {len(outs)} | {len(ok)} | {p + f} | {p} | {f} | {len(ok) - p - f} | {const} | "
+                     f"{sum(o.vs_ort for o in ok)} | {_grouped([o.reason for o in ok if o.status == 'failed'])} |")
+    lines += ["", "Failed expanded cases:", ""]
+    fails = sorted((o for o in expanded if o.status == "failed"), key=lambda o: o.name)
+    lines += [f"- `{o.name}` ({o.op}): {o.reason}" for o in fails] or ["none"]
+    missing = Counter(op for o in expanded if o.reason.startswith("uses ")
+                      for op in o.reason.removeprefix("uses ").removesuffix(": not supported").split(", "))
+    lines += ["", "Ops that keep expanded cases from importing (cases): "
+              + (", ".join(f"{op} ({n})" for op, n in missing.most_common()) or "none") + "."]
     return lines
 
 
@@ -459,19 +545,26 @@ def main() -> int:
             ap.error(f"not supported by the importer: {', '.join(unknown)}")
     ort.set_default_logger_severity(4)
     t0 = time.perf_counter()
-    cases, expanded = collect(ops)
+    cases, named = collect(ops)
+    if args.ops:
+        named = [(c, op) for c, op in named if op in ops]
     rows = {op: OpRow(op) for op in ops}
-    for i, case in enumerate(cases, 1):
+    expanded: list[Outcome] = []
+    todo = [(c, None) for c in cases] + named
+    for i, (case, expands) in enumerate(todo, 1):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = run_case_guarded(case, args.arch, args.timeout)
-        rows.setdefault(out.op, OpRow(out.op)).outcomes.append(out)
+            out = run_case_guarded(case, args.arch, args.timeout, expands)
+        if out.expanded:
+            expanded.append(out)
+        else:
+            rows.setdefault(out.op, OpRow(out.op)).outcomes.append(out)
         if args.verbose or out.status == "failed":
-            print(f"[{i}/{len(cases)}] {out.status:7s} {out.name} ({out.seconds:.1f} s) {out.reason}", flush=True)
+            print(f"[{i}/{len(todo)}] {out.status:7s} {out.name} ({out.seconds:.1f} s) {out.reason}", flush=True)
     seconds = time.perf_counter() - t0
     lines = render(rows, expanded, args.arch, seconds)
-    totals = lines[4]  # (the totals line)
-    print(totals.strip("*"))
+    print(lines[4].strip("*"))  # (the totals lines)
+    print(lines[6].strip("*"))
     worst = sorted(rows.values(), key=lambda r: -r.count("failed"))
     print("most failures: " + ", ".join(f"{r.op} {r.count('failed')}" for r in worst[:8] if r.count("failed")))
     if args.out:
