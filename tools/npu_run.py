@@ -323,7 +323,7 @@ def reference_outputs(loaded: Loaded, path: str, inputs: dict[str, np.ndarray]) 
             import onnxruntime as ort
             sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
             names = [o.name for o in sess.get_outputs()]
-            feed = {i.name: inputs[i.name] for i in sess.get_inputs() if i.name in inputs}
+            feed = {i.name: _as_ort_type(inputs[i.name], i.type) for i in sess.get_inputs() if i.name in inputs}
             outs = sess.run(names, feed)
         except Exception as e:  # onnxruntime raises many exception types
             msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -336,10 +336,25 @@ def reference_outputs(loaded: Loaded, path: str, inputs: dict[str, np.ndarray]) 
         return refs, "onnxruntime"
     from lowering.graph.evaluate import GraphEvalError, evaluate_graph
     assert loaded.graph is not None, "load_input keeps the graph-level module for --check"
+    values = {k: np.asarray(v, dtype=np.float32) for k, v in inputs.items()}  # (integers carried as f32)
     try:
-        return evaluate_graph(loaded.graph, loaded.weights, inputs, dtype=np.float64), "numpy float64 reference"
+        return evaluate_graph(loaded.graph, loaded.weights, values, dtype=np.float64), "numpy float64 reference"
     except GraphEvalError as e:
         raise UserError(f"the graph-level reference cannot evaluate '{path}': {e}") from None
+
+
+_ORT_FLOATS = {"float": np.float32, "double": np.float64}
+
+
+def _as_ort_type(x: np.ndarray, ort_type: str) -> np.ndarray:
+    """An input as the element type onnxruntime declares for it (`tensor(int64)`, ...):
+    the model's own dtype, whatever the inputs file or the random draw holds."""
+    name = ort_type[len("tensor("):-1] if ort_type.startswith("tensor(") and ort_type.endswith(")") else ""
+    try:
+        dtype = np.dtype(_ORT_FLOATS.get(name, name)) if name else None
+    except TypeError:
+        dtype = None
+    return np.asarray(x) if dtype is None else np.asarray(x).astype(dtype, copy=False)
 
 
 def metrics(got: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
@@ -697,8 +712,7 @@ def _run(args: argparse.Namespace) -> int:
     _annotate(args, report, bucketed)
     problems: list[str] = []
     if args.check:
-        ref_inputs = {k: np.asarray(v, dtype=np.float32) for k, v in inputs.items()}
-        refs, what = reference_outputs(loaded, args.input, ref_inputs)
+        refs, what = reference_outputs(loaded, args.input, inputs)  # (in the model's own dtypes)
         check, problems = compare(result.outputs, refs)
         check["reference"] = what
         report["check"] = check
