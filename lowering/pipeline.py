@@ -20,6 +20,7 @@ from xdsl.utils.exceptions import VerifyException
 from lowering import get_all_passes
 from lowering.errors import CompileError
 from lowering.graph.fuse import DISABLED_ATTR, check_rules
+from lowering.graph.input_ranges import record_input_ranges
 from lowering.instrument import InstrumentOptions, run_nested, run_pipeline, verify_after
 from npu_dialects import make_context
 from npu_dialects.arch import Arch, set_arch
@@ -90,6 +91,8 @@ class NpuDefault(ModulePass):
         passes = self.passes()
         if stage != "all":
             passes = [p for p in passes if (p.name in GRAPH_PASSES) == (stage == "graph")]
+        if stage != "backend":  # (the ranges random integer inputs may take: from the graph as imported)
+            record_input_ranges(op)
         if self.fuse_disable:  # (npu-fuse records it too, but it may itself be disabled)
             op.attributes[DISABLED_ATTR] = ArrayAttr([StringAttr(r) for r in self.fuse_disable])
         run_nested(self.name, passes, ctx, op, self.verify_each)

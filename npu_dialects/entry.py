@@ -16,6 +16,10 @@ OUTPUT_DTYPES_ATTR = "npu.output_dtypes"
 """The ONNX element type of each output: integer and boolean outputs (ArgMax and TopK
 indices, comparison results) are computed as f32 values holding integers or 0/1 and
 converted back when they leave the device (`sim.program.carried_out`)."""
+INPUT_RANGES_ATTR = "npu.input_ranges"
+"""Per integer or boolean input, `array<i64: lo, hi>` (random values drawn from [lo, hi)
+index every table inside its bounds) or a string saying why no range is known
+(`lowering/graph/input_ranges.py`)."""
 
 
 def find_main(module: ModuleOp) -> func.FuncOp | None:

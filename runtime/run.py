@@ -68,24 +68,25 @@ def validate_inputs(sig: Signature, inputs: Mapping[str, Any]) -> dict[str, np.n
     return out
 
 
-RANDOM_INT_RANGE = 8
-"""Random integer inputs (token ids, indices) are drawn from [0, 8): valid for any
-table of at least 8 rows; pass --inputs for real ids."""
-
-
 def random_inputs(sig: Signature, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded inputs of the signature's shapes and types: standard-normal float32,
-    integers in [0, RANDOM_INT_RANGE), random bools."""
+    """Seeded inputs of the signature's shapes and types: standard-normal float32;
+    integers and bools drawn from the range the compiler recorded for each
+    (`Signature.input_ranges`: inside every table the input indexes, 0/1 for a mask).
+    An integer input without a known range is a RunError asking for --inputs."""
     rng = np.random.default_rng(seed)
     out: dict[str, np.ndarray] = {}
     for name, shape in sig.inputs:
         dtype = sig.input_dtypes.get(name, "float32")
         if dtype == "float32":
             out[name] = rng.standard_normal(shape).astype(np.float32)
-        elif dtype == "bool":
-            out[name] = rng.integers(0, 2, shape).astype(np.bool_)
-        else:
-            out[name] = rng.integers(0, RANDOM_INT_RANGE, shape).astype(dtype)
+            continue
+        bounds = (sig.input_ranges or {}).get(name, (0, 2) if dtype == "bool" else None)
+        if not isinstance(bounds, tuple):
+            why = bounds or ("the program records no range for it (it was compiled without npu-default's "
+                             "graph stage, or by an older compiler)")
+            raise RunError(f"cannot draw random values for {dtype} input '{name}': {why}; pass --inputs "
+                           "with real values")
+        out[name] = rng.integers(bounds[0], bounds[1], shape).astype(dtype)
     return out
 
 

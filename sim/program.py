@@ -14,13 +14,21 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Block, Operation, SSAValue
 
 from npu_dialects.arch import Arch
 from npu_dialects.dma import memory_space
 from npu_dialects.entry import (
     INPUT_DTYPES_ATTR,
+    INPUT_RANGES_ATTR,
     INPUTS_ATTR,
     OUTPUT_DTYPES_ATTR,
     OUTPUTS_ATTR,
@@ -47,6 +55,9 @@ class Signature:
     outputs: list[tuple[str, tuple[int, ...]]]
     input_dtypes: dict[str, str] = field(default_factory=dict)  # ONNX element types (default float32)
     output_dtypes: dict[str, str] = field(default_factory=dict)
+    input_ranges: dict[str, tuple[int, int] | str] | None = None
+    """Per integer/bool input, [lo, hi) random values stay in (every table they index
+    has room), or why none is known; None: the module records none (`npu.input_ranges`)."""
 
 
 def main_func(module: ModuleOp) -> func.FuncOp:
@@ -79,7 +90,24 @@ def signature(module: ModuleOp) -> Signature:
     dtypes = io_names(fn, INPUT_DTYPES_ATTR) or []
     out_dtypes = io_names(fn, OUTPUT_DTYPES_ATTR) or []
     return Signature(list(zip(ins, shapes[:len(ins)])), list(zip(outs, shapes[len(ins):])),
-                     dict(zip(ins, dtypes)), dict(zip(outs, out_dtypes)))
+                     dict(zip(ins, dtypes)), dict(zip(outs, out_dtypes)), input_ranges(fn))
+
+
+def input_ranges(fn: func.FuncOp) -> dict[str, tuple[int, int] | str] | None:
+    """`npu.input_ranges` of `fn` (see `Signature.input_ranges`; None when absent or malformed)."""
+    a = fn.attributes.get(INPUT_RANGES_ATTR)
+    if not isinstance(a, DictionaryAttr):
+        return None
+    out: dict[str, tuple[int, int] | str] = {}
+    for name, v in a.data.items():
+        vals = v.get_values() if isinstance(v, DenseArrayBase) else ()
+        if isinstance(v, StringAttr):
+            out[name] = v.data
+        elif len(vals) == 2 and int(vals[0]) < int(vals[1]):
+            out[name] = (int(vals[0]), int(vals[1]))
+        else:
+            return None
+    return out
 
 
 def carried_out(x: np.ndarray, dtype: str) -> np.ndarray:
