@@ -20,7 +20,7 @@ import numpy as np
 
 from npu_dialects.arch import Arch
 from sim.errors import SimError
-from sim.interp import REQ_COMPUTE, REQ_DMA, REQ_EARLY, REQ_GATE, REQ_HANDOFF, OpInfo, TaskProgram
+from sim.interp import REQ_COMPUTE, REQ_DMA, REQ_EARLY, REQ_GATE, REQ_HANDOFF, OpInfo, TaskProgram, gather_fault
 from sim.memory import DRAM, Buf, CopyPlan, fmt_slices
 from sim.program import Program
 from sim.sanitizer import Sanitizer, Values
@@ -620,7 +620,10 @@ class Engine:
             try:
                 info.execute([b.arr for b in bufs])
             except Exception as e:
-                raise SimError(f"{info.where}: cannot execute: {type(e).__name__}: {e}",
+                bad = gather_fault(info, [b.arr for b in bufs])
+                if bad is not None:
+                    raise SimError(*bad) from None
+                raise SimError(f"{info.own_where}: cannot execute: {type(e).__name__}: {e}",
                                "operands: " + ", ".join(f"{list(b.shape)} at {b.desc}" for b in bufs)) from None
         cyc = info.cycles
         rec = c.rec

@@ -20,12 +20,13 @@ from collections.abc import Callable, Iterator
 from math import prod
 from typing import Any
 
+import numpy as np
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from npu_dialects.arch import Arch
-from npu_dialects.compute import ComputeOp, EltwiseOp
+from npu_dialects.compute import ApplyOp, ComputeOp, EltwiseOp
 from npu_dialects.dma import CopyOp, WaitOp
 from npu_dialects.graph import ints
 from npu_dialects.locs import node_names
@@ -54,20 +55,47 @@ _HANDOFF = (_REQ, lambda env: (REQ_HANDOFF,), -1)
 class OpInfo:
     """Static facts about one op inside a task, for diagnostics, timing and trace."""
 
-    __slots__ = ("op", "name", "nodes", "where", "unit", "cycles", "execute", "label", "index")
+    __slots__ = ("op", "name", "nodes", "where", "own_where", "unit", "cycles", "execute", "label", "index")
 
-    def __init__(self, op: Operation, task_where: str, task_nodes: list[str], index: int):
+    def __init__(self, op: Operation, task_where: str, task_nodes: list[str], index: int, kernel: str = ""):
         self.op = op
         self.name = op.name
         own = node_names(op)
         self.nodes = own or task_nodes
         extra = f" (ONNX node {', '.join(own)})" if own and own != task_nodes else ""
         self.where = f"{task_where}: '{op.name}'{extra} (op #{index} in the task)"
+        self.own_where = self.where  # (the op's own node only, not the task's whole list: compute faults)
+        if extra and kernel:
+            self.own_where = f"task '{kernel}': '{op.name}'{extra} (op #{index} in the task)"
         self.unit = ""
         self.cycles = 0
         self.execute: Callable[[list], None] | None = None
         self.label = op.name.split(".", 1)[-1]
         self.index = index
+
+
+def gather_fault(info: OpInfo, arrays: list[np.ndarray]) -> tuple[str, str] | None:
+    """The diagnostic of a gather tile kernel (`npu_compute.apply "npu_graph.gather"`)
+    whose indices leave its table: one line naming the op, its ONNX node, the first bad
+    index and the table's size, and a hint; None for any other op or fault."""
+    op = info.op
+    if not isinstance(op, ApplyOp) or op.op.data != "npu_graph.gather" or len(arrays) < 2:
+        return None
+    data, indices = arrays[0], np.asarray(arrays[1])
+    axis = op.attrs.data.get("axis")
+    a = (axis.value.data if isinstance(axis, IntegerAttr) else 0) % max(1, data.ndim)
+    n = data.shape[a] if data.ndim else 0
+    with np.errstate(invalid="ignore"):
+        bad = ~((indices >= -n) & (indices < n))
+    if not bad.any():
+        return None
+    pos = [int(i) for i in np.argwhere(bad)[0]]
+    v = indices[tuple(pos)]
+    shown = f"{int(v)}" if np.isfinite(v) and v == int(v) else f"{float(v):g}"
+    return (f"{info.own_where}: gather index {shown} (element {pos} of its indices tile) is out of range for "
+            f"axis {a} of its table, of size {n} (table shape {list(data.shape)})",
+            f"hint: indices must lie in [{-n}, {n}); an integer model input (token ids from --inputs) may "
+            "hold one outside")
 
 
 def exec_block(code: list, env: list) -> Iterator[tuple]:
@@ -261,7 +289,7 @@ class _TaskCompiler:
         self.prog.init_env = self.init
 
     def info(self, op: Operation) -> OpInfo:
-        i = OpInfo(op, self.prog.where, self.prog.nodes, self.numbers.get(id(op), 0))
+        i = OpInfo(op, self.prog.where, self.prog.nodes, self.numbers.get(id(op), 0), self.prog.kernel)
         self.prog.ops.append(i)
         return i
 
