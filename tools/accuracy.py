@@ -11,6 +11,7 @@ as `--check`: rtol 1e-3, atol 1e-4 x max(1, max |ref|)). `format_rows` prints th
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,15 +32,20 @@ def compare_all(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapp
                 captured: list[tuple[list[str], np.ndarray]],
                 outputs: Mapping[str, np.ndarray]) -> tuple[list[dict[str, Any]], str | None]:
     """Rows (see the module docstring) and the first node over tolerance (None: all ok).
-    A captured buffer whose size differs from its node's tensor is skipped."""
+    A captured buffer whose size differs from its node's tensor is skipped, and so are
+    buffers sharing one location (a layer group's DRAM scratch buffers all carry the
+    group's nodes: which of them holds the last node's output is unknown)."""
     values: dict[str, np.ndarray] = {}
     refs = evaluate_graph(graph, weights, {k: np.asarray(v, np.float64) for k, v in inputs.items()},
                           dtype=np.float64, values=values)
     order = {name: i for i, name in enumerate(values)}
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
+    claims = Counter(tuple(nodes) for nodes, _ in captured)
     for nodes, got in captured:
         node = nodes[-1] if nodes else None
+        if claims[tuple(nodes)] > 1:  # (a layer group's scratch buffers share its location: whose value?)
+            continue
         if node is None or node in seen or node not in values or values[node].size != got.size:
             continue
         seen.add(node)
