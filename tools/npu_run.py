@@ -16,6 +16,12 @@ check; an internal error too, "internal error: ..."), 2 bad usage.
 
 Algorithm
 ---------
+Random inputs (no `--inputs`, seeded by `--seed`): float inputs standard normal; an
+integer input is drawn from the range the compiler recorded for it (`npu.input_ranges`
+on `@main`, also in an `.npuexe`): inside every table it indexes, 0/1 for a mask or a
+bool (`lowering/graph/input_ranges.py`); when none is known the run stops asking for
+`--inputs`. `--check` feeds onnxruntime the inputs in the model's own dtypes.
+
 `--sanitize` (the memory sanitizer, `sim/sanitizer.py`): the run stops at the first read that does not find the value the IR
 says it reads (a buffer overwritten while it still had a reader), naming both ops
 and the bytes.
