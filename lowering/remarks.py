@@ -60,9 +60,9 @@ def write_remarks(remarks: list[Remark], dest: str) -> None:
     if dest == "-":
         sys.stderr.write(text)
         return
+    from npu_dialects.files import write_atomic
     try:
-        with open(dest, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_atomic(dest, text)  # (a failed write keeps the old file)
     except OSError as e:
         raise ValueError(f"cannot write remarks to '{dest}': {e.strerror or e}") from None
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import weakref
 import zipfile
-import zlib
 from collections.abc import Mapping
 from typing import IO
 
@@ -47,24 +46,16 @@ def load_weights(module: ModuleOp, base_dir: str | None) -> dict[str, np.ndarray
 def read_npz(path: str) -> dict[str, np.ndarray]:
     """The arrays of an `.npz` file by name. Raises ValueError with one line of reason: the
     file is missing or unreadable, is not a zip of `.npy` arrays (an `.npy`, text, cut
-    short), holds pickled objects, or a member is corrupted."""
-    try:
-        with open(path, "rb") as f:
-            if not zipfile.is_zipfile(f):
-                what = "an .npy array" if f.seek(0) == 0 and f.read(6) == b"\x93NUMPY" else "truncated or not a zip"
-                raise ValueError(f"not an .npz archive of .npy arrays ({what})")
-            f.seek(0)
-            with np.load(f, allow_pickle=False) as z:
-                return {k: z[k] for k in z.files}
-    except OSError as e:
-        raise ValueError(e.strerror or str(e)) from None
-    except (zipfile.BadZipFile, EOFError, zlib.error) as e:
-        raise ValueError(f"corrupted .npz archive: {e}") from None
+    short), holds pickled objects, or a member is corrupted or declares in its header
+    more data than it holds (checked before any data is read: `npu_dialects.npz`)."""
+    from npu_dialects.npz import read_npz_checked
+    return read_npz_checked(path)
 
 
 def save_weights(path: str, weights: dict[str, np.ndarray]) -> None:
-    with open(path, "wb") as f:
-        save_npz(f, weights)
+    """`weights` as the `.npz` file `path`, written atomically (`npu_dialects.files`)."""
+    from npu_dialects.files import write_atomic
+    write_atomic(path, lambda f: save_npz(f, weights))
 
 
 def save_npz(file: IO[bytes], arrays: Mapping[str, np.ndarray]) -> None:

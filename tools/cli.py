@@ -1,7 +1,8 @@
 """What every command-line tool shares: exit codes, the two error kinds, the entry
 wrapper that maps them to one diagnostic line and an exit code (never a traceback
-unless `NPU_DEBUG=1`). Standard library only, so a tool's fast path (npu-compile's
-cache hit) starts without the compiler or numpy."""
+unless `NPU_DEBUG=1`; Ctrl-C is `error: interrupted`, exit 130), and `write_output`,
+the atomic write of every output file. Standard library only, so a tool's fast path
+(npu-compile's cache hit) starts without the compiler or numpy."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
+from npu_dialects.files import Writer, cannot_write, write_atomic
 from npu_dialects.plugins import PluginError
 
 EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C stopped
 EXIT_INTERNAL = EXIT_USER  # the contract has no separate code for our own bugs
 
 
@@ -47,6 +50,16 @@ def error_line(msg: str) -> str:
     if msg.startswith(("error:", "hint:", "note:")) or _LOCATED.match(msg):
         return msg
     return f"error: {msg}"
+
+
+def write_output(path: str, data: str | bytes | Writer) -> None:
+    """Write the output file `path` atomically (`npu_dialects.files.write_atomic`: a
+    failed write keeps the old file); a failure is the UserError `cannot write 'PATH':
+    REASON`."""
+    try:
+        write_atomic(path, data)
+    except OSError as e:
+        raise UserError(cannot_write(e, path)) from None
 
 
 def _fmt_bytes(n: int) -> str:
@@ -84,7 +97,7 @@ def cli_main(build_parser, run_args, argv: list[str] | None = None) -> int:
         return EXIT_USER
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
-        return EXIT_USER
+        return EXIT_INTERRUPTED
     except PluginError as e:  # (an installed plugin that does not load: the user's to fix)
         print(error_line(str(e)), file=sys.stderr)
         return EXIT_USER
@@ -123,6 +136,9 @@ def console(main: Callable[[], int], compile_only: bool = False) -> Callable[[],
             code = main()
         except SystemExit as e:  # (argparse's --help and usage errors)
             code = e.code if isinstance(e.code, int) else EXIT_USAGE
+        except KeyboardInterrupt:  # (Ctrl-C outside a tool's own handling: its imports, argparse)
+            print("error: interrupted", file=sys.stderr)
+            code = EXIT_INTERRUPTED
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
+import sys
 import weakref
 from typing import Any
 
@@ -38,10 +39,22 @@ def source_span(op: Operation) -> Span[Any] | None:
     return _SPANS.get(op)
 
 
+CONTEXT_WIDTH = 160
+"""A source line longer than this is shown as a window of it around the carets."""
+
+
 def context_lines(span: Span[Any]) -> list[str]:
     """The source line(s) of `span` with carets under it (xDSL's rendering, without
-    its location line)."""
-    return span.print_with_context(None).rstrip("\n").split("\n")[1:]
+    its location line); a long line cut to the CONTEXT_WIDTH columns around the carets."""
+    lines = span.print_with_context(None).rstrip("\n").split("\n")[1:]
+    if len(lines) != 2 or len(lines[0]) <= CONTEXT_WIDTH:
+        return lines
+    text, carets = lines
+    at = len(carets) - len(carets.lstrip())
+    start = max(0, min(at - CONTEXT_WIDTH // 4, len(text) - CONTEXT_WIDTH))
+    head, tail = ("..." if start else ""), ("..." if start + CONTEXT_WIDTH < len(text) else "")
+    return [head + text[start:start + CONTEXT_WIDTH] + tail,
+            " " * len(head) + carets[start:start + CONTEXT_WIDTH].rstrip() or "^"]
 
 
 def diagnostic(span: Span[Any], message: str, severity: str = "error") -> str:
@@ -136,6 +149,8 @@ class SourceParser(Parser):
         return value
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if self._current_token.kind == MLIRTokenKind.EOF and allow_implicit_module:
+            return ModuleOp([])  # an empty file (or only comments) is an empty module, as in mlir-opt
         try:
             module = super().parse_module(allow_implicit_module)
             self._check_resolved(module)
@@ -151,6 +166,10 @@ class SourceParser(Parser):
                      if isinstance(e, MultipleSpansParseError) else [])
             msg = _CLEARER.get(e.msg, e.msg)
             raise SourceParseError(self._span(e.span), msg, notes) from None
+        except RecursionError:  # (each level of brackets or regions takes Python stack frames)
+            raise SourceParseError(self._span(self._current_token.span),
+                                   "nesting too deep: brackets or regions nested past the parser's "
+                                   f"recursion limit ({sys.getrecursionlimit()} frames)") from None
         except (NotImplementedError, ValueError, TypeError, KeyError, IndexError) as e:
             # xDSL tripping over the text itself (`array<i645: 2>` is a NotImplementedError)
             why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

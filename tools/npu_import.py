@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -47,6 +46,7 @@ from lowering.importer.buckets import (
 from lowering.importer.onnx_import import OnnxImportError, import_model, load_model
 from npu_dialects import module_text
 from npu_dialects.arch import ArchError, parse_arch_spec
+from npu_dialects.files import cannot_write, write_temp
 from npu_dialects.plugins import PluginError
 from npu_dialects.weights import WEIGHTS_ATTR, save_npz
 from tools.cli import console
@@ -103,29 +103,15 @@ def print_module(module: ModuleOp) -> str:
     return module_text(module)
 
 
-def _new_file_mode() -> int:
-    """The permissions `open(path, "w")` would give a new file (0666 less the umask)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def _write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> Path:
-    """Write to a temporary file beside `path` with `write(fileobj)` and return the
-    temporary path; the caller renames it into place, so no partial file is ever left.
-    Raises `_OutputError` naming `path` when it cannot be written."""
+    """Write to a temporary file beside `path` with `write(fileobj)`, flushed to disk, and
+    return the temporary path (`npu_dialects.files.write_temp`); the caller renames it
+    into place, so no partial file is ever left. Raises `_OutputError` naming `path`
+    when it cannot be written."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                write(f)
-            os.chmod(tmp, _new_file_mode())  # mkstemp makes 0600; a plain open() would not
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        return Path(write_temp(path, write))
     except OSError as e:
-        raise _OutputError(f"error: cannot write '{path}': {e.strerror or e}") from None
-    return Path(tmp)
+        raise _OutputError(f"error: {cannot_write(e, path)}") from None
 
 
 def run(model_path: str, output: str | None, arch_spec: str,
@@ -237,6 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(e, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
         return 130
     except PluginError as e:  # (an installed plugin that does not load)
         print(f"error: {e}", file=sys.stderr)

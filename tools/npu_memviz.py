@@ -41,7 +41,7 @@ import sys
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
-from tools.cli import EXIT_OK, UserError, cli_main, error_line
+from tools.cli import EXIT_OK, UserError, cli_main, error_line, write_output
 
 # ----------------------------------------------------------------------------- the plan
 
@@ -434,11 +434,7 @@ def _run(args: argparse.Namespace) -> int:
     pic.subtitle = (f"arch {loaded.arch.spec()}; x: {axis}; y: byte address; {n_dram} DRAM + {n_sram} SRAM "
                     f"buffers, coloured by kernel ({len(pic.kernels)}); hover a buffer for details")
     svg = render(pic)
-    try:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(svg)
-    except OSError as e:
-        raise UserError(f"cannot write '{args.output}': {e.strerror or e}") from None
+    write_output(args.output, svg)
     dram = pic.panels[0]
     print(f"wrote {args.output}: DRAM arena peak {dram.peak} B"
           + (f" (lower bound {dram.lower_bound} B)" if dram.lower_bound is not None else "")

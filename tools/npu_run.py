@@ -46,7 +46,18 @@ from typing import Any
 
 import numpy as np
 
-from tools.cli import EXIT_OK, EXIT_USER, UsageError, UserError, _fmt_bytes, cli_main, console, error_line, paused_gc
+from tools.cli import (
+    EXIT_OK,
+    EXIT_USER,
+    UsageError,
+    UserError,
+    _fmt_bytes,
+    cli_main,
+    console,
+    error_line,
+    paused_gc,
+    write_output,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -310,10 +321,46 @@ def _recorded_source(path: str, meta: dict) -> str:
     return model
 
 
-def read_inputs(path: str) -> dict[str, np.ndarray]:
-    from npu_dialects.weights import read_npz
+def input_headers(path: str):
+    """The `.npy` headers of the --inputs file (`npu_dialects.npz`): a bad file is found
+    without reading any array data."""
+    from npu_dialects.npz import npz_headers
     try:
-        return read_npz(path)
+        return npz_headers(path)
+    except ValueError as e:
+        raise UserError(f"cannot read inputs file '{path}': {e}") from None
+
+
+def check_input_headers(headers, sig) -> None:
+    """The inputs' names, shapes and (numbers, not strings) dtypes, from their headers,
+    against the model's signature (`sim.signature`), with the messages of
+    `runtime.run.validate_inputs`."""
+    known = [n for n, _ in sig.inputs]
+    listing = ", ".join(f"'{n}' {list(s)}" for n, s in sig.inputs) or "none"
+    for name in headers:
+        if name not in known:
+            raise UserError(f"unknown input '{name}' (the model's inputs: {listing})")
+    for name, shape in sig.inputs:
+        if name not in headers:
+            raise UserError(f"missing input '{name}' (the model's inputs: {listing})")
+        h = headers[name]
+        if h.dtype.kind not in "fiub":  # (not a number: its item size is unbounded; the rest of the
+            want = sig.input_dtypes.get(name, "float32")  # dtype rules are validate_inputs')
+            raise UserError(f"input '{name}' has dtype {h.dtype}, expected {want}")
+        if h.shape != tuple(shape):
+            raise UserError(f"input '{name}' has shape {list(h.shape)}, expected {list(shape)}")
+
+
+def read_inputs(path: str, sig=None) -> dict[str, np.ndarray]:
+    """The arrays of the --inputs file; with `sig` (the model's signature) each header
+    is checked against it before any data is read (a small file may declare, or inflate
+    to, gigabytes)."""
+    from npu_dialects.npz import read_members
+    headers = input_headers(path)
+    if sig is not None:
+        check_input_headers(headers, sig)
+    try:
+        return read_members(path, headers.values())
     except ValueError as e:
         raise UserError(f"cannot read inputs file '{path}': {e}") from None
 
@@ -450,11 +497,7 @@ def summary(report: dict[str, Any], path: str, arch) -> str:
 
 
 def _write_json(path: str, obj: Any) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=1, allow_nan=True)
-    except OSError as e:
-        raise UserError(f"cannot write '{path}': {e.strerror or e}") from None
+    write_output(path, json.dumps(obj, indent=1, allow_nan=True))
 
 
 class _Bucketed:
@@ -505,17 +548,23 @@ def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded,
         check_buckets(model, buckets)
     except OnnxImportError as e:
         raise UserError(e.located(args.input)) from None
-    inputs = read_inputs(args.inputs) if args.inputs else None
-    if inputs is None:
+    headers = input_headers(args.inputs) if args.inputs else None  # (shapes from the headers: no data read)
+    if headers is None:
+        inputs = None
         bucket = buckets.first()
         chosen = _Bucketed(bucket, dict(bucket))
     else:
         templates = input_templates(model)
         try:
-            d = select_bucket(templates, list(buckets), {k: np.shape(v) for k, v in inputs.items()},
-                              pad_dims)
+            d = select_bucket(templates, list(buckets), {k: h.shape for k, h in headers.items()}, pad_dims)
         except BucketError as e:
             raise UserError(str(e)) from None
+        for name, h in headers.items():  # (the shapes of the model's inputs are within the bucket)
+            if name not in templates:
+                raise UserError(f"unknown input '{name}' (the model's inputs: {', '.join(map(repr, templates))})")
+            if h.dtype.kind not in "fiub":
+                raise UserError(f"input '{name}' has dtype {h.dtype}, expected a number")
+        inputs = read_inputs(args.inputs)
         chosen = _Bucketed(d.bucket, d.actual)
         if d.padded:
             try:
@@ -654,11 +703,7 @@ def _write_files(args: argparse.Namespace, result) -> None:
     """--outputs, --report, --trace."""
     if args.outputs:
         from npu_dialects.weights import save_npz
-        try:
-            with open(args.outputs, "wb") as f:
-                save_npz(f, result.outputs)
-        except OSError as e:
-            raise UserError(f"cannot write '{args.outputs}': {e.strerror or e}") from None
+        write_output(args.outputs, lambda f: save_npz(f, result.outputs))
     if args.report:
         _write_json(args.report, result.report)
     if args.trace:
@@ -696,9 +741,12 @@ def _run(args: argparse.Namespace) -> int:
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:
-        inputs = read_inputs(args.inputs) if args.inputs else None  # (a bad file is found before the compile)
+        if args.inputs:
+            input_headers(args.inputs)  # (a bad file is found before the compile)
         with paused_gc():  # (the compile; the simulation collects as usual)
             loaded = _load_with_remarks(args)
+        # (the headers checked against the model before any data is read)
+        inputs = read_inputs(args.inputs, signature(loaded.module)) if args.inputs else None
     else:
         loaded, bucketed, inputs = _load_bucketed(args, *parsed)
     try:

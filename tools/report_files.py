@@ -49,12 +49,8 @@ def _recorded_pipeline(loaded, path: str) -> str | None:
 
 
 def _write(path: str, data: str | bytes) -> None:
-    from tools.npu_run import UserError
-    try:
-        with open(path, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-    except OSError as e:
-        raise UserError(f"cannot write '{path}': {e.strerror or e}") from None
+    from tools.cli import write_output
+    write_output(path, data)  # (atomic: a failed write keeps the old file)
 
 
 def _memory_svg(loaded, records) -> str | None:

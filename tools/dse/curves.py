@@ -14,6 +14,7 @@ would be smaller than the one that reached the knee).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_dialects.arch import parse_arch_spec
+from tools.cli import write_output
 
 KNEE_TOLERANCE = 0.01  # fusion depth: within 1% of the best cycles
 SRAM_TOLERANCE = 0.05  # SRAM: within 5% of the best cycles (issue 19)
@@ -107,14 +109,15 @@ def write_curve(out: Path, stem: str, what: str, by_model: dict[str, list[dict[s
     out.mkdir(parents=True, exist_ok=True)
     from tools.dse.evaluate import FIGURES
     cols = [what, "model", "arch", "status", "error", *FIGURES]
-    with open(out / f"{stem}.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(cols)
-        for model, rows in by_model.items():
-            for r in rows:
-                w.writerow([r["value"], model] + ["" if r.get(c) is None else r.get(c) for c in cols[2:]])
-    (out / f"{stem}.json").write_text(json.dumps({"swept": what, "models": by_model, "summary": summaries},
-                                                 indent=1) + "\n")
+    f = io.StringIO(newline="")
+    w = csv.writer(f)
+    w.writerow(cols)
+    for model, rows in by_model.items():
+        for r in rows:
+            w.writerow([r["value"], model] + ["" if r.get(c) is None else r.get(c) for c in cols[2:]])
+    write_output(str(out / f"{stem}.csv"), f.getvalue())  # (atomic, as every output file)
+    write_output(str(out / f"{stem}.json"), json.dumps({"swept": what, "models": by_model, "summary": summaries},
+                                                       indent=1) + "\n")
     _plot_curve(out, stem, what, by_model)
 
 

@@ -7,10 +7,12 @@ for the geometric mean, fronts drawn, the base arch starred); and the terminal t
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
 
+from tools.cli import write_output
 from tools.dse.evaluate import FIGURES
 from tools.dse.spec import AREA, DseSpec
 from tools.dse.sweep import Point
@@ -41,13 +43,14 @@ def write_results(out: Path, spec: DseSpec, points: list[Point], meta: dict[str,
     """results.csv and results.json in `out`; returns the JSON document."""
     out.mkdir(parents=True, exist_ok=True)
     params = [a.name for a in spec.axes]
-    with open(out / "results.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(params + COLUMNS)
-        for p in points:
-            for m in spec.models:
-                row = {**p.rows.get(m, {"status": "missing"}), "arch": p.arch, "area": p.area, "model": m}
-                w.writerow([p.params.get(k) for k in params] + [_cell(row.get(c)) for c in COLUMNS])
+    f = io.StringIO(newline="")
+    w = csv.writer(f)
+    w.writerow(params + COLUMNS)
+    for p in points:
+        for m in spec.models:
+            row = {**p.rows.get(m, {"status": "missing"}), "arch": p.arch, "area": p.area, "model": m}
+            w.writerow([p.params.get(k) for k in params] + [_cell(row.get(c)) for c in COLUMNS])
+    write_output(str(out / "results.csv"), f.getvalue())  # (atomic, as every output file)
     doc = {
         "spec": {"source": spec.source, "models": spec.models, "base": spec.base, "search": spec.search,
                  "budget": spec.budget, "seed": spec.seed, "numerics": spec.numerics, "options": spec.options,
@@ -61,7 +64,7 @@ def write_results(out: Path, spec: DseSpec, points: list[Point], meta: dict[str,
                     "models": p.rows} for p in points],
         "pareto": fronts(points, spec.models),
     }
-    (out / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
+    write_output(str(out / "results.json"), json.dumps(doc, indent=1) + "\n")
     return doc
 
 
