@@ -10,6 +10,11 @@ bad input, 2 for bad usage; no tracebacks unless NPU_DEBUG=1). Observability
 `--print-ir-after=PASS,...`, `--print-ir-after-all`, `--pattern-stats`, and a
 progress line after 2 s when stderr is a terminal (`--progress`). The IR is
 verified as read and once after the passes; `--verify-each` after every pass.
+As mlir-opt: `-` (or no file) reads standard input, an empty file is an empty
+module, `--split-input-file` runs every chunk and reports each failure (exit 1 if
+any failed). `-o FILE` is written atomically (a failure keeps the old file); new
+weights the passes fold go beside it, or to `--weights-file`, and with the IR on
+standard output to a file a `note:` names.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ import argparse
 import contextlib
 import dataclasses
 import difflib
+import io
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO
@@ -27,7 +34,13 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    ShrinkException,
+    VerifyException,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from lowering import get_all_passes
@@ -44,7 +57,7 @@ from npu_dialects.weights import (
     relocate,
     save_weights,
 )
-from tools.cli import console, error_line
+from tools.cli import EXIT_INTERRUPTED, UserError, console, error_line, write_output
 from tools.diagnostics import locate, locate_verify_error, parse_mlir, source_span
 
 STANDARD_PASSES = ("canonicalize", "cse", "dce")
@@ -249,6 +262,10 @@ class NpuOptMain(xDSLOptMain):
         arg_parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                                 help="a progress line on stderr once a compile passes 2 s "
                                      "(auto: when stderr is a terminal)")
+        arg_parser.add_argument("--weights-file", metavar="FILE.npz",
+                                help="where new weights the passes fold go (default: beside -o OUT as "
+                                     "OUT-STEM.weights.npz; with the IR on standard output, "
+                                     "INPUT-STEM.npu-opt.weights.npz in the current directory, named by a note)")
 
     def setup_pipeline(self) -> None:
         if self.args.print_arch is not None:
@@ -289,10 +306,58 @@ class NpuOptMain(xDSLOptMain):
         with Instrumentation(self.instrument_options) as inst, collecting() as remarks:
             self.inst = inst
             try:
-                super().run()
+                self.run_chunks()
             finally:
                 if self.args.remarks is not None:
                     write_remarks(remarks, self.args.remarks)
+
+    def run_chunks(self) -> None:
+        """xDSL's driver loop, with mlir-opt's conventions: the output file is written
+        only once every chunk is done (atomically; a failure keeps the old file), and
+        `--split-input-file` without `--verify-diagnostics` goes on after a chunk fails,
+        reporting each failure (then `ChunksFailed`)."""
+        chunks, file_extension = self.prepare_input()
+        to_file = self.args.output_file not in (None, "-")
+        if to_file and not os.path.isdir(os.path.dirname(os.path.abspath(self.args.output_file))):
+            raise UserError(f"cannot write '{self.args.output_file}': No such file or directory")  # (before the passes)
+        out = io.StringIO() if to_file else sys.stdout
+        failed = 0
+        try:
+            for i, (chunk, offset) in enumerate(chunks):
+                try:
+                    if i > 0:
+                        out.write("// -----\n")
+                    module = self.parse_chunk(chunk, file_extension, offset)
+                    if module is not None:
+                        self.apply_passes(module)
+                        out.write(self.output_resulting_program(module))
+                    out.flush()
+                except (ParseError, DiagnosticException) as e:
+                    if isinstance(e, ParseError):
+                        e.span = dataclasses.replace(e.span, line_offset=offset)
+                    if self.args.parsing_diagnostics if isinstance(e, ParseError) else self.args.verify_diagnostics:
+                        print(e)
+                        for note in getattr(e, "__notes__", []):
+                            print(note)
+                    elif self.args.split_input_file and len(chunks) > 1:
+                        print(error_line(str(e).strip()), file=sys.stderr)  # (and on to the next chunk)
+                        failed += 1
+                    else:
+                        raise
+                finally:
+                    chunk.close()
+        except ShrinkException:
+            assert self.args.shrink
+            print("Success, can shrink")
+            sys.exit(0)
+        if failed:
+            raise ChunksFailed(failed, len(chunks))
+        if self.args.shrink:
+            print("Failure, can't shrink")
+            sys.exit(1)
+        if to_file:
+            assert isinstance(out, io.StringIO)
+            write_output(self.args.output_file, out.getvalue())
 
     def _phase(self, name: str):
         inst = getattr(self, "inst", None)
@@ -308,6 +373,8 @@ class NpuOptMain(xDSLOptMain):
                               not self.args.no_implicit_module)
 
     def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
+        if self.args.input_file == "-":  # standard input, as for mlir-opt
+            self.args.input_file = None
         src = self.args.input_file
         ext = os.path.splitext(src)[1].lstrip(".") if src else "mlir"
         if not self.args.frontend and ext not in self.available_frontends:
@@ -335,19 +402,60 @@ class NpuOptMain(xDSLOptMain):
         out = self.args.output_file
         out_dir = os.path.dirname(os.path.abspath(out)) if out and out != "-" else os.getcwd()
         if is_dirty(prog):
-            # passes folded new weights: save the ones the output refers to beside it
-            src = self.args.input_file
-            stem = os.path.splitext(os.path.basename(out if out and out != "-" else (src or "npu-opt")))[0]
-            path = os.path.join(out_dir, f"{stem}.weights.npz")
-            with self._phase("write weights"):
-                save_weights(path, referenced_weights(prog))
-            prog.attributes["npu.weights"] = StringAttr(os.path.basename(path))
+            self._save_new_weights(prog, out_dir)
         elif out and out != "-" and self._src_dir() != out_dir:
             relocate(prog, self._src_dir(), out_dir)  # keep the weight file reachable
+
+    def _save_new_weights(self, prog: ModuleOp, out_dir: str) -> None:
+        """Passes folded new weights: save the ones the output refers to in
+        --weights-file, else beside -o OUT (OUT-STEM.weights.npz), else, the IR going to
+        standard output, as INPUT-STEM.npu-opt.weights.npz in the current directory
+        (never the input's own weight file), named by a note on stderr and by its
+        absolute path in the printed module."""
+        out, src = self.args.output_file, self.args.input_file
+        if _discarded(out):  # (-o /dev/null, or > /dev/null: nothing will read the IR or its weights)
+            return
+        to_stdout = not out or out == "-" or not os.path.isfile(out) and os.path.exists(out)  # (/dev/stdout)
+        if self.args.weights_file:
+            path = self.args.weights_file
+        elif not to_stdout:
+            path = os.path.join(out_dir, f"{os.path.splitext(os.path.basename(out))[0]}.weights.npz")
+        else:
+            stem = os.path.splitext(os.path.basename(src))[0] if src else "stdin"
+            path = f"{stem}.npu-opt.weights.npz"
+        with self._phase("write weights"):
+            try:
+                save_weights(path, referenced_weights(prog))
+            except OSError as e:
+                raise UserError(f"cannot write '{path}': {e.strerror or e}") from None
+        if to_stdout:
+            shown = os.path.abspath(path)
+            print(f"note: the new weights the passes made are in '{shown}' (--weights-file FILE.npz "
+                  "names another file)", file=sys.stderr)
+        else:
+            shown = os.path.relpath(os.path.abspath(path), out_dir)
+        prog.attributes["npu.weights"] = StringAttr(shown)
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         with self._phase("print"):
             return strip_unknown_locs(super().output_resulting_program(prog))
+
+
+def _discarded(out: str | None) -> bool:
+    """The IR goes to /dev/null (`-o /dev/null`, or standard output redirected there)."""
+    try:
+        st = os.stat(out) if out and out != "-" else os.fstat(sys.stdout.fileno())
+        null = os.stat(os.devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == null.st_rdev
+
+
+class ChunksFailed(UserError):
+    """Chunks of --split-input-file failed, each already reported (exit 1)."""
+
+    def __init__(self, failed: int, total: int):
+        super().__init__(f"{failed} of the {total} chunks failed")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -356,7 +464,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         NpuOptMain(description="npu-compiler optimizer driver", args=argv).run()
     except SystemExit as e:
         return int(e.code or 0) if not isinstance(e.code, str) else 2
-    except (ParseError, DiagnosticException) as e:  # (MLIR-style `FILE:LINE:COL: error: ...` when located)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # (standard output closed early, as by `| head`: not an error of ours)
+        return 0
+    except (ParseError, DiagnosticException, UserError) as e:  # (MLIR-style `FILE:LINE:COL: error: ...` when
+        # located; UserError: an output file that cannot be written, ChunksFailed)
         if debug:
             raise
         print(error_line(str(e).strip()), file=sys.stderr)
@@ -374,8 +488,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PluginError as e:  # (an installed plugin that does not load)
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except OSError as e:  # (the input, or the output file)
-        print(f"error: cannot open '{e.filename}': {e.strerror or e}", file=sys.stderr)
+    except OSError as e:  # (the input file)
+        what = f"cannot open '{e.filename}': " if e.filename is not None else ""
+        print(f"error: {what}{e.strerror or e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - a crash must still be a one-line diagnostic
         if debug:

@@ -6,11 +6,14 @@
   model per case, each a small edit of a one- or two-node graph (bytes cut or garbage,
   opsets, domains, names, shapes, dtypes, sizes), written without `onnx.checker`;
 - inputs (`*.npz`) for `npu-run good.onnx --inputs`: one missing, misshapen, of a bad
-  dtype, or not an npz at all;
+  dtype, or not an npz at all; a header declaring 3 PiB in a few bytes, and a deflate
+  bomb (256 KB holding 256 MiB of zeros, `deflate_bomb`);
 - executables (`*.npuexe`): `good.npuexe` compiled from `good.onnx`, then copies cut,
   with a bad magic, flipped bytes, or sections replaced with their checksums recomputed
   (`runtime.executable.seal`), so the decoder behind the checksums is reached;
-- `bad_utf8.mlir`: a module with bytes that are not UTF-8.
+- `bad_utf8.mlir`: a module with bytes that are not UTF-8; `nested_brackets.mlir` (5,000
+  nested `[`), `nested_regions.mlir` (3,000 nested modules), `chip_nested.toml` (3,000
+  nested arrays).
 
 Everything is seeded and small (the whole corpus is about 100 KB); the `.mlir` cases are
 text files committed beside this script. The test builds the corpus once per worker in
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import struct
 import sys
+import zipfile
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -136,6 +141,50 @@ def npz_inputs() -> dict[str, dict[str, np.ndarray]]:
             "in_string": {"x": np.array([["a"] * 8] * 2)}, "in_extra": {"x": x, "w": x}}
 
 
+def npy_header(shape: Sequence[int], dtype: str = "<f4") -> bytes:
+    """An `.npy` version 1.0 header declaring `shape` of `dtype` (numpy's own writer)."""
+    import io
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(f, {"descr": dtype, "fortran_order": False, "shape": tuple(shape)})
+    return f.getvalue()
+
+
+def forged_header_npz(path: Path, shape: Sequence[int]) -> None:
+    """An `.npz` whose member `x.npy` declares `shape` (float32) but holds 16 bytes."""
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("x.npy", npy_header(shape) + bytes(16))
+
+
+def deflate_bomb(path: Path, shape: Sequence[int]) -> None:
+    """A valid `.npz` whose deflated member `x.npy` holds `shape` float32 zeros, written
+    without building them: one deflated MiB of zeros, ended by a full flush (byte
+    aligned, no history), repeated; about 1 KB per MiB it holds."""
+    header = npy_header(shape)
+    nbytes = int(np.prod(shape)) * 4
+    mib = 1 << 20
+    assert nbytes % mib == 0
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    head = c.compress(header) + c.flush(zlib.Z_FULL_FLUSH)
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = c.compress(bytes(mib)) + c.flush(zlib.Z_FULL_FLUSH)
+    tail = zlib.compressobj(9, zlib.DEFLATED, -15).flush(zlib.Z_FINISH)
+    crc, zeros = zlib.crc32(header), bytes(mib)
+    for _ in range(nbytes // mib):
+        crc = zlib.crc32(zeros, crc)
+    data = head + block * (nbytes // mib) + tail
+    info = zipfile.ZipInfo("x.npy", date_time=(2020, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    name = info.filename.encode()
+    size = len(header) + nbytes
+    assert size < 1 << 32 and len(data) < 1 << 32  # (no zip64 records needed)
+    local = struct.pack("<4s5H3I2H", b"PK\x03\x04", 20, 0, 8, 0, 0x21, crc, len(data), size, len(name), 0)
+    central = struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 20, 20, 0, 8, 0, 0x21, crc, len(data), size,
+                          len(name), 0, 0, 0, 0, 0, 0)
+    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, 1, 1, len(central) + len(name),
+                      len(local) + len(name) + len(data), 0)
+    path.write_bytes(local + name + data + central + name + end)
+
+
 def executables(exe: bytes) -> dict[str, bytes]:
     """name -> a broken copy of the executable image `exe` (good.npuexe)."""
     from runtime.executable import seal, section_spans
@@ -205,6 +254,11 @@ def build(out: Path) -> Path:
     np.save(out / "in_npy.npz", np.zeros((2, 8), np.float32))  # (np.save keeps a name ending in .npz)
     if (out / "in_npy.npz.npy").exists():
         (out / "in_npy.npz.npy").rename(out / "in_npy.npz")
+    forged_header_npz(out / "in_huge_header.npz", [3 << 48])  # 3 PiB of float32
+    deflate_bomb(out / "in_bomb.npz", [1 << 26])  # 256 MiB of float32 zeros in 256 KB
+    (out / "nested_brackets.mlir").write_text("builtin.module attributes {a = " + "[" * 5000 + "]" * 5000 + "} {}\n")
+    (out / "nested_regions.mlir").write_text("builtin.module {" * 3000 + "}" * 3000 + "\n")
+    (out / "chip_nested.toml").write_text("cores = " + "[" * 3000 + "]" * 3000 + "\n")
     (out / "onnx_renamed.npuexe").write_bytes(data)
     (out / "bad_utf8.mlir").write_bytes(b"func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {\n"
                                         b"  func.return %x : tensor<2x8xf32> loc(\"\xff\xfe\")\n}\n")
