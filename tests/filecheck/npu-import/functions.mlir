@@ -10,10 +10,10 @@
 // RUN: not npu-import %S/Inputs/opset6.onnx 2>&1 | filecheck %s --check-prefix=OPSET6
 // RUN: npu-import %S/Inputs/opset28.onnx | filecheck %s --check-prefix=OPSET28
 
-// CHECK:      %[[ALPHA:[0-9]+]] = npu_graph.constant {value = dense<5.000000e-01> : tensor<f32>} : tensor<f32> loc("elu/Constant#0")
 // CHECK:      %[[NEG:[0-9]+]] = npu_graph.less %x, %{{[0-9]+}} : {{.*}} loc("elu/Less#6")
 // CHECK-NEXT: %[[EXP:[0-9]+]] = npu_graph.exp %x : {{.*}} loc("elu/Exp#7")
-// CHECK-NEXT: %[[EM1:[0-9]+]] = npu_graph.sub %[[EXP]], %{{[0-9]+}} : {{.*}} loc("elu/Sub#8")
+// CHECK:      %[[EM1:[0-9]+]] = npu_graph.sub %[[EXP]], %{{[0-9]+}} : {{.*}} loc("elu/Sub#8")
+// CHECK-NEXT: %[[ALPHA:[0-9]+]] = npu_graph.constant {value = dense<5.000000e-01> : tensor<f32>} : tensor<f32> loc("elu/CastLike#1")
 // CHECK-NEXT: %[[SCALED:[0-9]+]] = npu_graph.mul %[[ALPHA]], %[[EM1]] : {{.*}} loc("elu/Mul#9")
 // CHECK-NEXT: %[[ELU:[0-9]+]] = npu_graph.where %[[NEG]], %[[SCALED]], %x : {{.*}} loc("elu/Where#10")
 // CHECK-NEXT: npu_graph.softplus %[[ELU]] : {{.*}} loc("mish/Softplus#0")
