@@ -270,7 +270,8 @@ def main() -> int:
              f"**{summary}.**", "",
              "Graphs by opset: " + ", ".join(f"{k}: {v}" for k, v in sorted(opsets.items()))
              + f"; nodes per graph {sum(r.stats['n_nodes'] for r in results) / max(len(results), 1):.1f} on "
-             f"average; graphs with a multi-reader view: {sum(r.stats['views_multi_reader'] for r in results)}.", ""]
+             f"average; graphs with a multi-reader view: {sum(r.stats['views_multi_reader'] for r in results)}; "
+             f"with integer inputs (token ids, masks): {sum(r.stats.get('int_inputs', 0) > 0 for r in results)}.", ""]
     lines += _status_table(args, results) + [""] + _failure_lines(failures) + [""]
     lines += _refusal_lines(results) + [""] + _coverage_lines(results)
     print(summary)

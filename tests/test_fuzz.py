@@ -85,3 +85,11 @@ def test_shrinker_cuts_a_planted_bug_down_to_its_node(monkeypatch: pytest.Monkey
     ops = [n.op_type for n in small.graph.node]
     assert len(ops) <= 2 and "Sigmoid" in ops, f"seed {seed} ({len(model.graph.node)} nodes) shrank to {ops}"
     assert check_model(small, "default").status == "mismatch"
+
+
+def test_generator_makes_token_id_inputs() -> None:
+    """Some graphs take int64 token ids (a Gather of a 2-40 row table) and masks: the
+    runs draw them inside what they index (`npu.input_ranges`), as test_random_graph
+    checks against onnxruntime."""
+    hits = [seed for seed in range(100) if random_model(seed)[1]["int_inputs"]]
+    assert len(hits) >= 5, f"only graphs {hits} of the first 100 take integer inputs"

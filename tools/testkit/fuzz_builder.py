@@ -124,6 +124,15 @@ class Builder:
         self.pool.append(t)
         return t
 
+    def int_input(self, shape: Shape, n: int) -> Tensor:
+        """An int64 graph input whose values are in [0, n) (token ids of an n-row table,
+        or a 0/1 mask for n = 2): the run draws them from the range the compiler
+        records for it (`npu.input_ranges`)."""
+        t = Tensor(f"in{len(self.inputs)}", shape, 0, n - 1, "int64", exact=True)
+        self.inputs.append(t)
+        self.pool.append(t)
+        return t
+
     def const(self, data: Any, dtype: Any = None) -> str:
         """An initializer holding `data` (float32 unless it is an integer or bool array
         or `dtype` says otherwise); returns its name."""

@@ -43,6 +43,8 @@ OPSETS = ((17, 0.6), (13, 0.15), (21, 0.05), (22, 0.04), (23, 0.05), (24, 0.04),
 """Opsets graphs are written for, with their probabilities."""
 RECENT_BOOST = 4.0
 """Weight factor of ops new at opset 18 or later (only the 25% of graphs at 21+ take them)."""
+TOKEN_INPUTS = 0.15
+"""Share of graphs that also take int64 token ids (and sometimes a mask): `_token_inputs`."""
 MAX_NODES = 18  # after pruning what no output needs
 MAX_GROWN = 25  # nodes grown before pruning
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
@@ -111,6 +113,22 @@ def _input_shapes(rng: np.random.Generator) -> list[Shape]:
     return [first, _capped([*first[:-2], first[-1], _dim(rng)]) if len(first) >= 2 else first]
 
 
+def _token_inputs(b: Builder) -> None:
+    """A language model's inputs: int64 token ids [B, S] embedded by a Gather of a
+    table of 2-40 rows (as a BERT's token-type table of 2), and sometimes a 0/1 mask
+    [B, S] cast to float and multiplied into the embedding; the ids stay in the pool
+    (another Gather may index with them)."""
+    batch, seq, vocab, width = b.randint(1, 2), b.draw(DIMS[2:]), b.randint(2, 40), b.draw(DIMS[4:])
+    ids = b.int_input((batch, seq), vocab)
+    table = b.rng.standard_normal((vocab, width)).astype(np.float32)
+    emb = b.node("Gather", [b.const(table), ids], (batch, seq, width), float(table.min()), float(table.max()),
+                 exact=True, axis=0)
+    if b.coin(0.5):
+        mask = b.node("Cast", [b.int_input((batch, seq), 2)], (batch, seq), 0, 1, exact=True, to=TensorProto.FLOAT)
+        mask = b.node("Unsqueeze", [mask, b.ints([-1])], (batch, seq, 1), 0, 1, exact=True)
+        b.node("Mul", [emb, mask], (batch, seq, width), min(emb.lo, 0), max(emb.hi, 0), exact=True)
+
+
 def _prune(nodes: list[onnx.NodeProto], outputs: Sequence[str]) -> list[onnx.NodeProto]:
     """The nodes some output depends on, in their original order."""
     needed = set(outputs)
@@ -147,6 +165,8 @@ def _grow(rng: np.random.Generator, opset: int) -> tuple[Builder, list[onnx.Node
     b = Builder(rng, int(rng.integers(3, MAX_GROWN + 1)), opset)
     for s in _input_shapes(rng):
         b.input(s)
+    if rng.random() < TOKEN_INPUTS:
+        _token_inputs(b)
     tries = 0
     while b.budget() > 0 and tries < 4 * MAX_GROWN:
         tries += 1
@@ -179,7 +199,8 @@ def op_pairs(model: onnx.ModelProto) -> Counter[tuple[str, str]]:
 def graph_stats(model: onnx.ModelProto) -> dict:
     """`views_multi_reader` (a tensor read by a view - see `_is_view` - and by at least
     one other consumer: a node or the graph's output), `n_nodes`, `op_types` (op type ->
-    count), `op_pairs` (producer -> consumer op types), `n_inputs`, `n_outputs`, `opset`."""
+    count), `op_pairs` (producer -> consumer op types), `n_inputs`, `n_outputs`, `opset`,
+    `int_inputs` (inputs not float32: token ids, masks)."""
     g = onnx.shape_inference.infer_shapes(model).graph
     shapes = {v.name: tuple(d.dim_value for d in v.type.tensor_type.shape.dim)
               for v in [*g.input, *g.value_info, *g.output]}
@@ -192,7 +213,8 @@ def graph_stats(model: onnx.ModelProto) -> dict:
     return {"views_multi_reader": multi, "n_nodes": len(g.node),
             "op_types": dict(sorted(Counter(n.op_type for n in g.node).items())),
             "op_pairs": dict(op_pairs(model)),
-            "n_inputs": len(g.input), "n_outputs": len(g.output), "opset": model.opset_import[0].version}
+            "n_inputs": len(g.input), "n_outputs": len(g.output), "opset": model.opset_import[0].version,
+            "int_inputs": sum(i.type.tensor_type.elem_type != TensorProto.FLOAT for i in g.input)}
 
 
 def _draw_opset(rng: np.random.Generator) -> int:
@@ -201,7 +223,8 @@ def _draw_opset(rng: np.random.Generator) -> int:
 
 
 def random_model(seed: int) -> tuple[onnx.ModelProto, dict]:
-    """A random float32-input graph of 3-MAX_NODES named nodes with 1-2 inputs and 1-3
+    """A random graph of 3-MAX_NODES named nodes with 1-2 float32 inputs (and in
+    TOKEN_INPUTS of them int64 token ids and a mask) and 1-3
     outputs (shapes filled in by ONNX shape inference, checked against the generator's),
     and its `graph_stats`."""
     rng = np.random.default_rng(seed)
@@ -211,7 +234,7 @@ def random_model(seed: int) -> tuple[onnx.ModelProto, dict]:
         if 3 <= len(nodes) <= MAX_NODES and outs:
             break
     used = {x for n in nodes for x in n.input}
-    inputs = [helper.make_tensor_value_info(t.name, TensorProto.FLOAT, list(t.shape))
+    inputs = [helper.make_tensor_value_info(t.name, ONNX_TYPES[t.dtype], list(t.shape))
               for t in b.inputs if t.name in used]
     inits = [w for w in b.inits if w.name in used]
     types = {t.name: t for t in b.pool}

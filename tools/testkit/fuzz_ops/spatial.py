@@ -115,6 +115,25 @@ def _conv(b: Builder, t: Tensor) -> Tensor | None:
     return b.node("Conv", args, shape, -2 * t.mag - 1.5, 2 * t.mag + 1.5, **attrs)
 
 
+@op("CausalConvWithState", weight=8.0, since=27, ranks=(3, 3))
+def _causal_conv(b: Builder, t: Tensor) -> Tensor | None:
+    """A stateful causal depthwise 1-D conv [N, C, L] (kernel 2-4; a bias, a past state
+    [N, C, k - 1] and the SiLU activation sometimes); its present state is a second
+    output (always named: ONNX's shape inference fails on the node without it)."""
+    n, c, _ = t.shape
+    k = b.randint(2, 4)
+    args: list[Tensor | str] = [t, b.normal([c, 1, k], 1 / math.sqrt(k)), b.normal([c], 0.5) if b.coin(0.5) else ""]
+    if b.coin(0.5):
+        args.append(b.normal([n, c, k - 1], 1.0))
+    while args[-1] == "":
+        args.pop()
+    bound = 3 * max(t.mag, 3.0) + 2.0
+    state = Out((n, c, k - 1), -max(t.mag, 5.0), max(t.mag, 5.0), exact=True)
+    activation = b.draw(["none", "silu", "swish"]) if b.coin(0.6) else None
+    attrs = {"activation": activation} if activation else {}
+    return b.multi("CausalConvWithState", args, [Out(t.shape, -bound, bound), state], **attrs)[0]
+
+
 @op("ConvTranspose", weight=1.2, ranks=(3, 4))
 def _conv_transpose(b: Builder, t: Tensor) -> Tensor | None:
     """1-D or 2-D: strides, pads, output_padding, dilations, groups, output_shape or auto_pad."""
