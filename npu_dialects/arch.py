@@ -4,8 +4,12 @@ carries the machine in IR.
 
 A chip is a TOML file (`npu_dialects/chips/*.toml` are the presets): the parameter
 names as keys, optionally `name`, `description` and `base` (a preset or another
-chip file, relative to this one; default `default`) whose values it overrides.
-`--arch path/chip.toml,sram_bytes=1M` reads one and applies overrides after it.
+chip file `NAME.toml`, relative to this one; default `default`) whose values it
+overrides. `--arch path/chip.toml,sram_bytes=1M` reads one and applies overrides
+after it. A chip file is read only when it is a regular file of at most
+`MAX_CHIP_BYTES` (`read_regular_file`: never a device, FIFO or stream), and a chain of
+bases is at most `MAX_CHIP_DEPTH` files long. `parse_arch_params` reads the fully
+resolved `k=v,...` form (`arch_params`) that data files carry: it never opens a file.
 
 Every pass and the simulator read the machine from the module attribute
 `npu.arch`; `arch_of(module)` returns the `default` preset when it is absent.
@@ -13,8 +17,10 @@ Every pass and the simulator read the machine from the module attribute
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import tomllib
 from dataclasses import asdict, dataclass, fields, replace
 from difflib import get_close_matches
@@ -192,6 +198,28 @@ def parse_arch_spec(spec: str) -> Arch:
     return with_overrides(base, overrides)
 
 
+def arch_params(arch: Arch) -> str:
+    """`arch` fully resolved, every parameter: `cores=4,cube=16x16x16,...` (what an
+    executable's header carries: data, independent of the presets and of any file)."""
+    return ",".join(f"{f.name}={fmt_value(getattr(arch, f.name))}" for f in fields(arch))
+
+
+def parse_arch_params(text: str) -> Arch:
+    """The machine of `arch_params` text: every parameter exactly once as `k=v`, nothing
+    else (no preset, no chip file: nothing is opened). Raises ArchError."""
+    values: dict[str, str] = {}
+    for part in text.split(","):
+        k, eq, v = part.partition("=")
+        if not eq or k not in PARAM_NAMES or k in values:
+            what = "not name=value" if not eq else "unknown" if k not in PARAM_NAMES else "repeated"
+            raise ArchError(f"bad resolved arch: '{part[:50]}' is {what}")
+        values[k] = v
+    missing = [n for n in PARAM_NAMES if n not in values]
+    if missing:
+        raise ArchError(f"bad resolved arch: no '{missing[0]}'")
+    return Arch(**{k: _parse_value(k, v) for k, v in values.items()})
+
+
 def _find_preset(name: str) -> tuple[Arch | None, str]:
     """The preset `name`, built in or a plugin's; else None and a `did you mean` hint part."""
     if name not in PRESETS:
@@ -225,6 +253,54 @@ def chip_toml(arch: Arch) -> str:
 
 CHIP_KEYS = ("name", "description", "base")
 """The keys of a chip file besides the parameter names."""
+MAX_CHIP_BYTES = 1 << 20
+"""The largest chip file read (the presets are under 1 KB)."""
+MAX_CHIP_DEPTH = 16
+"""The longest chain of chip files through `base`."""
+
+
+class NotRegularFileError(OSError):
+    """A path that must name a regular file names a device, FIFO, socket, ..."""
+
+
+def open_regular(path: str | os.PathLike[str]) -> Any:
+    """`path` opened for reading (an unbuffered binary file) when it is a regular file.
+    It is opened without blocking (a FIFO without a writer, a terminal), and anything
+    else (a device such as `/dev/zero`, a FIFO, a socket) is a NotRegularFileError (`a
+    FIFO, not a regular file`; a directory: IsADirectoryError) before a byte is read:
+    for every path that a data file names, or that may be one."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+    f = open(fd, "rb", buffering=0)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        f.close()
+        raise NotRegularFileError(errno.EINVAL, f"{file_kind(mode)}, not a regular file")
+    return f
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of `path` when it is a regular file (`open_regular`) of at most `limit`
+    bytes. Raises OSError (NotRegularFileError, FileNotFoundError, ...) or ValueError
+    (`larger than N bytes`)."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise ValueError(f"larger than {limit} bytes ({size})")
+        data = f.read(limit + 1)
+        if len(data) > limit:  # (it grew meanwhile)
+            raise ValueError(f"larger than {limit} bytes")
+        return data
+
+
+def file_kind(mode: int) -> str:
+    """`a directory`, `a FIFO`, `a character device`, ... for a stat mode."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def load_chip(path: str | os.PathLike[str]) -> Arch:
@@ -238,6 +314,8 @@ def _load_chip(shown: str, chain: tuple[tuple[Path, str], ...]) -> Arch:
     if any(r == real for r, _ in chain):
         cycle = " -> ".join([*(s for _, s in chain), shown])
         raise ArchError(f"{chain[-1][1]}: 'base': a cycle of chip files: {cycle}")
+    if len(chain) >= MAX_CHIP_DEPTH:
+        raise ArchError(f"{chain[-1][1]}: 'base': a chain of more than {MAX_CHIP_DEPTH} chip files")
     table = _read_toml(shown)
     for key in table:
         if key not in PARAM_NAMES and key not in CHIP_KEYS:
@@ -264,17 +342,22 @@ def _load_chip(shown: str, chain: tuple[tuple[Path, str], ...]) -> Arch:
 
 def _read_toml(shown: str) -> dict[str, Any]:
     try:
-        text = Path(shown).read_bytes().decode("utf-8")
+        text = read_regular_file(shown, MAX_CHIP_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ArchError(f"{shown}: no such chip file",
                         "hint: a chip file is found from the current directory, a 'base' file from "
                         "the chip file that names it") from None
+    except NotRegularFileError as e:
+        raise ArchError(f"{shown}: not a chip file: {e.strerror}") from None
     except OSError as e:
         raise ArchError(f"{shown}: cannot read the chip file: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise ArchError(f"{shown}: not a chip file: not UTF-8 text (byte {e.start})") from None
+    except ValueError as e:  # (a UnicodeDecodeError too)
+        why = f"not UTF-8 text (byte {e.start})" if isinstance(e, UnicodeDecodeError) else str(e)
+        raise ArchError(f"{shown}: not a chip file: {why}") from None
     try:
         return tomllib.loads(text)
+    except RecursionError:
+        raise ArchError(f"{shown}: TOML nested too deeply") from None
     except tomllib.TOMLDecodeError as e:
         m = re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", str(e))
         where, why = (f"{shown}:{m.group(2)}:{m.group(3)}", m.group(1)) if m else (shown, str(e))
@@ -282,6 +365,8 @@ def _read_toml(shown: str) -> dict[str, Any]:
 
 
 def _chip_base(shown: str, base: str, chain: tuple[tuple[Path, str], ...]) -> Arch:
+    """A preset, or a chip file `NAME.toml` relative to the file naming it (any other
+    path is refused before it is opened)."""
     if not is_chip_path(base):
         arch, maybe = _find_preset(base)
         if arch is not None:
@@ -289,6 +374,10 @@ def _chip_base(shown: str, base: str, chain: tuple[tuple[Path, str], ...]) -> Ar
         raise ArchError(f"{shown}: 'base': unknown arch preset '{base}'",
                         f"hint: {maybe}a base is a preset ({', '.join(PRESETS)}) or a chip file, "
                         "relative to this one (other.toml)")
+    if not base.endswith(".toml") or "\0" in base:
+        raise ArchError(f"{shown}: 'base': '{base[:200]}' is neither a preset nor a chip file (NAME.toml)",
+                        f"hint: a base is a preset ({', '.join(PRESETS)}) or a chip file, relative to this one "
+                        "(other.toml)")
     return _load_chip(os.path.normpath(os.path.join(os.path.dirname(shown), base)), chain)
 
 
@@ -378,12 +467,17 @@ class ArchAttr(ParametrizedAttribute):
 
     @staticmethod
     def from_arch(arch: Arch) -> "ArchAttr":
-        text = ",".join(f"{f.name}={fmt_value(getattr(arch, f.name))}" for f in fields(arch))
-        return ArchAttr(StringAttr(text))
+        return ArchAttr(StringAttr(arch_params(arch)))
 
     @property
     def arch(self) -> Arch:
-        return parse_arch_spec("default," + self.spec.data) if self.spec.data else PRESETS["default"]
+        """The machine: the `default` preset with the attribute's `k=v` overrides (never a file)."""
+        if not self.spec.data:
+            return PRESETS["default"]
+        pairs = [p.split("=", 1) for p in self.spec.data.split(",") if p.strip()]
+        if any(len(kv) != 2 for kv in pairs):
+            raise ArchError(f"bad npu.arch parameters '{self.spec.data[:200]}': expected name=value")
+        return with_overrides(PRESETS["default"], {k.strip(): v.strip() for k, v in pairs})
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[StringAttr]:

@@ -9,8 +9,8 @@ must be known to the context, every index (string, attribute, value, block) must
 in range, counts must fit the stream and the stream must end where the last op
 does; attributes are verified as they are built. Any inconsistency raises
 `BinaryIRError` with a one-line message. It does not verify the ops: the caller runs
-`check_definitions` (each op against its IRDL definition, once per distinct op) or
-the IR verifier. Dialect-independent: any module whose values are defined before
+`check_definitions` (each op against its IRDL definition, once per distinct op) and
+`check_verifiers` (every op's traits and custom verifier), or the IR verifier. Dialect-independent: any module whose values are defined before
 they are used (structured control flow) encodes.
 
 Algorithm
@@ -64,6 +64,8 @@ from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, Region, 
 from xdsl.irdl import IRDLOperation, OpDef, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import IsTerminator, NoTerminator
+from xdsl.utils.exceptions import VerifyException
 
 _HEAD = struct.Struct("<4I")
 TEXT, PARAM, INT, STRING, BYTES, FLOAT, ARRAY, DICT, BIGINT = range(9)
@@ -515,4 +517,67 @@ def check_definitions(module: ModuleOp) -> None:
             d.verify(op)
         except Exception as e:  # noqa: BLE001 - VerifyException, or a constraint tripping on a stranger
             raise BinaryIRError(f"'{op.name}' does not match its definition: {last_line(e)}") from None
+        both = op.attributes.keys() & op.properties.keys()
+        if both:  # (it would run, the property read, but not print)
+            raise BinaryIRError(f"'{op.name}' has an attribute and a property both named '{min(both)}'")
         seen.add(key)
+
+
+def check_verifiers(module: ModuleOp) -> None:
+    """The rest of what `module.verify()` checks, after `check_definitions`: each op's
+    traits and custom verifier (shapes of compute tiles, windows of DMA copies, SRAM
+    and event slots of tasks, ...: what the simulator trusts) and the terminators of
+    its blocks, for every op, without checking each op's definition again (the
+    verifier's own cost: together about half of `module.verify()`). Raises BinaryIRError
+    with the verifier's one-line message, naming the op."""
+    verifiers: dict[type[Operation], tuple[tuple[Any, ...], Callable[[Operation], None] | None]] = {}
+    for op in module.walk():
+        cls = type(op)
+        known = verifiers.get(cls)
+        if known is None:
+            known = verifiers[cls] = _verifiers(cls)
+        traits, custom = known
+        try:
+            _check_terminator(op)
+            for trait in traits:
+                trait.verify(op)
+            (custom or Operation.verify_)(op)
+        except Exception as e:  # noqa: BLE001 - VerifyException, or a verifier tripping on a stranger
+            why = last_line(e)
+            raise BinaryIRError(why if op.name in why else f"'{op.name}': {why}") from None
+
+
+def _verifiers(cls: type[Operation]) -> tuple[tuple[Any, ...], Callable[[Operation], None] | None]:
+    """An op class's traits and custom verifier: the `custom_verify` that
+    `irdl_op_definition` wraps with the definition's check in the `verify_` it makes
+    (xDSL 0.75). A class whose `verify_` is not that wrapper: no traits apart, and its
+    whole `verify_` (which then checks the definition and traits itself)."""
+    f = getattr(cls, "verify_", None)
+    code, cells = getattr(f, "__code__", None), getattr(f, "__closure__", None)
+    if (code is None or cells is None or "op_def" not in code.co_freevars
+            or not issubclass(cls, IRDLOperation)):
+        return (), f
+    custom = (cells[code.co_freevars.index("custom_verify")].cell_contents
+              if "custom_verify" in code.co_freevars else None)
+    return tuple(cls.get_irdl_definition().traits), custom
+
+
+def _check_terminator(op: Operation) -> None:
+    """`Operation.verify`'s checks of where an op stands: an op with successors ends a
+    block of the region its successors are in; the last op of a block is a terminator
+    unless its single-block region's op has `NoTerminator`; no block of a region that
+    needs a terminator is empty."""
+    block = op.parent
+    region = block.parent if block is not None else None
+    if op.successors and (block is None or block.last_op is not op
+                          or any(s.parent is not region for s in op.successors)):
+        raise VerifyException(f"Operation {op.name} with block successors must terminate its parent block "
+                              "and branch within its region")
+    if block is not None and region is not None and block.last_op is op and not op.has_trait(IsTerminator):
+        parent = region.parent
+        if len(region.blocks) > 1 or (parent is not None and not parent.has_trait(NoTerminator)):
+            raise VerifyException(f"Operation {op.name} terminates a block but is not a terminator")
+    for r in op.regions:
+        if len(r.blocks) == 1 and r.block.first_op is None and not op.has_trait(NoTerminator):
+            raise VerifyException(f"Operation {op.name} contains an empty block in a single-block region "
+                                  "that expects at least a terminator")

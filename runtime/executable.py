@@ -2,12 +2,14 @@
 metadata in one binary file that `npu-run` runs without recompiling.
 
 `Executable.from_module(module, weights, **meta)` packages a task-level module,
-`save(path)` writes it and `read_executable(path)` reads it back: it maps the file,
-checks it (magic, format version, sizes, each section's bounds and crc32, zero
-padding; with `verify`, the sha256 too) before decoding anything, decodes the program
-(`runtime.binary_ir`) and checks its ops against their definitions (with `verify`, the
-whole IR verifier), binds the weights section in place (the DRAM weights image
-`sim.load_program` uses without a copy) and cross-checks every command-buffer
+`save(path)` writes it and `read_executable(path)` reads it back: it reads the file
+(a regular file only, into memory: the run never depends on the file again), checks
+it (magic, format version, sizes, each section's bounds and crc32, zero padding; with
+`verify`, the sha256 too) before decoding anything, decodes the program
+(`runtime.binary_ir`) and checks what the simulator trusts: each op against its
+definition and every op's custom verifier and traits, as the IR verifier would (with
+`verify`, the whole IR verifier), binds the weights section in place (the DRAM weights
+image `sim.load_program` uses without a copy) and cross-checks every command-buffer
 descriptor with the program's tasks. A truncated, corrupted or
 version-mismatched file, one whose descriptors disagree with its program, or one
 compiled for another arch than the caller asks for raises `ExecutableError` (one line
@@ -31,7 +33,7 @@ All integers little-endian. Header (`_HEADER`, then two strings):
 | 68 | 2 | length C of the compiler version (u16) |
 | 70 | 2 | length A of the arch spec (u16) |
 | 72 | C | compiler version, utf-8 (`npu-compiler` package version) |
-| 72+C | A | arch spec, utf-8 (`Arch.spec()`, e.g. `default,cores=1`), zeros up to H |
+| 72+C | A | the arch, resolved, utf-8 (`arch_params`: every parameter, `cores=4,cube=16x16x16,...`; data, never a file or preset name), zeros up to H |
 
 Section table at H: N entries of 32 bytes (`_SECTION`): kind u32 (1 meta, 2 program,
 3 cmdbuf, 4 weights; each exactly once), 4 zero bytes, offset u64, size u64, crc32
@@ -83,21 +85,30 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from npu_dialects import make_context, module_text
-from npu_dialects.arch import Arch, ArchError, arch_of, parse_arch_spec
+from npu_dialects.arch import DRAM_BYTES, Arch, ArchError, arch_of, arch_params, open_regular, parse_arch_params
 from npu_dialects.compute import ComputeOp
 from npu_dialects.entry import find_main, int_attr
 from npu_dialects.locs import node_names
 from npu_dialects.task import AllocOp, TaskOp, WeightOp
 from npu_dialects.weights import WEIGHTS_ATTR
-from runtime.binary_ir import BinaryIRError, check_definitions, decode_module, encode_module, last_line
+from runtime.binary_ir import (
+    BinaryIRError,
+    check_definitions,
+    check_verifiers,
+    decode_module,
+    encode_module,
+    last_line,
+)
 from sim.errors import SimError
 from sim.interp import task_nodes
 from sim.program import ARENA_BYTES_ATTR, WEIGHTS_BYTES_ATTR, DramWeights, signature, weights_image
 
 MAGIC = b"NPUEXE\x00\x01"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+"""2: the header's arch was a spec (`default,cores=1`, or a chip file's path: read from
+data); 3: the arch resolved, every parameter (`arch_params`)."""
 Image = bytes | bytearray | mmap.mmap
-"""A file image: its bytes in memory or the file mapped read-only."""
+"""A file image: its bytes in memory (what `read_executable` reads) or a mapped file."""
 _HEADER = struct.Struct("<8sIIQII32sIHH")
 _HEADER_CRC_AT = 64
 _SECTION = struct.Struct("<IIQQII")
@@ -123,9 +134,10 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
-    """Hex sha256 of a file's bytes (the source model recorded in the metadata)."""
+    """Hex sha256 of a regular file's bytes (the source model recorded in the metadata:
+    a path read from data, so a device or FIFO is refused, OSError, before any read)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -177,7 +189,7 @@ def _align(n: int, a: int) -> int:
 class Executable:
     """A loaded or packaged executable. `module` is the task-level program (decoded from
     `program`, its binary IR), `weights` its weights keyed by `npu_task.weight` key
-    (read-only float32 views of `weights_section`, which is the file's mapped bytes after
+    (read-only float32 views of `weights_section`, which is the file's bytes read into memory by
     `read_executable`; their `image` is the DRAM weights region `sim.load_program` uses
     as is), `arch` the machine it was compiled for, `meta` the metadata (module
     docstring), `descriptors` the command buffer, one per task in program order."""
@@ -224,7 +236,7 @@ class Executable:
                     (PROGRAM, self.program),
                     (CMDBUF, _pack_cmdbuf(self.descriptors, align)),
                     (WEIGHTS, memoryview(self.weights_section.data).cast("B"))]
-        return _layout(compiler_version(), self.arch.spec(), sections, align)
+        return _layout(compiler_version(), arch_params(self.arch), sections, align)
 
     def to_bytes(self) -> bytes:
         """The file image (layout in the module docstring)."""
@@ -275,33 +287,43 @@ def section_spans(data: bytes) -> dict[str, tuple[int, int]]:
 
 
 def read_executable(path: str | os.PathLike[str], arch: Arch | None = None, verify: bool = False) -> Executable:
-    """Read and check an executable file (see the module docstring), mapped read-only
-    into memory (its weights are views of the mapping: the file must not be truncated
-    while they are in use; rewriting it through `save` is safe). `arch`, when given,
-    must be the arch it was compiled for (else ArchMismatchError, before the program is
-    decoded). `verify` also checks the file's sha256 (every crc32 and the zero padding
-    are always checked) and runs the IR verifier on the decoded program (the compiler
-    did; it would cost 2-3x the decoding). Raises ExecutableError, one line naming the
-    region at fault."""
+    """Read and check an executable file (see the module docstring). The file, a regular
+    file (a device, FIFO or socket is refused before a byte is read), is read into
+    memory once: the executable (its weights are read-only views of those bytes) never
+    depends on the file again, which may be overwritten or deleted meanwhile (a file
+    changed while it is read fails its checks). `arch`, when given, must be the arch it
+    was compiled for (else ArchMismatchError, before the program is decoded). Every op
+    of the program is checked as the IR verifier would (its definition, traits and
+    custom verifier); `verify` also checks the file's sha256 (every crc32 and the zero
+    padding are always checked) and runs the whole IR verifier. Raises ExecutableError,
+    one line naming the region at fault."""
     try:
-        data = _map_file(path)
+        data = _read_file(path)
     except OSError as e:
         raise ExecutableError("file", f"cannot read: {e.strerror or e}", str(path)) from None
+    except MemoryError:
+        raise ExecutableError("file", "cannot read: not enough memory for the file", str(path)) from None
     return from_bytes(data, str(path), arch, verify)
 
 
-def _map_file(path: str | os.PathLike[str]) -> Image:
-    """The file mapped read-only (pages read in at once where the OS can), or its bytes
-    when it cannot be mapped (empty, a pipe, no mmap)."""
-    with open(path, "rb") as f:
+def _read_file(path: str | os.PathLike[str]) -> bytearray:
+    """The bytes of the regular file `path` (its size when it is opened; a file cut
+    meanwhile gives fewer bytes, which the checks call truncated). Not mapped: a mapped
+    file overwritten in place (`cp other.npuexe it.npuexe` during a run) kills the
+    process with SIGBUS when a page that is gone is touched."""
+    with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
-        if size > 0 and hasattr(mmap, "PROT_READ"):
-            try:
-                return mmap.mmap(f.fileno(), size, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0),
-                                 prot=mmap.PROT_READ)
-            except (OSError, ValueError):
-                pass
-        return f.read()
+        buf = bytearray(size)
+        with memoryview(buf) as view:
+            got = 0
+            while got < size:
+                n = f.readinto(view[got:])
+                if not n:
+                    break
+                got += n
+        if got < size:
+            del buf[got:]
+        return buf
 
 
 def from_bytes(data: Image, name: str | None = None, arch: Arch | None = None, verify: bool = False) -> Executable:
@@ -315,6 +337,7 @@ def from_bytes(data: Image, name: str | None = None, arch: Arch | None = None, v
         module = decode_program(program, verify)
         descriptors = _unpack_cmdbuf(image.section(CMDBUF), image.arch.align)
         section = np.frombuffer(image.data, np.uint8, image.sections[WEIGHTS][1], image.sections[WEIGHTS][0])
+        section.flags.writeable = False  # (the weights region is read-only on the device)
         weights = _bind_weights(section, *_weights_meta(meta))
         exe = Executable(module, weights, image.arch, meta, descriptors, program, section)
         _cross_check_decoded(exe, verify)
@@ -596,13 +619,14 @@ def _check_header(data: Image) -> tuple[int, int, int, int, bytes]:
 
 
 def _header_strings(data: Image) -> tuple[str, Arch]:
+    """The compiler version and the arch (`parse_arch_params`: data, nothing is opened)."""
     clen, alen = _HEADER.unpack_from(data)[8:10]
     try:
-        compiler = data[_HEADER.size:_HEADER.size + clen].decode()
-        spec = data[_HEADER.size + clen:_HEADER.size + clen + alen].decode()
-        return compiler, parse_arch_spec(spec)
+        compiler = bytes(data[_HEADER.size:_HEADER.size + clen]).decode()
+        text = bytes(data[_HEADER.size + clen:_HEADER.size + clen + alen]).decode()
+        return compiler, parse_arch_params(text)
     except (UnicodeDecodeError, ArchError) as e:
-        raise ExecutableError("header", f"bad compiler version or arch spec: {e}") from None
+        raise ExecutableError("header", f"bad compiler version or arch: {e}") from None
 
 
 def _truncation(data: Image, header_size: int, count: int, table_crc: int, file_size: int) -> str:
@@ -681,8 +705,10 @@ def _gc_paused() -> Iterator[None]:
 
 def decode_program(program: bytes, verify: bool = False) -> ModuleOp:
     """The module of a `program` section, checked by the binary IR decoder, then each op
-    against its definition (`check_definitions`) or, with `verify`, by the whole IR
-    verifier. Raises ExecutableError naming the program."""
+    against its definition (`check_definitions`) and by its traits and custom verifier
+    (`check_verifiers`: what the simulator trusts, e.g. a pool's pads against its tiles)
+    or, with `verify`, by the whole IR verifier. Raises ExecutableError naming the
+    program."""
     with _gc_paused():
         try:
             module = decode_module(program, make_context())
@@ -693,9 +719,14 @@ def decode_program(program: bytes, verify: bool = False) -> ModuleOp:
 
 
 def _verify(module: ModuleOp, full: bool = True) -> None:
-    """The IR verifier (`full`) or `check_definitions`, as an ExecutableError."""
+    """The IR verifier (`full`), or `check_definitions` then `check_verifiers` (the same
+    checks, each distinct op's definition once), as an ExecutableError."""
     try:
-        module.verify() if full else check_definitions(module)
+        if full:
+            module.verify()
+        else:
+            check_definitions(module)
+            check_verifiers(module)
     except Exception as e:  # noqa: BLE001 - VerifyException, or whatever an op's verifier trips on
         raise ExecutableError("program", f"does not verify: {last_line(e)}") from None
 
@@ -778,6 +809,7 @@ def cross_check(exe: Executable) -> None:
         raise ExecutableError("program", f"compiled for arch '{program_arch.spec()}' but the header "
                                          f"says '{exe.arch.spec()}'")
     _check_signature(exe)
+    _check_dram(exe.module)
     _check_weights(exe)
     tasks = _tasks(exe.module)
     if len(tasks) != len(exe.descriptors):
@@ -819,6 +851,21 @@ def _check_weights(exe: Executable) -> None:
         if index[key]["offset"] != offset:
             raise ExecutableError("weights", f"'{key}' is at offset {index[key]['offset']} of the section "
                                              f"but at {offset} in the program's weights region")
+
+
+def _check_dram(module: ModuleOp) -> None:
+    """The DRAM the simulator allocates before any op runs, as the module says (the
+    arena and weights regions its attributes size, each alloc or weight without a DRAM
+    offset, each input and output), fits the device's DRAM, as `npu-memplan` made it."""
+    sizes = {name: int_attr(module, name) or 0 for name in (ARENA_BYTES_ATTR, WEIGHTS_BYTES_ATTR)}
+    fn = find_main(module)
+    types = [*(op.result.type for op in (fn.body.block.ops if fn is not None and fn.body.blocks else ())
+               if isinstance(op, (AllocOp, WeightOp)) and op.offset is None),
+             *(fn.function_type.inputs.data if fn is not None else ())]
+    sizes["unplaced buffers and I/O"] = sum(4 * prod(t.get_shape()) for t in types if isinstance(t, MemRefType))
+    if any(n < 0 for n in sizes.values()) or sum(sizes.values()) > DRAM_BYTES:
+        raise ExecutableError("program", "DRAM of " + " + ".join(f"{n} bytes ({k})" for k, n in sizes.items())
+                                         + f": more than the device's {DRAM_BYTES} bytes")
 
 
 def _check_signature(exe: Executable) -> None:

@@ -183,12 +183,14 @@ def test_empty_and_foreign_files(tmp_path, capsys):
     assert code == 1 and "cannot read" in err
 
 
-@pytest.mark.parametrize("version", [1, 3])
+@pytest.mark.parametrize("version", [1, 2, 4])
 def test_other_format_version_is_rejected(version, lenet_bytes, tmp_path, capsys):
+    """1: MLIR text as the program; 2: an arch spec (maybe a chip file's path) in the header."""
     other = bytearray(lenet_bytes)
     struct.pack_into("<I", other, 8, version)
-    seal(other)  # a well-formed file of another format version (1: MLIR text as the program)
-    with pytest.raises(ExecutableError, match=f"version mismatch: format version {version}, .* reads version 2"):
+    seal(other)  # a well-formed file of another format version
+    with pytest.raises(ExecutableError, match=f"version mismatch: format version {version}, .* reads version 3; "
+                                              "recompile"):
         from_bytes(bytes(other))
     code, _, err = _cli(capsys, npu_run.main, _write(tmp_path, other))
     assert code == 1 and "version mismatch" in err and "header" in err
