@@ -51,8 +51,8 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
-from xdsl.rewriter import InsertPoint
 from xdsl.printer import Printer
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from lowering.errors import CompileError
