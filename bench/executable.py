@@ -10,16 +10,19 @@ Columns:
   MB, file MB: the executable's size;
 - compile s: `tools.api.compile` (ONNX import, `npu-default`, packaging) + `save`;
 - load s: what `npu-run X.npuexe` does before simulating, the sum of: read s
-  (`read_executable`: file mapping, crc32s, program decoding, weight binding,
-  descriptor cross-check), of which decode s (`decode_program` alone, timed
-  separately: the binary IR decoder and `check_definitions`), and load_program s
+  (`read_executable`: reading the file into memory, crc32s, program decoding and
+  checking, weight binding, descriptor cross-check), of which decode s
+  (`decode_program` alone, timed separately: the binary IR decoder,
+  `check_definitions` and `check_verifiers`), of which checks s (`check_verifiers`
+  alone: every op's traits and custom verifier, what loading checks since issue 43
+  item 9 so that a forged program is refused before it runs), and load_program s
   (`sim.load_program`: DRAM layout with the weights section as the weights region,
   no copy; task compilation);
 - compile / load: the speed-up of loading over compiling (acceptance: >= 10);
   dominated by: the largest part of the load (decode, load_program, or the rest of
-  read: mapping and crc32 of the file, which grow with the weights);
+  read: reading and crc32 of the file, which grow with the weights);
 - verifier s: what `read_executable(verify=True)` would add (the whole IR verifier
-  instead of `check_definitions`, and the sha256), not part of load s;
+  instead of `check_definitions` + `check_verifiers`, and the sha256), not part of load s;
 - outputs, cycles: `runtime.run` of the loaded executable against the freshly
   compiled module on the same seeded inputs: bit-identical outputs, equal cycles.
 
@@ -46,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np
 import onnx
 
+from runtime.binary_ir import check_verifiers
 from runtime.executable import decode_program, read_executable
 from runtime.run import run
 from sim import load_program
@@ -68,6 +72,7 @@ class Row:
     compile_s: float = 0.0
     read_s: float = 0.0
     decode_s: float = 0.0
+    checks_s: float = 0.0
     program_s: float = 0.0
     verify_s: float = 0.0
     identical: bool = False
@@ -90,11 +95,11 @@ class Row:
 
     def markdown(self) -> str:
         if self.error:
-            return f"| {self.name} | failed: {self.error} |" + " - |" * 15
+            return f"| {self.name} | failed: {self.error} |" + " - |" * 16
         ok = "ok" if self.ratio >= TARGET else "below 10x"
         return (f"| {self.name} | {self.tasks} | {self.program_kb:.1f} | {self.text_kb:.1f} | {self.weights_mb:.2f} "
                 f"| {self.file_mb:.2f} | {self.compile_s:.2f} | {self.load_s:.3f} | {self.read_s:.3f} "
-                f"| {self.decode_s:.3f} | {self.program_s:.3f} | {self.ratio:.1f}x ({ok}) | {self.dominated_by} "
+                f"| {self.decode_s:.3f} | {self.checks_s:.3f} | {self.program_s:.3f} | {self.ratio:.1f}x ({ok}) | {self.dominated_by} "
                 f"| {self.verify_s:.3f} | {'bit-identical' if self.identical else 'DIFFER'} "
                 f"| {'equal' if self.same_cycles else 'DIFFER'} |")
 
@@ -108,7 +113,7 @@ def _timed(fn: Callable[[], object]) -> float:
 def measure(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], repeat: int, tmp: str) -> Row:
     """Compile + save, then load, `repeat` times each; run both once and compare."""
     path = os.path.join(tmp, f"{name}.npuexe")
-    compiles, reads, decodes, programs, verifies = [], [], [], [], []
+    compiles, reads, decodes, checks, programs, verifies = [], [], [], [], [], []
     fresh = None
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -122,6 +127,7 @@ def measure(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], re
         reads.append(time.perf_counter() - t0)
         programs.append(_timed(lambda: load_program(loaded.module, loaded.weights, loaded.arch)))
         decodes.append(_timed(lambda: decode_program(loaded.program)))
+        checks.append(_timed(lambda: check_verifiers(loaded.module)))
         verifies.append(_timed(lambda: read_executable(path, verify=True)) - reads[-1])
     a = run(fresh.module, fresh.weights, inputs, fresh.arch, sanitize=False)
     b = run(loaded.module, loaded.weights, inputs, loaded.arch, sanitize=False)
@@ -130,6 +136,7 @@ def measure(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], re
                weights_mb=sum(w.nbytes for w in loaded.weights.values()) / 2 ** 20,
                file_mb=os.path.getsize(path) / 2 ** 20, compile_s=statistics.median(compiles),
                read_s=statistics.median(reads), decode_s=statistics.median(decodes),
+               checks_s=statistics.median(checks),
                program_s=statistics.median(programs), verify_s=statistics.median(verifies),
                identical=a.outputs.keys() == b.outputs.keys()
                and all(a.outputs[k].tobytes() == b.outputs[k].tobytes() for k in a.outputs),
@@ -149,6 +156,19 @@ def _loaders() -> dict[str, Callable[[], tuple[onnx.ModelProto, dict[str, np.nda
     return {**{n: light(n) for n in LIGHT_MODELS}, **{n: transformer(n) for n in TRANSFORMERS}}
 
 
+def _commit() -> str:
+    """The checked-out commit (`+ changes` when the work tree differs), or `unknown`."""
+    import subprocess
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "runtime", "npu_dialects", "sim", "lowering",
+                                "tools", "bench/executable.py"], cwd=ROOT).returncode != 0
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" + changes" if dirty else "")
+
+
 def _one_line(e: BaseException) -> str:
     text = (str(e).strip().splitlines() or [type(e).__name__])[0].replace("|", "\\|")
     return text[:300]
@@ -166,11 +186,11 @@ def main() -> int:
         ap.error(f"unknown model(s) {', '.join(sorted(set(wanted) - set(known)))}")
     loaders = {m: known[m] for m in wanted}
     load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    lines = [f"arch: default; wall times: median of {args.repeat}; {os.cpu_count()} CPUs, load average "
-             f"{load_avg:.1f} at start (a shared machine: compare ratios within one run)", "",
+    lines = [f"commit {_commit()}; arch: default; wall times: median of {args.repeat}; {os.cpu_count()} CPUs, "
+             f"load average {load_avg:.1f} at start (a shared machine: compare ratios within one run)", "",
              "| model | tasks | program KB | text KB | weights MB | file MB | compile s | load s | read s | decode s "
-             "| load_program s | compile / load | dominated by | verifier s | outputs | cycles |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| checks s | load_program s | compile / load | dominated by | verifier s | outputs | cycles |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="npuexe-bench-") as tmp:
