@@ -17,10 +17,8 @@ Every pass and the simulator read the machine from the module attribute
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 import tomllib
 from dataclasses import asdict, dataclass, fields, replace
 from difflib import get_close_matches
@@ -33,6 +31,8 @@ from xdsl.ir import Dialect, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
+
+from npu_dialects.files import NotRegularFileError, read_regular_file
 
 
 class ArchError(ValueError):
@@ -257,50 +257,6 @@ MAX_CHIP_BYTES = 1 << 20
 """The largest chip file read (the presets are under 1 KB)."""
 MAX_CHIP_DEPTH = 16
 """The longest chain of chip files through `base`."""
-
-
-class NotRegularFileError(OSError):
-    """A path that must name a regular file names a device, FIFO, socket, ..."""
-
-
-def open_regular(path: str | os.PathLike[str]) -> Any:
-    """`path` opened for reading (an unbuffered binary file) when it is a regular file.
-    It is opened without blocking (a FIFO without a writer, a terminal), and anything
-    else (a device such as `/dev/zero`, a FIFO, a socket) is a NotRegularFileError (`a
-    FIFO, not a regular file`; a directory: IsADirectoryError) before a byte is read:
-    for every path that a data file names, or that may be one."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-                 | getattr(os, "O_CLOEXEC", 0))
-    f = open(fd, "rb", buffering=0)
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        f.close()
-        raise NotRegularFileError(errno.EINVAL, f"{file_kind(mode)}, not a regular file")
-    return f
-
-
-def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
-    """The bytes of `path` when it is a regular file (`open_regular`) of at most `limit`
-    bytes. Raises OSError (NotRegularFileError, FileNotFoundError, ...) or ValueError
-    (`larger than N bytes`)."""
-    with open_regular(path) as f:
-        size = os.fstat(f.fileno()).st_size
-        if size > limit:
-            raise ValueError(f"larger than {limit} bytes ({size})")
-        data = f.read(limit + 1)
-        if len(data) > limit:  # (it grew meanwhile)
-            raise ValueError(f"larger than {limit} bytes")
-        return data
-
-
-def file_kind(mode: int) -> str:
-    """`a directory`, `a FIFO`, `a character device`, ... for a stat mode."""
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def load_chip(path: str | os.PathLike[str]) -> Arch:

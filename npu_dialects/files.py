@@ -1,21 +1,25 @@
-"""Output files written atomically, as `npu-compile -o` writes an executable: the data
-goes to a temporary file in the target's directory, is flushed to disk (fsync), and
-only then renamed over the target (`os.replace`). A write that fails (a full disk, an
-interrupt) removes the temporary file and leaves the old file as it was; the OSError
-names the target. Every file a tool writes goes through `write_atomic` (or
-`write_temp` + `os.replace` for several files all or nothing). Standard library only.
+"""Files read and written safely (standard library only).
 
-A target that exists and is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO)
-is written in place: it cannot be replaced, and must not be. A symbolic link is
-followed (the file it names is replaced, the link kept)."""
+Reading: a path a data file names (a chip's `base`, an executable, a weights file) is
+opened only when it is a regular file (`open_regular`: never a device, FIFO or socket,
+which could block or never end) and read up to a cap (`read_regular_file`).
+
+Writing: as `npu-compile -o` writes an executable, the data goes to a temporary file
+in the target's directory, is flushed to disk (fsync), then renamed over the target
+(`os.replace`); a failure (a full disk, an interrupt) removes the temporary file and
+keeps the old one, the OSError naming the target. Every file a tool writes goes
+through `write_atomic` (or `write_temp` + `os.replace`, several files all or nothing).
+A target that is not a regular file (`/dev/null`, a FIFO) is written in place; a
+symbolic link is followed (the file it names is replaced, the link kept)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 Writer = Callable[[BinaryIO], object]
 
@@ -97,3 +101,47 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes | Writer) -> No
 def cannot_write(e: OSError, path: str | os.PathLike[str] | None = None) -> str:
     """The one-line diagnostic of a failed write: `cannot write 'PATH': REASON`."""
     return f"cannot write '{os.fspath(path) if path is not None else e.filename}': {e.strerror or e}"
+
+
+class NotRegularFileError(OSError):
+    """A path that must name a regular file names a device, FIFO, socket, ..."""
+
+
+def open_regular(path: str | os.PathLike[str]) -> Any:
+    """`path` opened for reading (an unbuffered binary file) when it is a regular file.
+    It is opened without blocking (a FIFO without a writer, a terminal), and anything
+    else (a device such as `/dev/zero`, a FIFO, a socket) is a NotRegularFileError (`a
+    FIFO, not a regular file`; a directory: IsADirectoryError) before a byte is read:
+    for every path that a data file names, or that may be one."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+    f = open(fd, "rb", buffering=0)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        f.close()
+        raise NotRegularFileError(errno.EINVAL, f"{file_kind(mode)}, not a regular file")
+    return f
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of `path` when it is a regular file (`open_regular`) of at most `limit`
+    bytes. Raises OSError (NotRegularFileError, FileNotFoundError, ...) or ValueError
+    (`larger than N bytes`)."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise ValueError(f"larger than {limit} bytes ({size})")
+        data = f.read(limit + 1)
+        if len(data) > limit:  # (it grew meanwhile)
+            raise ValueError(f"larger than {limit} bytes")
+        return data
+
+
+def file_kind(mode: int) -> str:
+    """`a directory`, `a FIFO`, `a character device`, ... for a stat mode."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"

@@ -8,13 +8,16 @@ decompressed). Standard library and numpy only."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+
+from npu_dialects.files import open_regular
 
 MAX_HEADER = 10_000
 """numpy's own bound on an `.npy` header (`max_header_size`)."""
@@ -67,12 +70,16 @@ def _header(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> NpyHeader:
     return NpyHeader(name, tuple(int(d) for d in shape), dtype, nbytes, info)
 
 
-def _zip(path: str) -> zipfile.ZipFile:
-    with open(path, "rb") as f:
+@contextlib.contextmanager
+def _zip(path: str) -> Iterator[zipfile.ZipFile]:
+    """The archive at `path`, a regular file (`open_regular`: a FIFO or a device named
+    as a weights or inputs file is refused before it is read)."""
+    with open_regular(path) as f:
         if not zipfile.is_zipfile(f):
             what = "an .npy array" if f.seek(0) == 0 and f.read(6) == b"\x93NUMPY" else "truncated or not a zip"
             raise ValueError(f"not an .npz archive of .npy arrays ({what})")
-    return zipfile.ZipFile(path)
+        with zipfile.ZipFile(f) as z:
+            yield z
 
 
 def npz_headers(path: str) -> dict[str, NpyHeader]:

@@ -85,9 +85,10 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from npu_dialects import make_context, module_text
-from npu_dialects.arch import DRAM_BYTES, Arch, ArchError, arch_of, arch_params, open_regular, parse_arch_params
+from npu_dialects.arch import DRAM_BYTES, Arch, ArchError, arch_of, arch_params, parse_arch_params
 from npu_dialects.compute import ComputeOp
 from npu_dialects.entry import find_main, int_attr
+from npu_dialects.files import open_regular
 from npu_dialects.locs import node_names
 from npu_dialects.task import AllocOp, TaskOp, WeightOp
 from npu_dialects.weights import WEIGHTS_ATTR

@@ -132,6 +132,23 @@ def test_executable_path_must_be_a_regular_file(kind: str, tmp_path: Path) -> No
     assert code == 1 and "file: cannot read" in line and why in line, err
 
 
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_weights_file_a_module_names_must_be_a_regular_file(kind: str, tmp_path: Path) -> None:
+    """A `.mlir` whose `npu.weights` names `/dev/zero` or a FIFO: one line naming the
+    attribute, exit 1, at once (before: the FIFO hung in open)."""
+    code, _, err, _ = _run(["npu-import", str(ROOT / "tests" / "models" / "mlp.onnx"), "-o", str(tmp_path / "m.mlir")])
+    assert code == 0, err
+    (tmp_path / "m.weights.npz").unlink()
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "m.weights.npz")
+    else:
+        text = (tmp_path / "m.mlir").read_text().replace('npu.weights = "m.weights.npz"', 'npu.weights = "/dev/zero"')
+        (tmp_path / "m.mlir").write_text(text)
+    code, _, err, seconds = _run(["npu-run", str(tmp_path / "m.mlir"), "--timing-only"], timeout=60)
+    line = _one_error(err)
+    assert code == 1 and "npu.weights" in line and "not a regular file" in line, err
+
+
 SHA256 = """
 import sys
 from runtime.executable import sha256_file
