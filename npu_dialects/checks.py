@@ -5,6 +5,7 @@ range checks that raise a VerifyException naming the op (`where`) and the value.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from xdsl.dialects.arith import ConstantOp
@@ -64,9 +65,13 @@ def check_index(where: str, what: str, value: int, count: int, count_name: str) 
         raise VerifyException(f"{where}: {what} {value} is out of range [0, {count}) ({count_name})")
 
 
-def check_within(where: str, what: str, start: int, size: int, limit: int, limit_name: str,
-                 note: str = "") -> None:
-    """[start, start + size) lies inside [0, limit) (bytes of a memory, elements of a dim)."""
+def check_within(where: str, what: str | Callable[[], str], start: int, size: int, limit: int,
+                 limit_name: str | Callable[[], str], note: str = "") -> None:
+    """[start, start + size) lies inside [0, limit) (bytes of a memory, elements of a dim).
+    `what` and `limit_name` may be functions giving the text, called only for the
+    message (printing a type costs more than the check: loading an executable checks
+    every op)."""
     if start < 0 or start + size > limit:
+        what, limit_name = (x() if callable(x) else x for x in (what, limit_name))
         raise VerifyException(f"{where}: {what} [{start}, {start + size}) is not within [0, {limit}) "
                               f"({limit_name}){note}")

@@ -169,7 +169,7 @@ class CopyOp(IRDLOperation):
             start = const_index(v)
             at = "" if start is not None else " (at any offset)"
             check_within("'npu_dma.copy'", f"{what} window along dim {d}{at}", start or 0, size, dim,
-                         f"dim {d} of {t}", f", and {why}")
+                         lambda d=d: f"dim {d} of {t}", f", and {why}")
 
 
 @irdl_op_definition

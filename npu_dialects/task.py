@@ -255,7 +255,7 @@ class SramOp(IRDLOperation):
         if not isinstance(self.parent_op(), TaskOp):
             raise VerifyException("'npu_task.sram' must be directly inside an 'npu_task.task'")
         arch = arch_at(self)
-        check_within("'npu_task.sram'", f"{self.result.type} at bytes", self.offset.value.data,
+        check_within("'npu_task.sram'", lambda: f"{self.result.type} at bytes", self.offset.value.data,
                      byte_size(self.result.type), arch.sram_bytes, "sram_bytes of the arch")
 
 
