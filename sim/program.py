@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
-from npu_dialects.arch import Arch
+from npu_dialects.arch import DRAM_BYTES, Arch
 from npu_dialects.dma import memory_space
 from npu_dialects.entry import (
     INPUT_DTYPES_ATTR,
@@ -267,8 +267,12 @@ class _Loader:
             raise SimError(f"the weights image is {image.dtype} of shape {list(image.shape)} but the module's "
                            f"weights region is {wbytes} bytes")
         self.image = image  # the placed weights are already in it
+        abytes = self.aattr if self.aattr is not None else amax
+        for what, n in ((WEIGHTS_BYTES_ATTR, wbytes), (ARENA_BYTES_ATTR, abytes)):
+            if not 0 <= n <= DRAM_BYTES:  # (as written in a .mlir: never allocate what no device has)
+                raise SimError(f"module attribute {what} = {n}: not within the device's {DRAM_BYTES} bytes of DRAM")
         self.wregion = Region("weights", DRAM, wbytes, tracked=False, readonly=True, data=image)
-        self.aregion = Region("arena", DRAM, self.aattr if self.aattr is not None else amax, tracked=True)
+        self.aregion = Region("arena", DRAM, abytes, tracked=True)
         self.private: list[Region] = []
         self.allocs: list[tuple[SSAValue, Buf, list[str]]] = []
         self.globals: dict[SSAValue, Any] = {}

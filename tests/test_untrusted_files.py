@@ -10,6 +10,7 @@ address-space limit, so a regression fails the test instead of the machine."""
 from __future__ import annotations
 
 import os
+import re
 import resource
 import struct
 import subprocess
@@ -147,6 +148,22 @@ def test_weights_file_a_module_names_must_be_a_regular_file(kind: str, tmp_path:
     code, _, err, seconds = _run(["npu-run", str(tmp_path / "m.mlir"), "--timing-only"], timeout=60)
     line = _one_error(err)
     assert code == 1 and "npu.weights" in line and "not a regular file" in line, err
+
+
+def test_dram_arena_a_lowered_module_declares_is_capped(tmp_path: Path) -> None:
+    """A lowered `.mlir` declaring a 1 TiB DRAM arena: one line naming the attribute
+    (before: `internal error: MemoryError` allocating it)."""
+    code, _, err, _ = _run(["npu-import", str(ROOT / "tests" / "models" / "mlp.onnx"), "-o", str(tmp_path / "m.mlir")])
+    assert code == 0, err
+    code, _, err, _ = _run(["npu-opt", str(tmp_path / "m.mlir"), "-p", "npu-default", "-o", str(tmp_path / "low.mlir")])
+    assert code == 0, err
+    text = (tmp_path / "low.mlir").read_text()
+    forged = re.sub(r"npu.dram_arena_bytes = \d+ : i64", "npu.dram_arena_bytes = 1099511627776 : i64", text)
+    assert forged != text
+    (tmp_path / "big.mlir").write_text(forged)
+    code, _, err, _ = _run(["npu-run", str(tmp_path / "big.mlir"), "--timing-only"])
+    line = _one_error(err)
+    assert code == 1 and "npu.dram_arena_bytes = 1099511627776: not within the device's" in line, err
 
 
 SHA256 = """
