@@ -19,7 +19,7 @@ import os
 import stat
 import tempfile
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 Writer = Callable[[BinaryIO], object]
 
@@ -65,14 +65,20 @@ def write_temp(path: str | os.PathLike[str], data: str | bytes | Writer) -> str:
             os.fsync(f.fileno())
         os.chmod(tmp, new_file_mode())  # mkstemp makes 0600; a plain open() would not
     except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError):
-            raise OSError(e.errno, e.strerror, os.fspath(path)) from None
-        raise
+        _discard(tmp, e, path)
     return tmp
+
+
+def _discard(tmp: str, e: BaseException, path: str | os.PathLike[str]) -> NoReturn:
+    """Remove the temporary file `tmp` after `e`, then raise it (an OSError as one
+    naming `path`, the target)."""
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    if isinstance(e, OSError):
+        raise OSError(e.errno, e.strerror, os.fspath(path)) from None
+    raise e
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes | Writer) -> None:
@@ -89,13 +95,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes | Writer) -> No
     try:
         os.replace(tmp, os.path.realpath(path))
     except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError):
-            raise OSError(e.errno, e.strerror, os.fspath(path)) from None
-        raise
+        _discard(tmp, e, path)
 
 
 def cannot_write(e: OSError, path: str | os.PathLike[str] | None = None) -> str:

@@ -1,20 +1,17 @@
 """The executable file (`.npuexe`): a compiled task-level module, its weights and its
 metadata in one binary file that `npu-run` runs without recompiling.
 
-`Executable.from_module(module, weights, **meta)` packages a task-level module,
-`save(path)` writes it and `read_executable(path)` reads it back: it reads the file
-(a regular file only, into memory: the run never depends on the file again), checks
-it (magic, format version, sizes, each section's bounds and crc32, zero padding; with
-`verify`, the sha256 too) before decoding anything, decodes the program
-(`runtime.binary_ir`) and checks what the simulator trusts: each op against its
-definition and every op's custom verifier and traits, as the IR verifier would (with
-`verify`, the whole IR verifier), binds the weights section in place (the DRAM weights
-image `sim.load_program` uses without a copy) and cross-checks every command-buffer
-descriptor with the program's tasks. A truncated, corrupted or
-version-mismatched file, one whose descriptors disagree with its program, or one
-compiled for another arch than the caller asks for raises `ExecutableError` (one line
-naming the region at fault) and is never run. `python -m runtime.executable dump X`
-prints the program as MLIR text. Runtime layer: never imports the compiler.
+`Executable.from_module(module, weights, **meta)` packages a module, `save(path)`
+writes it and `read_executable(path)` reads it back: the file (a regular file only)
+is read into memory once (the run never depends on it again) and checked before
+anything is decoded (magic, format version, sizes, each section's bounds and crc32,
+zero padding; with `verify`, the sha256); then the program is decoded
+(`runtime.binary_ir`) and every op checked as the IR verifier would (its definition,
+traits and custom verifier), the weights section bound in place (the DRAM image
+`sim.load_program` uses without a copy) and every descriptor cross-checked with the
+tasks. A bad, version-mismatched or other-arch file raises `ExecutableError` (one
+line naming the region at fault) and is never run. `python -m runtime.executable
+dump X` prints the program as MLIR text. Runtime layer: never imports the compiler.
 
 Algorithm
 ---------

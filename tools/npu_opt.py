@@ -2,19 +2,16 @@
 
 Adds to `xdsl-opt`: MLIR's `--pass-pipeline='builtin.module(a,b{k=v})'`,
 `--list-passes`, `--print-arch SPEC` (the machine a spec resolves to, as a chip
-file), printing of locations (ONNX node names) by default, weight
-side-file relocation when writing elsewhere, and clean diagnostics (exit 1 for
-bad input, 2 for bad usage; no tracebacks unless NPU_DEBUG=1). Observability
-(`lowering/instrument.py`, reports on stderr): `--time-passes` (nested passes of
-`npu-default` each timed, verification, parsing and printing apart),
-`--print-ir-after=PASS,...`, `--print-ir-after-all`, `--pattern-stats`, and a
-progress line after 2 s when stderr is a terminal (`--progress`). The IR is
-verified as read and once after the passes; `--verify-each` after every pass.
-As mlir-opt: `-` (or no file) reads standard input, an empty file is an empty
-module, `--split-input-file` runs every chunk and reports each failure (exit 1 if
-any failed). `-o FILE` is written atomically (a failure keeps the old file); new
-weights the passes fold go beside it, or to `--weights-file`, and with the IR on
-standard output to a file a `note:` names.
+file), locations (ONNX node names) printed by default, weight side files relocated
+when writing elsewhere, clean diagnostics (exit 1 bad input, 2 bad usage, 130
+interrupted; tracebacks only with NPU_DEBUG=1). Observability (`lowering/instrument.py`,
+on stderr): `--time-passes`, `--print-ir-after=PASS,...`, `--print-ir-after-all`,
+`--pattern-stats`, a progress line after 2 s on a terminal (`--progress`). The IR is
+verified as read and after the passes (`--verify-each`: after each). As mlir-opt:
+`-` (or no file) reads standard input, an empty file is an empty module,
+`--split-input-file` runs every chunk and reports each failure. `-o FILE` is written
+atomically; new weights the passes fold go beside it (or to `--weights-file`; with the
+IR on standard output, to a file a `note:` names).
 """
 
 from __future__ import annotations
