@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import onnx
 
+from bench import write_table
 from tools.testkit.zoo import light_models, prepare
 
 MODELS = ("resnet50", "squeezenet", "inception_v1", "densenet121")
@@ -163,8 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             print(rows[-1], file=sys.stderr, flush=True)
     text = table(rows, args.repeat, iree)
     print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    write_table(text.rstrip("\n").split("\n"), args.out)
     return 0
 
 

@@ -66,6 +66,7 @@ import onnx.defs
 import onnxruntime as ort
 from onnx import numpy_helper
 
+from bench import source_commit
 from lowering.importer.functions import function_ops
 from lowering.importer.onnx_import import (
     CONVERTERS,
@@ -417,19 +418,6 @@ def unsupported_ops() -> list[str]:
     return sorted(names - sup)
 
 
-def _commit() -> str:
-    """The checked-out commit (short hash), '+ local changes' when the tracked files the
-    table depends on differ from it."""
-    import subprocess
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
-    head = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "lowering", "npu_dialects", "sim",
-                "runtime", "tools", "bench/conformance.py")
-    return f"{head} + local changes" if dirty else head
-
-
 def render(rows: dict[str, OpRow], expanded: list[Outcome], arch: str, seconds: float) -> list[str]:
     claimed = set(supported_op_types(functions_too=True))
     all_out = [o for r in rows.values() for o in r.outcomes]
@@ -444,7 +432,7 @@ def render(rows: dict[str, OpRow], expanded: list[Outcome], arch: str, seconds: 
     lines = [
         "# ONNX node conformance",
         "",
-        (f"`python bench/conformance.py --arch {arch}` at commit {_commit()} (onnx {onnx.__version__}, "
+        (f"`python bench/conformance.py --arch {arch}` at commit {source_commit()} (onnx {onnx.__version__}, "
          f"{len(claimed)} supported op types: "
          f"{len(CONVERTERS)} converted, {len(claimed) - len(CONVERTERS)} imported as their ONNX function body; "
          f"{seconds:.0f} s). Float cases compiled with `npu-default`, simulated and compared with the expected "

@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np
 import onnx
 
+from bench import source_commit
 from runtime.binary_ir import check_verifiers
 from runtime.executable import decode_program, read_executable
 from runtime.run import run
@@ -156,19 +157,6 @@ def _loaders() -> dict[str, Callable[[], tuple[onnx.ModelProto, dict[str, np.nda
     return {**{n: light(n) for n in LIGHT_MODELS}, **{n: transformer(n) for n in TRANSFORMERS}}
 
 
-def _commit() -> str:
-    """The checked-out commit (`+ changes` when the work tree differs), or `unknown`."""
-    import subprocess
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "runtime", "npu_dialects", "sim", "lowering",
-                                "tools", "bench/executable.py"], cwd=ROOT).returncode != 0
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" + changes" if dirty else "")
-
-
 def _one_line(e: BaseException) -> str:
     text = (str(e).strip().splitlines() or [type(e).__name__])[0].replace("|", "\\|")
     return text[:300]
@@ -186,7 +174,7 @@ def main() -> int:
         ap.error(f"unknown model(s) {', '.join(sorted(set(wanted) - set(known)))}")
     loaders = {m: known[m] for m in wanted}
     load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    lines = [f"commit {_commit()}; arch: default; wall times: median of {args.repeat}; {os.cpu_count()} CPUs, "
+    lines = [f"commit {source_commit()}; arch: default; wall times: median of {args.repeat}; {os.cpu_count()} CPUs, "
              f"load average {load_avg:.1f} at start (a shared machine: compare ratios within one run)", "",
              "| model | tasks | program KB | text KB | weights MB | file MB | compile s | load s | read s | decode s "
              "| checks s | load_program s | compile / load | dominated by | verifier s | outputs | cycles |",

@@ -16,6 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench import write_table  # noqa: E402
 from lowering.importer.onnx_import import import_model  # noqa: E402
 from lowering.pipeline import compile_module  # noqa: E402
 from npu_dialects.arch import parse_arch_spec  # noqa: E402
@@ -68,9 +69,7 @@ def main() -> int:
         lines.append(f"| {name} | {m['nodes']} | {m['tasks']} | {m['cycles']} | {m['cube']:.1%} | {m['dma']:.1%} "
                      f"| {m['compile_s']:.3f} | {m['sim_s']:.3f} |")
         print(lines[-1], flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_table(lines, args.out)
     return 0
 
 

@@ -28,6 +28,7 @@ import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench import write_table  # noqa: E402, F401  (re-exported: the other benchmarks import it from here)
 from lowering.graph.fuse import RULES  # noqa: E402
 from lowering.importer.onnx_import import import_model  # noqa: E402
 from lowering.pipeline import compile_module  # noqa: E402
@@ -80,12 +81,6 @@ def close_table(lines: list[str], summary: str, out: str | None) -> int:
     print(summary)
     write_table(lines, out)
     return 0
-
-
-def write_table(lines: list[str], out: str | None) -> None:
-    if out:
-        with open(out, "w") as f:
-            f.write("\n".join(lines) + "\n")
 
 
 def simulate(model, inputs, arch, **options):

@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import write_table  # noqa: E402
 from runtime.run import random_inputs, run  # noqa: E402
 from sim import signature  # noqa: E402
 from tools.api import compile as compile_model  # noqa: E402
@@ -92,8 +93,7 @@ def main() -> int:
         rows.append(r)
     text = table(rows, args.repeat)
     print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    write_table(text.rstrip("\n").split("\n"), args.out)
     return 0 if all(r["same"] for r in rows) else 1
 
 

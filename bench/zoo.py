@@ -49,6 +49,7 @@ import onnx
 import onnxruntime as ort
 from xdsl.dialects.builtin import ModuleOp
 
+from bench import write_table
 from lowering import get_all_passes
 from lowering.importer.onnx_import import import_model
 from lowering.pipeline import DEFAULT_PIPELINE, run_pass
@@ -220,8 +221,7 @@ def main() -> int:
             lines.append(row.markdown())
             print(lines[-1], flush=True)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text("\n".join(lines) + "\n")
+        write_table(lines, args.out)
         print(f"wrote {args.out}")
     print(f"{len(lines) - 4 - failed} rows ok, {failed} failed or mismatched")
     return 0
