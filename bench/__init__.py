@@ -13,12 +13,14 @@ SOURCES = ("lowering", "npu_dialects", "sim", "runtime", "tools", "bench")
 
 def source_commit() -> str:
     """The checked-out commit (short hash), with '+ local changes' when the tracked
-    SOURCES differ from it, or 'unknown' outside a git checkout."""
+    SOURCES (not the tables under bench/results) differ from it, or 'unknown' outside
+    a git checkout."""
     def git(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
     try:
         head = git("rev-parse", "--short", "HEAD").stdout.strip()
-        dirty = git("status", "--porcelain", "--untracked-files=no", "--", *SOURCES).stdout.strip()
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", *SOURCES,
+                    ":(exclude)bench/results").stdout.strip()
     except OSError:
         return "unknown"
     return f"{head} + local changes" if head and dirty else head or "unknown"
