@@ -11,7 +11,8 @@ Patterns (each declines when it does not match; conditions under Algorithm):
   reshapes around a 2-D matmul (numpy matmul semantics kept);
 - an op that decomposes (`GraphOp.decompose`: `conv_transpose`) -> its parts;
 - `ew(reshape(x), c)` -> `reshape(ew(x, c'))` keeping the last dim (a Linear's bias);
-- GELU spelled out by an exporter -> `gelu(x)` / `gelu_tanh(x)`.
+- GELU spelled out by an exporter -> `gelu(x)` / `gelu_tanh(x)`;
+- a variance spelled `mean(x^2) - mean(x)^2` -> `mean((x - mean(x))^2)`.
 Assumes value semantics (graph level); dead ops are removed by the driver. No options.
 
 Algorithm
@@ -35,6 +36,13 @@ and the tanh form 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) (x^3 a
 constant within 1e-6 of its value, x of the result's type. One op is then an
 elementwise step a matmul epilogue fuses (the spelled-out DAG reads x twice, so no
 chain rule takes it).
+
+Variance: `mean(x*x) - m*m` (or `pow(.., 2)`), m = `mean(x)` over the same axes with
+keepdims, cancels catastrophically in float32 when the spread is small beside the
+mean (ONNX's GroupNormalization and MeanVarianceNormalization bodies spell it so: a
+group of saturated tanh values, variance 7.6e-7 near 1, came out 0.04 off float64
+after normalising). `mean((x - m)^2)` is exact there. The `x - m` the normalisation
+computes anyway is the same op, which `npu-cse` merges: no pass over the data is added.
 
 Identity and Dropout never reach the IR: the ONNX importer binds their outputs to
 their inputs, so there is no pattern for them here.
@@ -81,6 +89,7 @@ from npu_dialects.graph import (
     MatMulOp,
     MulOp,
     PowOp,
+    ReduceMeanOp,
     ReluOp,
     ReshapeOp,
     SubOp,
@@ -340,6 +349,37 @@ class FuseGelu(RewritePattern):
                 return
 
 
+class StableVariance(RewritePattern):
+    """mean(x*x) - mean(x)^2 -> mean((x - mean(x))^2) (the conditions under Algorithm)."""
+
+    def __init__(self, constants: ConstantReader):
+        self.constants = constants
+
+    def square_of(self, v: SSAValue) -> SSAValue | None:
+        """y when `v` is y * y or pow(y, 2)."""
+        op = v.owner
+        if isinstance(op, MulOp) and op.operands[0] is op.operands[1]:
+            return op.operands[0]
+        if isinstance(op, PowOp) and self.constants.scalar(op.operands[1]) == 2.0:
+            return op.operands[0]
+        return None
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SubOp, rewriter: PatternRewriter) -> None:
+        ex2, e2x = op.lhs.owner, op.rhs
+        m = self.square_of(e2x)
+        x = self.square_of(ex2.input) if isinstance(ex2, ReduceMeanOp) else None
+        mean = m.owner if m is not None else None
+        if x is None or not isinstance(ex2, ReduceMeanOp) or not isinstance(mean, ReduceMeanOp) \
+                or mean.input is not x or not ex2.keepdims.value.data or not mean.keepdims.value.data \
+                or ints(mean.axes, ()) != ints(ex2.axes, ()) or op.result.type != ex2.result.type:
+            return
+        d = _at(SubOp(x, m, x.type), op.location)  # type: ignore[arg-type]
+        sq = _at(MulOp(d.result, d.result, x.type), op.location)  # type: ignore[arg-type]
+        var = _at(ReduceMeanOp(sq.result, ints(ex2.axes, ()), True, ex2.result.type), op.location)  # type: ignore[arg-type]
+        rewriter.replace(op, [d, sq, var], [var.result])
+
+
 def _perm(op: TransposeOp) -> tuple[int, ...]:
     return ints(op.perm, ())
 
@@ -404,7 +444,8 @@ class Canonicalize(ModulePass):
             FoldReshapeChain(), FoldIdentityReshape(), FoldNeutralElement(ConstantReader(op, self.name)),
             FoldTransposeChain(), FoldIdentityTranspose(), TransposeOfUnitDimsToReshape(),
             GemmScalingToEpilogue(), MatmulTo2D(), DecomposeAggregate(), ElementwiseBeforeReshape(),
-            FuseGelu(ConstantReader(op, self.name)), *planted])).rewrite_module(op)
+            FuseGelu(ConstantReader(op, self.name)), StableVariance(ConstantReader(op, self.name)),
+            *planted])).rewrite_module(op)
 
 
 class FaultyReluForTests(RewritePattern):
