@@ -204,9 +204,10 @@ def _layernorm(b: Builder, t: Tensor) -> Tensor:
 
 @op("GroupNormalization", since=18, ranks=(3, MAX_RANK))
 def _group_norm(b: Builder, t: Tensor) -> Tensor | None:
-    """Of a graph input (as MeanVarianceNormalization): ONNX's body divides by
-    sqrt(E[x^2] - E[x]^2 + eps), which float32 cannot compute for a near-constant group
-    (a saturated Tanh: onnxruntime's kernel is 0.02 off float64 there, the body 0.04)."""
+    """Of a graph input (as MeanVarianceNormalization): a near-constant group (a
+    saturated Tanh) is ill-conditioned - onnxruntime's kernel is 0.02 off float64
+    there, the reference itself too far off for a comparison (npu-canonicalize's
+    StableVariance keeps this compiler within 1e-4)."""
     ins = [x for x in b.inputs if x.rank >= 3 and x.is_float]
     if t not in ins and not ins:
         return None
