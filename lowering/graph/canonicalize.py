@@ -11,8 +11,7 @@ Patterns (each declines when it does not match; conditions under Algorithm):
   reshapes around a 2-D matmul (numpy matmul semantics kept);
 - an op that decomposes (`GraphOp.decompose`: `conv_transpose`) -> its parts;
 - `ew(reshape(x), c)` -> `reshape(ew(x, c'))` keeping the last dim (a Linear's bias);
-- GELU spelled out by an exporter -> `gelu(x)` / `gelu_tanh(x)`;
-- a variance spelled `mean(x^2) - mean(x)^2` -> `mean((x - mean(x))^2)`.
+- GELU spelled out -> `gelu(x)` / `gelu_tanh(x)`; `mean(x^2) - mean(x)^2` -> `mean((x - mean(x))^2)`.
 Assumes value semantics (graph level); dead ops are removed by the driver. No options.
 
 Algorithm
