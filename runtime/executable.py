@@ -82,7 +82,7 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from npu_dialects import make_context, module_text
-from npu_dialects.arch import DRAM_BYTES, Arch, ArchError, arch_of, arch_params, parse_arch_params
+from npu_dialects.arch import Arch, ArchError, arch_of, arch_params, parse_arch_params
 from npu_dialects.compute import ComputeOp
 from npu_dialects.entry import find_main, int_attr
 from npu_dialects.files import open_regular
@@ -99,7 +99,7 @@ from runtime.binary_ir import (
 )
 from sim.errors import SimError
 from sim.interp import task_nodes
-from sim.program import ARENA_BYTES_ATTR, WEIGHTS_BYTES_ATTR, DramWeights, signature, weights_image
+from sim.program import ARENA_BYTES_ATTR, WEIGHTS_BYTES_ATTR, DramWeights, check_dram, signature, weights_image
 
 MAGIC = b"NPUEXE\x00\x01"
 FORMAT_VERSION = 3
@@ -813,7 +813,10 @@ def cross_check(exe: Executable) -> None:
         raise ExecutableError("program", f"compiled for arch '{program_arch.spec()}' but the header "
                                          f"says '{exe.arch.spec()}'")
     _check_signature(exe)
-    _check_dram(exe.module)
+    try:
+        check_dram(exe.module)
+    except SimError as e:
+        raise ExecutableError("program", str(e)) from None
     _check_weights(exe)
     tasks = _tasks(exe.module)
     if len(tasks) != len(exe.descriptors):
@@ -855,21 +858,6 @@ def _check_weights(exe: Executable) -> None:
         if index[key]["offset"] != offset:
             raise ExecutableError("weights", f"'{key}' is at offset {index[key]['offset']} of the section "
                                              f"but at {offset} in the program's weights region")
-
-
-def _check_dram(module: ModuleOp) -> None:
-    """The DRAM the simulator allocates before any op runs, as the module says (the
-    arena and weights regions its attributes size, each alloc or weight without a DRAM
-    offset, each input and output), fits the device's DRAM, as `npu-memplan` made it."""
-    sizes = {name: int_attr(module, name) or 0 for name in (ARENA_BYTES_ATTR, WEIGHTS_BYTES_ATTR)}
-    fn = find_main(module)
-    types = [*(op.result.type for op in (fn.body.block.ops if fn is not None and fn.body.blocks else ())
-               if isinstance(op, (AllocOp, WeightOp)) and op.offset is None),
-             *(fn.function_type.inputs.data if fn is not None else ())]
-    sizes["unplaced buffers and I/O"] = sum(4 * prod(t.get_shape()) for t in types if isinstance(t, MemRefType))
-    if any(n < 0 for n in sizes.values()) or sum(sizes.values()) > DRAM_BYTES:
-        raise ExecutableError("program", "DRAM of " + " + ".join(f"{n} bytes ({k})" for k, n in sizes.items())
-                                         + f": more than the device's {DRAM_BYTES} bytes")
 
 
 def _check_signature(exe: Executable) -> None:

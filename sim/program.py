@@ -249,6 +249,27 @@ def _placed_ends(body: Block) -> tuple[int, int]:
     return wmax, amax
 
 
+def check_dram(module: ModuleOp) -> None:
+    """The DRAM the simulator allocates before any op runs fits the device's DRAM_BYTES:
+    the weights and arena regions (as the module's attributes size them, else to their
+    highest placed buffer), each alloc or weight without a DRAM offset, each input and
+    output. A SimError otherwise (a forged `.mlir` or executable: never allocated)."""
+    fn = main_func(module)
+    wmax, amax = _placed_ends(fn.body.block)
+    sizes = {ARENA_BYTES_ATTR: _or(int_attr(module, ARENA_BYTES_ATTR), amax),
+             WEIGHTS_BYTES_ATTR: _or(int_attr(module, WEIGHTS_BYTES_ATTR), wmax)}
+    types = [*(op.result.type for op in fn.body.block.ops if isinstance(op, (AllocOp, WeightOp)) and _offset(op) is None),
+             *fn.function_type.inputs.data]
+    sizes["unplaced buffers and I/O"] = sum(4 * prod(t.get_shape()) for t in types if isinstance(t, MemRefType))
+    if any(n < 0 for n in sizes.values()) or sum(sizes.values()) > DRAM_BYTES:
+        raise SimError("DRAM of " + " + ".join(f"{n} bytes ({k})" for k, n in sizes.items())
+                       + f": more than the device's {DRAM_BYTES} bytes")
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
 class _Loader:
     """What `load_program` builds up: the DRAM regions, the buffer or constant of each
     top-level value (`globals`), the values the sanitizer names, warnings."""
@@ -267,12 +288,9 @@ class _Loader:
             raise SimError(f"the weights image is {image.dtype} of shape {list(image.shape)} but the module's "
                            f"weights region is {wbytes} bytes")
         self.image = image  # the placed weights are already in it
-        abytes = self.aattr if self.aattr is not None else amax
-        for what, n in ((WEIGHTS_BYTES_ATTR, wbytes), (ARENA_BYTES_ATTR, abytes)):
-            if not 0 <= n <= DRAM_BYTES:  # (as written in a .mlir: never allocate what no device has)
-                raise SimError(f"module attribute {what} = {n}: not within the device's {DRAM_BYTES} bytes of DRAM")
+        check_dram(module)
         self.wregion = Region("weights", DRAM, wbytes, tracked=False, readonly=True, data=image)
-        self.aregion = Region("arena", DRAM, abytes, tracked=True)
+        self.aregion = Region("arena", DRAM, self.aattr if self.aattr is not None else amax, tracked=True)
         self.private: list[Region] = []
         self.allocs: list[tuple[SSAValue, Buf, list[str]]] = []
         self.globals: dict[SSAValue, Any] = {}

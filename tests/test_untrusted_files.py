@@ -163,7 +163,8 @@ def test_dram_arena_a_lowered_module_declares_is_capped(tmp_path: Path) -> None:
     (tmp_path / "big.mlir").write_text(forged)
     code, _, err, _ = _run(["npu-run", str(tmp_path / "big.mlir"), "--timing-only"])
     line = _one_error(err)
-    assert code == 1 and "npu.dram_arena_bytes = 1099511627776: not within the device's" in line, err
+    assert code == 1 and "DRAM of 1099511627776 bytes (npu.dram_arena_bytes)" in line, err
+    assert "more than the device's 17179869184 bytes" in line, err
 
 
 SHA256 = """
