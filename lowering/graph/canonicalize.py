@@ -439,12 +439,12 @@ class Canonicalize(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         planted = [FaultyReluForTests()] if os.environ.get("NPU_TEST_FAULT") == "relu-identity" else []
+        constants = ConstantReader(op, self.name)
         PatternWalker(GreedyRewritePatternApplier([
-            FoldReshapeChain(), FoldIdentityReshape(), FoldNeutralElement(ConstantReader(op, self.name)),
+            FoldReshapeChain(), FoldIdentityReshape(), FoldNeutralElement(constants),
             FoldTransposeChain(), FoldIdentityTranspose(), TransposeOfUnitDimsToReshape(),
             GemmScalingToEpilogue(), MatmulTo2D(), DecomposeAggregate(), ElementwiseBeforeReshape(),
-            FuseGelu(ConstantReader(op, self.name)), StableVariance(ConstantReader(op, self.name)),
-            *planted])).rewrite_module(op)
+            FuseGelu(constants), StableVariance(constants), *planted])).rewrite_module(op)
 
 
 class FaultyReluForTests(RewritePattern):
