@@ -1114,12 +1114,16 @@ _FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProt
 
 def _cast(ctx: NodeContext, to: int) -> Sequence[Output]:
     """Cast to ONNX type `to`: floats stay f32 (no rounding to f16/bf16 is modelled),
-    integer targets truncate toward zero, bool gives x != 0 as 1.0 / 0.0."""
+    integer targets truncate toward zero, bool gives x != 0 as 1.0 / 0.0; constant data
+    is cast at import (`_cast_constant`)."""
     src = ctx.dtype(0)
     try:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to))
     except Exception:
         raise NodeError(f"unsupported target type {to}") from None
+    folded = _cast_constant(ctx, dtype)
+    if folded is not None:
+        return folded
     x = ctx.value(0, carried=True)
     if to in _FLOAT_TYPES or to == onnx.TensorProto.BOOL and src == np.bool_:
         return [ctx.typed(x, np.float32 if to in _FLOAT_TYPES else dtype)]
@@ -1141,24 +1145,29 @@ def convert_cast(ctx: NodeContext) -> Sequence[Output]:
 
 @converter("CastLike", attrs=("saturate",))
 def convert_cast_like(ctx: NodeContext) -> Sequence[Output]:
-    """Cast to the element type of input 1 (see `_cast`). Only that input's type is read:
-    constant data casts at import even when input 1 is computed at run time (ONNX's
-    Attention body casts its -inf fill like the query, then pads the mask with it: a
-    Pad value must be a constant)."""
-    t, to = ctx.tensor(0), ctx.dtype(1)
+    """Cast to the element type of input 1 (see `_cast`); only that input's type is read."""
+    return _cast(ctx, onnx.helper.np_dtype_to_tensor_dtype(ctx.dtype(1)))
+
+
+def _cast_constant(ctx: NodeContext, dtype: np.dtype) -> list[Output] | None:
+    """The cast of constant input data, done at import (None: not constant, or a
+    conversion left to the device): a Cast of constant data stays constant for the
+    operands that must be (ONNX's Attention body casts its -inf fill like the query,
+    then pads the mask with it: a Pad value must be a constant)."""
+    t = ctx.tensor(0)
     if t.data is None or t.placeholder:
-        return _cast(ctx, onnx.helper.np_dtype_to_tensor_dtype(to))
+        return None
     data = np.asarray(t.data)
-    if _is_float(to):
-        data, to = data.astype(np.float32), np.dtype(np.float32)  # (floats are carried as f32, as `_cast`)
-    elif to == np.bool_:
+    if _is_float(dtype):
+        data = data.astype(np.float32)  # (floats are carried as f32)
+    elif dtype == np.bool_:
         data = data != 0
-    elif np.issubdtype(to, np.integer) and _is_float(data.dtype) and np.isfinite(data).all():
-        data = np.trunc(data).astype(to)
-    elif np.issubdtype(to, np.integer) and not _is_float(data.dtype):
-        data = data.astype(to)
+    elif np.issubdtype(dtype, np.integer) and _is_float(data.dtype) and np.isfinite(data).all():
+        data = np.trunc(data).astype(dtype)
+    elif np.issubdtype(dtype, np.integer) and not _is_float(data.dtype):
+        data = data.astype(dtype)
     else:
-        return _cast(ctx, onnx.helper.np_dtype_to_tensor_dtype(to))
+        return None
     return [Tensor(ctx.node.output[0], tuple(data.shape), data.dtype, data=data, origin=ctx.label)]
 
 
