@@ -29,10 +29,11 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
+from lowering.errors import CompileError
+from lowering.graph.constants import ConstantReader
 from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUT_RANGES_ATTR, INPUTS_ATTR, find_main, io_names
-from npu_dialects.graph import ConstantOp, GatherOp, shape_of
+from npu_dialects.graph import GatherOp, shape_of
 from npu_dialects.locs import node_names
-from npu_dialects.weights import WeightsError, weights_of
 
 Interval = tuple[float, float] | None
 """[lo, hi] (both included) of a value's elements; None: unbounded or unknown."""
@@ -90,7 +91,7 @@ class _Ranges:
     def __init__(self, module: ModuleOp, fn: func.FuncOp):
         self.module = module
         self.fn = fn
-        self.weights: dict[str, np.ndarray] | None = None
+        self.constants = ConstantReader(module, "npu-default")
         self.consts: dict[SSAValue, Interval] = {}
         self.taint: dict[SSAValue, set[str]] = {}  # the integer inputs each value depends on
 
@@ -106,20 +107,13 @@ class _Ranges:
         """The data of a constant no integer input reaches (None: not a readable constant)."""
         while (arg := self.outer(v)) is not None:
             v = arg
-        op = v.owner
-        if v in self.taint or not isinstance(op, ConstantOp):
+        if v in self.taint:
             return None
-        if op.value is not None:
-            return np.asarray(op.value.get_values(), np.float64).reshape(shape_of(op.result))
-        if op.weight is None:
+        try:
+            data = self.constants.array(v)
+        except CompileError:  # (an unreadable weight store: no range from it)
             return None
-        if self.weights is None:
-            try:
-                self.weights = weights_of(self.module)
-            except (WeightsError, ValueError, OSError):
-                self.weights = {}
-        w = self.weights.get(op.weight.data)
-        return None if w is None else np.asarray(w, np.float64)
+        return None if data is None else np.asarray(data, np.float64)
 
     def matmul(self, op: Operation, a: Interval, b: Interval) -> Interval:
         """a @ b: per output column against a constant b (exact for a cumulative sum's
