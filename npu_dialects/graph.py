@@ -24,7 +24,6 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    MemRefType,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -48,6 +47,7 @@ from xdsl.traits import IsTerminator, NoMemoryEffect, SingleBlockImplicitTermina
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.arch import Arch
+from npu_dialects.dtypes import check_types
 
 _T = TypeVar("_T")
 
@@ -354,13 +354,9 @@ def check_window_params(op: str, rank4: Sequence[int], p: dict, kernel_key: str 
 
 
 def check_f32(op: IRDLOperation) -> None:
-    """Every tensor/memref operand and result holds f32 (the only element type supported)."""
-    for kind, vals in (("operand", op.operands), ("result", op.results)):
-        for i, v in enumerate(vals):
-            t = v.type
-            if isinstance(t, TensorType | MemRefType) and not isinstance(t.element_type, Float32Type):
-                raise VerifyException(f"'{op.name}': {kind} #{i} has element type {t.element_type}; "
-                                      f"only f32 is supported")
+    """The default type rule of a graph op: every tensor operand and result holds one
+    float type (f32, f16 or bf16; `npu_dialects.dtypes.check_types`)."""
+    check_types(op)
 
 
 def int_array(values: Sequence[int]) -> DenseArrayBase:
