@@ -20,19 +20,51 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from difflib import get_close_matches
+from fractions import Fraction
 from math import ceil
 from pathlib import Path
 from typing import Any
 
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Dialect, ParametrizedAttribute
+from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
+from npu_dialects import dtypes
 from npu_dialects.files import NotRegularFileError, read_regular_file
+
+DType = str | Attribute | None
+"""An element type for the cost of work: a name (`f32`, `i8`, ...), the type itself, or
+None (f32)."""
+
+
+def type_bits(dtype: DType) -> int:
+    """Bits of one element of `dtype` (32 for f32, i32 and None; 16 for f16/bf16; 8 for
+    i8/ui8), what the cube and vector rates depend on."""
+    if dtype is None:
+        return 32
+    name = dtype if isinstance(dtype, str) else dtypes.type_name(dtype)
+    entry = dtypes.ELEMENT_TYPES.get(name or "")
+    if entry is None:
+        raise ArchError(f"no cube or vector rate for element type {dtype}")
+    return entry[1] * 8
+
+
+def widest_type(values: Iterable[SSAValue | Attribute]) -> str:
+    """The name of the widest element type among tensor/memref `values` (or their types):
+    what a vector op is priced by. f32 when there is none."""
+    best, bits = "f32", 0
+    for v in values:
+        t = v.type if isinstance(v, SSAValue) else v
+        if isinstance(t, TensorType | MemRefType):
+            name = dtypes.type_name(t.element_type)
+            if name is not None and type_bits(name) > bits:
+                best, bits = name, type_bits(name)
+    return best
 
 
 class ArchError(ValueError):
@@ -47,6 +79,8 @@ class ArchError(ValueError):
 MAX_VALUE = 1 << 62
 """The largest value of an arch parameter: sizes and offsets stay 64-bit integers (the
 compiler itself takes `sram_bytes = 2**60` as unbounded)."""
+STRING_PARAMS: dict[str, tuple[str, ...]] = {"requant": ("float", "fixed")}
+"""The parameters that are names, and the names each takes."""
 LIMITS = {"cores": 1024, "dma_channels": 1024, "dma_latency": 1 << 32, "sync_latency": 1 << 32}
 """Smaller bounds: counts the simulator keeps state for each of (vector clocks per pair
 of cores, a timeline per DMA channel), latencies summed into 64-bit cycle counts."""
@@ -71,10 +105,20 @@ class Arch:
     sync_latency: int = 100  # cycles per cross-core event
     freq: int = 1_000_000_000  # Hz
     align: int = 64  # bytes
+    cube_i8: int = 2  # int8 MACs per cycle, as a multiple of the f16/bf16 ones (the cube's K widens)
+    cube_f32_passes: int = 1  # passes of the cube an f32 product takes (1: as fast as f16)
+    vector_f16: int = 2  # 16-bit elements per cycle, as a multiple of vector_lanes (f32 ones)
+    vector_i8: int = 4  # 8-bit elements per cycle, as a multiple of vector_lanes
+    requant: str = "float"  # the requantization unit: float (a float multiply) or fixed (multiplier, shift)
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name in STRING_PARAMS:
+                if v not in STRING_PARAMS[f.name]:
+                    raise ArchError(f"arch parameter '{f.name}' must be one of "
+                                    f"{', '.join(STRING_PARAMS[f.name])}, got {fmt_value(v)!r}")
+                continue
             vals = v if isinstance(v, tuple) else (v,)
             if any(not isinstance(x, int) or x <= 0 for x in vals):
                 raise ArchError(f"arch parameter '{f.name}' must be a positive integer, got {fmt_value(v)}")
@@ -90,22 +134,46 @@ class Arch:
         return m * k * n
 
     # -- the cost of work on this machine: every cycle estimate (the compute ops the
-    # simulator charges, the cost model, layer and strip group plans) is made of these
+    # simulator charges, the cost model, layer and strip group plans) is made of these,
+    # each for the element type the work is done in (`dtype`: a type name or attribute)
 
-    def cube_cycles(self, m: int, k: int, n: float, batch: int = 1) -> int:
-        """Cycles of `batch` independent [m, k] @ [k, n] products on one core's cube:
-        each dimension is padded up to the cube's (`cm x ck x cn` MACs per cycle), so
-        a 3 x 3 product costs as much as a 16 x 16 one on the default cube."""
+    def cube_cycles(self, m: int, k: int, n: float, batch: int = 1, dtype: DType = "f32") -> int:
+        """Cycles of `batch` independent [m, k] @ [k, n] products on one core's cube with
+        inputs of `dtype`: each dimension is padded up to the cube's (`cm x ck x cn` MACs
+        per cycle for f16/bf16), so a 3 x 3 product costs as much as a 16 x 16 one on the
+        default cube. int8 inputs widen K `cube_i8` times (as a 16x32x16 int8 cube); an
+        f32 product takes `cube_f32_passes` passes."""
         cm, ck, cn = self.cube
-        return batch * ceil(m / cm) * ceil(k / ck) * ceil(n / cn)
+        bits = type_bits(dtype)
+        ck *= self.cube_i8 if bits == 8 else 1
+        cycles = batch * ceil(m / cm) * ceil(k / ck) * ceil(n / cn)
+        return cycles * self.cube_f32_passes if bits == 32 else cycles
 
-    def vector_cycles(self, elements: int, cost: int = 1) -> int:
-        """Cycles of `cost` vector passes over `elements` f32 values on one core."""
-        return ceil(elements * cost / self.vector_lanes)
+    def vector_cycles(self, elements: int, cost: int = 1, dtype: DType = "f32") -> int:
+        """Cycles of `cost` vector passes over `elements` values of `dtype` (the widest
+        type the op reads or writes) on one core: `vector_lanes` f32 or i32 values per
+        cycle, `vector_f16` times as many 16-bit and `vector_i8` times as many 8-bit ones."""
+        return ceil(elements * cost / self.vector_rate(dtype))
 
-    def roofline_cycles(self, macs: int, dram_bytes: int) -> int:
-        """The roofline bound: all cores' cubes busy, or DRAM streaming, whichever is longer."""
-        return max(ceil(macs / (self.cores * self.cube_macs)), ceil(dram_bytes / self.dram_bw))
+    def vector_rate(self, dtype: DType = "f32") -> int:
+        """Elements of `dtype` one core's vector unit does per cycle."""
+        bits = type_bits(dtype)
+        return self.vector_lanes * (self.vector_i8 if bits == 8 else self.vector_f16 if bits == 16 else 1)
+
+    def cube_rate(self, dtype: DType = "f32") -> Fraction:
+        """MACs with inputs of `dtype` one core's cube does per cycle (unpadded)."""
+        bits = type_bits(dtype)
+        if bits == 8:
+            return Fraction(self.cube_macs * self.cube_i8)
+        return Fraction(self.cube_macs, self.cube_f32_passes if bits == 32 else 1)
+
+    def roofline_cycles(self, macs: int | Mapping[str, int], dram_bytes: int) -> int:
+        """The roofline bound: all cores' cubes busy, or DRAM streaming, whichever is longer.
+        `macs` is a count of f32 MACs or the MACs by input type name (`{"i8": ..., ...}`),
+        each at its type's rate (`cube_rate`)."""
+        by_type = {"f32": macs} if isinstance(macs, int) else macs
+        cube = sum((Fraction(v) / self.cube_rate(t) for t, v in by_type.items()), Fraction(0))
+        return max(ceil(cube / self.cores), ceil(dram_bytes / self.dram_bw))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -147,6 +215,11 @@ def parse_size(text: str) -> int | None:
 
 
 def _parse_value(name: str, text: str) -> Any:
+    if name in STRING_PARAMS:
+        if text not in STRING_PARAMS[name]:
+            raise ArchError(f"arch parameter '{name}': expected one of {', '.join(STRING_PARAMS[name])}, "
+                            f"got '{text}'")
+        return text
     try:
         if name == "cube":
             parts = tuple(int(p) for p in text.lower().split("x"))
@@ -245,7 +318,7 @@ def chip_toml(arch: Arch) -> str:
     lines = [f"# {arch.spec()}"]
     for f in fields(arch):
         v = getattr(arch, f.name)
-        lines.append(f'{f.name} = "{fmt_value(v)}"' if isinstance(v, tuple) else f"{f.name} = {v}")
+        lines.append(f'{f.name} = "{fmt_value(v)}"' if isinstance(v, tuple | str) else f"{f.name} = {v}")
     return "\n".join(lines) + "\n"
 
 
@@ -340,6 +413,11 @@ def _chip_base(shown: str, base: str, chain: tuple[tuple[Path, str], ...]) -> Ar
 def _chip_value(shown: str, name: str, v: Any) -> Any:
     """A chip file's value of parameter `name`, checked against its type and range."""
     limit = LIMITS.get(name, MAX_VALUE)
+    if name in STRING_PARAMS:
+        if v not in STRING_PARAMS[name]:
+            raise ArchError(f"{shown}: '{name}': expected one of "
+                            f"{', '.join(_toml(x) for x in STRING_PARAMS[name])}, got {_describe(v)}")
+        return v
     if name == "cube":
         if isinstance(v, str) and re.fullmatch(r"\d+x\d+x\d+", v.strip().lower()):
             v = [int(x) for x in v.strip().lower().split("x")]
@@ -454,6 +532,11 @@ class ArchAttr(ParametrizedAttribute):
                 m = parser.parse_integer(allow_boolean=False, allow_negative=False)
                 rest = parser.parse_optional_identifier() or ""  # lexed as `x16x16`
                 value = f"{m}{rest}"
+            elif key in STRING_PARAMS:
+                value = parser.parse_optional_identifier() or parser.parse_optional_str_literal()
+                if value is None:
+                    parser.raise_error(f"npu.arch parameter '{key}' expects one of "
+                                       f"{', '.join(STRING_PARAMS[key])}", pos)
             else:
                 value = str(parser.parse_integer(allow_boolean=False, allow_negative=True))
             items.append(f"{key}={value}")

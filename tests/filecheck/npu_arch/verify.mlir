@@ -34,3 +34,21 @@ builtin.module attributes {npu.arch = #npu.arch<align = 48>} {
 builtin.module attributes {npu.arch = #npu.arch<cube = 16x16>} {
 }
 // CHECK: arch parameter 'cube': expected MxKxN, e.g. 16x16x16, got '16x16'
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<requant = round>} {
+}
+// CHECK: arch parameter 'requant': expected one of float, fixed, got 'round'
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<requant = 1>} {
+}
+// CHECK: npu.arch parameter 'requant' expects one of float, fixed
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<cube_i8 = 0>} {
+}
+// CHECK: arch parameter 'cube_i8' must be a positive integer, got 0
