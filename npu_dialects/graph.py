@@ -47,7 +47,7 @@ from xdsl.traits import IsTerminator, NoMemoryEffect, SingleBlockImplicitTermina
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.arch import Arch
-from npu_dialects.dtypes import check_types
+from npu_dialects.dtypes import ELEMENT_TYPES, FLOATS, QUANTIZED, check_types, np_dtype, qrange, type_name
 
 _T = TypeVar("_T")
 
@@ -85,6 +85,28 @@ def conv2d_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, *,
     if b is not None:
         y = y + b.reshape(1, -1, 1, 1)
     return y.astype(x.dtype, copy=False)
+
+
+def integer_operands(x: np.ndarray, w: np.ndarray, x_zero_point: int = 0,
+                     w_zero_point: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Integer operands of the cube minus their zero points, in float64: products and
+    sums of them are exact (|x - zx| * |w - zw| <= 2^16, so any K < 2^37 is exact)."""
+    return x.astype(np.float64) - x_zero_point, w.astype(np.float64) - w_zero_point
+
+
+def conv2d_int_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, *, x_zero_point: int = 0,
+                   w_zero_point: int = 0, **params) -> np.ndarray:
+    """Integer convolution (ONNX ConvInteger plus an int32 bias): sum((x - zx) * (w - zw))
+    + b exactly, as int32; padding is a real zero (the zero point before subtracting)."""
+    xf, wf = integer_operands(x, w, x_zero_point, w_zero_point)
+    y = conv2d_ref(xf, wf, None if b is None else b.astype(np.float64), **params)
+    return y.astype(np.int32)
+
+
+def matmul_int_ref(a: np.ndarray, b: np.ndarray, a_zero_point: int = 0, b_zero_point: int = 0) -> np.ndarray:
+    """Integer matmul (ONNX MatMulInteger): (a - za) @ (b - zb) exactly, as int32."""
+    af, bf = integer_operands(a, b, a_zero_point, b_zero_point)
+    return np.matmul(af, bf).astype(np.int32)
 
 
 def conv_transpose_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, *,
@@ -176,7 +198,8 @@ def pool_ref(x: np.ndarray, kind: str, kernel: Sequence[int], strides: Sequence[
         raise ValueError(f"unknown pool kind '{kind}'")
     pads = tuple(pads) if pads is not None else (0,) * (2 * n)
     dilations = tuple(dilations) if dilations is not None else (1,) * n
-    win = _spatial_windows(_pad_spatial(x, pads, POOL_PAD[kind]), kernel, strides, dilations)
+    pad = POOL_PAD[kind] if x.dtype.kind == "f" or kind != "max" else np.iinfo(x.dtype).min  # (integers: exact)
+    win = _spatial_windows(_pad_spatial(x, pads, pad), kernel, strides, dilations)
     axes = tuple(range(x.ndim, x.ndim + n))
     if kind == "max":
         return win.max(axis=axes)
@@ -359,6 +382,57 @@ def check_f32(op: IRDLOperation) -> None:
     check_types(op)
 
 
+ANY_TYPE = tuple(ELEMENT_TYPES)
+"""Every element type: what data-movement ops take (any one of them; exact on integers)."""
+
+
+def check_any_one_type(op: IRDLOperation) -> None:
+    """The type rule of data movement (reshape, transpose, slice, concat, pad, expand,
+    max pooling, constants): any one element type, integers included."""
+    check_types(op, ANY_TYPE)
+
+
+def _type_of(v: SSAValue) -> Attribute:
+    return v.type.element_type if isinstance(v.type, TensorType) else v.type
+
+
+def expect_type(op: IRDLOperation, v: SSAValue, what: str, allowed: Sequence[str]) -> None:
+    """`v` (named `what` in the message) has one of the element types `allowed`."""
+    t = _type_of(v)
+    if type_name(t) not in allowed:
+        raise VerifyException(f"'{op.name}': {what} has element type {t}; it must be {' or '.join(allowed)}")
+
+
+def zero_point_attrs(input_zero_point: int | None, weight_zero_point: int | None) -> dict[str, Attribute]:
+    """The zero-point attributes of an integer conv2d/matmul (0 and None are left out)."""
+    return {k: IntegerAttr(v, i64) for k, v in (("input_zero_point", input_zero_point),
+                                                 ("weight_zero_point", weight_zero_point)) if v}
+
+
+def zero_points_of(op: IRDLOperation) -> tuple[int, int]:
+    return (attr_int(dict(op.attributes), "input_zero_point", 0), attr_int(dict(op.attributes), "weight_zero_point", 0))
+
+
+def check_cube_types(op: IRDLOperation, x: SSAValue, w: SSAValue, bias: SSAValue | None) -> None:
+    """conv2d/matmul types: one float type throughout, or integer operands (i8/ui8 input
+    and weight, each zero point within its operand's type) with an i32 bias and result."""
+    names = (("input", x), ("weight", w))
+    if not any(type_name(_type_of(v)) in QUANTIZED for _, v in names):
+        zps = [k for k in ("input_zero_point", "weight_zero_point") if k in op.attributes]
+        if zps:
+            raise VerifyException(f"'{op.name}': {', '.join(zps)} only applies to integer (i8/ui8) operands")
+        check_f32(op)
+        return
+    for (what, v), zp in zip(names, zero_points_of(op)):
+        expect_type(op, v, what, QUANTIZED)
+        lo, hi = qrange(_type_of(v))
+        if not lo <= zp <= hi:
+            raise VerifyException(f"'{op.name}': {what}_zero_point {zp} is outside {_type_of(v)} [{lo}, {hi}]")
+    if bias is not None:
+        expect_type(op, bias, "bias", ("i32",))
+    expect_type(op, op.results[0], "result", ("i32",))
+
+
 def int_array(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, [int(v) for v in values])
 
@@ -443,8 +517,12 @@ class GraphOp(IRDLOperation):
         """Elements of the result (or of the part of it of shape `out_shape`)."""
         return math.prod(shape_of(self.results[0]) if out_shape is None else out_shape)
 
-    def _expect_result_shape(self, shape: Sequence[int] | None, what: str) -> None:
+    def check_element_types(self) -> None:
+        """The op's element-type rule (default: one float type, `check_f32`)."""
         check_f32(self)
+
+    def _expect_result_shape(self, shape: Sequence[int] | None, what: str) -> None:
+        self.check_element_types()
         got = shape_of(self.results[0])
         if shape is None or tuple(shape) != got:
             raise VerifyException(f"'{self.name}': {what} gives "
@@ -523,12 +601,15 @@ class ConstantOp(GraphOp):
         super().__init__(result_types=[result_type], attributes=attrs)
 
     def verify_(self) -> None:
-        check_f32(self)
+        check_any_one_type(self)
         if (self.weight is None) == (self.value is None):
             raise VerifyException("'npu_graph.constant' needs exactly one of 'weight' or 'value'")
         if self.value is not None and tuple(self.value.get_shape()) != shape_of(self.result):
             raise VerifyException(f"'npu_graph.constant': value shape {list(self.value.get_shape())} does not "
                                   f"match the result type {self.result.type}")
+        if self.value is not None and self.value.get_element_type() != _type_of(self.result):
+            raise VerifyException(f"'npu_graph.constant': value of element type {self.value.get_element_type()} "
+                                  f"does not match the result type {self.result.type}")
 
 
 @irdl_op_definition
@@ -543,16 +624,29 @@ class Conv2dOp(GraphOp):
     pads = opt_attr_def(DenseArrayBase)  # top, left, bottom, right
     dilations = opt_attr_def(DenseArrayBase)
     group = opt_attr_def(IntegerAttr)
+    input_zero_point = opt_attr_def(IntegerAttr)
+    weight_zero_point = opt_attr_def(IntegerAttr)
     result = result_def(TensorType)
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
 
     def __init__(self, x: SSAValue, w: SSAValue, b: SSAValue | None, result_type: TensorType, *,
                  strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
-                 dilations: Sequence[int] = (1, 1), group: int = 1):
+                 dilations: Sequence[int] = (1, 1), group: int = 1, input_zero_point: int | None = None,
+                 weight_zero_point: int | None = None):
         super().__init__(operands=[x, w, b], result_types=[result_type], attributes={
             "strides": int_array(strides), "pads": int_array(pads),
-            "dilations": int_array(dilations), "group": IntegerAttr(group, i64)})
+            "dilations": int_array(dilations), "group": IntegerAttr(group, i64),
+            **zero_point_attrs(input_zero_point, weight_zero_point)})
+
+    @property
+    def zero_points(self) -> tuple[int, int]:
+        """(input, weight) zero points of an integer convolution (0 when not given)."""
+        return zero_points_of(self)
+
+    def check_element_types(self) -> None:
+        """Float: one float type. Integer: i8/ui8 input and weight, i32 bias and result."""
+        check_cube_types(self, self.input, self.weight, self.bias)
 
     @property
     def params(self) -> dict:
@@ -563,7 +657,10 @@ class Conv2dOp(GraphOp):
     def with_operands(self, x: SSAValue, w: SSAValue, b: SSAValue | None,
                       result_type: TensorType | None = None) -> Conv2dOp:
         """The same convolution (strides, pads, dilations, group) of other operands."""
-        return Conv2dOp(x, w, b, result_type or self.result.type, **self.params)  # type: ignore[arg-type]
+        zx, zw = (self.input_zero_point, self.weight_zero_point)
+        op = Conv2dOp(x, w, b, result_type or self.result.type, **self.params)  # type: ignore[arg-type]
+        op.attributes.update({k: v for k, v in (("input_zero_point", zx), ("weight_zero_point", zw)) if v})
+        return op
 
     def infer_shape(self) -> tuple[int, ...] | None:
         return conv_out_shape(shape_of(self.input), shape_of(self.weight), **self.params)
@@ -598,6 +695,9 @@ class Conv2dOp(GraphOp):
         return n * co * oh * ow * cig * kh * kw
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        if type_name(_type_of(self.input)) in QUANTIZED:
+            zx, zw = self.zero_points
+            return (conv2d_int_ref(*inputs, x_zero_point=zx, w_zero_point=zw, **self.params),)
         return (conv2d_ref(*inputs, **self.params),)
 
 
@@ -842,12 +942,25 @@ class MatMulOp(GraphOp):
     name = "npu_graph.matmul"
     a = operand_def(TensorType)
     b = operand_def(TensorType)
+    input_zero_point = opt_attr_def(IntegerAttr)
+    weight_zero_point = opt_attr_def(IntegerAttr)
     result = result_def(TensorType)
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
 
-    def __init__(self, a: SSAValue, b: SSAValue, result_type: TensorType):
-        super().__init__(operands=[a, b], result_types=[result_type])
+    def __init__(self, a: SSAValue, b: SSAValue, result_type: TensorType, *, input_zero_point: int | None = None,
+                 weight_zero_point: int | None = None):
+        super().__init__(operands=[a, b], result_types=[result_type],
+                         attributes=zero_point_attrs(input_zero_point, weight_zero_point))
+
+    @property
+    def zero_points(self) -> tuple[int, int]:
+        """(a, b) zero points of an integer matmul (0 when not given)."""
+        return zero_points_of(self)
+
+    def check_element_types(self) -> None:
+        """Float: one float type. Integer: i8/ui8 a and b, i32 result."""
+        check_cube_types(self, self.a, self.b, None)
 
     def verify_(self) -> None:
         a, b = shape_of(self.a), shape_of(self.b)
@@ -865,6 +978,8 @@ class MatMulOp(GraphOp):
         return math.prod(shape_of(self.result)) * shape_of(self.a)[-1]
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        if type_name(_type_of(self.a)) in QUANTIZED:
+            return (matmul_int_ref(inputs[0], inputs[1], *self.zero_points),)
         return (np.matmul(*inputs),)
 
 
@@ -1005,6 +1120,10 @@ class TransposeOp(StructuredOp):
     result = result_def(TensorType)
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
+
+    def check_element_types(self) -> None:
+        """Data movement: any one element type (`check_any_one_type`)."""
+        check_any_one_type(self)
 
     def __init__(self, x: SSAValue, perm: Sequence[int], result_type: TensorType):
         super().__init__(operands=[x], result_types=[result_type], attributes={"perm": int_array(perm)})
@@ -1567,7 +1686,9 @@ class AttentionOp(StructuredOp):
         [S, Dv] (the side with the smaller max times its factor plus the other; a
         tile's first block, with nothing to merge, pays the same for its copy); the
         last block's merge (`finish`) adds the normalisation, a reciprocal a row and a
-        pass over [S, Dv]."""
+        pass over [S, Dv]. The products run in `dtype` (q's type); the passes over the
+        scores and the row statistics are f32 (the scores are f32), the ones over q and
+        the output in the wider of f32 (the state) and `dtype`: all f32 today."""
         q, v = in_shapes[0], in_shapes[2]
         heads = math.prod(q[:-2])
         s, d, t, dv = q[-2], q[-1], v[-2], v[-1]
@@ -1622,7 +1743,7 @@ class AttentionOp(StructuredOp):
         for the row sums, a column [S, 1] for the mask (its row is the mask's tile)."""
         q, v = in_shapes[0], in_shapes[2]
         s, t = q[-2], v[-2]
-        sums, mask = cls.on_cube(arch, in_shapes)
+        sums, mask = cls.on_cube(arch, in_shapes)  # (the f32 choice: scratch does not follow the type)
         return (math.prod(q[:-1]) * t + (t if sums else 0) + (s if mask else 0)) * 4
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
@@ -1738,6 +1859,10 @@ class ConcatOp(StructuredOp):
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
 
+    def check_element_types(self) -> None:
+        """Data movement: any one element type (`check_any_one_type`)."""
+        check_any_one_type(self)
+
     def __init__(self, xs: Sequence[SSAValue], axis: int, result_type: TensorType):
         super().__init__(operands=[list(xs)], result_types=[result_type], attributes={"axis": IntegerAttr(axis, i64)})
 
@@ -1794,6 +1919,10 @@ class SliceOp(StructuredOp):
                  result_type: TensorType):
         super().__init__(operands=[x], result_types=[result_type], attributes={
             "starts": int_array(starts), "ends": int_array(ends), "steps": int_array(steps)})
+
+    def check_element_types(self) -> None:
+        """Data movement: any one element type (`check_any_one_type`)."""
+        check_any_one_type(self)
 
     @staticmethod
     def sizes(starts: Sequence[int], ends: Sequence[int], steps: Sequence[int]) -> tuple[int, ...]:
@@ -1863,6 +1992,15 @@ class GatherOp(StructuredOp):
     def __init__(self, data: SSAValue, indices: SSAValue, axis: int, result_type: TensorType):
         super().__init__(operands=[data, indices], result_types=[result_type],
                          attributes={"axis": IntegerAttr(axis, i64)})
+
+    def check_element_types(self) -> None:
+        """The data and the result: any one element type; the indices: f32 (carried
+        integers) or i32."""
+        expect_type(self, self.data, "data", ANY_TYPE)
+        expect_type(self, self.indices, "indices", ("f32", "i32"))
+        if _type_of(self.result) != _type_of(self.data):
+            raise VerifyException(f"'{self.name}': result is {_type_of(self.result)} but data is "
+                                  f"{_type_of(self.data)}; gathering keeps the element type")
 
     def infer_shape(self) -> tuple[int, ...] | None:
         x, i = shape_of(self.data), shape_of(self.indices)
@@ -2050,7 +2188,7 @@ class WindowPoolOp(StructuredOp):
         return pool_out_shape(x, **p)
 
     def verify_(self) -> None:
-        check_f32(self)
+        self.check_element_types()
         x, p = shape_of(self.input), self.params
         check_pool_params(self.name, x, **p)
         if self.KIND == "max":
@@ -2108,6 +2246,10 @@ class MaxPoolNdOp(WindowPoolOp):
     name = "npu_graph.maxpool_nd"
     KIND: ClassVar[str] = "max"
 
+    def check_element_types(self) -> None:
+        """Data movement: any one element type (`check_any_one_type`)."""
+        check_any_one_type(self)
+
     def __init__(self, x: SSAValue, result_type: TensorType, *, kernel: Sequence[int], strides: Sequence[int],
                  pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None):
         n = len(kernel)
@@ -2131,6 +2273,10 @@ class PadOp(StructuredOp):
     result = result_def(TensorType)
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
+
+    def check_element_types(self) -> None:
+        """Data movement: any one element type (`check_any_one_type`)."""
+        check_any_one_type(self)
 
     def __init__(self, x: SSAValue, pads: Sequence[int], value: float, result_type: TensorType):
         super().__init__(operands=[x], result_types=[result_type], attributes={
@@ -2174,6 +2320,257 @@ class PadOp(StructuredOp):
         hi = [max(min(o, s + b), l) for b, o, s, l in zip(begin, shape, x.shape, lo)]
         out[tuple(map(slice, lo, hi))] = x[tuple(slice(l - b, h - b) for l, h, b in zip(lo, hi, begin))]
         return out
+
+
+def quantize_ref(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero_point) to [lo, hi],
+    computed in float32 (as onnxruntime: one division, nearbyint), integral values in
+    float32 (the typed result buffer stores them exactly)."""
+    with np.errstate(all="ignore"):
+        y = np.rint(x.astype(np.float32) / scale.astype(np.float32)) + zero_point.astype(np.float32)
+    return np.clip(y, lo, hi).astype(np.float32, copy=False)
+
+
+def dequantize_ref(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray) -> np.ndarray:
+    """ONNX DequantizeLinear: (x - zero_point) * scale in float32 (the difference is exact:
+    taken in int64, as onnxruntime takes it in int32)."""
+    diff = x.astype(np.int64) - zero_point.astype(np.int64)
+    return (diff.astype(np.float32) * scale.astype(np.float32)).astype(np.float32, copy=False)
+
+
+def quantize_multiplier(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """TFLite's QuantizeMultiplier of each (positive) float: int32 q in [2^30, 2^31) and
+    shift with m = q * 2^(shift - 31); a multiplier below 2^-31 gives q = 0."""
+    frac, shift = np.frexp(np.asarray(m, dtype=np.float64))
+    q = np.floor(np.abs(frac) * 2.0 ** 31 + 0.5) * np.sign(frac)  # (std::round: halves away from zero)
+    shift = np.where(q == 2 ** 31, shift + 1, shift)
+    q = np.where(q == 2 ** 31, 2 ** 30, q)
+    tiny = shift < -31
+    return np.where(tiny, 0, q).astype(np.int64), np.where(tiny, 0, shift).astype(np.int64)
+
+
+def fixed_point_multiply(acc: np.ndarray, q: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplier: SaturatingRoundingDoublingHighMul of
+    acc * 2^max(shift, 0) (saturated to int32) and q, then RoundingDivideByPOT by
+    max(-shift, 0) (rounds half away from zero), in int64."""
+    left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
+    x = np.clip(acc.astype(np.int64) << left, -2 ** 31, 2 ** 31 - 1)
+    ab = x * q
+    t = ab + np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    high = np.where(t >= 0, t >> 31, -((-t) >> 31))  # (C division: toward zero)
+    high = np.where((x == -2 ** 31) & (q == -2 ** 31), 2 ** 31 - 1, high)
+    mask = (np.int64(1) << right) - 1
+    remainder = high & mask
+    threshold = (mask >> 1) + (high < 0)
+    return (high >> right) + (remainder > threshold)
+
+
+def requantize_ref(acc: np.ndarray, multiplier: np.ndarray, zero_point: np.ndarray, lo: int, hi: int,
+                   mode: str = "float") -> np.ndarray:
+    """An int32 accumulator to [lo, hi]: `float` mode as onnxruntime's
+    MlasRequantizeOutput (float32(acc) * multiplier, round half to even, + zero point,
+    clamp); `fixed` mode as TFLite (an int32 multiplier and shift derived from the float
+    multiplier, `fixed_point_multiply`, + zero point, clamp). Integral float32 values."""
+    zp = zero_point.astype(np.float32)
+    if mode == "fixed":
+        q, shift = quantize_multiplier(multiplier.astype(np.float32))
+        y = fixed_point_multiply(acc, q, shift).astype(np.float64) + zp
+    else:
+        with np.errstate(all="ignore"):
+            y = np.rint(acc.astype(np.float32) * multiplier.astype(np.float32)) + zp
+    return np.clip(y, lo, hi).astype(np.float32)
+
+
+REQUANT_MODES = ("float", "fixed")
+
+
+class QuantOp(StructuredOp):
+    """Base of the ops converting between floats and integers elementwise (quantize,
+    dequantize, requantize, cast): operands broadcast to the first one's shape (a
+    per-axis parameter is [1, C, 1, 1]), so they tile like elementwise ops (every
+    output dim may be cut; broadcast dims of a parameter stay whole). `IN` and `OUT`
+    name the element types of the first operand and of the result; parameters are f32.
+    `compute` gets the saturation range as `min`/`max` (`tile_attrs` fills them in
+    from the result type when the op has none) and returns the values in float32:
+    the typed result buffer stores them (exactly, for integral values)."""
+
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+    IN: ClassVar[tuple[str, ...]]
+    OUT: ClassVar[tuple[str, ...]]
+    PARAMS: ClassVar[tuple[str, ...]] = ()
+
+    def verify_(self) -> None:
+        x = self.operands[0]
+        expect_type(self, x, "operand #0", self.IN)
+        for i, (what, v) in enumerate(zip(self.PARAMS, self.operands[1:]), start=1):
+            expect_type(self, v, f"{what} (operand #{i})", ("f32",))
+            if broadcast_shapes(shape_of(v), shape_of(x)) != shape_of(x):
+                raise VerifyException(f"'{self.name}': {what} of shape {list(shape_of(v))} does not broadcast "
+                                      f"to the input's {list(shape_of(x))}")
+        expect_type(self, self.results[0], "result", self.OUT)
+        if shape_of(self.results[0]) != shape_of(x):
+            raise VerifyException(f"'{self.name}': result shape {list(shape_of(self.results[0]))} must be the "
+                                  f"input's {list(shape_of(x))}")
+        self.verify_range()
+
+    def verify_range(self) -> None:
+        """`min`/`max` (if given) within the result type, min <= max."""
+        if "min" not in self.attributes and "max" not in self.attributes:
+            return
+        t = _type_of(self.results[0])
+        tlo, thi = qrange(t)
+        lo, hi = self.bounds()
+        if not tlo <= lo <= hi <= thi:
+            raise VerifyException(f"'{self.name}': min {lo} / max {hi} must satisfy {tlo} <= min <= max <= {thi} "
+                                  f"({t})")
+
+    def bounds(self) -> tuple[int, int]:
+        """The saturation range: `min`/`max`, by default the result type's range."""
+        tlo, thi = qrange(_type_of(self.results[0]))
+        attrs = dict(self.attributes)
+        return attr_int(attrs, "min", tlo), attr_int(attrs, "max", thi)
+
+    def tile_map(self) -> TileMap:
+        out = shape_of(self.results[0])
+        return TileMap((True,) * len(out), tuple(broadcast_follow(shape_of(v), out) for v in self.operands))
+
+    def tile_attrs(self, tile_inputs: Sequence[Sequence[int]] = ()) -> dict[str, Attribute]:
+        attrs = dict(self.attributes)
+        if type_name(_type_of(self.results[0])) in ("i8", "ui8"):
+            lo, hi = self.bounds()
+            attrs.update(min=IntegerAttr(lo, i64), max=IntegerAttr(hi, i64))
+        return attrs
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (self.compute(self.tile_attrs(), *inputs).astype(np_dtype(self.results[0])),)
+
+
+def _range_attrs(lo: int | None, hi: int | None) -> dict[str, Attribute]:
+    return {k: IntegerAttr(v, i64) for k, v in (("min", lo), ("max", hi)) if v is not None}
+
+
+@irdl_op_definition
+class QuantizeOp(QuantOp):
+    """A float tensor to i8/ui8 (ONNX QuantizeLinear): saturate(round_half_even(x /
+    scale) + zero_point), `quantize_ref`. `scale` and `zero_point` are f32 tensors
+    broadcastable to x (zero points hold integers); optional `min`/`max` narrow the
+    saturation range (a fused Relu/Clip; default: the result type's range)."""
+
+    name = "npu_graph.quantize"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    zero_point = operand_def(TensorType)
+    min = opt_attr_def(IntegerAttr)
+    max = opt_attr_def(IntegerAttr)
+    result = result_def(TensorType)
+    IN: ClassVar[tuple[str, ...]] = FLOATS
+    OUT: ClassVar[tuple[str, ...]] = QUANTIZED
+    PARAMS: ClassVar[tuple[str, ...]] = ("scale", "zero_point")
+    VECTOR_COST: ClassVar[int] = 2  # divide, round-add-clamp
+
+    def __init__(self, x: SSAValue, scale: SSAValue, zero_point: SSAValue, result_type: TensorType, *,
+                 min: int | None = None, max: int | None = None):
+        super().__init__(operands=[x, scale, zero_point], result_types=[result_type], attributes=_range_attrs(min, max))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x, scale, zp = arrays
+        return quantize_ref(x, scale, zp, attr_int(attrs, "min", -128), attr_int(attrs, "max", 127))
+
+
+@irdl_op_definition
+class DequantizeOp(QuantOp):
+    """An i8/ui8/i32 tensor to float (ONNX DequantizeLinear): (x - zero_point) * scale in
+    f32, `dequantize_ref`; `scale`, `zero_point` are f32 tensors broadcastable to x."""
+
+    name = "npu_graph.dequantize"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    zero_point = operand_def(TensorType)
+    result = result_def(TensorType)
+    IN: ClassVar[tuple[str, ...]] = ("i8", "ui8", "i32")
+    OUT: ClassVar[tuple[str, ...]] = FLOATS
+    PARAMS: ClassVar[tuple[str, ...]] = ("scale", "zero_point")
+
+    def __init__(self, x: SSAValue, scale: SSAValue, zero_point: SSAValue, result_type: TensorType):
+        super().__init__(operands=[x, scale, zero_point], result_types=[result_type])
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        return dequantize_ref(*arrays)
+
+
+@irdl_op_definition
+class RequantizeOp(QuantOp):
+    """An i32 accumulator to i8/ui8 (`requantize_ref`): clamp(round(acc * multiplier) +
+    zero_point, min, max). `multiplier` (input scale * weight scale / output scale; per
+    channel allowed) and `zero_point` are f32 tensors broadcastable to acc. `mode`
+    "float" multiplies in float32 and rounds half to even (onnxruntime's CPU kernels);
+    "fixed" uses the int32 multiplier and shift TFLite derives from the float
+    (`quantize_multiplier`; rounding half away from zero). `min`/`max` default to the
+    result type's range; a fused Relu/Clip narrows them."""
+
+    name = "npu_graph.requantize"
+    input = operand_def(TensorType)
+    multiplier = operand_def(TensorType)
+    zero_point = operand_def(TensorType)
+    min = opt_attr_def(IntegerAttr)
+    max = opt_attr_def(IntegerAttr)
+    mode = opt_attr_def(StringAttr)
+    result = result_def(TensorType)
+    IN: ClassVar[tuple[str, ...]] = ("i32",)
+    OUT: ClassVar[tuple[str, ...]] = QUANTIZED
+    PARAMS: ClassVar[tuple[str, ...]] = ("multiplier", "zero_point")
+    VECTOR_COST: ClassVar[int] = 2  # multiply, round-add-clamp
+
+    def __init__(self, acc: SSAValue, multiplier: SSAValue, zero_point: SSAValue, result_type: TensorType, *,
+                 min: int | None = None, max: int | None = None, mode: str = "float"):
+        attrs = _range_attrs(min, max)
+        if mode != "float":
+            attrs["mode"] = StringAttr(mode)
+        super().__init__(operands=[acc, multiplier, zero_point], result_types=[result_type], attributes=attrs)
+
+    @property
+    def requant_mode(self) -> str:
+        return self.mode.data if self.mode is not None else "float"
+
+    def verify_range(self) -> None:
+        if self.requant_mode not in REQUANT_MODES:
+            raise VerifyException(f"'{self.name}': mode '{self.requant_mode}' must be one of "
+                                  f"{', '.join(REQUANT_MODES)}")
+        super().verify_range()
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        acc, mul, zp = arrays
+        mode = attrs.get("mode")
+        return requantize_ref(acc, mul, zp, attr_int(attrs, "min", -128), attr_int(attrs, "max", 127),
+                              mode.data if isinstance(mode, StringAttr) else "float")
+
+
+@irdl_op_definition
+class CastOp(QuantOp):
+    """A float tensor to another float type (f32, f16, bf16; ONNX Cast between them):
+    rounding to nearest even when narrowing (numpy float16, ml_dtypes bfloat16). A tile
+    computes the identity in the input's type; storing into the typed result buffer
+    rounds."""
+
+    name = "npu_graph.cast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    IN: ClassVar[tuple[str, ...]] = FLOATS
+    OUT: ClassVar[tuple[str, ...]] = FLOATS
+
+    def __init__(self, x: SSAValue, result_type: TensorType):
+        super().__init__(operands=[x], result_types=[result_type])
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        return arrays[0]
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (inputs[0].astype(np.float32).astype(np_dtype(self.result)),)
 
 
 class ElementwiseOp(GraphOp):
@@ -2478,6 +2875,10 @@ class ExpandOp(UnaryOp):
     name = "npu_graph.expand"
     FN: ClassVar[str] = "copy"
 
+    def check_element_types(self) -> None:
+        """Data movement: any one element type (`check_any_one_type`)."""
+        check_any_one_type(self)
+
     def infer_shape(self) -> tuple[int, ...] | None:
         return broadcast_shapes(shape_of(self.input), shape_of(self.result))
 
@@ -2511,6 +2912,10 @@ class MaxPoolOp(GraphOp):
         super().__init__(operands=[x], result_types=[result_type], attributes={
             "kernel": int_array(kernel), "strides": int_array(strides), "pads": int_array(pads),
             "dilations": int_array(dilations)})
+
+    def check_element_types(self) -> None:
+        """Data movement: any one element type (`check_any_one_type`)."""
+        check_any_one_type(self)
 
     @property
     def params(self) -> dict:
@@ -2546,7 +2951,7 @@ class ReshapeOp(GraphOp):
         super().__init__(operands=[x], result_types=[result_type])
 
     def verify_(self) -> None:
-        check_f32(self)
+        check_any_one_type(self)
         a, b = shape_of(self.input), shape_of(self.result)
         if int(np.prod(a)) != int(np.prod(b)):
             raise VerifyException(f"'npu_graph.reshape': {list(a)} and {list(b)} have different element counts")
@@ -2634,6 +3039,8 @@ GRAPH_OPS: list[type[IRDLOperation]] = [
     # structured
     LayerNormOp, RowStatsOp, SoftmaxApplyOp, LayerNormApplyOp, AttentionOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
     TriluOp, LrnOp, AvgPoolOp, MaxPoolNdOp, PadOp,
+    # element types
+    QuantizeOp, DequantizeOp, RequantizeOp, CastOp,
 ]
 
 GRAPH_OP_BY_NAME: dict[str, type[IRDLOperation]] = {op.name: op for op in GRAPH_OPS}

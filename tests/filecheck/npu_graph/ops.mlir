@@ -191,4 +191,36 @@ builtin.module {
     %mpc = npu_graph.maxpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
     func.return
   }
+  // Element types (docs/low-precision.md): quantize, dequantize, requantize, cast,
+  // integer conv2d/matmul with zero points, data movement on integers.
+  // CHECK-LABEL: func.func @typed
+  func.func @typed(%x: tensor<1x4x6x6xf32>, %h: tensor<1x4x6x6xf16>, %s: tensor<1x4x1x1xf32>, %z: tensor<f32>, %w: tensor<8x4x3x3xi8>, %b: tensor<8xi32>, %m: tensor<6x5xui8>, %n: tensor<5x2xi8>) {
+    // CHECK: %q = npu_graph.quantize %x, %s, %z : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>, tensor<f32>) -> tensor<1x4x6x6xi8>
+    // CHECK: %qr = npu_graph.quantize %h, %s, %z {min = 0 : i64, max = 255 : i64} : (tensor<1x4x6x6xf16>, tensor<1x4x1x1xf32>, tensor<f32>) -> tensor<1x4x6x6xui8>
+    // CHECK: %c = npu_graph.conv2d %q, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, input_zero_point = -3 : i64} : (tensor<1x4x6x6xi8>, tensor<8x4x3x3xi8>, tensor<8xi32>) -> tensor<1x8x6x6xi32>
+    // CHECK: %rq = npu_graph.requantize %c, %z, %z {min = 0 : i64, mode = "fixed"} : (tensor<1x8x6x6xi32>, tensor<f32>, tensor<f32>) -> tensor<1x8x6x6xi8>
+    // CHECK: %dq = npu_graph.dequantize %rq, %z, %z : (tensor<1x8x6x6xi8>, tensor<f32>, tensor<f32>) -> tensor<1x8x6x6xf32>
+    // CHECK: %d32 = npu_graph.dequantize %b, %z, %z : (tensor<8xi32>, tensor<f32>, tensor<f32>) -> tensor<8xf32>
+    // CHECK: %mm = npu_graph.matmul %m, %n {input_zero_point = 128 : i64, weight_zero_point = -1 : i64} : (tensor<6x5xui8>, tensor<5x2xi8>) -> tensor<6x2xi32>
+    // CHECK: %hf = npu_graph.cast %x : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf16>
+    // CHECK: %bf = npu_graph.cast %hf : (tensor<1x4x6x6xf16>) -> tensor<1x4x6x6xbf16>
+    // CHECK: %t = npu_graph.transpose %rq {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x6x6xi8>) -> tensor<1x6x6x8xi8>
+    // CHECK: %r = npu_graph.reshape %t : (tensor<1x6x6x8xi8>) -> tensor<36x8xi8>
+    // CHECK: %p = npu_graph.maxpool %rq {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x8x6x6xi8>) -> tensor<1x8x3x3xi8>
+    // CHECK: %k = npu_graph.constant {value = dense<[1, -2]> : tensor<2xi8>} : tensor<2xi8>
+    %q = npu_graph.quantize %x, %s, %z : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>, tensor<f32>) -> tensor<1x4x6x6xi8>
+    %qr = npu_graph.quantize %h, %s, %z {min = 0 : i64, max = 255 : i64} : (tensor<1x4x6x6xf16>, tensor<1x4x1x1xf32>, tensor<f32>) -> tensor<1x4x6x6xui8>
+    %c = npu_graph.conv2d %q, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, input_zero_point = -3 : i64} : (tensor<1x4x6x6xi8>, tensor<8x4x3x3xi8>, tensor<8xi32>) -> tensor<1x8x6x6xi32>
+    %rq = npu_graph.requantize %c, %z, %z {min = 0 : i64, mode = "fixed"} : (tensor<1x8x6x6xi32>, tensor<f32>, tensor<f32>) -> tensor<1x8x6x6xi8>
+    %dq = npu_graph.dequantize %rq, %z, %z : (tensor<1x8x6x6xi8>, tensor<f32>, tensor<f32>) -> tensor<1x8x6x6xf32>
+    %d32 = npu_graph.dequantize %b, %z, %z : (tensor<8xi32>, tensor<f32>, tensor<f32>) -> tensor<8xf32>
+    %mm = npu_graph.matmul %m, %n {input_zero_point = 128 : i64, weight_zero_point = -1 : i64} : (tensor<6x5xui8>, tensor<5x2xi8>) -> tensor<6x2xi32>
+    %hf = npu_graph.cast %x : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf16>
+    %bf = npu_graph.cast %hf : (tensor<1x4x6x6xf16>) -> tensor<1x4x6x6xbf16>
+    %t = npu_graph.transpose %rq {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x6x6xi8>) -> tensor<1x6x6x8xi8>
+    %r = npu_graph.reshape %t : (tensor<1x6x6x8xi8>) -> tensor<36x8xi8>
+    %p = npu_graph.maxpool %rq {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x8x6x6xi8>) -> tensor<1x8x3x3xi8>
+    %k = npu_graph.constant {value = dense<[1, -2]> : tensor<2xi8>} : tensor<2xi8>
+    func.return
+  }
 }

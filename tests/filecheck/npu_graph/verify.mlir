@@ -242,7 +242,7 @@ builtin.module {
     func.return %r : tensor<4x4xf32>
   }
 }
-// CHECK: 'npu_graph.relu': operand #0 has element type i32; only f32 is supported
+// CHECK: 'npu_graph.relu': operand #0 has element type i32; this op takes f32, f16, bf16
 
 // -----
 
@@ -687,3 +687,170 @@ func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x16xf3
   func.return
 }
 // CHECK: 'npu_graph.attention': finish merges an online state: it needs online
+
+// -----
+
+// Element types: a float op computes in one float type.
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  %0 = npu_graph.add %a, %b : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  func.return
+}
+// CHECK: 'npu_graph.add': operand #1 is f16 but operand #0 is f32; this op computes in one element type (insert a cast)
+
+// -----
+
+// Data movement takes any one type, but not two.
+func.func @f(%a: tensor<4xi8>, %b: tensor<4xui8>) {
+  %0 = npu_graph.concat %a, %b {axis = 0 : i64} : (tensor<4xi8>, tensor<4xui8>) -> tensor<8xi8>
+  func.return
+}
+// CHECK: 'npu_graph.concat': operand #1 is ui8 but operand #0 is i8; this op computes in one element type (insert a cast)
+
+// -----
+
+func.func @f(%a: tensor<4x2xi8>, %i: tensor<3xf32>) {
+  %0 = npu_graph.gather %a, %i {axis = 0 : i64} : (tensor<4x2xi8>, tensor<3xf32>) -> tensor<3x2xf32>
+  func.return
+}
+// CHECK: 'npu_graph.gather': result is f32 but data is i8; gathering keeps the element type
+
+// -----
+
+func.func @f(%a: tensor<4xi8>) {
+  %0 = npu_graph.constant {value = dense<1.0> : tensor<4xf32>} : tensor<4xi8>
+  func.return
+}
+// CHECK: 'npu_graph.constant': value of element type f32 does not match the result type tensor<4xi8>
+
+// -----
+
+// quantize: float in, i8/ui8 out, f32 parameters broadcasting to the input.
+func.func @f(%x: tensor<2x4xi8>, %s: tensor<f32>, %z: tensor<f32>) {
+  %0 = npu_graph.quantize %x, %s, %z : (tensor<2x4xi8>, tensor<f32>, tensor<f32>) -> tensor<2x4xi8>
+  func.return
+}
+// CHECK: 'npu_graph.quantize': operand #0 has element type i8; it must be f32 or f16 or bf16
+
+// -----
+
+func.func @f(%x: tensor<2x4xf32>, %s: tensor<f32>, %z: tensor<f32>) {
+  %0 = npu_graph.quantize %x, %s, %z : (tensor<2x4xf32>, tensor<f32>, tensor<f32>) -> tensor<2x4xi32>
+  func.return
+}
+// CHECK: 'npu_graph.quantize': result has element type i32; it must be i8 or ui8
+
+// -----
+
+func.func @f(%x: tensor<2x4xf32>, %s: tensor<3xf32>, %z: tensor<f32>) {
+  %0 = npu_graph.quantize %x, %s, %z : (tensor<2x4xf32>, tensor<3xf32>, tensor<f32>) -> tensor<2x4xi8>
+  func.return
+}
+// CHECK: 'npu_graph.quantize': scale of shape [3] does not broadcast to the input's [2, 4]
+
+// -----
+
+func.func @f(%x: tensor<2x4xf32>, %s: tensor<f32>, %z: tensor<i8>) {
+  %0 = npu_graph.quantize %x, %s, %z : (tensor<2x4xf32>, tensor<f32>, tensor<i8>) -> tensor<2x4xi8>
+  func.return
+}
+// CHECK: 'npu_graph.quantize': zero_point (operand #2) has element type i8; it must be f32
+
+// -----
+
+func.func @f(%x: tensor<2x4xf32>, %s: tensor<f32>, %z: tensor<f32>) {
+  %0 = npu_graph.quantize %x, %s, %z {min = 0 : i64, max = 300 : i64} : (tensor<2x4xf32>, tensor<f32>, tensor<f32>) -> tensor<2x4xui8>
+  func.return
+}
+// CHECK: 'npu_graph.quantize': min 0 / max 300 must satisfy 0 <= min <= max <= 255 (ui8)
+
+// -----
+
+// dequantize: i8/ui8/i32 in, float out.
+func.func @f(%x: tensor<2x4xf32>, %s: tensor<f32>, %z: tensor<f32>) {
+  %0 = npu_graph.dequantize %x, %s, %z : (tensor<2x4xf32>, tensor<f32>, tensor<f32>) -> tensor<2x4xf32>
+  func.return
+}
+// CHECK: 'npu_graph.dequantize': operand #0 has element type f32; it must be i8 or ui8 or i32
+
+// -----
+
+func.func @f(%x: tensor<2x4xi8>, %s: tensor<f32>, %z: tensor<f32>) {
+  %0 = npu_graph.dequantize %x, %s, %z : (tensor<2x4xi8>, tensor<f32>, tensor<f32>) -> tensor<2x3xf32>
+  func.return
+}
+// CHECK: 'npu_graph.dequantize': result shape [2, 3] must be the input's [2, 4]
+
+// -----
+
+// requantize: i32 in, i8/ui8 out, mode float or fixed.
+func.func @f(%x: tensor<2x4xi8>, %m: tensor<f32>, %z: tensor<f32>) {
+  %0 = npu_graph.requantize %x, %m, %z : (tensor<2x4xi8>, tensor<f32>, tensor<f32>) -> tensor<2x4xi8>
+  func.return
+}
+// CHECK: 'npu_graph.requantize': operand #0 has element type i8; it must be i32
+
+// -----
+
+func.func @f(%x: tensor<2x4xi32>, %m: tensor<f32>, %z: tensor<f32>) {
+  %0 = npu_graph.requantize %x, %m, %z {mode = "double"} : (tensor<2x4xi32>, tensor<f32>, tensor<f32>) -> tensor<2x4xi8>
+  func.return
+}
+// CHECK: 'npu_graph.requantize': mode 'double' must be one of float, fixed
+
+// -----
+
+func.func @f(%x: tensor<2x4xi32>, %m: tensor<f32>, %z: tensor<f32>) {
+  %0 = npu_graph.requantize %x, %m, %z {min = 10 : i64, max = 5 : i64} : (tensor<2x4xi32>, tensor<f32>, tensor<f32>) -> tensor<2x4xi8>
+  func.return
+}
+// CHECK: 'npu_graph.requantize': min 10 / max 5 must satisfy -128 <= min <= max <= 127 (i8)
+
+// -----
+
+// cast: between float types only.
+func.func @f(%x: tensor<4xf32>) {
+  %0 = npu_graph.cast %x : (tensor<4xf32>) -> tensor<4xi8>
+  func.return
+}
+// CHECK: 'npu_graph.cast': result has element type i8; it must be f32 or f16 or bf16
+
+// -----
+
+// Integer conv2d/matmul: i8/ui8 operands, i32 bias and result, zero points in range.
+func.func @f(%x: tensor<1x3x8x8xi8>, %w: tensor<4x3x3x3xf32>) {
+  %0 = npu_graph.conv2d %x, %w : (tensor<1x3x8x8xi8>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xi32>
+  func.return
+}
+// CHECK: 'npu_graph.conv2d': weight has element type f32; it must be i8 or ui8
+
+// -----
+
+func.func @f(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %b: tensor<4xf32>) {
+  %0 = npu_graph.conv2d %x, %w, %b : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<4xf32>) -> tensor<1x4x6x6xi32>
+  func.return
+}
+// CHECK: 'npu_graph.conv2d': bias has element type f32; it must be i32
+
+// -----
+
+func.func @f(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>) {
+  %0 = npu_graph.conv2d %x, %w {input_zero_point = -3 : i64} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>) -> tensor<1x4x6x6xi32>
+  func.return
+}
+// CHECK: 'npu_graph.conv2d': input_zero_point -3 is outside ui8 [0, 255]
+
+// -----
+
+func.func @f(%a: tensor<4x8xi8>, %b: tensor<8x2xi8>) {
+  %0 = npu_graph.matmul %a, %b : (tensor<4x8xi8>, tensor<8x2xi8>) -> tensor<4x2xi8>
+  func.return
+}
+// CHECK: 'npu_graph.matmul': result has element type i8; it must be i32
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) {
+  %0 = npu_graph.matmul %a, %b {weight_zero_point = 3 : i64} : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  func.return
+}
+// CHECK: 'npu_graph.matmul': weight_zero_point only applies to integer (i8/ui8) operands
