@@ -22,6 +22,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-cse": ("lowering.graph.cse", "Cse"),
     "npu-split-concat-conv": ("lowering.graph.split_concat_conv", "SplitConcatConvPass"),
     "npu-fold-attention-scale": ("lowering.graph.fold_attention_scale", "FoldAttentionScalePass"),
+    "npu-fuse-qdq": ("lowering.graph.fuse_qdq", "FuseQdqPass"),
     "npu-merge-projections": ("lowering.graph.merge_projections", "MergeProjectionsPass"),
     "npu-fuse": ("lowering.graph.fuse", "Fuse"),
     "npu-split-rows": ("lowering.graph.split_rows", "SplitRows"),

@@ -1,0 +1,288 @@
+"""`npu-fuse-qdq`: a QDQ model (DequantizeLinear -> op -> QuantizeLinear around each op, as
+onnxruntime's `quantize_static` writes it) computed in integers where an integer form
+exists, as onnxruntime's QDQ transformer does on the CPU.
+
+- cube ops: quantize(conv2d | matmul | gemm(dequantize(x), dequantize(W), dequantize(b)?))
+  becomes requantize(integer conv2d/matmul(x, W, b) -> i32): x per tensor, W per tensor
+  or per output channel with one zero point, b an i32 constant (or a float one,
+  quantized with scale sx * sw) - multiplier sx * sw / sy in float32 as onnxruntime
+  computes it; `mode` is the arch's `requant`;
+- data movement and max pooling between a dequantize and a quantize of the same
+  scale and zero point run on the integers (exact);
+- quantize(dequantize(x, s, z), s, z) is x.
+Everything else stays in float between its dequantize and quantize (a remark names
+each such op); npu-fuse then keeps the float values on chip. Runs first in npu-default.
+No options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
+
+from lowering.graph.constants import ConstantReader, make_constant, weight_hint
+from lowering.instrument import PatternWalker
+from lowering.remarks import remark
+from npu_dialects.arch import arch_of
+from npu_dialects.dtypes import i32, qrange, type_name
+from npu_dialects.graph import (
+    AddOp,
+    ConcatOp,
+    Conv2dOp,
+    DequantizeOp,
+    GemmOp,
+    MatMulOp,
+    MaxPoolOp,
+    QuantizeOp,
+    RequantizeOp,
+    ReshapeOp,
+    SliceOp,
+    TransposeOp,
+    shape_of,
+)
+from npu_dialects.locs import node_names
+
+PASS = "npu-fuse-qdq"
+MOVEMENT = (ReshapeOp, TransposeOp, SliceOp)
+"""Ops that only move elements: exact on the integers when input and output share parameters."""
+
+
+@dataclass(frozen=True)
+class Params:
+    """Per-tensor quantization parameters of a dequantize/quantize."""
+
+    scale: float
+    zero_point: int
+
+
+class Qdq:
+    """Reads the constant parameters of quantize/dequantize ops."""
+
+    def __init__(self, constants: ConstantReader):
+        self.constants = constants
+
+    def per_tensor(self, op: QuantizeOp | DequantizeOp) -> Params | None:
+        s, z = self.constants.scalar(op.scale), self.constants.scalar(op.zero_point)
+        return None if s is None or z is None else Params(s, int(z))
+
+    def dequantized(self, v: SSAValue) -> tuple[DequantizeOp, Params] | None:
+        """(the dequantize defining `v`, its per-tensor parameters)."""
+        dq = v.owner
+        if not isinstance(dq, DequantizeOp) or type_name(dq.input.type.element_type) not in ("i8", "ui8"):
+            return None
+        p = self.per_tensor(dq)
+        return None if p is None else (dq, p)
+
+    def weight(self, v: SSAValue, channels: int, axis: int) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """(integer weight, per-channel scales [channels], zero point) of a constant
+        dequantized per tensor or along `axis`, with one zero point for every channel."""
+        dq = v.owner
+        if not isinstance(dq, DequantizeOp) or type_name(dq.input.type.element_type) not in ("i8", "ui8"):
+            return None
+        w = self.constants.array(dq.input)
+        s, z = self.constants.array(dq.scale), self.constants.array(dq.zero_point)
+        if w is None or s is None or z is None or z.size == 0 or not np.all(z == z.flat[0]):
+            return None
+        rank = len(shape_of(dq.input))
+        full = (1,) * (rank - s.ndim) + s.shape
+        if s.size != 1 and (full[axis] != channels or s.size != channels):
+            return None
+        return w, np.broadcast_to(s.reshape(-1).astype(np.float32), (channels,)), int(z.flat[0])
+
+    def bias(self, b: SSAValue | None, scales: np.ndarray) -> np.ndarray | None | bool:
+        """An int32 bias of scale `scales` (x scale times weight scale per channel):
+        an i32 constant dequantized with exactly those scales as it is, else a float bias
+        quantized to them; False when `b` is not a constant."""
+        if b is None:
+            return None
+        dq = b.owner
+        if isinstance(dq, DequantizeOp) and type_name(dq.input.type.element_type) == "i32":
+            data, s = self.constants.array(dq.input), self.constants.array(dq.scale)
+            zero = self.constants.scalar(dq.zero_point)
+            if data is None or s is None or zero != 0:
+                return False
+            if np.array_equal(np.broadcast_to(s.reshape(-1), scales.shape).astype(np.float32), scales):
+                return data.astype(np.int32)
+            real = data.astype(np.float64) * np.broadcast_to(s.reshape(-1), scales.shape)
+        else:
+            real = self.constants.array(b)
+            if real is None:
+                return False
+        return np.clip(np.rint(real / scales.astype(np.float64)), -2**31, 2**31 - 1).astype(np.int32)
+
+
+class FuseCube(RewritePattern):
+    """quantize(conv2d/matmul/gemm of dequantized operands) -> requantize(integer op)."""
+
+    def __init__(self, module: ModuleOp, qdq: Qdq):
+        self.module, self.qdq, self.mode = module, qdq, arch_of(module).requant
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, QuantizeOp) or not op.input.has_one_use():
+            return
+        cube = op.input.owner
+        out = self.qdq.per_tensor(op)
+        if out is None or not isinstance(cube, Conv2dOp | MatMulOp | GemmOp):
+            return
+        built = self.integer(cube)
+        if built is None:
+            return
+        new_ops, acc, sx, sw = built
+        mult = (np.float32(sx) * sw / np.float32(out.scale)).astype(np.float32)  # (onnxruntime's order)
+        shape = [1, len(mult), 1, 1] if isinstance(cube, Conv2dOp) else [len(mult)]
+        m = make_constant(self.module, mult.reshape(shape), weight_hint(cube.location, "requant"), cube.location)
+        zp = make_constant(self.module, np.float32(out.zero_point), "zp", op.location)
+        lo, hi = op.bounds()
+        req = RequantizeOp(acc, m.result, zp.result, op.result.type, mode=self.mode,
+                           min=None if (lo, hi) == qrange(op.result.type.element_type) else lo,
+                           max=None if (lo, hi) == qrange(op.result.type.element_type) else hi)
+        for o in (*new_ops, m, zp, req):
+            o.location = cube.location
+        rewriter.insert(list(new_ops) + [m, zp], InsertPoint.before(op))
+        remark(PASS, "applied", node_names(cube), f"{cube.name} computed in integers "
+               f"({type_name(acc.type.element_type)} accumulator, requantized to "
+               f"{type_name(op.result.type.element_type)})")
+        rewriter.replace_op(op, req)
+        rewriter.erase_op(cube)
+
+    def integer(self, cube: Operation) -> tuple[list[Operation], SSAValue, float, np.ndarray] | None:
+        """(new ops, the i32 accumulator, x scale, weight scales per channel)."""
+        if isinstance(cube, Conv2dOp):
+            return self.conv(cube)
+        return self.matmul(cube)
+
+    def conv(self, conv: Conv2dOp) -> tuple[list[Operation], SSAValue, float, np.ndarray] | None:
+        x = self.qdq.dequantized(conv.input)
+        co = shape_of(conv.weight)[0]
+        w = self.qdq.weight(conv.weight, co, 0)
+        if x is None or w is None:
+            return None
+        (dx, px), (wq, sw, zw) = x, w
+        b = self.qdq.bias(conv.bias, (np.float32(px.scale) * sw).astype(np.float32))
+        if b is False:
+            return None
+        ops: list[Operation] = []
+        wc = make_constant(self.module, wq, weight_hint(conv.location, "wq"), conv.location)
+        ops.append(wc)
+        bc = None
+        if b is not None:
+            assert isinstance(b, np.ndarray)
+            bc = make_constant(self.module, b, weight_hint(conv.location, "bq"), conv.location)
+            ops.append(bc)
+        acc = Conv2dOp(dx.input, wc.result, bc.result if bc else None, TensorType(i32, shape_of(conv.result)),
+                       **conv.params, input_zero_point=px.zero_point, weight_zero_point=zw)
+        return [*ops, acc], acc.result, px.scale, sw
+
+    def matmul(self, mm: MatMulOp | GemmOp) -> tuple[list[Operation], SSAValue, float, np.ndarray] | None:
+        if isinstance(mm, GemmOp):
+            p = mm.params
+            if p["trans_a"] or p["alpha"] != 1.0 or (mm.c is not None and p["beta"] != 1.0):
+                return None
+            a, b, c, trans_b = mm.a, mm.b, mm.c, p["trans_b"]
+        else:
+            a, b, c, trans_b = mm.operands[0], mm.operands[1], None, False
+        bshape = shape_of(b)
+        if len(bshape) != 2 or len(shape_of(a)) < 2:
+            return None
+        n = bshape[0] if trans_b else bshape[1]
+        x = self.qdq.dequantized(a)
+        w = self.qdq.weight(b, n, 0 if trans_b else 1)
+        if x is None or w is None:
+            return None
+        (dx, px), (wq, sw, zw) = x, w
+        bias = self.qdq.bias(c, (np.float32(px.scale) * sw).astype(np.float32))
+        if bias is False or (bias is not None and shape_of(c) not in ((n,), (1, n))):  # type: ignore[arg-type]
+            return None
+        wc = make_constant(self.module, np.ascontiguousarray(wq.T if trans_b else wq),
+                           weight_hint(mm.location, "wq"), mm.location)
+        out = TensorType(i32, shape_of(mm.results[0]))
+        acc: Operation = MatMulOp(dx.input, wc.result, out, input_zero_point=px.zero_point, weight_zero_point=zw)
+        ops: list[Operation] = [wc, acc]
+        if bias is not None:
+            assert isinstance(bias, np.ndarray)
+            bc = make_constant(self.module, bias.reshape(n), weight_hint(mm.location, "bq"), mm.location)
+            acc = AddOp(acc.results[0], bc.result, out)
+            ops += [bc, acc]
+        return ops, acc.results[0], px.scale, sw
+
+
+class FuseMovement(RewritePattern):
+    """quantize(movement(dequantize(x, s, z)), s, z) -> movement(x); quantize(dequantize(x))
+    of the same parameters -> x; otherwise a remark names the op kept in float."""
+
+    def __init__(self, qdq: Qdq):
+        self.qdq = qdq
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, QuantizeOp):
+            return
+        out = self.qdq.per_tensor(op)
+        src = op.input.owner
+        if out is None or not isinstance(src, Operation):
+            return
+        if isinstance(src, DequantizeOp):
+            x = self.qdq.dequantized(op.input)
+            if x is not None and x[1] == out and x[0].input.type == op.result.type:
+                rewriter.replace_op(op, [], [x[0].input])
+            return
+        if not op.input.has_one_use() or not self.movable(src):
+            if not isinstance(src, Conv2dOp | MatMulOp | GemmOp | RequantizeOp):
+                remark(PASS, "missed", node_names(src), f"{src.name} kept in float between dequantize and quantize "
+                       "(no integer form here)")
+            return
+        ins = [self.qdq.dequantized(v) for v in src.operands[:self.data_operands(src)]]
+        if any(d is None or d[1] != out or d[0].input.type.element_type != op.result.type.element_type
+               for d in ins):
+            return
+        operands = [d[0].input for d in ins if d] + list(src.operands[len(ins):])
+        new = type(src).create(operands=operands, result_types=[op.result.type],
+                               attributes=dict(src.attributes), properties=dict(src.properties))
+        new.location = src.location
+        rewriter.replace_op(op, new)
+        rewriter.erase_op(src)
+
+    @staticmethod
+    def movable(op: Operation) -> bool:
+        return isinstance(op, (*MOVEMENT, ConcatOp, MaxPoolOp))
+
+    @staticmethod
+    def data_operands(op: Operation) -> int:
+        """How many leading operands carry the data (the rest are indices or shapes)."""
+        return len(op.operands) if isinstance(op, ConcatOp) else 1
+
+
+def erase_dead_dequantize(module: ModuleOp) -> None:
+    """Dequantize ops (and their parameter constants) nothing reads any more."""
+    for op in reversed(list(module.walk())):
+        if isinstance(op, DequantizeOp) and not op.result.uses:
+            params: Sequence[SSAValue] = list(op.operands)
+            op.detach()
+            op.erase()
+            for v in params:
+                if isinstance(v.owner, Operation) and v.owner.name == "npu_graph.constant" and not v.uses:
+                    v.owner.detach()
+                    v.owner.erase()
+
+
+@dataclass(frozen=True)
+class FuseQdqPass(ModulePass):
+    """Compute a QDQ model's conv/matmul/gemm in integers and move data-movement ops onto
+    the integers (see the module docstring). No options."""
+
+    name = PASS
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not any(isinstance(o, QuantizeOp) for o in op.walk()):
+            return
+        qdq = Qdq(ConstantReader(op, self.name))
+        PatternWalker(FuseCube(op, qdq), apply_recursively=False).rewrite_module(op)
+        PatternWalker(FuseMovement(qdq), apply_recursively=True).rewrite_module(op)
+        erase_dead_dequantize(op)
