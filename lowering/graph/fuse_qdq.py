@@ -32,7 +32,7 @@ from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker
 from lowering.remarks import remark
 from npu_dialects.arch import arch_of
-from npu_dialects.dtypes import i32, qrange, type_name
+from npu_dialects.dtypes import element_type, i32, qrange, type_name
 from npu_dialects.graph import (
     AddOp,
     ConcatOp,
@@ -76,7 +76,7 @@ class Qdq:
     def dequantized(self, v: SSAValue) -> tuple[DequantizeOp, Params] | None:
         """(the dequantize defining `v`, its per-tensor parameters)."""
         dq = v.owner
-        if not isinstance(dq, DequantizeOp) or type_name(dq.input.type.element_type) not in ("i8", "ui8"):
+        if not isinstance(dq, DequantizeOp) or type_name(element_type(dq.input)) not in ("i8", "ui8"):
             return None
         p = self.per_tensor(dq)
         return None if p is None else (dq, p)
@@ -85,7 +85,7 @@ class Qdq:
         """(integer weight, per-channel scales [channels], zero point) of a constant
         dequantized per tensor or along `axis`, with one zero point for every channel."""
         dq = v.owner
-        if not isinstance(dq, DequantizeOp) or type_name(dq.input.type.element_type) not in ("i8", "ui8"):
+        if not isinstance(dq, DequantizeOp) or type_name(element_type(dq.input)) not in ("i8", "ui8"):
             return None
         w = self.constants.array(dq.input)
         s, z = self.constants.array(dq.scale), self.constants.array(dq.zero_point)
@@ -104,7 +104,7 @@ class Qdq:
         if b is None:
             return None
         dq = b.owner
-        if isinstance(dq, DequantizeOp) and type_name(dq.input.type.element_type) == "i32":
+        if isinstance(dq, DequantizeOp) and type_name(element_type(dq.input)) == "i32":
             data, s = self.constants.array(dq.input), self.constants.array(dq.scale)
             zero = self.constants.scalar(dq.zero_point)
             if data is None or s is None or zero != 0:
@@ -139,21 +139,21 @@ class FuseCube(RewritePattern):
         mult = (np.float32(sx) * sw / np.float32(out.scale)).astype(np.float32)  # (onnxruntime's order)
         shape = [1, len(mult), 1, 1] if isinstance(cube, Conv2dOp) else [len(mult)]
         m = make_constant(self.module, mult.reshape(shape), weight_hint(cube.location, "requant"), cube.location)
-        zp = make_constant(self.module, np.float32(out.zero_point), "zp", op.location)
+        zp = make_constant(self.module, np.array(out.zero_point, np.float32), "zp", op.location)
         lo, hi = op.bounds()
         req = RequantizeOp(acc, m.result, zp.result, op.result.type, mode=self.mode,
-                           min=None if (lo, hi) == qrange(op.result.type.element_type) else lo,
-                           max=None if (lo, hi) == qrange(op.result.type.element_type) else hi)
+                           min=None if (lo, hi) == qrange(element_type(op.result)) else lo,
+                           max=None if (lo, hi) == qrange(element_type(op.result)) else hi)
         for o in (*new_ops, m, zp, req):
             o.location = cube.location
         rewriter.insert(list(new_ops) + [m, zp], InsertPoint.before(op))
         remark(PASS, "applied", node_names(cube), f"{cube.name} computed in integers "
-               f"({type_name(acc.type.element_type)} accumulator, requantized to "
-               f"{type_name(op.result.type.element_type)})")
+               f"({type_name(element_type(acc))} accumulator, requantized to "
+               f"{type_name(element_type(op.result))})")
         rewriter.replace_op(op, req)
         rewriter.erase_op(cube)
 
-    def integer(self, cube: Operation) -> tuple[list[Operation], SSAValue, float, np.ndarray] | None:
+    def integer(self, cube: Conv2dOp | MatMulOp | GemmOp) -> tuple[list[Operation], SSAValue, float, np.ndarray] | None:
         """(new ops, the i32 accumulator, x scale, weight scales per channel)."""
         if isinstance(cube, Conv2dOp):
             return self.conv(cube)
@@ -239,7 +239,7 @@ class FuseMovement(RewritePattern):
                        "(no integer form here)")
             return
         ins = [self.qdq.dequantized(v) for v in src.operands[:self.data_operands(src)]]
-        if any(d is None or d[1] != out or d[0].input.type.element_type != op.result.type.element_type
+        if any(d is None or d[1] != out or element_type(d[0].input) != element_type(op.result)
                for d in ins):
             return
         operands = [d[0].input for d in ins if d] + list(src.operands[len(ins):])
