@@ -9,7 +9,8 @@ occupancy, which both the compiler's cost model and the simulator use.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from math import inf, prod
 from typing import ClassVar
 
@@ -44,6 +45,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from npu_dialects import dtypes
 from npu_dialects.arch import Arch
 from npu_dialects.dma import SPACES, memory_space
 from npu_dialects.graph import (
@@ -51,7 +53,6 @@ from npu_dialects.graph import (
     GRAPH_OP_BY_NAME,
     StructuredOp,
     broadcast_shapes,
-    check_f32,
     check_window_params,
     conv2d_ref,
     conv_out_shape,
@@ -158,12 +159,16 @@ class ComputeOp(IRDLOperation):
         for v in self.operands:
             if not isinstance(v.type, MemRefType) or memory_space(v.type) != "sram":
                 raise VerifyException(f"'{self.name}': operands must be \"sram\" memrefs, got {v.type}")
-        check_f32(self)
+        self.verify_types()
         *ins, out = self.operands
         if not self.READS_OUT and out in ins:
             raise VerifyException(f"'{self.name}': out is also operand #{ins.index(out)}: the {self.UNIT} unit "
                                   "cannot write the buffer it reads")
         self.verify_shapes()
+
+    def verify_types(self) -> None:
+        """Element types: by default every operand holds one float type (f32, f16, bf16)."""
+        dtypes.check_types(self)
 
     def verify_shapes(self) -> None:
         pass
@@ -174,6 +179,88 @@ class ComputeOp(IRDLOperation):
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         """Compute on numpy views of the operands (the last one is written)."""
         raise NotImplementedError
+
+    def executor(self) -> Callable[[Sequence[np.ndarray]], None]:
+        """What the simulator runs on its operands' buffers: `execute` itself when every
+        operand is f32 (the f32 path, unchanged), else `execute_typed`."""
+        if all(dtypes.element_type(v) == dtypes.f32 for v in self.operands):
+            return self.execute
+        return self.execute_typed
+
+    def execute_typed(self, arrays: Sequence[np.ndarray]) -> None:
+        """`execute` on typed buffers: f16/bf16 operands are computed on in f32
+        (`dtypes.compute_view`) and the result is rounded into `out`'s type."""
+        *ins, out = arrays
+        wide = dtypes.compute_view(out)
+        self.execute([*(dtypes.compute_view(a) for a in ins), wide])
+        if wide is not out:
+            out[...] = wide
+
+
+def store(out: np.ndarray, y: np.ndarray, saturates: bool = False) -> None:
+    """`out[...] = y` that never wraps: into a float buffer `y` is rounded to its type;
+    into an integer one an integer `y` must lie in the type's range, and a float `y` is
+    taken only from an op that saturates (integral values in range), else a ValueError."""
+    if out.dtype.kind == "f" or out.dtype == dtypes.np_dtype(dtypes.bf16):
+        out[...] = y
+        return
+    y = np.asarray(y)
+    info = np.iinfo(out.dtype)
+    if y.dtype.kind not in "iub":
+        if not saturates:
+            raise ValueError(f"computes {y.dtype} values but its out buffer holds {out.dtype} (only an op "
+                             "that saturates, such as requantize, stores floats into an integer buffer)")
+        bad = ~np.isfinite(y) | (y != np.rint(y))
+        if bad.any():
+            raise ValueError(f"stores {y[bad].flat[0]} into a {out.dtype} buffer")
+    if y.size and (y.min() < info.min or y.max() > info.max):
+        v = y.min() if y.min() < info.min else y.max()
+        raise ValueError(f"value {v} does not fit the {out.dtype} out buffer [{info.min}, {info.max}] "
+                         "(an integer result is never wrapped)")
+    out[...] = y
+
+
+def integer_product(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], x: np.ndarray, w: np.ndarray,
+                    zx: int, zw: int) -> np.ndarray:
+    """fn(x - zx, w - zw) for 8-bit integer operands, exactly, as int64: computed in
+    float64 (BLAS), exact while every partial sum stays below 2^53 (K < 2^37 products of
+    at most 255 x 255); conv padding is then a real zero (the zero point)."""
+    y = fn(x.astype(np.float64) - zx, w.astype(np.float64) - zw)
+    return np.rint(y).astype(np.int64)
+
+
+def _cube_types(op: IRDLOperation, x: SSAValue, w: SSAValue, out: SSAValue) -> None:
+    """Cube operands: two of one float type into that type or f32 (the accumulator), or
+    two 8-bit integers (i8/ui8) into i32; zero points only on integer ops, in range."""
+    tx, tw, to = (dtypes.element_type(v) for v in (x, w, out))
+    names = [dtypes.type_name(t) for t in (tx, tw, to)]
+    if names[0] in dtypes.QUANTIZED and names[1] in dtypes.QUANTIZED:
+        if names[2] != "i32":
+            raise VerifyException(f"'{op.name}': 8-bit integer operands accumulate into an i32 out, got {to}")
+    elif names[0] in dtypes.FLOATS and tw == tx:
+        if to not in (tx, dtypes.f32):
+            raise VerifyException(f"'{op.name}': {tx} operands write a {tx} or f32 out, got {to}")
+    else:
+        raise VerifyException(f"'{op.name}': operands hold {tx} and {tw}; the cube multiplies two of one float "
+                              "type or two 8-bit integers (i8/ui8)")
+    for name, t in (("input_zero_point", tx), ("weight_zero_point", tw)):
+        zp = op.attributes.get(name)
+        if zp is None:
+            continue
+        if not isinstance(zp, IntegerAttr) or names[0] not in dtypes.QUANTIZED:
+            raise VerifyException(f"'{op.name}': {name} must be an integer attribute of an op on 8-bit integers")
+        lo, hi = dtypes.qrange(t)
+        if not lo <= zp.value.data <= hi:
+            raise VerifyException(f"'{op.name}': {name} {zp.value.data} is outside [{lo}, {hi}] ({t})")
+
+
+def zero_points(op: IRDLOperation) -> tuple[int, int]:
+    """`input_zero_point` and `weight_zero_point` of an integer cube op (0 when absent)."""
+    out = []
+    for name in ("input_zero_point", "weight_zero_point"):
+        zp = op.attributes.get(name)
+        out.append(zp.value.data if isinstance(zp, IntegerAttr) else 0)
+    return out[0], out[1]
 
 
 def operand_counts(cls: type) -> tuple[int, float]:
@@ -231,6 +318,9 @@ class MatmulOp(ComputeOp):
             raise VerifyException(f"'npu_compute.matmul': out must be {[*batch, m, n]} and the batch dims of a "
                                   f"and b equal to it or 1, got {[list(_shape(v)) for v in self.operands]}")
 
+    def verify_types(self) -> None:
+        _cube_types(self, self.a, self.b, self.out)
+
     def cycles(self, arch: Arch) -> int:
         m, k, n = self.mkn()
         return arch.cube_cycles(m, k, n, batch=prod(_shape(self.out)[:-2]))
@@ -243,6 +333,16 @@ class MatmulOp(ComputeOp):
             out += a @ b
         else:
             np.matmul(a, b, out=out)
+
+    def execute_typed(self, arrays: Sequence[np.ndarray]) -> None:
+        """Floats as `ComputeOp.execute_typed`; 8-bit integers exactly into int32."""
+        a, b, out = arrays
+        if out.dtype != np.int32:
+            return super().execute_typed(arrays)
+        a = np.swapaxes(a, -1, -2) if _flag(self, "trans_a") else a
+        b = np.swapaxes(b, -1, -2) if _flag(self, "trans_b") else b
+        y = integer_product(np.matmul, a, b, *zero_points(self))
+        store(out, out + y if _flag(self, "accumulate") else y)
 
 
 @irdl_op_definition
@@ -303,6 +403,9 @@ class Conv2dOp(ComputeOp):
         g = self.params["group"]
         return arch.cube_cycles(o[0] * o[2] * o[3], w[1] * w[2] * w[3], w[0] // g, batch=g)
 
+    def verify_types(self) -> None:
+        _cube_types(self, self.input, self.weight, self.out)
+
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         x, w, out = arrays
         y = conv2d_ref(x, w, None, **self.params)
@@ -310,6 +413,19 @@ class Conv2dOp(ComputeOp):
             out += y
         else:
             out[...] = y
+
+    def execute_typed(self, arrays: Sequence[np.ndarray]) -> None:
+        """Floats as `ComputeOp.execute_typed`; 8-bit integers exactly into int32 (the
+        on-the-fly padding is the input's zero point, a real zero)."""
+        x, w, out = arrays
+        if out.dtype != np.int32:
+            return super().execute_typed(arrays)
+        y = integer_product(lambda x, w: conv2d_ref(x, w, None, **self.params), x, w, *zero_points(self))
+        store(out, out + y if _flag(self, "accumulate") else y)
+
+
+EXACT_ON_INTEGERS = ("copy", "max", "min")
+"""The `npu_compute.eltwise` functions integer buffers may take (their result is an input value)."""
 
 
 @irdl_op_definition
@@ -326,6 +442,11 @@ class EltwiseOp(ComputeOp):
 
     def __init__(self, fn: EltwiseFn, ins: Sequence[SSAValue], out: SSAValue):
         super().__init__(operands=[list(ins), out], properties={"fn": EltwiseFnAttr(EltwiseFn(fn))})
+
+    def verify_types(self) -> None:
+        """One element type; integers only for the functions exact on them (`EXACT_ON_INTEGERS`)."""
+        exact = self.fn.data in EXACT_ON_INTEGERS
+        dtypes.check_types(self, dtypes.ELEMENT_TYPES if exact else dtypes.FLOATS)
 
     def verify_shapes(self) -> None:
         arity = ELEMENTWISE[self.fn.data][0]
@@ -378,6 +499,10 @@ class PoolOp(ComputeOp):
         return dict(kernel=ints(self.kernel, ()), strides=ints(self.strides, ()),
                     dilations=ints(self.dilations, (1, 1)), pads=ints(self.pads, (0, 0, 0, 0)))
 
+    def verify_types(self) -> None:
+        """One element type, any (a max is exact on integers)."""
+        dtypes.check_types(self, dtypes.ELEMENT_TYPES)
+
     def verify_shapes(self) -> None:
         x, o, p = _shape(self.input), _shape(self.out), self.params
         check_window_params(self.name, x, p, "kernel", crop=True)
@@ -395,6 +520,14 @@ class PoolOp(ComputeOp):
         x, out = arrays
         out[...] = pool_ref(x, self.kind.data, **self.params)
 
+    def execute_typed(self, arrays: Sequence[np.ndarray]) -> None:
+        """Floats as `ComputeOp.execute_typed`; integers as float64 (exact; padding reads -inf)."""
+        x, out = arrays
+        if out.dtype.kind in "iu":
+            store(out, pool_ref(x.astype(np.float64), self.kind.data, **self.params).astype(np.int64))
+        else:
+            super().execute_typed(arrays)
+
 
 @irdl_op_definition
 class FillOp(ComputeOp):
@@ -409,11 +542,24 @@ class FillOp(ComputeOp):
     def __init__(self, out: SSAValue, value: float):
         super().__init__(operands=[out], attributes={"value": FloatAttr(value, f32)})
 
+    def verify_types(self) -> None:
+        """Any element type; into an integer buffer, an integer of its range."""
+        dtypes.check_types(self, dtypes.ELEMENT_TYPES)
+        t = dtypes.element_type(self.out)
+        v = self.value.value.data
+        if not dtypes.is_float(t):
+            lo, hi = dtypes.qrange(t)
+            if not math.isfinite(v) or v != int(v) or not lo <= v <= hi:
+                raise VerifyException(f"'npu_compute.fill': value {v:g} is not an integer in [{lo}, {hi}] ({t})")
+
     def cycles(self, arch: Arch) -> int:
         return arch.vector_cycles(prod(_shape(self.out)))
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         arrays[0][...] = self.value.value.data
+
+    def execute_typed(self, arrays: Sequence[np.ndarray]) -> None:
+        self.execute(arrays)  # (rounded to the type; an integer value fits, see verify_types)
 
 
 @irdl_op_definition
@@ -445,6 +591,11 @@ class ApplyOp(ComputeOp):
             raise VerifyException(f"'npu_compute.apply': '{self.op.data}' is not a structured npu_graph op")
         return cls
 
+    def verify_types(self) -> None:
+        """Any of the chip's element types, mixed as the graph op takes them (its own
+        verifier checked the tensors this tile kernel computes)."""
+        dtypes.check_types(self, dtypes.ELEMENT_TYPES, same=False)
+
     def verify_shapes(self) -> None:
         least, most = operand_counts(self.graph_op())
         if not least <= len(self.ins) <= most:
@@ -464,6 +615,21 @@ class ApplyOp(ComputeOp):
                              f"but the out buffer is {list(out.shape)}")
         out[...] = cls.combine(attrs, out, y) if _flag(self, "accumulate") else y
 
+    def execute_typed(self, arrays: Sequence[np.ndarray]) -> None:
+        """The op's `compute` on `dtypes.compute_view` of the tiles, stored into `out`'s
+        type by `store` (rounded to a float type; never wrapped into an integer one: a
+        float result goes into an integer buffer only from an op whose class says
+        `SATURATES`)."""
+        *ins, out = arrays
+        cls, attrs = self.graph_op(), dict(self.attrs.data)
+        y = np.asarray(cls.compute(attrs, *(dtypes.compute_view(a) for a in ins)))
+        if y.shape != out.shape:
+            raise ValueError(f"'npu_compute.apply' {self.op.data}: the tile computes shape {list(y.shape)} "
+                             f"but the out buffer is {list(out.shape)}")
+        if _flag(self, "accumulate"):
+            y = cls.combine(attrs, dtypes.compute_view(out), y)
+        store(out, y, saturates=getattr(cls, "SATURATES", False))
+
 
 COMPUTE_OPS = [MatmulOp, Conv2dOp, EltwiseOp, PoolOp, FillOp, ApplyOp]
 
@@ -480,7 +646,8 @@ class ToTensorOp(IRDLOperation):
 
     def __init__(self, buffer: SSAValue):
         assert isinstance(buffer.type, MemRefType)
-        super().__init__(operands=[buffer], result_types=[TensorType(f32, buffer.type.get_shape())])
+        super().__init__(operands=[buffer],
+                         result_types=[TensorType(buffer.type.element_type, buffer.type.get_shape())])
 
     def verify_(self) -> None:
         check_bridge(self, self.buffer, self.tensor)
@@ -507,12 +674,13 @@ class MaterializeOp(IRDLOperation):
 
 
 def check_bridge(op: IRDLOperation, buffer: SSAValue, tensor: SSAValue) -> None:
-    """A bufferization bridge pairs a "dram" or "sram" buffer with an f32 tensor of its shape."""
+    """A bufferization bridge pairs a "dram" or "sram" buffer with a tensor of its shape
+    and element type."""
     b, t = buffer.type, tensor.type
     assert isinstance(b, MemRefType) and isinstance(t, TensorType)
     if memory_space(b) not in SPACES:
         raise VerifyException(f"'{op.name}': the buffer must be in memory space \"dram\" or \"sram\", got {b}")
-    check_f32(op)
+    dtypes.check_types(op, dtypes.ELEMENT_TYPES)
     if tuple(b.get_shape()) != tuple(t.get_shape()):
         raise VerifyException(f"'{op.name}': {t} does not have the shape of the buffer {b}")
 

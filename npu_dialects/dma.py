@@ -17,6 +17,7 @@ Bytes moved, and so DMA time, count only the elements inside both buffers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -45,8 +46,9 @@ from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import HasCanonicalizationPatternsTrait
 from xdsl.utils.exceptions import VerifyException
 
+from npu_dialects import dtypes
 from npu_dialects.checks import check_within, const_index
-from npu_dialects.graph import check_f32, int_array, ints
+from npu_dialects.graph import int_array, ints
 
 SPACES = ("dram", "sram")
 
@@ -148,7 +150,7 @@ class CopyOp(IRDLOperation):
             if t.get_num_dims() != n or len(offs) != n:
                 raise VerifyException(f"'npu_dma.copy': window has rank {n} but the {what} has rank "
                                       f"{t.get_num_dims()} and {len(offs)} offsets")
-        check_f32(self)
+        self.verify_types(st, dt)
         if any(s <= 0 for s in self.window):
             raise VerifyException(f"'npu_dma.copy': window sizes must be positive, got {list(self.window)}")
         if memory_space(dt) == "sram" and any(s > d for s, d in zip(self.window, dt.get_shape())):
@@ -161,6 +163,22 @@ class CopyOp(IRDLOperation):
             self.verify_inside("source", st, self.src_offsets, "the copy has no pad_value")
         if self.clip is None:
             self.verify_inside("destination", dt, self.dst_offsets, "the copy is not clip")
+
+    def verify_types(self, st: MemRefType, dt: MemRefType) -> None:
+        """Source and destination hold one element type (a copy moves bytes, it converts
+        nothing); a `pad_value` written into an integer buffer is an integer of its range."""
+        for what, t in (("source", st), ("destination", dt)):
+            if dtypes.type_name(t.element_type) is None:
+                raise VerifyException(f"'npu_dma.copy': {what} element type {t.element_type} is not one of "
+                                      f"{', '.join(dtypes.ELEMENT_TYPES)}")
+        if st.element_type != dt.element_type:
+            raise VerifyException(f"'npu_dma.copy': source holds {st.element_type} but destination holds "
+                                  f"{dt.element_type}; a copy moves bytes and converts nothing")
+        if self.pad_value is not None and not dtypes.is_float(dt.element_type):
+            v, (lo, hi) = self.pad_value.value.data, dtypes.qrange(dt.element_type)
+            if not math.isfinite(v) or v != int(v) or not lo <= v <= hi:
+                raise VerifyException(f"'npu_dma.copy': pad_value {v:g} is not an integer in [{lo}, {hi}] "
+                                      f"(the {dt.element_type} destination)")
 
     def verify_inside(self, what: str, t: MemRefType, offsets: Sequence[SSAValue], why: str) -> None:
         """The window stays inside the buffer along every dim: it is no larger, and at a

@@ -29,11 +29,11 @@ split across cores is the same body with different ranges.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
-    Float32Type,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -59,21 +59,26 @@ from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import HasCanonicalizationPatternsTrait, NoMemoryEffect, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from npu_dialects import dtypes
 from npu_dialects.checks import arch_at, check_at_least, check_index, check_part_cycles, check_within
 from npu_dialects.dma import CopyOp, memory_space
 from npu_dialects.graph import int_array, ints
 
 
 def byte_size(t: MemRefType) -> int:
-    n = 1
-    for d in t.get_shape():
-        n *= d
-    return n * 4  # f32
+    """Bytes of a buffer of type `t` (`dtypes.nbytes`)."""
+    return dtypes.nbytes(t)
+
+
+def check_element(op: Operation, t: MemRefType) -> None:
+    """`t` holds one of the chip's element types (`npu_dialects.dtypes`)."""
+    if dtypes.type_name(t.element_type) is None:
+        raise VerifyException(f"'{op.name}': element type {t.element_type} of {t} is not one of "
+                              f"{', '.join(dtypes.ELEMENT_TYPES)}")
 
 
 def _check_space(op: IRDLOperation, t: MemRefType, space: str) -> None:
-    if not isinstance(t.element_type, Float32Type):
-        raise VerifyException(f"'{op.name}': only f32 buffers are supported, got {t}")
+    check_element(op, t)
     if memory_space(t) != space:
         raise VerifyException(f"'{op.name}': result must be a \"{space}\" memref, got {t}")
 
@@ -86,11 +91,14 @@ def _in_task(op: Operation) -> bool:
     return p is not None
 
 
-def _check_offset(op: IRDLOperation, offset: IntegerAttr | None) -> None:
+def _check_offset(op: IRDLOperation, offset: IntegerAttr | None, t: MemRefType) -> None:
+    """A buffer's byte offset is non-negative and a multiple of its element's bytes."""
     if offset is not None and offset.value.data < 0:
         raise VerifyException(f"'{op.name}': offset must be non-negative, got {offset.value.data}")
-    if offset is not None and offset.value.data % 4:
-        raise VerifyException(f"'{op.name}': offset must be a multiple of 4 bytes (f32), got {offset.value.data}")
+    size = dtypes.elem_bytes(t)
+    if offset is not None and offset.value.data % size:
+        raise VerifyException(f"'{op.name}': offset must be a multiple of {size} bytes ({t.element_type}), "
+                              f"got {offset.value.data}")
 
 
 @irdl_op_definition
@@ -117,10 +125,10 @@ class WeightOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_space(self, self.result.type, "dram")
-        _check_offset(self, self.offset)
+        _check_offset(self, self.offset, self.result.type)
         if not self.key.data:
             raise VerifyException("'npu_task.weight': key must not be empty")
-        n = byte_size(self.result.type) // 4
+        n = prod(self.result.type.get_shape())
         if self.value is not None and len(self.value) != n:
             raise VerifyException(f"'npu_task.weight' {self.key.data}: inline value has {len(self.value)} "
                                   f"elements, {self.result.type} holds {n}")
@@ -149,7 +157,7 @@ class AllocOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_space(self, self.result.type, "dram")
-        _check_offset(self, self.offset)
+        _check_offset(self, self.offset, self.result.type)
         if self.reuse is not None:
             if not isinstance(self.reuse.owner, AllocOp):
                 raise VerifyException("'npu_task.alloc': reuse must name another 'npu_task.alloc'")
@@ -201,20 +209,25 @@ class ViewOp(IRDLOperation):
         s, r = self.source.type, self.result.type
         assert isinstance(s, MemRefType) and isinstance(r, MemRefType)
         for t in (s, r):
-            if not isinstance(t.element_type, Float32Type):
-                raise VerifyException(f"'npu_task.view': only f32 buffers are supported, got {t}")
+            check_element(self, t)
+        if s.element_type != r.element_type:
+            raise VerifyException(f"'npu_task.view': {s} seen as {r}: a view keeps the element type")
         if memory_space(s) != memory_space(r):
             raise VerifyException(f"'npu_task.view': {s} and {r} differ in memory space")
+        size = dtypes.elem_bytes(s)
+        if self.byte_offset % size:
+            raise VerifyException(f"'npu_task.view': byte offset {self.byte_offset} is not a multiple of the "
+                                  f"{size}-byte {s.element_type} elements")
         if self.index is not None:
             if not _in_task(self):
                 raise VerifyException("'npu_task.view' with an index must be inside an 'npu_task.task'")
-            if self.byte_offset < 0 or self.byte_offset % 4 or self.byte_offset + byte_size(r) > byte_size(s):
+            if self.byte_offset < 0 or self.byte_offset + byte_size(r) > byte_size(s):
                 raise VerifyException(f"'npu_task.view': the first block {r} at byte offset {self.byte_offset} "
                                       f"does not lie inside {s}")
         elif self.offset is None:
             if byte_size(s) != byte_size(r):
                 raise VerifyException(f"'npu_task.view': {s} and {r} differ in size")
-        elif self.byte_offset < 0 or self.byte_offset % 4 or self.byte_offset + byte_size(r) > byte_size(s):
+        elif self.byte_offset < 0 or self.byte_offset + byte_size(r) > byte_size(s):
             raise VerifyException(f"'npu_task.view': {r} at byte offset {self.byte_offset} does not lie "
                                   f"inside {s}")
 
@@ -249,7 +262,7 @@ class SramOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_space(self, self.result.type, "sram")
-        _check_offset(self, self.offset)
+        _check_offset(self, self.offset, self.result.type)
         if self.value is not None and self.value.value.data < 0:
             raise VerifyException(f"'npu_task.sram': value must be non-negative, got {self.value.value.data}")
         if not isinstance(self.parent_op(), TaskOp):

@@ -56,6 +56,7 @@ from xdsl.dialects.builtin import ModuleOp
 from npu_dialects.arch import Arch, arch_of
 from sim.engine import Engine, TaskRecord
 from sim.errors import SimError
+from sim.memory import host_values
 from sim.program import Program, Signature, carried_out, load_program, signature
 
 __all__ = ["SimError", "SimResult", "TaskRecord", "Signature", "simulate", "signature", "load_program"]
@@ -102,7 +103,10 @@ def _write_inputs(prog: Program, inputs: Mapping[str, np.ndarray]) -> None:
         x = np.asarray(inputs[name])
         if tuple(x.shape) != shape:
             raise SimError(f"input '{name}' has shape {list(x.shape)}, expected {list(shape)}")
-        buf.arr[...] = x.astype(np.float32, copy=False)
+        try:
+            buf.arr[...] = host_values(buf.dtype, x)
+        except ValueError as e:
+            raise SimError(f"input '{name}' {e}") from None
 
 
 def simulate(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray] | None,

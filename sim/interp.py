@@ -24,7 +24,9 @@ import numpy as np
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
+from npu_dialects import dtypes
 from npu_dialects.arch import Arch
 from npu_dialects.compute import ApplyOp, ComputeOp, EltwiseOp
 from npu_dialects.dma import CopyOp, WaitOp
@@ -370,7 +372,7 @@ class _TaskCompiler:
             def view(env, src=src, r=r, shape=shape, off=op.byte_offset):
                 env[r] = env[src].view(shape, offset=off)
             return (_SCALAR, view, -1)
-        i, nbytes, where = self.use(op.index, op), prod(shape) * 4, self.info(op).where
+        i, nbytes, where = self.use(op.index, op), dtypes.nbytes(t), self.info(op).where
 
         def block(env, src=src, r=r, shape=shape, off=op.byte_offset, i=i, nbytes=nbytes, where=where):
             buf, k = env[src], env[i]
@@ -417,21 +419,30 @@ class _TaskCompiler:
         assert isinstance(t, MemRefType)
         shape = tuple(t.get_shape())
         off = op.offset.value.data
-        nbytes = prod(shape) * 4
+        dt = self.dtype(op.result, op)
+        nbytes = prod(shape) * dt.itemsize
         if off + nbytes > self.arch.sram_bytes:
             raise SimError(f"{self.prog.where}: SRAM buffer at offset {off} of {nbytes} bytes exceeds "
                            f"sram_bytes={self.arch.sram_bytes}",
                            f"buffer type {t}; task on core {self.prog.core}")
-        if off % 4:
-            raise SimError(f"{self.prog.where}: SRAM buffer at offset {off} is not 4-byte aligned")
+        if off % dt.itemsize:
+            raise SimError(f"{self.prog.where}: SRAM buffer at offset {off} is not a multiple of its "
+                           f"{dt.itemsize}-byte elements ({t})")
         if off % self.arch.align and not self.misaligned:
             self.misaligned = True
             self.warnings.append(f"{self.prog.where}: SRAM buffer at offset {off} is not aligned to "
                                  f"align={self.arch.align} bytes")
         s = self.slot(op.result)
         self.init[s] = Buf(self.sram, off, shape, f"SRAM offset {off} of core {self.prog.core}",
-                           self.sram_value(op))
+                           self.sram_value(op), dt)
         return []
+
+    def dtype(self, v: SSAValue, op: Operation) -> np.dtype:
+        """The numpy dtype of a buffer value (a SimError for a type the chip does not hold)."""
+        try:
+            return dtypes.np_dtype(v)
+        except VerifyException as e:
+            raise SimError(f"{self.info(op).where}: {e}") from None
 
     def sram_value(self, op: SramOp) -> int:
         """The value an `npu_task.sram` buffer holds: one per `value` attribute in the task
@@ -532,6 +543,9 @@ class _TaskCompiler:
         assert isinstance(src_t, MemRefType) and isinstance(dst_t, MemRefType)
         if len(sizes) != src_t.get_num_dims() or len(sizes) != dst_t.get_num_dims():
             raise SimError(f"{info.where}: window rank {len(sizes)} does not match the buffers")
+        if self.dtype(op.src, op) != self.dtype(op.dst, op):
+            raise SimError(f"{info.where}: copies {src_t.element_type} into {dst_t.element_type} (a copy "
+                           "converts nothing)")
 
         def copy(env, info=info, src=src, dst=dst, soffs=soffs, doffs=doffs, sizes=sizes, pad=pad,
                  clip=clip, check=check):
@@ -552,7 +566,7 @@ class _TaskCompiler:
             info.cycles = int(op.cycles(self.arch))
         except Exception as e:  # a malformed op the verifier let through
             raise SimError(f"{info.where}: cannot compute its cycles: {e}") from None
-        info.execute = op.execute
+        info.execute = op.executor()
         if isinstance(op, EltwiseOp):
             info.label = f"eltwise {op.fn.data}"
         bufs = [self.use(v, op) for v in op.operands]

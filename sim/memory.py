@@ -1,5 +1,5 @@
 """Device memory: DRAM regions and per-core SRAM as byte arrays, buffers as
-float32 numpy views into them, and the DMA window arithmetic (`plan_copy`).
+numpy views of their element type into them, and the DMA window arithmetic (`plan_copy`).
 
 A `Region` is one contiguous byte array: the DRAM weight region, the DRAM
 activation arena, one region per `@main` argument (model inputs and outputs),
@@ -8,10 +8,11 @@ SRAM region per core. A `Buf` is a typed view of a region at a byte offset, so
 compute ops writing into a `Buf` change the region's bytes and every other
 view of them (aliasing allocs, `npu_task.view`).
 
-Regions carry the shadow arrays of `sim.sanitizer`, made on first use: per f32
-element the value it holds and the write that put it there (every region), the
-last writing and reading task (DRAM regions tracked for races). A `Buf` knows
-the value (`sim.sanitizer.Values` id) it is a buffer of.
+Regions carry the shadow arrays of `sim.sanitizer`, made on first use: per granule
+(4 bytes, or the smallest element of a module with 1/2-byte buffers) the value it
+holds and the write that put it there, the last writing and reading task (DRAM
+regions tracked for races). A `Buf` knows the value (`sim.sanitizer.Values` id) it is
+a buffer of.
 """
 
 from __future__ import annotations
@@ -32,13 +33,17 @@ class Region:
     """One byte array of device memory."""
 
     __slots__ = ("name", "space", "data", "core", "tracked", "readonly", "writer", "reader", "written", "values",
-                 "who")
+                 "who", "granule")
 
     def __init__(self, name: str, space: str, nbytes: int, *, core: int | None = None,
-                 tracked: bool = False, readonly: bool = False, data: np.ndarray | None = None):
+                 tracked: bool = False, readonly: bool = False, data: np.ndarray | None = None,
+                 granule: int = 4):
         """`data`, when given, is the region's bytes as they are (uint8, `nbytes` of them,
-        not copied; made non-writeable when `readonly`), else the region starts zeroed."""
+        not copied; made non-writeable when `readonly`), else the region starts zeroed.
+        `granule`: the bytes one shadow entry covers (every buffer's element size and
+        offset are multiples of it)."""
         self.name = name
+        self.granule = granule
         self.space = space
         self.core = core
         if data is None:
@@ -52,10 +57,10 @@ class Region:
                 self.data.flags.writeable = False
         self.tracked = tracked
         self.readonly = readonly  # weights: written by the host only (the sanitizer keeps no shadow of them)
-        self.writer: np.ndarray | None = None  # last writing task per f32 element
-        self.reader: np.ndarray | None = None  # last reading task per f32 element
+        self.writer: np.ndarray | None = None  # last writing task per granule
+        self.reader: np.ndarray | None = None  # last reading task per granule
         self.written = False  # some task has written it (else every read sees HOST data)
-        self.values: np.ndarray | None = None  # value held per f32 element (sanitizer)
+        self.values: np.ndarray | None = None  # value held per granule (sanitizer)
         self.who: np.ndarray | None = None  # the write that put it there
 
     @property
@@ -64,7 +69,7 @@ class Region:
 
     def shadows(self) -> tuple[np.ndarray, np.ndarray]:
         if self.writer is None:
-            n = (self.nbytes + 3) // 4
+            n = -(-self.nbytes // self.granule)
             self.writer = np.full(n, HOST, dtype=np.int32)
             self.reader = np.full(n, HOST, dtype=np.int32)
         assert self.reader is not None
@@ -72,59 +77,89 @@ class Region:
 
     def value_shadows(self) -> tuple[np.ndarray, np.ndarray]:
         if self.values is None:
-            n = (self.nbytes + 3) // 4
+            n = -(-self.nbytes // self.granule)
             self.values = np.zeros(n, dtype=np.int32)
             self.who = np.zeros(n, dtype=np.int32)
         assert self.who is not None
         return self.values, self.who
 
 
+F32 = np.dtype(np.float32)
+
+
 class Buf:
-    """A float32 buffer of `shape` at byte `off` of `region` (row-major), holding
-    value `value` (a `sim.sanitizer.Values` id)."""
+    """A buffer of `shape` elements of numpy `dtype` (f32 by default) at byte `off` of
+    `region` (row-major), holding value `value` (a `sim.sanitizer.Values` id)."""
 
-    __slots__ = ("arr", "region", "off", "nbytes", "shape", "desc", "value", "_wsh", "_rsh", "_vsh")
+    __slots__ = ("arr", "region", "off", "nbytes", "shape", "desc", "value", "dtype", "_wsh", "_rsh", "_vsh")
 
-    def __init__(self, region: Region, off: int, shape: tuple[int, ...], desc: str, value: int = 0):
+    def __init__(self, region: Region, off: int, shape: tuple[int, ...], desc: str, value: int = 0,
+                 dtype: np.dtype = F32):
         n = prod(shape)
         self.region = region
         self.off = off
         self.shape = shape
-        self.nbytes = n * 4
+        self.dtype = dtype
+        self.nbytes = n * dtype.itemsize
         self.desc = desc
         self.value = value
-        self.arr = region.data[off:off + n * 4].view(np.float32).reshape(shape)
+        self.arr = region.data[off:off + self.nbytes].view(dtype).reshape(shape)
         self._wsh: np.ndarray | None = None
         self._rsh: np.ndarray | None = None
         self._vsh: tuple[np.ndarray, np.ndarray] | None = None
 
     def view(self, shape: tuple[int, ...], desc: str | None = None, offset: int = 0) -> "Buf":
         """The same bytes (from byte `offset` on) with another shape (`npu_task.view`):
-        the same value."""
-        return Buf(self.region, self.off + offset, shape, desc or self.desc, self.value)
+        the same value and element type."""
+        return Buf(self.region, self.off + offset, shape, desc or self.desc, self.value, self.dtype)
+
+    def _shadow(self, flat: np.ndarray) -> np.ndarray:
+        """The part of a region's shadow array covering this buffer, shaped like it (with a
+        trailing axis of the granules of one element when an element spans several)."""
+        g = self.region.granule
+        k = self.dtype.itemsize // g
+        if k * g != self.dtype.itemsize or self.off % g:
+            raise SimError(f"{self.desc}: {self.dtype} elements at byte {self.off} do not fall on the "
+                           f"{g}-byte granules of the {self.region.name} region")
+        e0, n = self.off // g, self.nbytes // g
+        return flat[e0:e0 + n].reshape(self.shape if k == 1 else (*self.shape, k))
 
     def value_shadows(self) -> tuple[np.ndarray, np.ndarray]:
         """Value/writer shadow arrays shaped like the buffer (the sanitizer)."""
         if self._vsh is None:
             v, w = self.region.value_shadows()
-            e0, n = self.off // 4, self.nbytes // 4
-            self._vsh = v[e0:e0 + n].reshape(self.shape), w[e0:e0 + n].reshape(self.shape)
+            self._vsh = self._shadow(v), self._shadow(w)
         return self._vsh
 
     def shadows(self) -> tuple[np.ndarray, np.ndarray]:
         """Writer/reader shadow arrays shaped like the buffer (DRAM race tracking)."""
         if self._wsh is None:
             w, r = self.region.shadows()
-            e0 = self.off // 4
-            n = self.nbytes // 4
-            self._wsh = w[e0:e0 + n].reshape(self.shape)
-            self._rsh = r[e0:e0 + n].reshape(self.shape)
+            self._wsh, self._rsh = self._shadow(w), self._shadow(r)
         assert self._rsh is not None
         return self._wsh, self._rsh
 
     @property
     def is_dram(self) -> bool:
         return self.region.space == DRAM
+
+
+def host_values(dtype: np.dtype, data: np.ndarray) -> np.ndarray:
+    """`data` as `dtype`, for the host to write into a buffer of it (a weight, an input):
+    a float buffer takes any numbers (rounded to its type); an integer buffer takes
+    integers, or integral floats, of its range, else a ValueError (never wrapped)."""
+    data = np.asarray(data)
+    if dtype.kind in "iu" and data.size:
+        if data.dtype.kind not in "iub":
+            bad = ~np.isfinite(data) | (data != np.rint(data))
+            if bad.any():
+                raise ValueError(f"holds {data[bad].flat[0]}, not an integer, for a {dtype} buffer")
+        info = np.iinfo(dtype)
+        lo, hi = data.min(), data.max()
+        if lo < info.min or hi > info.max:
+            raise ValueError(f"holds {lo if lo < info.min else hi}, outside the range [{info.min}, {info.max}] "
+                             f"of its {dtype} buffer")
+    return data.astype(dtype, copy=False)
 
 
 def fmt_window(offs: tuple[int, ...], sizes: tuple[int, ...]) -> str:
@@ -195,14 +230,14 @@ class CopyPlan:
 
 def _byte_range(buf: Buf, sl: tuple[slice, ...]) -> tuple[int, int]:
     """Bounding byte range (in the region) of a non-empty window of `buf`."""
-    stride = 4
+    stride = size = buf.dtype.itemsize
     first = last = 0
     for d in range(len(buf.shape) - 1, -1, -1):
         s = sl[d]
         first += s.start * stride
         last += (s.stop - 1) * stride
         stride *= buf.shape[d]
-    return buf.off + first, buf.off + last + 4
+    return buf.off + first, buf.off + last + size
 
 
 SRC_CLIP = "src_clip"
@@ -239,7 +274,7 @@ def plan_copy(info, src: Buf, dst: Buf, src_offs: tuple[int, ...], dst_offs: tup
         src_sl.append(slice(so + lo, so + hi))
         dst_sl.append(slice(do + lo, do + hi))
         fill.append(slice(do + d_lo, do + d_hi))
-    nbytes = 0 if empty else prod(s.stop - s.start for s in dst_sl) * 4
+    nbytes = 0 if empty else prod(s.stop - s.start for s in dst_sl) * dst.dtype.itemsize
     fill_sl = None
     if need_fill and pad != SRC_CLIP and all(s.stop > s.start for s in fill):
         fill_sl = tuple(fill)

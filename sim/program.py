@@ -23,7 +23,9 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
+from npu_dialects import dtypes
 from npu_dialects.arch import DRAM_BYTES, Arch
 from npu_dialects.dma import memory_space
 from npu_dialects.entry import (
@@ -40,7 +42,7 @@ from npu_dialects.locs import describe, node_names
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from sim.errors import SimError
 from sim.interp import TaskProgram, compile_task, constant_value
-from sim.memory import DRAM, SRAM, Buf, Region
+from sim.memory import DRAM, SRAM, Buf, Region, host_values
 from sim.sanitizer import Values
 
 WEIGHTS_BYTES_ATTR = "npu.dram_weights_bytes"
@@ -110,14 +112,26 @@ def input_ranges(fn: func.FuncOp) -> dict[str, tuple[int, int] | str] | None:
     return out
 
 
+_NUMPY = {dt.name: dt for _, _, dt in dtypes.ELEMENT_TYPES.values()}
+
+
+def onnx_dtype(name: str) -> np.dtype:
+    """The numpy dtype of an ONNX element type as `npu.input_dtypes` names it ("bfloat16" too)."""
+    return _NUMPY.get(name) or np.dtype(name)
+
+
 def carried_out(x: np.ndarray, dtype: str) -> np.ndarray:
-    """An output as its ONNX element type: f32 values carrying integers are rounded and
-    converted, booleans are the nonzero values; float32 outputs are returned as they are."""
-    if dtype == "float32":
+    """An output (the buffer's typed array) as its ONNX element type: an array of that
+    type as it is, f32 values carrying integers rounded and converted, booleans the
+    nonzero values, any other buffer type converted (exact, or widening)."""
+    if x.dtype.name == dtype:
         return x
     if dtype == "bool":
         return x != 0
-    return np.rint(x).astype(dtype)
+    want = onnx_dtype(dtype)
+    if want.kind in "iu" and x.dtype.kind not in "iu":
+        return np.rint(x).astype(want)
+    return x.astype(want)
 
 
 
@@ -156,14 +170,15 @@ def _check_align(op: Operation, off: int | None, arch: Arch, warnings: list[str]
 
 
 def _place(op: Operation, region: Region | None, off: int | None, nbytes: int, what: str,
-           private: list[Region], size_from_attr: bool) -> tuple[Region, int]:
+           private: list[Region], size_from_attr: bool, granule: int) -> tuple[Region, int]:
     if off is None or region is None:
         r = Region(f"private {what} ({describe(op)})", DRAM, nbytes, tracked=what != "weight",
-                   readonly=what == "weight")
+                   readonly=what == "weight", granule=granule)
         private.append(r)
         return r, 0
-    if off % 4:
-        raise SimError(f"{describe(op)}: DRAM offset {off} is not 4-byte aligned")
+    size = dtypes.elem_bytes(op.results[0])
+    if off % size:
+        raise SimError(f"{describe(op)}: DRAM offset {off} is not a multiple of its {size}-byte elements")
     if off + nbytes > region.nbytes:
         src = f"module attribute {WEIGHTS_BYTES_ATTR if what == 'weight' else ARENA_BYTES_ATTR}"
         raise SimError(f"{describe(op)}: {what} at offset {off} of {nbytes} bytes reaches past the DRAM "
@@ -202,7 +217,8 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
     task_ops = loader.top_level(body)
     loader.check_weight_overlaps()
     sram_bytes = min(arch.sram_bytes, _sram_extent(body))  # (a huge sram_bytes costs no host memory)
-    sram = [Region(f"SRAM of core {c}", SRAM, sram_bytes, core=c) for c in range(arch.cores)]
+    sram = [Region(f"SRAM of core {c}", SRAM, sram_bytes, core=c, granule=loader.granule)
+            for c in range(arch.cores)]
     tasks = loader.compile_tasks(task_ops, sram, check_bounds)
     n_in = len(sig.inputs)
     return Program(arch=arch, sig=sig, inputs=arg_bufs[:n_in], outputs=arg_bufs[n_in:], tasks=tasks,
@@ -229,7 +245,7 @@ def weights_image(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arc
 def _sram_extent(body: Block) -> int:
     """The end of the highest SRAM buffer any task addresses: the bytes each core's SRAM
     region needs (an `npu_task.sram` past `sram_bytes` is an error when its task compiles)."""
-    return max((op.offset.value.data + 4 * prod(op.result.type.get_shape()) for op in body.walk()
+    return max((op.offset.value.data + _nbytes(op.result.type) for op in body.walk()
                 if isinstance(op, SramOp) and isinstance(op.result.type, MemRefType)), default=0)
 
 
@@ -241,7 +257,7 @@ def _placed_ends(body: Block) -> tuple[int, int]:
         if isinstance(op, (WeightOp, AllocOp)):
             off = _offset(op)
             if off is not None:
-                end = off + prod(_shape(op.result)) * 4
+                end = off + dtypes.nbytes(op.result)
                 if isinstance(op, WeightOp):
                     wmax = max(wmax, end)
                 else:
@@ -260,7 +276,7 @@ def check_dram(module: ModuleOp) -> None:
              WEIGHTS_BYTES_ATTR: _or(int_attr(module, WEIGHTS_BYTES_ATTR), wmax)}
     types = [*(op.result.type for op in fn.body.block.ops if isinstance(op, (AllocOp, WeightOp)) and _offset(op) is None),
              *fn.function_type.inputs.data]
-    sizes["unplaced buffers and I/O"] = sum(4 * prod(t.get_shape()) for t in types if isinstance(t, MemRefType))
+    sizes["unplaced buffers and I/O"] = sum(_nbytes(t) for t in types if isinstance(t, MemRefType))
     if any(n < 0 for n in sizes.values()) or sum(sizes.values()) > DRAM_BYTES:
         raise SimError("DRAM of " + " + ".join(f"{n} bytes ({k})" for k, n in sizes.items())
                        + f": more than the device's {DRAM_BYTES} bytes")
@@ -268,6 +284,31 @@ def check_dram(module: ModuleOp) -> None:
 
 def _or(value: int | None, default: int) -> int:
     return default if value is None else value
+
+
+def _nbytes(t: MemRefType) -> int:
+    """Bytes of a buffer type (a SimError for an element type the chip does not hold)."""
+    try:
+        return dtypes.nbytes(t)
+    except VerifyException as e:
+        raise SimError(str(e)) from None
+
+
+def _np_dtype(v: SSAValue) -> np.dtype:
+    try:
+        return dtypes.np_dtype(v)
+    except VerifyException as e:
+        raise SimError(f"{e} ({v.type})") from None
+
+
+def granule(body: Block) -> int:
+    """The bytes one sanitizer shadow entry covers: 4 (f32 speed and figures) unless the
+    module holds 1- or 2-byte buffers, then their smallest element size."""
+    sizes = {dtypes.elem_bytes(t.element_type) for op in body.walk() for r in op.results
+             if isinstance(t := r.type, MemRefType) and dtypes.type_name(t.element_type) is not None}
+    sizes |= {dtypes.elem_bytes(a.type) for a in body.args
+              if isinstance(a.type, MemRefType) and dtypes.type_name(a.type.element_type) is not None}
+    return min(sizes | {4})
 
 
 class _Loader:
@@ -289,8 +330,11 @@ class _Loader:
                            f"weights region is {wbytes} bytes")
         self.image = image  # the placed weights are already in it
         check_dram(module)
-        self.wregion = Region("weights", DRAM, wbytes, tracked=False, readonly=True, data=image)
-        self.aregion = Region("arena", DRAM, self.aattr if self.aattr is not None else amax, tracked=True)
+        self.granule = granule(body)
+        self.wregion = Region("weights", DRAM, wbytes, tracked=False, readonly=True, data=image,
+                              granule=self.granule)
+        self.aregion = Region("arena", DRAM, self.aattr if self.aattr is not None else amax, tracked=True,
+                              granule=self.granule)
         self.private: list[Region] = []
         self.allocs: list[tuple[SSAValue, Buf, list[str]]] = []
         self.globals: dict[SSAValue, Any] = {}
@@ -304,9 +348,9 @@ class _Loader:
         names = [n for n, _ in sig.inputs] + [n for n, _ in sig.outputs]
         for i, (a, name) in enumerate(zip(body.args, names)):
             kind = "input" if i < len(sig.inputs) else "output"
-            shape = _shape(a)
-            r = Region(f"{kind} '{name}'", DRAM, prod(shape) * 4, tracked=True)
-            b = Buf(r, 0, shape, f"{kind} '{name}'", self.values.new(f"model {kind} '{name}'"))
+            shape, dt = _shape(a), _np_dtype(a)
+            r = Region(f"{kind} '{name}'", DRAM, prod(shape) * dt.itemsize, tracked=True, granule=self.granule)
+            b = Buf(r, 0, shape, f"{kind} '{name}'", self.values.new(f"model {kind} '{name}'"), dt)
             self.globals[a] = b
             arg_bufs.append(b)
         return arg_bufs
@@ -334,8 +378,8 @@ class _Loader:
 
     def weight(self, op: WeightOp) -> None:
         key = op.key.data
-        shape = _shape(op.result)
-        nbytes = prod(shape) * 4
+        shape, dt = _shape(op.result), _np_dtype(op.result)
+        nbytes = prod(shape) * dt.itemsize
         off = _offset(op)
         from_image = self.image is not None and off is not None
         data = None if from_image or self.timing_only else self.weight_data(op, key)
@@ -343,12 +387,16 @@ class _Loader:
             raise SimError(f"{describe(op)}: weight '{key}' has shape {list(data.shape)}, "
                            f"the op expects {list(shape)}")
         _check_align(op, off, self.arch, self.warnings)
-        region, o = _place(op, self.wregion, off, nbytes, "weight", self.private, self.wattr is not None)
+        region, o = _place(op, self.wregion, off, nbytes, "weight", self.private, self.wattr is not None,
+                           self.granule)
         if key not in self.weight_value:
             self.weight_value[key] = self.values.new(f"weight '{key}' ({describe(op)})")
-        b = Buf(region, o, shape, f"weight '{key}'", self.weight_value[key])
+        b = Buf(region, o, shape, f"weight '{key}'", self.weight_value[key], dt)
         if data is not None:
-            b.arr[...] = data.astype(np.float32, copy=False).reshape(shape)
+            try:
+                b.arr[...] = host_values(dt, data).reshape(shape)
+            except ValueError as e:
+                raise SimError(f"{describe(op)}: weight '{key}' {e}") from None
         self.host_written.append(b)
         if off is not None:
             self.placed_weights.append((off, off + nbytes, key, op))
@@ -358,19 +406,21 @@ class _Loader:
         """The weight's inline `value`, else its array in the weights."""
         value = op.attributes.get("value")
         if isinstance(value, DenseIntOrFPElementsAttr):
-            return np.asarray(value.get_values(), dtype=np.float32)
+            vals = value.get_values()
+            return np.asarray(vals, dtype=np.float32 if dtypes.is_float(dtypes.element_type(op.result)) else None)
         if key in self.weights:
             return np.asarray(self.weights[key])
         raise SimError(f"{describe(op)}: weight '{key}' is not in the weights ({len(self.weights)} given)")
 
     def alloc(self, op: AllocOp) -> None:
-        shape = _shape(op.result)
+        shape, dt = _shape(op.result), _np_dtype(op.result)
         off = _offset(op)
         _check_align(op, off, self.arch, self.warnings)
-        region, o = _place(op, self.aregion, off, prod(shape) * 4, "alloc", self.private, self.aattr is not None)
+        region, o = _place(op, self.aregion, off, prod(shape) * dt.itemsize, "alloc", self.private,
+                           self.aattr is not None, self.granule)
         desc = f"alloc at arena offset {off}" if off is not None else "alloc"
         buf = self.globals[op.result] = Buf(region, o, shape, f"{desc} ({describe(op)})",
-                                            self.values.new(f"DRAM buffer {list(shape)} of {describe(op)}"))
+                                            self.values.new(f"DRAM buffer {list(shape)} of {describe(op)}"), dt)
         self.allocs.append((op.result, buf, node_names(op)))
 
     def view(self, op: ViewOp) -> None:
@@ -380,7 +430,9 @@ class _Loader:
         if not isinstance(src, Buf):
             raise SimError(f"{describe(op)}: its source is not a DRAM buffer")
         shape = _shape(op.result)
-        off, nbytes = op.byte_offset, prod(shape) * 4
+        off, nbytes = op.byte_offset, _nbytes(op.result.type)
+        if _np_dtype(op.result) != src.dtype:
+            raise SimError(f"{describe(op)}: a view of {src.dtype} elements as {op.result.type}")
         fits = off + nbytes <= src.nbytes if op.offset is not None else nbytes == src.nbytes
         if not fits:
             raise SimError(f"{describe(op)}: view of {src.nbytes} bytes as {list(shape)} at byte offset {off}")

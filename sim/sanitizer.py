@@ -19,8 +19,9 @@ a model input or output, a weight, an `npu_task.alloc` (an alloc that takes
 another's bytes in place, `reuse(%r)`, is a value of its own), and in a task an
 `npu_task.sram` buffer - all `npu_task.sram` ops of a task with the same
 `value` attribute are views of one value, one without it is a value of its
-own; a `npu_task.view` is its source's value. Shadow memory records, per f32
-element of every region, which value it holds and which write put it there.
+own; a `npu_task.view` is its source's value. Shadow memory records, per granule
+of every region (4 bytes; the smallest element size of a module holding 1- or
+2-byte buffers), which value it holds and which write put it there.
 
 - a write (a DMA landing, a compute op's output) makes the bytes it writes hold
   the written buffer's value;
@@ -170,7 +171,8 @@ class Sanitizer:
     # ------------------------------------------------------------------ diagnostics
     def violation(self, buf: Buf, sl: tuple | None, info: "OpInfo | None", task: int, verb: str) -> SimError:
         vals, who = buf.value_shadows()
-        elems = np.arange(buf.nbytes // 4, dtype=np.int64).reshape(buf.shape) + buf.off // 4
+        g = buf.region.granule
+        elems = np.arange(buf.nbytes // g, dtype=np.int64).reshape(vals.shape) + buf.off // g
         if sl is not None:
             vals, who, elems = vals[sl], who[sl], elems[sl]
         bad = (vals != buf.value).ravel()
@@ -180,7 +182,7 @@ class Sanitizer:
         run = ((vals.ravel()[first:] == found) & bad[first:]
                & (np.diff(addrs, prepend=addrs[0] - 1) == 1))  # (the first contiguous run of them)
         end = int(np.argmin(run)) if not run.all() else len(run)
-        lo, hi = int(addrs[0]) * 4, int(addrs[end - 1]) * 4 + 4
+        lo, hi = int(addrs[0]) * g, int(addrs[end - 1]) * g + g
         region = buf.region
         where = f"bytes [{lo}, {hi}) of {region.name}"
         expected = self.values.name(buf.value)
@@ -202,7 +204,7 @@ class Sanitizer:
                    f"written by: {writer.describe()}" + (f" (task #{writer.task})" if writer.task >= 0 else ""),
                    f"buffer: {buf.desc}, {list(buf.shape)} at byte {buf.off} of {region.name}"
                    + (f", window {fmt_slices(sl)}" if sl is not None else ""),
-                   f"address range: [{lo}, {hi}) (the first run of wrong bytes; {int(bad.sum()) * 4} "
+                   f"address range: [{lo}, {hi}) (the first run of wrong bytes; {int(bad.sum()) * g} "
                    "wrong in all)"]
         return SimError(msg, "\n".join(details))
 

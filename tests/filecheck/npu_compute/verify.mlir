@@ -114,7 +114,90 @@ builtin.module {
     func.return
   }
 }
-// CHECK: 'npu_compute.eltwise': operand #0 has element type i32; only f32 is supported
+// CHECK: 'npu_compute.eltwise': operand #0 has element type i32; this op takes f32, f16, bf16
+
+// -----
+
+// Integers only for the eltwise functions exact on them (copy, max, min), in one type.
+builtin.module {
+  func.func @f(%x: memref<4xi8, "sram">, %o: memref<4xi8, "sram">) {
+    npu_compute.eltwise relu %x -> %o : memref<4xi8, "sram"> -> memref<4xi8, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.eltwise': operand #0 has element type i8; this op takes f32, f16, bf16
+
+// -----
+
+builtin.module {
+  func.func @f(%x: memref<4xf16, "sram">, %o: memref<4xf32, "sram">) {
+    npu_compute.eltwise copy %x -> %o : memref<4xf16, "sram"> -> memref<4xf32, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.eltwise': operand #1 is f32 but operand #0 is f16; this op computes in one element type (insert a cast)
+
+// -----
+
+// The cube multiplies two of one float type, or two 8-bit integers into i32.
+builtin.module {
+  func.func @f(%a: memref<4x8xi8, "sram">, %b: memref<8x6xf16, "sram">, %c: memref<4x6xf32, "sram">) {
+    npu_compute.matmul %a, %b -> %c : memref<4x8xi8, "sram">, memref<8x6xf16, "sram"> -> memref<4x6xf32, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.matmul': operands hold i8 and f16; the cube multiplies two of one float type or two 8-bit integers (i8/ui8)
+
+// -----
+
+builtin.module {
+  func.func @f(%a: memref<4x8xi8, "sram">, %b: memref<8x6xi8, "sram">, %c: memref<4x6xi8, "sram">) {
+    npu_compute.matmul %a, %b -> %c : memref<4x8xi8, "sram">, memref<8x6xi8, "sram"> -> memref<4x6xi8, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.matmul': 8-bit integer operands accumulate into an i32 out, got i8
+
+// -----
+
+builtin.module {
+  func.func @f(%a: memref<4x8xf16, "sram">, %b: memref<8x6xf16, "sram">, %c: memref<4x6xbf16, "sram">) {
+    npu_compute.matmul %a, %b -> %c : memref<4x8xf16, "sram">, memref<8x6xf16, "sram"> -> memref<4x6xbf16, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.matmul': f16 operands write a f16 or f32 out, got bf16
+
+// -----
+
+builtin.module {
+  func.func @f(%x: memref<1x2x4x4xui8, "sram">, %w: memref<2x2x3x3xi8, "sram">, %o: memref<1x2x2x2xi32, "sram">) {
+    npu_compute.conv2d %x, %w -> %o {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, input_zero_point = 300 : i64} : memref<1x2x4x4xui8, "sram">, memref<2x2x3x3xi8, "sram"> -> memref<1x2x2x2xi32, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.conv2d': input_zero_point 300 is outside [0, 255] (ui8)
+
+// -----
+
+builtin.module {
+  func.func @f(%a: memref<4x8xf32, "sram">, %b: memref<8x6xf32, "sram">, %c: memref<4x6xf32, "sram">) {
+    npu_compute.matmul %a, %b -> %c {weight_zero_point = 1 : i64} : memref<4x8xf32, "sram">, memref<8x6xf32, "sram"> -> memref<4x6xf32, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.matmul': weight_zero_point must be an integer attribute of an op on 8-bit integers
+
+// -----
+
+// A fill of an integer buffer writes an integer of its range.
+builtin.module {
+  func.func @f(%o: memref<4xi8, "sram">) {
+    npu_compute.fill %o {value = 128.0 : f32} : memref<4xi8, "sram">
+    func.return
+  }
+}
+// CHECK: 'npu_compute.fill': value 128 is not an integer in [-128, 127] (i8)
 
 // -----
 

@@ -52,72 +52,51 @@ func.func @f(%x: memref<4x8xf32, "dram">, %s: memref<4x4xf32, "sram">, %i: index
 
 // -----
 
-// DMA moves f32 elements only.
+// A copy moves bytes: source and destination hold one element type.
 func.func @f(%x: memref<4x8xi32, "dram">, %s: memref<4x8xf32, "sram">, %i: index) {
   %t = npu_dma.copy %x[%i, %i] -> %s[%i, %i] {sizes = array<i64: 4, 8>} : memref<4x8xi32, "dram"> -> memref<4x8xf32, "sram">
   func.return
 }
-// CHECK: 'npu_dma.copy': operand #0 has element type i32; only f32 is supported
+// CHECK: 'npu_dma.copy': source holds i32 but destination holds f32; a copy moves bytes and converts nothing
 
 // -----
 
-// A window larger than its source needs pad_value, wherever it starts.
-func.func @f(%x: memref<4x6xf32, "dram">, %s: memref<4x8xf32, "sram">, %i: index) {
-  %t = npu_dma.copy %x[%i, %i] -> %s[%i, %i] {sizes = array<i64: 4, 8>} : memref<4x6xf32, "dram"> -> memref<4x8xf32, "sram">
+func.func @f(%x: memref<4x8xf16, "dram">, %s: memref<4x8xbf16, "sram">, %i: index) {
+  %t = npu_dma.copy %x[%i, %i] -> %s[%i, %i] {sizes = array<i64: 4, 8>} : memref<4x8xf16, "dram"> -> memref<4x8xbf16, "sram">
   func.return
 }
-// CHECK: 'npu_dma.copy': source window along dim 1 (at any offset) [0, 8) is not within [0, 6) (dim 1 of memref<4x6xf32, "dram">), and the copy has no pad_value
+// CHECK: 'npu_dma.copy': source holds f16 but destination holds bf16; a copy moves bytes and converts nothing
 
 // -----
 
-// A constant source offset that leaves the source (no pad_value).
-func.func @f(%x: memref<8x8xf32, "dram">, %s: memref<4x8xf32, "sram">) {
-  %c0 = arith.constant 0 : index
-  %c6 = arith.constant 6 : index
-  %t = npu_dma.copy %x[%c6, %c0] -> %s[%c0, %c0] {sizes = array<i64: 4, 8>} : memref<8x8xf32, "dram"> -> memref<4x8xf32, "sram">
+// An element type the chip does not hold.
+func.func @f(%x: memref<4x8xf64, "dram">, %s: memref<4x8xf64, "sram">, %i: index) {
+  %t = npu_dma.copy %x[%i, %i] -> %s[%i, %i] {sizes = array<i64: 4, 8>} : memref<4x8xf64, "dram"> -> memref<4x8xf64, "sram">
   func.return
 }
-// CHECK: 'npu_dma.copy': source window along dim 0 [6, 10) is not within [0, 8) (dim 0 of memref<8x8xf32, "dram">), and the copy has no pad_value
+// CHECK: 'npu_dma.copy': source element type f64 is not one of f32, f16, bf16, i8, ui8, i32
 
 // -----
 
-// A DRAM destination smaller than the window needs clip.
-func.func @f(%s: memref<4x8xf32, "sram">, %y: memref<3x8xf32, "dram">, %i: index) {
-  %t = npu_dma.copy %s[%i, %i] -> %y[%i, %i] {sizes = array<i64: 4, 8>} : memref<4x8xf32, "sram"> -> memref<3x8xf32, "dram">
+// The padding of an integer buffer is an integer of its range (a zero point).
+func.func @f(%x: memref<4x8xi8, "dram">, %s: memref<6x10xi8, "sram">, %c0: index, %m1: index) {
+  %t = npu_dma.copy %x[%m1, %m1] -> %s[%c0, %c0] {sizes = array<i64: 6, 10>, pad_value = 0xFF800000 : f32} : memref<4x8xi8, "dram"> -> memref<6x10xi8, "sram">
   func.return
 }
-// CHECK: 'npu_dma.copy': destination window along dim 0 (at any offset) [0, 4) is not within [0, 3) (dim 0 of memref<3x8xf32, "dram">), and the copy is not clip
+// CHECK: 'npu_dma.copy': pad_value -inf is not an integer in [-128, 127] (the i8 destination)
 
 // -----
 
-// A negative constant destination offset (no clip).
-func.func @f(%s: memref<4x8xf32, "sram">, %y: memref<8x8xf32, "dram">) {
-  %c0 = arith.constant 0 : index
-  %m1 = arith.constant -1 : index
-  %t = npu_dma.copy %s[%c0, %c0] -> %y[%m1, %c0] {sizes = array<i64: 4, 8>} : memref<4x8xf32, "sram"> -> memref<8x8xf32, "dram">
+func.func @f(%x: memref<4x8xui8, "dram">, %s: memref<6x10xui8, "sram">, %c0: index, %m1: index) {
+  %t = npu_dma.copy %x[%m1, %m1] -> %s[%c0, %c0] {sizes = array<i64: 6, 10>, pad_value = 300.0 : f32} : memref<4x8xui8, "dram"> -> memref<6x10xui8, "sram">
   func.return
 }
-// CHECK: 'npu_dma.copy': destination window along dim 0 [-1, 3) is not within [0, 8) (dim 0 of memref<8x8xf32, "dram">), and the copy is not clip
+// CHECK: 'npu_dma.copy': pad_value 300 is not an integer in [0, 255] (the ui8 destination)
 
 // -----
 
-// A task waits only for its own copies.
-func.func @f(%x: memref<4xf32, "dram">, %y: memref<4xf32, "dram">) {
-  %c0 = arith.constant 0 : index
-  %t = npu_dma.copy %x[%c0] -> %y[%c0] {sizes = array<i64: 4>} : memref<4xf32, "dram"> -> memref<4xf32, "dram">
-  npu_task.task "b" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
-  ^bb0(%lo: index, %hi: index):
-    npu_dma.wait %t
-  }
+func.func @f(%x: memref<4x8xi8, "dram">, %s: memref<6x10xi8, "sram">, %c0: index, %m1: index) {
+  %t = npu_dma.copy %x[%m1, %m1] -> %s[%c0, %c0] {sizes = array<i64: 6, 10>, pad_value = 0.5 : f32} : memref<4x8xi8, "dram"> -> memref<6x10xi8, "sram">
   func.return
 }
-// CHECK: 'npu_dma.wait': its token comes from no task but the wait is in task 'b'
-
-// -----
-
-// src_clip keeps the destination outside the source as it is: it cannot pad it too.
-func.func @f(%x: memref<4x6xf32, "dram">, %s: memref<4x8xf32, "sram">, %i: index) {
-  %t = npu_dma.copy %x[%i, %i] -> %s[%i, %i] {sizes = array<i64: 4, 8>, pad_value = 0.0 : f32, src_clip} : memref<4x6xf32, "dram"> -> memref<4x8xf32, "sram">
-  func.return
-}
-// CHECK: 'npu_dma.copy': src_clip leaves the destination outside the source as it is, so it cannot also pad it (pad_value)
+// CHECK: 'npu_dma.copy': pad_value 0.5 is not an integer in [-128, 127] (the i8 destination)

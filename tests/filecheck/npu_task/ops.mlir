@@ -52,6 +52,24 @@ builtin.module {
       }
     }
 
+    // Typed buffers: offsets are multiples of the element's bytes (an i8 buffer may
+    // start at any byte), views keep the element type.
+    // CHECK: %q = npu_task.weight "q" {offset = 4097 : i64} : memref<16x32xi8, "dram">
+    // CHECK: %hq = npu_task.alloc {offset = 4098 : i64} : memref<4x16xf16, "dram">
+    // CHECK: %hv = npu_task.view %hq {offset = 32 : i64} : memref<4x16xf16, "dram"> to memref<16xf16, "dram">
+    %q = npu_task.weight "q" {offset = 4097 : i64} : memref<16x32xi8, "dram">
+    %hq = npu_task.alloc {offset = 4098 : i64} : memref<4x16xf16, "dram">
+    %hv = npu_task.view %hq {offset = 32 : i64} : memref<4x16xf16, "dram"> to memref<16xf16, "dram">
+    npu_task.task "typed" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+    ^bb0(%lo: index, %hi: index):
+      // CHECK: %s8 = npu_task.sram {offset = 3 : i64} : memref<16x32xi8, "sram">
+      // CHECK: %s16 = npu_task.sram {offset = 514 : i64} : memref<4x16xbf16, "sram">
+      // CHECK: %s32 = npu_task.sram {offset = 644 : i64} : memref<16xi32, "sram">
+      %s8 = npu_task.sram {offset = 3 : i64} : memref<16x32xi8, "sram">
+      %s16 = npu_task.sram {offset = 514 : i64} : memref<4x16xbf16, "sram">
+      %s32 = npu_task.sram {offset = 644 : i64} : memref<16xi32, "sram">
+    }
+
     // Only the required attributes, and an empty body.
     // CHECK:      npu_task.task "nop" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
     // CHECK-NEXT: ^bb{{[0-9]+}}(%{{.*}}: index, %{{.*}}: index):

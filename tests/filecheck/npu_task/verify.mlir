@@ -140,7 +140,7 @@ npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
 
 // -----
 
-// DRAM and SRAM offsets are multiples of 4 bytes (f32 elements).
+// DRAM and SRAM offsets are multiples of the element's bytes.
 %w = npu_task.weight "w" {offset = 6 : i64} : memref<4xf32, "dram">
 // CHECK: 'npu_task.weight': offset must be a multiple of 4 bytes (f32), got 6
 
@@ -151,11 +151,50 @@ npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
 
 // -----
 
+%a = npu_task.alloc {offset = 3 : i64} : memref<4xbf16, "dram">
+// CHECK: 'npu_task.alloc': offset must be a multiple of 2 bytes (bf16), got 3
+
+// -----
+
+// An i8 buffer may start at any byte; an i32 one at a multiple of 4.
+%a = npu_task.alloc {offset = 3 : i64} : memref<4xi8, "dram">
+%b = npu_task.alloc {offset = 6 : i64} : memref<4xi32, "dram">
+// CHECK: 'npu_task.alloc': offset must be a multiple of 4 bytes (i32), got 6
+
+// -----
+
 npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
 ^bb0(%lo: index, %hi: index):
   %s = npu_task.sram {offset = 66 : i64} : memref<4xf32, "sram">
 }
 // CHECK: 'npu_task.sram': offset must be a multiple of 4 bytes (f32), got 66
+
+// -----
+
+npu_task.task "k" attributes {core = 0 : i64, range = array<i64: 0, 1>} {
+^bb0(%lo: index, %hi: index):
+  %s = npu_task.sram {offset = 65 : i64} : memref<4xf16, "sram">
+}
+// CHECK: 'npu_task.sram': offset must be a multiple of 2 bytes (f16), got 65
+
+// -----
+
+// Buffers hold one of the chip's element types.
+%w = npu_task.weight "w" {offset = 0 : i64} : memref<4xf64, "dram">
+// CHECK: 'npu_task.weight': element type f64 of memref<4xf64, "dram"> is not one of f32, f16, bf16, i8, ui8, i32
+
+// -----
+
+// A view keeps the element type (and its byte offset is a multiple of it).
+%a = npu_task.alloc : memref<8xi8, "dram">
+%v = npu_task.view %a : memref<8xi8, "dram"> to memref<2xf32, "dram">
+// CHECK: 'npu_task.view': memref<8xi8, "dram"> seen as memref<2xf32, "dram">: a view keeps the element type
+
+// -----
+
+%a = npu_task.alloc : memref<8xf16, "dram">
+%v = npu_task.view %a {offset = 3 : i64} : memref<8xf16, "dram"> to memref<2xf16, "dram">
+// CHECK: 'npu_task.view': byte offset 3 is not a multiple of the 2-byte f16 elements
 
 // -----
 
