@@ -54,6 +54,11 @@ def type_bits(dtype: DType) -> int:
     return entry[1] * 8
 
 
+def value_type(v: SSAValue | Attribute) -> str:
+    """The name of the element type of a tensor/memref value or type (f32 for others)."""
+    return widest_type((v,))
+
+
 def widest_type(values: Iterable[SSAValue | Attribute]) -> str:
     """The name of the widest element type among tensor/memref `values` (or their types):
     what a vector op is priced by. f32 when there is none."""

@@ -46,7 +46,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from npu_dialects import dtypes
-from npu_dialects.arch import Arch
+from npu_dialects.arch import Arch, value_type, widest_type
 from npu_dialects.dma import SPACES, memory_space
 from npu_dialects.graph import (
     ELEMENTWISE,
@@ -323,7 +323,7 @@ class MatmulOp(ComputeOp):
 
     def cycles(self, arch: Arch) -> int:
         m, k, n = self.mkn()
-        return arch.cube_cycles(m, k, n, batch=prod(_shape(self.out)[:-2]))
+        return arch.cube_cycles(m, k, n, batch=prod(_shape(self.out)[:-2]), dtype=value_type(self.a))
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         a, b, out = arrays
@@ -401,7 +401,8 @@ class Conv2dOp(ComputeOp):
     def cycles(self, arch: Arch) -> int:
         w, o = _shape(self.weight), _shape(self.out)
         g = self.params["group"]
-        return arch.cube_cycles(o[0] * o[2] * o[3], w[1] * w[2] * w[3], w[0] // g, batch=g)
+        return arch.cube_cycles(o[0] * o[2] * o[3], w[1] * w[2] * w[3], w[0] // g, batch=g,
+                                dtype=value_type(self.input))
 
     def verify_types(self) -> None:
         _cube_types(self, self.input, self.weight, self.out)
@@ -457,7 +458,7 @@ class EltwiseOp(ComputeOp):
             raise VerifyException(f"'npu_compute.eltwise': inputs do not broadcast to out {list(o)}")
 
     def cycles(self, arch: Arch) -> int:
-        return arch.vector_cycles(prod(_shape(self.out)))
+        return arch.vector_cycles(prod(_shape(self.out)), dtype=widest_type((*self.ins, self.out)))
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         *ins, out = arrays
@@ -514,7 +515,7 @@ class PoolOp(ComputeOp):
 
     def cycles(self, arch: Arch) -> int:
         kh, kw = self.params["kernel"]
-        return arch.vector_cycles(prod(_shape(self.out)), kh * kw)
+        return arch.vector_cycles(prod(_shape(self.out)), kh * kw, widest_type((self.input, self.out)))
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         x, out = arrays
@@ -553,7 +554,7 @@ class FillOp(ComputeOp):
                 raise VerifyException(f"'npu_compute.fill': value {v:g} is not an integer in [{lo}, {hi}] ({t})")
 
     def cycles(self, arch: Arch) -> int:
-        return arch.vector_cycles(prod(_shape(self.out)))
+        return arch.vector_cycles(prod(_shape(self.out)), dtype=value_type(self.out))
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         arrays[0][...] = self.value.value.data
@@ -603,8 +604,9 @@ class ApplyOp(ComputeOp):
             raise VerifyException(f"'npu_compute.apply': '{self.op.data}' takes {want} inputs, got {len(self.ins)}")
 
     def cycles(self, arch: Arch) -> int:
-        return self.graph_op().tile_cycles_of(dict(self.attrs.data), arch, [_shape(v) for v in self.ins],
-                                              _shape(self.out))
+        cls = self.graph_op()
+        return cls.tile_cycles_of(dict(self.attrs.data), arch, [_shape(v) for v in self.ins], _shape(self.out),
+                                  cls.tile_type((*self.ins, self.out)))
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         *ins, out = arrays

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
+import ml_dtypes
 import numpy as np
 from numpy.typing import ArrayLike
 from xdsl.dialects.builtin import (
@@ -46,8 +47,8 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator, NoMemoryEffect, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from npu_dialects.arch import Arch
-from npu_dialects.dtypes import ELEMENT_TYPES, FLOATS, QUANTIZED, check_types, np_dtype, qrange, type_name
+from npu_dialects.arch import Arch, DType, value_type, widest_type
+from npu_dialects.dtypes import ELEMENT_TYPES, FLOATS, QUANTIZED, check_types, compute_view, np_dtype, qrange, type_name
 
 _T = TypeVar("_T")
 
@@ -256,6 +257,18 @@ def _quiet(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
 
     wrapped.__doc__ = fn.__doc__
     return wrapped
+
+
+def in_f32(fn: Callable[..., np.ndarray], inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """`fn(*inputs)` computed as the units do: f16/bf16 inputs widened to f32
+    (`dtypes.compute_view`), the result rounded back to that type; other inputs as they are."""
+    narrow = next((a.dtype for a in inputs if a.dtype in _NARROW), None)
+    if narrow is None:
+        return fn(*inputs)
+    return np.asarray(fn(*[compute_view(a) for a in inputs])).astype(narrow)
+
+
+_NARROW = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 
 def _like(x: np.ndarray, *others: np.ndarray) -> np.dtype:
@@ -686,8 +699,11 @@ class Conv2dOp(GraphOp):
         a bias is one vector pass over the result."""
         o = tuple(shape_of(self.result) if out_shape is None else out_shape)
         w, g = shape_of(self.weight), self.params["group"]
-        cube = arch.cube_cycles(o[0] * o[2] * o[3], w[1] * w[2] * w[3], w[0] // g, batch=g)
-        return cube + (arch.vector_cycles(math.prod(o)) if self.bias is not None else 0)
+        cube = arch.cube_cycles(o[0] * o[2] * o[3], w[1] * w[2] * w[3], w[0] // g, batch=g,
+                                dtype=value_type(self.input))
+        if self.bias is None:
+            return cube
+        return cube + arch.vector_cycles(math.prod(o), dtype=widest_type((self.bias, self.result)))
 
     def macs(self) -> int:
         n, co, oh, ow = shape_of(self.result)
@@ -774,7 +790,8 @@ class ConvTransposeOp(GraphOp):
         """The direct form on the cube: per group an [n*h*w, ci] @ [ci, co*kh*kw] product
         (the decomposed convolution does the same work plus any phase padding)."""
         x, w, g = shape_of(self.input), shape_of(self.weight), self.params["group"]
-        return arch.cube_cycles(x[0] * x[2] * x[3], w[0] // g, w[1] * w[2] * w[3], batch=g)
+        return arch.cube_cycles(x[0] * x[2] * x[3], w[0] // g, w[1] * w[2] * w[3], batch=g,
+                                dtype=value_type(self.input))
 
     def macs(self) -> int:
         x, w = shape_of(self.input), shape_of(self.weight)
@@ -924,8 +941,9 @@ class GemmOp(GraphOp):
         """The cube ([m, k] @ [k, n]); the bias C is one vector pass over the result."""
         p = self.params
         batch, m, k, n = matmul_dims(shape_of(self.a), shape_of(self.b), p["trans_a"], p["trans_b"])
-        bias = arch.vector_cycles(self.out_elements()) if self.c is not None else 0
-        return arch.cube_cycles(m, k, n, batch) + bias
+        bias = 0 if self.c is None else arch.vector_cycles(self.out_elements(),
+                                                            dtype=widest_type((self.c, self.result)))
+        return arch.cube_cycles(m, k, n, batch, dtype=value_type(self.a)) + bias
 
     def macs(self) -> int:
         m, k, n = self.mkn()
@@ -972,7 +990,7 @@ class MatMulOp(GraphOp):
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
         """The cube: one [m, k] @ [k, n] product per batch element."""
         batch, m, k, n = matmul_dims(shape_of(self.operands[0]), shape_of(self.operands[1]))
-        return arch.cube_cycles(m, k, n, batch)
+        return arch.cube_cycles(m, k, n, batch, dtype=value_type(self.operands[0]))
 
     def macs(self) -> int:
         return math.prod(shape_of(self.result)) * shape_of(self.a)[-1]
@@ -1004,14 +1022,26 @@ class StructuredOp(GraphOp):
         return dict(self.attributes)
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
-        """`VECTOR_COST` vector passes over the result."""
-        return arch.vector_cycles(self.out_elements(out_shape), self.VECTOR_COST)
+        """`VECTOR_COST` vector passes over the result (in the widest type it touches)."""
+        return arch.vector_cycles(self.out_elements(out_shape), self.VECTOR_COST, self.vector_type())
+
+    def vector_type(self) -> str:
+        """The type name the op's work is priced by (`tile_type` of its operands and results)."""
+        return self.tile_type((*self.operands, *self.results))
 
     @classmethod
-    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
+    def tile_type(cls, values: Sequence[SSAValue | Attribute]) -> str:
+        """The type name a tile reading and writing `values` (inputs, then the output:
+        tensors, buffers or their types) is priced in: the widest of them."""
+        return widest_type(values)
+
+    @classmethod
+    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int],
+                    dtype: DType = "f32") -> int:
         """Cycles of one tile with inputs of `in_shapes` (the cost model's and the
-        simulator's `npu_compute.apply`): `VECTOR_COST` vector passes over its output."""
-        return arch.vector_cycles(math.prod(out_shape), cls.VECTOR_COST)
+        simulator's `npu_compute.apply`): `VECTOR_COST` vector passes over its output,
+        in `dtype` (the widest type the tile reads or writes)."""
+        return arch.vector_cycles(math.prod(out_shape), cls.VECTOR_COST, dtype)
 
     @classmethod
     def tile_scratch_bytes(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
@@ -1028,9 +1058,10 @@ class StructuredOp(GraphOp):
 
     @classmethod
     def tile_cycles_of(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
-                       out_shape: Sequence[int]) -> int:
-        """`tile_cycles` of a tile of an op with `attrs` (its shapes canonical first)."""
-        return cls.tile_cycles(arch, *cls.canonical_shapes(attrs, in_shapes, out_shape))
+                       out_shape: Sequence[int], dtype: DType = "f32") -> int:
+        """`tile_cycles` of a tile of an op with `attrs` (its shapes canonical first) in
+        `dtype` (the widest type the tile reads or writes; the cube's input type for attention)."""
+        return cls.tile_cycles(arch, *cls.canonical_shapes(attrs, in_shapes, out_shape), dtype=dtype)
 
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
@@ -1043,7 +1074,8 @@ class StructuredOp(GraphOp):
         return acc + part
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
-        return (self.compute(dict(self.attributes), *inputs).astype(inputs[0].dtype, copy=False),)
+        attrs = dict(self.attributes)
+        return (in_f32(lambda *a: self.compute(attrs, *a).astype(a[0].dtype, copy=False), inputs),)
 
 
 def attr_int(attrs: dict[str, Attribute], name: str, default: int) -> int:
@@ -1340,9 +1372,10 @@ class RowStatsOp(StructuredOp):
         return np.concatenate([n, ma + d * nb / n, qa + qb + d * d * na * nb / n], axis=-1).astype(acc.dtype)
 
     @classmethod
-    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
+    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int],
+                    dtype: DType = "f32") -> int:
         """Three vector passes over the block (max or mean, exp or deviation, sum) and
-        the merge over the state."""
+        the merge over the state (statistics are f32: both passes are f32 ones)."""
         return arch.vector_cycles(math.prod(in_shapes[0]), 3) + arch.vector_cycles(math.prod(out_shape), 4)
 
 
@@ -1422,12 +1455,14 @@ class LayerNormApplyOp(StructuredOp):
         return 2 + (math.prod(in_shapes[2]) > 1) + (len(in_shapes) > 3)
 
     @classmethod
-    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
-        return arch.vector_cycles(math.prod(out_shape), cls.passes(in_shapes))
+    def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int],
+                    dtype: DType = "f32") -> int:
+        return arch.vector_cycles(math.prod(out_shape), cls.passes(in_shapes), dtype)
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
         """`passes` over the result (as a tile's, `tile_cycles`)."""
-        return arch.vector_cycles(self.out_elements(out_shape), self.passes([shape_of(v) for v in self.operands]))
+        return arch.vector_cycles(self.out_elements(out_shape), self.passes([shape_of(v) for v in self.operands]),
+                                  self.vector_type())
 
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
@@ -1671,7 +1706,7 @@ class AttentionOp(StructuredOp):
 
     @classmethod
     def tile_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int],
-                    scaled: bool = True, finish: bool = False) -> int:
+                    scaled: bool = True, finish: bool = False, dtype: DType = "f32") -> int:
         """Both products on the cube; on the vector unit, for a tile with inputs of
         `in_shapes` (q, kt, v, masks): the scale on q (a pass over [S, D]; none when
         not `scaled`, a scale of 1, as npu-fold-attention-scale leaves it), over the
@@ -1697,16 +1732,21 @@ class AttentionOp(StructuredOp):
             out += cls.finish_cycles(arch, heads * s, dv) if finish else 0
         else:
             out = arch.vector_cycles(heads * s * dv)
-        sums, mask = cls.on_cube(arch, in_shapes)
+        sums, mask = cls.on_cube(arch, in_shapes, dtype)
         passes = 2 + (0 if sums else 1) + (0 if mask else len(in_shapes[3:]))
-        cube = arch.cube_cycles(s, d, t, batch=heads) + arch.cube_cycles(s, t, dv, batch=heads)
-        cube += (arch.cube_cycles(s, t, 1, batch=heads) if sums else 0) + \
-            (arch.cube_cycles(s, 1, t, batch=heads) if mask else 0)
+        cube = arch.cube_cycles(s, d, t, heads, dtype) + arch.cube_cycles(s, t, dv, heads, dtype)
+        cube += (arch.cube_cycles(s, t, 1, heads, dtype) if sums else 0) + \
+            (arch.cube_cycles(s, 1, t, heads, dtype) if mask else 0)
         scale = arch.vector_cycles(heads * s * d) if scaled else 0
         return cube + arch.vector_cycles(heads * s * t, passes) + scale + out
 
     @classmethod
-    def on_cube(cls, arch: Arch, in_shapes: Sequence[Sequence[int]]) -> tuple[bool, bool]:
+    def tile_type(cls, values: Sequence[SSAValue | Attribute]) -> str:
+        """q's type: the products' (the vector passes' are fixed, see `tile_cycles`)."""
+        return value_type(values[0])
+
+    @classmethod
+    def on_cube(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], dtype: DType = "f32") -> tuple[bool, bool]:
         """(row sums, mask): whether a tile with inputs of `in_shapes` (canonical)
         computes its scores' row sums, and adds its mask, on the cube rather than in a
         vector pass over the scores [S, T] - each where the product is cheaper (the
@@ -1718,17 +1758,17 @@ class AttentionOp(StructuredOp):
         q, v, masks = in_shapes[0], in_shapes[2], in_shapes[3:]
         heads, s, t = math.prod(q[:-2]), q[-2], v[-2]
         vector = arch.vector_cycles(heads * s * t)
-        sums = arch.cube_cycles(s, t, 1, batch=heads) < vector
+        sums = arch.cube_cycles(s, t, 1, heads, dtype) < vector
         per_key = len(masks) == 1 and (len(masks[0]) < 2 or masks[0][-2] == 1)
-        return sums, per_key and arch.cube_cycles(s, 1, t, batch=heads) < vector
+        return sums, per_key and arch.cube_cycles(s, 1, t, heads, dtype) < vector
 
     @classmethod
     def tile_cycles_of(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
-                       out_shape: Sequence[int]) -> int:
+                       out_shape: Sequence[int], dtype: DType = "f32") -> int:
         """`tile_cycles`, with no pass scaling q when the scale is 1, and the
-        normalisation of a `finish` merge."""
+        normalisation of a `finish` merge; `dtype` is q's type (the products')."""
         ins, out = cls.canonical_shapes(attrs, in_shapes, out_shape)
-        return cls.tile_cycles(arch, ins, out, attr_float(attrs, "scale", 1.0) != 1.0, "finish" in attrs)
+        return cls.tile_cycles(arch, ins, out, attr_float(attrs, "scale", 1.0) != 1.0, "finish" in attrs, dtype)
 
     @staticmethod
     def finish_cycles(arch: Arch, rows: int, dv: int) -> int:
@@ -1749,7 +1789,7 @@ class AttentionOp(StructuredOp):
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
         shapes = [shape_of(v) for v in self.operands]
         out = shape_of(self.result) if out_shape is None else out_shape
-        return self.tile_cycles_of(dict(self.attributes), arch, shapes, out)
+        return self.tile_cycles_of(dict(self.attributes), arch, shapes, out, value_type(self.operands[0]))
 
     def macs(self) -> int:
         lead, s, d, t, dv = self.dims()
@@ -2588,8 +2628,8 @@ class ElementwiseOp(GraphOp):
                                   "broadcasting the operands")
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
-        """One vector pass over the result."""
-        return arch.vector_cycles(self.out_elements(out_shape))
+        """One vector pass over the result (in the widest type the op reads or writes)."""
+        return arch.vector_cycles(self.out_elements(out_shape), dtype=widest_type((*self.operands, *self.results)))
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (ELEMENTWISE[self.FN][1](*inputs),)
@@ -2931,7 +2971,7 @@ class MaxPoolOp(GraphOp):
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
         """One vector pass per window element over the result."""
         kh, kw = self.params["kernel"]
-        return arch.vector_cycles(self.out_elements(out_shape), kh * kw)
+        return arch.vector_cycles(self.out_elements(out_shape), kh * kw, value_type(self.input))
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (pool_ref(inputs[0], "max", **self.params),)

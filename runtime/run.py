@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from math import ceil
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 
@@ -115,7 +114,11 @@ def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
     if macs is not None and nbytes is not None:
         facts["model_macs"] = macs
         facts["model_min_dram_bytes"] = nbytes
-        facts["roofline_cycles"] = max(ceil(macs / (arch.cores * arch.cube_macs)), ceil(nbytes / arch.dram_bw))
+        by_type = module.attributes.get("npu.model_macs_by_type")  # (absent: all f32)
+        if isinstance(by_type, DictionaryAttr):
+            facts["model_macs_by_type"] = {k: v.value.data for k, v in by_type.data.items()
+                                           if isinstance(v, IntegerAttr)}
+        facts["roofline_cycles"] = arch.roofline_cycles(facts.get("model_macs_by_type", macs), nbytes)
     kernel_bytes = int_attr(module, "npu.kernel_min_bytes")
     if kernel_bytes is not None:  # every fused kernel moving its operands and results once, no layer groups
         facts["kernel_min_dram_bytes"] = kernel_bytes

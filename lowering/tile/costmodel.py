@@ -3,7 +3,7 @@
   spread over the core's `dma_channels` and together cannot beat `dram_bw`;
 - cube and vector work cost what `Arch.cube_cycles`/`vector_cycles` say (the
   formulas the simulator charges: cube padding waste included; a conv prologue
-  adds its ops over the input tile, every step);
+  adds its ops over the input tile, every step), in the windows' element types;
 - with double buffering the first load is exposed, then a step costs
   max(DMA, stall + compute) and the last step only its compute (stall: the core
   waits for a free channel while issuing the next step's loads when they
@@ -98,22 +98,36 @@ def _issue(sizes: tuple[int, ...], n_channels: int, latency: int, bw: int) -> tu
     return t, min(free)
 
 
+WIDTH_TYPE = {1: "i8", 2: "f16", 4: "f32"}
+"""A type of each element size: the cube and vector rates depend on the width alone."""
+
+
+def width_type(*windows: Window) -> str:
+    """The type name the work on these windows is priced in: the widest of them."""
+    return WIDTH_TYPE[max(w.elem for w in windows)]
+
+
 def compute_cycles(ks: KernelShape, arch: Arch) -> int:
-    """Cycles of the anchor compute for one step (one tile, one reduction slice)."""
+    """Cycles of the anchor compute for one step (one tile, one reduction slice), the
+    cube in its input's type, vector work in the widest type it touches."""
     t = ks.tile
     # a prologue (a conv's per-channel ops, a matmul's layernorm): its passes over the input tile
-    prologue = ks.prologue_len * arch.vector_cycles(prod(ks.loads[0].sizes)) if ks.prologue_len else 0
+    first = ks.loads[0] if ks.loads else ks.out
+    prologue = ks.prologue_len * arch.vector_cycles(prod(first.sizes), dtype=width_type(first)) \
+        if ks.prologue_len else 0
     if ks.kind == KernelKind.MATMUL:
-        return prologue + arch.cube_cycles(t["m"], t["k"], t["n"])
+        return prologue + arch.cube_cycles(t["m"], t["k"], t["n"], dtype=width_type(first))
     if ks.kind == KernelKind.CONV2D:
         kh, kw = ks.loads[1].sizes[2], ks.loads[1].sizes[3]
         groups = ks.window_area
-        return prologue + arch.cube_cycles(t["oh"] * t["ow"], t["ci"] * kh * kw, t["co"] / groups, batch=groups)
+        return prologue + arch.cube_cycles(t["oh"] * t["ow"], t["ci"] * kh * kw, t["co"] / groups, batch=groups,
+                                           dtype=width_type(first))
     if ks.tile_cycles is not None:  # (a structured op's own)
         return ks.tile_cycles(arch)
+    dtype = width_type(ks.out, *ks.loads)
     if ks.kind in (KernelKind.POOL, KernelKind.APPLY):
-        return arch.vector_cycles(prod(ks.out.sizes), ks.window_area)
-    return arch.vector_cycles(prod(ks.out.sizes))
+        return arch.vector_cycles(prod(ks.out.sizes), ks.window_area, dtype)
+    return arch.vector_cycles(prod(ks.out.sizes), dtype=dtype)
 
 
 @dataclass(frozen=True)
@@ -133,6 +147,7 @@ class CostTerms:
     tees: tuple[int, ...] = ()
     seams: tuple[int, ...] = ()
     finish: int = 0  # (cycles the output tile's last reduction step adds: an online state's normalisation)
+    epilogue_type: str = "f32"  # (the type an epilogue pass over the output tile is priced in)
 
 
 def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
@@ -143,7 +158,8 @@ def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
         piped, hoisted, per_tile = load_split(ks, arch)
         return CostTerms(ks.reduction_tiles, sizes(piped), sizes(hoisted), sizes(per_tile),
                          sizes(ks.epilogue_loads()), compute_cycles(ks, arch), prod(ks.out.sizes),
-                         ks.out.valid_bytes(), sizes(ks.tees), sizes(ks.seams), ks.finish(arch) if ks.finish else 0)
+                         ks.out.valid_bytes(), sizes(ks.tees), sizes(ks.seams), ks.finish(arch) if ks.finish else 0,
+                         width_type(ks.out, *ks.epilogue))
 
     return ks.memo("_cost_terms", arch, compute)
 
@@ -166,7 +182,8 @@ def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int
     hoisted = load_cycles(t.hoisted, arch, bw)
     load = load_cycles(t.piped, arch, bw)
     comp = t.compute
-    epi = epilogue_len * arch.vector_cycles(t.out_elements) + load_cycles(t.per_tile, arch, bw) + t.finish
+    epi = epilogue_len * arch.vector_cycles(t.out_elements, dtype=t.epilogue_type) + load_cycles(t.per_tile, arch, bw) \
+        + t.finish
     if r > 1 and t.epilogue:
         epi += load_cycles(t.epilogue, arch, bw)
     epi += sum(load_cycles((b,), arch, bw) for b in t.seams)  # (each landed alone at its block's step)

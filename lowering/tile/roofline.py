@@ -1,7 +1,9 @@
 """Work a graph-level module needs, independent of how it is compiled: the MACs
 of its cube ops and the fewest DRAM bytes any schedule must move (every weight
 and model input read once, every output written once). The roofline bound of
-a machine is max(MACs / (cores x cube MACs per cycle), bytes / dram_bw).
+a machine is max(MACs / (cores x cube MACs per cycle), bytes / dram_bw), the MACs
+of each cube op at the rate of its input type (`Arch.cube_rate`: an int8 model is
+bounded by the int8 cube); `npu.model_macs_by_type` records them when not all f32.
 
 `kernel_bytes` is a second, higher floor for schedules that keep the fused
 kernels of `npu-fuse` apart: every kernel reads each operand once and writes
@@ -13,11 +15,11 @@ from __future__ import annotations
 
 from math import prod
 
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 
-from npu_dialects.arch import Arch
+from npu_dialects.arch import Arch, value_type
 from npu_dialects.graph import (
     ConcatOp,
     ConstantOp,
@@ -27,6 +29,7 @@ from npu_dialects.graph import (
 )
 
 MACS_ATTR = "npu.model_macs"
+MACS_BY_TYPE_ATTR = "npu.model_macs_by_type"
 BYTES_ATTR = "npu.model_min_bytes"
 KERNEL_BYTES_ATTR = "npu.kernel_min_bytes"
 FLOOR_BYTES_ATTR = "npu.fusion_floor_bytes"
@@ -49,6 +52,20 @@ def model_work(module: ModuleOp) -> tuple[int, int]:
             if isinstance(op, ReturnOp) and op.parent_op() is func:
                 nbytes += sum(_bytes(v) for v in op.operands)
     return macs, nbytes
+
+
+def macs_by_type(module: ModuleOp) -> dict[str, int]:
+    """The MACs of the graph-level functions of `module` by the input type of their ops
+    (`f32`, `f16`, `i8`, ...), each type present once."""
+    out: dict[str, int] = {}
+    for func in module.ops:
+        if isinstance(func, FuncOp) and func.body.blocks:
+            for op in func.walk():
+                macs = op.macs() if isinstance(op, GraphOp) and op.operands else 0
+                if macs:
+                    t = value_type(op.operands[0])
+                    out[t] = out.get(t, 0) + macs
+    return out
 
 
 def _kernels(module: ModuleOp) -> list[list[Operation]]:
@@ -150,10 +167,22 @@ def annotate(module: ModuleOp, arch: Arch) -> None:
     module, before layer groups form."""
     macs, nbytes = model_work(module)
     module.attributes[MACS_ATTR] = IntegerAttr(macs, i64)
+    by_type = macs_by_type(module)
+    if set(by_type) - {"f32"}:  # (an all-f32 module's attributes are as before)
+        module.attributes[MACS_BY_TYPE_ATTR] = DictionaryAttr({t: IntegerAttr(v, i64) for t, v in by_type.items()})
     module.attributes[BYTES_ATTR] = IntegerAttr(nbytes, i64)
     module.attributes[KERNEL_BYTES_ATTR] = IntegerAttr(kernel_bytes(module), i64)
     module.attributes[FLOOR_BYTES_ATTR] = IntegerAttr(fusion_floor_bytes(module, arch.sram_bytes), i64)
 
 
-def roofline_cycles(macs: int, nbytes: int, arch: Arch) -> int:
+def roofline_cycles(macs: int | dict[str, int], nbytes: int, arch: Arch) -> int:
+    """`Arch.roofline_cycles`: `macs` a count of f32 MACs or the MACs by input type."""
     return arch.roofline_cycles(macs, nbytes)
+
+
+def recorded_macs_by_type(module: ModuleOp) -> dict[str, int] | None:
+    """The MACs by input type `annotate` recorded (None: all f32, or not recorded)."""
+    attr = module.attributes.get(MACS_BY_TYPE_ATTR)
+    if not isinstance(attr, DictionaryAttr):
+        return None
+    return {k: v.value.data for k, v in attr.data.items() if isinstance(v, IntegerAttr)}

@@ -74,7 +74,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from lowering.tile.costmodel import best_split, channel_free, stall_for
 from lowering.tile.group_plan import F32, fit_lifetimes, op_cycles
 from lowering.tile.tile_search import TilingError, align_up
-from npu_dialects.arch import Arch
+from npu_dialects.arch import Arch, value_type
 from npu_dialects.graph import (
     AvgPoolOp,
     ConcatOp,
@@ -713,9 +713,10 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
                   for op in ops if not isinstance(op, ConcatOp))  # (a concat's operands are computed in place)
     for pool, (conv, relu) in pooled_epilogues(ops, canon).items():  # bias and relu on the pooled rows instead
         moved = (conv.bias is not None) + (relu is not None)
-        compute += moved * (arch.vector_cycles(prod(computed_shape(g, pool.results[0])))
-                            - arch.vector_cycles(prod(computed_shape(g, conv.results[0]))))
-    masking = sum(arch.vector_cycles(prod(computed_shape(g, v))) * (2 if pad else 1) for v, pad in g.masked.items())
+        compute += moved * (arch.vector_cycles(prod(computed_shape(g, pool.results[0])), dtype=value_type(pool.results[0]))
+                            - arch.vector_cycles(prod(computed_shape(g, conv.results[0])), dtype=value_type(conv.results[0])))
+    masking = sum(arch.vector_cycles(prod(computed_shape(g, v)), dtype=value_type(v)) * (2 if pad else 1)
+                  for v, pad in g.masked.items())
     store = prod(strip_shape(g, ops[-1].results[0])) * F32
     fixed = sum(align_up(b, arch.align) for b in sizes) + bufs.area
     # per slot (two with prefetch): the input's rows held (line-buffered: one slot), side inputs, masks

@@ -638,9 +638,9 @@ class GenericAnchor(Anchor):
 
     def shape(self, tile: dict[str, int]) -> KernelShape:
         out, loads = self.windows(tile)
-        op, ins = type(self.structured), [w.sizes for w in loads]
+        op, ins, dtype = type(self.structured), [w.sizes for w in loads], self.structured.vector_type()
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
-                           tile_cycles=lambda arch: op.tile_cycles(arch, ins, out.sizes),
+                           tile_cycles=lambda arch: op.tile_cycles(arch, ins, out.sizes, dtype),
                            scratch=lambda arch: op.tile_scratch_bytes(arch, ins, out.sizes))
 
     def windows(self, tile: dict[str, int]) -> tuple[Window, list[Window]]:
@@ -706,7 +706,7 @@ class AttentionAnchor(GenericAnchor):
         cout = AttentionOp.canonical_shapes(self.attrs, [], out.sizes)[1]
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
                            tile_cycles=lambda arch: AttentionOp.tile_cycles_of(self.attrs, arch, [w.sizes for w in loads],
-                                                                               state),
+                                                                               state, self.structured.vector_type()),
                            scratch=lambda arch: AttentionOp.tile_scratch_bytes(arch, ins, cout) + extra,
                            finish=(lambda arch: AttentionOp.finish_cycles(arch, prod(cout[:-1]), cout[-1]))
                            if tt < self.keys else None)
