@@ -89,10 +89,21 @@ def signature(module: ModuleOp) -> Signature:
             raise SimError(f"argument #{i} of '@main' must be a \"dram\" memref, got {t} "
                            "(is this a task-level module?)")
         shapes.append(tuple(t.get_shape()))
-    dtypes = io_names(fn, INPUT_DTYPES_ATTR) or []
-    out_dtypes = io_names(fn, OUTPUT_DTYPES_ATTR) or []
+    in_dtypes = _io_dtypes(fn, INPUT_DTYPES_ATTR, ins, args[:len(ins)])
+    out_dtypes = _io_dtypes(fn, OUTPUT_DTYPES_ATTR, outs, args[len(ins):])
     return Signature(list(zip(ins, shapes[:len(ins)])), list(zip(outs, shapes[len(ins):])),
-                     dict(zip(ins, dtypes)), dict(zip(outs, out_dtypes)), input_ranges(fn))
+                     in_dtypes, out_dtypes, input_ranges(fn))
+
+
+def _io_dtypes(fn: func.FuncOp, attr: str, names: list[str], args: list) -> dict[str, str]:
+    """The ONNX element types `attr` names, else (a module that names none) each
+    argument's own element type when it is not f32 (a typed buffer is its own type)."""
+    said = io_names(fn, attr)
+    if said is not None:
+        return dict(zip(names, said))
+    own = {n: dtypes.np_dtype(a.type).name for n, a in zip(names, args)
+           if dtypes.type_name(dtypes.element_type(a.type)) not in (None, "f32")}
+    return own
 
 
 def input_ranges(fn: func.FuncOp) -> dict[str, tuple[int, int] | str] | None:
