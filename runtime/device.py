@@ -59,16 +59,25 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from npu_dialects import dtypes
 from npu_dialects.arch import DRAM_BYTES, Arch, arch_of
 from npu_dialects.task import ViewOp
 from sim import SimError, SimResult, load_program
 from sim.engine import Engine, Gate, TaskRecord
-from sim.program import Program
+from sim.memory import host_values
+from sim.program import Program, carried_out
 from sim.sanitizer import Values
 
 log = logging.getLogger("npu.runtime")
 
 MODES = ("strict-sync", "graph-async", "full-async")
+HELD_DTYPES = tuple(dt for _, _, dt in dtypes.ELEMENT_TYPES.values())
+"""The numpy dtypes of the device's element types (`npu_dialects.dtypes`)."""
+
+
+def _elem_name(dt: np.dtype) -> str:
+    """`f32`, `i8`, ... for a held numpy dtype."""
+    return next(name for name, (_, _, d) in dtypes.ELEMENT_TYPES.items() if d == dt)
 WAIT_STYLES = ("blocking", "polling", "callback")
 DEFAULT_WATCHDOG_CYCLES = 100_000_000
 """A task waiting for its events (or running) this long stops the device."""
@@ -374,17 +383,22 @@ class Runtime:
         return buf
 
     def write(self, buf: DeviceBuffer, array: np.ndarray) -> None:
-        """Host -> device: copy `array` (float32 bytes) into `buf`."""
-        raw = np.ascontiguousarray(array, dtype=np.float32).view(np.uint8).reshape(-1)
+        """Host -> device: copy `array` into `buf`, as the bytes of its own element type
+        when the device holds it (float32, float16, bfloat16, int8, uint8, int32), else
+        as float32 (float64, int64: carried as f32)."""
+        array = np.asarray(array)
+        dtype = array.dtype if array.dtype in HELD_DTYPES else np.dtype(np.float32)
+        raw = np.ascontiguousarray(array, dtype=dtype).view(np.uint8).reshape(-1)
         if buf.released or buf.freed:
             raise DeviceError(f"write to {buf.name} at 0x{buf.addr:x}, which the host freed")
         if raw.size != buf.nbytes:
             raise DeviceError(f"write of {raw.size} bytes into {buf.name} of {buf.nbytes} bytes")
         buf.data[...] = raw
 
-    def read(self, buf: DeviceBuffer, shape: tuple[int, ...] | None = None) -> np.ndarray:
-        """Device -> host: `buf` as float32 (reshaped to `shape`)."""
-        arr = buf.data.view(np.float32).copy()
+    def read(self, buf: DeviceBuffer, shape: tuple[int, ...] | None = None,
+             dtype: np.dtype | type = np.float32) -> np.ndarray:
+        """Device -> host: `buf` as `dtype` elements (float32 by default; reshaped to `shape`)."""
+        arr = buf.data.view(dtype).copy()
         return arr.reshape(shape) if shape is not None else arr
 
     def free(self, buf: DeviceBuffer) -> None:
@@ -508,15 +522,17 @@ class Runtime:
         prog = req.ctx.program
         arrays = {k: v for k, v in inputs.items() if not isinstance(v, DeviceBuffer)}
         bound = {k: v for k, v in inputs.items() if isinstance(v, DeviceBuffer)}
+        held = {name: b for (name, _), b in zip(prog.sig.inputs, prog.inputs)}
         for name, buf in bound.items():
             if buf.freed:
                 raise DeviceError(f"input '{name}' is bound to {buf.name}, which the host freed")
             shape = dict(prog.sig.inputs).get(name)
             if shape is not None:
-                if buf.nbytes != 4 * int(np.prod(shape)):
+                b = held[name]
+                if buf.nbytes != b.nbytes:
                     raise DeviceError(f"input '{name}' is bound to {buf.name} of {buf.nbytes} bytes, the model "
-                                      f"reads {list(shape)} f32 ({4 * int(np.prod(shape))} bytes)")
-                arrays[name] = buf.data.view(np.float32).reshape(shape)
+                                      f"reads {list(shape)} {_elem_name(b.dtype)} ({b.nbytes} bytes)")
+                arrays[name] = buf.data.view(b.dtype).reshape(shape)
         try:
             checked = validate_inputs(prog.sig, arrays) if arrays or not self.timing_only else {}
         except RunError as e:
@@ -528,7 +544,10 @@ class Runtime:
         assert self.heap is not None and self.eng is not None
         for (name, _), b in zip(prog.sig.inputs, prog.inputs):
             if name in checked:
-                b.arr[...] = checked[name]
+                try:
+                    b.arr[...] = host_values(b.dtype, checked[name])
+                except ValueError as e:
+                    raise DeviceError(f"input '{name}' {e}") from None
                 self.eng.san.host_write(b)
         req.bound_in, req.bound_out = dict(bound), dict(outputs)
         what = f"request {req.id} of {req.exe.name}"
@@ -743,13 +762,21 @@ class Runtime:
                 if seen <= self.eng.now:
                     self._finish(req, seen, "callback")
 
+    @staticmethod
+    def _host_output(req: Request, name: str, a: np.ndarray) -> np.ndarray:
+        """An output as the host receives it: an f32 buffer's array as it is (as always), a
+        typed buffer's in the model's ONNX type of that output (`sim.program.carried_out`)."""
+        if a.dtype == np.float32:
+            return a
+        return carried_out(a, req.ctx.program.sig.output_dtypes.get(name, a.dtype.name))
+
     def _finish(self, req: Request, seen: float, style: str) -> None:
         """The host saw `req` complete at `seen`: outputs, report, callbacks, and its
         completion event back to the pool."""
         assert req.outputs_raw is not None and req.device_end is not None
         req.observed = seen
         req.host_cycles["notify"] += seen - req.device_end if seen > req.device_end else 0.0
-        req.outputs = req.outputs_raw
+        req.outputs = {name: self._host_output(req, name, a) for name, a in req.outputs_raw.items()}
         req.report = self._report(req, style)
         self.requests.remove(req)
         self._last_done = req

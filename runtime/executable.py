@@ -54,9 +54,10 @@ the bytes between sections are zero.
   cycles present), range lo u64, range hi u64, predicted cycles u64, waits (first
   slot-list entry u32, count u32), signals (first entry u32, count u32).
 - weights: bytes [0, I) are the DRAM weights region as the memory plan lays it out
-  (`sim.program.weights_image`: every placed weight, float32 C-order, at its DRAM
-  offset, zeros between); the weights without a DRAM offset follow, each at an
-  `align`ed offset. The meta index gives a placed key its first DRAM offset.
+  (`sim.program.weights_image`: every placed weight in its element type, little-endian
+  C-order, at its DRAM offset, zeros between); the weights without a DRAM offset
+  follow, each at an `align`ed offset. The meta index gives a placed key its first
+  DRAM offset, and each key its shape and element type (`dtype`: f32, f16, ...).
 """
 
 from __future__ import annotations
@@ -80,8 +81,9 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.utils.exceptions import VerifyException
 
-from npu_dialects import make_context, module_text
+from npu_dialects import dtypes, make_context, module_text
 from npu_dialects.arch import Arch, ArchError, arch_of, arch_params, parse_arch_params
 from npu_dialects.compute import ComputeOp
 from npu_dialects.entry import find_main, int_attr
@@ -99,12 +101,14 @@ from runtime.binary_ir import (
 )
 from sim.errors import SimError
 from sim.interp import task_nodes
+from sim.memory import host_values
 from sim.program import ARENA_BYTES_ATTR, WEIGHTS_BYTES_ATTR, DramWeights, check_dram, signature, weights_image
 
 MAGIC = b"NPUEXE\x00\x01"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """2: the header's arch was a spec (`default,cores=1`, or a chip file's path: read from
-data); 3: the arch resolved, every parameter (`arch_params`)."""
+data); 3: the arch resolved, every parameter (`arch_params`); 4: typed weights (each in
+its element type, the meta index naming it)."""
 Image = bytes | bytearray | mmap.mmap
 """A file image: its bytes in memory (what `read_executable` reads) or a mapped file."""
 _HEADER = struct.Struct("<8sIIQII32sIHH")
@@ -187,7 +191,7 @@ def _align(n: int, a: int) -> int:
 class Executable:
     """A loaded or packaged executable. `module` is the task-level program (decoded from
     `program`, its binary IR), `weights` its weights keyed by `npu_task.weight` key
-    (read-only float32 views of `weights_section`, which is the file's bytes read into memory by
+    (read-only views of `weights_section` in their element types, which is the file's bytes read into memory by
     `read_executable`; their `image` is the DRAM weights region `sim.load_program` uses
     as is), `arch` the machine it was compiled for, `meta` the metadata (module
     docstring), `descriptors` the command buffer, one per task in program order."""
@@ -203,7 +207,7 @@ class Executable:
     @classmethod
     def from_module(cls, module: ModuleOp, weights: Mapping[str, np.ndarray], **meta_extra: Any) -> Executable:
         """Package a task-level module and its weights (only those its `npu_task.weight`
-        ops read from the weights are kept, as float32). `meta_extra` (JSON values:
+        ops read from the weights are kept, each in its op's element type). `meta_extra` (JSON values:
         `source`, `pipeline`, `bucket`, ...) is added to the metadata. Raises
         ExecutableError when the module is not task-level or a weight is missing."""
         try:
@@ -371,7 +375,8 @@ def _descriptor(index: int, task: TaskOp, kernel_id: int) -> TaskDescriptor:
 
 def _referenced_weights(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The weights the module's `npu_task.weight` ops read from outside the text, as
-    little-endian float32 arrays in first-use order."""
+    little-endian arrays of their op's element type (`sim.memory.host_values`: an integer
+    weight must hold integers of its range) in first-use order."""
     out: dict[str, np.ndarray] = {}
     for op in module.walk():
         if isinstance(op, WeightOp) and "value" not in op.attributes and op.key.data not in out:
@@ -379,7 +384,11 @@ def _referenced_weights(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> 
             if key not in weights:
                 raise ExecutableError("weights", f"the program reads weight '{key}' but it is not in the "
                                                  f"weights ({len(weights)} given)")
-            out[key] = np.ascontiguousarray(weights[key], dtype="<f4")
+            try:
+                dt = dtypes.np_dtype(op.result).newbyteorder("<")
+                out[key] = np.ascontiguousarray(host_values(dt, weights[key]))
+            except (ValueError, VerifyException) as e:
+                raise ExecutableError("weights", f"weight '{key}' {e}") from None
     return out
 
 
@@ -428,7 +437,7 @@ def _memory_plan(module: ModuleOp) -> dict[str, Any]:
         t = op.result.type
         shape = list(t.get_shape()) if isinstance(t, MemRefType) else []
         entry: dict[str, Any] = {"offset": op.offset.value.data if op.offset is not None else None,
-                                 "bytes": 4 * prod(shape), "shape": shape}
+                                 "bytes": dtypes.nbytes(t) if isinstance(t, MemRefType) else 0, "shape": shape}
         if isinstance(op, WeightOp):
             entry["key"] = op.key.data
         else:
@@ -467,7 +476,7 @@ def _pack_weights(module: ModuleOp, weights: Mapping[str, np.ndarray],
     end = image.size
     for key, a in blobs.items():
         offset = placed[key] if key in placed else _align(end, arch.align)
-        index[key] = {"offset": offset, "shape": list(a.shape)}
+        index[key] = {"offset": offset, "shape": list(a.shape), "dtype": _type_name(a.dtype)}
         if key not in placed:
             end = offset + a.nbytes
     section = image
@@ -756,30 +765,40 @@ def _unpack_cmdbuf(view: memoryview, align: int) -> list[TaskDescriptor]:
     return out
 
 
-def _weights_meta(meta: dict[str, Any]) -> tuple[dict[str, tuple[int, tuple[int, ...]]], int]:
-    """The weight index as key -> (offset, shape), and the image's size."""
-    index: dict[str, tuple[int, tuple[int, ...]]] = {}
+def _type_name(dt: np.dtype) -> str:
+    """`f32`, `i8`, ... for the numpy dtype of one of the chip's element types."""
+    return next(name for name, (_, _, d) in dtypes.ELEMENT_TYPES.items() if d == dt.newbyteorder("="))
+
+
+def _weights_meta(meta: dict[str, Any]) -> tuple[dict[str, tuple[int, tuple[int, ...], str]], int]:
+    """The weight index as key -> (offset, shape, element type), and the image's size."""
+    index: dict[str, tuple[int, tuple[int, ...], str]] = {}
     for key, entry in meta["weights"].items():
         try:
-            index[key] = int(entry["offset"]), tuple(int(d) for d in entry["shape"])
+            index[key] = int(entry["offset"]), tuple(int(d) for d in entry["shape"]), str(entry["dtype"])
         except (KeyError, TypeError, ValueError):
             raise ExecutableError("meta", f"bad weights entry for '{key}': {entry!r}") from None
+        if index[key][2] not in dtypes.ELEMENT_TYPES:
+            raise ExecutableError("meta", f"weight '{key}' has element type {index[key][2]!r}, not one of "
+                                          f"{', '.join(dtypes.ELEMENT_TYPES)}")
     return index, meta["weights_image_bytes"]
 
 
 def _bind_weights(section: np.ndarray, index: Mapping[str, Any], image_bytes: int) -> DramWeights:
-    """Read-only float32 views of the weights section by the index (key -> offset and
-    shape, as tuples or meta entries), with its first `image_bytes` as the image."""
+    """Read-only views of the weights section in their element types by the index (key
+    -> offset, shape and type, as tuples or meta entries), with its first `image_bytes`
+    as the image."""
     if not 0 <= image_bytes <= section.size:
         raise ExecutableError("weights", f"a weights image of {image_bytes} bytes in a section of {section.size}")
     out: dict[str, np.ndarray] = {}
     for key, entry in index.items():
-        at, shape = (entry["offset"], entry["shape"]) if isinstance(entry, dict) else entry
-        nbytes = 4 * prod(shape)
-        if at < 0 or at % 4 or at + nbytes > section.size:
-            raise ExecutableError("weights", f"'{key}' at [{at}, {at + nbytes}) is not a 4-byte aligned blob "
-                                             f"inside the section's {section.size} bytes")
-        out[key] = section[at:at + nbytes].view("<f4").reshape(shape)
+        at, shape, name = (entry["offset"], entry["shape"], entry["dtype"]) if isinstance(entry, dict) else entry
+        dt = dtypes.ELEMENT_TYPES[name][2].newbyteorder("<")
+        nbytes = dt.itemsize * prod(shape)
+        if at < 0 or at % dt.itemsize or at + nbytes > section.size:
+            raise ExecutableError("weights", f"'{key}' at [{at}, {at + nbytes}) is not a {dt.itemsize}-byte "
+                                             f"aligned blob inside the section's {section.size} bytes")
+        out[key] = section[at:at + nbytes].view(dt).reshape(shape)
     return DramWeights(out, section[:image_bytes])
 
 
@@ -849,7 +868,7 @@ def _check_weights(exe: Executable) -> None:
         if isinstance(op, WeightOp) and "value" not in op.attributes and op.key.data not in exe.weights:
             raise ExecutableError("weights", f"the program reads weight '{op.key.data}', which has no blob")
         if isinstance(op, WeightOp) and op.offset is not None and isinstance(op.result.type, MemRefType):
-            placed_end = max(placed_end, op.offset.value.data + 4 * prod(op.result.type.get_shape()))
+            placed_end = max(placed_end, op.offset.value.data + dtypes.nbytes(op.result.type))
     if image_bytes != (wanted if wanted is not None else placed_end):
         raise ExecutableError("weights", f"a weights image of {image_bytes} bytes for the program's weights "
                                          f"region of {wanted if wanted is not None else placed_end}")

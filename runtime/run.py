@@ -17,6 +17,7 @@ from npu_dialects.dma import CopyOp, memory_space
 from npu_dialects.entry import int_attr
 from npu_dialects.task import SramOp, TaskOp, ViewOp, byte_size
 from sim import Signature, SimResult, signature, simulate
+from sim.program import onnx_dtype
 
 
 class RunError(Exception):
@@ -36,13 +37,22 @@ class RunResult:
     records: list[Any] = field(default_factory=list)  # the task records (runtime.device)
 
 
-def validate_inputs(sig: Signature, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Check `inputs` against the signature; returns float32 arrays keyed by name.
+FLOAT_DTYPES = ("float32", "float16", "bfloat16")
+"""ONNX input types taken from any floating-point array (cast, as float32 always was)."""
+OWN_INTEGERS = ("int8", "uint8", "int32")
+"""ONNX integer input types a buffer of the same type holds (values of their range, exactly)."""
 
-    Floating-point arrays of another precision are cast to float32; integer and
-    bool arrays are accepted for inputs the model declares integer/bool (carried
-    as f32, exact below 2**24); anything else, a missing or unknown name or a
-    wrong shape is a RunError with a one-line message."""
+
+def validate_inputs(sig: Signature, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Check `inputs` against the signature; returns arrays keyed by name, in the type the
+    program holds them in: float32 (also carrying int64/bool inputs), float16, bfloat16,
+    int8, uint8 or int32 as the model declares the input.
+
+    Floating-point arrays of another precision are cast to the declared float type;
+    integer and bool arrays are accepted for inputs the model declares integer/bool
+    (int8/uint8/int32 when every value is in the type's range; the others carried as
+    f32, exact below 2**24); anything else, a missing or unknown name or a wrong shape
+    is a RunError with a one-line message."""
     known = [n for n, _ in sig.inputs]
     listing = ", ".join(f"'{n}' {list(s)}" for n, s in sig.inputs) or "none"
     for name in inputs:
@@ -54,32 +64,40 @@ def validate_inputs(sig: Signature, inputs: Mapping[str, Any]) -> dict[str, np.n
             raise RunError(f"missing input '{name}' (the model's inputs: {listing})")
         x = np.asarray(inputs[name])
         want = sig.input_dtypes.get(name, "float32")
-        if want == "float32" and not np.issubdtype(x.dtype, np.floating):
-            raise RunError(f"input '{name}' has dtype {x.dtype}, expected float32")
-        if want != "float32":
+        floating = np.issubdtype(x.dtype, np.floating) or x.dtype == onnx_dtype("bfloat16")
+        if want in FLOAT_DTYPES and not floating:
+            raise RunError(f"input '{name}' has dtype {x.dtype}, expected {want}")
+        if want not in FLOAT_DTYPES:
             if not (np.issubdtype(x.dtype, np.integer) or x.dtype == np.bool_):
                 raise RunError(f"input '{name}' has dtype {x.dtype}, expected {want}")
-            if x.size and np.abs(x.astype(np.int64)).max() >= 2 ** 24:
+            if want in OWN_INTEGERS:
+                info = np.iinfo(want)
+                if x.size and (x.min() < info.min or x.max() > info.max):
+                    raise RunError(f"input '{name}' has values outside the range [{info.min}, {info.max}] of {want}")
+            elif x.size and np.abs(x.astype(np.int64)).max() >= 2 ** 24:
                 raise RunError(f"input '{name}' has values beyond 2**24, which f32 cannot carry exactly")
         if tuple(x.shape) != tuple(shape):
             raise RunError(f"input '{name}' has shape {list(x.shape)}, expected {list(shape)}")
-        out[name] = x.astype(np.float32, copy=False)
+        held = want if want in FLOAT_DTYPES or want in OWN_INTEGERS else "float32"
+        out[name] = x.astype(onnx_dtype(held), copy=False)
     return out
 
 
 def random_inputs(sig: Signature, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded inputs of the signature's shapes and types: standard-normal float32;
-    integers and bools drawn from the range the compiler recorded for each
-    (`Signature.input_ranges`: inside every table the input indexes, 0/1 for a mask).
-    An integer input without a known range is a RunError asking for --inputs."""
+    """Seeded inputs of the signature's shapes and types: standard-normal floats (of the
+    declared float type); integers and bools drawn from the range the compiler recorded
+    for each (`Signature.input_ranges`: inside every table the input indexes, 0/1 for a
+    mask), int8/uint8 without one from their whole range. An other integer input without
+    a known range is a RunError asking for --inputs."""
     rng = np.random.default_rng(seed)
     out: dict[str, np.ndarray] = {}
     for name, shape in sig.inputs:
         dtype = sig.input_dtypes.get(name, "float32")
-        if dtype == "float32":
-            out[name] = rng.standard_normal(shape).astype(np.float32)
+        if dtype in FLOAT_DTYPES:
+            out[name] = rng.standard_normal(shape).astype(np.float32).astype(onnx_dtype(dtype))
             continue
-        bounds = (sig.input_ranges or {}).get(name, (0, 2) if dtype == "bool" else None)
+        whole = (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max) + 1) if dtype in ("int8", "uint8") else None
+        bounds = (sig.input_ranges or {}).get(name, (0, 2) if dtype == "bool" else whole)
         if not isinstance(bounds, tuple):
             why = bounds or ("the program records no range for it (it was compiled without npu-default's "
                              "graph stage, or by an older compiler)")

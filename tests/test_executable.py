@@ -183,13 +183,14 @@ def test_empty_and_foreign_files(tmp_path, capsys):
     assert code == 1 and "cannot read" in err
 
 
-@pytest.mark.parametrize("version", [1, 2, 4])
+@pytest.mark.parametrize("version", [1, 2, 3, 5])
 def test_other_format_version_is_rejected(version, lenet_bytes, tmp_path, capsys):
-    """1: MLIR text as the program; 2: an arch spec (maybe a chip file's path) in the header."""
+    """1: MLIR text as the program; 2: an arch spec (maybe a chip file's path) in the header;
+    3: float32 weights only (no element type in the weight index)."""
     other = bytearray(lenet_bytes)
     struct.pack_into("<I", other, 8, version)
     seal(other)  # a well-formed file of another format version
-    with pytest.raises(ExecutableError, match=f"version mismatch: format version {version}, .* reads version 3; "
+    with pytest.raises(ExecutableError, match=f"version mismatch: format version {version}, .* reads version 4; "
                                               "recompile"):
         from_bytes(bytes(other))
     code, _, err = _cli(capsys, npu_run.main, _write(tmp_path, other))

@@ -7,11 +7,15 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.arch import Arch
 from npu_dialects.graph import SoftmaxOp
-from sim import SimError, simulate
+from runtime.device import Runtime
+from runtime.executable import Executable, ExecutableError, read_executable
+from runtime.run import RunError, random_inputs, validate_inputs
+from sim import SimError, signature, simulate
 from tests.simkit import CONSTS, module, task
 
 ARCH = Arch()
@@ -327,3 +331,52 @@ def test_a_float_result_into_an_integer_buffer_is_an_error():
     op = f"npu_compute.eltwise max %a, %a -> %b : {S('i8', 4)}, {S('i8', 4)} -> {S('i8', 4)}"
     x = np.array([-128, -1, 0, 127], np.int8)
     np.testing.assert_array_equal(simulate(unary_module("i8", op, (4,)), {}, {"x": x}, ARCH).outputs["y"], x)
+
+
+# --------------------------------------------------------------------------- runtime
+
+
+def test_an_executable_keeps_each_weight_in_its_element_type(tmp_path):
+    """The weights image holds an i8 weight as its bytes (a quarter of f32's), the meta
+    index names its type, and the loaded executable runs exactly as the module does."""
+    M, K, N = 4, 64, 8
+    m = int_matmul_module(M, K, N, "i8", "i8", "input_zero_point = 1 : i64")
+    rng = np.random.default_rng(7)
+    w = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    x = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    exe = Executable.from_module(m, {"w": w})
+    assert exe.meta["weights"]["w"]["dtype"] == "i8" and exe.weights_section.size == K * N
+    assert exe.meta["memory"]["weights"][0]["bytes"] == K * N
+    path = tmp_path / "q.npuexe"
+    exe.save(path)
+    back = read_executable(path)
+    assert back.weights["w"].dtype == np.int8
+    np.testing.assert_array_equal(back.weights["w"], w)
+    want = (x.astype(np.int64) - 1) @ w.astype(np.int64)
+    rt = Runtime()
+    out = rt.submit(rt.load(back), {"x": x}).wait().outputs
+    assert out is not None and out["y"].dtype == np.int32
+    np.testing.assert_array_equal(out["y"], want)
+    with pytest.raises(ExecutableError, match=r"weight 'w' holds 0.5, not an integer, for a int8 buffer"):
+        Executable.from_module(m, {"w": np.full((K, N), 0.5, np.float32)})
+
+
+def test_typed_inputs_and_outputs_in_the_onnx_types():
+    """An f16 buffer behind float32 model I/O: the host gives and gets float32 (rounded
+    to f16 on the way in); int8 I/O checks its range."""
+    add = f"npu_compute.eltwise add %a, %a -> %b : {S('f16', 4)}, {S('f16', 4)} -> {S('f16', 4)}"
+    m = unary_module("f16", add, (4,))
+    fn = next(iter(m.body.block.ops))
+    for attr in ("npu.input_dtypes", "npu.output_dtypes"):
+        fn.attributes[attr] = ArrayAttr([StringAttr("float32")])
+    x = np.array([1.0001, 2.0, -3.5, 1000.1], np.float32)
+    r = simulate(m, {}, {"x": x}, ARCH)
+    assert r.outputs["y"].dtype == np.float32
+    np.testing.assert_array_equal(r.outputs["y"], (x.astype(np.float16).astype(np.float32) * 2).astype(np.float16))
+    sig = signature(int_matmul_module(4, 8, 4, "i8", "i8", ""))
+    assert sig.input_dtypes == {"x": "int8"} and sig.output_dtypes == {"y": "int32"}
+    assert validate_inputs(sig, {"x": np.ones((4, 8), np.int64)})["x"].dtype == np.int8
+    with pytest.raises(RunError, match=r"input 'x' has values outside the range \[-128, 127\] of int8"):
+        validate_inputs(sig, {"x": np.full((4, 8), 300)})
+    drawn = random_inputs(sig, seed=1)["x"]
+    assert drawn.dtype == np.int8 and drawn.min() < -64 and drawn.max() > 64
