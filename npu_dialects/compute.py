@@ -51,12 +51,14 @@ from npu_dialects.dma import SPACES, memory_space
 from npu_dialects.graph import (
     ELEMENTWISE,
     GRAPH_OP_BY_NAME,
+    QuantOp,
     StructuredOp,
     broadcast_shapes,
     check_window_params,
     conv2d_ref,
     conv_out_shape,
     int_array,
+    integer_operands,
     ints,
     pool_ref,
 )
@@ -222,11 +224,11 @@ def store(out: np.ndarray, y: np.ndarray, saturates: bool = False) -> None:
 
 def integer_product(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], x: np.ndarray, w: np.ndarray,
                     zx: int, zw: int) -> np.ndarray:
-    """fn(x - zx, w - zw) for 8-bit integer operands, exactly, as int64: computed in
-    float64 (BLAS), exact while every partial sum stays below 2^53 (K < 2^37 products of
-    at most 255 x 255); conv padding is then a real zero (the zero point)."""
-    y = fn(x.astype(np.float64) - zx, w.astype(np.float64) - zw)
-    return np.rint(y).astype(np.int64)
+    """fn(x - zx, w - zw) for 8-bit integer operands (`graph.integer_operands`: float64,
+    so BLAS sums them exactly for any K < 2^37), as int64, so that `store` sees a sum
+    leaving int32 instead of a wrapped one; conv padding is then a real zero (the zero
+    point). The same arithmetic as `graph.matmul_int_ref` / `conv2d_int_ref`."""
+    return np.rint(fn(*integer_operands(x, w, zx, zw))).astype(np.int64)
 
 
 def _cube_types(op: IRDLOperation, x: SSAValue, w: SSAValue, out: SSAValue) -> None:
@@ -620,8 +622,8 @@ class ApplyOp(ComputeOp):
     def execute_typed(self, arrays: Sequence[np.ndarray]) -> None:
         """The op's `compute` on `dtypes.compute_view` of the tiles, stored into `out`'s
         type by `store` (rounded to a float type; never wrapped into an integer one: a
-        float result goes into an integer buffer only from an op whose class says
-        `SATURATES`)."""
+        float result goes into an integer buffer only from a saturating `QuantOp`,
+        quantize or requantize)."""
         *ins, out = arrays
         cls, attrs = self.graph_op(), dict(self.attrs.data)
         y = np.asarray(cls.compute(attrs, *(dtypes.compute_view(a) for a in ins)))
@@ -630,7 +632,7 @@ class ApplyOp(ComputeOp):
                              f"but the out buffer is {list(out.shape)}")
         if _flag(self, "accumulate"):
             y = cls.combine(attrs, dtypes.compute_view(out), y)
-        store(out, y, saturates=getattr(cls, "SATURATES", False))
+        store(out, y, saturates=issubclass(cls, QuantOp))
 
 
 COMPUTE_OPS = [MatmulOp, Conv2dOp, EltwiseOp, PoolOp, FillOp, ApplyOp]

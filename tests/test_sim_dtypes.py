@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.arch import Arch
-from npu_dialects.graph import SoftmaxOp
+from npu_dialects.graph import SoftmaxOp, requantize_ref
 from runtime.device import Runtime
 from runtime.executable import Executable, ExecutableError, read_executable
 from runtime.run import RunError, random_inputs, validate_inputs
@@ -197,6 +197,48 @@ def test_int8_matmul_is_exact_in_int32():
     assert r.outputs["y"].dtype == np.int32
     np.testing.assert_array_equal(r.outputs["y"], want)
     assert r.dram_bytes_read == M * K + K * N
+
+
+def test_matmul_then_requantize_to_int8_matches_the_reference():
+    """The integer chain of a QDQ layer in one task: ui8 x i8 -> i32 on the cube, then the
+    requantize tile (per-channel f32 multiplier, f32 zero point) saturating into i8,
+    bit-exact against `requantize_ref` of numpy's int64 product."""
+    M, K, N = 4, 64, 8
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 256, (M, K)).astype(np.uint8)
+    w = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    mul = rng.uniform(1e-4, 4e-3, (1, N)).astype(np.float32)
+    zp = np.array([[3.0]], np.float32)
+    body = f"""
+{CONSTS}
+%a = npu_task.sram {{offset = 0 : i64}} : {S("ui8", M, K)}
+%b = npu_task.sram {{offset = 256 : i64}} : {S("i8", K, N)}
+%c = npu_task.sram {{offset = 768 : i64}} : {S("i32", M, N)}
+%m = npu_task.sram {{offset = 896 : i64}} : {S("f32", 1, N)}
+%z = npu_task.sram {{offset = 928 : i64}} : {S("f32", 1, 1)}
+%q = npu_task.sram {{offset = 933 : i64}} : {S("i8", M, N)}
+%t = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {{sizes = array<i64: {M}, {K}>}} : {D("ui8", M, K)} -> {S("ui8", M, K)}
+%t2 = npu_dma.copy %w[%c0, %c0] -> %b[%c0, %c0] {{sizes = array<i64: {K}, {N}>}} : {D("i8", K, N)} -> {S("i8", K, N)}
+%t3 = npu_dma.copy %mw[%c0, %c0] -> %m[%c0, %c0] {{sizes = array<i64: 1, {N}>}} : {D("f32", 1, N)} -> {S("f32", 1, N)}
+%t4 = npu_dma.copy %zw[%c0, %c0] -> %z[%c0, %c0] {{sizes = array<i64: 1, 1>}} : {D("f32", 1, 1)} -> {S("f32", 1, 1)}
+npu_dma.wait %t
+npu_dma.wait %t2
+npu_dma.wait %t3
+npu_dma.wait %t4
+npu_compute.matmul %a, %b -> %c {{input_zero_point = 128 : i64}} : {S("ui8", M, K)}, {S("i8", K, N)} -> {S("i32", M, N)}
+npu_compute.apply "npu_graph.requantize" %c, %m, %z -> %q {{attrs = {{min = -128 : i64, max = 127 : i64}}}} : {S("i32", M, N)}, {S("f32", 1, N)}, {S("f32", 1, 1)} -> {S("i8", M, N)}
+%u = npu_dma.copy %q[%c0, %c0] -> %y[%c0, %c0] {{sizes = array<i64: {M}, {N}>}} : {S("i8", M, N)} -> {D("i8", M, N)}
+npu_dma.wait %u"""
+    weights = (f'%w = npu_task.weight "w" {{offset = 0 : i64}} : {D("i8", K, N)}\n'
+               f'%mw = npu_task.weight "mul" {{offset = 512 : i64}} : {D("f32", 1, N)}\n'
+               f'%zw = npu_task.weight "zp" {{offset = 544 : i64}} : {D("f32", 1, 1)}\n')
+    m = module([("x", D("ui8", M, K))], [("y", D("i8", M, N))], weights + task("qlayer", 0, body))
+    r = simulate(m, {"w": w, "mul": mul, "zp": zp}, {"x": x}, ARCH, sanitize=True)
+    acc = (x.astype(np.int64) - 128) @ w.astype(np.int64)
+    want = requantize_ref(acc, mul, zp, -128, 127).astype(np.int8)
+    assert r.outputs["y"].dtype == np.int8
+    assert len(np.unique(want)) > 8  # (a spread of values, some saturated)
+    np.testing.assert_array_equal(r.outputs["y"], want)
 
 
 def test_int32_overflow_is_an_error_never_a_wrap():
