@@ -21,6 +21,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-dce": ("lowering.graph.dce", "Dce"),
     "npu-cse": ("lowering.graph.cse", "Cse"),
     "npu-split-concat-conv": ("lowering.graph.split_concat_conv", "SplitConcatConvPass"),
+    "npu-convert-precision": ("lowering.graph.convert_precision", "ConvertPrecision"),
     "npu-fold-attention-scale": ("lowering.graph.fold_attention_scale", "FoldAttentionScalePass"),
     "npu-fuse-qdq": ("lowering.graph.fuse_qdq", "FuseQdqPass"),
     "npu-merge-projections": ("lowering.graph.merge_projections", "MergeProjectionsPass"),

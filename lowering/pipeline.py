@@ -30,8 +30,11 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "npu-fuse-qdq", "npu-canonicalize", "npu-constant-fold", "npu-shape-inference", "npu-bn-fold", "npu-hoist-pool", "npu-dce", "npu-cse",
     "npu-fold-attention-scale", "npu-merge-projections", "npu-split-concat-conv", "npu-fuse", "npu-split-rows", "npu-tile", "npu-layer-group", "npu-tile-loops", "npu-bufferize", "npu-schedule",
     "npu-task-canonicalize", "npu-dma-order", "npu-events", "npu-prefetch", "npu-early-load", "npu-memplan")
-GRAPH_PASSES: tuple[str, ...] = DEFAULT_PIPELINE[:DEFAULT_PIPELINE.index("npu-fuse")]
+CONVERT_PRECISION = "npu-convert-precision"
+"""Run with `precision=f16|bf16` after the graph optimisations, before npu-fuse."""
+GRAPH_PASSES: tuple[str, ...] = (*DEFAULT_PIPELINE[:DEFAULT_PIPELINE.index("npu-fuse")], CONVERT_PRECISION)
 """Graph optimisation: the stage whose result the compile cache keeps (level 2)."""
+PRECISIONS = ("f32", "f16", "bf16")
 STAGES = ("all", "graph", "backend")
 
 
@@ -51,7 +54,8 @@ class NpuDefault(ModulePass):
     `fuse-disable=rule,...` switches fusion rules off; `double-buffer=false`
     makes npu-tile never double buffer; `line-buffers=auto|always|never` and
     `group-max-kernels=N` (its `max-kernels`: the fusion depth a sweep varies) and
-    `batch-split=false` go to npu-layer-group; `verify-each=true` verifies the IR after every pass, naming
+    `batch-split=false` go to npu-layer-group; `precision=f16|bf16` computes the model in
+    that type (npu-convert-precision after the graph passes; default f32); `verify-each=true` verifies the IR after every pass, naming
     the pass that broke it (by default only the final IR is verified: verifying
     after each pass is a quarter of ResNet-50's compile time)."""
 
@@ -62,6 +66,7 @@ class NpuDefault(ModulePass):
     line_buffers: str = "auto"
     group_max_kernels: int = 128
     batch_split: bool = True
+    precision: str = "f32"
     verify_each: bool = False
 
     def pass_options(self) -> dict[str, dict[str, object]]:
@@ -79,9 +84,16 @@ class NpuDefault(ModulePass):
             raise CompileError(self.name, f"cannot disable unknown pass(es) {', '.join(unknown)} "
                                           f"(pipeline: {', '.join(DEFAULT_PIPELINE)})")
         check_rules(self.fuse_disable, self.name)
+        if self.precision not in PRECISIONS:
+            raise CompileError(self.name, f"precision must be one of {', '.join(PRECISIONS)}, got '{self.precision}'")
         registry = get_all_passes()
         options = self.pass_options()
-        return [registry[name]()(**options.get(name, {})) for name in DEFAULT_PIPELINE if name not in self.disable]
+        names = [name for name in DEFAULT_PIPELINE if name not in self.disable]
+        if self.precision != "f32":  # (after the last graph pass that runs)
+            at = sum(1 for name in names if name in GRAPH_PASSES)
+            names.insert(at, CONVERT_PRECISION)
+            options[CONVERT_PRECISION] = {"type": self.precision}
+        return [registry[name]()(**options.get(name, {})) for name in names]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.apply_stage(ctx, op, "all")

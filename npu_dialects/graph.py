@@ -399,6 +399,17 @@ ANY_TYPE = tuple(ELEMENT_TYPES)
 """Every element type: what data-movement ops take (any one of them; exact on integers)."""
 
 
+def check_with_f32_stats(op: IRDLOperation, stats: SSAValue) -> None:
+    """One float type throughout but `stats` (row statistics), which is f32: a softmax or
+    layer normalisation applied in f16/bf16 from statistics summed in f32."""
+    expect_type(op, stats, "stats", ("f32",))
+    check_types(op, FLOATS, same=False)
+    others = [_type_of(v) for v in (*op.operands, *op.results) if v is not stats]
+    if any(t != others[0] for t in others):
+        raise VerifyException(f"'{op.name}': its operands and result but the statistics must have one element "
+                              f"type, got {', '.join(str(t) for t in others)} (insert a cast)")
+
+
 def check_any_one_type(op: IRDLOperation) -> None:
     """The type rule of data movement (reshape, transpose, slice, concat, pad, expand,
     max pooling, constants): any one element type, integers included."""
@@ -1347,6 +1358,11 @@ class RowStatsOp(StructuredOp):
             raise VerifyException("'npu_graph.row_stats': the input needs a row dim")
         self._expect_result_shape((*x[:-1], ROW_STATS[k]), "row statistics")
 
+    def check_element_types(self) -> None:
+        """Any float input; the statistics are f32 (a 16-bit row is summed in f32)."""
+        expect_type(self, self.input, "input", FLOATS)
+        expect_type(self, self.result, "result", ("f32",))
+
     def tile_map(self) -> TileMap:
         r = len(shape_of(self.input))
         return TileMap(tuple(d < r - 1 for d in range(r)), (same_dims(r, whole=(r - 1,)),))
@@ -1401,6 +1417,10 @@ class SoftmaxApplyOp(StructuredOp):
             raise VerifyException(f"'npu_graph.softmax_apply': stats must be {[*x[:-1], 2]}, got {list(st)}")
         self._expect_result_shape(x, "softmax")
 
+    def check_element_types(self) -> None:
+        """One float type, but the row statistics: f32 (`row_stats`)."""
+        check_with_f32_stats(self, self.stats)
+
     def tile_map(self) -> TileMap:
         r = len(shape_of(self.input))
         return TileMap((True,) * r, (same_dims(r), same_dims(r, whole=(r - 1,))))
@@ -1441,6 +1461,10 @@ class LayerNormApplyOp(StructuredOp):
                 raise VerifyException(f"'npu_graph.layernorm_apply': scale and bias must be [{x[-1]}] or scalars, "
                                       f"got {list(shape_of(v))}")
         self._expect_result_shape(x, "layer normalisation")
+
+    def check_element_types(self) -> None:
+        """One float type, but the row statistics: f32 (`row_stats`)."""
+        check_with_f32_stats(self, self.stats)
 
     def tile_map(self) -> TileMap:
         r = len(shape_of(self.input))

@@ -41,8 +41,27 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-p", "--passes", metavar="PASSES", help="the same as a comma-separated pass list")
     p.add_argument("--shape-buckets", metavar="SPEC", action="append",
                    help="the size of each symbolic input dim, one bucket: 'batch=4', 'batch=1;seq=16'")
+    add_precision_option(p)
     add_cache_options(p)
     return p
+
+
+def add_precision_option(p: argparse.ArgumentParser) -> None:
+    """--precision (npu-compile, npu-run)."""
+    p.add_argument("--precision", choices=("f32", "f16", "bf16"),
+                   help="compute a float32 model in f16 or bf16 (npu-default's precision option: weights "
+                        "converted at compile time, statistics in f32; default f32)")
+
+
+def precision_pipeline(precision: str | None, pipeline: str | None) -> str | None:
+    """The pipeline a compile runs: `pipeline`, or npu-default with `precision` (None:
+    npu-default as it is). --precision with an explicit pipeline is a usage error."""
+    if precision in (None, "f32"):
+        return pipeline
+    if pipeline is not None:
+        raise UsageError("--precision sets npu-default's option: give it in the pipeline instead, "
+                         f"e.g. 'builtin.module(npu-default{{precision={precision}}})'")
+    return f"builtin.module(npu-default{{precision={precision} verify-each=false}})"
 
 
 def add_cache_options(p: argparse.ArgumentParser) -> None:
@@ -113,7 +132,8 @@ def _run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     out = _output(args)
-    pipeline = args.pass_pipeline if args.pass_pipeline is not None else args.passes
+    pipeline = precision_pipeline(args.precision, args.pass_pipeline if args.pass_pipeline is not None
+                                  else args.passes)
     root = cache_dir(args.cache_dir, args.no_cache)
     cache = Cache(root) if root is not None else None
     if cache is not None and args.model.endswith(".onnx") and not args.shape_buckets and os.path.isfile(args.model):

@@ -127,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", nargs="?", const="", metavar="P.json",
                    help="print where the cycles went (per core, top tasks with the critical path, hardware "
                         "utilisation and stalls); with a file, also write it as JSON")
-    from tools.npu_compile import add_cache_options
+    from tools.npu_compile import add_cache_options, add_precision_option
+    add_precision_option(p)
     add_cache_options(p)
     p.add_argument("-v", "--verbose", action="store_true",
                    help="log the runtime's device memory at debug level (allocations released, deferred frees)")
@@ -572,7 +573,8 @@ def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded,
             except OnnxImportError as e:
                 raise UserError(e.located(args.input)) from None
             chosen.run_inputs = pad_inputs(inputs, templates, d.bucket)
-    loaded = load_input(args.input, args.arch, args.check, model=model, dims=chosen.bucket, cache=_cache(args))
+    loaded = load_input(args.input, args.arch, args.check, model=model, dims=chosen.bucket, pipeline=args.pipeline,
+                        cache=_cache(args))
     return loaded, chosen, inputs
 
 
@@ -731,6 +733,14 @@ def _check_timing_only(args: argparse.Namespace) -> None:
         raise UsageError(f"--timing-only computes no outputs: it cannot be combined with {clash[0]}")
 
 
+def _apply_precision(args: argparse.Namespace) -> None:
+    """--precision as the pipeline npu-default runs with (an .npuexe is already compiled)."""
+    from tools.npu_compile import precision_pipeline
+    if args.precision not in (None, "f32") and args.input.lower().endswith(".npuexe"):
+        raise UsageError("--precision applies when compiling: an .npuexe runs as it was compiled")
+    args.pipeline = precision_pipeline(args.precision, args.pipeline)
+
+
 def _run(args: argparse.Namespace) -> int:
     from runtime.buckets import BucketError, slice_outputs
     from runtime.run import RunError, random_inputs
@@ -738,6 +748,7 @@ def _run(args: argparse.Namespace) -> int:
 
     _parse_arch(args.arch)
     _check_timing_only(args)
+    _apply_precision(args)
     parsed = _parse_buckets(args)
     bucketed: _Bucketed | None = None
     if parsed is None:

@@ -1,0 +1,224 @@
+"""`npu-convert-precision{type=f16|bf16}`: run a float32 model in f16 or bf16.
+
+Every f32 float tensor of each function is retyped to `type`: weights and constants
+are converted at compile time (a new weight of that type; one also read in f32 stays
+f32, cast where a converted op reads it), and the function's arguments and results keep
+their type through an `npu_graph.cast` at entry and exit. Stay in f32 (a remark names
+each op and why): tensors that carry integers (integer or boolean inputs, comparison
+results, gather indices and what computes them, integer outputs), mean and sum
+reductions and LRN, whose results are sums (their operands are cast to f32 and their
+results back). Softmax and layer normalisation are converted with their statistics in
+f32: a tile widens 16-bit rows to f32 and rounds only the result. Quantized ops
+(quantize, dequantize, requantize, cast) and non-f32 tensors are left alone. Runs
+after the graph optimisations, before npu-fuse (`npu-default{precision=...}`).
+Options: `type` (f16 or bf16; f32 leaves the module unchanged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from lowering.errors import CompileError
+from lowering.graph.constants import INLINE_MAX_ELEMENTS, ConstantReader, weight_hint
+from lowering.remarks import remark
+from npu_dialects.dtypes import ELEMENT_TYPES, f32, np_dtype, type_name
+from npu_dialects.entry import INPUT_DTYPES_ATTR, OUTPUT_DTYPES_ATTR, find_main, io_names
+from npu_dialects.graph import (
+    SIMPLE_UNARY,
+    CastOp,
+    ConstantOp,
+    DequantizeOp,
+    EqualOp,
+    FusedOp,
+    GatherOp,
+    GraphOp,
+    GreaterOp,
+    LayerNormApplyOp,
+    LayerNormOp,
+    LessOp,
+    LrnOp,
+    QuantizeOp,
+    ReduceMeanOp,
+    ReduceSumOp,
+    RequantizeOp,
+    RowStatsOp,
+    SoftmaxApplyOp,
+    SoftmaxOp,
+    TruncOp,
+    shape_of,
+)
+from npu_dialects.locs import node_names
+from npu_dialects.weights import add_weight
+
+PASS = "npu-convert-precision"
+TYPES = ("f16", "bf16", "f32")
+KEEP_F32: dict[type[Operation], str] = {
+    ReduceMeanOp: "a mean is a sum, which tiles would accumulate in the result's type",
+    ReduceSumOp: "a sum, which tiles would accumulate in the result's type",
+    LrnOp: "LRN divides by a sum of squares over channels",
+}
+"""Ops computed in f32 whatever the precision, and why."""
+F32_STATISTICS: dict[type[Operation], str] = {
+    SoftmaxOp: "its row max and sum", LayerNormOp: "its mean and variance",
+    RowStatsOp: "the statistics", LayerNormApplyOp: "its statistics", SoftmaxApplyOp: "its statistics"}
+"""Ops converted whose statistics stay f32: a tile widens 16-bit rows to f32 for them
+(`row_stats` results are f32 and the apply ops take them so)."""
+LEFT_ALONE = (QuantizeOp, DequantizeOp, RequantizeOp, CastOp, FusedOp)
+"""Ops the pass never retypes (they name their types themselves)."""
+MAKES_INTEGERS = (EqualOp, LessOp, GreaterOp, TruncOp, *(SIMPLE_UNARY[f] for f in (
+    "floor", "ceil", "round", "sign", "isnan", "isinf")))
+"""Ops whose results hold integers (0/1, rounded values) whatever their operands hold."""
+INDEX_OPERANDS: dict[type[Operation], tuple[int, ...]] = {GatherOp: (1,)}
+"""Operands an op takes as f32 integers in any precision (gather's indices)."""
+
+
+@dataclass(frozen=True)
+class ConvertPrecision(ModulePass):
+    """Retype the f32 float tensors of a graph-level module to `type` (module docstring).
+
+    Assumes a graph-level module before npu-fuse. Options: `type` = f16 | bf16 | f32."""
+
+    name = PASS
+    type: str = "f16"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.type not in TYPES:
+            raise CompileError(PASS, f"type must be one of {', '.join(TYPES)}, got '{self.type}'")
+        if self.type == "f32":
+            return
+        target = ELEMENT_TYPES[self.type][0]
+        reader = ConstantReader(op, PASS)
+        main = find_main(op)
+        for fn in [f for f in op.ops if isinstance(f, FuncOp) and f.body.blocks]:
+            _Convert(fn, target, reader, fn is main).run()
+
+
+def _is_f32(v: SSAValue) -> bool:
+    return isinstance(v.type, TensorType) and v.type.element_type == f32
+
+
+def _integer_dtype(name: str) -> bool:
+    return name == "bool" or name.startswith(("int", "uint"))
+
+
+class _Convert:
+    """The conversion of one function (its top-level block)."""
+
+    def __init__(self, fn: FuncOp, target: Attribute, reader: ConstantReader, is_main: bool):
+        self.fn, self.block, self.target, self.reader = fn, fn.body.block, target, reader
+        self.is_main = is_main
+        self.casts: dict[tuple[SSAValue, Attribute], SSAValue] = {}
+
+    def run(self) -> None:
+        ints = self.integer_values()
+        ops = [o for o in self.block.ops if isinstance(o, GraphOp)]
+        convert: set[Operation] = {o for o in ops if self.converts(o, ints)}
+        consts = {o for o in ops if isinstance(o, ConstantOp) and _is_f32(o.result) and o.result not in ints
+                  and o.result.uses and all(self.wants(u.operation, u.index, convert) for u in o.result.uses)}
+        self.report(ops, convert, ints)
+        retyped = {self.retype_constant(o) for o in consts}
+        for o in ops:
+            if o in convert:
+                retyped.update(Rewriter.replace_value_with_new_type(r, TensorType(self.target, shape_of(r)))
+                               for r in o.results)
+        for o in list(self.block.ops):
+            for i, v in enumerate(o.operands):
+                if self.wants(o, i, convert) and _is_f32(v):
+                    o.operands[i] = self.cast(v, self.target)  # type: ignore[index]
+                elif not self.wants(o, i, convert) and v in retyped:
+                    o.operands[i] = self.cast(v, f32)  # type: ignore[index]
+
+    def converts(self, op: Operation, ints: set[SSAValue]) -> bool:
+        """Whether `op` computes in the target type."""
+        if isinstance(op, (ConstantOp, *LEFT_ALONE, *KEEP_F32)) or not op.results:
+            return False
+        return all(_is_f32(r) and r not in ints for r in op.results)
+
+    def wants(self, user: Operation, index: int, convert: set[Operation]) -> bool:
+        """Whether operand `index` of `user` is to be of the target type."""
+        return user in convert and index not in INDEX_OPERANDS.get(type(user), ())
+
+    def integer_values(self) -> set[SSAValue]:
+        """The f32 values that carry integers: integer and boolean inputs and what only
+        they (and constants) compute, results of MAKES_INTEGERS, the indices of gathers
+        and integer outputs with everything computing them (up to a MAKES_INTEGERS op)."""
+        ints: set[SSAValue] = set()
+        args = self.block.args
+        dtypes = io_names(self.fn, INPUT_DTYPES_ATTR) if self.is_main else None
+        ints.update(a for a, d in zip(args, dtypes or ()) if _integer_dtype(d))
+        for op in self.block.ops:
+            skip = INDEX_OPERANDS.get(type(op), ())
+            shaped = [v for i, v in enumerate(op.operands) if isinstance(v.type, TensorType) and i not in skip]
+            if isinstance(op, MAKES_INTEGERS) or (
+                    shaped and not isinstance(op, LEFT_ALONE) and any(v in ints for v in shaped)
+                    and all(v in ints or isinstance(v.owner, ConstantOp) for v in shaped)):
+                ints.update(r for r in op.results if _is_f32(r))
+        sinks = [op.operands[i] for op in self.block.ops for i in INDEX_OPERANDS.get(type(op), ())]
+        outs = io_names(self.fn, OUTPUT_DTYPES_ATTR) if self.is_main else None
+        term = self.block.last_op
+        if term is not None and outs:
+            sinks += [v for v, d in zip(term.operands, outs) if _integer_dtype(d)]
+        while sinks:
+            v = sinks.pop()
+            if v in ints or not _is_f32(v):
+                continue
+            ints.add(v)
+            if isinstance(v.owner, Operation) and not isinstance(v.owner, (*MAKES_INTEGERS, *LEFT_ALONE)):
+                sinks += list(v.owner.operands)
+        return ints
+
+    def retype_constant(self, op: ConstantOp) -> SSAValue:
+        data = self.reader.array(op.result)
+        if data is None:
+            raise CompileError(PASS, "cannot read the constant's data to convert it", op)
+        hint = weight_hint(op.location, type_name(self.target) or "cast")
+        if op.weight is not None:
+            hint = f"{op.weight.data}.{type_name(self.target)}"
+        data = np.asarray(data, np.float32).astype(np_dtype(self.target))  # (rounded to nearest even)
+        ty = TensorType(self.target, data.shape)
+        if data.size <= INLINE_MAX_ELEMENTS and np.isfinite(data.astype(np.float32)).all():
+            new = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(  # type: ignore[call-overload]
+                ty, [float(v) for v in data.reshape(-1)]))  # pyright: ignore[reportCallIssue, reportArgumentType]
+        else:
+            new = ConstantOp(ty, weight=add_weight(self.reader.module, hint, data))
+        new.location = op.location
+        Rewriter.replace_op(op, new)
+        return new.result
+
+    def cast(self, v: SSAValue, to: Attribute) -> SSAValue:
+        """`v` as `to` (one cast per value and type, right after its definition)."""
+        key = (v, to)
+        if key not in self.casts:
+            cast = CastOp(v, TensorType(to, shape_of(v)))
+            owner = v.owner
+            if isinstance(owner, Operation):
+                cast.location = owner.location
+                Rewriter.insert_op(cast, InsertPoint.after(owner))
+            else:
+                assert isinstance(v, BlockArgument) and isinstance(owner, Block)
+                Rewriter.insert_op(cast, InsertPoint.at_start(owner))
+            self.casts[key] = cast.result
+        return self.casts[key]
+
+    def report(self, ops: list[GraphOp], convert: set[Operation], ints: set[SSAValue]) -> None:
+        name = type_name(self.target)
+        for op in ops:
+            if isinstance(op, tuple(KEEP_F32)) and all(_is_f32(r) for r in op.results):
+                remark(PASS, "missed", node_names(op), f"kept in f32: {KEEP_F32[type(op)]}")
+            elif isinstance(op, tuple(F32_STATISTICS)) and op in convert:
+                remark(PASS, "applied", node_names(op), f"{op.name.split('.')[-1]} in {name}: "
+                                                        f"{F32_STATISTICS[type(op)]} in f32")
+            elif not isinstance(op, ConstantOp) and any(r in ints for r in op.results):
+                remark(PASS, "missed", node_names(op), "kept in f32: carries integers (indices, a mask, a count)")
+        computed = [o for o in ops if o in convert]
+        if computed:
+            remark(PASS, "applied", [n for o in computed for n in node_names(o)],
+                   f"{len(computed)} ops of @{self.fn.sym_name.data} computed in {name}")
