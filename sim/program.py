@@ -181,10 +181,10 @@ def _check_align(op: Operation, off: int | None, arch: Arch, warnings: list[str]
 
 
 def _place(op: Operation, region: Region | None, off: int | None, nbytes: int, what: str,
-           private: list[Region], size_from_attr: bool, granule: int) -> tuple[Region, int]:
+           private: list[Region], size_from_attr: bool) -> tuple[Region, int]:
     if off is None or region is None:
         r = Region(f"private {what} ({describe(op)})", DRAM, nbytes, tracked=what != "weight",
-                   readonly=what == "weight", granule=granule)
+                   readonly=what == "weight")
         private.append(r)
         return r, 0
     size = dtypes.elem_bytes(op.results[0])
@@ -228,13 +228,13 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
     task_ops = loader.top_level(body)
     loader.check_weight_overlaps()
     sram_bytes = min(arch.sram_bytes, _sram_extent(body))  # (a huge sram_bytes costs no host memory)
-    sram = [Region(f"SRAM of core {c}", SRAM, sram_bytes, core=c, granule=loader.granule)
-            for c in range(arch.cores)]
+    sram = [Region(f"SRAM of core {c}", SRAM, sram_bytes, core=c) for c in range(arch.cores)]
     tasks = loader.compile_tasks(task_ops, sram, check_bounds)
     n_in = len(sig.inputs)
+    regions = [loader.wregion, loader.aregion, *[b.region for b in arg_bufs], *loader.private]
+    set_granule(regions + sram, tasks, [g for g in loader.globals.values() if isinstance(g, Buf)])
     return Program(arch=arch, sig=sig, inputs=arg_bufs[:n_in], outputs=arg_bufs[n_in:], tasks=tasks,
-                   regions=[loader.wregion, loader.aregion, *[b.region for b in arg_bufs], *loader.private],
-                   sram=sram, weights_bytes=loader.wregion.nbytes, arena_bytes=loader.aregion.nbytes,
+                   regions=regions, sram=sram, weights_bytes=loader.wregion.nbytes, arena_bytes=loader.aregion.nbytes,
                    values=loader.values, host_written=loader.host_written, warnings=loader.warnings,
                    allocs=loader.allocs)
 
@@ -312,14 +312,16 @@ def _np_dtype(v: SSAValue) -> np.dtype:
         raise SimError(f"{e} ({v.type})") from None
 
 
-def granule(body: Block) -> int:
-    """The bytes one sanitizer shadow entry covers: 4 (f32 speed and figures) unless the
-    module holds 1- or 2-byte buffers, then their smallest element size."""
-    sizes = {dtypes.elem_bytes(t.element_type) for op in body.walk() for r in op.results
-             if isinstance(t := r.type, MemRefType) and dtypes.type_name(t.element_type) is not None}
-    sizes |= {dtypes.elem_bytes(a.type) for a in body.args
-              if isinstance(a.type, MemRefType) and dtypes.type_name(a.type.element_type) is not None}
-    return min(sizes | {4})
+def set_granule(regions: list[Region], tasks: list[TaskProgram], top: list[Buf]) -> None:
+    """The bytes one sanitizer shadow entry covers, in every region: 4 (f32 speed and
+    figures) unless the program holds 1- or 2-byte buffers (top-level ones, or a task's:
+    its environment holds its SRAM buffers), then their smallest element size. (Shadows
+    are made at the run's first access, after this.)"""
+    sizes = {b.dtype.itemsize for b in top}
+    sizes.update(b.dtype.itemsize for t in tasks for b in t.init_env if isinstance(b, Buf))
+    g = min(sizes | {4})
+    for r in regions:
+        r.granule = g
 
 
 class _Loader:
@@ -341,11 +343,8 @@ class _Loader:
                            f"weights region is {wbytes} bytes")
         self.image = image  # the placed weights are already in it
         check_dram(module)
-        self.granule = granule(body)
-        self.wregion = Region("weights", DRAM, wbytes, tracked=False, readonly=True, data=image,
-                              granule=self.granule)
-        self.aregion = Region("arena", DRAM, self.aattr if self.aattr is not None else amax, tracked=True,
-                              granule=self.granule)
+        self.wregion = Region("weights", DRAM, wbytes, tracked=False, readonly=True, data=image)
+        self.aregion = Region("arena", DRAM, self.aattr if self.aattr is not None else amax, tracked=True)
         self.private: list[Region] = []
         self.allocs: list[tuple[SSAValue, Buf, list[str]]] = []
         self.globals: dict[SSAValue, Any] = {}
@@ -360,7 +359,7 @@ class _Loader:
         for i, (a, name) in enumerate(zip(body.args, names)):
             kind = "input" if i < len(sig.inputs) else "output"
             shape, dt = _shape(a), _np_dtype(a)
-            r = Region(f"{kind} '{name}'", DRAM, prod(shape) * dt.itemsize, tracked=True, granule=self.granule)
+            r = Region(f"{kind} '{name}'", DRAM, prod(shape) * dt.itemsize, tracked=True)
             b = Buf(r, 0, shape, f"{kind} '{name}'", self.values.new(f"model {kind} '{name}'"), dt)
             self.globals[a] = b
             arg_bufs.append(b)
@@ -398,8 +397,7 @@ class _Loader:
             raise SimError(f"{describe(op)}: weight '{key}' has shape {list(data.shape)}, "
                            f"the op expects {list(shape)}")
         _check_align(op, off, self.arch, self.warnings)
-        region, o = _place(op, self.wregion, off, nbytes, "weight", self.private, self.wattr is not None,
-                           self.granule)
+        region, o = _place(op, self.wregion, off, nbytes, "weight", self.private, self.wattr is not None)
         if key not in self.weight_value:
             self.weight_value[key] = self.values.new(f"weight '{key}' ({describe(op)})")
         b = Buf(region, o, shape, f"weight '{key}'", self.weight_value[key], dt)
@@ -428,7 +426,7 @@ class _Loader:
         off = _offset(op)
         _check_align(op, off, self.arch, self.warnings)
         region, o = _place(op, self.aregion, off, prod(shape) * dt.itemsize, "alloc", self.private,
-                           self.aattr is not None, self.granule)
+                           self.aattr is not None)
         desc = f"alloc at arena offset {off}" if off is not None else "alloc"
         buf = self.globals[op.result] = Buf(region, o, shape, f"{desc} ({describe(op)})",
                                             self.values.new(f"DRAM buffer {list(shape)} of {describe(op)}"), dt)
