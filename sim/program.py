@@ -72,7 +72,7 @@ def main_func(module: ModuleOp) -> func.FuncOp:
 
 def signature(module: ModuleOp) -> Signature:
     """The I/O signature of a task-level module (raises SimError when `@main`
-    lacks `npu.inputs`/`npu.outputs` or its arguments are not f32 DRAM memrefs)."""
+    lacks `npu.inputs`/`npu.outputs` or its arguments are not DRAM memrefs)."""
     fn = main_func(module)
     args = list(fn.body.block.args) if fn.body.blocks else []
     ins, outs = io_names(fn, INPUTS_ATTR), io_names(fn, OUTPUTS_ATTR)

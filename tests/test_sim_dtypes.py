@@ -12,7 +12,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.arch import Arch
 from npu_dialects.graph import SoftmaxOp, requantize_ref
-from runtime.device import Runtime
+from runtime.device import DeviceError, Runtime
 from runtime.executable import Executable, ExecutableError, read_executable
 from runtime.run import RunError, random_inputs, validate_inputs
 from sim import SimError, signature, simulate
@@ -422,3 +422,24 @@ def test_typed_inputs_and_outputs_in_the_onnx_types():
         validate_inputs(sig, {"x": np.full((4, 8), 300)})
     drawn = random_inputs(sig, seed=1)["x"]
     assert drawn.dtype == np.int8 and drawn.min() < -64 and drawn.max() > 64
+
+
+def test_device_buffers_bound_as_typed_inputs():
+    """A device buffer holding an i8 input's bytes (written by the host as int8) binds to
+    it; one of the f32 size is refused with the sizes in the i8 type."""
+    M, K, N = 4, 64, 8
+    m = int_matmul_module(M, K, N, "i8", "i8", "")
+    w = draw("i8", (K, N), 1)
+    x = draw("i8", (M, K), 2)
+    rt = Runtime()
+    exe = rt.load(Executable.from_module(m, {"w": w}))
+    buf = rt.alloc(M * K, "x")
+    rt.write(buf, x)
+    assert np.array_equal(rt.read(buf, (M, K), np.int8), x)
+    out = rt.submit(exe, {"x": buf}).wait().outputs
+    assert out is not None
+    np.testing.assert_array_equal(out["y"], x.astype(np.int64) @ w.astype(np.int64))
+    big = rt.alloc(M * K * 4, "x32")
+    with pytest.raises(DeviceError, match=r"input 'x' is bound to x32 of 1024 bytes, the model reads \[4, 64\] i8 "
+                                          r"\(256 bytes\)"):
+        rt.submit(exe, {"x": big})
