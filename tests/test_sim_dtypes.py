@@ -443,3 +443,18 @@ def test_device_buffers_bound_as_typed_inputs():
     with pytest.raises(DeviceError, match=r"input 'x' is bound to x32 of 1024 bytes, the model reads \[4, 64\] i8 "
                                           r"\(256 bytes\)"):
         rt.submit(exe, {"x": big})
+
+
+def test_f32_bytes_are_named_exactly_among_one_byte_granules():
+    """A module holding an i8 buffer tracks 1-byte granules: an f32 tile of which 5
+    elements were loaded reports its unwritten bytes [20, 64) and their count (44)."""
+    body = (f"{CONSTS}\n%s = npu_task.sram {{offset = 0 : i64}} : {S('f32', 16)}\n"
+            f"%o = npu_task.sram {{offset = 64 : i64}} : {S('f32', 16)}\n"
+            f"%k = npu_task.sram {{offset = 128 : i64}} : {S('i8', 16)}\n"
+            f"%t = npu_dma.copy %x[%c0] -> %s[%c0] {{sizes = array<i64: 5>}} : {D('f32', 16)} -> {S('f32', 16)}\n"
+            f"npu_dma.wait %t\n"
+            f"npu_compute.eltwise neg %s -> %o : {S('f32', 16)} -> {S('f32', 16)}")
+    m = module([("x", D("f32", 16))], [], task("k", 0, body))
+    with pytest.raises(SimError, match=r"reads bytes \[20, 64\) of SRAM of core 0 .* \(read before written\)") as e:
+        simulate(m, {}, {"x": np.ones(16, np.float32)}, ARCH, sanitize=True)
+    assert "44 wrong in all" in (e.value.details or "")
