@@ -92,7 +92,7 @@ def test_json_has_every_section(two_models) -> None:
     lenet = two_models["models"][0]
     kernels = lenet["patterns"]["kernels"]  # (npu-hoist-pool moves each conv's bias and ReLU after its pool)
     assert kernels["maxpool+add+relu"] == 1 and kernels["add+relu+conv2d"] == 1 and kernels["conv2d"] == 1
-    assert set(two_models["aggregate"]) == {"models", "op_mix", "patterns", "blocked"}
+    assert set(two_models["aggregate"]) == {"models", "op_mix", "types", "patterns", "blocked"}
 
 
 def test_aggregate_sums_the_models(two_models) -> None:
@@ -164,3 +164,21 @@ def test_console_entry(tmp_path) -> None:
     p = subprocess.run([sys.executable, "-m", "tools.npu_stats", missing], capture_output=True, text=True,
                        env=env, cwd=Path(__file__).parent.parent, timeout=120)
     assert p.returncode == 1 and p.stderr.splitlines() == [f"error: cannot read model '{missing}': no such file"]
+
+
+def test_op_mix_by_element_type(two_models, tmp_path, capsys) -> None:
+    """The op mix by element type: an f32 model is all f32 (its MACs, its tensors' bytes);
+    with --precision f16 the cube ops compute in f16 (same MACs), the tensors they read
+    and write are half the bytes, and only the casts at the edges stay f32."""
+    lenet = two_models["models"][0]
+    total = sum(r["macs"] for r in lenet["op_mix"])
+    assert [(r["type"], r["macs"]) for r in lenet["types"]] == [("f32", total)]
+    assert two_models["aggregate"]["types"][0]["type"] == "f32"
+    path = tmp_path / "h.json"
+    assert main([str(MODELS / "lenet.onnx"), "--precision", "f16", "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    half = {r["type"]: r for r in json.loads(path.read_text())["models"][0]["types"]}
+    assert half["f16"]["macs"] == total and half["f32"]["macs"] == 0
+    assert half["f32"]["ops"] == 2  # (the casts of the input and the output)
+    assert half["f16"]["bytes"] < 0.51 * lenet["types"][0]["bytes"]  # (and the input's f16 copy)
+    assert "op mix by element type" in out and "f16" in out

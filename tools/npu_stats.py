@@ -25,9 +25,12 @@ trace (one span per compute op); the task-level program for DMA shapes.
 - Op mix: ONNX nodes per op type; an npu_graph op's MACs (`GraphOp.macs`) count for
   the first ONNX node its location names; `kept` nodes are those some graph op names
   (the rest were folded or canonicalized away).
-- Cube waste of a kernel: 1 - (MACs of its cube ops) / (its simulated cube cycles x
-  cube MACs per cycle): the blocks padded up to the cube's m x k x n (and, in strip
-  groups, recomputed halo rows).
+- Op mix by element type (`--precision` compiles in f16/bf16; a QDQ model runs i8):
+  per type the graph ops computing in it (a cube op's input type, else the widest
+  type it touches), their MACs, and the bytes of the tensors of that type.
+- Cube waste of a kernel: 1 - (MACs of its cube ops, each over the cube's MACs per
+  cycle for its input type, `Arch.cube_rate`) / (its simulated cube cycles): the
+  blocks padded up to the cube's m x k x n (and, in strip groups, recomputed halo rows).
 - Vector matmul: MACs of a kernel's structured ops (`npu_compute.apply` on the vector
   unit, e.g. fused attention) - matmul work that no cube op does.
 - Strided DMA (static, per `npu_dma.copy` op in the program, not per execution): its
@@ -41,7 +44,7 @@ trace (one span per compute op); the task-level program for DMA shapes.
   a kernel is DMA-bound when its DMA waits exceed its compute. `dma_bound_share`: DMA
   waits / (compute + DMA waits), summed over all tasks.
 - Cube utilisation: cube busy cycles / (cores x cycles); cube efficiency: model cube
-  MACs / (cube busy cycles x cube MACs per cycle).
+  MACs at their types' rates / cube busy cycles.
 - Vector ops by cycles: the simulated vector-unit spans summed by compute op
   (`eltwise relu`, `apply`, `pool`) and the ONNX op type of the node they came from.
 - Blocked: `missed` remarks by pass and reason (numbers replaced by N, the detail after
@@ -58,11 +61,12 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from tools.cli import EXIT_OK, UsageError, UserError, cli_main, console, error_line, paused_gc
 
-SECTIONS = ("model", "arch", "headline", "op_mix", "graph_ops", "patterns", "kernels", "slow_paths",
+SECTIONS = ("model", "arch", "headline", "op_mix", "graph_ops", "types", "patterns", "kernels", "slow_paths",
             "blocked", "isa")
 """The keys of one model's JSON object (the aggregate's are in `aggregate`)."""
 
@@ -77,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", metavar="SPEC", help="machine: a preset plus overrides, e.g. 'default,cores=1'")
     p.add_argument("--json", metavar="FILE", help="write every figure (no truncation) as JSON")
     p.add_argument("--top", type=int, default=8, metavar="N", help="rows per terminal table (default 8)")
+    from tools.npu_compile import add_precision_option
+    add_precision_option(p)
     return p
 
 
@@ -99,6 +105,8 @@ class Compiled:
 
 KEEP = ("npu-cse", "npu-tile", "npu-layer-group")
 """The passes after which the compile keeps a copy of the module (`npu-cse`: the last graph pass)."""
+CONVERTED = "npu-convert-precision"
+"""Kept too when it runs (`--precision`): the graph in the types it computes in."""
 
 
 def resolve_model(arg: str) -> str:
@@ -116,7 +124,7 @@ def resolve_model(arg: str) -> str:
         raise UserError(str(e)) from None
 
 
-def compile_model(arg: str, arch_spec: str | None) -> Compiled:
+def compile_model(arg: str, arch_spec: str | None, precision: str | None = None) -> Compiled:
     """Compile MODEL with `tools.api.compile`, keeping the remarks and the modules of `KEEP`."""
     from lowering.importer.onnx_import import OnnxImportError, load_model
     from lowering.instrument import Instrumentation, InstrumentOptions
@@ -129,16 +137,16 @@ def compile_model(arg: str, arch_spec: str | None) -> Compiled:
     except OnnxImportError as e:
         raise UserError(e.located(path)) from None
     types = {n.name: n.op_type for n in model.graph.node if n.name}
-    options = InstrumentOptions(progress=False, keep_after=KEEP)
+    options = InstrumentOptions(progress=False, keep_after=(*KEEP, CONVERTED))
     start = time.perf_counter()
     with paused_gc(), collecting() as remarks, Instrumentation(options, stream=io.StringIO()) as inst:
-        exe = api_compile(model, arch=arch_spec)
+        exe = api_compile(model, arch=arch_spec, **({"precision": precision} if precision else {}))
     seconds = time.perf_counter() - start
     kept = inst.kept
     if any(p not in kept for p in KEEP):
         raise UserError(f"'{path}': the compile ran no {', '.join(p for p in KEEP if p not in kept)}")
-    return Compiled(path, types, exe, kept["npu-cse"], kept["npu-tile"], kept["npu-layer-group"], list(remarks),
-                    seconds)
+    return Compiled(path, types, exe, kept.get(CONVERTED, kept["npu-cse"]), kept["npu-tile"], kept["npu-layer-group"],
+                    list(remarks), seconds)
 
 
 def _simulate(module, weights, arch):
@@ -201,6 +209,38 @@ def op_mix(c: Compiled) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     for r in graph_rows:
         r["macs_share"] = r["macs"] / total
     return rows, graph_rows
+
+
+def compute_type(op) -> str:
+    """The element type an op computes in: a cube op's input type, else the widest it
+    reads or writes (`npu_dialects.arch`: how its cycles are priced)."""
+    from npu_dialects.arch import value_type, widest_type
+    return value_type(op.operands[0]) if op.macs() and op.operands else widest_type((*op.operands, *op.results))
+
+
+def type_mix(module) -> list[dict[str, Any]]:
+    """Per element type of the graph before fusion: the ops computing in it, their MACs,
+    and the bytes of the tensors of that type (results and the constants ops read)."""
+    from npu_dialects.dtypes import nbytes, type_name
+    from npu_dialects.graph import ConstantOp
+    rows: dict[str, dict[str, Any]] = {}
+
+    def row(t: str) -> dict[str, Any]:
+        return rows.setdefault(t, {"type": t, "ops": 0, "macs": 0, "bytes": 0})
+    seen: set[Any] = set()
+    for op in _graph_ops(module):
+        r = row(compute_type(op))
+        r["ops"] += 1
+        r["macs"] += op.macs()
+        for v in (*op.results, *(o for o in op.operands if isinstance(o.owner, ConstantOp))):
+            name = type_name(v.type.element_type) if hasattr(v.type, "element_type") else None
+            if name is not None and v not in seen:
+                seen.add(v)
+                row(name)["bytes"] += nbytes(v)
+    total = sum(r["macs"] for r in rows.values()) or 1
+    for r in rows.values():
+        r["macs_share"] = r["macs"] / total
+    return sorted(rows.values(), key=lambda r: (-r["macs"], -r["ops"], r["type"]))
 
 
 def _kernels(module) -> list[Any]:
@@ -307,10 +347,11 @@ def kernel_rows(c: Compiled, report: dict[str, Any], records, arch) -> list[dict
         k = by_name.get(r["name"])
         sim = per.get(r["name"], {"cube": 0, "vector": 0, "compute": 0.0, "dma_wait": 0.0})
         ops = k.graph_ops() if k is not None else []
-        cube_macs = sum(o.macs() for o in ops if not isinstance(o, StructuredOp))
+        on_cube = [o for o in ops if not isinstance(o, StructuredOp) and o.macs()]
+        cube_macs = sum(o.macs() for o in on_cube)
+        ideal = sum((Fraction(o.macs()) / arch.cube_rate(compute_type(o)) for o in on_cube), Fraction(0))
         on_vector = [o for o in ops if isinstance(o, StructuredOp) and o.macs()]
         vector_macs = sum(o.macs() for o in on_vector)
-        slots = sim["cube"] * arch.cube_macs
         sram = k.sram_bytes.value.data if k is not None else 0
         rows.append({
             **{key: r.get(key) for key in ("name", "onnx_nodes", "cycles", "task_cycles", "predicted_cycles",
@@ -324,7 +365,7 @@ def kernel_rows(c: Compiled, report: dict[str, Any], records, arch) -> list[dict
             "bound": "dma" if sim["dma_wait"] > sim["compute"] else "compute",
             "cube_macs": cube_macs, "vector_macs": vector_macs,
             "vector_matmul_nodes": list(dict.fromkeys(n for o in on_vector for n in node_names(o))),
-            "cube_waste": 1 - cube_macs / slots if slots else None,
+            "cube_waste": 1 - float(ideal / sim["cube"]) if sim["cube"] else None,
             "dma": dmas.get(r["name"], {"copies": 0, "strided": 0, "short_runs": 0, "min_run_bytes": 0}),
         })
     return rows
@@ -422,7 +463,8 @@ def isa_figures(report: dict[str, Any], kernels: list[dict[str, Any]], sim, c: C
     compute = sum(k["compute_wait"] for k in kernels)
     dma = sum(k["dma_wait"] for k in kernels)
     spans = {b: sum(k["cycles"] or 0 for k in kernels if k["bound"] == b) for b in ("compute", "dma")}
-    model_macs = report.get("model_macs", 0)
+    by_type = report.get("model_macs_by_type") or {"f32": report.get("model_macs", 0)}
+    ideal = sum((Fraction(m) / arch.cube_rate(t) for t, m in by_type.items()), Fraction(0))
     return {
         "cube_cycles": cube, "vector_cycles": vector,
         "vector_share_of_compute": vector / (cube + vector) if cube + vector else 0.0,
@@ -432,16 +474,16 @@ def isa_figures(report: dict[str, Any], kernels: list[dict[str, Any]], sim, c: C
         "cube_utilization": report["utilization"]["cube"],
         "vector_utilization": report["utilization"]["vector"],
         "dram_bw_utilization": report["utilization"]["dma"],
-        "cube_efficiency": model_macs / (cube * arch.cube_macs) if cube else None,
+        "cube_efficiency": float(ideal / cube) if cube else None,
         "vector_macs": sum(k["vector_macs"] for k in kernels),
         "top_vector_ops": vector_ops(sim.trace, c.onnx_types),
     }
 
 
-def model_stats(arg: str, arch_spec: str | None) -> dict[str, Any]:
+def model_stats(arg: str, arch_spec: str | None, precision: str | None = None) -> dict[str, Any]:
     """Every section of one model (`SECTIONS`)."""
     start = time.perf_counter()
-    c = compile_model(arg, arch_spec)
+    c = compile_model(arg, arch_spec, precision)
     res = _simulate(c.exe.module, c.exe.weights, c.exe.arch)
     report, sim = res.report, res.sim
     assert sim is not None, "runtime.run.run keeps the simulator's result"
@@ -459,7 +501,7 @@ def model_stats(arg: str, arch_spec: str | None) -> dict[str, Any]:
         "compile_seconds": round(c.compile_seconds, 3), "seconds": round(time.perf_counter() - start, 3),
     }
     return {"model": c.path, "arch": c.exe.arch.spec(), "headline": headline, "op_mix": mix,
-            "graph_ops": graph_ops, "patterns": patterns(c), "kernels": kernels,
+            "graph_ops": graph_ops, "types": type_mix(c.graph), "patterns": patterns(c), "kernels": kernels,
             "slow_paths": slow_paths(kernels, c.remarks, node_vector_cycles(sim.trace)), "blocked": blocked(c.remarks),
             "isa": isa_figures(report, kernels, sim, c)}
 
@@ -475,6 +517,12 @@ def aggregate(stats: list[dict[str, Any]]) -> dict[str, Any]:
     total = sum(r["macs"] for r in mix.values()) or 1
     for r in mix.values():
         r["macs_share"] = r["macs"] / total
+    types: dict[str, dict[str, Any]] = {}
+    for s in stats:
+        for r in s["types"]:
+            a = types.setdefault(r["type"], {"type": r["type"], "ops": 0, "macs": 0, "bytes": 0})
+            for key in ("ops", "macs", "bytes"):
+                a[key] += r[key]
     kernels: Counter[str] = Counter()
     groups: Counter[str] = Counter()
     reasons: Counter[tuple[str, str]] = Counter()
@@ -486,6 +534,7 @@ def aggregate(stats: list[dict[str, Any]]) -> dict[str, Any]:
         "models": [{"model": s["model"], **{k: s["headline"][k] for k in (
             "cycles", "roofline_ratio", "dram_vs_min", "cube_utilization")}} for s in stats],
         "op_mix": sorted(mix.values(), key=lambda r: (-r["macs"], -r["nodes"], r["op_type"])),
+        "types": sorted(types.values(), key=lambda r: (-r["macs"], -r["ops"], r["type"])),
         "patterns": {"kernels": dict(kernels.most_common()), "groups": dict(groups.most_common())},
         "blocked": [{"pass": p, "reason": r, "count": n} for (p, r), n in reasons.most_common()],
     }
@@ -536,6 +585,8 @@ def format_model(s: dict[str, Any], top: int) -> str:
            f"{h['tasks']} tasks, {h['model_macs']} MACs"]
     out += table("op mix (ONNX op types)", ["op type", "nodes", "kept", "MACs", "share"],
                  [[r["op_type"], r["nodes"], r["kept"], r["macs"], _pct(r["macs_share"])] for r in s["op_mix"]], top)
+    out += table("op mix by element type", ["type", "ops", "MACs", "share", "bytes"],
+                 [[r["type"], r["ops"], r["macs"], _pct(r["macs_share"]), r["bytes"]] for r in s["types"]], top)
     p = s["patterns"]
     out += table("fusion patterns (kernels after npu-tile)", ["pattern", "count"], list(map(list, p["kernels"].items())),
                  top)
@@ -564,6 +615,8 @@ def format_aggregate(a: dict[str, Any], top: int) -> str:
                    _pct(m["cube_utilization"])] for m in a["models"]], len(a["models"]))
     out += table("op mix", ["op type", "nodes", "MACs", "share"],
                  [[r["op_type"], r["nodes"], r["macs"], _pct(r["macs_share"])] for r in a["op_mix"]], top)
+    out += table("op mix by element type", ["type", "ops", "MACs", "bytes"],
+                 [[r["type"], r["ops"], r["macs"], r["bytes"]] for r in a["types"]], top)
     out += table("fusion patterns", ["pattern", "count"], list(map(list, a["patterns"]["kernels"].items())), top)
     out += table("groups", ["group", "count"], list(map(list, a["patterns"]["groups"].items())), top)
     out += table("blocked optimisations", ["pass", "count", "reason"],
@@ -581,7 +634,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--top must be at least 1, got {args.top}")
     stats = []
     for m in args.models:
-        s = model_stats(m, args.arch)
+        s = model_stats(m, args.arch, args.precision)
         stats.append(s)
         print(format_model(s, args.top), flush=True)
     result: dict[str, Any] = {"models": stats}
