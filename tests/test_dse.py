@@ -224,3 +224,20 @@ def test_curve_summaries():
     assert d["best"] == 5 and d["knee"] == 2 and d["slower"] == [4]
     s = summarize_sram([row(64, 2000, 2.0, 60), row(128, 1040, 1.7, 100), row(256, 1000, 1.5, 200)], 1.6)
     assert s["knee"] == 128 and s["meets_dram_target"] == 256 and math.isclose(s["margin"], 0.28)
+
+
+def test_precision_parameters_sweep():
+    """The precision parameters are swept like any other: integers, and `requant` by name."""
+    from tools.dse.spec import point_spec
+    spec = parse_spec({"models": ["m"], "space": {"requant": ["float", "fixed"], "cube_i8": [2, 4],
+                                                  "cube_f32_passes": {"from": 1, "to": 4, "scale": "log2"},
+                                                  "vector_i8": [4], "vector_f16": [2]}})
+    assert spec.size() == 12 and spec.axes[0].values == ("float", "fixed")
+    assert [point_spec("default", p) for p in spec.grid()[:2]] == ["default", "default,cube_f32_passes=2"]
+    assert point_spec("default", spec.grid()[-1]) == "default,cube_i8=4,cube_f32_passes=4,requant=fixed"
+    with pytest.raises(SpecError, match="'space.requant': arch parameter 'requant': expected one of float, fixed"):
+        parse_spec({"models": ["m"], "space": {"requant": ["float", "round"]}})
+    with pytest.raises(SpecError, match="'space.requant': expected names: \"float\", \"fixed\", got 1.5"):
+        parse_spec({"models": ["m"], "space": {"requant": [1.5]}})
+    with pytest.raises(SpecError, match="'space.cube_i8': arch parameter 'cube_i8' must be a positive"):
+        parse_spec({"models": ["m"], "space": {"cube_i8": [0]}})

@@ -18,6 +18,8 @@ Algorithm
     cube = ["16x16x16", "32x16x16"]
     sram_bytes = { from = 131072, to = 2097152, scale = "log2" }   # doubling
     dram_bw = { from = 64, to = 256, step = 64 }
+    cube_i8 = [2, 4]          # precision: int8 and f32 cube rates, vector rates, requant
+    requant = ["float", "fixed"]
 
     [area]                    # coefficients of the area proxy (the defaults are AREA)
     mac = 1.0
@@ -31,11 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npu_dialects.arch import PARAM_NAMES, Arch, ArchError, fmt_value, parse_arch_spec
+from npu_dialects.arch import PARAM_NAMES, STRING_PARAMS, Arch, ArchError, fmt_value, parse_arch_spec
 
 SWEPT = ("cores", "cube", "vector_lanes", "sram_bytes", "dram_bw", "dma_latency", "dma_channels", "event_slots",
-         "sync_latency")
-"""The arch parameters a space may sweep (`freq` and `align` change no cycle count)."""
+         "sync_latency", "cube_i8", "cube_f32_passes", "vector_f16", "vector_i8", "requant")
+"""The arch parameters a space may sweep (`freq` and `align` change no cycle count). The
+precision ones (the cube's int8 and f32 rates, the vector unit's 16- and 8-bit rates,
+`requant` = "float" | "fixed") are swept like the rest; they do not enter the area proxy."""
 
 AREA: dict[str, float] = {
     "mac": 1.0,  # one MAC of a core's cube (M x K x N of them per core)
@@ -209,7 +213,9 @@ def _axis(name: str, v: Any, base: str, bad) -> Axis:
     for x in values:
         text = fmt_value(x) if isinstance(x, (int, str)) and not isinstance(x, bool) else None
         if text is None:
-            raise bad(key, f"expected integers{' or MxKxN strings' if name == 'cube' else ''}, got {x!r}")
+            want = ("names: " + ", ".join(f'"{n}"' for n in STRING_PARAMS[name]) if name in STRING_PARAMS
+                    else f"integers{' or MxKxN strings' if name == 'cube' else ''}")
+            raise bad(key, f"expected {want}, got {x!r}")
         try:
             checked.append(getattr(arch_of_point(base, {name: text}), name))  # ("512K" is 524288)
         except ArchError as e:
