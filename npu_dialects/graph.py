@@ -725,7 +725,7 @@ class Conv2dOp(GraphOp):
         if type_name(_type_of(self.input)) in QUANTIZED:
             zx, zw = self.zero_points
             return (conv2d_int_ref(*inputs, x_zero_point=zx, w_zero_point=zw, **self.params),)
-        return (conv2d_ref(*inputs, **self.params),)
+        return (in_f32(lambda *a: conv2d_ref(*a, **self.params), inputs),)
 
 
 def conv_out_shape(x: Sequence[int], w: Sequence[int], strides: Sequence[int], pads: Sequence[int],
@@ -809,7 +809,7 @@ class ConvTransposeOp(GraphOp):
         return x[0] * x[2] * x[3] * w[0] * w[1] * w[2] * w[3]
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
-        return (conv_transpose_ref(*inputs, **self.params),)
+        return (in_f32(lambda *a: conv_transpose_ref(*a, **self.params), inputs),)
 
     def decompose(self) -> tuple[list[Operation], list[SSAValue]] | None:
         return conv_transpose_as_conv(self)
@@ -961,7 +961,7 @@ class GemmOp(GraphOp):
         return m * k * n
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
-        return (gemm_ref(*inputs, **self.params),)
+        return (in_f32(lambda *a: gemm_ref(*a, **self.params), inputs),)
 
 
 @irdl_op_definition
@@ -1009,7 +1009,7 @@ class MatMulOp(GraphOp):
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         if type_name(_type_of(self.a)) in QUANTIZED:
             return (matmul_int_ref(inputs[0], inputs[1], *self.zero_points),)
-        return (np.matmul(*inputs),)
+        return (in_f32(np.matmul, inputs),)
 
 
 class StructuredOp(GraphOp):
@@ -2656,7 +2656,7 @@ class ElementwiseOp(GraphOp):
         return arch.vector_cycles(self.out_elements(out_shape), dtype=widest_type((*self.operands, *self.results)))
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
-        return (ELEMENTWISE[self.FN][1](*inputs),)
+        return (in_f32(ELEMENTWISE[self.FN][1], inputs),)
 
 
 class UnaryOp(ElementwiseOp):

@@ -12,6 +12,7 @@ import zipfile
 from collections.abc import Mapping
 from typing import IO
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
@@ -49,7 +50,25 @@ def read_npz(path: str) -> dict[str, np.ndarray]:
     short), holds pickled objects, or a member is corrupted or declares in its header
     more data than it holds (checked before any data is read: `npu_dialects.npz`)."""
     from npu_dialects.npz import read_npz_checked
-    return read_npz_checked(path)
+    return {k: _typed(a) for k, a in read_npz_checked(path).items()}
+
+
+def _typed(a: np.ndarray) -> np.ndarray:
+    """A bf16 array read back: `.npy` stores ml_dtypes.bfloat16 as a 2-byte void type."""
+    return a.view(ml_dtypes.bfloat16) if a.dtype == np.dtype("V2") else a
+
+
+KEPT_DTYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.int8), np.dtype(np.uint8),
+               np.dtype(np.int32))
+"""Element types a weight keeps as given (`store_dtype`); anything else is stored as
+float32, as before typed tensors (float64 results of folding, int64 indices...)."""
+
+
+def store_dtype(value: np.ndarray) -> np.dtype:
+    """The dtype a weight holding `value` is stored in: its own when the chip holds it
+    (f16, bf16, i8, ui8, i32; f32 of course), else float32."""
+    dt = np.asarray(value).dtype
+    return dt if dt in KEPT_DTYPES else np.dtype(np.float32)
 
 
 def save_weights(path: str, weights: dict[str, np.ndarray]) -> None:
@@ -129,14 +148,15 @@ key or its inline values, element offset)]); the rest of the elements are zero."
 
 
 def add_weight(module: ModuleOp, hint: str, value: np.ndarray, recipe: Recipe | None = None) -> str:
-    """Store a new weight (e.g. a folded constant) and return its unique key. A
+    """Store a new weight (e.g. a folded constant) and return its unique key. It keeps
+    its element type when the chip holds it (`store_dtype`), else becomes float32. A
     `recipe` says how to rebuild it from other weights (`rebuild`)."""
     store = weights_of(module)
     key, i = hint, 1
     while key in store:
         i += 1
         key = f"{hint}#{i}"
-    store[key] = np.ascontiguousarray(value, dtype=np.float32)
+    store[key] = np.ascontiguousarray(value, dtype=store_dtype(value))
     _STORES[module].dirty = True
     if recipe is not None:
         _STORES[module].recipes[key] = recipe

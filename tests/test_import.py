@@ -293,9 +293,9 @@ def _f32(name: str, shape: list[int]) -> onnx.ValueInfoProto:
 
 @pytest.mark.parametrize("model,expected", [
     (_one_node(helper.make_node("Relu", ["h"], ["y"], name="act"),
-               [helper.make_tensor_value_info("h", TensorProto.FLOAT16, [2])]),
-     "error: input 'h' has element type float16; supported inputs are float32 and integer/bool tensors "
-     "(carried as f32)"),
+               [helper.make_tensor_value_info("h", TensorProto.DOUBLE, [2])]),
+     "error: input 'h' has element type double; supported inputs are float32, float16, bfloat16, int8, uint8 "
+     "and integer/bool tensors (carried as f32)"),
     (_one_node(helper.make_node("Reshape", ["x", "s"], ["y"], name="rs"),
                [_f32("x", [2, 3]), helper.make_tensor_value_info("s", TensorProto.INT64, [2])]),
      "error: node 'rs' (Reshape, opset 17): the target shape (input 1, 's') is computed at run time; "

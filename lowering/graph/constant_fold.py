@@ -17,7 +17,8 @@ Assumes graph-level IR with value semantics. Weight values come from
 Algorithm
 ---------
 The reference semantics are `op.evaluate`, the numpy definition next to the op in
-`npu_dialects.graph`, in float32 like the device. The constants are located at the
+`npu_dialects.graph`, in float32 like the device (other element types in their own:
+a folded quantize gives an i8 constant). The constants are located at the
 folded op's ONNX node: an inline `value` when the result has at most 16 elements,
 else a new weight in the module's weight store (`npu_dialects.weights.add_weight`,
 key derived from the node name plus `.folded`) referenced by `{weight = key}`.
@@ -43,6 +44,7 @@ from xdsl.pattern_rewriter import (
 from lowering.errors import CompileError
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker
+from npu_dialects.dtypes import element_type, np_dtype
 from npu_dialects.graph import ConstantOp, FusedOp, GraphOp, shape_of
 
 PASS_NAME = "npu-constant-fold"
@@ -67,7 +69,7 @@ def fold(op: GraphOp, constants: ConstantReader) -> list[np.ndarray] | None:
         raise CompileError(PASS_NAME, f"evaluating the op on its constant operands failed: {e}", op) from e
     if len(outs) != len(op.results):
         return None
-    results = [np.asarray(o, dtype=np.float32) for o in outs]
+    results = [np.asarray(o, dtype=np_dtype(res)) for o, res in zip(outs, op.results)]  # (each in its type)
     if any(r.shape != shape_of(res) for r, res in zip(results, op.results)):
         return None
     return results
@@ -87,7 +89,8 @@ class FoldConstantOperands(RewritePattern):
         if results is None:
             return
         hint = weight_hint(op.location, "folded")
-        new = [make_constant(self.module, r, hint, op.location) for r in results]
+        new = [make_constant(self.module, r, hint, op.location, element_type=element_type(res))
+               for r, res in zip(results, op.results)]
         rewriter.replace(op, new, [c.result for c in new])
 
 

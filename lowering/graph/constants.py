@@ -10,20 +10,26 @@ constant folding, BatchNorm folding) share two helpers:
   inline `value` when it has at most `INLINE_MAX_ELEMENTS` elements (as the
   importer does) and finite, else a new weight in the store (`add_weight`),
   referenced by key.
+
+Both keep element types: a constant reads back in its type's numpy dtype (float32
+for f32, int8 for i8...; `npu_dialects.dtypes.np_dtype`), and `make_constant` makes
+a constant of the array's type when the chip holds it (else f32) or of a given type.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, LocationAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, LocationAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from lowering.errors import CompileError
+from npu_dialects.dtypes import from_np, is_float, np_dtype
 from npu_dialects.graph import ConstantOp, shape_of
 from npu_dialects.locs import loc_names
-from npu_dialects.weights import Recipe, WeightsError, add_weight, weights_of
+from npu_dialects.weights import Recipe, WeightsError, add_weight, store_dtype, weights_of
 
 INLINE_MAX_ELEMENTS = 16
 """Folded constants with at most this many elements are written inline (`value`), larger
@@ -31,7 +37,8 @@ ones go to the weight store (`weight`) - the importer's rule."""
 
 
 class ConstantReader:
-    """Contents of `npu_graph.constant` values of one module, as float32 arrays.
+    """Contents of `npu_graph.constant` values of one module, as arrays of their element
+    type's numpy dtype (float32 for f32 constants).
 
     Weights are fetched from the module's weight store only when a weight constant is
     asked for; a store that cannot be read is a `CompileError` of `pass_name`."""
@@ -60,7 +67,7 @@ class ConstantReader:
         op = self.constant_op(value)
         if op is None or op.value is None:
             return None
-        return np.asarray(op.value.get_values(), dtype=np.float32).reshape(shape_of(op.result))
+        return np.asarray(op.value.get_values(), dtype=np_dtype(op.result)).reshape(shape_of(op.result))
 
     def array(self, value: SSAValue) -> np.ndarray | None:
         """The contents of `value` if an `npu_graph.constant` defines it and its data is
@@ -75,7 +82,7 @@ class ConstantReader:
         data = self.weights().get(op.weight.data)
         if data is None or tuple(data.shape) != shape_of(op.result):
             return None
-        return np.asarray(data, dtype=np.float32)
+        return np.asarray(data, dtype=np_dtype(op.result))
 
     def per_channel(self, value: SSAValue, channels: int, rank: int) -> np.ndarray | None:
         """A constant as a [channels] vector when it broadcasts along dim 1 (channels) of
@@ -118,16 +125,22 @@ def weight_hint(loc: Attribute, suffix: str, fallback: str = "const") -> str:
 
 
 def make_constant(module: ModuleOp, array: np.ndarray, hint: str, loc: LocationAttr,
-                  recipe: Recipe | None = None) -> ConstantOp:
-    """An `npu_graph.constant` holding `array` (as float32), located at `loc`: inline when
-    small, else a new weight of `module` whose key derives from `hint`.
+                  recipe: Recipe | None = None, element_type: Attribute | None = None) -> ConstantOp:
+    """An `npu_graph.constant` holding `array` as `element_type` (default: the array's own
+    when the chip holds it - f16, bf16, i8, ui8, i32 - else f32, as `add_weight` stores it),
+    located at `loc`: inline when small, else a new weight of `module` whose key derives
+    from `hint`.
 
     Non-finite values always go to the weight store: xDSL 0.75 prints an inline inf/nan
     as a hex bit pattern (`0x7f800000`) that it parses back as the integer 2139095040."""
-    data = np.ascontiguousarray(array, dtype=np.float32).reshape(np.shape(array))  # (a 0-d array stays 0-d)
-    ty = TensorType(Float32Type(), data.shape)
-    if data.size <= INLINE_MAX_ELEMENTS and np.isfinite(data).all():
-        op = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(ty, [float(v) for v in data.reshape(-1)]))
+    if element_type is None:
+        element_type = from_np(store_dtype(np.asarray(array)))
+    data = np.ascontiguousarray(array, dtype=np_dtype(element_type)).reshape(np.shape(array))  # (0-d stays 0-d)
+    ty = TensorType(element_type, data.shape)
+    floating = is_float(element_type)
+    if data.size <= INLINE_MAX_ELEMENTS and (not floating or np.isfinite(data.astype(np.float32)).all()):
+        vals = [float(v) if floating else int(v) for v in data.reshape(-1)]
+        op = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(cast(Any, ty), vals))
     else:
         op = ConstantOp(ty, weight=add_weight(module, hint, data, recipe))
     op.location = loc

@@ -15,6 +15,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
+from npu_dialects.dtypes import element_type, f32, np_dtype
 from npu_dialects.entry import find_main
 from npu_dialects.entry import io_names as entry_io_names
 from npu_dialects.graph import ConstantOp, GraphOp, shape_of
@@ -59,13 +60,20 @@ def constant_value(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> np.ndar
     return data
 
 
+def _held(v: SSAValue, dtype: type[np.floating]) -> np.dtype:
+    """The numpy dtype a value is evaluated in: `dtype` for f32, else its own type's."""
+    t = element_type(v)
+    return np.dtype(dtype) if t == f32 else np_dtype(t)
+
+
 def evaluate_graph(module: ModuleOp, weights: Mapping[str, np.ndarray],
                    inputs: Mapping[str, np.ndarray], *,
                    dtype: type[np.floating] = np.float32,
                    values: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Evaluate `@main` on `inputs` (keyed by the names in `npu.inputs`, else `arg0`...)
-    and return its results keyed by `npu.outputs` (else `out0`...). Inputs, weights and
-    inline constants are cast to `dtype` (np.float64 gives the float64 reference).
+    and return its results keyed by `npu.outputs` (else `out0`...). f32 inputs, weights,
+    constants and results are held as `dtype` (np.float64 gives the float64 reference);
+    values of other element types (f16, bf16, i8, ui8, i32) in their own numpy dtype.
     `values`, when given, receives each ONNX node's value (the first result of the last
     op located at the node), in program order. Assumes every op in `@main` is an
     `npu_graph` op with reference semantics."""
@@ -75,7 +83,7 @@ def evaluate_graph(module: ModuleOp, weights: Mapping[str, np.ndarray],
     for arg, name in zip(block.args, io_names(fn, "npu.inputs", len(block.args), "arg")):
         if name not in inputs:
             raise GraphEvalError(f"missing input '{name}'")
-        x = np.asarray(inputs[name], dtype=dtype)
+        x = np.asarray(inputs[name], dtype=_held(arg, dtype))
         if tuple(x.shape) != shape_of(arg):
             raise GraphEvalError(f"input '{name}' has shape {list(x.shape)}, expected {list(shape_of(arg))}")
         env[arg] = x
@@ -84,13 +92,13 @@ def evaluate_graph(module: ModuleOp, weights: Mapping[str, np.ndarray],
             names = io_names(fn, "npu.outputs", len(op.operands), "out")
             return {name: env[v] for name, v in zip(names, op.operands)}
         if isinstance(op, ConstantOp):
-            env[op.result] = constant_value(op, weights).astype(dtype, copy=False)
+            env[op.result] = constant_value(op, weights).astype(_held(op.result, dtype), copy=False)
             continue
         if not isinstance(op, GraphOp):
             raise GraphEvalError(f"cannot evaluate {describe(op)}: not an npu_graph op")
         outs = op.evaluate(*[env[o] for o in op.operands])
         for r, v in zip(op.results, outs):
-            env[r] = np.asarray(v, dtype=dtype)
+            env[r] = np.asarray(v, dtype=_held(r, dtype))
         if values is not None and op.results:
             for name in node_names(op):
                 values[name] = env[op.results[0]]  # (a node spelled as several ops: its last)

@@ -35,7 +35,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from lowering.importer.indexing import _reshape, _transpose
-from lowering.importer.onnx_import import NodeContext, NodeError, Output, _eltwise, converter
+from lowering.importer.onnx_import import NodeContext, NodeError, Output, _eltwise, converter, f32_tensor
 from npu_dialects.graph import (
     AddOp,
     ConcatOp,
@@ -51,7 +51,6 @@ from npu_dialects.graph import (
     TanhOp,
     WhereOp,
     broadcast_shapes,
-    f32_tensor,
     shape_of,
 )
 

@@ -39,6 +39,7 @@ from lowering.importer.onnx_import import (
     _norm_axes,
     _prod,
     converter,
+    f32_tensor,
 )
 from npu_dialects.graph import (
     AbsOp,
@@ -59,7 +60,6 @@ from npu_dialects.graph import (
     ReshapeOp,
     SubOp,
     TransposeOp,
-    f32_tensor,
     shape_of,
 )
 

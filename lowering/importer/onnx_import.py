@@ -54,9 +54,11 @@ import functools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnx.checker
@@ -74,12 +76,13 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from lowering.importer import functions
 from lowering.importer.symbolic import OnnxImportError, bind_dims
 from npu_dialects.arch import DRAM_BYTES, PRESETS, Arch, set_arch
+from npu_dialects.dtypes import bf16, element_type, f16, f32, i8, i32, np_dtype, type_name, ui8
 from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUT_DTYPES_ATTR, OUTPUTS_ATTR
 from npu_dialects.graph import (
     SIMPLE_UNARY,
@@ -88,11 +91,13 @@ from npu_dialects.graph import (
     AvgPoolOp,
     BatchNormOp,
     BinaryOp,
+    CastOp,
     ClipOp,
     ConcatOp,
     ConstantOp,
     Conv2dOp,
     ConvTransposeOp,
+    DequantizeOp,
     DivOp,
     ElementwiseOp,
     EqualOp,
@@ -120,6 +125,7 @@ from npu_dialects.graph import (
     PadOp,
     PowOp,
     PReluOp,
+    QuantizeOp,
     ReciprocalOp,
     ReduceMaxOp,
     ReduceMeanOp,
@@ -142,7 +148,6 @@ from npu_dialects.graph import (
     broadcast_shapes,
     conv_out_shape,
     conv_transpose_out_shape,
-    f32_tensor,
     matmul_shape,
     pool_out_shape,
     shape_of,
@@ -161,9 +166,11 @@ _NO_FOLD = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "Rand
 """Op types never evaluated at import even with constant inputs (not deterministic;
 Dropout in training mode is random; onnx's reference recurrences ignore sequence_lens,
 direction, activations and clip: their converters build them, npu-constant-fold folds)."""
-_OWN_FOLD = frozenset({"Slice"})
+_OWN_FOLD = frozenset({"Slice", "QuantizeLinear", "DequantizeLinear"})
 """Op types whose converters compute constant data themselves, not onnx's reference
-(which slices numpy-style: a Slice from and to INT64_MIN with step -1 came out empty)."""
+(which slices numpy-style: a Slice from and to INT64_MIN with step -1 came out empty),
+or build ops on it: a dequantized int8 weight stays an int8 constant and a `dequantize`
+(npu-fuse-qdq computes in its integers)."""
 _SMALL_INTS = frozenset({"int4", "uint4", "int2", "uint2"})
 """Sub-byte integer element types (ml_dtypes, not numpy integers): carried as float32 too."""
 INLINE_MAX_ELEMENTS = 16
@@ -171,6 +178,32 @@ INLINE_MAX_ELEMENTS = 16
 go to the weight side file (`weight`)."""
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+
+_NODE_FLOAT: ContextVar[Attribute] = ContextVar("node_float", default=f32)
+"""The float type of the node being converted: f16/bf16 when an input is (an all-f16
+model computes in f16), else f32 (`_node_float`)."""
+
+
+def f32_tensor(shape: Sequence[int]) -> TensorType:
+    """A float tensor type of `shape` in the node's float type (f32 unless the node
+    computes in f16/bf16): what converters give their float results."""
+    return TensorType(_NODE_FLOAT.get(), list(shape))
+
+
+def _dense(ty: TensorType, vals: list) -> DenseIntOrFPElementsAttr:
+    """A dense literal of any element type (xDSL's overloads want a static one)."""
+    return DenseIntOrFPElementsAttr.from_list(cast(Any, ty), vals)
+
+
+def _f32_scalar(x: float) -> ConstantOp:
+    """An inline f32 scalar constant (the parameters of an exact integer conversion)."""
+    ty = TensorType(f32, [])
+    return ConstantOp(ty, value=_dense(ty, [x]))
+
+
+def node_float() -> Attribute:
+    """The float element type of the node being converted (f32, f16 or bf16)."""
+    return _NODE_FLOAT.get()
 
 
 # --------------------------------------------------------------------------------------
@@ -180,10 +213,18 @@ _DEFAULT_DOMAINS = ("", "ai.onnx")
 
 INPUT_ELEM_TYPES: dict[int, type] = {
     onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.INT64: np.int64, onnx.TensorProto.INT32: np.int32,
-    onnx.TensorProto.BOOL: np.bool_,
+    onnx.TensorProto.BOOL: np.bool_, onnx.TensorProto.INT8: np.int8, onnx.TensorProto.UINT8: np.uint8,
+    onnx.TensorProto.FLOAT16: np.float16, onnx.TensorProto.BFLOAT16: ml_dtypes.bfloat16,
 }
-"""Graph input and output element types accepted; integer and bool values are carried as
-f32 values (exact for |x| < 2**24: token ids, positions, masks, indices)."""
+"""Graph input and output element types accepted. int8, uint8, float16 and bfloat16 ones
+keep their type (`TYPED_IO`); other integer and bool values are carried as f32 values
+(exact for |x| < 2**24: token ids, positions, masks, indices)."""
+TYPED_IO = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+"""Graph input/output element types held in their own type (the function signature says so)."""
+HELD = {np.dtype(np.float32): f32, np.dtype(np.int8): i8, np.dtype(np.uint8): ui8, np.dtype(np.int32): i32,
+        np.dtype(np.float16): f16, np.dtype(ml_dtypes.bfloat16): bf16}
+"""numpy dtype -> the element type constant data of that dtype has when an op takes it as is
+(`NodeContext.typed_value`)."""
 
 
 class NodeError(Exception):
@@ -310,6 +351,7 @@ class Tensor:
     data: np.ndarray | None = None
     origin: str = ""
     placeholder: bool = False
+    typed_values: dict[str, SSAValue] = field(default_factory=dict)  # constant data as other element types
 
 
 Output = SSAValue | Tensor
@@ -405,7 +447,30 @@ class NodeContext:
         t = self.tensor(i)
         if carried:
             t = self._imp.carried(t)
-        return self._imp.materialize(t)
+        return self._imp.as_carried(self._imp.materialize(t))
+
+    def typed_value(self, i: int, allowed: Sequence[str], what: str = "") -> SSAValue:
+        """Input `i` in its own element type, which must be named in `allowed` (`what`
+        names the input in the diagnostic): constant data of that type becomes a typed
+        constant; a value carried as f32 whose ONNX type is allowed is converted back
+        (`quantize` by 1, 0: exact, its values are integers of that type)."""
+        t = self.tensor(i)
+        if t.placeholder and t.value is None:
+            raise _Skip()
+        want = HELD.get(np.dtype(t.dtype))
+        label = what or f"input {i}"
+        if want is None or type_name(want) not in allowed:
+            raise NodeError(f"{label} ('{t.name}') has element type {t.dtype}; supported: {', '.join(allowed)}")
+        assert want is not None
+        if t.data is not None and t.value is None:
+            return self._imp.materialize_typed(t, want)
+        v = self._imp.materialize(t)
+        if element_type(v) == want:
+            return v
+        if element_type(v) == f32 and want in (i8, ui8):
+            one, zero = self.scalar32(1.0), self.scalar32(0.0)
+            return self.build(QuantizeOp(v, one, zero, TensorType(want, shape_of(v)))).results[0]
+        raise NodeError(f"{label} ('{t.name}') is held as {element_type(v)}, not {want}")
 
     def ssa(self, out: Output) -> SSAValue:
         """A converter's output (SSA value or `Tensor`) as an f32 SSA value."""
@@ -415,12 +480,17 @@ class NodeContext:
         """An inline f32 scalar constant (shape []) located at this node."""
         return self.const(np.array(v, dtype=np.float32), "const")
 
-    def const(self, data: np.ndarray, hint: str) -> SSAValue:
-        """An f32 constant of `data` located at this node (inline when small, else a weight
-        whose key derives from the node and `hint`)."""
+    def const(self, data: np.ndarray, hint: str, elem: Attribute | None = None) -> SSAValue:
+        """A constant of `data` located at this node (inline when small, else a weight
+        whose key derives from the node and `hint`), in the node's float type or `elem`."""
         data = np.asarray(data, dtype=np.float32)
-        return self._imp.materialize(Tensor(f"{self.label}.{hint}", data.shape, data.dtype, data=data,
-                                            origin=self.label))
+        t = Tensor(f"{self.label}.{hint}", data.shape, data.dtype, data=data, origin=self.label)
+        return self._imp.materialize(t) if elem is None else self._imp.materialize_typed(t, elem)
+
+    def scalar32(self, v: float) -> SSAValue:
+        """An inline f32 scalar constant whatever the node's float type (a quantization
+        parameter)."""
+        return self.const(np.array(v, dtype=np.float32), "const", f32)
 
     def dtype(self, i: int) -> np.dtype:
         """The ONNX element type of input `i` (runtime integers and booleans are carried
@@ -446,6 +516,15 @@ class NodeContext:
         return t.data
 
     # outputs -------------------------------------------------------------------------
+
+    @property
+    def arch(self) -> Arch | None:
+        """The arch the model is imported for."""
+        return self._imp.arch
+
+    def carried_value(self, v: SSAValue) -> SSAValue:
+        """SSA value `v` as converters compute on it (an integer one carried as f32)."""
+        return self._imp.as_carried(v)
 
     def output_used(self, i: int) -> bool:
         return i < len(self.node.output) and self.node.output[i] in self._imp.used
@@ -597,7 +676,15 @@ def convert_matmul(ctx: NodeContext) -> Sequence[Output]:
 def convert_conv(ctx: NodeContext) -> Sequence[Output]:
     """1-D or 2-D convolution, NC[H]W input, OI[H]W weight, optional bias; a 1-D one is
     2-D with a unit height (reshapes around it)."""
-    x, w = ctx.shape(0), ctx.shape(1)
+    return [build_conv(ctx, ctx.value(0), ctx.value(1), ctx.optional_value(2), f32)]
+
+
+def build_conv(ctx: NodeContext, xv: SSAValue, wv: SSAValue, bias: SSAValue | None, result: Attribute,
+               **zero_points: int) -> SSAValue:
+    """The node's convolution (attributes as ONNX Conv's) of input `xv`, weight `wv` and
+    `bias`, with result element type `result` (i32 for an integer one, whose
+    `zero_points` are `Conv2dOp`'s); 1-D is 2-D with a unit height."""
+    x, w = shape_of(xv), shape_of(wv)
     if len(x) not in (3, 4) or len(w) != len(x):
         raise NodeError(f"only 1-D and 2-D convolutions are supported: input {list(x)} and weight {list(w)} "
                         "must both be 3-D or 4-D")
@@ -612,24 +699,23 @@ def convert_conv(ctx: NodeContext) -> Sequence[Output]:
     kernel = ctx.ints_attr("kernel_shape", w[2:])
     if kernel != w[2:]:
         raise NodeError(f"kernel_shape {list(kernel)} does not match the weight's {list(w[2:])}")
-    if ctx.has_input(2) and ctx.shape(2) != (w[0],):
-        raise NodeError(f"bias of shape {list(ctx.shape(2))} must have shape [{w[0]}]")
+    if bias is not None and shape_of(bias) != (w[0],):
+        raise NodeError(f"bias of shape {list(shape_of(bias))} must have shape [{w[0]}]")
     strides, dilations = _ints_n(ctx, "strides", n), _ints_n(ctx, "dilations", n)
     pads = _window_pads(ctx, x[2:], w[2:], strides, dilations)
-    xv, wv = ctx.value(0), ctx.value(1)
     if n == 1:
         strides, dilations, pads = (1, *strides), (1, *dilations), (0, pads[0], 0, pads[1])
         x, w = (*x[:2], 1, x[2]), (*w[:2], 1, w[2])
-        xv = ctx.build(ReshapeOp(xv, f32_tensor(x))).results[0]
-        wv = ctx.build(ReshapeOp(wv, f32_tensor(w))).results[0]
+        xv = ctx.build(ReshapeOp(xv, TensorType(element_type(xv), x))).results[0]
+        wv = ctx.build(ReshapeOp(wv, TensorType(element_type(wv), w))).results[0]
     out = conv_out_shape(x, w, strides, pads, dilations, group)
     if out is None:
         raise NodeError(f"the output would be empty: input {list(x)} is smaller than the "
                         f"{'x'.join(map(str, w[2:]))} kernel (dilations {list(dilations)}, pads {list(pads)})")
-    op = Conv2dOp(xv, wv, ctx.optional_value(2), f32_tensor(out), strides=strides, pads=pads, dilations=dilations,
-                  group=group)
+    op = Conv2dOp(xv, wv, bias, TensorType(result, out), strides=strides, pads=pads, dilations=dilations,
+                  group=group, **zero_points)
     y = ctx.build(op).results[0]
-    return [y if n == 2 else ctx.build(ReshapeOp(y, f32_tensor((out[0], out[1], out[3])))).results[0]]
+    return y if n == 2 else ctx.build(ReshapeOp(y, TensorType(result, (out[0], out[1], out[3])))).results[0]
 
 
 def _conv_transpose_pads(ctx: NodeContext, x: Sequence[int], k: Sequence[int], s: Sequence[int],
@@ -1108,15 +1194,15 @@ def convert_where(ctx: NodeContext) -> Sequence[Output]:
     return [ctx.typed(_eltwise(ctx, WhereOp, *vals), ctx.dtype(1))]
 
 
-_FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16,
-                onnx.TensorProto.BFLOAT16}
+_FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE}
+"""Cast targets held as f32 (float16 and bfloat16 are cast for real: `_cast`)."""
 
 
 def _cast(ctx: NodeContext, to: int) -> Sequence[Output]:
-    """Cast to ONNX type `to`: floats stay f32 (no rounding to f16/bf16 is modelled),
-    integer targets truncate toward zero, bool gives x != 0 as 1.0 / 0.0; constant data
-    is cast at import (`_cast_constant`)."""
-    src = ctx.dtype(0)
+    """Cast to ONNX type `to`: to float16/bfloat16 a real `npu_graph.cast` (rounding to
+    nearest even), from them a cast to f32 first; float32/double stay f32, integer
+    targets truncate toward zero (carried as f32), bool gives x != 0 as 1.0 / 0.0;
+    constant data is cast at import (`_cast_constant`)."""
     try:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to))
     except Exception:
@@ -1125,6 +1211,22 @@ def _cast(ctx: NodeContext, to: int) -> Sequence[Output]:
     if folded is not None:
         return folded
     x = ctx.value(0, carried=True)
+    narrow = {int(onnx.TensorProto.FLOAT16): f16, int(onnx.TensorProto.BFLOAT16): bf16}.get(to)
+    if narrow is not None:
+        y = x if element_type(x) == narrow else ctx.build(CastOp(x, TensorType(narrow, shape_of(x)))).results[0]
+        return [ctx.typed(y, dtype)]
+    if element_type(x) != f32:  # (f16/bf16 -> f32, then as from f32)
+        x = ctx.build(CastOp(x, TensorType(f32, shape_of(x)))).results[0]
+    token = _NODE_FLOAT.set(f32)
+    try:
+        return _cast_from_f32(ctx, x, to, dtype)
+    finally:
+        _NODE_FLOAT.reset(token)
+
+
+def _cast_from_f32(ctx: NodeContext, x: SSAValue, to: int, dtype: np.dtype) -> Sequence[Output]:
+    """`_cast` of an f32 value (integers and booleans carried as f32) to a type other than f16/bf16."""
+    src = ctx.dtype(0)
     if to in _FLOAT_TYPES or to == onnx.TensorProto.BOOL and src == np.bool_:
         return [ctx.typed(x, np.float32 if to in _FLOAT_TYPES else dtype)]
     if to == onnx.TensorProto.BOOL:
@@ -1132,7 +1234,7 @@ def _cast(ctx: NodeContext, to: int) -> Sequence[Output]:
         return [ctx.typed(y, np.bool_)]
     if not np.issubdtype(dtype, np.integer):
         raise NodeError(f"unsupported target type {onnx.TensorProto.DataType.Name(to).lower()}")
-    if not _is_float(src):
+    if not _is_float(src) and src != ml_dtypes.bfloat16:
         return [ctx.typed(x, dtype)]
     return [ctx.typed(_eltwise(ctx, TruncOp, x), dtype)]
 
@@ -1158,10 +1260,14 @@ def _cast_constant(ctx: NodeContext, dtype: np.dtype) -> list[Output] | None:
     if t.data is None or t.placeholder:
         return None
     data = np.asarray(t.data)
-    if _is_float(dtype):
-        data = data.astype(np.float32)  # (floats are carried as f32)
+    if dtype in (np.float16, ml_dtypes.bfloat16):
+        data = data.astype(np.float32).astype(dtype)  # (rounded: a real cast)
+    elif _is_float(dtype):
+        data = data.astype(np.float32)  # (double is carried as f32)
     elif dtype == np.bool_:
         data = data != 0
+    elif np.issubdtype(dtype, np.integer) and data.dtype == ml_dtypes.bfloat16:
+        return None
     elif np.issubdtype(dtype, np.integer) and _is_float(data.dtype) and np.isfinite(data).all():
         data = np.trunc(data).astype(dtype)
     elif np.issubdtype(dtype, np.integer) and not _is_float(data.dtype):
@@ -2150,6 +2256,8 @@ class _Importer:
     value_read: set[str] = field(default_factory=set)  # tensors whose values a folded node read
     nodes_by_label: dict[str, list[onnx.NodeProto]] = field(default_factory=dict)
     output_dtypes: list[str] = field(default_factory=list)  # the ONNX element type of each output
+    carried_values: dict[SSAValue, SSAValue] = field(default_factory=dict)  # integer value -> its f32 carrier
+    arch: Arch | None = None
 
     def direct_sources(self) -> dict[str, str]:
         """Weight key -> initializer for the weights that are an initializer's data as is
@@ -2171,7 +2279,13 @@ class _Importer:
 
     def materialize(self, t: Tensor) -> SSAValue:
         """The SSA value of `t`; constant data becomes an `npu_graph.constant` (inline
-        when small, else a weight), created once at the first use."""
+        when small, else a weight), created once at the first use. Float data takes the
+        node's float type (`node_float`: f16 in an f16 node; integers carried as f32
+        stay f32)."""
+        if t.data is not None and np.dtype(t.dtype) in (np.float16, ml_dtypes.bfloat16, np.float32):
+            want = f32 if self.carried_f32.get(t.name) is t else node_float()
+            if want != f32 or np.dtype(t.dtype) != np.float32:
+                return self.materialize_typed(t, want)
         if t.value is not None:
             return t.value
         if t.data is None:
@@ -2195,6 +2309,43 @@ class _Importer:
         op.location = name_loc(t.origin or t.name)
         t.value = op.results[0]
         return t.value
+
+    def materialize_typed(self, t: Tensor, elem: Attribute) -> SSAValue:
+        """Constant data `t` as a constant of element type `elem` (i8, ui8, i32, f16...),
+        once per tensor and type; inline when small, else a weight kept in its type."""
+        key = str(elem)
+        if key not in t.typed_values:
+            data = np.ascontiguousarray(t.data).astype(np_dtype(elem), copy=False).reshape(t.shape)
+            ty = TensorType(elem, t.shape)
+            floating = type_name(elem) in ("f32", "f16", "bf16")
+            if data.size <= INLINE_MAX_ELEMENTS and (not floating or np.isfinite(data.astype(np.float32)).all()):
+                vals = [float(v) if floating else int(v) for v in data.reshape(-1)]
+                op = ConstantOp(ty, value=_dense(ty, vals))
+            else:
+                wkey = self._weight_key(t.name)
+                self.weights[wkey] = data
+                op = ConstantOp(ty, weight=wkey)
+                if self.initializer_tensors.get(t.name) is t:
+                    self.weight_sources[wkey] = t.name
+            if self.initializer_tensors.get(t.name) is not t:
+                self.computed_origins.add(t.origin)
+            op.location = name_loc(t.origin or t.name)
+            t.typed_values[key] = op.results[0]
+        return t.typed_values[key]
+
+    def as_carried(self, v: SSAValue) -> SSAValue:
+        """`v` as the f32 value converters compute on: an i8/ui8/i32 value is converted
+        exactly (`dequantize` by 1, 0; i32 beyond 2^24 rounds, as a carried int32 would),
+        once per value; other values as they are."""
+        if type_name(element_type(v)) not in ("i8", "ui8", "i32"):
+            return v
+        if v not in self.carried_values:
+            one, zero = _f32_scalar(1.0), _f32_scalar(0.0)
+            op = DequantizeOp(v, one.results[0], zero.results[0], TensorType(f32, shape_of(v)))
+            for o in (one, zero, op):
+                o.location = v.owner.location if isinstance(v.owner, Operation) else name_loc("input")
+            self.carried_values[v] = op.results[0]
+        return self.carried_values[v]
 
     def carried(self, t: Tensor) -> Tensor:
         """`t` with integer/boolean (or other float) constant data converted to float32,
@@ -2232,6 +2383,7 @@ class _Importer:
 
     def run(self, arch: Arch) -> tuple[ModuleOp, dict[str, np.ndarray]]:
         graph = self.model.graph
+        self.arch = arch
         self._check_opset()
         self._infer_shapes()
         for node in graph.node:
@@ -2252,12 +2404,13 @@ class _Importer:
 
         inputs = [i for i in graph.input if i.name not in self.tensors]
         shapes = [self._input_shape(vi) for vi in inputs]
-        block = Block(arg_types=[f32_tensor(shape or ()) for shape in shapes])
+        block = Block(arg_types=[TensorType(HELD[self._io_dtype(vi)] if self._io_dtype(vi) in TYPED_IO else f32,
+                                            shape or ()) for vi, shape in zip(inputs, shapes)])
         for vi, shape, arg in zip(inputs, shapes, block.args):
             hint = re.sub(r"[^A-Za-z0-9_$.\-]", "_", vi.name)
             if re.fullmatch(r"[A-Za-z_$.\-][A-Za-z0-9_$.\-]*", hint):
                 arg.name_hint = hint
-            dtype = np.dtype(INPUT_ELEM_TYPES.get(vi.type.tensor_type.elem_type, np.float32))
+            dtype = self._io_dtype(vi)
             self.tensors[vi.name] = (Tensor(vi.name, shape, dtype, value=arg)
                                      if shape is not None else
                                      Tensor(vi.name, (), dtype, placeholder=True))
@@ -2275,9 +2428,7 @@ class _Importer:
                          Region(block))
         fn.attributes[INPUTS_ATTR] = ArrayAttr([StringAttr(i.name) for i in inputs])
         fn.attributes[OUTPUTS_ATTR] = ArrayAttr([StringAttr(o.name) for o in graph.output])
-        fn.attributes[INPUT_DTYPES_ATTR] = ArrayAttr([
-            StringAttr(np.dtype(INPUT_ELEM_TYPES.get(i.type.tensor_type.elem_type, np.float32)).name)
-            for i in inputs])
+        fn.attributes[INPUT_DTYPES_ATTR] = ArrayAttr([StringAttr(self._io_dtype(i).name) for i in inputs])
         if any(d != "float32" for d in self.output_dtypes):
             fn.attributes[OUTPUT_DTYPES_ATTR] = ArrayAttr([StringAttr(d) for d in self.output_dtypes])
         module = ModuleOp([fn])
@@ -2287,6 +2438,11 @@ class _Importer:
         except VerifyException as e:
             raise OnnxImportError(f"error: the imported module does not verify: {_one_line(str(e))}") from None
         return module, self.weights
+
+    @staticmethod
+    def _io_dtype(vi: onnx.ValueInfoProto) -> np.dtype:
+        """The numpy dtype of a graph input/output (float32 for one not accepted)."""
+        return np.dtype(INPUT_ELEM_TYPES.get(vi.type.tensor_type.elem_type, np.float32))
 
     def _check_opset(self) -> None:
         versions = [o.version for o in self.model.opset_import if o.domain in _DEFAULT_DOMAINS]
@@ -2341,7 +2497,7 @@ class _Importer:
         if tt.elem_type not in INPUT_ELEM_TYPES:
             name = onnx.TensorProto.DataType.Name(tt.elem_type) if tt.elem_type else "undefined"
             self._diag_once(f"error: input '{vi.name}' has element type {name.lower()}; supported inputs are "
-                            "float32 and integer/bool tensors (carried as f32)")
+                            "float32, float16, bfloat16, int8, uint8 and integer/bool tensors (carried as f32)")
             return None
         if not tt.HasField("shape"):
             self._diag_once(f"error: input '{vi.name}' has no shape; dynamic shapes are not supported yet")
@@ -2488,7 +2644,19 @@ class _Importer:
                 t = self.lookup(name)
                 if t.placeholder and t.value is None:
                     raise _Skip()
-        return list(entry.fn(NodeContext(self, node, label, self.opset)))
+        token = _NODE_FLOAT.set(self._node_float(node))
+        try:
+            return list(entry.fn(NodeContext(self, node, label, self.opset)))
+        finally:
+            _NODE_FLOAT.reset(token)
+
+    def _node_float(self, node: onnx.NodeProto) -> Attribute:
+        """f16 or bf16 when an input of `node` is a value of that type, else f32."""
+        for name in node.input:
+            t = self.tensors.get(name) if name else None
+            if t is not None and t.value is not None and element_type(t.value) in (f16, bf16):
+                return element_type(t.value)
+        return f32
 
     def _bind_outputs(self, node: onnx.NodeProto, outs: Sequence[Output], prefix: str) -> None:
         """Bind the node's output names to `outs`, diagnosing a shape ONNX infers otherwise."""
@@ -2572,6 +2740,28 @@ class _Importer:
                 return o.version
         return 0
 
+    def _output_value(self, t: Tensor) -> SSAValue:
+        """A graph output's value: int8/uint8/float16/bfloat16 ones in their own type
+        (a value carried as f32 is converted exactly: quantize by 1, 0, or a cast), an
+        int32 value held as i32 as it is, others as f32 (integers carried)."""
+        dt = np.dtype(t.dtype)
+        if dt not in TYPED_IO and not (dt == np.int32 and t.value is not None and element_type(t.value) == i32):
+            return self.as_carried(self.materialize(self.carried(t)))
+        want = HELD[dt]
+        if t.value is None:
+            return self.materialize_typed(t, want)
+        v = t.value
+        if element_type(v) == want:
+            return v
+        v = self.as_carried(v)
+        if want in (i8, ui8):
+            one, zero = _f32_scalar(1.0), _f32_scalar(0.0)
+            op: Operation = QuantizeOp(v, one.results[0], zero.results[0], TensorType(want, t.shape))
+        else:
+            op = CastOp(v, TensorType(want, t.shape))
+        op.location = v.owner.location if isinstance(v.owner, Operation) else name_loc(t.name)
+        return op.results[0]
+
     def _outputs(self) -> list[SSAValue]:
         """SSA values of the graph outputs; records a diagnostic for each unusable one."""
         results: list[SSAValue] = []
@@ -2586,8 +2776,8 @@ class _Importer:
                                     "that failed to import explains it)")
                 continue
             if t.dtype not in {np.dtype(d) for d in INPUT_ELEM_TYPES.values()}:
-                self._diag_once(f"error: output '{vo.name}' has element type {t.dtype}; only float32, int64, "
-                                "int32 and bool outputs are supported")
+                self._diag_once(f"error: output '{vo.name}' has element type {t.dtype}; only float32, float16, "
+                                "bfloat16, int8, uint8, int64, int32 and bool outputs are supported")
                 continue
             declared = vo.type.tensor_type.shape.dim if vo.type.HasField("tensor_type") else []
             if declared and all(d.HasField("dim_value") for d in declared):
@@ -2597,7 +2787,7 @@ class _Importer:
                                     f"but the graph computes {list(t.shape)}")
                     continue
             try:
-                results.append(self.materialize(self.carried(t)))
+                results.append(self._output_value(t))
             except NodeError as e:
                 self._diag_once(f"error: output '{vo.name}': {e}")
                 continue

@@ -48,6 +48,7 @@ from lowering.importer.onnx_import import (
     _eltwise,
     _hard_sigmoid,
     converter,
+    f32_tensor,
 )
 from npu_dialects.graph import (
     SIMPLE_UNARY,
@@ -72,7 +73,6 @@ from npu_dialects.graph import (
     TanhOp,
     TransposeOp,
     WhereOp,
-    f32_tensor,
     shape_of,
 )
 

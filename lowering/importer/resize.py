@@ -37,6 +37,7 @@ from lowering.importer.onnx_import import (
     Output,
     _eltwise,
     converter,
+    f32_tensor,
 )
 from npu_dialects.graph import (
     AddOp,
@@ -46,7 +47,6 @@ from npu_dialects.graph import (
     MulOp,
     ReshapeOp,
     TransposeOp,
-    f32_tensor,
 )
 
 _MODES = ("nearest", "linear", "cubic")

@@ -1,0 +1,310 @@
+"""Quantized and float16 ONNX models at import (issue 44, docs/low-precision.md).
+
+Each small model is built with onnx.helper, imported, evaluated with the graph ops'
+reference semantics (`evaluate_graph`) and compared with onnxruntime's CPU run:
+
+- integer outputs (QuantizeLinear, QLinearConv, QLinearMatMul, MatMulInteger,
+  ConvInteger) are exactly equal: the integer conv/matmul is exact, quantize divides in
+  float32 and rounds half to even as onnxruntime's MlasQuantizeLinear, requantize
+  multiplies float32(acc) by the float32 multiplier as MlasRequantizeOutput;
+- float outputs of QDQ graphs (DequantizeLinear -> MatMul/Conv in float) agree to
+  float32 rounding (the float products are summed in another order);
+- DynamicQuantizeLinear -> MatMulInteger with a computed zero point: within one unit
+  of the int32 result (the zero-point correction is in float32);
+- the all-f16 model: within float16 rounding (onnxruntime computes some f16 ops in f32).
+Refusals are one diagnostic line naming the node and what is unsupported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from lowering.graph.evaluate import evaluate_graph, main_func
+from lowering.importer.onnx_import import OnnxImportError, import_model
+from npu_dialects.dtypes import element_type, type_name
+
+
+def model(nodes, inputs, outputs, inits=(), opset: int = 19) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "q", inputs, outputs, list(inits))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8 if opset < 21 else 10
+    onnx.checker.check_model(m)
+    return m
+
+
+def vi(name: str, dtype: int, shape) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, dtype, list(shape))
+
+
+def init(name: str, array: np.ndarray) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def run_ort(m: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    return {n: np.asarray(v) for n, v in zip(names, sess.run(names, feeds))}
+
+
+def compare(m: onnx.ModelProto, feeds: dict[str, np.ndarray], *, steps: int = 0, rtol: float = 1e-5):
+    """Import `m`, evaluate it and compare each output with onnxruntime: integers within
+    `steps` units, floats to `rtol`. Returns the module."""
+    module, weights = import_model(m)
+    got = evaluate_graph(module, weights, feeds)
+    want = run_ort(m, feeds)
+    for name, w in want.items():
+        g = got[name]
+        assert g.shape == w.shape, name
+        if np.issubdtype(w.dtype, np.integer):
+            diff = np.abs(g.astype(np.int64) - w.astype(np.int64))
+            assert diff.max(initial=0) <= steps, f"{name}: {diff.max()} steps"
+        else:
+            np.testing.assert_allclose(g.astype(np.float32), w.astype(np.float32), rtol=rtol, atol=rtol, err_msg=name)
+    return module
+
+
+def errors(m: onnx.ModelProto) -> list[str]:
+    with pytest.raises(OnnxImportError) as info:
+        import_model(m)
+    return info.value.lines
+
+
+def io_types(module) -> tuple[list[str | None], list[str | None]]:
+    """The element types of @main's arguments and results ('f32', 'i8'...)."""
+    ft = main_func(module).function_type
+    return ([type_name(element_type(t)) for t in ft.inputs.data], [type_name(element_type(t)) for t in ft.outputs.data])
+
+
+def op_names(module) -> list[str]:
+    return [op.name for op in main_func(module).body.block.ops]
+
+
+RNG = np.random.default_rng(0)
+
+
+def rand(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def qdq_matmul(qtype: int, per_axis: bool = False) -> onnx.ModelProto:
+    """Q -> DQ on the activation, DQ of an int8 weight (per tensor or per column), MatMul,
+    then Q of the result: what onnxruntime's quantize_static writes."""
+    zp_dtype = np.uint8 if qtype == TensorProto.UINT8 else np.int8
+    w = RNG.integers(-127, 128, (16, 8)).astype(np.int8)
+    ws = np.full(8, 0.02, np.float32) * (1 + np.arange(8, dtype=np.float32) / 8) if per_axis \
+        else np.array(0.02, np.float32)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="qx"),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dqx"),
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], name="dqw", axis=1),
+        helper.make_node("MatMul", ["xd", "wd"], ["y"], name="mm"),
+        helper.make_node("QuantizeLinear", ["y", "ys", "yz"], ["yq"], name="qy"),
+    ]
+    inits = [init("xs", np.array(0.05, np.float32)), init("xz", np.array(3 if zp_dtype == np.int8 else 128, zp_dtype)),
+             init("w", w), init("ws", ws), init("wz", np.zeros(ws.shape, np.int8)),
+             init("ys", np.array(0.1, np.float32)), init("yz", np.array(-2 if zp_dtype == np.int8 else 120, zp_dtype))]
+    return model(nodes, [vi("x", TensorProto.FLOAT, (4, 16))],
+                 [vi("yq", qtype, (4, 8)), vi("y", TensorProto.FLOAT, (4, 8))], inits)
+
+
+@pytest.mark.parametrize("qtype", [TensorProto.INT8, TensorProto.UINT8])
+@pytest.mark.parametrize("per_axis", [False, True])
+def test_qdq_matmul(qtype: int, per_axis: bool) -> None:
+    m = qdq_matmul(qtype, per_axis)
+    module = compare(m, {"x": rand(4, 16) * 2})
+    names = op_names(module)
+    assert names.count("npu_graph.quantize") == 2 and names.count("npu_graph.dequantize") == 2
+    assert io_types(module)[1] == ["i8" if qtype == TensorProto.INT8 else "ui8", "f32"]
+
+
+def test_qdq_conv_per_channel_with_int32_bias() -> None:
+    w = RNG.integers(-127, 128, (6, 3, 3, 3)).astype(np.int8)
+    ws = (0.01 + 0.005 * np.arange(6)).astype(np.float32)
+    b = RNG.integers(-500, 500, 6).astype(np.int32)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="qx"),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dqx"),
+        helper.make_node("DequantizeLinear", ["w", "ws"], ["wd"], name="dqw", axis=0),
+        helper.make_node("DequantizeLinear", ["b", "bs"], ["bd"], name="dqb", axis=0),
+        helper.make_node("Conv", ["xd", "wd", "bd"], ["y"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["y", "ys", "yz"], ["yq"], name="qy"),
+    ]
+    inits = [init("xs", np.array(0.04, np.float32)), init("xz", np.array(128, np.uint8)), init("w", w),
+             init("ws", ws), init("b", b), init("bs", (0.04 * ws).astype(np.float32)),
+             init("ys", np.array(0.2, np.float32)), init("yz", np.array(100, np.uint8))]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, (1, 3, 8, 8))],
+              [vi("yq", TensorProto.UINT8, (1, 6, 8, 8)), vi("y", TensorProto.FLOAT, (1, 6, 8, 8))], inits)
+    module = compare(m, {"x": rand(1, 3, 8, 8) * 3}, rtol=1e-4)
+    consts = [op for op in main_func(module).body.block.ops if op.name == "npu_graph.constant"]
+    assert any(type_name(element_type(op.results[0])) == "i8" for op in consts)  # (the weight stays int8)
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_qlinear_conv(signed: bool) -> None:
+    dt, tp = (np.int8, TensorProto.INT8) if signed else (np.uint8, TensorProto.UINT8)
+    lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
+    w = RNG.integers(-127, 128, (4, 2, 3, 3)).astype(np.int8)
+    nodes = [helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
+                              name="qconv", pads=[1, 0, 1, 2], strides=[1, 2], group=1)]
+    inits = [init("xs", np.array(0.03, np.float32)), init("xz", np.array(5 if signed else 130, dt)), init("w", w),
+             init("ws", np.array([0.01, 0.02, 0.015, 0.03], np.float32)), init("wz", np.zeros(4, np.int8)),
+             init("ys", np.array(0.07, np.float32)), init("yz", np.array(-7 if signed else 90, dt)),
+             init("b", RNG.integers(-300, 300, 4).astype(np.int32))]
+    m = model(nodes, [vi("x", tp, (2, 2, 7, 9))], [vi("y", tp, (2, 4, 7, 5))], inits, opset=13)
+    x = RNG.integers(lo, hi + 1, (2, 2, 7, 9)).astype(dt)
+    module = compare(m, {"x": x})
+    assert io_types(module)[0] == ["i8" if signed else "ui8"]
+    assert {"npu_graph.conv2d", "npu_graph.requantize"} <= set(op_names(module))
+
+
+def test_qlinear_matmul_per_column() -> None:
+    b = RNG.integers(0, 256, (12, 5)).astype(np.uint8)
+    nodes = [helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"], name="qmm")]
+    inits = [init("as", np.array(0.02, np.float32)), init("az", np.array(120, np.uint8)), init("b", b),
+             init("bs", np.linspace(0.01, 0.03, 5).astype(np.float32)), init("bz", np.full(5, 128, np.uint8)),
+             init("ys", np.array(0.05, np.float32)), init("yz", np.array(110, np.uint8))]
+    m = model(nodes, [vi("a", TensorProto.UINT8, (3, 6, 12))], [vi("y", TensorProto.UINT8, (3, 6, 5))], inits,
+              opset=21)
+    compare(m, {"a": RNG.integers(0, 256, (3, 6, 12)).astype(np.uint8)})
+
+
+def test_matmul_integer_and_conv_integer() -> None:
+    nodes = [helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"], name="mmi"),
+             helper.make_node("ConvInteger", ["x", "w", "xz"], ["c"], name="convi", pads=[1, 1, 1, 1])]
+    inits = [init("b", RNG.integers(-128, 128, (10, 4)).astype(np.int8)), init("az", np.array(7, np.uint8)),
+             init("bz", np.array(-3, np.int8)), init("w", RNG.integers(0, 256, (3, 2, 3, 3)).astype(np.uint8)),
+             init("xz", np.array(100, np.uint8))]
+    m = model(nodes, [vi("a", TensorProto.UINT8, (5, 10)), vi("x", TensorProto.UINT8, (1, 2, 5, 5))],
+              [vi("y", TensorProto.INT32, (5, 4)), vi("c", TensorProto.INT32, (1, 3, 5, 5))], inits, opset=13)
+    module = compare(m, {"a": RNG.integers(0, 256, (5, 10)).astype(np.uint8),
+                         "x": RNG.integers(0, 256, (1, 2, 5, 5)).astype(np.uint8)})
+    assert io_types(module)[1] == ["i32", "i32"]
+
+
+def test_dynamic_quantize_linear_matmul_integer() -> None:
+    """onnxruntime's quantize_dynamic form: DynamicQuantizeLinear -> MatMulInteger (a
+    computed zero point) -> Cast -> Mul by the scales."""
+    w = RNG.integers(-127, 128, (16, 6)).astype(np.int8)
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="dql"),
+             helper.make_node("MatMulInteger", ["xq", "w", "xz"], ["acc"], name="mmi"),
+             helper.make_node("Cast", ["acc"], ["accf"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["xs", "ws"], ["s"], name="scale"),
+             helper.make_node("Mul", ["accf", "s"], ["y"], name="y")]
+    inits = [init("w", w), init("ws", np.array(0.01, np.float32))]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, (4, 16))],
+              [vi("y", TensorProto.FLOAT, (4, 6)), vi("xq", TensorProto.UINT8, (4, 16)),
+               vi("xs", TensorProto.FLOAT, ()), vi("xz", TensorProto.UINT8, ())], inits, opset=13)
+    compare(m, {"x": rand(4, 16) * 3}, rtol=1e-5)
+
+
+def test_all_f16_model() -> None:
+    w = (rand(8, 6) * 0.3).astype(np.float16)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+             helper.make_node("Add", ["h", "b"], ["hb"], name="add"),
+             helper.make_node("Relu", ["hb"], ["r"], name="relu"),
+             helper.make_node("Softmax", ["r"], ["y"], name="softmax", axis=-1)]
+    inits = [init("w", w), init("b", rand(6).astype(np.float16))]
+    m = model(nodes, [vi("x", TensorProto.FLOAT16, (4, 8))], [vi("y", TensorProto.FLOAT16, (4, 6))], inits)
+    module = compare(m, {"x": rand(4, 8).astype(np.float16)}, rtol=2e-3)
+    assert io_types(module) == (["f16"], ["f16"])
+    assert "npu_graph.cast" not in op_names(module)  # (computed in f16 throughout)
+
+
+def test_cast_to_f16_and_bf16_is_a_real_cast() -> None:
+    nodes = [helper.make_node("Cast", ["x"], ["h"], name="to_f16", to=TensorProto.FLOAT16),
+             helper.make_node("Cast", ["h"], ["y"], name="to_f32", to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["x"], ["b"], name="to_bf16", to=TensorProto.BFLOAT16),
+             helper.make_node("Cast", ["b"], ["z"], name="bf_to_f32", to=TensorProto.FLOAT)]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, (3, 5))],
+              [vi("y", TensorProto.FLOAT, (3, 5)), vi("z", TensorProto.FLOAT, (3, 5))], opset=13)
+    x = rand(3, 5) * 1000
+    module, weights = import_model(m)
+    got = evaluate_graph(module, weights, {"x": x})
+    assert np.array_equal(got["y"], x.astype(np.float16).astype(np.float32))
+    import ml_dtypes
+    assert np.array_equal(got["z"], x.astype(ml_dtypes.bfloat16).astype(np.float32))
+    assert op_names(module).count("npu_graph.cast") == 4
+
+
+# ----------------------------------------------------------------------------------------
+# Refusals
+# ----------------------------------------------------------------------------------------
+
+
+def _q(zp: np.ndarray | None = None, scale: float = 0.1, **attrs) -> onnx.ModelProto:
+    ins = ["x", "s"] + (["z"] if zp is not None else [])
+    inits = [init("s", np.array(scale, np.float32))] + ([init("z", zp)] if zp is not None else [])
+    node = helper.make_node("QuantizeLinear", ins, ["y"], name="q", **attrs)
+    out_type = helper.np_dtype_to_tensor_dtype(zp.dtype) if zp is not None else TensorProto.UINT8
+    return model([node], [vi("x", TensorProto.FLOAT, (4,))], [vi("y", out_type, (4,))], inits, opset=21)
+
+
+@pytest.mark.parametrize("zp,what", [
+    (np.array(0, np.int16), "int16"), (np.array(0, np.uint16), "uint16")])
+def test_refuses_16_bit(zp: np.ndarray, what: str) -> None:
+    assert errors(_q(zp)) == [f"error: node 'q' (QuantizeLinear, opset 21): y_zero_point has element type {what}; "
+                              "only int8 and uint8 quantization is supported (4- and 16-bit integers and float8 "
+                              "are not)"]
+
+
+def test_refuses_int4_and_float8() -> None:
+    for tp, name in ((TensorProto.INT4, "int4"), (TensorProto.FLOAT8E4M3FN, "float8e4m3fn")):
+        z = helper.make_tensor("z", tp, [], [0])
+        node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q")
+        m = model([node], [vi("x", TensorProto.FLOAT, (4,))], [vi("y", tp, (4,))],
+                  [init("s", np.array(0.1, np.float32)), z], opset=21)
+        lines = errors(m)
+        assert lines[0].startswith(f"error: node 'q' (QuantizeLinear, opset 21): y_zero_point has element type {name}")
+
+
+def test_refuses_blocked_quantization() -> None:
+    node = helper.make_node("DequantizeLinear", ["w", "s"], ["y"], name="dq", axis=1, block_size=2)
+    m = model([node], [], [vi("y", TensorProto.FLOAT, (2, 4))],
+              [init("w", np.ones((2, 4), np.int8)), init("s", np.ones((2, 2), np.float32))], opset=21)
+    assert errors(m)[0] == ("error: node 'dq' (DequantizeLinear, opset 21): blocked quantization (block_size=2) "
+                            "is not supported; per-tensor and per-axis are")
+
+
+@pytest.mark.parametrize("scale,shown", [(0.0, "0.0"), (-1.0, "-1.0"), (float("nan"), "nan"), (float("inf"), "inf")])
+def test_refuses_bad_scales(scale: float, shown: str) -> None:
+    assert errors(_q(np.array(0, np.uint8), scale)) == [
+        f"error: node 'q' (QuantizeLinear, opset 21): y_scale (input 1, 's') holds {shown}; scales must be "
+        "positive and finite"]
+
+
+def test_refuses_int32_zero_point_not_zero_and_computed_multiplier() -> None:
+    node = helper.make_node("DequantizeLinear", ["b", "s", "z"], ["y"], name="dq")
+    m = model([node], [], [vi("y", TensorProto.FLOAT, (3,))],
+              [init("b", np.ones(3, np.int32)), init("s", np.array(0.5, np.float32)), init("z", np.array(4, np.int32))])
+    assert errors(m) == ["error: node 'dq' (DequantizeLinear, opset 19): x_zero_point (input 2, 'z') holds 4, "
+                         "outside i32 [0, 0] (an int32 zero point must be 0)"]
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"], name="qmm")
+    inits = [init("az", np.array(0, np.int8)), init("b", np.ones((4, 2), np.int8)), init("bs", np.array(1, np.float32)),
+             init("bz", np.array(0, np.int8)), init("ys", np.array(1, np.float32)), init("yz", np.array(0, np.int8))]
+    m = model([node], [vi("a", TensorProto.INT8, (3, 4)), vi("as", TensorProto.FLOAT, ())],
+              [vi("y", TensorProto.INT8, (3, 2))], inits, opset=13)
+    assert errors(m) == ["error: node 'qmm' (QLinearMatMul, opset 13): x_scale (input 1, 'as') is computed at run "
+                         "time; only constant values are supported"]
+
+
+def test_refuses_per_channel_zero_points_that_differ() -> None:
+    node = helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"], name="mmi")
+    m = model([node], [vi("a", TensorProto.UINT8, (3, 4))], [vi("y", TensorProto.INT32, (3, 2))],
+              [init("b", np.ones((4, 2), np.uint8)), init("az", np.array(1, np.uint8)),
+               init("bz", np.array([1, 2], np.uint8))], opset=13)
+    assert errors(m) == ["error: node 'mmi' (MatMulInteger, opset 13): b_zero_point (input 3) differs per channel "
+                         "(1, 2...); only one zero point per operand is supported"]
+
+
+def test_cli_refusal_exits_1_without_traceback(tmp_path, capsys) -> None:
+    from tools.npu_import import main
+    path = tmp_path / "q16.onnx"
+    onnx.save(_q(np.array(0, np.int16)), str(path))
+    code = main([str(path), "-o", str(tmp_path / "out.mlir")])
+    out, err = capsys.readouterr()
+    assert code == 1 and "Traceback" not in err
+    assert "node 'q' (QuantizeLinear, opset 21): y_zero_point has element type int16" in err
