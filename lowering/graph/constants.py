@@ -10,10 +10,8 @@ constant folding, BatchNorm folding) share two helpers:
   inline `value` when it has at most `INLINE_MAX_ELEMENTS` elements (as the
   importer does) and finite, else a new weight in the store (`add_weight`),
   referenced by key.
-
-Both keep element types: a constant reads back in its type's numpy dtype (float32
-for f32, int8 for i8...; `npu_dialects.dtypes.np_dtype`), and `make_constant` makes
-a constant of the array's type when the chip holds it (else f32) or of a given type.
+Both keep element types: constants read back in their type's numpy dtype, and
+`make_constant` keeps an array's type when the chip holds it (else f32).
 """
 
 from __future__ import annotations
