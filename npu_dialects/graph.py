@@ -1756,7 +1756,7 @@ class AttentionOp(StructuredOp):
             out += cls.finish_cycles(arch, heads * s, dv) if finish else 0
         else:
             out = arch.vector_cycles(heads * s * dv)
-        sums, mask = cls.on_cube(arch, in_shapes, dtype)
+        sums, mask = cls.on_cube(arch, in_shapes)  # (decided as `tile_scratch_bytes` does)
         passes = 2 + (0 if sums else 1) + (0 if mask else len(in_shapes[3:]))
         cube = arch.cube_cycles(s, d, t, heads, dtype) + arch.cube_cycles(s, t, dv, heads, dtype)
         cube += (arch.cube_cycles(s, t, 1, heads, dtype) if sums else 0) + \
@@ -1770,7 +1770,7 @@ class AttentionOp(StructuredOp):
         return value_type(values[0])
 
     @classmethod
-    def on_cube(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], dtype: DType = "f32") -> tuple[bool, bool]:
+    def on_cube(cls, arch: Arch, in_shapes: Sequence[Sequence[int]]) -> tuple[bool, bool]:
         """(row sums, mask): whether a tile with inputs of `in_shapes` (canonical)
         computes its scores' row sums, and adds its mask, on the cube rather than in a
         vector pass over the scores [S, T] - each where the product is cheaper (the
@@ -1782,9 +1782,9 @@ class AttentionOp(StructuredOp):
         q, v, masks = in_shapes[0], in_shapes[2], in_shapes[3:]
         heads, s, t = math.prod(q[:-2]), q[-2], v[-2]
         vector = arch.vector_cycles(heads * s * t)
-        sums = arch.cube_cycles(s, t, 1, heads, dtype) < vector
+        sums = arch.cube_cycles(s, t, 1, batch=heads) < vector
         per_key = len(masks) == 1 and (len(masks[0]) < 2 or masks[0][-2] == 1)
-        return sums, per_key and arch.cube_cycles(s, 1, t, heads, dtype) < vector
+        return sums, per_key and arch.cube_cycles(s, 1, t, batch=heads) < vector
 
     @classmethod
     def tile_cycles_of(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
@@ -1807,7 +1807,7 @@ class AttentionOp(StructuredOp):
         for the row sums, a column [S, 1] for the mask (its row is the mask's tile)."""
         q, v = in_shapes[0], in_shapes[2]
         s, t = q[-2], v[-2]
-        sums, mask = cls.on_cube(arch, in_shapes)  # (the f32 choice: scratch does not follow the type)
+        sums, mask = cls.on_cube(arch, in_shapes)
         return (math.prod(q[:-1]) * t + (t if sums else 0) + (s if mask else 0)) * 4
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
