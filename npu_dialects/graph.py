@@ -2698,10 +2698,14 @@ class ReluOp(UnaryOp):
 
 @irdl_op_definition
 class AddOp(BinaryOp):
-    """a + b with numpy broadcasting"""
+    """a + b with numpy broadcasting; in one float type, or in i32 (an integer
+    accumulator plus its bias, as npu-fuse-qdq adds a quantized Gemm's bias)."""
 
     name = "npu_graph.add"
     FN: ClassVar[str] = "add"
+
+    def check_element_types(self) -> None:
+        check_types(self, (*FLOATS, "i32"))
 
 
 @irdl_op_definition

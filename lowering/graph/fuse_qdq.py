@@ -17,7 +17,6 @@ No options.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +35,7 @@ from npu_dialects.dtypes import element_type, i32, qrange, type_name
 from npu_dialects.graph import (
     AddOp,
     ConcatOp,
+    ConstantOp,
     Conv2dOp,
     DequantizeOp,
     GemmOp,
@@ -124,6 +124,7 @@ class FuseCube(RewritePattern):
 
     def __init__(self, module: ModuleOp, qdq: Qdq):
         self.module, self.qdq, self.mode = module, qdq, arch_of(module).requant
+        self.orphans: list[SSAValue] = []  # operands of rewritten ops: erased when dead
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, QuantizeOp) or not op.input.has_one_use():
@@ -134,6 +135,8 @@ class FuseCube(RewritePattern):
             return
         built = self.integer(cube)
         if built is None:
+            remark(PASS, "missed", node_names(cube), f"{cube.name} kept in float: it needs a per-tensor quantized "
+                   "input and constant integer weights (per tensor or per output channel, one zero point)")
             return
         new_ops, acc, sx, sw = built
         mult = (np.float32(sx) * sw / np.float32(out.scale)).astype(np.float32)  # (onnxruntime's order)
@@ -150,6 +153,7 @@ class FuseCube(RewritePattern):
         remark(PASS, "applied", node_names(cube), f"{cube.name} computed in integers "
                f"({type_name(element_type(acc))} accumulator, requantized to "
                f"{type_name(element_type(op.result))})")
+        self.orphans += [*op.operands[1:], *cube.operands]
         rewriter.replace_op(op, req)
         rewriter.erase_op(cube)
 
@@ -220,6 +224,7 @@ class FuseMovement(RewritePattern):
 
     def __init__(self, qdq: Qdq):
         self.qdq = qdq
+        self.orphans: list[SSAValue] = []
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, QuantizeOp):
@@ -231,21 +236,26 @@ class FuseMovement(RewritePattern):
         if isinstance(src, DequantizeOp):
             x = self.qdq.dequantized(op.input)
             if x is not None and x[1] == out and x[0].input.type == op.result.type:
+                self.orphans += list(op.operands)
                 rewriter.replace_op(op, [], [x[0].input])
             return
+        if isinstance(src, Conv2dOp | MatMulOp | GemmOp | RequantizeOp | QuantizeOp):
+            return
         if not op.input.has_one_use() or not self.movable(src):
-            if not isinstance(src, Conv2dOp | MatMulOp | GemmOp | RequantizeOp):
-                remark(PASS, "missed", node_names(src), f"{src.name} kept in float between dequantize and quantize "
-                       "(no integer form here)")
+            remark(PASS, "missed", node_names(src), f"{src.name} kept in float between dequantize and quantize "
+                   "(no integer form here)")
             return
         ins = [self.qdq.dequantized(v) for v in src.operands[:self.data_operands(src)]]
         if any(d is None or d[1] != out or element_type(d[0].input) != element_type(op.result)
                for d in ins):
+            remark(PASS, "missed", node_names(src), f"{src.name} kept in float: its input and output quantization "
+                   "parameters differ")
             return
         operands = [d[0].input for d in ins if d] + list(src.operands[len(ins):])
         new = type(src).create(operands=operands, result_types=[op.result.type],
                                attributes=dict(src.attributes), properties=dict(src.properties))
         new.location = src.location
+        self.orphans += [*op.operands[1:], *src.operands]
         rewriter.replace_op(op, new)
         rewriter.erase_op(src)
 
@@ -259,17 +269,16 @@ class FuseMovement(RewritePattern):
         return len(op.operands) if isinstance(op, ConcatOp) else 1
 
 
-def erase_dead_dequantize(module: ModuleOp) -> None:
-    """Dequantize ops (and their parameter constants) nothing reads any more."""
-    for op in reversed(list(module.walk())):
-        if isinstance(op, DequantizeOp) and not op.result.uses:
-            params: Sequence[SSAValue] = list(op.operands)
+def erase_dead(values: list[SSAValue]) -> None:
+    """Erase the dequantize and constant ops defining `values` once nothing reads them
+    (and, in turn, their own operands' definers)."""
+    while values:
+        v = values.pop()
+        op = v.owner
+        if isinstance(op, DequantizeOp | ConstantOp) and op.parent is not None and not op.results[0].uses:
+            values += list(op.operands)
             op.detach()
             op.erase()
-            for v in params:
-                if isinstance(v.owner, Operation) and v.owner.name == "npu_graph.constant" and not v.uses:
-                    v.owner.detach()
-                    v.owner.erase()
 
 
 @dataclass(frozen=True)
@@ -283,6 +292,7 @@ class FuseQdqPass(ModulePass):
         if not any(isinstance(o, QuantizeOp) for o in op.walk()):
             return
         qdq = Qdq(ConstantReader(op, self.name))
-        PatternWalker(FuseCube(op, qdq), apply_recursively=False).rewrite_module(op)
-        PatternWalker(FuseMovement(qdq), apply_recursively=True).rewrite_module(op)
-        erase_dead_dequantize(op)
+        cube, movement = FuseCube(op, qdq), FuseMovement(qdq)
+        PatternWalker(cube, apply_recursively=False).rewrite_module(op)
+        PatternWalker(movement, apply_recursively=True).rewrite_module(op)
+        erase_dead(cube.orphans + movement.orphans)
