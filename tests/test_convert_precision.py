@@ -37,7 +37,8 @@ def test_lenet_runs_in_the_type(tmp_path, capsys, precision, tolerance) -> None:
     the roofline against the type's cube rate (twice f32's MACs per cycle: the same as
     f16's, `cube_f32_passes` = 1, so only the DRAM term halves)."""
     f32, _ = _run(tmp_path, "lenet.onnx")
-    rep, out = _run(tmp_path, "lenet.onnx", "--precision", precision, "--seed", "0")
+    rep, out = _run(tmp_path, "lenet.onnx", "--precision", precision, "--check", "--seed", "0")
+    assert rep["check"]["ok"]  # (--check's tolerance is the type's: tools.npu_run.PRECISION_RTOL)
     capsys.readouterr()
     sess = ort.InferenceSession(str(MODELS / "lenet.onnx"), providers=["CPUExecutionProvider"])
     from runtime.run import random_inputs

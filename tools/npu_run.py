@@ -411,13 +411,21 @@ def _as_ort_type(x: np.ndarray, ort_type: str) -> np.ndarray:
     return np.asarray(x) if dtype is None else np.asarray(x).astype(dtype, copy=False)
 
 
-def metrics(got: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
+PRECISION_RTOL = {"f16": 4 * 2.0 ** -10, "bf16": 4 * 2.0 ** -7}
+"""--check's tolerance for a model computed in f16/bf16 (`--precision`): 4 spacings of
+the type at 1, relative to each element and, as the absolute tolerance, to the output's
+largest magnitude (rounding errors of intermediates scale with the activations)."""
+
+
+def metrics(got: np.ndarray, ref: np.ndarray, precision: str | None = None) -> dict[str, Any]:
     """The --check tolerance on one tensor: max abs / max rel error, cosine similarity,
     `ok` = allclose(rtol=1e-3, atol=1e-4 * max(1, max|ref|)) and that `atol`; the
-    relative error of an element is |got - ref| / max(|ref|, atol)."""
+    relative error of an element is |got - ref| / max(|ref|, atol). A model computed in
+    f16/bf16 (`precision`) gets rtol `PRECISION_RTOL` and atol rtol * max|ref|."""
     g, r = np.asarray(got, np.float64).reshape(-1), np.asarray(ref, np.float64).reshape(-1)
     scale = float(np.max(np.abs(r))) if r.size and np.isfinite(r).all() else 1.0
-    atol = 1e-4 * max(1.0, scale)
+    rtol = PRECISION_RTOL.get(precision or "", 1e-3)
+    atol = 1e-4 * max(1.0, scale) if precision not in PRECISION_RTOL else rtol * (scale or 1.0)
     err = np.abs(g - r)
     a = float(np.max(err)) if err.size else 0.0
     rel = float(np.max(err / np.maximum(np.abs(r), atol))) if err.size else 0.0
@@ -426,12 +434,13 @@ def metrics(got: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
     norm = float(np.linalg.norm(g) * np.linalg.norm(r))
     cosine = float(np.dot(g, r) / norm) if norm > 0 else (1.0 if not g.any() and not r.any() else 0.0)
     return {"max_abs_err": a, "max_rel_err": rel, "cosine": cosine,
-            "ok": bool(np.allclose(g, r, rtol=1e-3, atol=atol)), "atol": atol}
+            "ok": bool(np.allclose(g, r, rtol=rtol, atol=atol)), "atol": atol, "rtol": rtol}
 
 
-def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray]) -> tuple[dict[str, Any], list[str]]:
+def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray],
+            precision: str | None = None) -> tuple[dict[str, Any], list[str]]:
     """`check` report entry {max_abs_err, max_rel_err, ok, outputs} and problem lines
-    (`metrics` per output)."""
+    (`metrics` per output; `precision`: the type a --precision model computed in)."""
     max_abs = max_rel = 0.0
     ok = True
     per: dict[str, Any] = {}
@@ -446,14 +455,14 @@ def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray]) -> tupl
             problems.append(f"output '{name}': shape {list(np.shape(out))} but the reference has "
                             f"{list(np.shape(refs[name]))}")
             continue
-        m = metrics(out, refs[name])
+        m = metrics(out, refs[name], precision)
         a, r = m["max_abs_err"], m["max_rel_err"]
         per[name] = {"max_abs_err": a, "max_rel_err": r, "ok": m["ok"]}
         max_abs, max_rel = max(max_abs, a), max(max_rel, r)
         if not m["ok"]:
             ok = False
             problems.append(f"output '{name}' differs from the reference: max abs err {a:.3g}, "
-                            f"max rel err {r:.3g} (rtol 1e-3, atol {m['atol']:.3g})")
+                            f"max rel err {r:.3g} (rtol {m['rtol']:.3g}, atol {m['atol']:.3g})")
     return {"max_abs_err": max_abs, "max_rel_err": max_rel, "ok": ok, "outputs": per}, problems
 
 
@@ -778,7 +787,7 @@ def _run(args: argparse.Namespace) -> int:
     problems: list[str] = []
     if args.check:
         refs, what = reference_outputs(loaded, args.input, inputs)  # (in the model's own dtypes)
-        check, problems = compare(result.outputs, refs)
+        check, problems = compare(result.outputs, refs, args.precision)
         check["reference"] = what
         report["check"] = check
     if args.compare_all:
