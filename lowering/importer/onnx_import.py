@@ -449,6 +449,20 @@ class NodeContext:
             t = self._imp.carried(t)
         return self._imp.as_carried(self._imp.materialize(t))
 
+    def moved(self, i: int) -> SSAValue:
+        """Input `i` for an op that only moves elements (reshape, transpose, max pooling):
+        an i8/ui8 value as it is (exact on the integers), else as `value` gives it."""
+        t = self.tensor(i)
+        if t.value is not None and element_type(t.value) in (i8, ui8):
+            return t.value
+        return self.value(i)
+
+    @staticmethod
+    def like(v: SSAValue, shape: Sequence[int]) -> TensorType:
+        """The result type of moving `v`'s elements into `shape`: `v`'s i8/ui8 type, else
+        the node's float type."""
+        return TensorType(element_type(v), list(shape)) if element_type(v) in (i8, ui8) else f32_tensor(shape)
+
     def typed_value(self, i: int, allowed: Sequence[str], what: str = "") -> SSAValue:
         """Input `i` in its own element type, which must be named in `allowed` (`what`
         names the input in the diagnostic): constant data of that type becomes a typed
@@ -891,7 +905,8 @@ def convert_maxpool(ctx: NodeContext) -> Sequence[Output]:
         from lowering.importer.indexing import maxpool_with_indices  # (it builds on this module)
         return maxpool_with_indices(ctx, kernel, strides, pads, dilations, out)
     cls = MaxPoolOp if n == 2 else MaxPoolNdOp
-    op = cls(ctx.value(0), f32_tensor(out), kernel=kernel, strides=strides, pads=pads, dilations=dilations)
+    xv = ctx.moved(0)
+    op = cls(xv, ctx.like(xv, out), kernel=kernel, strides=strides, pads=pads, dilations=dilations)
     return [ctx.build(op).results[0]]
 
 
@@ -946,7 +961,8 @@ def convert_flatten(ctx: NodeContext) -> Sequence[Output]:
     if axis < 0:
         axis += len(x)
     shape = (_prod(x[:axis]), _prod(x[axis:]))
-    return [ctx.build(ReshapeOp(ctx.value(0), f32_tensor(shape))).results[0]]
+    xv = ctx.moved(0)
+    return [ctx.build(ReshapeOp(xv, ctx.like(xv, shape))).results[0]]
 
 
 @converter("Reshape", attrs=("allowzero",))
@@ -957,7 +973,8 @@ def convert_reshape(ctx: NodeContext) -> Sequence[Output]:
         raise NodeError(f"the target shape must be a 1-D integer tensor, got {target.dtype} "
                         f"of shape {list(target.shape)}")
     shape = reshape_shape(ctx.shape(0), [int(d) for d in target], bool(ctx.attr("allowzero", 0)))
-    return [ctx.build(ReshapeOp(ctx.value(0), f32_tensor(shape))).results[0]]
+    xv = ctx.moved(0)
+    return [ctx.build(ReshapeOp(xv, ctx.like(xv, shape))).results[0]]
 
 
 @converter("Identity")
@@ -1759,7 +1776,8 @@ def convert_transpose(ctx: NodeContext) -> Sequence[Output]:
         raise NodeError(f"perm {list(perm)} is not a permutation of 0..{len(x) - 1}")
     if list(perm) == list(range(len(x))):
         return [ctx.tensor(0)]
-    return [ctx.build(TransposeOp(ctx.value(0), perm, f32_tensor([x[p] for p in perm]))).results[0]]
+    xv = ctx.moved(0)
+    return [ctx.build(TransposeOp(xv, perm, ctx.like(xv, [x[p] for p in perm]))).results[0]]
 
 
 def _reshaped(ctx: NodeContext, shape: Sequence[int]) -> Output:
@@ -1767,7 +1785,8 @@ def _reshaped(ctx: NodeContext, shape: Sequence[int]) -> Output:
     if tuple(shape) == ctx.shape(0):
         return ctx.tensor(0)
     t = ctx.tensor(0)
-    v = ctx.build(ReshapeOp(ctx.value(0), f32_tensor(shape))).results[0]
+    xv = ctx.moved(0)
+    v = ctx.build(ReshapeOp(xv, ctx.like(xv, shape))).results[0]
     return ctx.typed(v, t.dtype)
 
 

@@ -27,8 +27,8 @@
 // SIM: check: ok vs onnxruntime
 
 // BADBODY-NOT: Traceback
-// BADBODY:      error: node 'dql' (DynamicQuantizeLinear, opset 18): imported as its ONNX function body, which does not import; it uses QuantizeLinear, not supported:
-// BADBODY-NEXT: error: node 'dql/QuantizeLinear#{{[0-9]+}}' (QuantizeLinear, opset {{[0-9]+}}): unsupported operator
+// BADBODY:      error: node 'bern' (Bernoulli, opset 18): imported as its ONNX function body, which does not import; it uses RandomUniformLike, not supported:
+// BADBODY-NEXT: error: node 'bern/RandomUniformLike#{{[0-9]+}}' (RandomUniformLike, opset {{[0-9]+}}): unsupported operator
 
 // OPSET6: error: the model uses ONNX opset 6; supported opsets are 7..{{[0-9]+}}
 

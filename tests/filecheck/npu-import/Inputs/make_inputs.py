@@ -14,7 +14,10 @@
   Resize 'down' (linear half_pixel, scales 0.5 and 0.75), scales from Constant nodes
 - gru.onnx: x[2, 1, 2] (2 steps, batch 1) -> GRU 'gru' (hidden 2, W, R and B from Constant
   nodes) -> Y and Y_h, opset 14: unrolled over its steps
-- function_unsupported.onnx: a DynamicQuantizeLinear 'dql' (its body needs QuantizeLinear)
+- function_unsupported.onnx: a Bernoulli 'bern' (its body needs RandomUniformLike)
+- qdq10.onnx / qdq21.onnx: a QDQ conv (uint8 activations, int8 weight per channel, int32 bias)
+- qlinear.onnx: QLinearConv -> MaxPool -> Reshape -> QLinearMatMul on uint8
+- q16.onnx: a QuantizeLinear 'q16' to int16 (refused)
 - opset6.onnx / opset28.onnx: a Relu at opset 6 (below the range) and 28 (the newest)
 - ops11.onnx / ops18.onnx: the same small attention-like graph at opset 11 and 18, where
   Softmax, Squeeze/Unsqueeze, Split and the reductions take their axes differently, with a
@@ -103,6 +106,52 @@ def single(nodes: list[onnx.NodeProto], outputs: list[str], opset: int, shape=(2
     return onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]))
 
 
+def qdq(opset: int) -> onnx.ModelProto:
+    """x[2, 3, 6, 6] -> QuantizeLinear 'qx' (uint8) -> DequantizeLinear 'dqx'; an int8 weight
+    per output channel (per tensor before opset 13) through DequantizeLinear 'dqw' and an int32 bias through
+    'dqb' -> Conv 'conv' -> QuantizeLinear 'qy' (int8) -> DequantizeLinear 'dqy' -> y."""
+    rng = np.random.default_rng(7)
+    n = helper.make_node
+    w = rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.int8)
+    ws = np.array([0.01, 0.02, 0.015, 0.03], np.float32) if opset >= 13 else np.array(0.02, np.float32)
+    inits = [numpy_helper.from_array(a, name) for name, a in (
+        ("xs", np.array(0.05, np.float32)), ("xz", np.array(128, np.uint8)), ("w", w), ("ws", ws),
+        ("wz", np.zeros(ws.shape, np.int8)), ("b", rng.integers(-200, 200, 4).astype(np.int32)),
+        ("bs", (0.05 * ws).astype(np.float32)), ("ys", np.array(0.1, np.float32)), ("yz", np.array(-3, np.int8)))]
+    axis0 = {"axis": 0} if opset >= 13 else {}
+    nodes = [n("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="qx"),
+             n("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dqx"),
+             n("DequantizeLinear", ["w", "ws", "wz"], ["wd"], name="dqw", **axis0),
+             n("DequantizeLinear", ["b", "bs"], ["bd"], name="dqb", **axis0),
+             n("Conv", ["xd", "wd", "bd"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             n("QuantizeLinear", ["c", "ys", "yz"], ["cq"], name="qy"),
+             n("DequantizeLinear", ["cq", "ys", "yz"], ["y"], name="dqy")]
+    g = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 6, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4, 6, 6])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="make_inputs")
+
+
+def qlinear() -> onnx.ModelProto:
+    """x[1, 2, 5, 5] uint8 -> QLinearConv 'qconv' (int8 weight, int32 bias) -> MaxPool 'pool'
+    -> QLinearMatMul 'qmm' after a Reshape 'flat' -> y uint8 (onnxruntime's QOperator form)."""
+    rng = np.random.default_rng(8)
+    n = helper.make_node
+    inits = [numpy_helper.from_array(a, name) for name, a in (
+        ("xs", np.array(0.02, np.float32)), ("xz", np.array(100, np.uint8)),
+        ("w", rng.integers(-127, 128, (3, 2, 3, 3)).astype(np.int8)), ("ws", np.array(0.03, np.float32)),
+        ("wz", np.array(0, np.int8)), ("cs", np.array(0.05, np.float32)), ("cz", np.array(120, np.uint8)),
+        ("b", rng.integers(-100, 100, 3).astype(np.int32)), ("shape", np.array([1, 12], np.int64)),
+        ("m", rng.integers(0, 256, (12, 4)).astype(np.uint8)), ("ms", np.array(0.01, np.float32)),
+        ("mz", np.array(128, np.uint8)), ("ys", np.array(0.2, np.float32)), ("yz", np.array(90, np.uint8)))]
+    nodes = [n("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "cs", "cz", "b"], ["c"], name="qconv"),
+             n("MaxPool", ["c"], ["p"], name="pool", kernel_shape=[2, 2], strides=[1, 1]),
+             n("Reshape", ["p", "shape"], ["f"], name="flat"),
+             n("QLinearMatMul", ["f", "cs", "cz", "m", "ms", "mz", "ys", "yz"], ["y"], name="qmm")]
+    g = helper.make_graph(nodes, "qlinear", [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 2, 5, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, 4])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_inputs")
+
+
 def gru() -> onnx.ModelProto:
     """A tiny GRU, its weights in Constant nodes (`single` takes no initializers)."""
     rng = np.random.default_rng(5)
@@ -135,8 +184,13 @@ def main() -> int:
             helper.make_node("Resize", ["u", "", "s2"], ["y"], name="down", mode="linear")], ["y"], 17,
             shape=(1, 2, 4, 4)),
         "gru.onnx": gru(),
-        "function_unsupported.onnx": single([helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"],
-                                                              name="dql")], ["q", "s", "z"], 18),
+        "qdq10.onnx": qdq(10),
+        "qdq21.onnx": qdq(21),
+        "qlinear.onnx": qlinear(),
+        "q16.onnx": single([helper.make_node("Constant", [], ["s"], value_float=0.1),
+                            helper.make_node("Constant", [], ["z"], value=numpy_helper.from_array(np.array(0, np.int16))),
+                            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q16")], ["y"], 21),
+        "function_unsupported.onnx": single([helper.make_node("Bernoulli", ["x"], ["y"], name="bern")], ["y"], 18),
         "opset6.onnx": single([helper.make_node("Relu", ["x"], ["y"], name="relu")], ["y"], 6),
         "opset28.onnx": single([helper.make_node("Relu", ["x"], ["y"], name="relu")], ["y"], 28),
     }
