@@ -57,6 +57,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from npu_dialects.checks import arch_at, check_at_least, check_part_cycles, check_within
+from npu_dialects.dtypes import element_type, nbytes
 from npu_dialects.graph import int_array, ints
 
 
@@ -330,7 +331,7 @@ def verify_plan(k: "KernelOp") -> None:
             raise VerifyException(f"{name}: {k.trip_counts[0]} batch slices of {k.tile_sizes[0]} do not cover the "
                                   f"batch of its result {k.outs[0].type}")
         for v, o in zip(values, offsets if not k.loop_names else ()):  # (a batch slice's sizes: npu-bufferize)
-            if isinstance(v.type, TensorType) and o + prod(v.type.get_shape()) * 4 > sram:
+            if isinstance(v.type, TensorType) and o + nbytes(v.type) > sram:
                 raise VerifyException(f"{name}: plan puts a {v.type} at byte {o}, past its sram = {sram}")
         if any(i >= len(ops) for i in ints(plan.in_place, ())):
             raise VerifyException(f"{name}: plan in_place names an op past the body's {len(ops)}")
@@ -618,6 +619,9 @@ class WindowOp(IRDLOperation):
             raise VerifyException(f"'{self.name}': view {list(view)} does not have the elements of {tensor}")
         if not isinstance(tile, TensorType) or tuple(tile.get_shape()) != sizes:
             raise VerifyException(f"'{self.name}': the tile type must have the window's sizes {list(sizes)}")
+        if tile.element_type != tensor.element_type:
+            raise VerifyException(f"'{self.name}': the tile's element type {tile.element_type} must be the "
+                                  f"tensor's ({tensor.element_type}): a window moves elements, it converts none")
         loop = self.parent_op()
         if isinstance(loop, KernelOp) and loop.kind.data == KernelKind.GROUP and isinstance(self, LoadOp):
             if n or loop.loop_names not in ([], ["n"]) or any(ints(self.consts, ())) or sizes != tuple(view):
@@ -677,7 +681,7 @@ class LoadOp(WindowOp):
         if pad_value is not None:
             props["pad_value"] = FloatAttr(pad_value, f32)
         super().__init__(operands=[source, list(indices)], properties=props,
-                         result_types=[TensorType(f32, list(sizes))])
+                         result_types=[TensorType(element_type(source), list(sizes))])
 
     def whole_shape(self) -> tuple[int, ...]:
         t = self.source.type
@@ -996,8 +1000,9 @@ class LineBufferOp(IRDLOperation):
         a, b = self.new.type, self.held.type
         assert isinstance(a, TensorType) and isinstance(b, TensorType)
         sa, sb = a.get_shape(), b.get_shape()
-        if (len(sa) < 2 or len(sa) != len(sb) or sa[:-2] != sb[:-2] or sa[-1] != sb[-1] or sa[-2] >= sb[-2]):
-            raise VerifyException(f"'npu_tile.line_buffer': {a} must be fewer rows (dim -2) of {b}")
+        if (len(sa) < 2 or len(sa) != len(sb) or sa[:-2] != sb[:-2] or sa[-1] != sb[-1] or sa[-2] >= sb[-2]
+                or a.element_type != b.element_type):
+            raise VerifyException(f"'npu_tile.line_buffer': {a} must be fewer rows (dim -2) of {b} (same element type)")
         if not isinstance(self.parent_op(), StripLoopOp):
             raise VerifyException("'npu_tile.line_buffer' must be in an 'npu_tile.strip_loop'")
 

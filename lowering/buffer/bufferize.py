@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import scf
@@ -43,10 +42,9 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
-    f32,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from lowering.buffer.compute_patterns import describe_unlowered, lower_compute
@@ -74,6 +72,7 @@ from lowering.tile.tile_search import (
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ToTensorOp
 from npu_dialects.dma import CopyOp, WaitOp, memory_space
+from npu_dialects.dtypes import elem_bytes, element_type, nbytes
 from npu_dialects.graph import (
     ConcatOp,
     ConstantOp,
@@ -94,8 +93,9 @@ from npu_dialects.tile import (
 from npu_dialects.tile import LoadOp as TileLoadOp
 
 
-def dram_type(shape: Sequence[int]) -> MemRefType:
-    return MemRefType(f32, list(shape), memory_space=StringAttr("dram"))
+def dram_type(shape: Sequence[int], like: SSAValue | Attribute) -> MemRefType:
+    """A DRAM buffer of `shape` holding the elements of tensor/memref value or type `like`."""
+    return MemRefType(element_type(like), list(shape), memory_space=StringAttr("dram"))
 
 
 def window_of(op: WindowOp, loops: Sequence[str], source: int | None) -> Window:
@@ -104,7 +104,8 @@ def window_of(op: WindowOp, loops: Sequence[str], source: int | None) -> Window:
     dims = tuple(DimMap(tuple((loops[j], c) for j, c in ts), const, size)
                  for ts, const, size in zip(terms, consts, sizes))
     pad = op.pad_value.value.data if isinstance(op, TileLoadOp) and op.pad_value is not None else None
-    return Window(source, view, dims, pad)
+    tensor = op.operands[0]  # (a load's source, a store's value: the same element type)
+    return Window(source, view, dims, pad, elem=elem_bytes(tensor))
 
 
 def loop_shape(kernel: KernelOp) -> KernelShape:
@@ -155,19 +156,19 @@ def concat_placement(block: Block, returned: set[SSAValue]) -> dict[SSAValue, tu
         for v in vals:
             assert v is not None
             placement[v] = (k.outs[0], off)
-            off += prod(shape_of(v)) * 4
+            off += nbytes(v)
     return placement
 
 
 def in_place_source(ks: KernelShape, ins: list[SSAValue]) -> SSAValue | None:
     """An input buffer the kernel could overwrite with its output: an activation buffer
-    (`npu_task.alloc`) of the output's size that the kernel reads through one window
-    only, at exactly the output tile's position (an elementwise operand, a residual
-    epilogue operand). Each tile of it is then loaded before the same tile of the
+    (`npu_task.alloc`) of the output's shape and element size that the kernel reads
+    through one window only, at exactly the output tile's position (an elementwise
+    operand, a residual epilogue operand). Each tile of it is then loaded before the same tile of the
     output is stored, and no other tile reads it."""
     windows = ks.loads + ks.epilogue
     for w in windows:
-        if w.source is None or w.pad_value is not None or w.shape != ks.out.shape:
+        if w.source is None or w.pad_value is not None or w.shape != ks.out.shape or w.elem != ks.out.elem:
             continue
         if any(a != b and not (n == 1 and a.size == b.size == 1 and a.const == b.const == 0)
                for a, b, n in zip(w.dims, ks.out.dims, w.shape)):
@@ -214,7 +215,7 @@ class FuncBuilder:
             return buf
         key = (buf, tuple(shape))
         if key not in self.views:
-            self.views[key] = self.add(ViewOp(buf, dram_type(shape))).results[0]
+            self.views[key] = self.add(ViewOp(buf, dram_type(shape, buf))).results[0]
         return self.views[key]
 
     def copy_task(self, name: str, src: SSAValue, dst: SSAValue, loc: LocationAttr) -> None:
@@ -237,7 +238,7 @@ class FuncBuilder:
         if not isinstance(ret, ReturnOp):
             raise CompileError(self.pass_name, f"function @{self.func.sym_name.data} has no func.return", self.func)
         returned = list(ret.arguments)
-        arg_types = [dram_type(shape_of(a)) for a in old.args] + [dram_type(shape_of(v)) for v in returned]
+        arg_types = [dram_type(shape_of(a), a) for a in old.args] + [dram_type(shape_of(v), v) for v in returned]
         self.block = Block(arg_types=arg_types)
         n_in = len(old.args)
         for a, b in zip(old.args, self.block.args):
@@ -277,18 +278,20 @@ class FuncBuilder:
         new.location = self.func.location
         return new
 
-    def mask(self, rows: list[float], inside: float, outside: float, loc: LocationAttr) -> SSAValue:
-        """A small inline weight [1, 1, len(rows), 1]: `inside` where rows is 1, else `outside`."""
+    def mask(self, rows: list[float], inside: float, outside: float, like: SSAValue, loc: LocationAttr) -> SSAValue:
+        """A small inline weight [1, 1, len(rows), 1] of the element type of the value it
+        masks, `like`: `inside` where rows is 1, else `outside`."""
         values = [inside if r else outside for r in rows]
-        t = dram_type((1, 1, len(values), 1))
+        tensor = TensorType(element_type(like), [1, 1, len(values), 1])
+        t = dram_type((1, 1, len(values), 1), tensor)
         self.inline_consts += 1
-        attr = DenseIntOrFPElementsAttr.from_list(TensorType(f32, [1, 1, len(values), 1]), values)
+        attr = DenseIntOrFPElementsAttr.from_list(tensor, values)  # type: ignore[arg-type]  # (a float type)
         w = WeightOp(f"inline{self.inline_consts}", t, value=attr)
         w.location = loc
         return self.add(w).results[0]
 
     def constant(self, op: ConstantOp) -> None:
-        t = dram_type(shape_of(op.result))
+        t = dram_type(shape_of(op.result), op.result)
         if op.weight is not None:
             w = WeightOp(op.weight.data, t)
         else:
@@ -301,7 +304,7 @@ class FuncBuilder:
         """The buffer of a value its consumer concat holds in place: a view of that concat's buffer."""
         if v not in self.buf:
             concat, off = self.placement[v]
-            view = ViewOp(self.concat_buffer(concat), dram_type(shape_of(v)), off)
+            view = ViewOp(self.concat_buffer(concat), dram_type(shape_of(v), v), off)
             assert isinstance(v.owner, KernelOp)  # (a placed value is a kernel's result)
             view.location = v.owner.location
             self.buf[v] = self.add(view).results[0]
@@ -324,7 +327,7 @@ class FuncBuilder:
         if res in self.writes_output:
             out = self.writes_output[res]
         else:
-            alloc = AllocOp(dram_type(shape_of(res)), reuse=reuse)
+            alloc = AllocOp(dram_type(shape_of(res), res), reuse=reuse)
             alloc.location = k.location
             out = self.add(alloc).results[0]
         self.buf[res] = out
@@ -419,7 +422,8 @@ class FuncBuilder:
         args = k.body.block.args
         placed = loop.clone({a: em.add(ToTensorOp(b)).results[0] for a, b in zip(args, ins)})
         bufs = assign_strip_buffers(placed, plan, em, dict(zip(args, ins)), out, self.arch,
-                                    lambda rows, inside, outside: self.mask(rows, inside, outside, k.location))
+                                    lambda rows, inside, outside, like: self.mask(rows, inside, outside, like,
+                                                                                  k.location))
         em.add(placed)
         region = Region(block)
         lower_strip_loop(bufs, region)

@@ -25,7 +25,7 @@ reduction steps), and an `npu_compute.apply` merge into it by its op's `combine`
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import MemRefType, TensorType, f32
+from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -160,7 +160,7 @@ def stage(op: Operation | type[Operation], ins: list[SSAValue], dest: SSAValue, 
     assert isinstance(dest.type, MemRefType)
     cls = op if isinstance(op, type) else type(op)
     attrs = attributes if isinstance(op, type) else {**op.attributes, **attributes}
-    clone = cls.create(operands=[v.tensor for v in views], result_types=[TensorType(f32, dest.type.get_shape())],
+    clone = cls.create(operands=[v.tensor for v in views], result_types=[TensorType(dest.type.element_type, dest.type.get_shape())],
                             attributes=attrs)
     return [*views, clone, MaterializeOp(clone.results[0], dest, accumulate)]
 

@@ -74,9 +74,11 @@ class GroupBuffers:
             zeros[0] = self.row0
         return zeros
 
-    def buffer(self, before: Operation, offset: int, shape: Sequence[int], value: int | None = None) -> SSAValue:
-        """The `npu_task.sram` buffer at `offset` with `shape` holding `value` (None: a new
-        value, that of `before`), created before `before` the first time it is asked for."""
+    def buffer(self, before: Operation, offset: int, shape: Sequence[int], like: SSAValue,
+               value: int | None = None) -> SSAValue:
+        """The `npu_task.sram` buffer at `offset` with `shape` and the element type of
+        tensor/buffer `like` holding `value` (None: a new value, that of `before`), created
+        before `before` the first time it is asked for."""
         loc = self.loc
         if value is None:
             value, self.values, loc = self.values, self.values + 1, before.location
@@ -84,14 +86,14 @@ class GroupBuffers:
         if key not in self.bufs:
             em = self.em.at(before) if self.row0 is None else self.em.nested(self.em.task_block)
             em.loc = loc
-            self.bufs[key] = em.add(SramOp(sram_type(shape), offset, value)).results[0]
+            self.bufs[key] = em.add(SramOp(sram_type(shape, like), offset, value)).results[0]
         return self.bufs[key]
 
     def view(self, before: Operation, buf: SSAValue, shape: Sequence[int]) -> SSAValue:
         """Buffer `buf` (an `npu_task.sram`) viewed with `shape`: the same value and bytes."""
         sram = buf.owner
         assert isinstance(sram, SramOp) and sram.value_id is not None
-        return self.buffer(before, sram.offset.value.data, shape, sram.value_id)
+        return self.buffer(before, sram.offset.value.data, shape, buf, sram.value_id)
 
     def store(self, op: Operation, v: SSAValue, buf: SSAValue) -> None:
         """Body value v (in `buf`) stored to its DRAM output right after `op`, if returned."""
@@ -168,7 +170,7 @@ class GroupLoadToCopy(RewritePattern):
         if not isinstance(op, LoadOp) or op not in b.waited_by or not isinstance(op.source.owner, ToTensorOp):
             return
         shape = shape_of(op.tile)
-        dst = b.buffer(op, b.offset[op.tile], shape)
+        dst = b.buffer(op, b.offset[op.tile], shape, op.tile)
         em = b.em.at(op)
         em.loc = op.location
         src = op.source.owner.buffer
@@ -196,7 +198,7 @@ class GroupViewToBuffer(RewritePattern):
         sram = src.owner
         assert isinstance(sram, SramOp)
         r = op.results[0]
-        buf = b.buffer(op, b.offset[r], shape_of(r), sram.value_id)
+        buf = b.buffer(op, b.offset[r], shape_of(r), r, sram.value_id)
         b.store(op, r, buf)
         tile = ToTensorOp(buf)
         rewriter.replace(op, [tile], [tile.tensor])
@@ -221,13 +223,13 @@ class StageGroupOp(RewritePattern):
         if isinstance(op, (GemmOp, MatMulOp)):
             mv = matmul_views(op)
             a, w = b.view(op, ins[0], mv.a), b.view(op, ins[1], mv.b)  # type: ignore[arg-type]
-            out = b.buffer(op, b.offset[r], mv.out)
+            out = b.buffer(op, b.offset[r], mv.out, r)
             em.stage(op, [a, w], out)
             out = b.view(op, out, shape_of(r))
             if isinstance(op, GemmOp) and op.c is not None:
                 em.stage(AddOp, [out, ins[2]], out)  # type: ignore[list-item]
         else:
-            out = b.buffer(op, b.offset[r], shape_of(r))
+            out = b.buffer(op, b.offset[r], shape_of(r), r)
             if isinstance(op, GraphConv2dOp):
                 em.stage(op, ins[:2], out)  # type: ignore[arg-type]
                 if op.bias is not None:

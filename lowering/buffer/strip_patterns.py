@@ -60,6 +60,7 @@ from lowering.tile.tile_search import TilingError, align_up
 from npu_dialects.arch import Arch
 from npu_dialects.compute import ToTensorOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
+from npu_dialects.dtypes import elem_bytes
 from npu_dialects.graph import (
     AddOp,
     AvgPoolOp,
@@ -78,7 +79,7 @@ from npu_dialects.graph import Conv2dOp as GraphConv2dOp
 from npu_dialects.task import SramOp
 from npu_dialects.tile import LineBufferOp, LoadOp, StoreOp, StripLoopOp
 
-MaskFn = Callable[[list[float], float, float], SSAValue]  # (rows, inside, outside) -> a DRAM mask
+MaskFn = Callable[[list[float], float, float, SSAValue], SSAValue]  # (rows, inside, outside, masked) -> a DRAM mask
 
 
 # --------------------------------------------------------------------------------------
@@ -118,20 +119,22 @@ class StripBuffers:
         self.x = self.g.x
         self.slots = 2 if self.plan.prefetch else 1
 
-    def sram(self, shape: Sequence[int], offset: int | None = None, holds: object = None) -> SSAValue:
-        """A buffer holding `holds` (a graph value or a key naming what it is for; None: a
-        new value): new, or a view of the bytes at `offset` (one per offset, shape, value)."""
+    def sram(self, shape: Sequence[int], like: SSAValue, offset: int | None = None, holds: object = None) -> SSAValue:
+        """A buffer of the elements of value `like` holding `holds` (a graph value or a key
+        naming what it is for; None: a new value): new, or a view of the bytes at `offset`
+        (one per offset, shape, value)."""
+        size = prod(shape) * elem_bytes(like)
         if offset is None:
             offset = self.offset
-            self.offset += align_up(prod(shape) * 4, self.arch.align)
+            self.offset += align_up(size, self.arch.align)
         value = self.values.setdefault(holds if holds is not None else ("new", len(self.values)), len(self.values))
         key = (offset, tuple(shape), value)
         if key not in self.bufs:
-            end = offset + prod(shape) * 4
+            end = offset + size
             if end > self.arch.sram_bytes:  # (the plan's accounting and the buffers disagree: a bug, said so)
                 raise TilingError(f"strip buffers reach byte {end} of sram_bytes={self.arch.sram_bytes} "
                                   f"(planned {self.plan.sram_bytes})")
-            op = self.em.add(SramOp(sram_type(shape), offset, value))
+            op = self.em.add(SramOp(sram_type(shape, like), offset, value))
             if isinstance(holds, SSAValue) and isinstance(holds.owner, Operation):
                 op.location = holds.owner.location
             self.bufs[key] = op.results[0]
@@ -140,7 +143,7 @@ class StripBuffers:
     def const(self, v: SSAValue) -> SSAValue:
         """A constant loaded once, viewed with rank 4 (it broadcasts over H and W)."""
         s = tuple(shape_of(v))
-        return self.loaded[v] if len(s) == 4 else self.sram((1,) * (4 - len(s)) + s, self.held[v], v)
+        return self.loaded[v] if len(s) == 4 else self.sram((1,) * (4 - len(s)) + s, v, self.held[v], v)
 
     def load_constants(self) -> None:
         """The constants, loaded once per task."""
@@ -148,7 +151,7 @@ class StripBuffers:
         for v in self.plan.once:
             self.held[v] = self.offset
             zeros = [em.const(0)] * len(shape_of(v))
-            self.loaded[v] = self.sram(shape_of(v), holds=v)
+            self.loaded[v] = self.sram(shape_of(v), v, holds=v)
             toks.append(em.add(CopyOp(self.dram[v], zeros, self.loaded[v], zeros, shape_of(v))).results[0])
         for t in toks:
             em.add(WaitOp(t))
@@ -156,19 +159,19 @@ class StripBuffers:
     def slot_buffers(self, mask: MaskFn) -> None:
         """Per slot (two with prefetch): what is loaded per strip - the input, side inputs, masks."""
         g, x, slots = self.g, self.x, self.slots
-        self.xin = [self.sram(strip_shape(g, x), holds=("x", k)) for k in range(slots)]
+        self.xin = [self.sram(strip_shape(g, x), x, holds=("x", k)) for k in range(slots)]
         self.side: list[dict[tuple[Operation, int], SSAValue]] = [{} for _ in range(slots)]
         for o in self.ops:
             for i in side_inputs(o, g, {}):
                 for k in range(slots):
-                    self.side[k][(o, i)] = self.sram(computed_shape(g, o.results[0]))
+                    self.side[k][(o, i)] = self.sram(computed_shape(g, o.results[0]), o.operands[i])
         self.mask_dram: dict[SSAValue, list[SSAValue]] = {}
         self.mask_sram: list[dict[SSAValue, list[SSAValue]]] = [{} for _ in range(slots)]
         for v, pad in g.masked.items():
             kinds = [(1.0, 0.0)] + ([(0.0, NEG)] if pad != 0.0 else [])  # (inside, outside)
-            self.mask_dram[v] = [mask(g.mask_rows(v), inside, outside) for inside, outside in kinds]
+            self.mask_dram[v] = [mask(g.mask_rows(v), inside, outside, v) for inside, outside in kinds]
             for k in range(slots):
-                self.mask_sram[k][v] = [self.sram((1, 1, g.computed(v)[2], 1)) for _ in kinds]
+                self.mask_sram[k][v] = [self.sram((1, 1, g.computed(v)[2], 1), v) for _ in kinds]
 
     def work_area(self) -> None:
         """Every computed value's buffer (per slot when it is the input's); a line-buffered
@@ -183,14 +186,15 @@ class StripBuffers:
             off = plan.buffers.offset[r]
             holds = view_of.get(r, r)
             if off is not None:
-                self.views[r] = [self.sram(strip_shape(g, r), base + off, holds)]
+                self.views[r] = [self.sram(strip_shape(g, r), r, base + off, holds)]
             elif holds is x:  # a reshape of the input (one slot: no prefetch)
-                self.views[r] = [self.sram(strip_shape(g, r), offset_of(self.xin[0]), ("x", 0))]
+                self.views[r] = [self.sram(strip_shape(g, r), r, offset_of(self.xin[0]), ("x", 0))]
             else:  # an elementwise result overwriting the input slot(s)
-                self.views[r] = [self.sram(strip_shape(g, r), offset_of(b), (r, k)) for k, b in enumerate(self.xin)]
-        self.fresh = {r: self.sram(computed_shape(g, r), base + off, view_of.get(r, ("fresh", r)))
+                self.views[r] = [self.sram(strip_shape(g, r), r, offset_of(b), (r, k))
+                                 for k, b in enumerate(self.xin)]
+        self.fresh = {r: self.sram(computed_shape(g, r), r, base + off, view_of.get(r, ("fresh", r)))
                       for r, off in plan.buffers.fresh.items()}
-        self.local = {key: self.sram(computed_shape(g, key[0].results[0]), base + off)
+        self.local = {key: self.sram(computed_shape(g, key[0].results[0]), key[0].results[0], base + off)
                       for key, off in plan.buffers.local.items()}
 
     def pairs(self) -> list[tuple[SSAValue, SSAValue]]:
@@ -222,7 +226,7 @@ def assign_strip_buffers(body: StripLoopOp, plan: StripPlan, em: Emitter, dram: 
     b.work_area()
     b.args = {op: [b.const(o) if o in b.held else None for o in op.operands]
               for op in b.ops if isinstance(op, ElementwiseOp)}
-    b.bias = {op: b.sram((1, shape_of(op.bias)[0], 1, 1), b.held[op.bias], op.bias)
+    b.bias = {op: b.sram((1, shape_of(op.bias)[0], 1, 1), op.bias, b.held[op.bias], op.bias)
               for op in b.ops if isinstance(op, GraphConv2dOp) and op.bias is not None}
     order = {v: i for i, v in enumerate([b.x] + [op.results[0] for op in b.ops])}  # (the input first)
     b.rolled = sorted(b.g.rolled, key=order.__getitem__)

@@ -73,7 +73,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, LocationAttr, MemRefType, StringAttr, UnitAttr, f32
+from xdsl.dialects.builtin import IndexType, IntegerAttr, LocationAttr, MemRefType, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -89,6 +89,7 @@ from lowering.tile.tile_search import TilingError, align_up, coalesce_dim, coale
 from npu_dialects.arch import Arch
 from npu_dialects.compute import MaterializeOp, ToTensorOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
+from npu_dialects.dtypes import elem_bytes, element_type, nbytes
 from npu_dialects.graph import AddOp, GraphOp, StructuredOp, ints
 from npu_dialects.task import SramOp, ViewOp
 from npu_dialects.tile import LoadOp, LoopOp, ReduceOp, StoreOp, TeeOp, WindowOp
@@ -96,8 +97,9 @@ from npu_dialects.tile import LoadOp, LoopOp, ReduceOp, StoreOp, TeeOp, WindowOp
 INDEX = IndexType()
 
 
-def sram_type(shape: Sequence[int]) -> MemRefType:
-    return MemRefType(f32, list(shape), memory_space=StringAttr("sram"))
+def sram_type(shape: Sequence[int], like: SSAValue | Attribute) -> MemRefType:
+    """An SRAM buffer of `shape` holding the elements of tensor/memref value or type `like`."""
+    return MemRefType(element_type(like), list(shape), memory_space=StringAttr("sram"))
 
 
 class Emitter:
@@ -236,7 +238,7 @@ def tile_bytes(ld: LoadOp) -> int:
     """Bytes of a load's tile (a step issues its loads smallest first: with more loads
     than DMA channels, the core waits for a free channel, the soonest the smaller
     transfers ahead finish; `costmodel.issue_stall` assumes the same order)."""
-    return prod(ld.tile.type.get_shape())
+    return nbytes(ld.tile)
 
 
 def stays_put(loop: LoopOp, ld: LoadOp) -> bool:
@@ -315,22 +317,22 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
         (hoisted if stays_put(loop, whole) else per_tile).append(whole)
     offset = 0
 
-    def sram(shape: Sequence[int]) -> SSAValue:
+    def sram(v: SSAValue) -> SSAValue:
+        """A new buffer for tile `v` (its shape and element type)."""
         nonlocal offset
-        op = SramOp(sram_type(shape), offset)
-        offset += align_up(prod(shape) * 4, arch.align)
+        op = SramOp(sram_type(v.type.get_shape(), v), offset)  # type: ignore[attr-defined]
+        offset += align_up(nbytes(v), arch.align)
         return em.add(op).results[0]
 
     init = reduce.init.owner if reduce.init is not None and isinstance(reduce.init.owner, LoadOp) else None
     # (the init tile's load lands in the accumulator)
     if init is not None and (steps == 1 or init in piped):
         raise TilingError("a sum starting from an init tile needs reduction steps it stays put over")
-    shape = lambda v: tuple(v.type.get_shape())  # noqa: E731
-    slots = [[sram(shape(ld.tile)) for ld in piped] for _ in range(2 if loop.double_buffer is not None else 1)]
-    once = [] if steps == 1 else [sram(shape(ld.tile)) for ld in post]
+    slots = [[sram(ld.tile) for ld in piped] for _ in range(2 if loop.double_buffer is not None else 1)]
+    once = [] if steps == 1 else [sram(ld.tile) for ld in post]
     own = [ld for ld in hoisted + per_tile if ld is not init]
-    kept = [sram(shape(ld.tile)) for ld in own]  # type: ignore[attr-defined]
-    acc = sram(shape(store.value))
+    kept = [sram(ld.results[0]) for ld in own]
+    acc = sram(store.value)
     offset += sum(align_up(scratch_bytes(o, arch), arch.align)  # (a structured op's intermediates, e.g. attention scores)
                   for o in loop.body.block.ops if isinstance(o, StructuredOp))
     if offset > arch.sram_bytes:
@@ -350,7 +352,7 @@ def whole_run(loop: LoopOp, ld: LoadOp, steps: int, arch: Arch) -> LoadOp | None
     view, terms, consts, sizes = ld.window()
     red = len(loop.trip_counts) - 1  # (the one reduction loop, innermost)
     d = coalesce_dim(list(zip(terms, consts, sizes)), view, red, steps)
-    if d is None or not coalesces(steps, prod(sizes) * 4, arch):
+    if d is None or not coalesces(steps, prod(sizes) * elem_bytes(ld.source), arch):
         return None
     n = len(ld.indices)
     coefs = list(ints(ld.coefs, ()))
@@ -489,7 +491,7 @@ class TileLoopToSteps(RewritePattern):
             be.add(b.first_step)
             vmap.update({ld.results[0]: be.add(ToTensorOp(b.slot_of[ld])).results[0] for ld in b.per_tile})
         for ld, (_, buf) in b.blocks.items():  # (a coalesced load: the step's block of its whole run)
-            block = be.add(ViewOp(buf, sram_type(ld.tile.type.get_shape()), index=idx[-1])).results[0]
+            block = be.add(ViewOp(buf, sram_type(ld.tile.type.get_shape(), ld.tile), index=idx[-1])).results[0]
             vmap[ld.results[0]] = be.add(ToTensorOp(block)).results[0]
         for o in pre_ops:
             if o in b.seams:

@@ -70,7 +70,6 @@ runs on the output tile in SRAM without reordering any reduction.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from math import prod
 
 import numpy as np
 from xdsl.context import Context
@@ -89,6 +88,7 @@ from lowering.remarks import enabled as remarks_enabled
 from lowering.remarks import remark
 from lowering.tile.tile_search import per_channel_shape
 from npu_dialects.arch import Arch, arch_of
+from npu_dialects.dtypes import elem_bytes, element_type, nbytes, np_dtype
 from npu_dialects.graph import (
     AddOp,
     AttentionOp,
@@ -275,8 +275,8 @@ def matmul_readers(ln: LayerNormOp, sram_bytes: int
                         "so it is written anyway"
     if not readers:
         return readers, "nothing reads it"
-    if prod(x) * 4 <= sram_bytes:
-        return readers, f"its result ({prod(x) * 4} bytes) fits a core's SRAM ({sram_bytes}), where a layer " \
+    if nbytes(ln.results[0]) <= sram_bytes:
+        return readers, f"its result ({nbytes(ln.results[0])} bytes) fits a core's SRAM ({sram_bytes}), where a layer " \
                         "group can keep it"
     return readers, None
 
@@ -306,7 +306,8 @@ class SplitLayerNorm(RewritePattern):
         eps = attr_float(dict(op.attributes), "epsilon", 1e-5)
         scale, bias = op.operands[1], (op.operands[2] if len(op.operands) > 2 else None)
         if self.fold(op, [r for r, _ in readers], rewriter):
-            one = make_constant(self.module, np.ones(1, np.float32), weight_hint(op.location, "unit"), op.location)
+            one = make_constant(self.module, np.ones(1, np.float32), weight_hint(op.location, "unit"), op.location,
+                                element_type=element_type(op.input))
             rewriter.insert(one, InsertPoint.before(op))
             scale, bias = one.result, None
         views: dict[ReshapeOp, tuple[SSAValue, SSAValue]] = {}
@@ -316,7 +317,7 @@ class SplitLayerNorm(RewritePattern):
                 if reshape not in views:
                     shape = shape_of(reshape.result)
                     xv = ReshapeOp(x, reshape.result.type)
-                    sv = ReshapeOp(st, TensorType(f32, [*shape[:-1], 3]))
+                    sv = ReshapeOp(st, TensorType(element_type(st), [*shape[:-1], 3]))
                     for v in (xv, sv):
                         v.location = reshape.location
                     rewriter.insert([xv, sv], InsertPoint.before(reshape))
@@ -329,7 +330,7 @@ class SplitLayerNorm(RewritePattern):
         for reshape in views:
             rewriter.erase(reshape)
         remark("npu-fuse", "applied", node_names(op), f"matmul-prologue: row statistics, then normalised on the A "
-               f"tiles of {len(readers)} matmul(s): its {prod(shape_of(op.input)) * 4}-byte result is never written")
+               f"tiles of {len(readers)} matmul(s): its {nbytes(op.results[0])}-byte result is never written")
         rewriter.erase(op)
 
     def fold(self, ln: LayerNormOp, readers: list[Operation], rewriter: PatternRewriter) -> bool:
@@ -495,19 +496,23 @@ class FuseAttention(RewritePattern):
         if mask is None:
             return [], None, []
         dense = self.dense_mask(mask)
+        ty = element_type(mask if isinstance(mask, SSAValue) else mask.results[0])  # (the scores')
         causal = causal_of(dense) if dense is not None else None
+        if dense is not None and causal is not None and max(dense.shape[-2] + causal[0], dense.shape[-1]) >= 2 ** (
+                np.finfo(np_dtype(ty)).nmant + 1):
+            causal = None  # (positions not exact in the scores' type: the dense mask)
         if dense is not None and causal is not None:
             (s, t), (o, k) = dense.shape[-2:], causal
             lead = (1,) * (dense.ndim - 2)
             made: list[Operation] = [
-                make_constant(self.module, a.reshape(*lead, *a.shape).astype(np.float32), weight_hint(loc, n), loc)
+                make_constant(self.module, a.reshape(*lead, *a.shape), weight_hint(loc, n), loc, element_type=ty)
                 for a, n in ((np.arange(s)[:, None] + o, "causal_rows"), (np.arange(t)[None, :], "causal_keys"))]
             return [c.results[0] for c in made], k, made
         if isinstance(mask, SSAValue):
             return [mask], None, []
         if dense is None:
             return None, None, []
-        c = make_constant(self.module, dense, weight_hint(loc, "additive_mask"), loc)
+        c = make_constant(self.module, dense, weight_hint(loc, "additive_mask"), loc, element_type=ty)
         return [c.result], None, [c]
 
     def dense_mask(self, mask: SSAValue | Operation) -> np.ndarray | None:
@@ -617,7 +622,7 @@ class FuseAttention(RewritePattern):
         read, offsets = [], []
         for x, (y, heads, first) in zip(ins, found):  # type: ignore[misc]
             if y not in views:  # (y [B, S, N] or [B, S, G, H, D] seen as [B, S, heads, D])
-                views[y] = ReshapeOp(y, TensorType(f32, [*shape_of(y)[:2], heads, shape_of(x)[-1]]))
+                views[y] = ReshapeOp(y, TensorType(element_type(y), [*shape_of(y)[:2], heads, shape_of(x)[-1]]))
                 views[y].location = loc
             read.append(views[y].result)
             offsets.append(first)
@@ -629,7 +634,8 @@ class FuseAttention(RewritePattern):
         d, t, dv = shape_of(q)[-1], shape_of(kt)[-1], shape_of(v)[-1]
         t = AttentionOp.key_blocks(t, self.arch.cube[2])[0]
         held = sum(t if shape_of(m)[-1:] > (1,) else 1 for m in masks)  # (a mask's row of the block, or one value)
-        return (d + d * t + t * dv + 2 * t + dv + AttentionOp.STATE_COLUMNS + held) * 4
+        scores = 2 * t * elem_bytes(f32)  # (f32, as `AttentionOp.tile_scratch_bytes`)
+        return (d + d * t + t * dv + dv + AttentionOp.STATE_COLUMNS + held) * elem_bytes(q) + scores
 
     def fits(self, q: SSAValue, kt: SSAValue, v: SSAValue, masks: list[SSAValue]) -> bool:
         return self.row_bytes(q, kt, v, masks) <= self.arch.sram_bytes

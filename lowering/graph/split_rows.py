@@ -36,6 +36,7 @@ from xdsl.pattern_rewriter import (
 
 from lowering.instrument import PatternWalker
 from npu_dialects.arch import Arch, arch_of
+from npu_dialects.dtypes import elem_bytes
 from npu_dialects.graph import (
     FusedOp,
     LayerNormApplyOp,
@@ -49,9 +50,9 @@ from npu_dialects.graph import (
 )
 
 
-def too_long(row: int, arch: Arch) -> bool:
-    """One row in and one out (f32, single buffered) pass a core's SRAM."""
-    return 2 * row * 4 > arch.sram_bytes
+def too_long(row: int, arch: Arch, elem: int) -> bool:
+    """One row in and one out (`elem` bytes an element, single buffered) pass a core's SRAM."""
+    return 2 * row * elem > arch.sram_bytes
 
 
 class SplitLongRows(RewritePattern):
@@ -66,7 +67,7 @@ class SplitLongRows(RewritePattern):
         x = op.operands[0]
         shape = shape_of(x)
         attrs = dict(op.attributes)
-        if not shape or attr_int(attrs, "axis", -1) % len(shape) != len(shape) - 1 or not too_long(shape[-1], self.arch):
+        if not shape or attr_int(attrs, "axis", -1) % len(shape) != len(shape) - 1 or not too_long(shape[-1], self.arch, elem_bytes(x)):
             return
         if isinstance(op, SoftmaxOp):
             stats = RowStatsOp(x, "softmax")

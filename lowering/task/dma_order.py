@@ -60,6 +60,7 @@ from lowering.tile.group_plan import DmaFluid
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ComputeOp
 from npu_dialects.dma import CopyOp, WaitOp
+from npu_dialects.dtypes import elem_bytes
 from npu_dialects.task import TaskOp
 
 
@@ -141,7 +142,7 @@ class IssueClock:
     def issue(self, copy: CopyOp) -> None:
         c = self.free.index(min(self.free))
         self.now = max(self.now, self.free[c])
-        self.free[c] = self.done[copy] = self.now + self.arch.dma_latency + prod(copy.window) * 4 / self.bw
+        self.free[c] = self.done[copy] = self.now + self.arch.dma_latency + prod(copy.window) * elem_bytes(copy.src) / self.bw
 
     def step(self, op: Operation) -> None:
         if isinstance(op, CopyOp):
@@ -162,7 +163,7 @@ def block_cycles(ops: list[Operation], arch: Arch, parts: int) -> float:
     issued: dict[CopyOp, list[float]] = {}
     for op in ops:
         if isinstance(op, CopyOp):
-            issued[op], t = fluid.issue(t, prod(op.window) * 4)
+            issued[op], t = fluid.issue(t, prod(op.window) * elem_bytes(op.src))
         elif isinstance(op, WaitOp):
             t = max([t] + [fluid.finish(issued[c]) for c in token_copies(op.token) or () if c in issued])
         elif isinstance(op, ComputeOp):

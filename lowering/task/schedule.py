@@ -54,6 +54,7 @@ from lowering.task.taskgraph import dependencies, tasks_of
 from lowering.tile.costmodel import load_cycles
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.dma import CopyOp, memory_space
+from npu_dialects.dtypes import elem_bytes
 from npu_dialects.graph import int_array, ints
 from npu_dialects.task import TaskOp
 
@@ -247,7 +248,7 @@ def _phases(p: Part, bw: float) -> list[tuple[float, float]]:
 def head_load(task: TaskOp, arch: Arch, parts: int) -> tuple[float, int]:
     """(cycles, bytes) of the loads into SRAM leading `task`'s body, issued together
     on the core's channels (`load_cycles`), with `dram_bw` shared by the kernel's `parts`."""
-    sizes = tuple(prod(o.window) * 4 for o in prologue(task.body.block.ops) if isinstance(o, CopyOp)
+    sizes = tuple(prod(o.window) * elem_bytes(o.src) for o in prologue(task.body.block.ops) if isinstance(o, CopyOp)
                   and memory_space(o.src.type) == "dram")
     return float(load_cycles(sizes, arch, max(1, arch.dram_bw // parts))), sum(sizes)
 

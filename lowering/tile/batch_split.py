@@ -28,11 +28,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from xdsl.dialects.builtin import TensorType, f32
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
 from lowering.tile.tile_search import TilingError
 from npu_dialects.arch import Arch
+from npu_dialects.dtypes import element_type
 from npu_dialects.graph import (
     BatchNormOp,
     ConcatOp,
@@ -112,7 +113,7 @@ def slice_ops(ops: Sequence[Operation], batched: set[SSAValue], b: int, operands
     out: list[Operation] = []
     for op in ops:
         ins = [operands.get(canon.get(v, v), canon.get(v, v)) for v in op.operands]
-        types = [TensorType(f32, [b, *shape_of(r)[1:]]) if r in batched else r.type for r in op.results]
+        types = [TensorType(element_type(r), [b, *shape_of(r)[1:]]) if r in batched else r.type for r in op.results]
         if isinstance(op, LoadOp):
             s = shape_of(op.tile)
             size = [b, *s[1:]] if op.tile in batched else list(s)
@@ -128,7 +129,7 @@ def slice_ops(ops: Sequence[Operation], batched: set[SSAValue], b: int, operands
 
 def slice_inputs(values: Sequence[SSAValue], b: int) -> dict[SSAValue, SSAValue]:
     """Each batched input -> a stand-in for b of its rows (a block argument), for `slice_ops`."""
-    block = Block(arg_types=[TensorType(f32, [b, *shape_of(v)[1:]]) for v in values])
+    block = Block(arg_types=[TensorType(element_type(v), [b, *shape_of(v)[1:]]) for v in values])
     return dict(zip(values, block.args))
 
 

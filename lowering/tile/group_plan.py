@@ -29,12 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from math import ceil, prod
+from math import ceil
 
 from xdsl.ir import Operation, SSAValue
 
 from lowering.tile.tile_search import align_up, first_fit
 from npu_dialects.arch import Arch
+from npu_dialects.dtypes import elem_bytes, element_type, nbytes
 from npu_dialects.graph import (
     ElementwiseOp,
     GemmOp,
@@ -46,16 +47,10 @@ from npu_dialects.graph import (
     shape_of,
 )
 
-F32 = 4
-
 UNSAFE_VIEW_REUSE = False
 """Test-only: judge an in-place operand by its own last read alone, ignoring the other
 values its buffer holds (a reshape's base read later): the bug the sanitizer's tests
 re-enable to prove they catch it."""
-
-
-def nbytes(v: SSAValue) -> int:
-    return prod(shape_of(v)) * F32
 
 
 def contiguous_slice(op: Operation) -> int | None:
@@ -242,7 +237,7 @@ class Lifetimes:
         dead = in_place_operand(o, operands, i, root, self.alias, self.start, final_use, self.members, outputs)
         if is_view(o):
             root[r] = root[operands[0]]
-            self.alias[r] = self.alias[operands[0]] + (sl or 0) * F32
+            self.alias[r] = self.alias[operands[0]] + (sl or 0) * elem_bytes(operands[0])
         elif dead is not None:  # an elementwise op overwrites a buffer that dies here
             root[r], self.alias[r] = root[dead], 0
         else:
@@ -256,7 +251,7 @@ class Lifetimes:
 def pack_loads(life: Lifetimes, packable: set[SSAValue] | frozenset, arch: Arch, pack_overflow: bool,
                pack_bytes: int | None) -> tuple[list[list[SSAValue]], dict[SSAValue, int], bool]:
     """DMA loads in order of first use: one per input, except packable weights that share
-    transfers. Returns the loads, each packed weight's offset in its pack, and whether
+    transfers (a pack holds one element type: it is one tensor in DRAM). Returns the loads, each packed weight's offset in its pack, and whether
     the two packing policies differ (`pack_choice`)."""
     loads: list[list[SSAValue]] = []
     pack_offset: dict[SSAValue, int] = {}
@@ -270,8 +265,9 @@ def pack_loads(life: Lifetimes, packable: set[SSAValue] | frozenset, arch: Arch,
         limit = pack_bytes or pack_chunk_bytes(arch)
         if chunk is not None and chunk_bytes < limit < chunk_bytes + nbytes(v):
             pack_choice = True  # the two policies differ here
-        if chunk is None or (chunk_bytes >= limit if pack_overflow else chunk_bytes + nbytes(v) > limit):
-            chunk, chunk_bytes = [], 0  # (a weight larger than a pack travels alone)
+        if chunk is None or (chunk_bytes >= limit if pack_overflow else chunk_bytes + nbytes(v) > limit) \
+                or element_type(chunk[0]) != element_type(v):
+            chunk, chunk_bytes = [], 0  # (a weight larger than a pack, or of another type, travels apart)
             loads.append(chunk)
         chunk.append(v)
         pack_offset[v] = chunk_bytes

@@ -72,7 +72,7 @@ from math import prod
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -104,6 +104,7 @@ from lowering.tile.strip_plan import (
     run_signature,
 )
 from npu_dialects.arch import Arch, arch_of
+from npu_dialects.dtypes import elem_bytes, element_type, nbytes, np_dtype
 from npu_dialects.graph import ConstantOp, ReshapeOp, SliceOp, shape_of
 from npu_dialects.locs import fused_loc, node_names
 from npu_dialects.tile import GroupPlanAttr, KernelKind, KernelOp, StripPlanAttr, TileYieldOp
@@ -419,16 +420,18 @@ class LayerGroup(ModulePass):
                 a = self.constants.array(m)
                 assert a is not None  # (a packed weight is `available`)
                 arrays.append(a)
-            size = max(plan.pack_offset[m] + a.size * 4 for m, a in zip(unit, arrays)) // 4
-            data = np.zeros(size, dtype=np.float32)
+            elem = elem_bytes(unit[0])  # (a pack holds one element type: `pack_loads`)
+            size = max(plan.pack_offset[m] + nbytes(m) for m in unit) // elem
+            data = np.zeros(size, dtype=np_dtype(unit[0]))
             parts: list[tuple[str | list[float], int]] = []
             for m, a in zip(unit, arrays):
-                o = plan.pack_offset[m] // 4
+                o = plan.pack_offset[m] // elem
                 data[o:o + a.size] = a.reshape(-1)
                 op = self.constants.constant_op(m)
                 assert op is not None  # (`available`)
                 parts.append((op.weight.data if op.weight is not None else a.reshape(-1).tolist(), o))
-            c = make_constant(module, data, f"{prefix}{len(new_consts)}", loc, recipe=(size, parts))
+            c = make_constant(module, data, f"{prefix}{len(new_consts)}", loc, recipe=(size, parts),
+                              element_type=element_type(unit[0]))
             new_consts.append(c)
             for m in unit:
                 packed_in[m] = c.result
@@ -462,9 +465,9 @@ def group_body(run: list[KernelOp], ins: list[SSAValue], outs: list[SSAValue],
         """The group-body value of outer value `v`."""
         if v not in mapping:
             pack = mapping[packed_in[v]]
-            o = plan.pack_offset[v] // 4
+            o = plan.pack_offset[v] // elem_bytes(v)
             n = prod(shape_of(v))
-            sl = SliceOp(pack, [o], [o + n], [1], TensorType(f32, [n]))
+            sl = SliceOp(pack, [o], [o + n], [1], TensorType(element_type(v), [n]))
             assert isinstance(v.type, TensorType)  # (`shape_of` checked it)
             rs = ReshapeOp(sl.result, v.type)
             block.add_ops([sl, rs])

@@ -13,19 +13,17 @@ the floor of layer groups whose weights stay in one core's SRAM."""
 
 from __future__ import annotations
 
-from math import prod
-
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 
+from npu_dialects import dtypes
 from npu_dialects.arch import Arch, value_type
 from npu_dialects.graph import (
     ConcatOp,
     ConstantOp,
     GraphOp,
     ReshapeOp,
-    shape_of,
 )
 
 MACS_ATTR = "npu.model_macs"
@@ -130,7 +128,7 @@ def fusion_floor_bytes(module: ModuleOp, sram_bytes: int) -> int:
 
 
 def _bytes(v: SSAValue) -> int:
-    return prod(shape_of(v)) * 4
+    return dtypes.nbytes(v)
 
 
 def _sources(v: SSAValue) -> list[SSAValue]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from lowering.errors import CompileError
@@ -37,9 +37,14 @@ from lowering.tile.strip_plan import (
 )
 from lowering.tile.tile_search import TilingError
 from npu_dialects.arch import Arch
+from npu_dialects.dtypes import element_type
 from npu_dialects.graph import SliceOp, int_array, shape_of
-from npu_dialects.graph import f32_tensor as tensor
 from npu_dialects.tile import KernelKind, KernelOp, LineBufferOp, LoadOp, StoreOp, StripLoopOp, TileYieldOp
+
+
+def tensor(sizes: Sequence[int], like: SSAValue) -> TensorType:
+    """A strip tensor of `sizes` holding the elements of value `like`."""
+    return TensorType(element_type(like), list(sizes))
 
 
 def rows_window(rank: int, step: int, first: int) -> dict:
@@ -65,7 +70,7 @@ class StripBody:
 
     def held(self, v: SSAValue, new: SSAValue) -> SSAValue:
         """`new` (the rows a strip computes of v), as the rows it holds (line buffers)."""
-        return self.add(LineBufferOp(new, tensor(strip_shape(self.g, v)))) if v in self.g.rolled else new
+        return self.add(LineBufferOp(new, tensor(strip_shape(self.g, v), v))) if v in self.g.rolled else new
 
     def rows_of(self, v: SSAValue, first: int, n: int) -> SSAValue:
         """Rows [first, first + n) of v's strip tensor (v itself when that is all of them)."""
@@ -75,7 +80,7 @@ class StripBody:
             return t
         ends = s[:-2] + [first + n, s[-1]]
         s[-2] = n
-        return self.add(SliceOp(t, [0] * (len(s) - 2) + [first, 0], ends, [1] * len(s), tensor(s)))
+        return self.add(SliceOp(t, [0] * (len(s) - 2) + [first, 0], ends, [1] * len(s), tensor(s, t)))
 
     def operands(self, op: Operation) -> list[SSAValue]:
         """`op`'s operands in the strip: loaded rows, row slices, strip tensors, whole constants."""
@@ -105,7 +110,7 @@ class StripBody:
             if isinstance(op, WINDOWED):  # (padded along W only: the strip holds the rows it reads)
                 p = op.params["pads"]
                 attrs["pads"] = int_array((0, p[1], 0, p[3]))
-            new = type(op).create(operands=self.operands(op), result_types=[tensor(computed_shape(g, r))],
+            new = type(op).create(operands=self.operands(op), result_types=[tensor(computed_shape(g, r), r)],
                                   attributes=attrs, properties=dict(op.properties))
             self.vmap[r] = self.held(r, self.add(new, op))
         y = ops[-1].results[0]

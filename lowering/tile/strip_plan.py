@@ -72,9 +72,10 @@ from math import ceil, prod
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from lowering.tile.costmodel import best_split, channel_free, stall_for
-from lowering.tile.group_plan import F32, fit_lifetimes, op_cycles
+from lowering.tile.group_plan import fit_lifetimes, op_cycles
 from lowering.tile.tile_search import TilingError, align_up
 from npu_dialects.arch import Arch, value_type
+from npu_dialects.dtypes import elem_bytes, nbytes
 from npu_dialects.graph import (
     AvgPoolOp,
     ConcatOp,
@@ -534,11 +535,11 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
     deferred: set[SSAValue] = {relu.results[0] for _, relu in pooled_epilogues(ops, canon).values() if relu is not None}
     if any(r in g.rolled and r not in fresh_in for r in deferred):
         return None  # (a deferred relu computes nothing: its new rows must be its operand's)
-    bufs: list[tuple[object, int, int, int]] = [(r, prod(strip_shape(g, r)) * F32, first[r], span[r])
+    bufs: list[tuple[object, int, int, int]] = [(r, prod(strip_shape(g, r)) * elem_bytes(r), first[r], span[r])
                                                 for r in members if r is not x and r not in slices]
-    bufs += [(("fresh", r), prod(computed_shape(g, r)) * F32, index[r], index[r])
+    bufs += [(("fresh", r), prod(computed_shape(g, r)) * elem_bytes(r), index[r], index[r])
              for r in g.rolled if r is not x and r not in fresh_in]
-    bufs += [(("local", op, v), prod(computed_shape(g, op.results[0])) * F32, index[op.results[0]],
+    bufs += [(("local", op, v), prod(computed_shape(g, op.results[0])) * elem_bytes(op.results[0]), index[op.results[0]],
               index[op.results[0]]) for op, v in g.local]
     fit = fit_lifetimes(bufs, arch.align, arch.sram_bytes)
     if fit is None:
@@ -582,7 +583,7 @@ def concat_slices(g: StripGeometry, ins: list[list[SSAValue]], root: dict[SSAVal
             if off % arch.align:
                 return None
             slices[c] = (op.results[0], off)
-            off += prod(strip_shape(g, o)) * F32
+            off += prod(strip_shape(g, o)) * elem_bytes(o)
     return slices
 
 
@@ -702,13 +703,13 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
         sides = side_inputs(op, g, canon)
         for i, o in enumerate(operands(op, canon)):
             if i in sides:
-                side.append(prod(computed_shape(g, op.results[0])) * F32)
+                side.append(prod(computed_shape(g, op.results[0])) * elem_bytes(o))
             elif o not in g.rows and o not in once:
                 once.append(o)
-    sizes = [prod(shape_of(o)) * F32 for o in once]
+    sizes = [nbytes(o) for o in once]
     # per slot (two with prefetch): what is loaded per strip - the input, side inputs, masks
-    loads = [prod(computed_shape(g, x)) * F32] + side + [g.computed(v)[2] * F32 for v, pad in g.masked.items()
-                                                       for _ in range(2 if pad else 1)]  # (a pool's mask: two)
+    loads = [prod(computed_shape(g, x)) * elem_bytes(x)] + side + [
+        g.computed(v)[2] * elem_bytes(v) for v, pad in g.masked.items() for _ in range(2 if pad else 1)]  # (a pool's mask: two)
     compute = sum(op_cycles(op, arch, computed_shape(g, op.results[0])) or 0
                   for op in ops if not isinstance(op, ConcatOp))  # (a concat's operands are computed in place)
     for pool, (conv, relu) in pooled_epilogues(ops, canon).items():  # bias and relu on the pooled rows instead
@@ -717,14 +718,15 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
                             - arch.vector_cycles(prod(computed_shape(g, conv.results[0])), dtype=value_type(conv.results[0])))
     masking = sum(arch.vector_cycles(prod(computed_shape(g, v)), dtype=value_type(v)) * (2 if pad else 1)
                   for v, pad in g.masked.items())
-    store = prod(strip_shape(g, ops[-1].results[0])) * F32
+    store = prod(strip_shape(g, ops[-1].results[0])) * elem_bytes(ops[-1].results[0])
     fixed = sum(align_up(b, arch.align) for b in sizes) + bufs.area
     # per slot (two with prefetch): the input's rows held (line-buffered: one slot), side inputs, masks
-    slot = align_up(prod(strip_shape(g, x)) * F32, arch.align) + sum(align_up(b, arch.align) for b in loads[1:])
-    row_bytes = {v: prod(strip_shape(g, v)) * F32 // g.rows[v][2] for v in g.rolled}
+    slot = align_up(prod(strip_shape(g, x)) * elem_bytes(x), arch.align) + sum(align_up(b, arch.align) for b in loads[1:])
+    row_bytes = {v: prod(strip_shape(g, v)) * elem_bytes(v) // g.rows[v][2] for v in g.rolled}
     shifts = [row_bytes[v] * (g.rows[v][2] - g.rows[v][0]) for v in g.rolled]
     inserts = [row_bytes[v] * g.rows[v][0] for v in g.rolled if v is not x]
-    inserts += [prod(computed_shape(g, op.results[0])) * F32 for op, _ in g.local]  # (copied like new rows)
+    inserts += [prod(computed_shape(g, op.results[0])) * elem_bytes(op.results[0])
+                for op, _ in g.local]  # (copied like new rows)
     plans = dict(none)
     for prefetch in modes:
         sram = fixed + (2 if prefetch else 1) * slot

@@ -42,9 +42,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IndexType, ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import IndexType, ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from lowering.errors import CompileError
@@ -64,6 +64,7 @@ from lowering.tile.tile_search import (
     with_epilogue,
 )
 from npu_dialects.arch import Arch, arch_of
+from npu_dialects.dtypes import element_type
 from npu_dialects.graph import ELEMENTWISE_OP_BY_FN, AddOp, ints, shape_of
 from npu_dialects.tile import (
     GroupPlanAttr,
@@ -86,8 +87,9 @@ def window_props(w: Window, loops: Sequence[str]) -> dict:
     return dict(view=w.shape, coefs=coefs, consts=[d.const for d in w.dims], sizes=w.sizes)
 
 
-def tensor(sizes: Sequence[int]) -> TensorType:
-    return TensorType(f32, list(sizes))
+def tensor(sizes: Sequence[int], like: SSAValue | Attribute) -> TensorType:
+    """A tile of `sizes` with the element type of value/type `like`."""
+    return TensorType(element_type(like), list(sizes))
 
 
 def kernel_shape(kernel: KernelOp) -> tuple[KernelShape, list[EpilogueStep], Anchor, list[EpilogueStep]]:
@@ -100,7 +102,7 @@ def kernel_shape(kernel: KernelOp) -> tuple[KernelShape, list[EpilogueStep], Anc
     if [l.name for l in anchor.loops()] != names:
         raise TilingError(f"loops '{','.join(names)}' do not match a {anchor.kind} kernel "
                           f"({','.join(l.name for l in anchor.loops())})")
-    ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra, steps)
+    ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra, steps, anchor.elems)
     if list(ks.grid) != list(kernel.trip_counts):
         raise TilingError(f"grid {list(kernel.trip_counts)} does not match the tile sizes (expected {ks.grid})")
     prologue = anchor.steps if isinstance(anchor, PrologueAnchor) else []
@@ -139,7 +141,7 @@ class LoopBuilder:
 
     def anchor(self, anchor: Anchor, tiles: list[SSAValue]) -> SSAValue:
         """The anchor op on tiles, as its tiling model builds it (`Anchor.tile_op`)."""
-        tile_op = anchor.tile_op(tiles, tensor(self.ks.out.sizes), self.ks)
+        tile_op = anchor.tile_op(tiles, tensor(self.ks.out.sizes, anchor.op.results[0]), self.ks)
         tile_op.location = anchor.op.location
         self.block.add_op(tile_op)
         return tile_op.results[0]
@@ -149,7 +151,7 @@ class LoopBuilder:
         tiles = [self.load(w) for w in ks.loads]
         seams = [self.load(w) for w in ks.seams]
         for i, (w, seam) in enumerate(zip(ks.tees, seams)):  # (a KV-cache append: the block spans the seam)
-            tiles[1 + i] = self.add(AddOp(tiles[1 + i], seam, tensor(w.sizes))).results[0]
+            tiles[1 + i] = self.add(AddOp(tiles[1 + i], seam, tensor(w.sizes, tiles[1 + i]))).results[0]
             self.add(TeeOp(tiles[1 + i], w.source or 0, self.block.args, **window_props(w, self.names)))
         if prologue:  # on the input tile; its operands follow the anchor's two loads
             tiles[0] = self.chain(prologue, tiles[0], tiles[2:])

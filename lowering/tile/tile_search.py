@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from math import ceil, prod
 from typing import Any, ClassVar, TypeVar
@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import TensorType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.arch import Arch
+from npu_dialects.dtypes import elem_bytes, f32
 from npu_dialects.graph import (
     AttentionOp,
     ConcatOp,
@@ -40,7 +41,7 @@ from npu_dialects.graph import (
 )
 from npu_dialects.tile import KernelKind
 
-F32 = 4
+F32 = elem_bytes(f32)  # (a window's default element size: an f32 tensor's)
 T = TypeVar("T")
 
 
@@ -70,12 +71,14 @@ class Window:
 
     `source` is the kernel input index (or None for the output); `shape` is the
     shape the DRAM buffer is viewed with (rank-extended for broadcasts);
-    `pad_value` fills reads outside the tensor (None: must stay inside)."""
+    `pad_value` fills reads outside the tensor (None: must stay inside); `elem`, the
+    bytes of one element of the tensor it slices (`dtypes.elem_bytes`)."""
 
     source: int | None
     shape: tuple[int, ...]
     dims: tuple[DimMap, ...]
     pad_value: float | None = None
+    elem: int = field(default=F32, kw_only=True)
 
     @cached_property
     def sizes(self) -> tuple[int, ...]:
@@ -83,7 +86,7 @@ class Window:
 
     @cached_property
     def nbytes(self) -> int:
-        return prod(self.sizes) * F32
+        return prod(self.sizes) * self.elem
 
     def valid_bytes(self) -> int:
         """Bytes moved by an interior tile (no padding outside the tensor)."""
@@ -91,7 +94,7 @@ class Window:
 
     @cached_property
     def _valid_bytes(self) -> int:
-        n = F32
+        n = self.elem
         for d, s in zip(self.dims, self.shape):
             n *= d.size if d.size < s else s
         return n
@@ -272,8 +275,7 @@ def load_split(ks: KernelShape, arch: Arch) -> tuple[list[Window], list[Window],
                 dims[i] = d
         for i in sorted(coalesced([(i, piped[i].nbytes) for i in dims], len(piped), arch), reverse=True):
             w, d = piped.pop(i), dims[i]
-            whole = Window(w.source, w.shape, tuple(DimMap((), m.const, m.size * r) if j == d else m
-                                                    for j, m in enumerate(w.dims)), w.pad_value)
+            whole = replace(w, dims=tuple(DimMap((), m.const, m.size * r) if j == d else m for j, m in enumerate(w.dims)))
             moves = any(grid[n] > 1 for m in whole.dims for n, c in m.terms if c)
             (per_tile if moves else hoisted).append(whole)
         return piped, hoisted, per_tile
@@ -318,12 +320,13 @@ def sram_parts(ks: KernelShape, arch: Arch) -> tuple[int, int]:
 # ----------------------------------------------------------------------------------------
 
 
-def broadcast_window(operand: int, operand_shape: Sequence[int], out: Window) -> Window:
-    """Window of an operand that broadcasts to the output: size-1 dims stay at 0."""
+def broadcast_window(operand: int, operand_shape: Sequence[int], out: Window, elem: int | None = None) -> Window:
+    """Window of an operand that broadcasts to the output: size-1 dims stay at 0 (`elem`:
+    its element bytes, by default the output's)."""
     rank = len(out.shape)
     shape = (1,) * (rank - len(operand_shape)) + tuple(operand_shape)
     dims = tuple(fixed(1) if s == 1 else o for s, o in zip(shape, out.dims))
-    return Window(operand, shape, dims, None)
+    return Window(operand, shape, dims, None, elem=out.elem if elem is None else elem)
 
 
 @dataclass
@@ -335,12 +338,22 @@ class Anchor:
     kind: KernelKind
     op: Operation
     inputs: list[SSAValue]  # anchor operands that are tiled per step (in order)
+    elems: dict[int, int] = field(default_factory=dict)  # kernel input index -> its element bytes (`input_elems`)
     exhaustive_limit: ClassVar[int] = 512
     """Tile spaces up to this many candidates are searched exhaustively; larger ones by
     hill climbing from several starts (conv layers of real networks have ~10^4)."""
 
     def loops(self) -> list[Loop]:
         raise NotImplementedError
+
+    def elem(self, source: int | None) -> int:
+        """Element bytes of kernel input `source` (None: of the anchor's result)."""
+        return elem_bytes(self.op.results[0]) if source is None else self.elems[source]
+
+    def window(self, source: int | None, shape: Sequence[int], dims: tuple[DimMap, ...],
+               pad_value: float | None = None) -> Window:
+        """A window of kernel input `source` (None: of the result), sized by its element type."""
+        return Window(source, shape, dims, pad_value, elem=self.elem(source))  # type: ignore[arg-type]
 
     def shape(self, tile: dict[str, int]) -> KernelShape:
         raise NotImplementedError
@@ -356,6 +369,15 @@ class Anchor:
     def combine(self, ks: KernelShape) -> str | None:
         """How `npu_tile.reduce` merges the tiles of the reduction loop (None: a sum)."""
         return None
+
+
+def input_elems(ins_index: dict[SSAValue, int]) -> dict[int, int]:
+    """Kernel input index -> element bytes, from a kernel's `ins_index` (a value standing
+    for an input, e.g. a prologue's result, never overrides the input's own type)."""
+    out: dict[int, int] = {}
+    for v, i in ins_index.items():
+        out.setdefault(i, elem_bytes(v))
+    return out
 
 
 TILING_MODELS: dict[type[Operation], Callable[[Any, dict[SSAValue, int]], Anchor]] = {}
@@ -452,7 +474,7 @@ class MatmulAnchor(Anchor):
         if isinstance(op, GemmOp) and (op.params["alpha"] != 1.0 or op.params["beta"] != 1.0):
             raise TilingError("gemm with alpha/beta other than 1 is not supported yet")
         a, b = op.operands[0], op.operands[1]
-        super().__init__(KernelKind.MATMUL, op, [a, b])
+        super().__init__(KernelKind.MATMUL, op, [a, b], input_elems(ins_index))
         self.ia, self.ib = ins_index[a], ins_index[b]
         p = op.params if isinstance(op, GemmOp) else dict(trans_a=False, trans_b=False)
         self.ta, self.tb = p["trans_a"], p["trans_b"]
@@ -476,9 +498,9 @@ class MatmulAnchor(Anchor):
         tm, tn, tk = tile["m"], tile["n"], tile["k"]
         am, ak = per_tile("m", tm), per_tile("k", tk)
         bk, bn = per_tile("k", tk), per_tile("n", tn)
-        wa = Window(self.ia, self.sa, self._batch(self.sa) + ((ak, am) if self.ta else (am, ak)), 0.0)
-        wb = Window(self.ib, self.sb, self._batch(self.sb) + ((bn, bk) if self.tb else (bk, bn)), 0.0)
-        out = Window(None, self.so, self._batch(self.so) + (per_tile("m", tm), per_tile("n", tn)))
+        wa = self.window(self.ia, self.sa, self._batch(self.sa) + ((ak, am) if self.ta else (am, ak)), 0.0)
+        wb = self.window(self.ib, self.sb, self._batch(self.sb) + ((bn, bk) if self.tb else (bk, bn)), 0.0)
+        out = self.window(None, self.so, self._batch(self.so) + (per_tile("m", tm), per_tile("n", tn)))
         return KernelShape(KernelKind.MATMUL, self.loops(), dict(tile), [wa, wb], out)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
@@ -507,7 +529,7 @@ class ConvAnchor(Anchor):
     their input channels; only a one-group tile may also cut its input channels."""
 
     def __init__(self, op: Conv2dOp, ins_index: dict[SSAValue, int]):
-        super().__init__(KernelKind.CONV2D, op, [op.input, op.weight])
+        super().__init__(KernelKind.CONV2D, op, [op.input, op.weight], input_elems(ins_index))
         self.ix, self.iw = ins_index[op.input], ins_index[op.weight]
         self.sx, self.sw = shape_of(op.input), shape_of(op.weight)
         self.so = shape_of(op.result)
@@ -533,11 +555,11 @@ class ConvAnchor(Anchor):
             ci_dim = DimMap((("co", groups * self.cig), ("ci", tci)), 0, groups * tci)
         else:
             ci_dim = per_tile("ci", tci)
-        wx = Window(self.ix, self.sx, (per_tile("n", 1), ci_dim,
+        wx = self.window(self.ix, self.sx, (per_tile("n", 1), ci_dim,
                                        DimMap((("oh", toh * sh),), -pt, ih),
                                        DimMap((("ow", tow * sw),), -pl, iw)), 0.0)
-        ww = Window(self.iw, self.sw, (per_tile("co", tco), per_tile("ci", tci), fixed(kh), fixed(kw)), 0.0)
-        out = Window(None, self.so, (per_tile("n", 1), per_tile("co", tco), per_tile("oh", toh),
+        ww = self.window(self.iw, self.sw, (per_tile("co", tco), per_tile("ci", tci), fixed(kh), fixed(kw)), 0.0)
+        out = self.window(None, self.so, (per_tile("n", 1), per_tile("co", tco), per_tile("oh", toh),
                                      per_tile("ow", tow)))
         return KernelShape(KernelKind.CONV2D, self.loops(), dict(tile), [wx, ww], out, window_area=groups)
 
@@ -562,7 +584,7 @@ class PoolAnchor(Anchor):
     """Max-pool NCHW: loops n, c, oh, ow (parallel); padded reads give -inf."""
 
     def __init__(self, op: MaxPoolOp, ins_index: dict[SSAValue, int]):
-        super().__init__(KernelKind.POOL, op, [op.input])
+        super().__init__(KernelKind.POOL, op, [op.input], input_elems(ins_index))
         self.ix = ins_index[op.input]
         self.sx, self.so = shape_of(op.input), shape_of(op.result)
         self.p = op.params
@@ -576,10 +598,10 @@ class PoolAnchor(Anchor):
         (kh, kw), (pt, pl) = self.p["kernel"], self.p["pads"][:2]
         toh, tow, tc = tile["oh"], tile["ow"], tile["c"]
         ih, iw = (toh - 1) * sh + (kh - 1) * dh + 1, (tow - 1) * sw + (kw - 1) * dw + 1
-        wx = Window(self.ix, self.sx, (per_tile("n", 1), per_tile("c", tc),
+        wx = self.window(self.ix, self.sx, (per_tile("n", 1), per_tile("c", tc),
                                        DimMap((("oh", toh * sh),), -pt, ih),
                                        DimMap((("ow", tow * sw),), -pl, iw)), float("-inf"))
-        out = Window(None, self.so, (per_tile("n", 1), per_tile("c", tc), per_tile("oh", toh),
+        out = self.window(None, self.so, (per_tile("n", 1), per_tile("c", tc), per_tile("oh", toh),
                                      per_tile("ow", tow)))
         return KernelShape(KernelKind.POOL, self.loops(), dict(tile), [wx], out, window_area=kh * kw)
 
@@ -598,7 +620,7 @@ class EltwiseAnchor(Anchor):
     """An elementwise op over the output's dimensions (d0, d1, ...), inputs broadcast."""
 
     def __init__(self, op: ElementwiseOp, ins_index: dict[SSAValue, int]):
-        super().__init__(KernelKind.ELTWISE, op, list(op.operands))
+        super().__init__(KernelKind.ELTWISE, op, list(op.operands), input_elems(ins_index))
         self.idx = [ins_index[v] for v in op.operands]
         self.shapes = [shape_of(v) for v in op.operands]
         self.so = shape_of(op.results[0])
@@ -607,8 +629,8 @@ class EltwiseAnchor(Anchor):
         return [Loop(f"d{i}", e) for i, e in enumerate(self.so)]
 
     def shape(self, tile: dict[str, int]) -> KernelShape:
-        out = Window(None, self.so, tuple(per_tile(f"d{i}", tile[f"d{i}"]) for i in range(len(self.so))))
-        loads = [broadcast_window(i, s, out) for i, s in zip(self.idx, self.shapes)]
+        out = self.window(None, self.so, tuple(per_tile(f"d{i}", tile[f"d{i}"]) for i in range(len(self.so))))
+        loads = [broadcast_window(i, s, out, self.elems[i]) for i, s in zip(self.idx, self.shapes)]
         return KernelShape(KernelKind.ELTWISE, self.loops(), dict(tile), loads, out)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
@@ -625,7 +647,7 @@ class GenericAnchor(Anchor):
     only the dims its `tile_map` allows, input windows follow the map."""
 
     def __init__(self, op: StructuredOp, ins_index: dict[SSAValue, int]):
-        super().__init__(KernelKind.APPLY, op, list(op.operands))
+        super().__init__(KernelKind.APPLY, op, list(op.operands), input_elems(ins_index))
         self.idx = [ins_index[v] for v in op.operands]
         self.shapes = [shape_of(v) for v in op.operands]
         self.so = shape_of(op.results[0])
@@ -645,7 +667,7 @@ class GenericAnchor(Anchor):
 
     def windows(self, tile: dict[str, int]) -> tuple[Window, list[Window]]:
         """The output window and the input windows (in operand order) of a tile plan."""
-        out = Window(None, self.so, tuple(per_tile(f"d{i}", tile[f"d{i}"]) for i in range(len(self.so))))
+        out = self.window(None, self.so, tuple(per_tile(f"d{i}", tile[f"d{i}"]) for i in range(len(self.so))))
         loads = []
         for i, (shape, follows) in zip(self.idx, zip(self.shapes, self.map.inputs)):
             dims = []
@@ -656,7 +678,7 @@ class GenericAnchor(Anchor):
                     t = tile[f"d{f.out_dim}"]
                     dims.append(DimMap(((f"d{f.out_dim}", t * f.scale),), f.offset,
                                        (t - 1) * f.scale + 1 + f.halo))
-            loads.append(Window(i, shape, tuple(dims), self.map.pad_value))
+            loads.append(self.window(i, shape, tuple(dims), self.map.pad_value))
         return out, loads
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
@@ -699,9 +721,9 @@ class AttentionAnchor(GenericAnchor):
             for i, d in keyed:
                 dims = list(loads[i].dims)
                 dims[d] = per_tile("t", tt)
-                loads[i] = Window(loads[i].source, loads[i].shape, tuple(dims), loads[i].pad_value)
+                loads[i] = replace(loads[i], dims=tuple(dims))
         state = (*out.sizes[:-1], out.sizes[-1] + (AttentionOp.STATE_COLUMNS if tt < self.keys else 0))
-        extra = (prod(state) - prod(out.sizes)) * F32
+        extra = (prod(state) - prod(out.sizes)) * out.elem
         ins = AttentionOp.canonical_shapes(self.attrs, [w.sizes for w in loads], state)[0]
         cout = AttentionOp.canonical_shapes(self.attrs, [], out.sizes)[1]
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
@@ -752,11 +774,11 @@ class AppendAttentionAnchor(AttentionAnchor):
         loads, tees, seams = list(ks.loads), [], []
         for i, (d, past, (src, new)) in enumerate(zip((self.k_dim, self.v_dim), self.past, self.new)):
             w = loads[1 + i]
-            tees.append(Window(1 + i, w.shape, w.dims))
-            loads[1 + i] = Window(w.source, past, w.dims, 0.0)
+            tees.append(Window(1 + i, w.shape, w.dims, elem=w.elem))
+            loads[1 + i] = replace(w, shape=past, pad_value=0.0)
             dims = list(w.dims)
             dims[d] = DimMap(dims[d].terms, dims[d].const - past[d], dims[d].size)
-            seams.append(Window(src, new, tuple(dims), 0.0))
+            seams.append(self.window(src, new, tuple(dims), 0.0))
         ks.loads, ks.tees, ks.seams = loads, tees, seams
         return ks
 
@@ -799,7 +821,7 @@ class RowStatsAnchor(GenericAnchor):
     def shape(self, tile: dict[str, int]) -> KernelShape:
         out, (x,) = self.windows(tile)
         dims = (*x.dims[:-1], per_tile("c", tile["c"]))
-        x = Window(x.source, x.shape, dims, float("-inf") if self.softmax else None)
+        x = replace(x, dims=dims, pad_value=float("-inf") if self.softmax else None)
         ins = [x.sizes]
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), [x], out,
                            tile_cycles=lambda arch: RowStatsOp.tile_cycles(arch, ins, out.sizes))
@@ -840,7 +862,7 @@ class PrologueAnchor(Anchor):
     following the input tile's channels (appended to the loads)."""
 
     def __init__(self, base: Anchor, steps: list[EpilogueStep], extra: list[tuple[int, tuple[int, ...]]]):
-        super().__init__(base.kind, base.op, base.inputs)
+        super().__init__(base.kind, base.op, base.inputs, base.elems)
         self.base, self.steps, self.extra = base, steps, extra
         self.exhaustive_limit = base.exhaustive_limit  # type: ignore[misc]  # (searched as the anchor's)
 
@@ -863,7 +885,7 @@ class PrologueAnchor(Anchor):
 
     def windows(self, x: Window) -> list[Window]:
         """The extra operands' windows for input tile `x`: per channel (NCHW)."""
-        return [Window(i, shape, (fixed(1), x.dims[1] if shape[1] > 1 else fixed(1), fixed(1), fixed(1)), None)
+        return [self.window(i, shape, (fixed(1), x.dims[1] if shape[1] > 1 else fixed(1), fixed(1), fixed(1)))
                 for i, shape in self.extra]
 
 
@@ -876,8 +898,8 @@ class MatmulPrologueAnchor(PrologueAnchor):
 
     def windows(self, x: Window) -> list[Window]:
         (si, ss), *params = self.extra
-        stats = Window(si, (*x.shape[:-1], ss[-1]), (*x.dims[:-1], fixed(ss[-1])), 1.0)
-        return [stats] + [Window(i, s, (x.dims[-1] if s[0] > 1 else fixed(1),), 0.0) for i, s in params]
+        stats = self.window(si, (*x.shape[:-1], ss[-1]), (*x.dims[:-1], fixed(ss[-1])), 1.0)
+        return [stats] + [self.window(i, s, (x.dims[-1] if s[0] > 1 else fixed(1),), 0.0) for i, s in params]
 
 
 def matmul_prologue(ops: Sequence[Operation], ins_index: dict[SSAValue, int]) -> MatmulPrologueAnchor | None:
@@ -999,10 +1021,11 @@ def chain_steps(ops: Sequence[Operation], running: SSAValue, ins_index: dict[SSA
 
 
 def with_epilogue(ks: KernelShape, extra: Sequence[tuple[int, tuple[int, ...]]],
-                  steps: Sequence[EpilogueStep] = ()) -> KernelShape:
-    """`ks` with the epilogue operands' windows, and the one a sum may start from
+                  steps: Sequence[EpilogueStep] = (), elems: dict[int, int] | None = None) -> KernelShape:
+    """`ks` with the epilogue operands' windows (sized by `elems`, the anchor's kernel
+    input element bytes; without it the output's), and the one a sum may start from
     (`accumulator_init` of `steps`)."""
-    ks.epilogue = [broadcast_window(i, s, ks.out) for i, s in extra]
+    ks.epilogue = [broadcast_window(i, s, ks.out, elems[i] if elems else None) for i, s in extra]
     if ks.kind in INIT_KINDS:
         ks.init = accumulator_init(steps, extra, ks.out.shape)
     return ks
@@ -1127,7 +1150,7 @@ class TileSearch:
             if shaped is None or (self.epilogue_len and self.anchor.combine(shaped)):
                 self.shapes[idx] = None  # (an epilogue cannot run on merge states)
             else:
-                self.shapes[idx] = with_epilogue(shaped, self.extra, self.steps)
+                self.shapes[idx] = with_epilogue(shaped, self.extra, self.steps, self.anchor.elems)
         return self.shapes[idx]
 
     def evaluate(self, idx: tuple[int, ...], db: bool) -> tuple | None:
