@@ -215,7 +215,10 @@ def executables(exe: bytes) -> dict[str, bytes]:
         return bytes(b)
 
     def meta(old: str, new: str) -> Callable[[bytes], bytes]:
-        return lambda text: text.replace(old.encode(), new.encode(), 1)
+        def edit(text: bytes) -> bytes:
+            assert old.encode() in text, f"the meta no longer holds {old}"
+            return text.replace(old.encode(), new.encode(), 1)
+        return edit
 
     version = bytearray(exe)
     struct.pack_into("<I", version, 8, 999)
@@ -223,7 +226,8 @@ def executables(exe: bytes) -> dict[str, bytes]:
     out["future_version"] = bytes(version)
     out["forged_meta_json"] = forged("meta", lambda text: b"{")
     out["forged_meta_image"] = forged("meta", meta('"weights_image_bytes":256', '"weights_image_bytes":-1'))
-    out["forged_meta_weight"] = forged("meta", meta('"shape":[8,8]}}', '"shape":[9,9]}}'))
+    out["forged_meta_weight"] = forged("meta", meta('"shape":[8,8],"dtype":"f32"}}', '"shape":[9,9],"dtype":"f32"}}'))
+    out["forged_meta_weight_type"] = forged("meta", meta('"shape":[8,8],"dtype":"f32"}}', '"shape":[8,8],"dtype":"f64"}}'))
     out["forged_meta_kernels"] = forged("meta", meta('"kernels":["fc"]', '"kernels":[]'))
     out["forged_program"] = forged("program", lambda b: np.random.default_rng(3).integers(
         0, 256, len(b), dtype=np.uint8).tobytes())
