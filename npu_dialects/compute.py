@@ -626,6 +626,9 @@ class ApplyOp(ComputeOp):
         quantize or requantize)."""
         *ins, out = arrays
         cls, attrs = self.graph_op(), dict(self.attrs.data)
+        if issubclass(cls, QuantOp) and out.dtype.kind in "iu":  # (the saturation range defaults to out's type)
+            info = np.iinfo(out.dtype)
+            attrs = {"min": IntegerAttr(int(info.min), 64), "max": IntegerAttr(int(info.max), 64), **attrs}
         y = np.asarray(cls.compute(attrs, *(dtypes.compute_view(a) for a in ins)))
         if y.shape != out.shape:
             raise ValueError(f"'npu_compute.apply' {self.op.data}: the tile computes shape {list(y.shape)} "

@@ -82,6 +82,14 @@ class ComputePattern(RewritePattern):
             rewriter.erase(graph)
 
 
+def with_zero_points(new: Operation, op: Operation) -> Operation:
+    """`new` (a cube compute op) with the zero points of the integer graph op `op`."""
+    for name in ("input_zero_point", "weight_zero_point"):
+        if name in op.attributes:
+            new.attributes[name] = op.attributes[name]
+    return new
+
+
 class MatmulPattern(ComputePattern):
     family = (GemmOp, MatMulOp)
 
@@ -93,8 +101,9 @@ class MatmulPattern(ComputePattern):
 
     def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
         p = op.params if isinstance(op, GemmOp) else {}
-        return [MatmulOp(ins[0], ins[1], dest, trans_a=p.get("trans_a", False), trans_b=p.get("trans_b", False),
-                         accumulate=accumulate)]
+        new = MatmulOp(ins[0], ins[1], dest, trans_a=p.get("trans_a", False), trans_b=p.get("trans_b", False),
+                       accumulate=accumulate)
+        return [with_zero_points(new, op)]
 
 
 class ConvPattern(ComputePattern):
@@ -106,8 +115,8 @@ class ConvPattern(ComputePattern):
     def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
         assert isinstance(op, GraphConv2dOp)
         p = op.params
-        return [Conv2dOp(ins[0], ins[1], dest, strides=p["strides"], dilations=p["dilations"], group=p["group"],
-                         pads=p["pads"], accumulate=accumulate)]
+        return [with_zero_points(Conv2dOp(ins[0], ins[1], dest, strides=p["strides"], dilations=p["dilations"],
+                                          group=p["group"], pads=p["pads"], accumulate=accumulate), op)]
 
 
 class MaxPoolPattern(ComputePattern):

@@ -154,8 +154,8 @@ class FuseCube(RewritePattern):
                f"({type_name(element_type(acc))} accumulator, requantized to "
                f"{type_name(element_type(op.result))})")
         self.orphans += [*op.operands[1:], *cube.operands]
-        rewriter.replace_op(op, req)
-        rewriter.erase_op(cube)
+        rewriter.replace(op, req)
+        rewriter.erase(cube)
 
     def integer(self, cube: Conv2dOp | MatMulOp | GemmOp) -> tuple[list[Operation], SSAValue, float, np.ndarray] | None:
         """(new ops, the i32 accumulator, x scale, weight scales per channel)."""
@@ -237,7 +237,7 @@ class FuseMovement(RewritePattern):
             x = self.qdq.dequantized(op.input)
             if x is not None and x[1] == out and x[0].input.type == op.result.type:
                 self.orphans += list(op.operands)
-                rewriter.replace_op(op, [], [x[0].input])
+                rewriter.replace(op, [], [x[0].input])
             return
         if isinstance(src, Conv2dOp | MatMulOp | GemmOp | RequantizeOp | QuantizeOp):
             return
@@ -256,8 +256,8 @@ class FuseMovement(RewritePattern):
                                attributes=dict(src.attributes), properties=dict(src.properties))
         new.location = src.location
         self.orphans += [*op.operands[1:], *src.operands]
-        rewriter.replace_op(op, new)
-        rewriter.erase_op(src)
+        rewriter.replace(op, new)
+        rewriter.erase(src)
 
     @staticmethod
     def movable(op: Operation) -> bool:

@@ -518,7 +518,8 @@ class MatmulAnchor(Anchor):
         """The product of the tiles; a gemm's bias moves to the epilogue."""
         if isinstance(self.op, GemmOp):
             return GemmOp(tiles[0], tiles[1], None, out, trans_a=self.ta, trans_b=self.tb)
-        return MatMulOp(tiles[0], tiles[1], out)
+        zx, zw = self.op.zero_points if isinstance(self.op, MatMulOp) else (0, 0)
+        return MatMulOp(tiles[0], tiles[1], out, input_zero_point=zx, weight_zero_point=zw)
 
 
 @tiling_model(Conv2dOp)
@@ -536,6 +537,7 @@ class ConvAnchor(Anchor):
         self.p = op.params
         self.group = self.p["group"]
         self.cog, self.cig = self.so[1] // self.group, self.sw[1]
+        self.zero_points = op.zero_points  # (an integer conv's input reads its zero point past the edge: a real 0)
 
     def loops(self) -> list[Loop]:
         n, co, oh, ow = self.so
@@ -557,7 +559,7 @@ class ConvAnchor(Anchor):
             ci_dim = per_tile("ci", tci)
         wx = self.window(self.ix, self.sx, (per_tile("n", 1), ci_dim,
                                        DimMap((("oh", toh * sh),), -pt, ih),
-                                       DimMap((("ow", tow * sw),), -pl, iw)), 0.0)
+                                       DimMap((("ow", tow * sw),), -pl, iw)), float(self.zero_points[0]))
         ww = self.window(self.iw, self.sw, (per_tile("co", tco), per_tile("ci", tci), fixed(kh), fixed(kw)), 0.0)
         out = self.window(None, self.so, (per_tile("n", 1), per_tile("co", tco), per_tile("oh", toh),
                                      per_tile("ow", tow)))
@@ -575,8 +577,9 @@ class ConvAnchor(Anchor):
     def tile_op(self, tiles: Sequence[SSAValue], out: TensorType, ks: KernelShape) -> Operation:
         """An unpadded conv of the (padded) input window, over the groups the tile holds;
         the bias moves to the epilogue."""
+        zx, zw = self.zero_points
         return Conv2dOp(tiles[0], tiles[1], None, out, strides=self.p["strides"], dilations=self.p["dilations"],
-                        group=ks.window_area)
+                        group=ks.window_area, input_zero_point=zx, weight_zero_point=zw)
 
 
 @tiling_model(MaxPoolOp)
