@@ -466,6 +466,15 @@ class EltwiseOp(ComputeOp):
         *ins, out = arrays
         out[...] = ELEMENTWISE[self.fn.data][1](*ins)
 
+    def execute_typed(self, arrays: Sequence[np.ndarray]) -> None:
+        """Floats as `ComputeOp.execute_typed`; integers in int64, stored by `store` (an
+        i32 sum leaving int32 is an error, never a wrap)."""
+        *ins, out = arrays
+        if out.dtype.kind in "iu":
+            store(out, ELEMENTWISE[self.fn.data][1](*(a.astype(np.int64) for a in ins)))
+        else:
+            super().execute_typed(arrays)
+
 
 @irdl_op_definition
 class PoolOp(ComputeOp):

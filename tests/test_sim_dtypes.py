@@ -97,7 +97,7 @@ npu_dma.wait %u"""
 # --------------------------------------------------------------------------- float rounding
 
 
-def unary_module(t: str, op: str, shape: tuple[int, ...]):
+def unary_module(t: str, op: str, shape: tuple[int, ...], verify: bool = True):
     """y = op(x) on one tile (an `npu_compute` op line with %a in, %b out)."""
     dims = ", ".join(map(str, shape))
     zeros = ", ".join(["%c0"] * len(shape))
@@ -110,7 +110,7 @@ npu_dma.wait %t
 {op}
 %u = npu_dma.copy %b[{zeros}] -> %y[{zeros}] {{sizes = array<i64: {dims}>}} : {S(t, *shape)} -> {D(t, *shape)}
 npu_dma.wait %u"""
-    return module([("x", D(t, *shape))], [("y", D(t, *shape))], task("k", 0, body))
+    return module([("x", D(t, *shape))], [("y", D(t, *shape))], task("k", 0, body), verify=verify)
 
 
 @pytest.mark.parametrize("t", ["f16", "bf16"])
@@ -458,3 +458,16 @@ def test_f32_bytes_are_named_exactly_among_one_byte_granules():
     with pytest.raises(SimError, match=r"reads bytes \[20, 64\) of SRAM of core 0 .* \(read before written\)") as e:
         simulate(m, {}, {"x": np.ones(16, np.float32)}, ARCH, sanitize=True)
     assert "44 wrong in all" in (e.value.details or "")
+
+
+def test_an_i32_sum_leaving_int32_is_an_error():
+    """An integer eltwise add computes in int64 and never wraps into its i32 buffer (the
+    simulator's own check, whatever the verifier allows)."""
+    op = f"npu_compute.eltwise add %a, %a -> %b : {S('i32', 4)}, {S('i32', 4)} -> {S('i32', 4)}"
+    m = unary_module("i32", op, (4,), verify=False)
+    x = np.array([1, -2, 3, 2 ** 30], np.int32)
+    with pytest.raises(SimError, match=r"cannot execute: ValueError: value 2147483648 does not fit the int32 out "
+                                       r"buffer"):
+        simulate(m, {}, {"x": x}, ARCH)
+    x[3] = 2 ** 30 - 1
+    np.testing.assert_array_equal(simulate(m, {}, {"x": x}, ARCH).outputs["y"], x.astype(np.int64) * 2)
