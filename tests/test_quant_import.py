@@ -308,3 +308,51 @@ def test_cli_refusal_exits_1_without_traceback(tmp_path, capsys) -> None:
     out, err = capsys.readouterr()
     assert code == 1 and "Traceback" not in err
     assert "node 'q' (QuantizeLinear, opset 21): y_zero_point has element type int16" in err
+
+
+def to_f16(m: onnx.ModelProto) -> onnx.ModelProto:
+    """`m` as an all-float16 model (what onnxconverter-common's convert_float_to_float16
+    writes for these graphs): float initializers, Constant values, graph inputs/outputs
+    and Cast targets become float16."""
+    m = onnx.ModelProto.FromString(m.SerializeToString())
+    g = m.graph
+    for i, t in enumerate(g.initializer):
+        if t.data_type == TensorProto.FLOAT:
+            g.initializer[i].CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name))
+    for v in [*g.input, *g.output]:
+        if v.type.tensor_type.elem_type == TensorProto.FLOAT:
+            v.type.tensor_type.elem_type = TensorProto.FLOAT16
+    del g.value_info[:]
+    for n in g.node:
+        for a in n.attribute:
+            if a.name == "to" and a.i == TensorProto.FLOAT:
+                a.i = TensorProto.FLOAT16
+            if a.type == onnx.AttributeProto.TENSOR and a.t.data_type == TensorProto.FLOAT:
+                a.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(a.t).astype(np.float16), a.t.name))
+    return m
+
+
+@pytest.mark.parametrize("name", ["lenet", "bert_encoder", "llama_block", "gru_speech"])
+def test_zoo_models_in_f16(name: str) -> None:
+    """Whole models converted to float16 import with f16 tensors throughout (no cast
+    back to f32) and match onnxruntime's float16 run within f16 rounding: |error| at
+    most 2^-8 of the output's largest magnitude (a few f16 spacings: onnxruntime
+    accumulates some f16 ops in f32 as the cube does, rounds others per step)."""
+    from pathlib import Path
+    m = to_f16(onnx.load(str(Path(__file__).parent / "models" / f"{name}.onnx")))
+    module, weights = import_model(m)
+    rng = np.random.default_rng(0)
+    inits = {i.name for i in m.graph.initializer}
+    feeds = {}
+    for v in m.graph.input:
+        if v.name in inits:
+            continue
+        shape, et = [d.dim_value for d in v.type.tensor_type.shape.dim], v.type.tensor_type.elem_type
+        feeds[v.name] = rng.standard_normal(shape).astype(np.float16) if et == TensorProto.FLOAT16 else \
+            rng.integers(0, 10, shape).astype(helper.tensor_dtype_to_np_dtype(et))
+    got, want = evaluate_graph(module, weights, feeds), run_ort(m, feeds)
+    for k, w in want.items():
+        assert got[k].dtype == np.float16
+        err = np.abs(got[k].astype(np.float32) - w.astype(np.float32)).max()
+        assert err <= np.abs(w.astype(np.float32)).max() / 256, (k, err)
+    assert "f16" in io_types(module)[1]

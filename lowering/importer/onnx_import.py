@@ -690,7 +690,7 @@ def convert_matmul(ctx: NodeContext) -> Sequence[Output]:
 def convert_conv(ctx: NodeContext) -> Sequence[Output]:
     """1-D or 2-D convolution, NC[H]W input, OI[H]W weight, optional bias; a 1-D one is
     2-D with a unit height (reshapes around it)."""
-    return [build_conv(ctx, ctx.value(0), ctx.value(1), ctx.optional_value(2), f32)]
+    return [build_conv(ctx, ctx.value(0), ctx.value(1), ctx.optional_value(2), node_float())]
 
 
 def build_conv(ctx: NodeContext, xv: SSAValue, wv: SSAValue, bias: SSAValue | None, result: Attribute,
@@ -2369,8 +2369,8 @@ class _Importer:
     def carried(self, t: Tensor) -> Tensor:
         """`t` with integer/boolean (or other float) constant data converted to float32,
         the form such values take on the device; runtime values are already f32."""
-        if t.data is None or t.dtype == np.float32:
-            return t
+        if t.data is None or np.dtype(t.dtype) in (np.float32, np.float16, ml_dtypes.bfloat16):
+            return t  # (f16/bf16 data takes the node's float type when materialized)
         key = t.name
         if key not in self.carried_f32:
             data = t.data
