@@ -33,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import ml_dtypes
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
@@ -72,7 +74,7 @@ from lowering.tile.tile_search import (
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ToTensorOp
 from npu_dialects.dma import CopyOp, WaitOp, memory_space
-from npu_dialects.dtypes import elem_bytes, element_type, nbytes
+from npu_dialects.dtypes import elem_bytes, element_type, is_float, nbytes, np_dtype
 from npu_dialects.graph import (
     ConcatOp,
     ConstantOp,
@@ -280,8 +282,11 @@ class FuncBuilder:
 
     def mask(self, rows: list[float], inside: float, outside: float, like: SSAValue, loc: LocationAttr) -> SSAValue:
         """A small inline weight [1, 1, len(rows), 1] of the element type of the value it
-        masks, `like`: `inside` where rows is 1, else `outside`."""
-        values = [inside if r else outside for r in rows]
+        masks, `like`: `inside` where rows is 1, else `outside` (clamped to the type's finite
+        range: a max-pool's -3.4e38 is f16's -65504)."""
+        dt = np_dtype(like)
+        info = ml_dtypes.finfo(dt) if is_float(element_type(like)) else np.iinfo(dt)
+        values = [min(max(inside if r else outside, float(info.min)), float(info.max)) for r in rows]
         tensor = TensorType(element_type(like), [1, 1, len(values), 1])
         t = dram_type((1, 1, len(values), 1), tensor)
         self.inline_consts += 1
