@@ -50,10 +50,12 @@ def run_ort(m: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.nd
     return {n: np.asarray(v) for n, v in zip(names, sess.run(names, feeds))}
 
 
-def compare(m: onnx.ModelProto, feeds: dict[str, np.ndarray], *, steps: int = 0, rtol: float = 1e-5):
-    """Import `m`, evaluate it and compare each output with onnxruntime: integers within
-    `steps` units, floats to `rtol`. Returns the module."""
-    module, weights = import_model(m)
+def compare(m: onnx.ModelProto, feeds: dict[str, np.ndarray], *, steps: int = 0, rtol: float = 1e-5,
+            arch: str = "default"):
+    """Import `m` for `arch`, evaluate it and compare each output with onnxruntime:
+    integers within `steps` units, floats to `rtol`. Returns the module."""
+    from npu_dialects.arch import parse_arch_spec
+    module, weights = import_model(m, parse_arch_spec(arch))
     got = evaluate_graph(module, weights, feeds)
     want = run_ort(m, feeds)
     for name, w in want.items():
@@ -144,7 +146,9 @@ def test_qdq_conv_per_channel_with_int32_bias() -> None:
 
 
 @pytest.mark.parametrize("signed", [False, True])
-def test_qlinear_conv(signed: bool) -> None:
+@pytest.mark.parametrize("requant", ["float", "fixed"])
+def test_qlinear_conv(signed: bool, requant: str) -> None:
+    """`float` requantization is onnxruntime's bit for bit; `fixed` (TFLite's) within one step."""
     dt, tp = (np.int8, TensorProto.INT8) if signed else (np.uint8, TensorProto.UINT8)
     lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
     w = RNG.integers(-127, 128, (4, 2, 3, 3)).astype(np.int8)
@@ -156,7 +160,7 @@ def test_qlinear_conv(signed: bool) -> None:
              init("b", RNG.integers(-300, 300, 4).astype(np.int32))]
     m = model(nodes, [vi("x", tp, (2, 2, 7, 9))], [vi("y", tp, (2, 4, 7, 5))], inits, opset=13)
     x = RNG.integers(lo, hi + 1, (2, 2, 7, 9)).astype(dt)
-    module = compare(m, {"x": x})
+    module = compare(m, {"x": x}, steps=0 if requant == "float" else 1, arch=f"default,requant={requant}")
     assert io_types(module)[0] == ["i8" if signed else "ui8"]
     assert {"npu_graph.conv2d", "npu_graph.requantize"} <= set(op_names(module))
 
@@ -356,3 +360,39 @@ def test_zoo_models_in_f16(name: str) -> None:
         err = np.abs(got[k].astype(np.float32) - w.astype(np.float32)).max()
         assert err <= np.abs(w.astype(np.float32)).max() / 256, (k, err)
     assert "f16" in io_types(module)[1]
+
+
+def _tflite_requantize(acc: int, m: float, zp: int, lo: int, hi: int) -> int:
+    """TFLite's QuantizeMultiplier + MultiplyByQuantizedMultiplier in Python integers
+    (gemmlowp's SaturatingRoundingDoublingHighMul and RoundingDivideByPOT)."""
+    import math
+    frac, shift = math.frexp(m)
+    q = round(frac * (1 << 31)) if frac * (1 << 31) % 1 != 0.5 else math.floor(frac * (1 << 31) + 0.5)
+    if q == 1 << 31:
+        q, shift = q // 2, shift + 1
+    left, right = max(shift, 0), max(-shift, 0)
+    x = max(min(acc * (1 << left), 2 ** 31 - 1), -2 ** 31)
+    ab = x * q
+    t = ab + ((1 << 30) if ab >= 0 else 1 - (1 << 30))
+    high = abs(t) // (1 << 31) * (1 if t >= 0 else -1)
+    mask = (1 << right) - 1
+    rem, threshold = high & mask, (mask >> 1) + (1 if high < 0 else 0)
+    y = (high >> right) + (1 if rem > threshold else 0) + zp
+    return max(lo, min(hi, y))
+
+
+def test_requantize_fixed_matches_tflite_and_float_mode_onnxruntime() -> None:
+    """`fixed` mode is TFLite's integer arithmetic bit for bit; `float` and `fixed` differ
+    by at most one step (the float product rounds half to even, TFLite's shift rounds
+    half away from zero and its 31-bit multiplier is rounded)."""
+    from npu_dialects.graph import requantize_ref
+    rng = np.random.default_rng(3)
+    acc = rng.integers(-2 ** 20, 2 ** 20, 2000).astype(np.int32)
+    mult = np.exp(rng.uniform(np.log(1e-5), np.log(0.9), 2000)).astype(np.float32)
+    zp = np.float32(-5)
+    fixed = requantize_ref(acc, mult, np.array(zp), -128, 127, "fixed")
+    want = [_tflite_requantize(int(a), float(m), -5, -128, 127) for a, m in zip(acc, mult)]
+    assert np.array_equal(fixed, np.array(want, np.float32))
+    flt = requantize_ref(acc, mult, np.array(zp), -128, 127, "float")
+    assert np.abs(flt - fixed).max() <= 1
+    assert np.array_equal(flt, np.clip(np.rint(acc.astype(np.float32) * mult) + zp, -128, 127))
