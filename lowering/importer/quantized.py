@@ -29,6 +29,7 @@ from npu_dialects.graph import (
     SIMPLE_UNARY,
     AddOp,
     ClipOp,
+    Conv2dOp,
     DequantizeOp,
     DivOp,
     MatMulOp,
@@ -42,6 +43,7 @@ from npu_dialects.graph import (
     RequantizeOp,
     ReshapeOp,
     SubOp,
+    conv2d_ref,
     matmul_shape,
     shape_of,
 )
@@ -240,11 +242,44 @@ def convert_qlinear_conv(ctx: NodeContext) -> Sequence[Output]:
 
 @converter("ConvInteger", attrs=("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"))
 def convert_conv_integer(ctx: NodeContext) -> Sequence[Output]:
-    """Integer conv2d (zero points per tensor) into i32."""
+    """Integer conv2d (zero points per tensor) into i32, exact. A computed x_zero_point
+    (DynamicQuantizeLinear's) is corrected in f32 as MatMulInteger's: the conv of x with
+    zero point 0 minus x_zero_point * the conv of the input's ones (padding is 0: edge
+    outputs sum fewer taps) with (w - w_zero_point), a constant."""
     x, xq = _operand(ctx, 0, "x")
     w, wq = _operand(ctx, 1, "w")
-    zx, zw = uniform_zero_point(ctx, 2, xq, "x_zero_point"), uniform_zero_point(ctx, 3, wq, "w_zero_point")
-    return [ctx.typed(build_conv(ctx, x, w, None, i32, input_zero_point=zx, weight_zero_point=zw), np.int32)]
+    zw = uniform_zero_point(ctx, 3, wq, "w_zero_point")
+    if not ctx.has_input(2) or ctx.tensor(2).data is not None:
+        zx = uniform_zero_point(ctx, 2, xq, "x_zero_point")
+        return [ctx.typed(build_conv(ctx, x, w, None, i32, input_zero_point=zx, weight_zero_point=zw), np.int32)]
+    wdata = _runtime_zero_point_operand(ctx, 1, "W")
+    acc = build_conv(ctx, x, w, None, i32, weight_zero_point=zw)
+    conv = acc.owner
+    if isinstance(conv, ReshapeOp):  # (1-D: the conv is reshaped back)
+        conv = conv.input.owner
+    assert isinstance(conv, Conv2dOp)
+    ones = np.ones((1, *shape_of(conv.input)[1:]))
+    wf = (np.asarray(wdata).astype(np.float64) - zw).reshape(shape_of(conv.weight))
+    taps = conv2d_ref(ones, wf, None, **conv.params).reshape((1, *shape_of(acc)[1:])).astype(np.float32)
+    return [ctx.typed(_corrected(ctx, acc, taps), np.int32)]
+
+
+def _runtime_zero_point_operand(ctx: NodeContext, i: int, what: str) -> np.ndarray:
+    """The constant data of input `i`, needed to correct for a computed zero point of the other operand."""
+    if ctx.tensor(2).shape not in ((), (1,)):
+        raise NodeError("a computed zero point must be a scalar")
+    data = ctx.tensor(i).data
+    if data is None:
+        raise NodeError(f"a computed zero point needs a constant {what} (its sums correct the product)")
+    return data
+
+
+def _corrected(ctx: NodeContext, acc: SSAValue, sums: np.ndarray) -> SSAValue:
+    """`acc` (i32, operand zero point 0) minus the computed zero point (input 2) times
+    `sums`, in f32: the integer result carried as f32."""
+    corr = ctx.build(MulOp(ctx.value(2, carried=True), ctx.const(sums, "zero_point_sums", f32),
+                           TensorType(f32, sums.shape))).results[0]
+    return ctx.build(SubOp(ctx.carried_value(acc), corr, TensorType(f32, shape_of(acc)))).results[0]
 
 
 def _integer_matmul(ctx: NodeContext, a: SSAValue, b: SSAValue, za: int, zb: int) -> SSAValue:
@@ -279,17 +314,10 @@ def convert_matmul_integer(ctx: NodeContext) -> Sequence[Output]:
     zb = uniform_zero_point(ctx, 3, bq, "b_zero_point")
     if not ctx.has_input(2) or ctx.tensor(2).data is not None:
         return [ctx.typed(_integer_matmul(ctx, a, b, uniform_zero_point(ctx, 2, aq, "a_zero_point"), zb), np.int32)]
-    if ctx.tensor(2).shape not in ((), (1,)):
-        raise NodeError("a computed a_zero_point must be a scalar")
-    wb = ctx.tensor(1).data
-    if wb is None:
-        raise NodeError("a computed a_zero_point needs a constant B (its column sums correct the product)")
-    acc = ctx.carried_value(_integer_matmul(ctx, a, b, 0, zb))
+    wb = _runtime_zero_point_operand(ctx, 1, "B")
+    acc = _integer_matmul(ctx, a, b, 0, zb)
     sums = (np.asarray(wb).astype(np.float64) - zb).sum(axis=-2, keepdims=True).astype(np.float32)
-    corr = ctx.build(MulOp(ctx.value(2, carried=True), ctx.const(sums, "column_sums"),
-                           TensorType(f32, sums.shape))).results[0]
-    y = ctx.build(SubOp(acc, corr, TensorType(f32, shape_of(acc)))).results[0]
-    return [ctx.typed(y, np.int32)]
+    return [ctx.typed(_corrected(ctx, acc, sums), np.int32)]
 
 
 @converter("DynamicQuantizeLinear")
