@@ -1,0 +1,81 @@
+"""Byte sizes follow the element type through the lowering (docs/low-precision.md): one
+kernel (matmul + bias + relu) compiled at f32, f16 and bf16 moves half the DRAM bytes
+and holds half the SRAM in 16 bits when its tiles are the same, fewer than half when
+SRAM binds (larger f16 tiles reread less), and its f16 program runs on the simulator
+within f16's rounding of the float64 result."""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+from lowering.pipeline import compile_module, make_context
+from npu_dialects import dtypes
+from npu_dialects.arch import parse_arch_spec
+from npu_dialects.dma import CopyOp
+from npu_dialects.task import SramOp, TaskOp
+from runtime.run import random_inputs, run
+from sim.program import signature
+
+KERNEL = """builtin.module {
+  func.func @main(%x: tensor<64x256xT>, %w: tensor<256x128xT>, %b: tensor<128xT>) -> tensor<64x128xT>
+      attributes {npu.inputs = ["x", "w", "b"], npu.outputs = ["y"]} {
+    %m = npu_graph.matmul %x, %w : (tensor<64x256xT>, tensor<256x128xT>) -> tensor<64x128xT> loc("fc")
+    %a = npu_graph.add %m, %b : (tensor<64x128xT>, tensor<128xT>) -> tensor<64x128xT> loc("bias")
+    %r = npu_graph.relu %a : (tensor<64x128xT>) -> tensor<64x128xT> loc("relu")
+    func.return %r : tensor<64x128xT>
+  }
+}"""
+
+
+def compiled(t: str, spec: str) -> ModuleOp:
+    module = Parser(make_context(), KERNEL.replace("xT>", f"x{t}>")).parse_module()
+    return compile_module(module, parse_arch_spec(spec))
+
+
+def sizes(module: ModuleOp) -> dict[str, int]:
+    """The kernel's DRAM bytes (the tasks' recorded `dram_bytes`, the model's floor), its
+    SRAM buffers' bytes and its copies' window bytes (each copy op once)."""
+    tasks = [o for o in module.walk() if isinstance(o, TaskOp)]
+    return {"dram": sum(o.dram_bytes.value.data for o in tasks if o.dram_bytes),
+            "floor": module.attributes["npu.model_min_bytes"].value.data,  # type: ignore[attr-defined]
+            "sram": sum(dtypes.nbytes(o.results[0]) for o in module.walk() if isinstance(o, SramOp)),
+            "copies": sum(prod(c.window) * dtypes.elem_bytes(c.src) for c in module.walk() if isinstance(c, CopyOp))}
+
+
+def element_types(module: ModuleOp) -> set[str]:
+    """The element types of every buffer the lowering made."""
+    return {str(dtypes.element_type(o.results[0])) for o in module.walk() if isinstance(o, SramOp)}
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_sixteen_bits_halve_bytes_when_sram_does_not_bind(t: str):
+    f32, low = compiled("f32", "default"), compiled(t, "default")
+    a, b = sizes(f32), sizes(low)
+    assert a["dram"] == 229888 and a["floor"] == a["dram"]  # (every byte once: 64x256 + 256x128 + 128 + 64x128)
+    assert all(b[k] * 2 == a[k] for k in a), (a, b)
+    assert element_types(f32) == {"f32"} and element_types(low) == {t}
+
+
+def test_f16_rereads_less_when_sram_binds():
+    """In 32 KiB the f32 kernel rereads its operands (smaller tiles); the f16 one's tiles
+    (half the bytes) hold more, so it moves less than half the f32 bytes: each byte once."""
+    a, b = sizes(compiled("f32", "default,cores=1,sram_bytes=32768")), sizes(compiled("f16", "default,cores=1,sram_bytes=32768"))
+    assert b["dram"] == b["floor"] == a["floor"] // 2
+    assert b["dram"] * 2 < a["dram"]
+
+
+def test_f16_kernel_runs_within_f16_rounding():
+    module = compiled("f16", "default,cores=1,sram_bytes=32768")
+    ins = random_inputs(signature(module), seed=0)
+    assert all(v.dtype == np.float16 for v in ins.values())
+    out = run(module, {}, ins).outputs["y"]
+    assert out.dtype == np.float16
+    x, w, b = (ins[k].astype(np.float64) for k in ("x", "w", "b"))
+    ref = np.maximum(x @ w + b, 0)
+    # f16 storage (rounded at each reduction step's store) with f32 arithmetic: a few ulps of the sums' scale
+    assert np.allclose(out.astype(np.float64), ref, rtol=1e-2, atol=1e-2 * np.abs(ref).max())
