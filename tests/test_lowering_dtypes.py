@@ -79,3 +79,29 @@ def test_f16_kernel_runs_within_f16_rounding():
     ref = np.maximum(x @ w + b, 0)
     # f16 storage (rounded at each reduction step's store) with f32 arithmetic: a few ulps of the sums' scale
     assert np.allclose(out.astype(np.float64), ref, rtol=1e-2, atol=1e-2 * np.abs(ref).max())
+
+
+INTEGER_MATMUL = """builtin.module {
+  func.func @main(%x: tensor<30x100xi8>, %w: tensor<100x50xi8>) -> tensor<30x50xi32>
+      attributes {npu.inputs = ["x", "w"], npu.outputs = ["y"]} {
+    %y = npu_graph.matmul %x, %w {input_zero_point = 5 : i64, weight_zero_point = -3 : i64}
+        : (tensor<30x100xi8>, tensor<100x50xi8>) -> tensor<30x50xi32> loc("mm")
+    func.return %y : tensor<30x50xi32>
+  }
+}"""
+
+
+@pytest.mark.parametrize("sram", [2048, 4096, 16384])
+def test_integer_matmul_exact_over_k_tiles(sram: int):
+    """i8 x i8 -> i32 with zero points, K = 100 cut into tiles that leave a remainder in
+    small SRAMs: the windows read the zero points past K's end, so the padded products
+    are (zx - zx)(zw - zw) = 0 and the result is exact."""
+    module = Parser(make_context(), INTEGER_MATMUL).parse_module()
+    compile_module(module, parse_arch_spec(f"default,cores=1,sram_bytes={sram}"))
+    assert element_types(module) <= {"i8", "i32"}
+    rng = np.random.default_rng(0)
+    x = rng.integers(-128, 128, (30, 100)).astype(np.int8)
+    w = rng.integers(-128, 128, (100, 50)).astype(np.int8)
+    y = run(module, {}, {"x": x, "w": w}).outputs["y"]
+    assert y.dtype == np.int32
+    assert np.array_equal(y, (x.astype(np.int64) - 5) @ (w.astype(np.int64) + 3))

@@ -498,8 +498,10 @@ class MatmulAnchor(Anchor):
         tm, tn, tk = tile["m"], tile["n"], tile["k"]
         am, ak = per_tile("m", tm), per_tile("k", tk)
         bk, bn = per_tile("k", tk), per_tile("n", tn)
-        wa = self.window(self.ia, self.sa, self._batch(self.sa) + ((ak, am) if self.ta else (am, ak)), 0.0)
-        wb = self.window(self.ib, self.sb, self._batch(self.sb) + ((bn, bk) if self.tb else (bk, bn)), 0.0)
+        # (an integer product's operands read their zero points past K's end: (x - zx)(w - zw) = 0 there)
+        zx, zw = self.op.zero_points if isinstance(self.op, MatMulOp) else (0, 0)
+        wa = self.window(self.ia, self.sa, self._batch(self.sa) + ((ak, am) if self.ta else (am, ak)), float(zx))
+        wb = self.window(self.ib, self.sb, self._batch(self.sb) + ((bn, bk) if self.tb else (bk, bn)), float(zw))
         out = self.window(None, self.so, self._batch(self.so) + (per_tile("m", tm), per_tile("n", tn)))
         return KernelShape(KernelKind.MATMUL, self.loops(), dict(tile), [wa, wb], out)
 
