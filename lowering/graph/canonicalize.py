@@ -74,6 +74,7 @@ from xdsl.pattern_rewriter import (
 
 from lowering.graph.constants import ConstantReader
 from lowering.instrument import PatternWalker
+from npu_dialects.dtypes import element_type
 from npu_dialects.graph import (
     AddOp,
     BinaryOp,
@@ -176,12 +177,14 @@ class MatmulTo2D(RewritePattern):
         ops: list[Operation] = []
         av, bv = op.a, op.b
         if a2 != a:
-            ops.append(_at(ReshapeOp(op.a, f32_tensor(a2)), loc))
+            ops.append(_at(ReshapeOp(op.a, TensorType(element_type(op.a), a2)), loc))
             av = ops[-1].results[0]
         if b2 != b:
-            ops.append(_at(ReshapeOp(op.b, f32_tensor(b2)), loc))
+            ops.append(_at(ReshapeOp(op.b, TensorType(element_type(op.b), b2)), loc))
             bv = ops[-1].results[0]
-        mm = _at(MatMulOp(av, bv, f32_tensor((a2[0], b2[1]))), loc)
+        zx, zw = op.zero_points  # (an integer matmul keeps its types and zero points)
+        mm = _at(MatMulOp(av, bv, TensorType(element_type(op.result), (a2[0], b2[1])), input_zero_point=zx,
+                          weight_zero_point=zw), loc)
         ops += [mm, _at(ReshapeOp(mm.result, op.result.type), loc)]
         rewriter.replace(op, ops, [ops[-1].results[0]])
 
@@ -238,7 +241,7 @@ class ElementwiseBeforeReshape(RewritePattern):
             return c, []  # (a scalar or a row broadcasts against x as it did against the result)
         if shape != out and any(d != 1 for d in shape[:-1]):
             return None
-        r = _at(ReshapeOp(c, f32_tensor(x if shape == out else shape[-1:])), loc)
+        r = _at(ReshapeOp(c, TensorType(element_type(c), x if shape == out else shape[-1:])), loc)
         return r.result, [r]
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
@@ -261,9 +264,10 @@ class ElementwiseBeforeReshape(RewritePattern):
                 return
             operands.append(like[0])
             new += like[1]
-        ew = _at(type(op).create(operands=operands, result_types=[f32_tensor(x)], attributes=dict(op.attributes)),
+        elem = element_type(op.results[0])
+        ew = _at(type(op).create(operands=operands, result_types=[TensorType(elem, x)], attributes=dict(op.attributes)),
                  op.location)
-        back = _at(ReshapeOp(ew.results[0], f32_tensor(out)), op.location)
+        back = _at(ReshapeOp(ew.results[0], TensorType(elem, out)), op.location)
         rewriter.replace(op, [*new, ew, back], [back.result])
 
 
