@@ -438,3 +438,16 @@ def test_onnxruntime_quantized_lenet(how: str, tmp_path) -> None:
         quantize_static(src, out, Reader(), quant_format=QuantFormat.QDQ, activation_type=act,
                         weight_type=QuantType.QInt8, per_channel=True)
     compare(onnx.load(out), _zoo_feeds(m, 99), rtol=0 if how != "dynamic" else 1e-5)
+
+
+def test_f16_node_with_integer_output_computes_in_f32() -> None:
+    """An ArgMax of an f16 tensor (an int64 result: indices past 2048 are not f16 values)
+    computes on the input widened to f32 exactly; the Relu beside it stays f16."""
+    nodes = [helper.make_node("ArgMax", ["x"], ["i"], name="am", axis=1, keepdims=0),
+             helper.make_node("Relu", ["x"], ["r"], name="relu")]
+    m = model(nodes, [vi("x", TensorProto.FLOAT16, (2, 5000))],
+              [vi("i", TensorProto.INT64, (2,)), vi("r", TensorProto.FLOAT16, (2, 5000))], opset=13)
+    x = rand(2, 5000).astype(np.float16)
+    x[0, 4321] = x[1, 3001] = 100
+    module = compare(m, {"x": x})
+    assert op_names(module).count("npu_graph.cast") == 1 and io_types(module)[1] == ["f32", "f16"]

@@ -447,7 +447,10 @@ class NodeContext:
         t = self.tensor(i)
         if carried:
             t = self._imp.carried(t)
-        return self._imp.as_carried(self._imp.materialize(t))
+        v = self._imp.as_carried(self._imp.materialize(t))
+        if element_type(v) in (f16, bf16) and node_float() == f32:
+            v = self._imp.widened(v)
+        return v
 
     def moved(self, i: int) -> SSAValue:
         """Input `i` for an op that only moves elements (reshape, transpose, max pooling):
@@ -2277,6 +2280,7 @@ class _Importer:
     output_dtypes: list[str] = field(default_factory=list)  # the ONNX element type of each output
     carried_values: dict[SSAValue, SSAValue] = field(default_factory=dict)  # integer value -> its f32 carrier
     arch: Arch | None = None
+    widened_values: dict[SSAValue, SSAValue] = field(default_factory=dict)  # f16/bf16 value -> f32 cast
 
     def direct_sources(self) -> dict[str, str]:
         """Weight key -> initializer for the weights that are an initializer's data as is
@@ -2351,6 +2355,15 @@ class _Importer:
             op.location = name_loc(t.origin or t.name)
             t.typed_values[key] = op.results[0]
         return t.typed_values[key]
+
+    def widened(self, v: SSAValue) -> SSAValue:
+        """An f16/bf16 value cast to f32 (exact), once per value: the input of a node
+        computing in f32."""
+        if v not in self.widened_values:
+            op = CastOp(v, TensorType(f32, shape_of(v)))
+            op.location = v.owner.location if isinstance(v.owner, Operation) else name_loc("input")
+            self.widened_values[v] = op.results[0]
+        return self.widened_values[v]
 
     def as_carried(self, v: SSAValue) -> SSAValue:
         """`v` as the f32 value converters compute on: an i8/ui8/i32 value is converted
@@ -2670,7 +2683,13 @@ class _Importer:
             _NODE_FLOAT.reset(token)
 
     def _node_float(self, node: onnx.NodeProto) -> Attribute:
-        """f16 or bf16 when an input of `node` is a value of that type, else f32."""
+        """f16 or bf16 when an input of `node` is a value of that type and no output is an
+        integer or boolean (ArgMax, Shape...: those compute in f32 on inputs widened
+        exactly, `NodeContext.value`, as integers carried in f16 would be inexact), else f32."""
+        for name in node.output:
+            dtype = self.inferred.get(name, (None, None))[0] if name else None
+            if dtype is not None and not (_is_float(dtype) or dtype == ml_dtypes.bfloat16):
+                return f32
         for name in node.input:
             t = self.tensors.get(name) if name else None
             if t is not None and t.value is not None and element_type(t.value) in (f16, bf16):
