@@ -451,3 +451,14 @@ def test_f16_node_with_integer_output_computes_in_f32() -> None:
     x[0, 4321] = x[1, 3001] = 100
     module = compare(m, {"x": x})
     assert op_names(module).count("npu_graph.cast") == 1 and io_types(module)[1] == ["f32", "f16"]
+
+
+def test_f16_where_of_a_comparison() -> None:
+    """Greater of f16 values computes in f32 (a boolean result); the Where choosing
+    between f16 values takes the condition cast to f16 and stays f16."""
+    nodes = [helper.make_node("Greater", ["x", "z"], ["c"], name="gt"),
+             helper.make_node("Where", ["c", "x", "z"], ["y"], name="wh")]
+    m = model(nodes, [vi("x", TensorProto.FLOAT16, (3, 4))], [vi("y", TensorProto.FLOAT16, (3, 4))],
+              [init("z", np.zeros(1, np.float16))], opset=13)
+    module = compare(m, {"x": rand(3, 4).astype(np.float16)})
+    assert io_types(module) == (["f16"], ["f16"])

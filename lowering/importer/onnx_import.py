@@ -1209,8 +1209,12 @@ converter("Xor")(_logical(SubOp, "|a - b| on booleans carried as 1.0 / 0.0.", xo
 
 @converter("Where")
 def convert_where(ctx: NodeContext) -> Sequence[Output]:
-    """a where cond else b; the boolean condition is carried as 1.0 / 0.0."""
-    vals = [ctx.value(0, carried=True), *_same_type_operands(ctx, (1, 2))]
+    """a where cond else b; the boolean condition is carried as 1.0 / 0.0 (cast to f16/bf16
+    when a and b are: only its being non-zero counts)."""
+    cond = ctx.value(0, carried=True)
+    if element_type(cond) != node_float():
+        cond = ctx.build(CastOp(cond, TensorType(node_float(), shape_of(cond)))).results[0]
+    vals = [cond, *_same_type_operands(ctx, (1, 2))]
     return [ctx.typed(_eltwise(ctx, WhereOp, *vals), ctx.dtype(1))]
 
 
