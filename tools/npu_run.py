@@ -703,11 +703,11 @@ def _compare_all(args: argparse.Namespace, loaded: Loaded, inputs, result, repor
     graph, weights = _graph_reference(args, loaded)
     assert graph is not None, "load_input keeps the graph-level module for --compare-all"
     try:
-        rows, first = compare_all(graph, weights, inputs, result.captured, result.outputs)
+        rows, first = compare_all(graph, weights, inputs, result.captured, result.outputs, args.precision)
     except GraphEvalError as e:
         raise UserError(f"the float64 reference cannot evaluate '{args.input}': {e}") from None
     report["compare_all"] = {"tensors": rows, "first_over_tolerance": first}
-    return format_rows(rows, first)
+    return format_rows(rows, first, args.precision)
 
 
 def _write_files(args: argparse.Namespace, result) -> None:
