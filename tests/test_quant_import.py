@@ -462,3 +462,22 @@ def test_f16_where_of_a_comparison() -> None:
               [init("z", np.zeros(1, np.float16))], opset=13)
     module = compare(m, {"x": rand(3, 4).astype(np.float16)})
     assert io_types(module) == (["f16"], ["f16"])
+
+
+def test_data_movement_on_uint8_stays_uint8() -> None:
+    """Split, Concat, Slice, Gather, Transpose and Reshape of uint8 values are ops on the
+    integers (exact), not conversions to f32 and back."""
+    nodes = [helper.make_node("Split", ["x", "sp"], ["a", "b"], name="split", axis=1),
+             helper.make_node("Concat", ["b", "a", "k"], ["c"], name="concat", axis=1),
+             helper.make_node("Slice", ["c", "st", "en"], ["s"], name="slice"),
+             helper.make_node("Gather", ["s", "ix"], ["g"], name="gather", axis=1),
+             helper.make_node("Transpose", ["g"], ["t"], name="tr", perm=[1, 0, 2, 3]),
+             helper.make_node("Reshape", ["t", "shape"], ["y"], name="rs")]
+    inits = [init("sp", np.array([2, 4], np.int64)), init("k", np.full((3, 1, 5), 7, np.uint8)),
+             init("st", np.array([0, 1], np.int64)), init("en", np.array([3, 7], np.int64)),
+             init("ix", np.array([[0, 5], [2, 2]], np.int64)), init("shape", np.array([-1], np.int64))]
+    m = model(nodes, [vi("x", TensorProto.UINT8, (3, 6, 5))], [vi("y", TensorProto.UINT8, (60,))], inits, opset=13)
+    module = compare(m, {"x": RNG.integers(0, 256, (3, 6, 5)).astype(np.uint8)})
+    names = op_names(module)
+    assert "npu_graph.quantize" not in names and "npu_graph.dequantize" not in names, names
+    assert io_types(module) == (["ui8"], ["ui8"])

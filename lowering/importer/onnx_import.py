@@ -1840,6 +1840,10 @@ def convert_concat(ctx: NodeContext) -> Sequence[Output]:
         return [ctx.tensor(keep[0])]
     out = list(shapes[0])
     out[axis] = sum(ctx.shape(i)[axis] for i in keep)
+    held = {HELD.get(np.dtype(ctx.dtype(i))) for i in keep}
+    if len(held) == 1 and (elem := held.pop()) in (i8, ui8):  # (int8 data: joined on the integers)
+        vals = [ctx.typed_value(i, (type_name(elem) or "",)) for i in keep]
+        return [ctx.typed(ctx.build(ConcatOp(vals, axis, TensorType(elem, out))).results[0], ctx.dtype(keep[0]))]
     vals = _same_type_operands(ctx, keep)
     return [ctx.typed(ctx.build(ConcatOp(vals, axis, f32_tensor(out))).results[0], ctx.dtype(keep[0]))]
 
@@ -1884,7 +1888,8 @@ def _slice(ctx: NodeContext, x: Sequence[int], starts: Sequence[int], ends: Sequ
         data = np.zeros(shape, ctx.dtype(0)) if src is None or 0 in shape else src[tuple(
             slice(s, None if e < 0 else e, st) for s, e, st in zip(starts, ends, steps))]
         return Tensor(ctx.node.output[out], shape, data.dtype, data=data, origin=ctx.label)
-    v = ctx.build(SliceOp(ctx.value(0), starts, ends, steps, f32_tensor(shape))).results[0]
+    xv = ctx.moved(0)
+    v = ctx.build(SliceOp(xv, starts, ends, steps, ctx.like(xv, shape))).results[0]
     return ctx.typed(v, ctx.dtype(0), out)
 
 
@@ -1961,11 +1966,13 @@ def convert_gather(ctx: NodeContext) -> Sequence[Output]:
             starts[axis], ends[axis] = i, i + 1
             v = ctx.ssa(_slice(ctx, x, starts, ends, steps))
             out = x[:axis] + x[axis + 1:]
-            return [ctx.typed(ctx.build(ReshapeOp(v, f32_tensor(out))).results[0], ctx.dtype(0))]
+            return [ctx.typed(ctx.build(ReshapeOp(v, ctx.like(v, out))).results[0], ctx.dtype(0))]
     out = x[:axis] + idx.shape + x[axis + 1:]
     if 0 in out:
         raise NodeError(f"the result of shape {list(out)} is empty; empty tensors are not supported")
-    op = GatherOp(ctx.value(0, carried=True), ctx.value(1, carried=True), axis, f32_tensor(out))
+    t = ctx.tensor(0)
+    data = ctx.moved(0) if t.value is not None else ctx.value(0, carried=True)
+    op = GatherOp(data, ctx.value(1, carried=True), axis, ctx.like(data, out))
     return [ctx.typed(ctx.build(op).results[0], ctx.dtype(0))]
 
 
