@@ -97,3 +97,33 @@ def test_an_executable_runs_as_compiled(tmp_path, capsys) -> None:
     assert npu_compile([str(MODELS / "mlp.onnx"), "-o", str(exe), "--no-cache"]) == 0
     assert npu_run([str(exe), "--precision", "bf16"]) == 2
     assert "an .npuexe runs as it was compiled" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("precision", ["f16", "bf16"])
+def test_random_models_convert(seed, precision) -> None:
+    """npu-convert-precision after the graph passes on the random models of
+    test_graph_passes: the IR verifies, the outputs keep f32, the graph evaluates within
+    4 spacings of the type of the f32 graph (relative to the output's scale), and the
+    simulated program of the whole pipeline matches onnxruntime within the same."""
+    from lowering.graph.convert_precision import ConvertPrecision
+    from lowering.pipeline import run_pass
+    from npu_dialects import make_context
+    from tests.test_graph_passes import GRAPH_PASSES, apply, evaluate, feeds_for, imported, random_model
+    from tools.npu_run import PRECISION_RTOL
+    from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
+
+    tol = PRECISION_RTOL[precision]
+    model = random_model(seed)
+    module = apply(imported(model), *GRAPH_PASSES)
+    feeds = feeds_for(module, seed)
+    want = evaluate(module, feeds)
+    run_pass(ConvertPrecision(type=precision), make_context(), module)
+    got = evaluate(module, feeds)
+    for k, w in want.items():
+        assert got[k].dtype == np.float32
+        assert np.abs(got[k] - w).max() <= tol * max(1.0, float(np.abs(w).max())), k
+    res, inputs = compile_and_run(model, precision=precision)
+    ref = onnxruntime_outputs(model, inputs)
+    for k, w in ref.items():
+        assert np.abs(res.outputs[k] - w).max() <= tol * max(1.0, float(np.abs(w).max())), k
