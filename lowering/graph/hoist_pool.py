@@ -40,6 +40,7 @@ from xdsl.rewriter import InsertPoint
 
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker
+from npu_dialects.dtypes import element_type
 from npu_dialects.graph import AddOp, Conv2dOp, ElementwiseOp, MaxPoolOp, shape_of
 
 MONOTONE: dict[str, tuple[int, ...]] = {
@@ -112,7 +113,7 @@ class PeelBias(RewritePattern):
         if b is None or b.size != shape_of(conv.result)[1]:
             return
         bias = make_constant(self.module, b.reshape(-1, 1, 1), weight_hint(conv.location, "bias", "conv"),
-                             conv.location)
+                             conv.location, element_type=element_type(conv.bias))
         plain = conv.with_operands(conv.input, conv.weight, None)
         plain.location, plain.result.name_hint = conv.location, conv.result.name_hint
         pool = pooled(op, plain.result)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -38,6 +38,7 @@ from xdsl.rewriter import InsertPoint
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker
 from lowering.remarks import remark
+from npu_dialects.dtypes import element_type, is_float
 from npu_dialects.graph import AddOp, MatMulOp, ReshapeOp, SliceOp, TransposeOp, ints, shape_of
 from npu_dialects.locs import fused_loc, node_names
 
@@ -66,8 +67,8 @@ class MergeProjections(RewritePattern):
     def projection(self, mm: MatMulOp) -> Projection | None:
         """`mm` as a projection whose result only heads read, else None."""
         w = self.constants.array(mm.operands[1])
-        if w is None or w.ndim != 2:
-            return None
+        if w is None or w.ndim != 2 or not is_float(element_type(mm.results[0])):
+            return None  # (an integer product's zero points and i32 result stay its own)
         out, add, bias = mm.results[0], None, None
         if out.has_one_use() and isinstance(user := next(iter(out.uses)).operation, AddOp):
             other = user.operands[1] if user.operands[0] is out else user.operands[0]
@@ -117,21 +118,22 @@ class MergeProjections(RewritePattern):
         names = [nm for p in group for o in (p.matmul, p.add) if o is not None for nm in node_names(o)]
         loc = fused_loc(names)
         first = group[0].matmul
+        t = element_type(x)  # (the projections compute in x's type, their weights and biases too)
         w = make_constant(self.module, np.concatenate([p.weights for p in group], axis=1),
-                          weight_hint(first.location, "merged"), loc)
-        new: list[Operation] = [w, MatMulOp(x, w.result, TensorType(f32, [m, n]))]
+                          weight_hint(first.location, "merged"), loc, element_type=t)
+        new: list[Operation] = [w, MatMulOp(x, w.result, TensorType(t, [m, n]))]
         if group[0].bias is not None:
             c = make_constant(self.module, np.concatenate([p.bias for p in group]),  # type: ignore[misc]
-                              weight_hint(first.location, "merged_bias"), loc)
-            new += [c, AddOp(new[-1].results[0], c.result, TensorType(f32, [m, n]))]
-        new.append(ReshapeOp(new[-1].results[0], TensorType(f32, [b, s, n])))
+                              weight_hint(first.location, "merged_bias"), loc, element_type=t)
+            new += [c, AddOp(new[-1].results[0], c.result, TensorType(t, [m, n]))]
+        new.append(ReshapeOp(new[-1].results[0], TensorType(t, [b, s, n])))
         for o in new:
             o.location = loc
         rewriter.insert(new, InsertPoint.before(first))
         y, off, at = new[-1].results[0], 0, new[-1]
         for p in group:
             k = p.weights.shape[1]
-            sl = SliceOp(y, [0, 0, off], [b, s, off + k], [1, 1, 1], TensorType(f32, [b, s, k]))
+            sl = SliceOp(y, [0, 0, off], [b, s, off + k], [1, 1, 1], TensorType(t, [b, s, k]))
             sl.location = (p.add or p.matmul).location
             rewriter.insert(sl, InsertPoint.after(at))
             at, off = sl, off + k
