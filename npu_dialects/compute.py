@@ -18,6 +18,7 @@ import numpy as np
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
+    Float32Type,
     FloatAttr,
     IntegerAttr,
     MemRefType,
@@ -185,7 +186,7 @@ class ComputeOp(IRDLOperation):
     def executor(self) -> Callable[[Sequence[np.ndarray]], None]:
         """What the simulator runs on its operands' buffers: `execute` itself when every
         operand is f32 (the f32 path, unchanged), else `execute_typed`."""
-        if all(dtypes.element_type(v) == dtypes.f32 for v in self.operands):
+        if all(isinstance(t := v.type, MemRefType) and type(t.element_type) is Float32Type for v in self.operands):
             return self.execute
         return self.execute_typed
 

@@ -22,11 +22,10 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from npu_dialects import dtypes
 from npu_dialects.arch import Arch
 from npu_dialects.compute import ApplyOp, ComputeOp, EltwiseOp
 from npu_dialects.dma import CopyOp, WaitOp
@@ -34,7 +33,7 @@ from npu_dialects.graph import ints
 from npu_dialects.locs import node_names
 from npu_dialects.task import SramOp, TaskOp, ViewOp
 from sim.errors import SimError
-from sim.memory import SRC_CLIP, Buf, Region, plan_copy
+from sim.memory import F32, SRC_CLIP, Buf, Region, buffer_bytes, buffer_dtype, plan_copy
 from sim.sanitizer import Values
 
 REQ_COMPUTE = 0
@@ -372,7 +371,7 @@ class _TaskCompiler:
             def view(env, src=src, r=r, shape=shape, off=op.byte_offset):
                 env[r] = env[src].view(shape, offset=off)
             return (_SCALAR, view, -1)
-        i, nbytes, where = self.use(op.index, op), dtypes.nbytes(t), self.info(op).where
+        i, nbytes, where = self.use(op.index, op), buffer_bytes(t), self.info(op).where
 
         def block(env, src=src, r=r, shape=shape, off=op.byte_offset, i=i, nbytes=nbytes, where=where):
             buf, k = env[src], env[i]
@@ -419,7 +418,7 @@ class _TaskCompiler:
         assert isinstance(t, MemRefType)
         shape = tuple(t.get_shape())
         off = op.offset.value.data
-        dt = self.dtype(op.result, op)
+        dt = F32 if type(t.element_type) is Float32Type else self.dtype(op.result, op)
         nbytes = prod(shape) * dt.itemsize
         if off + nbytes > self.arch.sram_bytes:
             raise SimError(f"{self.prog.where}: SRAM buffer at offset {off} of {nbytes} bytes exceeds "
@@ -440,7 +439,7 @@ class _TaskCompiler:
     def dtype(self, v: SSAValue, op: Operation) -> np.dtype:
         """The numpy dtype of a buffer value (a SimError for a type the chip does not hold)."""
         try:
-            return dtypes.np_dtype(v)
+            return buffer_dtype(v.type)
         except VerifyException as e:
             raise SimError(f"{self.info(op).where}: {e}") from None
 
@@ -543,7 +542,8 @@ class _TaskCompiler:
         assert isinstance(src_t, MemRefType) and isinstance(dst_t, MemRefType)
         if len(sizes) != src_t.get_num_dims() or len(sizes) != dst_t.get_num_dims():
             raise SimError(f"{info.where}: window rank {len(sizes)} does not match the buffers")
-        if self.dtype(op.src, op) != self.dtype(op.dst, op):
+        f32s = type(src_t.element_type) is Float32Type and type(dst_t.element_type) is Float32Type
+        if not f32s and self.dtype(op.src, op) != self.dtype(op.dst, op):
             raise SimError(f"{info.where}: copies {src_t.element_type} into {dst_t.element_type} (a copy "
                            "converts nothing)")
 

@@ -20,7 +20,10 @@ from __future__ import annotations
 from math import prod
 
 import numpy as np
+from xdsl.dialects.builtin import Float32Type, MemRefType
+from xdsl.ir import Attribute
 
+from npu_dialects import dtypes
 from sim.errors import SimError
 
 DRAM = "dram"
@@ -85,6 +88,20 @@ class Region:
 
 
 F32 = np.dtype(np.float32)
+
+
+def buffer_dtype(t: Attribute) -> np.dtype:
+    """The numpy dtype of a memref type's elements (`npu_dialects.dtypes.np_dtype`, with
+    f32 answered first: loading a program asks once per buffer). A VerifyException for
+    an element type the chip does not hold."""
+    e = t.element_type if isinstance(t, MemRefType) else t
+    return F32 if type(e) is Float32Type else dtypes.np_dtype(e)
+
+
+def buffer_bytes(t: MemRefType) -> int:
+    """Bytes of a buffer of memref type `t` (`npu_dialects.dtypes.nbytes`)."""
+    e = t.element_type
+    return prod(t.get_shape()) * (4 if type(e) is Float32Type else dtypes.elem_bytes(e))
 
 
 class Buf:

@@ -42,7 +42,7 @@ from npu_dialects.locs import describe, node_names
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from sim.errors import SimError
 from sim.interp import TaskProgram, compile_task, constant_value
-from sim.memory import DRAM, SRAM, Buf, Region, host_values
+from sim.memory import DRAM, SRAM, Buf, Region, buffer_bytes, buffer_dtype, host_values
 from sim.sanitizer import Values
 
 WEIGHTS_BYTES_ATTR = "npu.dram_weights_bytes"
@@ -187,7 +187,7 @@ def _place(op: Operation, region: Region | None, off: int | None, nbytes: int, w
                    readonly=what == "weight")
         private.append(r)
         return r, 0
-    size = dtypes.elem_bytes(op.results[0])
+    size = buffer_dtype(op.results[0].type).itemsize
     if off % size:
         raise SimError(f"{describe(op)}: DRAM offset {off} is not a multiple of its {size}-byte elements")
     if off + nbytes > region.nbytes:
@@ -256,8 +256,11 @@ def weights_image(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arc
 def _sram_extent(body: Block) -> int:
     """The end of the highest SRAM buffer any task addresses: the bytes each core's SRAM
     region needs (an `npu_task.sram` past `sram_bytes` is an error when its task compiles)."""
-    return max((op.offset.value.data + _nbytes(op.result.type) for op in body.walk()
-                if isinstance(op, SramOp) and isinstance(op.result.type, MemRefType)), default=0)
+    try:
+        return max((op.offset.value.data + buffer_bytes(op.result.type) for op in body.walk()
+                    if isinstance(op, SramOp) and isinstance(op.result.type, MemRefType)), default=0)
+    except VerifyException as e:
+        raise SimError(str(e)) from None
 
 
 def _placed_ends(body: Block) -> tuple[int, int]:
@@ -268,7 +271,7 @@ def _placed_ends(body: Block) -> tuple[int, int]:
         if isinstance(op, (WeightOp, AllocOp)):
             off = _offset(op)
             if off is not None:
-                end = off + dtypes.nbytes(op.result)
+                end = off + _nbytes(op.result.type)
                 if isinstance(op, WeightOp):
                     wmax = max(wmax, end)
                 else:
@@ -300,14 +303,14 @@ def _or(value: int | None, default: int) -> int:
 def _nbytes(t: MemRefType) -> int:
     """Bytes of a buffer type (a SimError for an element type the chip does not hold)."""
     try:
-        return dtypes.nbytes(t)
+        return buffer_bytes(t)
     except VerifyException as e:
         raise SimError(str(e)) from None
 
 
 def _np_dtype(v: SSAValue) -> np.dtype:
     try:
-        return dtypes.np_dtype(v)
+        return buffer_dtype(v.type)
     except VerifyException as e:
         raise SimError(f"{e} ({v.type})") from None
 
