@@ -121,8 +121,8 @@ class _Convert:
         ints = self.integer_values()
         ops = [o for o in self.block.ops if isinstance(o, GraphOp)]
         convert: set[Operation] = {o for o in ops if self.converts(o, ints)}
-        consts = {o for o in ops if isinstance(o, ConstantOp) and _is_f32(o.result) and o.result not in ints
-                  and o.result.uses and all(self.wants(u.operation, u.index, convert) for u in o.result.uses)}
+        consts = [o for o in ops if isinstance(o, ConstantOp) and _is_f32(o.result) and o.result not in ints
+                  and o.result.uses and all(self.wants(u.operation, u.index, convert) for u in o.result.uses)]
         self.report(ops, convert, ints)
         retyped = {self.retype_constant(o) for o in consts}
         for o in ops:
