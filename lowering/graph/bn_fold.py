@@ -63,6 +63,7 @@ from xdsl.rewriter import InsertPoint
 
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker
+from npu_dialects.dtypes import element_type
 from npu_dialects.graph import AddOp, BatchNormOp, Conv2dOp, MulOp, ReluOp, shape_of
 from npu_dialects.locs import fused_loc, loc_names
 
@@ -110,8 +111,9 @@ class FoldBatchNorm(RewritePattern):
 
         loc = fused_loc(loc_names(conv.location) + loc_names(op.location))
         base = ConstantReader.weight_key(conv.weight, "conv")
-        w_const = make_constant(self.module, new_w, weight_hint(conv.location, "bn_weight", base), loc)
-        b_const = make_constant(self.module, new_b, weight_hint(conv.location, "bn_bias", base), loc)
+        ty = element_type(op.result)  # (the conv's float type: its weight's and bias's)
+        w_const = make_constant(self.module, new_w, weight_hint(conv.location, "bn_weight", base), loc, element_type=ty)
+        b_const = make_constant(self.module, new_b, weight_hint(conv.location, "bn_bias", base), loc, element_type=ty)
         new_conv = conv.with_operands(conv.input, w_const.result, b_const.result, op.result.type)
         new_conv.location = loc
         rewriter.insert([w_const, b_const], InsertPoint.before(op))  # (replace would name them like the result)
@@ -123,8 +125,10 @@ class FoldBatchNorm(RewritePattern):
         x = shape_of(op.input)
         bshape = (x[1],) + (1,) * (len(x) - 2)
         loc = op.location
-        m_const = make_constant(self.module, mul.reshape(bshape), weight_hint(loc, "bn_mul", "bn"), loc)
-        o_const = make_constant(self.module, offset.reshape(bshape), weight_hint(loc, "bn_offset", "bn"), loc)
+        ty = element_type(op.result)
+        m_const = make_constant(self.module, mul.reshape(bshape), weight_hint(loc, "bn_mul", "bn"), loc, element_type=ty)
+        o_const = make_constant(self.module, offset.reshape(bshape), weight_hint(loc, "bn_offset", "bn"), loc,
+                                element_type=ty)
         scaled = MulOp(op.input, m_const.result, op.result.type)
         shifted = AddOp(scaled.result, o_const.result, op.result.type)
         scaled.location = shifted.location = loc
@@ -168,15 +172,16 @@ class MergeAffine(RewritePattern):
                 c1, c2 = c1.astype(np.float64), c2.astype(np.float64)
                 loc = fused_loc(loc_names(inner.location) + loc_names(op.location))
                 hint = weight_hint(inner.location, "merged", "affine")
+                ty = element_type(u)
                 if isinstance(op, MulOp) and isinstance(inner, MulOp):
-                    c = make_constant(self.module, c1 * c2, hint, loc)
+                    c = make_constant(self.module, c1 * c2, hint, loc, element_type=ty)
                     new = [c, MulOp(u, c.result, t)]
                 elif isinstance(op, AddOp):
-                    c = make_constant(self.module, c1 + c2, hint, loc)
+                    c = make_constant(self.module, c1 + c2, hint, loc, element_type=ty)
                     new = [c, AddOp(u, c.result, t)]
                 else:  # mul(add(u, c1), c2)
-                    m = make_constant(self.module, np.broadcast_to(c2, both), hint + "_mul", loc)
-                    a = make_constant(self.module, c1 * c2, hint + "_add", loc)
+                    m = make_constant(self.module, np.broadcast_to(c2, both), hint + "_mul", loc, element_type=ty)
+                    a = make_constant(self.module, c1 * c2, hint + "_add", loc, element_type=ty)
                     mul = MulOp(u, m.result, t)
                     new = [m, a, mul, AddOp(mul.result, a.result, t)]
                 for o in new[1:]:
@@ -220,10 +225,11 @@ class ScaleThroughRelu(RewritePattern):
             bshape = (x[1],) + (1,) * (len(x) - 2)
             a, o = a.astype(np.float64), o.astype(np.float64)
             o_const = make_constant(self.module, (o / a).reshape(bshape), weight_hint(add.location, "shift", "bn"),
-                                    add.location)
+                                    add.location, element_type=element_type(add.result))
             w_const = make_constant(self.module, w.astype(np.float64) * a.reshape(1, -1, 1, 1),
                                     weight_hint(op.location, "scaled_weight",
-                                                ConstantReader.weight_key(op.weight, "conv")), loc)
+                                                ConstantReader.weight_key(op.weight, "conv")), loc,
+                                    element_type=element_type(op.weight))
             shifted = AddOp(u, o_const.result, add.result.type)
             new_relu = ReluOp(shifted.result, relu.result.type)
             conv = op.with_operands(new_relu.result, w_const.result, op.bias)

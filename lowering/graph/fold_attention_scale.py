@@ -40,6 +40,7 @@ from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.graph.fuse import replace_operand
 from lowering.instrument import PatternWalker
 from lowering.remarks import remark
+from npu_dialects.dtypes import element_type
 from npu_dialects.graph import AddOp, DivOp, MatMulOp, MulOp, ReshapeOp, SliceOp, TransposeOp, ints, shape_of
 from npu_dialects.locs import node_names
 
@@ -137,7 +138,8 @@ class FoldAttentionScale(RewritePattern):
             assert data is not None  # (checked by `projection`)
             scaled = np.array(data, dtype=np.float32)
             scaled[..., cols] *= np.float32(f)  # (the columns the operand reads: a bias broadcasts along them)
-            new = make_constant(self.module, scaled, weight_hint(owner.location, "scaled"), owner.location)
+            new = make_constant(self.module, scaled, weight_hint(owner.location, "scaled"), owner.location,
+                                element_type=element_type(old))
             rewriter.insert(new, InsertPoint.before(owner))
             replace_operand(owner, i, new.result, rewriter)
         remark("npu-fold-attention-scale", "applied", node_names(op) + node_names(mm),

@@ -52,6 +52,7 @@ from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker, unobserved
 from lowering.remarks import silenced
 from lowering.tile.tile import share_searches
+from npu_dialects.dtypes import element_type
 from npu_dialects.graph import AddOp, BinaryOp, ConcatOp, Conv2dOp, UnaryOp, attr_int, shape_of
 from npu_dialects.locs import fused_loc, loc_names, name_loc
 from npu_dialects.tile import KernelOp
@@ -175,7 +176,7 @@ class SplitConcatConv(RewritePattern):
             operands = [v]
             if c is not None:
                 k = make_constant(self.module, np.ascontiguousarray(c[lo:hi]), weight_hint(o.location, "part"),
-                                  o.location)
+                                  o.location, element_type=t.element_type)
                 new.append(k)
                 operands.insert(1 - at, k.result)
             step = type(o).create(operands=operands, result_types=[t], attributes=dict(o.attributes))
@@ -183,7 +184,8 @@ class SplitConcatConv(RewritePattern):
             new.append(step)
             v = step.results[0]
         wk = make_constant(self.module, np.ascontiguousarray(w[:, lo:hi]),
-                           weight_hint(op.location, "part", ConstantReader.weight_key(op.weight, "conv")), op.location)
+                           weight_hint(op.location, "part", ConstantReader.weight_key(op.weight, "conv")), op.location,
+                           element_type=element_type(op.weight))
         conv = op.with_operands(v, wk.result, bias)
         conv.location = op.location
         new += [wk, conv]
