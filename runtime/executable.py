@@ -859,14 +859,21 @@ def _disagreement(d: TaskDescriptor, want: TaskDescriptor, task: TaskOp, kernels
 
 
 def _check_weights(exe: Executable) -> None:
-    """Every weight the program reads from the weights has a blob; the image is the
-    size of the program's weights region and holds each placed key's first placement."""
+    """Every weight the program reads from the weights has a blob of the element type it
+    reads; the image is the size of the program's weights region and holds each placed
+    key's first placement."""
     image_bytes = exe.weights.image.size
     wanted = int_attr(exe.module, WEIGHTS_BYTES_ATTR)
     placed_end = 0
     for op in exe.module.walk():
-        if isinstance(op, WeightOp) and "value" not in op.attributes and op.key.data not in exe.weights:
-            raise ExecutableError("weights", f"the program reads weight '{op.key.data}', which has no blob")
+        if isinstance(op, WeightOp) and "value" not in op.attributes:
+            blob = exe.weights.get(op.key.data)
+            if blob is None:
+                raise ExecutableError("weights", f"the program reads weight '{op.key.data}', which has no blob")
+            reads = dtypes.element_type(op.result)
+            if blob.dtype.newbyteorder("=") != dtypes.np_dtype(reads):
+                raise ExecutableError("weights", f"weight '{op.key.data}' is {_type_name(blob.dtype)} in the weight "
+                                                 f"index but the program reads it as {reads}")
         if isinstance(op, WeightOp) and op.offset is not None and isinstance(op.result.type, MemRefType):
             placed_end = max(placed_end, op.offset.value.data + dtypes.nbytes(op.result.type))
     if image_bytes != (wanted if wanted is not None else placed_end):

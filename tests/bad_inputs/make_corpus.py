@@ -228,6 +228,7 @@ def executables(exe: bytes) -> dict[str, bytes]:
     out["forged_meta_image"] = forged("meta", meta('"weights_image_bytes":256', '"weights_image_bytes":-1'))
     out["forged_meta_weight"] = forged("meta", meta('"shape":[8,8],"dtype":"f32"}}', '"shape":[9,9],"dtype":"f32"}}'))
     out["forged_meta_weight_type"] = forged("meta", meta('"shape":[8,8],"dtype":"f32"}}', '"shape":[8,8],"dtype":"f64"}}'))
+    out["forged_meta_weight_f16"] = forged("meta", meta('"shape":[8,8],"dtype":"f32"}}', '"shape":[8,8],"dtype":"f16"}}'))
     out["forged_meta_kernels"] = forged("meta", meta('"kernels":["fc"]', '"kernels":[]'))
     out["forged_program"] = forged("program", lambda b: np.random.default_rng(3).integers(
         0, 256, len(b), dtype=np.uint8).tobytes())
