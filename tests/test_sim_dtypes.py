@@ -471,3 +471,15 @@ def test_an_i32_sum_leaving_int32_is_an_error():
         simulate(m, {}, {"x": x}, ARCH)
     x[3] = 2 ** 30 - 1
     np.testing.assert_array_equal(simulate(m, {}, {"x": x}, ARCH).outputs["y"], x.astype(np.int64) * 2)
+
+
+def test_a_window_leaving_an_f16_buffer_is_found():
+    """A copy at a computed offset past the end of an f16 input (the verifier sees no
+    constant to check) stops the run naming the window, in elements."""
+    body = (f"{CONSTS}\n%o = arith.addi %c8, %c4 : index\n%s = npu_task.sram {{offset = 0 : i64}} : {S('f16', 8)}\n"
+            f"%t = npu_dma.copy %x[%o] -> %s[%c0] {{sizes = array<i64: 8>}} : {D('f16', 16)} -> {S('f16', 8)}\n"
+            f"npu_dma.wait %t")
+    m = module([("x", D("f16", 16))], [], task("k", 0, body))
+    with pytest.raises(SimError, match=r"source window \[12:20\] leaves the source buffer \[16\] \(input 'x'\) and "
+                                       r"the copy has no pad_value"):
+        simulate(m, {}, {"x": np.ones(16, np.float16)}, ARCH)
