@@ -71,6 +71,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType, f32
@@ -499,7 +500,7 @@ class FuseAttention(RewritePattern):
         ty = element_type(mask if isinstance(mask, SSAValue) else mask.results[0])  # (the scores')
         causal = causal_of(dense) if dense is not None else None
         if dense is not None and causal is not None and max(dense.shape[-2] + causal[0], dense.shape[-1]) >= 2 ** (
-                np.finfo(np_dtype(ty)).nmant + 1):
+                ml_dtypes.finfo(np_dtype(ty)).nmant + 1):
             causal = None  # (positions not exact in the scores' type: the dense mask)
         if dense is not None and causal is not None:
             (s, t), (o, k) = dense.shape[-2:], causal
