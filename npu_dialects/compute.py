@@ -630,8 +630,8 @@ class ApplyOp(ComputeOp):
         out[...] = cls.combine(attrs, out, y) if _flag(self, "accumulate") else y
 
     def execute_typed(self, arrays: Sequence[np.ndarray]) -> None:
-        """The op's `compute` on `dtypes.compute_view` of the tiles, stored into `out`'s
-        type by `store` (rounded to a float type; never wrapped into an integer one: a
+        """The op's `compute` on `dtypes.compute_view` of the tiles (integers as int64),
+        stored into `out`'s type by `store` (rounded to a float type; never wrapped into an integer one: a
         float result goes into an integer buffer only from a saturating `QuantOp`,
         quantize or requantize)."""
         *ins, out = arrays
@@ -639,12 +639,16 @@ class ApplyOp(ComputeOp):
         if issubclass(cls, QuantOp) and out.dtype.kind in "iu":  # (the saturation range defaults to out's type)
             info = np.iinfo(out.dtype)
             attrs = {"min": IntegerAttr(int(info.min), 64), "max": IntegerAttr(int(info.max), 64), **attrs}
-        y = np.asarray(cls.compute(attrs, *(dtypes.compute_view(a) for a in ins)))
+        wide = [a.astype(np.int64) if a.dtype.kind in "iu" else dtypes.compute_view(a) for a in ins]  # (no int32 wrap)
+        y = np.asarray(cls.compute(attrs, *wide))
         if y.shape != out.shape:
             raise ValueError(f"'npu_compute.apply' {self.op.data}: the tile computes shape {list(y.shape)} "
                              f"but the out buffer is {list(out.shape)}")
         if _flag(self, "accumulate"):
-            y = cls.combine(attrs, dtypes.compute_view(out), y)
+            acc = dtypes.compute_view(out)
+            if out.dtype.kind in "iu":  # (an integer merge in int64: `store` sees a sum leaving the type)
+                acc, y = acc.astype(np.int64), y.astype(np.int64) if y.dtype.kind in "iu" else y
+            y = cls.combine(attrs, acc, y)
         store(out, y, saturates=issubclass(cls, QuantOp))
 
 

@@ -483,3 +483,28 @@ def test_a_window_leaving_an_f16_buffer_is_found():
     with pytest.raises(SimError, match=r"source window \[12:20\] leaves the source buffer \[16\] \(input 'x'\) and "
                                        r"the copy has no pad_value"):
         simulate(m, {}, {"x": np.ones(16, np.float16)}, ARCH)
+
+
+def test_an_integer_reduction_step_merges_without_wrapping():
+    """`apply ... {accumulate}` of a reduce_sum into an i32 buffer: the merge is exact, and
+    a sum leaving int32 is an error."""
+    x = np.array([[2 ** 30, 2 ** 30 - 1, 5]], np.int32)
+    op = (f'npu_compute.apply "npu_graph.reduce_sum" %a -> %b {{attrs = {{axes = array<i64: 1>, keepdims = 1 : i64}}, '
+          f'accumulate}} : {S("i32", 1, 3)} -> {S("i32", 1, 1)}')
+    body = f"""
+{CONSTS}
+%a = npu_task.sram {{offset = 0 : i64}} : {S("i32", 1, 3)}
+%b = npu_task.sram {{offset = 64 : i64}} : {S("i32", 1, 1)}
+npu_compute.fill %b {{value = {{fill}} : f32}} : {S("i32", 1, 1)}
+%t = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {{sizes = array<i64: 1, 3>}} : {D("i32", 1, 3)} -> {S("i32", 1, 3)}
+npu_dma.wait %t
+{op}
+%u = npu_dma.copy %b[%c0, %c0] -> %y[%c0, %c0] {{sizes = array<i64: 1, 1>}} : {S("i32", 1, 1)} -> {D("i32", 1, 1)}
+npu_dma.wait %u"""
+
+    def run(fill: str):
+        m = module([("x", D("i32", 1, 3))], [("y", D("i32", 1, 1))], task("k", 0, body.replace("{fill}", fill)))
+        return simulate(m, {}, {"x": x}, ARCH).outputs["y"]
+    np.testing.assert_array_equal(run("-2147483648.0"), [[4]])  # 2^31 + 4 - 2^31: exact through int64
+    with pytest.raises(SimError, match=r"value 2147483652 does not fit the int32 out buffer"):
+        run("0.0")
