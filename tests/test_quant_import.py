@@ -481,3 +481,22 @@ def test_data_movement_on_uint8_stays_uint8() -> None:
     names = op_names(module)
     assert "npu_graph.quantize" not in names and "npu_graph.dequantize" not in names, names
     assert io_types(module) == (["ui8"], ["ui8"])
+
+
+def test_int32_input_is_typed_and_indexes_a_table() -> None:
+    """An int32 input keeps i32 in the signature; a Gather takes it as i32 indices
+    directly, other ops (the Add) on it exactly converted to f32 (dequantize by 1, 0),
+    which npu.input_ranges sees through: the input gets its table's range, checked
+    through the Add against the second (51-row) table."""
+    from lowering.graph.input_ranges import input_ranges
+    emb = RNG.standard_normal((50, 8)).astype(np.float32)
+    nodes = [helper.make_node("Gather", ["emb", "ids"], ["e"], name="g"),
+             helper.make_node("Add", ["ids", "one"], ["ids1"], name="add"),
+             helper.make_node("Gather", ["emb1", "ids1"], ["f"], name="g1")]
+    m = model(nodes, [vi("ids", TensorProto.INT32, (2, 3))],
+              [vi("e", TensorProto.FLOAT, (2, 3, 8)), vi("f", TensorProto.FLOAT, (2, 3, 8))],
+              [init("emb", emb), init("emb1", np.vstack([emb, emb[:1]])), init("one", np.array(1, np.int32))],
+              opset=13)
+    module = compare(m, {"ids": RNG.integers(0, 49, (2, 3)).astype(np.int32)})
+    assert io_types(module)[0] == ["i32"]
+    assert input_ranges(module) == {"ids": (0, 50)}  # ([lo, hi) to draw from)

@@ -10,7 +10,8 @@ values are refused and `--inputs` is needed).
 Algorithm
 ---------
 1. Candidate ranges. An input that reaches the indices of an `npu_graph.gather`
-   through data movement only (reshape, transpose, slice, expand, concat, trunc)
+   through data movement only (reshape, transpose, slice, expand, concat, trunc, and
+   the exact type changes dequantize/quantize by 1, 0 and cast)
    indexes that table: `[0, n)` for the smallest such dim n. Any other integer
    input (a mask: Where, Mul, Sub, comparisons; a boolean) gets `[0, 2)`.
 2. Check. Intervals are propagated forward from those ranges through every op the
@@ -131,9 +132,20 @@ class _Ranges:
         p = _products(a, b)
         return k * min(p[0], 0.0), k * max(p[1], 0.0)
 
+    def exact_conversion(self, op: Operation) -> bool:
+        """A dequantize or quantize by scale 1 and zero point 0, or a cast: the importer's
+        exact change of type of an integer (an int32 input carried as f32), which keeps values."""
+        if op.name == "npu_graph.cast":
+            return True
+        if op.name not in ("npu_graph.dequantize", "npu_graph.quantize") or len(op.operands) != 3:
+            return False
+        return self.constant(op.operands[1]) == (1.0, 1.0) and self.constant(op.operands[2]) == (0.0, 0.0)
+
     def interval(self, op: Operation, ivs: list[Interval]) -> Interval:
         """The interval of `op`'s (first) result from its operands' intervals."""
         name = op.name
+        if self.exact_conversion(op):
+            return ivs[0]
         if name in _BOOL:
             return 0.0, 1.0
         if name == "npu_graph.where":
@@ -230,6 +242,8 @@ class _Ranges:
                 stack.append(arg)
             elif isinstance(v.owner, Operation) and v.owner.name in _MOVE:
                 stack.extend(v.owner.operands)
+            elif isinstance(v.owner, Operation) and self.exact_conversion(v.owner):
+                stack.append(v.owner.operands[0])
         return out
 
     @staticmethod

@@ -219,7 +219,7 @@ INPUT_ELEM_TYPES: dict[int, type] = {
 """Graph input and output element types accepted. int8, uint8, float16 and bfloat16 ones
 keep their type (`TYPED_IO`); other integer and bool values are carried as f32 values
 (exact for |x| < 2**24: token ids, positions, masks, indices)."""
-TYPED_IO = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+TYPED_IO = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 """Graph input/output element types held in their own type (the function signature says so)."""
 HELD = {np.dtype(np.float32): f32, np.dtype(np.int8): i8, np.dtype(np.uint8): ui8, np.dtype(np.int32): i32,
         np.dtype(np.float16): f16, np.dtype(ml_dtypes.bfloat16): bf16}
@@ -1972,7 +1972,8 @@ def convert_gather(ctx: NodeContext) -> Sequence[Output]:
         raise NodeError(f"the result of shape {list(out)} is empty; empty tensors are not supported")
     t = ctx.tensor(0)
     data = ctx.moved(0) if t.value is not None else ctx.value(0, carried=True)
-    op = GatherOp(data, ctx.value(1, carried=True), axis, ctx.like(data, out))
+    ix = idx.value if idx.value is not None and element_type(idx.value) == i32 else ctx.value(1, carried=True)
+    op = GatherOp(data, ix, axis, ctx.like(data, out))  # (i32 indices as they are, others carried as f32)
     return [ctx.typed(ctx.build(op).results[0], ctx.dtype(0))]
 
 

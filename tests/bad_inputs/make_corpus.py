@@ -107,8 +107,8 @@ def onnx_models() -> dict[str, onnx.ModelProto]:
                                  [_t("x", [1, 1])], [_t("y", big)], [_init("s", np.array(big, np.int64))])
     ms["huge_expand"] = _model([node("Expand", ["x", "s"], ["y"], name="grow")], [_t("x", [1, 1])], [_t("y", big)],
                                [_init("s", np.array(big, np.int64))])
-    ms["float16_input"] = _model([node("Cast", ["x"], ["y"], name="cast", to=TensorProto.FLOAT)],
-                                 [_t("x", [2, 8], TensorProto.FLOAT16)], [Y])
+    ms["float64_input"] = _model([node("Cast", ["x"], ["y"], name="cast", to=TensorProto.FLOAT)],
+                                 [_t("x", [2, 8], TensorProto.DOUBLE)], [Y])
     ms["string_input"] = _model([node("Identity", ["x"], ["y"], name="id")], [_t("x", [2], TensorProto.STRING)],
                                 [_t("y", [2], TensorProto.STRING)])
     ms["double_initializer"] = _model([node("Add", ["x", "w"], ["y"], name="add")], [X], [Y],
