@@ -500,3 +500,18 @@ def test_int32_input_is_typed_and_indexes_a_table() -> None:
     module = compare(m, {"ids": RNG.integers(0, 49, (2, 3)).astype(np.int32)})
     assert io_types(module)[0] == ["i32"]
     assert input_ranges(module) == {"ids": (0, 50)}  # ([lo, hi) to draw from)
+
+
+@pytest.mark.parametrize("qt", [TensorProto.INT8, TensorProto.UINT8])
+def test_per_axis_quantize_of_activations(qt: int) -> None:
+    """QuantizeLinear and DequantizeLinear per axis (axis 1 and -1) on computed tensors:
+    the [C] parameters become [1, C, 1] / [1, 1, C] broadcasting constants; exact."""
+    dt = np.int8 if qt == TensorProto.INT8 else np.uint8
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s1", "z1"], ["q"], name="q", axis=1),
+             helper.make_node("DequantizeLinear", ["q", "s1", "z1"], ["d"], name="dq", axis=1),
+             helper.make_node("QuantizeLinear", ["d", "s2", "z2"], ["y"], name="q2", axis=-1)]
+    inits = [init("s1", np.array([0.1, 0.02, 0.5], np.float32)), init("z1", np.array([0, 3, 9], dt)),
+             init("s2", np.linspace(0.01, 0.2, 4).astype(np.float32)), init("z2", np.array([1, 2, 3, 4], dt))]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, (2, 3, 4))], [vi("y", qt, (2, 3, 4)), vi("d", TensorProto.FLOAT,
+                                                                                           (2, 3, 4))], inits)
+    compare(m, {"x": rand(2, 3, 4) * 4}, rtol=0)

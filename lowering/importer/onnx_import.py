@@ -6,8 +6,8 @@ dict of the weights the module refers to by name (`npu_graph.constant {weight =
 "fc1.weight"}`); the caller saves that dict as the module's weight side file.
 Each ONNX op type has one small converter function (`CONVERTERS`, `@converter`):
 adding an op is adding one such function. Nodes on constant data are folded at
-import; only float32 tensors reach the IR, and graph inputs and outputs must be
-float32.
+import (not QuantizeLinear/DequantizeLinear: `quantized.py`). Tensors are f32, or
+f16/bf16, i8/ui8, i32 where the model has them (Element types below).
 
 Problems are collected for the whole graph before anything is raised: one line per
 offending node, `error: node 'NAME' (OpType, opset N): what is wrong`, all raised
@@ -32,12 +32,18 @@ with onnx's reference implementation (`onnx.reference`) and its outputs are cons
 data too: such nodes never appear in the IR. `Shape` and `Size` of a computed value
 are constant data as well, since every shape is static.
 
-Element types: int64, bool and other constant data is fine at import, but only
-float32 tensors reach the IR. Integer and boolean values computed at run time
-(Cast to an integer type, comparisons, And/Or/Not, Gather indices) are carried as
-float32 values that hold the integers (exact up to 2^24) or 1.0 / 0.0; a `Tensor`
-keeps its ONNX element type for the converters, and integer or boolean constant
-operands of such ops are converted to float32 (`NodeContext.value(i, carried=True)`).
+Element types (docs/low-precision.md): int64, bool and other constant data is fine
+at import. Integer and boolean values computed at run time (Cast to an integer type,
+comparisons, And/Or/Not, Gather indices) are carried as float32 values that hold the
+integers (exact up to 2^24) or 1.0 / 0.0; a `Tensor` keeps its ONNX element type for
+the converters, and integer or boolean constant operands of such ops are converted to
+float32 (`NodeContext.value(i, carried=True)`). Typed tensors: int8/uint8/int32/float16/
+bfloat16 graph inputs and outputs keep their type (`TYPED_IO`); quantized ops give i8/ui8
+(and i32 accumulators); a node with an f16/bf16 input computes in that type
+(`node_float`: `f32_tensor` and float constants follow it) unless an output is an
+integer or boolean; data movement keeps i8/ui8 (`NodeContext.moved`); any other
+converter sees an i8/ui8/i32 value as its exact f32 carrier (`as_carried`: dequantize
+by 1, 0) and f16 in an f32 node widened by a cast.
 
 Opset differences are handled per converter (attributes that became inputs: Slice
 at 10, Clip at 11, Squeeze/Unsqueeze/Split/ReduceSum at 13, the other reductions
