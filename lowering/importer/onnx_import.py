@@ -2366,8 +2366,8 @@ class _Importer:
                 wkey = self._weight_key(t.name)
                 self.weights[wkey] = data
                 op = ConstantOp(ty, weight=wkey)
-                if self.initializer_tensors.get(t.name) is t:
-                    self.weight_sources[wkey] = t.name
+                if self.initializer_tensors.get(t.name) is t and data.dtype == np.asarray(t.data).dtype:
+                    self.weight_sources[wkey] = t.name  # (the initializer as is: not a converted copy)
             if self.initializer_tensors.get(t.name) is not t:
                 self.computed_origins.add(t.origin)
             op.location = name_loc(t.origin or t.name)
