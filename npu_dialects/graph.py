@@ -2265,7 +2265,10 @@ class WindowPoolOp(StructuredOp):
         lead = len(x) - n
         spatial = tuple(Follow(lead + i, s, -b, (k - 1) * d)
                         for i, (k, s, b, d) in enumerate(zip(p["kernel"], p["strides"], p["pads"], p["dilations"])))
-        return TileMap((True,) * len(x), (same_dims(lead) + spatial,), pad_value=POOL_PAD[self.KIND])
+        pad = POOL_PAD[self.KIND]
+        if self.KIND == "max" and type_name(_type_of(self.input)) in ("i8", "ui8", "i32"):
+            pad = float(qrange(_type_of(self.input))[0])  # (integers: the type's minimum never wins either)
+        return TileMap((True,) * len(x), (same_dims(lead) + spatial,), pad_value=pad)
 
     def tile_attrs(self, tile_inputs: Sequence[Sequence[int]] = ()) -> dict[str, Attribute]:
         return dict(self.attributes, pads=int_array((0,) * len(ints(self.pads, ()))))
