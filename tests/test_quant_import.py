@@ -515,3 +515,17 @@ def test_per_axis_quantize_of_activations(qt: int) -> None:
     m = model(nodes, [vi("x", TensorProto.FLOAT, (2, 3, 4))], [vi("y", qt, (2, 3, 4)), vi("d", TensorProto.FLOAT,
                                                                                            (2, 3, 4))], inits)
     compare(m, {"x": rand(2, 3, 4) * 4}, rtol=0)
+
+
+def test_padded_max_pooling_on_integers() -> None:
+    """MaxPool of int8 (2-D, `npu_graph.maxpool`) and uint8 (1-D, `maxpool_nd`) inputs with
+    padding: padding never wins (the type's minimum), exact, types kept."""
+    nodes = [helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["x3"], ["p3"], name="pool1d", kernel_shape=[3], strides=[2], pads=[1, 1])]
+    m = model(nodes, [vi("x", TensorProto.INT8, (1, 2, 7, 7)), vi("x3", TensorProto.UINT8, (1, 2, 9))],
+              [vi("p", TensorProto.INT8, (1, 2, 4, 4)), vi("p3", TensorProto.UINT8, (1, 2, 5))], opset=13)
+    x = RNG.integers(-128, 128, (1, 2, 7, 7)).astype(np.int8)
+    x[..., 0, 0] = -128  # (a corner window of the minimum and padding only)
+    module = compare(m, {"x": x, "x3": RNG.integers(0, 256, (1, 2, 9)).astype(np.uint8)})
+    assert io_types(module) == (["i8", "ui8"], ["i8", "ui8"])
