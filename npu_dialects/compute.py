@@ -448,9 +448,11 @@ class EltwiseOp(ComputeOp):
         super().__init__(operands=[list(ins), out], properties={"fn": EltwiseFnAttr(EltwiseFn(fn))})
 
     def verify_types(self) -> None:
-        """One element type; integers only for the functions exact on them (`EXACT_ON_INTEGERS`)."""
+        """One element type; integers only for the functions exact on them (`EXACT_ON_INTEGERS`),
+        and i32 for `add` (an integer accumulator plus its bias)."""
         exact = self.fn.data in EXACT_ON_INTEGERS
-        dtypes.check_types(self, dtypes.ELEMENT_TYPES if exact else dtypes.FLOATS)
+        allowed = dtypes.ELEMENT_TYPES if exact else (*dtypes.FLOATS, "i32") if self.fn.data == "add" else dtypes.FLOATS
+        dtypes.check_types(self, allowed)
 
     def verify_shapes(self) -> None:
         arity = ELEMENTWISE[self.fn.data][0]

@@ -127,6 +127,9 @@ class CopyOp(IRDLOperation):
                  dst_offsets: Sequence[SSAValue], sizes: Sequence[int], *,
                  pad_value: float | None = None, clip: bool = False, src_clip: bool = False):
         attrs: dict[str, Attribute] = {"sizes": int_array(sizes)}
+        if pad_value is not None and math.isinf(pad_value) and dtypes.type_name(dtypes.element_type(dst)) in (
+                *dtypes.QUANTIZED, "i32"):  # (an infinite pad into integers: the type's end, which never wins a max)
+            pad_value = float(dtypes.qrange(dtypes.element_type(dst))[pad_value > 0])
         if pad_value is not None:
             attrs["pad_value"] = FloatAttr(pad_value, f32)
         if clip:

@@ -90,7 +90,7 @@ from npu_dialects.arch import Arch
 from npu_dialects.compute import MaterializeOp, ToTensorOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp
 from npu_dialects.dtypes import elem_bytes, element_type, nbytes
-from npu_dialects.graph import AddOp, GraphOp, StructuredOp, ints
+from npu_dialects.graph import AddOp, GraphOp, StructuredOp, ints, shape_of
 from npu_dialects.task import SramOp, ViewOp
 from npu_dialects.tile import LoadOp, LoopOp, ReduceOp, StoreOp, TeeOp, WindowOp
 
@@ -196,7 +196,7 @@ class TileBuffers:
     slots: list[list[SSAValue]]  # per slot set (two with double buffering), a slot per tile loaded each step
     once: list[SSAValue]  # per tile loaded once, at the last reduction step (R > 1)
     hoisted: list[Operation]  # loaded once, before the steps: windows that stay put (`blocks`' runs too)
-    acc: SSAValue  # the output tile
+    acc: SSAValue  # the output tile (of the reduce's element type)
     out_view: tuple[int, ...]  # the shape the store views the output with
     slot_of: dict[Operation, SSAValue]  # each load of `loop` -> its slot (set 0) or once buffer
     dest: dict[Operation, SSAValue] = field(default_factory=dict)  # a cloned load -> its slot
@@ -210,6 +210,8 @@ class TileBuffers:
     # detached load in `hoisted` or `per_tile`, and its buffer): each step reads its block
     blocks: dict[LoadOp, tuple[LoadOp, SSAValue]] = field(default_factory=dict)
     clipped: set[Operation] = field(default_factory=set)  # cloned loads copied with `src_clip` (a seam's parts)
+    typed: dict[Attribute, SSAValue] = field(default_factory=dict)  # the running tile's buffer per element type
+    derived: dict[tuple[Attribute, tuple[int, ...]], SSAValue] = field(default_factory=dict)  # `chain_buffers`
 
     @property
     def double_buffered(self) -> bool:
@@ -287,6 +289,29 @@ def seam_pairs(loop: LoopOp) -> dict[Operation, tuple[LoadOp, LoadOp]]:
     return out
 
 
+def chain_buffers(loop: LoopOp, reduce: ReduceOp, acc: SSAValue, sram: Callable[[SSAValue], SSAValue]
+                  ) -> tuple[dict[Attribute, SSAValue], dict[tuple[Attribute, tuple[int, ...]], SSAValue]]:
+    """The epilogue's tile buffers by element type (`acc` for the reduce's type; one more
+    per other type the running tile takes: an int32 accumulator requantized to int8,
+    dequantized to f32...) and one per (type, shape) of its derived operands (a
+    dequantize of another input, `EpilogueStep.to`); `sram` allocates."""
+    running = reduce.results[0]
+    typed: dict[Attribute, SSAValue] = {element_type(running): acc}
+    derived: dict[tuple[Attribute, tuple[int, ...]], SSAValue] = {}
+    for op in loop_parts(loop)[4]:
+        if not op.results:
+            continue
+        res = op.results[0]
+        t = element_type(res)
+        if running in op.operands:
+            running = res
+            if t not in typed:
+                typed[t] = sram(res)
+        elif (t, tuple(shape_of(res))) not in derived:
+            derived[(t, tuple(shape_of(res)))] = sram(res)
+    return typed, derived
+
+
 def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
                    view: Callable[[SSAValue, tuple[int, ...]], SSAValue]) -> TileBuffers:
     """Allocate the task's SRAM buffers (`npu_task.sram` ops added by `em`); TilingError
@@ -332,7 +357,8 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
     once = [] if steps == 1 else [sram(ld.tile) for ld in post]
     own = [ld for ld in hoisted + per_tile if ld is not init]
     kept = [sram(ld.results[0]) for ld in own]
-    acc = sram(store.value)
+    acc = sram(reduce.results[0])
+    typed, derived = chain_buffers(loop, reduce, acc, sram)
     offset += sum(align_up(scratch_bytes(o, arch), arch.align)  # (a structured op's intermediates, e.g. attention scores)
                   for o in loop.body.block.ops if isinstance(o, StructuredOp))
     if offset > arch.sram_bytes:
@@ -341,7 +367,7 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
                                           **dict(zip(own, kept)), **({init: acc} if init is not None else {})}
     slot_of.update({b: slot_of[a] for a, b in seams.values()})  # (a seam lands in its block's slot)
     return TileBuffers(loop, outs, view, em, steps, slots, once, hoisted, acc, store.view_shape(), slot_of,
-                       per_tile=per_tile, seams=seams,
+                       per_tile=per_tile, seams=seams, typed=typed, derived=derived,
                        blocks={ld: (whole, slot_of[whole]) for ld, whole in runs.items()})
 
 
@@ -591,7 +617,13 @@ class StageOnBuffers(RewritePattern):
             return
         read = [o.owner.buffer for o in op.operands]  # type: ignore[union-attr]
         first = self.bufs.slots[0][0] if self.bufs.slots and self.bufs.slots[0] else None
-        dest = self.bufs.acc if self.bufs.acc in read else first if first in read else None
+        t = element_type(res)
+        if self.bufs.acc in read or any(b in read for b in self.bufs.typed.values()):
+            dest = self.bufs.typed.get(t, self.bufs.acc)  # (the running tile, in its type's buffer)
+        elif first in read:
+            dest = first
+        else:
+            dest = self.bufs.derived.get((t, tuple(shape_of(res))))
         if dest is None:
             return  # (left for `lower_compute` to report)
         after = ToTensorOp(dest)

@@ -96,6 +96,7 @@ from npu_dialects.graph import (
     ConcatOp,
     ConstantOp,
     Conv2dOp,
+    DequantizeOp,
     DivOp,
     ElementwiseOp,
     FusedOp,
@@ -105,6 +106,7 @@ from npu_dialects.graph import (
     MatMulOp,
     MaxPoolOp,
     MulOp,
+    QuantOp,
     ReshapeOp,
     RowStatsOp,
     SliceOp,
@@ -123,7 +125,7 @@ EPILOGUE_RULES: dict[str, tuple[type[Operation], ...]] = {
     "conv-epilogue": (Conv2dOp,),
     "matmul-epilogue": (GemmOp, MatMulOp),
     "pool-epilogue": (MaxPoolOp,),
-    "eltwise-chain": (ElementwiseOp,),
+    "eltwise-chain": (ElementwiseOp, QuantOp),
 }
 RULES = ("conv-bn", "conv-prologue", *EPILOGUE_RULES, "matmul-prologue", "attention", "kv-append", "layer-group")
 DISABLED_ATTR = "npu.fuse_disable"
@@ -155,18 +157,39 @@ def rule_disabled(module: ModuleOp, rule: str) -> bool:
     return isinstance(attr, ArrayAttr) and any(isinstance(a, StringAttr) and a.data == rule for a in attr)
 
 
-def _epilogue_link(value: SSAValue) -> ElementwiseOp | None:
-    """The elementwise op that can join the chain ending in `value`, if any."""
+def _epilogue_link(value: SSAValue) -> ElementwiseOp | QuantOp | None:
+    """The elementwise op that can join the chain ending in `value`, if any: an
+    elementwise op of its type, or a quantize/dequantize/requantize/cast of it (its
+    parameters broadcast; only the element type changes)."""
     if not value.has_one_use():
         return None
     user = next(iter(value.uses)).operation
-    if not isinstance(user, ElementwiseOp) or user.parent_block() is not value.owner.parent_block():
+    if not isinstance(user, ElementwiseOp | QuantOp) or user.parent_block() is not value.owner.parent_block():
         return None
-    if user.results[0].type != value.type:
+    if isinstance(user, QuantOp) and user.operands[0] != value:
+        return None  # (a parameter, not the running value)
+    if user.results[0].type != value.type and not isinstance(user, QuantOp):
         return None  # the running value would be broadcast: not an epilogue
     if sum(1 for o in user.operands if o == value) != 1:
         return None  # x op x: keep it simple
     return user
+
+
+def with_dequantized_operands(chain: list[Operation]) -> list[Operation]:
+    """`chain` with each single-use dequantize feeding one of its ops from outside placed
+    just before that op: an elementwise op of a QDQ model reads its other integer
+    operands through the kernel (1 byte an element) rather than as float tensors."""
+    inside = set(chain)
+    out: list[Operation] = []
+    for op in chain:
+        for v in op.operands:
+            dq = v.owner
+            if isinstance(dq, DequantizeOp) and dq not in inside and v.has_one_use() \
+                    and dq.parent_block() is op.parent_block():
+                out.append(dq)
+                inside.add(dq)
+        out.append(op)
+    return out
 
 
 def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter, pass_name: str = "npu-fuse",
@@ -405,13 +428,15 @@ class FuseRule(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, self.anchors) or isinstance(op.parent_op(), FusedOp):
             return
-        if isinstance(op, ElementwiseOp):
+        if isinstance(op, ElementwiseOp | QuantOp):
             prev = [o.owner for o in op.operands if isinstance(o.owner, Operation)]
-            if any(isinstance(p, ElementwiseOp) and _epilogue_link(p.results[0]) is op for p in prev):
+            if any(isinstance(p, ElementwiseOp | QuantOp) and _epilogue_link(p.results[0]) is op for p in prev):
                 return  # not the head of its chain
         chain: list[Operation] = [op]
         while self.epilogue and (link := _epilogue_link(chain[-1].results[0])) is not None:
             chain.append(link)
+        if self.epilogue:
+            chain = [chain[0], *with_dequantized_operands(chain[1:])]
         if remarks_enabled():
             row_reduction_after(chain[-1], self.rule)
         pro: list[Operation] = list(conv_prologue(op)) if self.prologue and isinstance(op, Conv2dOp) else []

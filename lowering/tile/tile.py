@@ -227,7 +227,7 @@ class Tile(ModulePass):
                     ks, db, _ = search(anchor, extra, steps, arch, self.double_buffer, cycles_then_bytes)
                     self._memo[key] = (ks.tile, db)
                 tile, db = self._memo[key]
-                ks = with_epilogue(anchor.shape(tile), extra, steps, anchor.elems)
+                ks = with_epilogue(anchor.shape(tile), extra, steps, anchor.elems, anchor.op.results[0])
             except TilingError as e:
                 raise CompileError(self.name, f"kernel '{kname}': {e}", op) from None
             parts, _ = best_parts(ks, arch, db, len(steps))

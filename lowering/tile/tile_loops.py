@@ -65,7 +65,7 @@ from lowering.tile.tile_search import (
 )
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.dtypes import element_type
-from npu_dialects.graph import ELEMENTWISE_OP_BY_FN, AddOp, ints, shape_of
+from npu_dialects.graph import ELEMENTWISE_OP_BY_FN, AddOp, StructuredOp, ints, shape_of
 from npu_dialects.tile import (
     GroupPlanAttr,
     KernelKind,
@@ -102,7 +102,8 @@ def kernel_shape(kernel: KernelOp) -> tuple[KernelShape, list[EpilogueStep], Anc
     if [l.name for l in anchor.loops()] != names:
         raise TilingError(f"loops '{','.join(names)}' do not match a {anchor.kind} kernel "
                           f"({','.join(l.name for l in anchor.loops())})")
-    ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra, steps, anchor.elems)
+    ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra, steps, anchor.elems,
+                       anchor.op.results[0])
     if list(ks.grid) != list(kernel.trip_counts):
         raise TilingError(f"grid {list(kernel.trip_counts)} does not match the tile sizes (expected {ks.grid})")
     prologue = anchor.steps if isinstance(anchor, PrologueAnchor) else []
@@ -132,11 +133,19 @@ class LoopBuilder:
 
     def chain(self, steps: Sequence[EpilogueStep], running: SSAValue, operands: Sequence[SSAValue]) -> SSAValue:
         """Elementwise steps on the running tile (None in `args`) and `operands[i]`."""
+        derived: dict[str, SSAValue] = {}
         for s in steps:
-            args = [running if a is None else operands[a] for a in s.args]
+            args = [running if a is None else derived[a] if isinstance(a, str) else operands[a] for a in s.args]
             kind = ELEMENTWISE_OP_BY_FN[s.fn] if s.template is None else type(s.template)
-            attrs = dict(s.template.attributes) if s.template is not None else {}
-            running = self.add(kind.create(operands=args, result_types=[running.type], attributes=attrs)).results[0]
+            attrs = {} if s.template is None else s.template.tile_attrs() if isinstance(s.template, StructuredOp) \
+                else dict(s.template.attributes)
+            like = args[0] if s.to is not None else running
+            ty = like.type if s.template is None else tensor(shape_of(like), s.template.results[0])
+            value = self.add(kind.create(operands=args, result_types=[ty], attributes=attrs)).results[0]
+            if s.to is not None:
+                derived[s.to] = value
+            else:
+                running = value
         return running
 
     def anchor(self, anchor: Anchor, tiles: list[SSAValue]) -> SSAValue:

@@ -20,19 +20,21 @@ from math import ceil, prod
 from typing import Any, ClassVar, TypeVar
 
 from xdsl.dialects.builtin import TensorType, UnitAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from npu_dialects.arch import Arch
-from npu_dialects.dtypes import elem_bytes, f32
+from npu_dialects.dtypes import elem_bytes, element_type, f32
 from npu_dialects.graph import (
     AttentionOp,
     ConcatOp,
     Conv2dOp,
+    DequantizeOp,
     ElementwiseOp,
     GemmOp,
     LayerNormApplyOp,
     MatMulOp,
     MaxPoolOp,
+    QuantOp,
     RowStatsOp,
     StructuredOp,
     attr_int,
@@ -126,6 +128,7 @@ class KernelShape:
     tees: list[Window] = field(default_factory=list)  # written every step (`npu_tile.tee`); source: result index
     seams: list[Window] = field(default_factory=list)  # per tee, the rest of its tile (`AppendAttentionAnchor`)
     finish: Callable[[Arch], int] | None = None  # cycles the last reduction step's merge adds (once per output tile)
+    chain: list[int] = field(default_factory=list)  # element bytes of the epilogue's other typed tile buffers
 
     def _counts(self) -> tuple[list[int], int, int]:
         """(grid, parallel tiles, reduction tiles), computed once per `tile` dict (the
@@ -311,6 +314,8 @@ def sram_parts(ks: KernelShape, arch: Arch) -> tuple[int, int]:
     piped, hoisted, per_tile = load_split(ks, arch)
     once = hoisted + per_tile + ([] if ks.reduction_tiles == 1 else ks.epilogue)
     rest = sum(align_up(w.nbytes, arch.align) for w in once if w is not ks.init_window)
+    out = ks.out.nbytes // ks.out.elem
+    rest += sum(align_up(out * e, arch.align) for e in ks.chain)
     return (sum(align_up(w.nbytes, arch.align) for w in piped),
             rest + align_up(ks.out.nbytes, arch.align) + align_up(ks.scratch(arch) if ks.scratch else 0, arch.align))
 
@@ -851,14 +856,18 @@ def make_anchor(op: Operation, ins_index: dict[SSAValue, int]) -> Anchor:
 @dataclass
 class EpilogueStep:
     """One elementwise op applied to the output tile: `fn(*args)` where each entry of
-    `args` is None for the running output tile or an index into KernelShape.epilogue.
-    `template`: a structured op applied instead (a matmul's layernorm prologue), built
-    on the tiles with its attributes; `passes`, its vector passes over the tile."""
+    `args` is None for the running output tile, an index into KernelShape.epilogue, or
+    the name of a derived operand. `template`: a structured op applied instead (a
+    matmul's layernorm prologue, a quantize/dequantize), built on the tiles with its
+    attributes; `passes`, its vector passes over the tile. `to`: the step computes a
+    derived operand of that name from epilogue operands (a dequantize of the other
+    integer input of a residual add) instead of the next running tile."""
 
     fn: str
-    args: tuple[int | None, ...]
+    args: tuple[int | str | None, ...]
     template: Operation | None = None
     passes: int = 1
+    to: str | None = None
 
 
 class PrologueAnchor(Anchor):
@@ -969,7 +978,7 @@ def split_kernel(ops: Sequence[Operation], ins_index: dict[SSAValue, int]
     normed = matmul_prologue(ops, ins_index)
     if normed is not None:
         return normed, *epilogue_of(ops[2:], ops[1], ins_index)
-    k = next((i for i, o in enumerate(ops) if not isinstance(o, ElementwiseOp)), 0)
+    k = next((i for i, o in enumerate(ops) if not isinstance(o, ElementwiseOp | QuantOp)), 0)
     if k == 0:
         return make_anchor(ops[0], ins_index), *epilogue_of(ops[1:], ops[0], ins_index)
     conv = ops[k]
@@ -1007,30 +1016,69 @@ def chain_steps(ops: Sequence[Operation], running: SSAValue, ins_index: dict[SSA
     """Append a chain of elementwise ops starting from `running` as steps (the running
     tile is None, other operands kernel inputs given the shape `operand_shape` reads,
     None when unfit); returns the chain's last value."""
+    derived: dict[SSAValue, str] = {}
     for op in ops:
-        if not isinstance(op, ElementwiseOp):
+        if not isinstance(op, ElementwiseOp | QuantOp):
             raise TilingError(f"'{op.name}' cannot be {what}")
-        args: list[int | None] = []
+        to = None
+        if isinstance(op, DequantizeOp) and running not in op.operands:  # (of an operand of a later step)
+            to = derived[op.results[0]] = f"d{len(derived)}"
+        args: list[int | str | None] = []
         for o in op.operands:
             if o == running:
                 args.append(None)
+                continue
+            if o in derived:
+                args.append(derived[o])
                 continue
             shape = operand_shape(o) if o in ins_index else None
             if shape is None:
                 raise TilingError(f"{what} operand must be {operand_kind}")
             extra.append((ins_index[o], tuple(shape)))
             args.append(len(extra) - 1)
-        steps.append(EpilogueStep(op.FN, tuple(args)))
-        running = op.results[0]
+        if isinstance(op, QuantOp):  # (built from the op itself: its result changes the element type)
+            steps.append(EpilogueStep(op.name, tuple(args), template=op, passes=op.VECTOR_COST, to=to))
+        else:
+            steps.append(EpilogueStep(op.FN, tuple(args)))
+        if to is None:
+            running = op.results[0]
     return running
 
 
+def chain_types(steps: Sequence[EpilogueStep], anchor_type: Attribute) -> tuple[Attribute, list[Attribute],
+                                                                                list[Attribute]]:
+    """(the element type the epilogue ends in, the other types its running tile takes,
+    the types of its derived operands): an epilogue that quantizes or dequantizes holds
+    its tile in one SRAM buffer per type (an int32 accumulator, a float tile, the int8
+    result), `npu-bufferize`'s `TileBuffers.typed`."""
+    running, seen, derived = anchor_type, [anchor_type], []
+    for s in steps:
+        if s.template is None:
+            continue
+        t = element_type(s.template.results[0])
+        if s.to is not None:
+            derived.append(t)
+        else:
+            running = t
+            if t not in seen:
+                seen.append(t)
+    return running, [t for t in seen if t != running], derived
+
+
 def with_epilogue(ks: KernelShape, extra: Sequence[tuple[int, tuple[int, ...]]],
-                  steps: Sequence[EpilogueStep] = (), elems: dict[int, int] | None = None) -> KernelShape:
+                  steps: Sequence[EpilogueStep] = (), elems: dict[int, int] | None = None,
+                  anchor_result: SSAValue | None = None) -> KernelShape:
     """`ks` with the epilogue operands' windows (sized by `elems`, the anchor's kernel
     input element bytes; without it the output's), and the one a sum may start from
-    (`accumulator_init` of `steps`)."""
+    (`accumulator_init` of `steps`). An epilogue that changes the element type
+    (`chain_types` from the anchor's result type) stores the type it ends in and holds a buffer
+    of the output tile's shape for each other type (`KernelShape.chain`)."""
     ks.epilogue = [broadcast_window(i, s, ks.out, elems[i] if elems else None) for i, s in extra]
+    if anchor_result is not None:
+        final, others, derived = chain_types(steps, element_type(anchor_result))
+        if others or derived:
+            ks.chain = [elem_bytes(t) for t in (*others, *derived)]
+            ks.out = replace(ks.out, elem=elem_bytes(final))
     if ks.kind in INIT_KINDS:
         ks.init = accumulator_init(steps, extra, ks.out.shape)
     return ks
@@ -1051,10 +1099,10 @@ def accumulator_init(steps: Sequence[EpilogueStep], extra: Sequence[tuple[int, t
         if st.fn != "add" or None not in st.args:
             return None
         j = next((a for a in st.args if a is not None), None)
-        if j is None or tuple(extra[j][1]) != tuple(out):
+        if not isinstance(j, int) or tuple(extra[j][1]) != tuple(out):
             continue
         source = extra[j][0]
-        if sum(extra[a][0] == source for s2 in steps for a in s2.args if a is not None) == 1:
+        if sum(extra[a][0] == source for s2 in steps for a in s2.args if isinstance(a, int)) == 1:
             return j
     return None
 
@@ -1155,7 +1203,8 @@ class TileSearch:
             if shaped is None or (self.epilogue_len and self.anchor.combine(shaped)):
                 self.shapes[idx] = None  # (an epilogue cannot run on merge states)
             else:
-                self.shapes[idx] = with_epilogue(shaped, self.extra, self.steps, self.anchor.elems)
+                self.shapes[idx] = with_epilogue(shaped, self.extra, self.steps, self.anchor.elems,
+                                                 self.anchor.op.results[0])
         return self.shapes[idx]
 
     def evaluate(self, idx: tuple[int, ...], db: bool) -> tuple | None:

@@ -21,6 +21,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // TIME:      ----Wall Time----  ----Name----
 // TIME-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  parse
 // TIME-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  npu-default
+// TIME-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)    npu-fuse-qdq
 // TIME-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)    npu-canonicalize
 // TIME:      {{[0-9.]+}} ({{ *[0-9.]+}}%)    npu-fuse
 // TIME:      {{[0-9.]+}} ({{ *[0-9.]+}}%)    npu-tile
@@ -32,7 +33,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // --verify-each: after each of the 23 nested passes (shown inside npu-default), and
 // at the top level the input and npu-default's result.
 // EACH:      npu-memplan
-// EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)    verify (23x)
+// EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)    verify (24x)
 // EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  print
 // EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  verify (2x)
 
