@@ -3,10 +3,13 @@
 // per-axis [C] one reshaped to broadcast), never folded: the int8 weight stays an i8
 // constant and the int32 bias an i32 one. QLinearConv/QLinearMatMul are an integer
 // conv2d/matmul into i32 with their zero points and a requantize; max pooling and
-// reshapes stay on the uint8 values. A 16-bit zero point is refused, naming the node.
-// RUN: npu-import %S/Inputs/qdq10.onnx | filecheck %s --check-prefixes=QDQ,QDQ10
-// RUN: npu-import %S/Inputs/qdq21.onnx | filecheck %s --check-prefixes=QDQ,QDQ21
-// RUN: npu-import %S/Inputs/qlinear.onnx | filecheck %s --check-prefix=QLINEAR
+// reshapes stay on the uint8 values; both run on the simulator exactly as onnxruntime.
+// A 16-bit zero point is refused, naming the node.
+// RUN: npu-import %S/Inputs/qdq10.onnx -o %t.10.mlir && filecheck %s --check-prefixes=QDQ,QDQ10 --input-file=%t.10.mlir
+// RUN: npu-import %S/Inputs/qdq21.onnx -o %t.21.mlir && filecheck %s --check-prefixes=QDQ,QDQ21 --input-file=%t.21.mlir
+// RUN: npu-import %S/Inputs/qlinear.onnx -o %t.ql.mlir && filecheck %s --check-prefix=QLINEAR --input-file=%t.ql.mlir
+// RUN: npu-run %S/Inputs/qlinear.onnx --check 2>&1 | filecheck %s --check-prefix=SIM
+// RUN: npu-run %S/Inputs/qdq21.onnx --check 2>&1 | filecheck %s --check-prefix=SIM
 // RUN: not npu-import %S/Inputs/q16.onnx 2>&1 | filecheck %s --check-prefix=Q16
 
 // QDQ:        func.func @main(%x: tensor<2x3x6x6xf32>) -> tensor<2x4x6x6xf32>
@@ -30,6 +33,8 @@
 // QLINEAR:      npu_graph.matmul {{.*}} {input_zero_point = 120 : i64, weight_zero_point = 128 : i64} : (tensor<1x12xui8>, tensor<12x4xui8>) -> tensor<1x4xi32> loc("qmm")
 // QLINEAR:      npu_graph.requantize {{.*}} -> tensor<1x4xui8> loc("qmm")
 // QLINEAR-NEXT: func.return
+
+// SIM: check: ok vs onnxruntime (max abs err 0, max rel err 0)
 
 // Q16-NOT: Traceback
 // Q16: q16.onnx: error: node 'q16' (QuantizeLinear, opset 21): y_zero_point has element type int16; only int8 and uint8 quantization is supported (4- and 16-bit integers and float8 are not)
