@@ -199,7 +199,7 @@ def pool_ref(x: np.ndarray, kind: str, kernel: Sequence[int], strides: Sequence[
         raise ValueError(f"unknown pool kind '{kind}'")
     pads = tuple(pads) if pads is not None else (0,) * (2 * n)
     dilations = tuple(dilations) if dilations is not None else (1,) * n
-    pad = POOL_PAD[kind] if x.dtype.kind == "f" or kind != "max" else np.iinfo(x.dtype).min  # (integers: exact)
+    pad = np.iinfo(x.dtype).min if kind == "max" and np.issubdtype(x.dtype, np.integer) else POOL_PAD[kind]
     win = _spatial_windows(_pad_spatial(x, pads, pad), kernel, strides, dilations)
     axes = tuple(range(x.ndim, x.ndim + n))
     if kind == "max":

@@ -529,3 +529,32 @@ def test_padded_max_pooling_on_integers() -> None:
     x[..., 0, 0] = -128  # (a corner window of the minimum and padding only)
     module = compare(m, {"x": x, "x3": RNG.integers(0, 256, (1, 2, 9)).astype(np.uint8)})
     assert io_types(module) == (["i8", "ui8"], ["i8", "ui8"])
+
+
+@pytest.mark.parametrize("name", ["lenet", "mlp", "gru_speech"])
+def test_zoo_models_in_bf16(name: str) -> None:
+    """Whole models with bfloat16 weights, inputs and outputs import in bf16 throughout;
+    onnxruntime has no bf16 CPU kernels, so the reference is its float32 run of the
+    original model on the same (bf16-rounded) inputs: within 2^-5 of the output's
+    largest magnitude (bf16 keeps 8 significant bits; each op rounds)."""
+    from pathlib import Path
+
+    import ml_dtypes
+    src = onnx.load(str(Path(__file__).parent / "models" / f"{name}.onnx"))
+    m = onnx.ModelProto.FromString(src.SerializeToString())
+    for i, t in enumerate(m.graph.initializer):
+        if t.data_type == TensorProto.FLOAT:
+            bf = numpy_helper.to_array(t).astype(ml_dtypes.bfloat16)
+            m.graph.initializer[i].CopyFrom(numpy_helper.from_array(bf, t.name))
+    for v in [*m.graph.input, *m.graph.output]:
+        if v.type.tensor_type.elem_type == TensorProto.FLOAT:
+            v.type.tensor_type.elem_type = TensorProto.BFLOAT16
+    del m.graph.value_info[:]
+    module, weights = import_model(m)
+    feeds = {k: v.astype(ml_dtypes.bfloat16) for k, v in _zoo_feeds(src, 0).items()}
+    got = evaluate_graph(module, weights, feeds)
+    want = run_ort(src, {k: v.astype(np.float32) for k, v in feeds.items()})
+    for k, w in want.items():
+        assert got[k].dtype == ml_dtypes.bfloat16
+        assert np.abs(got[k].astype(np.float32) - w).max() <= np.abs(w).max() / 32, k
+    assert io_types(module) == (["bf16"], ["bf16"])
