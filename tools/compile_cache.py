@@ -168,7 +168,10 @@ def weights_digest(arrays: Mapping[str, Any]) -> str:
     for name in sorted(arrays):
         a = arrays[name]
         h.update(json.dumps([name, str(a.dtype), list(a.shape)]).encode())
-        h.update(memoryview(a.tobytes() if not a.flags.c_contiguous else a).cast("B"))
+        try:
+            h.update(memoryview(a.tobytes() if not a.flags.c_contiguous else a).cast("B"))
+        except (ValueError, TypeError):  # (bf16: ml_dtypes arrays export no buffer format)
+            h.update(a.tobytes())
     return h.hexdigest()
 
 
