@@ -22,6 +22,15 @@ on `@main`, also in an `.npuexe`): inside every table it indexes, 0/1 for a mask
 bool (`lowering/graph/input_ranges.py`); when none is known the run stops asking for
 `--inputs`. `--check` feeds onnxruntime the inputs in the model's own dtypes.
 
+`--check` of a quantized (QDQ) model (`tools/quant_steps.py`): an output a
+DequantizeLinear produces (directly or through data movement and softmax-like ops) is
+judged in steps of that DequantizeLinear's scale - `ok` when at least 99% of its elements
+are within one step of onnxruntime's and none beyond three (issue 44's acceptance
+criterion; requantization may round the other way) - and an int8/uint8 output of a
+QuantizeLinear in steps of 1 by the same rule; other integer outputs must be equal. The
+report's `check` gains `steps` {output: {exact, within_one, max_steps, step}}; other
+outputs keep the float tolerance.
+
 `--sanitize` (the memory sanitizer, `sim/sanitizer.py`): the run stops at the first read that does not find the value the IR
 says it reads (a buffer overwritten while it still had a reader), naming both ops
 and the bytes.
@@ -437,13 +446,19 @@ def metrics(got: np.ndarray, ref: np.ndarray, precision: str | None = None) -> d
             "ok": bool(np.allclose(g, r, rtol=rtol, atol=atol)), "atol": atol, "rtol": rtol}
 
 
-def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray],
-            precision: str | None = None) -> tuple[dict[str, Any], list[str]]:
+def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray], precision: str | None = None,
+            steps: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
     """`check` report entry {max_abs_err, max_rel_err, ok, outputs} and problem lines
-    (`metrics` per output; `precision`: the type a --precision model computed in)."""
+    (`metrics` per output; `precision`: the type a --precision model computed in).
+    `steps` ({output: `tools.quant_steps.Step`}, a QDQ model's quantized and integer
+    outputs) judges those outputs in quantization steps instead (`STEP_RULE`: >= 99%
+    within one step, none beyond three; integers not from a QuantizeLinear equal): the
+    entry gains `steps` {output: {exact, within_one, max_steps, step}}."""
+    from tools.quant_steps import STEP_RULE, describe, step_metrics
     max_abs = max_rel = 0.0
     ok = True
     per: dict[str, Any] = {}
+    by_steps: dict[str, Any] = {}
     problems: list[str] = []
     for name, out in outputs.items():
         if name not in refs:
@@ -457,13 +472,43 @@ def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray],
             continue
         m = metrics(out, refs[name], precision)
         a, r = m["max_abs_err"], m["max_rel_err"]
-        per[name] = {"max_abs_err": a, "max_rel_err": r, "ok": m["ok"]}
+        step = (steps or {}).get(name)
+        s = step_metrics(out, refs[name], step) if step is not None else None
+        good = s["ok"] if s is not None else m["ok"]
+        per[name] = {"max_abs_err": a, "max_rel_err": r, "ok": good}
         max_abs, max_rel = max(max_abs, a), max(max_rel, r)
-        if not m["ok"]:
-            ok = False
+        if s is not None:
+            by_steps[name] = {k: s[k] for k in ("exact", "within_one", "max_steps", "step")}
+            per[name]["steps"] = by_steps[name]
+        if good:
+            continue
+        ok = False
+        if s is None:
             problems.append(f"output '{name}' differs from the reference: max abs err {a:.3g}, "
                             f"max rel err {r:.3g} (rtol {m['rtol']:.3g}, atol {m['atol']:.3g})")
-    return {"max_abs_err": max_abs, "max_rel_err": max_rel, "ok": ok, "outputs": per}, problems
+        elif step is not None and step.exact:
+            problems.append(f"output '{name}' (integers) differs from the reference: {describe(s)} "
+                            "(integers not made by a QuantizeLinear must be equal)")
+        else:
+            problems.append(f"output '{name}' differs from the reference: {describe(s)} (needs {STEP_RULE})")
+    entry: dict[str, Any] = {"max_abs_err": max_abs, "max_rel_err": max_rel, "ok": ok, "outputs": per}
+    if by_steps:
+        entry["steps"] = by_steps
+    return entry, problems
+
+
+def quantization_steps(loaded: Loaded, path: str) -> dict[str, Any] | None:
+    """--check's quantization steps of an ONNX model's outputs (`tools.quant_steps`; an
+    executable's reference model), None for a graph-level `.mlir`."""
+    if loaded.kind not in ("onnx", "npuexe"):
+        return None
+    from tools.quant_steps import output_steps
+    try:
+        import onnx
+        model = onnx.load(loaded.reference or path, load_external_data=False)
+    except Exception:  # noqa: BLE001 - onnxruntime read it: no steps then, float tolerance
+        return None
+    return output_steps(model)
 
 
 # ----------------------------------------------------------------------------- output
@@ -503,6 +548,9 @@ def summary(report: dict[str, Any], path: str, arch) -> str:
         verdict = "ok" if c["ok"] else "FAILED"
         lines.append(f"check:       {verdict} vs {c['reference']} (max abs err {c['max_abs_err']:.3g}, "
                      f"max rel err {c['max_rel_err']:.3g})")
+        from tools.quant_steps import describe
+        for name, st in (c.get("steps") or {}).items():
+            lines.append(f"  in steps:  '{name}' {describe(st)}")
     return "\n".join(lines)
 
 
@@ -787,7 +835,7 @@ def _run(args: argparse.Namespace) -> int:
     problems: list[str] = []
     if args.check:
         refs, what = reference_outputs(loaded, args.input, inputs)  # (in the model's own dtypes)
-        check, problems = compare(result.outputs, refs, args.precision)
+        check, problems = compare(result.outputs, refs, args.precision, quantization_steps(loaded, args.input))
         check["reference"] = what
         report["check"] = check
     if args.compare_all:
