@@ -1,13 +1,17 @@
 """Per-layer accuracy (`npu-run --compare-all`): every ONNX tensor that survives in the
 compiled program (a DRAM buffer a kernel writes, named by the ONNX nodes of its
 location: the value is the last node's output) against a float64 numpy evaluation
-of the original graph.
+of the original graph, in every precision.
 
-`compare_all(graph, weights, inputs, captured, outputs)` gives one row per tensor
-in graph order - node, shape, max abs error, max rel error, cosine similarity, ok -
-with the model outputs last, and the first node over tolerance (the same tolerance
-as `--check`: rtol 1e-3, atol 1e-4 x max(1, max |ref|); the type's with `--precision`,
-`tools.npu_run.PRECISION_RTOL`). `format_rows` prints them.
+`compare_all(graph, weights, inputs, captured, outputs)` gives one row per tensor in
+graph order - node, shape, element type, max abs/rel error, cosine, ok - with the model
+outputs last, and the first node over its type's tolerance: f32 as `--check` (rtol
+1e-3, atol 1e-4 x max(1, max |ref|)); f16/bf16 widened, the type's
+(`tools.npu_run.PRECISION_RTOL`); i8/ui8 buffers in quantization steps against the
+reference quantized by the quantize op that makes them (`tools.quant_steps.STEP_RULE`),
+errors after dequantizing; a float tensor of a quantized graph may also pass by the
+step rule of the quantize/dequantize next to it. `onnxruntime` (values by node, a QDQ
+model's run) adds a comparison per row. `format_rows` prints them.
 """
 
 from __future__ import annotations
@@ -18,33 +22,141 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 
-from lowering.graph.evaluate import evaluate_graph
+from lowering.graph.evaluate import constant_value, evaluate_graph
+from npu_dialects import graph as g
+from npu_dialects.dtypes import from_np, type_name
+from npu_dialects.locs import node_names
 from tools.npu_run import PRECISION_RTOL, metrics
+from tools.quant_steps import Step, step_metrics
+
+PASS_THROUGH = (g.ReshapeOp, g.TransposeOp, g.SliceOp, g.ConcatOp, g.GatherOp, g.PadOp, g.ExpandOp, g.MaxPoolOp,
+                g.MaxPoolNdOp, g.AvgPoolOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceMeanOp, g.ReluOp, g.ClipOp,
+                g.SigmoidOp, g.TanhOp, g.SoftmaxOp, g.MaxOp, g.MinOp)
+"""Graph ops a quantized value passes through keeping its quantization step."""
 
 
-def _row(got: np.ndarray, ref: np.ndarray, precision: str | None = None) -> dict[str, Any]:
-    m = metrics(got, ref, precision)
+def _type(a: np.ndarray) -> str:
+    try:
+        return type_name(from_np(a.dtype)) or str(a.dtype)
+    except (KeyError, TypeError, ValueError):
+        return str(a.dtype)
+
+
+class _Params:
+    """Quantization parameters (scale, zero point, saturation range) of a tensor of the
+    reference graph: its quantize op's, the quantize op reading it, or the dequantize
+    it comes from through `PASS_THROUGH` ops."""
+
+    def __init__(self, graph: ModuleOp, weights: Mapping[str, np.ndarray]):
+        self.weights = weights
+        self.ops: dict[str, Operation] = {}
+        self.quantized = False
+        for op in graph.walk():
+            self.quantized |= isinstance(op, (g.QuantizeOp, g.DequantizeOp, g.RequantizeOp))
+            if op.results:
+                for name in node_names(op):
+                    self.ops[name] = op  # (as evaluate_graph's values: the last op located at the node)
+
+    def _const(self, v: SSAValue) -> np.ndarray | None:
+        op = v.owner
+        return constant_value(op, self.weights).astype(np.float64) if isinstance(op, g.ConstantOp) else None
+
+    def _of(self, op: g.QuantOp) -> tuple[np.ndarray, np.ndarray, int, int] | None:
+        scale, zp = self._const(op.operands[1]), self._const(op.operands[2])
+        if scale is None or zp is None:
+            return None
+        if isinstance(op, g.QuantizeOp):
+            lo, hi = op.bounds()
+        else:
+            lo, hi = (0, 255) if type_name(op.operands[0].type.element_type) == "ui8" else (-128, 127)  # pyright: ignore
+        return scale, zp, lo, hi
+
+    def of_value(self, v: SSAValue) -> tuple[np.ndarray, np.ndarray, int, int] | None:
+        if isinstance(v.owner, g.QuantizeOp):
+            return self._of(v.owner)
+        for use in v.uses:
+            if isinstance(use.operation, g.QuantizeOp) and use.index == 0:
+                return self._of(use.operation)
+        op, depth = v.owner, 0
+        while isinstance(op, PASS_THROUGH) and op.operands and depth < 32:
+            op, depth = op.operands[0].owner, depth + 1
+        return self._of(op) if isinstance(op, g.DequantizeOp) else None
+
+    def of_node(self, node: str) -> tuple[np.ndarray, np.ndarray, int, int] | None:
+        op = self.ops.get(node)
+        return self.of_value(op.results[0]) if op is not None else None
+
+
+def _quantize(x: np.ndarray, scale: np.ndarray, zp: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.clip(np.rint(np.asarray(x, np.float64) / scale) + zp, lo, hi)
+
+
+def judge(got: np.ndarray, ref: np.ndarray, params, precision: str | None,
+          quantized: bool) -> dict[str, Any] | None:
+    """One comparison (see the module docstring); None when an integer buffer has no
+    quantization parameters to read it by (or an i32 accumulator: no scale)."""
+    got = np.asarray(got).reshape(np.shape(ref))
+    kind = _type(got)
+    if np.asarray(got).dtype.kind in "iu":
+        if params is None:
+            return None
+        scale, zp, lo, hi = params
+        rq = np.asarray(ref, np.float64) if np.asarray(ref).dtype.kind in "iub" else _quantize(ref, scale, zp, lo, hi)
+        m = metrics((got - zp) * scale, (rq - zp) * scale, None)
+        s = step_metrics(got, rq, Step(1.0))
+        s["step"] = float(np.max(scale))
+        m["ok"] = s["ok"]
+    else:
+        m = metrics(got, ref, precision)
+        s = None
+        if quantized and params is not None:
+            s = step_metrics(got, ref, Step(params[0] if np.ndim(params[0]) == got.ndim else float(np.max(params[0]))))
+            m["ok"] = m["ok"] or s["ok"]
     del m["atol"], m["rtol"]
-    return m
+    row = {"type": kind, **m}
+    if s is not None:
+        row["steps"] = {k: s[k] for k in ("exact", "within_one", "max_steps", "step")}
+    return row
 
 
 def compare_all(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
                 captured: list[tuple[list[str], np.ndarray]],
                 outputs: Mapping[str, np.ndarray],
-                precision: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
+                precision: str | None = None,
+                onnxruntime: Mapping[str, np.ndarray] | None = None) -> tuple[list[dict[str, Any]], str | None]:
     """Rows (see the module docstring) and the first node over tolerance (None: all ok;
     `precision`: the type a `--precision` model computed in, whose tolerance applies).
-    A captured buffer whose size differs from its node's tensor is skipped, and so are
-    buffers sharing one location (a layer group's DRAM scratch buffers all carry the
-    group's nodes: which of them holds the last node's output is unknown)."""
+    `onnxruntime`: values by node (outputs by "output 'NAME'") of onnxruntime's run: a
+    row it has gains `onnxruntime` {the same fields}. A captured buffer whose size
+    differs from its node's tensor is skipped, and so are buffers sharing one location
+    (a layer group's DRAM scratch buffers all carry the group's nodes: which of them
+    holds the last node's output is unknown) and integer buffers with no quantization
+    parameters to read them by."""
+    precision = effective_precision(captured, outputs, precision)
     values: dict[str, np.ndarray] = {}
     refs = evaluate_graph(graph, weights, {k: np.asarray(v, np.float64) for k, v in inputs.items()},
                           dtype=np.float64, values=values)
+    params = _Params(graph, weights)
     order = {name: i for i, name in enumerate(values)}
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     claims = Counter(tuple(nodes) for nodes, _ in captured)
+
+    def add(node: str, fused: list[str], got: np.ndarray, ref: np.ndarray, p) -> None:
+        row = judge(got, ref, p, precision, params.quantized)
+        if row is None:
+            return
+        entry = {"node": node, "fused": fused, "shape": list(np.shape(ref)), **row}
+        other = (onnxruntime or {}).get(node)
+        if other is not None and np.size(other) == np.size(got):
+            theirs = judge(got, other, p, precision, params.quantized)
+            if theirs is not None:
+                entry["onnxruntime"] = theirs
+        rows.append(entry)
+
     for nodes, got in captured:
         node = nodes[-1] if nodes else None
         if claims[tuple(nodes)] > 1:  # (a layer group's scratch buffers share its location: whose value?)
@@ -52,25 +164,79 @@ def compare_all(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapp
         if node is None or node in seen or node not in values or values[node].size != got.size:
             continue
         seen.add(node)
-        rows.append({"node": node, "fused": nodes, "shape": list(values[node].shape),
-                     **_row(got, values[node], precision)})
+        add(node, nodes, got, values[node], params.of_node(node))
     rows.sort(key=lambda r: order[r["node"]])
+    returned = _returned(graph)
     for name, got in outputs.items():
         if name in refs:
-            rows.append({"node": f"output '{name}'", "fused": [], "shape": list(np.shape(refs[name])),
-                         **_row(got, refs[name], precision)})
-    first = next((r["node"] for r in rows if not r["ok"]), None)
-    return rows, first
+            v = returned.get(name)
+            add(f"output '{name}'", [], got, refs[name], params.of_value(v) if v is not None else None)
+    return rows, first_over(rows)
+
+
+def effective_precision(captured: list[tuple[list[str], np.ndarray]], outputs: Mapping[str, np.ndarray],
+                        precision: str | None) -> str | None:
+    """The type whose tolerance the float tensors get: `precision` (`--precision`), else
+    f16 or bf16 when the program keeps tensors of that type (an all-f16 model, a
+    pipeline's own `precision` option), else None (f32's)."""
+    if precision is not None:
+        return precision
+    kinds = {_type(np.asarray(v)) for v in [*(v for _, v in captured), *outputs.values()]}
+    return next((t for t in ("bf16", "f16") if t in kinds), None)
+
+
+def _returned(graph: ModuleOp) -> dict[str, SSAValue]:
+    """The values `@main` returns, by output name."""
+    from xdsl.dialects import func
+
+    from lowering.graph.evaluate import io_names, main_func
+    fn = main_func(graph)
+    ret = fn.body.block.last_op
+    if not isinstance(ret, func.ReturnOp):
+        return {}
+    return dict(zip(io_names(fn, "npu.outputs", len(ret.operands), "out"), ret.operands))
+
+
+def first_over(rows: list[dict[str, Any]], against: str | None = None) -> str | None:
+    """The first row over tolerance: against the float64 reference, or (`against`
+    'onnxruntime') against onnxruntime's run."""
+    for r in rows:
+        c = r.get(against) if against else r
+        if c is not None and not c["ok"]:
+            return r["node"]
+    return None
+
+
+def _cell(r: dict[str, Any]) -> str:
+    s = r.get("steps")
+    if not s:
+        return f"{'-':>8} {'-':>8} {'-':>5}"
+    return f"{100 * s['exact']:>7.2f}% {100 * s['within_one']:>7.2f}% {s['max_steps']:>5.3g}"
 
 
 def format_rows(rows: list[dict[str, Any]], first: str | None, precision: str | None = None) -> str:
-    lines = [f"compare-all: {len(rows)} tensors against a float64 reference of the original graph",
-             "   max abs err   max rel err    cosine  ok  node"]
-    for r in rows:
-        lines.append(f"  {r['max_abs_err']:>11.3g} {r['max_rel_err']:>13.3g} {r['cosine']:>9.6f}  "
-                     f"{'ok' if r['ok'] else 'NO'}  {r['node']}")
     rtol = PRECISION_RTOL.get(precision or "")
+    typed = bool(rtol) or any(r.get("type", "f32") != "f32" or "steps" in r or "onnxruntime" in r for r in rows)
+    ort = any("onnxruntime" in r for r in rows)
+    lines = [f"compare-all: {len(rows)} tensors against a float64 reference of the original graph"
+             + (" and onnxruntime's run" if ort else ""),
+             "   max abs err   max rel err    cosine  ok  node" if not typed else
+             "   max abs err   max rel err    cosine  type     equal  <=1 step  max  ok" + ("  ort" if ort else "") + "  node"]
+    for r in rows:
+        head = f"  {r['max_abs_err']:>11.3g} {r['max_rel_err']:>13.3g} {r['cosine']:>9.6f}  "
+        if not typed:
+            lines.append(f"{head}{'ok' if r['ok'] else 'NO'}  {r['node']}")
+            continue
+        o = r.get("onnxruntime")
+        theirs = ("  " + ("  -" if o is None else " ok" if o["ok"] else " NO")) if ort else ""
+        lines.append(f"{head}{r.get('type', 'f32'):<5}{_cell(r)}  {'ok' if r['ok'] else 'NO'}{theirs}  {r['node']}")
     tol = f"{precision}'s: rtol {rtol:.3g}, atol {rtol:.3g} x max |ref|" if rtol else \
         "rtol 1e-3, atol 1e-4 x max(1, max |ref|)"
+    if typed and any("steps" in r for r in rows):
+        tol += "; quantized tensors: >= 99% within one step, none beyond three"
     lines.append(f"first node over tolerance: {first}" if first else f"every tensor within tolerance ({tol})")
+    if ort:
+        theirs = first_over(rows, "onnxruntime")
+        lines.append(f"first node over tolerance against onnxruntime: {theirs}" if theirs else
+                     "every tensor onnxruntime also computed within tolerance of its value")
     return "\n".join(lines)

@@ -747,15 +747,56 @@ def _graph_reference(args: argparse.Namespace, loaded: Loaded):
 def _compare_all(args: argparse.Namespace, loaded: Loaded, inputs, result, report) -> str:
     """Run --compare-all; its table (the report gains `compare_all`)."""
     from lowering.graph.evaluate import GraphEvalError
-    from tools.accuracy import compare_all, format_rows
+    from tools.accuracy import compare_all, effective_precision, first_over, format_rows
     graph, weights = _graph_reference(args, loaded)
     assert graph is not None, "load_input keeps the graph-level module for --compare-all"
+    theirs = _onnxruntime_values(loaded, args.input, inputs, [n[-1] for n, _ in result.captured if n])
     try:
-        rows, first = compare_all(graph, weights, inputs, result.captured, result.outputs, args.precision)
+        rows, first = compare_all(graph, weights, inputs, result.captured, result.outputs, args.precision,
+                                  onnxruntime=theirs)
     except GraphEvalError as e:
         raise UserError(f"the float64 reference cannot evaluate '{args.input}': {e}") from None
     report["compare_all"] = {"tensors": rows, "first_over_tolerance": first}
-    return format_rows(rows, first, args.precision)
+    if theirs is not None:
+        report["compare_all"]["first_over_tolerance_onnxruntime"] = first_over(rows, "onnxruntime")
+    return format_rows(rows, first, effective_precision(result.captured, result.outputs, args.precision))
+
+
+def _onnxruntime_values(loaded: Loaded, path: str, inputs, nodes: list[str]) -> dict[str, np.ndarray] | None:
+    """A QDQ model's tensors as onnxruntime computes them (the output of each node in
+    `nodes`, asked for as an extra graph output; the model outputs as "output 'NAME'"),
+    for --compare-all; None for a model without QuantizeLinear/DequantizeLinear or one
+    onnxruntime cannot run so (a note on stderr)."""
+    if loaded.kind not in ("onnx", "npuexe"):
+        return None
+    import onnx
+    path = loaded.reference or path
+    try:
+        model = onnx.load(path)
+    except Exception:  # noqa: BLE001 - the run read it; no onnxruntime column then
+        return None
+    if not any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node):
+        return None
+    labels = {n.name or f"{n.op_type}#{i}": n.output[0] for i, n in enumerate(model.graph.node) if n.output}
+    outputs = [o.name for o in model.graph.output]
+    extra = [labels[n] for n in dict.fromkeys(nodes) if n in labels and labels[n] not in outputs]
+    model.graph.output.extend(onnx.ValueInfoProto(name=t) for t in extra)
+    try:
+        import onnxruntime as ort
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        feed = {i.name: _as_ort_type(inputs[i.name], i.type) for i in sess.get_inputs() if i.name in inputs}
+        got = dict(zip([*outputs, *extra], sess.run([*outputs, *extra], feed)))
+    except Exception as e:  # noqa: BLE001 - onnxruntime raises many exception types
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        print(f"note: --compare-all: onnxruntime cannot run '{path}' with its intermediate tensors: {msg}",
+              file=sys.stderr)
+        return None
+    by_tensor = {t: n for n, t in labels.items()}
+    values: dict[str, np.ndarray] = {}
+    for t, v in got.items():
+        if isinstance(v, np.ndarray):
+            values[f"output '{t}'" if t in outputs else by_tensor[t]] = v
+    return values
 
 
 def _write_files(args: argparse.Namespace, result) -> None:
