@@ -10,7 +10,7 @@
 - `kernel_chart_svg`, `timeline_svg`: predicted vs simulated cycles per kernel, and
   the tasks on each core over time, as inline SVG.
 - `html_report`: title (the model's name), summary, the graph as compiled, the
-  per-kernel table, the chart, the timeline, the memory map (`npu-memviz`), the
+  per-kernel table (with each kernel's element types, `kernel_types`), the chart, the timeline, the memory map (`npu-memviz`), the
   passes with their times, remarks - one file, no external resources.
 """
 
@@ -51,6 +51,45 @@ def compiled_kernels(module: ModuleOp) -> list[tuple[str, list[str]]]:
             nodes = out.setdefault(op.kernel.data, [])
             nodes += [n for n in task_nodes(op) if n not in nodes]
     return list(out.items())
+
+
+def kernel_types(module: ModuleOp) -> dict[str, dict[str, list[str]]]:
+    """Element types of each kernel of a task-level module, by kernel name: `inputs` and
+    `outputs` (what its DMA copies read from and write to DRAM), `accumulator` (what its
+    cube ops accumulate in: i32 for integer products, f32 for float ones, which the
+    cube accumulates in f32 whatever they store; empty without a cube op)."""
+    from npu_dialects.compute import ComputeOp
+    from npu_dialects.dma import CopyOp, memory_space
+    from npu_dialects.dtypes import element_type, is_float, type_name
+    out: dict[str, dict[str, list[str]]] = {}
+
+    def add(k: dict[str, list[str]], key: str, t: str) -> None:
+        if t not in k[key]:
+            k[key].append(t)
+
+    for task in module.walk():
+        if not isinstance(task, TaskOp):
+            continue
+        k = out.setdefault(task.kernel.data, {"inputs": [], "outputs": [], "accumulator": []})
+        for op in task.body.walk():
+            if isinstance(op, CopyOp):
+                src, dst = memory_space(op.src.type), memory_space(op.dst.type)
+                if src == "dram" and dst != "dram":
+                    add(k, "inputs", type_name(element_type(op.src)) or "?")
+                elif dst == "dram" and src != "dram":
+                    add(k, "outputs", type_name(element_type(op.dst)) or "?")
+            elif isinstance(op, ComputeOp) and op.UNIT == "cube":
+                t = element_type(op.operands[-1])
+                add(k, "accumulator", "f32" if is_float(t) else type_name(t) or "?")
+    return out
+
+
+def _types_cell(types: dict[str, list[str]] | None) -> str:
+    """'i8, f32 -> f32 (acc i32)' of `kernel_types`' entry."""
+    if types is None:
+        return ""
+    text = f"{', '.join(types['inputs']) or '-'} -> {', '.join(types['outputs']) or '-'}"
+    return text + (f" (acc {', '.join(types['accumulator'])})" if types["accumulator"] else "")
 
 
 def _op_names(op: Operation) -> list[str]:
@@ -306,10 +345,13 @@ def _table(head: list[str], rows: list[list[Any]]) -> str:
 
 def html_report(name: str, arch_spec: str, report: dict[str, Any], graph_svg: str | None, graph_dot_text: str,
                 timeline: str, memory_svg: str | None, passes: list[tuple[str, float]] | None,
-                remarks: list[str] | None) -> str:
+                remarks: list[str] | None, types: dict[str, dict[str, list[str]]] | None = None) -> str:
     """The compile report page (see the module docstring); `graph_svg` None shows the DOT
-    text with the note that graphviz is missing."""
-    k_rows = [[k["name"], ", ".join(k["onnx_nodes"][:6]) + (" ..." if len(k["onnx_nodes"]) > 6 else ""),
+    text with the note that graphviz is missing. `types` (`kernel_types`) adds each
+    kernel's element types: inputs -> outputs (accumulator)."""
+    types = types or {}
+    k_rows = [[k["name"], _types_cell(types.get(k["name"])),
+               ", ".join(k["onnx_nodes"][:6]) + (" ..." if len(k["onnx_nodes"]) > 6 else ""),
                ",".join(map(str, k["cores"])), k["tasks"], k.get("predicted_cycles") or "", k["cycles"],
                f"{k['cycles'] / k['predicted_cycles']:.2f}" if k.get("predicted_cycles") else "",
                k["dram_bytes_read"], k["dram_bytes_written"], k.get("dram_vs_min", "")]
@@ -333,7 +375,7 @@ def html_report(name: str, arch_spec: str, report: dict[str, Any], graph_svg: st
         "<h2>Graph as compiled (each kernel of the table boxed; a layer group dashed, around the kernels it "
         "merged)</h2>", graph,
         "<h2>Kernels: predicted vs simulated cycles</h2>",
-        _table(["kernel", "ONNX nodes", "cores", "tasks", "predicted", "simulated", "sim/pred", "DRAM read",
+        _table(["kernel", "types (in -> out, accumulator)", "ONNX nodes", "cores", "tasks", "predicted", "simulated", "sim/pred", "DRAM read",
                 "DRAM written", "DRAM / min"], k_rows),
         kernel_chart_svg(report), "<h2>Timeline</h2>", timeline,
         "<h2>Memory map</h2>", memory_svg or "<p>(no memory plan)</p>",

@@ -17,6 +17,7 @@ from tools.pictures import (
     compiled_kernels,
     graph_dot,
     html_report,
+    kernel_types,
     render_dot,
     timeline_svg,
 )
@@ -87,5 +88,6 @@ def write_pictures(args: Any, loaded, result, reference) -> None:
             svg = svg[svg.index("<svg"):]
         page = html_report(name, loaded.arch.spec(), result.report, svg, after,
                            timeline_svg(result.records, loaded.arch.cores), _memory_svg(loaded, result.records),
-                           getattr(args, "pass_times", None), getattr(args, "remarks_list", None))
+                           getattr(args, "pass_times", None), getattr(args, "remarks_list", None),
+                           kernel_types(loaded.module))
         _write(args.html, page)
