@@ -37,7 +37,10 @@ SIGMOID_RELATIVE_FROM = -6.0
 outputs are `pos` (relatively accurate) only for inputs from here up."""
 
 ONNX_TYPES = {"float": TensorProto.FLOAT, "bool": TensorProto.BOOL, "int64": TensorProto.INT64,
-              "int32": TensorProto.INT32}
+              "int32": TensorProto.INT32, "float16": TensorProto.FLOAT16, "bfloat16": TensorProto.BFLOAT16,
+              "int8": TensorProto.INT8, "uint8": TensorProto.UINT8}
+FLOAT_TYPES = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16}
+"""A graph's float type (`Builder.ftype`): what its "float" tensors and float constants are."""
 INT_TYPES = ("int64", "int32")
 
 
@@ -87,8 +90,11 @@ class Builder:
     """The graph under construction: nodes, initializers, the pool of live tensors,
     how often each is read, and the opset the nodes are written for."""
 
-    def __init__(self, rng: np.random.Generator, limit: int, opset: int):
+    def __init__(self, rng: np.random.Generator, limit: int, opset: int, kind: str = "f32"):
         self.rng = rng
+        self.kind = kind  # f32, qdq, f16 (ftype float16), cast (fuzz_graphs.KINDS)
+        self.ftype = "float16" if kind == "f16" else "float32"
+        self.qparams: dict[str, Any] = {}  # DequantizeLinear outputs -> their quantization (fuzz_ops.quantized)
         self.limit = limit  # nodes to grow
         self.opset = opset
         self.nodes: list[onnx.NodeProto] = []
@@ -140,6 +146,8 @@ class Builder:
         arr = np.asarray(data, dtype=dtype)
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
+        if arr.dtype == np.float32 and self.ftype != "float32":
+            arr = arr.astype(self.ftype)
         self.inits.append(numpy_helper.from_array(arr, name))
         return name
 
@@ -147,7 +155,7 @@ class Builder:
         """An initializer as an operand like a live tensor: its exact bounds, exact values."""
         arr = np.asarray(data, dtype=dtype)
         arr = arr.astype(np.float32) if arr.dtype == np.float64 else arr
-        kind = "float" if arr.dtype == np.float32 else "bool" if arr.dtype == np.bool_ else str(arr.dtype)
+        kind = "float" if arr.dtype in (np.float32, np.dtype(self.ftype)) else "bool" if arr.dtype == np.bool_ else str(arr.dtype)
         lo, hi = (float(arr.min()), float(arr.max())) if arr.size else (0.0, 0.0)
         return Tensor(self.const(arr), tuple(arr.shape), lo, hi, kind, exact=True, pos=lo > 0 and kind == "float")
 
@@ -192,6 +200,10 @@ class Builder:
                 self.readers[x.name] += 1
         self.pool.extend(made)
         return made
+
+    def onnx_type(self, dtype: str) -> int:
+        """The ONNX element type of a tensor of `dtype` ("float": the graph's `ftype`)."""
+        return FLOAT_TYPES[self.ftype] if dtype == "float" else ONNX_TYPES[dtype]
 
     def budget(self) -> int:
         return self.limit - len(self.nodes)

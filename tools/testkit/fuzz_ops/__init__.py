@@ -1,5 +1,6 @@
 """The fuzzer's op table (`table.OPS`: op type -> generator), filled by the generator
-modules: elementwise, movement, shapes, reductions, spatial, sequence, motifs.
+modules: elementwise, movement, shapes, reductions, spatial, sequence, motifs;
+the low-precision segments (`quantized`) fill `QDQ_OPS` and `CAST_OPS`.
 Generators draw attribute variants (axes, keepdims, strides, pads, dilations, groups,
 perms, split sizes, Slice steps, Pad modes, epsilons ...) and keep values meaningful
 (domains through `Builder.positive` / `Builder.bounded`, discontinuous ops on exact
@@ -10,11 +11,12 @@ from tools.testkit.fuzz_ops import (  # noqa: F401  (each registers its generato
     elementwise,
     motifs,
     movement,
+    quantized,
     reductions,
     sequence,
     shapes,
     spatial,
 )
-from tools.testkit.fuzz_ops.table import EXCLUDED, OPS, OpGen
+from tools.testkit.fuzz_ops.table import CAST_OPS, EXCLUDED, OPS, QDQ_OPS, OpGen
 
-__all__ = ["EXCLUDED", "OPS", "OpGen"]
+__all__ = ["CAST_OPS", "EXCLUDED", "OPS", "QDQ_OPS", "OpGen"]

@@ -36,10 +36,17 @@ class OpGen:
 
 
 OPS: dict[str, OpGen] = {}
+QDQ_OPS: dict[str, OpGen] = {}
+"""QDQ segments (`fuzz_ops.quantized`): the only generators of a graph of kind "qdq"."""
+CAST_OPS: dict[str, OpGen] = {}
+"""Cast segments (`fuzz_ops.quantized`): drawn besides `OPS` in a graph of kind "cast"."""
 
 EXCLUDED: dict[str, str] = {
     "Upsample": "deprecated at opset 10: the fuzzer writes opsets 13 and later",
     "Einsum": "left out of the fuzzer by its brief (issue 18 item 3)",
+    **{q: "an operator form of quantization: the fuzzer writes the QDQ form onnxruntime's quantize_static "
+          "writes (QuantizeLinear / DequantizeLinear), tests/test_quant_import.py covers the operators"
+       for q in ("QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "DynamicQuantizeLinear")},
 }
 
 
@@ -47,10 +54,10 @@ G = TypeVar("G", bound=Gen)
 
 
 def op(name: str, weight: float = 1.0, since: int = 1, until: int = 99, ranks: tuple[int, int] = (1, MAX_RANK),
-       dtypes: tuple[str, ...] = ("float",)) -> Callable[[G], G]:
-    """Register the decorated generator under `name`."""
+       dtypes: tuple[str, ...] = ("float",), table: dict[str, OpGen] | None = None) -> Callable[[G], G]:
+    """Register the decorated generator under `name` (in `table`, `OPS` by default)."""
     def register(fn: G) -> G:
-        OPS[name] = OpGen(fn, weight, since, until, ranks, dtypes)
+        (OPS if table is None else table)[name] = OpGen(fn, weight, since, until, ranks, dtypes)
         return fn
     return register
 
