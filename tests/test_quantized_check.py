@@ -1,0 +1,182 @@
+"""Numerics you can see (issue 44, item 7): `npu-run --check` judges a QDQ model's
+outputs in quantization steps (>= 99% within one step of onnxruntime's, none beyond
+three), `--compare-all` compares every kept tensor in its element type (i8/ui8 in
+steps, f16/bf16 widened) and, for a QDQ model, against onnxruntime's run too; the HTML
+report says each kernel's element types."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from npu_dialects.graph import RequantizeOp
+from tests.test_low_precision_e2e import qdq_matmul
+from tools.npu_run import main as npu_run
+from tools.quant_steps import Step, output_steps, step_metrics
+from tools.testkit.models import mlp
+
+LAYERS = "npu-default{fuse-disable=layer-group}"  # (one kernel per layer: every layer's tensor kept in DRAM)
+
+
+def quantized_mlp(symmetric: bool, tmp: Path) -> onnx.ModelProto:
+    """tools/testkit's MLP through onnxruntime's quantize_static (QDQ, per-channel
+    weights; int8 symmetric or uint8 asymmetric activations), as bench/qdq.py does."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    model = mlp(batch=4)
+    calib = iter([{"x": np.random.default_rng(100 + s).standard_normal((4, 32)).astype(np.float32)}
+                  for s in range(8)])
+
+    class Reader(CalibrationDataReader):
+        def get_next(self):
+            return next(calib, None)
+
+    src, dst = tmp / "f.onnx", tmp / f"q{int(symmetric)}.onnx"
+    onnx.save(model, str(src))
+    quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QInt8 if symmetric else QuantType.QUInt8,
+                    weight_type=QuantType.QInt8, extra_options={"ActivationSymmetric": symmetric})
+    return onnx.load(str(dst))
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("qcheck")
+    out = {}
+    for name, m in (("i8", quantized_mlp(True, d)), ("u8", quantized_mlp(False, d)), ("float", mlp(batch=4))):
+        out[name] = d / f"mlp_{name}.onnx"
+        onnx.save(m, str(out[name]))
+    return out
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    rc = npu_run([*argv, "--no-cache"])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+@pytest.mark.parametrize("kind", ["i8", "u8"])
+def test_check_passes_in_steps_where_the_float_tolerance_fails(models, kind, tmp_path, capsys):
+    """The 'realistic' arch requantizes in fixed point: some elements land one step away
+    from onnxruntime's float requantization - right, and judged so."""
+    rep = tmp_path / "r.json"
+    rc, out, err = run([str(models[kind]), "--check", "--arch", "realistic", "--report", str(rep)], capsys)
+    assert rc == 0, err
+    check = json.loads(rep.read_text())["check"]
+    steps = check["steps"]["y"]
+    assert check["ok"] and check["outputs"]["y"]["ok"] and set(steps) == {"exact", "within_one", "max_steps", "step"}
+    assert steps["within_one"] >= 0.99 and steps["max_steps"] <= 1 + 1e-3 and steps["exact"] < 1.0
+    assert check["max_abs_err"] > 1e-4 * 1.5  # (beyond the float tolerance: it would have failed)
+    assert "check:       ok vs onnxruntime" in out and "in steps:  'y'" in out and "within one step" in out
+
+
+def test_check_fails_clearly_on_a_wrong_requantization(models, monkeypatch, capsys):
+    original = RequantizeOp.compute
+
+    def wrong(cls, attrs, acc, mul, zp):
+        return original(attrs, acc, mul * 1.25, zp)  # (a multiplier 25% too large)
+
+    monkeypatch.setattr(RequantizeOp, "compute", classmethod(wrong))
+    rc, out, err = run([str(models["i8"]), "--check"], capsys)
+    assert rc == 1 and "check:       FAILED" in out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("error: check failed: output 'y' differs from the reference: ")
+    assert "within one step of" in lines[0] and "(needs >= 99% of the elements within one quantization step, " \
+        "none beyond three)" in lines[0]
+
+
+def test_integer_outputs_are_compared_in_steps_of_one(tmp_path, capsys):
+    """A model ending in QuantizeLinear gives int8: compared as integers (step 1)."""
+    m = qdq_matmul(TensorProto.INT8)
+    del m.graph.node[-1]
+    del m.graph.output[:]
+    m.graph.output.append(helper.make_tensor_value_info("yq", TensorProto.INT8, [8, 16]))
+    path = tmp_path / "qint.onnx"
+    onnx.save(m, str(path))
+    assert output_steps(m)["yq"].scale == 1.0 and not output_steps(m)["yq"].exact
+    rep = tmp_path / "r.json"
+    rc, _, err = run([str(path), "--check", "--report", str(rep)], capsys)
+    assert rc == 0, err
+    assert json.loads(rep.read_text())["check"]["steps"]["yq"]["step"] == 1.0
+
+
+def test_step_rule():
+    ref = np.zeros(1000)
+    one_off = ref.copy()
+    one_off[:5] = 0.05  # 0.5% one step away
+    m = step_metrics(one_off, ref, Step(0.05))
+    assert m["ok"] and m["exact"] == pytest.approx(0.995) and m["within_one"] == 1.0
+    two_off = ref.copy()
+    two_off[:11] = 0.1  # 1.1% two steps away: fewer than 99% within one
+    assert not step_metrics(two_off, ref, Step(0.05))["ok"]
+    four = ref.copy()
+    four[0] = 0.2  # one element four steps away
+    assert not step_metrics(four, ref, Step(0.05))["ok"]
+    assert not step_metrics(np.array([1, 2]), np.array([1, 3]), Step(1.0, exact=True))["ok"]
+
+
+def test_output_steps_walk_through_data_movement(models):
+    m = onnx.load(str(models["i8"]))
+    steps = output_steps(m)
+    assert set(steps) == {"y"} and steps["y"].largest() > 0
+    assert output_steps(mlp(batch=4)) == {}  # a float model: float tolerance
+
+
+def test_compare_all_on_a_qdq_model_names_layers_by_type(models, monkeypatch, tmp_path, capsys):
+    rep = tmp_path / "r.json"
+    rc, out, err = run([str(models["u8"]), "--compare-all", "-p", LAYERS, "--report", str(rep)], capsys)
+    assert rc == 0, err
+    data = json.loads(rep.read_text())["compare_all"]
+    rows = data["tensors"]
+    assert data["first_over_tolerance"] is None and data["first_over_tolerance_onnxruntime"] is None
+    kinds = {r["node"]: r["type"] for r in rows}
+    assert "ui8" in kinds.values() and kinds["output 'y'"] == "f32"
+    assert all("steps" in r for r in rows if r["type"] == "ui8")
+    assert sum("onnxruntime" in r for r in rows) >= 3
+    assert "and onnxruntime's run" in out and " ort " in out
+
+    original = RequantizeOp.compute
+    monkeypatch.setattr(RequantizeOp, "compute",
+                        classmethod(lambda cls, attrs, acc, mul, zp: original(attrs, acc, mul * 1.25, zp)))
+    rc, out, err = run([str(models["u8"]), "--compare-all", "-p", LAYERS, "--report", str(rep)], capsys)
+    data = json.loads(rep.read_text())["compare_all"]
+    first = data["first_over_tolerance"]
+    assert first is not None and first == data["first_over_tolerance_onnxruntime"]
+    row = next(r for r in data["tensors"] if r["node"] == first)
+    assert row["type"] == "ui8" and row["steps"]["max_steps"] > 3
+    assert f"first node over tolerance: {first}" in out
+
+
+@pytest.mark.parametrize("precision", ["f16", "bf16"])
+def test_compare_all_with_precision_names_each_layer_with_its_type(models, precision, tmp_path, capsys):
+    rep = tmp_path / "r.json"
+    pipeline = f"builtin.module(npu-default{{precision={precision} fuse-disable=layer-group}})"
+    rc, out, err = run([str(models["float"]), "--compare-all", "-p", pipeline, "--report", str(rep)], capsys)
+    assert rc == 0, err
+    rows = json.loads(rep.read_text())["compare_all"]["tensors"]
+    assert [r["type"] for r in rows if r["node"].startswith("/")] == [precision, precision]
+    assert all(r["ok"] for r in rows) and "Relu" in rows[0]["node"]
+    assert f"every tensor within tolerance ({precision}'s" in out
+    rc, out, _ = run([str(models["float"]), "--compare-all", "--precision", precision], capsys)
+    assert rc == 0 and f"({precision}'s: rtol" in out
+
+
+def test_compare_all_of_a_float_model_is_unchanged(models, capsys):
+    rc, out, _ = run([str(models["float"]), "--compare-all", "-p", LAYERS], capsys)
+    assert rc == 0
+    assert "   max abs err   max rel err    cosine  ok  node\n" in out and "type" not in out
+
+
+def test_html_report_says_each_kernels_types(models, tmp_path, capsys):
+    page = tmp_path / "r.html"
+    rc, _, err = run([str(models["i8"]), "--html", str(page), "-p", LAYERS], capsys)
+    assert rc == 0, err
+    text = page.read_text()
+    assert "types (in -&gt; out, accumulator)" in text
+    assert "(acc i32)" in text and "f32 -&gt; i8" in text  # an integer matmul; the input quantized
