@@ -180,3 +180,20 @@ def test_html_report_says_each_kernels_types(models, tmp_path, capsys):
     text = page.read_text()
     assert "types (in -&gt; out, accumulator)" in text
     assert "(acc i32)" in text and "f32 -&gt; i8" in text  # an integer matmul; the input quantized
+
+
+def test_check_in_steps_on_a_graph_level_mlir_and_an_executable(models, tmp_path, capsys):
+    from tools.npu_compile import main as npu_compile
+    from tools.npu_import import main as npu_import
+    mlir, exe = tmp_path / "q.mlir", tmp_path / "q.npuexe"
+    assert npu_import([str(models["i8"]), "-o", str(mlir)]) == 0
+    assert npu_compile([str(models["i8"]), "-o", str(exe), "--arch", "realistic", "--no-cache"]) == 0
+    capsys.readouterr()
+    for target, reference in ((mlir, "numpy float64 reference"), (exe, "onnxruntime")):
+        rep = tmp_path / "r.json"
+        extra = ["--arch", "realistic"] if target == mlir else []
+        rc, out, err = run([str(target), "--check", "--report", str(rep), *extra], capsys)
+        assert rc == 0, err
+        check = json.loads(rep.read_text())["check"]
+        assert check["reference"] == reference and check["ok"] and check["steps"]["y"]["within_one"] == 1.0
+        assert check["steps"]["y"]["exact"] < 1.0

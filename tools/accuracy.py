@@ -44,7 +44,7 @@ def _type(a: np.ndarray) -> str:
         return str(a.dtype)
 
 
-class _Params:
+class QuantParams:
     """Quantization parameters (scale, zero point, saturation range) of a tensor of the
     reference graph: its quantize op's, the quantize op reading it, or the dequantize
     it comes from through `PASS_THROUGH` ops."""
@@ -73,10 +73,12 @@ class _Params:
             lo, hi = (0, 255) if type_name(op.operands[0].type.element_type) == "ui8" else (-128, 127)  # pyright: ignore
         return scale, zp, lo, hi
 
-    def of_value(self, v: SSAValue) -> tuple[np.ndarray, np.ndarray, int, int] | None:
+    def of_value(self, v: SSAValue, forward: bool = True) -> tuple[np.ndarray, np.ndarray, int, int] | None:
+        """`v`'s parameters: its quantize op's, (`forward`) a quantize reading it, or the
+        dequantize it comes from through `PASS_THROUGH` ops; None: none."""
         if isinstance(v.owner, g.QuantizeOp):
             return self._of(v.owner)
-        for use in v.uses:
+        for use in v.uses if forward else ():
             if isinstance(use.operation, g.QuantizeOp) and use.index == 0:
                 return self._of(use.operation)
         op, depth = v.owner, 0
@@ -139,7 +141,7 @@ def compare_all(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapp
     values: dict[str, np.ndarray] = {}
     refs = evaluate_graph(graph, weights, {k: np.asarray(v, np.float64) for k, v in inputs.items()},
                           dtype=np.float64, values=values)
-    params = _Params(graph, weights)
+    params = QuantParams(graph, weights)
     order = {name: i for i, name in enumerate(values)}
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -166,7 +168,7 @@ def compare_all(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapp
         seen.add(node)
         add(node, nodes, got, values[node], params.of_node(node))
     rows.sort(key=lambda r: order[r["node"]])
-    returned = _returned(graph)
+    returned = returned_values(graph)
     for name, got in outputs.items():
         if name in refs:
             v = returned.get(name)
@@ -185,7 +187,7 @@ def effective_precision(captured: list[tuple[list[str], np.ndarray]], outputs: M
     return next((t for t in ("bf16", "f16") if t in kinds), None)
 
 
-def _returned(graph: ModuleOp) -> dict[str, SSAValue]:
+def returned_values(graph: ModuleOp) -> dict[str, SSAValue]:
     """The values `@main` returns, by output name."""
     from xdsl.dialects import func
 

@@ -498,8 +498,10 @@ def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray], precisi
 
 
 def quantization_steps(loaded: Loaded, path: str) -> dict[str, Any] | None:
-    """--check's quantization steps of an ONNX model's outputs (`tools.quant_steps`; an
-    executable's reference model), None for a graph-level `.mlir`."""
+    """--check's quantization steps of the outputs (`tools.quant_steps`): of an ONNX model
+    (an executable's reference model), or of a graph-level `.mlir` (`graph_steps`)."""
+    if loaded.kind == "graph" and loaded.graph is not None:
+        return graph_steps(loaded.graph, loaded.weights)
     if loaded.kind not in ("onnx", "npuexe"):
         return None
     from tools.quant_steps import output_steps
@@ -509,6 +511,28 @@ def quantization_steps(loaded: Loaded, path: str) -> dict[str, Any] | None:
     except Exception:  # noqa: BLE001 - onnxruntime read it: no steps then, float tolerance
         return None
     return output_steps(model)
+
+
+def graph_steps(graph, weights) -> dict[str, Any]:
+    """The steps of a graph-level module's outputs: a result an `npu_graph.dequantize`
+    makes (through `tools.accuracy.PASS_THROUGH` ops) in steps of its scale, an
+    i8/ui8 result of a quantize in steps of 1, other integer results equal."""
+    from npu_dialects.dtypes import type_name
+    from npu_dialects.graph import QuantizeOp
+    from tools.accuracy import QuantParams, returned_values
+    from tools.quant_steps import Step
+    params = QuantParams(graph, weights)
+    steps: dict[str, Any] = {}
+    for name, v in returned_values(graph).items():
+        t = type_name(v.type.element_type) if hasattr(v.type, "element_type") else None  # pyright: ignore
+        if t in ("i8", "ui8", "i32"):
+            steps[name] = Step(1.0, exact=not isinstance(v.owner, QuantizeOp))
+            continue
+        p = params.of_value(v, forward=False)
+        if p is not None:
+            steps[name] = Step(p[0] if p[0].size == 1 or p[0].ndim == len(v.type.get_shape())  # pyright: ignore
+                               else float(p[0].max()))
+    return steps
 
 
 # ----------------------------------------------------------------------------- output
