@@ -89,18 +89,42 @@ def simulate(model, inputs, arch, **options):
     return run(module, weights_of(module), inputs, arch).report
 
 
+def precision_columns(model, inputs, arch) -> tuple[str, float | None]:
+    """The f16 and int8 columns of a model (cycles, and their ratio to the roofline of the
+    chip computing in that type): `--precision f16`, and the QDQ model onnxruntime's
+    `quantize_static` makes of it (`bench.qdq.int8_model`); and the int8 ratio."""
+    from bench.qdq import int8_model
+    cells, int8 = [], None
+    for label in ("f16", "int8"):
+        try:
+            r = simulate(model, inputs, arch, precision="f16") if label == "f16" else simulate(int8_model(model), inputs, arch)
+        except Exception as e:  # noqa: BLE001 - a model that fails is a cell saying so
+            cells.append(f"failed: {str(e).splitlines()[0][:80]}")
+            continue
+        ratio = r["cycles"] / r["roofline_cycles"]
+        int8 = ratio if label == "int8" else int8
+        cells.append(f"{r['cycles']} ({ratio:.2f})")
+    return " | ".join(cells), int8
+
+
 def main() -> int:
     arch, todo, out = bench_args(__doc__)
     one_core = replace(arch, cores=1)
-    lines = [f"arch: {arch.spec()}; baseline: op by op (no fusion or layer groups), one core, no double buffering", "",
+    lines = [f"arch: {arch.spec()}; baseline: op by op (no fusion or layer groups), one core, no double buffering; "
+             "f16: `--precision f16`; int8: onnxruntime's quantize_static QDQ model (per-channel int8 weights, "
+             "symmetric int8 activations, 4 calibration inputs); their ratio is to the roofline of the chip computing "
+             "in that type", "",
              "| model | cycles | roofline | ratio | DRAM traffic / min | kernel bound / min | group floor / min "
-             "| cube util | baseline cycles | speedup |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    ratios, speedups = [], []
+             "| cube util | baseline cycles | speedup | f16 cycles (ratio) | int8 cycles (ratio) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    ratios, speedups, int8s = [], [], []
     t0 = time.time()
     for name, make in todo.items():
         model, inputs = make()
         r = simulate(model, inputs, arch)
+        low, int8 = precision_columns(model, inputs, arch)
+        if int8 is not None:
+            int8s.append(int8)
         b = simulate(model, inputs, one_core, disable=("npu-fuse", "npu-layer-group"), double_buffer=False)
         traffic = (r["dram_bytes_read"] + r["dram_bytes_written"]) / r["model_min_dram_bytes"]
         kernel_bound = r["kernel_min_dram_bytes"] / r["model_min_dram_bytes"]
@@ -109,12 +133,13 @@ def main() -> int:
         ratios.append(ratio)
         speedups.append(speedup)
         lines.append(f"| {name} | {r['cycles']} | {r['roofline_cycles']} | {ratio:.2f} | {traffic:.2f} | {kernel_bound:.2f} | {floor:.2f} "
-                     f"| {r['utilization']['cube']:.1%} | {b['cycles']} | {speedup:.2f} |")
+                     f"| {r['utilization']['cube']:.1%} | {b['cycles']} | {speedup:.2f} | {low} |")
         print(lines[-1], flush=True)
     gm = geomean
+    int8_gm = f", int8 simulated/int8 roofline {gm(int8s):.2f} ({len(int8s)} models)" if int8s else ""
     return close_table(lines, f"geometric mean: simulated/roofline {gm(ratios):.2f}, speedup over op by op "
-                              f"{gm(speedups):.2f} ({len(ratios)} models, {time.time() - t0:.0f} s; fusion rules: "
-                              f"{', '.join(RULES)})", out)
+                              f"{gm(speedups):.2f}{int8_gm} ({len(ratios)} models, {time.time() - t0:.0f} s; fusion "
+                              f"rules: {', '.join(RULES)})", out)
 
 
 if __name__ == "__main__":

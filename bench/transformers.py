@@ -39,7 +39,7 @@ import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.roofline import ModelMaker, bench_args, close_table, geomean  # noqa: E402
+from bench.roofline import ModelMaker, bench_args, close_table, geomean, precision_columns  # noqa: E402
 from lowering.errors import CompileError  # noqa: E402
 from lowering.importer.onnx_import import import_model  # noqa: E402
 from lowering.pipeline import compile_module  # noqa: E402
@@ -90,13 +90,15 @@ def match(got: dict[str, np.ndarray], ref: dict[str, np.ndarray]) -> float:
     return worst
 
 
-def row(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], arch) -> tuple[str, float | None]:
+def row(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], arch
+        ) -> tuple[str, float | None, float | None]:
+    """A model's row, its simulated/roofline ratio and its int8 one (None when it failed)."""
     t0 = time.time()
     try:
         module, weights = import_model(model, arch)
         compile_module(module, arch, weights, verify_each=False)
     except CompileError as e:
-        return f"| {name} | failed: {str(e).splitlines()[0]} |", None
+        return f"| {name} | failed: {str(e).splitlines()[0]} |", None, None
     t1 = time.time()
     res = run(module, weights_of(module), inputs, arch)
     t2 = time.time()
@@ -105,27 +107,35 @@ def row(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], arch) 
     traffic = (r["dram_bytes_read"] + r["dram_bytes_written"]) / r["model_min_dram_bytes"]
     m = match(res.outputs, onnxruntime_outputs(model, inputs))
     bound = max(r["roofline_cycles"], sram_bound(model, arch))
+    low, int8 = precision_columns(model, inputs, arch)
     return (f"| {name} | {r['cycles']} | {r['roofline_cycles']} | {ratio:.2f} | {bound} | {r['cycles'] / bound:.2f} "
             f"| {traffic:.2f} "
             f"| {r['utilization']['cube']:.1%} | {len(r['kernels'])} | {t1 - t0:.1f} | {t2 - t1:.1f} "
-            f"| {m:.3f}{'' if m <= 1 else ' FAIL'} |"), ratio
+            f"| {m:.3f}{'' if m <= 1 else ' FAIL'} | {low} |"), ratio, int8
 
 
 def main() -> int:
     arch, todo, out = bench_args(__doc__, catalogue=MODELS)
     lines = [f"`python bench/transformers.py --arch {arch.spec()}`", "",
+             "f16: `--precision f16`; int8: onnxruntime's quantize_static QDQ model (per-channel int8 weights, "
+             "symmetric int8 activations, 4 calibration inputs); their ratio is to the roofline of the chip computing "
+             "in that type", "",
              "| model | cycles | roofline | ratio | SRAM bound | / SRAM bound | DRAM traffic / min | cube util "
-             "| kernels | compile s | simulate s | match |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    ratios = []
+             "| kernels | compile s | simulate s | match | f16 cycles (ratio) | int8 cycles (ratio) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    ratios, int8s = [], []
     t0 = time.time()
     for name, make in todo.items():
-        line, ratio = row(name, *make(), arch)
+        line, ratio, int8 = row(name, *make(), arch)
         lines.append(line)
         print(line, flush=True)
         if ratio is not None:
             ratios.append(ratio)
-    summary = (f"geometric mean simulated/roofline {geomean(ratios):.2f} over {len(ratios)} of {len(todo)} models "
-               f"({time.time() - t0:.0f} s)") if ratios else "no model compiled"
+        if int8 is not None:
+            int8s.append(int8)
+    int8_gm = f", int8 simulated/int8 roofline {geomean(int8s):.2f} over {len(int8s)}" if int8s else ""
+    summary = (f"geometric mean simulated/roofline {geomean(ratios):.2f} over {len(ratios)} of {len(todo)} models"
+               f"{int8_gm} ({time.time() - t0:.0f} s)") if ratios else "no model compiled"
     return close_table(lines, summary, out)
 
 
