@@ -2799,10 +2799,10 @@ class _Importer:
     def _output_value(self, t: Tensor) -> SSAValue:
         """A graph output's value: int8/uint8/float16/bfloat16 ones in their own type
         (a value carried as f32 is converted exactly: quantize by 1, 0, or a cast), an
-        int32 value held as i32 as it is, others as f32 (integers carried)."""
+        int32 one held as i32 as it is, others (an int32 computed in f32 too) as f32."""
         dt = np.dtype(t.dtype)
-        if dt not in TYPED_IO and not (dt == np.int32 and t.value is not None and element_type(t.value) == i32):
-            return self.as_carried(self.materialize(self.carried(t)))
+        if dt not in TYPED_IO or (dt == np.int32 and (t.value is None or element_type(t.value) != i32)):
+            return self.as_carried(self.materialize(self.carried(t)))  # (an int32 computed as f32 stays so)
         want = HELD[dt]
         if t.value is None:
             return self.materialize_typed(t, want)
