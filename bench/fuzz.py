@@ -11,7 +11,7 @@ cores), `default,cores=1`, `default,cores=2`, `default,sram_bytes=65536`. A fail
 `--repro-dir` (default /tmp/npu-fuzz-repros) with its reproduce command. The summary
 gives runs per arch and status, distinct failure signatures, refusal reasons with
 their judgement (`REFUSALS`), op types and producer -> consumer pairs covered, and
-the wall time; `--graphs 1 --seed0 SEED --arch ARCH` reruns one graph.
+the wall time, graphs by kind (f32, qdq, f16, cast); `--graphs 1 --seed0 SEED --arch ARCH` reruns one graph.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ os.environ.setdefault("NPU_NO_CACHE", "1")
 from bench.roofline import write_table  # noqa: E402
 from lowering.importer.onnx_import import supported_op_types  # noqa: E402
 from npu_dialects.arch import ArchError, parse_arch_spec  # noqa: E402
-from tools.testkit.fuzz_graphs import BENCH_ARCHS, STATUSES, Outcome, check_model, random_model  # noqa: E402
+from tools.testkit.fuzz_graphs import BENCH_ARCHS, KINDS, STATUSES, Outcome, check_model, random_model  # noqa: E402
 from tools.testkit.fuzz_ops import EXCLUDED  # noqa: E402
 from tools.testkit.fuzz_shrink import same_failure, shrink, signature, write_repro  # noqa: E402
 
@@ -261,6 +261,8 @@ def main() -> int:
     wall = time.time() - t0
     runs = Counter(o.status for r in results for o in r.outcomes.values())
     opsets = Counter(r.stats["opset"] for r in results)
+    kinds = Counter(r.stats.get("kind", "f32") for r in results)
+    kind_bad = Counter(r.stats.get("kind", "f32") for r in results if any(o.failed for o in r.outcomes.values()))
     summary = (f"{len(seeds)} graphs x {len(args.arch)} archs = {sum(runs.values())} runs: "
                + ", ".join(f"{s} {runs[s]}" for s in STATUSES))
     lines = [f"`python bench/fuzz.py --graphs {args.graphs} --seed0 {args.seed0} --jobs {args.jobs}` "
@@ -271,7 +273,11 @@ def main() -> int:
              "Graphs by opset: " + ", ".join(f"{k}: {v}" for k, v in sorted(opsets.items()))
              + f"; nodes per graph {sum(r.stats['n_nodes'] for r in results) / max(len(results), 1):.1f} on "
              f"average; graphs with a multi-reader view: {sum(r.stats['views_multi_reader'] for r in results)}; "
-             f"with integer inputs (token ids, masks): {sum(r.stats.get('int_inputs', 0) > 0 for r in results)}.", ""]
+             f"with integer inputs (token ids, masks): {sum(r.stats.get('int_inputs', 0) > 0 for r in results)}.", "",
+             "Graphs by kind (`KINDS` in tools/testkit/fuzz_graphs.py; qdq: QDQ segments, outputs judged in "
+             "quantization steps - 99% within one, none beyond three; f16: whole float16 graphs; cast: float32 "
+             "graphs with Cast segments to float16/bfloat16; 16-bit outputs by the type's tolerance): "
+             + ", ".join(f"{k}: {kinds[k]} ({kind_bad[k]} failing)" for k, _ in KINDS) + ".", ""]
     lines += _status_table(args, results) + [""] + _failure_lines(failures) + [""]
     lines += _refusal_lines(results) + [""] + _coverage_lines(results)
     print(summary)
