@@ -197,3 +197,25 @@ def test_check_in_steps_on_a_graph_level_mlir_and_an_executable(models, tmp_path
         check = json.loads(rep.read_text())["check"]
         assert check["reference"] == reference and check["ok"] and check["steps"]["y"]["within_one"] == 1.0
         assert check["steps"]["y"]["exact"] < 1.0
+
+
+def test_an_int32_output_must_be_equal(tmp_path, capsys):
+    """MatMulInteger's i32 (no QuantizeLinear makes it): exact; the int8 one in steps."""
+    w = np.random.default_rng(0).integers(-127, 128, (32, 16)).astype(np.int8)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"], name="q"),
+             helper.make_node("MatMulInteger", ["xq", "w"], ["acc"], name="mmi")]
+    g = helper.make_graph(nodes, "mmi", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 32])],
+                          [helper.make_tensor_value_info("acc", TensorProto.INT32, [8, 16]),
+                           helper.make_tensor_value_info("xq", TensorProto.INT8, [8, 32])],
+                          [onnx.numpy_helper.from_array(w, "w"), onnx.numpy_helper.from_array(np.array(0.02, np.float32), "sx"),
+                           onnx.numpy_helper.from_array(np.array(0, np.int8), "zx")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    steps = output_steps(m)
+    assert steps["acc"].exact and not steps["xq"].exact
+    path, rep = tmp_path / "mmi.onnx", tmp_path / "r.json"
+    onnx.save(m, str(path))
+    rc, _, err = run([str(path), "--check", "--compare-all", "--report", str(rep)], capsys)
+    assert rc == 0, err
+    data = json.loads(rep.read_text())
+    assert data["check"]["steps"]["acc"]["exact"] == 1.0
+    assert [r["type"] for r in data["compare_all"]["tensors"]] == ["i32", "i8"]

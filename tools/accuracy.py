@@ -98,15 +98,22 @@ def _quantize(x: np.ndarray, scale: np.ndarray, zp: np.ndarray, lo: int, hi: int
 
 def judge(got: np.ndarray, ref: np.ndarray, params, precision: str | None,
           quantized: bool) -> dict[str, Any] | None:
-    """One comparison (see the module docstring); None when an integer buffer has no
-    quantization parameters to read it by (or an i32 accumulator: no scale)."""
+    """One comparison (see the module docstring); None when an integer buffer holds a
+    float tensor of the reference without quantization parameters to read it by (an
+    i32 accumulator: no scale). Integers the reference holds as integers without
+    parameters (MatMulInteger's i32) must be equal."""
     got = np.asarray(got).reshape(np.shape(ref))
     kind = _type(got)
-    if np.asarray(got).dtype.kind in "iu":
+    integer_ref = np.asarray(ref).dtype.kind in "iub"
+    if np.asarray(got).dtype.kind in "iu" and params is None and integer_ref:  # (integers: equal)
+        m = metrics(got, ref, None)
+        s = step_metrics(got, ref, Step(1.0, exact=True))
+        m["ok"] = s["ok"]
+    elif np.asarray(got).dtype.kind in "iu":
         if params is None:
             return None
         scale, zp, lo, hi = params
-        rq = np.asarray(ref, np.float64) if np.asarray(ref).dtype.kind in "iub" else _quantize(ref, scale, zp, lo, hi)
+        rq = np.asarray(ref, np.float64) if integer_ref else _quantize(ref, scale, zp, lo, hi)
         m = metrics((got - zp) * scale, (rq - zp) * scale, None)
         s = step_metrics(got, rq, Step(1.0))
         s["step"] = float(np.max(scale))
