@@ -219,3 +219,13 @@ def test_an_int32_output_must_be_equal(tmp_path, capsys):
     data = json.loads(rep.read_text())
     assert data["check"]["steps"]["acc"]["exact"] == 1.0
     assert [r["type"] for r in data["compare_all"]["tensors"]] == ["i32", "i8"]
+
+
+def test_npu_stats_shows_the_op_mix_by_type_of_a_qdq_model(models, tmp_path, capsys):
+    from tools.npu_stats import main as npu_stats
+    out = tmp_path / "s.json"
+    assert npu_stats([str(models["u8"]), "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "op mix by element type:" in text
+    types = {t["type"]: t for t in json.loads(out.read_text())["models"][0]["types"]}
+    assert types["ui8"]["macs_share"] == 1.0 and "i32" in types  # the products in integers
