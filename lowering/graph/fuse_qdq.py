@@ -8,7 +8,8 @@ exists, as onnxruntime's QDQ transformer does on the CPU.
   quantized with scale sx * sw) - multiplier sx * sw / sy in float32 as onnxruntime
   computes it; `mode` is the arch's `requant`;
 - data movement and max pooling between a dequantize and a quantize of the same
-  scale and zero point run on the integers (exact);
+  scale and zero point run on the integers (exact); with other parameters the
+  quantize moves onto their operands first (it commutes with them);
 - quantize(dequantize(x, s, z), s, z) is x.
 Everything else stays in float between its dequantize and quantize (a remark names
 each such op); npu-fuse then keeps the float values on chip. Runs first in npu-default.
@@ -248,14 +249,35 @@ class FuseMovement(RewritePattern):
         ins = [self.qdq.dequantized(v) for v in src.operands[:self.data_operands(src)]]
         if any(d is None or d[1] != out or element_type(d[0].input) != element_type(op.result)
                for d in ins):
-            remark(PASS, "missed", node_names(src), f"{src.name} kept in float: its input and output quantization "
-                   "parameters differ")
+            self.quantize_operands(op, src, rewriter)
             return
         operands = [d[0].input for d in ins if d] + list(src.operands[len(ins):])
         new = type(src).create(operands=operands, result_types=[op.result.type],
                                attributes=dict(src.attributes), properties=dict(src.properties))
         new.location = src.location
         self.orphans += [*op.operands[1:], *src.operands]
+        rewriter.replace(op, new)
+        rewriter.erase(src)
+
+    def quantize_operands(self, op: QuantizeOp, src: Operation, rewriter: PatternRewriter) -> None:
+        """quantize(move(v...)) -> move(quantize(v)...): quantizing commutes with moving
+        elements (and with max, quantizing being monotonic), so each operand is quantized
+        with the output's parameters (a quantize that fuses into its producer's kernel)
+        and the op moves integers: exact."""
+        lo, hi = op.bounds()
+        full = (lo, hi) == qrange(element_type(op.result))
+        qs = [QuantizeOp(v, op.scale, op.zero_point, TensorType(element_type(op.result), shape_of(v)),
+                         min=None if full else lo, max=None if full else hi)
+              for v in src.operands[:self.data_operands(src)]]
+        for q in qs:
+            q.location = op.location
+        rewriter.insert(qs, InsertPoint.before(src))
+        operands = [q.result for q in qs] + list(src.operands[len(qs):])
+        new = type(src).create(operands=operands, result_types=[op.result.type],
+                               attributes=dict(src.attributes), properties=dict(src.properties))
+        new.location = src.location
+        remark(PASS, "applied", node_names(src), f"{src.name} moves integers: its operands are quantized with its "
+               "result's parameters")
         rewriter.replace(op, new)
         rewriter.erase(src)
 

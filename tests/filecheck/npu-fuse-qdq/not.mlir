@@ -45,7 +45,8 @@ builtin.module {
   // CHECK-LABEL: func.func @weights_argument
   // CHECK: %y = npu_graph.matmul %dx, %dw
 
-  // A reshape between parameters that differ, and an add (no integer form): float.
+  // An add (no integer form) stays in float; a reshape between parameters that differ
+  // moves integers once its operand is quantized with its result's parameters.
   func.func @float_ops(%a: tensor<1x8xi8>, %b: tensor<1x8xi8>) -> tensor<2x4xi8> {
     %s = npu_graph.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
     %s2 = npu_graph.constant {value = dense<0.25> : tensor<f32>} : tensor<f32>
@@ -61,8 +62,9 @@ builtin.module {
   }
   // CHECK-LABEL: func.func @float_ops
   // CHECK: %sum = npu_graph.add %da, %db : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
-  // CHECK: %r = npu_graph.reshape %ds : (tensor<1x8xf32>) -> tensor<2x4xf32>
+  // CHECK: %[[Q:.*]] = npu_graph.quantize %ds, %s2, %z : (tensor<1x8xf32>, tensor<f32>, tensor<f32>) -> tensor<1x8xi8>
+  // CHECK: %q = npu_graph.reshape %[[Q]] : (tensor<1x8xi8>) -> tensor<2x4xi8>
   // REMARK-COUNT-2: remark: npu-fuse-qdq: missed: {{.*}}npu_graph.matmul kept in float: it needs a per-tensor quantized input and constant integer weights
   // REMARK: remark: npu-fuse-qdq: missed: {{.*}}npu_graph.add kept in float between dequantize and quantize (no integer form here)
-  // REMARK: remark: npu-fuse-qdq: missed: {{.*}}npu_graph.reshape kept in float: its input and output quantization parameters differ
+  // REMARK: remark: npu-fuse-qdq: applied: {{.*}}npu_graph.reshape moves integers: its operands are quantized with its result's parameters
 }
