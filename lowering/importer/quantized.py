@@ -268,10 +268,11 @@ def _runtime_zero_point_operand(ctx: NodeContext, i: int, what: str) -> np.ndarr
     """The constant data of input `i`, needed to correct for a computed zero point of the other operand."""
     if ctx.tensor(2).shape not in ((), (1,)):
         raise NodeError("a computed zero point must be a scalar")
-    data = ctx.tensor(i).data
-    if data is None:
-        raise NodeError(f"a computed zero point needs a constant {what} (its sums correct the product)")
-    return data
+    t = ctx.tensor(i)
+    if t.data is None:
+        raise NodeError(f"{what} (input {i}, '{t.name}') is computed at run time; only constant values are "
+                        "supported with a computed zero point (its sums correct the product)")
+    return t.data
 
 
 def _corrected(ctx: NodeContext, acc: SSAValue, sums: np.ndarray) -> SSAValue:
