@@ -229,3 +229,12 @@ def test_npu_stats_shows_the_op_mix_by_type_of_a_qdq_model(models, tmp_path, cap
     assert "op mix by element type:" in text
     types = {t["type"]: t for t in json.loads(out.read_text())["models"][0]["types"]}
     assert types["ui8"]["macs_share"] == 1.0 and "i32" in types  # the products in integers
+
+
+def test_html_report_shows_the_check_and_compare_all(models, tmp_path, capsys):
+    page = tmp_path / "r.html"
+    rc, _, err = run([str(models["i8"]), "--check", "--compare-all", "--html", str(page), "-p", LAYERS], capsys)
+    assert rc == 0, err
+    text = page.read_text()
+    assert "<h2>Check</h2><p>ok vs onnxruntime" in text and "within one step of" in text
+    assert "Accuracy per layer (--compare-all)" in text and "<td>i8</td>" in text

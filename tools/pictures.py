@@ -9,8 +9,9 @@
 - `render_dot`: SVG/PNG through the `dot` binary when it is on PATH (None else).
 - `kernel_chart_svg`, `timeline_svg`: predicted vs simulated cycles per kernel, and
   the tasks on each core over time, as inline SVG.
-- `html_report`: title (the model's name), summary, the graph as compiled, the
-  per-kernel table (with each kernel's element types, `kernel_types`), the chart, the timeline, the memory map (`npu-memviz`), the
+- `html_report`: title, summary, the graph as compiled, the kernel table (with each
+  kernel's element types, `kernel_types`) and chart, the --check verdict and the
+  --compare-all table (when run), the timeline, the memory map (`npu-memviz`), the
   passes with their times, remarks - one file, no external resources.
 """
 
@@ -343,6 +344,32 @@ def _table(head: list[str], rows: list[list[Any]]) -> str:
     return f"<table><tr>{cells}</tr>{body}</table>"
 
 
+def _accuracy(report: dict[str, Any]) -> list[str]:
+    """The --check verdict and the --compare-all table, when the run made them."""
+    out: list[str] = []
+    c = report.get("check")
+    if c is not None:
+        steps = "".join(f"; '{html.escape(n)}' {100 * s['within_one']:.4g}% within one step of {s['step']:.3g}, "
+                        f"largest {s['max_steps']:.3g} steps" for n, s in (c.get("steps") or {}).items())
+        out.append(f"<h2>Check</h2><p>{'ok' if c['ok'] else 'FAILED'} vs {html.escape(str(c.get('reference')))} "
+                   f"(max abs err {c['max_abs_err']:.3g}, max rel err {c['max_rel_err']:.3g}){steps}</p>")
+    a = report.get("compare_all")
+    if a is not None:
+        def step_cells(r: dict[str, Any]) -> list[str]:
+            s = r.get("steps")
+            return [f"{100 * s['within_one']:.2f}%", f"{s['max_steps']:.3g}"] if s else ["", ""]
+        rows = [[r["node"], r.get("type", "f32"), f"{r['max_abs_err']:.3g}", f"{r['max_rel_err']:.3g}",
+                 f"{r['cosine']:.6f}", *step_cells(r), "ok" if r["ok"] else "NO",
+                 "" if "onnxruntime" not in r else "ok" if r["onnxruntime"]["ok"] else "NO"] for r in a["tensors"]]
+        first = a.get("first_over_tolerance")
+        out += ["<h2>Accuracy per layer (--compare-all)</h2>",
+                f"<p>first node over tolerance: {html.escape(first)}</p>" if first else
+                "<p>every tensor within its type's tolerance</p>",
+                _table(["node", "type", "max abs err", "max rel err", "cosine", "<=1 step", "max steps", "ok",
+                        "vs onnxruntime"], rows)]
+    return out
+
+
 def html_report(name: str, arch_spec: str, report: dict[str, Any], graph_svg: str | None, graph_dot_text: str,
                 timeline: str, memory_svg: str | None, passes: list[tuple[str, float]] | None,
                 remarks: list[str] | None, types: dict[str, dict[str, list[str]]] | None = None) -> str:
@@ -377,7 +404,7 @@ def html_report(name: str, arch_spec: str, report: dict[str, Any], graph_svg: st
         "<h2>Kernels: predicted vs simulated cycles</h2>",
         _table(["kernel", "types (in -> out, accumulator)", "ONNX nodes", "cores", "tasks", "predicted", "simulated", "sim/pred", "DRAM read",
                 "DRAM written", "DRAM / min"], k_rows),
-        kernel_chart_svg(report), "<h2>Timeline</h2>", timeline,
+        kernel_chart_svg(report), *_accuracy(report), "<h2>Timeline</h2>", timeline,
         "<h2>Memory map</h2>", memory_svg or "<p>(no memory plan)</p>",
         "<h2>Passes</h2>", _table(["pass", "seconds"], [[n, f"{t:.3f}"] for n, t in passes]) if passes
         else "<p>(pass times not recorded)</p>",
