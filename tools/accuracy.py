@@ -223,6 +223,17 @@ def _cell(r: dict[str, Any]) -> str:
     return f"{100 * s['exact']:>7.2f}% {100 * s['within_one']:>7.2f}% {s['max_steps']:>5.3g}"
 
 
+def _why(rows: list[dict[str, Any]], node: str | None, against: str | None) -> str:
+    """' (i8: 98.6% within one step of 0.078, largest difference 5 steps)' of a row."""
+    from tools.quant_steps import describe
+    r = next(r for r in rows if r["node"] == node)
+    c = r.get(against) if against else r
+    assert c is not None
+    s = c.get("steps")
+    what = describe({**s, "ok": c["ok"]}) if s else f"max abs err {c['max_abs_err']:.3g}, cosine {c['cosine']:.6f}"
+    return f" ({c.get('type', 'f32')}: {what})"
+
+
 def format_rows(rows: list[dict[str, Any]], first: str | None, precision: str | None = None) -> str:
     rtol = PRECISION_RTOL.get(precision or "")
     typed = bool(rtol) or any(r.get("type", "f32") != "f32" or "steps" in r or "onnxruntime" in r for r in rows)
@@ -243,9 +254,10 @@ def format_rows(rows: list[dict[str, Any]], first: str | None, precision: str | 
         "rtol 1e-3, atol 1e-4 x max(1, max |ref|)"
     if typed and any("steps" in r for r in rows):
         tol += "; quantized tensors: >= 99% within one step, none beyond three"
-    lines.append(f"first node over tolerance: {first}" if first else f"every tensor within tolerance ({tol})")
+    lines.append(f"first node over tolerance: {first}{_why(rows, first, None) if typed else ''}" if first
+                 else f"every tensor within tolerance ({tol})")
     if ort:
         theirs = first_over(rows, "onnxruntime")
-        lines.append(f"first node over tolerance against onnxruntime: {theirs}" if theirs else
-                     "every tensor onnxruntime also computed within tolerance of its value")
+        lines.append(f"first node over tolerance against onnxruntime: {theirs}{_why(rows, theirs, 'onnxruntime')}"
+                     if theirs else "every tensor onnxruntime also computed within tolerance of its value")
     return "\n".join(lines)
