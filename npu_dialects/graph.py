@@ -437,15 +437,27 @@ def zero_points_of(op: IRDLOperation) -> tuple[int, int]:
     return (attr_int(dict(op.attributes), "input_zero_point", 0), attr_int(dict(op.attributes), "weight_zero_point", 0))
 
 
+def check_float_product(op: IRDLOperation, x: SSAValue, w: SSAValue, bias: SSAValue | None) -> None:
+    """A float conv2d/matmul/gemm computes in one float type, or (bias-less, f16/bf16
+    operands of one type) sums into an f32 result: a tile's accumulator over several
+    reduction steps (`tile_search.wide_accumulator`)."""
+    if (bias is None and type_name(_type_of(op.results[0])) == "f32" and type_name(_type_of(x)) in ("f16", "bf16")
+            and _type_of(x) == _type_of(w)):
+        check_types(op, same=False)
+    else:
+        check_f32(op)
+
+
 def check_cube_types(op: IRDLOperation, x: SSAValue, w: SSAValue, bias: SSAValue | None) -> None:
-    """conv2d/matmul types: one float type throughout, or integer operands (i8/ui8 input
-    and weight, each zero point within its operand's type) with an i32 bias and result."""
+    """conv2d/matmul types: one float type throughout (`check_float_product`), or integer
+    operands (i8/ui8 input and weight, each zero point within its operand's
+    type) with an i32 bias and result."""
     names = (("input", x), ("weight", w))
     if not any(type_name(_type_of(v)) in QUANTIZED for _, v in names):
         zps = [k for k in ("input_zero_point", "weight_zero_point") if k in op.attributes]
         if zps:
             raise VerifyException(f"'{op.name}': {', '.join(zps)} only applies to integer (i8/ui8) operands")
-        check_f32(op)
+        check_float_product(op, x, w, bias)
         return
     for (what, v), zp in zip(names, zero_points_of(op)):
         expect_type(op, v, what, QUANTIZED)
@@ -937,6 +949,9 @@ class GemmOp(GraphOp):
         if k != k2:
             raise VerifyException(f"'npu_graph.gemm': inner dimensions differ ({k} vs {k2})")
         return m, k, n
+
+    def check_element_types(self) -> None:
+        check_float_product(self, self.a, self.b, self.c)
 
     def verify_(self) -> None:
         if len(shape_of(self.a)) != 2 or len(shape_of(self.b)) != 2:

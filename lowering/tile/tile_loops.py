@@ -65,7 +65,7 @@ from lowering.tile.tile_search import (
 )
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.dtypes import element_type
-from npu_dialects.graph import ELEMENTWISE_OP_BY_FN, AddOp, StructuredOp, ints, shape_of
+from npu_dialects.graph import ELEMENTWISE_OP_BY_FN, AddOp, CastOp, StructuredOp, ints, shape_of
 from npu_dialects.tile import (
     GroupPlanAttr,
     KernelKind,
@@ -150,7 +150,10 @@ class LoopBuilder:
 
     def anchor(self, anchor: Anchor, tiles: list[SSAValue]) -> SSAValue:
         """The anchor op on tiles, as its tiling model builds it (`Anchor.tile_op`)."""
-        tile_op = anchor.tile_op(tiles, tensor(self.ks.out.sizes, anchor.op.results[0]), self.ks)
+        acc = self.ks.accumulator  # (a 16-bit product summed in f32: `wide_accumulator`)
+        out = TensorType(acc, list(self.ks.out.sizes)) if acc is not None else tensor(self.ks.out.sizes,
+                                                                                           anchor.op.results[0])
+        tile_op = anchor.tile_op(tiles, out, self.ks)
         tile_op.location = anchor.op.location
         self.block.add_op(tile_op)
         return tile_op.results[0]
@@ -167,6 +170,8 @@ class LoopBuilder:
         iw = ks.init_window
         init = self.load(iw) if iw is not None else None
         total = self.add(ReduceOp(self.anchor(anchor, tiles), anchor.combine(ks), init)).results[0]
+        if ks.accumulator is not None:  # (the sum's cast to the product's type, at the last step)
+            total = self.add(CastOp(total, tensor(ks.out.sizes, anchor.op.results[0]))).results[0]
         epilogue = [init if w is iw and init is not None else self.load(w) for w in ks.epilogue]
         if iw is not None:  # (its add is the reduce's start)
             steps = drop_init_step(steps, ks.init)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import TensorType, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from npu_dialects.arch import Arch
-from npu_dialects.dtypes import elem_bytes, element_type, f32
+from npu_dialects.dtypes import elem_bytes, element_type, f32, type_name
 from npu_dialects.graph import (
     AttentionOp,
     ConcatOp,
@@ -129,6 +129,7 @@ class KernelShape:
     seams: list[Window] = field(default_factory=list)  # per tee, the rest of its tile (`AppendAttentionAnchor`)
     finish: Callable[[Arch], int] | None = None  # cycles the last reduction step's merge adds (once per output tile)
     chain: list[int] = field(default_factory=list)  # element bytes of the epilogue's other typed tile buffers
+    accumulator: Attribute | None = None  # a wider type the reduction sums in (`wide_accumulator`), cast after
 
     def _counts(self) -> tuple[list[int], int, int]:
         """(grid, parallel tiles, reduction tiles), computed once per `tile` dict (the
@@ -1079,9 +1080,20 @@ def with_epilogue(ks: KernelShape, extra: Sequence[tuple[int, tuple[int, ...]]],
         if others or derived:
             ks.chain = [elem_bytes(t) for t in (*others, *derived)]
             ks.out = replace(ks.out, elem=elem_bytes(final))
-    if ks.kind in INIT_KINDS:
+        if wide_accumulator(ks, element_type(anchor_result)):
+            ks.accumulator = f32
+            ks.chain = [*ks.chain, elem_bytes(f32)]
+    if ks.kind in INIT_KINDS and ks.accumulator is None:  # (an init tile of the output's type cannot start an f32 sum)
         ks.init = accumulator_init(steps, extra, ks.out.shape)
     return ks
+
+
+def wide_accumulator(ks: KernelShape, anchor_type: Attribute) -> bool:
+    """Whether a cube product in f16/bf16 sums its reduction steps in an f32 tile (cast to
+    its type at the last step, the first epilogue op): the cube accumulates in f32, and
+    a 16-bit running sum stored between steps would round once per step (a 4096-deep
+    f16 product in 16 KiB erred 8x one rounding)."""
+    return ks.kind in INIT_KINDS and type_name(anchor_type) in ("f16", "bf16") and ks.reduction_tiles > 1
 
 
 INIT_KINDS = (KernelKind.MATMUL, KernelKind.CONV2D)

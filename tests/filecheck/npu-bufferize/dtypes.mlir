@@ -1,7 +1,9 @@
 // RUN: %opt %s --split-input-file -p npu-tile-loops,npu-bufferize | filecheck %s
 
-// bufferize.mlir's first kernel in f16: every buffer is an f16 memref and the SRAM
-// offsets advance 2 bytes an element (f32: 0, 256, 1280, 1536, 2560, 2624).
+// bufferize.mlir's first kernel in f16: the buffers are f16 memrefs and the SRAM
+// offsets advance 2 bytes an element (f32: 0, 256, 1280, 1536, 2560, 2624), but for
+// the sum over its two K steps: an f32 accumulator (the cube's), cast at the last step
+// into the f16 tile the bias add and relu run on and the store copies.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<4x32xf16>) -> tensor<4x16xf16> {
     %w = npu_graph.constant {weight = "w"} : tensor<16x32xf16>
@@ -24,11 +26,15 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK-NEXT:   %[[A1:.*]] = npu_task.sram {offset = 640 : i64} : memref<4x16xf16, "sram">
 // CHECK-NEXT:   %[[B1:.*]] = npu_task.sram {offset = 768 : i64} : memref<16x16xf16, "sram">
 // CHECK-NEXT:   %[[BIAS:.*]] = npu_task.sram {offset = 1280 : i64} : memref<1x16xf16, "sram">
-// CHECK-NEXT:   %[[ACC:.*]] = npu_task.sram {offset = 1344 : i64} : memref<4x16xf16, "sram">
+// CHECK-NEXT:   %[[ACC:.*]] = npu_task.sram {offset = 1344 : i64} : memref<4x16xf32, "sram">
+// CHECK-NEXT:   %[[OUT:.*]] = npu_task.sram {offset = 1600 : i64} : memref<4x16xf16, "sram">
 // CHECK:        npu_dma.copy %[[X]][{{.*}}] -> %[[A0]][{{.*}}] {sizes = array<i64: 4, 16>, {{.*}}} : memref<4x32xf16, "dram"> -> memref<4x16xf16, "sram">
-// CHECK:        npu_compute.matmul {{.*}} -> %[[ACC]] {trans_b} : memref<4x16xf16, "sram">, memref<16x16xf16, "sram"> -> memref<4x16xf16, "sram">
-// CHECK:        npu_compute.eltwise relu %[[ACC]] -> %[[ACC]] : memref<4x16xf16, "sram"> -> memref<4x16xf16, "sram">
-// CHECK:        npu_dma.copy %[[ACC]][{{.*}}] -> %[[Y]][{{.*}}] {{.*}} : memref<4x16xf16, "sram"> -> memref<4x16xf16, "dram">
+// CHECK:        npu_compute.matmul {{.*}} -> %[[ACC]] {trans_b} : memref<4x16xf16, "sram">, memref<16x16xf16, "sram"> -> memref<4x16xf32, "sram">
+// CHECK:        npu_compute.matmul {{.*}} -> %[[ACC]] {trans_b, accumulate} : memref<4x16xf16, "sram">, memref<16x16xf16, "sram"> -> memref<4x16xf32, "sram">
+// CHECK:        npu_compute.apply "npu_graph.cast" %[[ACC]] -> %[[OUT]] {{.*}} : memref<4x16xf32, "sram"> -> memref<4x16xf16, "sram">
+// CHECK-NEXT:   npu_compute.eltwise add %[[OUT]], %[[BIAS]] -> %[[OUT]] : memref<4x16xf16, "sram">, memref<1x16xf16, "sram"> -> memref<4x16xf16, "sram">
+// CHECK-NEXT:   npu_compute.eltwise relu %[[OUT]] -> %[[OUT]] : memref<4x16xf16, "sram"> -> memref<4x16xf16, "sram">
+// CHECK:        npu_dma.copy %[[OUT]][{{.*}}] -> %[[Y]][{{.*}}] {{.*}} : memref<4x16xf16, "sram"> -> memref<4x16xf16, "dram">
 
 // -----
 
