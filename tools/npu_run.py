@@ -523,6 +523,8 @@ def graph_steps(graph, weights) -> dict[str, Any]:
     from tools.quant_steps import Step
     params = QuantParams(graph, weights)
     steps: dict[str, Any] = {}
+    if not params.quantized:  # (a float graph's integer results keep the float tolerance)
+        return steps
     for name, v in returned_values(graph).items():
         t = type_name(v.type.element_type) if hasattr(v.type, "element_type") else None  # pyright: ignore
         if t in ("i8", "ui8", "i32"):

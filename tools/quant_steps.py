@@ -29,6 +29,9 @@ PASS_THROUGH = frozenset({
 in that DequantizeLinear's steps (none moves an element by more than about its input's
 difference). Only their first input is followed (Concat: every input)."""
 
+QUANTIZATION_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
+                              "QLinearMatMul", "MatMulInteger", "ConvInteger"})
+
 ELEMENTWISE = frozenset({"Identity", "Dropout", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
                          "Cast"})
 """The pass-through ops that keep each element where it is (a per-axis scale still applies)."""
@@ -108,7 +111,11 @@ def _walk(name: str, producers: dict[str, onnx.NodeProto], consts: dict[str, np.
 
 def output_steps(model: onnx.ModelProto) -> dict[str, Step]:
     """Each output judged in quantization steps (see the module docstring), by name;
-    outputs computed in float without a DequantizeLinear before them are absent."""
+    outputs computed in float without a DequantizeLinear before them are absent, and
+    so is every output of a model without quantization ops (`QUANTIZATION_OPS`: its
+    integer outputs keep the float tolerance, as before issue 44)."""
+    if not any(n.op_type in QUANTIZATION_OPS for n in model.graph.node):
+        return {}
     producers = {o: n for n in model.graph.node for o in n.output}
     consts = _constants(model)
     ints = _integer_types()
