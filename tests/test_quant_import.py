@@ -607,3 +607,16 @@ def test_onnx_node_test_cases() -> None:
                                   "test_dynamicquantizelinear", "test_quantizelinear_axis"} <= set(passed)
     why = re.compile(r"element type (float8|float4|u?int(2|4|16))|blocked quantization|differs per channel")
     assert all(why.search(line) for line in refused.values()), refused
+
+
+def test_qdq_in_float16() -> None:
+    """QuantizeLinear of an f16 tensor with an f16 scale (opset 19+) quantizes in f32 (the
+    input widened exactly); DequantizeLinear gives the scale's type, f16, so the Relu
+    after it stays f16. Exact against onnxruntime."""
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q"),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"], name="dq"),
+             helper.make_node("Relu", ["d"], ["y"], name="relu")]
+    m = model(nodes, [vi("x", TensorProto.FLOAT16, (2, 5))], [vi("y", TensorProto.FLOAT16, (2, 5))],
+              [init("s", np.array(0.05, np.float16)), init("z", np.array(3, np.int8))], opset=21)
+    module = compare(m, {"x": (rand(2, 5) * 3).astype(np.float16)}, rtol=0)
+    assert io_types(module) == (["f16"], ["f16"])

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from lowering.importer.onnx_import import NodeContext, NodeError, Output, build_conv, converter
-from npu_dialects.dtypes import element_type, f32, i8, i32, qrange, type_name, ui8
+from npu_dialects.dtypes import bf16, element_type, f16, f32, i8, i32, qrange, type_name, ui8
 from npu_dialects.graph import (
     SIMPLE_UNARY,
     AddOp,
@@ -167,18 +167,20 @@ def convert_quantize_linear(ctx: NodeContext) -> Sequence[Output]:
 
 @converter("DequantizeLinear", attrs=("axis", "block_size", "output_dtype"))
 def convert_dequantize_linear(ctx: NodeContext) -> Sequence[Output]:
-    """y = (x - x_zero_point) * x_scale in f32: `npu_graph.dequantize` of int8, uint8 or
-    int32 data (an int32 bias: zero point 0). Constant x stays an integer constant."""
+    """y = (x - x_zero_point) * x_scale: `npu_graph.dequantize` of int8, uint8 or int32 data
+    (an int32 bias: zero point 0) into the scale's float type (or `output_dtype`);
+    constant x stays an integer constant."""
     _no_blocks(ctx)
     qt = qtype(ctx.dtype(0), "x", int32=True)
-    out = int(ctx.attr("output_dtype", 0))
-    if out not in (0, onnx.TensorProto.FLOAT):
-        raise NodeError(f"output_dtype {_type_label(out)} is not supported (float32 only)")
+    floats = {int(onnx.TensorProto.FLOAT): f32, int(onnx.TensorProto.FLOAT16): f16, int(onnx.TensorProto.BFLOAT16): bf16}
+    out = int(ctx.attr("output_dtype", 0)) or int(onnx.helper.np_dtype_to_tensor_dtype(np.dtype(ctx.dtype(1))))
+    if out not in floats:
+        raise NodeError(f"output type {_type_label(out)} is not supported (float32, float16, bfloat16)")
     x = ctx.typed_value(0, (type_name(qt) or "",), "x")
     rank, axis = len(shape_of(x)), _axis(ctx)
     scale = scale_param(ctx, 1, rank, axis, "x_scale")
     zp = zero_point_param(ctx, 2, rank, axis, qt, "x_zero_point")
-    return [ctx.build(DequantizeOp(x, scale, zp, TensorType(f32, shape_of(x)))).results[0]]
+    return [ctx.build(DequantizeOp(x, scale, zp, TensorType(floats[out], shape_of(x)))).results[0]]
 
 
 def uniform_zero_point(ctx: NodeContext, i: int, qt: Attribute, what: str) -> int:
