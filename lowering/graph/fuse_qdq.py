@@ -2,18 +2,16 @@
 onnxruntime's `quantize_static` writes it) computed in integers where an integer form
 exists, as onnxruntime's QDQ transformer does on the CPU.
 
-- cube ops: quantize(conv2d | matmul | gemm(dequantize(x), dequantize(W), dequantize(b)?))
-  becomes requantize(integer conv2d/matmul(x, W, b) -> i32): x per tensor, W per tensor
-  or per output channel with one zero point, b an i32 constant (or a float one,
-  quantized with scale sx * sw) - multiplier sx * sw / sy in float32 as onnxruntime
-  computes it; `mode` is the arch's `requant`;
-- data movement and max pooling between a dequantize and a quantize of the same
-  scale and zero point run on the integers (exact); with other parameters the
-  quantize moves onto their operands first (it commutes with them);
+- quantize(conv2d | matmul | gemm(dequantize(x), dequantize(W), dequantize(b)?)) ->
+  requantize(integer op -> i32): x per tensor, W per tensor or per output channel with
+  one zero point (or a second per-tensor activation: attention's products), b an i32
+  constant or a float one quantized at sx * sw; multiplier sx * sw / sy in float32 as
+  onnxruntime computes it; `mode` is the arch's `requant`;
+- data movement and max pooling run on the integers (exact): with other parameters at
+  the output than at the input, the quantize first moves onto the op's operands;
 - quantize(dequantize(x, s, z), s, z) is x.
 Everything else stays in float between its dequantize and quantize (a remark names
-each such op); npu-fuse then keeps the float values on chip. Runs first in npu-default.
-No options.
+each); npu-fuse then keeps the float values on chip. First in npu-default. No options.
 """
 
 from __future__ import annotations
@@ -200,6 +198,8 @@ class FuseCube(RewritePattern):
         n = bshape[0] if trans_b else bshape[1]
         x = self.qdq.dequantized(a)
         w = self.qdq.weight(b, n, 0 if trans_b else 1)
+        if x is not None and w is None and c is None and not trans_b:
+            return self.activations(mm, x, self.qdq.dequantized(b), n)
         if x is None or w is None:
             return None
         (dx, px), (wq, sw, zw) = x, w
@@ -217,6 +217,18 @@ class FuseCube(RewritePattern):
             acc = AddOp(acc.results[0], bc.result, out)
             ops += [bc, acc]
         return ops, acc.results[0], px.scale, sw
+
+    @staticmethod
+    def activations(mm: MatMulOp | GemmOp, x: tuple[DequantizeOp, Params], y: tuple[DequantizeOp, Params] | None,
+                    n: int) -> tuple[list[Operation], SSAValue, float, np.ndarray] | None:
+        """A product of two per-tensor quantized activations (attention's q @ kt, p @ v:
+        onnxruntime's QLinearMatMul) in integers."""
+        if y is None or not isinstance(mm, MatMulOp):
+            return None
+        (dx, px), (dy, py) = x, y
+        acc = MatMulOp(dx.input, dy.input, TensorType(i32, shape_of(mm.result)), input_zero_point=px.zero_point,
+                       weight_zero_point=py.zero_point)
+        return [acc], acc.result, px.scale, np.full(n, py.scale, np.float32)
 
 
 class FuseMovement(RewritePattern):

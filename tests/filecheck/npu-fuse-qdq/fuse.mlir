@@ -48,4 +48,22 @@ builtin.module {
   // CHECK-LABEL: func.func @movement
   // CHECK-NEXT:   %[[R:.*]] = npu_graph.reshape %q : (tensor<1x8xui8>) -> tensor<2x4xui8>
   // CHECK-NEXT:   func.return %[[R]] : tensor<2x4xui8>
+
+  // A product of two per-tensor quantized activations (attention's q @ kt): both
+  // zero points on the integer matmul, the multiplier sx * sy / sout per column.
+  func.func @activations(%x: tensor<1x4xi8>, %w: tensor<4x2xui8>) -> tensor<1x2xi8> {
+    %s = npu_graph.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
+    %z = npu_graph.constant {value = dense<0.0> : tensor<f32>} : tensor<f32>
+    %s2 = npu_graph.constant {value = dense<0.25> : tensor<f32>} : tensor<f32>
+    %z2 = npu_graph.constant {value = dense<128.0> : tensor<f32>} : tensor<f32>
+    %dx = npu_graph.dequantize %x, %s, %z : (tensor<1x4xi8>, tensor<f32>, tensor<f32>) -> tensor<1x4xf32>
+    %dw = npu_graph.dequantize %w, %s2, %z2 : (tensor<4x2xui8>, tensor<f32>, tensor<f32>) -> tensor<4x2xf32>
+    %y = npu_graph.matmul %dx, %dw : (tensor<1x4xf32>, tensor<4x2xf32>) -> tensor<1x2xf32>
+    %q = npu_graph.quantize %y, %s, %z : (tensor<1x2xf32>, tensor<f32>, tensor<f32>) -> tensor<1x2xi8>
+    func.return %q : tensor<1x2xi8>
+  }
+  // CHECK-LABEL: func.func @activations
+  // CHECK:      %[[ACC:.*]] = npu_graph.matmul %x, %w {weight_zero_point = 128 : i64} : (tensor<1x4xi8>, tensor<4x2xui8>) -> tensor<1x2xi32>
+  // CHECK:      %[[M:.*]] = npu_graph.constant {value = dense<2.500000e-01> : tensor<2xf32>}
+  // CHECK:      %q = npu_graph.requantize %[[ACC]], %[[M]], %{{.*}} : (tensor<1x2xi32>, tensor<2xf32>, tensor<f32>) -> tensor<1x2xi8>
 }
