@@ -240,24 +240,29 @@ def _why(rows: list[dict[str, Any]], node: str | None, against: str | None) -> s
 
 
 def format_rows(rows: list[dict[str, Any]], first: str | None, precision: str | None = None) -> str:
+    """The table (a float model's as before issue 44; a type column when a tensor is not
+    f32 or a --precision applies; step columns for a quantized model; an `ort` column
+    when onnxruntime's run is compared too)."""
     rtol = PRECISION_RTOL.get(precision or "")
     typed = bool(rtol) or any(r.get("type", "f32") != "f32" or "steps" in r or "onnxruntime" in r for r in rows)
+    stepped = any("steps" in r for r in rows)
     ort = any("onnxruntime" in r for r in rows)
+    head = "   max abs err   max rel err    cosine  " + ("type  " if typed else "") + \
+        ("   equal  <=1 step  max  " if stepped else "") + "ok" + ("  ort" if ort else "") + "  node"
     lines = [f"compare-all: {len(rows)} tensors against a float64 reference of the original graph"
-             + (" and onnxruntime's run" if ort else ""),
-             "   max abs err   max rel err    cosine  ok  node" if not typed else
-             "   max abs err   max rel err    cosine  type     equal  <=1 step  max  ok" + ("  ort" if ort else "") + "  node"]
+             + (" and onnxruntime's run" if ort else ""), head]
     for r in rows:
-        head = f"  {r['max_abs_err']:>11.3g} {r['max_rel_err']:>13.3g} {r['cosine']:>9.6f}  "
-        if not typed:
-            lines.append(f"{head}{'ok' if r['ok'] else 'NO'}  {r['node']}")
-            continue
+        line = f"  {r['max_abs_err']:>11.3g} {r['max_rel_err']:>13.3g} {r['cosine']:>9.6f}  "
+        if typed:
+            line += f"{r.get('type', 'f32'):<5} "
+        if stepped:
+            line += f"{_cell(r)}  "
         o = r.get("onnxruntime")
         theirs = ("  " + ("  -" if o is None else " ok" if o["ok"] else " NO")) if ort else ""
-        lines.append(f"{head}{r.get('type', 'f32'):<5}{_cell(r)}  {'ok' if r['ok'] else 'NO'}{theirs}  {r['node']}")
+        lines.append(f"{line}{'ok' if r['ok'] else 'NO'}{theirs}  {r['node']}")
     tol = f"{precision}'s: rtol {rtol:.3g}, atol {rtol:.3g} x max |ref|" if rtol else \
         "rtol 1e-3, atol 1e-4 x max(1, max |ref|)"
-    if typed and any("steps" in r for r in rows):
+    if stepped:
         tol += "; quantized tensors: >= 99% within one step, none beyond three"
     lines.append(f"first node over tolerance: {first}{_why(rows, first, None) if typed else ''}" if first
                  else f"every tensor within tolerance ({tol})")
