@@ -6,7 +6,8 @@ rounding of requantization: it is compared in steps of that DequantizeLinear's s
 `STEP_RULE` is the issue-44 acceptance criterion: at least 99% of the elements within
 one step and none beyond three. An integer output (int8/uint8 made by a QuantizeLinear)
 is compared in steps of 1 by the same rule; other integer outputs (int32, int64, bool)
-must be equal. `output_steps(model)` finds each output's step, `step_metrics` measures.
+must be equal. Only models with quantization ops (`QUANTIZATION_OPS`) are judged so.
+`output_steps(model)` finds each output's step, `step_metrics` measures.
 """
 
 from __future__ import annotations
