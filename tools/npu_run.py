@@ -791,8 +791,8 @@ def _compare_all(args: argparse.Namespace, loaded: Loaded, inputs, result, repor
 def _onnxruntime_values(loaded: Loaded, path: str, inputs, nodes: list[str]) -> dict[str, np.ndarray] | None:
     """A QDQ model's tensors as onnxruntime computes them (the output of each node in
     `nodes`, asked for as an extra graph output; the model outputs as "output 'NAME'"),
-    for --compare-all; None for a model without QuantizeLinear/DequantizeLinear or one
-    onnxruntime cannot run so (a note on stderr)."""
+    for --compare-all; None for a model without quantization ops or one onnxruntime
+    cannot run so (a note on stderr)."""
     if loaded.kind not in ("onnx", "npuexe"):
         return None
     import onnx
@@ -801,7 +801,8 @@ def _onnxruntime_values(loaded: Loaded, path: str, inputs, nodes: list[str]) -> 
         model = onnx.load(path)
     except Exception:  # noqa: BLE001 - the run read it; no onnxruntime column then
         return None
-    if not any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node):
+    from tools.quant_steps import QUANTIZATION_OPS
+    if not any(n.op_type in QUANTIZATION_OPS for n in model.graph.node):
         return None
     labels = {n.name or f"{n.op_type}#{i}": n.output[0] for i, n in enumerate(model.graph.node) if n.output}
     outputs = [o.name for o in model.graph.output]
