@@ -230,9 +230,10 @@ class Tile(ModulePass):
                 ks = with_epilogue(anchor.shape(tile), extra, steps, anchor.elems, anchor.op.results[0])
             except TilingError as e:
                 raise CompileError(self.name, f"kernel '{kname}': {e}", op) from None
-            parts, _ = best_parts(ks, arch, db, len(steps))
+            passes = len(steps) + (ks.accumulator is not None)  # (a 16-bit sum's cast to its type: `wide_accumulator`)
+            parts, _ = best_parts(ks, arch, db, passes)
             # the span on 1..parts cores: one core's time, or the parts' (sharing DRAM) without the syncs
-            spans = part_spans(lambda k: parallel_cycles(ks, arch, db, len(steps), k), parts, arch.sync_latency)
+            spans = part_spans(lambda k: parallel_cycles(ks, arch, db, passes, k), parts, arch.sync_latency)
             predicted = spans[-1]
             if remarks_enabled():
                 remark(self.name, "applied", node_names(op) or [kname],

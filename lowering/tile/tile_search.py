@@ -1232,7 +1232,7 @@ class TileSearch:
                 if need > self.arch.sram_bytes:
                     self.seen[key] = ((float("inf"),), need, None)  # (not priced: it cannot be chosen)
                 else:
-                    c = self.cost(ks, self.arch, db, self.epilogue_len)
+                    c = self.cost(ks, self.arch, db, self.epilogue_len + (ks.accumulator is not None))  # (+ its cast)
                     self.seen[key] = (c if isinstance(c, tuple) else (c,), -need, ks)
         return self.seen[key]
 
