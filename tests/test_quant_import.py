@@ -620,3 +620,14 @@ def test_qdq_in_float16() -> None:
               [init("s", np.array(0.05, np.float16)), init("z", np.array(3, np.int8))], opset=21)
     module = compare(m, {"x": (rand(2, 5) * 3).astype(np.float16)}, rtol=0)
     assert io_types(module) == (["f16"], ["f16"])
+
+
+def test_pad_and_expand_on_int8_stay_int8() -> None:
+    """Constant Pad (by a value of the type) and Expand of int8 values are int8 ops."""
+    nodes = [helper.make_node("Pad", ["x", "pads", "v"], ["p"], name="pad"),
+             helper.make_node("Expand", ["p", "shape"], ["y"], name="expand")]
+    inits = [init("pads", np.array([0, 1, 2, 0, 0, 1], np.int64)), init("v", np.array(-7, np.int8)),
+             init("shape", np.array([2, 1, 1], np.int64))]
+    m = model(nodes, [vi("x", TensorProto.INT8, (1, 3, 4))], [vi("y", TensorProto.INT8, (2, 4, 7))], inits, opset=13)
+    module = compare(m, {"x": RNG.integers(-128, 128, (1, 3, 4)).astype(np.int8)})
+    assert "npu_graph.dequantize" not in op_names(module) and io_types(module) == (["i8"], ["i8"])

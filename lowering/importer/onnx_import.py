@@ -2154,7 +2154,8 @@ def convert_expand(ctx: NodeContext) -> Sequence[Output]:
         raise NodeError(f"input of shape {list(x)} does not broadcast to {shape}")
     if out == x:
         return [ctx.tensor(0)]
-    return [ctx.typed(ctx.build(ExpandOp(ctx.value(0, carried=True), f32_tensor(out))).results[0], ctx.dtype(0))]
+    xv = ctx.moved(0) if ctx.tensor(0).value is not None else ctx.value(0, carried=True)
+    return [ctx.typed(ctx.build(ExpandOp(xv, ctx.like(xv, out))).results[0], ctx.dtype(0))]
 
 
 @converter("Trilu", attrs=("upper",))
@@ -2204,7 +2205,8 @@ def convert_pad(ctx: NodeContext) -> Sequence[Output]:
         idx = idx[tuple(slice(max(-b, 0), s - max(-e, 0)) for s, b, e in zip(x, pads, pads[len(x):]))]
         idx = np.pad(idx, [(max(b, 0), max(e, 0)) for b, e in zip(pads, pads[len(x):])], mode=mode)
         return [_index_map(ctx, idx, "pads")]
-    y = ctx.build(PadOp(ctx.value(0, carried=True), pads, value, f32_tensor(out))).results[0]
+    xv = ctx.moved(0) if ctx.tensor(0).value is not None else ctx.value(0, carried=True)
+    y = ctx.build(PadOp(xv, pads, value, ctx.like(xv, out))).results[0]  # (int8 values padded on the integers)
     return [ctx.typed(y, ctx.dtype(0))]
 
 
