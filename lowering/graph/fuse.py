@@ -368,7 +368,8 @@ class SplitLayerNorm(RewritePattern):
         for r, w in zip(readers, ws):
             assert w is not None
             loc = r.location
-            scaled = make_constant(self.module, gamma[:, None] * w, weight_hint(loc, "ln_folded"), loc)
+            scaled = make_constant(self.module, gamma[:, None] * w, weight_hint(loc, "ln_folded"), loc,
+                                   element_type=element_type(r.operands[1]))
             rewriter.insert(scaled, InsertPoint.before(r))
             replace_operand(r, 1, scaled.result, rewriter)
             if beta is None or not beta.any():
@@ -379,11 +380,11 @@ class SplitLayerNorm(RewritePattern):
             j = 1 - list(add.operands).index(out) if add is not None else 0
             b = None if add is None else self.constants.array(add.operands[j])
             if add is not None and b is not None and b.shape == shift.shape:
-                c = make_constant(self.module, b + shift, weight_hint(loc, "ln_bias"), loc)
+                c = make_constant(self.module, b + shift, weight_hint(loc, "ln_bias"), loc, element_type=element_type(out))
                 rewriter.insert(c, InsertPoint.before(add))
                 replace_operand(add, j, c.result, rewriter)
             else:
-                c = make_constant(self.module, shift, weight_hint(loc, "ln_bias"), loc)
+                c = make_constant(self.module, shift, weight_hint(loc, "ln_bias"), loc, element_type=element_type(out))
                 new = AddOp(out, c.result, out.type)  # type: ignore[arg-type]
                 new.location = loc
                 rewriter.insert([c, new], InsertPoint.after(r))
