@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 
 from npu_dialects import dtypes
 from npu_dialects.arch import DRAM_BYTES, Arch, arch_of
@@ -826,21 +827,35 @@ class Runtime:
 
 
 def _capture_plan(prog: Program) -> tuple[list[list[int]], list[int]]:
-    """Per task the allocs it uses (directly or through views), per alloc how many tasks."""
+    """Per task the allocs it captures, per alloc how many tasks before its value is
+    kept: the tasks whose DMA copies write it (once they all ran the value is complete;
+    later its bytes may hold another alloc's value, e.g. an add written in place over
+    its input), else every task using it (directly or through views)."""
     index = {v: i for i, (v, _, _) in enumerate(prog.allocs)}
-    per_task: list[list[int]] = []
-    left = [0] * len(prog.allocs)
+    used: list[set[int]] = []
+    written: list[set[int]] = []
     for t in prog.tasks:
-        mine = set()
-        for v in t.uses:
-            while isinstance(v.owner, ViewOp):
-                v = v.owner.source
-            if v in index:
-                mine.add(index[v])
-        per_task.append(sorted(mine))
-        for a in mine:
+        used.append({i for i in (index.get(_root(v)) for v in t.uses) if i is not None})
+        written.append({i for i in (index.get(_root(v)) for v in _dram_writes(t.op)) if i is not None})
+    has_writer = set().union(*written) if written else set()
+    per_task = [sorted(w | {a for a in u if a not in has_writer}) for u, w in zip(used, written)]
+    left = [0] * len(prog.allocs)
+    for allocs in per_task:
+        for a in allocs:
             left[a] += 1
     return per_task, left
+
+
+def _root(v: SSAValue) -> SSAValue:
+    while isinstance(v.owner, ViewOp):
+        v = v.owner.source
+    return v
+
+
+def _dram_writes(task: Operation) -> list[SSAValue]:
+    """The DRAM buffers a task's DMA copies write."""
+    from npu_dialects.dma import CopyOp, memory_space
+    return [op.dst for op in task.walk() if isinstance(op, CopyOp) and memory_space(op.dst.type) == "dram"]
 
 
 def _join(vcs: list[Any]) -> list[int] | None:

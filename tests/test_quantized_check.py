@@ -238,3 +238,35 @@ def test_html_report_shows_the_check_and_compare_all(models, tmp_path, capsys):
     text = page.read_text()
     assert "<h2>Check</h2><p>ok vs onnxruntime" in text and "within one step of" in text
     assert "Accuracy per layer (--compare-all)" in text and "<td>i8</td>" in text
+
+
+def test_compare_all_keeps_a_tensor_before_an_add_overwrites_its_bytes(tmp_path, capsys):
+    """MobileNetV2's residual add is written where its input was (the memory plan reuses
+    the bytes): the input is kept when its kernel ends, not after the add (a false 'NO'
+    at every project conv before)."""
+    from tools.testkit.models import mobilenet_v2
+    path, rep = tmp_path / "mb.onnx", tmp_path / "r.json"
+    onnx.save(mobilenet_v2(resolution=64, width=0.5, classes=10), str(path))
+    rc, _, err = run([str(path), "--compare-all", "-p", LAYERS, "--report", str(rep)], capsys)
+    assert rc == 0, err
+    data = json.loads(rep.read_text())["compare_all"]
+    assert data["first_over_tolerance"] is None
+    assert any(r["node"] == "/features.2.project/Conv" for r in data["tensors"])
+
+
+def test_local_steps_separate_a_wrong_kernel_from_grown_rounding(models, monkeypatch, tmp_path, capsys):
+    """`local_steps`: each kept tensor against the reference fed the program's earlier
+    tensors - within a step for right kernels, far off for a wrong one."""
+    rep = tmp_path / "r.json"
+    rc, _, err = run([str(models["u8"]), "--compare-all", "-p", LAYERS, "--report", str(rep)], capsys)
+    assert rc == 0, err
+    rows = json.loads(rep.read_text())["compare_all"]["tensors"]
+    assert sum("local_steps" in r for r in rows) >= 3
+    assert all(r["local_steps"]["max_steps"] <= 1 for r in rows if "local_steps" in r)
+    original = RequantizeOp.compute
+    monkeypatch.setattr(RequantizeOp, "compute",
+                        classmethod(lambda cls, attrs, acc, mul, zp: original(attrs, acc, mul * 1.25, zp)))
+    run([str(models["u8"]), "--compare-all", "-p", LAYERS, "--report", str(rep)], capsys)
+    data = json.loads(rep.read_text())["compare_all"]
+    row = next(r for r in data["tensors"] if r["node"] == data["first_over_tolerance"])
+    assert row["local_steps"]["max_steps"] > 3 and not row["ok"]

@@ -789,8 +789,9 @@ def _compare_all(args: argparse.Namespace, loaded: Loaded, inputs, result, repor
 
 
 def _onnxruntime_values(loaded: Loaded, path: str, inputs, nodes: list[str]) -> dict[str, np.ndarray] | None:
-    """A QDQ model's tensors as onnxruntime computes them (the output of each node in
-    `nodes`, asked for as an extra graph output; the model outputs as "output 'NAME'"),
+    """A QDQ model's tensors as onnxruntime computes them (the model outputs as "output
+    'NAME'" from its own run; the output of each node in `nodes` from a second run that
+    asks for them as extra graph outputs, which may stop some of onnxruntime's fusions),
     for --compare-all; None for a model without quantization ops or one onnxruntime
     cannot run so (a note on stderr)."""
     if loaded.kind not in ("onnx", "npuexe"):
@@ -807,12 +808,17 @@ def _onnxruntime_values(loaded: Loaded, path: str, inputs, nodes: list[str]) -> 
     labels = {n.name or f"{n.op_type}#{i}": n.output[0] for i, n in enumerate(model.graph.node) if n.output}
     outputs = [o.name for o in model.graph.output]
     extra = [labels[n] for n in dict.fromkeys(nodes) if n in labels and labels[n] not in outputs]
-    model.graph.output.extend(onnx.ValueInfoProto(name=t) for t in extra)
+    wider = onnx.ModelProto()
+    wider.CopyFrom(model)
+    wider.graph.output.extend(onnx.ValueInfoProto(name=t) for t in extra)
     try:
         import onnxruntime as ort
-        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-        feed = {i.name: _as_ort_type(inputs[i.name], i.type) for i in sess.get_inputs() if i.name in inputs}
-        got = dict(zip([*outputs, *extra], sess.run([*outputs, *extra], feed)))
+        got: dict[str, Any] = {}
+        for proto, names in ((model, outputs), (wider, extra)):  # (exposing a tensor may stop a fusion)
+            if names:
+                sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+                feed = {i.name: _as_ort_type(inputs[i.name], i.type) for i in sess.get_inputs() if i.name in inputs}
+                got.update(zip(names, sess.run(names, feed)))
     except Exception as e:  # noqa: BLE001 - onnxruntime raises many exception types
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         print(f"note: --compare-all: onnxruntime cannot run '{path}' with its intermediate tensors: {msg}",
