@@ -283,7 +283,7 @@ class FuseMovement(RewritePattern):
               for v in src.operands[:self.data_operands(src)]]
         for q in qs:
             q.location = op.location
-        rewriter.insert(qs, InsertPoint.before(src))
+        rewriter.insert(qs, InsertPoint.before(op))  # (after the output parameters too)
         operands = [q.result for q in qs] + list(src.operands[len(qs):])
         new = type(src).create(operands=operands, result_types=[op.result.type],
                                attributes=dict(src.attributes), properties=dict(src.properties))
