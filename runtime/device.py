@@ -651,8 +651,8 @@ class Runtime:
         self._request_end(req, now, t.label())
 
     def _capture(self, req: Request, k: int) -> None:
-        """Keep each DRAM alloc's value once the last task using it has run (the memory
-        plan reuses no byte before that)."""
+        """Keep each DRAM alloc's value once the tasks writing it have run (`_capture_plan`;
+        the memory plan may give its bytes to another value while it is still read)."""
         assert req.capture_plan is not None
         per_task, left = req.capture_plan
         allocs = req.ctx.program.allocs

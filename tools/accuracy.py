@@ -10,8 +10,9 @@ outputs last, and the first node over its type's tolerance: f32 as `--check` (rt
 (`tools.npu_run.PRECISION_RTOL`); i8/ui8 buffers in quantization steps against the
 reference quantized by the quantize op that makes them (`tools.quant_steps.STEP_RULE`),
 errors after dequantizing; a float tensor of a quantized graph may also pass by the
-step rule of the quantize/dequantize next to it. `onnxruntime` (values by node, a QDQ
-model's run) adds a comparison per row. `format_rows` prints them.
+step rule of the quantize/dequantize next to it, or by `local_steps` (against
+`local_references`: the reference fed the program's earlier tensors). `onnxruntime`
+(values by node, a QDQ model's run) adds a comparison per row. `format_rows` prints.
 """
 
 from __future__ import annotations
