@@ -66,4 +66,23 @@ builtin.module {
   // CHECK:      %[[ACC:.*]] = npu_graph.matmul %x, %w {weight_zero_point = 128 : i64} : (tensor<1x4xi8>, tensor<4x2xui8>) -> tensor<1x2xi32>
   // CHECK:      %[[M:.*]] = npu_graph.constant {value = dense<2.500000e-01> : tensor<2xf32>}
   // CHECK:      %q = npu_graph.requantize %[[ACC]], %[[M]], %{{.*}} : (tensor<1x2xi32>, tensor<2xf32>, tensor<f32>) -> tensor<1x2xi8>
+
+  // A concat of tensors quantized with other parameters than its result's: each operand
+  // is quantized with the result's parameters (defined after the concat: the new
+  // quantizes go where the output's was) and the concat moves integers.
+  func.func @concat(%a: tensor<1x2xi8>, %b: tensor<1x2xi8>) -> tensor<1x4xi8> {
+    %sa = npu_graph.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
+    %z = npu_graph.constant {value = dense<0.0> : tensor<f32>} : tensor<f32>
+    %da = npu_graph.dequantize %a, %sa, %z : (tensor<1x2xi8>, tensor<f32>, tensor<f32>) -> tensor<1x2xf32>
+    %db = npu_graph.dequantize %b, %sa, %z : (tensor<1x2xi8>, tensor<f32>, tensor<f32>) -> tensor<1x2xf32>
+    %c = npu_graph.concat %da, %db {axis = 1 : i64} : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x4xf32>
+    %so = npu_graph.constant {value = dense<0.25> : tensor<f32>} : tensor<f32>
+    %q = npu_graph.quantize %c, %so, %z : (tensor<1x4xf32>, tensor<f32>, tensor<f32>) -> tensor<1x4xi8>
+    func.return %q : tensor<1x4xi8>
+  }
+  // CHECK-LABEL: func.func @concat
+  // CHECK:      %so = npu_graph.constant
+  // CHECK-NEXT: %[[QA:.*]] = npu_graph.quantize %da, %so, %z : (tensor<1x2xf32>, tensor<f32>, tensor<f32>) -> tensor<1x2xi8>
+  // CHECK-NEXT: %[[QB:.*]] = npu_graph.quantize %db, %so, %z : (tensor<1x2xf32>, tensor<f32>, tensor<f32>) -> tensor<1x2xi8>
+  // CHECK-NEXT: %q = npu_graph.concat %[[QA]], %[[QB]] {axis = 1 : i64} : (tensor<1x2xi8>, tensor<1x2xi8>) -> tensor<1x4xi8>
 }
