@@ -356,8 +356,9 @@ def _accuracy(report: dict[str, Any]) -> list[str]:
     a = report.get("compare_all")
     if a is not None:
         def step_cells(r: dict[str, Any]) -> list[str]:
-            s = r.get("steps")
-            return [f"{100 * s['within_one']:.2f}%", f"{s['max_steps']:.3g}"] if s else ["", ""]
+            s, loc = r.get("steps"), r.get("local_steps")
+            return ([f"{100 * s['within_one']:.2f}%", f"{s['max_steps']:.3g}"] if s else ["", ""]) + \
+                [f"{loc['max_steps']:.3g}" if loc else ""]
         rows = [[r["node"], r.get("type", "f32"), f"{r['max_abs_err']:.3g}", f"{r['max_rel_err']:.3g}",
                  f"{r['cosine']:.6f}", *step_cells(r), "ok" if r["ok"] else "NO",
                  "" if "onnxruntime" not in r else "ok" if r["onnxruntime"]["ok"] else "NO"] for r in a["tensors"]]
@@ -365,7 +366,7 @@ def _accuracy(report: dict[str, Any]) -> list[str]:
         out += ["<h2>Accuracy per layer (--compare-all)</h2>",
                 f"<p>first node over tolerance: {html.escape(first)}</p>" if first else
                 "<p>every tensor within its type's tolerance</p>",
-                _table(["node", "type", "max abs err", "max rel err", "cosine", "<=1 step", "max steps", "ok",
+                _table(["node", "type", "max abs err", "max rel err", "cosine", "<=1 step", "max steps", "local max", "ok",
                         "vs onnxruntime"], rows)]
     return out
 
