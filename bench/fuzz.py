@@ -40,6 +40,9 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     (r"no tile fits sram_bytes", "real limit: the smallest tile of the kernel needs more SRAM than the arch has"),
     (r"only 1-D and 2-D convolutions", "real limit: a 3-D Conv is not converted (the fuzzer writes ranks 1-4)"),
     (r"empty tensors are not supported", "real limit: the compiler keeps no empty tensor"),
+    (r"new shapes: 'npu_graph\.(mul|add)': operand #N is fN but operand #N is fN",
+     "compiler bug (issue 44): a float16 Gemm with alpha or beta != 1 is scaled by float32 constants "
+     "(npu-canonicalize's GemmScalingToEpilogue)"),
 )
 """Refusal reason pattern -> its judgement (is the diagnostic a real limit?)."""
 
