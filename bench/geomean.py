@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -34,6 +35,18 @@ def rows(path: str) -> dict[str, tuple[int, int]]:
     return out
 
 
+def int8_ratios(path: str) -> dict[str, float]:
+    """{model: int8 simulated / int8 roofline} from the last column, `cycles (ratio)`."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            cells = [c.strip() for c in line.split("|")]
+            m = re.fullmatch(r"\d+ \(([0-9.]+)\)", cells[-2]) if len(cells) > 4 and cells[2].isdigit() else None
+            if m:
+                out[cells[1]] = float(m.group(1))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", help="write the table here (markdown)")
@@ -49,8 +62,12 @@ def main() -> int:
         print("error: no model rows in " + ", ".join(TABLES), file=sys.stderr)
         return 1
     above = sum(logs) - len(logs) * math.log(2.0)
+    int8 = [math.log(r) for t in TABLES for r in int8_ratios(os.path.join(RESULTS, t)).values()]
+    int8_gm = (f"; int8 (QDQ) simulated/int8 roofline {math.exp(sum(int8) / len(int8)):.4f} over {len(int8)} "
+               "models") if int8 else ""
     return close_table(lines, f"geometric mean simulated/roofline {math.exp(sum(logs) / len(logs)):.4f} over "
-                              f"{len(logs)} models (sum of ln ratios {above:+.4f} against a mean of 2.0)", args.out)
+                              f"{len(logs)} models (sum of ln ratios {above:+.4f} against a mean of 2.0){int8_gm}",
+                       args.out)
 
 
 if __name__ == "__main__":
