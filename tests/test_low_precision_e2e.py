@@ -86,3 +86,19 @@ def test_all_f16_model_runs_in_f16():
     got = res.outputs[out].astype(np.float32)
     assert np.allclose(got, want, rtol=2e-2, atol=2e-2 * np.abs(want).max())
     assert any("f16" in str(op.operands[0].type) for op in module.walk() if op.name == "npu_dma.copy")
+
+
+def test_f16_gemm_with_alpha_and_beta_scales_in_f16():
+    """npu-canonicalize moves a Gemm's alpha and beta into multiplies by constants of
+    the operands' type (f32 constants made an f16 graph fail shape inference)."""
+    rng = np.random.default_rng(0)
+    g = helper.make_graph([helper.make_node("Gemm", ["a", "b", "c"], ["y"], alpha=0.5, beta=2.0, transB=1)], "g",
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT16, [4, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4, 6])],
+                          [numpy_helper.from_array(rng.standard_normal((6, 8)).astype(np.float16), "b"),
+                           numpy_helper.from_array(rng.standard_normal(6).astype(np.float16), "c")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    x = {"a": rng.standard_normal((4, 8)).astype(np.float16)}
+    res, _ = simulate(model, x)
+    want = onnxruntime_outputs(model, x)["y"].astype(np.float32)
+    assert np.allclose(res.outputs["y"].astype(np.float32), want, rtol=4e-3, atol=4e-3 * np.abs(want).max())

@@ -95,7 +95,6 @@ from npu_dialects.graph import (
     SubOp,
     TanhOp,
     TransposeOp,
-    f32_tensor,
     ints,
     shape_of,
 )
@@ -104,9 +103,10 @@ from npu_dialects.locs import fused_loc, loc_names
 _OpT = TypeVar("_OpT", bound=Operation)
 
 
-def _scalar(value: float, loc: LocationAttr) -> ConstantOp:
-    t = TensorType(Float32Type(), [1])
-    c = ConstantOp(t, value=DenseIntOrFPElementsAttr.from_list(t, [value]))
+def _scalar(value: float, loc: LocationAttr, like: SSAValue | None = None) -> ConstantOp:
+    """A [1] constant `value` of the element type of `like` (f32 without one)."""
+    t = TensorType(Float32Type() if like is None else element_type(like), [1])
+    c = ConstantOp(t, value=DenseIntOrFPElementsAttr.from_list(t, [value]))  # type: ignore[arg-type]
     c.location = loc
     return c
 
@@ -145,14 +145,14 @@ class GemmScalingToEpilogue(RewritePattern):
         ops.append(core)
         y: SSAValue = core.results[0]
         if p["alpha"] != 1.0:
-            alpha = _scalar(p["alpha"], loc)
+            alpha = _scalar(p["alpha"], loc, y)
             ops += [alpha, _at(MulOp(y, alpha.result, op.result.type), loc)]
             y = ops[-1].results[0]
         if op.c is not None:
             c: SSAValue = op.c
             if p["beta"] != 1.0:
-                beta = _scalar(p["beta"], loc)
-                ops += [beta, _at(MulOp(c, beta.result, f32_tensor(shape_of(c))), loc)]
+                beta = _scalar(p["beta"], loc, c)
+                ops += [beta, _at(MulOp(c, beta.result, c.type), loc)]  # type: ignore[arg-type]
                 c = ops[-1].results[0]
             ops.append(_at(AddOp(y, c, op.result.type), loc))
         rewriter.replace(op, ops, [ops[-1].results[0]])
