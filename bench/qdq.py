@@ -42,7 +42,7 @@ import onnxruntime as ort
 
 from bench import write_table
 from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
-from tools.testkit.transformers import bert_layers, block_inputs
+from tools.testkit.transformers import bert_layers
 from tools.testkit.zoo import diagnostic_summary, light_models, prepare, random_inputs
 
 CNNS = ("resnet50", "mobilenetv2", "squeezenet", "inception_v1", "densenet121")
@@ -83,8 +83,7 @@ def int8_model(model: onnx.ModelProto, calibration: int = 4) -> onnx.ModelProto:
 
 
 def samples(model: onnx.ModelProto, n: int, first_seed: int) -> list[dict[str, np.ndarray]]:
-    if any(i.type.tensor_type.elem_type != onnx.TensorProto.FLOAT for i in model.graph.input):
-        return [block_inputs(model, seed=first_seed + s) for s in range(n)]
+    """`n` seeded inputs of `model` (`random_inputs`: token ids within their tables)."""
     return [random_inputs(model, seed=first_seed + s) for s in range(n)]
 
 
