@@ -41,6 +41,7 @@ import onnx.version_converter
 import onnxruntime as ort
 
 from bench import write_table
+from tools import quant_steps
 from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
 from tools.testkit.transformers import bert_layers
 from tools.testkit.zoo import diagnostic_summary, light_models, prepare, random_inputs
@@ -111,20 +112,9 @@ def quantize(model: onnx.ModelProto, calib: list[dict[str, np.ndarray]], symmetr
 
 
 def output_steps(model: onnx.ModelProto) -> dict[str, float]:
-    """Each output's quantization step: the scale of the DequantizeLinear producing it
-    (through Softmax/Reshape-like ops, the one before them); 0 when there is none."""
-    producers = {o: n for n in model.graph.node for o in n.output}
-    inits = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
-    steps: dict[str, float] = {}
-    for out in model.graph.output:
-        node, step = producers.get(out.name), 0.0
-        while node is not None:
-            if node.op_type == "DequantizeLinear" and node.input[1] in inits:
-                step = float(np.max(inits[node.input[1]]))
-                break
-            node = producers.get(node.input[0]) if node.input else None
-        steps[out.name] = step
-    return steps
+    """Each output's quantization step (the largest scale of the DequantizeLinear that
+    produces it: `tools.quant_steps`, which `npu-run --check` uses too)."""
+    return {k: step.largest() for k, step in quant_steps.output_steps(model).items()}
 
 
 @dataclass
