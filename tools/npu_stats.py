@@ -506,23 +506,24 @@ def model_stats(arg: str, arch_spec: str | None, precision: str | None = None) -
             "isa": isa_figures(report, kernels, sim, c)}
 
 
+def summed(stats: list[dict[str, Any]], table: str, key: str, counts: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """The rows of each model's `table` summed over the models, by their `key` field."""
+    out: dict[str, dict[str, Any]] = {}
+    for s in stats:
+        for r in s[table]:
+            a = out.setdefault(r[key], {key: r[key], **{c: 0 for c in counts}})
+            for c in counts:
+                a[c] += r[c]
+    return out
+
+
 def aggregate(stats: list[dict[str, Any]]) -> dict[str, Any]:
     """Op mix, patterns and blocked reasons summed over the models; a headline row per model."""
-    mix: dict[str, dict[str, Any]] = {}
-    for s in stats:
-        for r in s["op_mix"]:
-            a = mix.setdefault(r["op_type"], {"op_type": r["op_type"], "nodes": 0, "kept": 0, "macs": 0})
-            for key in ("nodes", "kept", "macs"):
-                a[key] += r[key]
+    mix = summed(stats, "op_mix", "op_type", ("nodes", "kept", "macs"))
     total = sum(r["macs"] for r in mix.values()) or 1
     for r in mix.values():
         r["macs_share"] = r["macs"] / total
-    types: dict[str, dict[str, Any]] = {}
-    for s in stats:
-        for r in s["types"]:
-            a = types.setdefault(r["type"], {"type": r["type"], "ops": 0, "macs": 0, "bytes": 0})
-            for key in ("ops", "macs", "bytes"):
-                a[key] += r[key]
+    types = summed(stats, "types", "type", ("ops", "macs", "bytes"))
     kernels: Counter[str] = Counter()
     groups: Counter[str] = Counter()
     reasons: Counter[tuple[str, str]] = Counter()
