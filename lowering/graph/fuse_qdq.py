@@ -9,7 +9,10 @@ exists, as onnxruntime's QDQ transformer does on the CPU.
   onnxruntime computes it; `mode` is the arch's `requant`;
 - data movement and max pooling run on the integers (exact): with other parameters at
   the output than at the input, the quantize first moves onto the op's operands;
-- quantize(dequantize(x, s, z), s, z) is x.
+- quantize(dequantize(x, s, z), s, z) is x;
+- quantize(relu(x)) and quantize(clip(x, a, b)) (constant bounds) are quantize(x) with its
+  saturation range narrowed to [q(0), ...] or [q(a), q(b)] (exact: quantizing is monotonic),
+  before the rules above, so a conv's Relu ends in its requantize.
 Everything else stays in float between its dequantize and quantize (a remark names
 each); npu-fuse then keeps the float values on chip. First in npu-default. No options.
 """
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -33,6 +36,7 @@ from npu_dialects.arch import arch_of
 from npu_dialects.dtypes import element_type, i32, qrange, type_name
 from npu_dialects.graph import (
     AddOp,
+    ClipOp,
     ConcatOp,
     ConstantOp,
     Conv2dOp,
@@ -41,10 +45,12 @@ from npu_dialects.graph import (
     MatMulOp,
     MaxPoolOp,
     QuantizeOp,
+    ReluOp,
     RequantizeOp,
     ReshapeOp,
     SliceOp,
     TransposeOp,
+    quantize_ref,
     shape_of,
 )
 from npu_dialects.locs import node_names
@@ -116,6 +122,45 @@ class Qdq:
             if real is None:
                 return False
         return np.clip(np.rint(real / scales.astype(np.float64)), -2**31, 2**31 - 1).astype(np.int32)
+
+
+class FoldActivation(RewritePattern):
+    """quantize(relu(x)) -> quantize(x){min = q(0)}; quantize(clip(x, a, b)) ->
+    quantize(x){min = q(a), max = q(b)} for constant scalar a <= b. Exact: q is monotonic,
+    so q(max(x, a)) = max(q(x), q(a)) and likewise for min; the bounds only narrow."""
+
+    def __init__(self, qdq: Qdq):
+        self.qdq = qdq
+        self.orphans: list[SSAValue] = []
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        act = op.input.owner if isinstance(op, QuantizeOp) else None
+        if not isinstance(act, ReluOp | ClipOp) or not op.input.has_one_use():
+            return
+        out = self.qdq.per_tensor(op)
+        bounds = self.bounds(act)
+        if out is None or bounds is None or shape_of(act.operands[0]) != shape_of(op.input):
+            return
+        lo, hi = op.bounds()
+        q = [int(quantize_ref(np.array(b, np.float32), np.array(out.scale, np.float32),
+                              np.array(out.zero_point, np.float32), lo, hi)) for b in bounds]
+        lo, hi = max(lo, q[0]), min(hi, q[1])
+        full = (lo, hi) == qrange(element_type(op.result))
+        new = QuantizeOp(act.operands[0], op.scale, op.zero_point, op.result.type,
+                         min=None if full else lo, max=None if full else hi)
+        new.location = op.location
+        remark(PASS, "applied", node_names(act), f"{act.name} folded into the quantize's saturation range "
+               f"[{lo}, {hi}]")
+        self.orphans += list(act.operands[1:])
+        rewriter.replace(op, new)
+        rewriter.erase(act)
+
+    def bounds(self, act: Operation) -> tuple[float, float] | None:
+        """The activation's clamp (lo, hi) as floats, None unless constant with lo <= hi."""
+        if isinstance(act, ReluOp):
+            return 0.0, float("inf")
+        a, b = (self.qdq.constants.scalar(v) for v in act.operands[1:])
+        return None if a is None or b is None or not a <= b else (float(a), float(b))
 
 
 class FuseCube(RewritePattern):
@@ -246,11 +291,16 @@ class FuseMovement(RewritePattern):
         src = op.input.owner
         if out is None or not isinstance(src, Operation):
             return
+        narrowed = op.bounds() != qrange(element_type(op.result))
         if isinstance(src, DequantizeOp):
             x = self.qdq.dequantized(op.input)
-            if x is not None and x[1] == out and x[0].input.type == op.result.type:
-                self.orphans += list(op.operands)
-                rewriter.replace(op, [], [x[0].input])
+            if x is None or x[1] != out or x[0].input.type != op.result.type:
+                return
+            if narrowed:
+                self.narrow_producer(op, x[0], rewriter)
+                return
+            self.orphans += list(op.operands)
+            rewriter.replace(op, [], [x[0].input])
             return
         if isinstance(src, Conv2dOp | MatMulOp | GemmOp | RequantizeOp | QuantizeOp):
             return
@@ -259,8 +309,8 @@ class FuseMovement(RewritePattern):
                    "(no integer form here)")
             return
         ins = [self.qdq.dequantized(v) for v in src.operands[:self.data_operands(src)]]
-        if any(d is None or d[1] != out or element_type(d[0].input) != element_type(op.result)
-               for d in ins):
+        if narrowed or any(d is None or d[1] != out or element_type(d[0].input) != element_type(op.result)
+                           for d in ins):
             self.quantize_operands(op, src, rewriter)
             return
         operands = [d[0].input for d in ins if d] + list(src.operands[len(ins):])
@@ -270,6 +320,28 @@ class FuseMovement(RewritePattern):
         self.orphans += [*op.operands[1:], *src.operands]
         rewriter.replace(op, new)
         rewriter.erase(src)
+
+    def narrow_producer(self, op: QuantizeOp, dq: DequantizeOp, rewriter: PatternRewriter) -> None:
+        """quantize{lo, hi}(dequantize(y)) of y's own parameters is y clamped to [lo, hi]:
+        when y is a requantize/quantize read only through `dq`, that op saturates to the
+        narrower range instead (a Relu folded into the quantize lands in the conv's
+        requantize); otherwise the pair stays (exact, in float)."""
+        prod = dq.input.owner
+        if not isinstance(prod, RequantizeOp | QuantizeOp) or not dq.input.has_one_use() \
+                or not dq.result.has_one_use():
+            return
+        (plo, phi), (lo, hi) = prod.bounds(), op.bounds()
+        lo, hi = max(lo, plo), min(hi, phi)
+        if lo > hi:
+            return
+        attrs = dict(prod.attributes)
+        attrs.update(min=IntegerAttr(lo, i64), max=IntegerAttr(hi, i64))
+        new = type(prod).create(operands=list(prod.operands), result_types=[op.result.type], attributes=attrs)
+        new.location = prod.location
+        self.orphans += [*op.operands[1:], *dq.operands[1:]]
+        rewriter.replace(op, new)
+        rewriter.erase(dq)
+        rewriter.erase(prod)
 
     def quantize_operands(self, op: QuantizeOp, src: Operation, rewriter: PatternRewriter) -> None:
         """quantize(move(v...)) -> move(quantize(v)...): quantizing commutes with moving
@@ -326,7 +398,8 @@ class FuseQdqPass(ModulePass):
         if not any(isinstance(o, QuantizeOp) for o in op.walk()):
             return
         qdq = Qdq(ConstantReader(op, self.name))
-        cube, movement = FuseCube(op, qdq), FuseMovement(qdq)
+        act, cube, movement = FoldActivation(qdq), FuseCube(op, qdq), FuseMovement(qdq)
+        PatternWalker(act, apply_recursively=True).rewrite_module(op)
         PatternWalker(cube, apply_recursively=False).rewrite_module(op)
         PatternWalker(movement, apply_recursively=True).rewrite_module(op)
-        erase_dead(cube.orphans + movement.orphans)
+        erase_dead(act.orphans + cube.orphans + movement.orphans)
