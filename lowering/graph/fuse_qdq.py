@@ -1,6 +1,5 @@
 """`npu-fuse-qdq`: a QDQ model (DequantizeLinear -> op -> QuantizeLinear around each op, as
-onnxruntime's `quantize_static` writes it) computed in integers where an integer form
-exists, as onnxruntime's QDQ transformer does on the CPU.
+onnxruntime's `quantize_static` writes it) computed in integers where an integer form exists.
 
 - quantize(conv2d | matmul | gemm(dequantize(x), dequantize(W), dequantize(b)?)) ->
   requantize(integer op -> i32): x per tensor, W per tensor or per output channel with
@@ -13,8 +12,7 @@ exists, as onnxruntime's QDQ transformer does on the CPU.
 - quantize(relu(x)) and quantize(clip(x, a, b)) (constant bounds) are quantize(x) with its
   saturation range narrowed to [q(0), ...] or [q(a), q(b)] (exact: quantizing is monotonic),
   before the rules above, so a conv's Relu ends in its requantize.
-Everything else stays in float between its dequantize and quantize (a remark names
-each); npu-fuse then keeps the float values on chip. First in npu-default. No options.
+Everything else stays in float (a remark names each op). First in npu-default. No options.
 """
 
 from __future__ import annotations
@@ -134,7 +132,9 @@ class FoldActivation(RewritePattern):
         self.orphans: list[SSAValue] = []
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        act = op.input.owner if isinstance(op, QuantizeOp) else None
+        if not isinstance(op, QuantizeOp):
+            return
+        act = op.input.owner
         if not isinstance(act, ReluOp | ClipOp) or not op.input.has_one_use():
             return
         out = self.qdq.per_tensor(op)
