@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +45,7 @@ import onnxruntime as ort
 from bench import write_table
 from tools import quant_steps
 from tools.testkit.e2e import compile_and_run, onnxruntime_outputs, run_session
+from tools.testkit.qdq import quantize
 from tools.testkit.transformers import bert_layers
 from tools.testkit.zoo import diagnostic_summary, light_models, prepare, random_inputs
 
@@ -89,29 +89,6 @@ def int8_model(model: onnx.ModelProto, calibration: int = 4) -> onnx.ModelProto:
 def samples(model: onnx.ModelProto, n: int, first_seed: int) -> list[dict[str, np.ndarray]]:
     """`n` seeded inputs of `model` (`random_inputs`: token ids within their tables)."""
     return [random_inputs(model, seed=first_seed + s) for s in range(n)]
-
-
-def quantize(model: onnx.ModelProto, calib: list[dict[str, np.ndarray]], symmetric: bool) -> onnx.ModelProto:
-    """onnxruntime's static QDQ quantization of `model` calibrated on `calib`, after its
-    `quant_pre_process` (shape inference and graph optimisation)."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.it = iter(calib)
-
-        def get_next(self):
-            return next(self.it, None)
-
-    with tempfile.TemporaryDirectory() as d:
-        raw, src, dst = Path(d) / "raw.onnx", Path(d) / "f.onnx", Path(d) / "q.onnx"
-        onnx.save(model, raw)
-        quant_pre_process(str(raw), str(src))  # (as onnxruntime asks: BatchNorm folded into Conv)
-        quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                        activation_type=QuantType.QInt8 if symmetric else QuantType.QUInt8,
-                        weight_type=QuantType.QInt8, extra_options={"ActivationSymmetric": symmetric})
-        return onnx.load(dst)
 
 
 def output_steps(model: onnx.ModelProto) -> dict[str, float]:

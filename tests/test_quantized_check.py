@@ -19,6 +19,7 @@ from tests.test_low_precision_e2e import qdq_matmul
 from tools.npu_run import main as npu_run
 from tools.quant_steps import Step, output_steps, step_metrics
 from tools.testkit.models import mlp
+from tools.testkit.qdq import quantize
 
 LAYERS = "npu-default{fuse-disable=layer-group}"  # (one kernel per layer: every layer's tensor kept in DRAM)
 
@@ -26,22 +27,8 @@ LAYERS = "npu-default{fuse-disable=layer-group}"  # (one kernel per layer: every
 def quantized_mlp(symmetric: bool, tmp: Path) -> onnx.ModelProto:
     """tools/testkit's MLP through onnxruntime's quantize_static (QDQ, per-channel
     weights; int8 symmetric or uint8 asymmetric activations), as bench/qdq.py does."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    model = mlp(batch=4)
-    calib = iter([{"x": np.random.default_rng(100 + s).standard_normal((4, 32)).astype(np.float32)}
-                  for s in range(8)])
-
-    class Reader(CalibrationDataReader):
-        def get_next(self):
-            return next(calib, None)
-
-    src, dst = tmp / "f.onnx", tmp / f"q{int(symmetric)}.onnx"
-    onnx.save(model, str(src))
-    quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QInt8 if symmetric else QuantType.QUInt8,
-                    weight_type=QuantType.QInt8, extra_options={"ActivationSymmetric": symmetric})
-    return onnx.load(str(dst))
+    calib = [{"x": np.random.default_rng(100 + s).standard_normal((4, 32)).astype(np.float32)} for s in range(8)]
+    return quantize(mlp(batch=4), calib, symmetric, pre_process=False)
 
 
 @pytest.fixture(scope="module")

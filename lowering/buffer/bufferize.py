@@ -286,7 +286,10 @@ class FuncBuilder:
         range: a max-pool's -3.4e38 is f16's -65504)."""
         dt = np_dtype(like)
         info = ml_dtypes.finfo(dt) if is_float(element_type(like)) else np.iinfo(dt)
-        values = [min(max(inside if r else outside, float(info.min)), float(info.max)) for r in rows]
+        values: list[float] | list[int] = [min(max(inside if r else outside, float(info.min)), float(info.max))
+                                           for r in rows]
+        if not is_float(element_type(like)):
+            values = [int(v) for v in values]
         tensor = TensorType(element_type(like), [1, 1, len(values), 1])
         t = dram_type((1, 1, len(values), 1), tensor)
         self.inline_consts += 1

@@ -48,10 +48,10 @@ from lowering.buffer.tile_loop_patterns import (
 )
 from lowering.instrument import PatternWalker
 from lowering.tile.strip_plan import (
-    NEG,
     WINDOWED,
     StripPlan,
     computed_shape,
+    mask_kinds,
     pooled_epilogues,
     side_inputs,
     strip_shape,
@@ -67,8 +67,11 @@ from npu_dialects.graph import (
     ConcatOp,
     ElementwiseOp,
     GraphOp,
+    MaxOp,
     MaxPoolOp,
+    MinOp,
     MulOp,
+    QuantOp,
     ReluOp,
     SliceOp,
     StructuredOp,
@@ -168,8 +171,8 @@ class StripBuffers:
         self.mask_dram: dict[SSAValue, list[SSAValue]] = {}
         self.mask_sram: list[dict[SSAValue, list[SSAValue]]] = [{} for _ in range(slots)]
         for v, pad in g.masked.items():
-            kinds = [(1.0, 0.0)] + ([(0.0, NEG)] if pad != 0.0 else [])  # (inside, outside)
-            self.mask_dram[v] = [mask(g.mask_rows(v), inside, outside, v) for inside, outside in kinds]
+            kinds = mask_kinds(v, pad)
+            self.mask_dram[v] = [mask(g.mask_rows(v), inside, outside, v) for _, inside, outside in kinds]
             for k in range(slots):
                 self.mask_sram[k][v] = [self.sram((1, 1, g.computed(v)[2], 1), v) for _ in kinds]
 
@@ -225,7 +228,7 @@ def assign_strip_buffers(body: StripLoopOp, plan: StripPlan, em: Emitter, dram: 
     b.slot_buffers(mask)
     b.work_area()
     b.args = {op: [b.const(o) if o in b.held else None for o in op.operands]
-              for op in b.ops if isinstance(op, ElementwiseOp)}
+              for op in b.ops if isinstance(op, ElementwiseOp | QuantOp)}
     b.bias = {op: b.sram((1, shape_of(op.bias)[0], 1, 1), op.bias, b.held[op.bias], op.bias)
               for op in b.ops if isinstance(op, GraphConv2dOp) and op.bias is not None}
     order = {v: i for i, v in enumerate([b.x] + [op.results[0] for op in b.ops])}  # (the input first)
@@ -408,8 +411,9 @@ class MaskRows(RewritePattern):
                 edge = past if edge is None else e.add(arith.OrIOp(edge, past)).results[0]
             then_b = Block()
             me = e.nested(then_b)
-        for fn, m in zip((MulOp, AddOp), b.mask_sram[0][res]):
-            me.stage(fn, [out, m], out)
+        fns = {"mul": MulOp, "add": AddOp, "max": MaxOp, "min": MinOp}
+        for (fn, _, _), m in zip(mask_kinds(res, b.g.masked[res]), b.mask_sram[0][res]):
+            me.stage(fns[fn], [out, m], out)
         if then_b is not None and edge is not None:
             then_b.add_op(scf.YieldOp())
             e.add(scf.IfOp(edge, [], Region(then_b)))
@@ -457,6 +461,10 @@ class StageStripOp(RewritePattern):
                 e.stage(ReluOp, [out], out)
         elif isinstance(op, AvgPoolOp):  # (rows outside x read NaN: the DMA pads them)
             e.stage(op, [b.at(op.input)], out, pads=pads)
+        elif isinstance(op, QuantOp):  # its parameters loaded once
+            params = [c for c in b.args[op][1:] if c is not None]
+            assert len(params) == len(op.operands) - 1  # (constants over H and W: `link_ok`)
+            e.stage(op, [b.at(op.operands[0]), *params], out)
         elif isinstance(op, StructuredOp) and not isinstance(op, ConcatOp):  # a transpose keeping H, W; an LRN
             e.stage(op, [b.at(op.operands[0])], out)
         elif isinstance(op, ElementwiseOp) and op not in b.deferred:  # (a deferred relu follows the pool)

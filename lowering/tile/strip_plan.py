@@ -5,7 +5,7 @@ A strip group is a list of graph ops in program order over one input `x` (a tens
 whose last two dims are H and W, batch first); each op reads values computed
 earlier in the group (`x` included) and constants, and only the last result `y`
 is used after the group. The ops form a DAG of convs, pools, channel shuffles,
-LRN, channel concats and elementwise ops (the exact set under Algorithm). `y` is
+LRN, channel concats, elementwise and quantization ops (the exact set under Algorithm). `y` is
 cut into strips of `T` rows, all of the same shapes, so the task is one loop over
 strips; halos are recomputed (`StripGeometry`) or kept in line buffers
 (`strip_geometry(rolling=True)`), and a strip's values share SRAM over their
@@ -21,9 +21,10 @@ is left out of the divisor only on the group input, which the DMA pads with NaN 
 NaN mask would not survive the IR's text form), reshapes and transposes that keep
 the last two dims (a channel shuffle), local response normalisation (across
 channels), channel concats of one image (each operand is computed into its channel
-range of the concat's strip buffer: the concat moves nothing), and elementwise ops
-whose other operands are constant over H and W (weights, biases, per-channel
-constants) or are *side inputs*: tensors from outside the group of the result's
+range of the concat's strip buffer: the concat moves nothing), quantize, dequantize,
+requantize and cast (their parameters constant over H and W: loaded once), and
+elementwise ops whose other operands are constant over H and W (weights, biases,
+per-channel constants) or are *side inputs*: tensors from outside the group of the result's
 shape (a residual; also the group's input itself where an elementwise op reads it
 at rows the strip does not hold for its other readers), loaded per strip with the
 rows the op needs.
@@ -40,7 +41,9 @@ rows a strip holds outside a tensor are made what the consumer's padding would
 read: the DMA fills them for `x` (0 for a conv, -3.4e38 for a pool) and a per-row
 mask multiplies them to 0 (then adds -3.4e38 for a pool) for an intermediate
 (`StripGeometry.masked`) that a padded conv or pool reads (or any conv or pool,
-when it comes after a pool: -3.4e38 must not reach arithmetic). Rows of `y` past
+when it comes after a pool: -3.4e38 must not reach arithmetic). Integer values take
+a quantized conv's zero point, or the type's minimum for a pool, instead: an integer
+max and min with masks of their type (`mask_kinds`; a product is not exact there). Rows of `y` past
 its end are clipped at the store. Weights and constants are loaded once per task;
 a strip's values share SRAM over their lifetimes (`strip_buffers`).
 
@@ -75,7 +78,7 @@ from lowering.tile.costmodel import best_split, channel_free, stall_for
 from lowering.tile.group_plan import fit_lifetimes, op_cycles
 from lowering.tile.tile_search import TilingError, align_up
 from npu_dialects.arch import Arch, value_type
-from npu_dialects.dtypes import elem_bytes, nbytes
+from npu_dialects.dtypes import elem_bytes, element_type, is_float, nbytes, qrange
 from npu_dialects.graph import (
     AvgPoolOp,
     ConcatOp,
@@ -83,6 +86,7 @@ from npu_dialects.graph import (
     ElementwiseOp,
     LrnOp,
     MaxPoolOp,
+    QuantOp,
     ReluOp,
     ReshapeOp,
     TransposeOp,
@@ -145,7 +149,32 @@ def link_ok(op: Operation, canon: dict[SSAValue, SSAValue], inner: set[SSAValue]
         t, rank = op.results[0].type, len(shape_of(op.results[0]))
         return any(o in inner for o in ops_) and all(
             o.type == t if o in inner else (o.type == t or _hw_constant(o, rank)) for o in ops_)
+    if isinstance(op, QuantOp):  # (a requantize, quantize, dequantize: parameters per channel at most)
+        rank = len(shape_of(op.results[0]))
+        return ops_[0] in inner and all(o not in inner and _hw_constant(o, rank) for o in ops_[1:])
     return False
+
+
+def mask_kinds(v: SSAValue, pad: float) -> list[tuple[str, float, float]]:
+    """How rows of v outside the tensor become `pad` (what its padded readers read):
+    (elementwise fn, mask value inside, mask value outside) applied in turn. Floats
+    multiply by 1/0 (then add -3.4e38 for a max-pool, `pad` -inf); integers, where a
+    product is not exact, clamp between type bounds inside and the pad outside (a
+    quantized conv's zero point, the type's minimum for a max-pool)."""
+    if is_float(element_type(v)):
+        return [("mul", 1.0, 0.0)] + ([("add", 0.0, NEG)] if pad != 0.0 else [])
+    lo, hi = qrange(element_type(v))
+    p = float(min(max(pad, lo), hi))
+    return [("max", float(lo), p), ("min", float(hi), p)]
+
+
+def pad_of(v: SSAValue, pad: float) -> float:
+    """The DMA pad value of group input v for readers wanting `pad` (-inf: a max-pool's
+    lowest value, in v's type)."""
+    if is_float(element_type(v)):
+        return NEG if pad == float("-inf") else pad
+    lo, hi = qrange(element_type(v))
+    return float(min(max(pad, lo), hi))
 
 
 def strip_input(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue] | None = None) -> SSAValue | None:
@@ -401,7 +430,7 @@ def settle_rows(g: StripGeometry, v: SSAValue, nd: list[tuple[Operation, tuple[i
     if pads is None:
         return False
     if v is x:
-        g.x_pad = NEG if pads == {float("-inf")} else NAN_PAD if pads == {NAN_PAD} else 0.0
+        g.x_pad = pad_of(x, next(iter(pads))) if pads else 0.0
     elif pads:
         padded[v] = pads.pop()  # (masked once the rows each strip computes are known)
     return True
@@ -433,7 +462,8 @@ def reader_pads(g: StripGeometry, v: SSAValue, nd: list[tuple[Operation, tuple[i
                 return None  # (NaN rows outside v would reach rows inside the result)
             if ph[0] or ph[2] or v in poisoned:  # (an unpadded reader reads rows outside v only
                 # for rows outside its result; -3.4e38 must not reach arithmetic unmasked)
-                pads.add(float("-inf") if isinstance(op, MaxPoolOp) else NAN_PAD if _nan_padded(op) else 0.0)
+                pads.add(float("-inf") if isinstance(op, MaxPoolOp) else NAN_PAD if _nan_padded(op)
+                         else float(op.zero_points[0]) if isinstance(op, Conv2dOp) else 0.0)
         elif (c, r) != (lo, hi - lo):
             if not isinstance(op, ElementwiseOp):
                 return None
@@ -441,6 +471,8 @@ def reader_pads(g: StripGeometry, v: SSAValue, nd: list[tuple[Operation, tuple[i
     for pad, kind in ((float("-inf"), MaxPoolOp), (NAN_PAD, AvgPoolOp)):
         if pad in pads and (len(pads) > 1 or any(not isinstance(o, kind) for o, _ in nd)):
             return None  # (rows padded for a pool would poison any other reader)
+    if len(pads) > 1:
+        return None  # (quantized convs of different zero points: one pad each)
     return pads
 
 
@@ -694,6 +726,9 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     g = strip_geometry(ops, x, T, canon, rolling)
     if g is None or (rolling and not g.rolled):
         return none
+    if any(not is_float(element_type(v)) and (g.x_pad if v is x else g.masked.get(v, 0.0)) != 0.0
+           for v in g.rolled):
+        return none  # (a line buffer's first shift pads zeros, not an integer's zero point)
     bufs = strip_buffers(g, canon, arch)
     if bufs is None:
         return none
@@ -709,14 +744,14 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
     sizes = [nbytes(o) for o in once]
     # per slot (two with prefetch): what is loaded per strip - the input, side inputs, masks
     loads = [prod(computed_shape(g, x)) * elem_bytes(x)] + side + [
-        g.computed(v)[2] * elem_bytes(v) for v, pad in g.masked.items() for _ in range(2 if pad else 1)]  # (a pool's mask: two)
+        g.computed(v)[2] * elem_bytes(v) for v, pad in g.masked.items() for _ in mask_kinds(v, pad)]
     compute = sum(op_cycles(op, arch, computed_shape(g, op.results[0])) or 0
                   for op in ops if not isinstance(op, ConcatOp))  # (a concat's operands are computed in place)
     for pool, (conv, relu) in pooled_epilogues(ops, canon).items():  # bias and relu on the pooled rows instead
         moved = (conv.bias is not None) + (relu is not None)
         compute += moved * (arch.vector_cycles(prod(computed_shape(g, pool.results[0])), dtype=value_type(pool.results[0]))
                             - arch.vector_cycles(prod(computed_shape(g, conv.results[0])), dtype=value_type(conv.results[0])))
-    masking = sum(arch.vector_cycles(prod(computed_shape(g, v)), dtype=value_type(v)) * (2 if pad else 1)
+    masking = sum(arch.vector_cycles(prod(computed_shape(g, v)), dtype=value_type(v)) * len(mask_kinds(v, pad))
                   for v, pad in g.masked.items())
     store = prod(strip_shape(g, ops[-1].results[0])) * elem_bytes(ops[-1].results[0])
     fixed = sum(align_up(b, arch.align) for b in sizes) + bufs.area

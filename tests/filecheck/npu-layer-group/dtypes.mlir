@@ -60,3 +60,27 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK:         %[[P:.*]] = npu_graph.constant {weight = "fc1.pack0"} : tensor<17xf32>
 // CHECK-NEXT:    npu_tile.kernel "fc1..fc2"(%x, %w1, %wq, %[[P]]) group
 // CHECK-SAME:      (tensor<4x64xf32>, tensor<64x64xf32>, tensor<64x64xi8>, tensor<17xf32>) -> tensor<4x64xf32>
+
+// -----
+
+// A quantized strip group (what npu-fuse-qdq leaves of a QDQ conv -> relu -> conv): ui8
+// values, i32 accumulators, requantize parameters constant over H and W. Its rows cost a
+// quarter of f32's, so 2 output rows a strip fit 16 KiB with both convs' halos.
+builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
+  func.func @main(%x: tensor<1x8x32x32xui8>) -> tensor<1x8x32x32xui8> {
+    %w1 = npu_graph.constant {weight = "w1"} : tensor<16x8x3x3xi8>
+    %b1 = npu_graph.constant {weight = "b1"} : tensor<16xi32>
+    %m1 = npu_graph.constant {weight = "m1"} : tensor<1x16x1x1xf32>
+    %z = npu_graph.constant {value = dense<128.0> : tensor<f32>} : tensor<f32>
+    %w2 = npu_graph.constant {weight = "w2"} : tensor<8x16x3x3xi8>
+    %m2 = npu_graph.constant {weight = "m2"} : tensor<1x8x1x1xf32>
+    %c1 = npu_graph.conv2d %x, %w1, %b1 {pads = array<i64: 1, 1, 1, 1>, input_zero_point = 128 : i64, weight_zero_point = 0 : i64} : (tensor<1x8x32x32xui8>, tensor<16x8x3x3xi8>, tensor<16xi32>) -> tensor<1x16x32x32xi32> loc("conv1")
+    %q1 = npu_graph.requantize %c1, %m1, %z {min = 128 : i64} : (tensor<1x16x32x32xi32>, tensor<1x16x1x1xf32>, tensor<f32>) -> tensor<1x16x32x32xui8> loc("rq1")
+    %c2 = npu_graph.conv2d %q1, %w2 {pads = array<i64: 1, 1, 1, 1>, input_zero_point = 128 : i64, weight_zero_point = 0 : i64} : (tensor<1x16x32x32xui8>, tensor<8x16x3x3xi8>) -> tensor<1x8x32x32xi32> loc("conv2")
+    %q2 = npu_graph.requantize %c2, %m2, %z : (tensor<1x8x32x32xi32>, tensor<1x8x1x1xf32>, tensor<f32>) -> tensor<1x8x32x32xui8> loc("rq2")
+    func.return %q2 : tensor<1x8x32x32xui8>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK:       %q2 = npu_tile.kernel "conv1..rq2"(%x, %w1, %b1, %m1, %z, %w2, %m2) group {{{.*}}plan = #npu_tile.strip<rows = 2, strips = 16, halo = [2, 2], sram = 14464>}
+// CHECK-NEXT:  ^{{.*}}(%{{.*}}: tensor<1x8x32x32xui8>, %{{.*}}: tensor<16x8x3x3xi8>, %{{.*}}: tensor<16xi32>, %{{.*}}: tensor<1x16x1x1xf32>, %{{.*}}: tensor<f32>, %{{.*}}: tensor<8x16x3x3xi8>, %{{.*}}: tensor<1x8x1x1xf32>):

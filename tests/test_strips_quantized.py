@@ -1,0 +1,46 @@
+"""Strip groups of quantized kernels: the random strip graphs of `test_strips_random`
+quantized by onnxruntime (QDQ; int8 symmetric and uint8 asymmetric activations, so zero
+points other than 0 pad the convs) and compiled for small SRAMs. npu-fuse-qdq computes
+their convs in integers; a strip group then holds i8/ui8 values and i32 accumulators,
+masks rows outside a tensor to a conv's zero point (integer max/min, not a product) and
+loads requantize parameters once. Its outputs must equal, bit for bit, those of the same
+graph compiled without layer groups (one kernel per layer: no strips), and strip groups
+must form."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.test_strips_random import ARCHS, random_graph, strip_groups
+from tools.testkit.e2e import compile_and_run
+from tools.testkit.qdq import quantize
+from tools.testkit.zoo import random_inputs
+
+SEEDS = range(10)
+
+
+def quantized_graph(seed: int, symmetric: bool):
+    model = random_graph(seed)
+    calib = [random_inputs(model, seed=100 + s) for s in range(2)]
+    return quantize(model, calib, symmetric, pre_process=False)
+
+
+@pytest.mark.parametrize("symmetric", [True, False], ids=["int8", "uint8"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_quantized_strip_groups_equal_kernels_apart(seed, symmetric):
+    """Line buffers as the cost model picks them, and wherever a group can take them."""
+    model = quantized_graph(seed, symmetric)
+    inputs = random_inputs(model, seed=seed)
+    apart, _ = compile_and_run(model, ARCHS[0], inputs=dict(inputs), fuse_disable=("layer-group",))
+    for lines in ("auto", "always"):
+        grouped, _ = compile_and_run(model, ARCHS[0], inputs=dict(inputs), line_buffers=lines)
+        for name, want in apart.outputs.items():
+            np.testing.assert_array_equal(grouped.outputs[name], want, err_msg=f"{name}, line buffers {lines}")
+
+
+def test_quantized_graphs_do_form_strip_groups():
+    """A third of the quantized graphs get strip groups (else the test above compares
+    plain kernels with themselves)."""
+    with_groups = sum(strip_groups(quantized_graph(s, False), ARCHS[0]) > 0 for s in SEEDS)
+    assert with_groups >= len(SEEDS) // 3, with_groups

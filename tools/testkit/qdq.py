@@ -1,0 +1,38 @@
+"""onnxruntime's static QDQ quantization of a float model, as the QDQ benches and tests use it."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+
+def quantize(model: onnx.ModelProto, calib: list[dict[str, np.ndarray]], symmetric: bool,
+             pre_process: bool = True) -> onnx.ModelProto:
+    """`model` through onnxruntime's `quantize_static` calibrated on the inputs `calib`:
+    QDQ format, per-channel int8 weights, int8 symmetric (`symmetric`) or uint8 asymmetric
+    activations; after its `quant_pre_process` (shape inference, BatchNorm folded into
+    Conv) when `pre_process`."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.it = iter(calib)
+
+        def get_next(self):
+            return next(self.it, None)
+
+    with tempfile.TemporaryDirectory() as d:
+        raw, src, dst = Path(d) / "raw.onnx", Path(d) / "f.onnx", Path(d) / "q.onnx"
+        onnx.save(model, raw)
+        if pre_process:
+            quant_pre_process(str(raw), str(src))
+        else:
+            src = raw
+        quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QInt8 if symmetric else QuantType.QUInt8,
+                        weight_type=QuantType.QInt8, extra_options={"ActivationSymmetric": symmetric})
+        return onnx.load(dst)
