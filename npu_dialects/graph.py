@@ -2655,6 +2655,74 @@ class CastOp(QuantOp):
         return (inputs[0].astype(np.float32).astype(np_dtype(self.result)),)
 
 
+@irdl_op_definition
+class TableOp(StructuredOp):
+    """An i8/ui8 tensor through a 256-entry lookup table (TOSA's `table` for 8-bit
+    inputs) indexed by each element's 8 bits: out = table[x mod 256] (x for ui8, x + 256
+    for a negative i8).
+    `table` is [256], or [C, 256] with `axis` naming the input dim of size C whose
+    index picks the row (per-channel functions). The result has the table's element
+    type (i8/ui8). npu-fuse-qdq computes these tables from chains of elementwise ops
+    between a dequantize and a quantize; VECTOR_COST 2 (index, gather) at the 8-bit rate."""
+
+    name = "npu_graph.table"
+    input = operand_def(TensorType)
+    table = operand_def(TensorType)
+    axis = opt_attr_def(IntegerAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+    VECTOR_COST: ClassVar[int] = 2  # index, gather
+
+    def __init__(self, x: SSAValue, table: SSAValue, result_type: TensorType, axis: int | None = None):
+        attrs = {} if axis is None else {"axis": IntegerAttr(axis, i64)}
+        super().__init__(operands=[x, table], result_types=[result_type], attributes=attrs)
+
+    def verify_(self) -> None:
+        expect_type(self, self.input, "input", QUANTIZED)
+        expect_type(self, self.table, "table", QUANTIZED)
+        if _type_of(self.result) != _type_of(self.table):
+            raise VerifyException(f"'{self.name}': result element type {_type_of(self.result)} must be the "
+                                  f"table's {_type_of(self.table)}")
+        x, t = shape_of(self.input), shape_of(self.table)
+        if shape_of(self.result) != x:
+            raise VerifyException(f"'{self.name}': result shape {list(shape_of(self.result))} must be the "
+                                  f"input's {list(x)}")
+        if self.axis is None:
+            if t != (256,):
+                raise VerifyException(f"'{self.name}': a table without `axis` has shape [256], got {list(t)}")
+            return
+        a = self.axis.value.data
+        if not 0 <= a < len(x) or t != (x[a], 256):
+            raise VerifyException(f"'{self.name}': axis {a} needs a table of shape [input dim {a}, 256] = "
+                                  f"{[x[a] if 0 <= a < len(x) else '?', 256]}, got {list(t)}")
+
+    def tile_map(self) -> TileMap:
+        rank = len(shape_of(self.result))
+        rows = (Follow(None),) if self.axis is None else (Follow(self.axis.value.data), Follow(None))
+        return TileMap((True,) * rank, (same_dims(rank), rows))
+
+    @classmethod
+    def tile_type(cls, values: Sequence[SSAValue | Attribute]) -> str:
+        """Priced at the 8-bit rate: it reads and writes 8-bit values (the f32 buffer a
+        tile's compute sees is the simulator's view)."""
+        return "i8"
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x, table = arrays
+        idx = np.rint(x).astype(np.int64) & 255  # (x's 8 bits)
+        table = np.rint(table).astype(np.int64)  # (the result is the table's integers)
+        if table.ndim == 1:
+            return table[idx]
+        shape = [1] * x.ndim
+        shape[attr_int(attrs, "axis", 1)] = table.shape[0]
+        return table[np.arange(table.shape[0]).reshape(shape), idx]
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (self.compute(self.tile_attrs(), *inputs).astype(np_dtype(self.results[0])),)
+
+
 class ElementwiseOp(GraphOp):
     """Base of elementwise ops; `FN` names the entry of `ELEMENTWISE`."""
 
@@ -3126,7 +3194,7 @@ GRAPH_OPS: list[type[IRDLOperation]] = [
     LayerNormOp, RowStatsOp, SoftmaxApplyOp, LayerNormApplyOp, AttentionOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
     TriluOp, LrnOp, AvgPoolOp, MaxPoolNdOp, PadOp,
     # element types
-    QuantizeOp, DequantizeOp, RequantizeOp, CastOp,
+    QuantizeOp, DequantizeOp, RequantizeOp, CastOp, TableOp,
 ]
 
 GRAPH_OP_BY_NAME: dict[str, type[IRDLOperation]] = {op.name: op for op in GRAPH_OPS}

@@ -9,14 +9,15 @@ onnxruntime's `quantize_static` writes it) computed in integers where an integer
 - data movement and max pooling run on the integers (exact): with other parameters at
   the output than at the input, the quantize first moves onto the op's operands;
 - quantize(dequantize(x, s, z), s, z) is x;
-- quantize(relu(x)) and quantize(clip(x, a, b)) (constant bounds) are quantize(x) with its
-  saturation range narrowed to [q(0), ...] or [q(a), q(b)] (exact: quantizing is monotonic),
-  before the rules above, so a conv's Relu ends in its requantize.
+- quantize(relu | clip(x)) (constant bounds) narrows the saturation range (exact), first;
+- quantize(f(dequantize(x))), f elementwise ops of one 8-bit x and constants varying along
+  one dim at most, is table(x): 256 entries (per channel) of f's own arithmetic (`FoldTable`).
 Everything else stays in float (a remark names each op). First in npu-default. No options.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,22 +32,28 @@ from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker
 from lowering.remarks import remark
 from npu_dialects.arch import arch_of
-from npu_dialects.dtypes import element_type, i32, qrange, type_name
+from npu_dialects.dtypes import element_type, i32, np_dtype, qrange, type_name
 from npu_dialects.graph import (
     AddOp,
+    BatchNormOp,
+    CastOp,
     ClipOp,
     ConcatOp,
     ConstantOp,
     Conv2dOp,
     DequantizeOp,
+    ElementwiseOp,
     GemmOp,
+    GraphOp,
     MatMulOp,
     MaxPoolOp,
     QuantizeOp,
+    QuantOp,
     ReluOp,
     RequantizeOp,
     ReshapeOp,
     SliceOp,
+    TableOp,
     TransposeOp,
     quantize_ref,
     shape_of,
@@ -161,6 +168,183 @@ class FoldActivation(RewritePattern):
             return 0.0, float("inf")
         a, b = (self.qdq.constants.scalar(v) for v in act.operands[1:])
         return None if a is None or b is None or not a <= b else (float(a), float(b))
+
+
+class FoldTable(RewritePattern):
+    """quantize(f(dequantize(x))) -> table(x): f any DAG of elementwise, quantize,
+    dequantize and cast ops whose only non-constant input is the 8-bit tensor x (a GELU
+    or a BatchNorm, Mul, Add chain with a quantize/dequantize pair after each op, as
+    onnxruntime writes them), its constants varying along one axis of x at most. f has
+    256 inputs (per channel along that axis), so it is a table computed here with the
+    ops' own arithmetic (`evaluate`): exact. Only where the cost model prefers the
+    lookup (two 8-bit vector passes plus loading the table) to the ops it replaces."""
+
+    LIMIT = 64  # ops in one table
+
+    def __init__(self, module: ModuleOp, qdq: Qdq):
+        self.module, self.qdq, self.arch = module, qdq, arch_of(module)
+        self.orphans: list[SSAValue] = []
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, QuantizeOp):
+            return
+        found = self.collect(op)
+        if found is None:
+            return
+        x, ops, consts, channel = found
+        axis = self.axis(x, consts, channel)
+        if axis is False or not any(isinstance(o, ElementwiseOp | BatchNormOp) for o in ops):
+            return
+        table = self.table(x, ops, op, consts, axis)
+        if table is None:
+            return
+        chain = sum(o.cycles(self.arch) or 0 for o in (*ops, op) if isinstance(o, GraphOp))
+        n = int(np.prod(shape_of(x)))
+        lookup = self.arch.vector_cycles(n, TableOp.VECTOR_COST, "i8") + -(-table.nbytes // self.arch.dram_bw)
+        names = [m for o in (*ops, op) for m in node_names(o)]
+        if lookup >= chain:
+            remark(PASS, "missed", names, f"not a lookup table: {lookup} cycles against {chain} for the ops")
+            return
+        t = make_constant(self.module, table, weight_hint(op.location, "table"), op.location)
+        new = TableOp(x, t.result, op.result.type, None if axis is None else axis)
+        t.location = new.location = op.location
+        rewriter.insert(t, InsertPoint.before(op))
+        per = "" if axis is None else f" per index of dim {axis} ({table.shape[0]} x 256)"
+        remark(PASS, "applied", names, f"{len(ops) + 1} ops computed as a 256-entry lookup table{per} of their "
+               f"{type_name(element_type(x))} input: {lookup} cycles against {chain}")
+        rewriter.replace(op, new)
+        for o in reversed(ops):
+            if not any(r.uses for r in o.results):
+                self.orphans += list(o.operands)
+                rewriter.erase(o)
+
+    def collect(self, root: QuantizeOp) -> tuple[SSAValue, list[Operation], list[SSAValue], set[SSAValue]] | None:
+        """(x, the DAG's ops in an order that computes them, its constants) for the
+        quantize `root`, or None: x must be one 8-bit value, every op's result of x's
+        shape and read only inside the DAG."""
+        dag = TableDag(self.LIMIT)
+        if not all(dag.visit(v) for v in root.operands) or len(dag.sources) != 1:
+            return None
+        dag.consts.update({v: None for v in root.operands[1:]})
+        inside, x = {*dag.ops, root}, next(iter(dag.sources))
+        shared = [o for o in dag.ops if any(u.operation not in inside for r in o.results for u in r.uses)]
+        if any(not (isinstance(o, DequantizeOp) and o.input is x) for o in shared):
+            return None  # (a dequantize of x may feed others too: it stays for them)
+        if any(shape_of(o.results[0]) != shape_of(x) for o in dag.ops):
+            return None
+        return x, list(dag.ops), list(dag.consts), dag.channel
+
+    def axis(self, x: SSAValue, consts: list[SSAValue], channel: set[SSAValue]) -> int | None | bool:
+        """The one dim of x the constants vary along (None: none), False for several or
+        for x of rank 1 varying (no other dim to lay the 256 values along)."""
+        rank, dims = len(shape_of(x)), set()
+        for c in consts:
+            s = shape_of(c)
+            if c in channel:
+                dims |= {1} if math.prod(s) > 1 else set()
+            elif len(s) > rank:
+                return False
+            else:
+                dims |= {rank - len(s) + k for k, d in enumerate(s) if d != 1}
+        if len(dims) > 1 or (dims and rank < 2):
+            return False
+        return next(iter(dims), None)
+
+    def table(self, x: SSAValue, ops: list[Operation], root: QuantizeOp, consts: list[SSAValue],
+              axis: int | None) -> np.ndarray | None:
+        """The DAG's result for each of x's 256 values by their 8 bits ([256], or [C, 256]
+        along `axis`):
+        computed on an x of ones but for `axis` (its C indices) and one other dim (the
+        256 values), which every constant broadcasts along."""
+        rank = len(shape_of(x))
+        d = rank - 1 if axis != rank - 1 else rank - 2
+        shape = [1] * rank
+        shape[d] = 256
+        if axis is not None:
+            shape[axis] = shape_of(x)[axis]
+        values = np.arange(256, dtype=np.uint8).view(np_dtype(x))  # (entry j: the value whose 8 bits are j)
+        values = values.reshape([256 if k == d else 1 for k in range(rank)])
+        env: dict[SSAValue, np.ndarray] = {x: np.broadcast_to(values, shape)}
+        for c in consts:
+            data = self.value_of(c)
+            if data is None:
+                return None
+            env[c] = data
+        for o in (*ops, root):
+            assert isinstance(o, GraphOp)
+            env[o.results[0]] = np.broadcast_to(o.evaluate(*[env[v] for v in o.operands])[0], shape)
+        out = env[root.result]
+        out = out.reshape(256) if axis is None else np.moveaxis(out, (axis, d), (0, 1)).reshape(-1, 256)
+        return np.ascontiguousarray(out).astype(np_dtype(root.result))
+
+    def value_of(self, v: SSAValue) -> np.ndarray | None:
+        """The value of a constant-valued v (`constant_valued`); None when a weight's
+        data is not at hand (IR without its weights file)."""
+        o = v.owner
+        if isinstance(o, ConstantOp):
+            return self.qdq.constants.array(v)
+        assert isinstance(o, GraphOp)
+        ins = [a for a in (self.value_of(u) for u in o.operands) if a is not None]
+        return o.evaluate(*ins)[0] if len(ins) == len(o.operands) else None
+
+
+class TableDag:
+    """The ops `FoldTable` walks up from a quantize: elementwise, quantize, dequantize,
+    cast and batchnorm ops of one shape, down to constant values (constants and ops of
+    constants only) and to dequantizes of 8-bit `sources` (a dequantize of a quantize
+    read only there continues through it when it can). `channel` holds the constants
+    a batchnorm reads per channel (dim 1)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.ops: dict[Operation, None] = {}  # (in an order that computes them)
+        self.consts: dict[SSAValue, None] = {}
+        self.channel: set[SSAValue] = set()
+        self.sources: set[SSAValue] = set()
+        self.shape: tuple[int, ...] | None = None
+
+    def visit(self, v: SSAValue) -> bool:
+        if constant_valued(v):
+            self.consts[v] = None
+            return True
+        o = v.owner
+        if isinstance(o, DequantizeOp) and type_name(element_type(o.input)) in ("i8", "ui8"):
+            return self.dequantize(o)
+        return isinstance(o, ElementwiseOp | QuantizeOp | CastOp | BatchNormOp) and self.visit_op(o)
+
+    def dequantize(self, dq: DequantizeOp) -> bool:
+        if dq in self.ops:
+            return True
+        q = dq.input.owner
+        if isinstance(q, QuantizeOp) and dq.input.has_one_use():
+            saved = (dict(self.ops), dict(self.consts), set(self.channel), set(self.sources), self.shape)
+            if self.visit_op(q):
+                return self.visit_op(dq)
+            self.ops, self.consts, self.channel, self.sources, self.shape = saved  # (x: the quantize's result)
+        self.sources.add(dq.input)
+        return self.visit_op(dq)
+
+    def visit_op(self, o: Operation) -> bool:
+        if o in self.ops:
+            return True
+        if len(self.ops) >= self.limit or len(o.results) != 1 or self.shape not in (None, shape_of(o.results[0])):
+            return False
+        self.shape = shape_of(o.results[0])
+        if isinstance(o, BatchNormOp):
+            self.channel.update(o.operands[1:])
+        if not all(v in self.sources or self.visit(v) for v in o.operands):
+            return False
+        self.ops[o] = None
+        return True
+
+
+def constant_valued(v: SSAValue, depth: int = 8) -> bool:
+    """Whether v is a constant or an elementwise/quantization op of constants only."""
+    o = v.owner
+    if isinstance(o, ConstantOp):
+        return True
+    return (depth > 0 and isinstance(o, ElementwiseOp | QuantOp) and len(o.results) == 1
+            and all(constant_valued(u, depth - 1) for u in o.operands))
 
 
 class FuseCube(RewritePattern):
@@ -398,8 +582,10 @@ class FuseQdqPass(ModulePass):
         if not any(isinstance(o, QuantizeOp) for o in op.walk()):
             return
         qdq = Qdq(ConstantReader(op, self.name))
-        act, cube, movement = FoldActivation(qdq), FuseCube(op, qdq), FuseMovement(qdq)
+        act, cube, table = FoldActivation(qdq), FuseCube(op, qdq), FoldTable(op, qdq)
+        movement = FuseMovement(qdq)
         PatternWalker(act, apply_recursively=True).rewrite_module(op)
         PatternWalker(cube, apply_recursively=False).rewrite_module(op)
+        PatternWalker(table, apply_recursively=False, walk_reverse=True).rewrite_module(op)  # (longest chains first)
         PatternWalker(movement, apply_recursively=True).rewrite_module(op)
-        erase_dead(act.orphans + cube.orphans + movement.orphans)
+        erase_dead(act.orphans + cube.orphans + table.orphans + movement.orphans)

@@ -192,7 +192,7 @@ builtin.module {
     func.return
   }
   // Element types (docs/low-precision.md): quantize, dequantize, requantize, cast,
-  // integer conv2d/matmul with zero points, data movement on integers.
+  // integer conv2d/matmul with zero points, data movement on integers, lookup tables.
   // CHECK-LABEL: func.func @typed
   func.func @typed(%x: tensor<1x4x6x6xf32>, %h: tensor<1x4x6x6xf16>, %s: tensor<1x4x1x1xf32>, %z: tensor<f32>, %w: tensor<8x4x3x3xi8>, %b: tensor<8xi32>, %m: tensor<6x5xui8>, %n: tensor<5x2xi8>) {
     // CHECK: %q = npu_graph.quantize %x, %s, %z : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>, tensor<f32>) -> tensor<1x4x6x6xi8>
@@ -208,6 +208,8 @@ builtin.module {
     // CHECK: %r = npu_graph.reshape %t : (tensor<1x6x6x8xi8>) -> tensor<36x8xi8>
     // CHECK: %p = npu_graph.maxpool %rq {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x8x6x6xi8>) -> tensor<1x8x3x3xi8>
     // CHECK: %k = npu_graph.constant {value = dense<[1, -2]> : tensor<2xi8>} : tensor<2xi8>
+    // CHECK: %tb = npu_graph.table %rq, %lut : (tensor<1x8x6x6xi8>, tensor<256xui8>) -> tensor<1x8x6x6xui8>
+    // CHECK: %tc = npu_graph.table %rq, %lutc {axis = 1 : i64} : (tensor<1x8x6x6xi8>, tensor<8x256xi8>) -> tensor<1x8x6x6xi8>
     %q = npu_graph.quantize %x, %s, %z : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>, tensor<f32>) -> tensor<1x4x6x6xi8>
     %qr = npu_graph.quantize %h, %s, %z {min = 0 : i64, max = 255 : i64} : (tensor<1x4x6x6xf16>, tensor<1x4x1x1xf32>, tensor<f32>) -> tensor<1x4x6x6xui8>
     %c = npu_graph.conv2d %q, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, input_zero_point = -3 : i64} : (tensor<1x4x6x6xi8>, tensor<8x4x3x3xi8>, tensor<8xi32>) -> tensor<1x8x6x6xi32>
@@ -221,6 +223,10 @@ builtin.module {
     %r = npu_graph.reshape %t : (tensor<1x6x6x8xi8>) -> tensor<36x8xi8>
     %p = npu_graph.maxpool %rq {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x8x6x6xi8>) -> tensor<1x8x3x3xi8>
     %k = npu_graph.constant {value = dense<[1, -2]> : tensor<2xi8>} : tensor<2xi8>
+    %lut = npu_graph.constant {value = dense<3> : tensor<256xui8>} : tensor<256xui8>
+    %lutc = npu_graph.constant {value = dense<-1> : tensor<8x256xi8>} : tensor<8x256xi8>
+    %tb = npu_graph.table %rq, %lut : (tensor<1x8x6x6xi8>, tensor<256xui8>) -> tensor<1x8x6x6xui8>
+    %tc = npu_graph.table %rq, %lutc {axis = 1 : i64} : (tensor<1x8x6x6xi8>, tensor<8x256xi8>) -> tensor<1x8x6x6xi8>
     func.return
   }
 }

@@ -854,3 +854,37 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) {
   func.return
 }
 // CHECK: 'npu_graph.matmul': weight_zero_point only applies to integer (i8/ui8) operands
+
+// -----
+
+// table: an 8-bit input, a [256] table (or [C, 256] with `axis` naming a dim of size C),
+// the result of the table's type and the input's shape.
+func.func @f(%x: tensor<2x4xi32>, %t: tensor<256xi8>) {
+  %0 = npu_graph.table %x, %t : (tensor<2x4xi32>, tensor<256xi8>) -> tensor<2x4xi8>
+  func.return
+}
+// CHECK: 'npu_graph.table': input has element type i32; it must be i8 or ui8
+
+// -----
+
+func.func @f(%x: tensor<2x4xi8>, %t: tensor<256xi8>) {
+  %0 = npu_graph.table %x, %t : (tensor<2x4xi8>, tensor<256xi8>) -> tensor<2x4xui8>
+  func.return
+}
+// CHECK: 'npu_graph.table': result element type ui8 must be the table's i8
+
+// -----
+
+func.func @f(%x: tensor<2x4xi8>, %t: tensor<128xi8>) {
+  %0 = npu_graph.table %x, %t : (tensor<2x4xi8>, tensor<128xi8>) -> tensor<2x4xi8>
+  func.return
+}
+// CHECK: 'npu_graph.table': a table without `axis` has shape [256], got [128]
+
+// -----
+
+func.func @f(%x: tensor<2x4xi8>, %t: tensor<2x256xi8>) {
+  %0 = npu_graph.table %x, %t {axis = 1 : i64} : (tensor<2x4xi8>, tensor<2x256xi8>) -> tensor<2x4xi8>
+  func.return
+}
+// CHECK: 'npu_graph.table': axis 1 needs a table of shape [input dim 1, 256] = [4, 256], got [2, 256]

@@ -1,0 +1,92 @@
+"""Lookup tables for quantized elementwise chains (npu-fuse-qdq's FoldTable): chains of
+elementwise ops between an 8-bit input and a quantize, as onnxruntime's quantize_static
+writes them (a quantize/dequantize pair after every op), become one 256-entry table
+(per channel when constants vary along one axis). The table is the chain's own
+arithmetic on each of the 256 inputs, so the compiled program must equal, bit for bit,
+the graph-level evaluation of the imported QDQ model (every op as written) - int8
+symmetric and uint8 asymmetric activations alike."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+from lowering.graph.evaluate import evaluate_graph
+from lowering.importer.onnx_import import import_model
+from npu_dialects.arch import parse_arch_spec
+from npu_dialects.graph import TableOp, shape_of
+from tools.testkit.e2e import compile_and_run
+from tools.testkit.models import Graph
+from tools.testkit.qdq import quantize
+from tools.testkit.zoo import random_inputs
+
+
+def gelu() -> onnx.ModelProto:
+    """BERT's erf GELU on a [4, 64] activation (one table of 256 entries)."""
+    g = Graph(seed=3)
+    g.const("sqrt2", np.array(1.4142135, np.float32))
+    g.const("one", np.array(1.0, np.float32))
+    g.const("half", np.array(0.5, np.float32))
+    g.node("Div", ["x", "sqrt2"], "d", name="div")
+    g.node("Erf", ["d"], "e", name="erf")
+    g.node("Add", ["e", "one"], "a", name="add")
+    g.node("Mul", ["x", "a"], "m", name="mul")
+    g.node("Mul", ["m", "half"], "y", name="mul_half")
+    return g.model("gelu", {"x": [4, 64]}, {"y": [4, 64]}, 13)
+
+
+def scale_shift() -> onnx.ModelProto:
+    """DenseNet's BatchNorm -> Mul -> Add -> Relu after a concat (per-channel: an 8 x 256
+    table), then a SiLU (x * sigmoid(x)) and a tanh on another branch."""
+    g = Graph(seed=5)
+    rng = np.random.default_rng(5)
+    for name, lo, hi in (("bn_s", .5, 1.5), ("bn_b", -.3, .3), ("bn_m", -.2, .2), ("bn_v", .5, 2.0)):
+        g.const(name, rng.uniform(lo, hi, 8).astype(np.float32))
+    g.const("mul", rng.uniform(.5, 2, (8, 1, 1)).astype(np.float32))
+    g.const("add", rng.uniform(-.5, .5, (8, 1, 1)).astype(np.float32))
+    g.node("Concat", ["x", "x2"], "c", name="concat", axis=1)
+    g.node("BatchNormalization", ["c", "bn_s", "bn_b", "bn_m", "bn_v"], "b", name="bn")
+    g.node("Mul", ["b", "mul"], "m", name="scale")
+    g.node("Add", ["m", "add"], "a", name="shift")
+    g.node("Relu", ["a"], "y", name="relu")
+    g.node("Sigmoid", ["x"], "s", name="sigmoid")
+    g.node("Mul", ["x", "s"], "silu", name="silu")
+    g.node("Tanh", ["silu"], "t", name="tanh")
+    return g.model("scale_shift", {"x": [1, 4, 6, 6], "x2": [1, 4, 6, 6]},
+                   {"y": [1, 8, 6, 6], "t": [1, 4, 6, 6]}, 13)
+
+
+MODELS = {"gelu": gelu, "scale_shift": scale_shift}
+
+
+def quantized(name: str, symmetric: bool) -> onnx.ModelProto:
+    model = MODELS[name]()
+    return quantize(model, [random_inputs(model, seed=100 + s) for s in range(4)], symmetric, pre_process=False)
+
+
+@pytest.mark.parametrize("symmetric", [True, False], ids=["int8", "uint8"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_tables_equal_the_graph_as_written(name, symmetric):
+    qmodel = quantized(name, symmetric)
+    arch = parse_arch_spec("default")
+    module, weights = import_model(qmodel, arch)
+    for seed in range(3):
+        inputs = random_inputs(qmodel, seed=seed)
+        want = evaluate_graph(module, weights, inputs)
+        got, _ = compile_and_run(qmodel, arch, inputs=dict(inputs))
+        for out, value in want.items():
+            np.testing.assert_array_equal(got.outputs[out], value, err_msg=f"{out}, input seed {seed}")
+
+
+@pytest.mark.parametrize("name, tables", [("gelu", [(256,)]), ("scale_shift", [(8, 256), (256,)])])
+def test_each_chain_is_one_table(name, tables):
+    """GELU's five ops and their quantize/dequantize pairs are one table; the BatchNorm,
+    Mul, Add, Relu chain one table with a row per channel (its constants vary along
+    dim 1); SiLU and tanh together one table (scalar constants)."""
+    from lowering.pipeline import compile_module
+    arch = parse_arch_spec("default")
+    module, weights = import_model(quantized(name, False), arch)
+    compile_module(module, arch, weights, stage="graph")
+    shapes = [shape_of(op.table) for op in module.walk() if isinstance(op, TableOp)]
+    assert sorted(shapes) == sorted(tables), shapes
