@@ -1,5 +1,5 @@
-// RUN: %opt %s -p npu-fuse-qdq | filecheck %s
-// RUN: %opt %s -p npu-fuse-qdq --remarks=- 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: %opt %s -p npu-fuse-qdq --weights-file %t.weights.npz | filecheck %s
+// RUN: %opt %s -p npu-fuse-qdq --weights-file %t.weights.npz --remarks=- 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 // Elementwise chains between an 8-bit input and a quantize become 256-entry lookup tables
 // (entry j: the chain's result for the input whose 8 bits are j: 0..127, then -128..-1 for i8).
