@@ -359,6 +359,8 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
         if isinstance(op, MaxPoolOp) or any(o in poisoned for o in operands(op, canon)):
             poisoned.add(op.results[0])
         if _nan_padded(op) or any(o in nan for o in operands(op, canon)):
+            if not is_float(element_type(op.results[0])):
+                return None  # (rows outside holding NaN cannot be quantized: an integer holds no NaN)
             nan.add(op.results[0])
 
     def settle(v: SSAValue) -> bool:
