@@ -129,14 +129,19 @@ class Qdq:
         return np.clip(np.rint(real / scales.astype(np.float64)), -2**31, 2**31 - 1).astype(np.int32)
 
 
-class FoldActivation(RewritePattern):
-    """quantize(relu(x)) -> quantize(x){min = q(0)}; quantize(clip(x, a, b)) ->
-    quantize(x){min = q(a), max = q(b)} for constant scalar a <= b. Exact: q is monotonic,
-    so q(max(x, a)) = max(q(x), q(a)) and likewise for min; the bounds only narrow."""
+class QdqPattern(RewritePattern):
+    """A pattern reading quantization parameters (`qdq`); `orphans` collects the operands
+    of the ops it rewrote, erased once dead (`erase_dead`)."""
 
     def __init__(self, qdq: Qdq):
         self.qdq = qdq
         self.orphans: list[SSAValue] = []
+
+
+class FoldActivation(QdqPattern):
+    """quantize(relu(x)) -> quantize(x){min = q(0)}; quantize(clip(x, a, b)) ->
+    quantize(x){min = q(a), max = q(b)} for constant scalar a <= b. Exact: q is monotonic,
+    so q(max(x, a)) = max(q(x), q(a)) and likewise for min; the bounds only narrow."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, QuantizeOp):
@@ -460,13 +465,9 @@ class FuseCube(RewritePattern):
         return [acc], acc.result, px.scale, np.full(n, py.scale, np.float32)
 
 
-class FuseMovement(RewritePattern):
+class FuseMovement(QdqPattern):
     """quantize(movement(dequantize(x, s, z)), s, z) -> movement(x); quantize(dequantize(x))
     of the same parameters -> x; otherwise a remark names the op kept in float."""
-
-    def __init__(self, qdq: Qdq):
-        self.qdq = qdq
-        self.orphans: list[SSAValue] = []
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, QuantizeOp):
