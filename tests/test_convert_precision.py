@@ -127,3 +127,18 @@ def test_random_models_convert(seed, precision) -> None:
     ref = onnxruntime_outputs(model, inputs)
     for k, w in ref.items():
         assert np.abs(res.outputs[k] - w).max() <= tol * max(1.0, float(np.abs(w).max())), k
+
+
+def test_a_kv_cache_decoder_runs_in_f16(tmp_path, capsys) -> None:
+    """Found by transformers.md's f16 column: a GPT-2 decode step in f16 failed inside
+    npu-bufferize - the kv-append kernel returns the present cache, and the cast of
+    each present output back to f32 (placed between the concat and the attention)
+    read it before the kernel defined it. It compiles and matches onnxruntime."""
+    import onnx
+
+    from tools.testkit.transformers import gpt2_block
+    path = tmp_path / "decode.onnx"
+    onnx.save(gpt2_block(past=15, batch=2, hidden=64, heads=4), str(path))
+    rep = tmp_path / "r.json"
+    assert npu_run([str(path), "--precision", "f16", "--check", "--no-cache", "--report", str(rep)]) == 0
+    assert json.loads(rep.read_text())["check"]["ok"]

@@ -224,7 +224,28 @@ def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter, pas
         old.replace_all_uses_with(new)
     for op in reversed(chain):
         rewriter.erase(op)
+    move_readers_after(fused, rewriter)
     return fused
+
+
+def move_readers_after(fused: FusedOp, rewriter: PatternRewriter) -> None:
+    """Ops placed before `fused` that read its results (an early output of the chain -
+    kv-append's present cache - read by a cast or a copy placed between the chain's
+    first and last ops), and their readers in turn, move right after it, in order."""
+    block = fused.parent_block()
+    assert block is not None
+    reached, moved = set(fused.results), []
+    for op in block.ops:
+        if op is fused:
+            break
+        if any(v in reached for v in op.operands):
+            reached.update(op.results)
+            moved.append(op)
+    anchor: Operation = fused
+    for op in moved:
+        op.detach()
+        rewriter.insert(op, InsertPoint.after(anchor))
+        anchor = op
 
 
 def conv_prologue(conv: Conv2dOp) -> list[ElementwiseOp]:

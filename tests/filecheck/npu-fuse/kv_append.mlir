@@ -75,3 +75,23 @@ func.func @same(%q: tensor<2x4x1x8xf32>, %pk: tensor<2x4x15x8xf32>, %nk: tensor<
   %o = npu_graph.attention %q, %k, %k {scale = 0.353553 : f32, key_rows} : (tensor<2x4x1x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x1x8xf32>
   func.return %o : tensor<2x4x1x8xf32>
 }
+
+// -----
+
+// The present cache read before the attention (an f16 model's cast back to f32 of each
+// present output, placed after its concat): the readers move after the kernel, in order.
+// CHECK-LABEL: func.func @present_read_early
+// CHECK-NEXT:    %[[O:.*]], %[[PK:.*]], %[[PV:.*]] = npu_graph.fused(%pk, %nk, %pv, %nv, %q) {kernel = "attn", rule = "kv-append"}
+// CHECK:         npu_graph.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %ck = npu_graph.cast %[[PK]] : (tensor<2x4x16x8xf16>) -> tensor<2x4x16x8xf32>
+// CHECK-NEXT:    %cv = npu_graph.cast %[[PV]] : (tensor<2x4x16x8xf16>) -> tensor<2x4x16x8xf32>
+// CHECK-NEXT:    func.return %[[O]], %ck, %cv
+func.func @present_read_early(%q: tensor<2x4x1x8xf16>, %pk: tensor<2x4x15x8xf16>, %nk: tensor<2x4x1x8xf16>, %pv: tensor<2x4x15x8xf16>, %nv: tensor<2x4x1x8xf16>) -> (tensor<2x4x1x8xf16>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) {
+  %k = npu_graph.concat %pk, %nk {axis = 2 : i64} : (tensor<2x4x15x8xf16>, tensor<2x4x1x8xf16>) -> tensor<2x4x16x8xf16> loc("k")
+  %ck = npu_graph.cast %k : (tensor<2x4x16x8xf16>) -> tensor<2x4x16x8xf32>
+  %v = npu_graph.concat %pv, %nv {axis = 2 : i64} : (tensor<2x4x15x8xf16>, tensor<2x4x1x8xf16>) -> tensor<2x4x16x8xf16> loc("v")
+  %cv = npu_graph.cast %v : (tensor<2x4x16x8xf16>) -> tensor<2x4x16x8xf32>
+  %o = npu_graph.attention %q, %k, %v {scale = 0.353553 : f32, key_rows} : (tensor<2x4x1x8xf16>, tensor<2x4x16x8xf16>, tensor<2x4x16x8xf16>) -> tensor<2x4x1x8xf16> loc("attn")
+  func.return %o, %ck, %cv : tensor<2x4x1x8xf16>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
+}
