@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from npu_dialects.graph import RequantizeOp
 from tests.test_low_precision_e2e import qdq_matmul
@@ -257,3 +257,31 @@ def test_local_steps_separate_a_wrong_kernel_from_grown_rounding(models, monkeyp
     data = json.loads(rep.read_text())["compare_all"]
     row = next(r for r in data["tensors"] if r["node"] == data["first_over_tolerance"])
     assert row["local_steps"]["max_steps"] > 3 and not row["ok"]
+
+
+def test_compare_all_names_a_relu_folded_into_a_requantize_by_its_quantize(tmp_path, capsys):
+    """MatMul -> Q -> DQ -> Relu -> Q of the same parameters: npu-fuse-qdq folds the Relu
+    into the matmul's requantize, whose value is then the second quantize's - the
+    requantize carries that node, so --compare-all does not judge the clipped value
+    against the matmul's unclipped one (it reported 128-step errors on MobileNetV2)."""
+    m = qdq_matmul(TensorProto.INT8)
+    del m.graph.node[-1]
+    m.graph.node.extend([
+        helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["yd"], name="dq_y"),
+        helper.make_node("Relu", ["yd"], ["r"], name="relu"),
+        helper.make_node("QuantizeLinear", ["r", "sy", "zy"], ["rq"], name="q_r"),
+        helper.make_node("DequantizeLinear", ["rq", "sy", "zy"], ["rd"], name="dq_r"),
+        helper.make_node("DequantizeLinear", ["w2", "sy", "zy"], ["w2d"], name="dq_w2"),
+        helper.make_node("MatMul", ["rd", "w2d"], ["z"], name="mm2"),
+        helper.make_node("QuantizeLinear", ["z", "sy", "zy"], ["zq"], name="q_z"),
+        helper.make_node("DequantizeLinear", ["zq", "sy", "zy"], ["out"], name="dq_z")])
+    m.graph.initializer.append(numpy_helper.from_array(
+        np.random.default_rng(2).integers(-8, 9, (16, 16)).astype(np.int8), "w2"))
+    path = tmp_path / "relu.onnx"
+    onnx.save(m, str(path))
+    rep = tmp_path / "r.json"
+    rc, _, err = run([str(path), "--compare-all", "-p", LAYERS, "--report", str(rep)], capsys)
+    assert rc == 0, err
+    rows = json.loads(rep.read_text())["compare_all"]["tensors"]
+    assert "mm" not in [r["node"] for r in rows] and "q_r" in [r["node"] for r in rows], rows
+    assert all(r["ok"] for r in rows)

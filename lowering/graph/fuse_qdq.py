@@ -522,7 +522,7 @@ class FuseMovement(QdqPattern):
         attrs = dict(prod.attributes)
         attrs.update(min=IntegerAttr(lo, i64), max=IntegerAttr(hi, i64))
         new = type(prod).create(operands=list(prod.operands), result_types=[op.result.type], attributes=attrs)
-        new.location = prod.location
+        new.location = op.location  # (its value is now the quantize's: --compare-all compares it there)
         self.orphans += [*op.operands[1:], *dq.operands[1:]]
         rewriter.replace(op, new)
         rewriter.erase(dq)
