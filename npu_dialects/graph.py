@@ -2659,9 +2659,8 @@ class CastOp(QuantOp):
 class TableOp(StructuredOp):
     """An i8/ui8 tensor through a 256-entry lookup table (TOSA's `table` for 8-bit
     inputs) indexed by each element's 8 bits: out = table[x mod 256] (x for ui8, x + 256
-    for a negative i8).
-    `table` is [256], or [C, 256] with `axis` naming the input dim of size C whose
-    index picks the row (per-channel functions). The result has the table's element
+    for a negative i8). `table` is [256], or [C, 256] with `axis` naming the input dim
+    of size C whose index picks the row (per-channel functions). The result has the table's element
     type (i8/ui8). npu-fuse-qdq computes these tables from chains of elementwise ops
     between a dequantize and a quantize; VECTOR_COST 2 (index, gather) at the 8-bit rate."""
 

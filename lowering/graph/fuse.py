@@ -222,25 +222,27 @@ def fuse_chain(chain: list[Operation], rule: str, rewriter: PatternRewriter, pas
     rewriter.insert(fused, InsertPoint.before(last))
     for old, new in zip(outs, fused.results):
         old.replace_all_uses_with(new)
+    before = chain[0].prev_op  # (not in the chain: it stays)
     for op in reversed(chain):
         rewriter.erase(op)
-    move_readers_after(fused, rewriter)
+    move_readers_after(fused, before, rewriter)
     return fused
 
 
-def move_readers_after(fused: FusedOp, rewriter: PatternRewriter) -> None:
-    """Ops placed before `fused` that read its results (an early output of the chain -
-    kv-append's present cache - read by a cast or a copy placed between the chain's
-    first and last ops), and their readers in turn, move right after it, in order."""
+def move_readers_after(fused: FusedOp, before: Operation | None, rewriter: PatternRewriter) -> None:
+    """Ops between the chain's first op (after `before`) and `fused` that read its
+    results (an early output of the chain - kv-append's present cache - read by a cast
+    placed before the chain's last op), and their readers in turn, move right after it,
+    in order. Only that span is scanned: no other op can read an output of the chain."""
     block = fused.parent_block()
     assert block is not None
     reached, moved = set(fused.results), []
-    for op in block.ops:
-        if op is fused:
-            break
+    op = before.next_op if before is not None else block.first_op
+    while op is not None and op is not fused:
         if any(v in reached for v in op.operands):
             reached.update(op.results)
             moved.append(op)
+        op = op.next_op
     anchor: Operation = fused
     for op in moved:
         op.detach()

@@ -175,7 +175,7 @@ class FoldActivation(QdqPattern):
         return None if a is None or b is None or not a <= b else (float(a), float(b))
 
 
-class FoldTable(RewritePattern):
+class FoldTable(QdqPattern):
     """quantize(f(dequantize(x))) -> table(x): f any DAG of elementwise, quantize,
     dequantize and cast ops whose only non-constant input is the 8-bit tensor x (a GELU
     or a BatchNorm, Mul, Add chain with a quantize/dequantize pair after each op, as
@@ -187,8 +187,8 @@ class FoldTable(RewritePattern):
     LIMIT = 64  # ops in one table
 
     def __init__(self, module: ModuleOp, qdq: Qdq):
-        self.module, self.qdq, self.arch = module, qdq, arch_of(module)
-        self.orphans: list[SSAValue] = []
+        super().__init__(qdq)
+        self.module, self.arch = module, arch_of(module)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, QuantizeOp):
@@ -200,15 +200,16 @@ class FoldTable(RewritePattern):
         axis = self.axis(x, consts, channel)
         if axis is False or not any(isinstance(o, ElementwiseOp | BatchNormOp) for o in ops):
             return
-        table = self.table(x, ops, op, consts, axis)
-        if table is None:
-            return
         chain = sum(o.cycles(self.arch) or 0 for o in (*ops, op) if isinstance(o, GraphOp))
-        n = int(np.prod(shape_of(x)))
-        lookup = self.arch.vector_cycles(n, TableOp.VECTOR_COST, "i8") + -(-table.nbytes // self.arch.dram_bw)
+        rows = 1 if axis is None else shape_of(x)[axis]
+        lookup = (self.arch.vector_cycles(math.prod(shape_of(x)), TableOp.VECTOR_COST, "i8")
+                  + -(-rows * 256 // self.arch.dram_bw))  # (the lookups, then loading the 8-bit table)
         names = [m for o in (*ops, op) for m in node_names(o)]
         if lookup >= chain:
             remark(PASS, "missed", names, f"not a lookup table: {lookup} cycles against {chain} for the ops")
+            return
+        table = self.table(x, ops, op, consts, axis)
+        if table is None:
             return
         t = make_constant(self.module, table, weight_hint(op.location, "table"), op.location)
         new = TableOp(x, t.result, op.result.type, None if axis is None else axis)
@@ -235,9 +236,7 @@ class FoldTable(RewritePattern):
         shared = [o for o in dag.ops if any(u.operation not in inside for r in o.results for u in r.uses)]
         if any(not (isinstance(o, DequantizeOp) and o.input is x) for o in shared):
             return None  # (a dequantize of x may feed others too: it stays for them)
-        if any(shape_of(o.results[0]) != shape_of(x) for o in dag.ops):
-            return None
-        return x, list(dag.ops), list(dag.consts), dag.channel
+        return x, list(dag.ops), list(dag.consts), dag.channel  # (all of x's shape: `TableDag.visit_op`)
 
     def axis(self, x: SSAValue, consts: list[SSAValue], channel: set[SSAValue]) -> int | None | bool:
         """The one dim of x the constants vary along (None: none), False for several or
@@ -258,9 +257,9 @@ class FoldTable(RewritePattern):
     def table(self, x: SSAValue, ops: list[Operation], root: QuantizeOp, consts: list[SSAValue],
               axis: int | None) -> np.ndarray | None:
         """The DAG's result for each of x's 256 values by their 8 bits ([256], or [C, 256]
-        along `axis`):
-        computed on an x of ones but for `axis` (its C indices) and one other dim (the
-        256 values), which every constant broadcasts along."""
+        along `axis`), computed on an x of ones but for `axis` (its C indices) and one
+        other dim (the 256 values), which every constant broadcasts along; None when a
+        constant's data is not at hand."""
         rank = len(shape_of(x))
         d = rank - 1 if axis != rank - 1 else rank - 2
         shape = [1] * rank

@@ -164,7 +164,7 @@ def mask_kinds(v: SSAValue, pad: float) -> list[tuple[str, float, float]]:
     if is_float(element_type(v)):
         return [("mul", 1.0, 0.0)] + ([("add", 0.0, NEG)] if pad != 0.0 else [])
     lo, hi = qrange(element_type(v))
-    p = float(min(max(pad, lo), hi))
+    p = pad_of(v, pad)
     return [("max", float(lo), p), ("min", float(hi), p)]
 
 
