@@ -27,7 +27,7 @@ from xdsl.ir import Operation, SSAValue
 
 from lowering.graph.evaluate import constant_value, evaluate_graph
 from npu_dialects import graph as g
-from npu_dialects.dtypes import element_type, from_np, np_dtype, type_name
+from npu_dialects.dtypes import element_type, from_np, type_name
 from npu_dialects.locs import node_names
 from tools.npu_run import PRECISION_RTOL, metrics
 from tools.quant_steps import Step, step_metrics
@@ -142,44 +142,27 @@ def local_references(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs:
     """Each node of `chip` (its tensor as the program computed it) as the float64
     reference computes it from the program's own earlier tensors: the graph evaluated
     with every kept tensor replaced by the program's (an integer one dequantized when
-    the graph holds it in float); the outputs as "output 'NAME'". One requantization rounding the other way early on
-    then moves no later row: each row measures the kernels since the last kept tensor."""
-    from xdsl.dialects import func
-
-    from lowering.graph.evaluate import io_names, main_func
-    fn = main_func(graph)
-    block = fn.body.block
-    env: dict[SSAValue, np.ndarray] = {}
-    def held(v: SSAValue) -> np.dtype:  # (as evaluate_graph's float64 reference holds values)
-        return np.dtype(np.float64) if type_name(element_type(v)) == "f32" else np_dtype(v)
-
-    for arg, name in zip(block.args, io_names(fn, "npu.inputs", len(block.args), "arg")):
-        env[arg] = np.asarray(inputs[name], held(arg))
+    the graph holds it in float); the outputs as "output 'NAME'". One requantization
+    rounding the other way early on then moves no later row: each row measures the
+    kernels since the last kept tensor."""
     last = {id(op): name for name, op in params.ops.items() if name in chip}
     local: dict[str, np.ndarray] = {}
-    for op in block.ops:
-        if isinstance(op, func.ReturnOp):
-            names = io_names(fn, "npu.outputs", len(op.operands), "out")
-            local.update({f"output '{n}'": env[v] for n, v in zip(names, op.operands)})
-            break
-        if isinstance(op, g.ConstantOp):
-            env[op.result] = constant_value(op, weights).astype(held(op.result), copy=False)
-            continue
-        outs = op.evaluate(*[env[o] for o in op.operands])  # pyright: ignore[reportAttributeAccessIssue]
-        for r, v in zip(op.results, outs):
-            env[r] = np.asarray(v, held(r))
+
+    def kept(op: Operation, ref: np.ndarray) -> np.ndarray | None:
         name = last.get(id(op))
-        if name is None or np.size(chip[name]) != np.size(env[op.results[0]]):
-            continue
-        ref = env[op.results[0]]
+        if name is None or np.size(chip[name]) != np.size(ref):
+            return None
         local[name] = ref
         got = np.asarray(chip[name]).reshape(ref.shape)
         if got.dtype.kind in "iu" and ref.dtype.kind == "f":
             p = params.of_node(name)
             if p is None:
-                continue
+                return None
             got = (got.astype(np.float64) - p[1]) * p[0]
-        env[op.results[0]] = got.astype(ref.dtype)
+        return got
+
+    outs = evaluate_graph(graph, weights, inputs, dtype=np.float64, replace=kept)
+    local.update({f"output '{n}'": v for n, v in outs.items()})
     return local
 
 

@@ -8,12 +8,12 @@ at the graph level (including `npu_graph.fused`) can be evaluated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from npu_dialects.dtypes import element_type, f32, np_dtype
 from npu_dialects.entry import find_main
@@ -69,14 +69,18 @@ def _held(v: SSAValue, dtype: type[np.floating]) -> np.dtype:
 def evaluate_graph(module: ModuleOp, weights: Mapping[str, np.ndarray],
                    inputs: Mapping[str, np.ndarray], *,
                    dtype: type[np.floating] = np.float32,
-                   values: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+                   values: dict[str, np.ndarray] | None = None,
+                   replace: Callable[[Operation, np.ndarray], np.ndarray | None] | None = None
+                   ) -> dict[str, np.ndarray]:
     """Evaluate `@main` on `inputs` (keyed by the names in `npu.inputs`, else `arg0`...)
     and return its results keyed by `npu.outputs` (else `out0`...). f32 inputs, weights,
     constants and results are held as `dtype` (np.float64 gives the float64 reference);
     values of other element types (f16, bf16, i8, ui8, i32) in their own numpy dtype.
     `values`, when given, receives each ONNX node's value (the first result of the last
-    op located at the node), in program order. Assumes every op in `@main` is an
-    `npu_graph` op with reference semantics."""
+    op located at the node), in program order. `replace(op, value)`, when given, sees
+    each op's first result and may return another value for it (held in its type) that
+    later ops read instead. Assumes every op in `@main` is an `npu_graph` op with
+    reference semantics."""
     fn = main_func(module)
     block = fn.body.block
     env: dict[SSAValue, np.ndarray] = {}
@@ -99,6 +103,10 @@ def evaluate_graph(module: ModuleOp, weights: Mapping[str, np.ndarray],
         outs = op.evaluate(*[env[o] for o in op.operands])
         for r, v in zip(op.results, outs):
             env[r] = np.asarray(v, dtype=_held(r, dtype))
+        if replace is not None and op.results:
+            other = replace(op, env[op.results[0]])
+            if other is not None:
+                env[op.results[0]] = np.asarray(other, dtype=_held(op.results[0], dtype))
         if values is not None and op.results:
             for name in node_names(op):
                 values[name] = env[op.results[0]]  # (a node spelled as several ops: its last)
