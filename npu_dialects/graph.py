@@ -1536,7 +1536,18 @@ class AttentionOp(StructuredOp):
     two small operands instead of [S, T] values, the last visible key position of
     each query row `qlim` [..., S, 1] and the position of each key `kpos` [..., 1, T]:
     the mask is 0 where kpos <= qlim, else k (tiles load their rows' and keys'
-    positions, not a block of a dense mask)."""
+    positions, not a block of a dense mask).
+
+    `quant` (with `score_table`): the attention of a QDQ model computed as its graph
+    writes it, in integers where the graph has them (`QUANT_FIELDS`, `quantized`):
+    i8/ui8 q, kt, v and result; the scores (q - zq) @ (kt - zk) in i32, requantized
+    (m1, z1, range lo1..hi1; `fixed`: the arch's fixed-point mode), looked up in
+    `score_table` (256 entries indexed by the code's 8 bits, optional), dequantized
+    (s1, z1t), times `scale` or divided by `div` (unless 0), plus the mask in f32,
+    fake-quantized (s2, z2, lo2..hi2; none when s2 is
+    0), the softmax in f32 quantized (s3, z3, lo3..hi3), its product with v - zv in
+    i32 requantized (m2, z4, lo4..hi4). The probabilities are rounded before the
+    second product, so the keys are never cut into blocks (no `online`)."""
 
     name = "npu_graph.attention"
     q = operand_def(TensorType)
@@ -1554,14 +1565,24 @@ class AttentionOp(StructuredOp):
     key_rows = opt_attr_def(UnitAttr)
     bshd = opt_attr_def(DenseArrayBase)
     head_window = opt_attr_def(DenseArrayBase)
+    quant = opt_attr_def(DenseArrayBase)
+    score_table = opt_attr_def(DenseArrayBase)
+    QUANT_FIELDS: ClassVar[tuple[str, ...]] = (
+        "zq", "zk", "zv", "m1", "z1", "lo1", "hi1", "s1", "z1t", "s2", "z2", "lo2", "hi2",
+        "s3", "z3", "lo3", "hi3", "m2", "z4", "lo4", "hi4", "fixed", "div")
     STATE_COLUMNS: ClassVar[int] = 2  # (row max, row sum) after the output columns of an online state
     ONLINE_ROW_PASSES: ClassVar[int] = 5  # a merge's per-row work: max, 2 exps, the new sum's multiply and fma
     RESULT: ClassVar[int] = 3  # the result's index in `bshd`
 
     def __init__(self, q: SSAValue, kt: SSAValue, v: SSAValue, mask: SSAValue | Sequence[SSAValue] | None,
                  scale: float, result_type: TensorType, online: bool = False, key_rows: bool = False,
-                 bshd: Sequence[int] = (), head_window: Sequence[int] = (), causal: float | None = None):
+                 bshd: Sequence[int] = (), head_window: Sequence[int] = (), causal: float | None = None,
+                 quant: dict[str, float] | None = None, score_table: Sequence[int] = ()):
         attrs: dict[str, Attribute] = {"scale": FloatAttr(scale, Float32Type())}
+        if quant is not None:
+            attrs["quant"] = DenseArrayBase.from_list(Float32Type(), [float(quant.get(k, 0.0)) for k in self.QUANT_FIELDS])
+        if score_table:
+            attrs["score_table"] = int_array(score_table)
         if causal is not None:
             attrs["causal"] = FloatAttr(causal, Float32Type())
         for name, on in (("online", online), ("key_rows", key_rows)):
@@ -1573,6 +1594,14 @@ class AttentionOp(StructuredOp):
             attrs["head_window"] = int_array(head_window)
         masks = [] if mask is None else [mask] if isinstance(mask, SSAValue) else list(mask)
         super().__init__(operands=[q, kt, v, masks], result_types=[result_type], attributes=attrs)
+
+    @classmethod
+    def quantized(cls, attrs: dict[str, Attribute]) -> dict[str, float] | None:
+        """The `quant` parameters by name (`QUANT_FIELDS`), None for a float attention."""
+        a = attrs.get("quant")
+        if not isinstance(a, DenseArrayBase):
+            return None
+        return dict(zip(cls.QUANT_FIELDS, (float(x) for x in a.get_values())))
 
     def key_axes(self) -> tuple[int, int]:
         """Where the keys run in kt (or k, `key_rows`) and in v, as negative axes: kt's last
@@ -1656,10 +1685,43 @@ class AttentionOp(StructuredOp):
             raise VerifyException(f"'npu_graph.attention': q {list(q)}, kt {list(kt)} and v {list(v)} must be "
                                   f"[..., S, D], {k} and [..., T, Dv] with the same leading dims")
         self.verify_masks(len(q), lead, s, t)
+        self.verify_quant()
         if self.finish and not self.online:
             raise VerifyException("'npu_graph.attention': finish merges an online state: it needs online")
         out = (*lead, s, dv + (self.STATE_COLUMNS if self.online else 0))
         self._expect_result_shape(self.heads_first(out) if self.RESULT in sw else out, "attention")
+
+    def check_element_types(self) -> None:
+        """Floats of one type, or with `quant` i8/ui8 q, kt, v and result (f32 masks)."""
+        if self.quant is None:
+            check_f32(self)
+            return
+        for what, v in (("q", self.q), ("kt", self.kt), ("v", self.v), ("result", self.result)):
+            expect_type(self, v, what, QUANTIZED)
+        for i, m in enumerate(self.masks):
+            expect_type(self, m, f"mask #{i}", ("f32",))
+
+    def verify_quant(self) -> None:
+        """`quant` has every field, integral zero points and ranges, positive scales;
+        `score_table` 256 entries and only with `quant`; no `online` state."""
+        p = self.quantized(dict(self.attributes))
+        if p is None:
+            if self.score_table is not None:
+                raise VerifyException("'npu_graph.attention': score_table needs quant")
+            return
+        if len(self.quant.get_values()) != len(self.QUANT_FIELDS):  # type: ignore[union-attr]
+            raise VerifyException(f"'npu_graph.attention': quant has {len(self.quant.get_values())} values, "  # type: ignore[union-attr]
+                                  f"expected {len(self.QUANT_FIELDS)} ({', '.join(self.QUANT_FIELDS)})")
+        bad = [k for k in ("m1", "s1", "s3", "m2") if not p[k] > 0] + \
+            [k for k in self.QUANT_FIELDS if k[0] in "zlh" and p[k] != round(p[k])]
+        if bad:
+            raise VerifyException(f"'npu_graph.attention': quant {', '.join(bad)} must be "
+                                  "positive (scales, multipliers) or integral (zero points, ranges)")
+        if self.online:
+            raise VerifyException("'npu_graph.attention': a quantized attention takes its keys whole (no online state)")
+        if self.score_table is not None and len(ints(self.score_table, ())) != 256:
+            raise VerifyException(f"'npu_graph.attention': score_table has {len(ints(self.score_table, ()))} "
+                                  "entries, expected 256")
 
     def verify_masks(self, rank: int, lead: tuple[int, ...], s: int, t: int) -> None:
         """No mask, one additive mask broadcasting to the scores, or (`causal`) qlim
@@ -1715,6 +1777,9 @@ class AttentionOp(StructuredOp):
                  *mask: np.ndarray) -> np.ndarray:
         if "key_rows" in attrs:
             kt = np.swapaxes(kt, -1, -2)
+        quant = cls.quantized(attrs)
+        if quant is not None:
+            return cls._quantized(attrs, quant, q, kt, v, *mask)
         scores = np.matmul(q, kt) * np.asarray(attr_float(attrs, "scale", 1.0), q.dtype)
         if "causal" in attrs:  # (qlim, kpos)
             scores = scores + np.where(mask[1] <= mask[0], np.float32(0), np.float32(attr_float(attrs, "causal", 0.0)))
@@ -1725,6 +1790,40 @@ class AttentionOp(StructuredOp):
             return np.matmul(e / e.sum(axis=-1, keepdims=True), v)
         m, e, s = softmax_block(scores)  # (a block whose keys are all masked: -inf, nothing to add)
         return np.concatenate([np.matmul(e, v), m, s], axis=-1)
+
+    @classmethod
+    def _quantized(cls, attrs: dict[str, Attribute], p: dict[str, float], q: np.ndarray, kt: np.ndarray,
+                   v: np.ndarray, *mask: np.ndarray) -> np.ndarray:
+        """The `quant` attention: the ops of the QDQ graph it replaces, each with the
+        arithmetic of its own reference (`requantize_ref`, `TableOp`, `dequantize_ref`,
+        `quantize_ref`, `SoftmaxOp`), so it equals that graph bit for bit; integer
+        codes (int64) out."""
+        def f(x: float) -> np.ndarray:
+            return np.asarray(x, np.float32)
+
+        mode = "fixed" if p["fixed"] else "float"
+        acc = np.matmul(*integer_operands(q, kt, int(p["zq"]), int(p["zk"])))
+        c = requantize_ref(acc, f(p["m1"]), f(p["z1"]), int(p["lo1"]), int(p["hi1"]), mode)
+        table = ints(attrs.get("score_table"), ())
+        if table:
+            c = np.asarray(table, np.float32)[np.rint(c).astype(np.int64) & 255]
+        x = dequantize_ref(c, f(p["s1"]), f(p["z1t"]))
+        if attr_float(attrs, "scale", 1.0) != 1.0:  # (as MulOp / DivOp compute them)
+            x = x * f(attr_float(attrs, "scale", 1.0))
+        if p["div"]:
+            x = x / f(p["div"])
+        if "causal" in attrs:  # (qlim, kpos)
+            x = x + np.where(mask[1] <= mask[0], f(0), f(attr_float(attrs, "causal", 0.0)))
+        elif mask:
+            x = x + mask[0].astype(np.float32)
+        if p["s2"]:
+            x = dequantize_ref(quantize_ref(x, f(p["s2"]), f(p["z2"]), int(p["lo2"]), int(p["hi2"])),
+                               f(p["s2"]), f(p["z2"]))
+        probs = SoftmaxOp.compute({}, x.astype(np.float32))
+        c3 = quantize_ref(probs, f(p["s3"]), f(p["z3"]), int(p["lo3"]), int(p["hi3"]))
+        acc = np.matmul(*integer_operands(c3, v, int(p["z3"]), int(p["zv"])))
+        out = requantize_ref(acc, f(p["m2"]), f(p["z4"]), int(p["lo4"]), int(p["hi4"]), mode)
+        return np.rint(out).astype(np.int64)
 
     @classmethod
     def combine(cls, attrs: dict[str, Attribute], acc: np.ndarray, part: np.ndarray) -> np.ndarray:
@@ -1807,7 +1906,32 @@ class AttentionOp(StructuredOp):
         """`tile_cycles`, with no pass scaling q when the scale is 1, and the
         normalisation of a `finish` merge; `dtype` is q's type (the products')."""
         ins, out = cls.canonical_shapes(attrs, in_shapes, out_shape)
+        quant = cls.quantized(attrs)
+        if quant is not None:
+            return cls.quantized_cycles(arch, ins, out, quant, "score_table" in attrs,
+                                        attr_float(attrs, "scale", 1.0) != 1.0 or bool(quant["div"]))
         return cls.tile_cycles(arch, ins, out, attr_float(attrs, "scale", 1.0) != 1.0, "finish" in attrs, dtype)
+
+    @classmethod
+    def quantized_cycles(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int],
+                         quant: dict[str, float], table: bool, scaled: bool) -> int:
+        """A `quant` tile: both products on the cube at the 8-bit rate; over the scores
+        [S, T] the passes of the ops it replaces, at their own rates: the requantize
+        (`RequantizeOp.VECTOR_COST`), the table lookup (`TableOp`, 8-bit), the
+        dequantize, the scale's multiply or divide when `scaled`, a pass per mask
+        operand, the fake quantization (quantize and dequantize: 3) when s2 is set, the
+        softmax's max, exp, sum and divide (4) and the quantize of the probabilities
+        (2); over the output the requantize."""
+        q, v = in_shapes[0], in_shapes[2]
+        heads = math.prod(q[:-2])
+        s, d, t, dv = q[-2], q[-1], v[-2], v[-1]
+        n = heads * s * t
+        cube = arch.cube_cycles(s, d, t, heads, "i8") + arch.cube_cycles(s, t, dv, heads, "i8")
+        passes = RequantizeOp.VECTOR_COST + 1 + int(scaled) + len(in_shapes[3:]) + (3 if quant["s2"] else 0) + 4 + \
+            QuantizeOp.VECTOR_COST
+        lookup = arch.vector_cycles(n, TableOp.VECTOR_COST, "i8") if table else 0
+        return cube + arch.vector_cycles(n, passes) + lookup + \
+            arch.vector_cycles(math.prod(out_shape), RequantizeOp.VECTOR_COST)
 
     @staticmethod
     def finish_cycles(arch: Arch, rows: int, dv: int) -> int:

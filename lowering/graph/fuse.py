@@ -84,6 +84,7 @@ from xdsl.utils.exceptions import VerifyException
 from lowering.errors import CompileError
 from lowering.graph.bn_fold import fold_batchnorms
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
+from lowering.graph.quantized_attention import QuantizedChain, quantized_chain
 from lowering.instrument import PatternWalker
 from lowering.remarks import enabled as remarks_enabled
 from lowering.remarks import remark
@@ -587,7 +588,7 @@ class FuseAttention(RewritePattern):
             return op.input
         return None
 
-    def layouts(self, q: SSAValue, kt: SSAValue, v: SSAValue, pv: MatMulOp
+    def layouts(self, q: SSAValue, kt: SSAValue, v: SSAValue, pv: Operation
                 ) -> tuple[list[SSAValue], bool, list[int], Operation | None]:
         """([q, k or kt, v] as the attention reads them, key_rows, bshd, the transpose of the
         result it writes in place): kt may be k with its last two dims swapped (`key_rows`);
@@ -679,45 +680,58 @@ class FuseAttention(RewritePattern):
         heads = shape_of(ins[0])[2 if 0 in bshd else 1]  # (q's: [B, S, H, D] or [B, H, S, D])
         return read, sorted({0, 1, 2, *bshd}), [*offsets, heads], list(views.values())
 
-    def row_bytes(self, q: SSAValue, kt: SSAValue, v: SSAValue, masks: list[SSAValue]) -> int:
-        """SRAM bytes of one query row with the smallest key block (see the class docstring)."""
+    def row_bytes(self, q: SSAValue, kt: SSAValue, v: SSAValue, masks: list[SSAValue], whole: bool = False) -> int:
+        """SRAM bytes of one query row with the smallest key block (see the class
+        docstring; all the keys when `whole`: a quantized attention's)."""
         d, t, dv = shape_of(q)[-1], shape_of(kt)[-1], shape_of(v)[-1]
-        t = AttentionOp.key_blocks(t, self.arch.cube[2])[0]
+        t = t if whole else AttentionOp.key_blocks(t, self.arch.cube[2])[0]
         held = sum(t if shape_of(m)[-1:] > (1,) else 1 for m in masks)  # (a mask's row of the block, or one value)
         scores = 2 * t * elem_bytes(f32)  # (f32, as `AttentionOp.tile_scratch_bytes`)
         return (d + d * t + t * dv + dv + AttentionOp.STATE_COLUMNS + held) * elem_bytes(q) + scores
 
-    def fits(self, q: SSAValue, kt: SSAValue, v: SSAValue, masks: list[SSAValue]) -> bool:
-        return self.row_bytes(q, kt, v, masks) <= self.arch.sram_bytes
+    def fits(self, q: SSAValue, kt: SSAValue, v: SSAValue, masks: list[SSAValue], whole: bool = False) -> bool:
+        return self.row_bytes(q, kt, v, masks, whole) <= self.arch.sram_bytes
+
+    def found(self, pv: MatMulOp) -> tuple[list[Operation], MatMulOp, Operation, float,
+                                           SSAValue | Operation | None, QuantizedChain | None] | None:
+        """(ops before pv, q @ kt, the last op replaced, scale, mask, the quantized chain)
+        of a float attention (`chain`) or of a QDQ one (`quantized_chain`)."""
+        found = self.chain(pv)
+        if found is not None:
+            return found[0], found[1], pv, found[2], found[3], None
+        qc = quantized_chain(pv, self.constants)
+        return None if qc is None else (qc.ops, qc.qk, qc.end, qc.scale, qc.mask, qc)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, MatMulOp) or isinstance(op.parent_op(), FusedOp):
             return
-        found = self.chain(op)
+        found = self.found(op)
         if found is None:
             return
-        ops, qk, scale, where = found
+        ops, qk, end, scale, where, qc = found
+        last = [op] if end is op else [op, end]
         q, kt, v = qk.operands[0], qk.operands[1], op.operands[1]
         ranks = {len(shape_of(x)) for x in (q, kt, v)}
-        loc = fused_loc([n for o in [*ops, op] for n in node_names(o)])
+        loc = fused_loc([n for o in [*ops, *last] for n in node_names(o)])
         masks, causal, new = self.additive(where, loc)
         if len(ranks) != 1 or ranks.pop() < 3 or masks is None:
             return
-        if not self.fits(q, kt, v, masks):
-            remark("npu-fuse", "missed", [n for o in [*ops, op] for n in node_names(o)],
-                   f"attention: not one kernel - one query row with its smallest key block needs "
-                   f"{self.row_bytes(q, kt, v, masks) - self.arch.sram_bytes} bytes more than a core's SRAM "
-                   f"({self.arch.sram_bytes} bytes)")
+        if not self.fits(q, kt, v, masks, whole=qc is not None):
+            remark("npu-fuse", "missed", [n for o in [*ops, *last] for n in node_names(o)],
+                   f"attention: not one kernel - one query row with {'all its keys' if qc else 'its smallest key block'}"
+                   f" needs {self.row_bytes(q, kt, v, masks, qc is not None) - self.arch.sram_bytes} bytes more than "
+                   f"a core's SRAM ({self.arch.sram_bytes} bytes)")
             return
-        ins, key_rows, bshd, out_t = self.layouts(q, kt, v, op)
-        out = out_t if out_t is not None else op
+        ins, key_rows, bshd, out_t = self.layouts(q, kt, v, end)
+        out = out_t if out_t is not None else end
         if out_t is not None:  # (the result is the transpose's: its node names it last)
-            loc = fused_loc([n for o in [*ops, op, out_t] for n in node_names(o)])
+            loc = fused_loc([n for o in [*ops, *last, out_t] for n in node_names(o)])
         read = ins
         ins, bshd, window, views = self.windows(ins, bshd, key_rows, loc)
         try:
             att = AttentionOp(*ins, masks, scale, out.results[0].type,  # type: ignore[arg-type]
-                              key_rows=key_rows, bshd=bshd, head_window=window, causal=causal)
+                              key_rows=key_rows, bshd=bshd, head_window=window, causal=causal,
+                              quant=qc.quant if qc else None, score_table=qc.table if qc else ())
             att.verify()
         except VerifyException:
             return  # (leading dims that broadcast, a mask of another shape)
@@ -726,6 +740,7 @@ class FuseAttention(RewritePattern):
                                ("[B, S, H, D] tensors in place: " + ", ".join("q k v out".split()[i] for i in bshd),
                                 bool(bshd))) if on]
         remark("npu-fuse", "applied", node_names(att), "attention: q @ kt, scale, mask, softmax, @ v as one kernel"
+               + (" in integers, its quantize/dequantize steps as written" if qc else "")
                + (" reading " + "; ".join(how) if how else ""))
         if new:
             rewriter.insert(new, InsertPoint.before(qk))
@@ -735,7 +750,7 @@ class FuseAttention(RewritePattern):
         later = [o for x in (read if views else []) for o in self.chain_up(x)]
         rewriter.insert(att, InsertPoint.before(op))
         rewriter.replace_all_uses_with(out.results[0], att.result)
-        for o in [*([out_t] if out_t else []), op, *reversed(ops), *gone]:
+        for o in [*([out_t] if out_t else []), *reversed(last), *reversed(ops), *gone]:
             rewriter.erase(o)  # (each one's readers are gone before it)
         for o in later:
             if o.parent is not None and not any(r.uses for r in o.results):

@@ -426,11 +426,11 @@ class FuseCube(RewritePattern):
         else:
             a, b, c, trans_b = mm.operands[0], mm.operands[1], None, False
         bshape = shape_of(b)
-        if len(bshape) != 2 or len(shape_of(a)) < 2:
+        if len(bshape) < 2 or len(shape_of(a)) < 2:
             return None
-        n = bshape[0] if trans_b else bshape[1]
+        n = bshape[-2] if trans_b else bshape[-1]
         x = self.qdq.dequantized(a)
-        w = self.qdq.weight(b, n, 0 if trans_b else 1)
+        w = self.qdq.weight(b, n, 0 if trans_b else 1) if len(bshape) == 2 else None
         if x is not None and w is None and c is None and not trans_b:
             return self.activations(mm, x, self.qdq.dequantized(b), n)
         if x is None or w is None:
@@ -454,8 +454,8 @@ class FuseCube(RewritePattern):
     @staticmethod
     def activations(mm: MatMulOp | GemmOp, x: tuple[DequantizeOp, Params], y: tuple[DequantizeOp, Params] | None,
                     n: int) -> tuple[list[Operation], SSAValue, float, np.ndarray] | None:
-        """A product of two per-tensor quantized activations (attention's q @ kt, p @ v:
-        onnxruntime's QLinearMatMul) in integers."""
+        """A product of two per-tensor quantized activations (attention's q @ kt, p @ v,
+        batched over heads: onnxruntime's QLinearMatMul) in integers."""
         if y is None or not isinstance(mm, MatMulOp):
             return None
         (dx, px), (dy, py) = x, y

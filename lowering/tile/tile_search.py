@@ -745,7 +745,8 @@ class AttentionAnchor(GenericAnchor):
                            if tt < self.keys else None)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
-        return {**super().candidates(arch), "t": AttentionOp.key_blocks(self.keys, arch.cube[2])}
+        whole = AttentionOp.quantized(self.attrs) is not None  # (its probabilities round: keys whole)
+        return {**super().candidates(arch), "t": [self.keys] if whole else AttentionOp.key_blocks(self.keys, arch.cube[2])}
 
     def online(self, ks: KernelShape) -> bool:
         return ks.tile["t"] < self.keys

@@ -598,6 +598,60 @@ func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x8xf32
 
 // -----
 
+// attention: a quantized one (`quant`) reads and writes i8/ui8, not floats.
+func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x8xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32, quant = array<f32: 0.0, 0.0, 0.0, 1.0, 0.0, -128.0, 127.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, -128.0, 127.0, 1.0, 0.0, -128.0, 127.0, 0.0, 0.0>} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x8xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': q has element type f32; it must be i8 or ui8
+
+// -----
+
+// attention: `quant` has one value per field of AttentionOp.QUANT_FIELDS.
+func.func @f(%q: tensor<2x4x8xi8>, %kt: tensor<2x8x6xi8>, %v: tensor<2x6x8xi8>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32, quant = array<f32: 1.0, 2.0>} : (tensor<2x4x8xi8>, tensor<2x8x6xi8>, tensor<2x6x8xi8>) -> tensor<2x4x8xi8>
+  func.return
+}
+// CHECK: 'npu_graph.attention': quant has 2 values, expected 23 (zq, zk, zv, m1, z1, lo1, hi1, s1, z1t, s2, z2, lo2, hi2, s3, z3, lo3, hi3, m2, z4, lo4, hi4, fixed, div)
+
+// -----
+
+// attention: the probabilities' scale s3 must be positive.
+func.func @f(%q: tensor<2x4x8xi8>, %kt: tensor<2x8x6xi8>, %v: tensor<2x6x8xi8>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32, quant = array<f32: 0.0, 0.0, 0.0, 1.0, 0.0, -128.0, 127.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -128.0, 127.0, 1.0, 0.0, -128.0, 127.0, 0.0, 0.0>} : (tensor<2x4x8xi8>, tensor<2x8x6xi8>, tensor<2x6x8xi8>) -> tensor<2x4x8xi8>
+  func.return
+}
+// CHECK: 'npu_graph.attention': quant s3 must be positive (scales, multipliers) or integral (zero points, ranges)
+
+// -----
+
+// attention: a score table belongs to a quantized attention.
+func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x8xf32>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32, score_table = array<i64: 1, 2>} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x8xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+// CHECK: 'npu_graph.attention': score_table needs quant
+
+// -----
+
+// attention: its table has 256 entries, one per 8-bit code.
+func.func @f(%q: tensor<2x4x8xi8>, %kt: tensor<2x8x6xi8>, %v: tensor<2x6x8xi8>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32, quant = array<f32: 0.0, 0.0, 0.0, 1.0, 0.0, -128.0, 127.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, -128.0, 127.0, 1.0, 0.0, -128.0, 127.0, 0.0, 0.0>, score_table = array<i64: 1, 2>} : (tensor<2x4x8xi8>, tensor<2x8x6xi8>, tensor<2x6x8xi8>) -> tensor<2x4x8xi8>
+  func.return
+}
+// CHECK: 'npu_graph.attention': score_table has 2 entries, expected 256
+
+// -----
+
+// attention: a quantized one takes its keys whole (its probabilities round before @ v).
+func.func @f(%q: tensor<2x4x8xi8>, %kt: tensor<2x8x6xi8>, %v: tensor<2x6x8xi8>) {
+  %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32, quant = array<f32: 0.0, 0.0, 0.0, 1.0, 0.0, -128.0, 127.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, -128.0, 127.0, 1.0, 0.0, -128.0, 127.0, 0.0, 0.0>, online} : (tensor<2x4x8xi8>, tensor<2x8x6xi8>, tensor<2x6x8xi8>) -> tensor<2x4x10xi8>
+  func.return
+}
+// CHECK: 'npu_graph.attention': a quantized attention takes its keys whole (no online state)
+
+// -----
+
 // attention: the result is [..., S, Dv].
 func.func @f(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x6xf32>, %v: tensor<2x6x16xf32>) {
   %0 = npu_graph.attention %q, %kt, %v {scale = 1.0 : f32} : (tensor<2x4x8xf32>, tensor<2x8x6xf32>, tensor<2x6x16xf32>) -> tensor<2x4x8xf32>
