@@ -3,7 +3,7 @@ onnxruntime's `quantize_static` writes it) computed in integers where an integer
 
 - quantize(conv2d | matmul | gemm(dequantize(x), dequantize(W), dequantize(b)?)) ->
   requantize(integer op -> i32): x per tensor, W per tensor or per output channel with
-  one zero point (or a second per-tensor activation: attention's products), b an i32
+  one zero point (or a second per-tensor activation, batched too: attention's products), b an i32
   constant or a float one quantized at sx * sw; multiplier sx * sw / sy in float32 as
   onnxruntime computes it; `mode` is the arch's `requant`;
 - data movement and max pooling run on the integers (exact): with other parameters at

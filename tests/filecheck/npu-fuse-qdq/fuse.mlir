@@ -67,6 +67,21 @@ builtin.module {
   // CHECK:      %[[M:.*]] = npu_graph.constant {value = dense<2.500000e-01> : tensor<2xf32>}
   // CHECK:      %q = npu_graph.requantize %[[ACC]], %[[M]], %{{.*}} : (tensor<1x2xi32>, tensor<2xf32>, tensor<f32>) -> tensor<1x2xi8>
 
+  // The same batched over heads (attention's q @ kt per head, [B, H, S, D] @ [B, H, D, T]).
+  func.func @batched(%q: tensor<1x2x3x4xi8>, %kt: tensor<1x2x4x5xi8>) -> tensor<1x2x3x5xi8> {
+    %s = npu_graph.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
+    %z = npu_graph.constant {value = dense<0.0> : tensor<f32>} : tensor<f32>
+    %dq = npu_graph.dequantize %q, %s, %z : (tensor<1x2x3x4xi8>, tensor<f32>, tensor<f32>) -> tensor<1x2x3x4xf32>
+    %dk = npu_graph.dequantize %kt, %s, %z : (tensor<1x2x4x5xi8>, tensor<f32>, tensor<f32>) -> tensor<1x2x4x5xf32>
+    %y = npu_graph.matmul %dq, %dk : (tensor<1x2x3x4xf32>, tensor<1x2x4x5xf32>) -> tensor<1x2x3x5xf32>
+    %o = npu_graph.quantize %y, %s, %z : (tensor<1x2x3x5xf32>, tensor<f32>, tensor<f32>) -> tensor<1x2x3x5xi8>
+    func.return %o : tensor<1x2x3x5xi8>
+  }
+  // CHECK-LABEL: func.func @batched
+  // CHECK:      %[[ACC:.*]] = npu_graph.matmul %q, %kt : (tensor<1x2x3x4xi8>, tensor<1x2x4x5xi8>) -> tensor<1x2x3x5xi32>
+  // CHECK:      %[[M:.*]] = npu_graph.constant {value = dense<5.000000e-01> : tensor<5xf32>}
+  // CHECK:      %o = npu_graph.requantize %[[ACC]], %[[M]], %{{.*}} : (tensor<1x2x3x5xi32>, tensor<5xf32>, tensor<f32>) -> tensor<1x2x3x5xi8>
+
   // A concat of tensors quantized with other parameters than its result's: each operand
   // is quantized with the result's parameters (defined after the concat: the new
   // quantizes go where the output's was) and the concat moves integers.
