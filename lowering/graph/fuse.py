@@ -36,7 +36,9 @@ head windows of one [B, S, 3H, D] view (`head_window`) and the slices and the
 permutation go; it forms when one query row's q,
 kt, v, mask and scores over the smallest key block (`AttentionOp.key_blocks`) fit
 a core's SRAM: npu-tile then splits the keys into blocks merged by an online
-softmax (flash attention) when whole score rows do not fit.
+softmax (flash attention) when whole score rows do not fit. The QDQ form npu-fuse-qdq
+leaves (integer products, requantize, score table, quantize/dequantize pairs:
+`quantized_attention.quantized_chain`) becomes one with `quant`, all its keys in one block.
 
 `matmul-prologue`: a LayerNorm over the last axis (a pre-LN transformer's, before
 its projection or MLP), with scale and bias over that axis, whose result is read
@@ -88,7 +90,7 @@ from lowering.graph.quantized_attention import QuantizedChain, quantized_chain
 from lowering.instrument import PatternWalker
 from lowering.remarks import enabled as remarks_enabled
 from lowering.remarks import remark
-from lowering.tile.tile_search import per_channel_shape
+from lowering.tile.tile_search import ROW_OPS, per_channel_shape
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.dtypes import elem_bytes, element_type, nbytes, np_dtype
 from npu_dialects.graph import (
@@ -158,13 +160,18 @@ def rule_disabled(module: ModuleOp, rule: str) -> bool:
     return isinstance(attr, ArrayAttr) and any(isinstance(a, StringAttr) and a.data == rule for a in attr)
 
 
-def _epilogue_link(value: SSAValue) -> ElementwiseOp | QuantOp | None:
+def _epilogue_link(value: SSAValue, rows: bool = False) -> Operation | None:
     """The elementwise op that can join the chain ending in `value`, if any: an
     elementwise op of its type, or a quantize/dequantize/requantize/cast of it (its
-    parameters broadcast; only the element type changes)."""
+    parameters broadcast; only the element type changes); with `rows` (an elementwise
+    chain's), also a LayerNorm or softmax of it (`ROW_OPS`: its tiles keep the
+    normalised dims whole - a cube op's split columns)."""
     if not value.has_one_use():
         return None
     user = next(iter(value.uses)).operation
+    if rows and isinstance(user, ROW_OPS) and user.operands[0] is value and user.results[0].type == value.type \
+            and all(o is not value for o in user.operands[1:]) and user.parent_block() is value.owner.parent_block():
+        return user
     if not isinstance(user, ElementwiseOp | QuantOp) or user.parent_block() is not value.owner.parent_block():
         return None
     if isinstance(user, QuantOp) and user.operands[0] != value:
@@ -176,11 +183,12 @@ def _epilogue_link(value: SSAValue) -> ElementwiseOp | QuantOp | None:
     return user
 
 
-def with_dequantized_operands(chain: list[Operation]) -> list[Operation]:
+def with_dequantized_operands(chain: list[Operation], head: Operation | None = None) -> list[Operation]:
     """`chain` with each single-use dequantize feeding one of its ops from outside placed
-    just before that op: an elementwise op of a QDQ model reads its other integer
-    operands through the kernel (1 byte an element) rather than as float tensors."""
-    inside = set(chain)
+    just before that op (but `head`, the op the chain follows): an elementwise op of a
+    QDQ model reads its other integer operands through the kernel (1 byte an element)
+    rather than as float tensors."""
+    inside = {*chain, *([head] if head else [])}
     out: list[Operation] = []
     for op in chain:
         for v in op.operands:
@@ -458,10 +466,11 @@ class FuseRule(RewritePattern):
             if any(isinstance(p, ElementwiseOp | QuantOp) and _epilogue_link(p.results[0]) is op for p in prev):
                 return  # not the head of its chain
         chain: list[Operation] = [op]
-        while self.epilogue and (link := _epilogue_link(chain[-1].results[0])) is not None:
+        rows = self.rule == "eltwise-chain"
+        while self.epilogue and (link := _epilogue_link(chain[-1].results[0], rows)) is not None:
             chain.append(link)
         if self.epilogue:
-            chain = [chain[0], *with_dequantized_operands(chain[1:])]
+            chain = [chain[0], *with_dequantized_operands(chain[1:], chain[0])]
         if remarks_enabled():
             row_reduction_after(chain[-1], self.rule)
         pro: list[Operation] = list(conv_prologue(op)) if self.prologue and isinstance(op, Conv2dOp) else []

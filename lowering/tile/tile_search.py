@@ -32,10 +32,12 @@ from npu_dialects.graph import (
     ElementwiseOp,
     GemmOp,
     LayerNormApplyOp,
+    LayerNormOp,
     MatMulOp,
     MaxPoolOp,
     QuantOp,
     RowStatsOp,
+    SoftmaxOp,
     StructuredOp,
     attr_int,
     broadcast_shapes,
@@ -345,6 +347,7 @@ class Anchor:
     op: Operation
     inputs: list[SSAValue]  # anchor operands that are tiled per step (in order)
     elems: dict[int, int] = field(default_factory=dict)  # kernel input index -> its element bytes (`input_elems`)
+    whole: frozenset[int] = frozenset()  # output dims a tile keeps whole (a row op in the epilogue: `row_dims`)
     exhaustive_limit: ClassVar[int] = 512
     """Tile spaces up to this many candidates are searched exhaustively; larger ones by
     hill climbing from several starts (conv layers of real networks have ~10^4)."""
@@ -648,7 +651,8 @@ class EltwiseAnchor(Anchor):
         c: dict[str, list[int]] = {}
         for i, e in enumerate(self.so):
             inner = i == len(self.so) - 1
-            c[f"d{i}"] = tile_candidates(e) if inner or e <= 64 else tile_candidates(e)[-4:] + [1]
+            c[f"d{i}"] = [e] if i in self.whole else \
+                tile_candidates(e) if inner or e <= 64 else tile_candidates(e)[-4:] + [1]
         return c
 
 
@@ -695,8 +699,8 @@ class GenericAnchor(Anchor):
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         """Powers of two and the sizes that deal a dim out evenly to 2..cores cores, for
         each tileable dim (197 rows: 4 tiles of 50, not 3 of 64 and one of 5)."""
-        return {f"d{i}": (sorted(set(tile_candidates(e) + core_shares(e, 1, arch.cores))) if self.map.tileable[i]
-                          else [e]) for i, e in enumerate(self.so)}
+        return {f"d{i}": (sorted(set(tile_candidates(e) + core_shares(e, 1, arch.cores)))
+                          if self.map.tileable[i] and i not in self.whole else [e]) for i, e in enumerate(self.so)}
 
     def tile_op(self, tiles: Sequence[SSAValue], out: TensorType, ks: KernelShape) -> Operation:
         """The op with the attributes it gives for these input windows (`tile_attrs`)."""
@@ -981,14 +985,35 @@ def split_kernel(ops: Sequence[Operation], ins_index: dict[SSAValue, int]
     if normed is not None:
         return normed, *epilogue_of(ops[2:], ops[1], ins_index)
     k = next((i for i, o in enumerate(ops) if not isinstance(o, ElementwiseOp | QuantOp)), 0)
-    if k == 0:
-        return make_anchor(ops[0], ins_index), *epilogue_of(ops[1:], ops[0], ins_index)
+    if k == 0 or (isinstance(ops[0], ElementwiseOp | QuantOp) and isinstance(ops[k], ROW_OPS)):
+        anchor = make_anchor(ops[0], ins_index)
+        steps, extra = epilogue_of(ops[1:], ops[0], ins_index)
+        return row_dims(anchor, steps), steps, extra
     conv = ops[k]
     if not isinstance(conv, Conv2dOp):
         raise TilingError(f"only a conv can have a prologue, not '{conv.name}'")
     pro_steps, pro_extra, head = prologue_of(ops[:k], conv, ins_index)
     anchor = PrologueAnchor(make_anchor(conv, {**ins_index, conv.input: ins_index[head]}), pro_steps, pro_extra)
     return anchor, *epilogue_of(ops[k + 1:], conv, ins_index)
+
+
+ROW_OPS = (LayerNormOp, SoftmaxOp)
+"""Structured ops an elementwise chain's epilogue may apply (npu-fuse's `eltwise-chain`):
+normalisations over trailing dims of the running tile, kept whole in every tile."""
+
+
+def row_dims(anchor: Anchor, steps: Sequence[EpilogueStep]) -> Anchor:
+    """`anchor` keeping whole the dims its epilogue's row ops normalise (`ROW_OPS`):
+    only an elementwise anchor (an elementwise op's, a quantize's...) whose output is
+    their input's shape."""
+    rows = [s.template for s in steps if isinstance(s.template, ROW_OPS)]
+    if not rows:
+        return anchor
+    shape = getattr(anchor, "so", None) if isinstance(anchor, (GenericAnchor, EltwiseAnchor)) else None
+    if shape is None or any(shape_of(r.operands[0]) != shape for r in rows):
+        raise TilingError(f"'{rows[0].name}' in an epilogue needs an elementwise anchor of its input's shape")
+    anchor.whole = frozenset(d for r in rows for d, cut in enumerate(r.tile_map().tileable) if not cut)
+    return anchor
 
 
 def epilogue_of(ops: Sequence[Operation], anchor: Operation,
@@ -1020,7 +1045,8 @@ def chain_steps(ops: Sequence[Operation], running: SSAValue, ins_index: dict[SSA
     None when unfit); returns the chain's last value."""
     derived: dict[SSAValue, str] = {}
     for op in ops:
-        if not isinstance(op, ElementwiseOp | QuantOp):
+        row = isinstance(op, ROW_OPS) and what == "an epilogue" and op.operands[0] == running
+        if not isinstance(op, ElementwiseOp | QuantOp) and not row:
             raise TilingError(f"'{op.name}' cannot be {what}")
         to = None
         if isinstance(op, DequantizeOp) and running not in op.operands:  # (of an operand of a later step)
@@ -1038,9 +1064,10 @@ def chain_steps(ops: Sequence[Operation], running: SSAValue, ins_index: dict[SSA
                 raise TilingError(f"{what} operand must be {operand_kind}")
             extra.append((ins_index[o], tuple(shape)))
             args.append(len(extra) - 1)
-        if isinstance(op, QuantOp):  # (built from the op itself: its result changes the element type)
+        if isinstance(op, QuantOp | LayerNormOp | SoftmaxOp):  # (built from the op itself: a new type, a row op)
             steps.append(EpilogueStep(op.name, tuple(args), template=op, passes=op.VECTOR_COST, to=to))
         else:
+            assert isinstance(op, ElementwiseOp)
             steps.append(EpilogueStep(op.FN, tuple(args)))
         if to is None:
             running = op.results[0]
