@@ -10,7 +10,7 @@ Patterns (each declines when it does not match; conditions under Algorithm):
 - `matmul(A, B)` with a 1-D operand, or with an N-D `A` and a 2-D `B`, ->
   reshapes around a 2-D matmul (numpy matmul semantics kept);
 - an op that decomposes (`GraphOp.decompose`: `conv_transpose`) -> its parts;
-- `ew(reshape(x), c)` -> `reshape(ew(x, c'))` keeping the last dim (a Linear's bias);
+- `ew(reshape(x), c)` -> `reshape(ew(x, c'))` keeping the last dim (a Linear's bias; narrowing quantization, tables);
 - GELU spelled out -> `gelu(x)` / `gelu_tanh(x)`; `mean(x^2) - mean(x)^2` -> `mean((x - mean(x))^2)`.
 Assumes value semantics (graph level); dead ops are removed by the driver. No options.
 
@@ -59,6 +59,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float32Type,
+    IntegerAttr,
     LocationAttr,
     ModuleOp,
     TensorType,
@@ -74,7 +75,7 @@ from xdsl.pattern_rewriter import (
 
 from lowering.graph.constants import ConstantReader
 from lowering.instrument import PatternWalker
-from npu_dialects.dtypes import element_type
+from npu_dialects.dtypes import elem_bytes, element_type
 from npu_dialects.graph import (
     AddOp,
     BinaryOp,
@@ -89,12 +90,15 @@ from npu_dialects.graph import (
     MatMulOp,
     MulOp,
     PowOp,
+    QuantOp,
     ReduceMeanOp,
     ReluOp,
     ReshapeOp,
     SubOp,
+    TableOp,
     TanhOp,
     TransposeOp,
+    attr_int,
     ints,
     shape_of,
 )
@@ -231,7 +235,10 @@ class ElementwiseBeforeReshape(RewritePattern):
     """ew(reshape(x), c...) -> reshape(ew(x, c'...)) when the reshape raises the rank and
     keeps the last dim, and every other operand is full-size (viewed like x) or broadcasts along the last
     dim only: a 3-D Linear's bias and activation then follow its 2-D matmul directly
-    (and fuse into its epilogue). Reshapes are views, so nothing moves."""
+    (and fuse into its epilogue). Also a quantize, requantize or narrowing cast (its
+    parameters as such operands; not a widening op, which would widen its producer's
+    result) and a lookup table (per tensor, or per channel of the last dim). Reshapes
+    are views, so nothing moves."""
 
     @staticmethod
     def operand_like(c: SSAValue, out: tuple[int, ...], x: tuple[int, ...], loc: LocationAttr
@@ -245,27 +252,35 @@ class ElementwiseBeforeReshape(RewritePattern):
         return r.result, [r]
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, ElementwiseOp):
-            return
+        if not isinstance(op, ElementwiseOp | QuantOp | TableOp) or (
+                isinstance(op, QuantOp) and elem_bytes(op.results[0]) > elem_bytes(op.operands[0])):
+            return  # (a dequantize stays after the reshape: into its producer's epilogue it would widen the result)
         out = shape_of(op.results[0])
-        src = next((o.owner for o in op.operands if isinstance(o.owner, ReshapeOp) and shape_of(o) == out), None)
+        data = op.operands if isinstance(op, ElementwiseOp) else op.operands[:1]  # (a quantize's parameters follow)
+        src = next((o.owner for o in data if isinstance(o.owner, ReshapeOp) and shape_of(o) == out), None)
         if src is None:
             return
         x = shape_of(src.input)
         if not x or len(x) >= len(out) or x[-1] != out[-1]:
             return  # (only rank-raising reshapes: the direction MatmulTo2D leaves, and no ping-pong)
+        attrs = dict(op.attributes)
+        if isinstance(op, TableOp):  # (its table as it is; a per-channel one along the last dim only)
+            if shape_of(op.operands[1])[:-1] and attr_int(attrs, "axis", 1) % len(out) != len(out) - 1:
+                return
+            attrs.pop("axis", None)
+            attrs.update({"axis": IntegerAttr(len(x) - 1, 64)} if shape_of(op.operands[1])[:-1] else {})
         operands, new = [], []
         for o in op.operands:
             if o is src.result:
                 operands.append(src.input)
                 continue
-            like = self.operand_like(o, out, x, op.location)
+            like = (o, []) if isinstance(op, TableOp) else self.operand_like(o, out, x, op.location)
             if like is None:
                 return
             operands.append(like[0])
             new += like[1]
         elem = element_type(op.results[0])
-        ew = _at(type(op).create(operands=operands, result_types=[TensorType(elem, x)], attributes=dict(op.attributes)),
+        ew = _at(type(op).create(operands=operands, result_types=[TensorType(elem, x)], attributes=attrs),
                  op.location)
         back = _at(ReshapeOp(ew.results[0], TensorType(elem, out)), op.location)
         rewriter.replace(op, [*new, ew, back], [back.result])

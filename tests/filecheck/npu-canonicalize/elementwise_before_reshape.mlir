@@ -59,3 +59,36 @@ func.func @declines(%x: tensor<16x64xf32>, %y: tensor<1x16x64xf32>, %c: tensor<1
   %a = npu_graph.add %m, %c : (tensor<1x16x64xf32>, tensor<1x16x1xf32>) -> tensor<1x16x64xf32>
   func.return %r, %s, %a : tensor<16x4x16xf32>, tensor<16x64xf32>, tensor<1x16x64xf32>
 }
+
+// -----
+
+// A QDQ Linear (npu-fuse-qdq's integer matmul, then the reshape back): its requantize
+// and the lookup table after it (per channel of the last dim: its axis follows) move
+// before the reshape, the epilogue of the product; the dequantize of the result stays
+// after it (moved, it would widen the product's result to f32).
+// CHECK-LABEL: func.func @qdq_linear
+// CHECK:         %[[MM:.*]] = npu_graph.matmul
+// CHECK-NEXT:    %[[RQ:.*]] = npu_graph.requantize %[[MM]], %m, %z : (tensor<16x32xi32>, tensor<32xf32>, tensor<f32>) -> tensor<16x32xi8>
+// CHECK-NEXT:    %[[T:.*]] = npu_graph.table %[[RQ]], %lut {axis = 1 : i64} : (tensor<16x32xi8>, tensor<32x256xi8>) -> tensor<16x32xi8>
+// CHECK-NEXT:    %[[Y:.*]] = npu_graph.reshape %[[T]] : (tensor<16x32xi8>) -> tensor<1x16x32xi8>
+// CHECK-NEXT:    %[[D:.*]] = npu_graph.dequantize %[[Y]], %s, %z : (tensor<1x16x32xi8>, tensor<f32>, tensor<f32>) -> tensor<1x16x32xf32>
+// CHECK-NEXT:    func.return %[[D]]
+func.func @qdq_linear(%x: tensor<1x16x64xi8>, %w: tensor<64x32xi8>, %m: tensor<32xf32>, %z: tensor<f32>, %s: tensor<f32>, %lut: tensor<32x256xi8>) -> tensor<1x16x32xf32> {
+  %mm = npu_graph.matmul %x, %w : (tensor<1x16x64xi8>, tensor<64x32xi8>) -> tensor<1x16x32xi32>
+  %rq = npu_graph.requantize %mm, %m, %z : (tensor<1x16x32xi32>, tensor<32xf32>, tensor<f32>) -> tensor<1x16x32xi8>
+  %t = npu_graph.table %rq, %lut {axis = 2 : i64} : (tensor<1x16x32xi8>, tensor<32x256xi8>) -> tensor<1x16x32xi8>
+  %d = npu_graph.dequantize %t, %s, %z : (tensor<1x16x32xi8>, tensor<f32>, tensor<f32>) -> tensor<1x16x32xf32>
+  func.return %d : tensor<1x16x32xf32>
+}
+
+// -----
+
+// A table per channel of another dim than the last stays after the reshape.
+// CHECK-LABEL: func.func @table_other_axis
+// CHECK:         npu_graph.reshape
+// CHECK-NEXT:    npu_graph.table %{{.*}}, %lut {axis = 1 : i64} : (tensor<1x16x32xi8>, tensor<16x256xi8>)
+func.func @table_other_axis(%x: tensor<16x32xi8>, %lut: tensor<16x256xi8>) -> tensor<1x16x32xi8> {
+  %r = npu_graph.reshape %x : (tensor<16x32xi8>) -> tensor<1x16x32xi8>
+  %t = npu_graph.table %r, %lut {axis = 1 : i64} : (tensor<1x16x32xi8>, tensor<16x256xi8>) -> tensor<1x16x32xi8>
+  func.return %t : tensor<1x16x32xi8>
+}

@@ -44,7 +44,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4>} {
 
 // -----
 
-// An integer product (its zero points, an i32 result) is never merged.
+// An integer product read as i32 heads (not requantized) is not merged.
 builtin.module {
   func.func @main(%x: tensor<8x16xi8>) -> (tensor<1x2x8x8xi32>, tensor<1x2x8x8xi32>) attributes {npu.inputs = ["x"], npu.outputs = ["q", "k"]} {
     %wq = npu_graph.constant {value = dense<3> : tensor<16x16xi8>} : tensor<16x16xi8>
@@ -62,3 +62,68 @@ builtin.module {
 // CHECK-NOT:     merged
 // CHECK:         npu_graph.matmul %x, %wq {input_zero_point = 4 : i64}
 // CHECK:         npu_graph.matmul %x, %wk {input_zero_point = 4 : i64}
+
+// -----
+
+// A QDQ model's integer projections (npu-fuse-qdq: i8 @ i8 -> i32, an i32 bias, a
+// requantize per column) merge: the weights and biases side by side, the zero points
+// kept, the multipliers and output zero points as per-column constants (a scalar
+// one repeated), one requantize with their common range and mode.
+builtin.module {
+  func.func @main(%x: tensor<8x16xi8>) -> (tensor<1x2x8x8xi8>, tensor<1x2x8x8xi8>) attributes {npu.inputs = ["x"], npu.outputs = ["q", "k"]} {
+    %wq = npu_graph.constant {value = dense<3> : tensor<16x16xi8>} : tensor<16x16xi8>
+    %wk = npu_graph.constant {value = dense<-2> : tensor<16x16xi8>} : tensor<16x16xi8>
+    %bq = npu_graph.constant {value = dense<100> : tensor<16xi32>} : tensor<16xi32>
+    %bk = npu_graph.constant {value = dense<-7> : tensor<16xi32>} : tensor<16xi32>
+    %mq = npu_graph.constant {value = dense<0.25> : tensor<16xf32>} : tensor<16xf32>
+    %mk = npu_graph.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
+    %zq = npu_graph.constant {value = dense<3.0> : tensor<f32>} : tensor<f32>
+    %zk = npu_graph.constant {value = dense<-1.0> : tensor<f32>} : tensor<f32>
+    %q0 = npu_graph.matmul %x, %wq {input_zero_point = 4 : i64} : (tensor<8x16xi8>, tensor<16x16xi8>) -> tensor<8x16xi32> loc("q")
+    %q1 = npu_graph.add %q0, %bq : (tensor<8x16xi32>, tensor<16xi32>) -> tensor<8x16xi32>
+    %qr = npu_graph.requantize %q1, %mq, %zq : (tensor<8x16xi32>, tensor<16xf32>, tensor<f32>) -> tensor<8x16xi8>
+    %q2 = npu_graph.reshape %qr : (tensor<8x16xi8>) -> tensor<1x8x2x8xi8>
+    %q = npu_graph.transpose %q2 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x8xi8>) -> tensor<1x2x8x8xi8>
+    %k0 = npu_graph.matmul %x, %wk {input_zero_point = 4 : i64} : (tensor<8x16xi8>, tensor<16x16xi8>) -> tensor<8x16xi32> loc("k")
+    %k1 = npu_graph.add %k0, %bk : (tensor<8x16xi32>, tensor<16xi32>) -> tensor<8x16xi32>
+    %kr = npu_graph.requantize %k1, %mk, %zk : (tensor<8x16xi32>, tensor<f32>, tensor<f32>) -> tensor<8x16xi8>
+    %k2 = npu_graph.reshape %kr : (tensor<8x16xi8>) -> tensor<1x8x2x8xi8>
+    %k = npu_graph.transpose %k2 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x8xi8>) -> tensor<1x2x8x8xi8>
+    func.return %q, %k : tensor<1x2x8x8xi8>, tensor<1x2x8x8xi8>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[W:.*]] = npu_graph.constant {weight = "q.merged"} : tensor<16x32xi8>
+// CHECK-NEXT:    %[[M:.*]] = npu_graph.matmul %x, %[[W]] {input_zero_point = 4 : i64} : (tensor<8x16xi8>, tensor<16x32xi8>) -> tensor<8x32xi32>
+// CHECK-NEXT:    %[[C:.*]] = npu_graph.constant {weight = "q.merged_bias"} : tensor<32xi32>
+// CHECK-NEXT:    %[[A:.*]] = npu_graph.add %[[M]], %[[C]] : (tensor<8x32xi32>, tensor<32xi32>) -> tensor<8x32xi32>
+// CHECK-NEXT:    %[[MU:.*]] = npu_graph.constant {weight = "q.merged_requant"} : tensor<32xf32>
+// CHECK-NEXT:    %[[Z:.*]] = npu_graph.constant {weight = "q.merged_zp"} : tensor<32xf32>
+// CHECK-NEXT:    %[[RQ:.*]] = npu_graph.requantize %[[A]], %[[MU]], %[[Z]] : (tensor<8x32xi32>, tensor<32xf32>, tensor<32xf32>) -> tensor<8x32xi8>
+// CHECK-NEXT:    %[[R:.*]] = npu_graph.reshape %[[RQ]] : (tensor<8x32xi8>) -> tensor<1x8x32xi8>
+// CHECK-NOT:     npu_graph.requantize
+
+// -----
+
+// Not merged: the requantizes saturate at other bounds (a fused Relu narrowed one).
+builtin.module {
+  func.func @main(%x: tensor<8x16xi8>) -> (tensor<1x2x8x8xi8>, tensor<1x2x8x8xi8>) attributes {npu.inputs = ["x"], npu.outputs = ["q", "k"]} {
+    %wq = npu_graph.constant {value = dense<3> : tensor<16x16xi8>} : tensor<16x16xi8>
+    %wk = npu_graph.constant {value = dense<-2> : tensor<16x16xi8>} : tensor<16x16xi8>
+    %m = npu_graph.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
+    %z = npu_graph.constant {value = dense<0.0> : tensor<f32>} : tensor<f32>
+    %q0 = npu_graph.matmul %x, %wq : (tensor<8x16xi8>, tensor<16x16xi8>) -> tensor<8x16xi32> loc("q")
+    %qr = npu_graph.requantize %q0, %m, %z {min = 0 : i64} : (tensor<8x16xi32>, tensor<f32>, tensor<f32>) -> tensor<8x16xi8>
+    %q2 = npu_graph.reshape %qr : (tensor<8x16xi8>) -> tensor<1x8x2x8xi8>
+    %q = npu_graph.transpose %q2 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x8xi8>) -> tensor<1x2x8x8xi8>
+    %k0 = npu_graph.matmul %x, %wk : (tensor<8x16xi8>, tensor<16x16xi8>) -> tensor<8x16xi32> loc("k")
+    %kr = npu_graph.requantize %k0, %m, %z : (tensor<8x16xi32>, tensor<f32>, tensor<f32>) -> tensor<8x16xi8>
+    %k2 = npu_graph.reshape %kr : (tensor<8x16xi8>) -> tensor<1x8x2x8xi8>
+    %k = npu_graph.transpose %k2 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x8xi8>) -> tensor<1x2x8x8xi8>
+    func.return %q, %k : tensor<1x2x8x8xi8>, tensor<1x2x8x8xi8>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:     merged
+// CHECK:         npu_graph.requantize %q0
+// CHECK:         npu_graph.requantize %k0
