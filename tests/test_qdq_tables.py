@@ -57,7 +57,23 @@ def scale_shift() -> onnx.ModelProto:
                    {"y": [1, 8, 6, 6], "t": [1, 4, 6, 6]}, 13)
 
 
-MODELS = {"gelu": gelu, "scale_shift": scale_shift}
+def conv_scale() -> onnx.ModelProto:
+    """A conv, then a per-channel scale and shift and a SiLU: per-channel tables in the
+    conv's epilogue (each tile loads its output channels' rows of the table)."""
+    g = Graph(seed=6)
+    rng = np.random.default_rng(6)
+    g.const("w", rng.normal(0, 0.3, (16, 8, 3, 3)).astype(np.float32))
+    g.const("mul", rng.uniform(.5, 2, (16, 1, 1)).astype(np.float32))
+    g.const("add", rng.uniform(-.5, .5, (16, 1, 1)).astype(np.float32))
+    g.node("Conv", ["x", "w"], "c", name="conv", pads=[1, 1, 1, 1])
+    g.node("Mul", ["c", "mul"], "m", name="scale")
+    g.node("Add", ["m", "add"], "a", name="shift")
+    g.node("Sigmoid", ["a"], "s", name="sigmoid")
+    g.node("Mul", ["a", "s"], "y", name="silu")
+    return g.model("conv_scale", {"x": [1, 8, 12, 12]}, {"y": [1, 16, 12, 12]}, 13)
+
+
+MODELS = {"gelu": gelu, "scale_shift": scale_shift, "conv_scale": conv_scale}
 
 
 def quantized(name: str, symmetric: bool) -> onnx.ModelProto:
@@ -90,3 +106,16 @@ def test_each_chain_is_one_table(name, tables):
     compile_module(module, arch, weights, stage="graph")
     shapes = [shape_of(op.table) for op in module.walk() if isinstance(op, TableOp)]
     assert sorted(shapes) == sorted(tables), shapes
+
+
+def test_per_channel_table_in_a_tiled_conv_epilogue():
+    """With SRAM for a few output channels at a time, each conv tile loads its channels'
+    rows of the table (`TableShape`): still the graph as written, bit for bit."""
+    qmodel = quantized("conv_scale", True)
+    arch = parse_arch_spec("default,sram_bytes=12288")
+    module, weights = import_model(qmodel, arch)
+    inputs = random_inputs(qmodel, seed=5)
+    want = evaluate_graph(module, weights, inputs)
+    got, _ = compile_and_run(qmodel, arch, inputs=dict(inputs))
+    for out, value in want.items():
+        np.testing.assert_array_equal(got.outputs[out], value, err_msg=out)

@@ -114,6 +114,7 @@ from npu_dialects.graph import (
     RowStatsOp,
     SliceOp,
     SoftmaxOp,
+    TableOp,
     TransposeOp,
     WhereOp,
     YieldOp,
@@ -128,7 +129,7 @@ EPILOGUE_RULES: dict[str, tuple[type[Operation], ...]] = {
     "conv-epilogue": (Conv2dOp,),
     "matmul-epilogue": (GemmOp, MatMulOp),
     "pool-epilogue": (MaxPoolOp,),
-    "eltwise-chain": (ElementwiseOp, QuantOp),
+    "eltwise-chain": (ElementwiseOp, QuantOp, TableOp),
 }
 RULES = ("conv-bn", "conv-prologue", *EPILOGUE_RULES, "matmul-prologue", "attention", "kv-append", "layer-group")
 DISABLED_ATTR = "npu.fuse_disable"
@@ -162,16 +163,19 @@ def rule_disabled(module: ModuleOp, rule: str) -> bool:
 
 def _epilogue_link(value: SSAValue, rows: bool = False) -> Operation | None:
     """The elementwise op that can join the chain ending in `value`, if any: an
-    elementwise op of its type, or a quantize/dequantize/requantize/cast of it (its
-    parameters broadcast; only the element type changes); with `rows` (an elementwise
+    elementwise op of its type, or a quantize/dequantize/requantize/cast or lookup table
+    of it (its parameters broadcast; only the element type changes); with `rows` (an elementwise
     chain's), also a LayerNorm or softmax of it (`ROW_OPS`: its tiles keep the
     normalised dims whole - a cube op's split columns)."""
     if not value.has_one_use():
         return None
     user = next(iter(value.uses)).operation
+    same_block = user.parent_block() is value.owner.parent_block()
     if rows and isinstance(user, ROW_OPS) and user.operands[0] is value and user.results[0].type == value.type \
-            and all(o is not value for o in user.operands[1:]) and user.parent_block() is value.owner.parent_block():
+            and all(o is not value for o in user.operands[1:]) and same_block:
         return user
+    if isinstance(user, TableOp) and user.operands[0] is value and user.operands[1] is not value and same_block:
+        return user  # (a lookup per element of the running value)
     if not isinstance(user, ElementwiseOp | QuantOp) or user.parent_block() is not value.owner.parent_block():
         return None
     if isinstance(user, QuantOp) and user.operands[0] != value:
@@ -461,9 +465,10 @@ class FuseRule(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, self.anchors) or isinstance(op.parent_op(), FusedOp):
             return
-        if isinstance(op, ElementwiseOp | QuantOp):
+        if isinstance(op, ElementwiseOp | QuantOp | TableOp):
             prev = [o.owner for o in op.operands if isinstance(o.owner, Operation)]
-            if any(isinstance(p, ElementwiseOp | QuantOp) and _epilogue_link(p.results[0]) is op for p in prev):
+            if any(isinstance(p, ElementwiseOp | QuantOp | TableOp) and _epilogue_link(p.results[0]) is op
+                   for p in prev):
                 return  # not the head of its chain
         chain: list[Operation] = [op]
         rows = self.rule == "eltwise-chain"

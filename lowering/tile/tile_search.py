@@ -39,6 +39,7 @@ from npu_dialects.graph import (
     RowStatsOp,
     SoftmaxOp,
     StructuredOp,
+    TableOp,
     attr_int,
     broadcast_shapes,
     shape_of,
@@ -328,9 +329,28 @@ def sram_parts(ks: KernelShape, arch: Arch) -> tuple[int, int]:
 # ----------------------------------------------------------------------------------------
 
 
+class TableShape(tuple):
+    """The shape of an epilogue's lookup table (`TableOp`): not broadcast to the output
+    but loaded whole ([256]), or [C, 256] with C following the output's dim `axis`."""
+
+    axis: int | None
+
+    def __new__(cls, shape: Sequence[int], axis: int | None):
+        obj = super().__new__(cls, tuple(shape))
+        obj.axis = axis
+        return obj
+
+    def __getnewargs__(self):  # (pickled for the parallel tile search)
+        return tuple(self), self.axis
+
+
 def broadcast_window(operand: int, operand_shape: Sequence[int], out: Window, elem: int | None = None) -> Window:
     """Window of an operand that broadcasts to the output: size-1 dims stay at 0 (`elem`:
-    its element bytes, by default the output's)."""
+    its element bytes, by default the output's); a `TableShape` its own way."""
+    if isinstance(operand_shape, TableShape):
+        ax = operand_shape.axis
+        dims = (*((out.dims[ax],) if ax is not None else ()), fixed(operand_shape[-1]))
+        return Window(operand, tuple(operand_shape), dims, None, elem=out.elem if elem is None else elem)
     rank = len(out.shape)
     shape = (1,) * (rank - len(operand_shape)) + tuple(operand_shape)
     dims = tuple(fixed(1) if s == 1 else o for s, o in zip(shape, out.dims))
@@ -984,8 +1004,8 @@ def split_kernel(ops: Sequence[Operation], ins_index: dict[SSAValue, int]
     normed = matmul_prologue(ops, ins_index)
     if normed is not None:
         return normed, *epilogue_of(ops[2:], ops[1], ins_index)
-    k = next((i for i, o in enumerate(ops) if not isinstance(o, ElementwiseOp | QuantOp)), 0)
-    if k == 0 or (isinstance(ops[0], ElementwiseOp | QuantOp) and isinstance(ops[k], ROW_OPS)):
+    k = next((i for i, o in enumerate(ops) if not isinstance(o, ElementwiseOp | QuantOp | TableOp)), 0)
+    if k == 0 or (isinstance(ops[0], ElementwiseOp | QuantOp | TableOp) and isinstance(ops[k], ROW_OPS)):
         anchor = make_anchor(ops[0], ins_index)
         steps, extra = epilogue_of(ops[1:], ops[0], ins_index)
         return row_dims(anchor, steps), steps, extra
@@ -1046,6 +1066,10 @@ def chain_steps(ops: Sequence[Operation], running: SSAValue, ins_index: dict[SSA
     derived: dict[SSAValue, str] = {}
     for op in ops:
         row = isinstance(op, ROW_OPS) and what == "an epilogue" and op.operands[0] == running
+        if isinstance(op, TableOp) and what == "an epilogue" and op.operands[0] == running:
+            table_step(op, ins_index, steps, extra)
+            running = op.results[0]
+            continue
         if not isinstance(op, ElementwiseOp | QuantOp) and not row:
             raise TilingError(f"'{op.name}' cannot be {what}")
         to = None
@@ -1072,6 +1096,19 @@ def chain_steps(ops: Sequence[Operation], running: SSAValue, ins_index: dict[SSA
         if to is None:
             running = op.results[0]
     return running
+
+
+def table_step(op: TableOp, ins_index: dict[SSAValue, int], steps: list[EpilogueStep],
+               extra: list[tuple[int, tuple[int, ...]]]) -> None:
+    """A lookup table on the running tile: its table a kernel input loaded whole, or
+    per channel of the tile's dim `axis` (`TableShape`)."""
+    table = op.operands[1]
+    if table not in ins_index:
+        raise TilingError("an epilogue's lookup table must be a kernel input")
+    shape = shape_of(table)
+    axis = attr_int(dict(op.attributes), "axis", 1) % len(shape_of(op.operands[0])) if len(shape) == 2 else None
+    extra.append((ins_index[table], TableShape(shape, axis)))
+    steps.append(EpilogueStep(op.name, (None, len(extra) - 1), template=op, passes=op.VECTOR_COST))
 
 
 def chain_types(steps: Sequence[EpilogueStep], anchor_type: Attribute) -> tuple[Attribute, list[Attribute],
