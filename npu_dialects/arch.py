@@ -84,7 +84,7 @@ class ArchError(ValueError):
 MAX_VALUE = 1 << 62
 """The largest value of an arch parameter: sizes and offsets stay 64-bit integers (the
 compiler itself takes `sram_bytes = 2**60` as unbounded)."""
-STRING_PARAMS: dict[str, tuple[str, ...]] = {"requant": ("float", "fixed")}
+STRING_PARAMS: dict[str, tuple[str, ...]] = {"requant": ("float", "fixed"), "requant_unit": ("cube", "vector")}
 """The parameters that are names, and the names each takes."""
 LIMITS = {"cores": 1024, "dma_channels": 1024, "dma_latency": 1 << 32, "sync_latency": 1 << 32}
 """Smaller bounds: counts the simulator keeps state for each of (vector clocks per pair
@@ -115,6 +115,14 @@ class Arch:
     vector_f16: int = 2  # 16-bit elements per cycle, as a multiple of vector_lanes (f32 ones)
     vector_i8: int = 4  # 8-bit elements per cycle, as a multiple of vector_lanes
     requant: str = "float"  # the requantization unit: float (a float multiply) or fixed (multiplier, shift)
+    requant_unit: str = "cube"  # where a product's requantize runs: the cube's output stage, or the vector unit
+
+    def cube_output_cycles(self, elements: int) -> int:
+        """Cycles the cube's output stage takes to requantize `elements` accumulators as
+        it writes them out (`requant_unit = cube`, as Ascend's FixPipe): one M x N block
+        of the cube a cycle."""
+        m, _, n = self.cube
+        return ceil(elements / (m * n))
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -179,6 +179,10 @@ class ComputeOp(IRDLOperation):
     def cycles(self, arch: Arch) -> int:
         raise NotImplementedError
 
+    def unit(self, arch: Arch) -> str:
+        """The unit that runs it on `arch` (its class's `UNIT`)."""
+        return self.UNIT
+
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         """Compute on numpy views of the operands (the last one is written)."""
         raise NotImplementedError
@@ -583,7 +587,9 @@ class ApplyOp(ComputeOp):
     input tiles: the vector unit runs that op's own semantics (`compute`) on a tile,
     so every structured `npu_graph` op has a tile kernel with one definition.
     `accumulate` merges the tile into `out` by the op's `combine` (a later step of a
-    reduction loop: a sum, or an online-softmax merge for attention)."""
+    reduction loop: a sum, or an online-softmax merge for attention). `cube_output`: a
+    requantize of the accumulator a cube op just wrote, which an arch with
+    `requant_unit = cube` runs in the cube's output stage (`Arch.cube_output_cycles`)."""
 
     name = "npu_compute.apply"
     UNIT: ClassVar[str] = "vector"
@@ -592,13 +598,21 @@ class ApplyOp(ComputeOp):
     op = attr_def(StringAttr)
     attrs = attr_def(DictionaryAttr)
     accumulate = opt_attr_def(UnitAttr)
+    cube_output = opt_attr_def(UnitAttr)
     assembly_format = "$op $ins `->` $out attr-dict `:` type($ins) `->` type($out)"
 
     def __init__(self, op: str, attrs: dict[str, Attribute], ins: Sequence[SSAValue], out: SSAValue,
-                 accumulate: bool = False):
+                 accumulate: bool = False, cube_output: bool = False):
+        flags = {k: UnitAttr() for k, on in (("accumulate", accumulate), ("cube_output", cube_output)) if on}
         super().__init__(operands=[list(ins), out],
-                         attributes={"op": StringAttr(op), "attrs": DictionaryAttr(dict(attrs)),
-                                     **({"accumulate": UnitAttr()} if accumulate else {})})
+                         attributes={"op": StringAttr(op), "attrs": DictionaryAttr(dict(attrs)), **flags})
+
+    def on_cube(self, arch: Arch) -> bool:
+        """Whether the cube's output stage runs it on `arch`."""
+        return self.cube_output is not None and arch.requant_unit == "cube"
+
+    def unit(self, arch: Arch) -> str:
+        return "cube" if self.on_cube(arch) else self.UNIT
 
     def graph_op(self) -> type:
         cls = GRAPH_OP_BY_NAME.get(self.op.data)
@@ -612,12 +626,17 @@ class ApplyOp(ComputeOp):
         dtypes.check_types(self, dtypes.ELEMENT_TYPES, same=False)
 
     def verify_shapes(self) -> None:
+        if self.cube_output is not None and self.op.data != "npu_graph.requantize":
+            raise VerifyException(f"'npu_compute.apply': cube_output is for a requantize of a cube op's "
+                                  f"accumulator, not '{self.op.data}'")
         least, most = operand_counts(self.graph_op())
         if not least <= len(self.ins) <= most:
             want = str(least) if least == most else f"{least} to {most}" if most < inf else f"at least {least}"
             raise VerifyException(f"'npu_compute.apply': '{self.op.data}' takes {want} inputs, got {len(self.ins)}")
 
     def cycles(self, arch: Arch) -> int:
+        if self.on_cube(arch):
+            return arch.cube_output_cycles(math.prod(_shape(self.out)))
         cls = self.graph_op()
         return cls.tile_cycles_of(dict(self.attrs.data), arch, [_shape(v) for v in self.ins], _shape(self.out),
                                   cls.tile_type((*self.ins, self.out)))

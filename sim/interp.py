@@ -561,7 +561,7 @@ class _TaskCompiler:
 
     def compute_op(self, op: ComputeOp) -> tuple:
         info = self.info(op)
-        info.unit = op.UNIT
+        info.unit = op.unit(self.arch)
         try:
             info.cycles = int(op.cycles(self.arch))
         except Exception as e:  # a malformed op the verifier let through

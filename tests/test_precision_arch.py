@@ -67,6 +67,7 @@ def test_chip_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("spec", "message"), [
     ("default,requant=int", "arch parameter 'requant': expected one of float, fixed, got 'int'"),
     ("default,requant=", "arch parameter 'requant': expected one of float, fixed, got ''"),
+    ("default,requant_unit=dsp", "arch parameter 'requant_unit': expected one of cube, vector, got 'dsp'"),
     ("default,cube_i8=0", "arch parameter 'cube_i8' must be a positive integer, got 0"),
     ("default,vector_i8=two", "arch parameter 'vector_i8': expected an integer, got 'two'"),
     ("default,cube_f32_passes=-1", "arch parameter 'cube_f32_passes' must be a positive integer, got -1"),
@@ -187,3 +188,24 @@ def test_roofline_by_type() -> None:
     b32.add_ops([MatMulOp(b32.args[0], b32.args[1], f32), ReturnOp()])
     annotate(module32, a)
     assert MACS_BY_TYPE_ATTR not in module32.attributes and recorded_macs_by_type(module32) is None
+
+
+def test_requant_unit_moves_the_requantize_onto_the_cube() -> None:
+    """A QDQ conv's requantize runs in the cube's output stage by default: the same
+    outputs as on the vector unit (`requant_unit=vector`), fewer vector-busy cycles
+    (lit: `npu-bufferize/strips_quantized.mlir` pins the lowered `cube_output`)."""
+    import numpy as np
+
+    from bench.qdq import int8_model
+    from tests.test_qdq_tables import conv_scale
+    from tools.testkit.e2e import compile_and_run
+    from tools.testkit.zoo import random_inputs
+
+    qmodel = int8_model(conv_scale())
+    inputs = random_inputs(qmodel, seed=1)
+    runs = {unit: compile_and_run(qmodel, f"default,requant_unit={unit}", inputs=dict(inputs))[0]
+            for unit in ("cube", "vector")}
+    for name, value in runs["vector"].outputs.items():
+        np.testing.assert_array_equal(runs["cube"].outputs[name], value)
+    busy = {u: r.report["utilization"]["vector"] * r.report["cycles"] for u, r in runs.items()}
+    assert busy["cube"] < busy["vector"]

@@ -8,7 +8,8 @@ One pattern per op family then rewrites each such pair into compute ops:
 - `MatmulPattern`: gemm/matmul (no bias, alpha = beta = 1) -> `npu_compute.matmul`;
 - `ConvPattern`: conv2d without bias -> `npu_compute.conv2d` (its `pads` kept);
 - `MaxPoolPattern`: max-pool -> `npu_compute.pool "max"`;
-- `StructuredPattern`: any other structured op -> `npu_compute.apply`;
+- `StructuredPattern`: any other structured op -> `npu_compute.apply` (`cube_output`
+  on a requantize of a cube op's accumulator);
 - `ElementwisePattern`: an elementwise op -> `npu_compute.eltwise`.
 `lower_compute` applies the patterns to a task and reports a graph op no pattern
 lowers. A new op family is one more pattern in `COMPUTE_PATTERNS`.
@@ -51,6 +52,7 @@ from npu_dialects.graph import (
     GemmOp,
     MatMulOp,
     MaxPoolOp,
+    RequantizeOp,
     StructuredOp,
     shape_of,
 )
@@ -133,7 +135,20 @@ class StructuredPattern(ComputePattern):
     family = (StructuredOp,)
 
     def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
-        return [ApplyOp(op.name, dict(op.attributes), ins, dest, accumulate)]
+        cube_output = isinstance(op, RequantizeOp) and written_by_cube(ins[0])
+        return [ApplyOp(op.name, dict(op.attributes), ins, dest, accumulate, cube_output=cube_output)]
+
+
+def written_by_cube(buf: SSAValue) -> bool:
+    """Whether a cube op writes `buf` (its accumulator): a requantize of it can run in
+    the cube's output stage (`ApplyOp.cube_output`)."""
+    for use in buf.uses:
+        o = use.operation
+        if isinstance(o, MatmulOp | Conv2dOp) and o.operands[-1] is buf:
+            return True
+        if isinstance(o, MaterializeOp) and o.dest is buf and isinstance(o.value.owner, MatMulOp | GemmOp | GraphConv2dOp):
+            return True
+    return False
 
 
 class ElementwisePattern(ComputePattern):

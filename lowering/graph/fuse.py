@@ -71,6 +71,7 @@ runs on the output tile in SRAM without reordering any reduction.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import ml_dtypes
@@ -185,6 +186,18 @@ def _epilogue_link(value: SSAValue, rows: bool = False) -> Operation | None:
     if sum(1 for o in user.operands if o == value) != 1:
         return None  # x op x: keep it simple
     return user
+
+
+def rows_fit(chain: list[Operation], sram_bytes: int) -> bool:
+    """Whether an elementwise chain ending in a row op (`ROW_OPS`) can hold whole rows of
+    it: one row of each full-size tensor the chain reads or writes, double buffered,
+    within `sram_bytes` (npu-split-rows splits a longer row op alone)."""
+    row = chain[-1]
+    assert isinstance(row, ROW_OPS)
+    shape = shape_of(row.operands[0])
+    whole = [shape[d] for d, cut in enumerate(row.tile_map().tileable) if not cut]
+    full = {v for o in chain for v in (*o.operands, o.results[0]) if shape_of(v) == shape}
+    return 2 * len(full) * math.prod(whole) * max(elem_bytes(v) for v in full) <= sram_bytes
 
 
 def with_dequantized_operands(chain: list[Operation], head: Operation | None = None) -> list[Operation]:
@@ -456,6 +469,7 @@ class FuseRule(RewritePattern):
     prologue: bool = False
     epilogue: bool = True
     matmul_prologue: bool = False
+    sram_bytes: int = 0  # (an elementwise chain takes a row op only when its rows fit: `rows_fit`)
 
     @property
     def label(self) -> str:
@@ -473,6 +487,8 @@ class FuseRule(RewritePattern):
         chain: list[Operation] = [op]
         rows = self.rule == "eltwise-chain"
         while self.epilogue and (link := _epilogue_link(chain[-1].results[0], rows)) is not None:
+            if isinstance(link, ROW_OPS) and not rows_fit([*chain, link], self.sram_bytes):
+                break
             chain.append(link)
         if self.epilogue:
             chain = [chain[0], *with_dequantized_operands(chain[1:], chain[0])]
@@ -839,5 +855,6 @@ class Fuse(ModulePass):
             epilogue = rule not in self.disable
             if epilogue or (prologue and rule == "conv-epilogue") or (normed and rule == "matmul-epilogue"):
                 walker = PatternWalker(FuseRule(rule, anchors, prologue=prologue, epilogue=epilogue,
-                                                matmul_prologue=normed), apply_recursively=False)
+                                                matmul_prologue=normed, sram_bytes=arch_of(op).sram_bytes),
+                                       apply_recursively=False)
                 walker.rewrite_module(op)

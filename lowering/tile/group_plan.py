@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from math import ceil
+from math import ceil, prod
 
 from xdsl.ir import Operation, SSAValue
 
@@ -37,9 +37,12 @@ from lowering.tile.tile_search import align_up, first_fit
 from npu_dialects.arch import Arch
 from npu_dialects.dtypes import elem_bytes, element_type, nbytes
 from npu_dialects.graph import (
+    Conv2dOp,
     ElementwiseOp,
     GemmOp,
     GraphOp,
+    MatMulOp,
+    RequantizeOp,
     ReshapeOp,
     SliceOp,
     StructuredOp,
@@ -72,6 +75,9 @@ def op_cycles(op: Operation, arch: Arch, out_shape: Sequence[int] | None = None)
         return 0
     if isinstance(op, GemmOp) and (op.params["alpha"] != 1.0 or op.params["beta"] != 1.0):
         return None
+    if isinstance(op, RequantizeOp) and arch.requant_unit == "cube" and \
+            isinstance(op.input.owner, Conv2dOp | MatMulOp | GemmOp):  # (the cube's output stage: `ApplyOp.cube_output`)
+        return arch.cube_output_cycles(prod(out_shape if out_shape is not None else shape_of(op.result)))
     return op.cycles(arch, out_shape)
 
 

@@ -36,6 +36,7 @@ from npu_dialects.graph import (
     MatMulOp,
     MaxPoolOp,
     QuantOp,
+    RequantizeOp,
     RowStatsOp,
     SoftmaxOp,
     StructuredOp,
@@ -1257,6 +1258,13 @@ def search_many(jobs: Sequence[tuple], workers: int) -> list[tuple[dict[str, int
     return [done[i] for i in range(len(jobs))]
 
 
+def vector_steps(anchor: Anchor, steps: Sequence[EpilogueStep], arch: Arch) -> int:
+    """The epilogue steps the vector unit runs: all but a cube product's requantize on
+    an arch whose cube's output stage requantizes (`requant_unit = cube`)."""
+    cube = anchor.kind in INIT_KINDS and arch.requant_unit == "cube"
+    return sum(1 for s in steps if not (cube and isinstance(s.template, RequantizeOp) and s.to is None))
+
+
 class TileSearch:
     """The state of one `search`: candidate lists per loop, evaluated points (an index
     per loop into its list, and the double-buffer choice) and the best so far."""
@@ -1264,7 +1272,7 @@ class TileSearch:
     def __init__(self, anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], steps: Sequence[EpilogueStep],
                  arch: Arch, cost) -> None:
         self.anchor, self.extra, self.steps, self.arch, self.cost = anchor, extra, steps, arch, cost
-        self.epilogue_len = len(steps)
+        self.epilogue_len = vector_steps(anchor, steps, arch)
         cands = anchor.candidates(arch)
         self.names = [l.name for l in anchor.loops()]
         self.lists = [cands[n] for n in self.names]

@@ -247,6 +247,15 @@ func.func @f(%x: memref<1x4x8xf32, "sram">, %o: memref<1x4x8xf32, "sram">) {
 
 // -----
 
+// apply's cube_output (the cube's output stage) is for a requantize of an accumulator only.
+func.func @f(%x: memref<4x8xf32, "sram">, %o: memref<4x8xf32, "sram">) {
+  npu_compute.apply "npu_graph.softmax" %x -> %o {attrs = {axis = 1 : i64}, cube_output} : memref<4x8xf32, "sram"> -> memref<4x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.apply': cube_output is for a requantize of a cube op's accumulator, not 'npu_graph.softmax'
+
+// -----
+
 func.func @f(%x: memref<4x8xf32, "sram">) {
   %t = npu_compute.to_tensor %x : memref<4x8xf32, "sram"> -> tensor<8x4xf32>
   func.return
