@@ -1917,21 +1917,24 @@ class AttentionOp(StructuredOp):
                          quant: dict[str, float], table: bool, scaled: bool) -> int:
         """A `quant` tile: both products on the cube at the 8-bit rate; over the scores
         [S, T] the passes of the ops it replaces, at their own rates: the requantize
-        (`RequantizeOp.VECTOR_COST`), the table lookup (`TableOp`, 8-bit), the
+        (`RequantizeOp.VECTOR_COST`; in the cube's output stage with `requant_unit =
+        cube`, as a conv's), the table lookup (`TableOp`, 8-bit), the
         dequantize, the scale's multiply or divide when `scaled`, a pass per mask
         operand, the fake quantization (quantize and dequantize: 3) when s2 is set, the
         softmax's max, exp, sum and divide (4) and the quantize of the probabilities
-        (2); over the output the requantize."""
+        (2); over the output the requantize (the same way as the first)."""
         q, v = in_shapes[0], in_shapes[2]
         heads = math.prod(q[:-2])
         s, d, t, dv = q[-2], q[-1], v[-2], v[-1]
-        n = heads * s * t
+        n, out = heads * s * t, math.prod(out_shape)
         cube = arch.cube_cycles(s, d, t, heads, "i8") + arch.cube_cycles(s, t, dv, heads, "i8")
-        passes = RequantizeOp.VECTOR_COST + 1 + int(scaled) + len(in_shapes[3:]) + (3 if quant["s2"] else 0) + 4 + \
-            QuantizeOp.VECTOR_COST
+        passes = 1 + int(scaled) + len(in_shapes[3:]) + (3 if quant["s2"] else 0) + 4 + QuantizeOp.VECTOR_COST
         lookup = arch.vector_cycles(n, TableOp.VECTOR_COST, "i8") if table else 0
-        return cube + arch.vector_cycles(n, passes) + lookup + \
-            arch.vector_cycles(math.prod(out_shape), RequantizeOp.VECTOR_COST)
+        if arch.requant_unit == "cube":  # (each product's requantize in the cube's output stage)
+            requant = arch.cube_output_cycles(n) + arch.cube_output_cycles(out)
+        else:
+            requant = arch.vector_cycles(n, RequantizeOp.VECTOR_COST) + arch.vector_cycles(out, RequantizeOp.VECTOR_COST)
+        return cube + arch.vector_cycles(n, passes) + lookup + requant
 
     @staticmethod
     def finish_cycles(arch: Arch, rows: int, dv: int) -> int:
