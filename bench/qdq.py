@@ -204,7 +204,7 @@ def sensitivity(qmodel: onnx.ModelProto, inputs: dict[str, np.ndarray], steps: d
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS))
-    ap.add_argument("--samples", type=int, default=8, help="calibration inputs per model")
+    ap.add_argument("--samples", type=int, default=4, help="calibration inputs per model (4: as the roofline and transformers benches quantize)")
     ap.add_argument("--arch", default="default")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
