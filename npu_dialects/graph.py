@@ -2544,7 +2544,8 @@ def dequantize_ref(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray) -> 
     """ONNX DequantizeLinear: (x - zero_point) * scale in float32 (the difference is exact:
     taken in int64, as onnxruntime takes it in int32)."""
     diff = x.astype(np.int64) - zero_point.astype(np.int64)
-    return (diff.astype(np.float32) * scale.astype(np.float32)).astype(np.float32, copy=False)
+    with np.errstate(over="ignore"):  # (an infinite product stays inf, as in onnxruntime)
+        return (diff.astype(np.float32) * scale.astype(np.float32)).astype(np.float32, copy=False)
 
 
 def quantize_multiplier(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
