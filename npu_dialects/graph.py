@@ -1076,6 +1076,12 @@ class StructuredOp(GraphOp):
         return 0
 
     @classmethod
+    def tile_scratch_bytes_of(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
+                              out_shape: Sequence[int]) -> int:
+        """`tile_scratch_bytes` of a tile of an op with `attrs` (shapes canonical)."""
+        return cls.tile_scratch_bytes(arch, in_shapes, out_shape)
+
+    @classmethod
     def canonical_shapes(cls, attrs: dict[str, Attribute], in_shapes: Sequence[Sequence[int]],
                          out_shape: Sequence[int]) -> tuple[list[tuple[int, ...]], tuple[int, ...]]:
         """The shapes `tile_cycles` and `tile_scratch_bytes` take, for tiles of an op with
@@ -1951,6 +1957,18 @@ class AttentionOp(StructuredOp):
         s, t = q[-2], v[-2]
         sums, mask = cls.on_cube(arch, in_shapes)
         return (math.prod(q[:-1]) * t + (t if sums else 0) + (s if mask else 0)) * 4
+
+    @classmethod
+    def tile_scratch_bytes_of(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
+                              out_shape: Sequence[int]) -> int:
+        """A `quant` tile whose requantizes run in the cube's output stage holds its
+        scores as the 8-bit codes that stage writes ([..., S, T], 1 byte each: the
+        logits after the table, mask and quantize/dequantize pair are 8-bit codes again)
+        and one row of them in f32 for the softmax; otherwise `tile_scratch_bytes`."""
+        if cls.quantized(attrs) is None or arch.requant_unit != "cube":
+            return cls.tile_scratch_bytes(arch, in_shapes, out_shape)
+        q, v = in_shapes[0], in_shapes[2]
+        return math.prod(q[:-1]) * v[-2] + v[-2] * 4
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
         shapes = [shape_of(v) for v in self.operands]

@@ -68,3 +68,21 @@ def test_quantized_attention_is_cheaper_than_its_ops():
     fused, split = reports
     assert fused["cycles"] < split["cycles"]
     assert fused["dram_bytes_read"] + fused["dram_bytes_written"] < split["dram_bytes_read"] + split["dram_bytes_written"]
+
+
+def test_quantized_scores_are_held_as_8_bit_codes():
+    """With the requantization unit on the cube, a quantized attention tile keeps its
+    scores as the 8-bit codes the cube's output stage writes (and one f32 row for the
+    softmax), a quarter of the f32 scores a float tile holds: at 2048 keys a tile
+    takes 4x the query rows, reloading K and V 4x less often."""
+    from xdsl.dialects.builtin import DenseArrayBase, Float32Type
+
+    from npu_dialects.arch import parse_arch_spec
+    from npu_dialects.graph import AttentionOp
+
+    quant = {"quant": DenseArrayBase.from_list(Float32Type(), [1.0] * len(AttentionOp.QUANT_FIELDS))}
+    ins, out = [(12, 16, 64), (12, 64, 2048), (12, 2048, 64)], (12, 16, 64)
+    cube, vector = parse_arch_spec("default"), parse_arch_spec("default,requant_unit=vector")
+    assert AttentionOp.tile_scratch_bytes_of(quant, cube, ins, out) == 12 * 16 * 2048 + 2048 * 4
+    assert AttentionOp.tile_scratch_bytes_of(quant, vector, ins, out) == AttentionOp.tile_scratch_bytes(vector, ins, out)
+    assert AttentionOp.tile_scratch_bytes_of({}, cube, ins, out) == AttentionOp.tile_scratch_bytes(cube, ins, out)

@@ -88,7 +88,7 @@ def scratch_bytes(op: Operation, arch: Arch) -> int:
         return 0
     ins, out = type(op).canonical_shapes(dict(op.attributes), [shape_of(v) for v in op.operands],
                                          shape_of(op.results[0]))
-    return type(op).tile_scratch_bytes(arch, ins, out)
+    return type(op).tile_scratch_bytes_of(dict(op.attributes), arch, ins, out)
 
 
 @dataclass

@@ -765,7 +765,7 @@ class AttentionAnchor(GenericAnchor):
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
                            tile_cycles=lambda arch: AttentionOp.tile_cycles_of(self.attrs, arch, [w.sizes for w in loads],
                                                                                state, self.structured.vector_type()),
-                           scratch=lambda arch: AttentionOp.tile_scratch_bytes(arch, ins, cout) + extra,
+                           scratch=lambda arch: AttentionOp.tile_scratch_bytes_of(self.attrs, arch, ins, cout) + extra,
                            finish=(lambda arch: AttentionOp.finish_cycles(arch, prod(cout[:-1]), cout[-1]))
                            if tt < self.keys else None)
 
