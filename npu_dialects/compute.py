@@ -53,6 +53,7 @@ from npu_dialects.graph import (
     ELEMENTWISE,
     GRAPH_OP_BY_NAME,
     QuantOp,
+    RequantizeOp,
     StructuredOp,
     broadcast_shapes,
     check_window_params,
@@ -636,7 +637,7 @@ class ApplyOp(ComputeOp):
 
     def cycles(self, arch: Arch) -> int:
         if self.on_cube(arch):
-            return arch.cube_output_cycles(math.prod(_shape(self.out)))
+            return RequantizeOp.after_product_cycles(arch, math.prod(_shape(self.out)))
         cls = self.graph_op()
         return cls.tile_cycles_of(dict(self.attrs.data), arch, [_shape(v) for v in self.ins], _shape(self.out),
                                   cls.tile_type((*self.ins, self.out)))

@@ -1786,16 +1786,19 @@ class AttentionOp(StructuredOp):
         quant = cls.quantized(attrs)
         if quant is not None:
             return cls._quantized(attrs, quant, q, kt, v, *mask)
-        scores = np.matmul(q, kt) * np.asarray(attr_float(attrs, "scale", 1.0), q.dtype)
-        if "causal" in attrs:  # (qlim, kpos)
-            scores = scores + np.where(mask[1] <= mask[0], np.float32(0), np.float32(attr_float(attrs, "causal", 0.0)))
-        elif mask:
-            scores = scores + mask[0]
+        scores = cls.masked(attrs, np.matmul(q, kt) * np.asarray(attr_float(attrs, "scale", 1.0), q.dtype), mask)
         if "online" not in attrs:
             e = np.exp(scores - scores.max(axis=-1, keepdims=True))
             return np.matmul(e / e.sum(axis=-1, keepdims=True), v)
         m, e, s = softmax_block(scores)  # (a block whose keys are all masked: -inf, nothing to add)
         return np.concatenate([np.matmul(e, v), m, s], axis=-1)
+
+    @staticmethod
+    def masked(attrs: dict[str, Attribute], scores: np.ndarray, mask: Sequence[np.ndarray]) -> np.ndarray:
+        """The scores plus the additive mask, or plus the causal fill where kpos > qlim."""
+        if "causal" in attrs:  # (qlim, kpos)
+            return scores + np.where(mask[1] <= mask[0], np.float32(0), np.float32(attr_float(attrs, "causal", 0.0)))
+        return scores + mask[0] if mask else scores
 
     @classmethod
     def _quantized(cls, attrs: dict[str, Attribute], p: dict[str, float], q: np.ndarray, kt: np.ndarray,
@@ -1812,16 +1815,13 @@ class AttentionOp(StructuredOp):
         c = requantize_ref(acc, f(p["m1"]), f(p["z1"]), int(p["lo1"]), int(p["hi1"]), mode)
         table = ints(attrs.get("score_table"), ())
         if table:
-            c = np.asarray(table, np.float32)[np.rint(c).astype(np.int64) & 255]
+            c = TableOp.compute({}, c, np.asarray(table))
         x = dequantize_ref(c, f(p["s1"]), f(p["z1t"]))
         if attr_float(attrs, "scale", 1.0) != 1.0:  # (as MulOp / DivOp compute them)
             x = x * f(attr_float(attrs, "scale", 1.0))
         if p["div"]:
             x = x / f(p["div"])
-        if "causal" in attrs:  # (qlim, kpos)
-            x = x + np.where(mask[1] <= mask[0], f(0), f(attr_float(attrs, "causal", 0.0)))
-        elif mask:
-            x = x + mask[0].astype(np.float32)
+        x = cls.masked(attrs, x, mask)
         if p["s2"]:
             x = dequantize_ref(quantize_ref(x, f(p["s2"]), f(p["z2"]), int(p["lo2"]), int(p["hi2"])),
                                f(p["s2"]), f(p["z2"]))
@@ -1936,10 +1936,7 @@ class AttentionOp(StructuredOp):
         cube = arch.cube_cycles(s, d, t, heads, "i8") + arch.cube_cycles(s, t, dv, heads, "i8")
         passes = 1 + int(scaled) + len(in_shapes[3:]) + (3 if quant["s2"] else 0) + 4 + QuantizeOp.VECTOR_COST
         lookup = arch.vector_cycles(n, TableOp.VECTOR_COST, "i8") if table else 0
-        if arch.requant_unit == "cube":  # (each product's requantize in the cube's output stage)
-            requant = arch.cube_output_cycles(n) + arch.cube_output_cycles(out)
-        else:
-            requant = arch.vector_cycles(n, RequantizeOp.VECTOR_COST) + arch.vector_cycles(out, RequantizeOp.VECTOR_COST)
+        requant = RequantizeOp.after_product_cycles(arch, n) + RequantizeOp.after_product_cycles(arch, out)
         return cube + arch.vector_cycles(n, passes) + lookup + requant
 
     @staticmethod
@@ -2762,6 +2759,15 @@ class RequantizeOp(QuantOp):
     @property
     def requant_mode(self) -> str:
         return self.mode.data if self.mode is not None else "float"
+
+    @classmethod
+    def after_product_cycles(cls, arch: Arch, elements: int) -> int:
+        """Cycles of the requantize of `elements` accumulators a cube product just wrote:
+        in the cube's output stage with `requant_unit = cube` (`Arch.cube_output_cycles`),
+        else `VECTOR_COST` vector passes."""
+        if arch.requant_unit == "cube":
+            return arch.cube_output_cycles(elements)
+        return arch.vector_cycles(elements, cls.VECTOR_COST)
 
     def verify_range(self) -> None:
         if self.requant_mode not in REQUANT_MODES:

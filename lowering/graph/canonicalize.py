@@ -264,11 +264,10 @@ class ElementwiseBeforeReshape(RewritePattern):
         if not x or len(x) >= len(out) or x[-1] != out[-1]:
             return  # (only rank-raising reshapes: the direction MatmulTo2D leaves, and no ping-pong)
         attrs = dict(op.attributes)
-        if isinstance(op, TableOp):  # (its table as it is; a per-channel one along the last dim only)
-            if shape_of(op.operands[1])[:-1] and attr_int(attrs, "axis", 1) % len(out) != len(out) - 1:
+        if isinstance(op, TableOp) and len(shape_of(op.operands[1])) == 2:  # (per channel: of the last dim only)
+            if attr_int(attrs, "axis", 1) % len(out) != len(out) - 1:
                 return
-            attrs.pop("axis", None)
-            attrs.update({"axis": IntegerAttr(len(x) - 1, 64)} if shape_of(op.operands[1])[:-1] else {})
+            attrs["axis"] = IntegerAttr(len(x) - 1, 64)
         operands, new = [], []
         for o in op.operands:
             if o is src.result:

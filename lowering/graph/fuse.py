@@ -177,7 +177,7 @@ def _epilogue_link(value: SSAValue, rows: bool = False) -> Operation | None:
         return user
     if isinstance(user, TableOp) and user.operands[0] is value and user.operands[1] is not value and same_block:
         return user  # (a lookup per element of the running value)
-    if not isinstance(user, ElementwiseOp | QuantOp) or user.parent_block() is not value.owner.parent_block():
+    if not isinstance(user, ElementwiseOp | QuantOp) or not same_block:
         return None
     if isinstance(user, QuantOp) and user.operands[0] != value:
         return None  # (a parameter, not the running value)

@@ -75,9 +75,8 @@ def op_cycles(op: Operation, arch: Arch, out_shape: Sequence[int] | None = None)
         return 0
     if isinstance(op, GemmOp) and (op.params["alpha"] != 1.0 or op.params["beta"] != 1.0):
         return None
-    if isinstance(op, RequantizeOp) and arch.requant_unit == "cube" and \
-            isinstance(op.input.owner, Conv2dOp | MatMulOp | GemmOp):  # (the cube's output stage: `ApplyOp.cube_output`)
-        return arch.cube_output_cycles(prod(out_shape if out_shape is not None else shape_of(op.result)))
+    if isinstance(op, RequantizeOp) and isinstance(op.input.owner, Conv2dOp | MatMulOp | GemmOp):  # (`cube_output`)
+        return RequantizeOp.after_product_cycles(arch, prod(out_shape if out_shape is not None else shape_of(op.result)))
     return op.cycles(arch, out_shape)
 
 

@@ -697,9 +697,10 @@ class GenericAnchor(Anchor):
     def shape(self, tile: dict[str, int]) -> KernelShape:
         out, loads = self.windows(tile)
         op, ins, dtype = type(self.structured), [w.sizes for w in loads], self.structured.vector_type()
+        attrs = dict(self.structured.attributes)
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
                            tile_cycles=lambda arch: op.tile_cycles(arch, ins, out.sizes, dtype),
-                           scratch=lambda arch: op.tile_scratch_bytes(arch, ins, out.sizes))
+                           scratch=lambda arch: op.tile_scratch_bytes_of(attrs, arch, ins, out.sizes))
 
     def windows(self, tile: dict[str, int]) -> tuple[Window, list[Window]]:
         """The output window and the input windows (in operand order) of a tile plan."""
