@@ -1,8 +1,8 @@
 """`npu_dma`: explicit data movement between `dram` and a core's `sram`.
 
-`npu_dma.copy` moves an N-d window (`sizes`) from `src` at `src_offsets` to
-`dst` at `dst_offsets` (dynamic `index` operands) and returns a token;
-`npu_dma.wait` blocks the issuing core until the copy has landed.
+`npu_dma.copy` moves an N-d window (`sizes`) from `src` at `src_offsets` to `dst` at
+`dst_offsets` (dynamic `index` operands) and returns a token; `npu_dma.wait` blocks
+the issuing core until it has landed; `npu_dma.done` is a token already complete.
 
 Boundary rules, which tiles at the edge of a tensor rely on:
 - a source window that leaves `src` is an error unless `pad_value` is given:
@@ -43,7 +43,7 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.pattern_rewriter import RewritePattern
-from xdsl.traits import HasCanonicalizationPatternsTrait
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects import dtypes
@@ -212,4 +212,19 @@ class WaitOp(IRDLOperation):
                                   f"in {task_name(here)}")
 
 
-NpuDma = Dialect("npu_dma", [CopyOp, WaitOp], [TokenType])
+@irdl_op_definition
+class DoneOp(IRDLOperation):
+    """A token whose DMA has already completed: waiting on it returns at once. The
+    initial value of a loop-carried token (a tile loop's store awaited a step later
+    starts with no store in flight)."""
+
+    name = "npu_dma.done"
+    token = result_def(TokenType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[TokenType()])
+
+
+NpuDma = Dialect("npu_dma", [CopyOp, WaitOp, DoneOp], [TokenType])

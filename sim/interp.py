@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.arch import Arch
 from npu_dialects.compute import ApplyOp, ComputeOp, EltwiseOp
-from npu_dialects.dma import CopyOp, WaitOp
+from npu_dialects.dma import CopyOp, DoneOp, WaitOp
 from npu_dialects.graph import ints
 from npu_dialects.locs import node_names
 from npu_dialects.task import SramOp, TaskOp, ViewOp
@@ -39,6 +39,15 @@ from sim.sanitizer import Values
 REQ_COMPUTE = 0
 REQ_DMA = 1
 REQ_WAIT = 2
+
+
+class _Done:
+    """The token of `npu_dma.done`: a DMA that has already completed."""
+
+    done = True
+
+
+DONE = _Done()
 REQ_GATE = 3
 REQ_EARLY = 4
 REQ_HANDOFF = 5
@@ -359,6 +368,12 @@ class _TaskCompiler:
             return self.select_op(op)
         if op.name in _CASTS:
             return self.cast_op(op)
+        if isinstance(op, DoneOp):
+            r = self.slot(op.token)
+
+            def done(env, r=r):
+                env[r] = DONE
+            return (_SCALAR, done, -1)
         return None
 
     def view_op(self, op: ViewOp) -> tuple:

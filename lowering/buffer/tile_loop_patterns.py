@@ -61,7 +61,11 @@ the other slot set, the one after into this).
 `PrefetchLoads` (software pipelining): the copies at the top of the step body are
 issued for step t+1 into the other slot set before step t computes (the slot sets
 alternate by the parity of t - t0); their tokens are loop-carried; the first
-step's copies precede the loop and the last step is peeled. A step's per-tile loads
+step's copies precede the loop and the last step is peeled. With one step per
+output tile and SRAM left for it (`TileBuffers.store_pair`, the tile search's
+`stores_deferred`), the buffer the store reads alternates too, and a step's store
+is awaited just before the next step issues its own (its token carried, starting
+from `npu_dma.done`): the store overlaps the next step's compute. A step's per-tile loads
 (at r == 0) go out before the next step's copies: the step computes from them, so
 they must not queue behind loads only the next step needs.
 """
@@ -88,7 +92,7 @@ from lowering.tile.group_plan import scratch_bytes
 from lowering.tile.tile_search import TilingError, align_up, coalesce_dim, coalesced, coalesces
 from npu_dialects.arch import Arch
 from npu_dialects.compute import MaterializeOp, ToTensorOp
-from npu_dialects.dma import CopyOp, TokenType, WaitOp
+from npu_dialects.dma import CopyOp, DoneOp, TokenType, WaitOp
 from npu_dialects.dtypes import elem_bytes, element_type, nbytes
 from npu_dialects.graph import AddOp, GraphOp, StructuredOp, ints, shape_of
 from npu_dialects.task import SramOp, ViewOp
@@ -212,6 +216,10 @@ class TileBuffers:
     clipped: set[Operation] = field(default_factory=set)  # cloned loads copied with `src_clip` (a seam's parts)
     typed: dict[Attribute, SSAValue] = field(default_factory=dict)  # the running tile's buffer per element type
     derived: dict[tuple[Attribute, tuple[int, ...]], SSAValue] = field(default_factory=dict)  # `chain_buffers`
+    # (the buffer the store reads, its twin): with double buffering and one step per output
+    # tile, tiles alternate between them and a tile's store is awaited a step later
+    store_pair: tuple[SSAValue, SSAValue] | None = None
+    store: tuple[CopyOp, WaitOp] | None = None  # the store's copy and wait in the step body
 
     @property
     def double_buffered(self) -> bool:
@@ -363,11 +371,15 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
                   for o in loop.body.block.ops if isinstance(o, StructuredOp))
     if offset > arch.sram_bytes:
         raise TilingError(f"tile buffers need {offset} bytes of SRAM, more than sram_bytes={arch.sram_bytes}")
+    pair = None
+    stored = typed.get(element_type(store.value), acc)
+    if loop.double_buffer is not None and steps == 1 and offset + align_up(nbytes(stored), arch.align) <= arch.sram_bytes:
+        pair = (stored, sram(stored))
     slot_of: dict[Operation, SSAValue] = {**dict(zip(piped, slots[0])), **dict(zip(post if steps > 1 else [], once)),
                                           **dict(zip(own, kept)), **({init: acc} if init is not None else {})}
     slot_of.update({b: slot_of[a] for a, b in seams.values()})  # (a seam lands in its block's slot)
     return TileBuffers(loop, outs, view, em, steps, slots, once, hoisted, acc, store.view_shape(), slot_of,
-                       per_tile=per_tile, seams=seams, typed=typed, derived=derived,
+                       per_tile=per_tile, seams=seams, typed=typed, derived=derived, store_pair=pair,
                        blocks={ld: (whole, slot_of[whole]) for ld, whole in runs.items()})
 
 
@@ -641,8 +653,11 @@ class StoreToCopy(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, StoreOp) or not isinstance(op.value.owner, ToTensorOp):
             return
-        wait = WaitOp(store_copy(self.bufs, op, self.bufs.out, self.bufs.out_view))
+        token = store_copy(self.bufs, op, self.bufs.out, self.bufs.out_view)
+        wait = WaitOp(token)
         wait.location = op.location
+        assert isinstance(token.owner, CopyOp)
+        self.bufs.store = (token.owner, wait)
         nxt = self.bufs.next_tile
         if nxt is not None and nxt.parent is op.parent:  # (the next tile's loads overlap the store)
             rewriter.insert(wait, InsertPoint.after(nxt))
@@ -709,36 +724,69 @@ class PrefetchLoads(RewritePattern):
         head = rest[:rest.index(first) + 1] if first is not None and first in rest else []
         em = b.em.at(op)
         toks0 = self.issue(em, copies, {t: t0})
+        deferred = self.deferred_store(rest)
         tlast = em.add(arith.SubiOp(op.ub, em.const(1))).results[0]
-        new = Block(arg_types=[INDEX] + [TokenType()] * len(toks0))
+        carried = toks0 + ([em.add(DoneOp()).results[0]] if deferred else [])  # (no store before the first step)
+        new = Block(arg_types=[INDEX] + [TokenType()] * len(carried))
         ne = em.nested(new)
         cur, nxt = self.slot_sets(ne, new.args[0], t0)
-        vmap = {t: new.args[0], **dict(zip(b.slots[0], cur))}
+        vmap = {t: new.args[0], **dict(zip(self.sets()[0], cur))}
         for o in head:
             ne.add(o.clone(vmap))
         t1 = ne.add_i(new.args[0], ne.const(1))
-        nxt_toks = self.issue(ne, copies, {t: t1, **dict(zip(b.slots[0], nxt))})
-        for tk in new.args[1:]:
+        nxt_toks = self.issue(ne, copies, {t: t1, **dict(zip(self.sets()[0], nxt))})
+        for tk in new.args[1:len(toks0) + 1]:
             ne.add(WaitOp(tk))
-        for o in rest[len(head):]:
-            ne.add(o.clone(vmap))
-        new.add_op(scf.YieldOp(*nxt_toks))
-        loop = em.add(scf.ForOp(t0, tlast, em.const(1), toks0, Region(new)))
+        stored = self.clone_steps(ne, rest[len(head):], vmap, new.args[-1] if deferred else None)
+        new.add_op(scf.YieldOp(*nxt_toks, *stored))
+        loop = em.add(scf.ForOp(t0, tlast, em.const(1), carried, Region(new)))
         cur, _ = self.slot_sets(em, tlast, t0)
-        for tk in loop.results:
+        for tk in loop.results[:len(toks0)]:
             em.add(WaitOp(tk))
-        vmap = {t: tlast, **dict(zip(b.slots[0], cur))}
-        for o in rest:
-            em.add(o.clone(vmap))
+        vmap = {t: tlast, **dict(zip(self.sets()[0], cur))}
+        self.clone_steps(em, rest, vmap, loop.results[-1] if deferred else None, last=True)
         b.steps = None
         rewriter.erase(op)
+
+    def deferred_store(self, rest: list[Operation]) -> bool:
+        """Whether the step's store is awaited a step later (`TileBuffers.store_pair`):
+        its copy and wait are in the step body, reading the paired buffer."""
+        b = self.bufs
+        return b.store_pair is not None and b.store is not None and all(o in rest for o in b.store) \
+            and b.store[0].src is b.store_pair[0]
+
+    def clone_steps(self, em: Emitter, ops: list[Operation], vmap: dict[SSAValue, SSAValue],
+                    before: SSAValue | None, last: bool = False) -> list[SSAValue]:
+        """Clone a step's `ops` with `vmap`; with a deferred store, the previous store
+        (token `before`) is awaited just before this one is issued, and this one's token
+        returned instead of awaited (unless `last`: the task's last step awaits it)."""
+        b = self.bufs
+        out: list[SSAValue] = []
+        for o in ops:
+            if before is not None and b.store is not None:
+                if o is b.store[0]:
+                    em.add(WaitOp(before))
+                elif o is b.store[1] and not last:
+                    continue
+            new = em.add(o.clone(vmap))
+            if before is not None and b.store is not None and o is b.store[0]:
+                out.append(new.results[0])
+                vmap[o.results[0]] = new.results[0]
+        return out
+
+    def sets(self) -> list[list[SSAValue]]:
+        """The slot sets with the stored buffer's pair, when stores are deferred."""
+        b = self.bufs
+        if b.store_pair is None:
+            return b.slots
+        return [b.slots[0] + [b.store_pair[0]], b.slots[1] + [b.store_pair[1]]]
 
     def slot_sets(self, em: Emitter, t: SSAValue, t0: SSAValue) -> tuple[list[SSAValue], list[SSAValue]]:
         """The slots step t computes from and the ones it prefetches into (by t - t0's parity)."""
         rel = em.add(arith.SubiOp(t, t0)).results[0]
         odd = em.eq_c(em.rem_c(rel, 2), 1)
-        cur = [em.select(odd, b1, b0) for b0, b1 in zip(*self.bufs.slots)]
-        nxt = [em.select(odd, b0, b1) for b0, b1 in zip(*self.bufs.slots)]
+        cur = [em.select(odd, b1, b0) for b0, b1 in zip(*self.sets())]
+        nxt = [em.select(odd, b0, b1) for b0, b1 in zip(*self.sets())]
         return cur, nxt
 
     @staticmethod

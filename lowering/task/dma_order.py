@@ -21,20 +21,24 @@ Patterns (greedy, to a fixed point), as `group_plan` already emits layer groups:
 - `SinkWait`: a wait on a copy (or on a token a loop carries: the copies it may
   stand for) moves down to just before the first op of its block that may touch the
   copy's source or destination (a region op: any op nested in it), or uses the token.
-- `OrderLoads`: in a block, the loads whose token only the block's waits use are
-  issued in order of first wait, each after the ops it depends on (its operands'
+- `OrderLoads`: in a block, the loads whose token only the block's waits use, or a
+  loop body's yield (a load for the next step: the step computes nothing from it),
+  are issued in order of first use, each after the ops it depends on (its operands'
   definitions, ops touching its destination or writing its source) and at the
   first op before which a DMA channel is free (`IssueClock`: the block timed by the
-  simulator's rules, the core's DRAM share `dram_bw / parts`), or at its first
-  wait, or before a region op: a load issued while every channel is busy stalls the
-  core until one frees, while ops that need nothing from it could run. The new order
-  is kept only when it makes the block faster by the simulator's rules
-  (`block_cycles`: DRAM bandwidth shared by the copies in flight, which the issue
-  rule does not see: a load issued early slows the one the next op waits for).
+  simulator's rules, the core's DRAM share `dram_bw / parts`; a loop body starts
+  with the step before's deferred store in flight), or at its first use, or before a
+  region op: a load issued while every channel is busy stalls the core until one
+  frees, while ops that need nothing from it could run. The new order is kept only
+  when it makes the block faster by the simulator's rules (`block_cycles`: DRAM
+  bandwidth shared by the copies in flight, which the issue rule does not see: a
+  load issued early slows the one the next op waits for; a loop body is timed over
+  two steps, a wait on a carried token waiting for what the step before yielded).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import prod
 from typing import ClassVar
@@ -59,7 +63,7 @@ from lowering.task.peephole import effects, is_load, may_alias, task_of, touches
 from lowering.tile.group_plan import DmaFluid
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ComputeOp
-from npu_dialects.dma import CopyOp, WaitOp
+from npu_dialects.dma import CopyOp, DoneOp, WaitOp
 from npu_dialects.dtypes import elem_bytes
 from npu_dialects.task import TaskOp
 
@@ -74,6 +78,8 @@ def token_copies(tok: SSAValue, seen: set[SSAValue] | None = None) -> list[CopyO
     owner = tok.owner
     if isinstance(owner, CopyOp):
         return [owner]
+    if isinstance(owner, DoneOp):
+        return []
     loop, j = None, -1
     if isinstance(tok, BlockArgument) and isinstance(owner, Block) and isinstance(owner.parent_op(), scf.ForOp):
         loop, j = owner.parent_op(), tok.index - 1
@@ -129,12 +135,14 @@ class IssueClock:
     bytes over this core's share of `dram_bw`): whether a load issued now would stall
     the core for a channel. Region ops count as instant (their loads are their own)."""
 
-    def __init__(self, arch: Arch, parts: int):
+    def __init__(self, arch: Arch, parts: int, inflight: Sequence[int] = ()):
         self.arch = arch
         self.bw = arch.dram_bw / max(1, parts)
         self.now = 0.0
         self.free = [0.0] * arch.dma_channels
         self.done: dict[CopyOp, float] = {}
+        for i, n in enumerate(inflight[:arch.dma_channels]):  # (issued just before the block)
+            self.free[i] = arch.dma_latency + n / self.bw
 
     def channel_free(self) -> bool:
         return min(self.free) <= self.now
@@ -147,27 +155,39 @@ class IssueClock:
     def step(self, op: Operation) -> None:
         if isinstance(op, CopyOp):
             self.issue(op)
-        elif isinstance(op, WaitOp):
-            self.now = max([self.now] + [self.done.get(c, 0.0) for c in token_copies(op.token) or ()])
+        elif isinstance(op, WaitOp):  # (a token a loop carries in: copies of earlier steps, taken as landed)
+            copies = [] if isinstance(op.token, BlockArgument) else token_copies(op.token) or []
+            self.now = max([self.now] + [self.done.get(c, 0.0) for c in copies])
         elif isinstance(op, ComputeOp):
             self.now += op.cycles(self.arch)
 
 
-def block_cycles(ops: list[Operation], arch: Arch, parts: int) -> float:
+def block_cycles(ops: list[Operation], arch: Arch, parts: int, steps: int = 1) -> float:
     """The span of a straight-line block on one core by the simulator's rules
     (`group_plan.DmaFluid`, with this core's share `dram_bw / parts`): compute ops in
     sequence, a wait blocks until its copy lands, the block ends when every copy has.
-    Region ops count as instant."""
+    Region ops count as instant. A loop body runs `steps` times in a row: a wait on a
+    token the loop carries waits for the copy the step before yielded for it (at the
+    first step, one landed before the loop)."""
     fluid = DmaFluid(arch, arch.dram_bw / max(1, parts))
     t = 0.0
-    issued: dict[CopyOp, list[float]] = {}
-    for op in ops:
-        if isinstance(op, CopyOp):
-            issued[op], t = fluid.issue(t, prod(op.window) * elem_bytes(op.src))
-        elif isinstance(op, WaitOp):
-            t = max([t] + [fluid.finish(issued[c]) for c in token_copies(op.token) or () if c in issued])
-        elif isinstance(op, ComputeOp):
-            t += op.cycles(arch)
+    before: dict[int, list[float]] = {}  # (carried token index -> the copy the step before yielded)
+    for _ in range(steps):
+        issued: dict[CopyOp, list[float]] = {}
+        for op in ops:
+            if isinstance(op, CopyOp):
+                issued[op], t = fluid.issue(t, prod(op.window) * elem_bytes(op.src))
+            elif isinstance(op, WaitOp):
+                tok = op.token
+                if isinstance(tok, BlockArgument):
+                    landed = [before[tok.index]] if tok.index in before else []
+                else:
+                    landed = [issued[c] for c in token_copies(tok) or () if c in issued]
+                t = max([t] + [fluid.finish(d) for d in landed])
+            elif isinstance(op, ComputeOp):
+                t += op.cycles(arch)
+            elif isinstance(op, scf.YieldOp):
+                before = {j + 1: issued[o] for j, v in enumerate(op.operands) if isinstance(o := v.owner, CopyOp) and o in issued}
     return max([t, *(fluid.finish(d) for d in fluid.dmas)])
 
 
@@ -264,9 +284,26 @@ class OrderLoads(BlockPattern):
 
     @staticmethod
     def movable(op: Operation, block: Block) -> bool:
+        """A load whose token only waits of the block use, or the loop body's yield (a
+        load for the next step: it may go anywhere in the step once its slot is free)."""
         if not isinstance(op, CopyOp) or not is_load(op) or not op.token.uses:
             return False
-        return all(isinstance(u.operation, WaitOp) and u.operation.parent_block() is block for u in op.token.uses)
+        return all(isinstance(u.operation, (WaitOp, scf.YieldOp)) and u.operation.parent_block() is block
+                   for u in op.token.uses)
+
+    @staticmethod
+    def inflight(block: Block) -> list[int]:
+        """Bytes of the stores a loop body's block starts with in flight: the previous
+        step's, carried in and awaited later in the block (a deferred store)."""
+        if not isinstance(block.parent_op(), scf.ForOp):
+            return []
+        out = []
+        for arg in block.args[1:]:
+            copies = token_copies(arg) or []
+            stores = [c for c in copies if not is_load(c)]
+            if stores and len(stores) == len(copies):
+                out.append(prod(stores[0].window) * elem_bytes(stores[0].src))
+        return out
 
     def rewrite_block(self, block: Block, task: TaskOp, rewriter: PatternRewriter) -> None:
         ops = list(block.ops)
@@ -283,7 +320,8 @@ class OrderLoads(BlockPattern):
             new += place.get(s, [])
             new.append(o)
         parts = task.parts.value.data
-        if new == ops or block_cycles(new, self.arch, parts) >= block_cycles(ops, self.arch, parts):
+        steps = 2 if isinstance(block.parent_op(), scf.ForOp) else 1  # (a loop body: what it leaves the next step)
+        if new == ops or block_cycles(new, self.arch, parts, steps) >= block_cycles(ops, self.arch, parts, steps):
             return
         for s, lds in place.items():
             for ld in lds:
@@ -304,7 +342,7 @@ class OrderLoads(BlockPattern):
         first = {ld: min(spos[u.operation] for u in ld.token.uses) for ld in loads}
         pos = {o: i for i, o in enumerate(ops)}
         pending = sorted(loads, key=lambda ld: (first[ld], pos[ld]))
-        clock = IssueClock(self.arch, task.parts.value.data)
+        clock = IssueClock(self.arch, task.parts.value.data, self.inflight(ops[0].parent_block()))  # type: ignore[arg-type]
         place: dict[int, list[CopyOp]] = {}
         for s, o in enumerate(skeleton):
             while pending and earliest[pending[0]] <= s and (first[pending[0]] == s or clock.channel_free()

@@ -8,8 +8,11 @@
   max(DMA, stall + compute) and the last step only its compute (stall: the core
   waits for a free channel while issuing the next step's loads when they
   outnumber `dma_channels`); otherwise their sum;
-- the output tile is stored once per parallel tile, not overlapped; the loads that
-  stay put are exposed (see Algorithm).
+- the output tile is stored once per parallel tile, not overlapped, unless its stores
+  are deferred (`tile_search.stores_deferred`: one step per output tile, double
+  buffered, SRAM for a second output tile): then a step's store shares the DMA
+  channels with the next step's loads and only the last one is exposed; the loads
+  that stay put are exposed (see Algorithm).
 
 Algorithm
 ---------
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import ceil, prod
 
-from lowering.tile.tile_search import KernelShape, Window, load_split
+from lowering.tile.tile_search import KernelShape, Window, load_split, stores_deferred
 from npu_dialects.arch import Arch
 from npu_dialects.tile import KernelKind
 
@@ -173,11 +176,13 @@ def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
     known = ks.memo("_tile_costs", arch, dict)  # (the search asks again for each core count)
     key = (double_buffer, epilogue_len, bw)
     if key not in known:
-        known[key] = _tile_costs(cost_terms(ks, arch), arch, double_buffer, epilogue_len, bw)
+        known[key] = _tile_costs(cost_terms(ks, arch), arch, double_buffer, epilogue_len, bw,
+                                 double_buffer and stores_deferred(ks, arch))
     return known[key]
 
 
-def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int, bw: int) -> tuple[int, int]:
+def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int, bw: int,
+                deferred: bool = False) -> tuple[int, int]:
     r = t.reductions
     hoisted = load_cycles(t.hoisted, arch, bw)
     load = load_cycles(t.piped, arch, bw)
@@ -196,7 +201,10 @@ def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int
         # first load, then each step overlaps the next load (issuing it may stall the
         # core when there are more loads than channels); the last step only computes
         stall = stall_for(t.piped, arch, bw)
-        return hoisted + load - max(load, comp) + comp, r * max(load + tee, stall + comp) + epi + store
+        fixed = hoisted + load - max(load, comp) + comp
+        if deferred:  # (a step's store goes out with the next step's loads: only the last is exposed)
+            return fixed + store, max(load_cycles((*t.piped, t.out_bytes), arch, bw) + tee, stall + comp + epi)
+        return fixed, r * max(load + tee, stall + comp) + epi + store
     return hoisted, r * (load + max(comp, tee)) + epi + store
 
 

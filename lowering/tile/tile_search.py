@@ -313,6 +313,15 @@ def sram_bytes(ks: KernelShape, arch: Arch, double_buffer: bool) -> int:
     return piped * (2 if double_buffer else 1) + rest
 
 
+def stores_deferred(ks: KernelShape, arch: Arch) -> bool:
+    """Whether a double-buffered tiling's output tiles alternate between two buffers,
+    each step's store awaited only before the next one's (npu-bufferize's
+    `TileBuffers.store_pair`): one step per output tile, more than one output tile,
+    and SRAM left for the second buffer."""
+    return (ks.reduction_tiles == 1 and ks.parallel_tiles > 1
+            and sram_bytes(ks, arch, True) + align_up(ks.out.nbytes, arch.align) <= arch.sram_bytes)
+
+
 def sram_parts(ks: KernelShape, arch: Arch) -> tuple[int, int]:
     """(bytes of one slot of the pipelined loads, bytes of every other buffer; the
     accumulator start, `init_window`, lands in the output tile's)."""

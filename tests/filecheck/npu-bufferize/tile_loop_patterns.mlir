@@ -100,34 +100,78 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 
 // Double buffering (PrefetchLoads): the first step's tile is copied before the loop;
 // step t copies step t+1's tile into the other slot (by the parity of t - t0), then
-// waits for its own (the token carried by the loop); the last step is peeled.
+// waits for its own (the token carried by the loop); the last step is peeled. With
+// one step per output tile and SRAM to spare, the output tile alternates between two
+// buffers too and a step's store is awaited only before the next step's store (its
+// token carried, starting from npu_dma.done); the last step awaits its own.
 // CHECK-LABEL: npu_task.task "act"
 // CHECK:         %[[S0:.*]] = npu_task.sram {offset = 0 : i64} : memref<2x64xf32, "sram">
 // CHECK-NEXT:    %[[S1:.*]] = npu_task.sram {offset = 512 : i64} : memref<2x64xf32, "sram">
 // CHECK-NEXT:    %[[ACC:.*]] = npu_task.sram {offset = 1024 : i64} : memref<2x64xf32, "sram">
+// CHECK-NEXT:    %[[ACC1:.*]] = npu_task.sram {offset = 1536 : i64} : memref<2x64xf32, "sram">
 // CHECK-NEXT:    arith.muli
 // CHECK-NEXT:    %[[C0:.*]] = npu_dma.copy %{{.*}} -> %[[S0]]
 // CHECK-NEXT:    %[[TLAST:.*]] = arith.subi
-// CHECK-NEXT:    %[[TOK:.*]] = scf.for %[[T:.*]] = %[[T0:.*]] to %[[TLAST]] step %{{.*}} iter_args(%[[PREV:.*]] = %[[C0]]) -> (!npu_dma.token) {
+// CHECK-NEXT:    %[[NONE:.*]] = npu_dma.done
+// CHECK-NEXT:    %[[TOK:.*]], %[[STOK:.*]] = scf.for %[[T:.*]] = %[[T0:.*]] to %[[TLAST]] step %{{.*}} iter_args(%[[PREV:.*]] = %[[C0]], %[[PST:.*]] = %[[NONE]]) -> (!npu_dma.token, !npu_dma.token) {
 // CHECK-NEXT:      %[[REL:.*]] = arith.subi %[[T]], %[[T0]] : index
 // CHECK-NEXT:      arith.remui %[[REL]]
 // CHECK-NEXT:      %[[ODD:.*]] = arith.cmpi eq
 // CHECK-NEXT:      %[[CUR:.*]] = arith.select %[[ODD]], %[[S1]], %[[S0]]
+// CHECK-NEXT:      %[[OUT:.*]] = arith.select %[[ODD]], %[[ACC1]], %[[ACC]]
 // CHECK-NEXT:      %[[NXT:.*]] = arith.select %[[ODD]], %[[S0]], %[[S1]]
 // CHECK-NEXT:      %[[T1:.*]] = arith.addi %[[T]], %{{.*}} : index
 // CHECK-NEXT:      %[[ROW:.*]] = arith.muli %[[T1]]
 // CHECK-NEXT:      %[[CN:.*]] = npu_dma.copy %{{.*}}[%[[ROW]], %{{.*}}] -> %[[NXT]]
 // CHECK-NEXT:      npu_dma.wait %[[PREV]]
-// CHECK-NEXT:      npu_compute.eltwise relu %[[CUR]] -> %[[ACC]]
-// CHECK:           npu_dma.wait
-// CHECK-NEXT:      scf.yield %[[CN]] : !npu_dma.token
+// CHECK-NEXT:      npu_compute.eltwise relu %[[CUR]] -> %[[OUT]]
+// CHECK-NEXT:      arith.muli
+// CHECK-NEXT:      npu_dma.wait %[[PST]]
+// CHECK-NEXT:      %[[ST:.*]] = npu_dma.copy %[[OUT]]
+// CHECK-NEXT:      scf.yield %[[CN]], %[[ST]] : !npu_dma.token, !npu_dma.token
 // CHECK-NEXT:    }
 // CHECK:         %[[LCUR:.*]] = arith.select %{{.*}}, %[[S1]], %[[S0]]
+// CHECK-NEXT:    %[[LOUT:.*]] = arith.select %{{.*}}, %[[ACC1]], %[[ACC]]
 // CHECK-NEXT:    npu_dma.wait %[[TOK]]
-// CHECK-NEXT:    npu_compute.eltwise relu %[[LCUR]] -> %[[ACC]]
+// CHECK-NEXT:    npu_compute.eltwise relu %[[LCUR]] -> %[[LOUT]]
+// CHECK-NEXT:    arith.muli
+// CHECK-NEXT:    npu_dma.wait %[[STOK]]
+// CHECK-NEXT:    %[[LST:.*]] = npu_dma.copy %[[LOUT]]
+// CHECK-NEXT:    npu_dma.wait %[[LST]]
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
     %z = npu_tile.kernel "act"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 2, 64>, grid = array<i64: 4, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    ^bb0(%a: tensor<8x64xf32>):
+      %0 = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 2, 64>, grid = array<i64: 4, 1>, reductions = 0 : i64, double_buffer} -> tensor<8x64xf32> {
+      ^bb0(%d0: index, %d1: index):
+        %1 = npu_tile.load %a(%d0, %d1)[2 * %d0, 64 * %d1] sizes [2, 64] : tensor<8x64xf32>
+        %2 = npu_graph.relu %1 : (tensor<2x64xf32>) -> tensor<2x64xf32>
+        %3 = npu_tile.reduce %2 : tensor<2x64xf32> -> tensor<2x64xf32>
+        npu_tile.store %3(%d0, %d1)[2 * %d0, 64 * %d1] sizes [2, 64] : tensor<2x64xf32>
+      }
+      npu_tile.yield %0 : tensor<8x64xf32>
+    }
+    func.return %z : tensor<8x64xf32>
+  }
+}
+
+// -----
+
+// Not deferred: SRAM (1536 bytes) holds the two input slots and one output tile but
+// not a second one, so each step awaits its store before the next step writes it.
+// CHECK-LABEL: npu_task.task "act_tight"
+// CHECK:         %[[ACC:.*]] = npu_task.sram {offset = 1024 : i64} : memref<2x64xf32, "sram">
+// CHECK-NOT:     npu_task.sram
+// CHECK-NOT:     npu_dma.done
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (!npu_dma.token) {
+// CHECK:           npu_compute.eltwise relu %{{.*}} -> %[[ACC]]
+// CHECK-NEXT:      arith.muli
+// CHECK-NEXT:      %[[ST:.*]] = npu_dma.copy %[[ACC]]
+// CHECK-NEXT:      npu_dma.wait %[[ST]]
+// CHECK-NEXT:      scf.yield
+builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 1536>} {
+  func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+    %z = npu_tile.kernel "act_tight"(%x) eltwise {loops = ["d0", "d1"], tile = array<i64: 2, 64>, grid = array<i64: 4, 1>, double_buffer = true, sram_bytes = 0 : i64, predicted_cycles = 10 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32> {
     ^bb0(%a: tensor<8x64xf32>):
       %0 = npu_tile.loop {loops = ["d0", "d1"], tile = array<i64: 2, 64>, grid = array<i64: 4, 1>, reductions = 0 : i64, double_buffer} -> tensor<8x64xf32> {
       ^bb0(%d0: index, %d1: index):

@@ -125,3 +125,51 @@ builtin.module {
 // CHECK-NEXT: npu_compute.eltwise relu
 // CHECK-NEXT: npu_dma.wait %[[TW]]
 // CHECK-NEXT: npu_compute.matmul
+
+// -----
+
+// Must not move: one load for the next step and a free channel at the top (the store
+// is awaited in its own step): issuing it later would only make it land later.
+builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
+  func.func @main(%x: memref<256x64xf32, "dram">, %w: memref<320x64xf32, "dram">, %y: memref<1024x64xf32, "dram">) attributes {npu.inputs = ["x", "w"], npu.outputs = ["y"]} {
+    npu_task.task "one_load" attributes {core = 0 : i64, range = array<i64: 0, 4>} {
+    ^bb0(%lo: index, %hi: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c64 = arith.constant 64 : index
+      %c256 = arith.constant 256 : index
+      %sx = npu_task.sram {offset = 0 : i64} : memref<256x64xf32, "sram">
+      %w0 = npu_task.sram {offset = 65536 : i64} : memref<64x64xf32, "sram">
+      %w1 = npu_task.sram {offset = 81920 : i64} : memref<64x64xf32, "sram">
+      %o = npu_task.sram {offset = 99328 : i64} : memref<256x64xf32, "sram">
+      %tx = npu_dma.copy %x[%c0, %c0] -> %sx[%c0, %c0] {sizes = array<i64: 256, 64>} : memref<256x64xf32, "dram"> -> memref<256x64xf32, "sram">
+      %r0 = arith.muli %lo, %c64 : index
+      %tw = npu_dma.copy %w[%r0, %c0] -> %w0[%c0, %c0] {sizes = array<i64: 64, 64>} : memref<320x64xf32, "dram"> -> memref<64x64xf32, "sram">
+      npu_dma.wait %tx
+      %e = scf.for %t = %lo to %hi step %c1 iter_args(%pw = %tw) -> (!npu_dma.token) {
+        %rel = arith.subi %t, %lo : index
+        %par = arith.remui %rel, %c2 : index
+        %odd = arith.cmpi eq, %par, %c1 : index
+        %wc = arith.select %odd, %w1, %w0 : memref<64x64xf32, "sram">
+        %wn = arith.select %odd, %w0, %w1 : memref<64x64xf32, "sram">
+        %t1 = arith.addi %t, %c1 : index
+        %r1 = arith.muli %t1, %c64 : index
+        %nw = npu_dma.copy %w[%r1, %c0] -> %wn[%c0, %c0] {sizes = array<i64: 64, 64>} : memref<320x64xf32, "dram"> -> memref<64x64xf32, "sram">
+        npu_dma.wait %pw
+        npu_compute.matmul %sx, %wc -> %o : memref<256x64xf32, "sram">, memref<64x64xf32, "sram"> -> memref<256x64xf32, "sram">
+        %ro = arith.muli %t, %c256 : index
+        %st = npu_dma.copy %o[%c0, %c0] -> %y[%ro, %c0] {sizes = array<i64: 256, 64>} : memref<256x64xf32, "sram"> -> memref<1024x64xf32, "dram">
+        npu_dma.wait %st
+        scf.yield %nw : !npu_dma.token
+      }
+      npu_dma.wait %e
+    }
+    func.return
+  }
+}
+// CHECK-LABEL: npu_task.task "one_load"
+// CHECK:       scf.for
+// CHECK:         %[[NW:.*]] = npu_dma.copy
+// CHECK-NEXT:    npu_dma.wait
+// CHECK-NEXT:    npu_compute.matmul

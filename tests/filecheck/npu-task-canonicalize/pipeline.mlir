@@ -25,7 +25,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 2>} {
 // CHECK:        %[[A:.*]] = npu_task.sram {offset = 4096 : i64} : memref<4x32xf32, "sram">
 // CHECK-NOT:    memref<4x32xf32, "sram">
 // CHECK:        %[[TA:.*]] = npu_dma.copy %{{.*}} -> %[[A]]
-// CHECK:        scf.for {{.*}} -> (!npu_dma.token) {
+// CHECK:        scf.for {{.*}} -> (!npu_dma.token, !npu_dma.token) {
 // CHECK:          npu_dma.wait %[[TA]]
 // CHECK:          npu_compute.matmul %[[A]]
 // CHECK:      npu_task.task "fc" attributes {core = 1 : i64, range = array<i64: 4, 8>

@@ -1,6 +1,7 @@
 // RUN: %roundtrip
 // npu_dma.copy moves a `sizes` window between "dram" and "sram" and returns a
-// !npu_dma.token; npu_dma.wait blocks until that copy has landed.
+// !npu_dma.token; npu_dma.wait blocks until that copy has landed; npu_dma.done is a
+// token already complete.
 
 builtin.module {
   // CHECK-LABEL: func.func @copies
@@ -14,6 +15,13 @@ builtin.module {
     // CHECK: npu_dma.wait %t
     %t = npu_dma.copy %x[%c0, %c0, %m1, %m1] -> %a[%c0, %c0, %c0, %c0] {sizes = array<i64: 1, 3, 10, 10>, pad_value = 0xFF800000 : f32} : memref<1x3x8x8xf32, "dram"> -> memref<1x3x10x10xf32, "sram">
     npu_dma.wait %t
+
+    // A token already complete (what a loop-carried token starts from): waiting on it
+    // returns at once.
+    // CHECK: %none = npu_dma.done
+    // CHECK-NEXT: npu_dma.wait %none
+    %none = npu_dma.done
+    npu_dma.wait %none
 
     // A store of a partial tile: elements outside %y are dropped (clip).
     // CHECK: %t2 = npu_dma.copy %c[%c0, %c0] -> %y[%i, %c0] {sizes = array<i64: 4, 16>, clip} : memref<4x16xf32, "sram"> -> memref<4x16xf32, "dram">
