@@ -79,6 +79,14 @@ def stall_for(sizes: Sequence[int], arch: Arch, bw: int) -> int:
     return _issue(tuple(sorted(sizes)), arch.dma_channels, arch.dma_latency, bw)[0]
 
 
+def stall_behind(first: int, sizes: Sequence[int], arch: Arch, bw: int) -> int:
+    """`stall_for` of loads of these byte sizes issued while a transfer of `first` bytes,
+    issued just before them, still holds a channel (a deferred store)."""
+    if len(sizes) + 1 <= arch.dma_channels:
+        return 0
+    return _issue((first, *sorted(sizes)), arch.dma_channels, arch.dma_latency, bw)[0]
+
+
 def channel_free(sizes: Sequence[int], arch: Arch, bw: int) -> int:
     """When a DMA channel is free again after a step issues loads of these byte sizes
     (smallest first, at bandwidth `bw`): what a later transfer of the step - a line
@@ -202,8 +210,10 @@ def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int
         # core when there are more loads than channels); the last step only computes
         stall = stall_for(t.piped, arch, bw)
         fixed = hoisted + load - max(load, comp) + comp
-        if deferred:  # (a step's store goes out with the next step's loads: only the last is exposed)
-            return fixed + store, max(load_cycles((*t.piped, t.out_bytes), arch, bw) + tee, stall + comp + epi)
+        if deferred:  # (a step's store goes out with the next step's loads: only the last is exposed;
+            # they are issued while it still holds a channel)
+            behind = stall_behind(t.out_bytes, t.piped, arch, bw)
+            return fixed + store, max(load_cycles((*t.piped, t.out_bytes), arch, bw) + tee, behind + comp + epi)
         return fixed, r * max(load + tee, stall + comp) + epi + store
     return hoisted, r * (load + max(comp, tee)) + epi + store
 
