@@ -176,16 +176,17 @@ def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
 
 
 def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0,
-               dram_bw: int | None = None) -> tuple[int, int]:
-    """(fixed, per_tile): a task covering p of the kernel's parallel tiles is predicted
-    to take fixed + p * per_tile cycles on one core (pipeline fill and drain are the
-    fixed part). `dram_bw` overrides the bandwidth (a share of it, for split kernels)."""
+               dram_bw: int | None = None, tiles: int = 2) -> tuple[int, int]:
+    """(fixed, per_tile): a task covering p = `tiles` of the kernel's parallel tiles is
+    predicted to take fixed + p * per_tile cycles on one core (pipeline fill and drain
+    are the fixed part; deferred stores only pay with two tiles or more). `dram_bw`
+    overrides the bandwidth (a share of it, for split kernels)."""
     bw = dram_bw or arch.dram_bw
     known = ks.memo("_tile_costs", arch, dict)  # (the search asks again for each core count)
-    key = (double_buffer, epilogue_len, bw)
+    deferred = double_buffer and tiles > 1 and stores_deferred(ks, arch)
+    key = (double_buffer, epilogue_len, bw, deferred)
     if key not in known:
-        known[key] = _tile_costs(cost_terms(ks, arch), arch, double_buffer, epilogue_len, bw,
-                                 double_buffer and stores_deferred(ks, arch))
+        known[key] = _tile_costs(cost_terms(ks, arch), arch, double_buffer, epilogue_len, bw, deferred)
     return known[key]
 
 
@@ -220,7 +221,7 @@ def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int
 
 def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> int:
     """Predicted cycles of the whole kernel on one core."""
-    fixed, per_tile = tile_costs(ks, arch, double_buffer, epilogue_len)
+    fixed, per_tile = tile_costs(ks, arch, double_buffer, epilogue_len, tiles=ks.parallel_tiles)
     return fixed + ks.parallel_tiles * per_tile
 
 
@@ -243,8 +244,9 @@ def parallel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_l
     cores than their producer, and their consumer waits for all of them)."""
     if parts <= 1:
         return kernel_cycles(ks, arch, double_buffer, epilogue_len)
-    fixed, per_tile = tile_costs(ks, arch, double_buffer, epilogue_len, max(1, arch.dram_bw // parts))
-    return fixed + ceil(ks.parallel_tiles / parts) * per_tile + 2 * arch.sync_latency
+    tiles = ceil(ks.parallel_tiles / parts)
+    fixed, per_tile = tile_costs(ks, arch, double_buffer, epilogue_len, max(1, arch.dram_bw // parts), tiles)
+    return fixed + tiles * per_tile + 2 * arch.sync_latency
 
 
 SPLIT_MARGIN = 0.9

@@ -61,17 +61,17 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 4>} {
 // -----
 
 // Must not fire: the trial plan of the unsplit graph runs the conv on all four cores
-// (a 64 x 64 output): no core is idle for the split's convs to overlap.
+// (a 3x3 conv to a 64 x 64 output, compute-bound): no core is idle for the split's convs to overlap.
 builtin.module attributes {npu.arch = #npu.arch<cores = 4>} {
   func.func @busy(%x: tensor<1x32x64x64xf32>) -> tensor<1x64x64x64xf32> {
     %w1 = npu_graph.constant {value = dense<0.05> : tensor<8x32x1x1xf32>} : tensor<8x32x1x1xf32>
     %c = npu_graph.constant {value = dense<0.1> : tensor<40x1x1xf32>} : tensor<40x1x1xf32>
-    %w = npu_graph.constant {value = dense<0.25> : tensor<64x40x1x1xf32>} : tensor<64x40x1x1xf32>
+    %w = npu_graph.constant {value = dense<0.25> : tensor<64x40x3x3xf32>} : tensor<64x40x3x3xf32>
     %f = npu_graph.conv2d %x, %w1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x32x64x64xf32>, tensor<8x32x1x1xf32>) -> tensor<1x8x64x64xf32>
     %x1 = npu_graph.concat %x, %f {axis = 1 : i64} : (tensor<1x32x64x64xf32>, tensor<1x8x64x64xf32>) -> tensor<1x40x64x64xf32>
     %a = npu_graph.add %x1, %c : (tensor<1x40x64x64xf32>, tensor<40x1x1xf32>) -> tensor<1x40x64x64xf32>
     %r = npu_graph.relu %a : (tensor<1x40x64x64xf32>) -> tensor<1x40x64x64xf32>
-    %y = npu_graph.conv2d %r, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x40x64x64xf32>, tensor<64x40x1x1xf32>) -> tensor<1x64x64x64xf32>
+    %y = npu_graph.conv2d %r, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x40x64x64xf32>, tensor<64x40x3x3xf32>) -> tensor<1x64x64x64xf32>
     func.return %y : tensor<1x64x64x64xf32>
   }
 }

@@ -53,8 +53,9 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 65536>} 
 
 // -----
 
-// Mixed types in one kernel: a quantize's tile holds 8 x 256 f32 inputs (8192 bytes),
-// its scale and zero point (64 bytes each, aligned) and 8 x 256 i8 results (2048 bytes);
+// Mixed types in one kernel: a quantize's tile holds 4 x 256 f32 inputs, double
+// buffered (2 x 4096 bytes), its scale and zero point (64 bytes each, aligned) and
+// 4 x 256 i8 results (1024 bytes; a second 1024 for the deferred stores is left over);
 // its DRAM bytes are 64x256 x 4 in, 64x256 x 1 out and the two scalars. An i8 transpose
 // takes tiles 4x the elements of an f32 one in the same SRAM; the dequantize reads i8
 // and writes f32.
@@ -69,7 +70,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 16384>} 
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:      npu_tile.kernel "q"(%x, %s, %z) apply {loops = ["d0", "d1"], tile = array<i64: 8, 256>, grid = array<i64: 8, 1>, sram_bytes = 10368 : i64, {{.*}}dram_bytes = 81928 : i64}
+// CHECK:      npu_tile.kernel "q"(%x, %s, %z) apply {loops = ["d0", "d1"], tile = array<i64: 4, 256>, grid = array<i64: 16, 1>, double_buffer = true, sram_bytes = 9344 : i64, {{.*}}dram_bytes = 81928 : i64}
 // CHECK-SAME:   -> tensor<64x256xi8>
 // CHECK:      npu_tile.kernel "t"(%q) apply {loops = ["d0", "d1"], tile = array<i64: 128, 64>, grid = array<i64: 2, 1>, sram_bytes = 16384 : i64, {{.*}}dram_bytes = 32768 : i64}
 // CHECK:      npu_tile.kernel "d"(%t, %s, %z) apply {{.*}}dram_bytes = 81928 : i64}
@@ -77,7 +78,8 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 16384>} 
 
 // -----
 
-// The same transpose in f32: a quarter of the elements per tile.
+// The same transpose in f32: a quarter of the elements per tile (double buffered:
+// 16 x 64 tiles, 2 x 4096 bytes in and 4096 out, plus 4096 for the deferred stores).
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 16384>} {
   func.func @main(%x: tensor<64x256xf32>) -> tensor<256x64xf32> {
     %t = npu_graph.transpose %x {perm = array<i64: 1, 0>} : (tensor<64x256xf32>) -> tensor<256x64xf32> loc("t")
@@ -85,4 +87,4 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 16384>} 
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:      npu_tile.kernel "t"(%x) apply {loops = ["d0", "d1"], tile = array<i64: 32, 64>, grid = array<i64: 8, 1>, sram_bytes = 16384 : i64, {{.*}}dram_bytes = 131072 : i64}
+// CHECK:      npu_tile.kernel "t"(%x) apply {loops = ["d0", "d1"], tile = array<i64: 16, 64>, grid = array<i64: 16, 1>, double_buffer = true, sram_bytes = 12288 : i64, {{.*}}dram_bytes = 131072 : i64}
