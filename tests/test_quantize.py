@@ -1,0 +1,149 @@
+"""npu-quantize (issue 45): calibration methods on known distributions, bad calibration
+data (one line naming the file and input), the statistics cache, and QDQ models that
+onnxruntime runs and the compiler matches."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+from tools.npu_quantize import main as quantize_main
+from tools.npu_run import main as run_main
+from tools.quantize import CalibrationError, quantize
+from tools.quantize.calibrate import BINS, entropy_threshold, mse_threshold, percentile_threshold
+
+LENET = "tests/models/lenet.onnx"
+
+
+def _hist(x: np.ndarray) -> tuple[np.ndarray, float]:
+    top = float(np.abs(x).max())
+    return np.histogram(np.abs(x), bins=BINS, range=(0.0, top))[0], top
+
+
+def _sym_mse(x: np.ndarray, t: float) -> float:
+    step = t / 127
+    return float(np.mean((x - np.clip(np.round(x / step), -127, 127) * step) ** 2))
+
+
+@pytest.fixture(scope="module")
+def laplace() -> np.ndarray:
+    return np.random.default_rng(0).laplace(0.0, 1.0, 1_000_000)
+
+
+def test_percentile_of_a_uniform_distribution():
+    x = np.random.default_rng(1).uniform(-1.0, 1.0, 1_000_000)
+    h, top = _hist(x)
+    assert percentile_threshold(h, top, 99.0) == pytest.approx(0.99, abs=2e-3)
+    assert percentile_threshold(h, top, 100.0) == pytest.approx(top)
+
+
+def test_mse_finds_the_optimal_clipping_of_a_laplace_distribution(laplace):
+    h, top = _hist(laplace)
+    t = mse_threshold(h, top)
+    grid = np.linspace(top / 200, top, 200)
+    best = grid[int(np.argmin([_sym_mse(laplace, g) for g in grid]))]
+    assert t == pytest.approx(best, rel=0.06)  # (the brute-force optimum on the samples themselves)
+    assert t < 0.8 * top  # (the long tail is clipped: max |x| ~ 14 b, the optimum ~ 10 b)
+    assert _sym_mse(laplace, t) < 0.7 * _sym_mse(laplace, top)
+
+
+def test_mse_and_entropy_keep_a_uniform_distribution_whole():
+    x = np.random.default_rng(2).uniform(-3.0, 3.0, 200_000)
+    h, top = _hist(x)
+    assert mse_threshold(h, top) >= 0.95 * top
+    assert entropy_threshold(h, top) >= 0.9 * top
+
+
+def test_entropy_clips_outliers(laplace):
+    x = np.concatenate([np.random.default_rng(3).normal(0, 1, 500_000), [60.0, -55.0]])
+    h, top = _hist(x)
+    assert entropy_threshold(h, top) < top / 4  # (two outliers do not set the scale)
+
+
+@pytest.fixture(scope="module")
+def calib(tmp_path_factory) -> str:
+    d = tmp_path_factory.mktemp("calib")
+    x = np.random.default_rng(0).standard_normal((12, 1, 1, 28, 28)).astype(np.float32)
+    np.savez(d / "stacked.npz", x=x)
+    return str(d / "stacked.npz")
+
+
+@pytest.mark.parametrize("method", ["minmax", "percentile", "entropy", "mse"])
+def test_quantized_model_runs_in_onnxruntime_and_matches_the_compiler(method, calib, tmp_path, capsys):
+    out = tmp_path / "lenet.q.onnx"
+    assert quantize_main([LENET, "--data", calib, "-o", str(out), "--method", method, "--no-cache"]) == 0
+    q = onnx.load(str(out))
+    onnx.checker.check_model(q)
+    ops = [n.op_type for n in q.graph.node]
+    assert ops.count("QuantizeLinear") >= 6 and "DequantizeLinear" in ops
+    # int8 weights per channel, int32 biases
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in q.graph.initializer}
+    assert any(a.dtype == np.int8 and a.ndim == 4 for a in inits.values())
+    assert any(a.dtype == np.int32 and a.ndim == 1 for a in inits.values())
+    x = np.random.default_rng(5).standard_normal((1, 1, 28, 28)).astype(np.float32)
+    f = ort.InferenceSession(LENET, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    y = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert np.linalg.norm(y - f) < 0.05 * np.linalg.norm(f)
+    np.savez(tmp_path / "in.npz", x=x)
+    capsys.readouterr()
+    assert run_main([str(out), "--inputs", str(tmp_path / "in.npz"), "--check"]) == 0
+    assert "check:       ok vs onnxruntime" in capsys.readouterr().out
+
+
+def test_statistics_are_cached_across_methods(calib, tmp_path):
+    _, a = quantize(LENET, calib, method="minmax", cache_dir=str(tmp_path))
+    q, b = quantize(LENET, calib, method="mse", cache_dir=str(tmp_path))
+    assert (a.cache_hit, b.cache_hit) == (False, True)
+    assert a.ranges.keys() == b.ranges.keys() and a.ranges != b.ranges
+
+
+def test_symmetric_activations_are_int8_with_zero_points_zero(calib):
+    q, _ = quantize(LENET, calib, symmetric=True)
+    zps = {n.input[2] for n in q.graph.node if n.op_type == "QuantizeLinear"}
+    arrays = {i.name: onnx.numpy_helper.to_array(i) for i in q.graph.initializer}
+    assert zps and all(arrays[z].dtype == np.int8 and arrays[z] == 0 for z in zps)
+    assert all(np.isfinite(arrays[n.input[1]]).all() and (arrays[n.input[1]] > 0).all()
+               for n in q.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear"))
+
+
+def _bad(tmp_path, name: str, **arrays) -> str:
+    p = tmp_path / name
+    np.savez(p, **arrays)
+    return str(p)
+
+
+def test_bad_calibration_data_is_one_line_naming_the_file_and_input(tmp_path, capsys):
+    f32 = np.float32
+    nan = np.random.default_rng(0).random((2, 1, 1, 28, 28)).astype(f32)
+    nan[1, 0, 0, 2, 2] = np.nan
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "text.npz").write_text("no")
+    cases = {
+        _bad(tmp_path, "name.npz", y=np.zeros((2, 1, 1, 28, 28), f32)): "no array for input 'x'",
+        _bad(tmp_path, "shape.npz", x=np.zeros((2, 1, 1, 27, 28), f32)): "input 'x' has shape [2, 1, 1, 27, 28]",
+        _bad(tmp_path, "type.npz", x=np.zeros((2, 1, 1, 28, 28), np.int64)): "input 'x' holds int64",
+        _bad(tmp_path, "nan.npz", x=nan): "input 'x' holds NaN values",
+        _bad(tmp_path, "inf.npz", x=np.full((2, 1, 1, 28, 28), np.inf, f32)): "input 'x' holds infinite values",
+        _bad(tmp_path, "const.npz", x=np.ones((3, 1, 1, 28, 28), f32)): "input 'x' is 1 in every sample",
+        _bad(tmp_path, "none.npz", x=np.zeros((0, 1, 1, 28, 28), f32)): "no samples",
+        str(tmp_path / "empty"): "no .npz files in the directory",
+        str(tmp_path / "text.npz"): "not an .npz archive",
+        str(tmp_path / "gone.npz"): "no such file or directory",
+    }
+    for path, want in cases.items():
+        assert quantize_main([LENET, "--data", path, "-o", str(tmp_path / "q.onnx"), "--no-cache"]) == 1, path
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"error: {path}: ") and want in err[0], (path, err)
+    assert not (tmp_path / "q.onnx").exists()
+    with pytest.raises(CalibrationError, match="unknown calibration method 'kl'"):
+        quantize(LENET, str(tmp_path / "name.npz"), method="kl")
+
+
+def test_directory_of_samples(tmp_path):
+    rng = np.random.default_rng(4)
+    for i in range(3):
+        np.savez(tmp_path / f"s{i}.npz", x=rng.standard_normal((1, 1, 28, 28)).astype(np.float32))
+    q, rep = quantize(LENET, str(tmp_path))
+    assert rep.samples == 3 and any(n.op_type == "QuantizeLinear" for n in q.graph.node)

@@ -1,0 +1,92 @@
+"""`npu-quantize MODEL.onnx --data CALIB -o MODEL.q.onnx [--method M]`: post-training
+quantization (`tools.quantize`). CALIB is a directory of input `.npz` files (one
+sample each, as `npu-run --inputs` takes them) or one `.npz` whose arrays stack the
+samples on a new leading axis. The output is a standard QDQ ONNX model (uint8
+activations with zero points, or int8 symmetric with `--symmetric`; int8 weights per
+channel unless `--per-tensor`; int32 biases) that onnxruntime runs and `npu-compile`
+compiles. Calibration (the slow step) prints its progress on stderr; its statistics
+are cached (`--cache-dir`, as npu-compile's; `--no-cache`), so another `--method`
+re-runs no inference. Exit 1 with one line naming the file and the input for bad
+calibration data; 2 for bad options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tools.cli import EXIT_OK, UsageError, UserError, cli_main, console, write_output
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from tools.quantize.calibrate import METHODS
+    p = argparse.ArgumentParser(prog="npu-quantize", description=(__doc__ or "").split("\n\n")[0].split(": ", 1)[-1])
+    p.add_argument("model", metavar="MODEL.onnx", help="the float model")
+    p.add_argument("--data", required=True, metavar="CALIB",
+                   help="calibration samples: a directory of .npz files or one stacked .npz")
+    p.add_argument("-o", "--output", metavar="OUT.onnx",
+                   help="the QDQ model to write (default: MODEL-STEM.q.onnx in the current directory)")
+    p.add_argument("--method", default="minmax", choices=METHODS,
+                   help="how a tensor's range is chosen from its statistics (default: minmax)")
+    p.add_argument("--percentile", type=float, default=99.999,
+                   help="the percentile of |x| the 'percentile' method keeps (default: 99.999)")
+    p.add_argument("--symmetric", action="store_true", help="int8 symmetric activations (default: uint8 "
+                   "with a zero point)")
+    p.add_argument("--per-tensor", action="store_true", help="one scale per weight tensor (default: per "
+                   "output channel)")
+    p.add_argument("--cache-dir", metavar="DIR", help="where calibration statistics are cached (default: "
+                   "npu-compile's cache directory)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write cached statistics")
+    return p
+
+
+def _progress(msg: str) -> None:
+    if sys.stderr.isatty():
+        print(f"\r{msg}", end="", file=sys.stderr, flush=True)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import os
+
+    import onnx
+
+    from tools.compile_cache import cache_dir
+    from tools.quantize import CalibrationError, quantize
+    if not 0 < args.percentile <= 100:
+        raise UsageError(f"--percentile {args.percentile:g} is not in (0, 100]")
+    try:
+        model = onnx.load(args.model)
+    except FileNotFoundError:
+        raise UserError(f"{args.model}: no such file") from None
+    except Exception as e:  # onnx raises DecodeError and others for a bad file
+        raise UserError(f"{args.model}: not an ONNX model ({type(e).__name__})") from None
+    cache = cache_dir(args.cache_dir, args.no_cache)
+    try:
+        q, rep = quantize(model, args.data, method=args.method, percentile=args.percentile,
+                          per_channel=not args.per_tensor, symmetric=args.symmetric,
+                          cache_dir=str(cache) if cache is not None else None, progress=_progress)
+    except CalibrationError as e:
+        raise UserError(str(e)) from None
+    finally:
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+    out = args.output or os.path.splitext(os.path.basename(args.model))[0] + ".q.onnx"
+    write_output(out, q.SerializeToString())
+    pairs = sum(1 for n in q.graph.node if n.op_type == "QuantizeLinear")
+    print(f"wrote {out}: {pairs} activation tensors quantized ({args.method}, "
+          f"{'int8 symmetric' if args.symmetric else 'uint8 asymmetric'}), weights int8 "
+          f"{'per tensor' if args.per_tensor else 'per channel'}; {rep.samples} calibration samples"
+          f"{' (statistics from the cache)' if rep.cache_hit else ''}")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `npu-quantize`; returns the exit code."""
+    return cli_main(build_parser, _run, argv)
+
+
+console_main = console(main)
+"""The `npu-quantize` console script (`tools.cli.console`)."""
+
+if __name__ == "__main__":
+    console_main()
