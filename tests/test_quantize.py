@@ -147,3 +147,42 @@ def test_directory_of_samples(tmp_path):
         np.savez(tmp_path / f"s{i}.npz", x=rng.standard_normal((1, 1, 28, 28)).astype(np.float32))
     q, rep = quantize(LENET, str(tmp_path))
     assert rep.samples == 3 and any(n.op_type == "QuantizeLinear" for n in q.graph.node)
+
+
+def test_qtable_errors_name_the_line(calib, tmp_path, capsys):
+    cases = {
+        "/conv1/Conv int8 extra\n": "t.qtable:1: expected 'PATTERN PRECISION'",
+        "# keep\n/conv1/Conv int4\n": "t.qtable:2: unknown precision 'int4' (one of int8, f32)",
+        "/fc1/Gemm bf16\n": "16-bit layers are not written by npu-quantize yet",
+        "\n/nothing* f32\n": "t.qtable:2: pattern '/nothing*' matches no node of the model",
+    }
+    for text, want in cases.items():
+        (tmp_path / "t.qtable").write_text(text)
+        assert quantize_main([LENET, "--data", calib, "--qtable", str(tmp_path / "t.qtable"), "-o",
+                              str(tmp_path / "q.onnx"), "--no-cache"]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and want in err[0], err
+
+
+def test_qtable_keeps_layers_float(calib, tmp_path):
+    (tmp_path / "t.qtable").write_text("/fc*  f32   # the classifier stays float\n/fc3/Gemm int8\n")
+    q, rep = quantize(LENET, calib, qtable=str(tmp_path / "t.qtable"))
+    assert rep.float_layers == ["/fc1/Gemm", "/fc2/Gemm"]  # (the last line naming /fc3 wins)
+    gemms = {n.name: n for n in q.graph.node if n.op_type == "Gemm"}
+    inits = {i.name for i in q.graph.initializer}
+    assert gemms["/fc1/Gemm"].input[1] in inits  # (its float weights, no DequantizeLinear)
+    assert gemms["/fc3/Gemm"].input[1].endswith("_DequantizeLinear_Output")
+
+
+def test_sensitivity_and_target_search(calib, tmp_path, capsys):
+    out, table = tmp_path / "q.onnx", tmp_path / "sens.md"
+    assert quantize_main([LENET, "--data", calib, "-o", str(out), "--sensitivity", str(table),
+                          "--target", "cosine=0.999995", "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    rows = [r for r in table.read_text().splitlines() if r.startswith("| /")]
+    assert len(rows) == 5  # (the five layers with weights, each quantized alone)
+    errs = [float(r.split("|")[3]) for r in rows]
+    assert errs == sorted(errs, reverse=True)
+    cos = float(text.split("cosine against the float model: ")[1].split()[0])
+    assert cos >= 0.999995 and "NOT reached" not in text
+    assert quantize_main([LENET, "--data", calib, "--target", "cos=0.9"]) == 2

@@ -34,6 +34,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "with a zero point)")
     p.add_argument("--per-tensor", action="store_true", help="one scale per weight tensor (default: per "
                    "output channel)")
+    p.add_argument("--qtable", metavar="FILE", help="precision table: lines 'PATTERN int8|f32' (a node name or "
+                   "shell pattern; f32 keeps the layer float; the last matching line wins)")
+    p.add_argument("--sensitivity", metavar="OUT.md", help="quantize each layer alone and write the table of "
+                   "the outputs' cosine and relative error against the float model, worst first")
+    p.add_argument("--target", metavar="cosine=X", help="keep the most sensitive layers float until the "
+                   "outputs' cosine against the float model (over the calibration samples) reaches X")
+    p.add_argument("--cycles", metavar="ARCH", nargs="?", const="default", help="also compile the float, "
+                   "all-int8 and chosen models for ARCH (default: default) and print their simulated cycles")
     p.add_argument("--cache-dir", metavar="DIR", help="where calibration statistics are cached (default: "
                    "npu-compile's cache directory)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write cached statistics")
@@ -51,9 +59,10 @@ def _run(args: argparse.Namespace) -> int:
     import onnx
 
     from tools.compile_cache import cache_dir
-    from tools.quantize import CalibrationError, quantize
+    from tools.quantize import EVAL_SAMPLES, CalibrationError, quantize
     if not 0 < args.percentile <= 100:
         raise UsageError(f"--percentile {args.percentile:g} is not in (0, 100]")
+    target = _target(args.target)
     try:
         model = onnx.load(args.model)
     except FileNotFoundError:
@@ -64,7 +73,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         q, rep = quantize(model, args.data, method=args.method, percentile=args.percentile,
                           per_channel=not args.per_tensor, symmetric=args.symmetric,
-                          cache_dir=str(cache) if cache is not None else None, progress=_progress)
+                          cache_dir=str(cache) if cache is not None else None, progress=_progress,
+                          qtable=args.qtable, target_cosine=target, sensitivity=bool(args.sensitivity))
     except CalibrationError as e:
         raise UserError(str(e)) from None
     finally:
@@ -77,7 +87,51 @@ def _run(args: argparse.Namespace) -> int:
           f"{'int8 symmetric' if args.symmetric else 'uint8 asymmetric'}), weights int8 "
           f"{'per tensor' if args.per_tensor else 'per channel'}; {rep.samples} calibration samples"
           f"{' (statistics from the cache)' if rep.cache_hit else ''}")
+    if rep.float_layers:
+        print(f"kept float: {', '.join(rep.float_layers)}")
+    if rep.cosine is not None:
+        print(f"outputs' cosine against the float model: {rep.cosine:.6f} over {min(rep.samples, EVAL_SAMPLES)} "
+              "calibration samples" + (f" (target {target:g}{'' if rep.cosine >= target else ': NOT reached'})"
+                                       if target is not None else ""))
+    if args.sensitivity:
+        from tools.quantize.mixed import format_sensitivity
+        write_output(args.sensitivity, format_sensitivity(rep.sensitivity))
+        print(f"wrote {args.sensitivity}: {len(rep.sensitivity)} layers")
+    if args.cycles:
+        _print_cycles(args.cycles, model, q, args)
     return EXIT_OK
+
+
+def _target(text: str | None) -> float | None:
+    if text is None:
+        return None
+    key, _, value = text.partition("=")
+    try:
+        x = float(value)
+    except ValueError:
+        x = float("nan")
+    if key.strip() != "cosine" or not -1 <= x <= 1:
+        raise UsageError(f"--target '{text}': expected cosine=X with X in [-1, 1], e.g. cosine=0.99")
+    return x
+
+
+def _print_cycles(arch_spec: str, model, q, args: argparse.Namespace) -> None:
+    """Simulated cycles (timing only) of the float, all-int8 and written models."""
+    from runtime.run import run
+    from tools.api import compile as compile_model
+    from tools.quantize import quantize
+    models = {"float": model, "chosen": q}
+    if args.qtable or args.target:
+        models["all int8"] = quantize(model, args.data, method=args.method, percentile=args.percentile,
+                                      per_channel=not args.per_tensor, symmetric=args.symmetric)[0]
+    for name, m in models.items():
+        try:
+            exe = compile_model(m, arch=arch_spec)
+        except (UserError, UsageError) as e:
+            print(f"cycles ({arch_spec}): {name}: does not compile: {e}")
+            continue
+        res = run(exe.module, {}, None, exe.arch, timing_only=True)
+        print(f"cycles ({arch_spec}): {name} {res.report['cycles']:,}")
 
 
 def main(argv: list[str] | None = None) -> int:

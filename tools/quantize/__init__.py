@@ -19,38 +19,74 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from tools.quantize import mixed
 from tools.quantize.calibrate import METHODS, cached_collect, tensor_range
 from tools.quantize.data import CalibrationError, check_varies, input_specs, load_samples
 from tools.quantize.qdq import QdqOptions, write_qdq
+
+EVAL_SAMPLES = 16
+"""Calibration samples the sensitivity analysis and the target search evaluate on."""
 
 
 @dataclass
 class QuantizeReport:
     """What a quantization did: samples, whether the statistics came from the cache,
-    and per activation tensor its calibrated range."""
+    per activation tensor its calibrated range, the layers kept float, and (when
+    asked) the per-layer sensitivity, the target search's steps and the output
+    cosine of the result against the float model."""
 
     samples: int
     cache_hit: bool
     ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    float_layers: list[str] = field(default_factory=list)
+    sensitivity: list[tuple[str, float, float]] = field(default_factory=list)
+    search: list[tuple[int, float]] = field(default_factory=list)
+    cosine: float | None = None
 
 
 def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method: str = "minmax",
              percentile: float = 99.999, per_channel: bool = True, symmetric: bool = False,
-             cache_dir: str | None = None, progress: Callable[[str], None] | None = None
+             cache_dir: str | None = None, progress: Callable[[str], None] | None = None,
+             qtable: str | None = None, target_cosine: float | None = None, sensitivity: bool = False
              ) -> tuple[onnx.ModelProto, QuantizeReport]:
     """The QDQ model of float `model` calibrated on `data` (a directory of .npz files
-    or one stacked .npz) by `method` (one of METHODS), and a report."""
+    or one stacked .npz) by `method` (one of METHODS), and a report. `qtable`: a
+    precision table file (`mixed.parse_qtable`); `sensitivity`: measure each layer
+    quantized alone; `target_cosine`: keep the most sensitive layers float until the
+    outputs' cosine against the float model reaches it."""
     if method not in METHODS:
         raise CalibrationError(f"unknown calibration method '{method}' (one of {', '.join(METHODS)})")
     if not 0 < percentile <= 100:
         raise CalibrationError(f"percentile {percentile:g} is not in (0, 100]")
     m = model if isinstance(model, onnx.ModelProto) else onnx.load(os.fspath(model))
+    table = mixed.parse_qtable(qtable, m) if qtable else {}
     samples = load_samples(data, m)
     check_varies(samples, input_specs(m))
     stats, hit = cached_collect(m, samples, cache_dir, progress)
     ranges = {n: tensor_range(stats, n, method, percentile) for n in stats.lo}
-    q = write_qdq(m, ranges, QdqOptions(per_channel=per_channel, symmetric=symmetric))
-    return q, QuantizeReport(len(samples.samples), hit, ranges)
+    forced = {n for n, p in table.items() if p == "f32"}
+
+    def build(float_nodes: set[str]) -> onnx.ModelProto:
+        return write_qdq(m, ranges, QdqOptions(per_channel=per_channel, symmetric=symmetric,
+                                               keep_float=lambda n: n.name in float_nodes or n.name in forced))
+
+    rep = QuantizeReport(len(samples.samples), hit, ranges)
+    keep: set[str] = set()
+    if sensitivity or target_cosine is not None:
+        feeds = samples.samples[:EVAL_SAMPLES]
+        ref = mixed.float_outputs(m, feeds)
+        named = {n.name for n in m.graph.node if n.name}
+        candidates = [n for n in mixed.layers(m) if table.get(n) != "int8" and n not in forced]
+        rep.sensitivity = mixed.sensitivity(lambda f: build(f | (named - set(candidates))), candidates, feeds, ref,
+                                            progress)
+        if target_cosine is not None:
+            keep, rep.search = mixed.search_target(build, [r[0] for r in rep.sensitivity], target_cosine, feeds, ref)
+        q = build(keep)
+        rep.cosine = mixed.output_error(q, feeds, ref)[0]
+    else:
+        q = build(keep)
+    rep.float_layers = sorted(keep | forced)
+    return q, rep
 
 
-__all__ = ["METHODS", "CalibrationError", "QuantizeReport", "quantize"]
+__all__ = ["EVAL_SAMPLES", "METHODS", "CalibrationError", "QuantizeReport", "quantize"]

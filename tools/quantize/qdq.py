@@ -88,12 +88,20 @@ class Writer:
         self.outputs = {o.name for o in self.g.output}
         self.fused: set[str] = set()  # quantized ops' outputs only a Relu/Clip reads, without a pair
         self.readers: dict[str, list[onnx.NodeProto]] = {}
+        self.producer = {o: n for n in self.g.node for o in n.output}
         for n in self.g.node:
             for i in n.input:
                 self.readers.setdefault(i, []).append(n)
 
     def quantized(self, n: onnx.NodeProto) -> bool:
-        return n.op_type in QUANTIZED_OPS and n.domain in ("", "ai.onnx") and not self.opts.keep_float(n)
+        """Whether `n` computes on quantized values: a quantized op type not kept float,
+        nor a Relu/Clip right after a layer kept float (it is that layer's activation)."""
+        if n.op_type not in QUANTIZED_OPS or n.domain not in ("", "ai.onnx") or self.opts.keep_float(n):
+            return False
+        if n.op_type in ACTIVATIONS:
+            p = self.producer.get(n.input[0])
+            return p is None or p.op_type not in QUANTIZED_OPS or not self.opts.keep_float(p)
+        return True
 
     def init(self, name: str, a: np.ndarray) -> str:
         self.new_inits.append(numpy_helper.from_array(a, name))
