@@ -186,3 +186,20 @@ def test_sensitivity_and_target_search(calib, tmp_path, capsys):
     cos = float(text.split("cosine against the float model: ")[1].split()[0])
     assert cos >= 0.999995 and "NOT reached" not in text
     assert quantize_main([LENET, "--data", calib, "--target", "cos=0.9"]) == 2
+
+
+def test_digits_mlp_keeps_its_accuracy_in_int8(tmp_path):
+    """The trained digits MLP (bench/quantize.py): int8 on the simulator within 0.5
+    points of f32 on the 360 test images."""
+    from runtime.run import run
+    from tools.api import compile as compile_model
+    with np.load("tests/models/digits.npz") as z:
+        x, y = z["x"].astype(np.float32) / 16.0, z["y"].astype(np.int64)
+    np.savez(tmp_path / "calib.npz", x=x[:64, None, :])
+    q, _ = quantize("tests/models/digits_mlp.onnx", str(tmp_path / "calib.npz"), method="mse")
+    acc = {}
+    for name, m in (("f32", onnx.load("tests/models/digits_mlp.onnx")), ("int8", q)):
+        exe = compile_model(m, arch="default", shape_buckets="N=360")
+        logits = run(exe.module, exe.weights, {"x": x[-360:]}, exe.arch).outputs["logits"]
+        acc[name] = float((logits.argmax(1) == y[-360:]).mean())
+    assert acc["f32"] > 0.9 and acc["int8"] >= acc["f32"] - 0.005, acc
