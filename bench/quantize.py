@@ -93,7 +93,7 @@ def export(params: list[tuple[np.ndarray, np.ndarray]]) -> onnx.ModelProto:
 def accuracy_ort(path: str, x: np.ndarray, y: np.ndarray) -> float:
     import onnxruntime as ort
     s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return float((s.run(None, {"x": x})[0].argmax(1) == y).mean())
+    return float((np.asarray(s.run(None, {"x": x})[0]).argmax(1) == y).mean())
 
 
 def simulate(path: str, x: np.ndarray, precision: str | None = None) -> tuple[np.ndarray, int]:
@@ -113,8 +113,13 @@ def simulate(path: str, x: np.ndarray, precision: str | None = None) -> tuple[np
 
 
 def ort_quantized(src: str, dst: str, calib: np.ndarray, method: str) -> None:
-    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
-                                          quantize_static)
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
 
     class Reader(CalibrationDataReader):
         def __init__(self):
