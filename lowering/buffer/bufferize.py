@@ -466,6 +466,35 @@ class Bufferize(ModulePass):
                 new = FuncBuilder(func, arch, self.name).run()
                 op.body.block.insert_op_before(new, func)
                 op.body.block.erase_op(func)
+        narrow_sums(op, self.name)
+
+
+NARROW = {"f16": "f32", "bf16": "f32", "i8": "i32", "u8": "i32"}
+"""Element types a running sum must not be held in between steps, and the type it
+should be held in."""
+
+
+def narrow_sums(module: ModuleOp, pass_name: str) -> None:
+    """The accumulation guard (issue 45): a remark for every compute op that adds into
+    a buffer of a type narrower than f32 or i32 (`accumulate`: a later reduction step
+    of a matmul, conv or structured op merging into its running tile), which rounds
+    the sum at every step. No lowering makes one today (f16/bf16 products sum in an f32
+    tile: `tile_search.wide_accumulator`); the remark keeps it from happening silently."""
+    from lowering.remarks import remark
+    from npu_dialects.compute import ComputeOp
+    from npu_dialects.dtypes import type_name
+    from npu_dialects.locs import node_names
+    for o in module.walk():
+        if isinstance(o, ComputeOp) and "accumulate" in o.attributes:
+            t = type_name(element_type(o.operands[-1]))
+            if t in NARROW:
+                task = o.parent_op()
+                while task is not None and not isinstance(task, TaskOp):
+                    task = task.parent_op()
+                nodes = node_names(o) or ([task.kernel.data] if task is not None else [])
+                what = f"{o.name} {o.attributes['op'].data}" if "op" in o.attributes else o.name  # type: ignore[attr-defined]
+                remark(pass_name, "missed", nodes, f"a sum is held in {t} between reduction steps "
+                       f"('{what}' adds into a buffer of {t}, rounding at every step; {NARROW[t]} would not)")
 
 
 
