@@ -70,6 +70,7 @@ def _session(model: onnx.ModelProto, names: list[str]):
             m.graph.output.append(helper.make_tensor_value_info(n, TensorProto.FLOAT, None))
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # (every tensor as written)
+    opts.log_severity_level = 3  # (onnxruntime's warnings about the model are not the user's calibration)
     return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
 
 

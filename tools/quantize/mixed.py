@@ -69,11 +69,18 @@ def layers(model: onnx.ModelProto) -> list[str]:
             and any(x in inits for x in n.input[1:])]
 
 
+def session(model: onnx.ModelProto):
+    """An onnxruntime CPU session of `model`, its warnings about the model silenced."""
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
 def output_error(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]],
                  reference: list[list[np.ndarray]]) -> tuple[float, float]:
     """(cosine, relative L2 error) of `model`'s outputs over `feeds` against `reference`."""
-    import onnxruntime as ort
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    sess = session(model)
     got = np.concatenate([np.asarray(o, np.float64).ravel() for f in feeds for o in sess.run(None, f)])
     ref = np.concatenate([np.asarray(o, np.float64).ravel() for r in reference for o in r])
     den = float(np.linalg.norm(got) * np.linalg.norm(ref))
@@ -83,8 +90,7 @@ def output_error(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]],
 
 
 def float_outputs(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]]) -> list[list[np.ndarray]]:
-    import onnxruntime as ort
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    sess = session(model)
     return [[np.asarray(o) for o in sess.run(None, f)] for f in feeds]
 
 
