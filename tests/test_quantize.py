@@ -203,3 +203,26 @@ def test_digits_mlp_keeps_its_accuracy_in_int8(tmp_path):
         logits = run(exe.module, exe.weights, {"x": x[-360:]}, exe.arch).outputs["logits"]
         acc[name] = float((logits.argmax(1) == y[-360:]).mean())
     assert acc["f32"] > 0.9 and acc["int8"] >= acc["f32"] - 0.005, acc
+
+
+def test_batchnorm_after_a_conv_is_folded_before_calibration():
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tools.quantize.prepare import fold_batchnorm
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "b")]
+    for name, v in (("g", rng.uniform(0.5, 2, 4)), ("be", rng.standard_normal(4)), ("mu", rng.standard_normal(4)),
+                    ("var", rng.uniform(0.5, 2, 4))):
+        inits.append(numpy_helper.from_array(v.astype(np.float32), name))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "g", "be", "mu", "var"], ["y"], name="bn", epsilon=1e-3)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    folded, n = fold_batchnorm(m)
+    assert n == 1 and [x.op_type for x in folded.graph.node] == ["Conv"]
+    x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    run = [ort.InferenceSession(mm.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+           for mm in (m, folded)]
+    np.testing.assert_allclose(run[1], run[0], rtol=1e-4, atol=1e-4)

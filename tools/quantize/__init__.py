@@ -22,6 +22,7 @@ import onnx
 from tools.quantize import mixed
 from tools.quantize.calibrate import METHODS, cached_collect, tensor_range
 from tools.quantize.data import CalibrationError, check_varies, input_specs, load_samples
+from tools.quantize.prepare import fold_batchnorm
 from tools.quantize.qdq import QdqOptions, write_qdq
 
 EVAL_SAMPLES = 16
@@ -59,6 +60,7 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
     if not 0 < percentile <= 100:
         raise CalibrationError(f"percentile {percentile:g} is not in (0, 100]")
     m = model if isinstance(model, onnx.ModelProto) else onnx.load(os.fspath(model))
+    m, _ = fold_batchnorm(m)
     table = mixed.parse_qtable(qtable, m) if qtable else {}
     samples = load_samples(data, m)
     check_varies(samples, input_specs(m))
