@@ -24,7 +24,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 QUANTIZED_OPS = frozenset({
-    "Conv", "MatMul", "Gemm", "Add", "Mul", "MaxPool", "AveragePool", "GlobalAveragePool", "Concat",
+    "Conv", "MatMul", "Gemm", "Add", "Sum", "Mul", "MaxPool", "AveragePool", "GlobalAveragePool", "Concat",
     "Relu", "Clip", "Sigmoid", "Softmax", "Reshape", "Flatten", "Transpose", "Resize", "LeakyRelu"})
 """Op types whose activation inputs and outputs get QuantizeLinear/DequantizeLinear."""
 
