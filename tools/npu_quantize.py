@@ -89,6 +89,9 @@ def _run(args: argparse.Namespace) -> int:
           f"{' (statistics from the cache)' if rep.cache_hit else ''}")
     if rep.float_layers:
         print(f"kept float: {', '.join(rep.float_layers)}")
+    if rep.search:
+        print(f"target search: all quantized {rep.search[0][1]:.6f}; "
+              + ", ".join(f"{k} kept float {c:.6f}" for k, c in rep.search[1:]))
     if rep.cosine is not None:
         print(f"outputs' cosine against the float model: {rep.cosine:.6f} over {min(rep.samples, EVAL_SAMPLES)} "
               "calibration samples" + (f" (target {target:g}{'' if rep.cosine >= target else ': NOT reached'})"

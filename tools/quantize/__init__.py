@@ -23,7 +23,7 @@ from tools.quantize import mixed
 from tools.quantize.calibrate import METHODS, cached_collect, tensor_range
 from tools.quantize.data import CalibrationError, check_varies, input_specs, load_samples
 from tools.quantize.prepare import fold_batchnorm
-from tools.quantize.qdq import QdqOptions, write_qdq
+from tools.quantize.qdq import QUANTIZED_OPS, QdqOptions, write_qdq
 
 EVAL_SAMPLES = 16
 """Calibration samples the sensitivity analysis and the target search evaluate on."""
@@ -81,8 +81,11 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
         candidates = [n for n in mixed.layers(m) if table.get(n) != "int8" and n not in forced]
         rep.sensitivity = mixed.sensitivity(lambda f: build(f | (named - set(candidates))), candidates, feeds, ref,
                                             progress)
-        if target_cosine is not None:
-            keep, rep.search = mixed.search_target(build, [r[0] for r in rep.sensitivity], target_cosine, feeds, ref)
+        if target_cosine is not None:  # (layers by sensitivity, then the other quantized ops in graph order)
+            rest = [n.name for n in m.graph.node if n.name and n.name not in candidates and n.name not in forced
+                    and table.get(n.name) != "int8" and n.op_type in QUANTIZED_OPS]
+            keep, rep.search = mixed.search_target(build, [r[0] for r in rep.sensitivity] + rest, target_cosine,
+                                                   feeds, ref)
         q = build(keep)
         rep.cosine = mixed.output_error(q, feeds, ref)[0]
     else:

@@ -111,17 +111,27 @@ def sensitivity(build: Callable[[set[str]], onnx.ModelProto], all_layers: list[s
 def search_target(build: Callable[[set[str]], onnx.ModelProto], ranked: list[str], target_cosine: float,
                   feeds: list[dict[str, np.ndarray]], reference: list[list[np.ndarray]],
                   ) -> tuple[set[str], list[tuple[int, float]]]:
-    """The fewest layers (most sensitive first, `ranked`) kept float for the output
-    cosine to reach `target_cosine`; and (layers float, cosine) of each step tried."""
-    kept: set[str] = set()
-    steps = []
-    for k in range(len(ranked) + 1):
-        kept = set(ranked[:k])
-        cos, _ = output_error(build(kept), feeds, reference)
+    """The shortest prefix of `ranked` (most sensitive first) kept float for the output
+    cosine to reach `target_cosine`, by bisection over the prefix length (all of it
+    when even that does not reach it); and (nodes float, cosine) of each step tried."""
+    def cosine(k: int) -> float:
+        cos = output_error(build(set(ranked[:k])), feeds, reference)[0]
         steps.append((k, cos))
-        if cos >= target_cosine:
-            return kept, steps
-    return kept, steps
+        return cos
+
+    steps: list[tuple[int, float]] = []
+    if cosine(0) >= target_cosine:
+        return set(), steps
+    if cosine(len(ranked)) < target_cosine:
+        return set(ranked), steps  # (not reachable by keeping these float)
+    lo, hi = 0, len(ranked)  # (bisection: the cosine grows with the float prefix, mostly)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if cosine(mid) >= target_cosine:
+            hi = mid
+        else:
+            lo = mid
+    return set(ranked[:hi]), steps
 
 
 def format_sensitivity(rows: list[tuple[str, float, float]]) -> str:
