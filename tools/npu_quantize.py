@@ -40,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "the outputs' cosine and relative error against the float model, worst first")
     p.add_argument("--target", metavar="cosine=X", help="keep the most sensitive layers float until the "
                    "outputs' cosine against the float model (over the calibration samples) reaches X")
-    p.add_argument("--cycles", metavar="ARCH", nargs="?", const="default", help="also compile the float, "
-                   "all-int8 and chosen models for ARCH (default: default) and print their simulated cycles")
+    p.add_argument("--cycles", metavar="ARCH", nargs="?", const="default", help="also compile the float (in f32 "
+                   "and bf16), all-int8 and chosen models for ARCH (default: default) and print their simulated cycles")
     p.add_argument("--cache-dir", metavar="DIR", help="where calibration statistics are cached (default: "
                    "npu-compile's cache directory)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write cached statistics")
@@ -119,17 +119,17 @@ def _target(text: str | None) -> float | None:
 
 
 def _print_cycles(arch_spec: str, model, q, args: argparse.Namespace) -> None:
-    """Simulated cycles (timing only) of the float, all-int8 and written models."""
+    """Simulated cycles (timing only) of the float (f32 and bf16), all-int8 and written models."""
     from runtime.run import run
     from tools.api import compile as compile_model
     from tools.quantize import quantize
-    models = {"float": model, "chosen": q}
+    models = {"float": (model, {}), "float in bf16": (model, {"precision": "bf16"}), "chosen": (q, {})}
     if args.qtable or args.target:
-        models["all int8"] = quantize(model, args.data, method=args.method, percentile=args.percentile,
-                                      per_channel=not args.per_tensor, symmetric=args.symmetric)[0]
-    for name, m in models.items():
+        models["all int8"] = (quantize(model, args.data, method=args.method, percentile=args.percentile,
+                                       per_channel=not args.per_tensor, symmetric=args.symmetric)[0], {})
+    for name, (m, options) in models.items():
         try:
-            exe = compile_model(m, arch=arch_spec)
+            exe = compile_model(m, arch=arch_spec, **options)
         except (UserError, UsageError) as e:
             print(f"cycles ({arch_spec}): {name}: does not compile: {e}")
             continue
