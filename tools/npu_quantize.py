@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace) -> int:
         write_output(args.sensitivity, format_sensitivity(rep.sensitivity))
         print(f"wrote {args.sensitivity}: {len(rep.sensitivity)} layers")
     if args.cycles:
-        _print_cycles(args.cycles, model, q, args)
+        _print_cycles(args.cycles, model, q, rep)
     return EXIT_OK
 
 
@@ -118,15 +118,13 @@ def _target(text: str | None) -> float | None:
     return x
 
 
-def _print_cycles(arch_spec: str, model, q, args: argparse.Namespace) -> None:
+def _print_cycles(arch_spec: str, model, q, rep) -> None:
     """Simulated cycles (timing only) of the float (f32 and bf16), all-int8 and written models."""
     from runtime.run import run
     from tools.api import compile as compile_model
-    from tools.quantize import quantize
     models = {"float": (model, {}), "float in bf16": (model, {"precision": "bf16"}), "chosen": (q, {})}
-    if args.qtable or args.target:
-        models["all int8"] = (quantize(model, args.data, method=args.method, percentile=args.percentile,
-                                       per_channel=not args.per_tensor, symmetric=args.symmetric)[0], {})
+    if rep.all_int8 is not None:
+        models["all int8"] = (rep.all_int8, {})
     for name, (m, options) in models.items():
         try:
             exe = compile_model(m, arch=arch_spec, **options)

@@ -43,6 +43,7 @@ class QuantizeReport:
     sensitivity: list[tuple[str, float, float]] = field(default_factory=list)
     search: list[tuple[int, float]] = field(default_factory=list)
     cosine: float | None = None
+    all_int8: onnx.ModelProto | None = None  # (with a qtable or target: every layer quantized, for --cycles)
 
 
 def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method: str = "minmax",
@@ -73,6 +74,8 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
                                                keep_float=lambda n: n.name in float_nodes or n.name in forced))
 
     rep = QuantizeReport(len(samples.samples), hit, ranges)
+    if qtable or target_cosine is not None:
+        rep.all_int8 = write_qdq(m, ranges, QdqOptions(per_channel=per_channel, symmetric=symmetric))
     keep: set[str] = set()
     if sensitivity or target_cosine is not None:
         feeds = samples.samples[:EVAL_SAMPLES]

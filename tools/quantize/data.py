@@ -9,7 +9,6 @@ finite values, an input that never varies (a zero range). Each problem is one
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,7 +130,3 @@ def check_varies(samples: Samples, specs: list[InputSpec]) -> None:
             raise CalibrationError(f"{samples.files[0] if len(samples.files) == 1 else os.path.dirname(samples.files[0])}: "
                                    f"input '{s.name}' is {lo:g} in every sample: its range is zero, so no scale "
                                    "can be derived (calibrate with varied data)")
-
-
-def iter_batches(samples: Samples) -> Iterator[dict[str, np.ndarray]]:
-    yield from samples.samples

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import onnx
@@ -23,13 +22,6 @@ from tools.quantize.data import CalibrationError
 
 PRECISIONS = ("int8", "f32")
 LAYER_OPS = ("Conv", "MatMul", "Gemm")
-
-
-@dataclass(frozen=True)
-class QtableLine:
-    line: int
-    pattern: str
-    precision: str
 
 
 def parse_qtable(path: str, model: onnx.ModelProto) -> dict[str, str]:

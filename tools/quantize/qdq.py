@@ -84,7 +84,7 @@ class Writer:
         self.new_nodes: list[onnx.NodeProto] = []
         self.new_inits: list[onnx.TensorProto] = []
         self.act_dq: dict[str, str] = {}  # tensor -> its DequantizeLinear output
-        self.act_scale: dict[str, float] = {}
+        self.act_scale: dict[str, float] = {}  # a DequantizeLinear output -> its scale
         self.outputs = {o.name for o in self.g.output}
         self.fused: set[str] = set()  # quantized ops' outputs only a Relu/Clip reads, without a pair
         self.readers: dict[str, list[onnx.NodeProto]] = {}
@@ -121,7 +121,7 @@ class Writer:
         q, dq = f"{tensor}_QuantizeLinear_Output", f"{tensor}_DequantizeLinear_Output"
         self.new_nodes.append(helper.make_node("QuantizeLinear", [tensor, s, z], [q], name=f"{tensor}_QuantizeLinear"))
         self.new_nodes.append(helper.make_node("DequantizeLinear", [q, s, z], [dq], name=f"{tensor}_DequantizeLinear"))
-        self.act_dq[tensor], self.act_scale[tensor] = dq, float(scale)
+        self.act_dq[tensor], self.act_scale[dq] = dq, float(scale)
         return dq
 
     def weight(self, n: onnx.NodeProto, idx: int) -> tuple[str, np.ndarray] | None:
@@ -179,9 +179,8 @@ class Writer:
                 if dq is not None:
                     n.input[i] = dq
         if n.op_type in ("Conv", "Gemm") and len(n.input) > 2 and n.input[2] in self.inits and w_scale is not None:
-            x = n.input[0].removesuffix("_DequantizeLinear_Output")
-            if x in self.act_scale:
-                n.input[2] = self.bias(n, 2, self.act_scale[x], w_scale)
+            if n.input[0] in self.act_scale:  # (the input's pair: the bias takes s_x * s_w)
+                n.input[2] = self.bias(n, 2, self.act_scale[n.input[0]], w_scale)
 
     def run(self) -> onnx.ModelProto:
         order = list(self.g.node)
