@@ -1,4 +1,5 @@
-"""`npu-convert-precision{type=f16|bf16}`: run a float32 model in f16 or bf16.
+"""`npu-convert-precision{type=f16|bf16}`: run a float32 model in f16 or bf16, whole or
+node by node.
 
 Every f32 float tensor of each function is retyped to `type`: weights and constants
 are converted at compile time (a new weight of that type; one also read in f32 stays
@@ -11,7 +12,20 @@ results back). Softmax and layer normalisation are converted with their statisti
 f32: a tile widens 16-bit rows to f32 and rounds only the result. Quantized ops
 (quantize, dequantize, requantize, cast) and non-f32 tensors are left alone. Runs
 after the graph optimisations, before npu-fuse (`npu-default{precision=...}`).
-Options: `type` (f16 or bf16; f32 leaves the module unchanged).
+Options: `type` (f16 or bf16; f32 leaves the module unchanged but for its per-node
+precisions).
+
+Per node: a module attribute `npu.precision = {"conv1" = "bf16", ...}` (ONNX node name
+-> f16 | bf16 | f32; `PRECISION_ATTR`) gives the ops of those nodes (their locations)
+their own type, which wins over `type`; an op located at several nodes takes their
+common type, else `type`. Each value is cast where its producer's type and its
+reader's differ (bf16 to f16 directly). This is how a mixed-precision model keeps
+its most sensitive layers in 16 bits (`npu-quantize --qtable`, `--target`): the
+ONNX importer reads an `npu.precision` entry of a node's `metadata_props` (which
+onnxruntime ignores, so the file still runs there in float) into the attribute
+and converts those nodes at import, while the ONNX node names are still the ops'
+locations one to one (`lowering/importer/onnx_import.py:import_model`); the rules
+above (sums, integers, statistics in f32) are the same as for a whole model.
 """
 
 from __future__ import annotations
@@ -20,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -80,9 +94,14 @@ INDEX_OPERANDS: dict[type[Operation], tuple[int, ...]] = {GatherOp: (1,)}
 """Operands an op takes as f32 integers in any precision (gather's indices)."""
 
 
+PRECISION_ATTR = "npu.precision"
+"""Module attribute: a dictionary ONNX node name -> f16 | bf16 | f32 (module docstring)."""
+
+
 @dataclass(frozen=True)
 class ConvertPrecision(ModulePass):
-    """Retype the f32 float tensors of a graph-level module to `type` (module docstring).
+    """Retype the f32 float tensors of a graph-level module to `type`, or node by node
+    to the module's `npu.precision` (module docstring).
 
     Assumes a graph-level module before npu-fuse. Options: `type` = f16 | bf16 | f32."""
 
@@ -92,17 +111,55 @@ class ConvertPrecision(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.type not in TYPES:
             raise CompileError(PASS, f"type must be one of {', '.join(TYPES)}, got '{self.type}'")
-        if self.type == "f32":
+        per_node = node_precisions(op)
+        if self.type == "f32" and all(t == "f32" for t in per_node.values()):
             return
-        target = ELEMENT_TYPES[self.type][0]
         reader = ConstantReader(op, PASS)
         main = find_main(op)
         for fn in [f for f in op.ops if isinstance(f, FuncOp) and f.body.blocks]:
-            _Convert(fn, target, reader, fn is main).run()
+            _Convert(fn, _Targets(self.type, per_node), reader, fn is main).run()
+
+
+def node_precisions(module: ModuleOp) -> dict[str, str]:
+    """The module's `npu.precision` (node name -> type); a CompileError naming the node
+    for a type that is not f16, bf16 or f32, or an attribute that is not a dictionary
+    of strings."""
+    attr = module.attributes.get(PRECISION_ATTR)
+    if attr is None:
+        return {}
+    if not isinstance(attr, DictionaryAttr):
+        raise CompileError(PASS, f"{PRECISION_ATTR} must be a dictionary node name -> type, got {attr}")
+    out: dict[str, str] = {}
+    for node, t in attr.data.items():
+        value = t.data if isinstance(t, StringAttr) else str(t)
+        if value not in TYPES:
+            raise CompileError(PASS, f"{PRECISION_ATTR}: node '{node}': type must be one of {', '.join(TYPES)}, "
+                                     f"got '{value}'")
+        out[node] = value
+    return out
+
+
+@dataclass(frozen=True)
+class _Targets:
+    """Each op's type: its nodes' common per-node type, else the global one."""
+
+    default: str
+    per_node: dict[str, str]
+
+    def of(self, op: Operation) -> Attribute | None:
+        """The element type `op` computes in, None for f32."""
+        names = node_names(op)
+        types = {self.per_node.get(n) for n in names}
+        t = types.pop() if len(types) == 1 and None not in types else self.default
+        return None if t in (None, "f32") else ELEMENT_TYPES[t][0]
 
 
 def _is_f32(v: SSAValue) -> bool:
     return isinstance(v.type, TensorType) and v.type.element_type == f32
+
+
+def _element(v: SSAValue) -> Attribute | None:
+    return v.type.element_type if isinstance(v.type, TensorType) else None
 
 
 def _integer_dtype(name: str) -> bool:
@@ -112,39 +169,48 @@ def _integer_dtype(name: str) -> bool:
 class _Convert:
     """The conversion of one function (its top-level block)."""
 
-    def __init__(self, fn: FuncOp, target: Attribute, reader: ConstantReader, is_main: bool):
-        self.fn, self.block, self.target, self.reader = fn, fn.body.block, target, reader
+    def __init__(self, fn: FuncOp, targets: _Targets, reader: ConstantReader, is_main: bool):
+        self.fn, self.block, self.targets, self.reader = fn, fn.body.block, targets, reader
         self.is_main = is_main
         self.casts: dict[tuple[SSAValue, Attribute], SSAValue] = {}
 
     def run(self) -> None:
         ints = self.integer_values()
         ops = [o for o in self.block.ops if isinstance(o, GraphOp)]
-        convert: set[Operation] = {o for o in ops if self.converts(o, ints)}
-        consts = [o for o in ops if isinstance(o, ConstantOp) and _is_f32(o.result) and o.result not in ints
-                  and o.result.uses and all(self.wants(u.operation, u.index, convert) for u in o.result.uses)]
-        self.report(ops, convert, ints)
-        retyped = {self.retype_constant(o) for o in consts}
+        convert: dict[Operation, Attribute] = {}
         for o in ops:
-            if o in convert:
-                retyped.update(Rewriter.replace_value_with_new_type(r, TensorType(self.target, shape_of(r)))
-                               for r in o.results)
+            t = self.targets.of(o)
+            if t is not None and self.converts(o, ints):
+                convert[o] = t
+        consts = {}
+        for o in ops:
+            if isinstance(o, ConstantOp) and _is_f32(o.result) and o.result not in ints and o.result.uses:
+                wanted = {self.wants(u.operation, u.index, convert) for u in o.result.uses}
+                if len(wanted) == 1 and None not in wanted:
+                    consts[o] = wanted.pop()
+        self.report(ops, convert, ints)
+        retyped = {self.retype_constant(o, t) for o, t in consts.items()}
+        for o, t in convert.items():
+            retyped.update(Rewriter.replace_value_with_new_type(r, TensorType(t, shape_of(r))) for r in o.results)
         for o in list(self.block.ops):
             for i, v in enumerate(o.operands):
-                if self.wants(o, i, convert) and _is_f32(v):
-                    o.operands[i] = self.cast(v, self.target)  # type: ignore[index]
-                elif not self.wants(o, i, convert) and v in retyped:
+                want = self.wants(o, i, convert)
+                if want is not None and (_is_f32(v) or (v in retyped and _element(v) != want)):
+                    o.operands[i] = self.cast(v, want)  # type: ignore[index]
+                elif want is None and v in retyped:
                     o.operands[i] = self.cast(v, f32)  # type: ignore[index]
 
     def converts(self, op: Operation, ints: set[SSAValue]) -> bool:
-        """Whether `op` computes in the target type."""
+        """Whether `op` can compute in a 16-bit type."""
         if isinstance(op, (ConstantOp, *LEFT_ALONE, *KEEP_F32)) or not op.results:
             return False
         return all(_is_f32(r) and r not in ints for r in op.results)
 
-    def wants(self, user: Operation, index: int, convert: set[Operation]) -> bool:
-        """Whether operand `index` of `user` is to be of the target type."""
-        return user in convert and index not in INDEX_OPERANDS.get(type(user), ())
+    def wants(self, user: Operation, index: int, convert: dict[Operation, Attribute]) -> Attribute | None:
+        """The type operand `index` of `user` is to have (None: f32, or as it is)."""
+        if user not in convert or index in INDEX_OPERANDS.get(type(user), ()):
+            return None
+        return convert[user]
 
     def integer_values(self) -> set[SSAValue]:
         """The f32 values that carry integers: integer and boolean inputs and what only
@@ -175,15 +241,15 @@ class _Convert:
                 sinks += list(v.owner.operands)
         return ints
 
-    def retype_constant(self, op: ConstantOp) -> SSAValue:
+    def retype_constant(self, op: ConstantOp, target: Attribute) -> SSAValue:
         data = self.reader.array(op.result)
         if data is None:
             raise CompileError(PASS, "cannot read the constant's data to convert it", op)
-        hint = weight_hint(op.location, type_name(self.target) or "cast")
+        hint = weight_hint(op.location, type_name(target) or "cast")
         if op.weight is not None:
-            hint = f"{op.weight.data}.{type_name(self.target)}"
-        data = np.asarray(data, np.float32).astype(np_dtype(self.target))  # (rounded to nearest even)
-        ty = TensorType(self.target, data.shape)
+            hint = f"{op.weight.data}.{type_name(target)}"
+        data = np.asarray(data, np.float32).astype(np_dtype(target))  # (rounded to nearest even)
+        ty = TensorType(target, data.shape)
         if data.size <= INLINE_MAX_ELEMENTS and np.isfinite(data.astype(np.float32)).all():
             new = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(  # type: ignore[call-overload]
                 ty, [float(v) for v in data.reshape(-1)]))  # pyright: ignore[reportCallIssue, reportArgumentType]
@@ -208,17 +274,19 @@ class _Convert:
             self.casts[key] = cast.result
         return self.casts[key]
 
-    def report(self, ops: list[GraphOp], convert: set[Operation], ints: set[SSAValue]) -> None:
-        name = type_name(self.target)
+    def report(self, ops: list[GraphOp], convert: dict[Operation, Attribute], ints: set[SSAValue]) -> None:
         for op in ops:
+            target = self.targets.of(op)
+            if target is None:
+                continue
             if isinstance(op, tuple(KEEP_F32)) and all(_is_f32(r) for r in op.results):
                 remark(PASS, "missed", node_names(op), f"kept in f32: {KEEP_F32[type(op)]}")
             elif isinstance(op, tuple(F32_STATISTICS)) and op in convert:
-                remark(PASS, "applied", node_names(op), f"{op.name.split('.')[-1]} in {name}: "
+                remark(PASS, "applied", node_names(op), f"{op.name.split('.')[-1]} in {type_name(target)}: "
                                                         f"{F32_STATISTICS[type(op)]} in f32")
             elif not isinstance(op, ConstantOp) and any(r in ints for r in op.results):
                 remark(PASS, "missed", node_names(op), "kept in f32: carries integers (indices, a mask, a count)")
-        computed = [o for o in ops if o in convert]
-        if computed:
+        for t in dict.fromkeys(convert.values()):
+            computed = [o for o in ops if convert.get(o) == t]
             remark(PASS, "applied", [n for o in computed for n in node_names(o)],
-                   f"{len(computed)} ops of @{self.fn.sym_name.data} computed in {name}")
+                   f"{len(computed)} ops of @{self.fn.sym_name.data} computed in {type_name(t)}")

@@ -49,6 +49,14 @@ Opset differences are handled per converter (attributes that became inputs: Slic
 at 10, Clip at 11, Squeeze/Unsqueeze/Split/ReduceSum at 13, the other reductions
 and Pad axes at 18; Softmax flattens to 2-D before 13; Split's num_outputs at 18).
 
+Per-node precision: a node whose `metadata_props` hold `npu.precision` = f16 | bf16 |
+f32 (what `npu-quantize --qtable` writes for a layer kept in 16 bits; onnxruntime
+ignores the entry) is computed in that type: the map becomes the module's
+`npu.precision` attribute and `import_model` runs npu-convert-precision on it, so
+those nodes' ops get the pass's rules (sums and statistics in f32, casts at the
+boundaries) while each op's location is still its node (a node imported as its
+function body passes its entry to the body's nodes). Another value is a diagnostic.
+
 Errors: after a node fails, its outputs stand in as placeholders (with the shape
 ONNX shape inference gives, when it gives one) so the nodes after it are still
 checked.
@@ -77,6 +85,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     Float32Type,
     ModuleOp,
     StringAttr,
@@ -2274,10 +2283,36 @@ def import_model(model: onnx.ModelProto, arch: Arch | None = None, *,
     called("npu_compiler.importers")  # (plugins register converters of their ops, once: npu_dialects/plugins.py)
     model = bind_dims(model, dims)
     importer = _Importer(model)
-    result = importer.run(arch or PRESETS["default"])
+    module, weights = importer.run(arch or PRESETS["default"])
+    direct = importer.direct_sources()
+    if importer.precisions:
+        module, weights = _convert_nodes(module, weights)
+        direct = {k: name for k, name in direct.items() if k in weights}  # (a converted weight is not its data)
     if sources is not None:
-        sources.update(importer.direct_sources())
-    return result
+        sources.update(direct)
+    return module, weights
+
+
+PRECISION_KEY = "npu.precision"
+"""The `metadata_props` key of a node's precision (module docstring)."""
+PRECISIONS = ("f16", "bf16", "f32")
+
+
+def _convert_nodes(module: ModuleOp, weights: dict[str, np.ndarray]) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """Run npu-convert-precision's per-node form on a freshly imported module (its ops
+    still located at one node each) and return it with the weights it refers to (a
+    converted weight replaces the f32 one)."""
+    from lowering.errors import CompileError
+    from lowering.graph.convert_precision import ConvertPrecision
+    from npu_dialects import make_context
+    from npu_dialects.weights import attach_weights, referenced_weights
+    attach_weights(module, weights)
+    try:
+        ConvertPrecision(type="f32").apply(make_context(), module)
+        module.verify()
+    except (CompileError, VerifyException) as e:
+        raise OnnxImportError(f"error: per-node precision ({PRECISION_KEY}): {_one_line(str(e))}") from None
+    return module, dict(referenced_weights(module))
 
 
 @dataclass
@@ -2301,6 +2336,7 @@ class _Importer:
     carried_values: dict[SSAValue, SSAValue] = field(default_factory=dict)  # integer value -> its f32 carrier
     arch: Arch | None = None
     widened_values: dict[SSAValue, SSAValue] = field(default_factory=dict)  # f16/bf16 value -> f32 cast
+    precisions: dict[str, str] = field(default_factory=dict)  # node label -> its `npu.precision` entry
 
     def direct_sources(self) -> dict[str, str]:
         """Weight key -> initializer for the weights that are an initializer's data as is
@@ -2485,6 +2521,9 @@ class _Importer:
             fn.attributes[OUTPUT_DTYPES_ATTR] = ArrayAttr([StringAttr(d) for d in self.output_dtypes])
         module = ModuleOp([fn])
         set_arch(module, arch)
+        if self.precisions:
+            module.attributes[PRECISION_KEY] = DictionaryAttr(
+                {k: StringAttr(v) for k, v in self.precisions.items()})
         try:
             module.verify()
         except VerifyException as e:
@@ -2583,6 +2622,7 @@ class _Importer:
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
         prefix = f"error: node '{label}' ({op_type}, opset {self._opset_of(domain)}): "
         try:
+            self._precision(node, label)
             outs = self._convert(node, domain, label)
         except (NodeError, VerifyException, MemoryError) as e:
             why = _one_line(str(e)) if not isinstance(e, MemoryError) else f"out of memory at import ({e})"
@@ -2596,6 +2636,16 @@ class _Importer:
         except Exception as e:
             raise RuntimeError(f"importer bug at node '{label}' ({op_type}): {type(e).__name__}: {e}") from e
         self._bind_outputs(node, outs, prefix)
+
+    def _precision(self, node: onnx.NodeProto, label: str) -> None:
+        """Record the node's `npu.precision` metadata entry (NodeError for a bad one)."""
+        values = [p.value for p in node.metadata_props if p.key == PRECISION_KEY]
+        if not values:
+            return
+        if values[-1] not in PRECISIONS:
+            raise NodeError(f"metadata_props '{PRECISION_KEY}' is '{values[-1]}', expected one of "
+                            f"{', '.join(PRECISIONS)}")
+        self.precisions[label] = values[-1]
 
     def _convert(self, node: onnx.NodeProto, domain: str, label: str) -> Sequence[Output]:
         """The outputs of `node`: computed at import when its inputs are constant, else
@@ -2647,6 +2697,9 @@ class _Importer:
         for inner in body.nodes:
             inner.input[:] = [inner_out.get(x, x) for x in inner.input]
             inner.output[:] = [inner_out.get(x, x) for x in inner.output]
+        if label in self.precisions:  # (the node's precision is its body's)
+            for inner in body.nodes:
+                inner.metadata_props.add(key=PRECISION_KEY, value=self.precisions[label])
         self.used.update(x for inner in body.nodes for x in inner.input if x)  # (before any: Split asks)
         self.used.update(o for o in inner_out.values() if o.split("::", 1)[1] in self.used)
         saved, self.opset = self.opset, body.opset
