@@ -1,16 +1,18 @@
-"""Post-training quantization with real accuracy (issue 45): an MLP trained here on the
-handwritten digits (`tests/models/digits.npz`: the 1,797 8x8 images scikit-learn
-bundles, a copy of the UCI optdigits test set, CC BY 4.0), quantized by
-`npu-quantize` with each calibration method and by onnxruntime's `quantize_static`
-with the same samples and settings, then run on the simulator (ours) and in
-onnxruntime (theirs); test-split accuracy in f32, int8, bf16 (`--precision bf16`) and
-mixed precision (`--target cosine=0.9999`), with simulated cycles.
+"""Post-training quantization with real accuracy (issue 45): two models trained here on
+the handwritten digits (`tests/models/digits.npz`: the 1,797 8x8 images scikit-learn
+bundles, a copy of the UCI optdigits test set, CC BY 4.0), an MLP and a small CNN
+(`bench/train_digits_cnn.py`), each quantized by `npu-quantize` with each calibration
+method and by onnxruntime's `quantize_static` with the same samples and settings, then
+run on the simulator (ours) and in onnxruntime (theirs); test-split accuracy in f32,
+int8, bf16 (`--precision bf16`) and mixed precision (`--target cosine=0.9999`), with
+the logits' relative error against f32 and simulated cycles.
 
     python bench/quantize.py --out bench/results/quantize.md
 
 The split is fixed (the first 1,437 images train, the last 360 test); training is
 numpy full-batch Adam from seed 0, so `tests/models/digits_mlp.onnx` is rebuilt the
-same by `--train` (the committed file is that model). Calibration: 128 training images.
+same by `--train` (the committed file is that model); the CNN is rebuilt by
+`python bench/train_digits_cnn.py`. Calibration: 128 training images.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ DATA = os.path.join(ROOT, "tests", "models", "digits.npz")
 MODEL = os.path.join(ROOT, "tests", "models", "digits_mlp.onnx")
 TRAIN, TEST, CALIB = 1437, 360, 128
 HIDDEN = (64, 32)
+Row = tuple[str, str, float, float | None, int, float | None, float | None]
+"""name, quantized by, accuracy, quantize_static's accuracy, cycles, relative error: ours, quantize_static's"""
 
 
 def split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -90,10 +94,15 @@ def export(params: list[tuple[np.ndarray, np.ndarray]]) -> onnx.ModelProto:
     return m
 
 
-def accuracy_ort(path: str, x: np.ndarray, y: np.ndarray) -> float:
+def run_ort(path: str, x: np.ndarray) -> np.ndarray:
+    """The logits of `x` in onnxruntime."""
     import onnxruntime as ort
     s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return float((np.asarray(s.run(None, {"x": x})[0]).argmax(1) == y).mean())
+    return np.asarray(s.run(None, {"x": x})[0])
+
+
+def accuracy_ort(path: str, x: np.ndarray, y: np.ndarray) -> float:
+    return float((run_ort(path, x).argmax(1) == y).mean())
 
 
 def simulate(path: str, x: np.ndarray, precision: str | None = None) -> tuple[np.ndarray, int]:
@@ -133,53 +142,86 @@ def ort_quantized(src: str, dst: str, calib: np.ndarray, method: str) -> None:
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, calibrate_method=cm)
 
 
+def quantize_rows(model: str, x: np.ndarray, y: np.ndarray, calib: np.ndarray, d: str) -> list[Row]:
+    """Rows (name, by, accuracy, quantize_static's accuracy, cycles, our logits' and its relative error
+    against f32) of one model: f32, bf16, int8 by each method, mixed; `d` a scratch directory."""
+    tag = os.path.splitext(os.path.basename(model))[0]
+    data = os.path.join(d, f"{tag}_calib.npz")
+    np.savez(data, x=calib[:, None])  # (one sample of the model's input shape, batch 1, per leading index)
+    ref, cyc = simulate(model, x)
+    ref_ort = run_ort(model, x)
+
+    def acc(lo: np.ndarray) -> float:
+        return float((lo.argmax(1) == y).mean())
+
+    def err(lo: np.ndarray, base: np.ndarray) -> float:
+        return float(np.linalg.norm(lo - base) / np.linalg.norm(base))
+
+    def ours(method: str, *extra: str) -> tuple[np.ndarray, int, str]:
+        q = os.path.join(d, f"{tag}_q_{method}{'_mixed' if extra else ''}.onnx")
+        r = subprocess.run([sys.executable, "-m", "tools.npu_quantize", model, "--data", data, "-o", q, "--method",
+                            method, "--no-cache", *extra], check=True, capture_output=True, text=True, cwd=ROOT)
+        lo, c = simulate(q, x)
+        return lo, c, r.stdout
+
+    rows: list[Row] = [("f32", "-", acc(ref), acc(ref_ort), cyc, None, None)]
+    lo, cyc = simulate(model, x, "bf16")
+    rows.append(("bf16 (--precision bf16)", "-", acc(lo), None, cyc, err(lo, ref), None))
+    for method in ("minmax", "percentile", "entropy", "mse"):
+        lo, cyc, _ = ours(method)
+        theirs = their_err = None
+        if method != "mse":
+            t = os.path.join(d, f"{tag}_ort_{method}.onnx")
+            ort_quantized(model, t, calib, method)
+            lt = run_ort(t, x)
+            theirs, their_err = acc(lt), err(lt, ref_ort)
+        rows.append((f"int8 {method}", "npu-quantize", acc(lo), theirs, cyc, err(lo, ref), their_err))
+    lo, cyc, out = ours("mse", "--target", "cosine=0.9999")
+    kept = next((ln.split(": ", 1)[1] for ln in out.splitlines() if ln.startswith("kept float")), "none")
+    rows.append((f"mixed mse, cosine 0.9999 (float: {kept})", "npu-quantize", acc(lo), None, cyc, err(lo, ref), None))
+    return rows
+
+
+def table(title: str, rows: list[Row]) -> list[str]:
+    f32 = rows[0][2]
+    lines = [title, "", "| model | quantized by | accuracy (simulator) | onnxruntime quantize_static, same method | "
+             "vs f32 (points) | logits' relative error vs f32: ours / quantize_static's | cycles |",
+             "|---|---|---|---|---|---|---|"]
+    for name, by, acc, theirs, cyc, ours_err, their_err in rows:
+        t = f"{100 * theirs:.2f}%" if theirs is not None else "-"
+        e = " / ".join(f"{100 * v:.2f}%" if v is not None else "-" for v in (ours_err, their_err))
+        lines.append(f"| {name} | {by} | {100 * acc:.2f}% | {t} | {100 * (acc - f32):+.2f} | {e} | {cyc:,} |")
+    return lines + [""]
+
+
 def main() -> int:
+    from bench.train_digits_cnn import MODEL as CNN
+    from bench.train_digits_cnn import export as export_cnn
+    from bench.train_digits_cnn import train as train_cnn
     ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--train", action="store_true", help="retrain and rewrite tests/models/digits_mlp.onnx")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     if args.train or not os.path.exists(MODEL):
         onnx.save(export(train()), MODEL)
+    if not os.path.exists(CNN):
+        onnx.save(export_cnn(train_cnn()), CNN)
     xtr, _, x, y = split()
-    calib = xtr[:CALIB]
-    rows = []
     with tempfile.TemporaryDirectory() as d:
-        np.savez(os.path.join(d, "calib.npz"), x=calib[:, None, :])  # (128 samples of [1, 64])
-        logits, cyc = simulate(MODEL, x)
-        f32 = float((logits.argmax(1) == y).mean())
-        rows.append(("f32", "-", f32, accuracy_ort(MODEL, x, y), cyc))
-        lo, cyc = simulate(MODEL, x, "bf16")
-        rows.append(("bf16 (--precision bf16)", "-", float((lo.argmax(1) == y).mean()), None, cyc))
-        for method in ("minmax", "percentile", "entropy", "mse"):
-            q = os.path.join(d, f"q_{method}.onnx")
-            subprocess.run([sys.executable, "-m", "tools.npu_quantize", MODEL, "--data", os.path.join(d, "calib.npz"),
-                            "-o", q, "--method", method, "--no-cache"], check=True, capture_output=True, cwd=ROOT)
-            lo, cyc = simulate(q, x)
-            theirs = None
-            if method != "mse":
-                t = os.path.join(d, f"ort_{method}.onnx")
-                ort_quantized(MODEL, t, calib, method)
-                theirs = accuracy_ort(t, x, y)
-            rows.append((f"int8 {method}", "npu-quantize", float((lo.argmax(1) == y).mean()), theirs, cyc))
-        q = os.path.join(d, "q_mixed.onnx")
-        r = subprocess.run([sys.executable, "-m", "tools.npu_quantize", MODEL, "--data", os.path.join(d, "calib.npz"),
-                            "-o", q, "--method", "mse", "--target", "cosine=0.9999", "--no-cache"],
-                           check=True, capture_output=True, text=True, cwd=ROOT)
-        kept = next((ln.split(": ", 1)[1] for ln in r.stdout.splitlines() if ln.startswith("kept float")), "none")
-        lo, cyc = simulate(q, x)
-        rows.append((f"mixed mse, cosine 0.9999 (float: {kept})", "npu-quantize", float((lo.argmax(1) == y).mean()),
-                     None, cyc))
+        mlp = quantize_rows(MODEL, x, y, xtr[:CALIB], d)
+        images = (xtr[:CALIB].reshape(-1, 1, 8, 8), x.reshape(-1, 1, 8, 8))
+        cnn = quantize_rows(CNN, images[1], y, images[0], d)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout
-    lines = [f"`python bench/quantize.py` at commit {commit.strip()}: digits MLP 64-64-32-10, "
-             f"{TEST} test images, {CALIB} calibration images; accuracy on the simulator (default arch, "
-             "batch 360) and, for onnxruntime's quantize_static (QDQ, per-channel int8 weights, uint8 "
-             "activations, same samples), in onnxruntime", "",
-             "| model | quantized by | accuracy (simulator) | onnxruntime quantize_static, same method | "
-             "vs f32 (points) | cycles |", "|---|---|---|---|---|---|"]
-    for name, by, acc, theirs, cyc in rows:
-        t = f"{100 * theirs:.2f}%" if theirs is not None else "-"
-        lines.append(f"| {name} | {by} | {100 * acc:.2f}% | {t} | {100 * (acc - f32):+.2f} | {cyc:,} |")
-    text = "\n".join(lines) + "\n"
+    lines = [f"`python bench/quantize.py` at commit {commit.strip()}: {TEST} test images, {CALIB} calibration "
+             "images; accuracy on the simulator (default arch, batch 360) and, for onnxruntime's quantize_static "
+             "(QDQ, per-channel int8 weights, uint8 activations, same samples), in onnxruntime. Relative error: "
+             "|logits - f32 logits| / |f32 logits| over the test images (ours on the simulator against the "
+             "simulated f32 model, quantize_static's in onnxruntime against onnxruntime's f32 run)", ""]
+    lines += table("Digits MLP 64-64-32-10 (`tests/models/digits_mlp.onnx`):", mlp)
+    lines += table("Digits CNN (`tests/models/digits_cnn.onnx`, `bench/train_digits_cnn.py`): Conv3x3 1->8, "
+                   "Conv3x3 8->16, MaxPool, Conv3x3 16->32, MaxPool (each conv pad 1 + Relu), Flatten, Gemm -> 10:",
+                   cnn)
+    text = "\n".join(lines).rstrip("\n") + "\n"
     print(text)
     if args.out:
         with open(args.out, "w") as f:
