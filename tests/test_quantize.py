@@ -83,8 +83,8 @@ def test_quantized_model_runs_in_onnxruntime_and_matches_the_compiler(method, ca
     assert any(a.dtype == np.int8 and a.ndim == 4 for a in inits.values())
     assert any(a.dtype == np.int32 and a.ndim == 1 for a in inits.values())
     x = np.random.default_rng(5).standard_normal((1, 1, 28, 28)).astype(np.float32)
-    f = ort.InferenceSession(LENET, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    y = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    f = np.asarray(ort.InferenceSession(LENET, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0])
+    y = np.asarray(ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0])
     assert np.linalg.norm(y - f) < 0.05 * np.linalg.norm(f)
     np.savez(tmp_path / "in.npz", x=x)
     capsys.readouterr()
@@ -152,8 +152,9 @@ def test_directory_of_samples(tmp_path):
 def test_qtable_errors_name_the_line(calib, tmp_path, capsys):
     cases = {
         "/conv1/Conv int8 extra\n": "t.qtable:1: expected 'PATTERN PRECISION'",
-        "# keep\n/conv1/Conv int4\n": "t.qtable:2: unknown precision 'int4' (one of int8, f32)",
-        "/fc1/Gemm bf16\n": "16-bit layers are not written by npu-quantize yet",
+        "# keep\n/conv1/Conv int4\n": "t.qtable:2: unknown precision 'int4' (one of int8, bf16, f16, f32)",
+        "/fc1/Gemm f16\n/fc2/Gemm bfloat16\n": "t.qtable:2: unknown precision 'bfloat16'",
+        "/fc1/Gemm\n": "t.qtable:1: expected 'PATTERN PRECISION', got '/fc1/Gemm'",
         "\n/nothing* f32\n": "t.qtable:2: pattern '/nothing*' matches no node of the model",
     }
     for text, want in cases.items():
@@ -177,7 +178,7 @@ def test_qtable_keeps_layers_float(calib, tmp_path):
 def test_sensitivity_and_target_search(calib, tmp_path, capsys):
     out, table = tmp_path / "q.onnx", tmp_path / "sens.md"
     assert quantize_main([LENET, "--data", calib, "-o", str(out), "--sensitivity", str(table),
-                          "--target", "cosine=0.999995", "--no-cache"]) == 0
+                          "--target", "cosine=0.999995", "--keep-precision", "f32", "--no-cache"]) == 0
     text = capsys.readouterr().out
     rows = [r for r in table.read_text().splitlines() if r.startswith("| /")]
     assert len(rows) == 5  # (the five layers with weights, each quantized alone)
@@ -186,6 +187,7 @@ def test_sensitivity_and_target_search(calib, tmp_path, capsys):
     cos = float(text.split("cosine against the float model: ")[1].split()[0])
     assert cos >= 0.999995 and "NOT reached" not in text
     assert quantize_main([LENET, "--data", calib, "--target", "cos=0.9"]) == 2
+    assert quantize_main([LENET, "--data", calib, "--target", "cosine=0.9", "--keep-precision", "f8"]) == 2
 
 
 def test_digits_mlp_keeps_its_accuracy_in_int8(tmp_path):
@@ -223,6 +225,77 @@ def test_batchnorm_after_a_conv_is_folded_before_calibration():
     folded, n = fold_batchnorm(m)
     assert n == 1 and [x.op_type for x in folded.graph.node] == ["Conv"]
     x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
-    run = [ort.InferenceSession(mm.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-           for mm in (m, folded)]
+    run = [np.asarray(ort.InferenceSession(mm.SerializeToString(), providers=["CPUExecutionProvider"])
+                      .run(None, {"x": x})[0]) for mm in (m, folded)]
     np.testing.assert_allclose(run[1], run[0], rtol=1e-4, atol=1e-4)
+
+
+def test_qtable_16_bit_lines(calib, tmp_path):
+    """bf16/f16 lines keep the layer out of int8 and mark its node (and its Relu) for
+    npu-compile; the last line naming a node wins."""
+    from tools.quantize.mixed import parse_qtable
+    (tmp_path / "t.qtable").write_text("/conv* bf16\n/conv1/Conv int8  # back to int8\n/fc1/Gemm f16\n/fc2/Gemm f32\n")
+    table = parse_qtable(str(tmp_path / "t.qtable"), onnx.load(LENET))
+    assert table == {"/conv1/Conv": "int8", "/conv2/Conv": "bf16", "/fc1/Gemm": "f16", "/fc2/Gemm": "f32"}
+    q, rep = quantize(LENET, calib, qtable=str(tmp_path / "t.qtable"))
+    assert rep.precisions == {"/conv2/Conv": "bf16", "/fc1/Gemm": "f16", "/fc2/Gemm": "f32"}
+    marked = {n.name: [(p.key, p.value) for p in n.metadata_props] for n in q.graph.node if n.metadata_props}
+    assert marked == {"/conv2/Conv": [("npu.precision", "bf16")], "/relu_1/Relu": [("npu.precision", "bf16")],
+                      "/fc1/Gemm": [("npu.precision", "f16")], "/relu_2/Relu": [("npu.precision", "f16")]}
+    inits = {i.name for i in q.graph.initializer}
+    assert next(n for n in q.graph.node if n.name == "/conv2/Conv").input[1] in inits  # (float weights)
+    ort.InferenceSession(q.SerializeToString(), providers=["CPUExecutionProvider"])  # (onnxruntime still runs it)
+
+
+def _two_convs() -> onnx.ModelProto:
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(1)
+    inits = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32) * 0.3, n)
+             for n, s in (("w1", (8, 3, 3, 3)), ("b1", (8,)), ("w2", (4, 8, 3, 3)))]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_a_bf16_layer_compiles_into_bf16_ops(tmp_path):
+    """A qtable's bf16 layer is computed in bf16 on the chip (conv and relu, the weight
+    converted at compile time, casts at its boundaries), the f32 layer in f32; the
+    simulated outputs match onnxruntime's float run within bf16's rounding."""
+    from lowering.importer.onnx_import import OnnxImportError, import_model
+    from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
+    model = _two_convs()
+    x = np.random.default_rng(2).standard_normal((6, 1, 3, 8, 8)).astype(np.float32)
+    np.savez(tmp_path / "calib.npz", x=x)
+    (tmp_path / "t.qtable").write_text("* f32\nconv1 bf16\n")
+    q, _ = quantize(model, str(tmp_path / "calib.npz"), qtable=str(tmp_path / "t.qtable"))
+    assert not any(n.op_type == "QuantizeLinear" for n in q.graph.node)
+    module, weights = import_model(q)
+    text = str(module)
+    assert "npu.precision = {conv1 = \"bf16\", relu1 = \"bf16\"}" in text
+    assert "-> tensor<1x8x8x8xbf16>" in text and "npu_graph.relu %3 : (tensor<1x8x8x8xbf16>)" in text
+    assert "(tensor<1x8x8x8xf32>, tensor<4x8x3x3xf32>) -> tensor<1x4x8x8xf32>" in text  # (conv2 in f32)
+    assert weights["w1.bf16"].dtype.name == "bfloat16" and "w1" not in weights
+    res, inputs = compile_and_run(q, inputs={"x": x[0]})
+    ref = onnxruntime_outputs(model, inputs)["y"]
+    err = np.linalg.norm(res.outputs["y"] - ref) / np.linalg.norm(ref)
+    assert 1e-4 < err < 1e-2, err  # (bf16 rounding: not f32-exact, within a few 2^-9)
+    next(n for n in q.graph.node if n.name == "conv2").metadata_props.add(key="npu.precision", value="int8")
+    with pytest.raises(OnnxImportError, match="node 'conv2' \\(Conv, opset 13\\): metadata_props 'npu.precision' "
+                       "is 'int8', expected one of f16, bf16, f32"):
+        import_model(q)
+
+
+def test_target_keeps_layers_in_bf16(calib, capsys):
+    """--target keeps the most sensitive layers in bf16 (the default) and judges the
+    model with them rounded to bf16 (onnxruntime, `mixed.emulated`)."""
+    from tools.quantize.mixed import emulated
+    q, rep = quantize(LENET, calib, target_cosine=0.99999)
+    assert rep.float_layers and set(rep.precisions.values()) == {"bf16"}
+    assert rep.cosine is not None and rep.cosine >= 0.99999
+    em = emulated(q)
+    casts = [n for n in em.graph.node if n.op_type == "Cast"]
+    assert casts and {a.i for n in casts for a in n.attribute} == {onnx.TensorProto.BFLOAT16, onnx.TensorProto.FLOAT}
+    assert emulated(onnx.load(LENET)) is not None and not any(n.op_type == "Cast" for n in emulated(onnx.load(LENET)).graph.node)

@@ -34,14 +34,19 @@ def build_parser() -> argparse.ArgumentParser:
                    "with a zero point)")
     p.add_argument("--per-tensor", action="store_true", help="one scale per weight tensor (default: per "
                    "output channel)")
-    p.add_argument("--qtable", metavar="FILE", help="precision table: lines 'PATTERN int8|f32' (a node name or "
-                   "shell pattern; f32 keeps the layer float; the last matching line wins)")
+    p.add_argument("--qtable", metavar="FILE", help="precision table: lines 'PATTERN int8|bf16|f16|f32' (a node "
+                   "name or shell pattern; bf16/f16/f32 keep the layer out of int8, computed in that type by "
+                   "npu-compile; the last matching line wins)")
     p.add_argument("--sensitivity", metavar="OUT.md", help="quantize each layer alone and write the table of "
                    "the outputs' cosine and relative error against the float model, worst first")
-    p.add_argument("--target", metavar="cosine=X", help="keep the most sensitive layers float until the "
-                   "outputs' cosine against the float model (over the calibration samples) reaches X")
-    p.add_argument("--cycles", metavar="ARCH", nargs="?", const="default", help="also compile the float (in f32 "
-                   "and bf16), all-int8 and chosen models for ARCH (default: default) and print their simulated cycles")
+    p.add_argument("--target", metavar="cosine=X", help="keep the most sensitive layers out of int8 (in "
+                   "--keep-precision) until the outputs' cosine against the float model (over the calibration "
+                   "samples) reaches X")
+    p.add_argument("--keep-precision", default="bf16", choices=("bf16", "f16", "f32"),
+                   help="the type --target keeps layers in (default: bf16)")
+    p.add_argument("--cycles", metavar="ARCH", nargs="?", const="default", help="also compile the float model (in "
+                   "f32 and all bf16), the all-int8 and the written (mixed) models for ARCH (default: default) and "
+                   "print their simulated cycles")
     p.add_argument("--cache-dir", metavar="DIR", help="where calibration statistics are cached (default: "
                    "npu-compile's cache directory)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write cached statistics")
@@ -74,7 +79,8 @@ def _run(args: argparse.Namespace) -> int:
         q, rep = quantize(model, args.data, method=args.method, percentile=args.percentile,
                           per_channel=not args.per_tensor, symmetric=args.symmetric,
                           cache_dir=str(cache) if cache is not None else None, progress=_progress,
-                          qtable=args.qtable, target_cosine=target, sensitivity=bool(args.sensitivity))
+                          qtable=args.qtable, target_cosine=target, sensitivity=bool(args.sensitivity),
+                          keep_precision=args.keep_precision)
     except CalibrationError as e:
         raise UserError(str(e)) from None
     finally:
@@ -87,11 +93,13 @@ def _run(args: argparse.Namespace) -> int:
           f"{'int8 symmetric' if args.symmetric else 'uint8 asymmetric'}), weights int8 "
           f"{'per tensor' if args.per_tensor else 'per channel'}; {rep.samples} calibration samples"
           f"{' (statistics from the cache)' if rep.cache_hit else ''}")
-    if rep.float_layers:
-        print(f"kept float: {', '.join(rep.float_layers)}")
+    for prec in ("bf16", "f16", "f32"):
+        kept = [n for n in rep.float_layers if rep.precisions.get(n) == prec]
+        if kept:
+            print(f"kept in {prec} ({len(kept)}): {', '.join(kept)}")
     if rep.search:
         print(f"target search: all quantized {rep.search[0][1]:.6f}; "
-              + ", ".join(f"{k} kept float {c:.6f}" for k, c in rep.search[1:]))
+              + ", ".join(f"{k} kept in {args.keep_precision} {c:.6f}" for k, c in rep.search[1:]))
     if rep.cosine is not None:
         print(f"outputs' cosine against the float model: {rep.cosine:.6f} over {min(rep.samples, EVAL_SAMPLES)} "
               "calibration samples" + (f" (target {target:g}{'' if rep.cosine >= target else ': NOT reached'})"
@@ -119,20 +127,19 @@ def _target(text: str | None) -> float | None:
 
 
 def _print_cycles(arch_spec: str, model, q, rep) -> None:
-    """Simulated cycles (timing only) of the float (f32 and bf16), all-int8 and written models."""
-    from runtime.run import run
-    from tools.api import compile as compile_model
-    models = {"float": (model, {}), "float in bf16": (model, {"precision": "bf16"}), "chosen": (q, {})}
+    """Simulated cycles (timing only) of the float (f32 and all bf16), all-int8 and written models."""
+    from tools.quantize.mixed import simulated_cycles
+    models = {"float f32": (model, {}), "all bf16": (model, {"precision": "bf16"})}
     if rep.all_int8 is not None:
         models["all int8"] = (rep.all_int8, {})
+    models["written" if rep.all_int8 is None else "mixed (written)"] = (q, {})
     for name, (m, options) in models.items():
         try:
-            exe = compile_model(m, arch=arch_spec, **options)
+            cycles = simulated_cycles(m, arch_spec, **options)
         except (UserError, UsageError) as e:
             print(f"cycles ({arch_spec}): {name}: does not compile: {e}")
             continue
-        res = run(exe.module, {}, None, exe.arch, timing_only=True)
-        print(f"cycles ({arch_spec}): {name} {res.report['cycles']:,}")
+        print(f"cycles ({arch_spec}): {name} {cycles:,}")
 
 
 def main(argv: list[str] | None = None) -> int:

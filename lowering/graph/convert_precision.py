@@ -1,6 +1,13 @@
 """`npu-convert-precision{type=f16|bf16}`: run a float32 model in f16 or bf16, whole or
-node by node.
+node by node (a module attribute `npu.precision = {"conv1" = "bf16", ...}`, ONNX node
+name -> f16 | bf16 | f32, `PRECISION_ATTR`: those nodes' ops take their own type,
+which wins over `type`). Runs after the graph optimisations, before npu-fuse
+(`npu-default{precision=...}`); the per-node form also at import
+(`lowering/importer/onnx_import.py:import_model`, from a node's `metadata_props`).
+Options: `type` (f16 or bf16; f32 converts only the per-node precisions).
 
+Algorithm
+---------
 Every f32 float tensor of each function is retyped to `type`: weights and constants
 are converted at compile time (a new weight of that type; one also read in f32 stays
 f32, cast where a converted op reads it), and the function's arguments and results keep
@@ -10,22 +17,18 @@ results, gather indices and what computes them, integer outputs), mean and sum
 reductions and LRN, whose results are sums (their operands are cast to f32 and their
 results back). Softmax and layer normalisation are converted with their statistics in
 f32: a tile widens 16-bit rows to f32 and rounds only the result. Quantized ops
-(quantize, dequantize, requantize, cast) and non-f32 tensors are left alone. Runs
-after the graph optimisations, before npu-fuse (`npu-default{precision=...}`).
-Options: `type` (f16 or bf16; f32 leaves the module unchanged but for its per-node
-precisions).
+(quantize, dequantize, requantize, cast) and non-f32 tensors are left alone.
 
-Per node: a module attribute `npu.precision = {"conv1" = "bf16", ...}` (ONNX node name
--> f16 | bf16 | f32; `PRECISION_ATTR`) gives the ops of those nodes (their locations)
-their own type, which wins over `type`; an op located at several nodes takes their
-common type, else `type`. Each value is cast where its producer's type and its
-reader's differ (bf16 to f16 directly). This is how a mixed-precision model keeps
-its most sensitive layers in 16 bits (`npu-quantize --qtable`, `--target`): the
-ONNX importer reads an `npu.precision` entry of a node's `metadata_props` (which
-onnxruntime ignores, so the file still runs there in float) into the attribute
-and converts those nodes at import, while the ONNX node names are still the ops'
-locations one to one (`lowering/importer/onnx_import.py:import_model`); the rules
-above (sums, integers, statistics in f32) are the same as for a whole model.
+Per node, an op's type is its locations' common per-node type, else `type` (an op
+fused from nodes of different types takes the global one); each value is cast where
+its producer's type and its reader's differ (bf16 to f16 directly). This is how a
+mixed-precision model keeps its most sensitive layers in 16 bits (`npu-quantize
+--qtable`, `--target`): the importer reads a node's `npu.precision` entry (which
+onnxruntime ignores, so the file still runs there in float) into the attribute and
+runs this pass at once, while each op's location is still its node one to one and
+before a graph pass fuses locations; the rules above (sums, integers, statistics in
+f32) are the same as for a whole model. (Run inside npu-default instead, the graph
+passes would see f32 only, but fused locations would blur the nodes.)
 """
 
 from __future__ import annotations

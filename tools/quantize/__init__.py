@@ -34,12 +34,14 @@ class QuantizeReport:
     """What a quantization did: samples, whether the statistics came from the cache,
     per activation tensor its calibrated range, the layers kept float, and (when
     asked) the per-layer sensitivity, the target search's steps and the output
-    cosine of the result against the float model."""
+    cosine of the result against the float model (its 16-bit layers emulated:
+    `mixed.emulated`)."""
 
     samples: int
     cache_hit: bool
     ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     float_layers: list[str] = field(default_factory=list)
+    precisions: dict[str, str] = field(default_factory=dict)  # each float layer's type (bf16, f16, f32)
     sensitivity: list[tuple[str, float, float]] = field(default_factory=list)
     search: list[tuple[int, float]] = field(default_factory=list)
     cosine: float | None = None
@@ -49,13 +51,16 @@ class QuantizeReport:
 def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method: str = "minmax",
              percentile: float = 99.999, per_channel: bool = True, symmetric: bool = False,
              cache_dir: str | None = None, progress: Callable[[str], None] | None = None,
-             qtable: str | None = None, target_cosine: float | None = None, sensitivity: bool = False
-             ) -> tuple[onnx.ModelProto, QuantizeReport]:
+             qtable: str | None = None, target_cosine: float | None = None, sensitivity: bool = False,
+             keep_precision: str = "bf16") -> tuple[onnx.ModelProto, QuantizeReport]:
     """The QDQ model of float `model` calibrated on `data` (a directory of .npz files
     or one stacked .npz) by `method` (one of METHODS), and a report. `qtable`: a
     precision table file (`mixed.parse_qtable`); `sensitivity`: measure each layer
-    quantized alone; `target_cosine`: keep the most sensitive layers float until the
-    outputs' cosine against the float model reaches it."""
+    quantized alone; `target_cosine`: keep the most sensitive layers in
+    `keep_precision` (bf16, f16 or f32) until the outputs' cosine against the float
+    model reaches it."""
+    if keep_precision not in ("bf16", "f16", "f32"):
+        raise CalibrationError(f"unknown precision '{keep_precision}' to keep layers in (one of bf16, f16, f32)")
     if method not in METHODS:
         raise CalibrationError(f"unknown calibration method '{method}' (one of {', '.join(METHODS)})")
     if not 0 < percentile <= 100:
@@ -67,11 +72,12 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
     check_varies(samples, input_specs(m))
     stats, hit = cached_collect(m, samples, cache_dir, progress)
     ranges = {n: tensor_range(stats, n, method, percentile) for n in stats.lo}
-    forced = {n for n, p in table.items() if p == "f32"}
+    forced = {n: p for n, p in table.items() if p != "int8"}  # (the qtable's float layers and their types)
 
-    def build(float_nodes: set[str]) -> onnx.ModelProto:
+    def build(float_nodes: set[str], keep: str = keep_precision) -> onnx.ModelProto:
+        precision = {**{n: keep for n in float_nodes}, **forced}
         return write_qdq(m, ranges, QdqOptions(per_channel=per_channel, symmetric=symmetric,
-                                               keep_float=lambda n: n.name in float_nodes or n.name in forced))
+                                               keep_float=lambda n: n.name in precision, precision=precision))
 
     rep = QuantizeReport(len(samples.samples), hit, ranges)
     if qtable or target_cosine is not None:
@@ -82,8 +88,8 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
         ref = mixed.float_outputs(m, feeds)
         named = {n.name for n in m.graph.node if n.name}
         candidates = [n for n in mixed.layers(m) if table.get(n) != "int8" and n not in forced]
-        rep.sensitivity = mixed.sensitivity(lambda f: build(f | (named - set(candidates))), candidates, feeds, ref,
-                                            progress)
+        rep.sensitivity = mixed.sensitivity(lambda f: build(f | (named - set(candidates)), "f32"), candidates,
+                                            feeds, ref, progress)  # (each layer's own error: the rest f32)
         if target_cosine is not None:  # (layers by sensitivity, then the other quantized ops in graph order)
             rest = [n.name for n in m.graph.node if n.name and n.name not in candidates and n.name not in forced
                     and table.get(n.name) != "int8" and n.op_type in QUANTIZED_OPS]
@@ -93,7 +99,8 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
         rep.cosine = mixed.output_error(q, feeds, ref)[0]
     else:
         q = build(keep)
-    rep.float_layers = sorted(keep | forced)
+    rep.precisions = {**{n: keep_precision for n in keep}, **forced}
+    rep.float_layers = sorted(rep.precisions)
     return q, rep
 
 

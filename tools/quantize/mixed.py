@@ -1,13 +1,24 @@
 """Mixed precision for `npu-quantize`: the precision table a person writes (`--qtable`),
 per-layer sensitivity, and the search that keeps the fewest, most sensitive layers
-in float until an output criterion holds (`--target cosine=0.99`).
+out of int8 (in bf16 by default) until an output criterion holds (`--target
+cosine=0.99`).
 
 A qtable line is `PATTERN PRECISION`: an ONNX node name or a shell-style pattern of
-names (`/layer4/*`), and `int8` or `f32` (the layer stays float: no pairs of its
-own). `#` starts a comment; the last line naming a node decides it. A layer is a
-node with weights (Conv, MatMul, Gemm). Sensitivity quantizes each layer alone and
-measures the model's outputs against the float model over the calibration samples
-(onnxruntime): cosine and relative L2 error.
+names (`/layer4/*`), and `int8`, `bf16`, `f16` or `f32`. Anything but int8 keeps the
+layer float (no pairs of its own); bf16 and f16 also mark its node (and its
+Relu/Clip) to be computed in that type by `npu-compile` (`qdq.py`: the node's
+`npu.precision` metadata entry). `#` starts a comment; the last line naming a node
+decides it. A layer is a node with weights (Conv, MatMul, Gemm).
+
+Algorithm
+---------
+Sensitivity quantizes each layer alone (the others float32) and measures the
+model's outputs against the float model over the calibration samples
+(onnxruntime): cosine and relative L2 error. The search keeps the most sensitive
+layers in `--keep-precision`; every model it judges runs in onnxruntime with its
+16-bit nodes' inputs and outputs rounded to their type (`emulated`: the chip's
+16-bit ops read and write that type and accumulate in f32), so the cosine it
+reaches is the chip's within the rounding of the accumulations.
 """
 
 from __future__ import annotations
@@ -20,7 +31,9 @@ import onnx
 
 from tools.quantize.data import CalibrationError
 
-PRECISIONS = ("int8", "f32")
+PRECISIONS = ("int8", "bf16", "f16", "f32")
+ROUND_TO = {"bf16": onnx.TensorProto.BFLOAT16, "f16": onnx.TensorProto.FLOAT16}
+"""The ONNX type each 16-bit precision rounds to in `emulated`."""
 LAYER_OPS = ("Conv", "MatMul", "Gemm")
 
 
@@ -44,9 +57,7 @@ def parse_qtable(path: str, model: onnx.ModelProto) -> dict[str, str]:
             raise CalibrationError(f"{path}:{i}: expected 'PATTERN PRECISION', got '{body}'")
         pattern, prec = parts
         if prec not in PRECISIONS:
-            hint = " (16-bit layers are not written by npu-quantize yet: f32 keeps the layer float)" \
-                if prec in ("bf16", "f16") else ""
-            raise CalibrationError(f"{path}:{i}: unknown precision '{prec}' (one of {', '.join(PRECISIONS)}){hint}")
+            raise CalibrationError(f"{path}:{i}: unknown precision '{prec}' (one of {', '.join(PRECISIONS)})")
         hit = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
         if not hit:
             raise CalibrationError(f"{path}:{i}: pattern '{pattern}' matches no node of the model")
@@ -69,10 +80,59 @@ def session(model: onnx.ModelProto):
     return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
 
 
+def emulated(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` as onnxruntime evaluates it for the chip: each float input and output of a
+    node marked bf16/f16 (`npu.precision`) rounded to that type by a Cast there and
+    back (weights included; shapes, scales and bounds are not). `model` itself when no
+    node is marked."""
+    from tools.quantize.qdq import PRECISION_KEY, SHAPE_INPUTS
+    marked = {id(n): p.value for n in model.graph.node for p in n.metadata_props
+              if p.key == PRECISION_KEY and p.value in ROUND_TO}
+    if not marked:
+        return model
+    types = _float_tensors(model)
+    nodes: list[onnx.NodeProto] = []
+    for n in model.graph.node:
+        to = ROUND_TO.get(marked.get(id(n), ""))
+        if to is None:
+            nodes.append(n)
+            continue
+        n = onnx.NodeProto.FromString(n.SerializeToString())
+        for i, x in enumerate(n.input):
+            if x and x in types and i not in SHAPE_INPUTS.get(n.op_type, ()):
+                n.input[i] = _round_trip(nodes, x, f"{x}_rounded_{len(nodes)}", to)
+        nodes.append(n)
+        for i, y in enumerate(n.output):
+            if y and y in types:
+                n.output[i] = f"{y}_before_rounding"
+                _round_trip(nodes, n.output[i], y, to, name=y)
+    out = onnx.ModelProto.FromString(model.SerializeToString())
+    del out.graph.node[:]
+    out.graph.node.extend(nodes)
+    return out
+
+
+def _float_tensors(model: onnx.ModelProto) -> set[str]:
+    """The float32 tensors of `model` (initializers, inputs, shape inference's values)."""
+    inferred = onnx.shape_inference.infer_shapes(model)
+    g = inferred.graph
+    out = {v.name for v in [*g.value_info, *g.input, *g.output] if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
+    return out | {i.name for i in g.initializer if i.data_type == onnx.TensorProto.FLOAT}
+
+
+def _round_trip(nodes: list[onnx.NodeProto], x: str, out: str, to: int, name: str | None = None) -> str:
+    """Append Cast(x -> `to`) -> Cast(-> float) making `out`; returns `out`."""
+    mid = f"{out}_rounded"
+    nodes.append(onnx.helper.make_node("Cast", [x], [mid], to=to, name=f"{name or out}_round"))
+    nodes.append(onnx.helper.make_node("Cast", [mid], [out], to=onnx.TensorProto.FLOAT, name=f"{name or out}_back"))
+    return out
+
+
 def output_error(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]],
                  reference: list[list[np.ndarray]]) -> tuple[float, float]:
-    """(cosine, relative L2 error) of `model`'s outputs over `feeds` against `reference`."""
-    sess = session(model)
+    """(cosine, relative L2 error) of `model`'s outputs over `feeds` against `reference`
+    (its 16-bit nodes `emulated`)."""
+    sess = session(emulated(model))
     got = np.concatenate([np.asarray(o, np.float64).ravel() for f in feeds for o in sess.run(None, f)])
     ref = np.concatenate([np.asarray(o, np.float64).ravel() for r in reference for o in r])
     den = float(np.linalg.norm(got) * np.linalg.norm(ref))
@@ -103,7 +163,7 @@ def sensitivity(build: Callable[[set[str]], onnx.ModelProto], all_layers: list[s
 def search_target(build: Callable[[set[str]], onnx.ModelProto], ranked: list[str], target_cosine: float,
                   feeds: list[dict[str, np.ndarray]], reference: list[list[np.ndarray]],
                   ) -> tuple[set[str], list[tuple[int, float]]]:
-    """The shortest prefix of `ranked` (most sensitive first) kept float for the output
+    """The shortest prefix of `ranked` (most sensitive first) kept out of int8 for the output
     cosine to reach `target_cosine`, by bisection over the prefix length (all of it
     when even that does not reach it); and (nodes float, cosine) of each step tried."""
     def cosine(k: int) -> float:
@@ -130,3 +190,12 @@ def format_sensitivity(rows: list[tuple[str, float, float]]) -> str:
     lines = ["| layer (quantized alone) | output cosine | output rel. error |", "|---|---|---|"]
     lines += [f"| {n} | {c:.6f} | {r:.3e} |" for n, c, r in rows]
     return "\n".join(lines) + "\n"
+
+
+def simulated_cycles(model: onnx.ModelProto, arch: str = "default", **options) -> int:
+    """The simulated cycles (timing only) of `model` compiled for `arch` (options go to
+    npu-default, e.g. precision="bf16"); its 16-bit nodes compiled in their type."""
+    from runtime.run import run
+    from tools.api import compile as compile_model
+    exe = compile_model(model, arch=arch, **options)
+    return int(run(exe.module, {}, None, exe.arch, timing_only=True).report["cycles"])

@@ -1,14 +1,23 @@
 """Write a QDQ model: QuantizeLinear/DequantizeLinear pairs on the activations around
 the ops the chip computes in integers, int8 weights with per-channel (or per-tensor)
 scales, int32 biases of scale s_x * s_w, in the standard form onnxruntime writes and
-runs and `npu-compile` compiles to integer kernels (npu-fuse-qdq).
+runs and `npu-compile` compiles to integer kernels (npu-fuse-qdq). A layer the
+qtable keeps in a 16-bit type is marked by a node `metadata_props` entry
+`npu.precision` = bf16 | f16 that `npu-compile` honours and onnxruntime ignores.
 
+Algorithm
+---------
 Which tensors: every float input of a quantized op that is not a weight (one pair
 per tensor, shared by its quantized readers), and its outputs, except a graph
 output (kept float: the model's outputs stay what they were) and an output whose
 only reader is a Relu or Clip (the pair goes after the activation, whose range it
 takes, as onnxruntime's quantizer does). A layer the qtable keeps in float takes no
-pair of its own. Activations are uint8 with a zero point (asymmetric) or int8
+pair of its own; one kept in a 16-bit type (bf16, f16) is also marked: its node
+(and its Relu/Clip) gets the entry, which the ONNX importer turns into per-node
+npu-convert-precision. The mark is metadata, not Cast nodes, so the file stays the
+float graph onnxruntime runs on any CPU (it has no bf16 Conv there) and the chip's
+casts are placed by the compiler (`mixed.emulated` rounds the marked nodes' tensors
+for the evaluation). Activations are uint8 with a zero point (asymmetric) or int8
 symmetric; weights int8 symmetric; a model below opset 13 is converted to 13 (the
 per-axis DequantizeLinear).
 """
@@ -16,8 +25,8 @@ per-axis DequantizeLinear).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
@@ -36,11 +45,17 @@ SHAPE_INPUTS = {"Reshape": (1,), "Resize": (1, 2, 3), "Clip": (1, 2)}
 """Inputs that are shapes, scales or bounds, never quantized."""
 
 
+PRECISION_KEY = "npu.precision"
+"""The node `metadata_props` key the ONNX importer reads (`onnx_import.PRECISION_KEY`)."""
+FLOAT16 = ("bf16", "f16")
+
+
 @dataclass
 class QdqOptions:
     per_channel: bool = True
     symmetric: bool = False  # activations int8 symmetric (else uint8 with a zero point)
     keep_float: Callable[[onnx.NodeProto], bool] = lambda n: False  # the qtable's float layers
+    precision: Mapping[str, str] = field(default_factory=dict)  # float node name -> bf16 | f16 (else f32)
 
 
 def act_params(lo: float, hi: float, symmetric: bool) -> tuple[np.float32, int]:
@@ -182,6 +197,21 @@ class Writer:
             if n.input[0] in self.act_scale:  # (the input's pair: the bias takes s_x * s_w)
                 n.input[2] = self.bias(n, 2, self.act_scale[n.input[0]], w_scale)
 
+    def mark_precision(self, nodes: list[onnx.NodeProto]) -> None:
+        """The `npu.precision` entry of each float node kept in 16 bits and of the
+        Relu/Clip that is its activation, unless that names another 16-bit type
+        (module docstring)."""
+        prec = self.opts.precision
+        for n in nodes:
+            if not prec or self.quantized(n):
+                continue
+            p = prec.get(n.name)
+            src = self.producer.get(n.input[0]) if n.input else None
+            if p not in FLOAT16 and n.op_type in ACTIVATIONS and src is not None and not self.quantized(src):
+                p = prec.get(src.name)  # (a layer's Relu is computed in its type)
+            if p in FLOAT16:
+                n.metadata_props.add(key=PRECISION_KEY, value=p)
+
     def run(self) -> onnx.ModelProto:
         order = list(self.g.node)
         for n in order:  # (outputs first: a reader's input pair is its producer's output pair)
@@ -194,6 +224,7 @@ class Writer:
         for n in order:
             if self.quantized(n):
                 self.rewrite_node(n)
+        self.mark_precision(order)
         out = onnx.ModelProto()
         out.CopyFrom(self.model)
         del out.graph.node[:]
