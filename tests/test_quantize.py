@@ -299,3 +299,26 @@ def test_target_keeps_layers_in_bf16(calib, capsys):
     casts = [n for n in em.graph.node if n.op_type == "Cast"]
     assert casts and {a.i for n in casts for a in n.attribute} == {onnx.TensorProto.BFLOAT16, onnx.TensorProto.FLOAT}
     assert emulated(onnx.load(LENET)) is not None and not any(n.op_type == "Cast" for n in emulated(onnx.load(LENET)).graph.node)
+
+
+def test_target_accuracy_on_labelled_data(tmp_path, capsys):
+    """--target accuracy=X: the top-1 of the first output on the samples' `labels`.
+    Labelled with the float digits MLP's own predictions, int8 misses one of 360; the
+    search keeps the layers that restore it. Without labels: one line naming the file."""
+    with np.load("tests/models/digits.npz") as z:
+        x = z["x"][-360:].astype(np.float32) / 16.0
+    mlp = "tests/models/digits_mlp.onnx"
+    pred = np.asarray(ort.InferenceSession(mlp, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]).argmax(-1)
+    np.savez(tmp_path / "lab.npz", x=x[:, None, :], labels=pred[:, None])
+    q, rep = quantize(mlp, str(tmp_path / "lab.npz"), target_accuracy=1.0, keep_precision="f32")
+    assert rep.float_accuracy == 1.0 and rep.search[0][1] < 1.0 and rep.accuracy == 1.0
+    assert 0 < len(rep.float_layers) < 3 and set(rep.precisions.values()) == {"f32"}
+    np.savez(tmp_path / "nolab.npz", x=x[:8, None, :])
+    np.savez(tmp_path / "short.npz", x=x[:8, None, :], labels=pred[:7, None])
+    for name, want in (("nolab.npz", "no 'labels' array (the file has none)"), ("short.npz", "'labels' has 7 rows "
+                                                                                  "for 8 samples")):
+        assert quantize_main([mlp, "--data", str(tmp_path / name), "--target", "accuracy=0.9", "-o",
+                              str(tmp_path / "q.onnx"), "--no-cache"]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"error: {tmp_path / name}: ") and want in err[0], err
+    assert quantize_main([mlp, "--data", str(tmp_path / "lab.npz"), "--target", "accuracy=1.5"]) == 2

@@ -39,9 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "npu-compile; the last matching line wins)")
     p.add_argument("--sensitivity", metavar="OUT.md", help="quantize each layer alone and write the table of "
                    "the outputs' cosine and relative error against the float model, worst first")
-    p.add_argument("--target", metavar="cosine=X", help="keep the most sensitive layers out of int8 (in "
-                   "--keep-precision) until the outputs' cosine against the float model (over the calibration "
-                   "samples) reaches X")
+    p.add_argument("--target", metavar="cosine=X|accuracy=X", help="keep the most sensitive layers out of int8 "
+                   "(in --keep-precision) until the outputs' cosine against the float model (over the calibration "
+                   "samples) reaches X, or the top-1 accuracy of the first output on the samples' 'labels' array does")
     p.add_argument("--keep-precision", default="bf16", choices=("bf16", "f16", "f32"),
                    help="the type --target keeps layers in (default: bf16)")
     p.add_argument("--cycles", metavar="ARCH", nargs="?", const="default", help="also compile the float model (in "
@@ -67,7 +67,7 @@ def _run(args: argparse.Namespace) -> int:
     from tools.quantize import EVAL_SAMPLES, CalibrationError, quantize
     if not 0 < args.percentile <= 100:
         raise UsageError(f"--percentile {args.percentile:g} is not in (0, 100]")
-    target = _target(args.target)
+    kind, target = _target(args.target)
     try:
         model = onnx.load(args.model)
     except FileNotFoundError:
@@ -79,8 +79,9 @@ def _run(args: argparse.Namespace) -> int:
         q, rep = quantize(model, args.data, method=args.method, percentile=args.percentile,
                           per_channel=not args.per_tensor, symmetric=args.symmetric,
                           cache_dir=str(cache) if cache is not None else None, progress=_progress,
-                          qtable=args.qtable, target_cosine=target, sensitivity=bool(args.sensitivity),
-                          keep_precision=args.keep_precision)
+                          qtable=args.qtable, target_cosine=target if kind == "cosine" else None,
+                          target_accuracy=target if kind == "accuracy" else None,
+                          sensitivity=bool(args.sensitivity), keep_precision=args.keep_precision)
     except CalibrationError as e:
         raise UserError(str(e)) from None
     finally:
@@ -98,12 +99,15 @@ def _run(args: argparse.Namespace) -> int:
         if kept:
             print(f"kept in {prec} ({len(kept)}): {', '.join(kept)}")
     if rep.search:
-        print(f"target search: all quantized {rep.search[0][1]:.6f}; "
-              + ", ".join(f"{k} kept in {args.keep_precision} {c:.6f}" for k, c in rep.search[1:]))
+        print(f"target search ({kind}): " + ", ".join(f"{k} kept in {args.keep_precision} {c:.6f}" if k else
+                                                      f"all quantized {c:.6f}" for k, c in rep.search))
     if rep.cosine is not None:
         print(f"outputs' cosine against the float model: {rep.cosine:.6f} over {min(rep.samples, EVAL_SAMPLES)} "
               "calibration samples" + (f" (target {target:g}{'' if rep.cosine >= target else ': NOT reached'})"
-                                       if target is not None else ""))
+                                       if kind == "cosine" and target is not None else ""))
+    if rep.accuracy is not None and target is not None:
+        print(f"top-1 accuracy on the {rep.samples} labelled samples: {rep.accuracy:.4f} (float "
+              f"{rep.float_accuracy:.4f}; target {target:g}{'' if rep.accuracy >= target else ': NOT reached'})")
     if args.sensitivity:
         from tools.quantize.mixed import format_sensitivity
         write_output(args.sensitivity, format_sensitivity(rep.sensitivity))
@@ -113,17 +117,20 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _target(text: str | None) -> float | None:
+def _target(text: str | None) -> tuple[str, float | None]:
+    """(cosine | accuracy, X) of `--target`."""
     if text is None:
-        return None
+        return "cosine", None
     key, _, value = text.partition("=")
     try:
         x = float(value)
     except ValueError:
         x = float("nan")
-    if key.strip() != "cosine" or not -1 <= x <= 1:
-        raise UsageError(f"--target '{text}': expected cosine=X with X in [-1, 1], e.g. cosine=0.99")
-    return x
+    key = key.strip()
+    if key == "cosine" and -1 <= x <= 1 or key == "accuracy" and 0 <= x <= 1:
+        return key, x
+    raise UsageError(f"--target '{text}': expected cosine=X with X in [-1, 1] (e.g. cosine=0.99) or accuracy=X "
+                     "with X in [0, 1] (e.g. accuracy=0.9)")
 
 
 def _print_cycles(arch_spec: str, model, q, rep) -> None:

@@ -21,7 +21,7 @@ import onnx
 
 from tools.quantize import mixed
 from tools.quantize.calibrate import METHODS, cached_collect, tensor_range
-from tools.quantize.data import CalibrationError, check_varies, input_specs, load_samples
+from tools.quantize.data import CalibrationError, Samples, check_varies, input_specs, load_samples
 from tools.quantize.prepare import fold_batchnorm
 from tools.quantize.qdq import QUANTIZED_OPS, QdqOptions, write_qdq
 
@@ -43,8 +43,10 @@ class QuantizeReport:
     float_layers: list[str] = field(default_factory=list)
     precisions: dict[str, str] = field(default_factory=dict)  # each float layer's type (bf16, f16, f32)
     sensitivity: list[tuple[str, float, float]] = field(default_factory=list)
-    search: list[tuple[int, float]] = field(default_factory=list)
+    search: list[tuple[int, float]] = field(default_factory=list)  # (ops kept, the target's measure)
     cosine: float | None = None
+    accuracy: float | None = None  # (with a target accuracy: the result's top-1 on the labelled samples)
+    float_accuracy: float | None = None  # (the float model's)
     all_int8: onnx.ModelProto | None = None  # (with a qtable or target: every layer quantized, for --cycles)
 
 
@@ -52,23 +54,27 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
              percentile: float = 99.999, per_channel: bool = True, symmetric: bool = False,
              cache_dir: str | None = None, progress: Callable[[str], None] | None = None,
              qtable: str | None = None, target_cosine: float | None = None, sensitivity: bool = False,
-             keep_precision: str = "bf16") -> tuple[onnx.ModelProto, QuantizeReport]:
+             keep_precision: str = "bf16", target_accuracy: float | None = None
+             ) -> tuple[onnx.ModelProto, QuantizeReport]:
     """The QDQ model of float `model` calibrated on `data` (a directory of .npz files
     or one stacked .npz) by `method` (one of METHODS), and a report. `qtable`: a
     precision table file (`mixed.parse_qtable`); `sensitivity`: measure each layer
     quantized alone; `target_cosine`: keep the most sensitive layers in
     `keep_precision` (bf16, f16 or f32) until the outputs' cosine against the float
-    model reaches it."""
+    model reaches it; `target_accuracy` (instead): until the top-1 accuracy of the
+    first output on the samples' `labels` (all of them) reaches it."""
     if keep_precision not in ("bf16", "f16", "f32"):
         raise CalibrationError(f"unknown precision '{keep_precision}' to keep layers in (one of bf16, f16, f32)")
     if method not in METHODS:
         raise CalibrationError(f"unknown calibration method '{method}' (one of {', '.join(METHODS)})")
     if not 0 < percentile <= 100:
         raise CalibrationError(f"percentile {percentile:g} is not in (0, 100]")
+    if target_cosine is not None and target_accuracy is not None:
+        raise CalibrationError("one target: an output cosine or a task accuracy, not both")
     m = model if isinstance(model, onnx.ModelProto) else onnx.load(os.fspath(model))
     m, _ = fold_batchnorm(m)
     table = mixed.parse_qtable(qtable, m) if qtable else {}
-    samples = load_samples(data, m)
+    samples = load_samples(data, m, labels=target_accuracy is not None)
     check_varies(samples, input_specs(m))
     stats, hit = cached_collect(m, samples, cache_dir, progress)
     ranges = {n: tensor_range(stats, n, method, percentile) for n in stats.lo}
@@ -80,28 +86,52 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
                                                keep_float=lambda n: n.name in precision, precision=precision))
 
     rep = QuantizeReport(len(samples.samples), hit, ranges)
-    if qtable or target_cosine is not None:
+    targeted = target_cosine is not None or target_accuracy is not None
+    if qtable or targeted:
         rep.all_int8 = write_qdq(m, ranges, QdqOptions(per_channel=per_channel, symmetric=symmetric))
     keep: set[str] = set()
-    if sensitivity or target_cosine is not None:
+    if sensitivity or targeted:
+        keep = _mixed(m, table, samples, build, rep, progress, target_cosine, target_accuracy)
+    q = build(keep)
+    if sensitivity or targeted:
         feeds = samples.samples[:EVAL_SAMPLES]
-        ref = mixed.float_outputs(m, feeds)
-        named = {n.name for n in m.graph.node if n.name}
-        candidates = [n for n in mixed.layers(m) if table.get(n) != "int8" and n not in forced]
-        rep.sensitivity = mixed.sensitivity(lambda f: build(f | (named - set(candidates)), "f32"), candidates,
-                                            feeds, ref, progress)  # (each layer's own error: the rest f32)
-        if target_cosine is not None:  # (layers by sensitivity, then the other quantized ops in graph order)
-            rest = [n.name for n in m.graph.node if n.name and n.name not in candidates and n.name not in forced
-                    and table.get(n.name) != "int8" and n.op_type in QUANTIZED_OPS]
-            keep, rep.search = mixed.search_target(build, [r[0] for r in rep.sensitivity] + rest, target_cosine,
-                                                   feeds, ref)
-        q = build(keep)
-        rep.cosine = mixed.output_error(q, feeds, ref)[0]
-    else:
-        q = build(keep)
+        rep.cosine = mixed.output_error(q, feeds, mixed.float_outputs(m, feeds))[0]
+    if target_accuracy is not None:
+        assert samples.labels is not None
+        rep.accuracy = mixed.accuracy(q, samples.samples, samples.labels)
     rep.precisions = {**{n: keep_precision for n in keep}, **forced}
     rep.float_layers = sorted(rep.precisions)
     return q, rep
+
+
+def _mixed(m: onnx.ModelProto, table: dict[str, str], samples: Samples, build: Callable[..., onnx.ModelProto],
+           rep: QuantizeReport, progress: Callable[[str], None] | None, target_cosine: float | None,
+           target_accuracy: float | None) -> set[str]:
+    """The sensitivity of each layer (into `rep`) and, with a target, the layers the
+    search keeps out of int8 (layers by sensitivity, then the other quantized ops in
+    graph order)."""
+    feeds = samples.samples[:EVAL_SAMPLES]
+    ref = mixed.float_outputs(m, feeds)
+    named = {n.name for n in m.graph.node if n.name}
+    candidates = [n for n in mixed.layers(m) if n not in table]  # (the qtable's layers stay as it says)
+    rep.sensitivity = mixed.sensitivity(lambda f: build(f | (named - set(candidates)), "f32"), candidates,
+                                        feeds, ref, progress)  # (each layer's own error: the rest f32)
+    if target_cosine is None and target_accuracy is None:
+        return set()
+    rest = [n.name for n in m.graph.node if n.name and n.name not in candidates and n.name not in table
+            and n.op_type in QUANTIZED_OPS]
+    ranked = [r[0] for r in rep.sensitivity] + rest
+    if target_accuracy is not None:
+        labels = samples.labels
+        assert labels is not None
+        rep.float_accuracy = mixed.accuracy(m, samples.samples, labels)
+        keep, rep.search = mixed.search_target(build, ranked, target_accuracy,
+                                               lambda q: mixed.accuracy(q, samples.samples, labels))
+    else:
+        assert target_cosine is not None
+        keep, rep.search = mixed.search_target(build, ranked, target_cosine,
+                                               lambda q: mixed.output_error(q, feeds, ref)[0])
+    return keep
 
 
 __all__ = ["EVAL_SAMPLES", "METHODS", "CalibrationError", "QuantizeReport", "quantize"]

@@ -3,7 +3,9 @@
 leading axis. Every sample is checked against the model's inputs before any
 statistic is taken: names, shapes (a symbolic dim takes any size), element types,
 finite values, an input that never varies (a zero range). Each problem is one
-`CalibrationError` line naming the file and the input.
+`CalibrationError` line naming the file and the input. Labelled data (`--target
+accuracy=X`) adds an integer array `labels` (unless the model has an input of that
+name): per sample its classes (a stacked file: one row per sample).
 """
 
 from __future__ import annotations
@@ -50,6 +52,30 @@ class Samples:
     samples: list[dict[str, np.ndarray]]
     sources: list[str]
     files: list[str]  # the files read, in order (the cache key hashes them)
+    labels: list[np.ndarray] | None = None  # each sample's classes (with labels=True)
+
+
+LABELS = "labels"
+
+
+def _labels(arrays: dict[str, np.ndarray], specs: list[InputSpec], where: str, want: bool) -> np.ndarray | None:
+    """Pop the `labels` array (not an input of the model) from `arrays`: required and an
+    integer array when `want`, else ignored."""
+    if any(s.name == LABELS for s in specs):
+        return None if not want else _no_labels(where, "the model has an input of that name")
+    labels = arrays.pop(LABELS, None)
+    if not want:
+        return None
+    if labels is None:
+        return _no_labels(where, "the file has none")
+    if labels.dtype.kind not in "iu":
+        raise CalibrationError(f"{where}: array '{LABELS}' holds {labels.dtype}, expected integer classes")
+    return labels
+
+
+def _no_labels(where: str, why: str) -> np.ndarray:
+    raise CalibrationError(f"{where}: no '{LABELS}' array ({why}): an accuracy target needs each sample's "
+                           "classes")
 
 
 def _npz(path: str) -> dict[str, np.ndarray]:
@@ -88,25 +114,28 @@ def _check(arrays: dict[str, np.ndarray], specs: list[InputSpec], where: str, st
             raise CalibrationError(f"{where}: input '{s.name}' holds {bad} values")
 
 
-def load_samples(path: str, model: onnx.ModelProto) -> Samples:
+def load_samples(path: str, model: onnx.ModelProto, labels: bool = False) -> Samples:
     """The samples of `path` (a directory of .npz files, or one stacked .npz), checked
-    against `model`'s inputs; CalibrationError naming the file and input otherwise."""
+    against `model`'s inputs, with their `labels` when asked; CalibrationError naming
+    the file and input otherwise."""
     specs = input_specs(model)
     if os.path.isdir(path):
         files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".npz"))
         if not files:
             raise CalibrationError(f"{path}: no .npz files in the directory (one sample per file, as "
                                    "npu-run --inputs takes them)")
-        samples, sources = [], []
+        samples, sources, classes = [], [], []
         for f in files:
             arrays = _npz(f)
+            classes.append(_labels(arrays, specs, f, labels))
             _check(arrays, specs, f, stacked=False)
             samples.append({s.name: arrays[s.name].astype(s.dtype, copy=False) for s in specs})
             sources.append(f)
-        return Samples(samples, sources, files)
+        return Samples(samples, sources, files, [c for c in classes if c is not None] if labels else None)
     if not os.path.exists(path):
         raise CalibrationError(f"{path}: no such file or directory")
     arrays = _npz(path)
+    classes = _labels(arrays, specs, path, labels)
     _check(arrays, specs, path, stacked=True)
     counts = {len(arrays[s.name]) for s in specs}
     if len(counts) != 1:
@@ -116,7 +145,10 @@ def load_samples(path: str, model: onnx.ModelProto) -> Samples:
     if n == 0:
         raise CalibrationError(f"{path}: no samples (the arrays' leading axis is empty)")
     samples = [{s.name: arrays[s.name][i].astype(s.dtype, copy=False) for s in specs} for i in range(n)]
-    return Samples(samples, [f"{path}[{i}]" for i in range(n)], [path])
+    if classes is not None and len(classes) != n:
+        raise CalibrationError(f"{path}: '{LABELS}' has {len(classes)} rows for {n} samples")
+    return Samples(samples, [f"{path}[{i}]" for i in range(n)], [path],
+                   [classes[i] for i in range(n)] if classes is not None else None)
 
 
 def check_varies(samples: Samples, specs: list[InputSpec]) -> None:

@@ -160,26 +160,42 @@ def sensitivity(build: Callable[[set[str]], onnx.ModelProto], all_layers: list[s
     return sorted(rows, key=lambda r: (-r[2], r[0]))
 
 
-def search_target(build: Callable[[set[str]], onnx.ModelProto], ranked: list[str], target_cosine: float,
-                  feeds: list[dict[str, np.ndarray]], reference: list[list[np.ndarray]],
-                  ) -> tuple[set[str], list[tuple[int, float]]]:
-    """The shortest prefix of `ranked` (most sensitive first) kept out of int8 for the output
-    cosine to reach `target_cosine`, by bisection over the prefix length (all of it
-    when even that does not reach it); and (nodes float, cosine) of each step tried."""
-    def cosine(k: int) -> float:
-        cos = output_error(build(set(ranked[:k])), feeds, reference)[0]
-        steps.append((k, cos))
-        return cos
+def accuracy(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]], labels: list[np.ndarray]) -> float:
+    """Top-1 accuracy of `model`'s first output (argmax over its last axis) against
+    `labels` over `feeds` (its 16-bit nodes `emulated`)."""
+    sess = session(emulated(model))
+    hits = total = 0
+    for f, y in zip(feeds, labels):
+        pred = np.asarray(sess.run(None, f)[0]).argmax(-1).reshape(-1)
+        y = np.asarray(y).reshape(-1)
+        if pred.size != y.size:
+            raise CalibrationError(f"the first output gives {pred.size} predictions per sample, the labels "
+                                   f"{y.size}")
+        hits += int((pred == y).sum())
+        total += y.size
+    return hits / max(total, 1)
+
+
+def search_target(build: Callable[[set[str]], onnx.ModelProto], ranked: list[str], target: float,
+                  score: Callable[[onnx.ModelProto], float]) -> tuple[set[str], list[tuple[int, float]]]:
+    """The shortest prefix of `ranked` (most sensitive first) kept out of int8 for
+    `score` (the outputs' cosine, a task accuracy) to reach `target`, by bisection over
+    the prefix length (all of it when even that does not reach it); and (nodes kept,
+    score) of each step tried."""
+    def tried(k: int) -> float:
+        value = score(build(set(ranked[:k])))
+        steps.append((k, value))
+        return value
 
     steps: list[tuple[int, float]] = []
-    if cosine(0) >= target_cosine:
+    if tried(0) >= target:
         return set(), steps
-    if cosine(len(ranked)) < target_cosine:
-        return set(ranked), steps  # (not reachable by keeping these float)
-    lo, hi = 0, len(ranked)  # (bisection: the cosine grows with the float prefix, mostly)
+    if tried(len(ranked)) < target:
+        return set(ranked), steps  # (not reachable by keeping these out of int8)
+    lo, hi = 0, len(ranked)  # (bisection: the score grows with the prefix, mostly)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if cosine(mid) >= target_cosine:
+        if tried(mid) >= target:
             hi = mid
         else:
             lo = mid
