@@ -34,7 +34,7 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
-from npu_dialects import dtypes
+from npu_dialects import dtypes, special
 from npu_dialects.files import NotRegularFileError, read_regular_file
 
 DType = str | Attribute | None
@@ -116,6 +116,14 @@ class Arch:
     vector_i8: int = 4  # 8-bit elements per cycle, as a multiple of vector_lanes
     requant: str = "float"  # the requantization unit: float (a float multiply) or fixed (multiplier, shift)
     requant_unit: str = "cube"  # where a product's requantize runs: the cube's output stage, or the vector unit
+    # how the vector unit evaluates each special function (`npu_dialects/special.py`):
+    # exact, tableN or polyD, optionally per type (`f16:table256+exact`)
+    fn_exp: str = "exact"
+    fn_tanh: str = "exact"
+    fn_erf: str = "exact"
+    fn_sigmoid: str = "exact"
+    fn_reciprocal: str = "exact"
+    fn_rsqrt: str = "exact"
 
     def cube_output_cycles(self, elements: int) -> int:
         """Cycles the cube's output stage takes to requantize `elements` accumulators as
@@ -127,6 +135,9 @@ class Arch:
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name in special.PARAMS:
+                _check_special(f.name, v)
+                continue
             if f.name in STRING_PARAMS:
                 if v not in STRING_PARAMS[f.name]:
                     raise ArchError(f"arch parameter '{f.name}' must be one of "
@@ -180,6 +191,24 @@ class Arch:
             return Fraction(self.cube_macs * self.cube_i8)
         return Fraction(self.cube_macs, self.cube_f32_passes if bits == 32 else 1)
 
+    def special_specs(self) -> dict[str, str]:
+        """Special function -> how the vector unit evaluates it (its `fn_*` value)."""
+        return {fn: getattr(self, p) for p, fn in special.PARAMS.items()}
+
+    def special_passes(self, functions: Iterable[str], dtype: DType = "f32") -> int:
+        """Vector passes per element that evaluating `functions` costs beyond one pass
+        each (0 when the arch evaluates them exactly, at the vector rate)."""
+        if all(getattr(self, p) == "exact" for p in special.PARAMS):
+            return 0
+        name = dtype if isinstance(dtype, str) else dtypes.type_name(dtype) if dtype is not None else "f32"
+        return special.passes(self.special_specs(), tuple(functions), name or "f32")
+
+    def special_evaluator(self, dtype: str) -> special.Evaluator | None:
+        """How the simulator evaluates special functions in tiles of `dtype` (None: exactly)."""
+        if all(getattr(self, p) == "exact" for p in special.PARAMS):
+            return None
+        return special.evaluator(self.special_specs(), dtype)
+
     def roofline_cycles(self, macs: int | Mapping[str, int], dram_bytes: int) -> int:
         """The roofline bound: all cores' cubes busy, or DRAM streaming, whichever is longer.
         `macs` is a count of f32 MACs or the MACs by input type name (`{"i8": ..., ...}`),
@@ -227,7 +256,21 @@ def parse_size(text: str) -> int | None:
     return int(m.group(1).replace("_", "")) * scale
 
 
+def _check_special(name: str, text: Any) -> str:
+    """A `fn_*` value, checked (ArchError naming the parameter)."""
+    if not isinstance(text, str):
+        raise ArchError(f"arch parameter '{name}': expected exact, tableN or polyD, got {_describe(text)}")
+    try:
+        special.parse_spec(text)
+    except ValueError as e:
+        raise ArchError(f"arch parameter '{name}': {e}",
+                        "hint: e.g. exact, table256, poly5, or per type f16:table256+exact") from None
+    return text
+
+
 def _parse_value(name: str, text: str) -> Any:
+    if name in special.PARAMS:
+        return _check_special(name, text)
     if name in STRING_PARAMS:
         if text not in STRING_PARAMS[name]:
             raise ArchError(f"arch parameter '{name}': expected one of {', '.join(STRING_PARAMS[name])}, "
@@ -426,6 +469,11 @@ def _chip_base(shown: str, base: str, chain: tuple[tuple[Path, str], ...]) -> Ar
 def _chip_value(shown: str, name: str, v: Any) -> Any:
     """A chip file's value of parameter `name`, checked against its type and range."""
     limit = LIMITS.get(name, MAX_VALUE)
+    if name in special.PARAMS:
+        try:
+            return _check_special(name, v)
+        except ArchError as e:
+            raise ArchError(f"{shown}: {e}", e.hint) from None
     if name in STRING_PARAMS:
         if v not in STRING_PARAMS[name]:
             raise ArchError(f"{shown}: '{name}': expected one of "
@@ -545,6 +593,11 @@ class ArchAttr(ParametrizedAttribute):
                 m = parser.parse_integer(allow_boolean=False, allow_negative=False)
                 rest = parser.parse_optional_identifier() or ""  # lexed as `x16x16`
                 value = f"{m}{rest}"
+            elif key in special.PARAMS:
+                value = parser.parse_optional_identifier() or parser.parse_optional_str_literal()
+                if value is None:
+                    parser.raise_error(f"npu.arch parameter '{key}' expects exact, tableN or polyD "
+                                       "(a string for a per-type value)", pos)
             elif key in STRING_PARAMS:
                 value = parser.parse_optional_identifier() or parser.parse_optional_str_literal()
                 if value is None:
@@ -570,7 +623,13 @@ class ArchAttr(ParametrizedAttribute):
     def print_parameters(self, printer: Printer) -> None:
         arch = self.arch
         printer.print_string(
-            "<" + ", ".join(f"{f.name} = {fmt_value(getattr(arch, f.name))}" for f in fields(arch)) + ">")
+            "<" + ", ".join(f"{f.name} = {_attr_value(getattr(arch, f.name))}" for f in fields(arch)) + ">")
+
+
+def _attr_value(v: Any) -> str:
+    """A parameter's value in `#npu.arch<...>`: a string that is not an identifier quoted."""
+    text = fmt_value(v)
+    return text if not isinstance(v, str) or re.fullmatch(r"[A-Za-z_][\w.]*", text) else f'"{text}"'
 
 
 def arch_of(module: ModuleOp) -> Arch:

@@ -64,6 +64,7 @@ from npu_dialects.graph import (
     ints,
     pool_ref,
 )
+from npu_dialects.special import ELTWISE_USES
 
 
 class EltwiseFn(StrEnum):
@@ -468,7 +469,9 @@ class EltwiseOp(ComputeOp):
             raise VerifyException(f"'npu_compute.eltwise': inputs do not broadcast to out {list(o)}")
 
     def cycles(self, arch: Arch) -> int:
-        return arch.vector_cycles(prod(_shape(self.out)), dtype=widest_type((*self.ins, self.out)))
+        """One vector pass over `out`, more for a special function the arch approximates."""
+        t = widest_type((*self.ins, self.out))
+        return arch.vector_cycles(prod(_shape(self.out)), 1 + arch.special_passes(ELTWISE_USES.get(self.fn.data, ()), t), t)
 
     def execute(self, arrays: Sequence[np.ndarray]) -> None:
         *ins, out = arrays

@@ -47,8 +47,10 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator, NoMemoryEffect, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from npu_dialects import special
 from npu_dialects.arch import Arch, DType, value_type, widest_type
 from npu_dialects.dtypes import ELEMENT_TYPES, FLOATS, QUANTIZED, check_types, compute_view, np_dtype, qrange, type_name
+from npu_dialects.special import erf_ref
 
 _T = TypeVar("_T")
 
@@ -222,31 +224,6 @@ def pool_out_shape(x: Sequence[int], kernel: Sequence[int], strides: Sequence[in
     return lead + out if all(o > 0 for o in out) else None
 
 
-_ERFC_FIT = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
-             -1.13520398, 1.48851587, -0.82215223, 0.17087277)
-
-
-def erf_ref(x: np.ndarray) -> np.ndarray:
-    """The error function, elementwise, to about 1e-7 relative error (float64 inside,
-    result in x's dtype): a Taylor series for |x| < 0.5, elsewhere 1 - erfc with the
-    Chebyshev fit of Numerical Recipes (`erfcc`, fractional error < 1.2e-7)."""
-    x = np.asarray(x)
-    with np.errstate(all="ignore"):
-        z = np.abs(x.astype(np.float64))
-        z2 = z * z
-        term, series = z.copy(), z.copy()
-        for n in range(1, 12):
-            term = term * -z2 / n
-            series = series + term / (2 * n + 1)
-        t = 1.0 / (1.0 + 0.5 * z)
-        poly = np.full_like(t, _ERFC_FIT[-1])
-        for c in reversed(_ERFC_FIT[:-1]):
-            poly = c + t * poly
-        erfc = t * np.exp(-z2 + poly)
-        r = np.where(z < 0.5, series * (2.0 / np.sqrt(np.pi)), 1.0 - erfc)
-        return (np.sign(x) * r).astype(x.dtype, copy=False)
-
-
 def _quiet(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     """`fn` with numpy's floating-point warnings off (log(0), 1/0, overflow in exp are
     well-defined results on the vector unit, and padded tile rows compute them too)."""
@@ -276,13 +253,22 @@ def _like(x: np.ndarray, *others: np.ndarray) -> np.dtype:
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
+    """In float64 with `erf_ref`; in f32 when the arch approximates erf (`special`)."""
+    ev = special.active()
+    if ev is not None and "erf" in ev.k:
+        v = x.astype(np.float32)
+        return (np.float32(0.5) * v * (1 + ev.erf(v * np.float32(1 / np.sqrt(2.0))))).astype(x.dtype, copy=False)
     y = 0.5 * x.astype(np.float64) * (1.0 + erf_ref(x.astype(np.float64) / np.sqrt(2.0)))
     return y.astype(x.dtype, copy=False)
 
 
 def _gelu_tanh(x: np.ndarray) -> np.ndarray:
-    v = x.astype(np.float64)
-    y = 0.5 * v * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (v + 0.044715 * v ** 3)))
+    """In float64; in f32 when the arch approximates tanh (`special`)."""
+    ev = special.active()
+    wide = np.float32 if ev is not None and "tanh" in ev.k else np.float64
+    v = x.astype(wide)
+    inner = wide(np.sqrt(2.0 / np.pi)) * (v + wide(0.044715) * v ** 3)
+    y = wide(0.5) * v * (1 + (ev.tanh(inner) if wide is np.float32 and ev is not None else np.tanh(inner)))
     return y.astype(x.dtype, copy=False)
 
 
@@ -298,17 +284,17 @@ ELEMENTWISE: dict[str, tuple[int, Callable[..., np.ndarray]]] = {
     "sub": (2, np.subtract),
     "div": (2, _quiet(np.divide)),
     # unary
-    "sigmoid": (1, _quiet(lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype, copy=False))),
-    "tanh": (1, np.tanh),
-    "erf": (1, erf_ref),
+    "sigmoid": (1, _quiet(special.sigmoid)),
+    "tanh": (1, special.tanh),
+    "erf": (1, special.erf),
     "gelu": (1, _quiet(_gelu)),
     "gelu_tanh": (1, _quiet(_gelu_tanh)),
     "sqrt": (1, _quiet(np.sqrt)),
-    "exp": (1, _quiet(np.exp)),
+    "exp": (1, _quiet(special.exp)),
     "log": (1, _quiet(np.log)),
     "neg": (1, np.negative),
     "abs": (1, np.abs),
-    "reciprocal": (1, _quiet(np.reciprocal)),
+    "reciprocal": (1, _quiet(special.reciprocal)),
     "trunc": (1, np.trunc),
     "floor": (1, np.floor),
     "ceil": (1, np.ceil),
@@ -1039,6 +1025,11 @@ class StructuredOp(GraphOp):
     follow with no further code."""
 
     VECTOR_COST: ClassVar[int] = 1
+    SPECIAL: ClassVar[tuple[str, ...]] = ()
+    """The special functions (`special.FUNCTIONS`) it evaluates per output element: the
+    arch's method of each adds its passes (`Arch.special_passes`)."""
+    USES: ClassVar[tuple[str, ...] | None] = None
+    """Every special function it evaluates, per element or per row (None: `SPECIAL`)."""
 
     def tile_map(self) -> TileMap:
         raise NotImplementedError
@@ -1048,8 +1039,10 @@ class StructuredOp(GraphOp):
         return dict(self.attributes)
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
-        """`VECTOR_COST` vector passes over the result (in the widest type it touches)."""
-        return arch.vector_cycles(self.out_elements(out_shape), self.VECTOR_COST, self.vector_type())
+        """`VECTOR_COST` vector passes over the result (in the widest type it touches),
+        and those of its `SPECIAL` functions."""
+        t = self.vector_type()
+        return arch.vector_cycles(self.out_elements(out_shape), self.VECTOR_COST + arch.special_passes(self.SPECIAL, t), t)
 
     def vector_type(self) -> str:
         """The type name the op's work is priced by (`tile_type` of its operands and results)."""
@@ -1066,8 +1059,8 @@ class StructuredOp(GraphOp):
                     dtype: DType = "f32") -> int:
         """Cycles of one tile with inputs of `in_shapes` (the cost model's and the
         simulator's `npu_compute.apply`): `VECTOR_COST` vector passes over its output,
-        in `dtype` (the widest type the tile reads or writes)."""
-        return arch.vector_cycles(math.prod(out_shape), cls.VECTOR_COST, dtype)
+        in `dtype` (the widest type the tile reads or writes), and those of its `SPECIAL` functions."""
+        return arch.vector_cycles(math.prod(out_shape), cls.VECTOR_COST + arch.special_passes(cls.SPECIAL, dtype), dtype)
 
     @classmethod
     def tile_scratch_bytes(cls, arch: Arch, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> int:
@@ -1220,6 +1213,8 @@ class SoftmaxOp(StructuredOp):
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
     VECTOR_COST: ClassVar[int] = 4  # max, exp, sum, divide
+    SPECIAL: ClassVar[tuple[str, ...]] = ("exp",)
+    USES: ClassVar[tuple[str, ...]] = ("exp", "reciprocal")
 
     def __init__(self, x: SSAValue, axis: int, result_type: TensorType):
         super().__init__(operands=[x], result_types=[result_type], attributes={"axis": IntegerAttr(axis, i64)})
@@ -1244,8 +1239,8 @@ class SoftmaxOp(StructuredOp):
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         x = arrays[0]
         a = attr_int(attrs, "axis", -1)
-        e = np.exp(x - x.max(axis=a, keepdims=True))
-        return e / e.sum(axis=a, keepdims=True)
+        e = special.exp(x - x.max(axis=a, keepdims=True))
+        return special.divide(e, e.sum(axis=a, keepdims=True))
 
 
 def attr_bool(attrs: dict[str, Attribute], name: str, default: bool) -> bool:
@@ -1280,6 +1275,7 @@ class LayerNormOp(StructuredOp):
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
     VECTOR_COST: ClassVar[int] = 6  # mean, centre, square, mean, scale, shift
+    USES: ClassVar[tuple[str, ...]] = ("rsqrt",)  # (a row's: not charged per element)
 
     def __init__(self, x: SSAValue, scale: SSAValue, bias: SSAValue | None, axis: int, epsilon: float,
                  result_type: TensorType):
@@ -1324,7 +1320,7 @@ class LayerNormOp(StructuredOp):
         axes = tuple(range(attr_int(attrs, "axis", -1) % x.ndim, x.ndim))
         d = x - x.mean(axis=axes, keepdims=True)
         var = (d * d).mean(axis=axes, keepdims=True)
-        y = d / np.sqrt(var + np.asarray(attr_float(attrs, "epsilon", 1e-5), x.dtype)) * scale
+        y = special.over_sqrt(d, var + np.asarray(attr_float(attrs, "epsilon", 1e-5), x.dtype)) * scale
         return y + bias[0] if bias else y
 
 
@@ -1332,7 +1328,7 @@ def softmax_block(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A block's online-softmax pieces along the last axis: (row max, exp(x - max),
     row sum). A row whose entries are all -inf (masked) has max -inf and sum 0."""
     m = x.max(axis=-1, keepdims=True)
-    e = np.exp(x - np.where(np.isneginf(m), 0, m))
+    e = special.exp(x - np.where(np.isneginf(m), 0, m))
     return m, e, e.sum(axis=-1, keepdims=True)
 
 
@@ -1342,7 +1338,7 @@ def merge_softmax(ma: np.ndarray, sa: np.ndarray, mb: np.ndarray, sb: np.ndarray
     a side with max -inf weighs nothing."""
     m = np.maximum(ma, mb)
     base = np.where(np.isneginf(m), 0, m)
-    return m, sa * np.exp(ma - base), sb * np.exp(mb - base)
+    return m, sa * special.exp(ma - base), sb * special.exp(mb - base)
 
 
 ROW_STATS = {"softmax": 2, "moments": 3}
@@ -1415,6 +1411,14 @@ class RowStatsOp(StructuredOp):
         the merge over the state (statistics are f32: both passes are f32 ones)."""
         return arch.vector_cycles(math.prod(in_shapes[0]), 3) + arch.vector_cycles(math.prod(out_shape), 4)
 
+    @classmethod
+    def tile_cycles_of(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
+                       out_shape: Sequence[int], dtype: DType = "f32") -> int:
+        """`tile_cycles`, and a softmax block's exp by the arch's method (`SPECIAL`)."""
+        extra = arch.special_passes(("exp",)) if attrs.get("kind") == StringAttr("softmax") else 0
+        return super().tile_cycles_of(attrs, arch, in_shapes, out_shape, dtype) + \
+            (arch.vector_cycles(math.prod(in_shapes[0]), extra) if extra else 0)
+
 
 @irdl_op_definition
 class SoftmaxApplyOp(StructuredOp):
@@ -1428,6 +1432,8 @@ class SoftmaxApplyOp(StructuredOp):
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
     VECTOR_COST: ClassVar[int] = 3  # subtract, exp, divide
+    SPECIAL: ClassVar[tuple[str, ...]] = ("exp",)
+    USES: ClassVar[tuple[str, ...]] = ("exp", "reciprocal")
 
     def __init__(self, x: SSAValue, stats: SSAValue):
         super().__init__(operands=[x, stats], result_types=[x.type])
@@ -1449,7 +1455,7 @@ class SoftmaxApplyOp(StructuredOp):
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         x, st = arrays
-        return np.exp(x - st[..., :1]) / st[..., 1:]
+        return special.divide(special.exp(x - st[..., :1]), st[..., 1:])
 
 
 @irdl_op_definition
@@ -1468,6 +1474,7 @@ class LayerNormApplyOp(StructuredOp):
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
     VECTOR_COST: ClassVar[int] = 4  # centre, normalise, scale, shift (`passes`: fewer without the last two)
+    USES: ClassVar[tuple[str, ...]] = ("rsqrt",)  # (a row's: not charged per element)
 
     def __init__(self, x: SSAValue, stats: SSAValue, scale: SSAValue, bias: SSAValue | None, epsilon: float):
         super().__init__(operands=[x, stats, scale, bias], result_types=[x.type],
@@ -1513,7 +1520,7 @@ class LayerNormApplyOp(StructuredOp):
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         x, st, scale, *bias = arrays
         eps = np.asarray(attr_float(attrs, "epsilon", 1e-5), x.dtype)
-        y = (x - st[..., 1:2]) / np.sqrt(st[..., 2:] / st[..., :1] + eps) * scale
+        y = special.over_sqrt(x - st[..., 1:2], st[..., 2:] / st[..., :1] + eps) * scale
         return y + bias[0] if bias else y
 
 
@@ -1556,6 +1563,7 @@ class AttentionOp(StructuredOp):
     second product, so the keys are never cut into blocks (no `online`)."""
 
     name = "npu_graph.attention"
+    USES: ClassVar[tuple[str, ...] | None] = ("exp", "reciprocal")  # (exp charged in `tile_cycles`)
     q = operand_def(TensorType)
     kt = operand_def(TensorType)
     v = operand_def(TensorType)
@@ -1788,8 +1796,8 @@ class AttentionOp(StructuredOp):
             return cls._quantized(attrs, quant, q, kt, v, *mask)
         scores = cls.masked(attrs, np.matmul(q, kt) * np.asarray(attr_float(attrs, "scale", 1.0), q.dtype), mask)
         if "online" not in attrs:
-            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-            return np.matmul(e / e.sum(axis=-1, keepdims=True), v)
+            e = special.exp(scores - scores.max(axis=-1, keepdims=True))
+            return np.matmul(special.divide(e, e.sum(axis=-1, keepdims=True)), v)
         m, e, s = softmax_block(scores)  # (a block whose keys are all masked: -inf, nothing to add)
         return np.concatenate([np.matmul(e, v), m, s], axis=-1)
 
@@ -1845,7 +1853,7 @@ class AttentionOp(StructuredOp):
         m, wa, wb = merge_softmax(ma, np.ones_like(sa), mb, np.ones_like(sb))
         o, s = oa * wa + ob * wb, sa * wa + sb * wb
         if "finish" in attrs:
-            o = o * (1 / np.where(s == 0, 1, s))
+            o = o * special.reciprocal(np.where(s == 0, 1, s))
         return np.concatenate([o, m, s], axis=-1).astype(acc.dtype, copy=False)
 
     @classmethod
@@ -1877,7 +1885,7 @@ class AttentionOp(StructuredOp):
         else:
             out = arch.vector_cycles(heads * s * dv)
         sums, mask = cls.on_cube(arch, in_shapes)  # (decided as `tile_scratch_bytes` does)
-        passes = 2 + (0 if sums else 1) + (0 if mask else len(in_shapes[3:]))
+        passes = 2 + (0 if sums else 1) + (0 if mask else len(in_shapes[3:])) + arch.special_passes(("exp",))
         cube = arch.cube_cycles(s, d, t, heads, dtype) + arch.cube_cycles(s, t, dv, heads, dtype)
         cube += (arch.cube_cycles(s, t, 1, heads, dtype) if sums else 0) + \
             (arch.cube_cycles(s, 1, t, heads, dtype) if mask else 0)
@@ -2889,8 +2897,10 @@ class ElementwiseOp(GraphOp):
                                   "broadcasting the operands")
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
-        """One vector pass over the result (in the widest type the op reads or writes)."""
-        return arch.vector_cycles(self.out_elements(out_shape), dtype=widest_type((*self.operands, *self.results)))
+        """One vector pass over the result (in the widest type the op reads or writes),
+        more for a special function the arch approximates (`special.ELTWISE_USES`)."""
+        t = widest_type((*self.operands, *self.results))
+        return arch.vector_cycles(self.out_elements(out_shape), 1 + arch.special_passes(special.ELTWISE_USES.get(self.FN, ()), t), t)
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (in_f32(ELEMENTWISE[self.FN][1], inputs),)
@@ -3328,6 +3338,17 @@ class FusedOp(GraphOp):
             for r, v in zip(op.results, evaluate_op(op, [env[o] for o in op.operands])):
                 env[r] = v
         raise ValueError("fused body without yield")
+
+
+def special_uses(op: Operation) -> tuple[str, ...]:
+    """The special functions (`special.FUNCTIONS`) `op` evaluates, per element or per row."""
+    if isinstance(op, ElementwiseOp):
+        return special.ELTWISE_USES.get(op.FN, ())
+    if isinstance(op, RowStatsOp):
+        return ("exp",) if op.kind.data == "softmax" else ()
+    if isinstance(op, StructuredOp):
+        return op.SPECIAL if op.USES is None else op.USES
+    return ()
 
 
 def evaluate_op(op: GraphOp, inputs: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:

@@ -26,7 +26,8 @@ from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, IntegerTy
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from npu_dialects.arch import Arch
+from npu_dialects import special
+from npu_dialects.arch import Arch, widest_type
 from npu_dialects.compute import ApplyOp, ComputeOp, EltwiseOp
 from npu_dialects.dma import CopyOp, DoneOp, WaitOp
 from npu_dialects.graph import ints
@@ -581,7 +582,7 @@ class _TaskCompiler:
             info.cycles = int(op.cycles(self.arch))
         except Exception as e:  # a malformed op the verifier let through
             raise SimError(f"{info.where}: cannot compute its cycles: {e}") from None
-        info.execute = op.executor()
+        info.execute = special_executor(op, self.arch)
         if isinstance(op, EltwiseOp):
             info.label = f"eltwise {op.fn.data}"
         bufs = [self.use(v, op) for v in op.operands]
@@ -589,6 +590,20 @@ class _TaskCompiler:
         def compute(env, info=info, bufs=bufs):
             return (REQ_COMPUTE, info, [env[s] for s in bufs])
         return (_REQ, compute, -1)
+
+
+def special_executor(op: ComputeOp, arch: Arch):
+    """`op.executor()`, evaluating special functions as `arch` says (`npu_dialects.special`:
+    the method for the widest type the op touches) when it approximates any."""
+    run = op.executor()
+    ev = arch.special_evaluator(widest_type(op.operands))
+    if ev is None:
+        return run
+
+    def execute(arrays, run=run, ev=ev):
+        with special.evaluating(ev):
+            run(arrays)
+    return execute
 
 
 def compile_task(prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region, arch: Arch,

@@ -35,8 +35,10 @@ def test_presets_are_todays_values() -> None:
     assert PRESETS["server"] == Arch(cores=8, cube=(32, 32, 32), vector_lanes=128, sram_bytes=2097152, dram_bw=512,
                                      dma_latency=200, dma_channels=2, event_slots=64, sync_latency=100,
                                      freq=1000000000, align=64)
-    assert list(PRESETS) == ["default", "edge-small", "realistic", "server"]
+    assert list(PRESETS) == ["default", "edge-small", "lut", "realistic", "server"]
     assert PRESETS["realistic"] == Arch(cube_f32_passes=4, requant="fixed")
+    assert PRESETS["lut"] == Arch(**{p: "table256" for p in ("fn_exp", "fn_tanh", "fn_erf", "fn_sigmoid",
+                                                               "fn_reciprocal", "fn_rsqrt")})
     assert PRESETS["default"] == Arch()  # (the dataclass defaults agree with default.toml)
     assert parse_arch_spec("edge-small,cores=2") == Arch(**{**PRESETS["edge-small"].__dict__, "cores": 2})
 
@@ -46,8 +48,8 @@ def test_presets_are_package_data() -> None:
     the installed `npu_dialects` is."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "chips/*.toml" in pyproject["tool"]["setuptools"]["package-data"]["npu_dialects"]
-    assert sorted(p.name for p in CHIPS_DIR.glob("*.toml")) == ["default.toml", "edge-small.toml", "realistic.toml",
-                                                                 "server.toml"]
+    assert sorted(p.name for p in CHIPS_DIR.glob("*.toml")) == ["default.toml", "edge-small.toml", "lut.toml",
+                                                                 "realistic.toml", "server.toml"]
     out = subprocess.run(["python", "-c", "from npu_dialects.arch import CHIPS_DIR; print(CHIPS_DIR)"],
                          capture_output=True, text=True, cwd="/", check=True).stdout.strip()
     assert Path(out, "default.toml").is_file()
@@ -168,7 +170,8 @@ def test_run_reports_the_chip(tmp_path: Path) -> None:
     assert run("r1.json") == {"cores": 2, "cube": "8x8x8", "vector_lanes": 16, "sram_bytes": 262144, "dram_bw": 64,
                               "dma_latency": 150, "dma_channels": 1, "event_slots": 16, "sync_latency": 100,
                               "freq": 1000000000, "align": 64, "cube_i8": 2, "cube_f32_passes": 1,
-                              "vector_f16": 2, "vector_i8": 4, "requant": "float", "requant_unit": "cube"}
+                              "vector_f16": 2, "vector_i8": 4, "requant": "float", "requant_unit": "cube",
+                              **{f"fn_{f}": "exact" for f in ("exp", "tanh", "erf", "sigmoid", "reciprocal", "rsqrt")}}
     write(chip, 'base = "edge-small"\ncores = 1\n')
     assert run("r2.json")["cores"] == 1
 
@@ -189,7 +192,7 @@ def test_plugin_presets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert parse_arch_spec("vendor-b,dram_bw=64") == Arch(**{**PRESETS["edge-small"].__dict__, "cores": 2,
                                                                "sram_bytes": 1 << 20, "dram_bw": 64})
     assert parse_arch_spec("one").cores == 3
-    assert list(arch_module.PRESETS)[4:] == ["vendor-a", "vendor-b", "one"]
+    assert list(arch_module.PRESETS)[5:] == ["vendor-a", "vendor-b", "one"]
     with pytest.raises(ArchError) as e:
         parse_arch_spec("vendor-c")
-    assert e.value.hint is not None and "default, edge-small, realistic, server, vendor-a, vendor-b, one" in e.value.hint
+    assert e.value.hint is not None and "default, edge-small, lut, realistic, server, vendor-a, vendor-b, one" in e.value.hint

@@ -27,6 +27,8 @@ from xdsl.ir import Operation, SSAValue
 
 from lowering.graph.evaluate import constant_value, evaluate_graph
 from npu_dialects import graph as g
+from npu_dialects import special
+from npu_dialects.arch import Arch, widest_type
 from npu_dialects.dtypes import element_type, from_np, type_name
 from npu_dialects.locs import node_names
 from tools.npu_run import PRECISION_RTOL, metrics
@@ -230,6 +232,52 @@ def compare_all(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapp
             v = returned.get(name)
             add(f"output '{name}'", [], got, refs[name], params.of_value(v) if v is not None else None)
     return rows, first_over(rows)
+
+
+def approximation_errors(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+                         arch: Arch) -> list[dict[str, Any]]:
+    """One row per op of the original graph that evaluates a special function `arch`
+    approximates (`npu_dialects.special`, `graph.special_uses`): the op's own error
+    against float64 - the op computed in f32 by the arch's methods on the float64
+    reference's inputs, against its float64 value - whatever fusion later does with it
+    (a fused op's tensor never reaches DRAM, so the tensor rows cannot show it). Each
+    row: node, op, functions {name: method}, max abs/rel error, cosine, ok (f32's
+    tolerance). Empty when the arch evaluates every function exactly."""
+    if all(arch.special_evaluator(t) is None for t in ("f32", "f16", "bf16")):
+        return []
+    rows: list[dict[str, Any]] = []
+
+    def look(op: Operation, ins: list[np.ndarray]) -> None:
+        uses = g.special_uses(op)
+        t = widest_type((*op.operands, *op.results))
+        ev = arch.special_evaluator(t) if uses else None
+        if ev is None or not isinstance(op, g.GraphOp) or not any(f in ev.k for f in uses):
+            return
+        ref = op.evaluate(*ins)[0]
+        with special.evaluating(ev):
+            got = op.evaluate(*[a.astype(np.float32) if a.dtype == np.float64 else a for a in ins])[0]
+        m = metrics(got, ref, t if t in PRECISION_RTOL else None)
+        names = node_names(op)
+        rows.append({"node": names[-1] if names else op.name, "op": op.name, "type": t,
+                     "functions": {f: str(ev.methods[f]) for f in uses if f in ev.k},
+                     **{k: m[k] for k in ("max_abs_err", "max_rel_err", "cosine", "ok")}})
+    evaluate_graph(graph, weights, {k: np.asarray(v, np.float64) for k, v in inputs.items()}, dtype=np.float64,
+                   on_op=look)
+    return rows
+
+
+def format_approximations(rows: list[dict[str, Any]]) -> str:
+    """The `approximation_errors` table."""
+    lines = [f"special functions as the arch evaluates them: {len(rows)} ops, each alone against float64 "
+             "(in f32 on the reference's inputs)", "   max abs err   max rel err    cosine  ok  node (op: method)"]
+    for r in rows:
+        how = ", ".join(f"{f} {m}" for f, m in r["functions"].items())
+        lines.append(f"  {r['max_abs_err']:>11.3g} {r['max_rel_err']:>13.3g} {r['cosine']:>9.6f}  "
+                     f"{'ok' if r['ok'] else 'NO'}  {r['node']} ({r['op'].removeprefix('npu_graph.')}: {how})")
+    worst = max(rows, key=lambda r: r["max_rel_err"], default=None)
+    if worst is not None:
+        lines.append(f"largest error: {worst['node']} (max rel err {worst['max_rel_err']:.3g})")
+    return "\n".join(lines)
 
 
 def effective_precision(captured: list[tuple[list[str], np.ndarray]], outputs: Mapping[str, np.ndarray],

@@ -773,7 +773,14 @@ def _graph_reference(args: argparse.Namespace, loaded: Loaded):
 def _compare_all(args: argparse.Namespace, loaded: Loaded, inputs, result, report) -> str:
     """Run --compare-all; its table (the report gains `compare_all`)."""
     from lowering.graph.evaluate import GraphEvalError
-    from tools.accuracy import compare_all, effective_precision, first_over, format_rows
+    from tools.accuracy import (
+        approximation_errors,
+        compare_all,
+        effective_precision,
+        first_over,
+        format_approximations,
+        format_rows,
+    )
     graph, weights = _graph_reference(args, loaded)
     assert graph is not None, "load_input keeps the graph-level module for --compare-all"
     theirs = _onnxruntime_values(loaded, args.input, inputs, [n[-1] for n, _ in result.captured if n])
@@ -785,7 +792,12 @@ def _compare_all(args: argparse.Namespace, loaded: Loaded, inputs, result, repor
     report["compare_all"] = {"tensors": rows, "first_over_tolerance": first}
     if theirs is not None:
         report["compare_all"]["first_over_tolerance_onnxruntime"] = first_over(rows, "onnxruntime")
-    return format_rows(rows, first, effective_precision(result.captured, result.outputs, args.precision))
+    table = format_rows(rows, first, effective_precision(result.captured, result.outputs, args.precision))
+    approx = approximation_errors(graph, weights, inputs, loaded.arch)
+    if approx:
+        report["compare_all"]["approximations"] = approx
+        table += "\n" + format_approximations(approx)
+    return table
 
 
 def _onnxruntime_values(loaded: Loaded, path: str, inputs, nodes: list[str]) -> dict[str, np.ndarray] | None:

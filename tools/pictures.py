@@ -368,6 +368,13 @@ def _accuracy(report: dict[str, Any]) -> list[str]:
                 "<p>every tensor within its type's tolerance</p>",
                 _table(["node", "type", "max abs err", "max rel err", "cosine", "<=1 step", "max steps", "local max", "ok",
                         "vs onnxruntime"], rows)]
+        approx = a.get("approximations")
+        if approx:
+            out += ["<h3>Special functions as the arch evaluates them (each op alone against float64)</h3>",
+                    _table(["node", "op", "method", "max abs err", "max rel err", "cosine", "ok"],
+                           [[r["node"], r["op"], ", ".join(f"{f} {m}" for f, m in r["functions"].items()),
+                             f"{r['max_abs_err']:.3g}", f"{r['max_rel_err']:.3g}", f"{r['cosine']:.6f}",
+                             "ok" if r["ok"] else "NO"] for r in approx])]
     return out
 
 

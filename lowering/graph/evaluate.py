@@ -70,7 +70,8 @@ def evaluate_graph(module: ModuleOp, weights: Mapping[str, np.ndarray],
                    inputs: Mapping[str, np.ndarray], *,
                    dtype: type[np.floating] = np.float32,
                    values: dict[str, np.ndarray] | None = None,
-                   replace: Callable[[Operation, np.ndarray], np.ndarray | None] | None = None
+                   replace: Callable[[Operation, np.ndarray], np.ndarray | None] | None = None,
+                   on_op: Callable[[Operation, list[np.ndarray]], None] | None = None
                    ) -> dict[str, np.ndarray]:
     """Evaluate `@main` on `inputs` (keyed by the names in `npu.inputs`, else `arg0`...)
     and return its results keyed by `npu.outputs` (else `out0`...). f32 inputs, weights,
@@ -79,8 +80,8 @@ def evaluate_graph(module: ModuleOp, weights: Mapping[str, np.ndarray],
     `values`, when given, receives each ONNX node's value (the first result of the last
     op located at the node), in program order. `replace(op, value)`, when given, sees
     each op's first result and may return another value for it (held in its type) that
-    later ops read instead. Assumes every op in `@main` is an `npu_graph` op with
-    reference semantics."""
+    later ops read instead; `on_op(op, inputs)` sees each op with the values it read.
+    Assumes every op in `@main` is an `npu_graph` op with reference semantics."""
     fn = main_func(module)
     block = fn.body.block
     env: dict[SSAValue, np.ndarray] = {}
@@ -100,6 +101,8 @@ def evaluate_graph(module: ModuleOp, weights: Mapping[str, np.ndarray],
             continue
         if not isinstance(op, GraphOp):
             raise GraphEvalError(f"cannot evaluate {describe(op)}: not an npu_graph op")
+        if on_op is not None:
+            on_op(op, [env[o] for o in op.operands])
         outs = op.evaluate(*[env[o] for o in op.operands])
         for r, v in zip(op.results, outs):
             env[r] = np.asarray(v, dtype=_held(r, dtype))

@@ -46,6 +46,7 @@ from lowering.tile.tile_search import (
     search_many,
     split_kernel,
     sram_bytes,
+    step_special,
     with_epilogue,
 )
 from npu_dialects.arch import arch_of
@@ -231,6 +232,7 @@ class Tile(ModulePass):
             except TilingError as e:
                 raise CompileError(self.name, f"kernel '{kname}': {e}", op) from None
             passes = len(steps) + (ks.accumulator is not None)  # (a 16-bit sum's cast to its type: `wide_accumulator`)
+            passes += sum(arch.special_passes(step_special(s)) for s in steps)
             parts, _ = best_parts(ks, arch, db, passes)
             # the span on 1..parts cores: one core's time, or the parts' (sharing DRAM) without the syncs
             spans = part_spans(lambda k: parallel_cycles(ks, arch, db, passes, k), parts, arch.sync_latency)

@@ -45,6 +45,7 @@ from npu_dialects.graph import (
     broadcast_shapes,
     shape_of,
 )
+from npu_dialects.special import ELTWISE_USES
 from npu_dialects.tile import KernelKind
 
 F32 = elem_bytes(f32)  # (a window's default element size: an f32 tensor's)
@@ -869,9 +870,9 @@ class RowStatsAnchor(GenericAnchor):
         out, (x,) = self.windows(tile)
         dims = (*x.dims[:-1], per_tile("c", tile["c"]))
         x = replace(x, dims=dims, pad_value=float("-inf") if self.softmax else None)
-        ins = [x.sizes]
+        ins, attrs = [x.sizes], dict(self.op.attributes)
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), [x], out,
-                           tile_cycles=lambda arch: RowStatsOp.tile_cycles(arch, ins, out.sizes))
+                           tile_cycles=lambda arch: RowStatsOp.tile_cycles_of(attrs, arch, ins, out.sizes))
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         cols = tile_candidates(self.cols) if self.softmax else [b for b in range(1, self.cols + 1)
@@ -905,6 +906,14 @@ class EpilogueStep:
     template: Operation | None = None
     passes: int = 1
     to: str | None = None
+
+
+def step_special(step: EpilogueStep) -> tuple[str, ...]:
+    """The special functions a step evaluates per element (their cost is the arch's:
+    `Arch.special_passes`)."""
+    if step.template is not None:
+        return getattr(step.template, "SPECIAL", ())
+    return ELTWISE_USES.get(step.fn, ())
 
 
 class PrologueAnchor(Anchor):

@@ -23,6 +23,10 @@ FIGURES = ("cycles", "time_us", "tasks", "kernels", "dram_bytes_read", "dram_byt
 """The report figures a point records (`runtime.run.make_report`, flattened; lists such as
 the per-core SRAM peaks give their maximum), plus `dram_bytes` (read + written),
 `dram_vs_min` (that over the model's minimum DRAM bytes) and `kernels` (their count)."""
+ACCURACY = ("output_max_rel_err", "output_cosine")
+"""With numerics, the outputs against onnxruntime's run of the model on the same inputs:
+the largest relative error (`tools.npu_run.metrics`) and the smallest cosine over the
+outputs - what an arch's special-function methods (`fn_*`) cost in accuracy."""
 
 
 @dataclass(frozen=True)
@@ -77,9 +81,35 @@ def evaluate(job: Job) -> dict[str, Any]:
         row.update(status="crash", error=f"{type(e).__name__}: {e} ({where.filename}:{where.lineno})")
         return row
     row.update(figures(res.report))
+    if job.numerics and inputs is not None:
+        row.update(output_error(job, inputs, res.outputs))
     row["compile_s"] = round(t1 - t0, 3)
     row["simulate_s"] = round(t2 - t1, 3)
     return row
+
+
+_REFS: dict[str, Any] = {}  # digest -> onnxruntime's outputs on the seed-0 inputs, per worker process
+
+
+def output_error(job: Job, inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    """ACCURACY of one run (None each when onnxruntime cannot run the model)."""
+    import numpy as np
+
+    from tools.npu_run import metrics
+    refs = _REFS.get(job.digest)
+    if refs is None:
+        try:
+            import onnxruntime as ort
+            sess = ort.InferenceSession(job.model, providers=["CPUExecutionProvider"])
+            names = [o.name for o in sess.get_outputs()]
+            refs = dict(zip(names, sess.run(names, {i.name: inputs[i.name] for i in sess.get_inputs()})))
+        except Exception:  # (onnxruntime raises many types; the figures stay empty)
+            refs = {}
+        _REFS[job.digest] = refs
+    ms = [metrics(outputs[k], np.asarray(v)) for k, v in refs.items() if k in outputs]
+    if not ms:
+        return dict.fromkeys(ACCURACY)
+    return {"output_max_rel_err": max(m["max_rel_err"] for m in ms), "output_cosine": min(m["cosine"] for m in ms)}
 
 
 def _options(options: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.cli import write_output
-from tools.dse.evaluate import FIGURES
+from tools.dse.evaluate import ACCURACY, FIGURES
 from tools.dse.spec import AREA, DseSpec
 from tools.dse.sweep import Point
 
@@ -36,7 +36,7 @@ def fronts(points: list[Point], models: list[str]) -> dict[str, list[str]]:
     return out
 
 
-COLUMNS = ["arch", "area", "model", "status", "error", *FIGURES, "compile_s", "simulate_s"]
+COLUMNS = ["arch", "area", "model", "status", "error", *FIGURES, *ACCURACY, "compile_s", "simulate_s"]
 
 
 def write_results(out: Path, spec: DseSpec, points: list[Point], meta: dict[str, Any]) -> dict[str, Any]:

@@ -33,13 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npu_dialects import special
 from npu_dialects.arch import PARAM_NAMES, STRING_PARAMS, Arch, ArchError, fmt_value, parse_arch_spec
 
 SWEPT = ("cores", "cube", "vector_lanes", "sram_bytes", "dram_bw", "dma_latency", "dma_channels", "event_slots",
-         "sync_latency", "cube_i8", "cube_f32_passes", "vector_f16", "vector_i8", "requant")
+         "sync_latency", "cube_i8", "cube_f32_passes", "vector_f16", "vector_i8", "requant", *special.PARAMS)
 """The arch parameters a space may sweep (`freq` and `align` change no cycle count). The
 precision ones (the cube's int8 and f32 rates, the vector unit's 16- and 8-bit rates,
-`requant` = "float" | "fixed") are swept like the rest; they do not enter the area proxy."""
+`requant` = "float" | "fixed") are swept like the rest, and so are the special-function
+methods (`fn_exp = ["table64", "table256", "exact"]`: with `numerics` the table gains each
+output's error against onnxruntime); none enters the area proxy."""
 
 AREA: dict[str, float] = {
     "mac": 1.0,  # one MAC of a core's cube (M x K x N of them per core)

@@ -52,3 +52,21 @@ builtin.module attributes {npu.arch = #npu.arch<requant = 1>} {
 builtin.module attributes {npu.arch = #npu.arch<cube_i8 = 0>} {
 }
 // CHECK: arch parameter 'cube_i8' must be a positive integer, got 0
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<fn_exp = table1>} {
+}
+// CHECK: arch parameter 'fn_exp': a table has 2 to 1048576 entries, got 1
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<fn_erf = "f64:poly5">} {
+}
+// CHECK: arch parameter 'fn_erf': 'f64' is not a float type (f32, f16, bf16)
+
+// -----
+
+builtin.module attributes {npu.arch = #npu.arch<fn_tanh = cubic>} {
+}
+// CHECK: arch parameter 'fn_tanh': 'cubic' is not exact, tableN or polyD (optionally TYPE:..., items joined by '+')
