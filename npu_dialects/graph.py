@@ -1935,14 +1935,16 @@ class AttentionOp(StructuredOp):
         cube`, as a conv's), the table lookup (`TableOp`, 8-bit), the
         dequantize, the scale's multiply or divide when `scaled`, a pass per mask
         operand, the fake quantization (quantize and dequantize: 3) when s2 is set, the
-        softmax's max, exp, sum and divide (4) and the quantize of the probabilities
-        (2); over the output the requantize (the same way as the first)."""
+        softmax's max, exp, sum and divide (4; the exp as the arch evaluates it) and the
+        quantize of the probabilities (2); over the output the requantize (the same way
+        as the first)."""
         q, v = in_shapes[0], in_shapes[2]
         heads = math.prod(q[:-2])
         s, d, t, dv = q[-2], q[-1], v[-2], v[-1]
         n, out = heads * s * t, math.prod(out_shape)
         cube = arch.cube_cycles(s, d, t, heads, "i8") + arch.cube_cycles(s, t, dv, heads, "i8")
         passes = 1 + int(scaled) + len(in_shapes[3:]) + (3 if quant["s2"] else 0) + 4 + QuantizeOp.VECTOR_COST
+        passes += arch.special_passes(("exp",))  # (the softmax's exp by the arch's method)
         lookup = arch.vector_cycles(n, TableOp.VECTOR_COST, "i8") if table else 0
         requant = RequantizeOp.after_product_cycles(arch, n) + RequantizeOp.after_product_cycles(arch, out)
         return cube + arch.vector_cycles(n, passes) + lookup + requant
