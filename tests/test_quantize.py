@@ -247,13 +247,13 @@ def test_qtable_16_bit_lines(calib, tmp_path):
     ort.InferenceSession(q.SerializeToString(), providers=["CPUExecutionProvider"])  # (onnxruntime still runs it)
 
 
-def _two_convs() -> onnx.ModelProto:
+def _two_convs(activation: str = "Relu") -> onnx.ModelProto:
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(1)
     inits = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32) * 0.3, n)
              for n, s in (("w1", (8, 3, 3, 3)), ("b1", (8,)), ("w2", (4, 8, 3, 3)))]
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node(activation, ["c1"], ["r1"], name="relu1"),
              helper.make_node("Conv", ["r1", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
@@ -322,3 +322,16 @@ def test_target_accuracy_on_labelled_data(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith(f"error: {tmp_path / name}: ") and want in err[0], err
     assert quantize_main([mlp, "--data", str(tmp_path / "lab.npz"), "--target", "accuracy=1.5"]) == 2
+
+
+def test_float_ops_between_16_bit_layers_follow_them(tmp_path):
+    """A float op the qtable does not name (Erf: never int8) whose activations come from
+    a bf16 layer is marked bf16 too; one reading a DequantizeLinear stays float32."""
+    x = np.random.default_rng(2).standard_normal((6, 1, 3, 8, 8)).astype(np.float32)
+    np.savez(tmp_path / "calib.npz", x=x)
+    marks = {}
+    for line in ("conv1 bf16\n", "conv2 bf16\n"):
+        (tmp_path / "t.qtable").write_text(line)
+        q, _ = quantize(_two_convs("Erf"), str(tmp_path / "calib.npz"), qtable=str(tmp_path / "t.qtable"))
+        marks[line.split()[0]] = {n.name for n in q.graph.node if n.metadata_props}
+    assert marks == {"conv1": {"conv1", "relu1"}, "conv2": {"conv2"}}

@@ -2300,14 +2300,22 @@ PRECISIONS = ("f16", "bf16", "f32")
 
 def _convert_nodes(module: ModuleOp, weights: dict[str, np.ndarray]) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """Run npu-convert-precision's per-node form on a freshly imported module (its ops
-    still located at one node each) and return it with the weights it refers to (a
+    still located at one node each; npu-canonicalize's GELU pattern first, whose exact
+    constants 16 bits would round) and return it with the weights it refers to (a
     converted weight replaces the f32 one)."""
+    from xdsl.pattern_rewriter import GreedyRewritePatternApplier
+
     from lowering.errors import CompileError
+    from lowering.graph.canonicalize import FuseGelu
+    from lowering.graph.constants import ConstantReader
     from lowering.graph.convert_precision import ConvertPrecision
+    from lowering.instrument import PatternWalker
     from npu_dialects import make_context
     from npu_dialects.weights import attach_weights, referenced_weights
     attach_weights(module, weights)
-    try:
+    try:  # (a GELU spelled out is recognised by its f32 constants, which 16 bits would round: first)
+        PatternWalker(GreedyRewritePatternApplier([FuseGelu(ConstantReader(module, "npu-canonicalize"))])
+                      ).rewrite_module(module)
         ConvertPrecision(type="f32").apply(make_context(), module)
         module.verify()
     except (CompileError, VerifyException) as e:

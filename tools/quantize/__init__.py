@@ -8,7 +8,10 @@ compiles to integer kernels.
 
 `data.py` reads and checks the samples, `calibrate.py` takes the activation
 statistics (cached) and turns them into ranges by a method, `qdq.py` writes the
-model. Errors are `CalibrationError` (one line naming the file and the input).
+model, `mixed.py` chooses the layers kept out of int8 (a qtable, or a search for an
+output cosine or a task accuracy; kept in bf16, f16 or f32, a 16-bit layer marked
+for `npu-compile`). Errors are `CalibrationError` (one line naming the file and the
+input).
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
              percentile: float = 99.999, per_channel: bool = True, symmetric: bool = False,
              cache_dir: str | None = None, progress: Callable[[str], None] | None = None,
              qtable: str | None = None, target_cosine: float | None = None, sensitivity: bool = False,
-             keep_precision: str = "bf16", target_accuracy: float | None = None
+             keep_precision: str = "bf16", target_accuracy: float | None = None,
+             known_sensitivity: list[tuple[str, float, float]] | None = None
              ) -> tuple[onnx.ModelProto, QuantizeReport]:
     """The QDQ model of float `model` calibrated on `data` (a directory of .npz files
     or one stacked .npz) by `method` (one of METHODS), and a report. `qtable`: a
@@ -62,7 +66,10 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
     quantized alone; `target_cosine`: keep the most sensitive layers in
     `keep_precision` (bf16, f16 or f32) until the outputs' cosine against the float
     model reaches it; `target_accuracy` (instead): until the top-1 accuracy of the
-    first output on the samples' `labels` (all of them) reaches it."""
+    first output on the samples' `labels` (all of them) reaches it.
+    `known_sensitivity`: an earlier report's `sensitivity` for the same model, data
+    and settings, used as it is (another target or precision without measuring it
+    again)."""
     if keep_precision not in ("bf16", "f16", "f32"):
         raise CalibrationError(f"unknown precision '{keep_precision}' to keep layers in (one of bf16, f16, f32)")
     if method not in METHODS:
@@ -91,6 +98,7 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
         rep.all_int8 = write_qdq(m, ranges, QdqOptions(per_channel=per_channel, symmetric=symmetric))
     keep: set[str] = set()
     if sensitivity or targeted:
+        rep.sensitivity = list(known_sensitivity or [])
         keep = _mixed(m, table, samples, build, rep, progress, target_cosine, target_accuracy)
     q = build(keep)
     if sensitivity or targeted:
@@ -114,13 +122,14 @@ def _mixed(m: onnx.ModelProto, table: dict[str, str], samples: Samples, build: C
     ref = mixed.float_outputs(m, feeds)
     named = {n.name for n in m.graph.node if n.name}
     candidates = [n for n in mixed.layers(m) if n not in table]  # (the qtable's layers stay as it says)
-    rep.sensitivity = mixed.sensitivity(lambda f: build(f | (named - set(candidates)), "f32"), candidates,
-                                        feeds, ref, progress)  # (each layer's own error: the rest f32)
+    if not rep.sensitivity:
+        rep.sensitivity = mixed.sensitivity(lambda f: build(f | (named - set(candidates)), "f32"), candidates,
+                                            feeds, ref, progress)  # (each layer's own error: the rest f32)
     if target_cosine is None and target_accuracy is None:
         return set()
     rest = [n.name for n in m.graph.node if n.name and n.name not in candidates and n.name not in table
             and n.op_type in QUANTIZED_OPS]
-    ranked = [r[0] for r in rep.sensitivity] + rest
+    ranked = [r[0] for r in rep.sensitivity if r[0] in candidates] + rest
     if target_accuracy is not None:
         labels = samples.labels
         assert labels is not None

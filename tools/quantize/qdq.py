@@ -14,7 +14,10 @@ only reader is a Relu or Clip (the pair goes after the activation, whose range i
 takes, as onnxruntime's quantizer does). A layer the qtable keeps in float takes no
 pair of its own; one kept in a 16-bit type (bf16, f16) is also marked: its node
 (and its Relu/Clip) gets the entry, which the ONNX importer turns into per-node
-npu-convert-precision. The mark is metadata, not Cast nodes, so the file stays the
+npu-convert-precision, and so does a float node the table does not name whose
+activations all come from marked nodes of one type (what runs between 16-bit layers
+runs in 16 bits too; a chain from a DequantizeLinear stays float32, where
+npu-fuse-qdq makes it a table). The mark is metadata, not Cast nodes, so the file stays the
 float graph onnxruntime runs on any CPU (it has no bf16 Conv there) and the chip's
 casts are placed by the compiler (`mixed.emulated` rounds the marked nodes' tensors
 for the evaluation). Activations are uint8 with a zero point (asymmetric) or int8
@@ -198,19 +201,29 @@ class Writer:
                 n.input[2] = self.bias(n, 2, self.act_scale[n.input[0]], w_scale)
 
     def mark_precision(self, nodes: list[onnx.NodeProto]) -> None:
-        """The `npu.precision` entry of each float node kept in 16 bits and of the
-        Relu/Clip that is its activation, unless that names another 16-bit type
-        (module docstring)."""
+        """The `npu.precision` entry of each float node kept in 16 bits, of the Relu/Clip
+        that is its activation (unless that names another 16-bit type) and of each float
+        node the table does not name whose activations all come from nodes marked with
+        one type (a LayerNorm or GELU between 16-bit layers: module docstring)."""
         prec = self.opts.precision
+        if not prec:
+            return
+        made: dict[str, str] = {}  # tensor -> the 16-bit type of the node making it
         for n in nodes:
-            if not prec or self.quantized(n):
+            if self.quantized(n):
                 continue
             p = prec.get(n.name)
             src = self.producer.get(n.input[0]) if n.input else None
             if p not in FLOAT16 and n.op_type in ACTIVATIONS and src is not None and not self.quantized(src):
                 p = prec.get(src.name)  # (a layer's Relu is computed in its type)
+            if p is None:
+                skip = SHAPE_INPUTS.get(n.op_type, ())
+                acts = [x for i, x in enumerate(n.input) if x and x not in self.inits and i not in skip]
+                types = {made.get(x) for x in acts}
+                p = types.pop() if len(types) == 1 else None
             if p in FLOAT16:
                 n.metadata_props.add(key=PRECISION_KEY, value=p)
+                made.update((o, p) for o in n.output if o)
 
     def run(self) -> onnx.ModelProto:
         order = list(self.g.node)
