@@ -110,8 +110,10 @@ def _run(args: argparse.Namespace) -> int:
               f"{rep.float_accuracy:.4f}; target {target:g}{'' if rep.accuracy >= target else ': NOT reached'})")
     if args.sensitivity:
         from tools.quantize.mixed import format_sensitivity
-        write_output(args.sensitivity, format_sensitivity(rep.sensitivity))
-        print(f"wrote {args.sensitivity}: {len(rep.sensitivity)} layers")
+        others = "\n" + format_sensitivity(rep.op_sensitivity, "other op") if rep.op_sensitivity else ""
+        write_output(args.sensitivity, format_sensitivity(rep.sensitivity) + others)
+        print(f"wrote {args.sensitivity}: {len(rep.sensitivity)} layers"
+              + (f", {len(rep.op_sensitivity)} other ops (the target search measured them)" if others else ""))
     if args.cycles:
         _print_cycles(args.cycles, model, q, rep)
     return EXIT_OK

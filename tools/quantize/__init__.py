@@ -46,6 +46,7 @@ class QuantizeReport:
     float_layers: list[str] = field(default_factory=list)
     precisions: dict[str, str] = field(default_factory=dict)  # each float layer's type (bf16, f16, f32)
     sensitivity: list[tuple[str, float, float]] = field(default_factory=list)
+    op_sensitivity: list[tuple[str, float, float]] = field(default_factory=list)  # (the other ops, when searched)
     search: list[tuple[int, float]] = field(default_factory=list)  # (ops kept, the target's measure)
     cosine: float | None = None
     accuracy: float | None = None  # (with a target accuracy: the result's top-1 on the labelled samples)
@@ -115,9 +116,10 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
 def _mixed(m: onnx.ModelProto, table: dict[str, str], samples: Samples, build: Callable[..., onnx.ModelProto],
            rep: QuantizeReport, progress: Callable[[str], None] | None, target_cosine: float | None,
            target_accuracy: float | None) -> set[str]:
-    """The sensitivity of each layer (into `rep`) and, with a target, the layers the
-    search keeps out of int8 (layers by sensitivity, then the other quantized ops in
-    graph order)."""
+    """The sensitivity of each layer (into `rep`) and, with a target, what the search
+    keeps out of int8: a prefix of the layers by sensitivity; when all of them do not
+    reach the target, of those then the other quantized ops by their own sensitivity
+    (measured only then; a layer's Relu/Clip is not one: it follows its layer)."""
     feeds = samples.samples[:EVAL_SAMPLES]
     ref = mixed.float_outputs(m, feeds)
     named = {n.name for n in m.graph.node if n.name}
@@ -127,20 +129,33 @@ def _mixed(m: onnx.ModelProto, table: dict[str, str], samples: Samples, build: C
                                             feeds, ref, progress)  # (each layer's own error: the rest f32)
     if target_cosine is None and target_accuracy is None:
         return set()
-    rest = [n.name for n in m.graph.node if n.name and n.name not in candidates and n.name not in table
-            and n.op_type in QUANTIZED_OPS]
-    ranked = [r[0] for r in rep.sensitivity if r[0] in candidates] + rest
     if target_accuracy is not None:
         labels = samples.labels
         assert labels is not None
         rep.float_accuracy = mixed.accuracy(m, samples.samples, labels)
-        keep, rep.search = mixed.search_target(build, ranked, target_accuracy,
-                                               lambda q: mixed.accuracy(q, samples.samples, labels))
+        target, score = target_accuracy, lambda q: mixed.accuracy(q, samples.samples, labels)
     else:
         assert target_cosine is not None
-        keep, rep.search = mixed.search_target(build, ranked, target_cosine,
-                                               lambda q: mixed.output_error(q, feeds, ref)[0])
+        target, score = target_cosine, lambda q: mixed.output_error(q, feeds, ref)[0]
+    ranked = [r[0] for r in rep.sensitivity if r[0] in candidates]
+    tried: dict[int, float] = {}
+    keep = mixed.search_target(build, ranked, target, score, tried)
+    rest = _other_ops(m, set(candidates) | set(table))
+    if tried.get(len(ranked), target) < target and rest:  # (all the layers are not enough)
+        rep.op_sensitivity = mixed.sensitivity(lambda f: build(f | (named - set(rest)), "f32"), rest, feeds, ref,
+                                               progress)
+        ranked += [r[0] for r in rep.op_sensitivity]
+        keep = mixed.search_target(build, ranked, target, score, tried, first=len(ranked) - len(rest))
+    rep.search = list(tried.items())
     return keep
+
+
+def _other_ops(m: onnx.ModelProto, layers: set[str]) -> list[str]:
+    """The quantized ops of `m` that are not `layers` nor a layer's Relu/Clip."""
+    from tools.quantize.qdq import ACTIVATIONS
+    producer = {o: n.name for n in m.graph.node for o in n.output}
+    return [n.name for n in m.graph.node if n.name and n.name not in layers and n.op_type in QUANTIZED_OPS
+            and not (n.op_type in ACTIVATIONS and producer.get(n.input[0]) in layers)]
 
 
 __all__ = ["EVAL_SAMPLES", "METHODS", "CalibrationError", "QuantizeReport", "quantize"]

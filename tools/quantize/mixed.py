@@ -177,33 +177,32 @@ def accuracy(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]], labels:
 
 
 def search_target(build: Callable[[set[str]], onnx.ModelProto], ranked: list[str], target: float,
-                  score: Callable[[onnx.ModelProto], float]) -> tuple[set[str], list[tuple[int, float]]]:
-    """The shortest prefix of `ranked` (most sensitive first) kept out of int8 for
-    `score` (the outputs' cosine, a task accuracy) to reach `target`, by bisection over
-    the prefix length (all of it when even that does not reach it); and (nodes kept,
-    score) of each step tried."""
-    def tried(k: int) -> float:
-        value = score(build(set(ranked[:k])))
-        steps.append((k, value))
-        return value
+                  score: Callable[[onnx.ModelProto], float], tried: dict[int, float], first: int = 0) -> set[str]:
+    """The shortest prefix of `ranked` (most sensitive first), at least `first` long,
+    kept out of int8 for `score` (the outputs' cosine, a task accuracy) to reach
+    `target`, by bisection over the prefix length (all of it when even that does not
+    reach it). `tried` holds the score of each prefix length tried (and is reused)."""
+    def value(k: int) -> float:
+        if k not in tried:
+            tried[k] = score(build(set(ranked[:k])))
+        return tried[k]
 
-    steps: list[tuple[int, float]] = []
-    if tried(0) >= target:
-        return set(), steps
-    if tried(len(ranked)) < target:
-        return set(ranked), steps  # (not reachable by keeping these out of int8)
-    lo, hi = 0, len(ranked)  # (bisection: the score grows with the prefix, mostly)
+    if value(first) >= target:
+        return set(ranked[:first])
+    if value(len(ranked)) < target:
+        return set(ranked)  # (not reachable by keeping these out of int8)
+    lo, hi = first, len(ranked)  # (bisection: the score grows with the prefix, mostly)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if tried(mid) >= target:
+        if value(mid) >= target:
             hi = mid
         else:
             lo = mid
-    return set(ranked[:hi]), steps
+    return set(ranked[:hi])
 
 
-def format_sensitivity(rows: list[tuple[str, float, float]]) -> str:
-    lines = ["| layer (quantized alone) | output cosine | output rel. error |", "|---|---|---|"]
+def format_sensitivity(rows: list[tuple[str, float, float]], what: str = "layer") -> str:
+    lines = [f"| {what} (quantized alone) | output cosine | output rel. error |", "|---|---|---|"]
     lines += [f"| {n} | {c:.6f} | {r:.3e} |" for n, c, r in rows]
     return "\n".join(lines) + "\n"
 
