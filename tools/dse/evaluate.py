@@ -64,12 +64,14 @@ def evaluate(job: Job) -> dict[str, Any]:
     from sim import SimError, signature
     from tools.api import compile as npu_compile
     from tools.cli import UsageError, UserError
+    from tools.dse.models import model_inputs
     row: dict[str, Any] = {"model": job.name, "arch": job.arch, "status": "ok", "error": ""}
     t0 = time.perf_counter()
     try:
         exe = npu_compile(_model(job), arch=job.arch, pipeline=job.pipeline, **_options(job.options))
         t1 = time.perf_counter()
-        inputs = random_inputs(signature(exe.module), 0) if job.numerics else None
+        inputs = (model_inputs(job.name, _model(job)) or random_inputs(signature(exe.module), 0)) \
+            if job.numerics else None
         res = run(exe.module, exe.weights if job.numerics else {}, inputs, timing_only=not job.numerics)
         t2 = time.perf_counter()
     except (UserError, UsageError, SimError) as e:

@@ -40,6 +40,21 @@ BUILTIN: dict[str, Callable[[], onnx.ModelProto]] = {
 }
 
 
+TRANSFORMERS = ("bert_base_128", "bert_base_512", "gpt2_decode_p127", "vit_b16_block")
+"""Built-in models whose numerics need their own inputs (`model_inputs`)."""
+
+
+def model_inputs(name: str, model: onnx.ModelProto) -> dict | None:
+    """The inputs a `numerics` sweep feeds model `name`: a transformer block's
+    (`testkit.transformers.block_inputs`: an attention mask of ones and zeros, not the
+    standard-normal draw that would push every score thousands apart and make each
+    softmax one-hot), None for the seeded random draw (`runtime.run.random_inputs`)."""
+    if name not in TRANSFORMERS:
+        return None
+    from tools.testkit.transformers import block_inputs
+    return block_inputs(model)
+
+
 class ModelError(Exception):
     """A model name that resolves to nothing, or a file that is not an ONNX model."""
 
