@@ -142,6 +142,10 @@ def _mixed(m: onnx.ModelProto, table: dict[str, str], samples: Samples, build: C
     keep = mixed.search_target(build, ranked, target, score, tried)
     rest = _other_ops(m, set(candidates) | set(table))
     if tried.get(len(ranked), target) < target and rest:  # (all the layers are not enough)
+        tried[len(ranked) + len(rest)] = everything = score(build(set(ranked + rest)))
+        if everything < target:  # (nor is every op: no ranking to measure)
+            rep.search = list(tried.items())
+            return set(ranked + rest)
         rep.op_sensitivity = mixed.sensitivity(lambda f: build(f | (named - set(rest)), "f32"), rest, feeds, ref,
                                                progress)
         ranked += [r[0] for r in rep.op_sensitivity]
