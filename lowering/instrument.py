@@ -1,8 +1,10 @@
 """Compile observability, as MLIR's pass instrumentations give it: per-pass wall
 time (`--time-passes`, nested pipelines such as `npu-default` broken into their
-passes, verification shown apart), IR dumps after named passes or all of them
-(`--print-ir-after`, `--print-ir-after-all`), pattern firing counts per pass
-(`--pattern-stats`) and a progress line on long compiles when stderr is a terminal.
+passes, verification shown apart), IR dumps before or after named passes or all of
+them, after a change or a failure (`--print-ir-before/after[-all]`, `-after-change`,
+`-after-failure`; large literals elided by `ElidingPrinter`), pattern firing counts per
+pass (`--pattern-stats`), named debug channels (`debug(channel, message)`,
+`--debug-only=CHANNEL`) and a progress line on long compiles when stderr is a terminal.
 
 Tools run a pass list with `run_pipeline(passes, ctx, module, options)` (or build an
 `Instrumentation` to time their own phases too, as `npu-opt` times parsing and
@@ -10,8 +12,7 @@ printing); a pass that runs a nested pipeline runs it with `run_nested`; pattern
 passes walk with `PatternWalker`, which counts firings while stats are on.
 
 Verification: the input once, then once after the last pass; after every pass
-(nested ones too) with `verify_each`. A nested pipeline run outside any
-instrumentation (`compile_module`) verifies its own end.
+(nested ones too) with `verify_each`.
 
 Algorithm
 ---------
@@ -24,7 +25,10 @@ wrapped one by one, so the pattern that acted on an op is the one counted (an op
 the applier erased as dead is counted apart). The progress line is drawn by a
 daemon thread every PROGRESS_INTERVAL s once PROGRESS_DELAY s have passed (the
 passes hold the GIL only between bytecodes); it is cleared before anything else
-is written to the stream.
+is written to the stream. A nested pipeline run outside any instrumentation
+(`compile_module`) verifies its own end. Debug channels are a context variable too: a
+pass's channel is its name and prints its remarks as it makes them (`collecting_remarks`),
+`pipeline` each pass as it starts, `greedy-rewriter` each rewrite a PatternWalker makes.
 """
 
 from __future__ import annotations
@@ -41,8 +45,8 @@ from dataclasses import dataclass, field
 from typing import IO, NoReturn
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, Region
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.ir import Attribute, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -56,7 +60,9 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from lowering.errors import CompileError
+from lowering.remarks import Remark
 from npu_dialects import strip_unknown_locs
+from npu_dialects.locs import node_names
 
 PROGRESS_DELAY = float(os.environ.get("NPU_PROGRESS_AFTER", "2"))
 """Seconds a compile runs before the progress line appears (env NPU_PROGRESS_AFTER)."""
@@ -82,6 +88,20 @@ class InstrumentOptions:
     progress: bool | None = None
     print_debuginfo: bool = True
     keep_after: tuple[str, ...] = ()  # passes after which a copy of the module is kept (`Instrumentation.kept`)
+    print_ir_before: tuple[str, ...] = ()
+    print_ir_before_all: bool = False
+    print_ir_after_change: bool = False  # (alone: after every pass that changed the IR)
+    print_ir_after_failure: bool = False
+    elide_elements: int | None = None  # dense literals of more elements print as `dense_resource<__elided__>`
+
+    def dumps_after(self, pass_name: str) -> bool:
+        """Whether the IR is printed after `pass_name` (when it changed, with `print_ir_after_change`)."""
+        if self.print_ir_after_all or pass_name in self.print_ir_after:
+            return True
+        return self.print_ir_after_change and not self.print_ir_after
+
+    def dumps_before(self, pass_name: str) -> bool:
+        return self.print_ir_before_all or pass_name in self.print_ir_before
 
 
 @dataclass
@@ -184,25 +204,37 @@ class Instrumentation:
             self.end_verified = False
         if passes and self.options.verify and not self.options.verify_each:
             names = ",".join(p.name for p in passes)
-            self.verify(module, names, "IR does not verify after the passes (--verify-each verifies after "
-                                       "each one, naming the pass at fault)")
+            try:
+                self.verify(module, names, "IR does not verify after the passes (--verify-each verifies after "
+                                           "each one, naming the pass at fault)")
+            except CompileError as e:
+                self.dump_failure(names, module, e)
+                raise
 
     def run_passes(self, passes: Sequence[ModulePass], ctx: Context, module: ModuleOp, verify_each: bool) -> None:
         """Apply `passes` in order as rows under the current one (timed, dumped, counted)."""
         for i, p in enumerate(passes):
             if self.progress is not None:
                 self.progress.update(" > ".join([*self.passes, p.name]) + f" ({i + 1}/{len(passes)})")
-            with self.phase(p.name), running(p.name):
-                self.passes.append(p.name)
-                try:
-                    p.apply(ctx, module)
-                finally:
-                    self.passes.pop()
-            self.print_after(p.name, module)
-            if p.name in self.options.keep_after:
-                self.kept[p.name] = module.clone()
-            if verify_each and self.options.verify:
-                self.verify(module, p.name, "IR does not verify after the pass")
+            if self.options.dumps_before(p.name):
+                self.dump(f"Before {p.name}", module)
+            before = self.ir(module) if self.options.print_ir_after_change else None
+            debug(PIPELINE_CHANNEL, f"running {' > '.join([*self.passes, p.name])} ({i + 1}/{len(passes)})")
+            try:
+                with self.phase(p.name), running(p.name):
+                    self.passes.append(p.name)
+                    try:
+                        p.apply(ctx, module)
+                    finally:
+                        self.passes.pop()
+                self.print_after(p.name, module, before)
+                if p.name in self.options.keep_after:
+                    self.kept[p.name] = module.clone()
+                if verify_each and self.options.verify:
+                    self.verify(module, p.name, "IR does not verify after the pass")
+            except BaseException as e:
+                self.dump_failure(p.name, module, e)
+                raise
 
     def verify(self, module: ModuleOp, pass_name: str, message: str) -> None:
         """Verify `module` (timed as `verify`), a failure a CompileError naming `pass_name`."""
@@ -212,12 +244,39 @@ class Instrumentation:
             except VerifyException as e:
                 raise CompileError(pass_name, f"{message}: {e}") from e
 
-    def print_after(self, pass_name: str, module: ModuleOp) -> None:
-        if not (self.options.print_ir_after_all or pass_name in self.options.print_ir_after):
-            return
+    def ir(self, module: ModuleOp) -> str:
+        """`module` as the dumps print it (locations, elision as the options say)."""
+        return ir_text(module, self.options.print_debuginfo, self.options.elide_elements)
+
+    def dump(self, what: str, module: ModuleOp, text: str | None = None) -> None:
+        """`// -----// IR Dump After npu-tile (in npu-default) //----- //` and the IR."""
         where = f" (in {' > '.join(self.passes)})" if self.passes else ""
-        self.write(f"// -----// IR Dump After {pass_name}{where} //----- //\n"
-                   + ir_text(module, self.options.print_debuginfo) + "\n")
+        self.write(f"// -----// IR Dump {what}{where} //----- //\n"
+                   + (self.ir(module) if text is None else text) + "\n")
+
+    def print_after(self, pass_name: str, module: ModuleOp, before: str | None = None) -> None:
+        """The dump after a pass, if asked for (`before`: the IR before it, to print only a change)."""
+        if not self.options.dumps_after(pass_name):
+            return
+        text = self.ir(module) if before is not None else None
+        if text is not None and text == before:
+            debug(PIPELINE_CHANNEL, f"{pass_name} did not change the IR")
+            return
+        self.dump(f"After {pass_name}", module, text)
+
+    def dump_failure(self, pass_name: str, module: ModuleOp, e: BaseException) -> None:
+        """With `print_ir_after_failure`, the IR as the failing pass left it (once: the
+        pipeline a nested pass runs in fails with it)."""
+        if not self.options.print_ir_after_failure or getattr(e, "_npu_ir_dumped", False) \
+                or isinstance(e, KeyboardInterrupt):
+            return
+        try:
+            text = self.ir(module)
+        except Exception as pe:  # noqa: BLE001 - IR a pass left half-rewritten may not print
+            text = f"(the IR does not print: {type(pe).__name__}: {pe})\n"
+        self.dump(f"After {pass_name} Failed", module, text)
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(e, "_npu_ir_dumped", True)
 
     def count(self, label: str) -> PatternCount:
         """The pattern counter of `label` in the running pass."""
@@ -291,12 +350,33 @@ def verify_after(pass_name: str, module: ModuleOp) -> None:
         raise CompileError(pass_name, f"IR does not verify after the pass: {e}") from e
 
 
-def ir_text(module: Operation, debuginfo: bool = True) -> str:
-    """`module` as MLIR text (with its ONNX-node locations when `debuginfo`)."""
+def ir_text(module: Operation, debuginfo: bool = True, elide: int | None = None) -> str:
+    """`module` as MLIR text (with its ONNX-node locations when `debuginfo`; dense
+    literals of more than `elide` elements elided, as `ElidingPrinter` prints them)."""
     buf = io.StringIO()
-    Printer(stream=buf, print_debuginfo=debuginfo).print_op(module)
+    printer = Printer(stream=buf, print_debuginfo=debuginfo) if elide is None else \
+        ElidingPrinter(elide, stream=buf, print_debuginfo=debuginfo)
+    printer.print_op(module)
     buf.write("\n")
     return strip_unknown_locs(buf.getvalue())
+
+
+class ElidingPrinter(Printer):
+    """xDSL's printer, a dense elements literal of more than `limit` elements (not a
+    splat) printed as MLIR's `--mlir-elide-elementsattrs-if-larger` prints it:
+    `dense_resource<__elided__> : tensor<...>` (text that parses, without the values)."""
+
+    def __init__(self, limit: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.elide_limit = limit
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        if isinstance(attribute, DenseIntOrFPElementsAttr) and not attribute.is_splat() \
+                and len(attribute) > self.elide_limit:
+            self.print_string("dense_resource<__elided__> : ")
+            self.print_attribute(attribute.type)
+            return
+        super().print_attribute(attribute)
 
 
 RULE = "===" + "-" * 73 + "===\n"
@@ -340,7 +420,7 @@ def pattern_report(patterns: dict[str, dict[str, PatternCount]]) -> str:
 def pattern_label(p: RewritePattern) -> str:
     """A pattern's name in the statistics: its `label` if it has one (a parametrised
     pattern telling its instances apart), else its class name."""
-    if isinstance(p, CountedPattern):
+    if isinstance(p, (CountedPattern, TracedPattern)):
         return pattern_label(p.inner)
     label = getattr(p, "label", None)
     return label if isinstance(label, str) else type(p).__name__
@@ -393,13 +473,14 @@ DISABLED_PATTERNS: ContextVar[frozenset[str]] = ContextVar("npu_disabled_pattern
 also `NPU_DISABLE_PATTERNS=label,...` in the environment, for reproducing)."""
 
 
-def print_after_names(values: Sequence[str], available: Iterable[str]) -> tuple[str, ...]:
-    """The passes of repeated `--print-ir-after=A,B` options; an unknown one is a ValueError."""
+def print_after_names(values: Sequence[str], available: Iterable[str], flag: str = "--print-ir-after") -> tuple[str, ...]:
+    """The passes of repeated `--print-ir-after=A,B` options (or `flag`'s); an unknown
+    one is a ValueError."""
     names = tuple(n.strip() for v in values for n in v.split(",") if n.strip())
     known = set(available)
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"--print-ir-after: unknown pass(es) {', '.join(unknown)} "
+        raise ValueError(f"{flag}: unknown pass(es) {', '.join(unknown)} "
                          "(npu-opt --list-passes lists them)")
     return names
 
@@ -442,13 +523,17 @@ class PatternWalker(PatternRewriteWalker):
     def rewrite_region(self, region: Region) -> bool:
         inst = active()
         disabled = disabled_patterns()
-        if (inst is None or not inst.options.pattern_stats) and not disabled:
+        stats = inst is not None and inst.options.pattern_stats
+        traced = debug_enabled(GREEDY_CHANNEL)
+        if not (stats or disabled or traced):
             return self._walk(region)
         saved = self.pattern
         pattern = without(saved, disabled) if disabled else saved
         if pattern is None:
             return False
-        self.pattern = counting(pattern, inst) if inst is not None and inst.options.pattern_stats else pattern
+        if traced:
+            pattern = tracing(pattern)
+        self.pattern = counting(pattern, inst) if stats and inst is not None else pattern
         try:
             return self._walk(region)
         finally:
@@ -515,6 +600,94 @@ class PatternTally:
 
     def count(self, label: str) -> PatternCount:
         return self.counts.setdefault(label, PatternCount())
+
+
+# ----------------------------------------------------------------------------------------
+# Debug channels (`--debug-only=CHANNEL,...`, `--debug`)
+# ----------------------------------------------------------------------------------------
+
+DEBUG_CHANNELS: ContextVar[frozenset[str]] = ContextVar("npu_debug_channels", default=frozenset())
+"""The enabled channels (`DEBUG_ALL`: every one)."""
+DEBUG_ALL = "*"
+PIPELINE_CHANNEL = "pipeline"
+"""Each pass as it starts (nested ones with their pipeline), a dump skipped as unchanged."""
+GREEDY_CHANNEL = "greedy-rewriter"
+"""Each rewrite a `PatternWalker` makes: the pass, the pattern and the op (MLIR's channel name)."""
+CHANNELS = {PIPELINE_CHANNEL: "each pass as it starts, and a dump skipped because the pass changed nothing",
+            GREEDY_CHANNEL: "each rewrite a pattern makes: pass, pattern, op and its ONNX nodes"}
+"""The channels besides the passes' own (a pass's channel is its name: its remarks as it makes them)."""
+
+
+def debug_enabled(channel: str) -> bool:
+    """Whether `debug(channel, ...)` prints (one context-variable read when nothing is on)."""
+    on = DEBUG_CHANNELS.get()
+    return bool(on) and (channel in on or DEBUG_ALL in on)
+
+
+def debug(channel: str, message: str) -> None:
+    """`[channel] message` on stderr (through the active instrumentation: the progress
+    line erased first) when `channel` is enabled."""
+    if not debug_enabled(channel):
+        return
+    text = f"[{channel}] {message}\n"
+    inst = active()
+    if inst is not None:
+        inst.write(text)
+    else:
+        sys.stderr.write(text)
+
+
+@contextlib.contextmanager
+def debugging(channels: Iterable[str]) -> Iterator[None]:
+    """Enable the debug `channels` (`*`: all) inside the block."""
+    token = DEBUG_CHANNELS.set(frozenset(channels))
+    try:
+        yield
+    finally:
+        DEBUG_CHANNELS.reset(token)
+
+
+class _EchoedRemarks(list):
+    """A remark sink that also prints each remark on its pass's channel as it is made."""
+
+    def append(self, r: Remark) -> None:
+        super().append(r)
+        debug(r.pass_name, r.line().removeprefix(f"remark: {r.pass_name}: "))
+
+
+@contextlib.contextmanager
+def collecting_remarks() -> Iterator[list[Remark]]:
+    """`lowering.remarks.collecting`, each remark also printed on the channel named after
+    its pass (`--debug-only=npu-tile` shows npu-tile's tiling decisions as they are made)."""
+    from lowering import remarks
+    sink = _EchoedRemarks()
+    token = remarks._SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        remarks._SINK.reset(token)
+
+
+class TracedPattern(RewritePattern):
+    """`inner`, printing each rewrite it makes on the GREEDY_CHANNEL."""
+
+    def __init__(self, inner: RewritePattern) -> None:
+        self.inner = inner
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        before = rewriter.has_done_action
+        what = f"'{op.name}'" + (f" ({', '.join(node_names(op)[:4])})" if node_names(op) else "")
+        self.inner.match_and_rewrite(op, rewriter)
+        if rewriter.has_done_action and not before:
+            debug(GREEDY_CHANNEL, f"{RUNNING_PASS.get() or '?'}: {pattern_label(self.inner)} rewrote {what}")
+
+
+def tracing(p: RewritePattern) -> RewritePattern:
+    """`p` with each of its patterns traced (a greedy applier's one by one)."""
+    if isinstance(p, GreedyRewritePatternApplier):
+        return GreedyRewritePatternApplier([tracing(q) for q in p.rewrite_patterns], p.ctx,
+                                           folding_enabled=p.folding_enabled, dce_enabled=p.dce_enabled)
+    return TracedPattern(p)
 
 
 # ----------------------------------------------------------------------------------------

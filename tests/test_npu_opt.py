@@ -43,10 +43,12 @@ def test_unwrap_pipeline():
 
 
 def test_pass_pipeline_and_p_give_the_same_output(capsys, graph):
-    rc1, a, _ = run(capsys, graph, "--pass-pipeline=builtin.module(npu-default)")
-    rc2, b, _ = run(capsys, graph, "-p", "npu-default")
+    rc1, a, _ = run(capsys, graph, "--pass-pipeline=builtin.module(npu-default)", "--print-debuginfo")
+    rc2, b, _ = run(capsys, graph, "-p", "npu-default", "--print-debuginfo")
     assert rc1 == rc2 == 0 and a == b
     assert "npu_task.task" in a and 'loc("act")' in a  # ONNX node names survive as locations
+    rc3, c, _ = run(capsys, graph, "-p", "npu-default")
+    assert rc3 == 0 and "loc(" not in c  # (printed only with --print-debuginfo, as in MLIR)
 
 
 def test_list_passes_names_every_registered_pass(capsys):

@@ -226,16 +226,15 @@ def failing_op(module: Operation, message: str) -> Operation | None:
 
 
 def locate_verify_error(module: Operation, e: VerifyException) -> VerifyException:
-    """`e` (from verifying `module`) as a SourceVerifyError at the op that failed, with
-    `e`'s notes; `e` itself when that op was not parsed from text."""
+    """`e` (from verifying `module`) as a SourceVerifyError at the op that failed; `e`
+    itself when that op was not parsed from text. The located error drops `e`'s notes:
+    xDSL's note is the whole module printed generically with the message under the op
+    (`Operation does not verify: ...`), which the source line and caret replace."""
     message = str(e)
     op = failing_op(module, message)
     if op is None or source_span(op) is None:
         return e
-    located = SourceVerifyError(locate(op, message))
-    for note in getattr(e, "__notes__", []):
-        located.add_note(note)
-    return located
+    return SourceVerifyError(locate(op, message))
 
 
 def verify_located(module: ModuleOp) -> None:

@@ -1,30 +1,34 @@
 """`npu-opt`: the xDSL opt driver with the npu dialects and passes.
 
-Adds to `xdsl-opt`: MLIR's `--pass-pipeline='builtin.module(a,b{k=v})'`,
-`--list-passes`, `--print-arch SPEC` (the machine a spec resolves to, as a chip
-file), locations (ONNX node names) printed by default, weight side files relocated
-when writing elsewhere, clean diagnostics (exit 1 bad input, 2 bad usage, 130
-interrupted; tracebacks only with NPU_DEBUG=1). Observability (`lowering/instrument.py`,
-on stderr): `--time-passes`, `--print-ir-after=PASS,...`, `--print-ir-after-all`,
-`--pattern-stats`, a progress line after 2 s on a terminal (`--progress`). The IR is
-verified as read and after the passes (`--verify-each`: after each). As mlir-opt:
-`-` (or no file) reads standard input, an empty file is an empty module,
-`--split-input-file` runs every chunk and reports each failure. `-o FILE` is written
-atomically; new weights the passes fold go beside it (or to `--weights-file`; with the
-IR on standard output, to a file a `note:` names).
+Adds to `xdsl-opt`: MLIR's `--pass-pipeline='builtin.module(a,b{k=v})'`, `--list-passes`
+(each option with its help), `--print-arch SPEC`, `--version`, weight side files relocated
+when writing elsewhere, clean diagnostics (exit 1 bad input, 2 bad usage, 130 interrupted;
+tracebacks only with NPU_DEBUG=1; a verifier error once, at its line). As mlir-opt:
+locations only with `--print-debuginfo`, `--verify-diagnostics` checking `expected-error`
+annotations (`tools/verify_diagnostics.py`; an input without any keeps xDSL's meaning), `-`
+(or no file) for standard input, `--split-input-file` running every chunk, `--mlir-`
+spellings. Observability (`lowering/instrument.py`, on stderr): `--time-passes`,
+`--print-ir-before/after[-all]`, `-after-change`, `-after-failure`, `--pattern-stats`,
+`--debug-only=CHANNEL`, `--mlir-elide-elementsattrs-if-larger=N`, a progress line. The IR is
+verified as read and after the passes (`--verify-each`: after each). `-o FILE` is written
+atomically; new weights the passes fold go beside it (or to `--weights-file`).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import dataclasses
 import difflib
+import inspect
 import io
 import os
 import re
 import stat
 import sys
+import textwrap
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 
@@ -42,7 +46,16 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from lowering import get_all_passes
 from lowering.errors import CompileError
-from lowering.instrument import Instrumentation, InstrumentOptions, print_after_names
+from lowering.instrument import (
+    CHANNELS,
+    DEBUG_ALL,
+    ElidingPrinter,
+    Instrumentation,
+    InstrumentOptions,
+    collecting_remarks,
+    debugging,
+    print_after_names,
+)
 from lowering.remarks import collecting, write_remarks
 from npu_dialects import all_dialects, strip_unknown_locs
 from npu_dialects.arch import ArchError, chip_toml, parse_arch_spec
@@ -55,7 +68,16 @@ from npu_dialects.weights import (
     save_weights,
 )
 from tools.cli import EXIT_INTERRUPTED, UserError, console, error_line, write_output
-from tools.diagnostics import locate, locate_verify_error, parse_mlir, source_span
+from tools.diagnostics import SourceParseError, locate, locate_verify_error, parse_mlir, source_span
+from tools.verify_diagnostics import (
+    Diagnostic,
+    diagnostics_of,
+    expectations,
+    has_annotations,
+    mismatches,
+    node_lines,
+    remark_diagnostic,
+)
 
 STANDARD_PASSES = ("canonicalize", "cse", "dce")
 
@@ -154,13 +176,57 @@ STANDARD_SUMMARIES = {
 
 
 def pass_summary(name: str, factory) -> str:
+    """The first paragraph of the pass's docstring, on one line (never cut mid-sentence)."""
     if name in STANDARD_SUMMARIES:
         return STANDARD_SUMMARIES[name]
     try:
-        doc = (factory().__doc__ or "").strip().splitlines()
+        doc = (factory().__doc__ or "").strip()
     except ImportError as e:
         return f"(unavailable: {e})"
-    return doc[0] if doc else ""
+    return " ".join(doc.split("\n\n", 1)[0].split())
+
+
+def _clauses(text: str) -> list[str]:
+    """`text`'s sentences and `;`-separated clauses (not split inside brackets or backticks)."""
+    out, depth, code, start = [], 0, False, 0
+    for i, ch in enumerate(text):
+        if ch == "`":
+            code = not code
+        elif not code and ch in "([":
+            depth += 1
+        elif not code and ch in ")]":
+            depth = max(0, depth - 1)
+        elif not code and depth == 0 and (ch == ";" or ch == "." and text[i + 1:i + 2] in (" ", "")):
+            out.append(text[start:i + 1].strip())
+            start = i + 1
+    out.append(text[start:].strip())
+    return [c for c in out if c]
+
+
+def option_help(cls: type[ModulePass]) -> dict[str, str]:
+    """Option (as on the command line) -> its help: the string literal after its field in
+    the class (an attribute docstring), else the clause of the pass's docstring that names
+    it (`` `double-buffer=false` makes ... ``), whole."""
+    fields = [f.name for f in dataclasses.fields(cls) if f.init and f.name != "name"]
+    helps: dict[str, str] = {}
+    try:
+        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        body = None
+    if isinstance(body, ast.ClassDef):
+        for stmt, after in zip(body.body, body.body[1:]):
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) \
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) \
+                    and isinstance(after.value.value, str):
+                helps[stmt.target.id.replace("_", "-")] = " ".join(after.value.value.split())
+    doc = (cls.__doc__ or "").strip()
+    clauses = _clauses(" ".join(doc.split()))
+    later = _clauses(" ".join(doc.split("\n\n", 1)[1].split())) if "\n\n" in doc else []  # (not the summary)
+    for name in (f.replace("_", "-") for f in fields):
+        said = [c for c in clauses if f"`{name}=" in c] or [c for c in later if f"`{name}`" in c]
+        if name not in helps and said:
+            helps[name] = re.sub(r"^Options?:?\s+", "", said[0]).rstrip(";")
+    return helps
 
 
 def print_arch(spec: str) -> None:
@@ -203,20 +269,35 @@ def option_lines(cls: type[ModulePass]) -> list[str]:
 
 
 def list_passes(available: Mapping[str, Callable[[], type[ModulePass]]]) -> str:
-    """`npu-opt --list-passes`: each pass with the first line of its docstring, then
-    its options indented, one a line, with their types and defaults."""
+    """`npu-opt --list-passes`: each pass with the first paragraph of its docstring, then
+    its options indented, one a line, with their types, defaults and help (`option_help`)."""
     width = max((len(n) for n in available), default=0) + 2
     out = []
     for name, factory in sorted(available.items()):
         out.append(f"  {name:<{width}}{pass_summary(name, factory)}")
         try:
-            out += [f"      {line}" for line in option_lines(factory())]
+            cls = factory()
         except ImportError:
-            pass  # (pass_summary said why)
+            continue  # (pass_summary said why)
+        helps = option_help(cls)
+        for line in option_lines(cls):
+            said = helps.get(line.split(":", 1)[0])
+            out.append(f"      {line}" + (f"  - {said}" if said else ""))
     return "\n".join(out) + "\n"
 
 
+def compiler_version() -> str:
+    """The installed npu-compiler's version (`unknown` when run from a tree not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("npu-compiler")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 class NpuOptMain(xDSLOptMain):
+    version_format = f"npu-opt (npu-compiler) {compiler_version()}, on xDSL {{xdsl_version}}"
+
     def register_all_dialects(self) -> None:
         for d in all_dialects():
             self.ctx.register_dialect(d.name, lambda d=d: d)
@@ -242,15 +323,11 @@ class NpuOptMain(xDSLOptMain):
                                 help="print the machine an --arch SPEC resolves to (a preset or chip.toml, "
                                      "then overrides) as a chip file and exit")
         arg_parser.add_argument("--no-debuginfo", action="store_true",
-                                help="do not print locations (ONNX node names)")
+                                help="do not print locations (the default now; --print-debuginfo prints them)")
         arg_parser.add_argument("--verify-each", action="store_true",
                                 help="verify the IR after every pass, nested passes of npu-default too "
                                      "(default: the input, then once after the passes)")
-        arg_parser.add_argument("--print-ir-after", action="append", default=[], metavar="PASS[,PASS]",
-                                help="print the IR to stderr after each run of these passes "
-                                     "(nested passes of npu-default too)")
-        arg_parser.add_argument("--print-ir-after-all", action="store_true",
-                                help="print the IR to stderr after every pass")
+        self.register_debug_arguments(arg_parser)
         arg_parser.add_argument("--pattern-stats", action="store_true",
                                 help="print to stderr how often each rewrite pattern fired, per pass")
         arg_parser.add_argument("--remarks", nargs="?", const="-", metavar="FILE",
@@ -264,6 +341,36 @@ class NpuOptMain(xDSLOptMain):
                                      "OUT-STEM.weights.npz; with the IR on standard output, "
                                      "INPUT-STEM.npu-opt.weights.npz in the current directory, named by a note)")
 
+    def register_debug_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        """The IR dumps, eliding, debug channels and MLIR's `--mlir-` spellings of flags."""
+        for flag, alias in (("--print-debuginfo", "--mlir-print-debuginfo"), ("--time-passes", "--mlir-timing"),
+                            ("--print-op-generic", "--mlir-print-op-generic")):
+            add_alias(arg_parser, flag, alias)
+        arg_parser.add_argument("--print-ir-before", "--mlir-print-ir-before", action="append", default=[],
+                                metavar="PASS[,PASS]", help="print the IR to stderr before each run of these "
+                                "passes (nested passes of npu-default too)")
+        arg_parser.add_argument("--print-ir-before-all", "--mlir-print-ir-before-all", action="store_true",
+                                help="print the IR to stderr before every pass")
+        arg_parser.add_argument("--print-ir-after", "--mlir-print-ir-after", action="append", default=[],
+                                metavar="PASS[,PASS]", help="print the IR to stderr after each run of these "
+                                "passes (nested passes of npu-default too)")
+        arg_parser.add_argument("--print-ir-after-all", "--mlir-print-ir-after-all", action="store_true",
+                                help="print the IR to stderr after every pass")
+        arg_parser.add_argument("--print-ir-after-change", "--mlir-print-ir-after-change", action="store_true",
+                                help="print the IR after a pass only when the pass changed it (alone: after "
+                                     "every pass that changed it; with --print-ir-after: those passes)")
+        arg_parser.add_argument("--print-ir-after-failure", "--mlir-print-ir-after-failure", action="store_true",
+                                help="print the IR as a pass that failed left it (the pass's error follows)")
+        arg_parser.add_argument("--mlir-elide-elementsattrs-if-larger", "--elide-elementsattrs-if-larger",
+                                type=_count, metavar="N", dest="elide",
+                                help="print dense literals of more than N elements as "
+                                     "'dense_resource<__elided__>' (the output and the IR dumps)")
+        arg_parser.add_argument("--debug-only", action="append", default=[], metavar="CHANNEL[,CHANNEL]",
+                                help="print a channel's debug messages to stderr as '[CHANNEL] ...': a pass's "
+                                     "name (its decisions - fusions, groups, tilings - as it makes them), "
+                                     f"{', '.join(CHANNELS)}")
+        arg_parser.add_argument("--debug", action="store_true", help="print every debug channel")
+
     def setup_pipeline(self) -> None:
         if self.args.print_arch is not None:
             print_arch(self.args.print_arch)
@@ -275,8 +382,8 @@ class NpuOptMain(xDSLOptMain):
             if self.args.passes:
                 raise PipelineSyntaxError("use either -p or --pass-pipeline, not both")
             self.args.passes = unwrap_pipeline(self.args.pass_pipeline)
-        if not self.args.no_debuginfo:
-            self.args.print_debuginfo = True
+        if self.args.no_debuginfo:
+            self.args.print_debuginfo = False
         if self.args.passes:
             parse_passes(self.available_passes, self.args.passes)  # (names the culprit, with a hint)
             self.args.passes = quote_paths(self.args.passes)
@@ -291,21 +398,29 @@ class NpuOptMain(xDSLOptMain):
         a = self.args
         try:
             after = print_after_names(a.print_ir_after, self.available_passes)
+            before = print_after_names(a.print_ir_before, self.available_passes, "--print-ir-before")
         except ValueError as e:
             raise PipelineSyntaxError(str(e)) from None
+        self.debug_channels = debug_channels(["*"] if a.debug else a.debug_only, self.available_passes)
         return InstrumentOptions(time_passes=a.time_passes, print_ir_after=after,
                                  print_ir_after_all=a.print_ir_after_all, pattern_stats=a.pattern_stats,
                                  verify_each=a.verify_each, verify=not a.disable_verify,
                                  progress={"auto": None, "always": True, "never": False}[a.progress],
-                                 print_debuginfo=a.print_debuginfo)
+                                 print_debuginfo=a.print_debuginfo, print_ir_before=before,
+                                 print_ir_before_all=a.print_ir_before_all,
+                                 print_ir_after_change=a.print_ir_after_change,
+                                 print_ir_after_failure=a.print_ir_after_failure, elide_elements=a.elide)
 
     def run(self) -> None:
-        with Instrumentation(self.instrument_options) as inst, collecting() as remarks:
-            self.inst = inst
+        channels = self.debug_channels
+        with Instrumentation(self.instrument_options) as inst, debugging(channels), \
+                (collecting_remarks() if channels else collecting()) as remarks:
+            self.inst, self.remarks = inst, remarks
+            self.checking = False  # (MLIR's --verify-diagnostics: remarks are diagnostics to match)
             try:
                 self.run_chunks()
             finally:
-                if self.args.remarks is not None:
+                if self.args.remarks is not None and not (self.checking and self.args.remarks == "-"):
                     write_remarks(remarks, self.args.remarks)
 
     def run_chunks(self) -> None:
@@ -318,6 +433,8 @@ class NpuOptMain(xDSLOptMain):
         if to_file and not os.path.isdir(os.path.dirname(os.path.abspath(self.args.output_file))):
             raise UserError(f"cannot write '{self.args.output_file}': No such file or directory")  # (before the passes)
         out = io.StringIO() if to_file else sys.stdout
+        if self.args.verify_diagnostics:
+            chunks = self.check_annotated(chunks, file_extension, out)
         failed = 0
         try:
             for i, (chunk, offset) in enumerate(chunks):
@@ -355,6 +472,63 @@ class NpuOptMain(xDSLOptMain):
         if to_file:
             assert isinstance(out, io.StringIO)
             write_output(self.args.output_file, out.getvalue())
+
+    def check_annotated(self, chunks: list[tuple[IO[bytes], int]], file_extension: str,
+                        out: IO[str]) -> list[tuple[IO[bytes], int]]:
+        """--verify-diagnostics: an input with `expected-*` annotations is checked as
+        mlir-opt checks it (`verify_chunks`), leaving no chunk to run; one without keeps
+        xDSL's meaning (each chunk's error printed on stdout, exit 0): its chunks, unread."""
+        texts = [(chunk.read(), offset) for chunk, offset in chunks]
+        for chunk, _ in chunks:
+            chunk.close()
+        if not any(has_annotations(data) for data, _ in texts):
+            return [(io.BytesIO(data), offset) for data, offset in texts]
+        self.checking = True
+        self.verify_chunks(texts, file_extension, out)
+        return []
+
+    def verify_chunks(self, chunks: list[tuple[bytes, int]], file_extension: str, out: IO[str]) -> None:
+        """MLIR's `--verify-diagnostics` (`tools/verify_diagnostics.py`): each chunk's
+        diagnostics - its parse, verifier or pass error, its remarks with --remarks, Python
+        warnings - against its `expected-*` annotations; every mismatch reported on stderr,
+        then DiagnosticsMismatch. A chunk without error prints its IR, as without the flag."""
+        name = self.get_input_name()
+        failed = 0
+        for i, (data, offset) in enumerate(chunks):
+            expected = expectations(data.decode("utf-8", "replace"), name, offset)
+            produced, text = self.chunk_diagnostics(data, file_extension, offset)
+            if text is not None:
+                out.write(("// -----\n" if i > 0 else "") + text)
+            problems = mismatches(expected, produced, name)
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            failed += bool(problems)
+        if failed:
+            raise DiagnosticsMismatch(failed, len(chunks))
+
+    def chunk_diagnostics(self, data: bytes, file_extension: str, offset: int) -> tuple[list[Diagnostic], str | None]:
+        """What compiling one chunk reports (its diagnostics) and prints (None: it failed)."""
+        names: dict[str, tuple[int, str]] = {}
+        produced: list[Diagnostic] = []
+        text = None
+        sink = getattr(self, "remarks", None)
+        seen = len(sink) if sink is not None else 0
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                module = self.parse_chunk(io.BytesIO(data), file_extension, offset)
+                if module is not None:
+                    names = node_lines(module)
+                    self.apply_passes(module)
+                    text = self.output_resulting_program(module)
+            except (ParseError, DiagnosticException) as e:
+                if isinstance(e, ParseError) and not isinstance(e, SourceParseError):
+                    e.span = dataclasses.replace(e.span, line_offset=offset)
+                produced += diagnostics_of(e, names)
+        if sink is not None and self.args.remarks is not None:
+            produced += [remark_diagnostic(r.pass_name, r.kind, r.nodes, r.line(), names) for r in sink[seen:]]
+        produced += [Diagnostic("warning", str(w.message)) for w in caught]
+        return produced, text
 
     def _phase(self, name: str):
         inst = getattr(self, "inst", None)
@@ -435,7 +609,49 @@ class NpuOptMain(xDSLOptMain):
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         with self._phase("print"):
+            if self.args.elide is not None and self.args.target == "mlir":
+                out = io.StringIO()
+                printer = ElidingPrinter(self.args.elide, stream=out, print_debuginfo=self.args.print_debuginfo,
+                                         print_generic_format=self.args.print_op_generic,
+                                         print_properties_as_attributes=self.args.print_no_properties)
+                printer.print_op(prog)
+                printer.print_metadata(self.ctx.loaded_dialects)
+                out.write("\n\n")  # (as xDSL's mlir target ends)
+                return strip_unknown_locs(out.getvalue())
             return strip_unknown_locs(super().output_resulting_program(prog))
+
+
+def add_alias(parser: argparse.ArgumentParser, flag: str, alias: str) -> None:
+    """Make `alias` another spelling of the registered option `flag` (listed beside it)."""
+    action = parser._option_string_actions[flag]
+    action.option_strings = [*action.option_strings, alias]
+    parser._option_string_actions[alias] = action
+
+
+def _count(text: str) -> int:
+    """A non-negative integer option value (argparse's usage error otherwise)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'")
+    return n
+
+
+def debug_channels(values: Sequence[str], passes: Mapping[str, object]) -> tuple[str, ...]:
+    """The channels of repeated `--debug-only=A,B` options (`*`: all); an unknown one is
+    a PipelineSyntaxError listing them."""
+    names = tuple(n.strip() for v in values for n in v.split(",") if n.strip())
+    known = {*passes, *CHANNELS, DEBUG_ALL}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        near = difflib.get_close_matches(unknown[0], sorted(known), n=3, cutoff=0.75)
+        maybe = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+        raise PipelineSyntaxError(f"--debug-only: unknown channel(s) {', '.join(unknown)}",
+                                  f"hint: {maybe}the channels are the pass names (npu-opt --list-passes) and "
+                                  f"{', '.join(CHANNELS)}")
+    return names
 
 
 def _discarded(out: str | None) -> bool:
@@ -446,6 +662,15 @@ def _discarded(out: str | None) -> bool:
     except (OSError, ValueError, io.UnsupportedOperation):
         return False
     return stat.S_ISCHR(st.st_mode) and st.st_rdev == null.st_rdev
+
+
+class DiagnosticsMismatch(UserError):
+    """--verify-diagnostics: chunks whose diagnostics do not match their annotations,
+    each mismatch already reported (exit 1)."""
+
+    def __init__(self, failed: int, total: int):
+        what = f"{failed} of the {total} chunks" if total > 1 else "the input"
+        super().__init__(f"--verify-diagnostics: the diagnostics of {what} do not match the expected-* annotations")
 
 
 class ChunksFailed(UserError):

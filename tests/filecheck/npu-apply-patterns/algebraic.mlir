@@ -1,4 +1,4 @@
-// RUN: npu-opt %s -p 'npu-apply-patterns{file=%S/../../../examples/patterns/abs_of_neg.pdl.mlir}' | filecheck %s
+// RUN: npu-opt %s --print-debuginfo -p 'npu-apply-patterns{file=%S/../../../examples/patterns/abs_of_neg.pdl.mlir}' | filecheck %s
 // RUN: %opt %s -p 'npu-apply-patterns{file=%S/../../../examples/patterns/abs_of_neg.pdl.mlir}' --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 // The algebraic example (examples/patterns/abs_of_neg.pdl.mlir): abs(neg(x)) reads x,

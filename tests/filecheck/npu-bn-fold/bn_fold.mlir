@@ -1,5 +1,5 @@
 // RUN: %opt %s --split-input-file -p npu-bn-fold -o %t.mlir && filecheck %s < %t.mlir
-// RUN: npu-opt %s --split-input-file -p npu-bn-fold -o %t.loc.mlir && filecheck %s --check-prefix=LOC < %t.loc.mlir
+// RUN: npu-opt %s --print-debuginfo --split-input-file -p npu-bn-fold -o %t.loc.mlir && filecheck %s --check-prefix=LOC < %t.loc.mlir
 // npu-bn-fold: batchnorm(conv2d(x, W, b)) with constant weights and parameters, the
 // conv used only by the batchnorm -> conv2d(x, W * mul, b * mul + offset), new
 // weights in the weight file. (Numerics: tests/test_graph_passes.py.)

@@ -1,5 +1,5 @@
 // RUN: %opt %s --split-input-file -p npu-constant-fold -o %t.mlir && filecheck %s < %t.mlir
-// RUN: npu-opt %s --split-input-file -p npu-constant-fold -o %t.loc.mlir && filecheck %s --check-prefix=LOC < %t.loc.mlir
+// RUN: npu-opt %s --print-debuginfo --split-input-file -p npu-constant-fold -o %t.loc.mlir && filecheck %s --check-prefix=LOC < %t.loc.mlir
 // npu-constant-fold evaluates ops whose operands are all constants: small results
 // become inline values, larger ones new weights (saved beside the output); the folded
 // op's location (ONNX node) is kept.

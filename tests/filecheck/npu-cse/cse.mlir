@@ -1,5 +1,5 @@
 // RUN: %opt %s --split-input-file -p npu-cse | filecheck %s
-// RUN: npu-opt %s --split-input-file -p npu-cse | filecheck %s --check-prefix=LOC
+// RUN: npu-opt %s --print-debuginfo --split-input-file -p npu-cse | filecheck %s --check-prefix=LOC
 // npu-cse merges identical effect-free ops (same op, operands, attributes, result
 // types); the survivor's location names both ONNX nodes.
 

@@ -1,5 +1,5 @@
 // RUN: %opt %s --split-input-file -p npu-hoist-pool | filecheck %s
-// RUN: npu-opt %s --split-input-file -p npu-hoist-pool | filecheck %s --check-prefix=LOC
+// RUN: npu-opt %s --print-debuginfo --split-input-file -p npu-hoist-pool | filecheck %s --check-prefix=LOC
 // npu-hoist-pool: maxpool(relu(conv2d(x, W, b))) -> relu(add(maxpool(conv2d(x, W)), b as
 // [C, 1, 1])): the bias and the ReLU run on a quarter of the elements. (Numerics:
 // run.mlir, tests/test_hoist_pool.py.)
