@@ -218,7 +218,8 @@ class Instrumentation:
                 self.progress.update(" > ".join([*self.passes, p.name]) + f" ({i + 1}/{len(passes)})")
             if self.options.dumps_before(p.name):
                 self.dump(f"Before {p.name}", module)
-            before = self.ir(module) if self.options.print_ir_after_change else None
+            before = self.ir(module) if self.options.print_ir_after_change and self.options.dumps_after(p.name) \
+                else None
             debug(PIPELINE_CHANNEL, f"running {' > '.join([*self.passes, p.name])} ({i + 1}/{len(passes)})")
             try:
                 with self.phase(p.name), running(p.name):

@@ -527,7 +527,8 @@ class NpuOptMain(xDSLOptMain):
                 produced += diagnostics_of(e, names)
         if sink is not None and self.args.remarks is not None:
             produced += [remark_diagnostic(r.pass_name, r.kind, r.nodes, r.line(), names) for r in sink[seen:]]
-        produced += [Diagnostic("warning", str(w.message)) for w in caught]
+        produced += [Diagnostic("warning", str(w.message)) for w in caught
+                     if issubclass(w.category, (UserWarning, RuntimeWarning))]  # (not a library's deprecations)
         return produced, text
 
     def _phase(self, name: str):
