@@ -57,6 +57,7 @@ class Choice:
     cosine: float
     cycles: int = 0
     ops_16: int = 0  # quantized ops computed in 16 bits (a kept layer's Relu too)
+    simulated: float = float("nan")  # the outputs' cosine on the simulator, first sample
 
 
 @dataclass
@@ -71,6 +72,7 @@ class Result:
     op_sensitivity: list[tuple[str, float, float]] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)  # node -> "Conv 64x64x3x3", "Add"
     cosine: dict[str, float] = field(default_factory=dict)  # all int8 / all bf16 / all f16
+    simulated: dict[str, float] = field(default_factory=dict)  # the same on the simulator, first sample
     cycles: dict[str, int] = field(default_factory=dict)
     choices: list[Choice] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -108,6 +110,11 @@ def all_16bit_cosine(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]],
     return mixed.output_error(m, feeds, mixed.float_outputs(model, feeds))[0]
 
 
+def mixed_float_output(model: onnx.ModelProto, feed: dict[str, np.ndarray]) -> np.ndarray:
+    from tools.quantize import mixed
+    return mixed.float_outputs(model, [feed])[0][0]
+
+
 def layer_kinds(model: onnx.ModelProto) -> dict[str, str]:
     """Layer name -> its op type and weight shape."""
     from tools.quantize.mixed import layers
@@ -117,6 +124,17 @@ def layer_kinds(model: onnx.ModelProto) -> dict[str, str]:
     kinds.update({name: f"{nodes[name].op_type} {'x'.join(map(str, inits.get(nodes[name].input[1], [])))}"
                   for name in layers(model)})
     return kinds
+
+
+def simulated_cosine(m: onnx.ModelProto, arch: str, feed: dict[str, np.ndarray], ref: np.ndarray,
+                     **options) -> float:
+    """The cosine of `m`'s first output simulated on `feed` (compiled with `options`) against `ref`."""
+    from runtime.run import run
+    from tools.api import compile as compile_model
+    exe = compile_model(m, arch=arch, **options)
+    got = np.asarray(run(exe.module, exe.weights, feed, exe.arch).outputs[m.graph.output[0].name], np.float64).ravel()
+    want = np.asarray(ref, np.float64).ravel()
+    return float(got @ want / (np.linalg.norm(got) * np.linalg.norm(want)))
 
 
 def run_model(name: str, args: argparse.Namespace) -> Result:
@@ -132,6 +150,8 @@ def run_model(name: str, args: argparse.Namespace) -> Result:
     r.quantized_ops = sum(1 for n in fold_batchnorm(model)[0].graph.node if n.op_type in QUANTIZED_OPS)
     r.kinds = layer_kinds(fold_batchnorm(model)[0])
     compiled: dict[bytes, int] = {}
+    chosen: list[onnx.ModelProto] = []
+    all_int8 = model
 
     def cycles(m: onnx.ModelProto, **options) -> int:
         key = m.SerializeToString() + repr(sorted(options.items())).encode()
@@ -158,6 +178,8 @@ def run_model(name: str, args: argparse.Namespace) -> Result:
                 r.choices.append(Choice(target, prec, rep.float_layers, rep.search, rep.cosine))
                 r.op_sensitivity = rep.op_sensitivity or r.op_sensitivity
                 r.choices[-1].cycles = cycles(q)
+                chosen.append(q)
+                all_int8 = rep.all_int8
                 r.choices[-1].ops_16 = sum(1 for n in q.graph.node if n.metadata_props and n.op_type in QUANTIZED_OPS)
                 r.cycles["all int8"] = cycles(rep.all_int8)
                 print(f"{name}: cosine >= {target:g} in {prec}: {len(rep.float_layers)} kept, {rep.cosine:.4f}, "
@@ -165,6 +187,16 @@ def run_model(name: str, args: argparse.Namespace) -> Result:
         r.seconds["searches and compiles"] = time.perf_counter() - t - r.seconds["sensitivity"]
     for prec in ("bf16", "f16"):
         r.cosine[f"all {prec}"] = all_16bit_cosine(model, feeds[:EVAL_SAMPLES], prec)
+    ref = mixed_float_output(model, feeds[0])
+    sims: dict[bytes, float] = {}
+    for ch, q in zip(r.choices, chosen):
+        key = q.SerializeToString()
+        if key not in sims:
+            sims[key] = simulated_cosine(q, args.arch, feeds[0], ref)
+        ch.simulated = sims[key]
+    for prec in ("bf16", "f16"):
+        r.simulated[f"all {prec}"] = simulated_cosine(model, args.arch, feeds[0], ref, precision=prec)
+    r.simulated["all int8"] = simulated_cosine(all_int8, args.arch, feeds[0], ref)
     r.cycles["f32"] = cycles(model)
     r.cycles["all bf16"] = cycles(model, precision="bf16")
     r.cycles["all f16"] = cycles(model, precision="f16")
@@ -180,14 +212,16 @@ def markdown(results: list[Result], args: argparse.Namespace) -> list[str]:
     lines = [f"# Per-layer sensitivity and automatic mixed precision (arch {args.arch}, {args.samples} seeded "
              "calibration samples, min/max, uint8 activations, per-channel int8 weights)", "",
              "Outputs' cosine against the float model over the samples (onnxruntime; 16-bit tensors rounded to "
-             "their type); cycles simulated (timing only).", "",
+             "their type: what the search judges) and, in brackets, of the simulated chip on the first sample; "
+             "cycles simulated (timing only).", "",
              "| model | layers | quantized ops | cosine all int8 | cosine all bf16 | cosine all f16 | cycles f32 "
              "| cycles all bf16 | cycles all f16 | cycles all int8 | run time |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         c = r.cycles
-        lines.append(f"| {r.name} | {r.layers} | {r.quantized_ops} | {r.cosine['all int8']:.6f} "
-                     f"| {r.cosine['all bf16']:.6f} | {r.cosine['all f16']:.6f} | {c['f32']:,} | {c['all bf16']:,} "
+        cos = {k: f"{v:.6f} ({r.simulated.get(k, float('nan')):.6f})" for k, v in r.cosine.items()}
+        lines.append(f"| {r.name} | {r.layers} | {r.quantized_ops} | {cos['all int8']} "
+                     f"| {cos['all bf16']} | {cos['all f16']} | {c['f32']:,} | {c['all bf16']:,} "
                      f"| {c['all f16']:,} | {c['all int8']:,} | {r.seconds['total']:.0f} s |")
     lines += ["", "Automatic choices (`npu-quantize --target cosine=X --keep-precision P`): the layers by "
               "sensitivity (a layer's Relu follows it), then, when all of them are not enough, the other quantized "
@@ -199,7 +233,7 @@ def markdown(results: list[Result], args: argparse.Namespace) -> list[str]:
             reached = "" if ch.cosine >= ch.target else " (not reached)"
             steps = ", ".join(f"{k}: {cos:.6f}" for k, cos in ch.search)
             lines.append(f"| {r.name} | {ch.target:g} | {ch.precision} | {ch.ops_16} of {r.quantized_ops} "
-                         f"| {ch.cosine:.6f}{reached} | {ch.cycles:,} | {ch.cycles / r.cycles['all int8']:.2f}x "
+                         f"| {ch.cosine:.6f}{reached} ({ch.simulated:.6f}) | {ch.cycles:,} | {ch.cycles / r.cycles['all int8']:.2f}x "
                          f"| {ch.cycles / r.cycles['all bf16']:.2f}x | {steps} |")
     for r in results:
         lines += ["", f"## {r.name}", "",
