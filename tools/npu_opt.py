@@ -346,6 +346,11 @@ class NpuOptMain(xDSLOptMain):
         for flag, alias in (("--print-debuginfo", "--mlir-print-debuginfo"), ("--time-passes", "--mlir-timing"),
                             ("--print-op-generic", "--mlir-print-op-generic")):
             add_alias(arg_parser, flag, alias)
+        arg_parser._option_string_actions["--verify-diagnostics"].help = (
+            "check the diagnostics against the input's '// expected-error @+1 {{text}}' annotations (also "
+            "expected-warning, -remark with --remarks, -note; @+N, @-N, @above, @below, @unknown), each chunk of "
+            "--split-input-file apart: a mismatch is reported at its line, exit 1 (an input without annotations: "
+            "each chunk's error printed on stdout, exit 0, as xdsl-opt does)")
         arg_parser.add_argument("--print-ir-before", "--mlir-print-ir-before", action="append", default=[],
                                 metavar="PASS[,PASS]", help="print the IR to stderr before each run of these "
                                 "passes (nested passes of npu-default too)")
