@@ -11,7 +11,8 @@ Which tensors: every float input of a quantized op that is not a weight (one pai
 per tensor, shared by its quantized readers), and its outputs, except a graph
 output (kept float: the model's outputs stay what they were) and an output whose
 only reader is a Relu or Clip (the pair goes after the activation, whose range it
-takes, as onnxruntime's quantizer does). A layer the qtable keeps in float takes no
+takes, as onnxruntime's quantizer does); a max pool, reshape, flatten or transpose
+output takes its input's range (`SAME_AS_INPUT`, as onnxruntime's). A layer the qtable keeps in float takes no
 pair of its own; one kept in a 16-bit type (bf16, f16) is also marked: its node
 (and its Relu/Clip) gets the entry, which the ONNX importer turns into per-node
 npu-convert-precision, and so does a float node the table does not name whose
@@ -45,6 +46,10 @@ WEIGHT_INPUTS = {"Conv": {1: 0}, "MatMul": {1: -1}, "Gemm": {1: None}}
 """op type -> {input index: per-channel axis} of the weight inputs (Gemm: by transB;
 MatMul: the last axis)."""
 SHAPE_INPUTS = {"Reshape": (1,), "Resize": (1, 2, 3), "Clip": (1, 2)}
+SAME_AS_INPUT = frozenset({"MaxPool", "Reshape", "Flatten", "Transpose"})
+"""Ops whose output takes their input's quantization parameters (as onnxruntime's QDQ
+quantizer does): they only select or move values, so the output's range is within the
+input's and sharing the scale saves a requantization per op."""
 """Inputs that are shapes, scales or bounds, never quantized."""
 
 
@@ -96,7 +101,7 @@ class Writer:
     def __init__(self, model: onnx.ModelProto, ranges: dict[str, tuple[float, float]], opts: QdqOptions):
         if model.opset_import and max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) < 13:
             model = onnx.version_converter.convert_version(model, 13)
-        self.model, self.ranges, self.opts = model, ranges, opts
+        self.model, self.ranges, self.opts = model, dict(ranges), opts
         self.g = model.graph
         self.inits = {i.name: i for i in self.g.initializer}
         self.new_nodes: list[onnx.NodeProto] = []
@@ -110,6 +115,13 @@ class Writer:
         for n in self.g.node:
             for i in n.input:
                 self.readers.setdefault(i, []).append(n)
+
+    def share_ranges(self) -> None:
+        """A quantized `SAME_AS_INPUT` op's output takes its input's range (in graph
+        order, so a chain of them shares one)."""
+        for n in self.g.node:
+            if n.op_type in SAME_AS_INPUT and self.quantized(n) and n.input and n.input[0] in self.ranges:
+                self.ranges[n.output[0]] = self.ranges[n.input[0]]
 
     def quantized(self, n: onnx.NodeProto) -> bool:
         """Whether `n` computes on quantized values: a quantized op type not kept float,
@@ -227,6 +239,7 @@ class Writer:
 
     def run(self) -> onnx.ModelProto:
         order = list(self.g.node)
+        self.share_ranges()
         for n in order:  # (outputs first: a reader's input pair is its producer's output pair)
             if self.quantized(n):
                 for o in n.output:
