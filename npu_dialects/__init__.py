@@ -18,6 +18,7 @@ def all_dialects():
     from xdsl.dialects.func import Func
     from xdsl.dialects.scf import Scf
 
+    import npu_dialects.canonicalize  # noqa: F401  (sets npu_dma's canonicalization patterns)
     from npu_dialects.arch import NPU
     from npu_dialects.compute import NpuCompute
     from npu_dialects.dma import NpuDma

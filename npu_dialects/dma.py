@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -81,26 +82,26 @@ class TokenType(ParametrizedAttribute, TypeAttribute):
     name = "npu_dma.token"
 
 
-class CopyCanonicalization(HasCanonicalizationPatternsTrait):
-    """Peepholes on copies (`lowering/task/peephole.py`, imported when asked for, as
-    xDSL's dialects do): collapse an invariant double-buffered load to one slot, hoist
-    an invariant load out of its loop, merge adjacent copies."""
+class SetCanonicalization(HasCanonicalizationPatternsTrait):
+    """Canonicalization patterns set from outside the dialect's module: `patterns`
+    (classes) is filled by `npu_dialects/canonicalize.py` when it loads. The copy and
+    wait patterns need the `npu_task` and `npu_compute` ops, which import this module;
+    `all_dialects()`, `npu-task-canonicalize` and the xDSL plugin load it."""
+
+    patterns: ClassVar[tuple[type[RewritePattern], ...]] = ()
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from lowering.task.peephole import CollapseInvariantSlots, HoistInvariantLoad, MergeAdjacentCopies
-
-        return (CollapseInvariantSlots(), HoistInvariantLoad(), MergeAdjacentCopies())
+        return tuple(p() for p in cls.patterns)
 
 
-class WaitCanonicalization(HasCanonicalizationPatternsTrait):
-    """Erase a wait on a token already waited on every path (`lowering/task/peephole.py`)."""
+class CopyCanonicalization(SetCanonicalization):
+    """Peepholes on copies: collapse an invariant double-buffered load to one slot,
+    hoist an invariant load out of its loop, merge adjacent copies."""
 
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from lowering.task.peephole import RemoveRedundantWait
 
-        return (RemoveRedundantWait(),)
+class WaitCanonicalization(SetCanonicalization):
+    """Erase a wait on a token already waited on every path."""
 
 
 @irdl_op_definition

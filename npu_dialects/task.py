@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import prod
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -55,7 +56,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.pattern_rewriter import RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.traits import HasCanonicalizationPatternsTrait, NoMemoryEffect, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
@@ -68,6 +69,18 @@ from npu_dialects.graph import int_array, ints
 def byte_size(t: MemRefType) -> int:
     """Bytes of a buffer of type `t` (`dtypes.nbytes`)."""
     return dtypes.nbytes(t)
+
+
+def span(v: SSAValue) -> tuple[SSAValue, int, int]:
+    """(root buffer, first byte, end byte) of a (possibly viewed) DRAM value."""
+    t = v.type
+    assert isinstance(t, MemRefType)
+    size = byte_size(t)
+    off = 0
+    while isinstance(v.owner, ViewOp):
+        off += v.owner.byte_offset
+        v = v.owner.source
+    return v, off, off + size
 
 
 def check_element(op: Operation, t: MemRefType) -> None:
@@ -168,13 +181,10 @@ class AllocOp(IRDLOperation):
 
 
 class ViewCanonicalization(HasCanonicalizationPatternsTrait):
-    """Fold a view as its source's own type (`lowering/task/peephole.py`, imported when
-    asked for, as xDSL's dialects do)."""
+    """Fold a view as its source's own type (`FoldIdentityView`, below)."""
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from lowering.task.peephole import FoldIdentityView
-
         return (FoldIdentityView(),)
 
 
@@ -230,6 +240,19 @@ class ViewOp(IRDLOperation):
         elif self.byte_offset < 0 or self.byte_offset + byte_size(r) > byte_size(s):
             raise VerifyException(f"'npu_task.view': {r} at byte offset {self.byte_offset} does not lie "
                                   f"inside {s}")
+
+
+class FoldIdentityView(RewritePattern):
+    """`npu_task.view` of a buffer as its own type (no offset) -> the buffer."""
+
+    NAME: ClassVar[str] = "fold-identity-view"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ViewOp, rewriter: PatternRewriter) -> None:
+        if op.result.type != op.source.type or op.byte_offset != 0 or op.index is not None:
+            return
+        rewriter.replace(op, [], [op.source])
+
 
 
 @irdl_op_definition

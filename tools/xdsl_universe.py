@@ -32,7 +32,10 @@ DIALECTS: dict[str, tuple[str, str]] = {
 
 
 def _dialect(module: str, name: str) -> Callable[[], Dialect]:
-    return lambda: getattr(importlib.import_module(module), name)
+    def load() -> Dialect:
+        importlib.import_module("npu_dialects.canonicalize")  # (sets npu_dma's canonicalization patterns)
+        return getattr(importlib.import_module(module), name)
+    return load
 
 
 def _pass(module: str, name: str) -> Callable[[], type[ModulePass]]:

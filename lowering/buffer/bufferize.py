@@ -54,7 +54,6 @@ from lowering.buffer.group_patterns import assign_group_buffers, lower_group
 from lowering.buffer.strip_patterns import assign_strip_buffers, lower_strip_loop
 from lowering.buffer.tile_loop_patterns import INDEX, Emitter, assign_buffers, loop_parts, lower_tile_loop
 from lowering.errors import CompileError
-from lowering.task.taskgraph import span
 from lowering.tile.batch_split import LOOP as BATCH_LOOP
 from lowering.tile.batch_split import kernel_batch, slice_ops
 from lowering.tile.strip_loops import strip_loop_of
@@ -81,7 +80,7 @@ from npu_dialects.graph import (
     attr_int,
     shape_of,
 )
-from npu_dialects.task import AllocOp, TaskOp, ViewOp, WeightOp
+from npu_dialects.task import AllocOp, TaskOp, ViewOp, WeightOp, span
 from npu_dialects.tile import (
     KernelKind,
     KernelOp,

@@ -59,9 +59,9 @@ from xdsl.traits import IsTerminator
 
 from lowering.errors import check_disabled
 from lowering.instrument import PatternWalker
-from lowering.task.peephole import effects, is_load, may_alias, task_of, touches, trip_count, writes_to
 from lowering.tile.group_plan import DmaFluid
 from npu_dialects.arch import Arch, arch_of
+from npu_dialects.canonicalize import effects, is_load, may_alias, task_of, touches, trip_count, writes_to
 from npu_dialects.compute import ComputeOp
 from npu_dialects.dma import CopyOp, DoneOp, WaitOp
 from npu_dialects.dtypes import elem_bytes

@@ -1,7 +1,7 @@
 """`npu-task-canonicalize`: peephole clean-ups of task bodies after `npu-bufferize`.
 
 Runs the canonicalization patterns of the `npu_dma` and `npu_task` ops (their
-`HasCanonicalizationPatternsTrait`; the patterns are in `lowering/task/peephole.py`)
+`HasCanonicalizationPatternsTrait`; the patterns are in `npu_dialects/canonicalize.py`)
 to a fixed point, and erases ops inside tasks that become dead (an unused double
 buffer slot, its index math). xDSL's own arith/scf canonicalizations are not run:
 the simulator interprets a fixed set of arith ops.
@@ -26,8 +26,8 @@ from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from lowering.errors import check_disabled
 from lowering.instrument import PatternWalker
-from lowering.task.peephole import PATTERNS, is_scalar
-from lowering.task.peephole import task_of as enclosing_task
+from npu_dialects.canonicalize import PATTERNS, is_scalar
+from npu_dialects.canonicalize import task_of as enclosing_task
 
 DIALECTS = ("npu_dma.", "npu_task.")
 
@@ -72,7 +72,7 @@ class TaskCanonicalize(ModulePass):
 
     Collapses a double-buffered load whose window does not move to one slot, hoists
     loop-invariant loads out of tile loops, merges adjacent copies, drops waits on
-    tokens already waited, folds identity views (see `lowering/task/peephole.py`).
+    tokens already waited, folds identity views (see `npu_dialects/canonicalize.py`).
 
     Assumes the task-level form of `npu-bufferize`, best after `npu-schedule`: a task's
     `range` is then final, so the loop trip counts the patterns ask for are exact

@@ -17,7 +17,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 
 from npu_dialects.dma import CopyOp, memory_space
-from npu_dialects.task import AllocOp, TaskOp, ViewOp, byte_size
+from npu_dialects.task import AllocOp, TaskOp, ViewOp, span
 
 
 def root(v: SSAValue) -> SSAValue:
@@ -25,18 +25,6 @@ def root(v: SSAValue) -> SSAValue:
     while isinstance(v.owner, ViewOp):
         v = v.owner.source
     return v
-
-
-def span(v: SSAValue) -> tuple[SSAValue, int, int]:
-    """(root buffer, first byte, end byte) of a (possibly viewed) DRAM value."""
-    t = v.type
-    assert isinstance(t, MemRefType)
-    size = byte_size(t)
-    off = 0
-    while isinstance(v.owner, ViewOp):
-        off += v.owner.byte_offset
-        v = v.owner.source
-    return v, off, off + size
 
 
 @dataclass

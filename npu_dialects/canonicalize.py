@@ -1,7 +1,8 @@
-"""Peephole patterns on task bodies: the canonicalization patterns of `npu_dma.copy`,
-`npu_dma.wait` and `npu_task.view` (their ops' `HasCanonicalizationPatternsTrait`
-imports them from here; `npu-task-canonicalize` runs them). Each declines when it
-does not match:
+"""Peephole patterns on task bodies: the canonicalization patterns of `npu_dma.copy`
+and `npu_dma.wait` (set on their ops' `HasCanonicalizationPatternsTrait` when this
+module loads: they need the `npu_task` and `npu_compute` ops, which import
+`npu_dma`; `npu_task.view`'s is in `task.py`). `npu-task-canonicalize` runs them.
+Each declines when it does not match:
 - `CollapseInvariantSlots`: a double-buffered load whose window does not move
   keeps one slot, loaded once before the loop (a loop that runs at least twice);
 - `HoistInvariantLoad`: a loop-invariant DRAM->SRAM load moves before its loop
@@ -25,10 +26,9 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import RecursiveMemoryEffect, is_side_effect_free
 
-from lowering.task.taskgraph import span
 from npu_dialects.compute import ComputeOp
-from npu_dialects.dma import CopyOp, WaitOp, memory_space
-from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, byte_size
+from npu_dialects.dma import CopyCanonicalization, CopyOp, WaitCanonicalization, WaitOp, memory_space
+from npu_dialects.task import AllocOp, FoldIdentityView, SramOp, TaskOp, ViewOp, byte_size, span
 
 # --- what a buffer names ------------------------------------------------------------------
 
@@ -425,18 +425,10 @@ class RemoveRedundantWait(RewritePattern):
             cur = cur.parent_op()
 
 
-class FoldIdentityView(RewritePattern):
-    """`npu_task.view` of a buffer as its own type (no offset) -> the buffer."""
-
-    NAME: ClassVar[str] = "fold-identity-view"
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: ViewOp, rewriter: PatternRewriter) -> None:
-        if op.result.type != op.source.type or op.byte_offset != 0 or op.index is not None:
-            return
-        rewriter.replace(op, [], [op.source])
-
-
 PATTERNS: tuple[type[RewritePattern], ...] = (CollapseInvariantSlots, HoistInvariantLoad, MergeAdjacentCopies,
                                                RemoveRedundantWait, FoldIdentityView)
-"""Every pattern of this module, in the order they are tried on an op."""
+"""Every canonicalization pattern of `npu_dma` and `npu_task`, in the order they are tried on an op."""
+
+CopyCanonicalization.patterns = (CollapseInvariantSlots, HoistInvariantLoad, MergeAdjacentCopies)
+WaitCanonicalization.patterns = (RemoveRedundantWait,)
+
