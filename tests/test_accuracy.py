@@ -17,8 +17,8 @@ from runtime.run import random_inputs
 from sim import signature
 from tools.accuracy import compare_all
 from tools.npu_run import main as npu_run_main
-from tools.npu_run import metrics
 from tools.testkit.transformers import bert_layers
+from tools.tolerance import metrics
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,7 @@ def test_lenet_runs_in_the_type(tmp_path, capsys, precision, tolerance) -> None:
     f16's, `cube_f32_passes` = 1, so only the DRAM term halves)."""
     f32, _ = _run(tmp_path, "lenet.onnx")
     rep, out = _run(tmp_path, "lenet.onnx", "--precision", precision, "--check", "--seed", "0")
-    assert rep["check"]["ok"]  # (--check's tolerance is the type's: tools.npu_run.PRECISION_RTOL)
+    assert rep["check"]["ok"]  # (--check's tolerance is the type's: tools.tolerance.PRECISION_RTOL)
     capsys.readouterr()
     sess = ort.InferenceSession(str(MODELS / "lenet.onnx"), providers=["CPUExecutionProvider"])
     from runtime.run import random_inputs
@@ -110,8 +110,8 @@ def test_random_models_convert(seed, precision) -> None:
     from lowering.pipeline import run_pass
     from npu_dialects import make_context
     from tests.test_graph_passes import GRAPH_PASSES, apply, evaluate, feeds_for, imported, random_model
-    from tools.npu_run import PRECISION_RTOL
     from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
+    from tools.tolerance import PRECISION_RTOL
 
     tol = PRECISION_RTOL[precision]
     model = random_model(seed)

@@ -180,13 +180,13 @@ def test_a_kernel_the_tiled_graph_does_not_reproduce_is_drawn_from_the_program()
     reproduce is one box listing the kernel's ONNX nodes, never a made-up kernel."""
     from lowering.importer.onnx_import import import_model, load_model
     from npu_dialects.arch import preset
-    from tools.npu_run import _compile
+    from tools.api import compile_graph
     from tools.pictures import compiled_dot, compiled_kernels
     from tools.report_files import tiled_graph
     arch, pipeline = preset("default"), "npu-default{fuse-disable=layer-group,conv-prologue,pool-epilogue}"
     graph, w = import_model(load_model(f"{MODELS}/lenet.onnx"))
     m, w2 = import_model(load_model(f"{MODELS}/lenet.onnx"))
-    compiled = compiled_kernels(_compile(m, arch, w2, pipeline)[0])
+    compiled = compiled_kernels(compile_graph(m, arch, w2, pipeline)[0])
     report = {"kernels": [{"name": k, "onnx_nodes": ns} for k, ns in compiled]}
     for tiled, kept in ((tiled_graph(graph, w, arch, None), {"/conv1/Conv", "/pool/MaxPool", "/fc1/Gemm"}),
                         (None, set())):

@@ -7,7 +7,7 @@ of the original graph, in every precision.
 graph order - node, shape, element type, max abs/rel error, cosine, ok - with the model
 outputs last, and the first node over its type's tolerance: f32 as `--check` (rtol
 1e-3, atol 1e-4 x max(1, max |ref|)); f16/bf16 widened, the type's
-(`tools.npu_run.PRECISION_RTOL`); i8/ui8 buffers in quantization steps against the
+(`tools.tolerance.PRECISION_RTOL`); i8/ui8 buffers in quantization steps against the
 reference quantized by the quantize op that makes them (`tools.quant_steps.STEP_RULE`),
 errors after dequantizing; a float tensor of a quantized graph may also pass by the
 step rule of the quantize/dequantize next to it, or by `local_steps` (against
@@ -31,8 +31,8 @@ from npu_dialects import special
 from npu_dialects.arch import Arch, widest_type
 from npu_dialects.dtypes import element_type, from_np, type_name
 from npu_dialects.locs import node_names
-from tools.npu_run import PRECISION_RTOL, metrics
 from tools.quant_steps import Step, step_metrics
+from tools.tolerance import PRECISION_RTOL, metrics
 
 PASS_THROUGH = (g.ReshapeOp, g.TransposeOp, g.SliceOp, g.ConcatOp, g.GatherOp, g.PadOp, g.ExpandOp, g.MaxPoolOp,
                 g.MaxPoolNdOp, g.AvgPoolOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceMeanOp, g.ReluOp, g.ClipOp,

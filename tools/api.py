@@ -7,7 +7,7 @@ task-level result as an executable (`runtime.executable`), which `save` writes a
     exe = compile("tests/models/lenet.onnx", arch="default,cores=2")
     exe.save("lenet.npuexe")
 
-Errors are those of the command-line tools (`tools/npu_run.py`): `UserError` for a
+Errors are those of the command-line tools (`tools/cli.py`): `UserError` for a
 diagnosed problem (bad model or IR, unsupported op, does not fit; `.lines` first,
 `.details` after) and `UsageError` for bad arguments (an unknown arch preset, a
 malformed pipeline, several shape buckets).
@@ -28,6 +28,7 @@ from xdsl.passes import ModulePass
 
 from npu_dialects.arch import Arch
 from runtime.executable import Executable, ExecutableError, read_executable, sha256_bytes, sha256_file
+from tools.cli import UsageError, UserError, error_line
 from tools.compile_cache import (
     Cache,
     ModelDigests,
@@ -37,9 +38,9 @@ from tools.compile_cache import (
     model_digests,
     pipeline_key,
     source_of,
+    summary_lines,
     weights_digest,
 )
-from tools.npu_run import UsageError, UserError, _compile, _is_task_level, _parse_arch, _parse_mlir, error_line
 
 DEFAULT_PIPELINE_TEXT = "builtin.module(npu-default{verify-each=false})"
 """What `compile` runs when given no pipeline: the whole pipeline, verifying the IR
@@ -63,7 +64,7 @@ def compile(model: onnx.ModelProto | str | os.PathLike[str], arch: Arch | str | 
     bucket. `cache` (a directory or a `tools.compile_cache.Cache`; default none) reuses
     and stores earlier compiles of an ONNX model (`tools/compile_cache.py`).
     Raises UserError / UsageError (module docstring)."""
-    target = _parse_arch(arch) if isinstance(arch, str) else arch
+    target = parse_arch(arch) if isinstance(arch, str) else arch
     if cache is not None and not isinstance(cache, Cache):
         cache = Cache(Path(cache))
     arch_key = arch if isinstance(arch, str) else (arch.spec() if arch is not None else "default")
@@ -115,13 +116,13 @@ def _compile_mlir(path: str, arch: Arch | None, pipeline: str | None, options: M
     from npu_dialects.arch import arch_of
     from npu_dialects.weights import WeightsError, load_weights
 
-    module = _parse_mlir(path)
+    module = parse_mlir_file(path)
     try:
         weights = load_weights(module, os.path.dirname(os.path.abspath(path)))
     except WeightsError as e:
         raise UserError(str(e)) from None
     source = {"kind": "mlir", "path": os.path.abspath(path), "sha256": sha256_file(path)}
-    if not _is_task_level(module):
+    if not is_task_level(module):
         return _package(*_lower(module, arch or arch_of(module), weights, pipeline, options), {"source": source})
     if pipeline is not None or options:
         raise UsageError(f"'{path}' is already task-level: it is packaged as is, without a pass pipeline")
@@ -157,7 +158,7 @@ def _lower(module: ModuleOp, arch: Arch, weights: dict[str, np.ndarray], pipelin
            options: Mapping[str, Any]) -> tuple[ModuleOp, dict[str, np.ndarray], str]:
     """Run the pipeline on a graph-level module; returns (module, weights, pipeline text)."""
     if pipeline is None and not options:
-        return (*_compile(module, arch, weights), DEFAULT_PIPELINE_TEXT)
+        return (*compile_graph(module, arch, weights), DEFAULT_PIPELINE_TEXT)
     from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
     from npu_dialects import make_context
@@ -174,7 +175,7 @@ def _lower(module: ModuleOp, arch: Arch, weights: dict[str, np.ndarray], pipelin
     except (DiagnosticException, VerifyException) as e:
         lines = str(e).strip().splitlines() or [type(e).__name__]
         raise UserError(error_line(lines[0]), "\n".join(lines[1:]) or None) from None
-    if not _is_task_level(module):
+    if not is_task_level(module):
         raise UserError(f"the pipeline '{text}' stops before the task level (no 'npu_task.task'): an "
                         "executable needs every pass up to npu-memplan")
     return module, weights_of(module), text
@@ -260,7 +261,6 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
             cache.note("executable", "miss")
             record = {"weights": w2, "recipes": w2_recipes}
     record = {**(record or {}), "weights": w2, "source": source}
-    from tools.npu_compile import summary_lines
     chunks = exe.chunks()
     cache.write_exe(k3, chunks, {**record, "summary": summary_lines(exe, chunks)})
     cache.trim()
@@ -384,3 +384,70 @@ def _parse_text(text: str, path: Path) -> ModuleOp | None:
         return Parser(make_context(), text, name=str(path)).parse_module()
     except ParseError:
         return None
+
+
+# ----------------------------------------------------------------------------- shared with npu-run
+
+
+def parse_arch(spec: str | None) -> Arch | None:
+    """The arch of a spec (`default,cores=2`, a chip file); None for None. A bad spec
+    is a UsageError (with the arch error's hint)."""
+    from npu_dialects.arch import ArchError, parse_arch_spec
+    if spec is None:
+        return None
+    try:
+        return parse_arch_spec(spec)
+    except ArchError as e:
+        raise UsageError(f"bad --arch '{spec}': {e}", e.hint) from None
+
+
+def compile_graph(module: ModuleOp, arch: Arch, weights: dict[str, np.ndarray],
+                  pipeline: str | None = None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """Compile in place (`npu-default`, or `pipeline` in npu-opt syntax); returns
+    (module, weights incl. any the passes folded)."""
+    if pipeline is not None:
+        module, weights, _ = _lower(module, arch, weights, pipeline, {})
+        return module, weights
+    try:
+        from lowering.pipeline import compile_module
+    except ImportError as e:
+        raise UserError(f"the compiler is not available ({e})") from None
+    from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+    from npu_dialects.weights import weights_of
+    try:
+        compile_module(module, arch, weights, verify_each=False)
+        return module, weights_of(module)
+    except (DiagnosticException, VerifyException) as e:  # CompileError is a DiagnosticException
+        lines = str(e).strip().splitlines() or [type(e).__name__]
+        raise UserError(error_line(lines[0]), "\n".join(lines[1:]) or None) from None
+
+
+def is_task_level(module: ModuleOp) -> bool:
+    """The module holds an `npu_task.task` (it is past `npu-bufferize`)."""
+    from npu_dialects.task import TaskOp
+    return any(isinstance(op, TaskOp) for op in module.walk())
+
+
+def parse_mlir_file(path: str) -> ModuleOp:
+    """The module of an `.mlir` file, parsed and verified; a problem is a UserError with
+    the MLIR-style diagnostic (`FILE:LINE:COL: error: ...`, `tools.diagnostics`) first
+    and the source line after."""
+    from xdsl.utils.exceptions import ParseError, VerifyException
+
+    from npu_dialects import make_context
+    from tools.diagnostics import SourceVerifyError, parse_mlir, verify_located
+    try:
+        with open(path, "rb") as f:
+            text = f.read()
+    except OSError as e:
+        raise UserError(f"cannot read '{path}': {e.strerror or e}") from None
+    try:
+        module = parse_mlir(make_context(), text, path)
+        verify_located(module)
+    except (ParseError, VerifyException) as e:
+        first, *rest = str(e).strip().splitlines() or [type(e).__name__]
+        if not isinstance(e, (ParseError, SourceVerifyError)):  # (an op not from the text: name the file)
+            first = f"'{path}' does not verify: {first}"
+        raise UserError(first, "\n".join(rest) or None) from None
+    return module

@@ -7,13 +7,14 @@ the atomic write of every output file. Standard library only, so a tool's fast p
 from __future__ import annotations
 
 import gc
+import json
 import os
 import re
 import sys
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from npu_dialects.files import Writer, cannot_write, write_atomic
 from npu_dialects.plugins import PluginError
@@ -62,7 +63,12 @@ def write_output(path: str, data: str | bytes | Writer) -> None:
         raise UserError(cannot_write(e, path)) from None
 
 
-def _fmt_bytes(n: int) -> str:
+def write_json(path: str, obj: Any) -> None:
+    """`obj` as indented JSON to `path` (`-`: stdout), as `write_output` writes."""
+    write_output(path, json.dumps(obj, indent=1, allow_nan=True))
+
+
+def fmt_bytes(n: int) -> str:
     for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if n >= size:
             return f"{n / size:.2f} {unit} ({n} B)"

@@ -479,3 +479,35 @@ def check_image(data: Any) -> None:
             with view[offset:offset + size] as section:
                 if offset + size > len(data) or zlib.crc32(section) != crc:
                     raise CacheCorrupt(f"section {i} crc32 mismatch")
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def summary_lines(exe, chunks: list) -> list[str]:
+    """What an executable (its `chunks`) holds, for the summary (the compile cache keeps them)."""
+    from runtime.executable import section_spans
+    from tools.cli import fmt_bytes
+
+    meta = exe.meta
+    d = exe.descriptors
+    slots = {s for t in d for s in t.waits + t.signals}
+    source = meta.get("source") or {}
+    sha = f" (sha256 {source['sha256'][:12]}...)" if source.get("sha256") else ""
+    mem = meta.get("memory") or {}
+    spans = section_spans(b"".join(chunks[:2]))  # (the header and the section table)
+    parts = ", ".join(f"{name} {fmt_bytes(size)}" for name, (_, size) in spans.items()
+                      if name not in ("header", "section table"))
+    lines = [f"model:     {source.get('path') or '(in memory)'}{sha}",
+             f"arch:      {exe.arch.spec()}",
+             f"pipeline:  {meta.get('pipeline') or '(task-level input, packaged as is)'}",
+             f"tasks:     {len(d)} on {len({t.core for t in d})} of {exe.arch.cores} cores, "
+             f"{_count(len(meta['kernels']), 'kernel')}, {_count(len(slots), 'event slot')}",
+             f"weights:   {fmt_bytes(sum(w.nbytes for w in exe.weights.values()))} in "
+             f"{_count(len(exe.weights), 'tensor')}",
+             f"arena:     {fmt_bytes(mem.get('arena_bytes') or 0)} of DRAM activations",
+             f"sections:  {parts}"]
+    if meta.get("bucket"):
+        lines.insert(2, "bucket:    " + ", ".join(f"{k}={v}" for k, v in meta["bucket"].items()))
+    return lines

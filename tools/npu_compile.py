@@ -21,7 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from tools.cli import EXIT_OK, UsageError, UserError, _fmt_bytes, cli_main, console
+from tools.cli import EXIT_OK, UsageError, UserError, cli_main, console, fmt_bytes
+from tools.compile_cache import summary_lines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,41 +91,10 @@ def _output(args: argparse.Namespace) -> str:
     return out
 
 
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}{'' if n == 1 else 's'}"
-
-
 def summary(exe, out: str, chunks: list, seconds: float) -> str:
     """What npu-compile prints: the file written (`Executable.chunks`) and what it holds."""
     size = sum(len(c) for c in chunks)
-    return "\n".join([f"wrote {out}: {_fmt_bytes(size)} in {seconds:.2f} s", *summary_lines(exe, chunks)])
-
-
-def summary_lines(exe, chunks: list) -> list[str]:
-    """What an executable (its `chunks`) holds, for the summary (the compile cache keeps them)."""
-    from runtime.executable import section_spans
-
-    meta = exe.meta
-    d = exe.descriptors
-    slots = {s for t in d for s in t.waits + t.signals}
-    source = meta.get("source") or {}
-    sha = f" (sha256 {source['sha256'][:12]}...)" if source.get("sha256") else ""
-    mem = meta.get("memory") or {}
-    spans = section_spans(b"".join(chunks[:2]))  # (the header and the section table)
-    parts = ", ".join(f"{name} {_fmt_bytes(size)}" for name, (_, size) in spans.items()
-                      if name not in ("header", "section table"))
-    lines = [f"model:     {source.get('path') or '(in memory)'}{sha}",
-             f"arch:      {exe.arch.spec()}",
-             f"pipeline:  {meta.get('pipeline') or '(task-level input, packaged as is)'}",
-             f"tasks:     {len(d)} on {len({t.core for t in d})} of {exe.arch.cores} cores, "
-             f"{_count(len(meta['kernels']), 'kernel')}, {_count(len(slots), 'event slot')}",
-             f"weights:   {_fmt_bytes(sum(w.nbytes for w in exe.weights.values()))} in "
-             f"{_count(len(exe.weights), 'tensor')}",
-             f"arena:     {_fmt_bytes(mem.get('arena_bytes') or 0)} of DRAM activations",
-             f"sections:  {parts}"]
-    if meta.get("bucket"):
-        lines.insert(2, "bucket:    " + ", ".join(f"{k}={v}" for k, v in meta["bucket"].items()))
-    return lines
+    return "\n".join([f"wrote {out}: {fmt_bytes(size)} in {seconds:.2f} s", *summary_lines(exe, chunks)])
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -143,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
             raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
         if record is not None and isinstance(record.get("summary"), list):
             size = os.path.getsize(out)
-            print(f"wrote {out}: {_fmt_bytes(size)} in {time.perf_counter() - t0:.2f} s")
+            print(f"wrote {out}: {fmt_bytes(size)} in {time.perf_counter() - t0:.2f} s")
             print("\n".join([*record["summary"], cache_line(cache)]))
             return EXIT_OK
     from lowering.instrument import Instrumentation, InstrumentOptions

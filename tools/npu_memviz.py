@@ -422,7 +422,7 @@ def _simulated_spans(loaded, seed: int) -> list[tuple[float, float]]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tools.npu_run import load_input
+    from tools.loading import load_input
     loaded = load_input(args.input, args.arch, False)
     spans = _simulated_spans(loaded, args.seed) if args.time == "cycles" else None
     pic = collect(loaded.module, loaded.arch, spans, args.time)

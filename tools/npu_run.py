@@ -48,7 +48,6 @@ run) and `bucket_actual` ({dim: size} of the inputs).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
@@ -60,13 +59,16 @@ from tools.cli import (
     EXIT_USER,
     UsageError,
     UserError,
-    _fmt_bytes,
     cli_main,
     console,
     error_line,
+    fmt_bytes,
     paused_gc,
+    write_json,
     write_output,
 )
+from tools.loading import Loaded, load_input
+from tools.tolerance import metrics
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -160,177 +162,6 @@ def _positive(text: str) -> int:
 # ----------------------------------------------------------------------------- loading
 
 
-def _parse_arch(spec: str | None):
-    from npu_dialects.arch import ArchError, parse_arch_spec
-    if spec is None:
-        return None
-    try:
-        return parse_arch_spec(spec)
-    except ArchError as e:
-        raise UsageError(f"bad --arch '{spec}': {e}", e.hint) from None
-
-
-def _compile(module, arch, weights, pipeline: str | None = None):
-    """Compile in place (`npu-default`, or `pipeline` in npu-opt syntax); returns
-    (module, weights incl. any the passes folded)."""
-    if pipeline is not None:
-        from tools.api import _lower
-        module, weights, _ = _lower(module, arch, weights, pipeline, {})
-        return module, weights
-    try:
-        from lowering.pipeline import compile_module
-    except ImportError as e:
-        raise UserError(f"the compiler is not available ({e})") from None
-    from xdsl.utils.exceptions import DiagnosticException, VerifyException
-
-    from npu_dialects.weights import weights_of
-    try:
-        compile_module(module, arch, weights, verify_each=False)
-        return module, weights_of(module)
-    except (DiagnosticException, VerifyException) as e:  # CompileError is a DiagnosticException
-        lines = str(e).strip().splitlines() or [type(e).__name__]
-        raise UserError(error_line(lines[0]), "\n".join(lines[1:]) or None) from None
-
-
-def _is_task_level(module) -> bool:
-    from npu_dialects.task import TaskOp
-    return any(isinstance(op, TaskOp) for op in module.walk())
-
-
-def _parse_mlir(path: str):
-    """The module of an `.mlir` file, parsed and verified; a problem is a UserError with
-    the MLIR-style diagnostic (`FILE:LINE:COL: error: ...`, `tools.diagnostics`) first
-    and the source line after."""
-    from xdsl.utils.exceptions import ParseError, VerifyException
-
-    from npu_dialects import make_context
-    from tools.diagnostics import SourceVerifyError, parse_mlir, verify_located
-    try:
-        with open(path, "rb") as f:
-            text = f.read()
-    except OSError as e:
-        raise UserError(f"cannot read '{path}': {e.strerror or e}") from None
-    try:
-        module = parse_mlir(make_context(), text, path)
-        verify_located(module)
-    except (ParseError, VerifyException) as e:
-        first, *rest = str(e).strip().splitlines() or [type(e).__name__]
-        if not isinstance(e, (ParseError, SourceVerifyError)):  # (an op not from the text: name the file)
-            first = f"'{path}' does not verify: {first}"
-        raise UserError(first, "\n".join(rest) or None) from None
-    return module
-
-
-class Loaded:
-    """The task-level module to run plus what --check needs."""
-
-    def __init__(self, module, weights, arch, kind: str, graph=None, reference: str | None = None):
-        self.module = module
-        self.weights = weights
-        self.arch = arch
-        self.kind = kind  # "onnx" | "graph" | "lowered" | "npuexe"
-        self.graph = graph  # graph-level module kept for the numpy reference
-        self.reference = reference  # the ONNX model --check runs on onnxruntime (an executable's)
-
-
-def load_input(path: str, arch_spec: str | None, check: bool, reference: str | None = None, model=None,
-               dims: dict[str, int] | None = None, pipeline: str | None = None, cache=None) -> Loaded:
-    """Read INPUT and bring it to the task level (raises UsageError/UserError).
-    `reference` is the ONNX model --check compares an executable (`.npuexe`) with.
-    For an ONNX INPUT, `model` is the already loaded ModelProto (else it is read)
-    and `dims` binds its symbolic input dims (a shape bucket). `pipeline` (npu-opt
-    syntax) replaces `npu-default` for an ONNX or graph-level INPUT. `cache` (a
-    `tools.compile_cache.Cache`) compiles an ONNX INPUT through the compile cache."""
-    arch = _parse_arch(arch_spec)
-    ext = os.path.splitext(path)[1].lower()
-    if reference is not None and (ext != ".npuexe" or not check):
-        raise UsageError("--reference goes with --check on an .npuexe INPUT")
-    if reference is not None and not os.path.isfile(reference):  # (found before the run, not after it)
-        raise UserError(f"cannot read --reference '{reference}': no such file")
-    if ext == ".npuexe":
-        return _load_executable(path, arch, check, reference)
-    if ext == ".onnx":
-        from npu_dialects.arch import PRESETS
-        try:
-            from lowering.importer.onnx_import import (
-                OnnxImportError,
-                import_model,
-                load_model,
-            )
-        except ImportError as e:
-            raise UserError(f"the ONNX importer is not available ({e})") from None
-        if cache is not None:
-            from tools.api import compile_cached
-            from tools.compile_cache import source_of
-            try:
-                proto = model if model is not None else load_model(path)
-            except OnnxImportError as e:
-                raise UserError(e.located(path)) from None
-            exe = compile_cached(cache, proto, path, arch, arch_spec or "default", pipeline, dims, {},
-                                 source_of(path))
-            return Loaded(exe.module, exe.weights, exe.arch, "onnx")
-        arch = arch or PRESETS["default"]
-        try:
-            module, weights = import_model(model if model is not None else load_model(path), arch,
-                                           dims=dims)
-        except OnnxImportError as e:
-            raise UserError(e.located(path)) from None
-        return Loaded(*_compile(module, arch, weights, pipeline), arch, "onnx")
-    if ext == ".mlir":
-        from npu_dialects.arch import arch_of
-        from npu_dialects.weights import WeightsError, load_weights
-        module = _parse_mlir(path)
-        try:
-            weights = load_weights(module, os.path.dirname(os.path.abspath(path)))
-        except WeightsError as e:
-            raise UserError(str(e)) from None
-        if _is_task_level(module):
-            if check:
-                raise UsageError("--check, --compare-all, --graph and --html need the original graph: an ONNX "
-                                 "model, a graph-level .mlir or an .npuexe with its source model")
-            if arch is not None and "npu.arch" in module.attributes and arch_of(module) != arch:
-                print(f"warning: '{path}' was compiled for arch '{arch_of(module).spec()}' but runs on "
-                      f"'{arch.spec()}' (--arch)", file=sys.stderr)
-            return Loaded(module, weights, arch or arch_of(module), "lowered")
-        arch = arch or arch_of(module)
-        graph = module.clone() if check else None
-        return Loaded(*_compile(module, arch, weights, pipeline), arch, "graph", graph)
-    raise UsageError(f"INPUT must be an .onnx model or an .mlir file, or an .npuexe executable, got '{path}'")
-
-
-def _load_executable(path: str, arch, check: bool, reference: str | None) -> Loaded:
-    """An executable as it was compiled (rejected, never run, when the file is bad or
-    --arch is not its arch); with --check, the ONNX model to compare with."""
-    from runtime.executable import ArchMismatchError, ExecutableError, read_executable
-    try:
-        exe = read_executable(path, arch)
-    except ArchMismatchError as e:
-        raise UserError(f"'{path}' was compiled for arch '{e.compiled.spec()}' but --arch is "
-                        f"'{e.requested.spec()}'") from None
-    except ExecutableError as e:
-        raise UserError(str(e)) from None
-    return Loaded(exe.module, exe.weights, exe.arch, "npuexe",
-                  reference=(reference or _recorded_source(path, exe.meta)) if check else None)
-
-
-def _recorded_source(path: str, meta: dict) -> str:
-    """The source ONNX model an executable records, if it still exists unchanged."""
-    from runtime.executable import sha256_file
-    recorded = meta.get("source")
-    source: dict = recorded if isinstance(recorded, dict) else {}
-    model = source.get("path")
-    if source.get("kind") != "onnx" or not isinstance(model, str):
-        raise UsageError(f"--check on '{path}' needs --reference MODEL.onnx: the executable records no "
-                         "source ONNX model file")
-    if not os.path.isfile(model):
-        raise UserError(f"--check: the source model '{model}' recorded in '{path}' is missing; pass "
-                        "--reference MODEL.onnx")
-    if sha256_file(model) != source.get("sha256"):
-        raise UserError(f"--check: the source model '{model}' changed after '{path}' was compiled (its "
-                        "sha256 differs); pass --reference MODEL.onnx")
-    return model
-
-
 def input_headers(path: str):
     """The `.npy` headers of the --inputs file (`npu_dialects.npz`): a bad file is found
     without reading any array data."""
@@ -418,32 +249,6 @@ def _as_ort_type(x: np.ndarray, ort_type: str) -> np.ndarray:
     except TypeError:
         dtype = None
     return np.asarray(x) if dtype is None else np.asarray(x).astype(dtype, copy=False)
-
-
-PRECISION_RTOL = {"f16": 4 * 2.0 ** -10, "bf16": 4 * 2.0 ** -7}
-"""--check's tolerance for a model computed in f16/bf16 (`--precision`): 4 spacings of
-the type at 1, relative to each element and, as the absolute tolerance, to the output's
-largest magnitude (rounding errors of intermediates scale with the activations)."""
-
-
-def metrics(got: np.ndarray, ref: np.ndarray, precision: str | None = None) -> dict[str, Any]:
-    """The --check tolerance on one tensor: max abs / max rel error, cosine similarity,
-    `ok` = allclose(rtol=1e-3, atol=1e-4 * max(1, max|ref|)) and that `atol`; the
-    relative error of an element is |got - ref| / max(|ref|, atol). A model computed in
-    f16/bf16 (`precision`) gets rtol `PRECISION_RTOL` and atol rtol * max|ref|."""
-    g, r = np.asarray(got, np.float64).reshape(-1), np.asarray(ref, np.float64).reshape(-1)
-    scale = float(np.max(np.abs(r))) if r.size and np.isfinite(r).all() else 1.0
-    rtol = PRECISION_RTOL.get(precision or "", 1e-3)
-    atol = 1e-4 * max(1.0, scale) if precision not in PRECISION_RTOL else rtol * (scale or 1.0)
-    err = np.abs(g - r)
-    a = float(np.max(err)) if err.size else 0.0
-    rel = float(np.max(err / np.maximum(np.abs(r), atol))) if err.size else 0.0
-    if not np.isfinite(a):
-        a = rel = float("inf")
-    norm = float(np.linalg.norm(g) * np.linalg.norm(r))
-    cosine = float(np.dot(g, r) / norm) if norm > 0 else (1.0 if not g.any() and not r.any() else 0.0)
-    return {"max_abs_err": a, "max_rel_err": rel, "cosine": cosine,
-            "ok": bool(np.allclose(g, r, rtol=rtol, atol=atol)), "atol": atol, "rtol": rtol}
 
 
 def compare(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray], precision: str | None = None,
@@ -547,8 +352,8 @@ def summary(report: dict[str, Any], path: str, arch) -> str:
         f"arch:        {arch.spec()}",
         f"cycles:      {report['cycles']} ({report['time_us']:.3f} us at {arch.freq / 1e6:g} MHz)",
         f"tasks:       {report['tasks']} ({len(report['kernels'])} kernels)",
-        f"DRAM bytes:  read {_fmt_bytes(report['dram_bytes_read'])}, "
-        f"written {_fmt_bytes(report['dram_bytes_written'])}",
+        f"DRAM bytes:  read {fmt_bytes(report['dram_bytes_read'])}, "
+        f"written {fmt_bytes(report['dram_bytes_written'])}",
         f"utilization: cube {u['cube']:.1%}, vector {u['vector']:.1%}, dma {u['dma']:.1%}",
     ]
     over = sorted((k for k in report["kernels"] if k.get("dram_vs_min")),
@@ -578,10 +383,6 @@ def summary(report: dict[str, Any], path: str, arch) -> str:
         for name, st in (c.get("steps") or {}).items():
             lines.append(f"  in steps:  '{name}' {describe(st)}")
     return "\n".join(lines)
-
-
-def _write_json(path: str, obj: Any) -> None:
-    write_output(path, json.dumps(obj, indent=1, allow_nan=True))
 
 
 class _Bucketed:
@@ -625,8 +426,9 @@ def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded,
     from lowering.importer.onnx_import import OnnxImportError, load_model
     from lowering.importer.symbolic import input_templates
     from runtime.buckets import BucketError, pad_inputs, select_bucket
+    from tools.api import parse_arch
 
-    _parse_arch(args.arch)  # a bad --arch is a usage error before anything is read
+    parse_arch(args.arch)  # a bad --arch is a usage error before anything is read
     try:
         model = load_model(args.input)
         check_buckets(model, buckets)
@@ -685,7 +487,7 @@ def _run_on_device(args: argparse.Namespace, loaded: Loaded, inputs: dict[str, n
         from runtime.profile import format_profile
         prof = req.profile()
         if args.profile:
-            _write_json(args.profile, prof)
+            write_json(args.profile, prof)
         args.profile_text = format_profile(prof)
     result = RunResult(outputs=req.outputs, report=req.report, trace=rt.trace_json() if args.trace else None,
                        sim=None)
@@ -850,9 +652,9 @@ def _write_files(args: argparse.Namespace, result) -> None:
         from npu_dialects.weights import save_npz
         write_output(args.outputs, lambda f: save_npz(f, result.outputs))
     if args.report:
-        _write_json(args.report, result.report)
+        write_json(args.report, result.report)
     if args.trace:
-        _write_json(args.trace, result.trace)
+        write_json(args.trace, result.trace)
 
 
 def _annotate(args: argparse.Namespace, report: dict[str, Any], bucketed: _Bucketed | None) -> None:
@@ -888,8 +690,9 @@ def _run(args: argparse.Namespace) -> int:
     from runtime.buckets import BucketError, slice_outputs
     from runtime.run import RunError, random_inputs
     from sim import SimError, signature
+    from tools.api import parse_arch
 
-    _parse_arch(args.arch)
+    parse_arch(args.arch)
     _check_timing_only(args)
     _apply_precision(args)
     parsed = _parse_buckets(args)

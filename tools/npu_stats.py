@@ -629,8 +629,9 @@ def format_aggregate(a: dict[str, Any], top: int) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tools.npu_run import _parse_arch, _write_json
-    _parse_arch(args.arch)  # (a bad --arch is a usage error before any compile)
+    from tools.api import parse_arch
+    from tools.cli import write_json
+    parse_arch(args.arch)  # (a bad --arch is a usage error before any compile)
     if args.top < 1:
         raise UsageError(f"--top must be at least 1, got {args.top}")
     stats = []
@@ -643,7 +644,7 @@ def _run(args: argparse.Namespace) -> int:
         result["aggregate"] = aggregate(stats)
         print(format_aggregate(result["aggregate"], args.top))
     if args.json:
-        _write_json(args.json, result)
+        write_json(args.json, result)
     return EXIT_OK
 
 

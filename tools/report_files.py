@@ -28,10 +28,11 @@ def tiled_graph(graph, weights, arch, pipeline: str | None):
     `npu-tile`, compiling a copy (for an executable, whose compile did not run here:
     the pipeline it records); None when that compile fails."""
     from lowering.instrument import Instrumentation, InstrumentOptions
-    from tools.npu_run import UsageError, UserError, _compile
+    from tools.api import compile_graph
+    from tools.cli import UsageError, UserError
     with Instrumentation(InstrumentOptions(progress=False, keep_after=("npu-tile",)), stream=io.StringIO()) as inst:
         try:
-            _compile(graph.clone(), arch, dict(weights), pipeline)
+            compile_graph(graph.clone(), arch, dict(weights), pipeline)
         except (UsageError, UserError):
             return None
     return inst.kept.get("npu-tile")
@@ -55,8 +56,8 @@ def _write(path: str, data: str | bytes) -> None:
 
 
 def _memory_svg(loaded, records) -> str | None:
+    from tools.cli import UserError
     from tools.npu_memviz import collect, render
-    from tools.npu_run import UserError
     spans = [(float(r.start), float(r.end)) for r in sorted(records, key=lambda r: r.index)]
     try:
         return render(collect(loaded.module, loaded.arch, spans or None, "cycles" if spans else "tasks"))

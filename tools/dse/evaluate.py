@@ -25,7 +25,7 @@ the per-core SRAM peaks give their maximum), plus `dram_bytes` (read + written),
 `dram_vs_min` (that over the model's minimum DRAM bytes) and `kernels` (their count)."""
 ACCURACY = ("output_max_rel_err", "output_cosine")
 """With numerics, the outputs against onnxruntime's run of the model on the same inputs:
-the largest relative error (`tools.npu_run.metrics`) and the smallest cosine over the
+the largest relative error (`tools.tolerance.metrics`) and the smallest cosine over the
 outputs - what an arch's special-function methods (`fn_*`) cost in accuracy."""
 
 
@@ -44,6 +44,11 @@ class Job:
 
 
 _MODELS: dict[str, Any] = {}  # digest -> onnx.ModelProto, per worker process
+
+
+def forget_models() -> None:
+    """Drop this process's parsed models (an executor closing)."""
+    _MODELS.clear()
 
 
 def model_digest(data: bytes) -> str:
@@ -97,7 +102,7 @@ def output_error(job: Job, inputs: dict[str, Any], outputs: dict[str, Any]) -> d
     """ACCURACY of one run (None each when onnxruntime cannot run the model)."""
     import numpy as np
 
-    from tools.npu_run import metrics
+    from tools.tolerance import metrics
     refs = _REFS.get(job.digest)
     if refs is None:
         try:

@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import replace
 from typing import Any
 
-from tools.dse.evaluate import _MODELS, Job, evaluate
+from tools.dse.evaluate import Job, evaluate, forget_models
 
 
 class ClusterError(Exception):
@@ -81,7 +81,7 @@ class LocalExecutor(Executor):
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
-        _MODELS.clear()
+        forget_models()
 
 
 class DaskExecutor(Executor):

@@ -32,10 +32,11 @@ from lowering.importer import functions
 from lowering.importer.onnx_import import OnnxImportError
 from lowering.tile.tile_search import TilingError
 from sim import SimError
-from tools.npu_run import compare, metrics
+from tools.npu_run import compare
 from tools.testkit.e2e import compile_and_run, onnxruntime_outputs
 from tools.testkit.fuzz_builder import MAX_ELEMS, MAX_RANK, SQUASH_ABOVE, Builder, Shape, Tensor
 from tools.testkit.fuzz_ops import CAST_OPS, OPS, QDQ_OPS, OpGen
+from tools.tolerance import metrics
 
 OPSET = 17
 OPSETS = ((17, 0.6), (13, 0.15), (21, 0.05), (22, 0.04), (23, 0.05), (24, 0.04), (25, 0.03), (28, 0.04))
@@ -517,7 +518,7 @@ def compare_typed(outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray],
                   criteria: dict[str, tuple[str, float]]) -> tuple[bool, float, list[str]]:
     """(ok, max abs error, problem lines): each output by its `output_criteria` - QDQ ones
     in quantization steps, f16/bf16 ones by `npu-run --check`'s tolerance of the type
-    (`tools.npu_run.PRECISION_RTOL`), f32 ones as `compare` judges them."""
+    (`tools.tolerance.PRECISION_RTOL`), f32 ones as `compare` judges them."""
     plain = {k: v for k, v in outputs.items() if criteria.get(k, ("f32", 0.0))[0] == "f32"}
     check, problems = compare(plain, {k: v for k, v in refs.items() if k in plain})
     ok, max_abs = bool(check["ok"]), float(check["max_abs_err"])

@@ -43,9 +43,9 @@ class QParams:
 
 
 def _draw_window(b: Builder, spatial: tuple[int, ...], **kw: Any) -> Any:
-    """`spatial._draw_window` (imported here: importing spatial first would reorder `OPS`,
+    """`spatial.draw_window` (imported here: importing spatial first would reorder `OPS`,
     and with it every seed's draws)."""
-    from tools.testkit.fuzz_ops.spatial import _draw_window as draw
+    from tools.testkit.fuzz_ops.spatial import draw_window as draw
     return draw(b, spatial, **kw)
 
 

@@ -56,7 +56,7 @@ def _span(k: int, d: int) -> int:
     return (k - 1) * d + 1
 
 
-def _draw_window(b: Builder, spatial: Sequence[int], *, max_k: int = 3, dilate: bool = True, pads_below_k: bool = False,
+def draw_window(b: Builder, spatial: Sequence[int], *, max_k: int = 3, dilate: bool = True, pads_below_k: bool = False,
                  ceil_mode: bool = False) -> _Window | None:
     """A random window over `spatial` with a non-empty output (None when none fits)."""
     n = len(spatial)
@@ -95,7 +95,7 @@ def _conv(b: Builder, t: Tensor) -> Tensor | None:
     if t.rank == 3 and b.coin(0.4):
         return None
     c = t.shape[1]
-    w = _draw_window(b, t.shape[2:])
+    w = draw_window(b, t.shape[2:])
     if w is None:
         return None
     group = b.draw([g for g in range(1, c + 1) if c % g == 0]) if b.coin(0.3) else 1
@@ -189,7 +189,7 @@ def _pool(name: str) -> None:
     def gen(b: Builder, t: Tensor) -> Tensor | None:
         x = t
         ceil_mode = b.opset >= ceil_since and b.coin(0.3)
-        w = _draw_window(b, x.shape[2:], dilate=b.opset >= dil_since, pads_below_k=True, ceil_mode=ceil_mode)
+        w = draw_window(b, x.shape[2:], dilate=b.opset >= dil_since, pads_below_k=True, ceil_mode=ceil_mode)
         if w is None or ceil_mode and w.auto_pad != "NOTSET":
             return None
         shape = (*x.shape[:2], *w.out)
@@ -378,7 +378,7 @@ def _max_unpool(b: Builder, t: Tensor) -> Tensor | None:
     x = b.exact_float(t)
     if x.rank not in (3, 4):
         return None
-    w = _draw_window(b, x.shape[2:], dilate=False, pads_below_k=True)
+    w = draw_window(b, x.shape[2:], dilate=False, pads_below_k=True)
     if w is None or w.auto_pad != "NOTSET":
         return None
     pooled = (*x.shape[:2], *w.out)
