@@ -64,10 +64,11 @@ from npu_dialects import dtypes
 from npu_dialects.arch import DRAM_BYTES, Arch, arch_of
 from npu_dialects.task import ViewOp
 from sim import SimError, SimResult, load_program
-from sim.engine import Engine, Gate, TaskRecord
+from sim.engine import Engine, Gate
 from sim.memory import host_values
 from sim.program import Program, carried_out
-from sim.sanitizer import Values
+from sim.records import TaskRecord
+from sim.values import Values
 
 log = logging.getLogger("npu.runtime")
 

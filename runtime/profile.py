@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from npu_dialects.arch import Arch
-from sim.engine import TaskRecord
+from sim.records import TaskRecord
 
 DMA_STALLS = ("dma_wait", "channel_wait", "drain")
 

@@ -54,10 +54,11 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from npu_dialects.arch import Arch, arch_of
-from sim.engine import Engine, TaskRecord
+from sim.engine import Engine
 from sim.errors import SimError
 from sim.memory import host_values
 from sim.program import Program, Signature, carried_out, load_program, signature
+from sim.records import TaskRecord
 
 __all__ = ["SimError", "SimResult", "TaskRecord", "Signature", "simulate", "signature", "load_program"]
 

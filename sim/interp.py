@@ -35,7 +35,7 @@ from npu_dialects.locs import node_names
 from npu_dialects.task import SramOp, TaskOp, ViewOp
 from sim.errors import SimError
 from sim.memory import F32, SRC_CLIP, Buf, Region, buffer_bytes, buffer_dtype, plan_copy
-from sim.sanitizer import Values
+from sim.values import Values
 
 REQ_COMPUTE = 0
 REQ_DMA = 1

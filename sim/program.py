@@ -43,7 +43,7 @@ from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from sim.errors import SimError
 from sim.interp import TaskProgram, compile_task, constant_value
 from sim.memory import DRAM, SRAM, Buf, Region, buffer_bytes, buffer_dtype, host_values
-from sim.sanitizer import Values
+from sim.values import Values
 
 WEIGHTS_BYTES_ATTR = "npu.dram_weights_bytes"
 ARENA_BYTES_ATTR = "npu.dram_arena_bytes"

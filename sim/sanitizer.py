@@ -44,37 +44,28 @@ after that task by queue order or events (vector clocks).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from sim.errors import SimError
 from sim.memory import HOST, Buf, CopyPlan, fmt_slices
+from sim.values import NOTHING, Values
 
 if TYPE_CHECKING:
-    from sim.engine import Dma, Engine
-    from sim.interp import OpInfo
-
-NOTHING = 0
-"""Value id of bytes no write has defined."""
+    from sim.interp import OpInfo, TaskProgram
+    from sim.records import Dma, TaskRecord
 
 
-class Values:
-    """The program's values: id -> description (what the buffer is, its ONNX node). A
-    description may be a function making it: only a sanitizer report prints one."""
+class RunState(Protocol):
+    """What the sanitizer reads of the engine running it (`sim.engine.Engine`): the
+    clock, the tasks and their records, the happens-before order of two tasks."""
 
-    def __init__(self) -> None:
-        self.names: list[str | Callable[[], str]] = ["nothing (no write defined these bytes)"]
+    now: float
+    tasks: list[TaskProgram]
+    records: list[TaskRecord | None]
 
-    def new(self, desc: str | Callable[[], str]) -> int:
-        self.names.append(desc)
-        return len(self.names) - 1
-
-    def name(self, i: int) -> str:
-        d = self.names[i]
-        return d if isinstance(d, str) else d()
-
+    def hb(self, w: int, t: int) -> bool: ...
 
 class Write:
     """Who wrote: the task (HOST for the initial contents), the op and when."""
@@ -93,7 +84,7 @@ class Write:
 class Sanitizer:
     """Shadow memory of one run (see the module docstring)."""
 
-    def __init__(self, eng: "Engine", values: Values, sanitize: bool, races: bool):
+    def __init__(self, eng: RunState, values: Values, sanitize: bool, races: bool):
         self.eng = eng
         self.values = values
         self.sanitize = sanitize
