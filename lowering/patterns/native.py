@@ -17,6 +17,8 @@ from typing import Any
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
+from lowering.graph.fused_kernel import fuse_chain
+
 Constraint = Callable[..., bool]
 Rewrite = Callable[..., tuple[Any, ...]]
 
@@ -70,7 +72,6 @@ def _fuse(rewriter: PatternRewriter, *ops: Any) -> tuple[Any, ...]:
     """`npu.fuse`(op0, op1, ...): ops in program order, each reading the previous one's
     result, become one `npu_graph.fused` kernel (rule FUSION_RULE), as npu-fuse's rules
     form theirs; returns the fused op."""
-    from lowering.graph.fuse import fuse_chain
     chain = [o for o in ops if isinstance(o, Operation)]
     if len(chain) != len(ops) or len(chain) < 2:
         raise ValueError("npu.fuse takes two or more operations (a chain, producer first)")
