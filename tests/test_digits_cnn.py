@@ -101,3 +101,22 @@ def test_test_split_accuracy_f32_and_int8(data, calib):
         q, _ = quantize(MODEL, calib[0], method=method, cache_dir=calib[1])
         acc = float((_simulate(q, x).argmax(1) == y).mean())
         assert acc >= f32 - 0.005, (method, acc, f32)
+
+
+def test_check_of_a_mixed_model_takes_its_16_bit_tolerance(data, calib, tmp_path):
+    """`npu-run --check` of a model with bf16/f16 layers (npu.precision) is judged by the
+    least precise of those types (bf16's rtol 0.031), not f32's: its float layers compute
+    in 16 bits while onnxruntime's reference runs them in float32."""
+    import subprocess
+    (tmp_path / "qt.txt").write_text("/conv1/Conv bf16\n/conv2/Conv f16\n")
+    q, rep = quantize(MODEL, calib[0], cache_dir=calib[1], qtable=str(tmp_path / "qt.txt"))
+    assert rep.precisions == {"/conv1/Conv": "bf16", "/conv2/Conv": "f16"}
+    onnx.save(q, tmp_path / "mixed.onnx")
+    np.savez(tmp_path / "in.npz", x=data[1][:1])
+    p = subprocess.run(["npu-run", str(tmp_path / "mixed.onnx"), "--inputs", str(tmp_path / "in.npz"), "--check",
+                        "--shape-buckets", "N=1", "--no-cache", "--report", str(tmp_path / "r.json")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    import json
+    check = json.loads((tmp_path / "r.json").read_text())["check"]
+    assert check["ok"] and check["max_rel_err"] > 1e-3  # (beyond f32's rtol: the bf16 layer's rounding)

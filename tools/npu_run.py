@@ -68,7 +68,7 @@ from tools.cli import (
     write_output,
 )
 from tools.loading import Loaded, load_input
-from tools.tolerance import metrics
+from tools.tolerance import metrics, model_precision
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -724,7 +724,8 @@ def _run(args: argparse.Namespace) -> int:
     problems: list[str] = []
     if args.check:
         refs, what = reference_outputs(loaded, args.input, inputs)  # (in the model's own dtypes)
-        check, problems = compare(result.outputs, refs, args.precision, quantization_steps(loaded, args.input))
+        precision = args.precision or model_precision(loaded.reference or args.input)  # (a mixed model: its 16-bit type's)
+        check, problems = compare(result.outputs, refs, precision, quantization_steps(loaded, args.input))
         check["reference"] = what
         report["check"] = check
     if args.compare_all:

@@ -33,3 +33,18 @@ def metrics(got: np.ndarray, ref: np.ndarray, precision: str | None = None) -> d
     cosine = float(np.dot(g, r) / norm) if norm > 0 else (1.0 if not g.any() and not r.any() else 0.0)
     return {"max_abs_err": a, "max_rel_err": rel, "cosine": cosine,
             "ok": bool(np.allclose(g, r, rtol=rtol, atol=atol)), "atol": atol, "rtol": rtol}
+
+
+def model_precision(path: str | None) -> str | None:
+    """The 16-bit type whose tolerance `--check` gives a model with per-node precisions
+    (node `metadata_props` `npu.precision`, an npu-quantize mixed model: bf16 when any
+    node is bf16, else f16), None for any other model or file."""
+    if path is None or not path.lower().endswith(".onnx"):
+        return None
+    import onnx
+    try:
+        model = onnx.load(path, load_external_data=False)
+    except Exception:  # (onnx raises many types; the model's own errors come from the importer)
+        return None
+    kinds = {p.value for n in model.graph.node for p in n.metadata_props if p.key == "npu.precision"}
+    return next((t for t in ("bf16", "f16") if t in kinds), None)
