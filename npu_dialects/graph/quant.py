@@ -1,0 +1,371 @@
+"""`npu_graph` element-type ops: quantization references (`quantize_ref`, `requantize_ref`,
+fixed-point multipliers), `QuantizeOp`, `DequantizeOp`, `RequantizeOp`, `CastOp` and the
+lookup-table op `TableOp`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_attr_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import NoMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+from npu_dialects.arch import Arch
+from npu_dialects.dtypes import FLOATS, QUANTIZED, np_dtype, qrange, type_name
+from npu_dialects.graph.base import (
+    FORMAT,
+    Follow,
+    StructuredOp,
+    TileMap,
+    _type_of,
+    attr_int,
+    broadcast_follow,
+    broadcast_shapes,
+    expect_type,
+    same_dims,
+    shape_of,
+)
+
+
+def quantize_ref(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero_point) to [lo, hi],
+    computed in float32 (as onnxruntime: one division, nearbyint), integral values in
+    float32 (the typed result buffer stores them exactly)."""
+    with np.errstate(all="ignore"):
+        y = np.rint(x.astype(np.float32) / scale.astype(np.float32)) + zero_point.astype(np.float32)
+    return np.clip(y, lo, hi).astype(np.float32, copy=False)
+
+
+def dequantize_ref(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray) -> np.ndarray:
+    """ONNX DequantizeLinear: (x - zero_point) * scale in float32 (the difference is exact:
+    taken in int64, as onnxruntime takes it in int32)."""
+    diff = x.astype(np.int64) - zero_point.astype(np.int64)
+    with np.errstate(over="ignore"):  # (an infinite product stays inf, as in onnxruntime)
+        return (diff.astype(np.float32) * scale.astype(np.float32)).astype(np.float32, copy=False)
+
+
+def quantize_multiplier(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """TFLite's QuantizeMultiplier of each (positive) float: int32 q in [2^30, 2^31) and
+    shift with m = q * 2^(shift - 31); a multiplier below 2^-31 gives q = 0."""
+    frac, shift = np.frexp(np.asarray(m, dtype=np.float64))
+    q = np.floor(np.abs(frac) * 2.0 ** 31 + 0.5) * np.sign(frac)  # (std::round: halves away from zero)
+    shift = np.where(q == 2 ** 31, shift + 1, shift)
+    q = np.where(q == 2 ** 31, 2 ** 30, q)
+    tiny = shift < -31
+    return np.where(tiny, 0, q).astype(np.int64), np.where(tiny, 0, shift).astype(np.int64)
+
+
+def fixed_point_multiply(acc: np.ndarray, q: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplier: SaturatingRoundingDoublingHighMul of
+    acc * 2^max(shift, 0) (saturated to int32) and q, then RoundingDivideByPOT by
+    max(-shift, 0) (rounds half away from zero), in int64."""
+    left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
+    x = np.clip(acc.astype(np.int64) << left, -2 ** 31, 2 ** 31 - 1)
+    ab = x * q
+    t = ab + np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    high = np.where(t >= 0, t >> 31, -((-t) >> 31))  # (C division: toward zero)
+    high = np.where((x == -2 ** 31) & (q == -2 ** 31), 2 ** 31 - 1, high)
+    mask = (np.int64(1) << right) - 1
+    remainder = high & mask
+    threshold = (mask >> 1) + (high < 0)
+    return (high >> right) + (remainder > threshold)
+
+
+def requantize_ref(acc: np.ndarray, multiplier: np.ndarray, zero_point: np.ndarray, lo: int, hi: int,
+                   mode: str = "float") -> np.ndarray:
+    """An int32 accumulator to [lo, hi]: `float` mode as onnxruntime's
+    MlasRequantizeOutput (float32(acc) * multiplier, round half to even, + zero point,
+    clamp); `fixed` mode as TFLite (an int32 multiplier and shift derived from the float
+    multiplier, `fixed_point_multiply`, + zero point, clamp). Integral float32 values."""
+    zp = zero_point.astype(np.float32)
+    if mode == "fixed":
+        q, shift = quantize_multiplier(multiplier.astype(np.float32))
+        y = fixed_point_multiply(acc, q, shift).astype(np.float64) + zp
+    else:
+        with np.errstate(all="ignore"):
+            y = np.rint(acc.astype(np.float32) * multiplier.astype(np.float32)) + zp
+    return np.clip(y, lo, hi).astype(np.float32)
+
+
+REQUANT_MODES = ("float", "fixed")
+
+
+class QuantOp(StructuredOp):
+    """Base of the ops converting between floats and integers elementwise (quantize,
+    dequantize, requantize, cast): operands broadcast to the first one's shape (a
+    per-axis parameter is [1, C, 1, 1]), so they tile like elementwise ops (every
+    output dim may be cut; broadcast dims of a parameter stay whole). `IN` and `OUT`
+    name the element types of the first operand and of the result; parameters are f32.
+    `compute` gets the saturation range as `min`/`max` (`tile_attrs` fills them in
+    from the result type when the op has none) and returns the values in float32:
+    the typed result buffer stores them (exactly, for integral values)."""
+
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+    IN: ClassVar[tuple[str, ...]]
+    OUT: ClassVar[tuple[str, ...]]
+    PARAMS: ClassVar[tuple[str, ...]] = ()
+
+    def verify_(self) -> None:
+        x = self.operands[0]
+        expect_type(self, x, "operand #0", self.IN)
+        for i, (what, v) in enumerate(zip(self.PARAMS, self.operands[1:]), start=1):
+            expect_type(self, v, f"{what} (operand #{i})", ("f32",))
+            if broadcast_shapes(shape_of(v), shape_of(x)) != shape_of(x):
+                raise VerifyException(f"'{self.name}': {what} of shape {list(shape_of(v))} does not broadcast "
+                                      f"to the input's {list(shape_of(x))}")
+        expect_type(self, self.results[0], "result", self.OUT)
+        if shape_of(self.results[0]) != shape_of(x):
+            raise VerifyException(f"'{self.name}': result shape {list(shape_of(self.results[0]))} must be the "
+                                  f"input's {list(shape_of(x))}")
+        self.verify_range()
+
+    def verify_range(self) -> None:
+        """`min`/`max` (if given) within the result type, min <= max."""
+        if "min" not in self.attributes and "max" not in self.attributes:
+            return
+        t = _type_of(self.results[0])
+        tlo, thi = qrange(t)
+        lo, hi = self.bounds()
+        if not tlo <= lo <= hi <= thi:
+            raise VerifyException(f"'{self.name}': min {lo} / max {hi} must satisfy {tlo} <= min <= max <= {thi} "
+                                  f"({t})")
+
+    def bounds(self) -> tuple[int, int]:
+        """The saturation range: `min`/`max`, by default the result type's range."""
+        tlo, thi = qrange(_type_of(self.results[0]))
+        attrs = dict(self.attributes)
+        return attr_int(attrs, "min", tlo), attr_int(attrs, "max", thi)
+
+    def tile_map(self) -> TileMap:
+        out = shape_of(self.results[0])
+        return TileMap((True,) * len(out), tuple(broadcast_follow(shape_of(v), out) for v in self.operands))
+
+    def tile_attrs(self, tile_inputs: Sequence[Sequence[int]] = ()) -> dict[str, Attribute]:
+        attrs = dict(self.attributes)
+        if type_name(_type_of(self.results[0])) in ("i8", "ui8"):
+            lo, hi = self.bounds()
+            attrs.update(min=IntegerAttr(lo, i64), max=IntegerAttr(hi, i64))
+        return attrs
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (self.compute(self.tile_attrs(), *inputs).astype(np_dtype(self.results[0])),)
+
+
+def _range_attrs(lo: int | None, hi: int | None) -> dict[str, Attribute]:
+    return {k: IntegerAttr(v, i64) for k, v in (("min", lo), ("max", hi)) if v is not None}
+
+
+@irdl_op_definition
+class QuantizeOp(QuantOp):
+    """A float tensor to i8/ui8 (ONNX QuantizeLinear): saturate(round_half_even(x /
+    scale) + zero_point), `quantize_ref`. `scale` and `zero_point` are f32 tensors
+    broadcastable to x (zero points hold integers); optional `min`/`max` narrow the
+    saturation range (a fused Relu/Clip; default: the result type's range)."""
+
+    name = "npu_graph.quantize"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    zero_point = operand_def(TensorType)
+    min = opt_attr_def(IntegerAttr)
+    max = opt_attr_def(IntegerAttr)
+    result = result_def(TensorType)
+    IN: ClassVar[tuple[str, ...]] = FLOATS
+    OUT: ClassVar[tuple[str, ...]] = QUANTIZED
+    PARAMS: ClassVar[tuple[str, ...]] = ("scale", "zero_point")
+    VECTOR_COST: ClassVar[int] = 2  # divide, round-add-clamp
+
+    def __init__(self, x: SSAValue, scale: SSAValue, zero_point: SSAValue, result_type: TensorType, *,
+                 min: int | None = None, max: int | None = None):
+        super().__init__(operands=[x, scale, zero_point], result_types=[result_type], attributes=_range_attrs(min, max))
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x, scale, zp = arrays
+        return quantize_ref(x, scale, zp, attr_int(attrs, "min", -128), attr_int(attrs, "max", 127))
+
+
+@irdl_op_definition
+class DequantizeOp(QuantOp):
+    """An i8/ui8/i32 tensor to float (ONNX DequantizeLinear): (x - zero_point) * scale in
+    f32, `dequantize_ref`; `scale`, `zero_point` are f32 tensors broadcastable to x."""
+
+    name = "npu_graph.dequantize"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    zero_point = operand_def(TensorType)
+    result = result_def(TensorType)
+    IN: ClassVar[tuple[str, ...]] = ("i8", "ui8", "i32")
+    OUT: ClassVar[tuple[str, ...]] = FLOATS
+    PARAMS: ClassVar[tuple[str, ...]] = ("scale", "zero_point")
+
+    def __init__(self, x: SSAValue, scale: SSAValue, zero_point: SSAValue, result_type: TensorType):
+        super().__init__(operands=[x, scale, zero_point], result_types=[result_type])
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        return dequantize_ref(*arrays)
+
+
+@irdl_op_definition
+class RequantizeOp(QuantOp):
+    """An i32 accumulator to i8/ui8 (`requantize_ref`): clamp(round(acc * multiplier) +
+    zero_point, min, max). `multiplier` (input scale * weight scale / output scale; per
+    channel allowed) and `zero_point` are f32 tensors broadcastable to acc. `mode`
+    "float" multiplies in float32 and rounds half to even (onnxruntime's CPU kernels);
+    "fixed" uses the int32 multiplier and shift TFLite derives from the float
+    (`quantize_multiplier`; rounding half away from zero). `min`/`max` default to the
+    result type's range; a fused Relu/Clip narrows them."""
+
+    name = "npu_graph.requantize"
+    input = operand_def(TensorType)
+    multiplier = operand_def(TensorType)
+    zero_point = operand_def(TensorType)
+    min = opt_attr_def(IntegerAttr)
+    max = opt_attr_def(IntegerAttr)
+    mode = opt_attr_def(StringAttr)
+    result = result_def(TensorType)
+    IN: ClassVar[tuple[str, ...]] = ("i32",)
+    OUT: ClassVar[tuple[str, ...]] = QUANTIZED
+    PARAMS: ClassVar[tuple[str, ...]] = ("multiplier", "zero_point")
+    VECTOR_COST: ClassVar[int] = 2  # multiply, round-add-clamp
+
+    def __init__(self, acc: SSAValue, multiplier: SSAValue, zero_point: SSAValue, result_type: TensorType, *,
+                 min: int | None = None, max: int | None = None, mode: str = "float"):
+        attrs = _range_attrs(min, max)
+        if mode != "float":
+            attrs["mode"] = StringAttr(mode)
+        super().__init__(operands=[acc, multiplier, zero_point], result_types=[result_type], attributes=attrs)
+
+    @property
+    def requant_mode(self) -> str:
+        return self.mode.data if self.mode is not None else "float"
+
+    @classmethod
+    def after_product_cycles(cls, arch: Arch, elements: int) -> int:
+        """Cycles of the requantize of `elements` accumulators a cube product just wrote:
+        in the cube's output stage with `requant_unit = cube` (`Arch.cube_output_cycles`),
+        else `VECTOR_COST` vector passes."""
+        if arch.requant_unit == "cube":
+            return arch.cube_output_cycles(elements)
+        return arch.vector_cycles(elements, cls.VECTOR_COST)
+
+    def verify_range(self) -> None:
+        if self.requant_mode not in REQUANT_MODES:
+            raise VerifyException(f"'{self.name}': mode '{self.requant_mode}' must be one of "
+                                  f"{', '.join(REQUANT_MODES)}")
+        super().verify_range()
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        acc, mul, zp = arrays
+        mode = attrs.get("mode")
+        return requantize_ref(acc, mul, zp, attr_int(attrs, "min", -128), attr_int(attrs, "max", 127),
+                              mode.data if isinstance(mode, StringAttr) else "float")
+
+
+@irdl_op_definition
+class CastOp(QuantOp):
+    """A float tensor to another float type (f32, f16, bf16; ONNX Cast between them):
+    rounding to nearest even when narrowing (numpy float16, ml_dtypes bfloat16). A tile
+    computes the identity in the input's type; storing into the typed result buffer
+    rounds."""
+
+    name = "npu_graph.cast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    IN: ClassVar[tuple[str, ...]] = FLOATS
+    OUT: ClassVar[tuple[str, ...]] = FLOATS
+
+    def __init__(self, x: SSAValue, result_type: TensorType):
+        super().__init__(operands=[x], result_types=[result_type])
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        return arrays[0]
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (inputs[0].astype(np.float32).astype(np_dtype(self.result)),)
+
+
+@irdl_op_definition
+class TableOp(StructuredOp):
+    """An i8/ui8 tensor through a 256-entry lookup table (TOSA's `table` for 8-bit
+    inputs) indexed by each element's 8 bits: out = table[x mod 256] (x for ui8, x + 256
+    for a negative i8). `table` is [256], or [C, 256] with `axis` naming the input dim
+    of size C whose index picks the row (per-channel functions). The result has the table's element
+    type (i8/ui8). npu-fuse-qdq computes these tables from chains of elementwise ops
+    between a dequantize and a quantize; VECTOR_COST 2 (index, gather) at the 8-bit rate."""
+
+    name = "npu_graph.table"
+    input = operand_def(TensorType)
+    table = operand_def(TensorType)
+    axis = opt_attr_def(IntegerAttr)
+    result = result_def(TensorType)
+    traits = traits_def(NoMemoryEffect())
+    assembly_format = FORMAT
+    VECTOR_COST: ClassVar[int] = 2  # index, gather
+
+    def __init__(self, x: SSAValue, table: SSAValue, result_type: TensorType, axis: int | None = None):
+        attrs = {} if axis is None else {"axis": IntegerAttr(axis, i64)}
+        super().__init__(operands=[x, table], result_types=[result_type], attributes=attrs)
+
+    def verify_(self) -> None:
+        expect_type(self, self.input, "input", QUANTIZED)
+        expect_type(self, self.table, "table", QUANTIZED)
+        if _type_of(self.result) != _type_of(self.table):
+            raise VerifyException(f"'{self.name}': result element type {_type_of(self.result)} must be the "
+                                  f"table's {_type_of(self.table)}")
+        x, t = shape_of(self.input), shape_of(self.table)
+        if shape_of(self.result) != x:
+            raise VerifyException(f"'{self.name}': result shape {list(shape_of(self.result))} must be the "
+                                  f"input's {list(x)}")
+        if self.axis is None:
+            if t != (256,):
+                raise VerifyException(f"'{self.name}': a table without `axis` has shape [256], got {list(t)}")
+            return
+        a = self.axis.value.data
+        if not 0 <= a < len(x) or t != (x[a], 256):
+            raise VerifyException(f"'{self.name}': axis {a} needs a table of shape [input dim {a}, 256] = "
+                                  f"{[x[a] if 0 <= a < len(x) else '?', 256]}, got {list(t)}")
+
+    def tile_map(self) -> TileMap:
+        rank = len(shape_of(self.result))
+        rows = (Follow(None),) if self.axis is None else (Follow(self.axis.value.data), Follow(None))
+        return TileMap((True,) * rank, (same_dims(rank), rows))
+
+    @classmethod
+    def tile_type(cls, values: Sequence[SSAValue | Attribute]) -> str:
+        """Priced at the 8-bit rate: it reads and writes 8-bit values (the f32 buffer a
+        tile's compute sees is the simulator's view)."""
+        return "i8"
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        x, table = arrays
+        idx = np.rint(x).astype(np.int64) & 255  # (x's 8 bits)
+        table = np.rint(table).astype(np.int64)  # (the result is the table's integers)
+        if table.ndim == 1:
+            return table[idx]
+        shape = [1] * x.ndim
+        shape[attr_int(attrs, "axis", 1)] = table.shape[0]
+        return table[np.arange(table.shape[0]).reshape(shape), idx]
+
+    def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (self.compute(self.tile_attrs(), *inputs).astype(np_dtype(self.results[0])),)
