@@ -655,7 +655,7 @@ class MaxPoolNdOp(WindowPoolOp):
 @irdl_op_definition
 class MaxPoolOp(GraphOp):
     """2-D max pooling over NCHW (`pool_ref` of kind "max"); padded positions never win.
-    It has a hand-written tiling (`lowering/tile/tile_search.py`); other spatial ranks are
+    It has a hand-written tiling (`lowering/tile/anchors.py`); other spatial ranks are
     `npu_graph.maxpool_nd`."""
 
     name = "npu_graph.maxpool"
