@@ -1,5 +1,5 @@
 """`npu-tile-loops` for strip groups: a kernel of kind `group` with loops ["h"] and a
-`#npu_tile.strip` plan becomes one `npu_tile.strip_loop` (see `npu_dialects/tile.py`).
+`#npu_tile.strip` plan becomes one `npu_tile.strip_loop` (see `npu_dialects/tile/`).
 
 The plan's decisions (rows per strip, line buffers) give the rows every value of the
 group holds per strip (`recorded_plan`: the geometry of `lowering/tile/strip_plan.py`;
