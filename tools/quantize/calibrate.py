@@ -175,8 +175,8 @@ def entropy_threshold(hist: np.ndarray, top: float, levels: int = 128) -> float:
             m = nz[chunk]
             if m.any():
                 q[chunk[m]] = h[chunk].sum() / m.sum()
-        ps, qs = p / p.sum(), q / q.sum()
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # (an empty candidate: NaN, never the best)
+            ps, qs = p / p.sum(), q / q.sum()
             kl = float(np.sum(ps[nz] * np.log(ps[nz] / np.where(qs[nz] > 0, qs[nz], 1e-12))))
         if kl < best:
             best, best_i = kl, i
