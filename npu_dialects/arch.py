@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from difflib import get_close_matches
 from fractions import Fraction
+from functools import cached_property
 from math import ceil
 from pathlib import Path
 from typing import Any
@@ -195,17 +196,23 @@ class Arch:
         """Special function -> how the vector unit evaluates it (its `fn_*` value)."""
         return {fn: getattr(self, p) for p, fn in special.PARAMS.items()}
 
+    @cached_property
+    def approximates(self) -> bool:
+        """Whether any special function is not evaluated exactly (asked by every cost
+        estimate: computed once per arch)."""
+        return any(getattr(self, p) != "exact" for p in special.PARAMS)
+
     def special_passes(self, functions: Iterable[str], dtype: DType = "f32") -> int:
         """Vector passes per element that evaluating `functions` costs beyond one pass
         each (0 when the arch evaluates them exactly, at the vector rate)."""
-        if all(getattr(self, p) == "exact" for p in special.PARAMS):
+        if not self.approximates:
             return 0
         name = dtype if isinstance(dtype, str) else dtypes.type_name(dtype) if dtype is not None else "f32"
         return special.passes(self.special_specs(), tuple(functions), name or "f32")
 
     def special_evaluator(self, dtype: str) -> special.Evaluator | None:
         """How the simulator evaluates special functions in tiles of `dtype` (None: exactly)."""
-        if all(getattr(self, p) == "exact" for p in special.PARAMS):
+        if not self.approximates:
             return None
         return special.evaluator(self.special_specs(), dtype)
 

@@ -241,29 +241,13 @@ def active() -> Evaluator | None:
 
 # What the graph references call: numpy's functions exactly outside `evaluating`.
 
-def exp(x: np.ndarray) -> np.ndarray:
-    ev = _ACTIVE.get()
-    return np.exp(x) if ev is None else ev.exp(x).astype(np.result_type(x), copy=False)
-
-
-def tanh(x: np.ndarray) -> np.ndarray:
-    ev = _ACTIVE.get()
-    return np.tanh(x) if ev is None else ev.tanh(x).astype(np.result_type(x), copy=False)
-
-
-def erf(x: np.ndarray) -> np.ndarray:
-    ev = _ACTIVE.get()
-    return erf_ref(x) if ev is None else ev.erf(x).astype(np.result_type(x), copy=False)
-
-
-def sigmoid(x: np.ndarray) -> np.ndarray:
-    ev = _ACTIVE.get()
-    return _sigmoid_ref(x) if ev is None else ev.sigmoid(x).astype(np.result_type(x), copy=False)
-
-
-def reciprocal(x: np.ndarray) -> np.ndarray:
-    ev = _ACTIVE.get()
-    return np.reciprocal(x) if ev is None else ev.reciprocal(x).astype(np.result_type(x), copy=False)
+def _dispatch(name: str, exact: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """`exact(x)` outside `evaluating`, else the active evaluator's `name` in x's dtype."""
+    def fn(x: np.ndarray) -> np.ndarray:
+        ev = _ACTIVE.get()
+        return exact(x) if ev is None else getattr(ev, name)(x).astype(np.result_type(x), copy=False)
+    fn.__name__ = name
+    return fn
 
 
 def divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -315,3 +299,10 @@ def erf_ref(x: np.ndarray) -> np.ndarray:
         erfc = t * np.exp(-z2 + poly)
         r = np.where(z < 0.5, series * (2.0 / np.sqrt(np.pi)), 1.0 - erfc)
         return (np.sign(x) * r).astype(x.dtype, copy=False)
+
+
+exp = _dispatch("exp", np.exp)
+tanh = _dispatch("tanh", np.tanh)
+erf = _dispatch("erf", erf_ref)
+sigmoid = _dispatch("sigmoid", _sigmoid_ref)
+reciprocal = _dispatch("reciprocal", np.reciprocal)
