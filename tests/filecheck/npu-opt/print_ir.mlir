@@ -3,6 +3,7 @@
 // MLIR's --mlir- spelling.
 // RUN: npu-opt %s -p npu-dce,npu-example-fold-idempotent --print-ir-before=npu-example-fold-idempotent -o /dev/null 2>&1 | filecheck %s --check-prefix=BEFORE
 // RUN: npu-opt %s -p npu-dce,npu-example-fold-idempotent --mlir-print-ir-before=npu-example-fold-idempotent -o /dev/null 2>&1 | filecheck %s --check-prefix=BEFORE
+// RUN: npu-opt %s -p npu-fuse,npu-tile --print-ir-before=npu-tile -o /dev/null 2>&1 | filecheck %s --check-prefix=BEFORE-TILE
 // RUN: npu-opt %s -p npu-dce,npu-example-fold-idempotent --print-ir-before-all -o /dev/null 2>&1 | filecheck %s --check-prefix=BEFORE-ALL
 // RUN: npu-opt %s -p npu-dce,npu-cse,npu-example-fold-idempotent --print-ir-after-change -o /dev/null 2>&1 | filecheck %s --check-prefix=CHANGE
 // RUN: npu-opt %s -p npu-dce,npu-cse,npu-example-fold-idempotent --mlir-print-ir-after-change --mlir-print-ir-after=npu-cse,npu-dce -o /dev/null 2>&1 | filecheck %s --check-prefix=CHANGE-NAMED --allow-empty
@@ -18,6 +19,12 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // BEFORE-NOT:  IR Dump Before npu-dce
 // BEFORE:      // -----// IR Dump Before npu-example-fold-idempotent //----- //
 // BEFORE:        %b = npu_graph.relu %a
+
+// The lowering passes too: the fused kernel as npu-tile receives it, before any tiling.
+// BEFORE-TILE-NOT:  IR Dump Before npu-fuse
+// BEFORE-TILE:      // -----// IR Dump Before npu-tile //----- //
+// BEFORE-TILE:        %b = npu_graph.fused(%x) {kernel = "npu_graph.relu", rule = "eltwise-chain"}
+// BEFORE-TILE-NOT:    npu_tile.
 
 // BEFORE-ALL:  // -----// IR Dump Before npu-dce //----- //
 // BEFORE-ALL:  // -----// IR Dump Before npu-example-fold-idempotent //----- //
