@@ -301,6 +301,13 @@ class Instrumentation:
             self.write(pattern_report(self.patterns))
 
 
+def timed(name: str) -> contextlib.AbstractContextManager[None]:
+    """A row `name` in the active instrumentation's time report around a step outside
+    the pipeline (loading, importing, packaging, writing); nothing without one."""
+    inst = _ACTIVE.get()
+    return inst.phase(name) if inst is not None else contextlib.nullcontext()
+
+
 @contextlib.contextmanager
 def running(pass_name: str) -> Iterator[None]:
     """Mark `pass_name` as the running pass (RUNNING_PASS) for the duration."""

@@ -313,3 +313,17 @@ def test_a_nested_pipeline_outside_run_verifies_its_own_end():
     with pytest.raises(CompileError, match="error: owner: IR does not verify"):
         with Instrumentation(InstrumentOptions(time_passes=True), stream):
             run_nested("owner", [BreakIR()], make_context(), relu_module(), verify_each=False)
+
+
+def test_npu_compile_time_passes_covers_the_whole_compile(capsys, tmp_path):
+    from tools.npu_compile import main as compile_main
+    onnx.save(models.residual_block(), tmp_path / "residual.onnx")
+    rc = compile_main([str(tmp_path / "residual.onnx"), "-o", str(tmp_path / "r.npuexe"), "--no-cache",
+                       "--time-passes"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    names = [name for _, name, _ in time_rows(err)]
+    # loading and importing before the passes, packaging and writing after them
+    assert names[:2] == ["load ONNX", "import"] and names[-1] == "Total", names
+    assert {"npu-tile", "npu-memplan", "package", "write", "verify"} <= set(names), names
+    assert names.index("npu-memplan") < names.index("package") < names.index("write")

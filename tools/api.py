@@ -26,6 +26,7 @@ import onnx
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from lowering.instrument import timed
 from npu_dialects.arch import Arch
 from runtime.executable import Executable, ExecutableError, read_executable, sha256_bytes, sha256_file
 from tools.cli import UsageError, UserError, error_line
@@ -79,7 +80,8 @@ def compile(model: onnx.ModelProto | str | os.PathLike[str], arch: Arch | str | 
     if ext == ".onnx":
         from lowering.importer.onnx_import import OnnxImportError, load_model
         try:
-            proto = load_model(path)
+            with timed("load ONNX"):
+                proto = load_model(path)
         except OnnxImportError as e:
             raise UserError(e.located(path)) from None
         source = source_of(path)
@@ -103,7 +105,8 @@ def _compile_onnx(model: onnx.ModelProto, arch: Arch | None, pipeline: str | Non
     arch = arch or PRESETS["default"]
     bucket = _one_bucket(model, shape_buckets, source.get("path"))
     try:
-        module, weights = import_model(model, arch, dims=bucket)
+        with timed("import"):
+            module, weights = import_model(model, arch, dims=bucket)
     except OnnxImportError as e:
         raise UserError(e.located(source.get("path"))) from None
     extra: dict[str, Any] = {"source": source}
@@ -207,7 +210,8 @@ def _pipeline(pipeline: str | None, options: Mapping[str, Any]) -> tuple[list[Mo
 def _package(module: ModuleOp, weights: dict[str, np.ndarray], pipeline: str | None,
              extra: dict[str, Any]) -> Executable:
     try:
-        return Executable.from_module(module, weights, pipeline=pipeline, **extra)
+        with timed("package"):
+            return Executable.from_module(module, weights, pipeline=pipeline, **extra)
     except ExecutableError as e:
         raise UserError(str(e)) from None
 

@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the size of each symbolic input dim, one bucket: 'batch=4', 'batch=1;seq=16'")
     add_precision_option(p)
     add_cache_options(p)
+    p.add_argument("--time-passes", "--mlir-timing", dest="time_passes", action="store_true",
+                   help="print where the compile's time went on stderr: loading, import, every pass of "
+                        "npu-default (nested), verification, packaging, writing; cache lookups and hits")
     return p
 
 
@@ -117,17 +120,19 @@ def _run(args: argparse.Namespace) -> int:
             print("\n".join([*record["summary"], cache_line(cache)]))
             return EXIT_OK
     from lowering.instrument import Instrumentation, InstrumentOptions
+    from runtime.executable import write_image
     from tools.api import compile as compile_model
-    with Instrumentation(InstrumentOptions(progress=None), stream=sys.stderr):  # (a progress line on a tty)
+    # (a progress line on a tty; the time report on exit with --time-passes)
+    with Instrumentation(InstrumentOptions(progress=None, time_passes=args.time_passes), stream=sys.stderr) as inst:
         exe = compile_model(args.model, arch=args.arch, pipeline=pipeline, shape_buckets=args.shape_buckets,
                             cache=cache)
-    chunks = exe.chunks()
-    seconds = time.perf_counter() - t0
-    from runtime.executable import write_image
-    try:
-        write_image(out, chunks)
-    except OSError as e:
-        raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
+        with inst.phase("write"):
+            chunks = exe.chunks()
+            seconds = time.perf_counter() - t0
+            try:
+                write_image(out, chunks)
+            except OSError as e:
+                raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
     print(summary(exe, out, chunks, seconds))
     print(cache_line(cache))
     return EXIT_OK
