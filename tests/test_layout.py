@@ -6,9 +6,10 @@
 - no `from X import _private` of another module's private name.
 
 Every `import` counts, at module level or inside a function (a function-local import
-that dodges a cycle is still an arrow); relative imports are resolved. The few known
-exceptions, each waiting on files another change owns, are listed with their reasons
-(`KNOWN`).
+that dodges a cycle is still an arrow), and so does one under `if TYPE_CHECKING:`;
+relative imports are resolved. A package excused for a while (while a change splits it)
+is listed with the reason in `KNOWN`, empty since the split of npu_dialects/graph/ and
+lowering/importer/ made their shared helpers public.
 
 Algorithm
 ---------
@@ -30,17 +31,12 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("npu_dialects", "lowering", "sim", "runtime", "tools")
 UPPER = ("lowering", "tools", "sim", "runtime")
 
-SPLIT = ("npu_dialects/graph.py, npu_dialects/tile.py, lowering/importer/onnx_import.py and "
-         "lowering/tile/tile_search.py are being split into modules (issue 46); the split decides "
-         "which of their helpers become public")
-KNOWN: dict[str, str] = {
-    "npu_dialects.graph": SPLIT,
-    "lowering.importer": SPLIT,  # (indexing, attention, recurrent, resize share onnx_import's helpers)
-}
+KNOWN: dict[str, str] = {}
 """Packages inside which a cycle or a private import is allowed for now, with the reason:
-only between two of the package's own modules. Take a package off once the split has
-landed and made the helpers it shares public (no test checks that it is still needed:
-while the split is under way, the package is clean or not from one hour to the next)."""
+only between two of the package's own modules (e.g. `"lowering.foo": "being split into
+modules (issue N); the split decides which of its helpers become public"`). Empty: take a
+package off as soon as its helpers are public (no test checks that an entry is still
+needed)."""
 
 
 def known(*modules: str) -> str | None:

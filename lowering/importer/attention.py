@@ -34,8 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import SSAValue
 
-from lowering.importer.indexing import _reshape, _transpose
-from lowering.importer.onnx_import import NodeContext, NodeError, Output, _eltwise, converter, f32_tensor
+from lowering.importer.elementwise import eltwise
+from lowering.importer.indexing import reshape_value, transpose_value
+from lowering.importer.onnx_import import NodeContext, NodeError, Output, converter, f32_tensor
 from npu_dialects.graph import (
     AddOp,
     ConcatOp,
@@ -85,11 +86,11 @@ def _op(ctx: NodeContext, op_class: Callable[..., ElementwiseOp], *xs: Val) -> V
     """`op_class` of `xs`: folded with numpy when every operand is constant data, else built."""
     if all(isinstance(x, np.ndarray) for x in xs):
         return np.asarray(_FOLD[op_class](*xs), dtype=np.float32)
-    return _eltwise(ctx, op_class, *(_ssa(ctx, x) for x in xs))
+    return eltwise(ctx, op_class, *(_ssa(ctx, x) for x in xs))
 
 
 def _reshaped(ctx: NodeContext, x: Val, shape: Sequence[int]) -> Val:
-    return x.reshape(tuple(shape)) if isinstance(x, np.ndarray) else _reshape(ctx, x, shape)
+    return x.reshape(tuple(shape)) if isinstance(x, np.ndarray) else reshape_value(ctx, x, shape)
 
 
 def _expanded(ctx: NodeContext, x: Val, shape: Sequence[int]) -> Val:
@@ -289,7 +290,7 @@ def _heads(ctx: NodeContext, i: int, past: int | None, shape: Sequence[int]) -> 
     x = ctx.value(i)
     if len(ctx.shape(i)) == 3:
         b, h, n, e = shape
-        x = _transpose(ctx, _reshape(ctx, x, (b, n, h, e)), (0, 2, 1, 3))
+        x = transpose_value(ctx, reshape_value(ctx, x, (b, n, h, e)), (0, 2, 1, 3))
     if past is None or not ctx.has_input(past):
         return x
     return _ssa(ctx, _concat(ctx, [ctx.value(past), x], 2))
@@ -297,20 +298,20 @@ def _heads(ctx: NodeContext, i: int, past: int | None, shape: Sequence[int]) -> 
 
 def _scores(ctx: NodeContext, q: SSAValue, k: SSAValue, d: Dims) -> tuple[SSAValue, SSAValue]:
     """(q @ kt times the scale, the same softcapped) over the grouped rows."""
-    kt = _transpose(ctx, k, (0, 1, 3, 2))
+    kt = transpose_value(ctx, k, (0, 1, 3, 2))
     qk = ctx.build(MatMulOp(q, kt, f32_tensor((*shape_of(q)[:3], d.total)))).results[0]
     scale = ctx.attr("scale")
-    scaled = _eltwise(ctx, MulOp, qk, ctx.scalar(1.0 / np.sqrt(d.head) if scale is None else float(scale)))
+    scaled = eltwise(ctx, MulOp, qk, ctx.scalar(1.0 / np.sqrt(d.head) if scale is None else float(scale)))
     cap = float(ctx.attr("softcap", 0.0))
     if cap <= 0:
         return scaled, scaled
-    tanh = _eltwise(ctx, TanhOp, _eltwise(ctx, DivOp, scaled, ctx.scalar(cap)))
-    return scaled, _eltwise(ctx, MulOp, tanh, ctx.scalar(cap))
+    tanh = eltwise(ctx, TanhOp, eltwise(ctx, DivOp, scaled, ctx.scalar(cap)))
+    return scaled, eltwise(ctx, MulOp, tanh, ctx.scalar(cap))
 
 
 def _zeroed(ctx: NodeContext, rows: Val | None, x: SSAValue) -> SSAValue:
     """`x` with the fully masked query rows (`rows` 1) set to 0."""
-    return x if rows is None else _eltwise(ctx, WhereOp, _ssa(ctx, rows), ctx.scalar(0.0), x)
+    return x if rows is None else eltwise(ctx, WhereOp, _ssa(ctx, rows), ctx.scalar(0.0), x)
 
 
 @converter("Attention", attrs=ATTRS)
@@ -324,18 +325,18 @@ def convert_attention(ctx: NodeContext) -> Sequence[Output]:
     k = _heads(ctx, K, PAST_KEY, (d.batch, d.kv_heads, d.kv_len, d.head))
     v = _heads(ctx, V, PAST_VALUE, (d.batch, d.kv_heads, d.kv_len, d.v_head))
     q4 = _heads(ctx, Q, None, (d.batch, d.q_heads, d.q_len, d.head))
-    q = _reshape(ctx, q4, (d.batch, d.kv_heads, d.groups * d.q_len, d.head))
+    q = reshape_value(ctx, q4, (d.batch, d.kv_heads, d.groups * d.q_len, d.head))
     bias = _bias(ctx, d)
     scaled, capped = _scores(ctx, q, k, d)
-    z = capped if bias is None else _eltwise(ctx, AddOp, capped, _ssa(ctx, _grouped(ctx, bias, d)))
+    z = capped if bias is None else eltwise(ctx, AddOp, capped, _ssa(ctx, _grouped(ctx, bias, d)))
     p = ctx.build(SoftmaxOp(z, 3, f32_tensor(shape_of(z)))).results[0]
     y = ctx.build(MatMulOp(p, v, f32_tensor((*shape_of(z)[:3], d.v_head)))).results[0]
     rows = None if bias is None else _fully_masked(ctx, bias)
-    y = _zeroed(ctx, rows, _reshape(ctx, y, (d.batch, d.q_heads, d.q_len, d.v_head)))
+    y = _zeroed(ctx, rows, reshape_value(ctx, y, (d.batch, d.q_heads, d.q_len, d.v_head)))
     if d.rank == 3:
-        y = _reshape(ctx, _transpose(ctx, y, (0, 2, 1, 3)), (d.batch, d.q_len, d.q_heads * d.v_head))
+        y = reshape_value(ctx, transpose_value(ctx, y, (0, 2, 1, 3)), (d.batch, d.q_len, d.q_heads * d.v_head))
     outs: list[Output] = [y, k, v]
     if len(ctx.node.output) > 3 and ctx.node.output[3]:
-        qk = _reshape(ctx, (scaled, capped, z, p)[mode], d.scores)
+        qk = reshape_value(ctx, (scaled, capped, z, p)[mode], d.scores)
         outs.append(_zeroed(ctx, rows, qk) if mode == 3 else qk)
     return outs[:len(ctx.node.output)]

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 import ml_dtypes
 import numpy as np
@@ -38,9 +38,6 @@ from npu_dialects.graph import (
 )
 from npu_dialects.locs import name_loc
 
-if TYPE_CHECKING:
-    from lowering.importer.onnx_import import _Importer
-
 MIN_OPSET = 7
 """Oldest default-domain opset the converters are written for."""
 MAX_OPSET = onnx.defs.onnx_opset_version()
@@ -48,25 +45,26 @@ MAX_OPSET = onnx.defs.onnx_opset_version()
 28 the ops converted here changed only by new element types (refused by the converters'
 dtype checks) and attributes for them (Cast's round_mode, Range's stash_type: diagnosed
 when set, as every attribute a converter does not take)."""
-_NO_FOLD = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+NO_FOLD = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
                       "Multinomial", "Bernoulli", "Dropout", "LSTM", "GRU", "RNN"})
 """Op types never evaluated at import even with constant inputs (not deterministic;
 Dropout in training mode is random; onnx's reference recurrences ignore sequence_lens,
 direction, activations and clip: their converters build them, npu-constant-fold folds)."""
-_OWN_FOLD = frozenset({"Slice", "QuantizeLinear", "DequantizeLinear"})
+OWN_FOLD = frozenset({"Slice", "QuantizeLinear", "DequantizeLinear"})
 """Op types whose converters compute constant data themselves, not onnx's reference
 (which slices numpy-style: a Slice from and to INT64_MIN with step -1 came out empty),
 or build ops on it: a dequantized int8 weight stays an int8 constant and a `dequantize`
 (npu-fuse-qdq computes in its integers)."""
-_SMALL_INTS = frozenset({"int4", "uint4", "int2", "uint2"})
+SMALL_INTS = frozenset({"int4", "uint4", "int2", "uint2"})
 """Sub-byte integer element types (ml_dtypes, not numpy integers): carried as float32 too."""
 INLINE_MAX_ELEMENTS = 16
 """Constants with at most this many elements are written inline (`value`), larger ones
 go to the weight side file (`weight`)."""
 
-_DEFAULT_DOMAINS = ("", "ai.onnx")
+DEFAULT_DOMAINS = ("", "ai.onnx")
+"""The names of ONNX's default operator domain."""
 
-_NODE_FLOAT: ContextVar[Attribute] = ContextVar("node_float", default=f32)
+NODE_FLOAT: ContextVar[Attribute] = ContextVar("node_float", default=f32)
 """The float type of the node being converted: f16/bf16 when an input is (an all-f16
 model computes in f16), else f32 (`_node_float`)."""
 
@@ -74,23 +72,23 @@ model computes in f16), else f32 (`_node_float`)."""
 def f32_tensor(shape: Sequence[int]) -> TensorType:
     """A float tensor type of `shape` in the node's float type (f32 unless the node
     computes in f16/bf16): what converters give their float results."""
-    return TensorType(_NODE_FLOAT.get(), list(shape))
+    return TensorType(NODE_FLOAT.get(), list(shape))
 
 
-def _dense(ty: TensorType, vals: list) -> DenseIntOrFPElementsAttr:
+def dense_attr(ty: TensorType, vals: list) -> DenseIntOrFPElementsAttr:
     """A dense literal of any element type (xDSL's overloads want a static one)."""
     return DenseIntOrFPElementsAttr.from_list(cast(Any, ty), vals)
 
 
-def _f32_scalar(x: float) -> ConstantOp:
+def f32_scalar(x: float) -> ConstantOp:
     """An inline f32 scalar constant (the parameters of an exact integer conversion)."""
     ty = TensorType(f32, [])
-    return ConstantOp(ty, value=_dense(ty, [x]))
+    return ConstantOp(ty, value=dense_attr(ty, [x]))
 
 
 def node_float() -> Attribute:
     """The float element type of the node being converted (f32, f16 or bf16)."""
-    return _NODE_FLOAT.get()
+    return NODE_FLOAT.get()
 
 
 # --------------------------------------------------------------------------------------
@@ -124,7 +122,7 @@ class NodeError(Exception):
         self.hint = hint
 
 
-class _Skip(Exception):
+class SkipNode(Exception):
     """A converter needs something a failed earlier node should have produced; the
     node is skipped silently, the earlier node's diagnostic already explains it."""
 
@@ -149,9 +147,9 @@ def load_model(path: str) -> onnx.ModelProto:
         raise OnnxImportError(f"{path}: error: cannot read the ONNX model: is a directory") from None
     except DecodeError as e:
         raise OnnxImportError(f"{path}: error: cannot read the ONNX model: truncated or not an ONNX file "
-                              f"({_one_line(str(e))})") from None
+                              f"({one_line(str(e))})") from None
     except Exception as e:  # OSError, ValueError (missing external data)...
-        reason = _one_line(str(e)) or type(e).__name__
+        reason = one_line(str(e)) or type(e).__name__
         raise OnnxImportError(f"{path}: error: cannot read the ONNX model: {reason}") from None
     if not model.graph.node and not model.graph.output and not model.opset_import:
         # protobuf happily parses many garbage byte strings into an empty message.
@@ -168,7 +166,7 @@ def load_model(path: str) -> onnx.ModelProto:
 
 
 def _default_opset(model: onnx.ModelProto) -> int | None:
-    return next((o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS), None)
+    return next((o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS), None)
 
 
 def _node_label(node: onnx.NodeProto, index: int, opset: int | None) -> str:
@@ -204,12 +202,12 @@ def _checker_message(text: str, opset: int | None) -> str:
     names the node at fault."""
     m = re.search(r"Bad node spec for node\. Name: (.*?) OpType: ?(\S*)", text)
     if m is None:
-        return f"invalid ONNX model: {_one_line(text)}"
+        return f"invalid ONNX model: {one_line(text)}"
     at = f", opset {opset}" if opset is not None else ""
-    return f"node '{m[1] or m[2]}' ({m[2] or '?'}{at}): {_one_line(text)}"
+    return f"node '{m[1] or m[2]}' ({m[2] or '?'}{at}): {one_line(text)}"
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     """First non-empty line of a (possibly multi-line) library message."""
     for line in text.strip().splitlines():
         if line.strip():
@@ -280,11 +278,45 @@ def supported_op_types(functions_too: bool = False) -> list[str]:
     return sorted(ops)
 
 
+class Importer(Protocol):
+    """What a `NodeContext` asks of the importer converting the graph (the driver,
+    `onnx_import._Importer`): its values by name, constant data made SSA values, and
+    the arch. A protocol, so that this module does not import the driver."""
+
+    arch: Arch | None
+    used: set[str]
+    """The names of the ONNX values some node or graph output reads."""
+
+    def lookup(self, name: str) -> Tensor:
+        """The value named `name` (NodeError when nothing produced it)."""
+        ...
+
+    def materialize(self, t: Tensor) -> SSAValue:
+        """The SSA value of `t` (constant data becomes a constant, once)."""
+        ...
+
+    def materialize_typed(self, t: Tensor, elem: Attribute) -> SSAValue:
+        """Constant data `t` as a constant of element type `elem`, once."""
+        ...
+
+    def widened(self, v: SSAValue) -> SSAValue:
+        """An f16/bf16 value cast to f32, once per value."""
+        ...
+
+    def as_carried(self, v: SSAValue) -> SSAValue:
+        """`v` as the f32 value converters compute on."""
+        ...
+
+    def carried(self, t: Tensor) -> Tensor:
+        """`t` with integer/boolean constant data converted to float32."""
+        ...
+
+
 class NodeContext:
     """What a converter sees of one ONNX node: its attributes, its inputs (as SSA
     values, shapes or constant data) and `build`, which locates and verifies ops."""
 
-    def __init__(self, importer: _Importer, node: onnx.NodeProto, label: str, opset: int):
+    def __init__(self, importer: Importer, node: onnx.NodeProto, label: str, opset: int):
         self._imp = importer
         self.node = node
         self.label = label
@@ -303,7 +335,7 @@ class NodeContext:
         a = self._attrs.get(name)
         if a is None:
             return default
-        return _attr_value(a)
+        return attr_value(a)
 
     def ints_attr(self, name: str, default: Sequence[int]) -> tuple[int, ...]:
         return tuple(int(v) for v in self.attr(name, default))
@@ -360,7 +392,7 @@ class NodeContext:
         (`quantize` by 1, 0: exact, its values are integers of that type)."""
         t = self.tensor(i)
         if t.placeholder and t.value is None:
-            raise _Skip()
+            raise SkipNode()
         want = HELD.get(np.dtype(t.dtype))
         label = what or f"input {i}"
         if want is None or type_name(want) not in allowed:
@@ -413,7 +445,7 @@ class NodeContext:
         input in the diagnostic)."""
         t = self.tensor(i)
         if t.placeholder:
-            raise _Skip()
+            raise SkipNode()
         if t.data is None:
             raise NodeError(f"{what} (input {i}, '{t.name}') is computed at run time; "
                             "only constant values are supported")
@@ -441,7 +473,8 @@ class NodeContext:
         return op
 
 
-def _attr_value(a: onnx.AttributeProto) -> Any:
+def attr_value(a: onnx.AttributeProto) -> Any:
+    """The attribute's Python value (bytes decoded as UTF-8 strings)."""
     v = onnx.helper.get_attribute_value(a)
     if isinstance(v, bytes):
         return v.decode("utf-8", "replace")
@@ -451,7 +484,7 @@ def _attr_value(a: onnx.AttributeProto) -> Any:
 
 
 @functools.cache
-def _schema_attrs(op_type: str, opset: int) -> frozenset[str]:
+def schema_attrs(op_type: str, opset: int) -> frozenset[str]:
     """The attributes ONNX defines for `op_type` at `opset` (all when unknown)."""
     try:
         return frozenset(onnx.defs.get_schema(op_type, opset, "").attributes)
@@ -459,9 +492,9 @@ def _schema_attrs(op_type: str, opset: int) -> frozenset[str]:
         return frozenset(a for e in CONVERTERS.values() for a in e.attrs)
 
 
-def _fmt_attr(a: onnx.AttributeProto) -> str:
+def fmt_attr(a: onnx.AttributeProto) -> str:
     """`name=value` for a diagnostic, e.g. `ceil_mode=1`, `pads=[1, 1, 1, 1]`."""
-    v = _attr_value(a)
+    v = attr_value(a)
     if isinstance(v, (int, float, str)):
         return f"{a.name}={v}"
     if isinstance(v, list) and len(v) <= 8 and all(isinstance(x, (int, float)) for x in v):
@@ -474,7 +507,8 @@ def _fmt_attr(a: onnx.AttributeProto) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _prod(shape: Sequence[int]) -> int:
+def prod_of(shape: Sequence[int]) -> int:
+    """The number of elements of `shape` (a Python int)."""
     return int(math.prod(shape))
 
 
@@ -498,21 +532,21 @@ def reshape_shape(shape: Sequence[int], target: Sequence[int], allowzero: bool) 
             raise NodeError(f"shape {list(target)} has the invalid dimension {d}")
         else:
             out.append(d)
-    total = _prod(shape)
+    total = prod_of(shape)
     if infer_at is not None:
         if allowzero and 0 in target:
             raise NodeError(f"shape {list(target)} has both 0 and -1, which allowzero=1 forbids")
-        rest = _prod(out)
+        rest = prod_of(out)
         if rest == 0 or total % rest:
             raise NodeError(f"cannot reshape {list(shape)} ({total} elements) to {list(target)}")
         out[infer_at] = total // rest
-    if _prod(out) != total:
+    if prod_of(out) != total:
         raise NodeError(f"cannot reshape {list(shape)} ({total} elements) to {list(target)} "
-                        f"({_prod(out)} elements)")
+                        f"({prod_of(out)} elements)")
     return tuple(out)
 
 
-def _window_pads(ctx: NodeContext, spatial: Sequence[int], kernel: Sequence[int],
+def window_pads(ctx: NodeContext, spatial: Sequence[int], kernel: Sequence[int],
                  strides: Sequence[int], dilations: Sequence[int]) -> tuple[int, ...]:
     """The pads of a window op over `spatial` dims from `pads`/`auto_pad`: the begin
     counts, then the end counts ((top, left, bottom, right) for a 2-D window)."""
@@ -546,13 +580,14 @@ def _window_pads(ctx: NodeContext, spatial: Sequence[int], kernel: Sequence[int]
 # --------------------------------------------------------------------------------------
 
 
-def _axis(axis: int, rank: int, what: str = "axis") -> int:
+def norm_axis(axis: int, rank: int, what: str = "axis") -> int:
+    """`axis` normalised to [0, rank) (NodeError naming it `what` when out of range)."""
     if not -rank <= axis < rank:
         raise NodeError(f"{what}={axis} is out of range for an input of rank {rank}")
     return axis + rank if axis < 0 else axis
 
 
-def _axes_arg(ctx: NodeContext, input_since: int, index: int = 1) -> tuple[int, ...] | None:
+def axes_arg(ctx: NodeContext, input_since: int, index: int = 1) -> tuple[int, ...] | None:
     """`axes`: an attribute before opset `input_since`, an optional constant input from
     then on; None when absent."""
     if ctx.opset < input_since:
@@ -564,13 +599,14 @@ def _axes_arg(ctx: NodeContext, input_since: int, index: int = 1) -> tuple[int, 
     return tuple(int(a) for a in ctx.constant(index, "axes").reshape(-1))
 
 
-def _norm_axes(axes: Sequence[int], rank: int) -> tuple[int, ...]:
-    out = sorted({_axis(a, rank, "axes") for a in axes})
+def norm_axes(axes: Sequence[int], rank: int) -> tuple[int, ...]:
+    """`axes` normalised to [0, rank) and sorted (NodeError when one repeats)."""
+    out = sorted({norm_axis(a, rank, "axes") for a in axes})
     if len(out) != len(axes):
         raise NodeError(f"axes {list(axes)} repeat a dimension")
     return tuple(out)
 
 
-def _constant_indices(ctx: NodeContext, i: int, what: str) -> np.ndarray:
+def constant_indices(ctx: NodeContext, i: int, what: str) -> np.ndarray:
     """Input `i` (indices, an axis, repeats) as int64 constant data."""
     return np.asarray(ctx.constant(i, what)).astype(np.int64)

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import SSAValue
 
 from lowering.importer.base import (
-    _NODE_FLOAT,
+    NODE_FLOAT,
     Converter,
     NodeContext,
     NodeError,
@@ -70,11 +70,12 @@ from npu_dialects.graph import (
 )
 
 
-def _is_float(dtype: np.dtype) -> bool:
+def is_float(dtype: np.dtype) -> bool:
+    """Whether `dtype` is a floating-point type."""
     return np.issubdtype(dtype, np.floating)
 
 
-def _eltwise(ctx: NodeContext, op_class: Callable[..., ElementwiseOp], *values: SSAValue) -> SSAValue:
+def eltwise(ctx: NodeContext, op_class: Callable[..., ElementwiseOp], *values: SSAValue) -> SSAValue:
     """`op_class(values...)` with the broadcast result shape (NodeError when the shapes
     do not broadcast)."""
     shapes = [shape_of(v) for v in values]
@@ -85,20 +86,20 @@ def _eltwise(ctx: NodeContext, op_class: Callable[..., ElementwiseOp], *values: 
     return ctx.build(op_class(*values, f32_tensor(shape))).results[0]
 
 
-def _same_type_operands(ctx: NodeContext, indices: Sequence[int]) -> list[SSAValue]:
+def same_type_operands(ctx: NodeContext, indices: Sequence[int]) -> list[SSAValue]:
     """The inputs as SSA values; integer/boolean constants are carried as f32 when all
     the inputs share their type (an int64 constant next to a float tensor stays an error)."""
     dtypes = {ctx.dtype(i) for i in indices}
-    carried = len(dtypes) == 1 and not _is_float(next(iter(dtypes)))
+    carried = len(dtypes) == 1 and not is_float(next(iter(dtypes)))
     return [ctx.value(i, carried=carried) for i in indices]
 
 
 def _binary(op_class: type[BinaryOp]) -> Converter:
     def convert(ctx: NodeContext) -> Sequence[Output]:
-        a, b = _same_type_operands(ctx, (0, 1))
-        y = _eltwise(ctx, op_class, a, b)
-        if op_class is DivOp and not _is_float(ctx.dtype(0)):
-            y = _eltwise(ctx, TruncOp, y)  # integer division truncates
+        a, b = same_type_operands(ctx, (0, 1))
+        y = eltwise(ctx, op_class, a, b)
+        if op_class is DivOp and not is_float(ctx.dtype(0)):
+            y = eltwise(ctx, TruncOp, y)  # integer division truncates
         return [ctx.typed(y, ctx.dtype(0))]
 
     convert.__doc__ = f"Elementwise `{op_class.name}` with numpy broadcasting."
@@ -144,7 +145,7 @@ for _op_type in ("Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Tan", "Asin", 
 @converter("IsNaN")
 def convert_isnan(ctx: NodeContext) -> Sequence[Output]:
     """`npu_graph.isnan`: a boolean carried as 1.0 / 0.0."""
-    return [ctx.typed(_eltwise(ctx, SIMPLE_UNARY["isnan"], ctx.value(0)), np.bool_)]
+    return [ctx.typed(eltwise(ctx, SIMPLE_UNARY["isnan"], ctx.value(0)), np.bool_)]
 
 
 @converter("IsInf", attrs=("detect_negative", "detect_positive"))
@@ -152,13 +153,13 @@ def convert_isinf(ctx: NodeContext) -> Sequence[Output]:
     """`npu_graph.isinf`, times x > 0 or x < 0 when only one sign is detected."""
     x = ctx.value(0)
     neg, pos = int(ctx.attr("detect_negative", 1)), int(ctx.attr("detect_positive", 1))
-    y = _eltwise(ctx, SIMPLE_UNARY["isinf"], x)
+    y = eltwise(ctx, SIMPLE_UNARY["isinf"], x)
     if neg and not pos:
-        y = _eltwise(ctx, MulOp, y, _eltwise(ctx, LessOp, x, ctx.scalar(0.0)))
+        y = eltwise(ctx, MulOp, y, eltwise(ctx, LessOp, x, ctx.scalar(0.0)))
     elif pos and not neg:
-        y = _eltwise(ctx, MulOp, y, _eltwise(ctx, GreaterOp, x, ctx.scalar(0.0)))
+        y = eltwise(ctx, MulOp, y, eltwise(ctx, GreaterOp, x, ctx.scalar(0.0)))
     elif not pos and not neg:
-        y = _eltwise(ctx, MulOp, y, ctx.scalar(0.0))
+        y = eltwise(ctx, MulOp, y, ctx.scalar(0.0))
     return [ctx.typed(y, np.bool_)]
 
 
@@ -166,9 +167,9 @@ def convert_isinf(ctx: NodeContext) -> Sequence[Output]:
 def convert_mod(ctx: NodeContext) -> Sequence[Output]:
     """fmod=1: `npu_graph.fmod` (the remainder takes the dividend's sign); fmod=0:
     `npu_graph.mod` (the divisor's sign; integers are carried as f32: exact below 2^24)."""
-    a, b = _same_type_operands(ctx, (0, 1))
+    a, b = same_type_operands(ctx, (0, 1))
     op = FmodOp if int(ctx.attr("fmod", 0)) else ModOp
-    return [ctx.typed(_eltwise(ctx, op, a, b), ctx.dtype(0))]
+    return [ctx.typed(eltwise(ctx, op, a, b), ctx.dtype(0))]
 
 
 @converter("Gelu", attrs=("approximate",))
@@ -184,7 +185,7 @@ def convert_gelu(ctx: NodeContext) -> Sequence[Output]:
 @converter("LeakyRelu", attrs=("alpha",))
 def convert_leaky_relu(ctx: NodeContext) -> Sequence[Output]:
     """x where x >= 0 else alpha * x: `npu_graph.prelu` with an inline scalar slope."""
-    return [_eltwise(ctx, PReluOp, ctx.value(0), ctx.scalar(float(ctx.attr("alpha", 0.01))))]
+    return [eltwise(ctx, PReluOp, ctx.value(0), ctx.scalar(float(ctx.attr("alpha", 0.01))))]
 
 
 @converter("PRelu")
@@ -193,13 +194,13 @@ def convert_prelu(ctx: NodeContext) -> Sequence[Output]:
     if broadcast_shapes(ctx.shape(0), ctx.shape(1)) != ctx.shape(0):
         raise NodeError(f"slope of shape {list(ctx.shape(1))} does not broadcast to the input "
                         f"{list(ctx.shape(0))}")
-    return [_eltwise(ctx, PReluOp, ctx.value(0), ctx.value(1))]
+    return [eltwise(ctx, PReluOp, ctx.value(0), ctx.value(1))]
 
 
 @converter("Pow")
 def convert_pow(ctx: NodeContext) -> Sequence[Output]:
     """x ** y; an integer exponent is carried as f32."""
-    return [_eltwise(ctx, PowOp, ctx.value(0), ctx.value(1, carried=True))]
+    return [eltwise(ctx, PowOp, ctx.value(0), ctx.value(1, carried=True))]
 
 
 @converter("Clip", attrs=("min", "max"))
@@ -207,7 +208,7 @@ def convert_clip(ctx: NodeContext) -> Sequence[Output]:
     """min(max(x, lo), hi): bounds are attributes before opset 11 and optional inputs
     from 11 on; a missing bound is -inf / +inf (Clip(0, 6) is ReLU6). Integers (from
     opset 12) and their bounds are carried as f32."""
-    carried = not _is_float(ctx.dtype(0))
+    carried = not is_float(ctx.dtype(0))
     x = ctx.value(0, carried=carried)
     if ctx.opset < 11:
         lo = ctx.scalar(float(ctx.attr("min", -np.inf)))
@@ -218,25 +219,26 @@ def convert_clip(ctx: NodeContext) -> Sequence[Output]:
     for v, what in ((lo, "min"), (hi, "max")):
         if int(np.prod(shape_of(v))) != 1:
             raise NodeError(f"{what} must be a scalar, got shape {list(shape_of(v))}")
-    return [ctx.typed(_eltwise(ctx, ClipOp, x, lo, hi), ctx.dtype(0))]
+    return [ctx.typed(eltwise(ctx, ClipOp, x, lo, hi), ctx.dtype(0))]
 
 
-def _hard_sigmoid(ctx: NodeContext, x: SSAValue, alpha: float, beta: float) -> SSAValue:
-    y = _eltwise(ctx, AddOp, _eltwise(ctx, MulOp, x, ctx.scalar(alpha)), ctx.scalar(beta))
-    return _eltwise(ctx, ClipOp, y, ctx.scalar(0.0), ctx.scalar(1.0))
+def hard_sigmoid(ctx: NodeContext, x: SSAValue, alpha: float, beta: float) -> SSAValue:
+    """`clip(alpha * x + beta, 0, 1)` built from elementwise ops."""
+    y = eltwise(ctx, AddOp, eltwise(ctx, MulOp, x, ctx.scalar(alpha)), ctx.scalar(beta))
+    return eltwise(ctx, ClipOp, y, ctx.scalar(0.0), ctx.scalar(1.0))
 
 
 @converter("HardSigmoid", attrs=("alpha", "beta"))
 def convert_hard_sigmoid(ctx: NodeContext) -> Sequence[Output]:
     """clip(alpha * x + beta, 0, 1) as mul, add, clip."""
-    return [_hard_sigmoid(ctx, ctx.value(0), float(ctx.attr("alpha", 0.2)), float(ctx.attr("beta", 0.5)))]
+    return [hard_sigmoid(ctx, ctx.value(0), float(ctx.attr("alpha", 0.2)), float(ctx.attr("beta", 0.5)))]
 
 
 @converter("HardSwish")
 def convert_hard_swish(ctx: NodeContext) -> Sequence[Output]:
     """x * clip(x / 6 + 1 / 2, 0, 1) as mul, add, clip, mul."""
     x = ctx.value(0)
-    return [_eltwise(ctx, MulOp, x, _hard_sigmoid(ctx, x, 1.0 / 6.0, 0.5))]
+    return [eltwise(ctx, MulOp, x, hard_sigmoid(ctx, x, 1.0 / 6.0, 0.5))]
 
 
 def _variadic(op_class: type[BinaryOp], mean: bool = False) -> Converter:
@@ -244,14 +246,14 @@ def _variadic(op_class: type[BinaryOp], mean: bool = False) -> Converter:
         idx = [i for i in range(ctx.num_inputs) if ctx.has_input(i)]
         if not idx:
             raise NodeError("needs at least one input")
-        vals = _same_type_operands(ctx, idx)
+        vals = same_type_operands(ctx, idx)
         if len(vals) == 1:
             return [ctx.tensor(idx[0])]
         y = vals[0]
         for v in vals[1:]:
-            y = _eltwise(ctx, op_class, y, v)
+            y = eltwise(ctx, op_class, y, v)
         if mean:
-            y = _eltwise(ctx, MulOp, y, ctx.scalar(1.0 / len(vals)))
+            y = eltwise(ctx, MulOp, y, ctx.scalar(1.0 / len(vals)))
         return [ctx.typed(y, ctx.dtype(idx[0]))]
 
     convert.__doc__ = (f"A chain of `{op_class.name}` over the inputs (numpy broadcasting)"
@@ -267,9 +269,9 @@ converter("Min")(_variadic(MinOp))
 
 def _compare(op_class: type[BinaryOp], negate: bool = False) -> Converter:
     def convert(ctx: NodeContext) -> Sequence[Output]:
-        y = _eltwise(ctx, op_class, *_same_type_operands(ctx, (0, 1)))
+        y = eltwise(ctx, op_class, *same_type_operands(ctx, (0, 1)))
         if negate:
-            y = _eltwise(ctx, SubOp, ctx.scalar(1.0), y)
+            y = eltwise(ctx, SubOp, ctx.scalar(1.0), y)
         return [ctx.typed(y, np.bool_)]
 
     convert.__doc__ = (f"{'1 - ' if negate else ''}`{op_class.name}`: a boolean carried as 1.0 / 0.0"
@@ -287,14 +289,14 @@ converter("GreaterOrEqual")(_compare(LessOp, negate=True))
 @converter("Not")
 def convert_not(ctx: NodeContext) -> Sequence[Output]:
     """1 - x on a boolean carried as 1.0 / 0.0."""
-    return [ctx.typed(_eltwise(ctx, SubOp, ctx.scalar(1.0), ctx.value(0, carried=True)), np.bool_)]
+    return [ctx.typed(eltwise(ctx, SubOp, ctx.scalar(1.0), ctx.value(0, carried=True)), np.bool_)]
 
 
 def _logical(op_class: type[BinaryOp], doc: str, xor: bool = False) -> Converter:
     def convert(ctx: NodeContext) -> Sequence[Output]:
-        y = _eltwise(ctx, op_class, ctx.value(0, carried=True), ctx.value(1, carried=True))
+        y = eltwise(ctx, op_class, ctx.value(0, carried=True), ctx.value(1, carried=True))
         if xor:
-            y = _eltwise(ctx, AbsOp, y)
+            y = eltwise(ctx, AbsOp, y)
         return [ctx.typed(y, np.bool_)]
 
     convert.__doc__ = doc
@@ -313,8 +315,8 @@ def convert_where(ctx: NodeContext) -> Sequence[Output]:
     cond = ctx.value(0, carried=True)
     if element_type(cond) != node_float():
         cond = ctx.build(CastOp(cond, TensorType(node_float(), shape_of(cond)))).results[0]
-    vals = [cond, *_same_type_operands(ctx, (1, 2))]
-    return [ctx.typed(_eltwise(ctx, WhereOp, *vals), ctx.dtype(1))]
+    vals = [cond, *same_type_operands(ctx, (1, 2))]
+    return [ctx.typed(eltwise(ctx, WhereOp, *vals), ctx.dtype(1))]
 
 
 _FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE}
@@ -340,11 +342,11 @@ def _cast(ctx: NodeContext, to: int) -> Sequence[Output]:
         return [ctx.typed(y, dtype)]
     if element_type(x) != f32:  # (f16/bf16 -> f32, then as from f32)
         x = ctx.build(CastOp(x, TensorType(f32, shape_of(x)))).results[0]
-    token = _NODE_FLOAT.set(f32)
+    token = NODE_FLOAT.set(f32)
     try:
         return _cast_from_f32(ctx, x, to, dtype)
     finally:
-        _NODE_FLOAT.reset(token)
+        NODE_FLOAT.reset(token)
 
 
 def _cast_from_f32(ctx: NodeContext, x: SSAValue, to: int, dtype: np.dtype) -> Sequence[Output]:
@@ -353,13 +355,13 @@ def _cast_from_f32(ctx: NodeContext, x: SSAValue, to: int, dtype: np.dtype) -> S
     if to in _FLOAT_TYPES or to == onnx.TensorProto.BOOL and src == np.bool_:
         return [ctx.typed(x, np.float32 if to in _FLOAT_TYPES else dtype)]
     if to == onnx.TensorProto.BOOL:
-        y = _eltwise(ctx, WhereOp, x, ctx.scalar(1.0), ctx.scalar(0.0))
+        y = eltwise(ctx, WhereOp, x, ctx.scalar(1.0), ctx.scalar(0.0))
         return [ctx.typed(y, np.bool_)]
     if not np.issubdtype(dtype, np.integer):
         raise NodeError(f"unsupported target type {onnx.TensorProto.DataType.Name(to).lower()}")
-    if not _is_float(src) and src != ml_dtypes.bfloat16:
+    if not is_float(src) and src != ml_dtypes.bfloat16:
         return [ctx.typed(x, dtype)]
-    return [ctx.typed(_eltwise(ctx, TruncOp, x), dtype)]
+    return [ctx.typed(eltwise(ctx, TruncOp, x), dtype)]
 
 
 @converter("Cast", attrs=("to", "saturate"))
@@ -385,15 +387,15 @@ def _cast_constant(ctx: NodeContext, dtype: np.dtype) -> list[Output] | None:
     data = np.asarray(t.data)
     if dtype in (np.float16, ml_dtypes.bfloat16):
         data = data.astype(np.float32).astype(dtype)  # (rounded: a real cast)
-    elif _is_float(dtype):
+    elif is_float(dtype):
         data = data.astype(np.float32)  # (double is carried as f32)
     elif dtype == np.bool_:
         data = data != 0
     elif np.issubdtype(dtype, np.integer) and data.dtype == ml_dtypes.bfloat16:
         return None
-    elif np.issubdtype(dtype, np.integer) and _is_float(data.dtype) and np.isfinite(data).all():
+    elif np.issubdtype(dtype, np.integer) and is_float(data.dtype) and np.isfinite(data).all():
         data = np.trunc(data).astype(dtype)
-    elif np.issubdtype(dtype, np.integer) and not _is_float(data.dtype):
+    elif np.issubdtype(dtype, np.integer) and not is_float(data.dtype):
         data = data.astype(dtype)
     else:
         return None

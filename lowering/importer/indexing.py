@@ -29,18 +29,19 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.ir import SSAValue
 
-from lowering.importer.onnx_import import (
+from lowering.importer.base import (
     NodeContext,
     NodeError,
     Output,
-    _axes_arg,
-    _eltwise,
-    _first_extreme,
-    _norm_axes,
-    _prod,
+    Tensor,
+    axes_arg,
     converter,
     f32_tensor,
+    norm_axes,
+    prod_of,
 )
+from lowering.importer.elementwise import eltwise
+from lowering.importer.scans import first_extreme
 from npu_dialects.graph import (
     AbsOp,
     ConcatOp,
@@ -68,13 +69,15 @@ from npu_dialects.graph import (
 # ----------------------------------------------------------------------------------------
 
 
-def _reshape(ctx: NodeContext, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+def reshape_value(ctx: NodeContext, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+    """`v` reshaped to `shape` (`v` itself when it already has that shape)."""
     if tuple(shape_of(v)) == tuple(shape):
         return v
     return ctx.build(ReshapeOp(v, f32_tensor(tuple(shape)))).results[0]
 
 
-def _transpose(ctx: NodeContext, v: SSAValue, perm: Sequence[int]) -> SSAValue:
+def transpose_value(ctx: NodeContext, v: SSAValue, perm: Sequence[int]) -> SSAValue:
+    """`v` transposed by `perm` (`v` itself when `perm` is the identity)."""
     if list(perm) == list(range(len(perm))):
         return v
     shape = shape_of(v)
@@ -134,7 +137,7 @@ def _undiagonal(ctx: NodeContext, v: SSAValue, term: str) -> tuple[SSAValue, str
         for i in range(shape[p]):
             idx[p] = idx[q] = i
             mask[tuple(idx)] = 1.0
-        v = _sum(ctx, _eltwise(ctx, MulOp, v, ctx.const(mask, "diagonal")), [q])
+        v = _sum(ctx, eltwise(ctx, MulOp, v, ctx.const(mask, "diagonal")), [q])
         term = term[:q] + term[q + 1:]
     return v, term
 
@@ -155,15 +158,15 @@ def _contract(ctx: NodeContext, a: SSAValue, ta: str, b: SSAValue, tb: str, keep
     bad = [c for c in batch + red if sa[c] != sb[c]]
     if bad:
         raise NodeError(f"dim '{bad[0]}' has size {sa[bad[0]]} in one operand and {sb[bad[0]]} in the other")
-    size = lambda cs, s: _prod([s[c] for c in cs])  # noqa: E731
-    a = _transpose(ctx, a, [ta.index(c) for c in batch + left + red])
-    a = _reshape(ctx, a, (size(batch, sa), size(left, sa), size(red, sa)))
-    b = _transpose(ctx, b, [tb.index(c) for c in batch + red + right])
-    b = _reshape(ctx, b, (size(batch, sb), size(red, sb), size(right, sb)))
+    size = lambda cs, s: prod_of([s[c] for c in cs])  # noqa: E731
+    a = transpose_value(ctx, a, [ta.index(c) for c in batch + left + red])
+    a = reshape_value(ctx, a, (size(batch, sa), size(left, sa), size(red, sa)))
+    b = transpose_value(ctx, b, [tb.index(c) for c in batch + red + right])
+    b = reshape_value(ctx, b, (size(batch, sb), size(red, sb), size(right, sb)))
     out3 = (size(batch, sa), size(left, sa), size(right, sb))
     y = ctx.build(MatMulOp(a, b, f32_tensor(out3))).results[0]
     term = "".join(batch + left + right)
-    return _reshape(ctx, y, [sa[c] if c in sa else sb[c] for c in term]), term
+    return reshape_value(ctx, y, [sa[c] if c in sa else sb[c] for c in term]), term
 
 
 @converter("Einsum", attrs=("equation",))
@@ -180,9 +183,9 @@ def convert_einsum(ctx: NodeContext) -> Sequence[Output]:
         keep = out + "".join(terms[k + 1:])
         v, t = _contract(ctx, v, t, w, tw, keep)
     v, t = _keep_only(ctx, v, t, out)
-    v = _transpose(ctx, v, [t.index(c) for c in out])
+    v = transpose_value(ctx, v, [t.index(c) for c in out])
     if not out:
-        v = _reshape(ctx, v, ())
+        v = reshape_value(ctx, v, ())
     return [ctx.typed(v, ctx.dtype(0))]
 
 
@@ -196,24 +199,23 @@ def convert_reduce_prod(ctx: NodeContext) -> Sequence[Output]:
     """The product over `axes` (attribute before opset 18, input after): exp of the sum
     of log|x| (a zero gives log 0 = -inf, exp -inf = 0), times (-1)^(negatives)."""
     x = ctx.shape(0)
-    axes = _axes_arg(ctx, 18)
+    axes = axes_arg(ctx, 18)
     if not axes:
         if int(ctx.attr("noop_with_empty_axes", 0)):
             return [ctx.tensor(0)]
         axes = tuple(range(len(x)))
-    axes = _norm_axes(axes, max(len(x), 1)) if x else ()
+    axes = norm_axes(axes, max(len(x), 1)) if x else ()
     keep = bool(int(ctx.attr("keepdims", 1)))
     out = ReduceOp.out_shape(x, axes, keep)
-    if _prod(out) == 0 or any(x[a] == 0 for a in axes):
-        from lowering.importer.onnx_import import Tensor  # (constant data: the empty product is 1)
-        data = np.ones(out, np.float32)
+    if prod_of(out) == 0 or any(x[a] == 0 for a in axes):
+        data = np.ones(out, np.float32)  # (constant data: the empty product is 1)
         return [Tensor(ctx.node.output[0], out, data.dtype, data=data, origin=ctx.label)]
     v = ctx.value(0)
-    mag = _eltwise(ctx, ExpOp, _sum(ctx, _eltwise(ctx, LogOp, _eltwise(ctx, AbsOp, v)), axes, keep))
-    negatives = _sum(ctx, _eltwise(ctx, LessOp, v, ctx.scalar(0.0)), axes, keep)
-    odd = _eltwise(ctx, ModOp, negatives, ctx.scalar(2.0))
-    sign = _eltwise(ctx, SubOp, ctx.scalar(1.0), _eltwise(ctx, MulOp, odd, ctx.scalar(2.0)))
-    return [_eltwise(ctx, MulOp, mag, sign)]
+    mag = eltwise(ctx, ExpOp, _sum(ctx, eltwise(ctx, LogOp, eltwise(ctx, AbsOp, v)), axes, keep))
+    negatives = _sum(ctx, eltwise(ctx, LessOp, v, ctx.scalar(0.0)), axes, keep)
+    odd = eltwise(ctx, ModOp, negatives, ctx.scalar(2.0))
+    sign = eltwise(ctx, SubOp, ctx.scalar(1.0), eltwise(ctx, MulOp, odd, ctx.scalar(2.0)))
+    return [eltwise(ctx, MulOp, mag, sign)]
 
 
 # ----------------------------------------------------------------------------------------
@@ -227,9 +229,9 @@ def window_flat_indices(x: Sequence[int], kernel: Sequence[int], strides: Sequen
     the whole input, ONNX's Indices numbering) of the element it reads, -1 in padding."""
     n = len(kernel)
     spatial = x[2:]
-    res = np.full((_prod(kernel), *out), -1, dtype=np.int64)
+    res = np.full((prod_of(kernel), *out), -1, dtype=np.int64)
     grids = np.meshgrid(*[np.arange(o) for o in out[2:]], indexing="ij")
-    plane = np.arange(out[0] * out[1]).reshape(out[0], out[1], *([1] * n)) * _prod(spatial)
+    plane = np.arange(out[0] * out[1]).reshape(out[0], out[1], *([1] * n)) * prod_of(spatial)
     for k, off in enumerate(itertools.product(*[range(kk) for kk in kernel])):
         coords = [g * s - p + o * d for g, s, p, o, d in zip(grids, strides, pads[:n], off, dilations)]
         valid = np.all([(c >= 0) & (c < size) for c, size in zip(coords, spatial)], axis=0)
@@ -246,14 +248,14 @@ def maxpool_with_indices(ctx: NodeContext, kernel: Sequence[int], strides: Seque
     x = ctx.shape(0)
     idx = window_flat_indices(x, kernel, strides, pads, dilations, out, False)
     numbered = window_flat_indices(x, kernel, strides, pads, dilations, out, bool(int(ctx.attr("storage_order", 0))))
-    n = _prod(x)
-    flat = _reshape(ctx, ctx.value(0), (n,))
+    n = prod_of(x)
+    flat = reshape_value(ctx, ctx.value(0), (n,))
     padded = ctx.build(ConcatOp([flat, ctx.const(np.full(1, -np.inf), "pad")], 0, f32_tensor((n + 1,)))).results[0]
     gathered = ctx.build(GatherOp(padded, ctx.const(np.where(idx < 0, n, idx), "windows"), 0,
                                   f32_tensor(idx.shape))).results[0]
     values = ctx.build(ReduceMaxOp(gathered, (0,), False, f32_tensor(tuple(out)))).results[0]
-    hot = _first_extreme(ctx, gathered, idx.shape, 0, True, False)
-    where = _sum(ctx, _eltwise(ctx, MulOp, hot, ctx.const(np.maximum(numbered, 0), "flat")), [0])
+    hot = first_extreme(ctx, gathered, idx.shape, 0, True, False)
+    where = _sum(ctx, eltwise(ctx, MulOp, hot, ctx.const(np.maximum(numbered, 0), "flat")), [0])
     return [values, ctx.typed(where, np.int64, 1)]
 
 
@@ -285,18 +287,18 @@ def convert_max_unpool(ctx: NodeContext) -> Sequence[Output]:
         out = tuple(int(v) for v in ctx.constant(2, "output_shape").reshape(-1))
         if len(out) != len(x) or out[:2] != tuple(x[:2]):
             raise NodeError(f"output_shape {list(out)} must be [N, C, spatial...] of input {list(x)}")
-    planes, hw_in, hw_out = x[0] * x[1], _prod(x[2:]), _prod(out[2:])
-    if _prod(x) * _prod(out) <= UNPOOL_DENSE_MAX:
-        planes, hw_in, hw_out = 1, _prod(x), _prod(out)
+    planes, hw_in, hw_out = x[0] * x[1], prod_of(x[2:]), prod_of(out[2:])
+    if prod_of(x) * prod_of(out) <= UNPOOL_DENSE_MAX:
+        planes, hw_in, hw_out = 1, prod_of(x), prod_of(out)
     if ctx.shape(1) != tuple(x):
         raise NodeError(f"indices of shape {list(ctx.shape(1))} must have the shape of X {list(x)}")
     offsets = (np.arange(planes) * hw_out).reshape(planes, 1, 1)
-    local = _eltwise(ctx, SubOp, _reshape(ctx, ctx.value(1, carried=True), (planes, hw_in, 1)),
+    local = eltwise(ctx, SubOp, reshape_value(ctx, ctx.value(1, carried=True), (planes, hw_in, 1)),
                      ctx.const(offsets, "plane_offsets"))
-    onehot = _eltwise(ctx, EqualOp, local, ctx.const(np.arange(hw_out).reshape(1, 1, hw_out), "positions"))
-    vals = _reshape(ctx, ctx.value(0), (planes, 1, hw_in))
+    onehot = eltwise(ctx, EqualOp, local, ctx.const(np.arange(hw_out).reshape(1, 1, hw_out), "positions"))
+    vals = reshape_value(ctx, ctx.value(0), (planes, 1, hw_in))
     y = ctx.build(MatMulOp(vals, onehot, f32_tensor((planes, 1, hw_out)))).results[0]
     ones = ctx.const(np.ones((1, 1, hw_in)), "ones")
     count = ctx.build(MatMulOp(ones, onehot, f32_tensor((planes, 1, hw_out)))).results[0]
-    y = _eltwise(ctx, DivOp, y, _eltwise(ctx, MaxOp, count, ctx.scalar(1.0)))
-    return [_reshape(ctx, y, out)]
+    y = eltwise(ctx, DivOp, y, eltwise(ctx, MaxOp, count, ctx.scalar(1.0)))
+    return [reshape_value(ctx, y, out)]

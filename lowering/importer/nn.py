@@ -20,17 +20,19 @@ from lowering.importer.base import (
     NodeError,
     Output,
     Tensor,
-    _axes_arg,
-    _axis,
-    _constant_indices,
-    _norm_axes,
-    _prod,
-    _window_pads,
+    axes_arg,
+    constant_indices,
     converter,
     f32_tensor,
     node_float,
+    norm_axes,
+    norm_axis,
+    prod_of,
+    window_pads,
 )
-from lowering.importer.elementwise import _eltwise
+from lowering.importer.elementwise import eltwise
+from lowering.importer.indexing import maxpool_with_indices
+from lowering.importer.scans import first_extreme, running_sum
 from npu_dialects.dtypes import element_type
 from npu_dialects.graph import (
     AbsOp,
@@ -63,7 +65,6 @@ from npu_dialects.graph import (
     SoftmaxOp,
     SqrtOp,
     SubOp,
-    TransposeOp,
     WhereOp,
     broadcast_shapes,
     conv_out_shape,
@@ -138,7 +139,7 @@ def build_conv(ctx: NodeContext, xv: SSAValue, wv: SSAValue, bias: SSAValue | No
     if bias is not None and shape_of(bias) != (w[0],):
         raise NodeError(f"bias of shape {list(shape_of(bias))} must have shape [{w[0]}]")
     strides, dilations = _ints_n(ctx, "strides", n), _ints_n(ctx, "dilations", n)
-    pads = _window_pads(ctx, x[2:], w[2:], strides, dilations)
+    pads = window_pads(ctx, x[2:], w[2:], strides, dilations)
     if n == 1:
         strides, dilations, pads = (1, *strides), (1, *dilations), (0, pads[0], 0, pads[1])
         x, w = (*x[:2], 1, x[2]), (*w[:2], 1, w[2])
@@ -250,7 +251,7 @@ def _conv_transpose_3d(ctx: NodeContext, s: Sequence[int], d: Sequence[int], op:
                 y = ctx.build(ConvTransposeOp(planes_in[i], kernels[k], None, f32_tensor(plane), strides=s[1:],
                                               pads=pads2, dilations=d[1:], output_padding=op[1:],
                                               group=group)).results[0]
-                acc = y if acc is None else _eltwise(ctx, AddOp, acc, y)
+                acc = y if acc is None else eltwise(ctx, AddOp, acc, y)
         if acc is None:  # (a plane only output_padding or a stride gap reaches)
             acc = ctx.const(np.zeros(plane, np.float32), "zeros")
         outs.append(ctx.build(ReshapeOp(acc, f32_tensor((plane[0], plane[1], 1, plane[2], plane[3])))).results[0])
@@ -258,7 +259,7 @@ def _conv_transpose_3d(ctx: NodeContext, s: Sequence[int], d: Sequence[int], op:
     y = outs[0] if len(outs) == 1 else ctx.build(ConcatOp(outs, 2, f32_tensor(full))).results[0]
     if ctx.has_input(2):
         bias = ctx.build(ReshapeOp(ctx.value(2), f32_tensor((plane[1], 1, 1, 1)))).results[0]
-        y = _eltwise(ctx, AddOp, y, bias)
+        y = eltwise(ctx, AddOp, y, bias)
     return y
 
 
@@ -277,7 +278,6 @@ def convert_maxpool(ctx: NodeContext) -> Sequence[Output]:
     pads = (*pads[:n], *(e + x_ for e, x_ in zip(pads[n:], extra)))
     out = _pool_out(x, kernel, strides, pads, dilations)
     if ctx.output_used(1):
-        from lowering.importer.indexing import maxpool_with_indices  # (it builds on this module)
         return maxpool_with_indices(ctx, kernel, strides, pads, dilations, out)
     cls = MaxPoolOp if n == 2 else MaxPoolNdOp
     xv = ctx.moved(0)
@@ -302,7 +302,7 @@ def _pool_window(ctx: NodeContext, x: Sequence[int]
     if any(k <= 0 for k in kernel):
         raise NodeError(f"kernel_shape {list(kernel)} must be positive")
     strides, dilations = _ints_n(ctx, "strides", n), _ints_n(ctx, "dilations", n)
-    pads = _window_pads(ctx, x[2:], kernel, strides, dilations)
+    pads = window_pads(ctx, x[2:], kernel, strides, dilations)
     extra = [0] * n
     if int(ctx.attr("ceil_mode", 0)):
         for i in range(n):
@@ -334,7 +334,7 @@ def convert_softmax(ctx: NodeContext) -> Sequence[Output]:
     x = ctx.shape(0)
     r = len(x)
     if ctx.opset >= 13:
-        axis = _axis(int(ctx.attr("axis", -1)), max(r, 1))
+        axis = norm_axis(int(ctx.attr("axis", -1)), max(r, 1))
         return [ctx.build(SoftmaxOp(ctx.value(0), axis, f32_tensor(x))).results[0]]
     axis = int(ctx.attr("axis", 1))
     if not -r <= axis <= r:
@@ -342,7 +342,7 @@ def convert_softmax(ctx: NodeContext) -> Sequence[Output]:
     axis = axis + r if axis < 0 else axis
     if axis == r - 1:
         return [ctx.build(SoftmaxOp(ctx.value(0), axis, f32_tensor(x))).results[0]]
-    flat_type = f32_tensor((_prod(x[:axis]), _prod(x[axis:])))
+    flat_type = f32_tensor((prod_of(x[:axis]), prod_of(x[axis:])))
     flat = ctx.build(ReshapeOp(ctx.value(0), flat_type)).results[0]
     y = ctx.build(SoftmaxOp(flat, 1, flat_type)).results[0]
     return [ctx.build(ReshapeOp(y, f32_tensor(x))).results[0]]
@@ -354,7 +354,7 @@ def convert_layer_norm(ctx: NodeContext) -> Sequence[Output]:
     (`npu_graph.layernorm`); the Mean and InvStdDev outputs, when used, are computed
     by reductions and elementwise ops of their own."""
     x = ctx.shape(0)
-    axis = _axis(int(ctx.attr("axis", -1)), len(x))
+    axis = norm_axis(int(ctx.attr("axis", -1)), len(x))
     if int(ctx.attr("stash_type", 1)) != 1:
         raise NodeError(f"unsupported attribute stash_type={ctx.attr('stash_type')} (only float32 statistics)")
     norm = x[axis:]
@@ -378,13 +378,13 @@ def _moments(ctx: NodeContext, axes: tuple[int, ...]) -> tuple[SSAValue, SSAValu
     x, xv = ctx.shape(0), ctx.value(0)
     stat = f32_tensor(ReduceOp.out_shape(x, axes, True))
     mean = ctx.build(ReduceMeanOp(xv, axes, True, stat)).results[0]
-    d = _eltwise(ctx, SubOp, xv, mean)
-    return mean, d, ctx.build(ReduceMeanOp(_eltwise(ctx, MulOp, d, d), axes, True, stat)).results[0]
+    d = eltwise(ctx, SubOp, xv, mean)
+    return mean, d, ctx.build(ReduceMeanOp(eltwise(ctx, MulOp, d, d), axes, True, stat)).results[0]
 
 
 def _std(ctx: NodeContext, var: SSAValue, eps: float) -> SSAValue:
     """sqrt(var + eps)."""
-    return ctx.build(SqrtOp(_eltwise(ctx, AddOp, var, ctx.scalar(eps)), f32_tensor(shape_of(var)))).results[0]
+    return ctx.build(SqrtOp(eltwise(ctx, AddOp, var, ctx.scalar(eps)), f32_tensor(shape_of(var)))).results[0]
 
 
 @converter("InstanceNormalization", attrs=("epsilon",))
@@ -401,56 +401,36 @@ def convert_instance_norm(ctx: NodeContext) -> Sequence[Output]:
     sd = _std(ctx, var, float(ctx.attr("epsilon", 1e-5)))
     per_c = f32_tensor((x[1],) + (1,) * (len(x) - 2))
     scale, bias = (ctx.build(ReshapeOp(ctx.value(i), per_c)).results[0] for i in (1, 2))
-    y = _eltwise(ctx, MulOp, _eltwise(ctx, DivOp, d, sd), scale)
-    return [_eltwise(ctx, AddOp, y, bias)]
+    y = eltwise(ctx, MulOp, eltwise(ctx, DivOp, d, sd), scale)
+    return [eltwise(ctx, AddOp, y, bias)]
 
 
 @converter("LpNormalization", attrs=("axis", "p"))
 def convert_lp_norm(ctx: NodeContext) -> Sequence[Output]:
     """x / ||x||_p along `axis` (p 1 or 2); 0 where the norm is 0 (ONNX's reference)."""
     x = ctx.shape(0)
-    axis = _axis(int(ctx.attr("axis", -1)), len(x))
+    axis = norm_axis(int(ctx.attr("axis", -1)), len(x))
     p = int(ctx.attr("p", 2))
     if p not in (1, 2):
         raise NodeError(f"unsupported attribute p={p} (1 or 2)")
     xv = ctx.value(0)
-    mag = _eltwise(ctx, AbsOp, xv) if p == 1 else _eltwise(ctx, MulOp, xv, xv)
+    mag = eltwise(ctx, AbsOp, xv) if p == 1 else eltwise(ctx, MulOp, xv, xv)
     stat = f32_tensor(ReduceOp.out_shape(x, (axis,), True))
     norm = ctx.build(ReduceSumOp(mag, (axis,), True, stat)).results[0]
     if p == 2:
         norm = ctx.build(SqrtOp(norm, stat)).results[0]
-    y = _eltwise(ctx, DivOp, xv, norm)
-    return [_eltwise(ctx, WhereOp, _eltwise(ctx, EqualOp, norm, ctx.scalar(0.0)), ctx.scalar(0.0), y)]
-
-
-def _running_sum(ctx: NodeContext, xv: SSAValue, x: tuple[int, ...], axis: int, exclusive: bool,
-                 reverse: bool) -> SSAValue:
-    """Running sums of `xv` (shape `x`) along `axis`: a matmul with a 0/1 triangular
-    constant (the cube does the adds); other axes are transposed to the last and back."""
-    n = x[axis]
-    j, i = np.indices((n, n))
-    keep = (j >= i) if reverse else (j <= i)
-    if exclusive:
-        keep &= j != i
-    tri = ctx.const(keep, "triangle")
-    perm = [d for d in range(len(x)) if d != axis] + [axis]
-    moved = tuple(x[d] for d in perm)
-    if axis != len(x) - 1:
-        xv = ctx.build(TransposeOp(xv, perm, f32_tensor(moved))).results[0]
-    y = ctx.build(MatMulOp(xv, tri, f32_tensor(moved))).results[0]
-    if axis != len(x) - 1:
-        y = ctx.build(TransposeOp(y, [perm.index(d) for d in range(len(x))], f32_tensor(x))).results[0]
-    return y
+    y = eltwise(ctx, DivOp, xv, norm)
+    return [eltwise(ctx, WhereOp, eltwise(ctx, EqualOp, norm, ctx.scalar(0.0)), ctx.scalar(0.0), y)]
 
 
 @converter("CumSum", attrs=("exclusive", "reverse"))
 def convert_cumsum(ctx: NodeContext) -> Sequence[Output]:
-    """Running sums along a constant axis (`_running_sum`: a triangular matmul)."""
+    """Running sums along a constant axis (`running_sum`: a triangular matmul)."""
     x = ctx.shape(0)
     if not x:
         raise NodeError("input must have rank >= 1")
-    axis = _axis(int(_constant_indices(ctx, 1, "axis").reshape(-1)[0]), len(x))
-    y = _running_sum(ctx, ctx.value(0), x, axis, bool(int(ctx.attr("exclusive", 0))),
+    axis = norm_axis(int(constant_indices(ctx, 1, "axis").reshape(-1)[0]), len(x))
+    y = running_sum(ctx, ctx.value(0), x, axis, bool(int(ctx.attr("exclusive", 0))),
                      bool(int(ctx.attr("reverse", 0))))
     return [ctx.typed(y, ctx.dtype(0))]
 
@@ -460,35 +440,21 @@ def _iota(ctx: NodeContext, n: int, axis: int, rank: int) -> SSAValue:
     return ctx.const(np.arange(n).reshape([n if d == axis else 1 for d in range(rank)]), "iota")
 
 
-def _first_extreme(ctx: NodeContext, xv: SSAValue, x: tuple[int, ...], axis: int, largest: bool,
-                   last: bool, free: SSAValue | None = None) -> SSAValue:
-    """1.0 at the first (or `last`) position along `axis` holding the max (or min), 0.0
-    elsewhere: x == extreme, kept where the running count of such hits is 1. With
-    `free`, only positions where it is 1.0 count as hits."""
-    stat = f32_tensor(ReduceOp.out_shape(x, (axis,), True))
-    m = ctx.build((ReduceMaxOp if largest else ReduceMinOp)(xv, (axis,), True, stat)).results[0]
-    hit = _eltwise(ctx, EqualOp, xv, m)
-    if free is not None:
-        hit = _eltwise(ctx, MulOp, hit, free)
-    count = _running_sum(ctx, hit, x, axis, False, last)
-    return _eltwise(ctx, MulOp, hit, _eltwise(ctx, EqualOp, count, ctx.scalar(1.0)))
-
-
 def _arg(largest: bool) -> Converter:
     def convert(ctx: NodeContext) -> Sequence[Output]:
         x = ctx.shape(0)
         if not x:
             raise NodeError("input must have rank >= 1")
-        axis = _axis(int(ctx.attr("axis", 0)), len(x))
+        axis = norm_axis(int(ctx.attr("axis", 0)), len(x))
         keep = bool(int(ctx.attr("keepdims", 1)))
-        hot = _first_extreme(ctx, ctx.value(0), x, axis, largest, bool(int(ctx.attr("select_last_index", 0))))
+        hot = first_extreme(ctx, ctx.value(0), x, axis, largest, bool(int(ctx.attr("select_last_index", 0))))
         pos = _iota(ctx, x[axis], axis, len(x))
         out = ReduceOp.out_shape(x, (axis,), keep)
-        y = ctx.build(ReduceSumOp(_eltwise(ctx, MulOp, hot, pos), (axis,), keep, f32_tensor(out))).results[0]
+        y = ctx.build(ReduceSumOp(eltwise(ctx, MulOp, hot, pos), (axis,), keep, f32_tensor(out))).results[0]
         return [ctx.typed(y, np.dtype(np.int64))]
 
     convert.__doc__ = (f"The index of the first (select_last_index: last) {'max' if largest else 'min'} along "
-                       "`axis`: the one-hot of `_first_extreme` times the positions, summed (an int64 carried "
+                       "`axis`: the one-hot of `first_extreme` times the positions, summed (an int64 carried "
                        "as f32).")
     return convert
 
@@ -510,35 +476,35 @@ def convert_onehot(ctx: NodeContext) -> Sequence[Output]:
     if depth <= 0:
         raise NodeError(f"depth {depth} must be positive")
     rank = len(idx_shape) + 1
-    axis = _axis(int(ctx.attr("axis", -1)), rank)
+    axis = norm_axis(int(ctx.attr("axis", -1)), rank)
     out = (*idx_shape[:axis], depth, *idx_shape[axis:])
     iv = ctx.value(0, carried=True)
-    iv = _eltwise(ctx, WhereOp, _eltwise(ctx, LessOp, iv, ctx.scalar(0.0)),
-                  _eltwise(ctx, AddOp, iv, ctx.scalar(float(depth))), iv)
+    iv = eltwise(ctx, WhereOp, eltwise(ctx, LessOp, iv, ctx.scalar(0.0)),
+                  eltwise(ctx, AddOp, iv, ctx.scalar(float(depth))), iv)
     iv = ctx.build(ReshapeOp(iv, f32_tensor((*idx_shape[:axis], 1, *idx_shape[axis:])))).results[0]
     pos = _iota(ctx, depth, axis, rank)
-    hit = _eltwise(ctx, EqualOp, iv, pos)
-    y = _eltwise(ctx, WhereOp, hit, ctx.scalar(float(values[1])), ctx.scalar(float(values[0])))
+    hit = eltwise(ctx, EqualOp, iv, pos)
+    y = eltwise(ctx, WhereOp, hit, ctx.scalar(float(values[1])), ctx.scalar(float(values[0])))
     if tuple(shape_of(y)) != out:
         raise NodeError(f"indices {list(idx_shape)} give a one-hot of shape {list(shape_of(y))}, not {list(out)}")
     return [ctx.typed(y, ctx.dtype(2))]
 
 
 TOPK_MAX_K = 64
-"""TopK builds k rounds of `_first_extreme`: up to this many."""
+"""TopK builds k rounds of `first_extreme`: up to this many."""
 
 
 @converter("TopK", attrs=("axis", "largest", "sorted"))
 def convert_topk(ctx: NodeContext) -> Sequence[Output]:
     """The k largest (or smallest) along `axis` with their indices, in order, ties to the
     lower index: k rounds, each taking the first extreme among the positions not taken
-    yet (`_first_extreme` with a mask), its value and position, and masking it out (to
+    yet (`first_extreme` with a mask), its value and position, and masking it out (to
     -inf, or +inf) for the next. k must be constant, at most
     TOPK_MAX_K; the order is always sorted (any order is allowed when sorted=0)."""
     x = ctx.shape(0)
     if not x:
         raise NodeError("input must have rank >= 1")
-    axis = _axis(int(ctx.attr("axis", -1)), len(x))
+    axis = norm_axis(int(ctx.attr("axis", -1)), len(x))
     k = int(np.asarray(ctx.constant(1, "k")).reshape(-1)[0])
     if not 1 <= k <= min(x[axis], TOPK_MAX_K):
         raise NodeError(f"k={k} must be in 1..{min(x[axis], TOPK_MAX_K)} (dim {axis} has {x[axis]}; at most "
@@ -551,12 +517,12 @@ def convert_topk(ctx: NodeContext) -> Sequence[Output]:
     free: SSAValue | None = None  # 1.0 where not taken yet (a real -inf ties with the mask)
     values, indices = [], []
     for _ in range(k):
-        hot = _first_extreme(ctx, cur, x, axis, largest, False, free)
-        picked = _eltwise(ctx, WhereOp, hot, xv, ctx.scalar(0.0))  # (not hot * x: inf * 0 is NaN)
+        hot = first_extreme(ctx, cur, x, axis, largest, False, free)
+        picked = eltwise(ctx, WhereOp, hot, xv, ctx.scalar(0.0))  # (not hot * x: inf * 0 is NaN)
         values.append(ctx.build(ReduceSumOp(picked, (axis,), True, stat)).results[0])
-        indices.append(ctx.build(ReduceSumOp(_eltwise(ctx, MulOp, hot, pos), (axis,), True, stat)).results[0])
-        cur = _eltwise(ctx, WhereOp, hot, masked, cur)
-        free = _eltwise(ctx, SubOp, ctx.scalar(1.0) if free is None else free, hot)
+        indices.append(ctx.build(ReduceSumOp(eltwise(ctx, MulOp, hot, pos), (axis,), True, stat)).results[0])
+        cur = eltwise(ctx, WhereOp, hot, masked, cur)
+        free = eltwise(ctx, SubOp, ctx.scalar(1.0) if free is None else free, hot)
     out = f32_tensor(tuple(k if d == axis else n for d, n in enumerate(x)))
     vals = values[0] if k == 1 else ctx.build(ConcatOp(values, axis, out)).results[0]
     idx = indices[0] if k == 1 else ctx.build(ConcatOp(indices, axis, out)).results[0]
@@ -565,17 +531,17 @@ def convert_topk(ctx: NodeContext) -> Sequence[Output]:
 
 @converter("Hardmax", attrs=("axis",))
 def convert_hardmax(ctx: NodeContext) -> Sequence[Output]:
-    """1.0 at the first max along `axis`, 0.0 elsewhere (`_first_extreme`); before opset
+    """1.0 at the first max along `axis`, 0.0 elsewhere (`first_extreme`); before opset
     13 the input is viewed as 2-D at `axis` first, as ONNX did."""
     x = ctx.shape(0)
     if not x:
         raise NodeError("input must have rank >= 1")
-    axis = _axis(int(ctx.attr("axis", -1 if ctx.opset >= 13 else 1)), len(x))
+    axis = norm_axis(int(ctx.attr("axis", -1 if ctx.opset >= 13 else 1)), len(x))
     if ctx.opset >= 13:
-        return [_first_extreme(ctx, ctx.value(0), x, axis, True, False)]
+        return [first_extreme(ctx, ctx.value(0), x, axis, True, False)]
     flat = (int(np.prod(x[:axis], dtype=np.int64)), int(np.prod(x[axis:], dtype=np.int64)))
     v = ctx.build(ReshapeOp(ctx.value(0), f32_tensor(flat))).results[0]
-    hot = _first_extreme(ctx, v, flat, 1, True, False)
+    hot = first_extreme(ctx, v, flat, 1, True, False)
     return [ctx.build(ReshapeOp(hot, f32_tensor(x))).results[0]]
 
 
@@ -606,23 +572,23 @@ def convert_batchnorm(ctx: NodeContext) -> Sequence[Output]:
     if ctx.output_used(1) or ctx.output_used(2):
         momentum = float(ctx.attr("momentum", 0.9))
         for i, batch in ((3, mean), (4, var)):
-            running = _eltwise(ctx, MulOp, ctx.value(i), ctx.scalar(momentum))
-            outs.append(_eltwise(ctx, AddOp, running, _eltwise(ctx, MulOp, batch, ctx.scalar(1.0 - momentum))))
+            running = eltwise(ctx, MulOp, ctx.value(i), ctx.scalar(momentum))
+            outs.append(eltwise(ctx, AddOp, running, eltwise(ctx, MulOp, batch, ctx.scalar(1.0 - momentum))))
     return outs
 
 
 def _reduce(op_class: type[ReduceOp], input_since: int) -> Converter:
     def convert(ctx: NodeContext) -> Sequence[Output]:
         x = ctx.shape(0)
-        axes = _axes_arg(ctx, input_since)
+        axes = axes_arg(ctx, input_since)
         if not axes:  # absent or empty: all dims, or none with noop_with_empty_axes (opset 13/18)
             if int(ctx.attr("noop_with_empty_axes", 0)):
                 return [ctx.tensor(0)]
             axes = tuple(range(len(x)))
-        axes = _norm_axes(axes, max(len(x), 1)) if x else ()
+        axes = norm_axes(axes, max(len(x), 1)) if x else ()
         keep = bool(int(ctx.attr("keepdims", 1)))
         out = op_class.out_shape(x, axes, keep)
-        if _prod(out) == 0 or any(x[a] == 0 for a in axes):
+        if prod_of(out) == 0 or any(x[a] == 0 for a in axes):
             # The result does not depend on the input's values: an empty result, or
             # reductions of the empty set (`EMPTY`: 0, -inf, +inf).
             data = np.full(out, op_class.EMPTY, np.float32)
@@ -695,9 +661,9 @@ def _lp_order(ctx: NodeContext) -> float:
 def _powered(ctx: NodeContext, v: SSAValue, p: float) -> SSAValue:
     """|v| ** p (x * x for p = 2, |x| for p = 1)."""
     if p == 2:
-        return _eltwise(ctx, MulOp, v, v)
-    a = _eltwise(ctx, AbsOp, v)
-    return a if p == 1 else _eltwise(ctx, PowOp, a, ctx.scalar(p))
+        return eltwise(ctx, MulOp, v, v)
+    a = eltwise(ctx, AbsOp, v)
+    return a if p == 1 else eltwise(ctx, PowOp, a, ctx.scalar(p))
 
 
 def _root(ctx: NodeContext, v: SSAValue, p: float) -> SSAValue:
@@ -706,7 +672,7 @@ def _root(ctx: NodeContext, v: SSAValue, p: float) -> SSAValue:
         return v
     if p == 2:
         return ctx.build(SqrtOp(v, f32_tensor(shape_of(v)))).results[0]
-    return _eltwise(ctx, PowOp, v, ctx.scalar(1.0 / p))
+    return eltwise(ctx, PowOp, v, ctx.scalar(1.0 / p))
 
 
 @converter("LpPool", attrs=("auto_pad", "ceil_mode", "dilations", "kernel_shape", "p", "pads", "strides"))
@@ -725,7 +691,7 @@ def convert_lppool(ctx: NodeContext) -> Sequence[Output]:
     out = _pool_out(x, kernel, strides, pads, dilations)
     op = AvgPoolOp(v, f32_tensor(out), kernel=kernel, strides=strides, pads=pads,
                    dilations=dilations, count_include_pad=True)
-    total = _eltwise(ctx, MulOp, ctx.build(op).results[0], ctx.scalar(float(np.prod(kernel))))
+    total = eltwise(ctx, MulOp, ctx.build(op).results[0], ctx.scalar(float(np.prod(kernel))))
     return [_root(ctx, total, p)]
 
 

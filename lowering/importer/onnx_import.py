@@ -67,7 +67,8 @@ table and `@converter`, errors, model loading, shape helpers); `elementwise.py` 
 elementwise, activation, comparison, logical and cast converters; `nn.py` Gemm, MatMul,
 convolutions, normalisations, reductions and pooling; `tensor.py` data movement and
 shapes; `attention.py`, `indexing.py`, `quantized.py`, `recurrent.py` and `resize.py`
-the rest. This module is the driver (`import_model`, `_Importer`); it imports every
+the rest (`scans.py`: the running sums and first-extreme masks nn.py and indexing.py
+share). This module is the driver (`import_model`, `_Importer`); it imports every
 family module, so each registers its converters, and re-exports their public names.
 """
 
@@ -101,44 +102,39 @@ from xdsl.utils.exceptions import VerifyException
 
 from lowering.importer import functions
 from lowering.importer.base import (  # re-exported
-    _DEFAULT_DOMAINS,
-    _NO_FOLD,
-    _NODE_FLOAT,
-    _OWN_FOLD,
-    _SMALL_INTS,
     CONVERTERS,
+    DEFAULT_DOMAINS,
     HELD,
     INLINE_MAX_ELEMENTS,
     INPUT_ELEM_TYPES,
     MAX_OPSET,
     MIN_OPSET,
+    NO_FOLD,
+    NODE_FLOAT,
+    OWN_FOLD,
+    SMALL_INTS,
     TYPED_IO,
     Converter,
     ConverterEntry,
     NodeContext,
     NodeError,
     Output,
+    SkipNode,
     Tensor,
-    _axes_arg,
-    _dense,
-    _f32_scalar,
-    _fmt_attr,
-    _norm_axes,
-    _one_line,
-    _prod,
-    _schema_attrs,
-    _Skip,
     converter,
+    dense_attr,
+    f32_scalar,
     f32_tensor,
+    fmt_attr,
     load_model,
     node_float,
+    one_line,
+    prod_of,
     reshape_shape,
+    schema_attrs,
     supported_op_types,
 )
 from lowering.importer.elementwise import (  # re-exported
-    _eltwise,
-    _hard_sigmoid,
-    _is_float,
     convert_cast,
     convert_cast_like,
     convert_clip,
@@ -154,10 +150,10 @@ from lowering.importer.elementwise import (  # re-exported
     convert_prelu,
     convert_relu,
     convert_where,
+    is_float,
 )
 from lowering.importer.nn import (  # re-exported
     TOPK_MAX_K,
-    _first_extreme,
     build_conv,
     convert_avgpool,
     convert_batchnorm,
@@ -281,7 +277,7 @@ def _convert_nodes(module: ModuleOp, weights: dict[str, np.ndarray]) -> tuple[Mo
         ConvertPrecision(type="f32").apply(make_context(), module)
         module.verify()
     except (CompileError, VerifyException) as e:
-        raise OnnxImportError(f"error: per-node precision ({PRECISION_KEY}): {_one_line(str(e))}") from None
+        raise OnnxImportError(f"error: per-node precision ({PRECISION_KEY}): {one_line(str(e))}") from None
     return module, dict(referenced_weights(module))
 
 
@@ -338,7 +334,7 @@ class _Importer:
         if t.value is not None:
             return t.value
         if t.data is None:
-            raise _Skip()
+            raise SkipNode()
         if t.dtype != np.float32:
             raise NodeError(f"'{t.name}' has element type {t.dtype}; only float32 tensors are "
                             "supported as operands")
@@ -369,7 +365,7 @@ class _Importer:
             floating = type_name(elem) in ("f32", "f16", "bf16")
             if data.size <= INLINE_MAX_ELEMENTS and (not floating or np.isfinite(data.astype(np.float32)).all()):
                 vals = [float(v) if floating else int(v) for v in data.reshape(-1)]
-                op = ConstantOp(ty, value=_dense(ty, vals))
+                op = ConstantOp(ty, value=dense_attr(ty, vals))
             else:
                 wkey = self._weight_key(t.name)
                 self.weights[wkey] = data
@@ -398,7 +394,7 @@ class _Importer:
         if type_name(element_type(v)) not in ("i8", "ui8", "i32"):
             return v
         if v not in self.carried_values:
-            one, zero = _f32_scalar(1.0), _f32_scalar(0.0)
+            one, zero = f32_scalar(1.0), f32_scalar(0.0)
             op = DequantizeOp(v, one.results[0], zero.results[0], TensorType(f32, shape_of(v)))
             for o in (one, zero, op):
                 o.location = v.owner.location if isinstance(v.owner, Operation) else name_loc("input")
@@ -416,7 +412,7 @@ class _Importer:
             if np.issubdtype(data.dtype, np.integer) and data.size and np.abs(data).max() > 2 ** 24:
                 raise NodeError(f"'{t.name}' holds integers beyond 2^24, which float32 cannot carry exactly")
             if not (np.issubdtype(data.dtype, np.integer) or np.issubdtype(data.dtype, np.floating)
-                    or data.dtype == np.bool_ or data.dtype.name in _SMALL_INTS):
+                    or data.dtype == np.bool_ or data.dtype.name in SMALL_INTS):
                 raise NodeError(f"'{t.name}' has element type {data.dtype}, which cannot be carried as float32")
             f = data.astype(np.float32)
             self.carried_f32[key] = Tensor(t.name, t.shape, np.dtype(np.float32), data=f, origin=t.origin)
@@ -454,7 +450,7 @@ class _Importer:
                 data = numpy_helper.to_array(init)
             except Exception as e:
                 self.diagnostics.append(f"error: initializer '{init.name}': cannot read its data: "
-                                        f"{_one_line(str(e))}")
+                                        f"{one_line(str(e))}")
                 continue
             self.tensors[init.name] = Tensor(init.name, tuple(data.shape), data.dtype, data=data,
                                              origin=init.name)
@@ -497,7 +493,7 @@ class _Importer:
         try:
             module.verify()
         except VerifyException as e:
-            raise OnnxImportError(f"error: the imported module does not verify: {_one_line(str(e))}") from None
+            raise OnnxImportError(f"error: the imported module does not verify: {one_line(str(e))}") from None
         return module, self.weights
 
     @staticmethod
@@ -506,7 +502,7 @@ class _Importer:
         return np.dtype(INPUT_ELEM_TYPES.get(vi.type.tensor_type.elem_type, np.float32))
 
     def _check_opset(self) -> None:
-        versions = [o.version for o in self.model.opset_import if o.domain in _DEFAULT_DOMAINS]
+        versions = [o.version for o in self.model.opset_import if o.domain in DEFAULT_DOMAINS]
         if not versions:
             self.diagnostics.append("error: the model imports no default-domain (ai.onnx) opset")
             return
@@ -588,19 +584,19 @@ class _Importer:
         """Convert one node, or record its diagnostic and bind placeholders."""
         label = node.name or f"{node.op_type}#{index}"
         self.nodes_by_label.setdefault(label, []).append(node)
-        domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
+        domain = "" if node.domain in DEFAULT_DOMAINS else node.domain
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
         prefix = f"error: node '{label}' ({op_type}, opset {self._opset_of(domain)}): "
         try:
             self._precision(node, label)
             outs = self._convert(node, domain, label)
         except (NodeError, VerifyException, MemoryError) as e:
-            why = _one_line(str(e)) if not isinstance(e, MemoryError) else f"out of memory at import ({e})"
+            why = one_line(str(e)) if not isinstance(e, MemoryError) else f"out of memory at import ({e})"
             self.diagnostics.append(prefix + why)
             self._hint(getattr(e, "hint", None))
             self._bind_placeholders(node)
             return
-        except _Skip:
+        except SkipNode:
             self._bind_placeholders(node)
             return
         except Exception as e:
@@ -619,12 +615,12 @@ class _Importer:
 
     def _convert(self, node: onnx.NodeProto, domain: str, label: str) -> Sequence[Output]:
         """The outputs of `node`: computed at import when its inputs are constant, else
-        built by its converter. Raises NodeError (unsupported), _Skip (an input is missing)."""
+        built by its converter. Raises NodeError (unsupported), SkipNode (an input is missing)."""
         entry = CONVERTERS.get(f"{domain}.{node.op_type}" if domain else node.op_type)
         feeds = self._constant_feeds(node) if not domain else None
         if entry is None and feeds is None:
             return self._function(node, domain, label)
-        undefined = [a.name for a in node.attribute if a.name not in _schema_attrs(node.op_type, self.opset)]
+        undefined = [a.name for a in node.attribute if a.name not in schema_attrs(node.op_type, self.opset)]
         if undefined:
             raise NodeError(f"attribute {', '.join(undefined)} is not defined for {node.op_type} "
                             f"at opset {self.opset}")
@@ -649,7 +645,7 @@ class _Importer:
         (`lowering/importer/functions.py`), each body node at the body's opset; else the
         unsupported-operator diagnostic."""
         if any(x and self.lookup(x).placeholder for x in node.input):
-            raise _Skip()  # (an input of a node that failed: its diagnostic explains; no body types)
+            raise SkipNode()  # (an input of a node that failed: its diagnostic explains; no body types)
         try:
             body = None if domain else functions.expand(node, self.opset, MAX_OPSET, label,
                                                          [self._type_proto(x) for x in node.input])
@@ -692,7 +688,7 @@ class _Importer:
         infers for the node when only size-1 dims differ (Celu's body multiplies by a
         [1]-shaped alpha: a rank-0 input gave [1], the op gives [])."""
         shape = self.inferred.get(name, (None, None))[1]
-        if t.placeholder or shape is None or shape == t.shape or _prod(shape) != _prod(t.shape):
+        if t.placeholder or shape is None or shape == t.shape or prod_of(shape) != prod_of(t.shape):
             return replace(t, name=name)
         if t.value is None:
             data = None if t.data is None else t.data.reshape(shape)
@@ -710,20 +706,20 @@ class _Importer:
 
     def _run_converter(self, node: onnx.NodeProto, entry: ConverterEntry, label: str) -> list[Output]:
         """Build `node` with its converter (NodeError for an attribute the converter does
-        not take, _Skip when an input is a failed node's placeholder)."""
+        not take, SkipNode when an input is a failed node's placeholder)."""
         extra = [a for a in node.attribute if a.name not in entry.attrs]
         if extra:
-            raise NodeError("unsupported attribute " + ", ".join(_fmt_attr(a) for a in extra))
+            raise NodeError("unsupported attribute " + ", ".join(fmt_attr(a) for a in extra))
         for name in node.input:
             if name:
                 t = self.lookup(name)
                 if t.placeholder and t.value is None:
-                    raise _Skip()
-        token = _NODE_FLOAT.set(self._node_float(node))
+                    raise SkipNode()
+        token = NODE_FLOAT.set(self._node_float(node))
         try:
             return list(entry.fn(NodeContext(self, node, label, self.opset)))
         finally:
-            _NODE_FLOAT.reset(token)
+            NODE_FLOAT.reset(token)
 
     def _node_float(self, node: onnx.NodeProto) -> Attribute:
         """f16 or bf16 when an input of `node` is a value of that type and no output is an
@@ -731,7 +727,7 @@ class _Importer:
         exactly, `NodeContext.value`, as integers carried in f16 would be inexact), else f32."""
         for name in node.output:
             dtype = self.inferred.get(name, (None, None))[0] if name else None
-            if dtype is not None and not (_is_float(dtype) or dtype == ml_dtypes.bfloat16):
+            if dtype is not None and not (is_float(dtype) or dtype == ml_dtypes.bfloat16):
                 return f32
         for name in node.input:
             t = self.tensors.get(name) if name else None
@@ -758,7 +754,7 @@ class _Importer:
         """Input name -> data when every input of `node` is constant data (and the node
         is deterministic), else None."""
         names = [n for n in node.input if n]
-        if not names or node.op_type in _NO_FOLD or node.op_type in _OWN_FOLD:
+        if not names or node.op_type in NO_FOLD or node.op_type in OWN_FOLD:
             return None
         feeds: dict[str, np.ndarray] = {}
         for n in names:
@@ -798,7 +794,7 @@ class _Importer:
             if not required:
                 return None
             raise NodeError(f"cannot evaluate this node on its constant inputs at import: "
-                            f"{_one_line(str(e)) or type(e).__name__}") from None
+                            f"{one_line(str(e)) or type(e).__name__}") from None
         it = iter(results)
         folded: list[Tensor] = []
         for name in node.output:  # the evaluator returns the named outputs only
@@ -836,7 +832,7 @@ class _Importer:
             return v
         v = self.as_carried(v)
         if want in (i8, ui8):
-            one, zero = _f32_scalar(1.0), _f32_scalar(0.0)
+            one, zero = f32_scalar(1.0), f32_scalar(0.0)
             op: Operation = QuantizeOp(v, one.results[0], zero.results[0], TensorType(want, t.shape))
         else:
             op = CastOp(v, TensorType(want, t.shape))
@@ -893,12 +889,6 @@ __all__ = [
     "TOPK_MAX_K",
     "TYPED_IO",
     "Tensor",
-    "_axes_arg",
-    "_eltwise",
-    "_first_extreme",
-    "_hard_sigmoid",
-    "_norm_axes",
-    "_prod",
     "build_conv",
     "convert_avgpool",
     "convert_batchnorm",

@@ -40,13 +40,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir import SSAValue
 
+from lowering.importer.elementwise import eltwise, hard_sigmoid
 from lowering.importer.onnx_import import (
     NodeContext,
     NodeError,
     Output,
     Tensor,
-    _eltwise,
-    _hard_sigmoid,
     converter,
     f32_tensor,
 )
@@ -85,23 +84,23 @@ _Build = Callable[[NodeContext, SSAValue, float, float], SSAValue]
 
 def _elu(ctx: NodeContext, x: SSAValue, alpha: float, _beta: float) -> SSAValue:
     """x where x >= 0 else alpha * (exp(x) - 1)."""
-    em1 = _eltwise(ctx, SubOp, _eltwise(ctx, ExpOp, x), ctx.scalar(1.0))
-    neg = _eltwise(ctx, LessOp, x, ctx.scalar(0.0))
-    return _eltwise(ctx, WhereOp, neg, _eltwise(ctx, MulOp, em1, ctx.scalar(alpha)), x)
+    em1 = eltwise(ctx, SubOp, eltwise(ctx, ExpOp, x), ctx.scalar(1.0))
+    neg = eltwise(ctx, LessOp, x, ctx.scalar(0.0))
+    return eltwise(ctx, WhereOp, neg, eltwise(ctx, MulOp, em1, ctx.scalar(alpha)), x)
 
 
 def _softsign(ctx: NodeContext, x: SSAValue, _alpha: float, _beta: float) -> SSAValue:
     """x / (1 + |x|)."""
-    return _eltwise(ctx, DivOp, x, _eltwise(ctx, AddOp, _eltwise(ctx, AbsOp, x), ctx.scalar(1.0)))
+    return eltwise(ctx, DivOp, x, eltwise(ctx, AddOp, eltwise(ctx, AbsOp, x), ctx.scalar(1.0)))
 
 
 def _affine(ctx: NodeContext, x: SSAValue, alpha: float, beta: float) -> SSAValue:
     """alpha * x + beta."""
-    return _eltwise(ctx, AddOp, _eltwise(ctx, MulOp, x, ctx.scalar(alpha)), ctx.scalar(beta))
+    return eltwise(ctx, AddOp, eltwise(ctx, MulOp, x, ctx.scalar(alpha)), ctx.scalar(beta))
 
 
 def _unary(op_class: Callable[..., ElementwiseOp]) -> _Build:
-    return lambda ctx, x, _alpha, _beta: _eltwise(ctx, op_class, x)
+    return lambda ctx, x, _alpha, _beta: eltwise(ctx, op_class, x)
 
 
 _ACTIVATIONS: dict[str, tuple[tuple[float, ...], _Build]] = {
@@ -111,12 +110,12 @@ _ACTIVATIONS: dict[str, tuple[tuple[float, ...], _Build]] = {
     "softplus": ((), _unary(SIMPLE_UNARY["softplus"])),
     "softsign": ((), _softsign),
     "affine": ((1.0, 0.0), _affine),
-    "leakyrelu": ((0.01,), lambda ctx, x, a, _b: _eltwise(ctx, PReluOp, x, ctx.scalar(a))),
-    "thresholdedrelu": ((1.0,), lambda ctx, x, a, _b: _eltwise(
-        ctx, MulOp, x, _eltwise(ctx, GreaterOp, x, ctx.scalar(a)))),
-    "scaledtanh": ((1.0, 1.0), lambda ctx, x, a, b: _eltwise(
-        ctx, MulOp, _eltwise(ctx, TanhOp, _eltwise(ctx, MulOp, x, ctx.scalar(b))), ctx.scalar(a))),
-    "hardsigmoid": ((0.2, 0.5), _hard_sigmoid),
+    "leakyrelu": ((0.01,), lambda ctx, x, a, _b: eltwise(ctx, PReluOp, x, ctx.scalar(a))),
+    "thresholdedrelu": ((1.0,), lambda ctx, x, a, _b: eltwise(
+        ctx, MulOp, x, eltwise(ctx, GreaterOp, x, ctx.scalar(a)))),
+    "scaledtanh": ((1.0, 1.0), lambda ctx, x, a, b: eltwise(
+        ctx, MulOp, eltwise(ctx, TanhOp, eltwise(ctx, MulOp, x, ctx.scalar(b))), ctx.scalar(a))),
+    "hardsigmoid": ((0.2, 0.5), hard_sigmoid),
     "elu": ((1.0,), _elu),
 }
 """Activation (lowercase) -> (defaults of the parameters it takes: none, alpha, or alpha
@@ -203,7 +202,7 @@ class _Cell:
         return self._consts[key]
 
     def op(self, op_class: Callable[..., ElementwiseOp], *values: SSAValue) -> SSAValue:
-        return _eltwise(self.ctx, op_class, *values)
+        return eltwise(self.ctx, op_class, *values)
 
     def act(self, k: int, v: SSAValue, clip: bool = True) -> SSAValue:
         """Activation `k` (f, g, h...) of `v`, clipped first unless not `clip`; one op for
@@ -462,11 +461,11 @@ def _walk(ctx: NodeContext, s: _Spec, kind: _Kind, proj: SSAValue) -> tuple[list
             ys.append(new[0])
             continue
         mask = ctx.const(valid[None, :, :, None], f"mask{k}")
-        states = [_eltwise(ctx, WhereOp, mask, n, old) for n, old in zip(new, states)]
-        ys.append(_eltwise(ctx, WhereOp, mask, new[0], zero))
+        states = [eltwise(ctx, WhereOp, mask, n, old) for n, old in zip(new, states)]
+        ys.append(eltwise(ctx, WhereOp, mask, new[0], zero))
     if s.lens is not None and (s.lens == 0).any():
         ran = ctx.const((s.lens > 0).reshape(1, 1, -1, 1), "ran")
-        states = [_eltwise(ctx, WhereOp, ran, v, zero) for v in states]
+        states = [eltwise(ctx, WhereOp, ran, v, zero) for v in states]
     return ys, states
 
 

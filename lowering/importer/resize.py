@@ -31,11 +31,11 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import SSAValue
 
+from lowering.importer.elementwise import eltwise
 from lowering.importer.onnx_import import (
     NodeContext,
     NodeError,
     Output,
-    _eltwise,
     converter,
     f32_tensor,
 )
@@ -256,9 +256,9 @@ def resize(ctx: NodeContext, p: Params, factors: Sequence[float], out: Sequence[
             v = _along(ctx, v, now, a, m)
             now = now[:a] + (out[a],) + now[a + 1:]
     if not inside.all():
-        v = _eltwise(ctx, MulOp, v, ctx.const(inside, "inside"))
+        v = eltwise(ctx, MulOp, v, ctx.const(inside, "inside"))
         if p.extrapolation != 0.0:
-            v = _eltwise(ctx, AddOp, v, ctx.const(np.where(inside, 0.0, p.extrapolation), "extrapolated"))
+            v = eltwise(ctx, AddOp, v, ctx.const(np.where(inside, 0.0, p.extrapolation), "extrapolated"))
     return ctx.typed(v, ctx.dtype(0))
 
 

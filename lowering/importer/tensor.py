@@ -20,17 +20,17 @@ from lowering.importer.base import (
     NodeError,
     Output,
     Tensor,
-    _attr_value,
-    _axes_arg,
-    _axis,
-    _constant_indices,
-    _norm_axes,
-    _prod,
+    attr_value,
+    axes_arg,
+    constant_indices,
     converter,
     f32_tensor,
+    norm_axes,
+    norm_axis,
+    prod_of,
     reshape_shape,
 )
-from lowering.importer.elementwise import _eltwise, _same_type_operands
+from lowering.importer.elementwise import eltwise, same_type_operands
 from npu_dialects.dtypes import element_type, i8, i32, type_name, ui8
 from npu_dialects.graph import (
     AddOp,
@@ -59,7 +59,7 @@ def convert_flatten(ctx: NodeContext) -> Sequence[Output]:
         raise NodeError(f"axis={axis} is out of range for an input of rank {len(x)}")
     if axis < 0:
         axis += len(x)
-    shape = (_prod(x[:axis]), _prod(x[axis:]))
+    shape = (prod_of(x[:axis]), prod_of(x[axis:]))
     xv = ctx.moved(0)
     return [ctx.build(ReshapeOp(xv, ctx.like(xv, shape))).results[0]]
 
@@ -103,7 +103,7 @@ def convert_constant(ctx: NodeContext) -> Sequence[Output]:
     if len(ctx.node.attribute) != 1:
         raise NodeError("needs exactly one value attribute")
     attr = ctx.node.attribute[0]
-    v = _attr_value(attr)
+    v = attr_value(attr)
     if attr.name == "value":
         data = numpy_helper.to_array(v)
     elif attr.name in ("value_float", "value_floats"):
@@ -146,10 +146,10 @@ def _reshaped(ctx: NodeContext, shape: Sequence[int]) -> Output:
 def convert_squeeze(ctx: NodeContext) -> Sequence[Output]:
     """Drop size-1 dims (`axes`: attribute before opset 13, input from 13; default all)."""
     x = ctx.shape(0)
-    axes = _axes_arg(ctx, 13)
+    axes = axes_arg(ctx, 13)
     if axes is None:
         axes = tuple(d for d, s in enumerate(x) if s == 1)
-    axes = _norm_axes(axes, len(x))
+    axes = norm_axes(axes, len(x))
     bad = [a for a in axes if x[a] != 1]
     if bad:
         raise NodeError(f"cannot squeeze dims {bad} of shape {list(x)}: they are not 1")
@@ -160,10 +160,10 @@ def convert_squeeze(ctx: NodeContext) -> Sequence[Output]:
 def convert_unsqueeze(ctx: NodeContext) -> Sequence[Output]:
     """Insert size-1 dims at `axes` of the result (attribute before opset 13, input from 13)."""
     x = ctx.shape(0)
-    axes = _axes_arg(ctx, 13)
+    axes = axes_arg(ctx, 13)
     if not axes:
         raise NodeError("axes are required")
-    axes = _norm_axes(axes, len(x) + len(axes))
+    axes = norm_axes(axes, len(x) + len(axes))
     out, it = [], iter(x)
     for d in range(len(x) + len(axes)):
         out.append(1 if d in axes else next(it))
@@ -176,7 +176,7 @@ def convert_concat(ctx: NodeContext) -> Sequence[Output]:
     idx = [i for i in range(ctx.num_inputs) if ctx.has_input(i)]
     shapes = [ctx.shape(i) for i in idx]
     r = len(shapes[0])
-    axis = _axis(int(ctx.attr("axis")), max(r, 1))
+    axis = norm_axis(int(ctx.attr("axis")), max(r, 1))
     for i, s in zip(idx, shapes):
         if len(s) != r or any(d != axis and s[d] != shapes[0][d] for d in range(r)):
             raise NodeError(f"input {i} of shape {list(s)} does not match {list(shapes[0])} outside axis {axis}")
@@ -189,7 +189,7 @@ def convert_concat(ctx: NodeContext) -> Sequence[Output]:
     if len(held) == 1 and (elem := held.pop()) in (i8, ui8):  # (int8 data: joined on the integers)
         vals = [ctx.typed_value(i, (type_name(elem) or "",)) for i in keep]
         return [ctx.typed(ctx.build(ConcatOp(vals, axis, TensorType(elem, out))).results[0], ctx.dtype(keep[0]))]
-    vals = _same_type_operands(ctx, keep)
+    vals = same_type_operands(ctx, keep)
     return [ctx.typed(ctx.build(ConcatOp(vals, axis, f32_tensor(out))).results[0], ctx.dtype(keep[0]))]
 
 
@@ -204,7 +204,7 @@ def _slice_params(x: Sequence[int], starts: Sequence[int], ends: Sequence[int], 
     s_all, e_all, st_all = [0] * r, list(x), [1] * r
     seen = set()
     for s, e, a, st in zip(starts, ends, axes, steps):
-        a = _axis(a, r, "axes")
+        a = norm_axis(a, r, "axes")
         if a in seen:
             raise NodeError(f"axes {list(axes)} repeat dimension {a}")
         seen.add(a)
@@ -263,7 +263,7 @@ def convert_split(ctx: NodeContext) -> Sequence[Output]:
     before opset 13, the optional `split` input from 13 on; without them equal parts
     (opset 18: `num_outputs` parts of ceil(n / parts), the last one smaller)."""
     x = ctx.shape(0)
-    axis = _axis(int(ctx.attr("axis", 0)), len(x))
+    axis = norm_axis(int(ctx.attr("axis", 0)), len(x))
     n = len(ctx.node.output)
     if ctx.opset < 13:
         split = list(ctx.ints_attr("split", ())) if ctx.has_attr("split") else None
@@ -300,7 +300,7 @@ def convert_gather(ctx: NodeContext) -> Sequence[Output]:
     x = ctx.shape(0)
     if not x:
         raise NodeError("data must have rank >= 1")
-    axis = _axis(int(ctx.attr("axis", 0)), len(x))
+    axis = norm_axis(int(ctx.attr("axis", 0)), len(x))
     idx = ctx.tensor(1)
     if idx.data is not None:
         if idx.data.size and (idx.data.min() < -x[axis] or idx.data.max() >= x[axis]):
@@ -346,8 +346,8 @@ def convert_gather_elements(ctx: NodeContext) -> Sequence[Output]:
     """out[i] = x[i with its `axis` coordinate replaced by indices[i]], constant indices:
     a flat gather (`_index_map`)."""
     x = ctx.shape(0)
-    axis = _axis(int(ctx.attr("axis", 0)), len(x))
-    idx = _constant_indices(ctx, 1, "indices")
+    axis = norm_axis(int(ctx.attr("axis", 0)), len(x))
+    idx = constant_indices(ctx, 1, "indices")
     if idx.ndim != len(x):
         raise NodeError(f"indices of rank {idx.ndim} for data of rank {len(x)}")
     idx = np.where(idx < 0, idx + x[axis], idx)
@@ -364,7 +364,7 @@ def convert_gather_nd(ctx: NodeContext) -> Sequence[Output]:
     leading dims): a flat gather (`_index_map`)."""
     x = ctx.shape(0)
     b = int(ctx.attr("batch_dims", 0))
-    idx = _constant_indices(ctx, 1, "indices")
+    idx = constant_indices(ctx, 1, "indices")
     k = idx.shape[-1] if idx.ndim else 0
     if idx.ndim < 1 or b + k > len(x) or tuple(idx.shape[:b]) != tuple(x[:b]):
         raise NodeError(f"indices of shape {list(idx.shape)} do not index data of shape {list(x)} "
@@ -418,7 +418,7 @@ def _scatter(ctx: NodeContext, targets: np.ndarray) -> Output:
     for level in levels:
         idx = ctx.const(level.reshape(shape), "level")
         picked = ctx.build(GatherOp(ext, idx, 0, f32_tensor(shape))).results[0]
-        acc = _eltwise(ctx, op, acc, picked)
+        acc = eltwise(ctx, op, acc, picked)
     return ctx.typed(acc, ctx.dtype(0))
 
 
@@ -427,8 +427,8 @@ def convert_scatter_elements(ctx: NodeContext) -> Sequence[Output]:
     """data[i with its `axis` coordinate replaced by indices[i]] = updates[i], constant
     indices (`_scatter`)."""
     x = ctx.shape(0)
-    axis = _axis(int(ctx.attr("axis", 0)), len(x))
-    idx = _constant_indices(ctx, 1, "indices")
+    axis = norm_axis(int(ctx.attr("axis", 0)), len(x))
+    idx = constant_indices(ctx, 1, "indices")
     if idx.shape != ctx.shape(2) or idx.ndim != len(x):
         raise NodeError(f"indices {list(idx.shape)} and updates {list(ctx.shape(2))} must have one shape of rank "
                         f"{len(x)}")
@@ -445,7 +445,7 @@ def convert_scatter_nd(ctx: NodeContext) -> Sequence[Output]:
     """The slices of data named by the last dim of constant indices replaced by updates
     (`_scatter`)."""
     x = ctx.shape(0)
-    idx = _constant_indices(ctx, 1, "indices")
+    idx = constant_indices(ctx, 1, "indices")
     k = idx.shape[-1] if idx.ndim else 0
     if idx.ndim < 1 or k > len(x) or ctx.shape(2) != tuple(idx.shape[:-1]) + tuple(x[k:]):
         raise NodeError(f"indices {list(idx.shape)} and updates {list(ctx.shape(2))} do not fit data {list(x)}")
@@ -464,7 +464,7 @@ def convert_tile(ctx: NodeContext) -> Sequence[Output]:
     """x repeated `repeats` times along each dim (constant repeats): a flat gather of
     each output element's source (`_index_map`)."""
     x = ctx.shape(0)
-    reps = [int(r) for r in _constant_indices(ctx, 1, "repeats").reshape(-1)]
+    reps = [int(r) for r in constant_indices(ctx, 1, "repeats").reshape(-1)]
     if len(reps) != len(x) or any(r < 0 for r in reps):
         raise NodeError(f"repeats {reps} for data of rank {len(x)}")
     out = tuple(d * r for d, r in zip(x, reps))
@@ -520,7 +520,7 @@ def convert_pad(ctx: NodeContext) -> Sequence[Output]:
         pads = [int(v) for v in ctx.constant(1, "pads").reshape(-1)]
         value = float(ctx.constant(2, "constant_value").reshape(-1)[0]) if ctx.has_input(2) else 0.0
         if ctx.has_input(3):
-            axes = [_axis(int(a), len(x), "axes") for a in ctx.constant(3, "axes").reshape(-1)]
+            axes = [norm_axis(int(a), len(x), "axes") for a in ctx.constant(3, "axes").reshape(-1)]
             if len(pads) != 2 * len(axes):
                 raise NodeError(f"pads {pads} needs 2 values per axis {axes}")
             full = [0] * (2 * len(x))
@@ -535,7 +535,7 @@ def convert_pad(ctx: NodeContext) -> Sequence[Output]:
     if not any(pads):
         return [ctx.tensor(0)]
     if mode != "constant":
-        idx = np.arange(_prod(x)).reshape(x)
+        idx = np.arange(prod_of(x)).reshape(x)
         idx = idx[tuple(slice(max(-b, 0), s - max(-e, 0)) for s, b, e in zip(x, pads, pads[len(x):]))]
         idx = np.pad(idx, [(max(b, 0), max(e, 0)) for b, e in zip(pads, pads[len(x):])], mode=mode)
         return [_index_map(ctx, idx, "pads")]
@@ -558,7 +558,7 @@ def convert_shape(ctx: NodeContext) -> Sequence[Output]:
 @converter("Size")
 def convert_size(ctx: NodeContext) -> Sequence[Output]:
     """The input's static element count as an int64 scalar constant."""
-    data = np.array(_prod(ctx.shape(0)), dtype=np.int64)
+    data = np.array(prod_of(ctx.shape(0)), dtype=np.int64)
     return [Tensor(ctx.node.output[0], (), data.dtype, data=data, origin=ctx.label)]
 
 

@@ -58,7 +58,7 @@ def ints(attr: Attribute | None, default: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(v) for v in attr.get_values())
 
 
-def _check_lengths_and_signs(op: str, params: Sequence[tuple[str, Sequence[int], int]],
+def check_lengths_and_signs(op: str, params: Sequence[tuple[str, Sequence[int], int]],
                              crop: bool = False) -> None:
     """Each (key, values, wanted length): the length, and the sign (pads >= 0 unless
     `crop` lets a negative pad crop, others > 0)."""
@@ -78,7 +78,7 @@ def check_window_params(op: str, rank4: Sequence[int], p: dict, kernel_key: str 
     want = {"strides": 2, "dilations": 2, "pads": 4}
     if kernel_key:
         want[kernel_key] = 2
-    _check_lengths_and_signs(op, [(key, p[key], n) for key, n in want.items()], crop)
+    check_lengths_and_signs(op, [(key, p[key], n) for key, n in want.items()], crop)
     if len(rank4) != 4:
         raise VerifyException(f"'{op}': input must be 4-D NCHW, got shape {list(rank4)}")
 
@@ -98,7 +98,7 @@ def check_with_f32_stats(op: IRDLOperation, stats: SSAValue) -> None:
     layer normalisation applied in f16/bf16 from statistics summed in f32."""
     expect_type(op, stats, "stats", ("f32",))
     check_types(op, FLOATS, same=False)
-    others = [_type_of(v) for v in (*op.operands, *op.results) if v is not stats]
+    others = [type_of(v) for v in (*op.operands, *op.results) if v is not stats]
     if any(t != others[0] for t in others):
         raise VerifyException(f"'{op.name}': its operands and result but the statistics must have one element "
                               f"type, got {', '.join(str(t) for t in others)} (insert a cast)")
@@ -110,13 +110,14 @@ def check_any_one_type(op: IRDLOperation) -> None:
     check_types(op, ANY_TYPE)
 
 
-def _type_of(v: SSAValue) -> Attribute:
+def type_of(v: SSAValue) -> Attribute:
+    """The element type of `v` (its type itself when it is not a tensor)."""
     return v.type.element_type if isinstance(v.type, TensorType) else v.type
 
 
 def expect_type(op: IRDLOperation, v: SSAValue, what: str, allowed: Sequence[str]) -> None:
     """`v` (named `what` in the message) has one of the element types `allowed`."""
-    t = _type_of(v)
+    t = type_of(v)
     if type_name(t) not in allowed:
         raise VerifyException(f"'{op.name}': {what} has element type {t}; it must be {' or '.join(allowed)}")
 
@@ -135,8 +136,8 @@ def check_float_product(op: IRDLOperation, x: SSAValue, w: SSAValue, bias: SSAVa
     """A float conv2d/matmul/gemm computes in one float type, or (bias-less, f16/bf16
     operands of one type) sums into an f32 result: a tile's accumulator over several
     reduction steps (`tile_search.wide_accumulator`)."""
-    if (bias is None and type_name(_type_of(op.results[0])) == "f32" and type_name(_type_of(x)) in ("f16", "bf16")
-            and _type_of(x) == _type_of(w)):
+    if (bias is None and type_name(type_of(op.results[0])) == "f32" and type_name(type_of(x)) in ("f16", "bf16")
+            and type_of(x) == type_of(w)):
         check_types(op, same=False)
     else:
         check_f32(op)
@@ -147,7 +148,7 @@ def check_cube_types(op: IRDLOperation, x: SSAValue, w: SSAValue, bias: SSAValue
     operands (i8/ui8 input and weight, each zero point within its operand's
     type) with an i32 bias and result."""
     names = (("input", x), ("weight", w))
-    if not any(type_name(_type_of(v)) in QUANTIZED for _, v in names):
+    if not any(type_name(type_of(v)) in QUANTIZED for _, v in names):
         zps = [k for k in ("input_zero_point", "weight_zero_point") if k in op.attributes]
         if zps:
             raise VerifyException(f"'{op.name}': {', '.join(zps)} only applies to integer (i8/ui8) operands")
@@ -155,9 +156,9 @@ def check_cube_types(op: IRDLOperation, x: SSAValue, w: SSAValue, bias: SSAValue
         return
     for (what, v), zp in zip(names, zero_points_of(op)):
         expect_type(op, v, what, QUANTIZED)
-        lo, hi = qrange(_type_of(v))
+        lo, hi = qrange(type_of(v))
         if not lo <= zp <= hi:
-            raise VerifyException(f"'{op.name}': {what}_zero_point {zp} is outside {_type_of(v)} [{lo}, {hi}]")
+            raise VerifyException(f"'{op.name}': {what}_zero_point {zp} is outside {type_of(v)} [{lo}, {hi}]")
     if bias is not None:
         expect_type(op, bias, "bias", ("i32",))
     expect_type(op, op.results[0], "result", ("i32",))
@@ -337,7 +338,7 @@ class ConstantOp(GraphOp):
         if self.value is not None and tuple(self.value.get_shape()) != shape_of(self.result):
             raise VerifyException(f"'npu_graph.constant': value shape {list(self.value.get_shape())} does not "
                                   f"match the result type {self.result.type}")
-        if self.value is not None and self.value.get_element_type() != _type_of(self.result):
+        if self.value is not None and self.value.get_element_type() != type_of(self.result):
             raise VerifyException(f"'npu_graph.constant': value of element type {self.value.get_element_type()} "
                                   f"does not match the result type {self.result.type}")
 
@@ -451,7 +452,7 @@ def attr_bool(attrs: dict[str, Attribute], name: str, default: bool) -> bool:
     return bool(a.value.data) if isinstance(a, IntegerAttr) else default
 
 
-def _axis_in(op: str, axis: int, rank: int, what: str = "axis") -> int:
+def axis_in(op: str, axis: int, rank: int, what: str = "axis") -> int:
     """`axis` normalised to [0, rank) (VerifyException naming `op` when out of range)."""
     if not -rank <= axis < rank:
         raise VerifyException(f"'{op}': {what} {axis} is out of range for rank {rank}")

@@ -43,8 +43,6 @@ from npu_dialects.graph.base import (
     GraphOp,
     StructuredOp,
     TileMap,
-    _check_lengths_and_signs,
-    _type_of,
     attr_bool,
     attr_float,
     attr_int,
@@ -54,6 +52,7 @@ from npu_dialects.graph.base import (
     check_cube_types,
     check_f32,
     check_float_product,
+    check_lengths_and_signs,
     check_window_params,
     f32_tensor,
     int_array,
@@ -62,6 +61,7 @@ from npu_dialects.graph.base import (
     matmul_shape,
     same_dims,
     shape_of,
+    type_of,
     zero_point_attrs,
     zero_points_of,
 )
@@ -166,7 +166,7 @@ class Conv2dOp(GraphOp):
         return n * co * oh * ow * cig * kh * kw
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
-        if type_name(_type_of(self.input)) in QUANTIZED:
+        if type_name(type_of(self.input)) in QUANTIZED:
             zx, zw = self.zero_points
             return (conv2d_int_ref(*inputs, x_zero_point=zx, w_zero_point=zw, **self.params),)
         return (in_f32(lambda *a: conv2d_ref(*a, **self.params), inputs),)
@@ -454,7 +454,7 @@ class MatMulOp(GraphOp):
         return math.prod(shape_of(self.result)) * shape_of(self.a)[-1]
 
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
-        if type_name(_type_of(self.a)) in QUANTIZED:
+        if type_name(type_of(self.a)) in QUANTIZED:
             return (matmul_int_ref(inputs[0], inputs[1], *self.zero_points),)
         return (in_f32(np.matmul, inputs),)
 
@@ -518,7 +518,7 @@ def check_pool_params(op: str, x: Sequence[int], kernel: Sequence[int], strides:
     n = len(kernel)
     if n == 0:
         raise VerifyException(f"'{op}': kernel needs at least one value")
-    _check_lengths_and_signs(op, [("kernel", kernel, n), ("strides", strides, n), ("dilations", dilations, n),
+    check_lengths_and_signs(op, [("kernel", kernel, n), ("strides", strides, n), ("dilations", dilations, n),
                                   ("pads", pads, 2 * n)])
     if len(x) != n + 2:
         raise VerifyException(f"'{op}': input must be [N, C] and {n} spatial dim{'s' if n > 1 else ''} "
@@ -592,8 +592,8 @@ class WindowPoolOp(StructuredOp):
         spatial = tuple(Follow(lead + i, s, -b, (k - 1) * d)
                         for i, (k, s, b, d) in enumerate(zip(p["kernel"], p["strides"], p["pads"], p["dilations"])))
         pad = POOL_PAD[self.KIND]
-        if self.KIND == "max" and type_name(_type_of(self.input)) in ("i8", "ui8", "i32"):
-            pad = float(qrange(_type_of(self.input))[0])  # (integers: the type's minimum never wins either)
+        if self.KIND == "max" and type_name(type_of(self.input)) in ("i8", "ui8", "i32"):
+            pad = float(qrange(type_of(self.input))[0])  # (integers: the type's minimum never wins either)
         return TileMap((True,) * len(x), (same_dims(lead) + spatial,), pad_value=pad)
 
     def tile_attrs(self, tile_inputs: Sequence[Sequence[int]] = ()) -> dict[str, Attribute]:

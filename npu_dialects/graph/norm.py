@@ -39,9 +39,9 @@ from npu_dialects.graph.base import (
     Follow,
     StructuredOp,
     TileMap,
-    _axis_in,
     attr_float,
     attr_int,
+    axis_in,
     broadcast_shapes,
     check_with_f32_stats,
     expect_type,
@@ -177,7 +177,7 @@ class LayerNormOp(StructuredOp):
 
     def verify_(self) -> None:
         x = shape_of(self.input)
-        axis = _axis_in(self.name, attr_int(dict(self.attributes), "axis", -1), len(x))
+        axis = axis_in(self.name, attr_int(dict(self.attributes), "axis", -1), len(x))
         norm = x[axis:]
         for name in ("scale", "bias"):
             v = getattr(self, name)

@@ -33,13 +33,13 @@ from npu_dialects.graph.base import (
     Follow,
     StructuredOp,
     TileMap,
-    _type_of,
     attr_int,
     broadcast_follow,
     broadcast_shapes,
     expect_type,
     same_dims,
     shape_of,
+    type_of,
 )
 
 
@@ -140,7 +140,7 @@ class QuantOp(StructuredOp):
         """`min`/`max` (if given) within the result type, min <= max."""
         if "min" not in self.attributes and "max" not in self.attributes:
             return
-        t = _type_of(self.results[0])
+        t = type_of(self.results[0])
         tlo, thi = qrange(t)
         lo, hi = self.bounds()
         if not tlo <= lo <= hi <= thi:
@@ -149,7 +149,7 @@ class QuantOp(StructuredOp):
 
     def bounds(self) -> tuple[int, int]:
         """The saturation range: `min`/`max`, by default the result type's range."""
-        tlo, thi = qrange(_type_of(self.results[0]))
+        tlo, thi = qrange(type_of(self.results[0]))
         attrs = dict(self.attributes)
         return attr_int(attrs, "min", tlo), attr_int(attrs, "max", thi)
 
@@ -159,7 +159,7 @@ class QuantOp(StructuredOp):
 
     def tile_attrs(self, tile_inputs: Sequence[Sequence[int]] = ()) -> dict[str, Attribute]:
         attrs = dict(self.attributes)
-        if type_name(_type_of(self.results[0])) in ("i8", "ui8"):
+        if type_name(type_of(self.results[0])) in ("i8", "ui8"):
             lo, hi = self.bounds()
             attrs.update(min=IntegerAttr(lo, i64), max=IntegerAttr(hi, i64))
         return attrs
@@ -329,9 +329,9 @@ class TableOp(StructuredOp):
     def verify_(self) -> None:
         expect_type(self, self.input, "input", QUANTIZED)
         expect_type(self, self.table, "table", QUANTIZED)
-        if _type_of(self.result) != _type_of(self.table):
-            raise VerifyException(f"'{self.name}': result element type {_type_of(self.result)} must be the "
-                                  f"table's {_type_of(self.table)}")
+        if type_of(self.result) != type_of(self.table):
+            raise VerifyException(f"'{self.name}': result element type {type_of(self.result)} must be the "
+                                  f"table's {type_of(self.table)}")
         x, t = shape_of(self.input), shape_of(self.table)
         if shape_of(self.result) != x:
             raise VerifyException(f"'{self.name}': result shape {list(shape_of(self.result))} must be the "

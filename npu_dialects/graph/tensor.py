@@ -40,12 +40,11 @@ from npu_dialects.graph.base import (
     GraphOp,
     StructuredOp,
     TileMap,
-    _axis_in,
-    _type_of,
     attr_bool,
     attr_float,
     attr_int,
     attr_ints,
+    axis_in,
     broadcast_shapes,
     check_any_one_type,
     expect_type,
@@ -53,6 +52,7 @@ from npu_dialects.graph.base import (
     ints,
     same_dims,
     shape_of,
+    type_of,
 )
 from npu_dialects.graph.elementwise import UnaryOp
 
@@ -218,7 +218,7 @@ class ConcatOp(StructuredOp):
         if not shapes:
             raise VerifyException("'npu_graph.concat' needs at least one operand")
         r = len(shapes[0])
-        a = _axis_in(self.name, attr_int(dict(self.attributes), "axis", 0), max(r, 1))
+        a = axis_in(self.name, attr_int(dict(self.attributes), "axis", 0), max(r, 1))
         for i, s in enumerate(shapes):
             if len(s) != r or any(d != a and s[d] != shapes[0][d] for d in range(r)):
                 raise VerifyException(f"'npu_graph.concat': operand #{i} of shape {list(s)} does not match "
@@ -334,9 +334,9 @@ class GatherOp(StructuredOp):
         integers) or i32."""
         expect_type(self, self.data, "data", ANY_TYPE)
         expect_type(self, self.indices, "indices", ("f32", "i32"))
-        if _type_of(self.result) != _type_of(self.data):
-            raise VerifyException(f"'{self.name}': result is {_type_of(self.result)} but data is "
-                                  f"{_type_of(self.data)}; gathering keeps the element type")
+        if type_of(self.result) != type_of(self.data):
+            raise VerifyException(f"'{self.name}': result is {type_of(self.result)} but data is "
+                                  f"{type_of(self.data)}; gathering keeps the element type")
 
     def infer_shape(self) -> tuple[int, ...] | None:
         x, i = shape_of(self.data), shape_of(self.indices)
@@ -350,7 +350,7 @@ class GatherOp(StructuredOp):
         x = shape_of(self.data)
         if not x:
             raise VerifyException("'npu_graph.gather': data must have rank >= 1")
-        _axis_in(self.name, attr_int(dict(self.attributes), "axis", 0), len(x))
+        axis_in(self.name, attr_int(dict(self.attributes), "axis", 0), len(x))
         self._expect_result_shape(self.infer_shape(), "gathering")
 
     def tile_map(self) -> TileMap:
