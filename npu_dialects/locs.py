@@ -14,20 +14,17 @@ def name_loc(name: str) -> NameLoc:
 
 def loc_names(loc: Attribute) -> list[str]:
     """Every ONNX node name in a location, in order, without duplicates."""
-    out: list[str] = []
     if isinstance(loc, NameLoc):
-        out.append(loc.desc.data)
-    elif isinstance(loc, FusedLoc) and isinstance(loc.locations, ArrayAttr):  # (its verifier's invariant)
+        return [loc.desc.data]
+    out: dict[str, None] = {}  # (ordered, and a membership test in O(1): a kernel's loc names every node)
+    if isinstance(loc, FusedLoc) and isinstance(loc.locations, ArrayAttr):  # (its verifier's invariant)
         for sub in loc.locations:
-            out.extend(n for n in loc_names(sub) if n not in out)
-    return out
+            out.update(dict.fromkeys(loc_names(sub)))
+    return list(out)
 
 
 def fused_loc(names: Iterable[str]) -> LocationAttr:
-    uniq: list[str] = []
-    for n in names:
-        if n not in uniq:
-            uniq.append(n)
+    uniq = list(dict.fromkeys(names))
     if not uniq:
         return UnknownLoc()
     if len(uniq) == 1:

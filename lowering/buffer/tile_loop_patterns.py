@@ -124,11 +124,19 @@ class Emitter:
 
     def add(self, op: Operation) -> Operation:
         op.location = self.loc
+        return self.insert(op)
+
+    def insert(self, op: Operation) -> Operation:
         if self.before is None:
             self.block.add_op(op)
         else:
             self.block.insert_op_before(op, self.before)
         return op
+
+    def add_clone(self, op: Operation, vmap: dict[SSAValue, SSAValue]) -> Operation:
+        """A clone of `op` with `vmap`, keeping `op`'s location: a graph op's own ONNX
+        node, not the kernel's (its compute op names it)."""
+        return self.insert(op.clone(vmap))
 
     def stage(self, op: Operation | type[Operation], ins: list[SSAValue], dest: SSAValue, accumulate: bool = False,
               **attributes: Attribute) -> None:
@@ -427,6 +435,15 @@ def step_indices(em: Emitter, t: SSAValue, grid: Sequence[int], nred: int) -> li
     return [v for v in idx if v is not None]
 
 
+def materialize(value: SSAValue, dest: SSAValue, accumulate: bool = False) -> MaterializeOp:
+    """`value` materialized into `dest`, at the location of the op computing it (the
+    anchor's ONNX node: the compute op it lowers to names it)."""
+    op = MaterializeOp(value, dest, accumulate=accumulate)
+    if isinstance(owner := value.owner, Operation):
+        op.location = owner.location
+    return op
+
+
 class TileLoopToSteps(RewritePattern):
     """`npu_tile.loop` -> `scf.for %t` over the task's steps, its body cloned per step
     (see the module's Algorithm)."""
@@ -438,7 +455,7 @@ class TileLoopToSteps(RewritePattern):
         """Clone `ops` with `vmap` at `em`; the last clone's first result, if any."""
         new: Operation | None = None
         for op in ops:
-            new = em.add(op.clone(vmap))
+            new = em.add_clone(op, vmap)
             if isinstance(op, LoadOp):
                 self.bufs.dest[new] = self.bufs.slot_of[op]
                 if op in self.bufs.hoisted:
@@ -483,15 +500,15 @@ class TileLoopToSteps(RewritePattern):
         state's last one by a copy of the tile op with `finish` (normalising the
         merged output: the state's is kept unnormalised until then)."""
         if reduce.combine is None or reduce.combine.data != "online_softmax":
-            em.add(MaterializeOp(anchor, self.bufs.acc, accumulate=True))
+            em.insert(materialize(anchor, self.bufs.acc, True))
             return
         last, other = Block(), Block()
         tile_op = anchor.owner
         assert isinstance(tile_op, Operation)  # (the anchor is the tile op's result)
         fin = tile_op.clone()
         fin.attributes["finish"] = UnitAttr()
-        last.add_ops([fin, MaterializeOp(fin.results[0], self.bufs.acc, accumulate=True), scf.YieldOp()])
-        other.add_ops([MaterializeOp(anchor, self.bufs.acc, accumulate=True), scf.YieldOp()])
+        last.add_ops([fin, materialize(fin.results[0], self.bufs.acc, True), scf.YieldOp()])
+        other.add_ops([materialize(anchor, self.bufs.acc, True), scf.YieldOp()])
         em.add(scf.IfOp(em.eq_c(r, self.bufs.steps_per_tile - 1), [], Region(last), Region(other)))
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
@@ -538,16 +555,16 @@ class TileLoopToSteps(RewritePattern):
                 self.clone_into(be, [o], vmap)
         anchor = vmap[reduce.operands[0]]
         if b.steps_per_tile == 1:
-            be.add(MaterializeOp(anchor, b.acc))
+            be.insert(materialize(anchor, b.acc))
             vmap[reduce.results[0]] = be.add(ToTensorOp(b.acc)).results[0]
             self.clone_into(be, [*post_ops, store], vmap)
         else:
             r = idx[-1]
             if reduce.init is not None:  # (the accumulator starts from the init tile, loaded at r == 0)
-                be.add(MaterializeOp(anchor, b.acc, accumulate=True))
+                be.insert(materialize(anchor, b.acc, True))
             else:
                 first, other = Block(), Block()
-                be.nested(first).add(MaterializeOp(anchor, b.acc))
+                be.nested(first).insert(materialize(anchor, b.acc))
                 self.merge(be.nested(other), anchor, r, reduce)
                 for blk in (first, other):
                     blk.add_op(scf.YieldOp())
@@ -639,7 +656,9 @@ class StageOnBuffers(RewritePattern):
         if dest is None:
             return  # (left for `lower_compute` to report)
         after = ToTensorOp(dest)
-        rewriter.insert([MaterializeOp(res, dest), after], InsertPoint.after(op))
+        mat = MaterializeOp(res, dest)
+        mat.location = after.location = op.location  # (its compute op names the graph op's ONNX node)
+        rewriter.insert([mat, after], InsertPoint.after(op))
         rewriter.replace_uses_with_if(res, after.tensor, lambda u: not isinstance(u.operation, MaterializeOp))
 
 
@@ -732,7 +751,7 @@ class PrefetchLoads(RewritePattern):
         cur, nxt = self.slot_sets(ne, new.args[0], t0)
         vmap = {t: new.args[0], **dict(zip(self.sets()[0], cur))}
         for o in head:
-            ne.add(o.clone(vmap))
+            ne.add_clone(o, vmap)
         t1 = ne.add_i(new.args[0], ne.const(1))
         nxt_toks = self.issue(ne, copies, {t: t1, **dict(zip(self.sets()[0], nxt))})
         for tk in new.args[1:len(toks0) + 1]:
@@ -768,7 +787,7 @@ class PrefetchLoads(RewritePattern):
                     em.add(WaitOp(before))
                 elif o is b.store[1] and not last:
                     continue
-            new = em.add(o.clone(vmap))
+            new = em.add_clone(o, vmap)
             if before is not None and b.store is not None and o is b.store[0]:
                 out.append(new.results[0])
                 vmap[o.results[0]] = new.results[0]
@@ -808,7 +827,7 @@ class PrefetchLoads(RewritePattern):
         order = {o: i for i, o in enumerate(block.ops)}
         toks = []
         for o in sorted(needed + copies, key=order.__getitem__):
-            new = em.add(o.clone(vmap))
+            new = em.add_clone(o, vmap)
             if isinstance(o, CopyOp):
                 toks.append(new.results[0])
         return toks

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import LocationAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from lowering.tile.anchors import (
@@ -52,13 +52,16 @@ class EpilogueStep:
     matmul's layernorm prologue, a quantize/dequantize), built on the tiles with its
     attributes; `passes`, its vector passes over the tile. `to`: the step computes a
     derived operand of that name from epilogue operands (a dequantize of the other
-    integer input of a residual add) instead of the next running tile."""
+    integer input of a residual add) instead of the next running tile. `loc`: the
+    location of the graph op the step applies (its ONNX node; an anchor's bias add, the
+    anchor's), which the tile op built for it keeps; None: the kernel's."""
 
     fn: str
     args: tuple[int | str | None, ...]
     template: Operation | None = None
     passes: int = 1
     to: str | None = None
+    loc: LocationAttr | None = None
 
 
 def step_special(step: EpilogueStep) -> tuple[str, ...]:
@@ -130,7 +133,7 @@ def matmul_prologue(ops: Sequence[Operation], ins_index: dict[SSAValue, int]) ->
         raise TilingError("a matmul prologue needs an untransposed A of the result's rank")
     extra = [(ins_index[v], shape_of(v)) for v in ln.operands[1:]]
     step = EpilogueStep("layernorm_apply", (None, *range(len(extra))), template=ln,
-                        passes=LayerNormApplyOp.passes([shape_of(v) for v in ln.operands]))
+                        passes=LayerNormApplyOp.passes([shape_of(v) for v in ln.operands]), loc=ln.location)
     return MatmulPrologueAnchor(base, [step], extra)
 
 
@@ -225,7 +228,7 @@ def epilogue_of(ops: Sequence[Operation], anchor: Operation,
         if isinstance(anchor, Conv2dOp):
             shape = (1, shape[0], 1, 1)
         extra.append((ins_index[bias], shape))
-        steps.append(EpilogueStep("add", (None, len(extra) - 1)))
+        steps.append(EpilogueStep("add", (None, len(extra) - 1), loc=anchor.location))  # (the anchor's bias)
     chain_steps(ops, anchor.results[0], ins_index, steps, extra, "an epilogue", shape_of, "a kernel input")
     return steps, extra
 
@@ -262,10 +265,11 @@ def chain_steps(ops: Sequence[Operation], running: SSAValue, ins_index: dict[SSA
             extra.append((ins_index[o], tuple(shape)))
             args.append(len(extra) - 1)
         if isinstance(op, QuantOp | LayerNormOp | SoftmaxOp):  # (built from the op itself: a new type, a row op)
-            steps.append(EpilogueStep(op.name, tuple(args), template=op, passes=op.VECTOR_COST, to=to))
+            steps.append(EpilogueStep(op.name, tuple(args), template=op, passes=op.VECTOR_COST, to=to,
+                                      loc=op.location))
         else:
             assert isinstance(op, ElementwiseOp)
-            steps.append(EpilogueStep(op.FN, tuple(args)))
+            steps.append(EpilogueStep(op.FN, tuple(args), loc=op.location))
         if to is None:
             running = op.results[0]
     return running
@@ -281,7 +285,8 @@ def table_step(op: TableOp, ins_index: dict[SSAValue, int], steps: list[Epilogue
     shape = shape_of(table)
     axis = attr_int(dict(op.attributes), "axis", 1) % len(shape_of(op.operands[0])) if len(shape) == 2 else None
     extra.append((ins_index[table], TableShape(shape, axis)))
-    steps.append(EpilogueStep(op.name, (None, len(extra) - 1), template=op, passes=op.VECTOR_COST))
+    steps.append(EpilogueStep(op.name, (None, len(extra) - 1), template=op, passes=op.VECTOR_COST,
+                              loc=op.location))
 
 
 def chain_types(steps: Sequence[EpilogueStep], anchor_type: Attribute) -> tuple[Attribute, list[Attribute],

@@ -98,12 +98,11 @@ def kernel_signature(ops: list[Operation], arch, double_buffer: bool) -> tuple:
     result types (not values or names), the machine and the search options. Equal
     layers of a network (ResNet's repeated blocks) share one search."""
     sig = []
+    index = {o: i for i, o in enumerate(ops)}  # (an op's position: once, not a scan per operand)
     for o in ops:
         attrs = tuple(sorted((k, str(v)) for k, v in o.attributes.items()))
-        sig.append((o.name, attrs, tuple(str(v.type) for v in o.operands),
-                    tuple(str(r.type) for r in o.results),
-                    tuple(ops.index(v.owner) if isinstance(v.owner, Operation) and v.owner in ops else -1
-                          for v in o.operands)))
+        sig.append((o.name, attrs, tuple(v.type for v in o.operands), tuple(r.type for r in o.results),
+                    tuple(index.get(v.owner, -1) if isinstance(v.owner, Operation) else -1 for v in o.operands)))
     return (tuple(sig), arch, double_buffer)
 
 

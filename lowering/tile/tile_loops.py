@@ -141,7 +141,10 @@ class LoopBuilder:
                 else dict(s.template.attributes)
             like = args[0] if s.to is not None else running
             ty = like.type if s.template is None else tensor(shape_of(like), s.template.results[0])
-            value = self.add(kind.create(operands=args, result_types=[ty], attributes=attrs)).results[0]
+            step_op = self.add(kind.create(operands=args, result_types=[ty], attributes=attrs))
+            if s.loc is not None:  # (the graph op's own ONNX node, not the kernel's)
+                step_op.location = s.loc
+            value = step_op.results[0]
             if s.to is not None:
                 derived[s.to] = value
             else:
