@@ -317,9 +317,9 @@ def _level1(cache: Cache, path: Path, model: onnx.ModelProto, digests: ModelDige
         meta, _, weights = entry
         set_arch(module, arch)
         inits = {i.name: i for i in model.graph.initializer}
-        from onnx import numpy_helper
+        from lowering.importer.onnx_file import initializer_array
         for k, name in meta["direct"].items():
-            weights[k] = np.ascontiguousarray(numpy_helper.to_array(inits[name]))
+            weights[k] = np.ascontiguousarray(initializer_array(inits[name]))
         cache.note("import", "hit")
         return module, weights
     sources: dict[str, str] = {}

@@ -134,7 +134,7 @@ def _is_weight(init: Any) -> bool:
 
 def model_digests(model: Any) -> ModelDigests:
     """The digests of an `onnx.ModelProto` (`ModelDigests`)."""
-    from onnx import numpy_helper
+    from lowering.importer.onnx_file import initializer_array, inlined
     h = hashlib.sha256()
 
     def part(b: bytes) -> None:
@@ -152,11 +152,11 @@ def model_digests(model: Any) -> ModelDigests:
     part(b"initializers")
     for init in g.initializer:
         if _is_weight(init):
-            data = init.raw_data or numpy_helper.to_array(init).tobytes()
+            data = init.raw_data or initializer_array(init).reshape(-1).view("u1").data
             tensors[init.name] = hashlib.sha256(data).hexdigest()
             part(json.dumps([init.name, list(init.dims), init.data_type]).encode())
-        else:
-            part(init.SerializeToString(deterministic=True))
+        else:  # (the data left in the file read back in: where the file is does not count)
+            part(inlined(init).SerializeToString(deterministic=True))
     d = ModelDigests(h.hexdigest(), "", tensors)
     d.weights = d.of(tensors)
     return d

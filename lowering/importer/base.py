@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
@@ -28,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from lowering.importer import functions
+from lowering.importer.onnx_file import check_model, external_problem, read_model
 from lowering.importer.symbolic import OnnxImportError
 from npu_dialects.arch import Arch
 from npu_dialects.dtypes import bf16, element_type, f16, f32, i8, i32, type_name, ui8
@@ -140,7 +142,7 @@ def load_model(path: str) -> onnx.ModelProto:
     outputs`, and what `onnx.checker` rejects (`node ...: ` when it names a node, else
     `PATH: error: invalid ONNX model: ...`)."""
     try:
-        model = onnx.load(path)
+        model = read_model(path)  # (large initializers' data stays in the file until imported)
     except FileNotFoundError:
         raise OnnxImportError(f"{path}: error: cannot read the ONNX model: no such file") from None
     except IsADirectoryError:
@@ -158,8 +160,11 @@ def load_model(path: str) -> onnx.ModelProto:
     problem = _graph_problem(model)
     if problem:
         raise OnnxImportError(f"{path}: error: {problem}")
+    problem = external_problem(model)
+    if problem:
+        raise OnnxImportError(f"{path}: error: cannot read the ONNX model: {problem}")
     try:
-        onnx.checker.check_model(model)
+        check_model(model, os.path.dirname(os.path.abspath(path)))
     except Exception as e:  # ValidationError, or anything the checker trips over
         raise OnnxImportError(f"{path}: error: {_checker_message(str(e), _default_opset(model))}") from None
     return model

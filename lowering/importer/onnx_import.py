@@ -85,7 +85,6 @@ import onnx
 import onnx.checker
 import onnx.defs
 import onnx.shape_inference
-from onnx import numpy_helper
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -174,6 +173,7 @@ from lowering.importer.nn import (  # re-exported
     convert_softmax,
     convert_topk,
 )
+from lowering.importer.onnx_file import initializer_array
 from lowering.importer.symbolic import OnnxImportError, bind_dims
 from lowering.importer.tensor import (  # re-exported
     convert_concat,
@@ -447,7 +447,7 @@ class _Importer:
 
         for init in graph.initializer:
             try:
-                data = numpy_helper.to_array(init)
+                data = initializer_array(init)  # (read from the file once, into its array)
             except Exception as e:
                 self.diagnostics.append(f"error: initializer '{init.name}': cannot read its data: "
                                         f"{one_line(str(e))}")
