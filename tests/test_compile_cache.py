@@ -9,6 +9,7 @@ the compiler nor numpy; --no-cache, NPU_NO_CACHE and the default directory."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -154,7 +155,8 @@ def test_npu_run_uses_the_cache_unless_the_compile_is_observed(tmp_path, capsys)
     assert npu_run([*args, str(tmp_path / "r1.json")]) == 0
     assert npu_run([*args, str(tmp_path / "r2.json")]) == 0
     r1, r2 = (json.loads((tmp_path / f"r{i}.json").read_text()) for i in (1, 2))
-    assert [e["outcome"] for e in r1["compile_cache"]] == ["miss", "miss", "miss"]
+    assert [e["outcome"] for e in r1["compile_cache"]] == ["miss", "miss", "miss", "tile-search 0 hit, 3 miss"]
+    assert r1["compile_cache"][-1]["level"] == "kernels"  # (the report's per-kernel line too)
     assert r2["compile_cache"] == [{"level": "executable", "outcome": "hit"}]
     assert r1["cycles"] == r2["cycles"] and r2["check"]["ok"]
     assert npu_run([*args, str(tmp_path / "r3.json"), "--remarks", str(tmp_path / "rem.txt")]) == 0
@@ -227,3 +229,28 @@ def test_rewrite_in_place_with_restored_mtime_misses(tmp_path, capsys, monkeypat
     assert "executable hit" not in _cache_line(text)
     assert (tmp_path / "b.npuexe").read_bytes() == _fresh(model, tmp_path)
     assert (tmp_path / "b.npuexe").read_bytes() != (tmp_path / "a.npuexe").read_bytes()
+
+
+def test_a_changed_layer_searches_only_its_kernels(tmp_path, capsys):
+    """Below the model level (issue 47 item 2): a model whose one layer changed shape
+    reuses the tile searches of every kernel it shares with a model compiled before,
+    and its executable is byte for byte a fresh compile's."""
+    from tools.testkit.transformers import bert_layers
+    old, new = tmp_path / "bert.onnx", tmp_path / "bert_ffn.onnx"
+    onnx.save(bert_layers(layers=2, seq=16, hidden=64, heads=2, ffn=128), str(old))
+    onnx.save(bert_layers(layers=2, seq=16, hidden=64, heads=2, ffn=128, ffn_of={1: 96}), str(new))
+    cache = tmp_path / "cache"
+    first = _cache_line(_compile(capsys, old, tmp_path / "a.npuexe", "--cache-dir", str(cache)))
+    assert "kernels tile-search 0 hit" in first, first
+    line = _cache_line(_compile(capsys, new, tmp_path / "b.npuexe", "--cache-dir", str(cache)))
+    hit, miss = (int(n) for n in re.search(r"tile-search (\d+) hit, (\d+) miss", line).groups())
+    # the second layer's FFN (its two matmuls and what fused with them) is new, the rest is known
+    assert hit >= 4 and 1 <= miss <= 3, line
+    assert (tmp_path / "b.npuexe").read_bytes() == _fresh(new, tmp_path)
+    capsys.readouterr()
+    # without the cache's folder of kernels, the same compile searches every kernel again
+    for p in (cache / "exe").iterdir():
+        p.unlink()
+    (cache / "graph").rename(tmp_path / "graph")
+    line = _cache_line(_compile(capsys, new, tmp_path / "c.npuexe", "--cache-dir", str(cache)))
+    assert f"tile-search {hit + miss} hit, 0 miss" in line, line

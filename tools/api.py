@@ -26,6 +26,7 @@ import onnx
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from lowering import kernel_cache
 from lowering.instrument import timed
 from npu_dialects.arch import Arch
 from runtime.executable import Executable, ExecutableError, read_executable, sha256_bytes, sha256_file
@@ -248,8 +249,11 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
     k1, k2 = level_keys(digests, bucket, pkey, arch_key)
     module, weights = _level1(cache, cache.path("import", k1, ".zip"), model, digests, arch, bucket, path)
     if "pipeline" in pkey:
-        exe = _package(*_lower(module, arch, weights, pipeline, options), extra)
+        with kernel_cache.using(cache):
+            exe = _package(*_lower(module, arch, weights, pipeline, options), extra)
         cache.note("executable", "miss")
+        if kernel_cache.summary():
+            cache.note("kernels", kernel_cache.summary())
     else:
         module, weights, ir_sha, w2 = _level2(cache, cache.path("graph", k2, ".zip"), module, weights, arch, options)
         k3 = key("exe", ir_sha, pkey, arch_key)
@@ -257,12 +261,15 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
         exe = _repack(cache, k3, record, weights, extra) if record is not None else None
         if exe is None:
             before = set(weights)  # (the passes add to the dict they are given)
-            backend, _ = _stage(module, arch, weights, "backend", options)
+            with kernel_cache.using(cache):  # (kernels an earlier compile has seen are not searched again)
+                backend, _ = _stage(module, arch, weights, "backend", options)
             made = {k: None for k in referenced_weights(backend) if k not in before}
             recipes = recipes_of(backend)
             w2_recipes = {k: recipes[k] for k in made} if all(k in recipes for k in made) else None
             exe = _package(backend, weights_of(backend), DEFAULT_PIPELINE_TEXT, extra)
             cache.note("executable", "miss")
+            if kernel_cache.summary():
+                cache.note("kernels", kernel_cache.summary())
             record = {"weights": w2, "recipes": w2_recipes}
     record = {**(record or {}), "weights": w2, "source": source}
     chunks = exe.chunks()

@@ -4,7 +4,9 @@ its sources and pyproject), so a repeated compile is a file copy and a weights-o
 change skips the import and the back end. Level 1 `import/`: the imported graph IR
 (key: model structure, shape bucket); level 2 `graph/`: the IR after graph
 optimisation, npu-default up to npu-cse (key: level 1, weights, pipeline, arch);
-level 3 `exe/`: the `.npuexe` (key: level 2's IR text, pipeline, arch).
+level 3 `exe/`: the `.npuexe` (key: level 2's IR text, pipeline, arch); below the
+model level `kernels/`: per-kernel results such as npu-tile's searches
+(`lowering/kernel_cache.py`; key: the kernel's signature), shared by every model.
 The *structure* is the model without its float32 initializers of more than 16
 elements; the *weights* are their data. Off in the Python API unless given; on in
 the tools under `$NPU_CACHE_DIR`, else `$XDG_CACHE_HOME/npu-compiler`
@@ -378,6 +380,24 @@ class Cache:
         _atomic_write(Path(out), copy, public=True)
         return True
 
+    # -- per-kernel results (`lowering.kernel_cache`) ----------------------------------
+
+    def get(self, kind: str, k: str) -> Any | None:
+        """A kernel's result stored by an earlier compile of this compiler, or None."""
+        path = self.path("kernels", key("kernel", kind, k), ".json")
+        try:
+            value = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:
+            self.corrupt(path, str(e).splitlines()[0] if str(e) else type(e).__name__)
+            return None
+        self.touch(path)
+        return value
+
+    def put(self, kind: str, k: str, value: Any) -> None:
+        self._store(self.path("kernels", key("kernel", kind, k), ".json"), lambda f: f.write(json.dumps(value).encode()))
+
     # -- model files ------------------------------------------------------------------
 
     def file_digests(self, path: str) -> ModelDigests | None:
@@ -425,7 +445,7 @@ class Cache:
             except ValueError:
                 max_bytes = DEFAULT_MAX_BYTES
         files = []
-        for level in ("import", "graph", "exe"):
+        for level in ("import", "graph", "exe", "kernels"):
             for p in (self.root / level).glob("*"):
                 try:
                     st = p.stat()

@@ -34,6 +34,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from lowering import kernel_cache
 from lowering.errors import CompileError
 from lowering.remarks import enabled as remarks_enabled
 from lowering.remarks import remark
@@ -104,6 +105,11 @@ def kernel_signature(ops: list[Operation], arch, double_buffer: bool) -> tuple:
         sig.append((o.name, attrs, tuple(v.type for v in o.operands), tuple(r.type for r in o.results),
                     tuple(index.get(v.owner, -1) if isinstance(v.owner, Operation) else -1 for v in o.operands)))
     return (tuple(sig), arch, double_buffer)
+
+
+TILE_SEARCH = "tile-search"
+"""The `lowering.kernel_cache` kind of npu-tile's searches: (tile, double buffered?) by
+`kernel_signature`."""
 
 
 class KernelNames:
@@ -203,10 +209,15 @@ class Tile(ModulePass):
                 continue  # (tile_one reports it)
             key = kernel_signature(body_ops, arch, self.double_buffer)
             if key not in self._memo and key not in jobs:
-                jobs[key] = (anchor, extra, steps, arch, self.double_buffer, cycles_then_bytes)
+                kept = kernel_cache.lookup(TILE_SEARCH, key)  # (an earlier compile's search of this kernel)
+                if isinstance(kept, list) and len(kept) == 2:
+                    self._memo[key] = (dict(kept[0]), bool(kept[1]))
+                else:
+                    jobs[key] = (anchor, extra, steps, arch, self.double_buffer, cycles_then_bytes)
         for key, found in zip(jobs, search_many(list(jobs.values()), compile_jobs())):
             if found is not None:
                 self._memo[key] = found
+                kernel_cache.store(TILE_SEARCH, key, [found[0], found[1]])
 
     def tile_one(self, op: Operation, kname: str, arch, body: tuple[list[SSAValue], Block]) -> None:
         _, block = body

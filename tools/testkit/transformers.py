@@ -88,8 +88,9 @@ class _Block:
 
 
 def bert_layers(layers: int = 2, seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 3072,
-                batch: int = 1, opset: int = OPSET) -> onnx.ModelProto:
-    """`layers` BERT encoder layers on `hidden_states` [batch, seq, hidden] (module docstring)."""
+                batch: int = 1, opset: int = OPSET, ffn_of: dict[int, int] | None = None) -> onnx.ModelProto:
+    """`layers` BERT encoder layers on `hidden_states` [batch, seq, hidden] (module
+    docstring); `ffn_of` gives some layers (by index) another FFN width."""
     b = _Block(seed=21)
     d = hidden // heads
     m = b.op("Sub", [b.const("/extended", 1.0), "attention_mask"], "/extended")
@@ -107,8 +108,9 @@ def bert_layers(layers: int = 2, seq: int = 128, hidden: int = 768, heads: int =
         a = b.layer_norm(b.op("Add", [b.linear(ctx, f"{s}/output", hidden, hidden), h], s), f"{s}/LayerNorm",
                          hidden, 1e-12)
         f = f"/layer.{i}/ffn"
-        up = b.gelu_erf(b.linear(a, f"{f}/intermediate", hidden, ffn), f)
-        h = b.layer_norm(b.op("Add", [b.linear(up, f"{f}/output", ffn, hidden), a], f), f"{f}/LayerNorm",
+        width = (ffn_of or {}).get(i, ffn)
+        up = b.gelu_erf(b.linear(a, f"{f}/intermediate", hidden, width), f)
+        h = b.layer_norm(b.op("Add", [b.linear(up, f"{f}/output", width, hidden), a], f), f"{f}/LayerNorm",
                          hidden, 1e-12)
     b.g.nodes[-1].output[0] = "last_hidden_state"
     return b.g.model(f"bert_{layers}l_{seq}", {"hidden_states": [batch, seq, hidden], "attention_mask": [batch, seq]},
