@@ -62,8 +62,11 @@ def broadcast_window(operand: int, operand_shape: Sequence[int], out: Window, el
         return Window(operand, tuple(operand_shape), dims, None, elem=out.elem if elem is None else elem)
     rank = len(out.shape)
     shape = (1,) * (rank - len(operand_shape)) + tuple(operand_shape)
-    dims = tuple(fixed(1) if s == 1 else o for s, o in zip(shape, out.dims))
+    dims = tuple(_UNIT if s == 1 else o for s, o in zip(shape, out.dims))
     return Window(operand, shape, dims, None, elem=out.elem if elem is None else elem)
+
+
+_UNIT = fixed(1)  # (a broadcast dim's, shared: a DimMap is immutable)
 
 
 @dataclass

@@ -159,6 +159,7 @@ class CostTerms:
     seams: tuple[int, ...] = ()
     finish: int = 0  # (cycles the output tile's last reduction step adds: an online state's normalisation)
     epilogue_type: str = "f32"  # (the type an epilogue pass over the output tile is priced in)
+    epilogue_pass: int = 0  # (the cycles of one such pass)
 
 
 def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
@@ -167,10 +168,11 @@ def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
             return tuple(w.valid_bytes() for w in ws)
 
         piped, hoisted, per_tile = load_split(ks, arch)
+        out_elements, epilogue_type = prod(ks.out.sizes), width_type(ks.out, *ks.epilogue)
         return CostTerms(ks.reduction_tiles, sizes(piped), sizes(hoisted), sizes(per_tile),
-                         sizes(ks.epilogue_loads()), compute_cycles(ks, arch), prod(ks.out.sizes),
+                         sizes(ks.epilogue_loads()), compute_cycles(ks, arch), out_elements,
                          ks.out.valid_bytes(), sizes(ks.tees), sizes(ks.seams), ks.finish(arch) if ks.finish else 0,
-                         width_type(ks.out, *ks.epilogue))
+                         epilogue_type, arch.vector_cycles(out_elements, dtype=epilogue_type))
 
     return ks.memo("_cost_terms", arch, compute)
 
@@ -185,27 +187,33 @@ def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
     known = ks.memo("_tile_costs", arch, dict)  # (the search asks again for each core count)
     deferred = double_buffer and tiles > 1 and stores_deferred(ks, arch)
     key = (double_buffer, epilogue_len, bw, deferred)
-    if key not in known:
-        known[key] = _tile_costs(cost_terms(ks, arch), arch, double_buffer, epilogue_len, bw, deferred)
-    return known[key]
+    hit = known.get(key)
+    if hit is None:
+        hit = known[key] = _tile_costs(cost_terms(ks, arch), arch, double_buffer, epilogue_len, bw, deferred)
+    return hit
 
 
 def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int, bw: int,
                 deferred: bool = False) -> tuple[int, int]:
+    n_channels, latency = arch.dma_channels, arch.dma_latency
+
+    def loads(sizes: tuple[int, ...]) -> int:  # (`load_cycles`)
+        return _load_cycles(sizes, n_channels, latency, bw) if sizes else 0
+
     r = t.reductions
-    hoisted = load_cycles(t.hoisted, arch, bw)
-    load = load_cycles(t.piped, arch, bw)
+    hoisted = loads(t.hoisted)
+    load = loads(t.piped)
     comp = t.compute
-    epi = epilogue_len * arch.vector_cycles(t.out_elements, dtype=t.epilogue_type) + load_cycles(t.per_tile, arch, bw) \
-        + t.finish
+    epi = epilogue_len * t.epilogue_pass + loads(t.per_tile) + t.finish
     if r > 1 and t.epilogue:
-        epi += load_cycles(t.epilogue, arch, bw)
-    epi += sum(load_cycles((b,), arch, bw) for b in t.seams)  # (each landed alone at its block's step)
-    store = arch.dma_latency + ceil(t.out_bytes / bw)
+        epi += loads(t.epilogue)
+    for b in t.seams:  # (each landed alone at its block's step)
+        epi += loads((b,))
+    store = latency + ceil(t.out_bytes / bw)
     # a step's tees go out before its compute and are awaited at its end: they find
     # the channels busy with the next step's loads, and the step after cannot load
     # into the slots they read until they are out
-    tee = load_cycles(t.tees, arch, bw)
+    tee = loads(t.tees)
     if double_buffer:
         # first load, then each step overlaps the next load (issuing it may stall the
         # core when there are more loads than channels); the last step only computes
@@ -214,27 +222,51 @@ def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int
         if deferred:  # (a step's store goes out with the next step's loads: only the last is exposed;
             # they are issued while it still holds a channel)
             behind = stall_behind(t.out_bytes, t.piped, arch, bw)
-            return fixed + store, max(load_cycles((*t.piped, t.out_bytes), arch, bw) + tee, behind + comp + epi)
+            return fixed + store, max(loads((*t.piped, t.out_bytes)) + tee, behind + comp + epi)
         return fixed, r * max(load + tee, stall + comp) + epi + store
     return hoisted, r * (load + max(comp, tee)) + epi + store
 
 
 def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> int:
     """Predicted cycles of the whole kernel on one core."""
-    fixed, per_tile = tile_costs(ks, arch, double_buffer, epilogue_len, tiles=ks.parallel_tiles)
-    return fixed + ks.parallel_tiles * per_tile
+    return _cycles_on(ks, arch, double_buffer, epilogue_len)(1)
+
+
+def _cycles_on(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int) -> Callable[[int], int]:
+    """`parallel_cycles` of `ks` as a function of `parts`, what it reads off the tiling
+    (its memo of `tile_costs`, tiles, deferred stores) read once (the search prices each
+    candidate for every core count)."""
+    known = ks.memo("_tile_costs", arch, dict)
+    tiles_all = ks.parallel_tiles
+    can_defer = double_buffer and tiles_all > 1 and stores_deferred(ks, arch)
+
+    def cycles_on(parts: int) -> int:
+        if parts <= 1:
+            tiles, bw, sync = tiles_all, arch.dram_bw, 0
+        else:
+            tiles, bw, sync = ceil(tiles_all / parts), max(1, arch.dram_bw // parts), 2 * arch.sync_latency
+        deferred = can_defer and tiles > 1  # (as `tile_costs`)
+        key = (double_buffer, epilogue_len, bw, deferred)
+        hit = known.get(key)
+        if hit is None:
+            hit = known[key] = _tile_costs(cost_terms(ks, arch), arch, double_buffer, epilogue_len, bw, deferred)
+        return hit[0] + tiles * hit[1] + sync
+
+    return cycles_on
 
 
 def kernel_dram_bytes(ks: KernelShape, arch: Arch, parts: int = 1) -> int:
     """DRAM bytes the kernel moves split in `parts` tasks (its loads as `load_split` has
     them): every step's loads and tees, the hoisted loads once per task, the per-tile
     loads, epilogue operands and stores once per output tile."""
-    steps = ks.parallel_tiles * ks.reduction_tiles
-    piped, hoisted, per_tile_ws = load_split(ks, arch)
-    once = per_tile_ws + ([] if ks.reduction_tiles == 1 else ks.epilogue_loads())
-    per_tile = sum(w.valid_bytes() for w in once + ks.seams) + ks.out.valid_bytes()
-    return (steps * sum(w.valid_bytes() for w in piped + ks.tees) + ks.parallel_tiles * per_tile
-            + parts * sum(w.valid_bytes() for w in hoisted))
+    def compute() -> tuple[int, int, int]:
+        piped, hoisted, per_tile_ws = load_split(ks, arch)
+        once = per_tile_ws + ([] if ks.reduction_tiles == 1 else ks.epilogue_loads())
+        per_tile = sum(w.valid_bytes() for w in once + ks.seams) + ks.out.valid_bytes()
+        return (sum(w.valid_bytes() for w in piped + ks.tees), per_tile, sum(w.valid_bytes() for w in hoisted))
+
+    step, per_tile, hoisted = ks.memo("_dram_terms", arch, compute)  # (per step, per output tile, per task)
+    return ks.parallel_tiles * ks.reduction_tiles * step + ks.parallel_tiles * per_tile + parts * hoisted
 
 
 def parallel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int, parts: int) -> int:
@@ -242,11 +274,7 @@ def parallel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_l
     different cores: the largest part, with every DMA getting 1/parts of `dram_bw`
     (the parts stream concurrently), plus two cross-core events (parts start on other
     cores than their producer, and their consumer waits for all of them)."""
-    if parts <= 1:
-        return kernel_cycles(ks, arch, double_buffer, epilogue_len)
-    tiles = ceil(ks.parallel_tiles / parts)
-    fixed, per_tile = tile_costs(ks, arch, double_buffer, epilogue_len, max(1, arch.dram_bw // parts), tiles)
-    return fixed + tiles * per_tile + 2 * arch.sync_latency
+    return _cycles_on(ks, arch, double_buffer, epilogue_len)(parts)
 
 
 SPLIT_MARGIN = 0.9
@@ -289,8 +317,7 @@ def part_spans(cycles_on: Callable[[int], int], parts: int, sync_latency: int) -
 
 def best_parts(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
     """`best_split` of a tiled kernel over min(cores, tiles) parts (`parallel_cycles`)."""
-    return best_split(lambda k: parallel_cycles(ks, arch, double_buffer, epilogue_len, k),
-                      min(arch.cores, ks.parallel_tiles))
+    return best_split(_cycles_on(ks, arch, double_buffer, epilogue_len), min(arch.cores, ks.parallel_tiles))
 
 
 def cycles_then_bytes(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
@@ -299,7 +326,8 @@ def cycles_then_bytes(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue
     one-core tiling by the margin too, or more cores could run slower), then
     (between tilings predicted equally fast) the fewer DRAM bytes, which leave more
     bandwidth to concurrent kernels."""
-    parts, cycles = best_parts(ks, arch, double_buffer, epilogue_len)
+    cycles_on = _cycles_on(ks, arch, double_buffer, epilogue_len)
+    parts, cycles = best_split(cycles_on, min(arch.cores, ks.parallel_tiles))  # (`best_parts`)
     if parts > 1:
-        cycles = ceil(cycles / split_margin(kernel_cycles(ks, arch, double_buffer, epilogue_len)))
+        cycles = ceil(cycles / split_margin(cycles_on(1)))
     return cycles, kernel_dram_bytes(ks, arch, parts)

@@ -111,12 +111,13 @@ class KernelShape:
         """(grid, parallel tiles, reduction tiles), computed once per `tile` dict (the
         search asks often; tile and loops never change)."""
         cached = self.__dict__.get("_grid")
-        if cached is None or cached[0] is not self.tile:
-            grid = [ceil(l.extent / self.tile[l.name]) for l in self.loops]
-            cached = (self.tile, grid, prod(g for l, g in zip(self.loops, grid) if not l.reduction),
-                      prod(g for l, g in zip(self.loops, grid) if l.reduction))
-            self.__dict__["_grid"] = cached
-        return cached[1:]
+        if cached is not None and cached[0] is self.tile:
+            return cached[1]
+        grid = [ceil(l.extent / self.tile[l.name]) for l in self.loops]
+        counts = (grid, prod(g for l, g in zip(self.loops, grid) if not l.reduction),
+                  prod(g for l, g in zip(self.loops, grid) if l.reduction))
+        self.__dict__["_grid"] = (self.tile, counts)
+        return counts
 
     @property
     def grid(self) -> list[int]:
@@ -124,11 +125,13 @@ class KernelShape:
 
     @property
     def parallel_tiles(self) -> int:
-        return self._counts()[1]
+        cached = self.__dict__.get("_grid")
+        return cached[1][1] if cached is not None and cached[0] is self.tile else self._counts()[1]
 
     @property
     def reduction_tiles(self) -> int:
-        return self._counts()[2]
+        cached = self.__dict__.get("_grid")
+        return cached[1][2] if cached is not None and cached[0] is self.tile else self._counts()[2]
 
     @property
     def init_window(self) -> Window | None:
@@ -168,6 +171,26 @@ class KernelShape:
         moving = {l.name for l, g in zip(self.loops, self.grid) if l.reduction and g > 1}
         return not any(name in moving for d in w.dims for name, c in d.terms if c)
 
+    def _load_kind(self, ws: list[Window]) -> dict[int, int]:
+        """id(w) -> 0 (piped), 1 (`is_hoisted`) or 2 (`is_per_tile`) of each of `ws`, the
+        grid read once for all of them."""
+        grid = self.grid
+        by_name = dict(zip((l.name for l in self.loops), grid))
+        single = prod(by_name.values()) == 1
+        moving = set() if self.reduction_tiles == 1 else \
+            {l.name for l, g in zip(self.loops, grid) if l.reduction and g > 1}
+        first = self.loads[0] if self.prologue_len and self.loads else None
+        kinds = {}
+        for w in ws:
+            names = [name for d in w.dims for name, c in d.terms if c]
+            if not single and w is not first and all(by_name[name] == 1 for name in names):
+                kinds[id(w)] = 1
+            elif moving and not any(name in moving for name in names):
+                kinds[id(w)] = 2
+            else:
+                kinds[id(w)] = 0
+        return kinds
+
     def split(self) -> tuple[list[Window], list[Window], list[Window]]:
         """(piped: the windows loaded every step, double buffered when the kernel is;
         hoisted: loaded once per task, `is_hoisted`; per-tile: once per output tile,
@@ -177,8 +200,8 @@ class KernelShape:
         if (cached is None or cached[0] is not self.loads or cached[1] is not self.epilogue
                 or cached[2] is not self.tile):
             ws = self.per_step()
-            kind = [0 if not self.is_hoisted(w) else 1 for w in ws]
-            kind = [2 if k == 0 and self.is_per_tile(w) else k for w, k in zip(ws, kind)]
+            kinds = self._load_kind(ws)
+            kind = [kinds[id(w)] for w in ws]
             piped, hoisted, per_tile = ([w for w, k in zip(ws, kind) if k == c] for c in range(3))
             per_tile += [self.init_window] if self.init_window is not None else []
             cached = (self.loads, self.epilogue, self.tile, (piped, hoisted, per_tile))

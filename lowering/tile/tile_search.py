@@ -180,6 +180,8 @@ class TileSearch:
         self.shapes: dict[tuple[int, ...], KernelShape | None] = {}  # (one per point, both buffering modes)
         self.smallest: list[int] = []
         self.best: tuple | None = None
+        self.result = anchor.op.results[0]  # (read once: an xDSL lookup)
+        self.sram = arch.sram_bytes
 
     def shaped(self, idx: tuple[int, ...]) -> KernelShape | None:
         """The kernel shape of a point (with its epilogue), None when invalid."""
@@ -188,26 +190,27 @@ class TileSearch:
             if shaped is None or (self.epilogue_len and self.anchor.combine(shaped)):
                 self.shapes[idx] = None  # (an epilogue cannot run on merge states)
             else:
-                self.shapes[idx] = with_epilogue(shaped, self.extra, self.steps, self.anchor.elems,
-                                                 self.anchor.op.results[0])
+                self.shapes[idx] = with_epilogue(shaped, self.extra, self.steps, self.anchor.elems, self.result)
         return self.shapes[idx]
 
     def evaluate(self, idx: tuple[int, ...], db: bool) -> tuple | None:
         """(cost, -sram, ks) of a candidate, None when invalid; (inf, need, None) when too big."""
         key = (idx, db)
-        if key not in self.seen:
-            ks = self.shaped(idx)
-            if ks is None:
-                self.seen[key] = None
+        seen = self.seen
+        if key in seen:
+            return seen[key]
+        ks = self.shaped(idx)
+        if ks is None:
+            seen[key] = None
+        else:
+            need = sram_bytes(ks, self.arch, db)
+            self.smallest.append(need)
+            if need > self.sram:
+                seen[key] = ((float("inf"),), need, None)  # (not priced: it cannot be chosen)
             else:
-                need = sram_bytes(ks, self.arch, db)
-                self.smallest.append(need)
-                if need > self.arch.sram_bytes:
-                    self.seen[key] = ((float("inf"),), need, None)  # (not priced: it cannot be chosen)
-                else:
-                    c = self.cost(ks, self.arch, db, self.epilogue_len + (ks.accumulator is not None))  # (+ its cast)
-                    self.seen[key] = (c if isinstance(c, tuple) else (c,), -need, ks)
-        return self.seen[key]
+                c = self.cost(ks, self.arch, db, self.epilogue_len + (ks.accumulator is not None))  # (+ its cast)
+                seen[key] = (c if isinstance(c, tuple) else (c,), -need, ks)
+        return seen[key]
 
     def consider(self, r: tuple | None, db: bool) -> None:
         if r is not None and r[2] is not None and (self.best is None or r[:2] < self.best[:2]):
