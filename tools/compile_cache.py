@@ -5,8 +5,7 @@ change skips the import and the back end. Level 1 `import/`: the imported graph 
 (key: model structure, shape bucket); level 2 `graph/`: the IR after graph
 optimisation, npu-default up to npu-cse (key: level 1, weights, pipeline, arch);
 level 3 `exe/`: the `.npuexe` (key: level 2's IR text, pipeline, arch); below the
-model level `kernels/`: per-kernel results such as npu-tile's searches
-(`lowering/kernel_cache.py`; key: the kernel's signature), shared by every model.
+model `kernels/`: per-kernel results (npu-tile's searches, `lowering/kernel_cache.py`).
 The *structure* is the model without its float32 initializers of more than 16
 elements; the *weights* are their data. Off in the Python API unless given; on in
 the tools under `$NPU_CACHE_DIR`, else `$XDG_CACHE_HOME/npu-compiler`
@@ -27,7 +26,9 @@ optimisation re-runs (BatchNorm and constant folding compute weights from values
 its IR text is unchanged, so level 3's program is reused and repacked with the new
 weights; the weights the back end made (layer groups' packed weights) are rebuilt
 from their recipes (`npu_dialects.weights.rebuild`), and a program with a back-end
-weight that has none (an attention mask) is compiled again. Level 1 and 2 entries are zip files (each member crc-checked on read). The
+weight that has none (an attention mask) is compiled again. A kernel's result is keyed
+by its signature (its ops, attributes, types, the arch, the pass options: never names
+or weights), so every model shares them. Level 1 and 2 entries are zip files (each member crc-checked on read). The
 cache is trimmed to `NPU_CACHE_MAX_BYTES` (default 4 GiB), least recently used first.
 """
 
