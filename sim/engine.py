@@ -124,6 +124,8 @@ class Engine:
         self.bw = float(arch.dram_bw)
         self.now = 0.0
         self.cores = [Core(c, [], arch.dma_channels, arch.cores) for c in range(arch.cores)]
+        self.wake = [True] * arch.cores  # per core: something it may wait for happened (`run`)
+        self.gated = False  # some task has a host gate (then every clock step wakes every core)
         self.tasks: list[TaskProgram] = []
         self.gates: list[Gate | None] = []
         self.done: list[bool] = []
@@ -177,6 +179,7 @@ class Engine:
                 core.state = START
             self.tasks.append(t)
             self.gates.append(gates[i] if gates is not None else None)
+            self.gated = self.gated or gates is not None
             self.done.append(False)
             self.seqs.append(-1)
             self.records.append(None)
@@ -184,18 +187,26 @@ class Engine:
 
     def run(self, until: Callable[[], bool] | None = None) -> None:
         """Simulate until every core has run its queue (raises SimError), or with
-        `until`, only until it returns True or the device idles waiting for the host."""
+        `until`, only until it returns True or the device idles waiting for the host.
+
+        At each instant the cores are stepped in order, round after round, until none
+        moves; a round steps only the cores `wake` marks: those something they may wait
+        for concerned (their compute ending, their DMA completing, an event signal
+        becoming visible, a host gate, a core moving), so skipping the others changes
+        nothing (a core that cannot move has no side effect)."""
         cores = self.cores
+        wake = self.wake
+        wake[:] = [True] * len(cores)  # (the host may have queued tasks or opened gates)
         with np.errstate(all="ignore"):
             while True:
-                progressed = True
-                while progressed:
-                    progressed = False
+                while any(wake):
                     for c in cores:
-                        if c.state != DONE and self.step(c):
-                            progressed = True
+                        if not wake[c.id]:
+                            continue
+                        moved = c.state != DONE and self.step(c)
                         if c.task is not None and self.early(c):
-                            progressed = True
+                            moved = True
+                        wake[c.id] = moved  # (a core that moved is stepped once more)
                 if until is not None and until():
                     return
                 if all(c.state == DONE for c in cores):
@@ -329,6 +340,8 @@ class Engine:
     def next_gate(self) -> float:
         """The next time the host opens the gate of a task an idle core could start."""
         t = float("inf")
+        if not self.gated:
+            return t
         for c in self.cores:
             if c.task is None:
                 for h in self.lane_heads(c):
@@ -352,7 +365,10 @@ class Engine:
         return min(cands, default=None)
 
     def advance(self, t: float) -> None:
-        dt = t - self.now
+        """Move the clock to `t`: DMAs progress and complete; `wake` marks the cores this
+        concerns (see `run`)."""
+        prev = self.now
+        dt = t - prev
         if dt > 0:
             self.account(dt)
         if self.shared and dt > 0:
@@ -384,6 +400,21 @@ class Engine:
         if finished:
             self.inflight = [d for d in self.inflight if not d.done]
             self.shared = [d for d in self.shared if not d.done]
+        self.wake_at(prev, t)
+
+    def wake_at(self, prev: float, t: float) -> None:
+        """Mark in `wake` the cores the clock moving from `prev` to `t` may let move: one
+        whose compute ends, every core waiting for events when a signal becomes
+        visible, every core when tasks have host gates (the cores of completed DMAs are
+        marked by `complete`)."""
+        wake = self.wake
+        if self.gated:
+            wake[:] = [True] * len(self.cores)
+            return
+        visible = any(prev < g.visible_at <= t for sigs in self.slots.values() for g in sigs)
+        for c in self.cores:
+            if (c.state == BUSY and c.busy_until <= t) or (visible and c.state == START):
+                wake[c.id] = True
 
     def account(self, dt: float) -> None:
         """Charge `dt` cycles to what each running task's core does (`TaskRecord.stalls`)."""
@@ -542,6 +573,8 @@ class Engine:
         vc = tuple(c.vc)
         for s in t.signals:
             self.slots.setdefault(s, []).append(Signal(now + self.arch.sync_latency, vc, t, now))
+        if (t.signals and self.arch.sync_latency <= 0) or self.on_done is not None:
+            self.wake[:] = [True] * len(self.cores)  # (visible at once / the host may open gates)
         self.trace.span(self.trace.core_tid(c.id), t.kernel, "task", rec.start, now,
                         {"onnx_nodes": t.nodes, "task": t.index, "range": list(t.range), "waits": list(t.waits),
                          "signals": list(t.signals), "waited_cycles": rec.start - rec.ready,
@@ -648,6 +681,7 @@ class Engine:
         d.done = True
         d.end = self.now
         c.chans[d.chan] = None
+        self.wake[c.id] = True
         c.inflight -= 1
         r, w = plan.dram_read, plan.dram_write
         rec.dram_bytes_read += r

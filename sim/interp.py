@@ -232,6 +232,11 @@ class TaskProgram:
         self.ops: list[OpInfo] = []
         self.touches: set[str] = set()  # names of the DRAM regions its body reads or writes
         self.uses: set[SSAValue] = set()  # the top-level DRAM buffers (allocs, views, arguments) it uses
+        # what another task with the same body needs besides `code` (`reuse_task`): its SRAM
+        # buffers in allocation order (slot, offset, shape, dtype, `value` attribute, type,
+        # ONNX-node suffix) and the warnings its compile gave
+        self.srams: list[tuple[int, int, tuple[int, ...], np.dtype, int | None, Any, str]] = []
+        self.own_warnings: list[str] = []
 
     def start(self) -> Iterator[tuple]:
         """A fresh generator running the task body."""
@@ -295,9 +300,11 @@ class _TaskCompiler:
             else:
                 raise SimError(f"{self.prog.where}: body argument #{i} has no value "
                                f"(the task's range is {list(rng)})")
+        before = len(self.warnings)
         self.prog.code = self.block(body, terminator=None, gate=self.prog.prefetch, early=self.prog.early,
                                     handoff=self.prog.handoff)
         self.prog.init_env = self.init
+        self.prog.own_warnings = self.warnings[before:]
 
     def info(self, op: Operation) -> OpInfo:
         i = OpInfo(op, self.prog.where, self.prog.nodes, self.numbers.get(id(op), 0), self.prog.kernel)
@@ -448,8 +455,11 @@ class _TaskCompiler:
             self.warnings.append(f"{self.prog.where}: SRAM buffer at offset {off} is not aligned to "
                                  f"align={self.arch.align} bytes")
         s = self.slot(op.result)
+        own = node_names(op)
+        of = f" (ONNX node {', '.join(own)})" if own and own != self.prog.nodes else ""
+        self.prog.srams.append((s, off, shape, dt, op.value_id, t, of))
         self.init[s] = Buf(self.sram, off, shape, f"SRAM offset {off} of core {self.prog.core}",
-                           self.sram_value(op), dt)
+                           sram_value(self.values, self.sram_values, self.prog, op.value_id, t, of), dt)
         return []
 
     def dtype(self, v: SSAValue, op: Operation) -> np.dtype:
@@ -458,19 +468,6 @@ class _TaskCompiler:
             return buffer_dtype(v.type)
         except VerifyException as e:
             raise SimError(f"{self.info(op).where}: {e}") from None
-
-    def sram_value(self, op: SramOp) -> int:
-        """The value an `npu_task.sram` buffer holds: one per `value` attribute in the task
-        (buffers naming the same one are views of it), else its own."""
-        own = node_names(op)
-        of = f" (ONNX node {', '.join(own)})" if own and own != self.prog.nodes else ""
-        task = f"task '{self.prog.kernel}' #{self.prog.index}"
-        n = op.value_id
-        if n is None:
-            return self.values.new(lambda: f"SRAM buffer {op.result.type}{of} of {task}")
-        if n not in self.sram_values:
-            self.sram_values[n] = self.values.new(f"SRAM value #{n}{of} of {task}")
-        return self.sram_values[n]
 
     def binary(self, op: Operation) -> tuple:
         fn = _BINARY[op.name]
@@ -592,6 +589,76 @@ class _TaskCompiler:
         return (_REQ, compute, -1)
 
 
+def sram_value(values: Values, ids: dict[int, int], prog: TaskProgram, n: int | None, t: Any, of: str) -> int:
+    """The value an `npu_task.sram` buffer of task `prog` holds: one per `value` attribute
+    `n` in the task (`ids`: those numbered so far; buffers naming the same one are views
+    of it), else its own (`t`: its type, `of`: its ONNX-node suffix, for the description)."""
+    task = f"task '{prog.kernel}' #{prog.index}"
+    if n is None:
+        return values.new(lambda: f"SRAM buffer {t}{of} of {task}")
+    if n not in ids:
+        ids[n] = values.new(f"SRAM value #{n}{of} of {task}")
+    return ids[n]
+
+
+def same_body(a: TaskOp, b: TaskOp) -> bool:
+    """Task `b` compiles to the code of task `a` (`reuse_task`): the same prefetch,
+    early and handoff counts, and bodies equal op for op (names, attributes,
+    properties, locations, result and argument types, regions) whose operands are
+    the same top-level values or correspond inside the bodies. Their ranges (the
+    body arguments' values), cores, events and the task's own attributes may differ."""
+    if (a.prefetch_ops, a.early_ops, a.handoff_ops) != (b.prefetch_ops, b.early_ops, b.handoff_ops):
+        return False
+    return _same_block(a.body.block, b.body.block, {})
+
+
+def _same_block(x: Block, y: Block, ctx: dict[SSAValue, SSAValue]) -> bool:
+    if len(x.args) != len(y.args) or len(x.ops) != len(y.ops):
+        return False
+    for p, q in zip(x.args, y.args):
+        if p.type != q.type:
+            return False
+        ctx[p] = q
+    return all(_same_op(p, q, ctx) for p, q in zip(x.ops, y.ops))
+
+
+def _same_op(p: Operation, q: Operation, ctx: dict[SSAValue, SSAValue]) -> bool:
+    if (p.name != q.name or len(p.operands) != len(q.operands) or len(p.results) != len(q.results)
+            or len(p.regions) != len(q.regions) or p.properties != q.properties
+            or p.attributes != q.attributes or p.location != q.location):
+        return False
+    if any(ctx.get(u, u) is not v for u, v in zip(p.operands, q.operands)):
+        return False
+    for u, v in zip(p.results, q.results):
+        if u.type != v.type:
+            return False
+        ctx[u] = v
+    for r, s in zip(p.regions, q.regions):
+        if len(r.blocks) != len(s.blocks) or not all(_same_block(x, y, ctx) for x, y in zip(r.blocks, s.blocks)):
+            return False
+    return True
+
+
+def reuse_task(prog: TaskProgram, tmpl: TaskProgram, sram: Region, warnings: list[str], values: Values) -> None:
+    """Give task `prog` the compiled body of `tmpl` (`same_body(tmpl.op, prog.op)`, the
+    same `where`): the same code and op facts; its own environment: its range bound to
+    the body arguments, its SRAM buffers on its core's `sram` as values of its own
+    (numbered in `values` in the order compiling it would), the warnings compiling it
+    would give. (Its range must have a value for every body argument.)"""
+    prog.code, prog.ops, prog.srams = tmpl.code, tmpl.ops, tmpl.srams
+    prog.touches, prog.uses = set(tmpl.touches), set(tmpl.uses)
+    env = list(tmpl.init_env)
+    for i in range(len(tmpl.op.body.block.args)):
+        env[i] = prog.range[i]
+    ids: dict[int, int] = {}
+    for slot, off, shape, dt, n, t, of in tmpl.srams:
+        env[slot] = Buf(sram, off, shape, f"SRAM offset {off} of core {prog.core}",
+                        sram_value(values, ids, prog, n, t, of), dt)
+    prog.init_env = env
+    prog.own_warnings = list(tmpl.own_warnings)
+    warnings.extend(prog.own_warnings)
+
+
 def special_executor(op: ComputeOp, arch: Arch):
     """`op.executor()`, evaluating special functions as `arch` says (`npu_dialects.special`:
     the method for the widest type the op touches) when it approximates any."""
@@ -615,4 +682,4 @@ def compile_task(prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region,
 
 
 __all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_EARLY", "REQ_GATE", "REQ_HANDOFF", "REQ_WAIT", "OpInfo", "TaskProgram", "compile_task",
-           "constant_value", "exec_block", "task_nodes", "task_where"]
+           "constant_value", "exec_block", "reuse_task", "same_body", "task_nodes", "task_where"]

@@ -41,7 +41,7 @@ from npu_dialects.entry import (
 from npu_dialects.locs import describe, node_names
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from sim.errors import SimError
-from sim.interp import TaskProgram, compile_task, constant_value
+from sim.interp import TaskProgram, compile_task, constant_value, reuse_task, same_body
 from sim.memory import DRAM, SRAM, Buf, Region, buffer_bytes, buffer_dtype, host_values
 from sim.values import Values
 
@@ -459,9 +459,11 @@ class _Loader:
                                f"at [{s0}, {e0})")
 
     def compile_tasks(self, task_ops: list[TaskOp], sram: list[Region], check_bounds: bool) -> list[TaskProgram]:
-        """Compile every task for its core (checking its core and event slots exist)."""
+        """Compile every task for its core (checking its core and event slots exist); a task
+        whose body another task of its kernel already has (`same_body`) reuses that code."""
         arch = self.arch
         tasks: list[TaskProgram] = []
+        compiled: dict[tuple[str, str], list[TaskProgram]] = {}  # (kernel, where) -> its distinct bodies
         for i, op in enumerate(task_ops):
             core = op.core_id
             prog = TaskProgram(op, i, 0)
@@ -472,6 +474,12 @@ class _Loader:
                 if bad:
                     raise SimError(f"{prog.where}: {what} event slot {bad[0]} but the arch has "
                                    f"event_slots={arch.event_slots}")
-            compile_task(prog, self.globals, sram[core], arch, check_bounds, self.warnings, self.values)
+            same = compiled.setdefault((prog.kernel, prog.where), [])
+            tmpl = next((t for t in same if len(prog.range) >= len(op.body.block.args) and same_body(t.op, op)), None)
+            if tmpl is not None:
+                reuse_task(prog, tmpl, sram[core], self.warnings, self.values)
+            else:
+                compile_task(prog, self.globals, sram[core], arch, check_bounds, self.warnings, self.values)
+                same.append(prog)
             tasks.append(prog)
         return tasks
