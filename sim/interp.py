@@ -66,23 +66,35 @@ _HANDOFF = (_REQ, lambda env: (REQ_HANDOFF,), -1)
 class OpInfo:
     """Static facts about one op inside a task, for diagnostics, timing and trace."""
 
-    __slots__ = ("op", "name", "nodes", "where", "own_where", "unit", "cycles", "execute", "label", "index")
+    __slots__ = ("op", "name", "nodes", "task_where", "extra", "kernel", "unit", "cycles", "execute", "label",
+                 "index")
 
     def __init__(self, op: Operation, task_where: str, task_nodes: list[str], index: int, kernel: str = ""):
         self.op = op
         self.name = op.name
         own = node_names(op)
         self.nodes = own or task_nodes
-        extra = f" (ONNX node {', '.join(own)})" if own and own != task_nodes else ""
-        self.where = f"{task_where}: '{op.name}'{extra} (op #{index} in the task)"
-        self.own_where = self.where  # (the op's own node only, not the task's whole list: compute faults)
-        if extra and kernel:
-            self.own_where = f"task '{kernel}': '{op.name}'{extra} (op #{index} in the task)"
+        # (`where` is built when a diagnostic asks: it holds the task's whole node list,
+        # and one copy per op of a fused kernel was quadratic memory in its size)
+        self.task_where, self.kernel = task_where, kernel
+        self.extra = f" (ONNX node {', '.join(own)})" if own and own != task_nodes else ""
         self.unit = ""
         self.cycles = 0
         self.execute: Callable[[list], None] | None = None
         self.label = op.name.split(".", 1)[-1]
         self.index = index
+
+    @property
+    def where(self) -> str:
+        """`task 'K' (ONNX node a, b): 'op' (ONNX node b) (op #i in the task)`."""
+        return f"{self.task_where}: '{self.name}'{self.extra} (op #{self.index} in the task)"
+
+    @property
+    def own_where(self) -> str:
+        """`where` with the op's own node only, not the task's whole list (compute faults)."""
+        if self.extra and self.kernel:
+            return f"task '{self.kernel}': '{self.name}'{self.extra} (op #{self.index} in the task)"
+        return self.where
 
 
 def gather_fault(info: OpInfo, arrays: list[np.ndarray]) -> tuple[str, str] | None:
