@@ -68,9 +68,11 @@ touch the pooled rows only).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import ceil, prod
+from typing import Any
 
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -263,17 +265,54 @@ def pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
     return out
 
 
+_FACTS: dict[tuple[str, Operation], Any] | None = None
+"""While `plan_strips` plans (the IR stays as it is): what `_window`, `_pads` and
+`_nan_padded` read off each op, parsed once instead of for every strip height."""
+
+
+@contextmanager
+def _planning() -> Iterator[None]:
+    """Keep `_FACTS` for the duration of one plan (nested plans share the outer one's)."""
+    global _FACTS
+    outer = _FACTS
+    if outer is None:
+        _FACTS = {}
+    try:
+        yield
+    finally:
+        _FACTS = outer
+
+
+def _fact(kind: str, op: Operation, compute: Callable[[Operation], Any]) -> Any:
+    facts = _FACTS
+    if facts is None:
+        return compute(op)
+    key = (kind, op)
+    if key not in facts:
+        facts[key] = compute(op)
+    return facts[key]
+
+
 def _nan_padded(op: Operation) -> bool:
     """An average pool whose padding is left out of the divisor: it reads rows outside
     its input as NaN (`pool_ref`), and rows of its result all outside come out NaN."""
-    return isinstance(op, AvgPoolOp) and any(op.params["pads"]) and not op.count_include_pad.value.data
+    return isinstance(op, AvgPoolOp) and _fact("nan", op, lambda op: any(op.params["pads"])
+                                                and not op.count_include_pad.value.data)
+
+
+def _pads(op: Conv2dOp | MaxPoolOp | AvgPoolOp) -> tuple[int, ...]:
+    """A conv's or pool's pads."""
+    return _fact("pads", op, lambda op: tuple(op.params["pads"]))
 
 
 def _window(op: Conv2dOp | MaxPoolOp | AvgPoolOp) -> tuple[int, int, int]:
     """(stride, effective kernel, top pad) of a conv or pool along H."""
-    p = op.params
-    k = shape_of(op.weight)[2] if isinstance(op, Conv2dOp) else p["kernel"][0]
-    return p["strides"][0], (k - 1) * p["dilations"][0] + 1, p["pads"][0]
+    def compute(op: Operation) -> tuple[int, int, int]:
+        p = op.params
+        k = shape_of(op.weight)[2] if isinstance(op, Conv2dOp) else p["kernel"][0]
+        return p["strides"][0], (k - 1) * p["dilations"][0] + 1, p["pads"][0]
+
+    return _fact("window", op, compute)
 
 
 @dataclass
@@ -355,10 +394,11 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
     padded: dict[SSAValue, float] = {}  # values a padded (or poisoned) conv or pool reads -> pad
     poisoned: set[SSAValue] = set()  # values downstream of a pool: rows outside may hold -3.4e38
     nan: set[SSAValue] = set()  # values downstream of a padded average pool: rows outside may be NaN
+    ins = {op: operands(op, canon) for op in ops}
     for op in ops:
-        if isinstance(op, MaxPoolOp) or any(o in poisoned for o in operands(op, canon)):
+        if isinstance(op, MaxPoolOp) or any(o in poisoned for o in ins[op]):
             poisoned.add(op.results[0])
-        if _nan_padded(op) or any(o in nan for o in operands(op, canon)):
+        if _nan_padded(op) or any(o in nan for o in ins[op]):
             if not is_float(element_type(op.results[0])):
                 return None  # (rows outside holding NaN cannot be quantized: an integer holds no NaN)
             nan.add(op.results[0])
@@ -373,7 +413,7 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
             return None
         if rolling and r is not y and g.rows[r][2] > g.rows[r][0]:
             g.rolled[r] = None
-        add_needs(g, op, operands(op, canon), inner, needs)
+        add_needs(g, op, ins[op], inner, needs)
     if not settle(x):
         return None
     if rolling:
@@ -459,7 +499,7 @@ def reader_pads(g: StripGeometry, v: SSAValue, nd: list[tuple[Operation, tuple[i
     for op, (_, c, r) in nd:
         if isinstance(op, WINDOWED):
             g.crop[op] = (c - lo, hi - c - r)
-            ph = op.params["pads"]
+            ph = _pads(op)
             if (ph[0] or ph[2]) and v in nan:
                 return None  # (NaN rows outside v would reach rows inside the result)
             if ph[0] or ph[2] or v in poisoned:  # (an unpadded reader reads rows outside v only
@@ -787,10 +827,15 @@ def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAV
     `line_buffers` (LINE_BUFFER_MODES): "always" prefers any plan with line buffers,
     "never" tries none. With a `memo`, a run whose signature was planned before only
     lays out the decision taken then (a network's repeated blocks)."""
+    with _planning():
+        return _plan_strips(ops, arch, canon or {}, max_strips, line_buffers, memo)
+
+
+def _plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAValue], max_strips: int,
+                 line_buffers: str, memo: StripMemo | None) -> tuple[StripPlan, int, int] | None:
     x = strip_input(ops, canon)
     if x is None:
         return None
-    canon = canon or {}
     if memo is None:
         return search_strips(ops, x, arch, canon, max_strips, line_buffers)
     key = (run_signature(ops, canon), arch, max_strips, line_buffers)
