@@ -283,7 +283,7 @@ def _planning() -> Iterator[None]:
         _FACTS = outer
 
 
-def _fact(kind: str, op: Operation, compute: Callable[[Operation], Any]) -> Any:
+def _fact(kind: str, op: Operation, compute: Callable[[Any], Any]) -> Any:
     facts = _FACTS
     if facts is None:
         return compute(op)
@@ -307,7 +307,7 @@ def _pads(op: Conv2dOp | MaxPoolOp | AvgPoolOp) -> tuple[int, ...]:
 
 def _window(op: Conv2dOp | MaxPoolOp | AvgPoolOp) -> tuple[int, int, int]:
     """(stride, effective kernel, top pad) of a conv or pool along H."""
-    def compute(op: Operation) -> tuple[int, int, int]:
+    def compute(op: Any) -> tuple[int, int, int]:
         p = op.params
         k = shape_of(op.weight)[2] if isinstance(op, Conv2dOp) else p["kernel"][0]
         return p["strides"][0], (k - 1) * p["dilations"][0] + 1, p["pads"][0]
