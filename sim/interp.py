@@ -521,7 +521,15 @@ class _TaskCompiler:
                 env[iv] = i
                 for s, v in zip(args, vals):
                     env[s] = v
-                yield from exec_block(body, env)
+                for tag, fn, slot in body:  # (exec_block inline: no generator per iteration)
+                    if tag == _SCALAR:
+                        fn(env)
+                    elif tag == _REQ:
+                        got = yield fn(env)
+                        if slot >= 0:
+                            env[slot] = got
+                    else:
+                        yield from fn(env)
                 vals = [env[s] for s in ys]
                 i += step
             for s, v in zip(res, vals):
@@ -545,7 +553,15 @@ class _TaskCompiler:
 
         def if_(env, c=c, res=res, tcode=tcode, tys=tys, fcode=fcode, fys=fys):
             code, ys = (tcode, tys) if env[c] else (fcode, fys)
-            yield from exec_block(code, env)
+            for tag, fn, slot in code:  # (exec_block inline)
+                if tag == _SCALAR:
+                    fn(env)
+                elif tag == _REQ:
+                    got = yield fn(env)
+                    if slot >= 0:
+                        env[slot] = got
+                else:
+                    yield from fn(env)
             vals = [env[s] for s in ys]
             for s, v in zip(res, vals):
                 env[s] = v

@@ -270,19 +270,22 @@ def plan_copy(info, src: Buf, dst: Buf, src_offs: tuple[int, ...], dst_offs: tup
     src_sl, dst_sl, fill = [], [], []
     need_fill = False
     empty = False
-    for d, w in enumerate(sizes):
-        so, do = src_offs[d], dst_offs[d]
-        sdim, ddim = src.shape[d], dst.shape[d]
-        s_lo, s_hi = max(0, -so), min(w, sdim - so)  # window indices inside src
-        d_lo, d_hi = max(0, -do), min(w, ddim - do)  # window indices inside dst
+    # (conditional expressions rather than min/max calls: this runs for every DMA issued)
+    for so, do, w, sdim, ddim in zip(src_offs, dst_offs, sizes, src.shape, dst.shape):
+        s_lo = -so if so < 0 else 0  # window indices inside src
+        s_hi = sdim - so if sdim - so < w else w
+        d_lo = -do if do < 0 else 0  # window indices inside dst
+        d_hi = ddim - do if ddim - do < w else w
         if (s_lo > 0 or s_hi < w) and pad is None and check_bounds:
             return (f"source window {fmt_window(src_offs, sizes)} leaves the source buffer "
                     f"{list(src.shape)} ({src.desc}) and the copy has no pad_value")
         if (d_lo > 0 or d_hi < w) and not clip and check_bounds:
             return (f"destination window {fmt_window(dst_offs, sizes)} leaves the destination buffer "
                     f"{list(dst.shape)} ({dst.desc}) and the copy is not clip")
-        d_hi = max(d_hi, d_lo)
-        lo, hi = max(s_lo, d_lo), min(s_hi, d_hi)
+        if d_hi < d_lo:
+            d_hi = d_lo
+        lo = s_lo if s_lo > d_lo else d_lo
+        hi = s_hi if s_hi < d_hi else d_hi
         if hi <= lo:
             empty = True
             lo = hi = d_lo
