@@ -1,23 +1,26 @@
-"""Compile time, whole processes: cold against IREE's `iree-compile`, and cold against
-warm through the compile cache.
+"""Compile time, whole processes: cold against IREE's `iree-compile`, cold against warm
+through the compile cache, and recompiles after a one-layer change.
 
     python bench/compile.py [--repeat N] [--models a,b] [--out bench/results/compile.md]
 
-Models: light CNNs of the onnx wheel with seeded random weights (`tools/testkit/zoo.py:prepare`,
-seed 0; seed 1 is the weights-only change), written to `.onnx` files first.
+Models: the four CNNs of the onnx wheel with seeded random weights
+(`tools/testkit/zoo.py:prepare`, seed 0) and a 12-layer BERT-base encoder at 128
+tokens (`tools/testkit/transformers.py:bert_layers`), written to `.onnx` files first.
 
-Columns, each the median of --repeat whole processes (`python -m tools.npu_compile`):
-- cold s: `npu-compile MODEL --no-cache` (import, `npu-default`, packaging, writing);
-- iree import s, iree compile s: `iree-import-onnx` on the model converted to opset 17
-  (IREE's importer needs it; the conversion is not timed) and `iree-compile
-  --iree-hal-target-backends=llvm-cpu --iree-llvmcpu-target-cpu=host`; cold / iree: our
-  cold compile over IREE's import + compile (target <= 0.35), runs interleaved;
-- stored s: a cold compile into an empty cache (all three levels written);
-- warm s: the same compile again (a hit: the executable copied out; target <= 0.3 s
-  on ResNet-50); weights s: the seed-1 model into a cache holding seed 0's entries,
-  with what each level did; same: the warm and weights-only executables are
-  byte-identical to `--no-cache` compiles of the same models.
-Without `iree-compile` on PATH (`pip install iree-base-compiler`) its columns say so.
+Columns, each the median of --repeat whole processes (`python -m tools.npu_compile`),
+npu-compile and IREE interleaved so both see the same machine:
+- cold s, peak MB: `npu-compile MODEL --no-cache` (load, import, `npu-default`,
+  packaging, writing) and its peak resident memory (children's ru_maxrss);
+- iree import s, iree compile s: `iree-import-onnx` (on the model at opset 17, the
+  conversion not timed) and `iree-compile --iree-hal-target-backends=llvm-cpu
+  --iree-llvmcpu-target-cpu=host`; cold / iree: ours over IREE's import + compile;
+- stored s: a cold compile into an empty cache; warm s: the same again (a hit);
+- one layer's weights s: the model with one layer's weights scaled (the middle conv's,
+  BERT's layer 5) into the cache holding the original, with what each level did;
+  one layer's structure s (BERT: layer 11's FFN 2048 wide instead of 3072), likewise;
+  each also as a fraction of cold; same: every cached compile's executable is
+  byte-identical to a `--no-cache` compile of the same model.
+Without `iree-compile` on PATH (`pip install iree-base-compiler[onnx]`) its columns say so.
 """
 
 from __future__ import annotations
@@ -35,28 +38,35 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import numpy as np
 import onnx
 
 from bench import write_table
 from tools.testkit.zoo import light_models, prepare
 
-MODELS = ("resnet50", "squeezenet", "inception_v1", "densenet121")
-IREE_TARGET, WARM_TARGET = 0.35, 0.3
+MODELS = ("resnet50", "squeezenet", "inception_v1", "densenet121", "bert12")
+IREE_TARGET, WARM_TARGET, WEIGHTS_TARGET, STRUCTURE_TARGET = 0.3, 0.25, 0.25, 0.35
 
 
-def _run(cmd: list[str]) -> tuple[float, str]:
-    """Seconds of one whole process; raises RuntimeError with its last stderr line."""
+def _run(cmd: list[str]) -> tuple[float, str, float]:
+    """Seconds, stdout and peak resident MB of one whole process; raises RuntimeError
+    with its last stderr line."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("NPU_NO_CACHE", None)
-    t = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
-    seconds = time.perf_counter() - t
-    if p.returncode != 0:
-        raise RuntimeError((p.stderr.strip().splitlines() or ["failed"])[-1])
-    return seconds, p.stdout
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(p.pid, 0)
+        seconds = time.perf_counter() - t
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if p.returncode != 0:
+            raise RuntimeError((err.read().strip().splitlines() or ["failed"])[-1])
+        return seconds, out.read(), usage.ru_maxrss / 1024
 
 
-def npu_compile(model: Path, out: Path, *extra: str) -> tuple[float, str]:
+def npu_compile(model: Path, out: Path, *extra: str) -> tuple[float, str, float]:
     return _run([sys.executable, "-m", "tools.npu_compile", str(model), "-o", str(out), *extra])
 
 
@@ -65,85 +75,128 @@ def _cache_outcome(stdout: str) -> str:
     return line.split(":", 1)[1].split(" (")[0].strip()
 
 
-def _write_models(name: str, tmp: Path) -> tuple[Path, Path, Path]:
-    """seed 0, seed 1 (weights only) and seed 0 at opset 17 for IREE; all dated a
-    minute back (as a model file is when it is compiled: remembered by stat)."""
-    from onnx import shape_inference, version_converter
-    paths = []
-    for seed in (0, 1):
-        model, _ = prepare(light_models()[name], seed)
-        paths.append(tmp / f"{name}_s{seed}.onnx")
-        onnx.save(model, str(paths[-1]))
+def _scaled(model: onnx.ModelProto, names: list[str]) -> onnx.ModelProto:
+    """A copy of `model` with the named initializers scaled by 1.01 (a retrained layer)."""
+    from onnx import numpy_helper
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for init in out.graph.initializer:
+        if init.name in names:
+            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init) * np.float32(1.01), init.name))
+    return out
+
+
+def _variants(name: str) -> tuple[onnx.ModelProto, onnx.ModelProto, onnx.ModelProto | None]:
+    """The model, it with one layer's weights changed, it with one layer's structure
+    changed (None for the CNNs)."""
+    if name == "bert12":
+        from tools.testkit.transformers import bert_layers
+        model = bert_layers(layers=12, seq=128)
+        layer = [i.name for i in model.graph.initializer if i.name.startswith("/layer.5/")]
+        return model, _scaled(model, layer), bert_layers(layers=12, seq=128, ffn_of={11: 2048})
     model, _ = prepare(light_models()[name], 0)
-    paths.append(tmp / f"{name}_opset17.onnx")
-    onnx.save(shape_inference.infer_shapes(version_converter.convert_version(model, 17)), str(paths[-1]))
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    middle = convs[len(convs) // 2]
+    return model, _scaled(model, [i for i in middle.input[1:] if i]), None
+
+
+def _write_models(name: str, tmp: Path) -> dict[str, Path]:
+    """The variants as files, and the model at opset 17 for IREE; all dated a minute
+    back (as a model file is when it is compiled: remembered by stat)."""
+    from onnx import shape_inference, version_converter
+    model, weights, structure = _variants(name)
+    paths = {}
+    for key, m in (("model", model), ("weights", weights), ("structure", structure)):
+        if m is not None:
+            paths[key] = tmp / f"{name}_{key}.onnx"
+            onnx.save(m, str(paths[key]))
+    paths["opset17"] = tmp / f"{name}_opset17.onnx"
+    if model.opset_import[0].version != 17:
+        model = version_converter.convert_version(model, 17)
+    onnx.save(shape_inference.infer_shapes(model), str(paths["opset17"]))
     old = time.time() - 60
-    for p in paths:
+    for p in paths.values():
         os.utime(p, (old, old))
-    return paths[0], paths[1], paths[2]
+    return paths
 
 
 def _iree(model17: Path, tmp: Path) -> tuple[float, float]:
     mlir, vmfb = tmp / "iree.mlir", tmp / "iree.vmfb"
-    imp, _ = _run(["iree-import-onnx", str(model17), "-o", str(mlir)])
-    comp, _ = _run(["iree-compile", "--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host",
-                    str(mlir), "-o", str(vmfb)])
+    imp = _run(["iree-import-onnx", str(model17), "-o", str(mlir)])[0]
+    comp = _run(["iree-compile", "--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host",
+                 str(mlir), "-o", str(vmfb)])[0]
     return imp, comp
 
 
 def bench_model(name: str, repeat: int, tmp: Path, iree: bool) -> dict:
-    s0, s1, s17 = _write_models(name, tmp)
-    row: dict = {"model": name, "weights_mb": s0.stat().st_size / 2**20}
-    cold, imp, comp = [], [], []
+    paths = _write_models(name, tmp)
+    row: dict = {"model": name, "weights_mb": paths["model"].stat().st_size / 2**20}
+    cold, peak, imp, comp = [], [], [], []
     for _ in range(repeat):  # interleaved, so both see the same machine
-        cold.append(npu_compile(s0, tmp / "cold.npuexe", "--no-cache")[0])
+        seconds, _, mb = npu_compile(paths["model"], tmp / "cold.npuexe", "--no-cache")
+        cold.append(seconds)
+        peak.append(mb)
         if iree:
-            i, c = _iree(s17, tmp)
+            i, c = _iree(paths["opset17"], tmp)
             imp.append(i)
             comp.append(c)
-    npu_compile(s1, tmp / "cold1.npuexe", "--no-cache")
-    stored, warm, weights, outcome = [], [], [], ""
+    changed = [k for k in ("weights", "structure") if k in paths]
+    for k in changed:
+        npu_compile(paths[k], tmp / f"cold_{k}.npuexe", "--no-cache")
+    stored, warm = [], []
+    after: dict[str, list[float]] = {k: [] for k in changed}
+    outcome: dict[str, str] = {}
     for r in range(repeat):
-        cache = tmp / f"cache{r}"
-        stored.append(npu_compile(s0, tmp / "stored.npuexe", "--cache-dir", str(cache))[0])
-        for _ in range(2 if r else 1):
-            warm.append(npu_compile(s0, tmp / "warm.npuexe", "--cache-dir", str(cache))[0])
-        seconds, out = npu_compile(s1, tmp / "weights.npuexe", "--cache-dir", str(cache))
-        weights.append(seconds)
-        outcome = _cache_outcome(out)
-        shutil.rmtree(cache)
-    same = ((tmp / "warm.npuexe").read_bytes() == (tmp / "cold.npuexe").read_bytes()
-            and (tmp / "weights.npuexe").read_bytes() == (tmp / "cold1.npuexe").read_bytes())
+        for k in [None, *changed]:
+            cache = tmp / "cache"
+            stored.append(npu_compile(paths["model"], tmp / "stored.npuexe", "--cache-dir", str(cache))[0])
+            if k is None:
+                warm.append(npu_compile(paths["model"], tmp / "warm.npuexe", "--cache-dir", str(cache))[0])
+            else:
+                seconds, out, _ = npu_compile(paths[k], tmp / f"{k}.npuexe", "--cache-dir", str(cache))
+                after[k].append(seconds)
+                outcome[k] = _cache_outcome(out)
+            shutil.rmtree(cache)
+    same = (tmp / "warm.npuexe").read_bytes() == (tmp / "cold.npuexe").read_bytes() and all(
+        (tmp / f"{k}.npuexe").read_bytes() == (tmp / f"cold_{k}.npuexe").read_bytes() for k in changed)
     med = statistics.median
-    row.update(cold=med(cold), stored=med(stored), warm=med(warm), weights=med(weights), outcome=outcome,
-               same=same, iree_import=med(imp) if imp else None, iree_compile=med(comp) if comp else None)
+    row.update(cold=med(cold), peak=max(peak), stored=med(stored), warm=med(warm), outcome=outcome, same=same,
+               iree_import=med(imp) if imp else None, iree_compile=med(comp) if comp else None,
+               **{k: med(v) for k, v in after.items()})
     return row
 
 
 def table(rows: list[dict], repeat: int, iree: bool) -> str:
     load = os.getloadavg()[0]
-    lines = [f"# Compile time, whole processes (median of {repeat}; load average {load:.1f} at the start)", "",
-             "Cold against IREE (`iree-compile`, llvm-cpu, host CPU; target cold / iree <= "
-             f"{IREE_TARGET}):", "",
-             "| model | model MB | cold s | iree import s | iree compile s | cold / iree |",
-             "|---|---|---|---|---|---|"]
+    lines = [f"# Compile time, whole processes (median of {repeat}; load average {load:.1f} at the end)", "",
+             f"Cold against IREE (`iree-compile`, llvm-cpu, host CPU; target cold / iree <= {IREE_TARGET}; "
+             "peak: the largest of the cold runs' resident memory):", "",
+             "| model | model MB | cold s | peak MB | peak / model | iree import s | iree compile s | cold / iree |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['model']} | | error: {r['error']} | | | |")
-        elif r["iree_compile"] is None:
-            lines.append(f"| {r['model']} | {r['weights_mb']:.1f} | {r['cold']:.2f} | "
-                         f"{'(no iree-compile on PATH)' if not iree else 'failed'} | | |")
+            lines.append(f"| {r['model']} | | error: {r['error']} | | | | | |")
+            continue
+        head = (f"| {r['model']} | {r['weights_mb']:.1f} | {r['cold']:.2f} | {r['peak']:.0f} | "
+                f"{r['peak'] / r['weights_mb']:.1f} |")
+        if r["iree_compile"] is None:
+            lines.append(f"{head} {'(no iree-compile on PATH)' if not iree else 'failed'} | | |")
         else:
             total = r["iree_import"] + r["iree_compile"]
-            lines.append(f"| {r['model']} | {r['weights_mb']:.1f} | {r['cold']:.2f} | {r['iree_import']:.2f} | "
-                         f"{r['iree_compile']:.2f} | {r['cold'] / total:.2f} |")
-    lines += ["", f"Cold against warm through the compile cache (target warm <= {WARM_TARGET} s on ResNet-50):", "",
-              "| model | cold s | stored s | warm s | weights-only s | weights-only: what each level did | "
-              "same bytes |", "|---|---|---|---|---|---|---|"]
+            lines.append(f"{head} {r['iree_import']:.2f} | {r['iree_compile']:.2f} | {r['cold'] / total:.2f} |")
+    lines += ["", f"Through the compile cache (targets: warm <= {WARM_TARGET} s on ResNet-50; one layer's weights "
+              f"<= {WEIGHTS_TARGET} of cold, one layer's structure <= {STRUCTURE_TARGET}):", "",
+              "| model | cold s | stored s | warm s | one layer's weights s (of cold) | what each level did | "
+              "one layer's structure s (of cold) | what each level did | same bytes |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        if "error" not in r:
-            lines.append(f"| {r['model']} | {r['cold']:.2f} | {r['stored']:.2f} | {r['warm']:.2f} | "
-                         f"{r['weights']:.2f} | {r['outcome']} | {'yes' if r['same'] else 'NO'} |")
+        if "error" in r:
+            continue
+        cells = []
+        for k in ("weights", "structure"):
+            cells += ([f"{r[k]:.2f} ({r[k] / r['cold']:.2f})", r["outcome"][k]] if k in r else ["", ""])
+        lines.append(f"| {r['model']} | {r['cold']:.2f} | {r['stored']:.2f} | {r['warm']:.2f} | "
+                     f"{' | '.join(cells)} | {'yes' if r['same'] else 'NO'} |")
     return "\n".join(lines) + "\n"
 
 
