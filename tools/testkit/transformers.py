@@ -6,6 +6,10 @@ writes the Hugging Face modules, with seeded weights: the real-size benchmarks o
 - `gpt2_block`: a GPT-2 block, prefill (causal mask buffer) or decode against a KV
   cache `past_key`/`past_value` (returning `present_key`/`present_value`).
 - `vit_block`: a ViT encoder block (pre-norm, LayerNorm eps 1e-6, fused qkv).
+- `llama_decoder`: a Llama-style decoder (RMSNorm, grouped-query attention, rotary
+  position embeddings, SwiGLU MLP, a final RMSNorm), one decode step against a KV
+  cache per layer (`past_key_values.{i}.key`/`.value` in, `present.{i}.key`/`.value`
+  out); `bench/llama.py` writes the 1B-parameter one with external data.
 
 Algorithm
 ---------
@@ -18,6 +22,17 @@ formula; inputs `hidden_states` [B, S, H] and `attention_mask` [B, S] (float, 1 
 attend). GPT-2: pre-norm, one fused qkv Linear split in three, `gelu_new` (tanh
 approximation with Pow); decode attends one new token per sequence to the cache
 concatenated with its own key/value.
+
+Llama (as the exporter writes Hugging Face's `LlamaForCausalLM` decoder layers,
+without embedding table and LM head): no biases; RMSNorm as Pow(x, 2), ReduceMean
+over the last dim, Add eps, Sqrt, Div, Mul by the weight; q/k/v/o Linear with
+`heads` query heads and `kv_heads` key/value heads of `hidden // heads` each; the
+rotary embedding `x * cos + rotate_half(x) * sin` with `rotate_half` as two Slices,
+Neg and Concat, `cos`/`sin` the tables at the new token's position `past` as
+constants (position ids folded); `repeat_kv` as Unsqueeze, Expand and Reshape
+(`heads // kv_heads` copies of each key/value head, after the cache Concat);
+scores / sqrt(d), Softmax (no mask: one new token attends to every position);
+SwiGLU MLP `down(silu(gate(x)) * up(x))` with SiLU as x * Sigmoid(x).
 """
 
 from __future__ import annotations
@@ -62,6 +77,14 @@ class _Block:
         w = self.g.const(f"{scope}.weight", (1.0 + self.g.rng.uniform(-0.1, 0.1, d)).astype(np.float32))
         b = self.g.const(f"{scope}.bias", self.g.rng.uniform(-0.1, 0.1, d).astype(np.float32))
         return self.op("LayerNormalization", [x, w, b], scope, axis=-1, epsilon=eps)
+
+    def rms_norm(self, x: str, scope: str, d: int, eps: float) -> str:
+        """x / sqrt(mean(x^2) + eps) * weight, weight perturbed away from 1."""
+        w = self.g.const(f"{scope}.weight", (1.0 + self.g.rng.uniform(-0.1, 0.1, d)).astype(np.float32))
+        ms = self.op("ReduceMean", [self.op("Pow", [x, self.const(scope, 2.0)], scope)], scope, axes=[-1],
+                     keepdims=1)
+        rms = self.op("Sqrt", [self.op("Add", [ms, self.const(scope, eps)], scope)], scope)
+        return self.op("Mul", [w, self.op("Div", [x, rms], scope)], scope)
 
     def heads(self, x: str, scope: str, batch: int, seq: int, heads: int, d: int, perm: list[int]) -> str:
         """[B, S, heads*d] -> [B, heads, S, d] (perm 0,2,1,3) or [B, heads, d, S] (0,2,3,1)."""
@@ -174,6 +197,72 @@ def vit_block(tokens: int = 197, batch: int = 1, hidden: int = 768, heads: int =
     up = b.gelu_erf(b.linear(b.layer_norm(h, "/blocks.0/norm2", hidden, 1e-6), f"{f}/fc1", hidden, mlp), f)
     b.g.node("Add", [h, b.linear(up, f"{f}/fc2", mlp, hidden)], "y", name="/blocks.0/Add_1")
     return b.g.model(f"vit_block_{tokens}", {"x": [batch, tokens, hidden]}, {"y": [batch, tokens, hidden]}, opset)
+
+
+def llama_decoder(layers: int = 16, hidden: int = 2048, heads: int = 32, kv_heads: int = 8, ffn: int = 8192,
+                  past: int = 128, rope: bool = True, eps: float = 1e-5, batch: int = 1,
+                  opset: int = OPSET) -> onnx.ModelProto:
+    """`layers` Llama decoder layers and the final norm, one decode step of one new
+    token per sequence (`hidden_states` [batch, 1, hidden]) against a KV cache of
+    `past` positions per layer (module docstring). The seeded weights are drawn layer
+    by layer: a smaller `layers` has the same first layers."""
+    b = _Block(seed=24)
+    d = hidden // heads
+    rep = heads // kv_heads
+    if rope:  # HF's rotary tables at position `past`: cat(freqs, freqs)
+        inv = 1.0 / (10000.0 ** (np.arange(0, d, 2, dtype=np.float64) / d))
+        emb = np.concatenate([past * inv, past * inv]).reshape(1, 1, 1, d)
+        cos = b.g.const("/rotary_emb/cos", np.cos(emb).astype(np.float32))
+        sin = b.g.const("/rotary_emb/sin", np.sin(emb).astype(np.float32))
+
+    def rotary(x: str, scope: str) -> str:
+        x1 = b.op("Slice", [x, b.ints(scope, [0]), b.ints(scope, [d // 2]), b.ints(scope, [3])], scope)
+        x2 = b.op("Slice", [x, b.ints(scope, [d // 2]), b.ints(scope, [d]), b.ints(scope, [3])], scope)
+        half = b.op("Concat", [b.op("Neg", [x2], scope), x1], scope, axis=-1)
+        return b.op("Add", [b.op("Mul", [x, cos], scope), b.op("Mul", [half, sin], scope)], scope)
+
+    def linear(x: str, scope: str, d_in: int, d_out: int) -> str:
+        return b.op("MatMul", [x, b.g.weight(f"{scope}.weight", (d_in, d_out), 1.0 / math.sqrt(d_in))], scope)
+
+    def repeat_kv(x: str, scope: str) -> str:
+        if rep == 1:
+            return x
+        u = b.op("Unsqueeze", [x, b.ints(scope, [2])], scope)
+        e = b.op("Expand", [u, b.ints(scope, [batch, kv_heads, rep, past + 1, d])], scope)
+        return b.op("Reshape", [e, b.ints(scope, [batch, heads, past + 1, d])], scope)
+
+    inputs: dict[str, list[int]] = {"hidden_states": [batch, 1, hidden]}
+    outputs: dict[str, list[int] | None] = {"last_hidden_state": [batch, 1, hidden]}
+    h = "hidden_states"
+    for i in range(layers):
+        s = f"/model/layers.{i}/self_attn"
+        x = b.rms_norm(h, f"/model/layers.{i}/input_layernorm", hidden, eps)
+        q = b.heads(linear(x, f"{s}/q_proj", hidden, heads * d), s, batch, 1, heads, d, [0, 2, 1, 3])
+        k = b.heads(linear(x, f"{s}/k_proj", hidden, kv_heads * d), s, batch, 1, kv_heads, d, [0, 2, 1, 3])
+        v = b.heads(linear(x, f"{s}/v_proj", hidden, kv_heads * d), s, batch, 1, kv_heads, d, [0, 2, 1, 3])
+        if rope:
+            q, k = rotary(q, s), rotary(k, s)
+        cache = [f"past_key_values.{i}.key", f"past_key_values.{i}.value"]
+        present = [f"present.{i}.key", f"present.{i}.value"]
+        k = b.g.node("Concat", [cache[0], k], present[0], name=f"{s}/Concat_k", axis=2)
+        v = b.g.node("Concat", [cache[1], v], present[1], name=f"{s}/Concat_v", axis=2)
+        inputs |= {c: [batch, kv_heads, past, d] for c in cache}
+        outputs |= {p: [batch, kv_heads, past + 1, d] for p in present}
+        kt = b.op("Transpose", [repeat_kv(k, s)], s, perm=[0, 1, 3, 2])
+        w = b.op("Div", [b.op("MatMul", [q, kt], s), b.const(s, math.sqrt(d))], s)
+        p = b.op("Softmax", [w], s, axis=-1)
+        ctx = b.merge(b.op("MatMul", [p, repeat_kv(v, s)], s), s, batch, 1, heads * d)
+        h = b.op("Add", [h, linear(ctx, f"{s}/o_proj", heads * d, hidden)], f"/model/layers.{i}")
+        f = f"/model/layers.{i}/mlp"
+        x = b.rms_norm(h, f"/model/layers.{i}/post_attention_layernorm", hidden, eps)
+        gate = linear(x, f"{f}/gate_proj", hidden, ffn)
+        act = b.op("Mul", [gate, b.op("Sigmoid", [gate], f"{f}/act_fn")], f"{f}/act_fn")
+        down = linear(b.op("Mul", [act, linear(x, f"{f}/up_proj", hidden, ffn)], f), f"{f}/down_proj", ffn, hidden)
+        h = b.op("Add", [h, down], f"/model/layers.{i}")
+    b.rms_norm(h, "/model/norm", hidden, eps)
+    b.g.nodes[-1].output[0] = "last_hidden_state"
+    name = f"llama_{layers}l_h{hidden}_p{past}"
+    return b.g.model(name, inputs, outputs, opset)
 
 
 def block_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
