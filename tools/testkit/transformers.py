@@ -261,8 +261,13 @@ def llama_decoder(layers: int = 16, hidden: int = 2048, heads: int = 32, kv_head
         h = b.op("Add", [h, down], f"/model/layers.{i}")
     b.rms_norm(h, "/model/norm", hidden, eps)
     b.g.nodes[-1].output[0] = "last_hidden_state"
-    name = f"llama_{layers}l_h{hidden}_p{past}"
-    return b.g.model(name, inputs, outputs, opset)
+    # the initializers moved into the model one at a time: the 1B model's 4 GB once, not
+    # copied whole into the graph and again into the model
+    inits, b.g.inits = b.g.inits[::-1], []
+    m = b.g.model(f"llama_{layers}l_h{hidden}_p{past}", inputs, outputs, opset)
+    while inits:
+        m.graph.initializer.append(inits.pop())
+    return m
 
 
 def block_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
