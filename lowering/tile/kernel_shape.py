@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from math import ceil, prod
 from typing import Any, TypeVar
 
@@ -78,10 +78,13 @@ class Window:
         return n
 
 
+@lru_cache(maxsize=1 << 14, typed=True)
 def per_tile(loop: str, tile: int, const: int = 0, size: int | None = None) -> DimMap:
+    """(shared: a DimMap is immutable, and the search builds the same ones for many candidates)"""
     return DimMap(((loop, tile),), const, tile if size is None else size)
 
 
+@lru_cache(maxsize=1 << 14, typed=True)
 def fixed(size: int, const: int = 0) -> DimMap:
     return DimMap((), const, size)
 
