@@ -1,0 +1,142 @@
+"""Cost in model size: a chain of N elementwise ops compiled and simulated as whole
+processes, at N = 1,000, 10,000 and 100,000 (issue 47 item 3: every figure grows
+linearly in N; 10,000 ops compile in <= 30 s, 100,000 in <= 300 s).
+
+    python bench/scaling.py [--sizes 1000,10000,100000] [--out bench/results/scaling.md]
+
+The model (written with onnx.helper): Relu, Neg, Abs, Sigmoid in turn on a [1, 64]
+float tensor, node i named `n<i>`; npu-fuse makes the whole chain one kernel, so any
+cost per op that walks the kernel (its fused location on every op, a scan of its ops
+per op) shows up as quadratic growth here.
+
+Columns, one whole process each (`os.wait4` gives its own CPU time and peak RSS):
+- compile s, compile CPU s, peak MB: `python -m tools.npu_compile MODEL --no-cache`;
+- executable bytes: the `.npuexe` written;
+- simulate s, simulate CPU s, sim peak MB: `python -m tools.npu_run EXE` (functional:
+  the outputs are computed);
+- s / 1k ops: the slope of compile and simulate CPU seconds between this size and the
+  previous one, per 1,000 ops added (flat when the growth is linear; CPU rather than
+  wall seconds, which a loaded machine inflates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import onnx
+from onnx import TensorProto, helper
+
+from bench import write_table
+
+SIZES = (1_000, 10_000, 100_000)
+OPS = ("Relu", "Neg", "Abs", "Sigmoid")
+TARGETS = {10_000: 30.0, 100_000: 300.0}
+"""Compile seconds the issue asks for, by chain length."""
+
+
+def chain_model(n: int) -> onnx.ModelProto:
+    """`n` elementwise nodes in a chain x -> y on a [1, 64] float tensor."""
+    nodes, prev = [], "x"
+    for i in range(n):
+        out = f"t{i}" if i < n - 1 else "y"
+        nodes.append(helper.make_node(OPS[i % len(OPS)], [prev], [out], name=f"n{i}"))
+        prev = out
+    graph = helper.make_graph(nodes, f"chain{n}", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def measure(cmd: list[str], tmp: Path) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS MB) of one whole process; RuntimeError with its last
+    stderr line when it fails."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NPU_NO_CACHE", None)
+    with open(tmp / "stdout", "wb") as out, open(tmp / "stderr", "wb") as err:
+        t = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t
+        p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        lines = (tmp / "stderr").read_text(errors="replace").strip().splitlines()
+        raise RuntimeError((lines or [f"exit {p.returncode}"])[-1])
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def bench_size(n: int, tmp: Path) -> dict:
+    model, exe = tmp / f"chain{n}.onnx", tmp / f"chain{n}.npuexe"
+    onnx.save(chain_model(n), str(model))
+    row: dict = {"n": n}
+    try:
+        row["compile"], row["compile_cpu"], row["compile_mb"] = measure(
+            [sys.executable, "-m", "tools.npu_compile", str(model), "-o", str(exe), "--no-cache"], tmp)
+        row["bytes"] = exe.stat().st_size
+        row["sim"], row["sim_cpu"], row["sim_mb"] = measure([sys.executable, "-m", "tools.npu_run", str(exe)], tmp)
+    except RuntimeError as e:
+        row["error"] = str(e)
+    for p in (model, exe):
+        p.unlink(missing_ok=True)
+    return row
+
+
+def table(rows: list[dict]) -> list[str]:
+    load = os.getloadavg()[0]
+    lines = [f"# Cost in model size: a chain of N elementwise ops, one fused kernel (load average {load:.1f} "
+             "at the end)", "",
+             "Whole processes: `npu-compile --no-cache`, then `npu-run` on the executable (functional). "
+             "Targets: 10,000 ops compile in <= 30 s, 100,000 in <= 300 s (checked on wall and on CPU seconds: "
+             "a loaded machine inflates wall time, not CPU time); slopes are CPU seconds per 1,000 ops added "
+             "since the previous size (flat: linear).", "",
+             "| ops | compile s | compile CPU s | peak MB | executable bytes | bytes / op | simulate s | "
+             "simulate CPU s | sim peak MB | compile CPU s / 1k ops | simulate CPU s / 1k ops |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    prev = None
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['n']:,} | error: {r['error']} | | | | | | | | | |")
+            prev = None
+            continue
+        target = TARGETS.get(r["n"])
+        mark = "" if target is None else f" ({'ok' if r['compile'] <= target else 'over'} <= {target:.0f})"
+        cpu_mark = "" if target is None else f" ({'ok' if r['compile_cpu'] <= target else 'over'})"
+        slope = ["", ""]
+        if prev is not None:
+            k = (r["n"] - prev["n"]) / 1000
+            slope = [f"{(r['compile_cpu'] - prev['compile_cpu']) / k:.3f}", f"{(r['sim_cpu'] - prev['sim_cpu']) / k:.3f}"]
+        lines.append(f"| {r['n']:,} | {r['compile']:.2f}{mark} | {r['compile_cpu']:.2f}{cpu_mark} | {r['compile_mb']:.0f} | "
+                     f"{r['bytes']:,} | {r['bytes'] / r['n']:.0f} | {r['sim']:.2f} | {r['sim_cpu']:.2f} | "
+                     f"{r['sim_mb']:.0f} | {slope[0]} | {slope[1]} |")
+        prev = r
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="chain lengths, comma-separated")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "scaling.md"))
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        for n in sorted(int(s) for s in args.sizes.split(",")):
+            rows.append(bench_size(n, Path(d)))
+            r = rows[-1]
+            print(f"{n:>7} ops: " + (f"error: {r['error']}" if "error" in r else
+                  f"compile {r['compile']:.2f} s (CPU {r['compile_cpu']:.2f}, {r['compile_mb']:.0f} MB), "
+                  f"{r['bytes']:,} bytes, simulate {r['sim']:.2f} s (CPU {r['sim_cpu']:.2f}, {r['sim_mb']:.0f} MB)"),
+                  flush=True)
+    lines = table(rows)
+    print("\n".join(lines))
+    write_table(lines, args.out)
+
+
+if __name__ == "__main__":
+    main()
