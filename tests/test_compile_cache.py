@@ -9,8 +9,8 @@ the compiler nor numpy; --no-cache, NPU_NO_CACHE and the default directory."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
