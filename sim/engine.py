@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
 from npu_dialects.arch import Arch
+from sim.blas import one_blas_thread
 from sim.errors import SimError
 from sim.interp import REQ_COMPUTE, REQ_DMA, REQ_EARLY, REQ_GATE, REQ_HANDOFF, OpInfo, TaskProgram, gather_fault
 from sim.memory import Buf, CopyPlan, fmt_slices
@@ -197,7 +199,7 @@ class Engine:
         cores = self.cores
         wake = self.wake
         wake[:] = [True] * len(cores)  # (the host may have queued tasks or opened gates)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), one_blas_thread() if self.numeric else nullcontext():
             while True:
                 while any(wake):
                     for c in cores:
@@ -355,10 +357,12 @@ class Engine:
         `stop_at` and watchdog deadlines, which matter only while something may still
         happen - a task blocked with nothing in flight is a deadlock (None), found at
         once; a hung task looks busy, and only the watchdog stops it."""
+        now = self.now
+        if t is not None and self.stop_at is None and self.watchdog is None:
+            return t if t > now else None  # (the common case: the device's own next event)
         hung = any(c.state == HUNG for c in self.cores)
         if t is None and not hung and any(self.stuck(c) for c in self.cores):
             return None
-        now = self.now
         cands = [x for x in (t, self.stop_at) if x is not None and x > now]
         if self.watchdog is not None:
             cands += [d for d in (self.watch_deadline(c) for c in self.cores) if d is not None and d > now]

@@ -1,7 +1,8 @@
 """Task bodies as Python generators.
 
 Each `npu_task.task` body is compiled once into a list of small closures over a
-flat value list (`env`, one slot per SSA value). Running a task is iterating
+flat value list (`env`, one slot per SSA value), shared by the tasks of a kernel with
+the same body (`same_body`), each with its own `env` (`reuse_task`). Running a task is iterating
 `exec_block(code, env)`: scalar ops (arith, select, sram buffers) run inline
 and take no time; at every blocking point the generator yields a request to
 the timing engine and receives the answer:
