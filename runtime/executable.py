@@ -102,7 +102,7 @@ from runtime.binary_ir import (
 from sim.errors import SimError
 from sim.interp import task_nodes
 from sim.memory import host_values
-from sim.program import ARENA_BYTES_ATTR, WEIGHTS_BYTES_ATTR, DramWeights, check_dram, signature, weights_image
+from sim.program import ARENA_BYTES_ATTR, WEIGHTS_BYTES_ATTR, DramWeights, check_dram, signature, weight_pieces
 
 MAGIC = b"NPUEXE\x00\x01"
 FORMAT_VERSION = 4
@@ -197,12 +197,27 @@ class Executable:
     docstring), `descriptors` the command buffer, one per task in program order."""
 
     module: ModuleOp
-    weights: DramWeights
+    _weights: DramWeights | None
     arch: Arch
     meta: dict[str, Any]
     descriptors: list[TaskDescriptor]
     program: bytes = field(repr=False)
-    weights_section: np.ndarray = field(repr=False)
+    _section: np.ndarray | WeightPieces = field(repr=False)
+
+    @property
+    def weights_section(self) -> np.ndarray:
+        """The weights section's bytes (read-only uint8); a freshly packaged executable
+        assembles them on first use only (writing the file streams the pieces)."""
+        if isinstance(self._section, WeightPieces):
+            self._section = self._section.assemble()
+        return self._section
+
+    @property
+    def weights(self) -> DramWeights:
+        if self._weights is None:
+            self._weights = _bind_weights(self.weights_section, self.meta["weights"],
+                                          self.meta["weights_image_bytes"])
+        return self._weights
 
     @classmethod
     def from_module(cls, module: ModuleOp, weights: Mapping[str, np.ndarray], **meta_extra: Any) -> Executable:
@@ -227,8 +242,7 @@ class Executable:
             "kernels": kernels, "tasks": _task_map(tasks), "memory": _memory_plan(module),
             "weights": index, "weights_image_bytes": image_bytes, **meta_extra}
         descriptors = [_descriptor(i, t, kernels.index(t.kernel.data)) for i, t in enumerate(tasks)]
-        return cls(module, _bind_weights(section, index, image_bytes), arch, meta, descriptors,
-                   _encode_program(module), section)
+        return cls(module, None, arch, meta, descriptors, _encode_program(module), section)
 
     def chunks(self) -> list[bytes | bytearray | memoryview]:
         """The file image as consecutive pieces (header, table, padding, sections): what
@@ -237,7 +251,8 @@ class Executable:
         sections = [(META, json.dumps(self.meta, separators=(",", ":")).encode()),
                     (PROGRAM, self.program),
                     (CMDBUF, _pack_cmdbuf(self.descriptors, align)),
-                    (WEIGHTS, memoryview(self.weights_section.data).cast("B"))]
+                    (WEIGHTS, self._section if isinstance(self._section, WeightPieces)
+                     else memoryview(self._section.data).cast("B"))]
         return _layout(compiler_version(), arch_params(self.arch), sections, align)
 
     def to_bytes(self) -> bytes:
@@ -462,32 +477,60 @@ def _placed_offsets(module: ModuleOp) -> dict[str, int]:
 
 
 def _pack_weights(module: ModuleOp, weights: Mapping[str, np.ndarray],
-                  arch: Arch) -> tuple[np.ndarray, dict[str, dict[str, Any]], int]:
-    """The weights section (read-only uint8): the DRAM weights image, then each weight
-    without a DRAM offset at an `align`ed offset; its index (key -> offset, shape) and
-    the image's size."""
+                  arch: Arch) -> tuple[WeightPieces, dict[str, dict[str, Any]], int]:
+    """The weights section as pieces: the DRAM weights image (each placed weight at its
+    offset, zeros between), then each weight without a DRAM offset at an `align`ed
+    offset; its index (key -> offset, shape) and the image's size."""
     blobs = _referenced_weights(module, weights)
     try:
-        image = weights_image(module, blobs, arch)
+        image_bytes, pieces = weight_pieces(module, blobs, arch)
     except SimError as e:
         raise ExecutableError("weights", str(e)) from None
     placed = _placed_offsets(module)
     index: dict[str, dict[str, Any]] = {}
-    end = image.size
+    end = image_bytes
     for key, a in blobs.items():
         offset = placed[key] if key in placed else _align(end, arch.align)
         index[key] = {"offset": offset, "shape": list(a.shape), "dtype": _type_name(a.dtype)}
         if key not in placed:
             end = offset + a.nbytes
-    section = image
-    if end > image.size:
-        section = np.zeros(end, np.uint8)
-        section[:image.size] = image
-        for key, a in blobs.items():
-            if key not in placed:
-                section[index[key]["offset"]:][:a.nbytes] = a.reshape(-1).view(np.uint8)
-    section.flags.writeable = False
-    return section, index, image.size
+            pieces.append((offset, a.reshape(-1).view(np.uint8)))
+    return WeightPieces(max(end, image_bytes), pieces), index, image_bytes
+
+
+@dataclass
+class WeightPieces:
+    """A weights section not assembled: `size` bytes, zero but for `pieces` (offset,
+    uint8 array) in ascending, non-overlapping order, views of the weights where their
+    type is the program's. Writing an executable streams them (`chunks`), so packaging
+    never holds a second copy of the weights; `assemble` builds the bytes when a
+    simulation in the same process needs them."""
+
+    size: int
+    pieces: list[tuple[int, np.ndarray]]
+    ZEROS = memoryview(bytes(1 << 20))
+
+    def __len__(self) -> int:
+        return self.size
+
+    def chunks(self) -> Iterator[memoryview]:
+        """The section's bytes in order: the pieces and the zeros between them."""
+        at = 0
+        for offset, data in [*self.pieces, (self.size, None)]:
+            while at < offset:
+                n = min(offset - at, len(self.ZEROS))
+                yield self.ZEROS[:n]
+                at += n
+            if data is not None:
+                yield memoryview(data)
+                at += data.size
+
+    def assemble(self) -> np.ndarray:
+        section = np.zeros(self.size, np.uint8)
+        for offset, data in self.pieces:
+            section[offset:offset + data.size] = data
+        section.flags.writeable = False
+        return section
 
 
 def _pack_cmdbuf(descriptors: list[TaskDescriptor], align: int) -> bytes:
@@ -506,7 +549,7 @@ def _pack_cmdbuf(descriptors: list[TaskDescriptor], align: int) -> bytes:
     return bytes(body) + struct.pack(f"<{len(slots)}I", *slots)
 
 
-def _layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | memoryview]],
+def _layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | memoryview | WeightPieces]],
             align: int) -> list[bytes | bytearray | memoryview]:
     """The pieces of the file `_assemble` builds, checksums included, computed over the
     sections where they are (the same bytes, no copy of the weights)."""
@@ -519,8 +562,12 @@ def _layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | mem
         offset = _align(pos, align)
         if offset > pos:
             pieces.append(bytes(offset - pos))
-        _SECTION.pack_into(table, i * _SECTION.size, kind, 0, offset, len(payload), zlib.crc32(payload), 0)
-        pieces.append(payload)
+        parts = list(payload.chunks()) if isinstance(payload, WeightPieces) else [payload]
+        crc = 0
+        for part in parts:
+            crc = zlib.crc32(part, crc)
+        _SECTION.pack_into(table, i * _SECTION.size, kind, 0, offset, len(payload), crc, 0)
+        pieces += parts
         pos = offset + len(payload)
     digest = hashlib.sha256()
     for piece in pieces:

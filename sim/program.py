@@ -253,6 +253,34 @@ def weights_image(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arc
     return loader.wregion.data
 
 
+def weight_pieces(module: ModuleOp, weights: Mapping[str, np.ndarray],
+                  arch: Arch) -> tuple[int, list[tuple[int, np.ndarray]]]:
+    """The DRAM weights region `weights_image` builds, not assembled: its size and, by
+    offset, each placed weight's bytes (uint8, in its op's element type: a view of the
+    weight when it already is one). The same checks, the same SimErrors; an executable
+    writes the pieces straight to its file (`runtime.executable`)."""
+    body = main_func(module).body.block
+    loader = _Loader(module, body, weights, arch, timing_only=True)  # (places and checks, reads no data)
+    for op in body.ops:
+        if isinstance(op, WeightOp) and _offset(op) is not None:
+            loader.weight(op)
+    loader.check_weight_overlaps()
+    pieces: dict[int, np.ndarray] = {}
+    for off, _, key, op in loader.placed_weights:
+        if off in pieces:
+            continue  # (the same key at the same offset, named twice)
+        shape, dt = _shape(op.result), _np_dtype(op.result)
+        data = loader.weight_data(op, key)
+        if data.size != prod(shape):
+            raise SimError(f"{describe(op)}: weight '{key}' has shape {list(data.shape)}, the op expects {list(shape)}")
+        try:
+            data = np.ascontiguousarray(host_values(dt, data).reshape(shape))
+        except ValueError as e:
+            raise SimError(f"{describe(op)}: weight '{key}' {e}") from None
+        pieces[off] = data.reshape(-1).view(np.uint8)
+    return loader.wregion.nbytes, sorted(pieces.items(), key=lambda kv: kv[0])
+
+
 def _sram_extent(body: Block) -> int:
     """The end of the highest SRAM buffer any task addresses: the bytes each core's SRAM
     region needs (an `npu_task.sram` past `sram_bytes` is an error when its task compiles)."""

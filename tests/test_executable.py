@@ -484,6 +484,29 @@ def test_weights_section_is_the_dram_image_used_without_a_copy(mlp_exe, tmp_path
     assert a.report["cycles"] == b.report["cycles"] and a.outputs["y"].tobytes() == b.outputs["y"].tobytes()
 
 
+def test_packaging_streams_the_weights_without_a_copy():
+    """A packaged executable holds its weights section as pieces viewing the compile's
+    weights: the file is written from them, and the bytes are assembled only when a
+    simulation in the process asks; both are the bytes `weights_image` lays out."""
+    from runtime.executable import WeightPieces
+    from sim.program import weights_image
+    arch = PRESETS["default"]
+    module, weights = import_model(load_model(LENET), arch)
+    compile_module(module, arch, weights, verify_each=False)
+    exe = Executable.from_module(module, weights_of(module))
+    pieces = exe._section
+    assert isinstance(pieces, WeightPieces) and exe._weights is None  # (nothing assembled yet)
+    # f32 weights are the compile's own arrays, not copies
+    assert any(np.shares_memory(data, w) for _, data in pieces.pieces for w in weights_of(module).values())
+    streamed = b"".join(pieces.chunks())
+    image = weights_image(module, weights_of(module), arch)
+    assert len(streamed) == pieces.size and streamed[:image.size] == image.tobytes()
+    written = exe.to_bytes()
+    assert exe.weights_section.tobytes() == streamed and not exe.weights_section.flags.writeable
+    assert exe.to_bytes() == written  # (the same file before and after the section was assembled)
+    assert np.array_equal(exe.weights.image, image)
+
+
 def test_weights_image_of_the_wrong_size_is_refused(mlp_exe):
     with pytest.raises(SimError, match="the weights image is uint8 of shape"):
         load_program(mlp_exe.module, mlp_exe.weights, mlp_exe.arch, weights_image=np.zeros(4, np.uint8))
