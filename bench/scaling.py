@@ -1,8 +1,9 @@
 """Cost in model size: a chain of N elementwise ops compiled and simulated as whole
 processes, at N = 1,000, 10,000 and 100,000 (issue 47 item 3: every figure grows
-linearly in N; 10,000 ops compile in <= 30 s, 100,000 in <= 300 s).
+linearly in N; 10,000 ops compile in <= 30 s, 100,000 in <= 300 s), and BERT-base
+encoders of 12, 24 and 48 layers at 128 tokens (weights as ONNX external data).
 
-    python bench/scaling.py [--sizes 1000,10000,100000] [--out bench/results/scaling.md]
+    python bench/scaling.py [--sizes 1000,10000,100000] [--bert-layers 12,24,48] [--out bench/results/scaling.md]
 
 The model (written with onnx.helper): Relu, Neg, Abs, Sigmoid in turn on a [1, 64]
 float tensor, node i named `n<i>`; npu-fuse makes the whole chain one kernel, so any
@@ -16,7 +17,8 @@ Columns, one whole process each (`os.wait4` gives its own CPU time and peak RSS)
   the outputs are computed);
 - s / 1k ops: the slope of compile and simulate CPU seconds between this size and the
   previous one, per 1,000 ops added (flat when the growth is linear; CPU rather than
-  wall seconds, which a loaded machine inflates).
+  wall seconds, which a loaded machine inflates); for BERT, per layer added, with the
+  peak memory over the weights' bytes.
 """
 
 from __future__ import annotations
@@ -88,6 +90,49 @@ def bench_size(n: int, tmp: Path) -> dict:
     return row
 
 
+def bench_bert(layers: int, tmp: Path) -> dict:
+    """One BERT-base encoder of `layers` layers (the same columns as `bench_size`)."""
+    model, exe = tmp / f"bert{layers}.onnx", tmp / f"bert{layers}.npuexe"
+    # (written by a child process: a parent holding the model would inflate the peak RSS
+    # of every process it forks after)
+    measure([sys.executable, "-c", "import onnx; from tools.testkit.transformers import bert_layers; "
+             f"onnx.save(bert_layers(layers={layers}, seq=128), {str(model)!r}, save_as_external_data=True, "
+             f"location='bert{layers}.data')"], tmp)
+    row: dict = {"n": layers, "weights_mb": (tmp / f"bert{layers}.data").stat().st_size / 2**20}
+    try:
+        row["compile"], row["compile_cpu"], row["compile_mb"] = measure(
+            [sys.executable, "-m", "tools.npu_compile", str(model), "-o", str(exe), "--no-cache"], tmp)
+        row["bytes"] = exe.stat().st_size
+        row["sim"], row["sim_cpu"], row["sim_mb"] = measure([sys.executable, "-m", "tools.npu_run", str(exe)], tmp)
+    except RuntimeError as e:
+        row["error"] = str(e)
+    for p in (model, exe, tmp / f"bert{layers}.data"):
+        p.unlink(missing_ok=True)
+    return row
+
+
+def bert_table(rows: list[dict]) -> list[str]:
+    lines = ["", "BERT-base encoders at 128 tokens (whole processes as above; slopes per layer added):", "",
+             "| layers | weights MB | compile s | compile CPU s | peak MB | peak / weights | executable MB | "
+             "simulate s | simulate CPU s | sim peak MB | compile CPU s / layer | simulate CPU s / layer |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    prev = None
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['n']} | {r['weights_mb']:.0f} | error: {r['error']} | | | | | | | | | |")
+            prev = None
+            continue
+        slope = ["", ""]
+        if prev is not None:
+            k = r["n"] - prev["n"]
+            slope = [f"{(r['compile_cpu'] - prev['compile_cpu']) / k:.3f}", f"{(r['sim_cpu'] - prev['sim_cpu']) / k:.3f}"]
+        lines.append(f"| {r['n']} | {r['weights_mb']:.0f} | {r['compile']:.2f} | {r['compile_cpu']:.2f} | "
+                     f"{r['compile_mb']:.0f} | {r['compile_mb'] / r['weights_mb']:.2f} | {r['bytes'] / 2**20:.0f} | "
+                     f"{r['sim']:.2f} | {r['sim_cpu']:.2f} | {r['sim_mb']:.0f} | {slope[0]} | {slope[1]} |")
+        prev = r
+    return lines
+
+
 def table(rows: list[dict]) -> list[str]:
     load = os.getloadavg()[0]
     lines = [f"# Cost in model size: a chain of N elementwise ops, one fused kernel (load average {load:.1f} "
@@ -122,9 +167,10 @@ def table(rows: list[dict]) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="chain lengths, comma-separated")
+    ap.add_argument("--bert-layers", default="12,24,48", help="BERT-base encoder depths ('' for none)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "scaling.md"))
     args = ap.parse_args()
-    rows = []
+    rows, berts = [], []
     with tempfile.TemporaryDirectory() as d:
         for n in sorted(int(s) for s in args.sizes.split(",")):
             rows.append(bench_size(n, Path(d)))
@@ -133,7 +179,10 @@ def main() -> None:
                   f"compile {r['compile']:.2f} s (CPU {r['compile_cpu']:.2f}, {r['compile_mb']:.0f} MB), "
                   f"{r['bytes']:,} bytes, simulate {r['sim']:.2f} s (CPU {r['sim_cpu']:.2f}, {r['sim_mb']:.0f} MB)"),
                   flush=True)
-    lines = table(rows)
+        for layers in sorted(int(s) for s in args.bert_layers.split(",") if s):
+            berts.append(bench_bert(layers, Path(d)))
+            print(f"bert {layers} layers: {berts[-1]}", flush=True)
+    lines = table(rows) + (bert_table(berts) if berts else [])
     print("\n".join(lines))
     write_table(lines, args.out)
 

@@ -506,6 +506,19 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
 
 
+def _weight_bytes(index: Mapping[str, Any]) -> int:
+    """The bytes of the weights an executable's index lists (from the index: a freshly
+    packaged executable's section is not assembled for a summary)."""
+    from npu_dialects.dtypes import ELEMENT_TYPES
+    total = 0
+    for entry in index.values():
+        n = ELEMENT_TYPES[entry["dtype"]][2].itemsize
+        for d in entry["shape"]:
+            n *= d
+        total += n
+    return total
+
+
 def summary_lines(exe, chunks: list) -> list[str]:
     """What an executable (its `chunks`) holds, for the summary (the compile cache keeps them)."""
     from runtime.executable import section_spans
@@ -525,8 +538,7 @@ def summary_lines(exe, chunks: list) -> list[str]:
              f"pipeline:  {meta.get('pipeline') or '(task-level input, packaged as is)'}",
              f"tasks:     {len(d)} on {len({t.core for t in d})} of {exe.arch.cores} cores, "
              f"{_count(len(meta['kernels']), 'kernel')}, {_count(len(slots), 'event slot')}",
-             f"weights:   {fmt_bytes(sum(w.nbytes for w in exe.weights.values()))} in "
-             f"{_count(len(exe.weights), 'tensor')}",
+             f"weights:   {fmt_bytes(_weight_bytes(meta['weights']))} in {_count(len(meta['weights']), 'tensor')}",
              f"arena:     {fmt_bytes(mem.get('arena_bytes') or 0)} of DRAM activations",
              f"sections:  {parts}"]
     if meta.get("bucket"):
