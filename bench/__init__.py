@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("lowering", "npu_dialects", "sim", "runtime", "tools", "bench")
@@ -31,3 +32,31 @@ def write_table(lines: list[str], out: str | None) -> None:
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text("\n".join([*lines, "", f"Made on commit {source_commit()}."]) + "\n")
+
+
+_SPAWN = ("import os, sys\n"
+          "pid = os.fork()\n"
+          "if pid == 0:\n"
+          "    os.execvp(sys.argv[2], sys.argv[2:])\n"
+          "_, status, usage = os.wait4(pid, 0)\n"
+          "with open(sys.argv[1], 'w') as f:\n"
+          "    f.write(f'{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}')\n"
+          "sys.exit(os.waitstatus_to_exitcode(status))\n")
+"""A small Python process that forks `cmd` and writes its peak RSS (KB) and CPU seconds."""
+
+
+def measured(cmd: list[str], **popen: Any) -> tuple[subprocess.CompletedProcess[str], float, float, float]:
+    """Run `cmd` (`subprocess.run` keywords, output captured as text): the completed
+    process, wall seconds, CPU seconds and peak resident MB of `cmd` itself. The
+    command is forked from a small launcher, not from this process: a child's peak
+    RSS counts the pages it shares with its parent until it execs, so a benchmark
+    holding models in memory would otherwise inflate every figure."""
+    import sys
+    import tempfile
+    import time
+    with tempfile.NamedTemporaryFile("r", suffix=".rusage") as f:
+        t = time.perf_counter()
+        p = subprocess.run([sys.executable, "-c", _SPAWN, f.name, *cmd], capture_output=True, text=True, **popen)
+        wall = time.perf_counter() - t
+        kb, cpu = (f.read().split() + ["0", "0"])[:2]
+    return p, wall, float(cpu), int(kb) / 1024

@@ -29,7 +29,6 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np
 import onnx
 
-from bench import write_table
+from bench import measured, write_table
 from tools.testkit.zoo import light_models, prepare
 
 MODELS = ("resnet50", "squeezenet", "inception_v1", "densenet121", "bert12")
@@ -53,17 +52,10 @@ def _run(cmd: list[str]) -> tuple[float, str, float]:
     with its last stderr line."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("NPU_NO_CACHE", None)
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env, cwd=ROOT)
-        _, status, usage = os.wait4(p.pid, 0)
-        seconds = time.perf_counter() - t
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        if p.returncode != 0:
-            raise RuntimeError((err.read().strip().splitlines() or ["failed"])[-1])
-        return seconds, out.read(), usage.ru_maxrss / 1024
+    p, seconds, _, peak = measured(cmd, env=env, cwd=ROOT)
+    if p.returncode != 0:
+        raise RuntimeError((p.stderr.strip().splitlines() or ["failed"])[-1])
+    return seconds, p.stdout, peak
 
 
 def npu_compile(model: Path, out: Path, *extra: str) -> tuple[float, str, float]:

@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 import onnx
 from onnx import TensorProto, helper
 
-from bench import write_table
+from bench import measured, write_table
 
 SIZES = (1_000, 10_000, 100_000)
 OPS = ("Relu", "Neg", "Abs", "Sigmoid")
@@ -58,20 +56,15 @@ def chain_model(n: int) -> onnx.ModelProto:
 
 
 def measure(cmd: list[str], tmp: Path) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS MB) of one whole process; RuntimeError with its last
-    stderr line when it fails."""
+    """(wall s, CPU s, peak RSS MB) of one whole process (`bench.measured`);
+    RuntimeError with its last stderr line when it fails."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("NPU_NO_CACHE", None)
-    with open(tmp / "stdout", "wb") as out, open(tmp / "stderr", "wb") as err:
-        t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t
-        p.returncode = os.waitstatus_to_exitcode(status)
+    p, wall, cpu, peak = measured(cmd, env=env, cwd=ROOT)
     if p.returncode != 0:
-        lines = (tmp / "stderr").read_text(errors="replace").strip().splitlines()
+        lines = p.stderr.strip().splitlines()
         raise RuntimeError((lines or [f"exit {p.returncode}"])[-1])
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return wall, cpu, peak
 
 
 def bench_size(n: int, tmp: Path) -> dict:
