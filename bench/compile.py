@@ -68,13 +68,15 @@ def _cache_outcome(stdout: str) -> str:
 
 
 def _scaled(model: onnx.ModelProto, names: list[str]) -> onnx.ModelProto:
-    """A copy of `model` with the named initializers scaled by 1.01 (a retrained layer)."""
+    """A copy of `model` with the named float initializers of more than 16 elements
+    scaled by 1.01 (a retrained layer)."""
     from onnx import numpy_helper
     out = onnx.ModelProto()
     out.CopyFrom(model)
     for init in out.graph.initializer:
-        if init.name in names:
-            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init) * np.float32(1.01), init.name))
+        a = numpy_helper.to_array(init) if init.name in names else None
+        if a is not None and a.dtype == np.float32 and a.size > 16:  # (weights: not shapes or scalars)
+            init.CopyFrom(numpy_helper.from_array(a * np.float32(1.01), init.name))
     return out
 
 
