@@ -50,10 +50,6 @@ def using(store: KernelStore | None) -> Iterator[None]:
         _STORE.reset(token)
 
 
-def active() -> bool:
-    return _STORE.get() is not None
-
-
 def signature_key(signature: Any) -> str:
     """A stable digest of a signature: tuples, strings, numbers, booleans, and objects
     by `spec()` (an arch) or their text (xDSL attributes print canonically)."""

@@ -244,13 +244,11 @@ def weights_image(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arc
     writeable): each weight with an offset at its offset (from `weights` or its inline
     `value`), zeros elsewhere; what `weights_image=` takes. Raises SimError as
     `load_program` does for a weight it cannot place."""
-    body = main_func(module).body.block
-    loader = _Loader(module, body, weights, arch)
-    for op in body.ops:
-        if isinstance(op, WeightOp) and _offset(op) is not None:
-            loader.weight(op)
-    loader.check_weight_overlaps()
-    return loader.wregion.data
+    size, pieces = weight_pieces(module, weights, arch)
+    image = np.zeros(size, np.uint8)
+    for offset, data in pieces:
+        image[offset:offset + data.size] = data
+    return image
 
 
 def weight_pieces(module: ModuleOp, weights: Mapping[str, np.ndarray],
