@@ -487,9 +487,8 @@ def test_weights_section_is_the_dram_image_used_without_a_copy(mlp_exe, tmp_path
 def test_packaging_streams_the_weights_without_a_copy():
     """A packaged executable holds its weights section as pieces viewing the compile's
     weights: the file is written from them, and the bytes are assembled only when a
-    simulation in the process asks; both are the bytes `weights_image` lays out."""
+    simulation in the process asks; both are the bytes `load_program` lays out."""
     from runtime.executable import WeightPieces
-    from sim.program import weights_image
     arch = PRESETS["default"]
     module, weights = import_model(load_model(LENET), arch)
     compile_module(module, arch, weights, verify_each=False)
@@ -499,7 +498,8 @@ def test_packaging_streams_the_weights_without_a_copy():
     # f32 weights are the compile's own arrays, not copies
     assert any(np.shares_memory(data, w) for _, data in pieces.pieces for w in weights_of(module).values())
     streamed = b"".join(pieces.chunks())
-    image = weights_image(module, weights_of(module), arch)
+    # (the weights region load_program fills weight by weight from the store: an independent path)
+    image = load_program(module, dict(weights_of(module)), arch).regions[0].data
     assert len(streamed) == pieces.size and streamed[:image.size] == image.tobytes()
     written = exe.to_bytes()
     assert exe.weights_section.tobytes() == streamed and not exe.weights_section.flags.writeable
