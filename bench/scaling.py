@@ -67,10 +67,9 @@ def measure(cmd: list[str], tmp: Path) -> tuple[float, float, float]:
     return wall, cpu, peak
 
 
-def bench_size(n: int, tmp: Path) -> dict:
-    model, exe = tmp / f"chain{n}.onnx", tmp / f"chain{n}.npuexe"
-    onnx.save(chain_model(n), str(model))
-    row: dict = {"n": n}
+def compile_and_run(row: dict, model: Path, exe: Path, tmp: Path) -> dict:
+    """Fill `row` with the compile's and the simulation's figures (or `error`); the
+    model's and executable's files are removed (`tmp` holds the rest)."""
     try:
         row["compile"], row["compile_cpu"], row["compile_mb"] = measure(
             [sys.executable, "-m", "tools.npu_compile", str(model), "-o", str(exe), "--no-cache"], tmp)
@@ -83,25 +82,32 @@ def bench_size(n: int, tmp: Path) -> dict:
     return row
 
 
+def bench_size(n: int, tmp: Path) -> dict:
+    model = tmp / f"chain{n}.onnx"
+    onnx.save(chain_model(n), str(model))
+    return compile_and_run({"n": n}, model, tmp / f"chain{n}.npuexe", tmp)
+
+
 def bench_bert(layers: int, tmp: Path) -> dict:
     """One BERT-base encoder of `layers` layers (the same columns as `bench_size`)."""
-    model, exe = tmp / f"bert{layers}.onnx", tmp / f"bert{layers}.npuexe"
+    model, data = tmp / f"bert{layers}.onnx", tmp / f"bert{layers}.data"
     # (written by a child process: a parent holding the model would inflate the peak RSS
     # of every process it forks after)
     measure([sys.executable, "-c", "import onnx; from tools.testkit.transformers import bert_layers; "
              f"onnx.save(bert_layers(layers={layers}, seq=128), {str(model)!r}, save_as_external_data=True, "
              f"location='bert{layers}.data')"], tmp)
-    row: dict = {"n": layers, "weights_mb": (tmp / f"bert{layers}.data").stat().st_size / 2**20}
-    try:
-        row["compile"], row["compile_cpu"], row["compile_mb"] = measure(
-            [sys.executable, "-m", "tools.npu_compile", str(model), "-o", str(exe), "--no-cache"], tmp)
-        row["bytes"] = exe.stat().st_size
-        row["sim"], row["sim_cpu"], row["sim_mb"] = measure([sys.executable, "-m", "tools.npu_run", str(exe)], tmp)
-    except RuntimeError as e:
-        row["error"] = str(e)
-    for p in (model, exe, tmp / f"bert{layers}.data"):
-        p.unlink(missing_ok=True)
+    row = compile_and_run({"n": layers, "weights_mb": data.stat().st_size / 2**20}, model,
+                          tmp / f"bert{layers}.npuexe", tmp)
+    data.unlink(missing_ok=True)
     return row
+
+
+def slopes(r: dict, prev: dict | None, per: float) -> list[str]:
+    """Compile and simulate CPU seconds added per `per` units of size since `prev`."""
+    if prev is None:
+        return ["", ""]
+    k = (r["n"] - prev["n"]) / per
+    return [f"{(r[c] - prev[c]) / k:.3f}" for c in ("compile_cpu", "sim_cpu")]
 
 
 def bert_table(rows: list[dict]) -> list[str]:
@@ -115,10 +121,7 @@ def bert_table(rows: list[dict]) -> list[str]:
             lines.append(f"| {r['n']} | {r['weights_mb']:.0f} | error: {r['error']} | | | | | | | | | |")
             prev = None
             continue
-        slope = ["", ""]
-        if prev is not None:
-            k = r["n"] - prev["n"]
-            slope = [f"{(r['compile_cpu'] - prev['compile_cpu']) / k:.3f}", f"{(r['sim_cpu'] - prev['sim_cpu']) / k:.3f}"]
+        slope = slopes(r, prev, 1)
         lines.append(f"| {r['n']} | {r['weights_mb']:.0f} | {r['compile']:.2f} | {r['compile_cpu']:.2f} | "
                      f"{r['compile_mb']:.0f} | {r['compile_mb'] / r['weights_mb']:.2f} | {r['bytes'] / 2**20:.0f} | "
                      f"{r['sim']:.2f} | {r['sim_cpu']:.2f} | {r['sim_mb']:.0f} | {slope[0]} | {slope[1]} |")
@@ -146,10 +149,7 @@ def table(rows: list[dict]) -> list[str]:
         target = TARGETS.get(r["n"])
         mark = "" if target is None else f" ({'ok' if r['compile'] <= target else 'over'} <= {target:.0f})"
         cpu_mark = "" if target is None else f" ({'ok' if r['compile_cpu'] <= target else 'over'})"
-        slope = ["", ""]
-        if prev is not None:
-            k = (r["n"] - prev["n"]) / 1000
-            slope = [f"{(r['compile_cpu'] - prev['compile_cpu']) / k:.3f}", f"{(r['sim_cpu'] - prev['sim_cpu']) / k:.3f}"]
+        slope = slopes(r, prev, 1000)
         lines.append(f"| {r['n']:,} | {r['compile']:.2f}{mark} | {r['compile_cpu']:.2f}{cpu_mark} | {r['compile_mb']:.0f} | "
                      f"{r['bytes']:,} | {r['bytes'] / r['n']:.0f} | {r['sim']:.2f} | {r['sim_cpu']:.2f} | "
                      f"{r['sim_mb']:.0f} | {slope[0]} | {slope[1]} |")
