@@ -60,3 +60,15 @@ def measured(cmd: list[str], **popen: Any) -> tuple[subprocess.CompletedProcess[
         wall = time.perf_counter() - t
         kb, cpu = (f.read().split() + ["0", "0"])[:2]
     return p, wall, float(cpu), int(kb) / 1024
+
+
+def run_checked(cmd: list[str], root: Path) -> tuple[subprocess.CompletedProcess[str], float, float, float]:
+    """`measured` of `cmd` run in `root` with it on PYTHONPATH and the compile cache's
+    on/off switch left to the command; RuntimeError with its last stderr line when it fails."""
+    import os
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("NPU_NO_CACHE", None)
+    p, wall, cpu, peak = measured(cmd, env=env, cwd=root)
+    if p.returncode != 0:
+        raise RuntimeError((p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1])
+    return p, wall, cpu, peak

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np
 import onnx
 
-from bench import measured, write_table
+from bench import run_checked, write_table
 from tools.testkit.zoo import light_models, prepare
 
 MODELS = ("resnet50", "squeezenet", "inception_v1", "densenet121", "bert12")
@@ -48,13 +48,8 @@ IREE_TARGET, WARM_TARGET, WEIGHTS_TARGET, STRUCTURE_TARGET = 0.3, 0.25, 0.25, 0.
 
 
 def _run(cmd: list[str]) -> tuple[float, str, float]:
-    """Seconds, stdout and peak resident MB of one whole process; raises RuntimeError
-    with its last stderr line."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("NPU_NO_CACHE", None)
-    p, seconds, _, peak = measured(cmd, env=env, cwd=ROOT)
-    if p.returncode != 0:
-        raise RuntimeError((p.stderr.strip().splitlines() or ["failed"])[-1])
+    """Seconds, stdout and peak resident MB of one whole process (`bench.run_checked`)."""
+    p, seconds, _, peak = run_checked(cmd, ROOT)
     return seconds, p.stdout, peak
 
 

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 import onnx
 from onnx import TensorProto, helper
 
-from bench import measured, write_table
+from bench import run_checked, write_table
 
 SIZES = (1_000, 10_000, 100_000)
 OPS = ("Relu", "Neg", "Abs", "Sigmoid")
@@ -56,14 +56,8 @@ def chain_model(n: int) -> onnx.ModelProto:
 
 
 def measure(cmd: list[str], tmp: Path) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS MB) of one whole process (`bench.measured`);
-    RuntimeError with its last stderr line when it fails."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("NPU_NO_CACHE", None)
-    p, wall, cpu, peak = measured(cmd, env=env, cwd=ROOT)
-    if p.returncode != 0:
-        lines = p.stderr.strip().splitlines()
-        raise RuntimeError((lines or [f"exit {p.returncode}"])[-1])
+    """(wall s, CPU s, peak RSS MB) of one whole process (`bench.run_checked`)."""
+    _, wall, cpu, peak = run_checked(cmd, ROOT)
     return wall, cpu, peak
 
 
