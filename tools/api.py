@@ -251,9 +251,7 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
     if "pipeline" in pkey:
         with kernel_cache.using(cache):
             exe = _package(*_lower(module, arch, weights, pipeline, options), extra)
-        cache.note("executable", "miss")
-        if kernel_cache.summary():
-            cache.note("kernels", kernel_cache.summary())
+        _note_miss(cache)
     else:
         module, weights, ir_sha, w2 = _level2(cache, cache.path("graph", k2, ".zip"), module, weights, arch, options)
         k3 = key("exe", ir_sha, pkey, arch_key)
@@ -267,15 +265,20 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
             recipes = recipes_of(backend)
             w2_recipes = {k: recipes[k] for k in made} if all(k in recipes for k in made) else None
             exe = _package(backend, weights_of(backend), DEFAULT_PIPELINE_TEXT, extra)
-            cache.note("executable", "miss")
-            if kernel_cache.summary():
-                cache.note("kernels", kernel_cache.summary())
+            _note_miss(cache)
             record = {"weights": w2, "recipes": w2_recipes}
     record = {**(record or {}), "weights": w2, "source": source}
     chunks = exe.chunks()
     cache.write_exe(k3, chunks, {**record, "summary": summary_lines(exe, chunks)})
     cache.trim()
     return exe
+
+
+def _note_miss(cache: Cache) -> None:
+    """An executable built: the miss, and what the per-kernel results saved."""
+    cache.note("executable", "miss")
+    if kernel_cache.summary():
+        cache.note("kernels", kernel_cache.summary())
 
 
 def _repack(cache: Cache, k3: str, record: dict[str, Any], weights: dict[str, np.ndarray],

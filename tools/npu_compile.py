@@ -134,8 +134,7 @@ def _run(args: argparse.Namespace) -> int:
             except OSError as e:
                 raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
     if args.time_passes and cache is not None:  # (what the cache saved, beside where the time went)
-        print(f"compile cache: {', '.join(f'{level} {outcome}' for level, outcome in cache.events)}",
-              file=sys.stderr)
+        print(cache_line(cache), file=sys.stderr)
     print(summary(exe, out, chunks, seconds))
     print(cache_line(cache))
     return EXIT_OK
