@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 from xdsl.parser import Parser
 
-from lowering.task.dma_order import DmaOrder, block_cycles
+from lowering.task.dma_order import DmaOrder, Facts, block_cycles
 from npu_dialects import make_context
 from npu_dialects.arch import arch_of
+from npu_dialects.canonicalize import may_alias
 from npu_dialects.task import TaskOp
 from sim import simulate
 
@@ -46,3 +47,18 @@ def test_the_pass_is_idempotent():
     once = str(module)
     DmaOrder().apply(ctx, module)
     assert str(module) == once
+
+
+def test_facts_alias_is_may_alias():
+    """The pass's remembered aliasing (from each buffer's place) answers as `may_alias`."""
+    paths = [*ORDER.parent.glob("*.mlir"), *(ORDER.parent.parent / "npu-memplan").glob("*.mlir")]
+    for path in sorted(paths):
+        try:
+            module = Parser(make_context(), path.read_text()).parse_module()
+        except Exception:  # (a file of several inputs or of errors)
+            continue
+        values = [v for op in module.walk() for v in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args))]
+        facts = Facts()
+        for a in values:
+            for b in values:
+                assert facts.alias(a, b) == may_alias(a, b), (path.name, a, b)

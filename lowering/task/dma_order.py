@@ -45,8 +45,8 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -56,16 +56,17 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
+from xdsl.utils.worklist import Worklist
 
 from lowering.errors import check_disabled
 from lowering.instrument import PatternWalker
 from lowering.tile.group_plan import DmaFluid
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.canonicalize import effects, is_load, may_alias, task_of, touches, trip_count, writes_to
+from npu_dialects.canonicalize import _reuse_group, effects, is_load, sram_spans, task_of, trip_count, writes_to
 from npu_dialects.compute import ComputeOp
-from npu_dialects.dma import CopyOp, DoneOp, WaitOp
+from npu_dialects.dma import CopyOp, DoneOp, WaitOp, memory_space
 from npu_dialects.dtypes import elem_bytes
-from npu_dialects.task import TaskOp
+from npu_dialects.task import TaskOp, span
 
 
 def token_copies(tok: SSAValue, seen: set[SSAValue] | None = None) -> list[CopyOp] | None:
@@ -99,23 +100,109 @@ def token_copies(tok: SSAValue, seen: set[SSAValue] | None = None) -> list[CopyO
     return out
 
 
-def fingerprint(block: Block) -> tuple[int, ...]:
-    """The block's ops, by identity: a pattern that found nothing to do in a block need
-    not look again until it changes."""
-    return tuple(id(o) for o in block.ops)
+Place = tuple[str | None, list[tuple[int, int]] | None] | tuple[str | None, tuple[SSAValue, int, int, set[SSAValue]]] | None
+"""What `may_alias` reads off a buffer: None when not a memref, else its memory space
+with, in SRAM, the byte ranges it may name (`sram_spans`), elsewhere its root, first
+and end byte (`span`) and the roots memplan may give its root's bytes (`_reuse_group`)."""
 
 
-class Touches:
-    """Whether an op, or an op nested in it, may read or write bytes of some buffers;
-    the buffers a region op's nested ops touch are collected once per pass run (the
-    walk is the cost of moving issues and waits across loops and branches)."""
+def place_of(v: SSAValue) -> Place:
+    t = v.type
+    if not isinstance(t, MemRefType):
+        return None
+    space = memory_space(t)
+    if space == "sram":
+        return space, sram_spans(v)
+    r, lo, hi = span(v)
+    return space, (r, lo, hi, _reuse_group(r))
+
+
+def places_alias(a: Place, b: Place) -> bool:
+    """`may_alias` of two buffers at places `a` and `b` (True when unsure)."""
+    if a is None or b is None:
+        return True
+    if a[0] != b[0]:
+        return a[0] is None or b[0] is None
+    if a[0] == "sram":
+        sa, sb = a[1], b[1]
+        assert not isinstance(sa, tuple) and not isinstance(sb, tuple)
+        return sa is None or sb is None or any(x0 < y1 and y0 < x1 for x0, x1 in sa for y0, y1 in sb)
+    da, db = a[1], b[1]
+    assert isinstance(da, tuple) and isinstance(db, tuple)
+    if da[0] is db[0]:
+        return da[1] < db[2] and db[1] < da[2]
+    return bool(da[3] & db[3])
+
+
+class Facts:
+    """What the patterns ask about ops and buffers, remembered for the pass run: which
+    buffers may share bytes, what an op touches or writes (a region op: any op nested in
+    it), the copies a token stands for, the bytes of a copy and cycles of a compute op.
+    Moving ops within a block changes none of these; folding a loop (its ops inlined,
+    its values replaced) may, so a fold forgets them (`forget`), except the buffers a
+    region op's nested ops touch, collected once per pass run (the walk is the cost of
+    moving issues and waits across loops and branches)."""
 
     def __init__(self) -> None:
         self.nested: dict[Operation, list[SSAValue] | None] = {}  # None: unknown effects
+        self.versions: dict[Block, int] = {}  # (bumped by every pattern that changes the block's ops)
+        self.forget()
+
+    def forget(self) -> None:
+        self.places: dict[SSAValue, Place] = {}
+        self.aliases: dict[tuple[SSAValue, SSAValue], bool] = {}
+        self.touched: dict[tuple[Operation, SSAValue], bool] = {}
+        self.written: dict[tuple[Operation, SSAValue], bool] = {}
+        self.own: dict[Operation, tuple[list[SSAValue], list[SSAValue]] | None] = {}
+        self.tokens: dict[SSAValue, list[CopyOp] | None] = {}
+        self.orders: dict[tuple[CopyOp, Operation], bool] = {}  # (load, op before it) -> load must stay after
+        self.costs: dict[Operation, int] = {}  # (a copy: its bytes; a compute op: its cycles)
+
+    def changed(self, block: Block) -> None:
+        """A pattern changed the ops of `block` (moved, inlined or erased some)."""
+        self.versions[block] = self.versions.get(block, 0) + 1
+
+    def version(self, block: Block) -> int:
+        return self.versions.get(block, 0)
+
+    def place(self, v: SSAValue) -> Place:
+        if v not in self.places:
+            self.places[v] = place_of(v)
+        return self.places[v]
+
+    def alias(self, a: SSAValue, b: SSAValue) -> bool:
+        """`may_alias(a, b)`, from the two buffers' places."""
+        key = (a, b)
+        hit = self.aliases.get(key)
+        if hit is None:
+            hit = self.aliases[key] = places_alias(self.place(a), self.place(b))
+        return hit
+
+    def effects(self, op: Operation) -> tuple[list[SSAValue], list[SSAValue]] | None:
+        if op not in self.own:
+            self.own[op] = effects(op)
+        return self.own[op]
 
     def __call__(self, op: Operation, bufs: list[SSAValue]) -> bool:
-        if not op.regions:
-            return any(touches(op, b) for b in bufs)
+        """Whether `op`, or an op nested in it, may read or write bytes of some of `bufs`."""
+        if not bufs:  # (a region op of unknown effects touches even nothing)
+            return bool(op.regions) and self.nested_of(op) is None
+        return any(self.touches(op, b) for b in bufs)
+
+    def touches(self, op: Operation, buf: SSAValue) -> bool:
+        key = (op, buf)
+        hit = self.touched.get(key)
+        if hit is None:
+            if op.regions:
+                nested = self.nested_of(op)
+                hit = nested is None or any(self.alias(t, buf) for t in nested)
+            else:
+                eff = self.effects(op)
+                hit = eff is None or any(self.alias(b, buf) for b in eff[0] + eff[1])
+            self.touched[key] = hit
+        return hit
+
+    def nested_of(self, op: Operation) -> list[SSAValue] | None:
         if op not in self.nested:
             touched: list[SSAValue] | None = []
             for o in op.walk():
@@ -125,8 +212,32 @@ class Touches:
                     break
                 touched += eff[0] + eff[1]
             self.nested[op] = touched
-        nested = self.nested[op]
-        return nested is None or any(may_alias(t, b) for t in nested for b in bufs)
+        return self.nested[op]
+
+    def writes(self, op: Operation, buf: SSAValue) -> bool:
+        """`writes_to(op, buf)`."""
+        key = (op, buf)
+        hit = self.written.get(key)
+        if hit is None:
+            hit = self.written[key] = writes_to(op, buf)
+        return hit
+
+    def copies(self, tok: SSAValue) -> list[CopyOp] | None:
+        """`token_copies(tok)` (not to be changed by the caller)."""
+        if tok not in self.tokens:
+            self.tokens[tok] = token_copies(tok)
+        return self.tokens[tok]
+
+    def nbytes(self, copy: CopyOp) -> int:
+        """Bytes `copy` moves."""
+        if copy not in self.costs:
+            self.costs[copy] = prod(copy.window) * elem_bytes(copy.src)
+        return self.costs[copy]
+
+    def cycles(self, op: ComputeOp, arch: Arch) -> int:
+        if op not in self.costs:
+            self.costs[op] = op.cycles(arch)
+        return self.costs[op]
 
 
 class IssueClock:
@@ -135,8 +246,9 @@ class IssueClock:
     bytes over this core's share of `dram_bw`): whether a load issued now would stall
     the core for a channel. Region ops count as instant (their loads are their own)."""
 
-    def __init__(self, arch: Arch, parts: int, inflight: Sequence[int] = ()):
+    def __init__(self, arch: Arch, parts: int, inflight: Sequence[int] = (), facts: Facts | None = None):
         self.arch = arch
+        self.facts = Facts() if facts is None else facts
         self.bw = arch.dram_bw / max(1, parts)
         self.now = 0.0
         self.free = [0.0] * arch.dma_channels
@@ -150,25 +262,26 @@ class IssueClock:
     def issue(self, copy: CopyOp) -> None:
         c = self.free.index(min(self.free))
         self.now = max(self.now, self.free[c])
-        self.free[c] = self.done[copy] = self.now + self.arch.dma_latency + prod(copy.window) * elem_bytes(copy.src) / self.bw
+        self.free[c] = self.done[copy] = self.now + self.arch.dma_latency + self.facts.nbytes(copy) / self.bw
 
     def step(self, op: Operation) -> None:
         if isinstance(op, CopyOp):
             self.issue(op)
         elif isinstance(op, WaitOp):  # (a token a loop carries in: copies of earlier steps, taken as landed)
-            copies = [] if isinstance(op.token, BlockArgument) else token_copies(op.token) or []
+            copies = [] if isinstance(op.token, BlockArgument) else self.facts.copies(op.token) or []
             self.now = max([self.now] + [self.done.get(c, 0.0) for c in copies])
         elif isinstance(op, ComputeOp):
-            self.now += op.cycles(self.arch)
+            self.now += self.facts.cycles(op, self.arch)
 
 
-def block_cycles(ops: list[Operation], arch: Arch, parts: int, steps: int = 1) -> float:
+def block_cycles(ops: list[Operation], arch: Arch, parts: int, steps: int = 1, facts: Facts | None = None) -> float:
     """The span of a straight-line block on one core by the simulator's rules
     (`group_plan.DmaFluid`, with this core's share `dram_bw / parts`): compute ops in
     sequence, a wait blocks until its copy lands, the block ends when every copy has.
     Region ops count as instant. A loop body runs `steps` times in a row: a wait on a
     token the loop carries waits for the copy the step before yielded for it (at the
-    first step, one landed before the loop)."""
+    first step, one landed before the loop). `facts` remembers what it reads off ops."""
+    facts = Facts() if facts is None else facts
     fluid = DmaFluid(arch, arch.dram_bw / max(1, parts))
     t = 0.0
     before: dict[int, list[float]] = {}  # (carried token index -> the copy the step before yielded)
@@ -176,16 +289,16 @@ def block_cycles(ops: list[Operation], arch: Arch, parts: int, steps: int = 1) -
         issued: dict[CopyOp, list[float]] = {}
         for op in ops:
             if isinstance(op, CopyOp):
-                issued[op], t = fluid.issue(t, prod(op.window) * elem_bytes(op.src))
+                issued[op], t = fluid.issue(t, facts.nbytes(op))
             elif isinstance(op, WaitOp):
                 tok = op.token
                 if isinstance(tok, BlockArgument):
                     landed = [before[tok.index]] if tok.index in before else []
                 else:
-                    landed = [issued[c] for c in token_copies(tok) or () if c in issued]
+                    landed = [issued[c] for c in facts.copies(tok) or () if c in issued]
                 t = max([t] + [fluid.finish(d) for d in landed])
             elif isinstance(op, ComputeOp):
-                t += op.cycles(arch)
+                t += facts.cycles(op, arch)
             elif isinstance(op, scf.YieldOp):
                 before = {j + 1: issued[o] for j, v in enumerate(op.operands) if isinstance(o := v.owner, CopyOp) and o in issued}
     return max([t, *(fluid.finish(d) for d in fluid.dmas)])
@@ -198,11 +311,17 @@ class FoldOneTripLoop(RewritePattern):
 
     NAME: ClassVar[str] = "fold-one-trip-loop"
 
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
         if task_of(op) is None:
             return
         n = trip_count(op)
+        if n in (0, 1):
+            self.facts.forget()  # (values replaced, ops inlined)
+            self.facts.changed(op.parent_block())  # type: ignore[arg-type]
         if n == 0:
             rewriter.replace(op, [], list(op.iter_args))
         elif n == 1:
@@ -220,9 +339,9 @@ class BlockPattern(RewritePattern):
     on the op owning it; a block it left unchanged is not looked at again until it
     changes."""
 
-    def __init__(self, touches_any: Touches) -> None:
-        self.touches_any = touches_any
-        self.settled: dict[Block, tuple[int, ...]] = {}  # block -> its ops when last seen
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self.settled: dict[Block, int] = {}  # block -> its version when last seen (`Facts.changed`)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, (TaskOp, scf.ForOp, scf.IfOp)):
@@ -232,9 +351,9 @@ class BlockPattern(RewritePattern):
             return
         for region in op.regions:
             for block in region.blocks:
-                if self.settled.get(block) != fingerprint(block):
+                if self.settled.get(block) != self.facts.version(block):
                     self.rewrite_block(block, task, rewriter)
-                    self.settled[block] = fingerprint(block)
+                    self.settled[block] = self.facts.version(block)
 
     def rewrite_block(self, block: Block, task: TaskOp, rewriter: PatternRewriter) -> None:
         raise NotImplementedError
@@ -249,21 +368,22 @@ class SinkWait(BlockPattern):
 
     def rewrite_block(self, block: Block, task: TaskOp, rewriter: PatternRewriter) -> None:
         for op in reversed([o for o in block.ops if isinstance(o, WaitOp)]):
-            copies = token_copies(op.token)
+            copies = self.facts.copies(op.token)
             if not copies:
                 continue
             bufs = [b for c in copies for b in (c.src, c.dst)]
             stop, passed = op.next_op, False
-            while stop is not None and not self.stops(stop, op, bufs, self.touches_any):
+            while stop is not None and not self.stops(stop, op, bufs, self.facts):
                 # (waits sinking to one op keep their order; passing loads only is no move either)
                 passed = passed or not (isinstance(stop, WaitOp) or isinstance(stop, CopyOp) and is_load(stop))
                 stop = stop.next_op
             if passed:
+                self.facts.changed(block)
                 op.detach()
                 rewriter.insert(op, InsertPoint.at_end(block) if stop is None else InsertPoint.before(stop))
 
     @staticmethod
-    def stops(other: Operation, wait: WaitOp, bufs: list[SSAValue], touches_any: Touches) -> bool:
+    def stops(other: Operation, wait: WaitOp, bufs: list[SSAValue], touches_any: Facts) -> bool:
         if isinstance(other, WaitOp):
             return False
         if other.has_trait(IsTerminator) or any(u.operation is other for u in wait.token.uses):
@@ -278,8 +398,8 @@ class OrderLoads(BlockPattern):
 
     NAME: ClassVar[str] = "order-loads"
 
-    def __init__(self, touches_any: Touches, arch: Arch):
-        super().__init__(touches_any)
+    def __init__(self, facts: Facts, arch: Arch):
+        super().__init__(facts)
         self.arch = arch
 
     @staticmethod
@@ -291,25 +411,24 @@ class OrderLoads(BlockPattern):
         return all(isinstance(u.operation, (WaitOp, scf.YieldOp)) and u.operation.parent_block() is block
                    for u in op.token.uses)
 
-    @staticmethod
-    def inflight(block: Block) -> list[int]:
+    def inflight(self, block: Block) -> list[int]:
         """Bytes of the stores a loop body's block starts with in flight: the previous
         step's, carried in and awaited later in the block (a deferred store)."""
         if not isinstance(block.parent_op(), scf.ForOp):
             return []
         out = []
         for arg in block.args[1:]:
-            copies = token_copies(arg) or []
+            copies = self.facts.copies(arg) or []
             stores = [c for c in copies if not is_load(c)]
             if stores and len(stores) == len(copies):
-                out.append(prod(stores[0].window) * elem_bytes(stores[0].src))
+                out.append(self.facts.nbytes(stores[0]))
         return out
 
     def rewrite_block(self, block: Block, task: TaskOp, rewriter: PatternRewriter) -> None:
         ops = list(block.ops)
         loads = [o for o in ops if isinstance(o, CopyOp) and self.movable(o, block)]
         # loads writing bytes another load of the block writes keep their order: leave them
-        loads = [ld for ld in loads if not any(o is not ld and may_alias(o.dst, ld.dst) for o in loads)]
+        loads = [ld for ld in loads if not any(o is not ld and self.facts.alias(o.dst, ld.dst) for o in loads)]
         if not loads:
             return
         place = self.schedule(ops, loads, task)
@@ -321,8 +440,10 @@ class OrderLoads(BlockPattern):
             new.append(o)
         parts = task.parts.value.data
         steps = 2 if isinstance(block.parent_op(), scf.ForOp) else 1  # (a loop body: what it leaves the next step)
-        if new == ops or block_cycles(new, self.arch, parts, steps) >= block_cycles(ops, self.arch, parts, steps):
+        if new == ops or (block_cycles(new, self.arch, parts, steps, self.facts)
+                          >= block_cycles(ops, self.arch, parts, steps, self.facts)):
             return
+        self.facts.changed(block)
         for s, lds in place.items():
             for ld in lds:
                 ld.detach()
@@ -342,7 +463,8 @@ class OrderLoads(BlockPattern):
         first = {ld: min(spos[u.operation] for u in ld.token.uses) for ld in loads}
         pos = {o: i for i, o in enumerate(ops)}
         pending = sorted(loads, key=lambda ld: (first[ld], pos[ld]))
-        clock = IssueClock(self.arch, task.parts.value.data, self.inflight(ops[0].parent_block()))  # type: ignore[arg-type]
+        clock = IssueClock(self.arch, task.parts.value.data, self.inflight(ops[0].parent_block()),  # type: ignore[arg-type]
+                           self.facts)
         place: dict[int, list[CopyOp]] = {}
         for s, o in enumerate(skeleton):
             while pending and earliest[pending[0]] <= s and (first[pending[0]] == s or clock.channel_free()
@@ -356,12 +478,64 @@ class OrderLoads(BlockPattern):
         """`ld` must stay after `o`: `o` defines an operand, touches its destination or
         writes its source, or waits for a copy that does (it may still be in flight
         before the wait)."""
+        key = (ld, o)
+        hit = self.facts.orders.get(key)
+        if hit is None:
+            hit = self.facts.orders[key] = self._depends(ld, o)
+        return hit
+
+    def _depends(self, ld: CopyOp, o: Operation) -> bool:
         if any(r in ld.operands for r in o.results):
             return True
+        facts = self.facts
         if isinstance(o, WaitOp):
-            copies = token_copies(o.token)
-            return copies is None or any(touches(c, ld.dst) or may_alias(c.dst, ld.src) for c in copies)
-        return self.touches_any(o, [ld.dst]) or writes_to(o, ld.src)
+            copies = facts.copies(o.token)
+            return copies is None or any(facts.touches(c, ld.dst) or facts.alias(c.dst, ld.src) for c in copies)
+        return facts(o, [ld.dst]) or facts.writes(o, ld.src)
+
+
+OWNERS = (TaskOp, scf.ForOp, scf.IfOp)
+"""The ops the patterns match: every pattern declines any other op."""
+
+
+class OwnerWorklist(Worklist[Operation]):
+    """A greedy walker's worklist that keeps only `OWNERS`: the walk visits the ops the
+    patterns match in the order it would visit them among all ops."""
+
+    def push(self, item: Operation) -> None:
+        if isinstance(item, OWNERS):
+            super().push(item)
+
+
+class OwnerWalker(PatternWalker):
+    """`PatternWalker` (greedy, to a fixed point) over `OWNERS` only: the same rewrites
+    in the same order, without offering every other op to every pattern. (With
+    `--pattern-stats` a pattern counts as tried on those ops only.)"""
+
+    def __post_init__(self) -> None:
+        self._worklist = OwnerWorklist()
+
+    def _populate_worklist(self, op: Operation | Region | Block) -> None:
+        """Push the owners as xDSL's walk (reversed, regions first) would, descending only
+        into ops with regions."""
+        push = self._worklist.push
+
+        def visit(block: Block) -> None:
+            for o in reversed(block.ops):
+                if o.regions:
+                    for region in reversed(o.regions):
+                        for b in reversed(region.blocks):
+                            visit(b)
+                    push(o)
+
+        if isinstance(op, Operation):
+            for region in reversed(op.regions):
+                for b in reversed(region.blocks):
+                    visit(b)
+            push(op)
+        else:
+            for b in reversed(op.blocks) if isinstance(op, Region) else [op]:
+                visit(b)
 
 
 PATTERN_NAMES = ("fold-one-trip-loop", "sink-wait", "order-loads")
@@ -378,9 +552,8 @@ class DmaOrder(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_disabled(self.name, self.disable, list(PATTERN_NAMES))
-        touches_any = Touches()
-        patterns: list[RewritePattern] = [FoldOneTripLoop(), SinkWait(touches_any),
-                                          OrderLoads(touches_any, arch_of(op))]
+        facts = Facts()
+        patterns: list[RewritePattern] = [FoldOneTripLoop(facts), SinkWait(facts), OrderLoads(facts, arch_of(op))]
         kept = [p for p in patterns if p.NAME not in self.disable]  # type: ignore[attr-defined]
         applier = GreedyRewritePatternApplier(kept, dce_enabled=False)
-        PatternWalker(applier).rewrite_module(op)
+        OwnerWalker(applier).rewrite_module(op)
