@@ -288,25 +288,40 @@ class ConvAnchor(Anchor):
                 Loop("ci", self.cig, reduction=True)]
 
     def shape(self, tile: dict[str, int]) -> KernelShape | None:
-        (sh, sw), (dh, dw) = self.p["strides"], self.p["dilations"]
-        pt, pl = self.p["pads"][0], self.p["pads"][1]
-        kh, kw = self.sw[2], self.sw[3]
         toh, tow, tci, tco = tile["oh"], tile["ow"], tile["ci"], tile["co"]
         if self.group > 1 and (tco % self.cog or (tco > self.cog and tci != self.cig)):
             return None  # a tile must hold whole groups, and cut input channels of one group only
         groups = tco // self.cog if self.group > 1 else 1
+        # (each window is built once per tile sizes it depends on: candidates share them, and what
+        # a window computes of itself, `Window.nbytes` say)
+        windows = self.__dict__.setdefault("_windows", {})
+        wx = windows.get(("x", toh, tow, tci, groups))
+        if wx is None:
+            wx = windows["x", toh, tow, tci, groups] = self.input_window(toh, tow, tci, groups)
+        ww = windows.get(("w", tco, tci))
+        if ww is None:
+            kh, kw = self.sw[2], self.sw[3]
+            ww = windows["w", tco, tci] = self.window(self.iw, self.sw, (per_tile("co", tco), per_tile("ci", tci),
+                                                                         fixed(kh), fixed(kw)), 0.0)
+        out = windows.get(("out", tco, toh, tow))
+        if out is None:
+            out = windows["out", tco, toh, tow] = self.window(None, self.so, (per_tile("n", 1), per_tile("co", tco),
+                                                                              per_tile("oh", toh), per_tile("ow", tow)))
+        return KernelShape(KernelKind.CONV2D, self.loops(), dict(tile), [wx, ww], out, window_area=groups)
+
+    def input_window(self, toh: int, tow: int, tci: int, groups: int) -> Window:
+        """The input tile (with its halo) of an output tile of toh x tow, tci input channels
+        (of each of `groups` groups)."""
+        (sh, sw), (dh, dw) = self.p["strides"], self.p["dilations"]
+        pt, pl = self.p["pads"][0], self.p["pads"][1]
+        kh, kw = self.sw[2], self.sw[3]
         ih, iw = (toh - 1) * sh + (kh - 1) * dh + 1, (tow - 1) * sw + (kw - 1) * dw + 1
         if self.group > 1:  # the input channels of this tile's groups
             ci_dim = DimMap((("co", groups * self.cig), ("ci", tci)), 0, groups * tci)
         else:
             ci_dim = per_tile("ci", tci)
-        wx = self.window(self.ix, self.sx, (per_tile("n", 1), ci_dim,
-                                       DimMap((("oh", toh * sh),), -pt, ih),
-                                       DimMap((("ow", tow * sw),), -pl, iw)), float(self.zero_points[0]))
-        ww = self.window(self.iw, self.sw, (per_tile("co", tco), per_tile("ci", tci), fixed(kh), fixed(kw)), 0.0)
-        out = self.window(None, self.so, (per_tile("n", 1), per_tile("co", tco), per_tile("oh", toh),
-                                     per_tile("ow", tow)))
-        return KernelShape(KernelKind.CONV2D, self.loops(), dict(tile), [wx, ww], out, window_area=groups)
+        return self.window(self.ix, self.sx, (per_tile("n", 1), ci_dim, DimMap((("oh", toh * sh),), -pt, ih),
+                                              DimMap((("ow", tow * sw),), -pl, iw)), float(self.zero_points[0]))
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:
         _, ck, cn = arch.cube

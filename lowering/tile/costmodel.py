@@ -195,25 +195,10 @@ def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
 
 def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int, bw: int,
                 deferred: bool = False) -> tuple[int, int]:
-    n_channels, latency = arch.dma_channels, arch.dma_latency
-
-    def loads(sizes: tuple[int, ...]) -> int:  # (`load_cycles`)
-        return _load_cycles(sizes, n_channels, latency, bw) if sizes else 0
-
+    hoisted, load, epi, store, tee = _dma_terms(t, arch, bw)
     r = t.reductions
-    hoisted = loads(t.hoisted)
-    load = loads(t.piped)
     comp = t.compute
-    epi = epilogue_len * t.epilogue_pass + loads(t.per_tile) + t.finish
-    if r > 1 and t.epilogue:
-        epi += loads(t.epilogue)
-    for b in t.seams:  # (each landed alone at its block's step)
-        epi += loads((b,))
-    store = latency + ceil(t.out_bytes / bw)
-    # a step's tees go out before its compute and are awaited at its end: they find
-    # the channels busy with the next step's loads, and the step after cannot load
-    # into the slots they read until they are out
-    tee = loads(t.tees)
+    epi += epilogue_len * t.epilogue_pass
     if double_buffer:
         # first load, then each step overlaps the next load (issuing it may stall the
         # core when there are more loads than channels); the last step only computes
@@ -222,9 +207,36 @@ def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int
         if deferred:  # (a step's store goes out with the next step's loads: only the last is exposed;
             # they are issued while it still holds a channel)
             behind = stall_behind(t.out_bytes, t.piped, arch, bw)
-            return fixed + store, max(loads((*t.piped, t.out_bytes)) + tee, behind + comp + epi)
+            loads = _load_cycles((*t.piped, t.out_bytes), arch.dma_channels, arch.dma_latency, bw)
+            return fixed + store, max(loads + tee, behind + comp + epi)
         return fixed, r * max(load + tee, stall + comp) + epi + store
     return hoisted, r * (load + max(comp, tee)) + epi + store
+
+
+def _dma_terms(t: CostTerms, arch: Arch, bw: int) -> tuple[int, int, int, int, int]:
+    """(hoisted loads, a step's loads, an output tile's epilogue loads, its store, a step's
+    tees) at bandwidth `bw`, for `_tile_costs`: read once per bandwidth (both buffering
+    modes and every epilogue length price the same loads)."""
+    known = t.__dict__.setdefault("_dma", {})
+    hit = known.get(bw)
+    if hit is not None:
+        return hit
+    n_channels, latency = arch.dma_channels, arch.dma_latency
+
+    def loads(sizes: tuple[int, ...]) -> int:  # (`load_cycles`)
+        return _load_cycles(sizes, n_channels, latency, bw) if sizes else 0
+
+    epi = loads(t.per_tile) + t.finish
+    if t.reductions > 1 and t.epilogue:
+        epi += loads(t.epilogue)
+    for b in t.seams:  # (each landed alone at its block's step)
+        epi += loads((b,))
+    store = latency + ceil(t.out_bytes / bw)
+    # a step's tees go out before its compute and are awaited at its end: they find
+    # the channels busy with the next step's loads, and the step after cannot load
+    # into the slots they read until they are out
+    hit = known[bw] = (loads(t.hoisted), loads(t.piped), epi, store, loads(t.tees))
+    return hit
 
 
 def kernel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> int:
@@ -239,17 +251,20 @@ def _cycles_on(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
     known = ks.memo("_tile_costs", arch, dict)
     tiles_all = ks.parallel_tiles
     can_defer = double_buffer and tiles_all > 1 and stores_deferred(ks, arch)
+    terms: list[CostTerms] = []  # (`cost_terms`, read at the first miss)
 
     def cycles_on(parts: int) -> int:
         if parts <= 1:
             tiles, bw, sync = tiles_all, arch.dram_bw, 0
         else:
-            tiles, bw, sync = ceil(tiles_all / parts), max(1, arch.dram_bw // parts), 2 * arch.sync_latency
+            tiles, bw, sync = -(-tiles_all // parts), max(1, arch.dram_bw // parts), 2 * arch.sync_latency
         deferred = can_defer and tiles > 1  # (as `tile_costs`)
         key = (double_buffer, epilogue_len, bw, deferred)
         hit = known.get(key)
         if hit is None:
-            hit = known[key] = _tile_costs(cost_terms(ks, arch), arch, double_buffer, epilogue_len, bw, deferred)
+            if not terms:
+                terms.append(cost_terms(ks, arch))
+            hit = known[key] = _tile_costs(terms[0], arch, double_buffer, epilogue_len, bw, deferred)
         return hit[0] + tiles * hit[1] + sync
 
     return cycles_on

@@ -317,18 +317,52 @@ def with_epilogue(ks: KernelShape, extra: Sequence[tuple[int, tuple[int, ...]]],
     (`accumulator_init` of `steps`). An epilogue that changes the element type
     (`chain_types` from the anchor's result type) stores the type it ends in and holds a buffer
     of the output tile's shape for each other type (`KernelShape.chain`)."""
-    ks.epilogue = [broadcast_window(i, s, ks.out, elems[i] if elems else None) for i, s in extra]
-    if anchor_result is not None:
-        final, others, derived = chain_types(steps, element_type(anchor_result))
-        if others or derived:
-            ks.chain = [elem_bytes(t) for t in (*others, *derived)]
-            ks.out = replace(ks.out, elem=elem_bytes(final))
-        if wide_accumulator(ks, element_type(anchor_result)):
-            ks.accumulator = f32
-            ks.chain = [*ks.chain, elem_bytes(f32)]
-    if ks.kind in INIT_KINDS and ks.accumulator is None:  # (an init tile of the output's type cannot start an f32 sum)
-        ks.init = accumulator_init(steps, extra, ks.out.shape)
-    return ks
+    return Epilogue(extra, steps, elems, anchor_result)(ks)
+
+
+class Epilogue:
+    """`with_epilogue` for many tilings of one kernel (a tile search's candidates): the
+    types read once, and the windows of an output window built once (candidates share
+    their anchor's output windows, `ConvAnchor.shape`)."""
+
+    def __init__(self, extra: Sequence[tuple[int, tuple[int, ...]]], steps: Sequence[EpilogueStep] = (),
+                 elems: dict[int, int] | None = None, anchor_result: SSAValue | None = None) -> None:
+        self.extra, self.steps, self.elems = extra, steps, elems
+        self.typed = anchor_result is not None
+        self.chain: list[int] | None = None  # (the other types' element bytes, when the epilogue changes type)
+        self.final = 0
+        self.wide = False
+        if anchor_result is not None:
+            anchor_type = element_type(anchor_result)
+            final, others, derived = chain_types(steps, anchor_type)
+            if others or derived:
+                self.chain, self.final = [elem_bytes(t) for t in (*others, *derived)], elem_bytes(final)
+            self.wide = type_name(anchor_type) in ("f16", "bf16")  # (`wide_accumulator`)
+        self.outs: dict[int, tuple[Window, list[Window], Window]] = {}  # id(out) -> (out, its windows, retyped)
+        self.inits: dict[tuple[int, ...], int | None] = {}
+
+    def __call__(self, ks: KernelShape) -> KernelShape:
+        out = ks.out
+        known = self.outs.get(id(out))  # (the entry holds `out`: its id is not reused while it is known)
+        if known is None:
+            elems = self.elems
+            windows = [broadcast_window(i, s, out, elems[i] if elems else None) for i, s in self.extra]
+            retyped = replace(out, elem=self.final) if self.chain is not None else out
+            known = self.outs[id(out)] = (out, windows, retyped)
+        ks.epilogue = list(known[1])
+        if self.typed:
+            if self.chain is not None:
+                ks.chain = list(self.chain)
+                ks.out = known[2]
+            if self.wide and ks.kind in INIT_KINDS and ks.reduction_tiles > 1:  # (`wide_accumulator`)
+                ks.accumulator = f32
+                ks.chain = [*ks.chain, elem_bytes(f32)]
+        if ks.kind in INIT_KINDS and ks.accumulator is None:  # (an init tile of the output's type cannot start an f32 sum)
+            shape = tuple(ks.out.shape)
+            if shape not in self.inits:
+                self.inits[shape] = accumulator_init(self.steps, self.extra, shape)
+            ks.init = self.inits[shape]
+        return ks
 
 
 def wide_accumulator(ks: KernelShape, anchor_type: Attribute) -> bool:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
-from math import ceil, prod
-from typing import Any, TypeVar
+from functools import lru_cache
+from math import prod
+from typing import Any, Generic, TypeVar, overload
 
 from xdsl.ir import Attribute
 
@@ -25,6 +25,30 @@ T = TypeVar("T")
 
 class TilingError(ValueError):
     """The kernel has no tiling on this arch (message names the reason)."""
+
+
+class lazy(Generic[T]):
+    """A property computed on first use and kept in the instance (as `functools.
+    cached_property`, without its lock: a tile search reads a few per window of
+    thousands of candidates, and the lock was most of their cost)."""
+
+    def __init__(self, fn: Callable[[Any], T]) -> None:
+        self.fn, self.name = fn, fn.__name__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> lazy[T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> T | lazy[T]:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)  # (then found in the instance: no second call)
+        return value
 
 
 @dataclass(frozen=True)
@@ -58,11 +82,11 @@ class Window:
     pad_value: float | None = None
     elem: int = field(default=F32, kw_only=True)
 
-    @cached_property
+    @lazy
     def sizes(self) -> tuple[int, ...]:
         return tuple(d.size for d in self.dims)
 
-    @cached_property
+    @lazy
     def nbytes(self) -> int:
         return prod(self.sizes) * self.elem
 
@@ -70,12 +94,17 @@ class Window:
         """Bytes moved by an interior tile (no padding outside the tensor)."""
         return self._valid_bytes
 
-    @cached_property
+    @lazy
     def _valid_bytes(self) -> int:
         n = self.elem
         for d, s in zip(self.dims, self.shape):
             n *= d.size if d.size < s else s
         return n
+
+    @lazy
+    def moved_by(self) -> tuple[str, ...]:
+        """The loops the window moves with (a term with a nonzero coefficient), per dim."""
+        return tuple(name for d in self.dims for name, c in d.terms if c)
 
 
 @lru_cache(maxsize=1 << 14, typed=True)
@@ -116,9 +145,15 @@ class KernelShape:
         cached = self.__dict__.get("_grid")
         if cached is not None and cached[0] is self.tile:
             return cached[1]
-        grid = [ceil(l.extent / self.tile[l.name]) for l in self.loops]
-        counts = (grid, prod(g for l, g in zip(self.loops, grid) if not l.reduction),
-                  prod(g for l, g in zip(self.loops, grid) if l.reduction))
+        tile = self.tile
+        grid = [-(-l.extent // tile[l.name]) for l in self.loops]  # (ceil, in integers)
+        par = red = 1
+        for l, g in zip(self.loops, grid):
+            if l.reduction:
+                red *= g
+            else:
+                par *= g
+        counts = (grid, par, red)
         self.__dict__["_grid"] = (self.tile, counts)
         return counts
 
@@ -185,7 +220,7 @@ class KernelShape:
         first = self.loads[0] if self.prologue_len and self.loads else None
         kinds = {}
         for w in ws:
-            names = [name for d in w.dims for name, c in d.terms if c]
+            names = w.moved_by
             if not single and w is not first and all(by_name[name] == 1 for name in names):
                 kinds[id(w)] = 1
             elif moving and not any(name in moving for name in names):
@@ -275,9 +310,11 @@ def load_split(ks: KernelShape, arch: Arch) -> tuple[list[Window], list[Window],
         r = ks.reduction_tiles
         dims: dict[int, int] = {}  # (piped index -> the dim its blocks run along)
         for i, w in enumerate(piped):
-            d = coalesce_dim([(m.terms, m.const, m.size) for m in w.dims], w.shape, red[0], r)
             # (not a conv prologue's input: the prologue rewrites its tile in place every step)
-            if d is not None and coalesces(r, w.nbytes, arch) and not (ks.prologue_len and w is ks.loads[0]):
+            if not coalesces(r, w.nbytes, arch) or (ks.prologue_len and w is ks.loads[0]):
+                continue
+            d = coalesce_dim([(m.terms, m.const, m.size) for m in w.dims], w.shape, red[0], r)
+            if d is not None:
                 dims[i] = d
         for i in sorted(coalesced([(i, piped[i].nbytes) for i in dims], len(piped), arch), reverse=True):
             w, d = piped.pop(i), dims[i]

@@ -46,6 +46,7 @@ from lowering.tile.anchors import (  # re-exported
 from lowering.tile.epilogue import (  # re-exported
     INIT_KINDS,
     ROW_OPS,
+    Epilogue,
     EpilogueStep,
     MatmulPrologueAnchor,
     PrologueAnchor,
@@ -180,7 +181,7 @@ class TileSearch:
         self.shapes: dict[tuple[int, ...], KernelShape | None] = {}  # (one per point, both buffering modes)
         self.smallest: list[int] = []
         self.best: tuple | None = None
-        self.result = anchor.op.results[0]  # (read once: an xDSL lookup)
+        self.epilogue = Epilogue(extra, steps, anchor.elems, anchor.op.results[0])  # (`with_epilogue`, types read once)
         self.sram = arch.sram_bytes
 
     def shaped(self, idx: tuple[int, ...]) -> KernelShape | None:
@@ -190,7 +191,7 @@ class TileSearch:
             if shaped is None or (self.epilogue_len and self.anchor.combine(shaped)):
                 self.shapes[idx] = None  # (an epilogue cannot run on merge states)
             else:
-                self.shapes[idx] = with_epilogue(shaped, self.extra, self.steps, self.anchor.elems, self.result)
+                self.shapes[idx] = self.epilogue(shaped)
         return self.shapes[idx]
 
     def evaluate(self, idx: tuple[int, ...], db: bool) -> tuple | None:
@@ -283,6 +284,7 @@ __all__ = [
     "ConvAnchor",
     "DimMap",
     "EltwiseAnchor",
+    "Epilogue",
     "EpilogueStep",
     "F32",
     "GenericAnchor",
