@@ -26,8 +26,9 @@ The conv is linear in its input channels, so the sum is the original conv up to
 rounding; zero padding pads each part. The concat itself stays when anything else
 reads it (DenseNet's next layer does). The trial marks its copy of each conv by
 location (`TRIAL_MARK`: fusion keeps locations) and reads the `parts` of the kernels
-holding them; npu-tile's searches are shared with the module's (`share_searches`), so
-the compile after it searches only the kernels the split changed.
+holding them; npu-tile's searches and npu-layer-group's strip plans are shared with the
+module's (`share_searches`, `share_strips`), so the compile after it searches only the
+kernels and strip runs the split changed.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from lowering.errors import CompileError
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker, unobserved
 from lowering.remarks import silenced
+from lowering.tile.layer_group import share_strips
 from lowering.tile.tile import share_searches
 from npu_dialects.dtypes import element_type
 from npu_dialects.graph import AddOp, BinaryOp, ConcatOp, Conv2dOp, UnaryOp, attr_int, shape_of
@@ -245,6 +247,7 @@ def one_core_convs(ctx: Context, module: ModuleOp) -> set[int]:
 
     trial = module.clone()
     share_searches(module, trial)
+    share_strips(module, trial)
     for i, conv in enumerate(o for o in trial.walk() if isinstance(o, Conv2dOp)):
         conv.location = name_loc(f"{TRIAL_MARK}{i}")  # (locations survive fusion; ops may be rebuilt)
     attach_weights(trial, dict(weights_of(module)))

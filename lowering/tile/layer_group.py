@@ -67,6 +67,7 @@ body value's offset, the ops computed in place), which bufferization follows.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, replace
 from math import prod
 
@@ -226,6 +227,18 @@ def inner_ops(kernels: list[KernelOp]) -> tuple[list[Operation], list[int], dict
     return ops, starts, yielded, canon
 
 
+STRIPS: "weakref.WeakKeyDictionary[ModuleOp, StripMemo]" = weakref.WeakKeyDictionary()
+"""Each module's strip plans by run signature (`plan_strips`' memo), kept across
+npu-layer-group runs on it. `share_strips` lets a copy use the same ones:
+npu-split-concat-conv's trial plan on a copy, then the compile of the module, plan each
+strip run once (a plan depends on its run's signature alone, see `run_signature`)."""
+
+
+def share_strips(module: ModuleOp, copy: ModuleOp) -> None:
+    """Let npu-layer-group on `copy` and on `module` share one memo of strip plans."""
+    STRIPS[copy] = STRIPS.setdefault(module, {})
+
+
 @dataclass(frozen=True)
 class LayerGroup(ModulePass):
     """Group consecutive kernels whose tensors fit SRAM together when the cost model says it pays."""
@@ -254,7 +267,7 @@ class LayerGroup(ModulePass):
         self._slices: dict[tuple, int | None]  # batch-split slices by run signature (None: no split fits)
         object.__setattr__(self, "constants", ConstantReader(op, self.name))
         object.__setattr__(self, "_available", {})
-        object.__setattr__(self, "_strips", {})
+        object.__setattr__(self, "_strips", STRIPS.setdefault(op, {}))  # (kept across runs on the module)
         object.__setattr__(self, "_slices", {})
         for func in op.ops:
             if isinstance(func, FuncOp) and func.body.blocks:

@@ -105,8 +105,15 @@ LINE_BUFFER_MODES = ("auto", "always", "never")  # by cost; wherever one fits (t
 
 
 def operands(op: Operation, canon: dict[SSAValue, SSAValue]) -> list[SSAValue]:
-    """`op`'s operands, renamed by `canon` (planning kernels whose bodies are not merged)."""
-    return [canon.get(o, o) for o in op.operands]
+    """`op`'s operands, renamed by `canon` (planning kernels whose bodies are not merged).
+    While planning, read once per op and `canon` (the list is shared: not to be changed)."""
+    facts = _FACTS
+    if facts is None:
+        return [canon.get(o, o) for o in op.operands]
+    hit = facts.get(("ins", op))
+    if hit is None or hit[0] is not canon:  # (the entry holds `canon`: one renaming per entry)
+        hit = facts["ins", op] = (canon, [canon.get(o, o) for o in op.operands])
+    return hit[1]
 
 
 def _hw_constant(v: SSAValue, rank: int) -> bool:
@@ -247,6 +254,18 @@ def pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
     relu reads, or only the pool, and that relu only the pool. A max-pool commutes with
     adding a per-channel constant and with relu (both monotone; exact in f32), so the bias add and the relu run on the
     pooled rows - a fraction of the conv's (a CNN stem: conv + BN + ReLU + max-pool)."""
+    facts = _FACTS
+    if facts is not None and ops:  # (while planning: once per run of ops and `canon`, not per strip height)
+        key = ("pooled", ops[0], len(ops))
+        hit = facts.get(key)
+        if hit is None or hit[0] is not canon or len(hit[1]) != len(ops) or any(a is not b for a, b in zip(hit[1], ops)):
+            hit = facts[key] = (canon, list(ops), _pooled_epilogues(ops, canon))
+        return hit[2]
+    return _pooled_epilogues(ops, canon)
+
+
+def _pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
+                      ) -> dict[Operation, tuple[Conv2dOp, ReluOp | None]]:
     readers: dict[SSAValue, list[Operation]] = {}
     for op in ops:
         for o in dict.fromkeys(operands(op, canon)):
@@ -265,9 +284,10 @@ def pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
     return out
 
 
-_FACTS: dict[tuple[str, Operation], Any] | None = None
+_FACTS: dict[tuple, Any] | None = None
 """While `plan_strips` plans (the IR stays as it is): what `_window`, `_pads` and
-`_nan_padded` read off each op, parsed once instead of for every strip height."""
+`_nan_padded` read off each op, each op's `operands` and a run's `pooled_epilogues`,
+computed once instead of for every strip height."""
 
 
 @contextmanager
