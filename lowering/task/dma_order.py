@@ -146,14 +146,17 @@ class Facts:
     def __init__(self) -> None:
         self.nested: dict[Operation, list[SSAValue] | None] = {}  # None: unknown effects
         self.versions: dict[Block, int] = {}  # (bumped by every pattern that changes the block's ops)
+        self.terminators: dict[type[Operation], bool] = {}
         self.forget()
 
     def forget(self) -> None:
         self.places: dict[SSAValue, Place] = {}
         self.aliases: dict[tuple[SSAValue, SSAValue], bool] = {}
-        self.touched: dict[tuple[Operation, SSAValue], bool] = {}
         self.written: dict[tuple[Operation, SSAValue], bool] = {}
-        self.own: dict[Operation, tuple[list[SSAValue], list[SSAValue]] | None] = {}
+        self.own: dict[Operation, list[SSAValue] | None] = {}  # (op without regions -> what it reads and writes)
+        self.loads: dict[CopyOp, bool] = {}
+        self.copy_ends: dict[CopyOp, tuple[SSAValue, SSAValue]] = {}
+        self.trips: dict[scf.ForOp, int | None] = {}
         self.tokens: dict[SSAValue, list[CopyOp] | None] = {}
         self.orders: dict[tuple[CopyOp, Operation], bool] = {}  # (load, op before it) -> load must stay after
         self.costs: dict[Operation, int] = {}  # (a copy: its bytes; a compute op: its cycles)
@@ -178,29 +181,47 @@ class Facts:
             hit = self.aliases[key] = places_alias(self.place(a), self.place(b))
         return hit
 
-    def effects(self, op: Operation) -> tuple[list[SSAValue], list[SSAValue]] | None:
+    def buffers(self, op: Operation) -> list[SSAValue] | None:
+        """The buffers `op` (with its nested ops) reads or writes; None when unknown."""
+        if op.regions:
+            return self.nested_of(op)
         if op not in self.own:
-            self.own[op] = effects(op)
+            eff = effects(op)
+            self.own[op] = None if eff is None else eff[0] + eff[1]
         return self.own[op]
 
     def __call__(self, op: Operation, bufs: list[SSAValue]) -> bool:
-        """Whether `op`, or an op nested in it, may read or write bytes of some of `bufs`."""
-        if not bufs:  # (a region op of unknown effects touches even nothing)
-            return bool(op.regions) and self.nested_of(op) is None
-        return any(self.touches(op, b) for b in bufs)
+        """Whether `op`, or an op nested in it, may read or write bytes of some of `bufs`
+        (`touches`; a region op of unknown effects touches even none)."""
+        touched = self.buffers(op)
+        if touched is None:
+            return bool(bufs) or bool(op.regions)
+        return any(self.alias(t, b) for b in bufs for t in touched)
 
     def touches(self, op: Operation, buf: SSAValue) -> bool:
-        key = (op, buf)
-        hit = self.touched.get(key)
-        if hit is None:
-            if op.regions:
-                nested = self.nested_of(op)
-                hit = nested is None or any(self.alias(t, buf) for t in nested)
-            else:
-                eff = self.effects(op)
-                hit = eff is None or any(self.alias(b, buf) for b in eff[0] + eff[1])
-            self.touched[key] = hit
-        return hit
+        return self(op, [buf])
+
+    def ends(self, copy: CopyOp) -> tuple[SSAValue, SSAValue]:
+        """(source, destination) of `copy` (xDSL reads operands after variadic ones slowly)."""
+        if copy not in self.copy_ends:
+            self.copy_ends[copy] = copy.src, copy.dst
+        return self.copy_ends[copy]
+
+    def trip_count(self, loop: scf.ForOp) -> int | None:
+        if loop not in self.trips:
+            self.trips[loop] = trip_count(loop)
+        return self.trips[loop]
+
+    def is_terminator(self, op: Operation) -> bool:
+        kind = type(op)
+        if kind not in self.terminators:
+            self.terminators[kind] = op.has_trait(IsTerminator)
+        return self.terminators[kind]
+
+    def is_load(self, copy: CopyOp) -> bool:
+        if copy not in self.loads:
+            self.loads[copy] = is_load(copy)
+        return self.loads[copy]
 
     def nested_of(self, op: Operation) -> list[SSAValue] | None:
         if op not in self.nested:
@@ -231,7 +252,7 @@ class Facts:
     def nbytes(self, copy: CopyOp) -> int:
         """Bytes `copy` moves."""
         if copy not in self.costs:
-            self.costs[copy] = prod(copy.window) * elem_bytes(copy.src)
+            self.costs[copy] = prod(copy.window) * elem_bytes(self.ends(copy)[0])
         return self.costs[copy]
 
     def cycles(self, op: ComputeOp, arch: Arch) -> int:
@@ -318,7 +339,7 @@ class FoldOneTripLoop(RewritePattern):
     def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
         if task_of(op) is None:
             return
-        n = trip_count(op)
+        n = self.facts.trip_count(op)
         if n in (0, 1):
             self.facts.forget()  # (values replaced, ops inlined)
             self.facts.changed(op.parent_block())  # type: ignore[arg-type]
@@ -367,28 +388,30 @@ class SinkWait(BlockPattern):
     NAME: ClassVar[str] = "sink-wait"
 
     def rewrite_block(self, block: Block, task: TaskOp, rewriter: PatternRewriter) -> None:
+        facts = self.facts
         for op in reversed([o for o in block.ops if isinstance(o, WaitOp)]):
-            copies = self.facts.copies(op.token)
+            copies = facts.copies(op.token)
             if not copies:
                 continue
-            bufs = [b for c in copies for b in (c.src, c.dst)]
+            bufs = [b for c in copies for b in facts.ends(c)]
+            users = {u.operation for u in op.token.uses}
             stop, passed = op.next_op, False
-            while stop is not None and not self.stops(stop, op, bufs, self.facts):
+            while stop is not None and not self.stops(stop, users, bufs):
                 # (waits sinking to one op keep their order; passing loads only is no move either)
-                passed = passed or not (isinstance(stop, WaitOp) or isinstance(stop, CopyOp) and is_load(stop))
+                passed = passed or not (isinstance(stop, WaitOp) or isinstance(stop, CopyOp) and facts.is_load(stop))
                 stop = stop.next_op
             if passed:
                 self.facts.changed(block)
                 op.detach()
                 rewriter.insert(op, InsertPoint.at_end(block) if stop is None else InsertPoint.before(stop))
 
-    @staticmethod
-    def stops(other: Operation, wait: WaitOp, bufs: list[SSAValue], touches_any: Facts) -> bool:
+    def stops(self, other: Operation, users: set[Operation], bufs: list[SSAValue]) -> bool:
+        """A wait on copies of `bufs` whose token `users` use stops sinking at `other`."""
         if isinstance(other, WaitOp):
             return False
-        if other.has_trait(IsTerminator) or any(u.operation is other for u in wait.token.uses):
+        if self.facts.is_terminator(other) or other in users:
             return True
-        return touches_any(other, bufs)
+        return self.facts(other, bufs)
 
 
 class OrderLoads(BlockPattern):
@@ -402,11 +425,10 @@ class OrderLoads(BlockPattern):
         super().__init__(facts)
         self.arch = arch
 
-    @staticmethod
-    def movable(op: Operation, block: Block) -> bool:
+    def movable(self, op: Operation, block: Block) -> bool:
         """A load whose token only waits of the block use, or the loop body's yield (a
         load for the next step: it may go anywhere in the step once its slot is free)."""
-        if not isinstance(op, CopyOp) or not is_load(op) or not op.token.uses:
+        if not isinstance(op, CopyOp) or not self.facts.is_load(op) or not op.token.uses:
             return False
         return all(isinstance(u.operation, (WaitOp, scf.YieldOp)) and u.operation.parent_block() is block
                    for u in op.token.uses)
@@ -419,7 +441,7 @@ class OrderLoads(BlockPattern):
         out = []
         for arg in block.args[1:]:
             copies = self.facts.copies(arg) or []
-            stores = [c for c in copies if not is_load(c)]
+            stores = [c for c in copies if not self.facts.is_load(c)]
             if stores and len(stores) == len(copies):
                 out.append(self.facts.nbytes(stores[0]))
         return out
@@ -428,7 +450,8 @@ class OrderLoads(BlockPattern):
         ops = list(block.ops)
         loads = [o for o in ops if isinstance(o, CopyOp) and self.movable(o, block)]
         # loads writing bytes another load of the block writes keep their order: leave them
-        loads = [ld for ld in loads if not any(o is not ld and self.facts.alias(o.dst, ld.dst) for o in loads)]
+        dst = {ld: self.facts.ends(ld)[1] for ld in loads}
+        loads = [ld for ld in loads if not any(o is not ld and self.facts.alias(dst[o], dst[ld]) for o in loads)]
         if not loads:
             return
         place = self.schedule(ops, loads, task)
@@ -490,8 +513,10 @@ class OrderLoads(BlockPattern):
         facts = self.facts
         if isinstance(o, WaitOp):
             copies = facts.copies(o.token)
-            return copies is None or any(facts.touches(c, ld.dst) or facts.alias(c.dst, ld.src) for c in copies)
-        return facts(o, [ld.dst]) or facts.writes(o, ld.src)
+            src, dst = facts.ends(ld)
+            return copies is None or any(facts.touches(c, dst) or facts.alias(facts.ends(c)[1], src) for c in copies)
+        src, dst = facts.ends(ld)
+        return facts(o, [dst]) or facts.writes(o, src)
 
 
 OWNERS = (TaskOp, scf.ForOp, scf.IfOp)
@@ -510,7 +535,13 @@ class OwnerWorklist(Worklist[Operation]):
 class OwnerWalker(PatternWalker):
     """`PatternWalker` (greedy, to a fixed point) over `OWNERS` only: the same rewrites
     in the same order, without offering every other op to every pattern. (With
-    `--pattern-stats` a pattern counts as tried on those ops only.)"""
+    `--pattern-stats` a pattern counts as tried on those ops only.) Each walk reads a
+    block's ops again only when a pattern changed them (`Facts.changed`)."""
+
+    def __init__(self, pattern: RewritePattern, facts: Facts):
+        super().__init__(pattern)
+        self.facts = facts
+        self.regions: dict[Block, tuple[int, list[Operation]]] = {}  # block -> (version, its ops with regions, last first)
 
     def __post_init__(self) -> None:
         self._worklist = OwnerWorklist()
@@ -521,12 +552,15 @@ class OwnerWalker(PatternWalker):
         push = self._worklist.push
 
         def visit(block: Block) -> None:
-            for o in reversed(block.ops):
-                if o.regions:
-                    for region in reversed(o.regions):
-                        for b in reversed(region.blocks):
-                            visit(b)
-                    push(o)
+            version = self.facts.version(block)
+            seen = self.regions.get(block)
+            if seen is None or seen[0] != version:
+                seen = self.regions[block] = (version, [o for o in reversed(block.ops) if o.regions])
+            for o in seen[1]:
+                for region in reversed(o.regions):
+                    for b in reversed(region.blocks):
+                        visit(b)
+                push(o)
 
         if isinstance(op, Operation):
             for region in reversed(op.regions):
@@ -556,4 +590,4 @@ class DmaOrder(ModulePass):
         patterns: list[RewritePattern] = [FoldOneTripLoop(facts), SinkWait(facts), OrderLoads(facts, arch_of(op))]
         kept = [p for p in patterns if p.NAME not in self.disable]  # type: ignore[attr-defined]
         applier = GreedyRewritePatternApplier(kept, dce_enabled=False)
-        OwnerWalker(applier).rewrite_module(op)
+        OwnerWalker(applier, facts).rewrite_module(op)
