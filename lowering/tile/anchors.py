@@ -237,13 +237,23 @@ class MatmulAnchor(Anchor):
 
     def shape(self, tile: dict[str, int]) -> KernelShape:
         tm, tn, tk = tile["m"], tile["n"], tile["k"]
-        am, ak = per_tile("m", tm), per_tile("k", tk)
-        bk, bn = per_tile("k", tk), per_tile("n", tn)
-        # (an integer product's operands read their zero points past K's end: (x - zx)(w - zw) = 0 there)
-        zx, zw = self.op.zero_points if isinstance(self.op, MatMulOp) else (0, 0)
-        wa = self.window(self.ia, self.sa, self._batch(self.sa) + ((ak, am) if self.ta else (am, ak)), float(zx))
-        wb = self.window(self.ib, self.sb, self._batch(self.sb) + ((bn, bk) if self.tb else (bk, bn)), float(zw))
-        out = self.window(None, self.so, self._batch(self.so) + (per_tile("m", tm), per_tile("n", tn)))
+        # (each window is built once per tile sizes it depends on, as `ConvAnchor.shape`)
+        windows = self.__dict__.setdefault("_windows", {})
+        wa, wb, out = windows.get(("a", tm, tk)), windows.get(("b", tk, tn)), windows.get(("out", tm, tn))
+        if wa is None or wb is None:
+            # (an integer product's operands read their zero points past K's end: (x - zx)(w - zw) = 0 there)
+            zx, zw = self.op.zero_points if isinstance(self.op, MatMulOp) else (0, 0)
+        if wa is None:
+            am, ak = per_tile("m", tm), per_tile("k", tk)
+            wa = windows["a", tm, tk] = self.window(self.ia, self.sa, self._batch(self.sa) + ((ak, am) if self.ta
+                                                                                            else (am, ak)), float(zx))
+        if wb is None:
+            bk, bn = per_tile("k", tk), per_tile("n", tn)
+            wb = windows["b", tk, tn] = self.window(self.ib, self.sb, self._batch(self.sb) + ((bn, bk) if self.tb
+                                                                                            else (bk, bn)), float(zw))
+        if out is None:
+            out = windows["out", tm, tn] = self.window(None, self.so, self._batch(self.so) + (per_tile("m", tm),
+                                                                                              per_tile("n", tn)))
         return KernelShape(KernelKind.MATMUL, self.loops(), dict(tile), [wa, wb], out)
 
     def candidates(self, arch: Arch) -> dict[str, list[int]]:

@@ -217,7 +217,9 @@ def _dma_terms(t: CostTerms, arch: Arch, bw: int) -> tuple[int, int, int, int, i
     """(hoisted loads, a step's loads, an output tile's epilogue loads, its store, a step's
     tees) at bandwidth `bw`, for `_tile_costs`: read once per bandwidth (both buffering
     modes and every epilogue length price the same loads)."""
-    known = t.__dict__.setdefault("_dma", {})
+    known = t.__dict__.get("_dma")
+    if known is None:
+        known = t.__dict__["_dma"] = {}
     hit = known.get(bw)
     if hit is not None:
         return hit
@@ -333,6 +335,20 @@ def part_spans(cycles_on: Callable[[int], int], parts: int, sync_latency: int) -
 def best_parts(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:
     """`best_split` of a tiled kernel over min(cores, tiles) parts (`parallel_cycles`)."""
     return best_split(_cycles_on(ks, arch, double_buffer, epilogue_len), min(arch.cores, ks.parallel_tiles))
+
+
+def cycles_floor(ks: KernelShape, arch: Arch) -> int | None:
+    """A lower bound of `cycles_then_bytes`' cycles for `ks` in either buffering mode and
+    with any epilogue (None: not bounded here, a structured op's own compute): a task
+    covering ceil(tiles / cores) output tiles spends on each at least its reduction steps'
+    compute, or at least its store (see `_tile_costs`: every other term is a cost more;
+    a split over fewer cores has more tiles a task, at a lower bandwidth, and a margin
+    only raises a split's figure)."""
+    if ks.tile_cycles is not None:
+        return None
+    tiles = ks.parallel_tiles
+    store = arch.dma_latency + ceil(ks.out.valid_bytes() / arch.dram_bw)
+    return -(-tiles // min(arch.cores, tiles)) * max(ks.reduction_tiles * compute_cycles(ks, arch), store)
 
 
 def cycles_then_bytes(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:

@@ -183,6 +183,8 @@ class TileSearch:
         self.best: tuple | None = None
         self.epilogue = Epilogue(extra, steps, anchor.elems, anchor.op.results[0])  # (`with_epilogue`, types read once)
         self.sram = arch.sram_bytes
+        from lowering.tile.costmodel import cycles_floor, cycles_then_bytes  # (it imports this module)
+        self.floor = cycles_floor if cost is cycles_then_bytes else None  # (a bound of that cost only)
 
     def shaped(self, idx: tuple[int, ...]) -> KernelShape | None:
         """The kernel shape of a point (with its epilogue), None when invalid."""
@@ -212,6 +214,18 @@ class TileSearch:
                 c = self.cost(ks, self.arch, db, self.epilogue_len + (ks.accumulator is not None))  # (+ its cast)
                 seen[key] = (c if isinstance(c, tuple) else (c,), -need, ks)
         return seen[key]
+
+    def cannot_win(self, idx: tuple[int, ...]) -> bool:
+        """Whether a point is invalid, or priced by `cycles_then_bytes` at more cycles than
+        the best so far by its lower bound (`cycles_floor`): evaluating it would not change
+        the best (ties are evaluated), so the exhaustive search skips its SRAM and cost."""
+        if self.best is None or self.floor is None:
+            return False
+        ks = self.shaped(idx)
+        if ks is None:
+            return True  # (`evaluate` gives None: nothing to consider)
+        floor = self.floor(ks, self.arch)
+        return floor is not None and floor > self.best[0][0]
 
     def consider(self, r: tuple | None, db: bool) -> None:
         if r is not None and r[2] is not None and (self.best is None or r[:2] < self.best[:2]):
@@ -261,7 +275,8 @@ class TileSearch:
         for db in modes:
             if total <= self.anchor.exhaustive_limit:
                 for idx in itertools.product(*(range(len(lst)) for lst in lists)):
-                    self.consider(self.evaluate(idx, db), db)
+                    if not self.cannot_win(idx):
+                        self.consider(self.evaluate(idx, db), db)
                 continue
             red = [l.reduction for l in self.anchor.loops()]
             starts = [tuple(len(lst) - 1 for lst in lists), tuple(0 for _ in lists),
