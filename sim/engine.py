@@ -12,6 +12,7 @@ as warnings.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
@@ -24,7 +25,7 @@ from sim.errors import SimError
 from sim.interp import REQ_COMPUTE, REQ_DMA, REQ_EARLY, REQ_GATE, REQ_HANDOFF, OpInfo, TaskProgram, gather_fault
 from sim.memory import Buf, CopyPlan, fmt_slices
 from sim.program import Program
-from sim.records import FIXED, LAT, XFER, Dma, TaskRecord
+from sim.records import FIXED, XFER, Dma, TaskRecord
 from sim.sanitizer import Sanitizer
 from sim.trace import Trace
 from sim.values import Values
@@ -35,6 +36,8 @@ _STATE_NAMES = ["waiting for its events", "running", "computing", "waiting for a
                 "running and never finishing (an injected hang)"]
 _STALL_NAMES = {BUSY: "compute", WAITDMA: "dma_wait", WAITCHAN: "channel_wait", DRAIN: "drain", HUNG: "hung"}
 """What a core in each state is doing, for the profiler (`TaskRecord.stalls`)."""
+_STALL_OF = [_STALL_NAMES.get(st, "other") for st in range(8)]  # (by state, for `Engine.account`)
+_INF = float("inf")
 EPS = 1e-6  # bytes
 MAX_WARNINGS = 50
 
@@ -101,6 +104,10 @@ class Core:
         self.nx_inflight = 0  # its DMAs in flight (within `inflight`)
 
 
+def _issued(d: Dma) -> int:
+    return d.seq
+
+
 def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
     return a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
 
@@ -138,8 +145,12 @@ class Engine:
         self.on_done = on_done
         self.watchdog = watchdog
         self.stop_at: float | None = None  # a host time the clock must stop at (`run(until)`)
-        self.inflight: list[Dma] = []
+        # DMAs in flight by phase: in their latency (issue order, which is the order their
+        # latencies end in: one `dma_latency`), transferring over DRAM (processor-shared),
+        # SRAM -> SRAM copies at a fixed rate
+        self.lat: deque[Dma] = deque()
         self.shared: list[Dma] = []
+        self.fixed: list[Dma] = []
         self.slots: dict[int, list[Signal]] = {}  # counting semaphores: pending signals per slot
         self.records: list[TaskRecord | None] = []
         self.task_vc: list[tuple[int, ...] | None] = []
@@ -201,19 +212,24 @@ class Engine:
         wake[:] = [True] * len(cores)  # (the host may have queued tasks or opened gates)
         with np.errstate(all="ignore"), one_blas_thread() if self.numeric else nullcontext():
             while True:
-                while any(wake):
+                while True in wake:
                     for c in cores:
                         if not wake[c.id]:
                             continue
                         moved = c.state != DONE and self.step(c)
-                        if c.task is not None and self.early(c):
+                        if c.task is not None and (c.nx is not None or c.lend) and self.early(c):
                             moved = True
                         wake[c.id] = moved  # (a core that moved is stepped once more)
                 if until is not None and until():
                     return
-                if all(c.state == DONE for c in cores):
-                    break
-                t = self.host_time(self.next_time())
+                for c in cores:
+                    if c.state != DONE:
+                        break
+                else:
+                    break  # (every core has run its queue)
+                t = self.next_time()
+                if self.stop_at is not None or self.watchdog is not None or t is None or t <= self.now:
+                    t = self.host_time(t)
                 if t is None:
                     if until is not None and not any(self.stuck(c) for c in cores):
                         return  # idle until the host submits more
@@ -311,33 +327,47 @@ class Engine:
                 c.state = WAITDMA
 
     def next_time(self) -> float | None:
+        """The time of the next event (None: none is coming): a compute ending, a DMA's
+        latency or fixed-time copy ending, the first shared transfer finishing at its
+        share of `dram_bw`, a signal becoming visible, a host gate opening."""
         now = self.now
-        t = float("inf")
+        t = _INF
         for c in self.cores:
             if c.state == BUSY and c.busy_until < t:
                 t = c.busy_until
-        for d in self.inflight:
-            if d.phase == LAT:
-                if d.lat_end < t:
-                    t = d.lat_end
-            elif d.phase == FIXED and d.end < t:
+        if self.lat and self.lat[0].lat_end < t:
+            t = self.lat[0].lat_end
+        for d in self.fixed:
+            if d.end < t:
                 t = d.end
         if self.shared:
-            m = min(d.rem for d in self.shared)
-            tx = now + m * len(self.shared) / self.bw
-            if tx <= now:  # below float resolution: they finish at the next representable time
-                for d in self.shared:
-                    if d.rem <= m:
-                        d.rem = 0.0
-                tx = math.nextafter(now, math.inf)  # (a time not after `now` is never stopped at)
+            tx = self.next_transfer()
             if tx < t:
                 t = tx
-        for sigs in self.slots.values():
-            for s in sigs:
-                if now < s.visible_at < t:
-                    t = s.visible_at
-        t = min(t, self.next_gate())
-        return None if t == float("inf") else t
+        if self.slots:
+            for sigs in self.slots.values():
+                for s in sigs:
+                    if now < s.visible_at < t:
+                        t = s.visible_at
+        if self.gated:
+            t = min(t, self.next_gate())
+        return None if t == _INF else t
+
+    def next_transfer(self) -> float:
+        """When the first shared transfer finishes at its share of `dram_bw`."""
+        now = self.now
+        shared = self.shared
+        m = _INF
+        for d in shared:
+            if d.rem < m:
+                m = d.rem
+        tx = now + m * len(shared) / self.bw
+        if tx <= now:  # below float resolution: they finish at the next representable time
+            for d in shared:
+                if d.rem <= m:
+                    d.rem = 0.0
+            tx = math.nextafter(now, math.inf)  # (a time not after `now` is never stopped at)
+        return tx
 
     def next_gate(self) -> float:
         """The next time the host opens the gate of a task an idle core could start."""
@@ -373,37 +403,38 @@ class Engine:
         concerns (see `run`)."""
         prev = self.now
         dt = t - prev
+        shared = self.shared
         if dt > 0:
             self.account(dt)
-        if self.shared and dt > 0:
-            dec = dt * self.bw / len(self.shared)
-            for d in self.shared:
-                d.rem -= dec
-            self.dram_busy += dt
+            if shared:
+                dec = dt * self.bw / len(shared)
+                for d in shared:
+                    d.rem -= dec
+                self.dram_busy += dt
         self.now = t
-        finished: list[Dma] = []
-        for d in self.inflight:
-            ph = d.phase
-            if ph == XFER:
-                if d.rem <= EPS:
-                    finished.append(d)
-            elif ph == LAT:
-                if d.lat_end <= t:
-                    if d.plan.nbytes == 0:
-                        finished.append(d)
-                    elif d.shared:
-                        d.phase = XFER
-                        self.shared.append(d)
-                    else:  # SRAM -> SRAM: local, at full rate, no DRAM bandwidth
-                        d.phase = FIXED
-                        d.end = t + d.plan.nbytes / self.bw
-            elif d.end <= t:
+        finished = [d for d in shared if d.rem <= EPS] if shared else []
+        if self.fixed:
+            finished += [d for d in self.fixed if d.end <= t]
+        lat = self.lat
+        while lat and lat[0].lat_end <= t:  # (then its transfer begins: not finished by this step)
+            d = lat.popleft()
+            if d.plan.nbytes == 0:
                 finished.append(d)
-        for d in finished:
-            self.complete(d)
+            elif d.shared:
+                d.phase = XFER
+                shared.append(d)
+            else:  # SRAM -> SRAM: local, at full rate, no DRAM bandwidth
+                d.phase = FIXED
+                d.end = t + d.plan.nbytes / self.bw
+                self.fixed.append(d)
         if finished:
-            self.inflight = [d for d in self.inflight if not d.done]
+            if len(finished) > 1:
+                finished.sort(key=_issued)  # (they complete in the order they were issued)
+            for d in finished:
+                self.complete(d)
             self.shared = [d for d in self.shared if not d.done]
+            if self.fixed:
+                self.fixed = [d for d in self.fixed if not d.done]
         self.wake_at(prev, t)
 
     def wake_at(self, prev: float, t: float) -> None:
@@ -415,22 +446,32 @@ class Engine:
         if self.gated:
             wake[:] = [True] * len(self.cores)
             return
-        visible = any(prev < g.visible_at <= t for sigs in self.slots.values() for g in sigs)
+        visible = False
+        if self.slots:
+            for sigs in self.slots.values():
+                for g in sigs:
+                    if prev < g.visible_at <= t:
+                        visible = True
         for c in self.cores:
-            if (c.state == BUSY and c.busy_until <= t) or (visible and c.state == START):
+            st = c.state
+            if (st == BUSY and c.busy_until <= t) or (visible and st == START):
                 wake[c.id] = True
 
     def account(self, dt: float) -> None:
         """Charge `dt` cycles to what each running task's core does (`TaskRecord.stalls`)."""
         for c in self.cores:
             rec = c.rec
-            if rec is None or c.state == START:
-                if rec is not None and c.prefetching and not c.inflight:
+            if rec is None:
+                continue
+            st = c.state
+            if st == START:
+                if c.prefetching and not c.inflight:
                     rec.gated += dt  # (at its gate with nothing in flight: idle, not the kernel's work)
                 continue
-            what = _STALL_NAMES.get(c.state, "other")
-            rec.stalls[what] = rec.stalls.get(what, 0.0) + dt
-            if c.state == BUSY and c.inflight:
+            what = _STALL_OF[st]
+            stalls = rec.stalls
+            stalls[what] = stalls.get(what, 0.0) + dt
+            if st == BUSY and c.inflight:
                 rec.overlap += dt
 
     # ------------------------------------------------------------------ tasks
@@ -617,20 +658,25 @@ class Engine:
         if cyc > 0:
             c.busy_until = self.now + cyc
             c.state = BUSY
-            self.trace.span(self.trace.core_tid(c.id), f"{info.label}: {c.task.kernel}", info.unit, self.now,
-                            c.busy_until,
-                            {"op": info.name, "cycles": cyc, "onnx_nodes": info.nodes})
+            if self.trace.enabled:
+                self.trace.span(self.trace.core_tid(c.id), f"{info.label}: {c.task.kernel}", info.unit, self.now,
+                                c.busy_until, {"op": info.name, "cycles": cyc, "onnx_nodes": info.nodes})
 
     def compute_hazards(self, c: Core, info: OpInfo, bufs: list[Buf]) -> None:
-        ranges = [(b.off, b.off + b.nbytes) for b in bufs]
-        out = ranges[-1]
+        """Warn when a compute op uses bytes a DMA in flight still writes, or overwrites
+        bytes one still reads."""
+        out = bufs[-1]
         for d in c.chans:
             if d is None:
                 continue
             w, r = d.plan.sram_write, d.plan.sram_read
-            if w is not None and any(_overlap(w, rng) for rng in ranges):
-                self.hazard(c, info, d, "uses", w, "is still writing")
-            if r is not None and _overlap(r, out):
+            if w is not None:
+                w0, w1 = w
+                for b in bufs:
+                    if w0 < b.off + b.nbytes and b.off < w1:
+                        self.hazard(c, info, d, "uses", w, "is still writing")
+                        break
+            if r is not None and r[0] < out.off + out.nbytes and out.off < r[1]:
                 self.hazard(c, info, d, "overwrites", r, "is still reading")
 
     def hazard(self, c: Core, info: OpInfo, d: Dma, verb: str, rng: tuple[int, int], state: str) -> None:
@@ -645,10 +691,8 @@ class Engine:
 
     # ------------------------------------------------------------------ DMA
     def free_channel(self, c: Core) -> int:
-        for i, d in enumerate(c.chans):
-            if d is None:
-                return i
-        return -1
+        chans = c.chans
+        return chans.index(None) if None in chans else -1
 
     def issue(self, c: Core, ch: int, plan: CopyPlan, task: TaskProgram | None = None) -> Dma:
         t = task or c.task
@@ -667,7 +711,7 @@ class Engine:
         d = Dma(c.id, ch, t, plan, self.now, self.arch.dma_latency, self._dma_seq)
         c.chans[ch] = d
         c.inflight += 1
-        self.inflight.append(d)
+        self.lat.append(d)
         return d
 
     def complete(self, d: Dma) -> None:
@@ -687,7 +731,8 @@ class Engine:
         c.chans[d.chan] = None
         self.wake[c.id] = True
         c.inflight -= 1
-        r, w = plan.dram_read, plan.dram_write
+        r = plan.nbytes if d.reads_dram else 0
+        w = plan.nbytes if d.writes_dram else 0
         rec.dram_bytes_read += r
         rec.dram_bytes_written += w
         rec.dmas += 1

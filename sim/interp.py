@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from math import prod
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, IntegerType, MemRefType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects import special
@@ -32,10 +33,10 @@ from npu_dialects.arch import Arch, widest_type
 from npu_dialects.compute import ApplyOp, ComputeOp, EltwiseOp
 from npu_dialects.dma import CopyOp, DoneOp, WaitOp
 from npu_dialects.graph import ints
-from npu_dialects.locs import node_names
+from npu_dialects.locs import loc_names, node_names
 from npu_dialects.task import SramOp, TaskOp, ViewOp
 from sim.errors import SimError
-from sim.memory import F32, SRC_CLIP, Buf, Region, buffer_bytes, buffer_dtype, plan_copy
+from sim.memory import F32, SRC_CLIP, Buf, Region, buffer_bytes, buffer_dtype, plan_copy, timing_plan
 from sim.values import Values
 
 REQ_COMPUTE = 0
@@ -70,10 +71,13 @@ class OpInfo:
     __slots__ = ("op", "name", "nodes", "task_where", "extra", "kernel", "unit", "cycles", "execute", "label",
                  "index")
 
-    def __init__(self, op: Operation, task_where: str, task_nodes: list[str], index: int, kernel: str = ""):
+    def __init__(self, op: Operation, task_where: str, task_nodes: list[str], index: int, kernel: str = "",
+                 own: list[str] | None = None):
+        """`own`: the op's ONNX nodes (`node_names(op)`), when the caller has them."""
         self.op = op
         self.name = op.name
-        own = node_names(op)
+        if own is None:
+            own = node_names(op)
         self.nodes = own or task_nodes
         # (`where` is built when a diagnostic asks: it holds the task's whole node list,
         # and one copy per op of a fused kernel was quadratic memory in its size)
@@ -137,21 +141,53 @@ def exec_block(code: list, env: list) -> Iterator[tuple]:
 
 def task_where(task: TaskOp) -> str:
     """`task 'K' (ONNX node a, b)` for diagnostics."""
-    names = task_nodes(task)
+    return _where(task.kernel.data, task_nodes(task))
+
+
+def _where(kernel: str, names: list[str]) -> str:
     where = f" (ONNX node {', '.join(names)})" if names else ""
-    return f"task '{task.kernel.data}'{where}"
+    return f"task '{kernel}'{where}"
 
 
-def task_nodes(task: TaskOp) -> list[str]:
+class NodeNames:
+    """`node_names(op)`, each location worked out once: a module's ops share few
+    location attributes (ResNet-50's 9.6k ops have 166). Each answer is a fresh list."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, tuple[Attribute, list[str]]] = {}  # id -> (the location, kept alive; its names)
+
+    def __call__(self, op: Operation) -> list[str]:
+        loc = op.location
+        got = self.seen.get(id(loc))
+        if got is None:
+            got = self.seen[id(loc)] = (loc, loc_names(loc))
+        return list(got[1])
+
+
+def task_nodes(task: TaskOp, names_of: Callable[[Operation], list[str]] = node_names) -> list[str]:
     """ONNX nodes of a task: its location, else those of the ops in its body."""
-    names = node_names(task)
+    names = names_of(task)
     if names:
         return names
     out: list[str] = []
     for op in task.walk():
-        for n in node_names(op):
+        for n in names_of(op):
             if n not in out:
                 out.append(n)
+    return out
+
+
+def preorder(block: Block, out: list[Operation]) -> list[Operation]:
+    """Append the ops of `block` and of the regions inside them to `out`, in the order
+    `Block.walk` gives them (each op before its regions' ops); returns `out`. (A plain
+    recursion: the walk's nested generators cost more than the ops it visits.)"""
+    op = block.first_op
+    while op is not None:
+        out.append(op)
+        for region in op.regions:
+            for b in region.blocks:
+                preorder(b, out)
+        op = op.next_op
     return out
 
 
@@ -223,7 +259,8 @@ def constant_value(op: arith.ConstantOp) -> Any:
 class TaskProgram:
     """A compiled `npu_task.task`: static facts plus the code of its body."""
 
-    def __init__(self, op: TaskOp, index: int, seq: int):
+    def __init__(self, op: TaskOp, index: int, seq: int, names_of: Callable[[Operation], list[str]] = node_names):
+        """`names_of`: `node_names` (a `NodeNames` shared by a module's tasks)."""
         self.op = op
         self.index = index  # program order among all tasks
         self.seq = seq  # position in its core's queue (the order it starts in)
@@ -238,10 +275,11 @@ class TaskProgram:
         self.handoff = op.handoff_ops  # body ops after which the next task's early ops may run
         pc = op.predicted_cycles
         self.predicted_cycles: int | None = pc.value.data if pc is not None else None
-        self.nodes = task_nodes(op)
-        self.where = task_where(op)
+        self.nodes = task_nodes(op, names_of)
+        self.where = _where(self.kernel, self.nodes)
         self.code: list = []
         self.init_env: list = []
+        self.timing_only = False  # its code is for a run that moves no data (`compile_task`)
         self.ops: list[OpInfo] = []
         self.touches: set[str] = set()  # names of the DRAM regions its body reads or writes
         self.uses: set[SSAValue] = set()  # the top-level DRAM buffers (allocs, views, arguments) it uses
@@ -264,8 +302,11 @@ class _TaskCompiler:
     """Compiles one task body into closures (see the module docstring)."""
 
     def __init__(self, prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region, arch: Arch,
-                 check_bounds: bool, warnings: list[str], values: Values):
+                 check_bounds: bool, warnings: list[str], values: Values, timing_only: bool = False,
+                 names_of: Callable[[Operation], list[str]] = node_names):
         self.prog = prog
+        self.names_of = names_of
+        self.timing_only = timing_only  # (DMAs get a `TimingPlan`, compute ops no numerics)
         self.values = values
         self.sram_values: dict[int, int] = {}  # the `value` attribute of npu_task.sram -> value id
         self.warnings = warnings
@@ -277,7 +318,7 @@ class _TaskCompiler:
         self.slots: dict[SSAValue, int] = {}
         self.init: list = []
         # ops are numbered 1.. in walk order of the task body, for diagnostics
-        self.numbers = {id(o): i for i, o in enumerate(prog.op.body.walk(), start=1)}
+        self.numbers = {id(o): i for i, o in enumerate(preorder(prog.op.body.block, []), start=1)}
 
     def slot(self, v: SSAValue) -> int:
         s = self.slots.get(v)
@@ -303,6 +344,7 @@ class _TaskCompiler:
                        f"that is not a DRAM buffer or constant")
 
     def compile(self) -> None:
+        self.prog.timing_only = self.timing_only
         body = self.prog.op.body.block
         # the body's (lo, hi) index arguments are bound to the task's `range`
         rng = self.prog.range
@@ -320,7 +362,8 @@ class _TaskCompiler:
         self.prog.own_warnings = self.warnings[before:]
 
     def info(self, op: Operation) -> OpInfo:
-        i = OpInfo(op, self.prog.where, self.prog.nodes, self.numbers.get(id(op), 0), self.prog.kernel)
+        i = OpInfo(op, self.prog.where, self.prog.nodes, self.numbers.get(id(op), 0), self.prog.kernel,
+                   self.names_of(op))
         self.prog.ops.append(i)
         return i
 
@@ -347,23 +390,13 @@ class _TaskCompiler:
 
     # -- one op -> zero or one instruction
     def op(self, op: Operation) -> list:
-        if isinstance(op, SramOp):
-            return self.sram_op(op)
-        if isinstance(op, arith.ConstantOp):
-            return self.constant_op(op)
-        scalar = self.scalar_op(op)
-        if scalar is not None:
-            return [scalar]
-        if isinstance(op, scf.ForOp):
-            return [self.for_op(op)]
-        if isinstance(op, scf.IfOp):
-            return [self.if_op(op)]
-        if isinstance(op, CopyOp):
-            return [self.copy_op(op)]
-        if isinstance(op, WaitOp):
-            return [self.wait_op(op)]
-        if isinstance(op, ComputeOp):
-            return [self.compute_op(op)]
+        key = (type(op), op.name)
+        handler = _HANDLERS.get(key)
+        if handler is None:
+            handler = _HANDLERS[key] = _handler(op)
+        return handler(self, op)
+
+    def unknown_op(self, op: Operation) -> list:
         raise SimError(f"{self.prog.where}: the simulator does not know op '{op.name}'"
                        + (f" (ONNX node {', '.join(node_names(op))})" if node_names(op) else ""))
 
@@ -376,26 +409,12 @@ class _TaskCompiler:
             raise SimError(f"{self.prog.where}: {e}") from None
         return []
 
-    def scalar_op(self, op: Operation) -> tuple | None:
-        """The inline instruction of a view, integer arith op, compare, select or cast;
-        None for any other op."""
-        if isinstance(op, ViewOp):
-            return self.view_op(op)
-        if op.name in _BINARY:
-            return self.binary(op)
-        if isinstance(op, arith.CmpiOp):
-            return self.cmpi_op(op)
-        if isinstance(op, arith.SelectOp):
-            return self.select_op(op)
-        if op.name in _CASTS:
-            return self.cast_op(op)
-        if isinstance(op, DoneOp):
-            r = self.slot(op.token)
+    def done_op(self, op: DoneOp) -> tuple:
+        r = self.slot(op.token)
 
-            def done(env, r=r):
-                env[r] = DONE
-            return (_SCALAR, done, -1)
-        return None
+        def done(env, r=r):
+            env[r] = DONE
+        return (_SCALAR, done, -1)
 
     def view_op(self, op: ViewOp) -> tuple:
         src, r = self.use(op.source, op), self.slot(op.result)
@@ -468,11 +487,12 @@ class _TaskCompiler:
             self.warnings.append(f"{self.prog.where}: SRAM buffer at offset {off} is not aligned to "
                                  f"align={self.arch.align} bytes")
         s = self.slot(op.result)
-        own = node_names(op)
+        own = self.names_of(op)
         of = f" (ONNX node {', '.join(own)})" if own and own != self.prog.nodes else ""
         self.prog.srams.append((s, off, shape, dt, op.value_id, t, of))
         self.init[s] = Buf(self.sram, off, shape, f"SRAM offset {off} of core {self.prog.core}",
-                           sram_value(self.values, self.sram_values, self.prog, op.value_id, t, of), dt)
+                           sram_value(self.values, self.sram_values, self.prog, op.value_id, t, of), dt,
+                           self.timing_only)
         return []
 
     def dtype(self, v: SSAValue, op: Operation) -> np.dtype:
@@ -589,11 +609,15 @@ class _TaskCompiler:
             raise SimError(f"{info.where}: copies {src_t.element_type} into {dst_t.element_type} (a copy "
                            "converts nothing)")
 
-        def copy(env, info=info, src=src, dst=dst, soffs=soffs, doffs=doffs, sizes=sizes, pad=pad,
-                 clip=clip, check=check):
-            so = tuple(env[s] for s in soffs)
-            do = tuple(env[s] for s in doffs)
-            plan = plan_copy(info, env[src], env[dst], so, do, sizes, pad, clip, check)
+        # (a run that moves no data resolves no slices, when the offsets match the window's rank)
+        lite = self.timing_only and len(soffs) == len(doffs) == len(sizes)
+        planner = timing_plan if lite else plan_copy
+
+        def copy(env, info=info, src=src, dst=dst, so_of=_getter(soffs), do_of=_getter(doffs), sizes=sizes,
+                 pad=pad, clip=clip, check=check, planner=planner):
+            so = so_of(env)
+            do = do_of(env)
+            plan = planner(info, env[src], env[dst], so, do, sizes, pad, clip, check)
             if isinstance(plan, str):
                 raise SimError(f"{info.where}: {plan}",
                                f"source offsets {list(so)}, destination offsets {list(do)}, "
@@ -608,7 +632,7 @@ class _TaskCompiler:
             info.cycles = int(op.cycles(self.arch))
         except Exception as e:  # a malformed op the verifier let through
             raise SimError(f"{info.where}: cannot compute its cycles: {e}") from None
-        info.execute = special_executor(op, self.arch)
+        info.execute = _no_execute if self.timing_only else special_executor(op, self.arch)
         if isinstance(op, EltwiseOp):
             info.label = f"eltwise {op.fn.data}"
         bufs = [self.use(v, op) for v in op.operands]
@@ -616,6 +640,60 @@ class _TaskCompiler:
         def compute(env, info=info, bufs=bufs):
             return (REQ_COMPUTE, info, [env[s] for s in bufs])
         return (_REQ, compute, -1)
+
+
+def _handler(op: Operation) -> Callable[[_TaskCompiler, Any], list]:
+    """The `_TaskCompiler` method compiling `op` (the same for every op of its class and
+    name: `_TaskCompiler.op` keeps it), as a list of zero or one instruction."""
+    tc = _TaskCompiler
+    if isinstance(op, SramOp):
+        return tc.sram_op
+    if isinstance(op, arith.ConstantOp):
+        return tc.constant_op
+    one: Callable[[_TaskCompiler, Any], tuple] | None = None
+    if isinstance(op, ViewOp):  # (scalar ops: views, integer arith, compares, selects, casts)
+        one = tc.view_op
+    elif op.name in _BINARY:
+        one = tc.binary
+    elif isinstance(op, arith.CmpiOp):
+        one = tc.cmpi_op
+    elif isinstance(op, arith.SelectOp):
+        one = tc.select_op
+    elif op.name in _CASTS:
+        one = tc.cast_op
+    elif isinstance(op, DoneOp):
+        one = tc.done_op
+    elif isinstance(op, scf.ForOp):
+        one = tc.for_op
+    elif isinstance(op, scf.IfOp):
+        one = tc.if_op
+    elif isinstance(op, CopyOp):
+        one = tc.copy_op
+    elif isinstance(op, WaitOp):
+        one = tc.wait_op
+    elif isinstance(op, ComputeOp):
+        one = tc.compute_op
+    if one is None:
+        return tc.unknown_op
+    return lambda self, op, one=one: [one(self, op)]
+
+
+_HANDLERS: dict[tuple[type, str], Callable[[_TaskCompiler, Any], list]] = {}
+"""`_handler` by op class and name."""
+
+
+def _getter(slots: list[int]) -> Callable[[list], tuple]:
+    """`env -> tuple(env[s] for s in slots)`, without a generator per call."""
+    if not slots:
+        return lambda env: ()
+    if len(slots) == 1:
+        s = slots[0]
+        return lambda env: (env[s],)
+    return itemgetter(*slots)
+
+
+def _no_execute(arrays: list) -> None:
+    """A compute op's numerics in a run that computes nothing (never called)."""
 
 
 def sram_value(values: Values, ids: dict[int, int], prog: TaskProgram, n: int | None, t: Any, of: str) -> int:
@@ -642,28 +720,39 @@ def same_body(a: TaskOp, b: TaskOp) -> bool:
 
 
 def _same_block(x: Block, y: Block, ctx: dict[SSAValue, SSAValue]) -> bool:
-    if len(x.args) != len(y.args) or len(x.ops) != len(y.ops):
+    if len(x.args) != len(y.args):
         return False
     for p, q in zip(x.args, y.args):
         if p.type != q.type:
             return False
         ctx[p] = q
-    return all(_same_op(p, q, ctx) for p, q in zip(x.ops, y.ops))
+    p, q = x.first_op, y.first_op
+    while p is not None and q is not None:  # (op for op: `len(block.ops)` walks the list too)
+        if not _same_op(p, q, ctx):
+            return False
+        p, q = p.next_op, q.next_op
+    return p is None and q is None
 
 
 def _same_op(p: Operation, q: Operation, ctx: dict[SSAValue, SSAValue]) -> bool:
-    if (p.name != q.name or len(p.operands) != len(q.operands) or len(p.results) != len(q.results)
+    # (`_operands`: the operand tuple, which `operands` wraps in a view indexed per item)
+    # (attributes are compared as `is not` first: a decoded module shares equal ones)
+    po, qo = p._operands, q._operands  # pyright: ignore[reportPrivateUsage]
+    if (p.name != q.name or len(po) != len(qo) or len(p.results) != len(q.results)
             or len(p.regions) != len(q.regions) or p.properties != q.properties
-            or p.attributes != q.attributes or p.location != q.location):
+            or p.attributes != q.attributes or (p.location is not q.location and p.location != q.location)):
         return False
-    if any(ctx.get(u, u) is not v for u, v in zip(p.operands, q.operands)):
-        return False
+    get = ctx.get
+    for u, v in zip(po, qo):
+        if get(u, u) is not v:
+            return False
     for u, v in zip(p.results, q.results):
-        if u.type != v.type:
+        if u.type is not v.type and u.type != v.type:
             return False
         ctx[u] = v
     for r, s in zip(p.regions, q.regions):
-        if len(r.blocks) != len(s.blocks) or not all(_same_block(x, y, ctx) for x, y in zip(r.blocks, s.blocks)):
+        rb, sb = list(r.blocks), list(s.blocks)
+        if len(rb) != len(sb) or not all(_same_block(x, y, ctx) for x, y in zip(rb, sb)):
             return False
     return True
 
@@ -674,7 +763,7 @@ def reuse_task(prog: TaskProgram, tmpl: TaskProgram, sram: Region, warnings: lis
     the body arguments, its SRAM buffers on its core's `sram` as values of its own
     (numbered in `values` in the order compiling it would), the warnings compiling it
     would give. (Its range must have a value for every body argument.)"""
-    prog.code, prog.ops, prog.srams = tmpl.code, tmpl.ops, tmpl.srams
+    prog.code, prog.ops, prog.srams, prog.timing_only = tmpl.code, tmpl.ops, tmpl.srams, tmpl.timing_only
     prog.touches, prog.uses = set(tmpl.touches), set(tmpl.uses)
     env = list(tmpl.init_env)
     for i in range(len(tmpl.op.body.block.args)):
@@ -682,7 +771,7 @@ def reuse_task(prog: TaskProgram, tmpl: TaskProgram, sram: Region, warnings: lis
     ids: dict[int, int] = {}
     for slot, off, shape, dt, n, t, of in tmpl.srams:
         env[slot] = Buf(sram, off, shape, f"SRAM offset {off} of core {prog.core}",
-                        sram_value(values, ids, prog, n, t, of), dt)
+                        sram_value(values, ids, prog, n, t, of), dt, tmpl.timing_only)
     prog.init_env = env
     prog.own_warnings = list(tmpl.own_warnings)
     warnings.extend(prog.own_warnings)
@@ -703,12 +792,16 @@ def special_executor(op: ComputeOp, arch: Arch):
 
 
 def compile_task(prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region, arch: Arch,
-                 check_bounds: bool, warnings: list[str] | None = None, values: Values | None = None) -> None:
+                 check_bounds: bool, warnings: list[str] | None = None, values: Values | None = None,
+                 timing_only: bool = False, names_of: Callable[[Operation], list[str]] = node_names) -> None:
     """Fill `prog.code`/`prog.init_env` from the task's body (raises SimError;
-    appends alignment warnings to `warnings`; numbers SRAM values in `values`)."""
+    appends alignment warnings to `warnings`; numbers SRAM values in `values`).
+    `timing_only`: code for an engine that moves and computes no data (its DMA plans
+    resolve no slices until asked, its compute ops carry no numerics). `names_of`:
+    `node_names` (a `NodeNames` shared by the module's tasks)."""
     _TaskCompiler(prog, globals_, sram, arch, check_bounds, [] if warnings is None else warnings,
-                  values or Values()).compile()
+                  values or Values(), timing_only, names_of).compile()
 
 
-__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_EARLY", "REQ_GATE", "REQ_HANDOFF", "REQ_WAIT", "OpInfo", "TaskProgram", "compile_task",
-           "constant_value", "exec_block", "reuse_task", "same_body", "task_nodes", "task_where"]
+__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_EARLY", "REQ_GATE", "REQ_HANDOFF", "REQ_WAIT", "NodeNames", "OpInfo", "TaskProgram", "compile_task",
+           "constant_value", "exec_block", "preorder", "reuse_task", "same_body", "task_nodes", "task_where"]

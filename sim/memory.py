@@ -106,12 +106,14 @@ def buffer_bytes(t: MemRefType) -> int:
 
 class Buf:
     """A buffer of `shape` elements of numpy `dtype` (f32 by default) at byte `off` of
-    `region` (row-major), holding value `value` (a `sim.sanitizer.Values` id)."""
+    `region` (row-major), holding value `value` (a `sim.sanitizer.Values` id). `lazy`:
+    its array `arr` is made on first use (a run that moves no data asks only whether
+    it is writeable), and so are those of its views."""
 
-    __slots__ = ("arr", "region", "off", "nbytes", "shape", "desc", "value", "dtype", "_wsh", "_rsh", "_vsh")
+    __slots__ = ("arr", "region", "off", "nbytes", "shape", "desc", "value", "dtype", "_wsh", "_rsh", "_vsh", "lazy")
 
     def __init__(self, region: Region, off: int, shape: tuple[int, ...], desc: str, value: int = 0,
-                 dtype: np.dtype = F32):
+                 dtype: np.dtype = F32, lazy: bool = False):
         n = prod(shape)
         self.region = region
         self.off = off
@@ -120,7 +122,9 @@ class Buf:
         self.nbytes = n * dtype.itemsize
         self.desc = desc
         self.value = value
-        self.arr = region.data[off:off + self.nbytes].view(dtype).reshape(shape)
+        self.lazy = lazy
+        if not lazy or off < 0 or off + self.nbytes > region.data.size:  # (a bad window fails at once)
+            self.arr = region.data[off:off + self.nbytes].view(dtype).reshape(shape)
         self._wsh: np.ndarray | None = None
         self._rsh: np.ndarray | None = None
         self._vsh: tuple[np.ndarray, np.ndarray] | None = None
@@ -128,7 +132,13 @@ class Buf:
     def view(self, shape: tuple[int, ...], desc: str | None = None, offset: int = 0) -> "Buf":
         """The same bytes (from byte `offset` on) with another shape (`npu_task.view`):
         the same value and element type."""
-        return Buf(self.region, self.off + offset, shape, desc or self.desc, self.value, self.dtype)
+        return Buf(self.region, self.off + offset, shape, desc or self.desc, self.value, self.dtype, self.lazy)
+
+    def __getattr__(self, name: str) -> np.ndarray:  # (only for an unset slot: a lazy buffer's `arr`)
+        if name != "arr":
+            raise AttributeError(name)
+        arr = self.arr = self.region.data[self.off:self.off + self.nbytes].view(self.dtype).reshape(self.shape)
+        return arr
 
     def _shadow(self, flat: np.ndarray) -> np.ndarray:
         """The part of a region's shadow array covering this buffer, shaped like it (with a
@@ -243,6 +253,100 @@ class CopyPlan:
     def written_slices(self):
         """Destination slices whose contents this copy defines."""
         return self.fill_sl if self.fill_sl is not None else (self.dst_sl if self.nbytes else None)
+
+
+class TimingPlan(CopyPlan):
+    """A copy's timing facts (bytes, fill, the SRAM bytes it reads and writes: what a
+    timing-only run reads of a plan) worked out without the slices; those, and the
+    `pad`, are resolved by `plan_copy` on first use (the trace's windows)."""
+
+    __slots__ = ("args", "fills")
+
+    def __init__(self, args: tuple, nbytes: int, fills: bool, sram_read: tuple[int, int] | None,
+                 sram_write: tuple[int, int] | None):
+        self.args = args
+        self.info, self.src, self.dst = args[0], args[1], args[2]
+        self.nbytes = nbytes
+        self.fills = fills
+        self.sram_read = sram_read
+        self.sram_write = sram_write
+
+    def __getattr__(self, name: str):  # (only for a slot not set yet: the slices and pad)
+        if name not in ("src_sl", "dst_sl", "fill_sl", "pad"):
+            raise AttributeError(name)
+        full = plan_copy(*self.args)
+        assert isinstance(full, CopyPlan)
+        self.src_sl, self.dst_sl, self.fill_sl, self.pad = full.src_sl, full.dst_sl, full.fill_sl, full.pad
+        return getattr(self, name)
+
+    def check_writeable(self) -> None:
+        # (`dst.arr` is a view of its region's bytes: as writeable as they are, and made on demand)
+        if (self.fills or self.nbytes) and not self.dst.region.data.flags.writeable:
+            raise self.readonly_error()
+
+
+def timing_plan(info, src: Buf, dst: Buf, src_offs: tuple[int, ...], dst_offs: tuple[int, ...],
+                sizes: tuple[int, ...], pad: float | str | None, clip: bool,
+                check_bounds: bool) -> CopyPlan | str:
+    """`plan_copy` for a run that moves no data: the same bytes, fill and SRAM ranges
+    (a `TimingPlan`), or the same error message. The window arithmetic is `plan_copy`'s,
+    dimension by dimension from the last (row-major strides build up on the way)."""
+    n = 1
+    need_fill = empty = False
+    fill_all = True  # every dimension of the filled window is non-empty
+    s_first = s_last = d_first = d_last = f_first = f_last = 0
+    s_stride = d_stride = 1
+    for so, do, w, sdim, ddim in zip(reversed(src_offs), reversed(dst_offs), reversed(sizes), reversed(src.shape),
+                                     reversed(dst.shape)):
+        if 0 <= so and so + w <= sdim and 0 <= do and do + w <= ddim and w > 0:  # (all of it moves)
+            n *= w
+            s_first += so * s_stride
+            s_last += (so + w - 1) * s_stride
+            d_first += do * d_stride
+            d_last += (do + w - 1) * d_stride
+            f_first += do * d_stride
+            f_last += (do + w - 1) * d_stride
+            s_stride *= sdim
+            d_stride *= ddim
+            continue
+        s_lo = -so if so < 0 else 0
+        s_hi = sdim - so if sdim - so < w else w
+        d_lo = -do if do < 0 else 0
+        d_hi = ddim - do if ddim - do < w else w
+        if check_bounds and (((s_lo > 0 or s_hi < w) and pad is None) or ((d_lo > 0 or d_hi < w) and not clip)):
+            return plan_copy(info, src, dst, src_offs, dst_offs, sizes, pad, clip, check_bounds)  # (its message)
+        if d_hi < d_lo:
+            d_hi = d_lo
+        lo = s_lo if s_lo > d_lo else d_lo
+        hi = s_hi if s_hi < d_hi else d_hi
+        if hi <= lo:
+            empty = True
+            lo = hi = d_lo
+        if lo != d_lo or hi != d_hi:
+            need_fill = True
+        if d_hi <= d_lo:
+            fill_all = False
+        n *= hi - lo
+        s_first += (so + lo) * s_stride
+        s_last += (so + hi - 1) * s_stride
+        d_first += (do + lo) * d_stride
+        d_last += (do + hi - 1) * d_stride
+        f_first += (do + d_lo) * d_stride
+        f_last += (do + d_hi - 1) * d_stride
+        s_stride *= sdim
+        d_stride *= ddim
+    nbytes = 0 if empty else n * dst.dtype.itemsize
+    fills = need_fill and pad != SRC_CLIP and fill_all
+    sram_read = sram_write = None
+    if nbytes and src.region.space == SRAM:
+        size = src.dtype.itemsize
+        sram_read = (src.off + s_first * size, src.off + s_last * size + size)
+    if dst.region.space == SRAM and (fills or nbytes):
+        size = dst.dtype.itemsize
+        first, last = (f_first, f_last) if fills else (d_first, d_last)
+        sram_write = (dst.off + first * size, dst.off + last * size + size)
+    return TimingPlan((info, src, dst, src_offs, dst_offs, sizes, pad, clip, check_bounds), nbytes, fills,
+                      sram_read, sram_write)
 
 
 def _byte_range(buf: Buf, sl: tuple[slice, ...]) -> tuple[int, int]:

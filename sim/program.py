@@ -41,7 +41,7 @@ from npu_dialects.entry import (
 from npu_dialects.locs import describe, node_names
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from sim.errors import SimError
-from sim.interp import TaskProgram, compile_task, constant_value, reuse_task, same_body
+from sim.interp import NodeNames, TaskProgram, compile_task, constant_value, preorder, reuse_task, same_body
 from sim.memory import DRAM, SRAM, Buf, Region, buffer_bytes, buffer_dtype, host_values
 from sim.values import Values
 
@@ -283,7 +283,7 @@ def _sram_extent(body: Block) -> int:
     """The end of the highest SRAM buffer any task addresses: the bytes each core's SRAM
     region needs (an `npu_task.sram` past `sram_bytes` is an error when its task compiles)."""
     try:
-        return max((op.offset.value.data + buffer_bytes(op.result.type) for op in body.walk()
+        return max((op.offset.value.data + buffer_bytes(op.result.type) for op in preorder(body, [])
                     if isinstance(op, SramOp) and isinstance(op.result.type, MemRefType)), default=0)
     except VerifyException as e:
         raise SimError(str(e)) from None
@@ -490,9 +490,10 @@ class _Loader:
         arch = self.arch
         tasks: list[TaskProgram] = []
         compiled: dict[tuple[str, str], list[TaskProgram]] = {}  # (kernel, where) -> its distinct bodies
+        names_of = NodeNames()
         for i, op in enumerate(task_ops):
             core = op.core_id
-            prog = TaskProgram(op, i, 0)
+            prog = TaskProgram(op, i, 0, names_of)
             if core >= arch.cores:
                 raise SimError(f"{prog.where}: runs on core {core} but the arch has cores={arch.cores}")
             for what, slots in (("waits on", prog.waits), ("signals", prog.signals)):
@@ -505,7 +506,8 @@ class _Loader:
             if tmpl is not None:
                 reuse_task(prog, tmpl, sram[core], self.warnings, self.values)
             else:
-                compile_task(prog, self.globals, sram[core], arch, check_bounds, self.warnings, self.values)
+                compile_task(prog, self.globals, sram[core], arch, check_bounds, self.warnings, self.values,
+                             self.timing_only, names_of)
                 same.append(prog)
             tasks.append(prog)
         return tasks

@@ -50,7 +50,7 @@ class Dma:
     """One DMA in flight; it is also the token `npu_dma.copy` returns."""
 
     __slots__ = ("core", "chan", "task", "plan", "issue", "lat_end", "phase", "rem", "end", "done",
-                 "shared", "seq")
+                 "shared", "seq", "reads_dram", "writes_dram")
 
     def __init__(self, core: int, chan: int, task: TaskProgram, plan: CopyPlan, issue: float,
                  lat: int, seq: int):
@@ -64,5 +64,7 @@ class Dma:
         self.rem = float(plan.nbytes)
         self.end = 0.0
         self.done = False
-        self.shared = plan.src.region.space == DRAM or plan.dst.region.space == DRAM
+        self.reads_dram = plan.src.region.space == DRAM  # (its bytes count as DRAM read)
+        self.writes_dram = plan.dst.region.space == DRAM
+        self.shared = self.reads_dram or self.writes_dram  # (it shares the DRAM bandwidth)
         self.seq = seq
