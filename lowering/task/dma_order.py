@@ -46,7 +46,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import MemRefType, ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -56,10 +56,9 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
-from xdsl.utils.worklist import Worklist
 
 from lowering.errors import check_disabled
-from lowering.instrument import PatternWalker
+from lowering.task.walker import KindWalker
 from lowering.tile.group_plan import DmaFluid
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.canonicalize import _reuse_group, effects, is_load, sram_spans, task_of, trip_count, writes_to
@@ -523,53 +522,21 @@ OWNERS = (TaskOp, scf.ForOp, scf.IfOp)
 """The ops the patterns match: every pattern declines any other op."""
 
 
-class OwnerWorklist(Worklist[Operation]):
-    """A greedy walker's worklist that keeps only `OWNERS`: the walk visits the ops the
-    patterns match in the order it would visit them among all ops."""
-
-    def push(self, item: Operation) -> None:
-        if isinstance(item, OWNERS):
-            super().push(item)
-
-
-class OwnerWalker(PatternWalker):
-    """`PatternWalker` (greedy, to a fixed point) over `OWNERS` only: the same rewrites
-    in the same order, without offering every other op to every pattern. (With
-    `--pattern-stats` a pattern counts as tried on those ops only.) Each walk reads a
-    block's ops again only when a pattern changed them (`Facts.changed`)."""
+class OwnerWalker(KindWalker):
+    """`KindWalker` over `OWNERS` (greedy, to a fixed point) that reads a block's ops
+    again only when a pattern changed them (`Facts.changed`)."""
 
     def __init__(self, pattern: RewritePattern, facts: Facts):
-        super().__init__(pattern)
+        super().__init__(pattern, OWNERS)
         self.facts = facts
-        self.regions: dict[Block, tuple[int, list[Operation]]] = {}  # block -> (version, its ops with regions, last first)
+        self.seen: dict[Block, tuple[int, list[Operation]]] = {}  # block -> (version, its ops with regions)
 
-    def __post_init__(self) -> None:
-        self._worklist = OwnerWorklist()
-
-    def _populate_worklist(self, op: Operation | Region | Block) -> None:
-        """Push the owners as xDSL's walk (reversed, regions first) would, descending only
-        into ops with regions."""
-        push = self._worklist.push
-
-        def visit(block: Block) -> None:
-            version = self.facts.version(block)
-            seen = self.regions.get(block)
-            if seen is None or seen[0] != version:
-                seen = self.regions[block] = (version, [o for o in reversed(block.ops) if o.regions])
-            for o in seen[1]:
-                for region in reversed(o.regions):
-                    for b in reversed(region.blocks):
-                        visit(b)
-                push(o)
-
-        if isinstance(op, Operation):
-            for region in reversed(op.regions):
-                for b in reversed(region.blocks):
-                    visit(b)
-            push(op)
-        else:
-            for b in reversed(op.blocks) if isinstance(op, Region) else [op]:
-                visit(b)
+    def with_regions(self, block: Block) -> list[Operation]:
+        version = self.facts.version(block)
+        seen = self.seen.get(block)
+        if seen is None or seen[0] != version:
+            seen = self.seen[block] = (version, super().with_regions(block))
+        return seen[1]
 
 
 PATTERN_NAMES = ("fold-one-trip-loop", "sink-wait", "order-loads")

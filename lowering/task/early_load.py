@@ -92,10 +92,12 @@ def candidates(task: TaskOp) -> list[CopyOp]:
     """The prologue's loads of weights into an SRAM buffer of the task, of weights the
     task does not also stream in a loop (a tile loop's first tile: the loop's pace is
     its DRAM traffic, which a head start does not change)."""
+    loads = [op for op in prologue(task.body.block.ops)
+             if isinstance(op, CopyOp) and prefetchable(op) and isinstance(op.dst.owner, SramOp)]
+    if not loads:
+        return []
     streamed = {o.src for op in task.body.block.ops if op.regions for o in op.walk() if isinstance(o, CopyOp)}
-    return [op for op in prologue(task.body.block.ops)
-            if isinstance(op, CopyOp) and prefetchable(op) and isinstance(op.dst.owner, SramOp)
-            and op.src not in streamed]
+    return [op for op in loads if op.src not in streamed]
 
 
 def destination(ld: CopyOp) -> SramOp:

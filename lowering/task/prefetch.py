@@ -34,7 +34,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from lowering.instrument import PatternWalker
+from lowering.task.walker import KindWalker
 from npu_dialects.dma import CopyOp, memory_space
 from npu_dialects.task import TaskOp, prefetchable
 
@@ -68,11 +68,12 @@ class PrefetchWeights(RewritePattern):
         if not op.wait_slots or op.prefetch_ops:
             return
         head = prologue(op.body.block.ops)
+        early = [prefetchable(o) for o in head]
         if self.reorder:
-            first = [o for o in head if prefetchable(o) and not isinstance(o, CopyOp)]
-            first += [o for o in head if prefetchable(o) and isinstance(o, CopyOp)]
+            first = [o for o, e in zip(head, early) if e and not isinstance(o, CopyOp)]
+            first += [o for o, e in zip(head, early) if e and isinstance(o, CopyOp)]
         else:
-            first = list(takewhile(prefetchable, head))
+            first = [o for o, _ in takewhile(lambda oe: oe[1], zip(head, early))]
         if not any(isinstance(o, CopyOp) for o in first):
             return  # no weight to prefetch
         lead_with(op.body.block, head, first)
@@ -93,4 +94,4 @@ class Prefetch(ModulePass):
     reorder: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternWalker(PrefetchWeights(self.reorder), apply_recursively=False).rewrite_module(op)
+        KindWalker(PrefetchWeights(self.reorder), (TaskOp,), flat=(TaskOp,), apply_recursively=False).rewrite_module(op)
