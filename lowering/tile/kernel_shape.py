@@ -209,26 +209,6 @@ class KernelShape:
         moving = {l.name for l, g in zip(self.loops, self.grid) if l.reduction and g > 1}
         return not any(name in moving for d in w.dims for name, c in d.terms if c)
 
-    def _load_kind(self, ws: list[Window]) -> dict[int, int]:
-        """id(w) -> 0 (piped), 1 (`is_hoisted`) or 2 (`is_per_tile`) of each of `ws`, the
-        grid read once for all of them."""
-        grid = self.grid
-        by_name = dict(zip((l.name for l in self.loops), grid))
-        single = prod(by_name.values()) == 1
-        moving = set() if self.reduction_tiles == 1 else \
-            {l.name for l, g in zip(self.loops, grid) if l.reduction and g > 1}
-        first = self.loads[0] if self.prologue_len and self.loads else None
-        kinds = {}
-        for w in ws:
-            names = w.moved_by
-            if not single and w is not first and all(by_name[name] == 1 for name in names):
-                kinds[id(w)] = 1
-            elif moving and not any(name in moving for name in names):
-                kinds[id(w)] = 2
-            else:
-                kinds[id(w)] = 0
-        return kinds
-
     def split(self) -> tuple[list[Window], list[Window], list[Window]]:
         """(piped: the windows loaded every step, double buffered when the kernel is;
         hoisted: loaded once per task, `is_hoisted`; per-tile: once per output tile,
@@ -237,14 +217,33 @@ class KernelShape:
         cached = self.__dict__.get("_split")
         if (cached is None or cached[0] is not self.loads or cached[1] is not self.epilogue
                 or cached[2] is not self.tile):
-            ws = self.per_step()
-            kinds = self._load_kind(ws)
-            kind = [kinds[id(w)] for w in ws]
-            piped, hoisted, per_tile = ([w for w, k in zip(ws, kind) if k == c] for c in range(3))
-            per_tile += [self.init_window] if self.init_window is not None else []
+            piped, hoisted, per_tile = self._split_loads()
             cached = (self.loads, self.epilogue, self.tile, (piped, hoisted, per_tile))
             self.__dict__["_split"] = cached
         return cached[3]
+
+    def _split_loads(self) -> tuple[list[Window], list[Window], list[Window]]:
+        """`split` computed: `per_step` sorted as `is_hoisted` and `is_per_tile` say, the
+        grid read once for all of them."""
+        grid, par, red = self._counts()
+        single = par * red == 1
+        by_name = {l.name: g for l, g in zip(self.loops, grid)}
+        moving = set() if red == 1 else {l.name for l, g in zip(self.loops, grid) if l.reduction and g > 1}
+        first = self.loads[0] if self.prologue_len and self.loads else None
+        piped: list[Window] = []
+        hoisted: list[Window] = []
+        per_tile: list[Window] = []
+        for w in self.loads + (self.epilogue if red == 1 else []):
+            names = w.moved_by
+            if not single and w is not first and all(by_name[name] == 1 for name in names):
+                hoisted.append(w)
+            elif moving and not any(name in moving for name in names):
+                per_tile.append(w)
+            else:
+                piped.append(w)
+        if self.init is not None and red > 1:  # (`init_window`)
+            per_tile.append(self.epilogue[self.init])
+        return piped, hoisted, per_tile
 
     def memo(self, name: str, arch: Arch, compute: Callable[[], T]) -> T:
         """`compute()`, a fact of this tiling on `arch`, computed once: the search asks

@@ -285,17 +285,18 @@ class TileLoops(ModulePass):
     name = "npu-tile-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        arch = arch_of(op)  # (read once: the attribute builds its Arch on every read)
         for func in op.ops:
             if not isinstance(func, FuncOp):
                 continue
             for k in func.body.block.ops:
-                if isinstance(k, KernelOp) and materialize_strip_group(k, arch_of(op), self.name):
+                if isinstance(k, KernelOp) and materialize_strip_group(k, arch, self.name):
                     continue
                 if not isinstance(k, KernelOp) or is_materialized(k):
                     continue
                 try:
                     if k.kind.data == KernelKind.GROUP and k.loop_names in ([], [BATCH_LOOP]):
-                        materialize_group(k, arch_of(op))
+                        materialize_group(k, arch)
                     elif k.kind.data in TILED_KINDS:
                         materialize(k)
                 except TilingError as e:
