@@ -144,29 +144,39 @@ class CopyOp(IRDLOperation):
     def window(self) -> tuple[int, ...]:
         return ints(self.sizes, ())
 
+    def segments(self) -> tuple[SSAValue, SSAValue, Sequence[SSAValue], Sequence[SSAValue]]:
+        """(src, dst, src_offsets, dst_offsets), the operand segments decoded once (each
+        accessor decodes `operandSegmentSizes` again); the segment sizes verified."""
+        ops = self.operands
+        n_src = self.attributes["operandSegmentSizes"].get_values()[2]  # type: ignore[union-attr]
+        return ops[0], ops[1], ops[2:2 + n_src], ops[2 + n_src:]
+
     def verify_(self) -> None:
-        st, dt = self.src.type, self.dst.type
+        src, dst, src_offsets, dst_offsets = self.segments()
+        st, dt = src.type, dst.type
         assert isinstance(st, MemRefType) and isinstance(dt, MemRefType)
-        n = len(self.window)
-        for what, t, offs in (("source", st, self.src_offsets), ("destination", dt, self.dst_offsets)):
+        window = self.window  # (decoded once: every check below reads it)
+        n = len(window)
+        for what, t, offs in (("source", st, src_offsets), ("destination", dt, dst_offsets)):
             if memory_space(t) not in SPACES:
                 raise VerifyException(f"'npu_dma.copy': {what} must be in memory space \"dram\" or \"sram\", got {t}")
             if t.get_num_dims() != n or len(offs) != n:
                 raise VerifyException(f"'npu_dma.copy': window has rank {n} but the {what} has rank "
                                       f"{t.get_num_dims()} and {len(offs)} offsets")
         self.verify_types(st, dt)
-        if any(s <= 0 for s in self.window):
-            raise VerifyException(f"'npu_dma.copy': window sizes must be positive, got {list(self.window)}")
-        if memory_space(dt) == "sram" and any(s > d for s, d in zip(self.window, dt.get_shape())):
-            raise VerifyException(f"'npu_dma.copy': window {list(self.window)} does not fit the SRAM "
+        if any(s <= 0 for s in window):
+            raise VerifyException(f"'npu_dma.copy': window sizes must be positive, got {list(window)}")
+        if memory_space(dt) == "sram" and any(s > d for s, d in zip(window, dt.get_shape())):
+            raise VerifyException(f"'npu_dma.copy': window {list(window)} does not fit the SRAM "
                                   f"buffer {list(dt.get_shape())}")
-        if self.src_clip is not None and self.pad_value is not None:
+        pad, src_clip = self.pad_value, self.src_clip
+        if src_clip is not None and pad is not None:
             raise VerifyException("'npu_dma.copy': src_clip leaves the destination outside the source as it is, "
                                   "so it cannot also pad it (pad_value)")
-        if self.pad_value is None and self.src_clip is None:
-            self.verify_inside("source", st, self.src_offsets, "the copy has no pad_value")
+        if pad is None and src_clip is None:
+            self.verify_inside("source", st, src_offsets, "the copy has no pad_value", window)
         if self.clip is None:
-            self.verify_inside("destination", dt, self.dst_offsets, "the copy is not clip")
+            self.verify_inside("destination", dt, dst_offsets, "the copy is not clip", window)
 
     def verify_types(self, st: MemRefType, dt: MemRefType) -> None:
         """Source and destination hold one element type (a copy moves bytes, it converts
@@ -184,10 +194,11 @@ class CopyOp(IRDLOperation):
                 raise VerifyException(f"'npu_dma.copy': pad_value {v:g} is not an integer in [{lo}, {hi}] "
                                       f"(the {dt.element_type} destination)")
 
-    def verify_inside(self, what: str, t: MemRefType, offsets: Sequence[SSAValue], why: str) -> None:
+    def verify_inside(self, what: str, t: MemRefType, offsets: Sequence[SSAValue], why: str,
+                      window: Sequence[int]) -> None:
         """The window stays inside the buffer along every dim: it is no larger, and at a
         constant offset it starts and ends inside (`why` it may not leave)."""
-        for d, (v, size, dim) in enumerate(zip(offsets, self.window, t.get_shape())):
+        for d, (v, size, dim) in enumerate(zip(offsets, window, t.get_shape())):
             start = const_index(v)
             at = "" if start is not None else " (at any offset)"
             check_within("'npu_dma.copy'", f"{what} window along dim {d}{at}", start or 0, size, dim,

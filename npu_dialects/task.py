@@ -29,6 +29,7 @@ split across cores is the same body with different ranges.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from math import prod
 from typing import ClassVar
 
@@ -63,7 +64,14 @@ from xdsl.utils.exceptions import VerifyException
 from npu_dialects import dtypes
 from npu_dialects.checks import arch_at, check_at_least, check_index, check_part_cycles, check_within
 from npu_dialects.dma import CopyOp, memory_space
+from npu_dialects.fast_verify import nested_ok
 from npu_dialects.graph import int_array, ints
+
+
+@lru_cache(maxsize=4096)
+def i64_attr(v: int) -> IntegerAttr:
+    """The i64 integer attribute `v`, built once (an attribute is immutable)."""
+    return IntegerAttr(v, i64)
 
 
 def byte_size(t: MemRefType) -> int:
@@ -274,7 +282,7 @@ class SramOp(IRDLOperation):
     assembly_format = "attr-dict `:` type($result)"
 
     def __init__(self, result_type: MemRefType, offset: int, value: int | None = None):
-        attrs = {"offset": IntegerAttr(offset, i64)}
+        attrs = {"offset": i64_attr(offset)}
         if value is not None:
             attrs["value"] = IntegerAttr(value, i64)
         super().__init__(result_types=[result_type], attributes=attrs)
@@ -326,6 +334,11 @@ class TaskOp(IRDLOperation):
     traits = traits_def(NoTerminator())
     assembly_format = "$kernel attr-dict-with-keyword $body"
     irdl_options = (ParsePropInAttrDict(),)
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        """xDSL's verification, the body's ops checked by `fast_verify` first: walked
+        the generic way only when it cannot vouch for them (then with xDSL's error)."""
+        super().verify(verify_nested_ops and not nested_ok(self))
 
     def __init__(self, kernel: str, core: int, body: Region, *, range: tuple[int, int],
                  waits: Sequence[int] = (), signals: Sequence[int] = (),
