@@ -33,6 +33,7 @@ from lowering.importer.onnx_file import check_model, external_problem, read_mode
 from lowering.importer.symbolic import OnnxImportError
 from npu_dialects.arch import Arch
 from npu_dialects.dtypes import bf16, element_type, f16, f32, i8, i32, type_name, ui8
+from npu_dialects.fast_verify import verify
 from npu_dialects.graph import (
     ConstantOp,
     QuantizeOp,
@@ -474,7 +475,7 @@ class NodeContext:
         """Locate `op` at this node (it is already inserted by the ImplicitBuilder)
         and verify it; a verifier complaint becomes this node's diagnostic."""
         op.location = name_loc(self.label)
-        op.verify()
+        verify(op)
         return op
 
 

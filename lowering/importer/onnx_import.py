@@ -204,6 +204,7 @@ from lowering.importer.tensor import (  # re-exported
 from npu_dialects.arch import DRAM_BYTES, PRESETS, Arch, set_arch
 from npu_dialects.dtypes import bf16, element_type, f16, f32, i8, i32, np_dtype, type_name, ui8
 from npu_dialects.entry import INPUT_DTYPES_ATTR, INPUTS_ATTR, OUTPUT_DTYPES_ATTR, OUTPUTS_ATTR
+from npu_dialects.fast_verify import verify
 from npu_dialects.graph import (
     CastOp,
     ConstantOp,
@@ -275,7 +276,7 @@ def _convert_nodes(module: ModuleOp, weights: dict[str, np.ndarray]) -> tuple[Mo
         PatternWalker(GreedyRewritePatternApplier([FuseGelu(ConstantReader(module, "npu-canonicalize"))])
                       ).rewrite_module(module)
         ConvertPrecision(type="f32").apply(make_context(), module)
-        module.verify()
+        verify(module)
     except (CompileError, VerifyException) as e:
         raise OnnxImportError(f"error: per-node precision ({PRECISION_KEY}): {one_line(str(e))}") from None
     return module, dict(referenced_weights(module))
@@ -491,7 +492,7 @@ class _Importer:
             module.attributes[PRECISION_KEY] = DictionaryAttr(
                 {k: StringAttr(v) for k, v in self.precisions.items()})
         try:
-            module.verify()
+            verify(module)
         except VerifyException as e:
             raise OnnxImportError(f"error: the imported module does not verify: {one_line(str(e))}") from None
         return module, self.weights
