@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from math import inf, prod
 from typing import ClassVar
 
@@ -680,6 +681,13 @@ class ApplyOp(ComputeOp):
 COMPUTE_OPS = [MatmulOp, Conv2dOp, EltwiseOp, PoolOp, FillOp, ApplyOp]
 
 
+@lru_cache(maxsize=4096)
+def tensor_of(t: MemRefType) -> TensorType:
+    """The tensor type of buffer type `t`'s shape and elements, built once per buffer
+    type (a type is immutable; building one verifies its parameters)."""
+    return TensorType(t.element_type, t.get_shape())
+
+
 @irdl_op_definition
 class ToTensorOp(IRDLOperation):
     """Bufferization bridge (only inside `npu-bufferize`): the tensor an SRAM buffer
@@ -692,8 +700,7 @@ class ToTensorOp(IRDLOperation):
 
     def __init__(self, buffer: SSAValue):
         assert isinstance(buffer.type, MemRefType)
-        super().__init__(operands=[buffer],
-                         result_types=[TensorType(buffer.type.element_type, buffer.type.get_shape())])
+        super().__init__(operands=[buffer], result_types=[tensor_of(buffer.type)])
 
     def verify_(self) -> None:
         check_bridge(self, self.buffer, self.tensor)

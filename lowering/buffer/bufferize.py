@@ -42,7 +42,6 @@ from xdsl.dialects.builtin import (
     LocationAttr,
     MemRefType,
     ModuleOp,
-    StringAttr,
     TensorType,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
@@ -52,7 +51,14 @@ from xdsl.passes import ModulePass
 from lowering.buffer.compute_patterns import describe_unlowered, lower_compute
 from lowering.buffer.group_patterns import assign_group_buffers, lower_group
 from lowering.buffer.strip_patterns import assign_strip_buffers, lower_strip_loop
-from lowering.buffer.tile_loop_patterns import INDEX, Emitter, assign_buffers, loop_parts, lower_tile_loop
+from lowering.buffer.tile_loop_patterns import (
+    INDEX,
+    Emitter,
+    assign_buffers,
+    loop_parts,
+    lower_tile_loop,
+    memref_type,
+)
 from lowering.errors import CompileError
 from lowering.tile.batch_split import LOOP as BATCH_LOOP
 from lowering.tile.batch_split import kernel_batch, slice_ops
@@ -96,7 +102,7 @@ from npu_dialects.tile import LoadOp as TileLoadOp
 
 def dram_type(shape: Sequence[int], like: SSAValue | Attribute) -> MemRefType:
     """A DRAM buffer of `shape` holding the elements of tensor/memref value or type `like`."""
-    return MemRefType(element_type(like), list(shape), memory_space=StringAttr("dram"))
+    return memref_type(element_type(like), tuple(shape), "dram")
 
 
 def window_of(op: WindowOp, loops: Sequence[str], source: int | None) -> Window:

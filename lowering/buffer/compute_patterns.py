@@ -26,7 +26,7 @@ reduction steps), and an `npu_compute.apply` merge into it by its op's `combine`
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -45,6 +45,7 @@ from npu_dialects.compute import (
     PoolKind,
     PoolOp,
     ToTensorOp,
+    tensor_of,
 )
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
 from npu_dialects.graph import (
@@ -184,7 +185,7 @@ def stage(op: Operation | type[Operation], ins: list[SSAValue], dest: SSAValue, 
     assert isinstance(dest.type, MemRefType)
     cls = op if isinstance(op, type) else type(op)
     attrs = attributes if isinstance(op, type) else {**op.attributes, **attributes}
-    clone = cls.create(operands=[v.tensor for v in views], result_types=[TensorType(dest.type.element_type, dest.type.get_shape())],
+    clone = cls.create(operands=[v.tensor for v in views], result_types=[tensor_of(dest.type)],
                             attributes=attrs)
     return [*views, clone, MaterializeOp(clone.results[0], dest, accumulate)]
 

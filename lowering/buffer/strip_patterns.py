@@ -603,10 +603,12 @@ class DeadStripValues(RewritePattern):
 
 def lower_strip_loop(bufs: StripBuffers, region: Region) -> None:
     """Apply the patterns, stage by stage, to the task body `region` holding `bufs.loop`."""
-    stages: list[list[RewritePattern]] = [[StripLoopToFor(bufs)],
-                                          [StripLoadToCopy(bufs), SideLoadToCopy(bufs), MaskRows(bufs)],
-                                          [StageStripOp(bufs)], [ShiftLineBuffers(bufs), StripStoreToCopy(bufs)],
-                                          [PrefetchStrips(bufs)], [DeadStripValues(), DeadIndexMath()]]
-    for patterns in stages:
+    # (the stages that rewrite one known op - the strip loop, the step loop - walk once, as
+    # `lower_tile_loop`'s)
+    stages: list[tuple[list[RewritePattern], bool]] = [
+        ([StripLoopToFor(bufs)], False), ([StripLoadToCopy(bufs), SideLoadToCopy(bufs), MaskRows(bufs)], True),
+        ([StageStripOp(bufs)], True), ([ShiftLineBuffers(bufs), StripStoreToCopy(bufs)], True),
+        ([PrefetchStrips(bufs)], False), ([DeadStripValues(), DeadIndexMath()], True)]
+    for patterns, again in stages:
         applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)  # (the buffers have no uses yet)
-        PatternWalker(applier, apply_recursively=True).rewrite_region(region)
+        PatternWalker(applier, apply_recursively=again).rewrite_region(region)

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from math import prod
 
 from xdsl.dialects import arith, scf
@@ -103,7 +104,21 @@ INDEX = IndexType()
 
 def sram_type(shape: Sequence[int], like: SSAValue | Attribute) -> MemRefType:
     """An SRAM buffer of `shape` holding the elements of tensor/memref value or type `like`."""
-    return MemRefType(element_type(like), list(shape), memory_space=StringAttr("sram"))
+    return memref_type(element_type(like), tuple(shape), "sram")
+
+
+@lru_cache(maxsize=4096)
+def index_attr(v: int) -> IntegerAttr:
+    """The `index` constant `v`, built once (an attribute is immutable)."""
+    return IntegerAttr(v, INDEX)
+
+
+@lru_cache(maxsize=4096)
+def memref_type(element: Attribute, shape: tuple[int, ...], space: str) -> MemRefType:
+    """The memref type of `shape` and `element` in memory `space`, built once (a type is
+    immutable: every buffer of one shape and type shares it; building one verifies its
+    parameters, which the buffer ops of a task would otherwise repeat per op)."""
+    return MemRefType(element, list(shape), memory_space=StringAttr(space))
 
 
 class Emitter:
@@ -147,7 +162,7 @@ class Emitter:
 
     def const(self, v: int) -> SSAValue:
         if v not in self.consts:
-            op = arith.ConstantOp(IntegerAttr(v, INDEX))
+            op = arith.ConstantOp(index_attr(v))
             first = self.task_block.first_op
             if first is None:
                 self.task_block.add_op(op)
@@ -843,9 +858,12 @@ class DeadIndexMath(RewritePattern):
 
 def lower_tile_loop(bufs: TileBuffers, region: Region) -> None:
     """Apply the patterns, stage by stage, to the task body `region` holding `bufs.loop`."""
-    stages: list[list[RewritePattern]] = [[TileLoopToSteps(bufs)],
-                                          [LoadToCopy(bufs), StageOnBuffers(bufs), StoreToCopy(bufs), TeeToCopy(bufs)],
-                                          [PrefetchLoads(bufs)], [DeadIndexMath()]]
-    for patterns in stages:
+    # (a stage that rewrites one known op - the tile loop, the step loop - walks once: its
+    # pattern matches nothing it creates, so a second walk would find nothing to do)
+    stages: list[tuple[list[RewritePattern], bool]] = [
+        ([TileLoopToSteps(bufs)], False),
+        ([LoadToCopy(bufs), StageOnBuffers(bufs), StoreToCopy(bufs), TeeToCopy(bufs)], True),
+        ([PrefetchLoads(bufs)], False), ([DeadIndexMath()], True)]
+    for patterns, again in stages:
         applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)  # (the slots have no uses yet)
-        PatternWalker(applier, apply_recursively=True).rewrite_region(region)
+        PatternWalker(applier, apply_recursively=again).rewrite_region(region)

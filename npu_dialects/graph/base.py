@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
@@ -165,7 +166,14 @@ def check_cube_types(op: IRDLOperation, x: SSAValue, w: SSAValue, bias: SSAValue
 
 
 def int_array(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+    return _int_array(tuple(int(v) for v in values))
+
+
+@lru_cache(maxsize=4096)
+def _int_array(values: tuple[int, ...]) -> DenseArrayBase:
+    """`array<i64: values>`, built once (an attribute is immutable; building one packs
+    and verifies it)."""
+    return DenseArrayBase.from_list(i64, list(values))
 
 
 def shape_of(v: SSAValue | Attribute) -> tuple[int, ...]:
