@@ -63,9 +63,19 @@ from xdsl.rewriter import InsertPoint
 
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker
-from npu_dialects.dtypes import element_type
+from npu_dialects.dtypes import element_type, np_dtype
 from npu_dialects.graph import AddOp, BatchNormOp, Conv2dOp, MulOp, ReluOp, shape_of
 from npu_dialects.locs import fused_loc, loc_names
+
+
+def scaled(w: np.ndarray, mul: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """`w * mul` computed in float64 and rounded once to `dtype` (a float32 one written
+    straight into its float32 array: no float64 copy of the weights, the same values)."""
+    if np.dtype(dtype) != np.float32:
+        return w.astype(np.float64) * mul
+    out = np.empty(np.broadcast_shapes(w.shape, mul.shape), np.float32)
+    np.multiply(w, mul, out=out, dtype=np.float64, casting="unsafe")
+    return out
 
 
 class FoldBatchNorm(RewritePattern):
@@ -106,12 +116,12 @@ class FoldBatchNorm(RewritePattern):
         channels = shape_of(conv.result)[1]
         if w.shape[0] != channels or mul.shape != (channels,):
             return False
-        new_w = w.astype(np.float64) * mul.reshape(-1, 1, 1, 1)
+        ty = element_type(op.result)  # (the conv's float type: its weight's and bias's)
+        new_w = scaled(w, mul.reshape(-1, 1, 1, 1), np_dtype(ty))
         new_b = (b.astype(np.float64) if b is not None else np.zeros(channels)) * mul + offset
 
         loc = fused_loc(loc_names(conv.location) + loc_names(op.location))
         base = ConstantReader.weight_key(conv.weight, "conv")
-        ty = element_type(op.result)  # (the conv's float type: its weight's and bias's)
         w_const = make_constant(self.module, new_w, weight_hint(conv.location, "bn_weight", base), loc, element_type=ty)
         b_const = make_constant(self.module, new_b, weight_hint(conv.location, "bn_bias", base), loc, element_type=ty)
         new_conv = conv.with_operands(conv.input, w_const.result, b_const.result, op.result.type)
