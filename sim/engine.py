@@ -404,13 +404,12 @@ class Engine:
         prev = self.now
         dt = t - prev
         shared = self.shared
-        if dt > 0:
-            self.account(dt)
-            if shared:
-                dec = dt * self.bw / len(shared)
-                for d in shared:
-                    d.rem -= dec
-                self.dram_busy += dt
+        self.pass_time(prev, t)
+        if dt > 0 and shared:
+            dec = dt * self.bw / len(shared)
+            for d in shared:
+                d.rem -= dec
+            self.dram_busy += dt
         self.now = t
         finished = [d for d in shared if d.rem <= EPS] if shared else []
         if self.fixed:
@@ -435,44 +434,36 @@ class Engine:
             self.shared = [d for d in self.shared if not d.done]
             if self.fixed:
                 self.fixed = [d for d in self.fixed if not d.done]
-        self.wake_at(prev, t)
 
-    def wake_at(self, prev: float, t: float) -> None:
-        """Mark in `wake` the cores the clock moving from `prev` to `t` may let move: one
-        whose compute ends, every core waiting for events when a signal becomes
-        visible, every core when tasks have host gates (the cores of completed DMAs are
-        marked by `complete`)."""
+    def pass_time(self, prev: float, t: float) -> None:
+        """The cores as the clock moves from `prev` to `t`, before any DMA completes: charge
+        the cycles to what each running task's core does (`TaskRecord.stalls`), and mark
+        in `wake` the cores this may let move - one whose compute ends, every core waiting
+        for events when a signal becomes visible, every core when tasks have host gates
+        (the cores of completed DMAs are marked by `complete`)."""
+        dt = t - prev
         wake = self.wake
-        if self.gated:
-            wake[:] = [True] * len(self.cores)
-            return
+        gated = self.gated
         visible = False
-        if self.slots:
+        if self.slots and not gated:
             for sigs in self.slots.values():
                 for g in sigs:
                     if prev < g.visible_at <= t:
                         visible = True
         for c in self.cores:
             st = c.state
-            if (st == BUSY and c.busy_until <= t) or (visible and st == START):
-                wake[c.id] = True
-
-    def account(self, dt: float) -> None:
-        """Charge `dt` cycles to what each running task's core does (`TaskRecord.stalls`)."""
-        for c in self.cores:
             rec = c.rec
-            if rec is None:
-                continue
-            st = c.state
-            if st == START:
-                if c.prefetching and not c.inflight:
+            if rec is not None and dt > 0:
+                if st != START:
+                    what = _STALL_OF[st]
+                    stalls = rec.stalls
+                    stalls[what] = stalls.get(what, 0.0) + dt
+                    if st == BUSY and c.inflight:
+                        rec.overlap += dt
+                elif c.prefetching and not c.inflight:
                     rec.gated += dt  # (at its gate with nothing in flight: idle, not the kernel's work)
-                continue
-            what = _STALL_OF[st]
-            stalls = rec.stalls
-            stalls[what] = stalls.get(what, 0.0) + dt
-            if st == BUSY and c.inflight:
-                rec.overlap += dt
+            if gated or (st == BUSY and c.busy_until <= t) or (visible and st == START):
+                wake[c.id] = True
 
     # ------------------------------------------------------------------ tasks
     def begin(self, c: Core) -> bool:

@@ -303,7 +303,7 @@ class _TaskCompiler:
 
     def __init__(self, prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region, arch: Arch,
                  check_bounds: bool, warnings: list[str], values: Values, timing_only: bool = False,
-                 names_of: Callable[[Operation], list[str]] = node_names):
+                 names_of: Callable[[Operation], list[str]] = node_names, ops: list[Operation] | None = None):
         self.prog = prog
         self.names_of = names_of
         self.timing_only = timing_only  # (DMAs get a `TimingPlan`, compute ops no numerics)
@@ -318,7 +318,9 @@ class _TaskCompiler:
         self.slots: dict[SSAValue, int] = {}
         self.init: list = []
         # ops are numbered 1.. in walk order of the task body, for diagnostics
-        self.numbers = {id(o): i for i, o in enumerate(preorder(prog.op.body.block, []), start=1)}
+        if ops is None:
+            ops = preorder(prog.op.body.block, [])
+        self.numbers = {id(o): i for i, o in enumerate(ops, start=1)}
 
     def slot(self, v: SSAValue) -> int:
         s = self.slots.get(v)
@@ -532,6 +534,9 @@ class _TaskCompiler:
         res = [self.slot(r) for r in op.results]
         where = self.info(op).where
 
+        if not inits and not res:
+            return (_REGION, _plain_for(lb, ub, st, iv, body, where), -1)
+
         def for_(env, lb=lb, ub=ub, st=st, inits=inits, iv=iv, args=args, body=body, ys=ys, res=res):
             lo, hi, step = env[lb], env[ub], env[st]
             vals = [env[s] for s in inits]
@@ -682,6 +687,29 @@ _HANDLERS: dict[tuple[type, str], Callable[[_TaskCompiler, Any], list]] = {}
 """`_handler` by op class and name."""
 
 
+def _plain_for(lb: int, ub: int, st: int, iv: int, body: list, where: str) -> Callable[[list], Iterator[tuple]]:
+    """The code of an `scf.for` without iteration arguments or results (`for_op`)."""
+
+    def for_(env):
+        lo, hi, step = env[lb], env[ub], env[st]
+        if lo < hi and step <= 0:
+            raise SimError(f"{where}: loop step must be positive, got {step}")
+        i = lo
+        while i < hi:
+            env[iv] = i
+            for tag, fn, slot in body:  # (exec_block inline: no generator per iteration)
+                if tag == _SCALAR:
+                    fn(env)
+                elif tag == _REQ:
+                    got = yield fn(env)
+                    if slot >= 0:
+                        env[slot] = got
+                else:
+                    yield from fn(env)
+            i += step
+    return for_
+
+
 def _getter(slots: list[int]) -> Callable[[list], tuple]:
     """`env -> tuple(env[s] for s in slots)`, without a generator per call."""
     if not slots:
@@ -793,14 +821,16 @@ def special_executor(op: ComputeOp, arch: Arch):
 
 def compile_task(prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region, arch: Arch,
                  check_bounds: bool, warnings: list[str] | None = None, values: Values | None = None,
-                 timing_only: bool = False, names_of: Callable[[Operation], list[str]] = node_names) -> None:
+                 timing_only: bool = False, names_of: Callable[[Operation], list[str]] = node_names,
+                 ops: list[Operation] | None = None) -> None:
     """Fill `prog.code`/`prog.init_env` from the task's body (raises SimError;
     appends alignment warnings to `warnings`; numbers SRAM values in `values`).
     `timing_only`: code for an engine that moves and computes no data (its DMA plans
     resolve no slices until asked, its compute ops carry no numerics). `names_of`:
-    `node_names` (a `NodeNames` shared by the module's tasks)."""
+    `node_names` (a `NodeNames` shared by the module's tasks); `ops`: its body's ops
+    (`preorder`), when the caller has them."""
     _TaskCompiler(prog, globals_, sram, arch, check_bounds, [] if warnings is None else warnings,
-                  values or Values(), timing_only, names_of).compile()
+                  values or Values(), timing_only, names_of, ops).compile()
 
 
 __all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_EARLY", "REQ_GATE", "REQ_HANDOFF", "REQ_WAIT", "NodeNames", "OpInfo", "TaskProgram", "compile_task",

@@ -227,9 +227,7 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
     arg_bufs = loader.arguments(body, sig)
     task_ops = loader.top_level(body)
     loader.check_weight_overlaps()
-    sram_bytes = min(arch.sram_bytes, _sram_extent(body))  # (a huge sram_bytes costs no host memory)
-    sram = [Region(f"SRAM of core {c}", SRAM, sram_bytes, core=c) for c in range(arch.cores)]
-    tasks = loader.compile_tasks(task_ops, sram, check_bounds)
+    tasks, sram = loader.compile_tasks(task_ops, check_bounds)
     n_in = len(sig.inputs)
     regions = [loader.wregion, loader.aregion, *[b.region for b in arg_bufs], *loader.private]
     set_granule(regions + sram, tasks, [g for g in loader.globals.values() if isinstance(g, Buf)])
@@ -279,11 +277,11 @@ def weight_pieces(module: ModuleOp, weights: Mapping[str, np.ndarray],
     return loader.wregion.nbytes, sorted(pieces.items(), key=lambda kv: kv[0])
 
 
-def _sram_extent(body: Block) -> int:
-    """The end of the highest SRAM buffer any task addresses: the bytes each core's SRAM
-    region needs (an `npu_task.sram` past `sram_bytes` is an error when its task compiles)."""
+def _sram_extent(ops: list[Operation]) -> int:
+    """The end of the highest SRAM buffer among `ops`: the bytes each core's SRAM region
+    needs (an `npu_task.sram` past `sram_bytes` is an error when its task compiles)."""
     try:
-        return max((op.offset.value.data + buffer_bytes(op.result.type) for op in preorder(body, [])
+        return max((op.offset.value.data + buffer_bytes(op.result.type) for op in ops
                     if isinstance(op, SramOp) and isinstance(op.result.type, MemRefType)), default=0)
     except VerifyException as e:
         raise SimError(str(e)) from None
@@ -484,13 +482,16 @@ class _Loader:
                 raise SimError(f"{describe(op1)}: weight '{k1}' at DRAM offset {s1} overlaps weight '{k0}' "
                                f"at [{s0}, {e0})")
 
-    def compile_tasks(self, task_ops: list[TaskOp], sram: list[Region], check_bounds: bool) -> list[TaskProgram]:
+    def compile_tasks(self, task_ops: list[TaskOp], check_bounds: bool) -> tuple[list[TaskProgram], list[Region]]:
         """Compile every task for its core (checking its core and event slots exist); a task
-        whose body another task of its kernel already has (`same_body`) reuses that code."""
+        whose body another task of its kernel has (`same_body`) reuses that code. Returns
+        the tasks and each core's SRAM region, as large as the highest SRAM buffer of a
+        distinct body needs (a huge `sram_bytes` costs no host memory)."""
         arch = self.arch
         tasks: list[TaskProgram] = []
         compiled: dict[tuple[str, str], list[TaskProgram]] = {}  # (kernel, where) -> its distinct bodies
         names_of = NodeNames()
+        plan: list[tuple[TaskProgram, TaskProgram | None]] = []  # each task with the one whose code it reuses
         for i, op in enumerate(task_ops):
             core = op.core_id
             prog = TaskProgram(op, i, 0, names_of)
@@ -503,11 +504,17 @@ class _Loader:
                                    f"event_slots={arch.event_slots}")
             same = compiled.setdefault((prog.kernel, prog.where), [])
             tmpl = next((t for t in same if len(prog.range) >= len(op.body.block.args) and same_body(t.op, op)), None)
-            if tmpl is not None:
-                reuse_task(prog, tmpl, sram[core], self.warnings, self.values)
-            else:
-                compile_task(prog, self.globals, sram[core], arch, check_bounds, self.warnings, self.values,
-                             self.timing_only, names_of)
+            if tmpl is None:
                 same.append(prog)
+            plan.append((prog, tmpl))
+        bodies = {prog.index: preorder(prog.op.body.block, []) for prog, tmpl in plan if tmpl is None}
+        extent = max((_sram_extent(ops) for ops in bodies.values()), default=0)
+        sram = [Region(f"SRAM of core {c}", SRAM, min(arch.sram_bytes, extent), core=c) for c in range(arch.cores)]
+        for prog, tmpl in plan:
+            if tmpl is not None:
+                reuse_task(prog, tmpl, sram[prog.core], self.warnings, self.values)
+            else:
+                compile_task(prog, self.globals, sram[prog.core], arch, check_bounds, self.warnings, self.values,
+                             self.timing_only, names_of, bodies[prog.index])
             tasks.append(prog)
-        return tasks
+        return tasks, sram
