@@ -531,11 +531,11 @@ class OwnerWalker(KindWalker):
         self.facts = facts
         self.seen: dict[Block, tuple[int, list[Operation]]] = {}  # block -> (version, its ops with regions)
 
-    def with_regions(self, block: Block) -> list[Operation]:
+    def listed(self, block: Block) -> list[Operation]:
         version = self.facts.version(block)
         seen = self.seen.get(block)
         if seen is None or seen[0] != version:
-            seen = self.seen[block] = (version, super().with_regions(block))
+            seen = self.seen[block] = (version, super().listed(block))
         return seen[1]
 
 

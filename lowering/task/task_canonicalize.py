@@ -25,7 +25,7 @@ from xdsl.traits import HasCanonicalizationPatternsTrait
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from lowering.errors import check_disabled
-from lowering.instrument import PatternWalker
+from lowering.task.walker import FastWalker
 from npu_dialects.canonicalize import PATTERNS, is_scalar
 from npu_dialects.canonicalize import task_of as enclosing_task
 
@@ -91,4 +91,4 @@ class TaskCanonicalize(ModulePass):
                                               dce_enabled=False)
         for func in op.ops:
             if isinstance(func, FuncOp) and func.body.blocks:
-                PatternWalker(applier).rewrite_region(func.body)
+                FastWalker(applier).rewrite_region(func.body)

@@ -8,6 +8,8 @@ buffers, copies, waits), so most of such a pass's time went to offering them ops
 never rewrites. The worklist here keeps only ops of the kinds (`KindWorklist`), so the
 patterns see the same ops in the same order and make the same rewrites; only
 `--pattern-stats` tells the difference (a pattern counts as tried on those ops only).
+Both fill the worklist by a recursion over blocks (`FastWalker`), not xDSL's nested
+walk generators.
 """
 
 from __future__ import annotations
@@ -31,29 +33,27 @@ class KindWorklist(Worklist[Operation]):
             super().push(item)
 
 
-class KindWalker(PatternWalker):
-    """`PatternWalker` offering its pattern only ops of `kinds` (each must have regions,
-    like a task or a loop: the walk looks for them only among ops with regions), in the
-    order xDSL's walker would offer them. `flat`: kinds whose regions hold no op of the
-    kinds (the walk does not look inside them)."""
+class FastWalker(PatternWalker):
+    """`PatternWalker` filling its worklist without xDSL's nested walk generators (a
+    recursion over blocks, the same ops in the same order). `flat`: kinds of ops the
+    walk does not look inside."""
 
-    def __init__(self, pattern: RewritePattern, kinds: tuple[type[Operation], ...],
-                 flat: tuple[type[Operation], ...] = (), apply_recursively: bool = True):
+    def __init__(self, pattern: RewritePattern, flat: tuple[type[Operation], ...] = (),
+                 apply_recursively: bool = True):
         super().__init__(pattern, apply_recursively=apply_recursively)
-        self._worklist = KindWorklist(kinds)
         self.flat = flat
 
-    def with_regions(self, block: Block) -> list[Operation]:
-        """The ops of `block` that have regions, last first."""
-        return [o for o in reversed(block.ops) if o.regions]
+    def listed(self, block: Block) -> list[Operation]:
+        """The ops of `block` the walk pushes or looks inside, last first."""
+        return list(reversed(block.ops))
 
     def _populate_worklist(self, op: Operation | Region | Block) -> None:
-        """Push the ops of the kinds as xDSL's walk (reversed, regions first) would."""
+        """Push the ops as xDSL's walk (reversed, regions first) would."""
         push, flat = self._worklist.push, self.flat
 
         def visit(block: Block) -> None:
-            for o in self.with_regions(block):
-                if not isinstance(o, flat):
+            for o in self.listed(block):
+                if o.regions and not isinstance(o, flat):
                     for region in reversed(o.regions):
                         for b in reversed(region.blocks):
                             visit(b)
@@ -67,3 +67,18 @@ class KindWalker(PatternWalker):
         else:
             for b in reversed(op.blocks) if isinstance(op, Region) else [op]:
                 visit(b)
+
+
+class KindWalker(FastWalker):
+    """`FastWalker` offering its pattern only ops of `kinds` (each must have regions,
+    like a task or a loop: the walk looks for them only among ops with regions), in the
+    order xDSL's walker would offer them. `flat`: kinds whose regions hold no op of the
+    kinds."""
+
+    def __init__(self, pattern: RewritePattern, kinds: tuple[type[Operation], ...],
+                 flat: tuple[type[Operation], ...] = (), apply_recursively: bool = True):
+        super().__init__(pattern, flat, apply_recursively)
+        self._worklist = KindWorklist(kinds)
+
+    def listed(self, block: Block) -> list[Operation]:
+        return [o for o in reversed(block.ops) if o.regions]
