@@ -183,8 +183,8 @@ class Engine:
             t.index = len(self.tasks)
             core = self.cores[t.core]
             t.lane = lane  # (its `seq`, the order it starts in on its core, is set when it starts)
-            t.waits = [slot_base + s for s in t.op.wait_slots]
-            t.signals = [slot_base + s for s in t.op.signal_slots]
+            t.waits = [slot_base + s for s in t.wait_slots]
+            t.signals = [slot_base + s for s in t.signal_slots]
             core.queue.append(t)
             core.lanes.setdefault(lane, []).append(t)
             core.heads.setdefault(lane, 0)

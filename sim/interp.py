@@ -267,8 +267,10 @@ class TaskProgram:
         self.lane = 0  # the in-order queue of its core it is in (`Engine.add`)
         self.kernel = op.kernel.data
         self.core = op.core_id
-        self.waits: list[int] = list(op.wait_slots)  # (event slots as the engine numbers them)
-        self.signals: list[int] = list(op.signal_slots)
+        self.wait_slots: tuple[int, ...] = tuple(op.wait_slots)  # (as the op numbers them)
+        self.signal_slots: tuple[int, ...] = tuple(op.signal_slots)
+        self.waits: list[int] = list(self.wait_slots)  # (event slots as the engine numbers them)
+        self.signals: list[int] = list(self.signal_slots)
         self.range: tuple[int, ...] = ints(op.range, ())
         self.prefetch = op.prefetch_ops  # leading body ops run before the waits
         self.early = op.early_ops  # leading body ops that may run during the core's previous task
@@ -457,7 +459,7 @@ class _TaskCompiler:
         return (_SCALAR, select, -1)
 
     def cast_op(self, op: Operation) -> tuple:
-        a, r = self.use(op.operands[0], op), self.slot(op.results[0])
+        a, r = self.use(op._operands[0], op), self.slot(op.results[0])  # pyright: ignore[reportPrivateUsage]
 
         def cast(env, a=a, r=r):
             env[r] = env[a]
@@ -506,7 +508,8 @@ class _TaskCompiler:
 
     def binary(self, op: Operation) -> tuple:
         fn = _BINARY[op.name]
-        a, b = self.use(op.operands[0], op), self.use(op.operands[1], op)
+        ops = op._operands  # pyright: ignore[reportPrivateUsage]  # (the tuple `operands` views)
+        a, b = self.use(ops[0], op), self.use(ops[1], op)
         r = self.slot(op.results[0])
         if op.name in _DIVIDES:
             where = self.info(op).where
@@ -523,8 +526,9 @@ class _TaskCompiler:
         return (_SCALAR, bin_, -1)
 
     def for_op(self, op: scf.ForOp) -> tuple:
-        lb, ub, st = self.use(op.lb, op), self.use(op.ub, op), self.use(op.step, op)
-        inits = [self.use(v, op) for v in op.iter_args]
+        ops = op._operands  # pyright: ignore[reportPrivateUsage]  # (lb, ub, step, iter_args...: one tuple)
+        lb, ub, st = self.use(ops[0], op), self.use(ops[1], op), self.use(ops[2], op)
+        inits = [self.use(v, op) for v in ops[3:]]
         block = op.body.block
         iv = self.slot(block.args[0])
         args = [self.slot(a) for a in block.args[1:]]
@@ -595,22 +599,23 @@ class _TaskCompiler:
 
     def copy_op(self, op: CopyOp) -> tuple:
         info = self.info(op)
-        src, dst = self.use(op.src, op), self.use(op.dst, op)
-        soffs = [self.use(v, op) for v in op.src_offsets]
-        doffs = [self.use(v, op) for v in op.dst_offsets]
+        src_v, dst_v, src_offsets, dst_offsets = op.segments()  # (each accessor decodes the segments)
+        src, dst = self.use(src_v, op), self.use(dst_v, op)
+        soffs = [self.use(v, op) for v in src_offsets]
+        doffs = [self.use(v, op) for v in dst_offsets]
         sizes = op.window
         pad = op.pad_value.value.data if op.pad_value is not None else None
         clip = op.clip is not None
         check = self.check_bounds
         if op.src_clip is not None:
             pad = SRC_CLIP
-        tok = self.slot(op.token)
-        src_t, dst_t = op.src.type, op.dst.type
+        tok = self.slot(op.results[0])  # (its token)
+        src_t, dst_t = src_v.type, dst_v.type
         assert isinstance(src_t, MemRefType) and isinstance(dst_t, MemRefType)
         if len(sizes) != src_t.get_num_dims() or len(sizes) != dst_t.get_num_dims():
             raise SimError(f"{info.where}: window rank {len(sizes)} does not match the buffers")
         f32s = type(src_t.element_type) is Float32Type and type(dst_t.element_type) is Float32Type
-        if not f32s and self.dtype(op.src, op) != self.dtype(op.dst, op):
+        if not f32s and self.dtype(src_v, op) != self.dtype(dst_v, op):
             raise SimError(f"{info.where}: copies {src_t.element_type} into {dst_t.element_type} (a copy "
                            "converts nothing)")
 
