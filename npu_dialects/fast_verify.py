@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from xdsl.dialects.builtin import DenseArrayBase, i32
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region
 from xdsl.ir.core import ErasedSSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.irdl.constraints import (
@@ -50,8 +50,7 @@ from xdsl.irdl.operations import (
     irdl_op_verify_regions,
     verify_variadic_size,
 )
-from xdsl.traits import IsolatedFromAbove, IsTerminator, NoTerminator, OpTrait
-from xdsl.utils.exceptions import VerifyException
+from xdsl.traits import IsTerminator, NoTerminator, OpTrait
 
 Check = Callable[[Operation], bool]
 AttrCheck = Callable[[Any, VerificationContext], bool]
@@ -279,8 +278,7 @@ def _compile(cls: type) -> Check:
     results = _args_check(op_def, VarIRConstruct.RESULT)
     regions, successors = bool(op_def.regions), bool(op_def.successors)
     named = _tables_check(op_def)
-    traits = [_isolated if type(t) is IsolatedFromAbove else t.verify
-              for t in op_def.traits if type(t).verify is not OpTrait.verify]
+    traits = [t.verify for t in op_def.traits if type(t).verify is not OpTrait.verify]
 
     def check(op: Operation) -> bool:
         ctx = VerificationContext()
@@ -304,38 +302,14 @@ def _compile(cls: type) -> Check:
     return check
 
 
-def _isolated(op: Operation) -> None:
-    """`IsolatedFromAbove.verify`: the ops inside `op` (not inside a nested isolated op)
-    use only values defined inside it. A value is defined inside exactly when `op` is
-    an ancestor of its owner other than `op` itself (xDSL's test, one `is_ancestor` walk
-    per operand): here the values defined inside are collected once."""
-    inside: set[SSAValue] = set()
-    for nested in op.walk():
-        if nested is not op:
-            inside.update(nested.results)
-        for r in nested.regions:
-            for b in r.blocks:
-                inside.update(b.args)
-    regions = list(op.regions)
-    while regions:
-        for block in regions.pop().blocks:
-            for child in block.ops:
-                if any(v not in inside for v in child.operands):
-                    raise VerifyException("a value defined outside an IsolatedFromAbove op")  # (xDSL says which)
-                if not _class_check(type(child))[3]:
-                    regions += child.regions
+_CHECKS: dict[type, tuple[Check, bool, bool]] = {}
 
 
-_CHECKS: dict[type, tuple[Check, bool, bool, bool]] = {}
-
-
-def _class_check(cls: type) -> tuple[Check, bool, bool, bool]:
-    """(checker, is a terminator, has no terminator, is isolated from above) of an op
-    class, compiled once."""
+def _class_check(cls: type) -> tuple[Check, bool, bool]:
+    """(checker, is a terminator, has no terminator) of an op class, compiled once."""
     got = _CHECKS.get(cls)
     if got is None:
-        got = _CHECKS[cls] = (_compile(cls), cls.has_trait(IsTerminator), cls.has_trait(NoTerminator),
-                              cls.has_trait(IsolatedFromAbove))
+        got = _CHECKS[cls] = (_compile(cls), cls.has_trait(IsTerminator), cls.has_trait(NoTerminator))
     return got
 
 
