@@ -150,6 +150,7 @@ class Facts:
 
     def forget(self) -> None:
         self.places: dict[SSAValue, Place] = {}
+        self.spaces: dict[SSAValue, tuple[bool, str | None]] = {}
         self.aliases: dict[tuple[SSAValue, SSAValue], bool] = {}
         self.written: dict[tuple[Operation, SSAValue], bool] = {}
         self.own: dict[Operation, list[SSAValue] | None] = {}  # (op without regions -> what it reads and writes)
@@ -172,12 +173,25 @@ class Facts:
             self.places[v] = place_of(v)
         return self.places[v]
 
+    def space(self, v: SSAValue) -> tuple[bool, str | None]:
+        """(a memref, its memory space): what `may_alias` reads first."""
+        if v not in self.spaces:
+            t = v.type
+            self.spaces[v] = (isinstance(t, MemRefType), memory_space(t))
+        return self.spaces[v]
+
     def alias(self, a: SSAValue, b: SSAValue) -> bool:
-        """`may_alias(a, b)`, from the two buffers' places."""
+        """`may_alias(a, b)`, from the two buffers' places (their spans only when they
+        are memrefs of one memory space)."""
         key = (a, b)
         hit = self.aliases.get(key)
         if hit is None:
-            hit = self.aliases[key] = places_alias(self.place(a), self.place(b))
+            (ma, sa), (mb, sb) = self.space(a), self.space(b)
+            if ma and mb and sa != sb:
+                hit = sa is None or sb is None
+            else:
+                hit = places_alias(self.place(a), self.place(b))
+            self.aliases[key] = hit
         return hit
 
     def buffers(self, op: Operation) -> list[SSAValue] | None:
