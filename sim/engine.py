@@ -108,10 +108,6 @@ def _issued(d: Dma) -> int:
     return d.seq
 
 
-def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
-    return a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
-
-
 class Engine:
     """Runs a loaded `Program` once; see `run()`."""
 
@@ -202,11 +198,13 @@ class Engine:
         """Simulate until every core has run its queue (raises SimError), or with
         `until`, only until it returns True or the device idles waiting for the host.
 
-        At each instant the cores are stepped in order, round after round, until none
-        moves; a round steps only the cores `wake` marks: those something they may wait
-        for concerned (their compute ending, their DMA completing, an event signal
-        becoming visible, a host gate, a core moving), so skipping the others changes
-        nothing (a core that cannot move has no side effect)."""
+        At each instant the cores are stepped in order, round after round, while `wake`
+        marks some: those something they may wait for concerned (their compute ending,
+        their DMA completing, an event signal becoming visible, a host gate), so skipping
+        the others changes nothing (a core that cannot move has no side effect). A core
+        steps as far as it can, so it is not stepped again at that instant unless
+        something marks it anew (a task ending with a signal visible at once, or the host
+        told: `finish`) - nothing else one core does at an instant lets another move."""
         cores = self.cores
         wake = self.wake
         wake[:] = [True] * len(cores)  # (the host may have queued tasks or opened gates)
@@ -216,10 +214,11 @@ class Engine:
                     for c in cores:
                         if not wake[c.id]:
                             continue
-                        moved = c.state != DONE and self.step(c)
-                        if c.task is not None and (c.nx is not None or c.lend) and self.early(c):
-                            moved = True
-                        wake[c.id] = moved  # (a core that moved is stepped once more)
+                        wake[c.id] = False
+                        if c.state != DONE:
+                            self.step(c)
+                        if c.task is not None and (c.nx is not None or c.lend):
+                            self.early(c)
                 if until is not None and until():
                     return
                 for c in cores:
@@ -690,20 +689,26 @@ class Engine:
         assert t is not None
         w, r = plan.sram_write, plan.sram_read
         if c.inflight and (r is not None or w is not None):
-            for d in c.chans:
-                if d is None:
-                    continue
-                p = d.plan
-                if w is not None and (_overlap(w, p.sram_write) or _overlap(w, p.sram_read)):
-                    self.hazard(c, plan.info, d, "writes", w, "still owns")
-                elif r is not None and _overlap(r, p.sram_write):
-                    self.hazard(c, plan.info, d, "reads", r, "is still writing")
+            self.issue_hazards(c, plan, w, r)
         self._dma_seq += 1
         d = Dma(c.id, ch, t, plan, self.now, self.arch.dma_latency, self._dma_seq)
         c.chans[ch] = d
         c.inflight += 1
         self.lat.append(d)
         return d
+
+    def issue_hazards(self, c: Core, plan: CopyPlan, w: tuple[int, int] | None, r: tuple[int, int] | None) -> None:
+        """Warn when a DMA `c` issues writes SRAM bytes `w` a DMA in flight still reads or
+        writes, or reads bytes `r` one still writes."""
+        for d in c.chans:
+            if d is None:
+                continue
+            pw, pr = d.plan.sram_write, d.plan.sram_read
+            if w is not None and ((pw is not None and w[0] < pw[1] and pw[0] < w[1])
+                                  or (pr is not None and w[0] < pr[1] and pr[0] < w[1])):
+                self.hazard(c, plan.info, d, "writes", w, "still owns")
+            elif r is not None and pw is not None and r[0] < pw[1] and pw[0] < r[1]:
+                self.hazard(c, plan.info, d, "reads", r, "is still writing")
 
     def complete(self, d: Dma) -> None:
         plan = d.plan
