@@ -58,6 +58,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
 from lowering.errors import check_disabled
+from lowering.task.taskgraph import copy_ends
 from lowering.task.walker import KindWalker
 from lowering.tile.group_plan import DmaFluid
 from npu_dialects.arch import Arch, arch_of
@@ -215,9 +216,9 @@ class Facts:
         return self(op, [buf])
 
     def ends(self, copy: CopyOp) -> tuple[SSAValue, SSAValue]:
-        """(source, destination) of `copy` (xDSL reads operands after variadic ones slowly)."""
+        """(source, destination) of `copy`."""
         if copy not in self.copy_ends:
-            self.copy_ends[copy] = copy.src, copy.dst
+            self.copy_ends[copy] = copy_ends(copy)
         return self.copy_ends[copy]
 
     def trip_count(self, loop: scf.ForOp) -> int | None:

@@ -45,6 +45,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from lowering.task.prefetch import lead_with, prologue
+from lowering.task.taskgraph import copy_ends
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.dma import CopyOp, WaitOp, memory_space
 from npu_dialects.task import SramOp, TaskOp, byte_size, prefetchable
@@ -93,15 +94,15 @@ def candidates(task: TaskOp) -> list[CopyOp]:
     task does not also stream in a loop (a tile loop's first tile: the loop's pace is
     its DRAM traffic, which a head start does not change)."""
     loads = [op for op in prologue(task.body.block.ops)
-             if isinstance(op, CopyOp) and prefetchable(op) and isinstance(op.dst.owner, SramOp)]
+             if isinstance(op, CopyOp) and prefetchable(op) and isinstance(copy_ends(op)[1].owner, SramOp)]
     if not loads:
         return []
-    streamed = {o.src for op in task.body.block.ops if op.regions for o in op.walk() if isinstance(o, CopyOp)}
-    return [op for op in loads if op.src not in streamed]
+    streamed = {copy_ends(o)[0] for op in task.body.block.ops if op.regions for o in op.walk() if isinstance(o, CopyOp)}
+    return [op for op in loads if copy_ends(op)[0] not in streamed]
 
 
 def destination(ld: CopyOp) -> SramOp:
-    buf = ld.dst.owner
+    buf = copy_ends(ld)[1].owner
     assert isinstance(buf, SramOp)  # (`candidates`)
     return buf
 
@@ -131,7 +132,10 @@ def mark_early(task: TaskOp, loads: list[CopyOp]) -> None:
 
 def loads_dram(op: Operation) -> bool:
     """A copy from DRAM into SRAM."""
-    return isinstance(op, CopyOp) and memory_space(op.src.type) == "dram" and memory_space(op.dst.type) == "sram"
+    if not isinstance(op, CopyOp):
+        return False
+    src, dst = copy_ends(op)
+    return memory_space(src.type) == "dram" and memory_space(dst.type) == "sram"
 
 
 def handoff_point(task: TaskOp) -> int:

@@ -34,6 +34,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
+from lowering.task.taskgraph import copy_ends
 from lowering.task.walker import KindWalker
 from npu_dialects.dma import CopyOp, memory_space
 from npu_dialects.task import TaskOp, prefetchable
@@ -41,7 +42,7 @@ from npu_dialects.task import TaskOp, prefetchable
 
 def prologue(ops: Iterable[Operation]) -> list[Operation]:
     """The leading scalar ops, SRAM buffers and copies into SRAM (from DRAM or SRAM) of a task body."""
-    return list(takewhile(lambda op: prefetchable(op) or isinstance(op, CopyOp) and memory_space(op.dst.type) == "sram",
+    return list(takewhile(lambda op: prefetchable(op) or isinstance(op, CopyOp) and memory_space(copy_ends(op)[1].type) == "sram",
                           ops))
 
 

@@ -50,7 +50,7 @@ from xdsl.passes import ModulePass
 
 from lowering.errors import CompileError
 from lowering.task.prefetch import prologue
-from lowering.task.taskgraph import dependencies, tasks_of
+from lowering.task.taskgraph import copy_ends, dependencies, tasks_of
 from lowering.tile.costmodel import load_cycles
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.dma import CopyOp, memory_space
@@ -248,8 +248,8 @@ def _phases(p: Part, bw: float) -> list[tuple[float, float]]:
 def head_load(task: TaskOp, arch: Arch, parts: int) -> tuple[float, int]:
     """(cycles, bytes) of the loads into SRAM leading `task`'s body, issued together
     on the core's channels (`load_cycles`), with `dram_bw` shared by the kernel's `parts`."""
-    sizes = tuple(prod(o.window) * elem_bytes(o.src) for o in prologue(task.body.block.ops) if isinstance(o, CopyOp)
-                  and memory_space(o.src.type) == "dram")
+    sizes = tuple(prod(o.window) * elem_bytes(copy_ends(o)[0]) for o in prologue(task.body.block.ops)
+                  if isinstance(o, CopyOp) and memory_space(copy_ends(o)[0].type) == "dram")
     return float(load_cycles(sizes, arch, max(1, arch.dram_bw // parts))), sum(sizes)
 
 

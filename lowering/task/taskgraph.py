@@ -45,6 +45,17 @@ class TaskInfo:
         return self.reads | self.writes
 
 
+assert [name for name, _ in CopyOp.get_irdl_definition().operands[:2]] == ["src", "dst"]  # (`copy_ends`)
+
+
+def copy_ends(copy: CopyOp) -> tuple[SSAValue, SSAValue]:
+    """(source, destination) of `copy`: its first two operands, as `CopyOp` defines them
+    before its variadic offsets (xDSL's named accessors decode the operand segment
+    sizes on every read, some 10 us a read)."""
+    operands = copy.operands
+    return operands[0], operands[1]
+
+
 def copies_in(block: Block) -> list[CopyOp]:
     """The copies in `block` and the blocks nested in it, in walk order (looking inside
     only ops with regions: faster than `walk`, which yields every op)."""
@@ -68,7 +79,8 @@ def tasks_of(func: FuncOp) -> list[TaskInfo]:
         info = TaskInfo(op, len(out))
         seen = set()
         for inner in (c for region in op.regions for block in region.blocks for c in copies_in(block)):
-            for v, write in ((inner.src, False), (inner.dst, True)):
+            src, dst = copy_ends(inner)
+            for v, write in ((src, False), (dst, True)):
                 dram = isinstance(v.type, MemRefType) and memory_space(v.type) == "dram"  # (always a memref)
                 if dram and (v, write) not in seen:
                     seen.add((v, write))
