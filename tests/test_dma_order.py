@@ -11,7 +11,8 @@ from xdsl.parser import Parser
 from lowering.task.dma_order import DmaOrder, Facts, block_cycles
 from npu_dialects import make_context
 from npu_dialects.arch import arch_of
-from npu_dialects.canonicalize import may_alias
+from npu_dialects.canonicalize import effects, is_load, may_alias
+from npu_dialects.dma import CopyOp
 from npu_dialects.task import TaskOp
 from sim import simulate
 
@@ -49,8 +50,9 @@ def test_the_pass_is_idempotent():
     assert str(module) == once
 
 
-def test_facts_alias_is_may_alias():
-    """The pass's remembered aliasing (from each buffer's place) answers as `may_alias`."""
+def test_facts_read_buffers_as_npu_dialects_does():
+    """The pass's remembered facts answer as `npu_dialects.canonicalize`: aliasing (from
+    each buffer's place) as `may_alias`, a copy's buffers and loads as `effects` and `is_load`."""
     paths = [*ORDER.parent.glob("*.mlir"), *(ORDER.parent.parent / "npu-memplan").glob("*.mlir")]
     for path in sorted(paths):
         try:
@@ -62,3 +64,8 @@ def test_facts_alias_is_may_alias():
         for a in values:
             for b in values:
                 assert facts.alias(a, b) == may_alias(a, b), (path.name, a, b)
+        for op in module.walk():  # (what it reads off copies, as npu_dialects does)
+            if isinstance(op, CopyOp):
+                eff = effects(op)
+                assert eff is not None and facts.buffers(op) == eff[0] + eff[1]
+                assert facts.is_load(op) == is_load(op) and facts.ends(op) == (op.src, op.dst)

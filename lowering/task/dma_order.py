@@ -62,7 +62,7 @@ from lowering.task.taskgraph import copy_ends
 from lowering.task.walker import KindWalker
 from lowering.tile.group_plan import DmaFluid
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.canonicalize import _reuse_group, effects, is_load, sram_spans, task_of, trip_count, writes_to
+from npu_dialects.canonicalize import _reuse_group, effects, sram_spans, task_of, trip_count, writes_to
 from npu_dialects.compute import ComputeOp
 from npu_dialects.dma import CopyOp, DoneOp, WaitOp, memory_space
 from npu_dialects.dtypes import elem_bytes
@@ -200,7 +200,7 @@ class Facts:
         if op.regions:
             return self.nested_of(op)
         if op not in self.own:
-            eff = effects(op)
+            eff = ([], list(self.ends(op))) if isinstance(op, CopyOp) else effects(op)  # (a copy's: as `effects`)
             self.own[op] = None if eff is None else eff[0] + eff[1]
         return self.own[op]
 
@@ -233,8 +233,9 @@ class Facts:
         return self.terminators[kind]
 
     def is_load(self, copy: CopyOp) -> bool:
-        if copy not in self.loads:
-            self.loads[copy] = is_load(copy)
+        if copy not in self.loads:  # (as `is_load`)
+            src, dst = self.ends(copy)
+            self.loads[copy] = memory_space(src.type) == "dram" and memory_space(dst.type) == "sram"
         return self.loads[copy]
 
     def nested_of(self, op: Operation) -> list[SSAValue] | None:
