@@ -149,14 +149,17 @@ def _where(kernel: str, names: list[str]) -> str:
     return f"task '{kernel}'{where}"
 
 
-class NodeNames:
-    """`node_names(op)`, each location worked out once: a module's ops share few
-    location attributes (ResNet-50's 9.6k ops have 166). Each answer is a fresh list."""
+class CompileCache:
+    """What compiling a module's tasks works out once for all of them: each location's
+    ONNX node names (`names`: a module's ops share few location attributes, ResNet-50's
+    9.6k ops have 166) and each compute op definition's unit and cycles (`costs`)."""
 
     def __init__(self) -> None:
         self.seen: dict[int, tuple[Attribute, list[str]]] = {}  # id -> (the location, kept alive; its names)
+        self.costs: dict[tuple, tuple[str, int]] = {}  # (class, properties, attributes, operand types) -> timing
 
-    def __call__(self, op: Operation) -> list[str]:
+    def names(self, op: Operation) -> list[str]:
+        """`node_names(op)` (a fresh list)."""
         loc = op.location
         got = self.seen.get(id(loc))
         if got is None:
@@ -260,7 +263,7 @@ class TaskProgram:
     """A compiled `npu_task.task`: static facts plus the code of its body."""
 
     def __init__(self, op: TaskOp, index: int, seq: int, names_of: Callable[[Operation], list[str]] = node_names):
-        """`names_of`: `node_names` (a `NodeNames` shared by a module's tasks)."""
+        """`names_of`: `node_names` (`CompileCache.names`, shared by a module's tasks)."""
         self.op = op
         self.index = index  # program order among all tasks
         self.seq = seq  # position in its core's queue (the order it starts in)
@@ -305,9 +308,11 @@ class _TaskCompiler:
 
     def __init__(self, prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region, arch: Arch,
                  check_bounds: bool, warnings: list[str], values: Values, timing_only: bool = False,
-                 names_of: Callable[[Operation], list[str]] = node_names, ops: list[Operation] | None = None):
+                 cache: CompileCache | None = None, ops: list[Operation] | None = None):
         self.prog = prog
-        self.names_of = names_of
+        cache = cache or CompileCache()
+        self.names_of = cache.names
+        self.costs = cache.costs
         self.timing_only = timing_only  # (DMAs get a `TimingPlan`, compute ops no numerics)
         self.values = values
         self.sram_values: dict[int, int] = {}  # the `value` attribute of npu_task.sram -> value id
@@ -637,11 +642,17 @@ class _TaskCompiler:
 
     def compute_op(self, op: ComputeOp) -> tuple:
         info = self.info(op)
-        info.unit = op.unit(self.arch)
-        try:
-            info.cycles = int(op.cycles(self.arch))
-        except Exception as e:  # a malformed op the verifier let through
-            raise SimError(f"{info.where}: cannot compute its cycles: {e}") from None
+        # (unit and cycles are the op's definition on the arch: class, properties, attributes
+        # and operand types; a module repeats a few of them - ResNet-50: 78 for 948 ops)
+        key = (type(op), tuple(op.properties.items()), tuple(op.attributes.items()),
+               tuple(v.type for v in op._operands))  # pyright: ignore[reportPrivateUsage]
+        timing = self.costs.get(key)
+        if timing is None:
+            try:
+                timing = self.costs[key] = (op.unit(self.arch), int(op.cycles(self.arch)))
+            except Exception as e:  # a malformed op the verifier let through
+                raise SimError(f"{info.where}: cannot compute its cycles: {e}") from None
+        info.unit, info.cycles = timing
         info.execute = _no_execute if self.timing_only else special_executor(op, self.arch)
         if isinstance(op, EltwiseOp):
             info.label = f"eltwise {op.fn.data}"
@@ -826,17 +837,16 @@ def special_executor(op: ComputeOp, arch: Arch):
 
 def compile_task(prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region, arch: Arch,
                  check_bounds: bool, warnings: list[str] | None = None, values: Values | None = None,
-                 timing_only: bool = False, names_of: Callable[[Operation], list[str]] = node_names,
+                 timing_only: bool = False, cache: CompileCache | None = None,
                  ops: list[Operation] | None = None) -> None:
     """Fill `prog.code`/`prog.init_env` from the task's body (raises SimError;
     appends alignment warnings to `warnings`; numbers SRAM values in `values`).
     `timing_only`: code for an engine that moves and computes no data (its DMA plans
-    resolve no slices until asked, its compute ops carry no numerics). `names_of`:
-    `node_names` (a `NodeNames` shared by the module's tasks); `ops`: its body's ops
-    (`preorder`), when the caller has them."""
+    resolve no slices until asked, its compute ops carry no numerics). `cache`: shared
+    by the module's tasks; `ops`: its body's ops (`preorder`), when the caller has them."""
     _TaskCompiler(prog, globals_, sram, arch, check_bounds, [] if warnings is None else warnings,
-                  values or Values(), timing_only, names_of, ops).compile()
+                  values or Values(), timing_only, cache, ops).compile()
 
 
-__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_EARLY", "REQ_GATE", "REQ_HANDOFF", "REQ_WAIT", "NodeNames", "OpInfo", "TaskProgram", "compile_task",
+__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_EARLY", "REQ_GATE", "REQ_HANDOFF", "REQ_WAIT", "CompileCache", "OpInfo", "TaskProgram", "compile_task",
            "constant_value", "exec_block", "preorder", "reuse_task", "same_body", "task_nodes", "task_where"]

@@ -41,7 +41,7 @@ from npu_dialects.entry import (
 from npu_dialects.locs import describe, node_names
 from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
 from sim.errors import SimError
-from sim.interp import NodeNames, TaskProgram, compile_task, constant_value, preorder, reuse_task, same_body
+from sim.interp import CompileCache, TaskProgram, compile_task, constant_value, preorder, reuse_task, same_body
 from sim.memory import DRAM, SRAM, Buf, Region, buffer_bytes, buffer_dtype, host_values
 from sim.values import Values
 
@@ -490,11 +490,11 @@ class _Loader:
         arch = self.arch
         tasks: list[TaskProgram] = []
         compiled: dict[tuple[str, str], list[TaskProgram]] = {}  # (kernel, where) -> its distinct bodies
-        names_of = NodeNames()
+        cache = CompileCache()
         plan: list[tuple[TaskProgram, TaskProgram | None]] = []  # each task with the one whose code it reuses
         for i, op in enumerate(task_ops):
             core = op.core_id
-            prog = TaskProgram(op, i, 0, names_of)
+            prog = TaskProgram(op, i, 0, cache.names)
             if core >= arch.cores:
                 raise SimError(f"{prog.where}: runs on core {core} but the arch has cores={arch.cores}")
             for what, slots in (("waits on", prog.waits), ("signals", prog.signals)):
@@ -515,6 +515,6 @@ class _Loader:
                 reuse_task(prog, tmpl, sram[prog.core], self.warnings, self.values)
             else:
                 compile_task(prog, self.globals, sram[prog.core], arch, check_bounds, self.warnings, self.values,
-                             self.timing_only, names_of, bodies[prog.index])
+                             self.timing_only, cache, bodies[prog.index])
             tasks.append(prog)
         return tasks, sram
