@@ -322,7 +322,7 @@ class _TaskCompiler:
         self.sram = sram
         self.arch = arch
         self.check_bounds = check_bounds
-        self.slots: dict[SSAValue, int] = {}
+        self.slots: dict[int, int] = {}  # by the `id` of a value (alive with the module): an SSA value's hash is a Python call
         self.init: list = []
         # ops are numbered 1.. in walk order of the task body, for diagnostics
         if ops is None:
@@ -330,16 +330,16 @@ class _TaskCompiler:
         self.numbers = {id(o): i for i, o in enumerate(ops, start=1)}
 
     def slot(self, v: SSAValue) -> int:
-        s = self.slots.get(v)
+        s = self.slots.get(id(v))
         if s is None:
             s = len(self.init)
-            self.slots[v] = s
+            self.slots[id(v)] = s
             self.init.append(_UNSET)
         return s
 
     def use(self, v: SSAValue, op: Operation) -> int:
         """Slot of an operand; values from outside the task come from `globals`."""
-        s = self.slots.get(v)
+        s = self.slots.get(id(v))
         if s is not None:
             return s
         if v in self.globals:
@@ -656,7 +656,7 @@ class _TaskCompiler:
         info.execute = _no_execute if self.timing_only else special_executor(op, self.arch)
         if isinstance(op, EltwiseOp):
             info.label = f"eltwise {op.fn.data}"
-        bufs = [self.use(v, op) for v in op.operands]
+        bufs = [self.use(v, op) for v in op._operands]  # pyright: ignore[reportPrivateUsage]
 
         def compute(env, info=info, bufs=bufs):
             return (REQ_COMPUTE, info, [env[s] for s in bufs])
@@ -763,13 +763,15 @@ def same_body(a: TaskOp, b: TaskOp) -> bool:
     return _same_block(a.body.block, b.body.block, {})
 
 
-def _same_block(x: Block, y: Block, ctx: dict[SSAValue, SSAValue]) -> bool:
+def _same_block(x: Block, y: Block, ctx: dict[int, SSAValue]) -> bool:
+    """`ctx`: by the `id` of a value of `a`'s body (kept alive by it), the value of `b`'s
+    it corresponds to (an SSA value's own hash is a Python call)."""
     if len(x.args) != len(y.args):
         return False
     for p, q in zip(x.args, y.args):
-        if p.type != q.type:
+        if p.type is not q.type and p.type != q.type:
             return False
-        ctx[p] = q
+        ctx[id(p)] = q
     p, q = x.first_op, y.first_op
     while p is not None and q is not None:  # (op for op: `len(block.ops)` walks the list too)
         if not _same_op(p, q, ctx):
@@ -778,7 +780,7 @@ def _same_block(x: Block, y: Block, ctx: dict[SSAValue, SSAValue]) -> bool:
     return p is None and q is None
 
 
-def _same_op(p: Operation, q: Operation, ctx: dict[SSAValue, SSAValue]) -> bool:
+def _same_op(p: Operation, q: Operation, ctx: dict[int, SSAValue]) -> bool:
     # (`_operands`: the operand tuple, which `operands` wraps in a view indexed per item)
     # (attributes are compared as `is not` first: a decoded module shares equal ones)
     po, qo = p._operands, q._operands  # pyright: ignore[reportPrivateUsage]
@@ -788,12 +790,12 @@ def _same_op(p: Operation, q: Operation, ctx: dict[SSAValue, SSAValue]) -> bool:
         return False
     get = ctx.get
     for u, v in zip(po, qo):
-        if get(u, u) is not v:
+        if get(id(u), u) is not v:
             return False
     for u, v in zip(p.results, q.results):
         if u.type is not v.type and u.type != v.type:
             return False
-        ctx[u] = v
+        ctx[id(u)] = v
     for r, s in zip(p.regions, q.regions):
         rb, sb = list(r.blocks), list(s.blocks)
         if len(rb) != len(sb) or not all(_same_block(x, y, ctx) for x, y in zip(rb, sb)):
