@@ -17,6 +17,7 @@ from npu_dialects.dma import CopyOp, memory_space
 from npu_dialects.entry import int_attr
 from npu_dialects.task import SramOp, TaskOp, ViewOp, byte_size
 from sim import Signature, SimResult, signature, simulate
+from sim.interp import preorder
 from sim.program import onnx_dtype
 
 
@@ -148,7 +149,7 @@ def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
     for task in task_ops(module):
         slots.update(task.wait_slots + task.signal_slots)
         spans = [(op.offset.value.data, op.offset.value.data + byte_size(op.result.type))
-                 for op in task.body.walk() if isinstance(op, SramOp)]
+                 for op in preorder(task.body.block, []) if isinstance(op, SramOp)]
         if spans and 0 <= task.core_id < arch.cores:  # (a layout npu-early-load mirrored counts from the top)
             need = min(max(e for _, e in spans), arch.sram_bytes - min(b for b, _ in spans))
             sram_peak[task.core_id] = max(sram_peak[task.core_id], need)
@@ -188,9 +189,9 @@ def kernel_min_bytes(module: ModuleOp) -> dict[str, int]:
     touched: dict[str, dict[SSAValue, list[tuple[int, int]]]] = {}
     for task in task_ops(module):
         spans = touched.setdefault(task.kernel.data, {})
-        for op in task.body.walk():
+        for op in preorder(task.body.block, []):  # (a plain walk; segments decoded once)
             if isinstance(op, CopyOp):
-                for v in (op.src, op.dst):
+                for v in op.segments()[:2]:
                     if memory_space(v.type) == "dram":
                         root, lo, hi = _dram_span(v)
                         spans.setdefault(root, []).append((lo, hi))
