@@ -16,6 +16,8 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
+from npu_dialects.recipe import Expr, evaluate
+
 WEIGHTS_ATTR = "npu.weights"
 
 
@@ -107,12 +109,55 @@ def relocate(module: ModuleOp, from_dir: str | None, to_dir: str | None) -> None
 # --------------------------------------------------------------------------------------
 
 
+class ReadLog(dict):
+    """A weight store that notes the keys whose values were read (`reads`): what the
+    compile of a model depends on beyond its structure (`tools/compile_cache.py`,
+    level 0). Reads through `peek` (recipes, packaging) are not noted."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reads: set[str] = set()
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        self.reads.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default=None):  # type: ignore[override]
+        if key in self:
+            self.reads.add(key)
+        return super().get(key, default)
+
+    def values(self):  # type: ignore[override]
+        self.reads.update(self.keys())
+        return super().values()
+
+    def items(self):  # type: ignore[override]
+        self.reads.update(self.keys())
+        return super().items()
+
+    def peek(self, key: str) -> np.ndarray:
+        """The value of `key`, not noted as read."""
+        return super().__getitem__(key)
+
+
+def peek(store: Mapping[str, np.ndarray], key: str) -> np.ndarray:
+    """`store[key]` without noting the read (`ReadLog.peek`) when the store logs them."""
+    return store.peek(key) if isinstance(store, ReadLog) else store[key]
+
+
+def note_reads(module: ModuleOp, keys) -> None:
+    """Note `keys` as read by value (a pass that put their derived values in the IR)."""
+    store = weights_of(module)
+    if isinstance(store, ReadLog):
+        store.reads.update(keys)
+
+
 class _Store:
     def __init__(self, weights: dict[str, np.ndarray] | None, loader=None):
         self._weights = weights
         self._loader = loader
         self.dirty = False
-        self.recipes: dict[str, Recipe] = {}
+        self.recipes: dict[str, Expr] = {}
 
     @property
     def weights(self) -> dict[str, np.ndarray]:
@@ -143,14 +188,25 @@ def weights_of(module: ModuleOp) -> dict[str, np.ndarray]:
 
 
 Recipe = tuple[int, list[tuple[str | list[float], int]]]
-"""How a pure relayout of other weights is rebuilt: (float32 elements, [(source weight
-key or its inline values, element offset)]); the rest of the elements are zero."""
+"""A pure relayout of other weights: (float32 elements, [(source weight key or its
+inline values, element offset)]); the rest of the elements are zero (`as_expr`)."""
 
 
-def add_weight(module: ModuleOp, hint: str, value: np.ndarray, recipe: Recipe | None = None) -> str:
+def as_expr(recipe: Recipe | Expr) -> Expr:
+    """A recipe as an expression (`npu_dialects.recipe`): a relayout becomes `place`."""
+    if isinstance(recipe, dict):
+        return recipe
+    size, parts = recipe
+    args = [{"w": src} if isinstance(src, str) else {"c": list(src), "dtype": "float32", "shape": [len(src)]}
+            for src, _ in parts]
+    return {"op": "place", "args": args, "size": size, "offsets": [o for _, o in parts]}
+
+
+def add_weight(module: ModuleOp, hint: str, value: np.ndarray, recipe: Recipe | Expr | None = None) -> str:
     """Store a new weight (e.g. a folded constant) and return its unique key. It keeps
     its element type when the chip holds it (`store_dtype`), else becomes float32. A
-    `recipe` says how to rebuild it from other weights (`rebuild`)."""
+    `recipe` says how to compute it again from other weights (`rebuild`): it must be
+    what computed `value` (up to that conversion, which `rebuild` repeats)."""
     store = weights_of(module)
     key, i = hint, 1
     while key in store:
@@ -159,24 +215,19 @@ def add_weight(module: ModuleOp, hint: str, value: np.ndarray, recipe: Recipe | 
     store[key] = np.ascontiguousarray(value, dtype=store_dtype(value))
     _STORES[module].dirty = True
     if recipe is not None:
-        _STORES[module].recipes[key] = recipe
+        _STORES[module].recipes[key] = {"op": "cast", "args": [as_expr(recipe)], "dtype": str(store[key].dtype)}
     return key
 
 
-def recipes_of(module: ModuleOp) -> dict[str, Recipe]:
+def recipes_of(module: ModuleOp) -> dict[str, Expr]:
     """The recipes of the weights passes added to `module`'s store (`add_weight`)."""
     s = _STORES.get(module)
     return dict(s.recipes) if s else {}
 
 
-def rebuild(recipe: Recipe, weights: Mapping[str, np.ndarray]) -> np.ndarray:
-    """A weight rebuilt from `weights` by its recipe (KeyError: a source is missing)."""
-    size, parts = recipe
-    data = np.zeros(size, dtype=np.float32)
-    for src, offset in parts:
-        a = np.asarray(weights[src] if isinstance(src, str) else src, dtype=np.float32).reshape(-1)
-        data[offset:offset + a.size] = a
-    return data
+def rebuild(recipe: Recipe | Expr, weights: Mapping[str, np.ndarray]) -> np.ndarray:
+    """A weight computed again from `weights` by its recipe (KeyError: a source is missing)."""
+    return evaluate(as_expr(recipe), lambda k: peek(weights, k))
 
 
 def referenced_weights(module: ModuleOp) -> dict[str, np.ndarray]:
@@ -195,7 +246,7 @@ def referenced_weights(module: ModuleOp) -> dict[str, np.ndarray]:
             continue
         if isinstance(key, StringAttr):
             keys[key.data] = None
-    return {k: store[k] for k in keys if k in store}
+    return {k: peek(store, k) for k in keys if k in store}
 
 
 def is_dirty(module: ModuleOp) -> bool:

@@ -47,6 +47,7 @@ and a and o are [C, 1, ...] (or broadcast) constants over the conv's C input cha
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from xdsl.context import Context
@@ -66,16 +67,7 @@ from lowering.instrument import PatternWalker
 from npu_dialects.dtypes import element_type, np_dtype
 from npu_dialects.graph import AddOp, BatchNormOp, Conv2dOp, MulOp, ReluOp, shape_of
 from npu_dialects.locs import fused_loc, loc_names
-
-
-def scaled(w: np.ndarray, mul: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """`w * mul` computed in float64 and rounded once to `dtype` (a float32 one written
-    straight into its float32 array: no float64 copy of the weights, the same values)."""
-    if np.dtype(dtype) != np.float32:
-        return w.astype(np.float64) * mul
-    out = np.empty(np.broadcast_shapes(w.shape, mul.shape), np.float32)
-    np.multiply(w, mul, out=out, dtype=np.float64, casting="unsafe")
-    return out
+from npu_dialects.recipe import Derived
 
 
 class FoldBatchNorm(RewritePattern):
@@ -92,14 +84,15 @@ class FoldBatchNorm(RewritePattern):
         params = [op.scale, op.bias, op.mean, op.var]
         if any(ConstantReader.constant_op(v) is None for v in params):
             return  # cheap check before any weight is read
-        p = [a for a in (self.constants.array(v) for v in params) if a is not None]
+        p = [a for a in (self.constants.derived(v) for v in params) if a is not None]
         if len(p) != len(params):
             return
-        mul, offset = BatchNormOp.folded(dict(op.attributes), *[a.astype(np.float64) for a in p])
+        folded = BatchNormOp.folded(dict(op.attributes), *[a.astype(np.float64) for a in p])  # (with recipes)
+        mul, offset = cast(tuple[Derived, Derived], folded)
         if not (self.conv and self.into_conv(op, mul, offset, rewriter)) and self.affine:
             self.into_affine(op, mul, offset, rewriter)
 
-    def into_conv(self, op: BatchNormOp, mul: np.ndarray, offset: np.ndarray, rewriter: PatternRewriter) -> bool:
+    def into_conv(self, op: BatchNormOp, mul: Derived, offset: Derived, rewriter: PatternRewriter) -> bool:
         conv = op.input.owner
         if not isinstance(conv, Conv2dOp) or not conv.result.has_one_use():
             return False
@@ -109,16 +102,16 @@ class FoldBatchNorm(RewritePattern):
             return False
         if conv.bias is not None and ConstantReader.constant_op(conv.bias) is None:
             return False
-        w = self.constants.array(conv.weight)
-        b = self.constants.array(conv.bias) if conv.bias is not None else None
+        w = self.constants.derived(conv.weight)
+        b = self.constants.derived(conv.bias) if conv.bias is not None else None
         if w is None or (conv.bias is not None and b is None):
             return False
         channels = shape_of(conv.result)[1]
         if w.shape[0] != channels or mul.shape != (channels,):
             return False
         ty = element_type(op.result)  # (the conv's float type: its weight's and bias's)
-        new_w = scaled(w, mul.reshape(-1, 1, 1, 1), np_dtype(ty))
-        new_b = (b.astype(np.float64) if b is not None else np.zeros(channels)) * mul + offset
+        new_w = Derived.apply("mul_rounded", w, mul.reshape(-1, 1, 1, 1), dtype=str(np_dtype(ty)))
+        new_b = (b.astype(np.float64) if b is not None else Derived.const(np.zeros(channels))) * mul + offset
 
         loc = fused_loc(loc_names(conv.location) + loc_names(op.location))
         base = ConstantReader.weight_key(conv.weight, "conv")
@@ -131,7 +124,7 @@ class FoldBatchNorm(RewritePattern):
         rewriter.erase(conv)
         return True
 
-    def into_affine(self, op: BatchNormOp, mul: np.ndarray, offset: np.ndarray, rewriter: PatternRewriter) -> None:
+    def into_affine(self, op: BatchNormOp, mul: Derived, offset: Derived, rewriter: PatternRewriter) -> None:
         x = shape_of(op.input)
         bshape = (x[1],) + (1,) * (len(x) - 2)
         loc = op.location

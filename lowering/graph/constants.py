@@ -27,7 +27,8 @@ from lowering.errors import CompileError
 from npu_dialects.dtypes import from_np, is_float, np_dtype
 from npu_dialects.graph import ConstantOp, shape_of
 from npu_dialects.locs import loc_names
-from npu_dialects.weights import Recipe, WeightsError, add_weight, store_dtype, weights_of
+from npu_dialects.recipe import Derived, leaves
+from npu_dialects.weights import Recipe, WeightsError, add_weight, note_reads, peek, store_dtype, weights_of
 
 INLINE_MAX_ELEMENTS = 16
 """Folded constants with at most this many elements are written inline (`value`), larger
@@ -82,6 +83,23 @@ class ConstantReader:
             return None
         return np.asarray(data, dtype=np_dtype(op.result))
 
+    def derived(self, value: SSAValue) -> Derived | None:
+        """`array(value)` with its recipe (a weight by key, an inline constant by value),
+        the read not noted: a pass that builds a new weight from it with `Derived` ops
+        depends on its value only through that weight's recipe."""
+        op = self.constant_op(value)
+        if op is None:
+            return None
+        if op.value is not None:
+            data = self.inline(value)
+            return None if data is None else Derived.const(data)
+        if op.weight is None or op.weight.data not in self.weights():
+            return None
+        data = peek(self.weights(), op.weight.data)
+        if tuple(data.shape) != shape_of(op.result):
+            return None
+        return Derived(np.asarray(data, dtype=np_dtype(op.result)), {"w": op.weight.data})
+
     def per_channel(self, value: SSAValue, channels: int, rank: int) -> np.ndarray | None:
         """A constant as a [channels] vector when it broadcasts along dim 1 (channels) of
         a rank-`rank` tensor only, i.e. is [C, 1, ...] or a scalar (None otherwise)."""
@@ -122,15 +140,21 @@ def weight_hint(loc: Attribute, suffix: str, fallback: str = "const") -> str:
     return f"{base or fallback}.{suffix}"
 
 
-def make_constant(module: ModuleOp, array: np.ndarray, hint: str, loc: LocationAttr,
+def make_constant(module: ModuleOp, array: np.ndarray | Derived, hint: str, loc: LocationAttr,
                   recipe: Recipe | None = None, element_type: Attribute | None = None) -> ConstantOp:
     """An `npu_graph.constant` holding `array` as `element_type` (default: the array's own
     when the chip holds it - f16, bf16, i8, ui8, i32 - else f32, as `add_weight` stores it),
     located at `loc`: inline when small, else a new weight of `module` whose key derives
     from `hint`.
 
+    A `Derived` array keeps its recipe with the new weight; when it is written inline
+    instead, the weights it was computed from count as read (`note_reads`).
+
     Non-finite values always go to the weight store: xDSL 0.75 prints an inline inf/nan
     as a hex bit pattern (`0x7f800000`) that it parses back as the integer 2139095040."""
+    expr = None
+    if isinstance(array, Derived):
+        array, expr = array.value, array.expr
     if element_type is None:
         element_type = from_np(store_dtype(np.asarray(array)))
     data = np.ascontiguousarray(array, dtype=np_dtype(element_type)).reshape(np.shape(array))  # (0-d stays 0-d)
@@ -139,7 +163,11 @@ def make_constant(module: ModuleOp, array: np.ndarray, hint: str, loc: LocationA
     if data.size <= INLINE_MAX_ELEMENTS and (not floating or np.isfinite(data.astype(np.float32)).all()):
         vals = [float(v) if floating else int(v) for v in data.reshape(-1)]
         op = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(cast(Any, ty), vals))
+        if expr is not None:
+            note_reads(module, leaves([expr]))
     else:
-        op = ConstantOp(ty, weight=add_weight(module, hint, data, recipe))
+        if expr is not None:
+            expr = {"op": "cast", "args": [expr], "dtype": str(data.dtype)}
+        op = ConstantOp(ty, weight=add_weight(module, hint, data, recipe if expr is None else expr))
     op.location = loc
     return op

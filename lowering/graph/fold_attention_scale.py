@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -43,6 +42,7 @@ from lowering.remarks import remark
 from npu_dialects.dtypes import element_type
 from npu_dialects.graph import AddOp, DivOp, MatMulOp, MulOp, ReshapeOp, SliceOp, TransposeOp, ints, shape_of
 from npu_dialects.locs import node_names
+from npu_dialects.recipe import Derived
 
 
 class FoldAttentionScale(RewritePattern):
@@ -81,16 +81,16 @@ class FoldAttentionScale(RewritePattern):
         if add is not None:
             mm, bias = (add.operands[0].owner, add.operands[1]) if isinstance(add.operands[0].owner, MatMulOp) \
                 else (add.operands[1].owner, add.operands[0])
-            if not isinstance(mm, MatMulOp) or not mm.results[0].has_one_use() or self.constants.array(bias) is None \
+            if not isinstance(mm, MatMulOp) or not mm.results[0].has_one_use() or self.constants.derived(bias) is None \
                     or add.results[0].type != mm.results[0].type:
                 return None
         else:
             mm = x.owner
-        if not isinstance(mm, MatMulOp) or (w := self.constants.array(mm.operands[1])) is None:
+        if not isinstance(mm, MatMulOp) or (w := self.constants.derived(mm.operands[1])) is None:
             return None
         if cols != slice(None) and add is not None:  # (a bias scaled in part runs along the columns)
-            b = self.constants.array(bias)
-            if b is None or b.ndim == 0 or b.shape[-1] != w.shape[-1]:
+            b = self.constants.derived(bias)
+            if b is None or len(b.shape) == 0 or b.shape[-1] != w.shape[-1]:
                 return None
         return mm, add, cols
 
@@ -134,10 +134,10 @@ class FoldAttentionScale(RewritePattern):
         mm, add, cols = proj
         for owner, i in [(mm, 1), *([(add, next(j for j in (0, 1) if add.operands[j].owner is not mm))] if add else [])]:
             old = owner.operands[i]
-            data = self.constants.array(old)
+            data = self.constants.derived(old)
             assert data is not None  # (checked by `projection`)
-            scaled = np.array(data, dtype=np.float32)
-            scaled[..., cols] *= np.float32(f)  # (the columns the operand reads: a bias broadcasts along them)
+            # (the columns the operand reads: a bias broadcasts along them)
+            scaled = Derived.apply("scale_cols", data, start=cols.start, stop=cols.stop, factor=float(f))
             new = make_constant(self.module, scaled, weight_hint(owner.location, "scaled"), owner.location,
                                 element_type=element_type(old))
             rewriter.insert(new, InsertPoint.before(owner))

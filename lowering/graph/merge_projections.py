@@ -43,6 +43,7 @@ from lowering.remarks import remark
 from npu_dialects.dtypes import element_type, is_float, qrange
 from npu_dialects.graph import AddOp, MatMulOp, RequantizeOp, ReshapeOp, SliceOp, TransposeOp, ints, shape_of
 from npu_dialects.locs import fused_loc, node_names
+from npu_dialects.recipe import Derived
 
 HEADS_FIRST = ((0, 2, 1, 3), (0, 2, 3, 1))
 """The transposes of [B, S, H, D] heads an attention reads (q and v; k as kt)."""
@@ -55,9 +56,9 @@ class Projection:
     (or None), and the head reshapes reading its result."""
 
     matmul: MatMulOp
-    weights: np.ndarray
+    weights: Derived
     add: AddOp | None
-    bias: np.ndarray | None
+    bias: Derived | None
     reshapes: list[ReshapeOp]
     requant: RequantizeOp | None = None
     scales: tuple[np.ndarray, np.ndarray] | None = None
@@ -77,13 +78,13 @@ class MergeProjections(RewritePattern):
 
     def projection(self, mm: MatMulOp) -> Projection | None:
         """`mm` as a projection whose result only heads read, else None."""
-        w = self.constants.array(mm.operands[1])
-        if w is None or w.ndim != 2:
+        w = self.constants.derived(mm.operands[1])
+        if w is None or len(w.shape) != 2:
             return None
         out, add, bias = mm.results[0], None, None
         if out.has_one_use() and isinstance(user := next(iter(out.uses)).operation, AddOp):
             other = user.operands[1] if user.operands[0] is out else user.operands[0]
-            bias = self.constants.array(other)
+            bias = self.constants.derived(other)
             if bias is None or bias.shape != (w.shape[1],) or user.results[0].type != out.type:
                 return None
             out, add = user.results[0], user
@@ -153,13 +154,13 @@ class MergeProjections(RewritePattern):
         loc = fused_loc(names)
         first = group[0].matmul
         acc = element_type(first.results[0])  # (x's type, or i32 for an integer product)
-        w = make_constant(self.module, np.concatenate([p.weights for p in group], axis=1),
+        w = make_constant(self.module, Derived.apply("concat", *(p.weights for p in group), axis=1),
                           weight_hint(first.location, "merged"), loc, element_type=element_type(first.operands[1]))
         zx, zw = first.zero_points
         new: list[Operation] = [w, MatMulOp(x, w.result, TensorType(acc, [m, n]), input_zero_point=zx,
                                             weight_zero_point=zw)]
         if group[0].bias is not None:
-            c = make_constant(self.module, np.concatenate([p.bias for p in group]),  # type: ignore[misc]
+            c = make_constant(self.module, Derived.apply("concat", *(p.bias for p in group), axis=0),  # type: ignore[misc]
                               weight_hint(first.location, "merged_bias"), loc, element_type=acc)
             new += [c, AddOp(new[-1].results[0], c.result, TensorType(acc, [m, n]))]
         new += self.merged_requantize(group, new[-1].results[0], loc)
