@@ -56,6 +56,7 @@ OPS: dict[str, Callable[..., np.ndarray]] = {
     "concat": lambda *args, axis: np.concatenate(args, axis=axis),
     "reshape": lambda a, shape: a.reshape(shape),
     "transpose": lambda a, perm: np.transpose(a, perm),
+    "broadcast_to": lambda a, shape: np.broadcast_to(a, shape),
     "cast": lambda a, dtype: np.asarray(a, dtype=np.dtype(dtype)),
     "scale_cols": _scale_cols,
     "place": _place,

@@ -117,6 +117,7 @@ class ReadLog(dict):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.reads: set[str] = set()
+        self.uniform: dict[str, float | None] = {}  # (key -> `uniform_value` a pass tested)
 
     def __getitem__(self, key: str) -> np.ndarray:
         self.reads.add(key)
@@ -143,6 +144,22 @@ class ReadLog(dict):
 def peek(store: Mapping[str, np.ndarray], key: str) -> np.ndarray:
     """`store[key]` without noting the read (`ReadLog.peek`) when the store logs them."""
     return store.peek(key) if isinstance(store, ReadLog) else store[key]
+
+
+def uniform_value(data: np.ndarray) -> float | None:
+    """The value every element of `data` holds (None: they differ, or there are none)."""
+    if data.size == 0 or not np.all(data == data.flat[0]):
+        return None
+    return float(data.flat[0])
+
+
+def test_uniform(store: Mapping[str, np.ndarray], key: str, data: np.ndarray) -> float | None:
+    """`uniform_value(data)` of the weight `key` (`data`: its value as a pass reads it),
+    noted as what the pass depends on instead of the value itself."""
+    result = uniform_value(data)
+    if isinstance(store, ReadLog):
+        store.uniform[key] = result
+    return result
 
 
 def note_reads(module: ModuleOp, keys) -> None:
@@ -174,7 +191,10 @@ def attach_weights(module: ModuleOp, weights: dict[str, np.ndarray] | None = Non
                    base_dir: str | None = None) -> None:
     """Give `module` its weights: a dict, or (lazily) its side file resolved against `base_dir`."""
     if weights is not None:
+        old = _STORES.get(module)
         _STORES[module] = _Store(weights)
+        if old is not None and old._weights is weights:  # (the same store again: what passes made stays known)
+            _STORES[module].recipes, _STORES[module].dirty = old.recipes, old.dirty
     else:
         _STORES[module] = _Store(None, lambda: load_weights(module, base_dir))
 
@@ -215,7 +235,7 @@ def add_weight(module: ModuleOp, hint: str, value: np.ndarray, recipe: Recipe | 
     store[key] = np.ascontiguousarray(value, dtype=store_dtype(value))
     _STORES[module].dirty = True
     if recipe is not None:
-        _STORES[module].recipes[key] = {"op": "cast", "args": [as_expr(recipe)], "dtype": str(store[key].dtype)}
+        _STORES[module].recipes[key] = {"op": "cast", "args": [as_expr(recipe)], "dtype": str(store_dtype(value))}
     return key
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from npu_dialects.arch import Arch
-from runtime import RunError, random_inputs, run
+from runtime.run import RunError, random_inputs, run
 from sim import SimError, signature
 from tests.simkit import CONSTS, D, S, module, task
 from tests.test_sim import big_copy_task, matmul_module

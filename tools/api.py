@@ -29,11 +29,13 @@ from xdsl.passes import ModulePass
 from lowering import kernel_cache
 from lowering.instrument import timed
 from npu_dialects.arch import Arch
+from npu_dialects.weights import ReadLog
 from runtime.executable import Executable, ExecutableError, read_executable, sha256_bytes, sha256_file
 from tools.cli import UsageError, UserError, error_line
 from tools.compile_cache import (
     Cache,
     ModelDigests,
+    derive_key,
     key,
     level_keys,
     lookup,
@@ -247,12 +249,14 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
             return exe
         record = None
     k1, k2 = level_keys(digests, bucket, pkey, arch_key)
-    module, weights = _level1(cache, cache.path("import", k1, ".zip"), model, digests, arch, bucket, path)
+    module, weights, provenance = _level1(cache, cache.path("import", k1, ".zip"), model, digests, arch, bucket, path)
+    weights = ReadLog(weights)  # (what the passes read by value: level 0's record)
     if "pipeline" in pkey:
         with kernel_cache.using(cache):
             exe = _package(*_lower(module, arch, weights, pipeline, options), extra)
         _note_miss(cache)
     else:
+        graph_ran = not cache.path("graph", k2, ".zip").is_file()
         module, weights, ir_sha, w2 = _level2(cache, cache.path("graph", k2, ".zip"), module, weights, arch, options)
         k3 = key("exe", ir_sha, pkey, arch_key)
         record = cache.read_record(k3)
@@ -264,14 +268,33 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
             made = {k: None for k in referenced_weights(backend) if k not in before}
             recipes = recipes_of(backend)
             w2_recipes = {k: recipes[k] for k in made} if all(k in recipes for k in made) else None
-            exe = _package(backend, weights_of(backend), DEFAULT_PIPELINE_TEXT, extra)
+            store = weights_of(backend)
+            reads = set(store.reads) if isinstance(store, ReadLog) else None
+            exe = _package(backend, store, DEFAULT_PIPELINE_TEXT, extra)
             _note_miss(cache)
+            if graph_ran and isinstance(store, ReadLog) and reads is not None:  # (every pass ran: all reads known)
+                _record_derivation(cache, derive_key(digests, bucket, pkey, arch_key), k3, digests, provenance,
+                                   store, reads, recipes, backend, exe)
             record = {"weights": w2, "recipes": w2_recipes}
     record = {**(record or {}), "weights": w2, "source": source}
     chunks = exe.chunks()
     cache.write_exe(k3, chunks, {**record, "summary": summary_lines(exe, chunks)})
     cache.trim()
     return exe
+
+
+def _record_derivation(cache: Cache, k0: str, k3: str, digests: ModelDigests,
+                       provenance: tuple[dict[str, str], list[str]], store: ReadLog, reads: set[str],
+                       recipes: dict[str, Any], module: ModuleOp, exe: Executable) -> None:
+    """Store level 0's record of a compile in which every pass ran (`tools/reweigh.py`):
+    how the executable's weights follow from the model's initializers."""
+    from runtime.executable import placed_more_than_once
+    from tools.reweigh import derivation, make_record
+    direct, import_read = provenance
+    sources = {k: n for k, n in direct.items() if n in digests.tensors}
+    deriv = derivation(sources, import_read, reads, recipes, list(exe.meta["weights"]),
+                       fixed=placed_more_than_once(module), uniform=store.uniform)  # (the index gives one offset: left as they are)
+    cache.write_json("derive", k0, make_record(k3, deriv, digests.tensors))
 
 
 def _note_miss(cache: Cache) -> None:
@@ -290,7 +313,7 @@ def _repack(cache: Cache, k3: str, record: dict[str, Any], weights: dict[str, np
     if not isinstance(recipes, dict):
         return None
     try:
-        made = {k: rebuild((r[0], [(src, o) for src, o in r[1]]), weights) for k, r in recipes.items()}
+        made = {k: rebuild(r, weights) for k, r in recipes.items()}
     except (KeyError, TypeError, ValueError, IndexError):
         return None
     old = _read_entry(cache, k3)
@@ -312,9 +335,12 @@ def _read_entry(cache: Cache, k3: str) -> Executable | None:
 
 
 def _level1(cache: Cache, path: Path, model: onnx.ModelProto, digests: ModelDigests, arch: Arch,
-            bucket: Mapping[str, int] | None, model_path: str | None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+            bucket: Mapping[str, int] | None,
+            model_path: str | None) -> tuple[ModuleOp, dict[str, np.ndarray], tuple[dict[str, str], list[str]]]:
     """The imported module and weights: from level 1 (initializers it used as they are
-    re-read from `model`, the file `model_path` if not None) or by importing (stored)."""
+    re-read from `model`, the file `model_path` if not None) or by importing (stored);
+    and the importer's provenance: (store key -> the initializer it is, unchanged;
+    the initializers it read otherwise)."""
     from lowering.importer.onnx_import import OnnxImportError, import_model
     from npu_dialects import module_text
     from npu_dialects.arch import set_arch
@@ -331,7 +357,7 @@ def _level1(cache: Cache, path: Path, model: onnx.ModelProto, digests: ModelDige
         for k, name in meta["direct"].items():
             weights[k] = np.ascontiguousarray(initializer_array(inits[name]))
         cache.note("import", "hit")
-        return module, weights
+        return module, weights, (meta["direct"], meta["read"])
     sources: dict[str, str] = {}
     try:
         module, weights = import_model(model, arch, dims=bucket, sources=sources)
@@ -341,7 +367,7 @@ def _level1(cache: Cache, path: Path, model: onnx.ModelProto, digests: ModelDige
     meta = {"direct": sources, "read": read, "depends": digests.of(read)}
     cache.write_zip(path, meta, module_text(module), {k: v for k, v in weights.items() if k not in sources})
     cache.note("import", "miss")
-    return module, weights
+    return module, weights, (sources, read)
 
 
 def _level2(cache: Cache, path: Path, module: ModuleOp, weights: dict[str, np.ndarray], arch: Arch,

@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import struct
 import sys
 import tempfile
 import time
@@ -195,6 +194,14 @@ def level_keys(digests: ModelDigests, dims: Mapping[str, int] | None, pkey: Any,
     k1 = key("import", digests.structure, dict(dims or {}))
     env = {v: os.environ.get(v, "") for v in ("NPU_TEST_FAULT", "NPU_DISABLE_PATTERNS")}
     return k1, key("graph", k1, digests.weights, pkey, arch_key, env)
+
+
+def derive_key(digests: ModelDigests, dims: Mapping[str, int] | None, pkey: Any, arch_key: str) -> str:
+    """The key of level 0 (`tools/reweigh.py`): level 1's with the pipeline, the arch and
+    the switches, without the weights."""
+    k1, _ = level_keys(digests, dims, pkey, arch_key)
+    env = {v: os.environ.get(v, "") for v in ("NPU_TEST_FAULT", "NPU_DISABLE_PATTERNS")}
+    return key("derive", k1, pkey, arch_key, env)
 
 
 def lookup(cache: Cache, digests: ModelDigests, dims: Mapping[str, int] | None, pkey: Any,
@@ -381,11 +388,14 @@ class Cache:
         _atomic_write(Path(out), copy, public=True)
         return True
 
-    # -- per-kernel results (`lowering.kernel_cache`) ----------------------------------
+    # -- level 0 records (`tools/reweigh.py`) -----------------------------------------
 
-    def get(self, kind: str, k: str) -> Any | None:
-        """A kernel's result stored by an earlier compile of this compiler, or None."""
-        path = self.path("kernels", key("kernel", kind, k), ".json")
+    def write_json(self, level: str, k: str, value: Any) -> None:
+        self._store(self.path(level, k, ".json"), lambda f: f.write(json.dumps(value).encode()))
+
+    def read_json(self, level: str, k: str) -> Any | None:
+        """An entry written by `write_json`, or None (a corrupt one reported and deleted)."""
+        path = self.path(level, k, ".json")
         try:
             value = json.loads(path.read_bytes())
         except FileNotFoundError:
@@ -396,8 +406,14 @@ class Cache:
         self.touch(path)
         return value
 
+    # -- per-kernel results (`lowering.kernel_cache`) ----------------------------------
+
+    def get(self, kind: str, k: str) -> Any | None:
+        """A kernel's result stored by an earlier compile of this compiler, or None."""
+        return self.read_json("kernels", key("kernel", kind, k))
+
     def put(self, kind: str, k: str, value: Any) -> None:
-        self._store(self.path("kernels", key("kernel", kind, k), ".json"), lambda f: f.write(json.dumps(value).encode()))
+        self.write_json("kernels", key("kernel", kind, k), value)
 
     # -- model files ------------------------------------------------------------------
 
@@ -446,7 +462,7 @@ class Cache:
             except ValueError:
                 max_bytes = DEFAULT_MAX_BYTES
         files = []
-        for level in ("import", "graph", "exe", "kernels"):
+        for level in ("derive", "import", "graph", "exe", "kernels"):
             for p in (self.root / level).glob("*"):
                 try:
                     st = p.stat()
@@ -479,17 +495,16 @@ def stable_seconds() -> float:
 
 # ----------------------------------------------------------------------------- checking an image
 
-_HEADER = struct.Struct("<8sIIQII32sIHH")  # as runtime/executable.py (which imports the compiler)
-_SECTION = struct.Struct("<IIQQII")
 
 
 def check_image(data: Any) -> None:
     """The executable image's size, section table and section crc32s hold
     (`runtime.executable` checks the rest when it loads it); raises CacheCorrupt."""
+    from runtime.image import _HEADER, _SECTION, MAGIC
     if len(data) < _HEADER.size:
         raise CacheCorrupt("shorter than an executable header")
     magic, _, header_size, file_size, count, table_crc, *_ = _HEADER.unpack_from(data)
-    if magic != b"NPUEXE\x00\x01" or file_size != len(data):
+    if magic != MAGIC or file_size != len(data):
         raise CacheCorrupt("bad magic or size: truncated or not an executable")
     with memoryview(data) as view:  # (released before the caller closes a mapped file)
         with view[header_size:header_size + count * _SECTION.size] as table:
@@ -519,28 +534,37 @@ def _weight_bytes(index: Mapping[str, Any]) -> int:
     return total
 
 
+def model_line(source: Mapping[str, Any]) -> str:
+    """The summary's line naming the model (path, sha256)."""
+    sha = f" (sha256 {source['sha256'][:12]}...)" if source.get("sha256") else ""
+    return f"model:     {source.get('path') or '(in memory)'}{sha}"
+
+
+def sections_line(chunks: list) -> str:
+    """The summary's line of section sizes, from an image's chunks (`runtime.image._layout`)."""
+    from runtime.image import section_spans
+    from tools.cli import fmt_bytes
+    spans = section_spans(b"".join(chunks[:2]))  # (the header and the section table)
+    return "sections:  " + ", ".join(f"{name} {fmt_bytes(size)}" for name, (_, size) in spans.items()
+                                     if name not in ("header", "section table"))
+
+
 def summary_lines(exe, chunks: list) -> list[str]:
     """What an executable (its `chunks`) holds, for the summary (the compile cache keeps them)."""
-    from runtime.executable import section_spans
     from tools.cli import fmt_bytes
 
     meta = exe.meta
     d = exe.descriptors
     slots = {s for t in d for s in t.waits + t.signals}
-    source = meta.get("source") or {}
-    sha = f" (sha256 {source['sha256'][:12]}...)" if source.get("sha256") else ""
     mem = meta.get("memory") or {}
-    spans = section_spans(b"".join(chunks[:2]))  # (the header and the section table)
-    parts = ", ".join(f"{name} {fmt_bytes(size)}" for name, (_, size) in spans.items()
-                      if name not in ("header", "section table"))
-    lines = [f"model:     {source.get('path') or '(in memory)'}{sha}",
+    lines = [model_line(meta.get("source") or {}),
              f"arch:      {exe.arch.spec()}",
              f"pipeline:  {meta.get('pipeline') or '(task-level input, packaged as is)'}",
              f"tasks:     {len(d)} on {len({t.core for t in d})} of {exe.arch.cores} cores, "
              f"{_count(len(meta['kernels']), 'kernel')}, {_count(len(slots), 'event slot')}",
              f"weights:   {fmt_bytes(_weight_bytes(meta['weights']))} in {_count(len(meta['weights']), 'tensor')}",
              f"arena:     {fmt_bytes(mem.get('arena_bytes') or 0)} of DRAM activations",
-             f"sections:  {parts}"]
+             sections_line(chunks)]
     if meta.get("bucket"):
         lines.insert(2, "bucket:    " + ", ".join(f"{k}={v}" for k, v in meta["bucket"].items()))
     return lines

@@ -114,10 +114,17 @@ def _run(args: argparse.Namespace) -> int:
             record = fast_hit(cache, args.model, args.arch or "default", pipeline, out)
         except OSError as e:
             raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
-        if record is not None and isinstance(record.get("summary"), list):
+        lines = record.get("summary") if record is not None else None
+        if not isinstance(lines, list):
+            from tools.reweigh import reweigh_file
+            try:  # (level 0: the same structure with other weights)
+                lines = reweigh_file(cache, args.model, args.arch or "default", pipeline, out)
+            except OSError as e:
+                raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
+        if isinstance(lines, list):
             size = os.path.getsize(out)
             print(f"wrote {out}: {fmt_bytes(size)} in {time.perf_counter() - t0:.2f} s")
-            print("\n".join([*record["summary"], cache_line(cache)]))
+            print("\n".join([*lines, cache_line(cache)]))
             return EXIT_OK
     from lowering.instrument import Instrumentation, InstrumentOptions
     from runtime.executable import write_image

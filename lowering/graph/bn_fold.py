@@ -160,10 +160,10 @@ class MergeAffine(RewritePattern):
                 continue
             if isinstance(op, AddOp) and isinstance(inner, MulOp):
                 continue  # add(mul(u, m), a) is the merged form
-            c2 = self.constants.array(c2v)
+            c2 = self.constants.derived(c2v)  # (the merged constants keep recipes)
             for j in (0, 1):
                 u, c1v = inner.operands[j], inner.operands[1 - j]
-                c1 = self.constants.array(c1v)
+                c1 = self.constants.derived(c1v)
                 if c1 is None or c2 is None or u.type != t or inner.results[0].type != t:
                     continue
                 try:
@@ -183,7 +183,8 @@ class MergeAffine(RewritePattern):
                     c = make_constant(self.module, c1 + c2, hint, loc, element_type=ty)
                     new = [c, AddOp(u, c.result, t)]
                 else:  # mul(add(u, c1), c2)
-                    m = make_constant(self.module, np.broadcast_to(c2, both), hint + "_mul", loc, element_type=ty)
+                    m = make_constant(self.module, Derived.apply("broadcast_to", c2, shape=list(both)), hint + "_mul", loc,
+                                      element_type=ty)
                     a = make_constant(self.module, c1 * c2, hint + "_add", loc, element_type=ty)
                     mul = MulOp(u, m.result, t)
                     new = [m, a, mul, AddOp(mul.result, a.result, t)]

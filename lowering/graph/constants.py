@@ -28,7 +28,17 @@ from npu_dialects.dtypes import from_np, is_float, np_dtype
 from npu_dialects.graph import ConstantOp, shape_of
 from npu_dialects.locs import loc_names
 from npu_dialects.recipe import Derived, leaves
-from npu_dialects.weights import Recipe, WeightsError, add_weight, note_reads, peek, store_dtype, weights_of
+from npu_dialects.weights import (
+    Recipe,
+    WeightsError,
+    add_weight,
+    note_reads,
+    peek,
+    store_dtype,
+    test_uniform,
+    uniform_value,
+    weights_of,
+)
 
 INLINE_MAX_ELEMENTS = 16
 """Folded constants with at most this many elements are written inline (`value`), larger
@@ -119,16 +129,18 @@ class ConstantReader:
         return op.weight.data if op is not None and op.weight is not None else fallback
 
     def scalar(self, value: SSAValue) -> float | None:
-        """The value of a constant whose elements are all equal (None otherwise)."""
+        """The value of a constant whose elements are all equal (None otherwise). Of a
+        weight, the test is noted rather than the read (`test_uniform`)."""
+        op = self.constant_op(value)
+        if op is not None and op.value is None and op.weight is not None:
+            d = self.derived(value)
+            return None if d is None else test_uniform(self.weights(), op.weight.data, d.value)
         data = self.array(value)
-        if data is None or data.size == 0 or not np.all(data == data.flat[0]):
-            return None
-        return float(data.flat[0])
+        return None if data is None else uniform_value(data)
 
     def is_splat(self, value: SSAValue, scalar: float) -> bool:
         """Whether `value` is a constant whose every element equals `scalar`."""
-        data = self.array(value)
-        return data is not None and data.size > 0 and bool(np.all(data == scalar))
+        return self.scalar(value) == scalar
 
 
 def weight_hint(loc: Attribute, suffix: str, fallback: str = "const") -> str:

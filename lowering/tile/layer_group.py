@@ -461,7 +461,7 @@ class LayerGroup(ModulePass):
     def available(self, v: SSAValue) -> bool:
         if v not in self._available:
             try:
-                self._available[v] = self.constants.array(v) is not None
+                self._available[v] = self.constants.derived(v) is not None  # (its value is not read)
             except CompileError:  # no weight store (e.g. a lit test): leave the weight alone
                 self._available[v] = False
         return self._available[v]

@@ -1,0 +1,289 @@
+"""Level 0 of the compile cache: a model compiled before, with other weight values.
+
+A compile that builds an executable records how each of its weights follows from the
+model's initializers (`derivation`): an initializer as it is, a recipe over
+initializers (`npu_dialects.recipe`: folded BatchNorms, merged projections, scaled
+projections, packed layer groups), or a weight that only initializers read by value
+decide. The initializers the compile read by value are the record's *value set*: the
+importer's non-direct ones, those a pass read (`npu_dialects.weights.ReadLog`), those
+a derived weight written inline in the IR came from, and the sources of a recipe
+that reads a weight without one. A later model with the same structure (bucket,
+pipeline, arch) whose value-set initializers hold the same data compiles by
+rebuilding the weights whose initializers changed and rewriting the recorded
+executable's image around them (`reweigh`): no import, no pass, no program decoded.
+The result is byte for byte what a compile would write (tests/test_compile_cache.py).
+
+Algorithm
+---------
+The record (`derive/<key>.json`, key: structure digest, bucket, pipeline, arch) holds
+the level 3 key of its executable, the value set's tensor digests, every other
+initializer's digest it depends on, and per weight of the executable's index its
+spec: `{"init": name}`, `{"expr": recipe}` (store keys resolved through the recorded
+direct sources and recipes) or `{"keep": true}`. `reweigh` compares digests, evaluates
+the specs of the weights with a changed initializer, converts each to its index
+element type (floats only: an integer weight is left to a compile) and streams the
+image: new meta (its `source`), the old program and command buffer, the old weights
+section with the rebuilt weights in place (`runtime.image`: checksums recomputed).
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+Spec = dict[str, Any]
+
+
+def derivation(sources: Mapping[str, str], import_read: Iterable[str], reads: Iterable[str],
+               recipes: Mapping[str, dict], final: Iterable[str], fixed: Iterable[str] = (),
+               uniform: Mapping[str, float | None] | None = None) -> dict[str, Any]:
+    """How the weights `final` follow from initializers: {"value": initializer names read
+    by value, "weights": key -> spec, "sources": store key -> initializer, "recipes":
+    store key -> recipe} (`sources`: the importer's direct weights; `import_read`: the
+    initializers it read otherwise; `reads`: store keys passes read by value; `fixed`:
+    weights to keep as they are, their initializers in the value set; `uniform`: store
+    keys passes tested for one value in every element, with the answer, kept as
+    "uniform": initializer -> answer when the key is one, else in the value set)."""
+    from npu_dialects.recipe import leaves
+
+    memo: dict[str, set[str] | None] = {}
+
+    def inits(key: str) -> set[str] | None:
+        """The initializers a store key is computed from (None: not known, a weight a
+        pass made without a recipe)."""
+        if key not in memo:
+            memo[key] = None  # (a cycle is not known either)
+            if key in sources:
+                memo[key] = {sources[key]}
+            elif key in recipes:
+                parts = [inits(k) for k in leaves([recipes[key]])]
+                memo[key] = None if any(p is None for p in parts) else set().union(*parts)  # type: ignore[arg-type]
+        return memo[key]
+
+    value, weights, used, fixed = set(import_read), {}, set(), set(fixed)
+    for k in reads:
+        value |= inits(k) or set()
+    tests = {}
+    for k, answer in (uniform or {}).items():
+        if k in sources:
+            tests[sources[k]] = answer
+        else:
+            value |= inits(k) or _known_sources(k, sources, recipes)
+    for k in final:
+        if k in fixed:
+            weights[k] = {"keep": True}
+            value |= _known_sources(k, sources, recipes)
+        elif k in sources:
+            weights[k] = {"init": sources[k]}
+        elif k in recipes and inits(k) is not None:
+            weights[k] = {"expr": recipes[k]}
+            used |= _closure(k, recipes)
+        else:  # (its value follows from what was read; a recipe's known sources must stay as they were)
+            weights[k] = {"keep": True}
+            value |= _known_sources(k, sources, recipes)
+    return {"value": sorted(value), "weights": weights, "uniform": tests,
+            "sources": {k: sources[k] for k in used if k in sources},
+            "recipes": {k: recipes[k] for k in used if k in recipes}}
+
+
+def _closure(key: str, recipes: Mapping[str, dict]) -> set[str]:
+    """`key` and every store key its recipe reads, transitively."""
+    from npu_dialects.recipe import leaves
+    out, stack = set(), [key]
+    while stack:
+        k = stack.pop()
+        if k not in out:
+            out.add(k)
+            stack += leaves([recipes[k]]) if k in recipes else []
+    return out
+
+
+def _known_sources(key: str, sources: Mapping[str, str], recipes: Mapping[str, dict]) -> set[str]:
+    return {sources[k] for k in _closure(key, recipes) if k in sources}
+
+
+def spec_inits(spec: Spec, record: Mapping[str, Any]) -> set[str]:
+    """The initializers a weight's spec reads."""
+    if "init" in spec:
+        return {spec["init"]}
+    if "expr" in spec:
+        from npu_dialects.recipe import leaves
+        keys = set().union(*(_closure(k, record["recipes"]) for k in leaves([spec["expr"]])))
+        return {record["sources"][k] for k in keys if k in record["sources"]}
+    return set()
+
+
+def make_record(exe_key: str, deriv: Mapping[str, Any], tensors: Mapping[str, str]) -> dict[str, Any]:
+    """The level 0 record of an executable (`exe_key`: its level 3 key) and a derivation,
+    with the tensor digests (`ModelDigests.tensors`) it depends on."""
+    depends = set(deriv["value"]) | set(deriv["sources"].values()) | set(deriv["uniform"]) | {
+        s["init"] for s in deriv["weights"].values() if "init" in s}
+    return {"exe": exe_key, **deriv, "tensors": {n: tensors[n] for n in sorted(depends) if n in tensors}}
+
+
+def changed_weights(record: Mapping[str, Any], tensors: Mapping[str, str]) -> list[str] | None:
+    """The weights of the record to rebuild for a model with tensor digests `tensors`;
+    None when a value-set initializer changed (or went): the record does not apply."""
+    old = record["tensors"]
+    if any(tensors.get(n) != old.get(n) for n in record["value"] if n in old):
+        return None
+    if any(n not in tensors for n in old):
+        return None
+    changed = {n for n, d in old.items() if tensors[n] != d}
+    return [k for k, s in record["weights"].items() if spec_inits(s, record) & changed]
+
+
+def tests_hold(record: Mapping[str, Any], tensors: Mapping[str, str],
+               initializer: Callable[[str], np.ndarray]) -> bool:
+    """Whether every changed initializer a pass tested for a uniform value gives the
+    same answer (`npu_dialects.weights.test_uniform`)."""
+    from npu_dialects.weights import uniform_value
+    old = record["tensors"]
+    return all(uniform_value(initializer(n)) == answer for n, answer in record["uniform"].items()
+               if tensors.get(n) != old.get(n))
+
+
+def rebuild(spec: Spec, record: Mapping[str, Any], initializer: Callable[[str], np.ndarray]) -> np.ndarray:
+    """A weight computed again from the model's initializers."""
+    from npu_dialects.recipe import evaluate
+    if "init" in spec:
+        return initializer(spec["init"])
+    memo: dict[str, np.ndarray] = {}
+
+    def read(key: str) -> np.ndarray:
+        if key not in memo:
+            memo[key] = initializer(record["sources"][key]) if key in record["sources"] \
+                else evaluate(record["recipes"][key], read)
+        return memo[key]
+    return evaluate(spec["expr"], read)
+
+
+def patched_image(image: Any, record: Mapping[str, Any], rebuilt: Mapping[str, np.ndarray],
+                  source: Mapping[str, Any]) -> list:
+    """The chunks of `image` (an executable's bytes) with the weights `rebuilt` in place
+    (converted to their index types) and `source` in its metadata (`runtime.image`)."""
+    from npu_dialects.dtypes import ELEMENT_TYPES
+    from runtime.image import _HEADER, _SECTION, CMDBUF, META, PROGRAM, WEIGHTS, WeightPieces, _layout
+
+    _, _, header_size, _, count, _, _, _, clen, alen = _HEADER.unpack_from(image)
+    names = bytes(image[_HEADER.size:_HEADER.size + clen + alen])
+    compiler, arch_text = names[:clen].decode(), names[clen:].decode()
+    spans = {}
+    for i in range(count):
+        kind, _, offset, size, _, _ = _SECTION.unpack_from(image, header_size + i * _SECTION.size)
+        spans[kind] = (offset, size)
+    align = int(dict(p.split("=", 1) for p in arch_text.split(","))["align"])
+    view = memoryview(image)
+    meta = json.loads(bytes(view[slice(spans[META][0], sum(spans[META]))]))
+    meta["source"] = dict(source)
+    w_at, w_size = spans[WEIGHTS]
+    section = np.frombuffer(image, np.uint8, w_size, w_at)
+    patches = []
+    for key, data in rebuilt.items():
+        entry = meta["weights"][key]
+        dt = ELEMENT_TYPES[entry["dtype"]][2]
+        arr = np.ascontiguousarray(np.asarray(data).astype(dt, copy=False).reshape(entry["shape"]))
+        patches.append((entry["offset"], arr.reshape(-1).view(np.uint8)))
+    pieces, at = [], 0
+    for offset, data in sorted(patches, key=lambda p: p[0]):
+        if offset > at:
+            pieces.append((at, section[at:offset]))
+        pieces.append((offset, data))
+        at = offset + data.size
+    if at < w_size:
+        pieces.append((at, section[at:]))
+    sections = [(META, json.dumps(meta, separators=(",", ":")).encode()),
+                (PROGRAM, view[slice(spans[PROGRAM][0], sum(spans[PROGRAM]))]),
+                (CMDBUF, view[slice(spans[CMDBUF][0], sum(spans[CMDBUF]))]),
+                (WEIGHTS, WeightPieces(w_size, pieces))]
+    return _layout(compiler, arch_text, sections, align)
+
+
+def integer_weights(record: Mapping[str, Any], keys: Iterable[str], index: Mapping[str, Any]) -> bool:
+    """Whether a weight to rebuild is of an integer type (left to a compile: converting
+    it has range checks `sim.memory.host_values` makes)."""
+    return any(index[k]["dtype"][0] in "iu" for k in keys)
+
+
+def open_image(path: Any) -> tuple[Any, mmap.mmap] | None:
+    """(file, its read-only mapping) of a cached image, or None."""
+    try:
+        f = open(path, "rb")
+    except OSError:
+        return None
+    try:
+        return f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        f.close()
+        return None
+
+
+def reweigh_file(cache: Any, path: str, arch_key: str, pipeline: str | None, out: str) -> list[str] | None:
+    """Level 0 for `npu-compile MODEL.onnx`: the executable written to `out` from a
+    record of the model's structure, and its summary lines; None when there is no
+    record, it does not apply, or anything about the model or the entry is off (the
+    compile that follows diagnoses the model)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tools.compile_cache import derive_key, model_digests, pipeline_key, source_of
+    first = arch_key.split(",", 1)[0].strip()
+    if pipeline is not None or first.endswith(".toml") or "/" in first:
+        return None
+    try:
+        from lowering.importer.onnx_file import initializer_array, read_model
+        with ThreadPoolExecutor(1) as pool:  # (the file's sha256 beside the tensors' digests: two cores)
+            sha = pool.submit(source_of, path)
+            model = read_model(path)
+            digests = cache.file_digests(path) or model_digests(model)
+            source = sha.result()
+    except Exception:  # noqa: BLE001 (any problem with the model: the compile reports it)
+        return None
+    cache.remember(path, digests, source["sha256"])
+    record = cache.read_json("derive", derive_key(digests, None, pipeline_key(None), arch_key))
+    keys = changed_weights(record, digests.tensors) if isinstance(record, dict) else None
+    summary = (cache.read_record(record["exe"]) or {}).get("summary") if keys is not None else None
+    opened = open_image(cache.path("exe", record["exe"], ".npuexe")) if isinstance(summary, list) else None
+    if opened is None or keys is None or not isinstance(summary, list):
+        return None
+    inits = {i.name: i for i in model.graph.initializer}
+    f, image = opened
+    with f:
+        from tools.compile_cache import CacheCorrupt, check_image
+        try:
+            check_image(image)
+        except CacheCorrupt as e:
+            cache.corrupt(cache.path("exe", record["exe"], ".npuexe"), str(e))
+            return None
+        index = json.loads(_meta_bytes(image))["weights"]
+        if integer_weights(record, keys, index) or \
+                not tests_hold(record, digests.tensors, lambda n: initializer_array(inits[n])):
+            return None
+        rebuilt = {k: rebuild(record["weights"][k], record, lambda n: initializer_array(inits[n])) for k in keys}
+        chunks = patched_image(image, record, rebuilt, source)
+        from runtime.image import write_image
+        write_image(out, chunks)
+        lines = _restamped(summary, source, chunks)
+        del chunks  # (views of the mapping: it closes with the last)
+    cache.note("weights", f"{len(keys)} of {len(record['weights'])} rebuilt, program reused")
+    return lines
+
+
+def _meta_bytes(image: Any) -> bytes:
+    from runtime.image import _HEADER, _SECTION, META
+    header_size, count = _HEADER.unpack_from(image)[2], _HEADER.unpack_from(image)[4]
+    for i in range(count):
+        kind, _, offset, size, _, _ = _SECTION.unpack_from(image, header_size + i * _SECTION.size)
+        if kind == META:
+            return bytes(image[offset:offset + size])
+    raise ValueError("no meta section")
+
+
+def _restamped(summary: list[str], source: Mapping[str, Any], chunks: list) -> list[str]:
+    """The recorded summary with this model's line and the sections' sizes."""
+    from tools.compile_cache import model_line, sections_line
+    return [model_line(source) if ln.startswith("model:") else sections_line(chunks) if ln.startswith("sections:")
+            else ln for ln in summary]
