@@ -39,7 +39,7 @@ def _mul_rounded(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
     return out
 
 
-def _place(size: int, offsets: list[int], *parts: np.ndarray) -> np.ndarray:
+def _place(*parts: np.ndarray, size: int, offsets: list[int]) -> np.ndarray:
     data = np.zeros(size, dtype=np.float32)
     for a, offset in zip(parts, offsets):
         flat = np.asarray(a, dtype=np.float32).reshape(-1)
@@ -61,6 +61,7 @@ OPS: dict[str, Callable[..., np.ndarray]] = {
     "scale_cols": _scale_cols,
     "place": _place,
     "mul_rounded": _mul_rounded,
+    "flat_slice": lambda a, start, stop: np.asarray(a).reshape(-1)[start:stop],
 }
 """The ops a recipe may use: each is the numpy computation the pass performs."""
 

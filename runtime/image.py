@@ -17,8 +17,10 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # (numpy loads when a section is assembled: a cache hit never does)
+    import numpy as np
 
 MAGIC = b"NPUEXE\x00\x01"
 FORMAT_VERSION = 4
@@ -95,6 +97,7 @@ class WeightPieces:
                 at += data.size
 
     def assemble(self) -> np.ndarray:
+        import numpy as np
         section = np.zeros(self.size, np.uint8)
         for offset, data in self.pieces:
             section[offset:offset + data.size] = data

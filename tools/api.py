@@ -288,12 +288,15 @@ def _record_derivation(cache: Cache, k0: str, k3: str, digests: ModelDigests,
                        recipes: dict[str, Any], module: ModuleOp, exe: Executable) -> None:
     """Store level 0's record of a compile in which every pass ran (`tools/reweigh.py`):
     how the executable's weights follow from the model's initializers."""
+    from npu_dialects.recipe import leaves
+    from npu_dialects.weights import peek
     from runtime.executable import placed_more_than_once
     from tools.reweigh import derivation, make_record
     direct, import_read = provenance
     sources = {k: n for k, n in direct.items() if n in digests.tensors}
     deriv = derivation(sources, import_read, reads, recipes, list(exe.meta["weights"]),
-                       fixed=placed_more_than_once(module), uniform=store.uniform)  # (the index gives one offset: left as they are)
+                       fixed=placed_more_than_once(module), uniform=store.uniform,
+                       sizes={k: int(peek(store, k).size) for k in leaves(recipes.values()) if k in store})  # (the index gives one offset: left as they are)
     cache.write_json("derive", k0, make_record(k3, deriv, digests.tensors))
 
 

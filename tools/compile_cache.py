@@ -204,6 +204,12 @@ def derive_key(digests: ModelDigests, dims: Mapping[str, int] | None, pkey: Any,
     return key("derive", k1, pkey, arch_key, env)
 
 
+def derived_key(k0: str, weights: str) -> str:
+    """Level 3's key of an executable level 0 made (`tools/reweigh.py`): its record's
+    key and the model's weights digest."""
+    return key("exe-derived", k0, weights)
+
+
 def lookup(cache: Cache, digests: ModelDigests, dims: Mapping[str, int] | None, pkey: Any,
            arch_key: str) -> tuple[str, str | None]:
     """(level 3 key, its weights digest) as far as the cache knows without compiling:
@@ -240,6 +246,9 @@ def fast_hit(cache: Cache, path: str, arch_key: str, pipeline: str | None, out: 
     k3, w2 = lookup(cache, digests, None, pipeline_key(pipeline), arch_key)
     record = cache.read_record(k3) if k3 else None
     source = {"kind": "onnx", "path": os.path.abspath(path), "sha256": digests.file_sha256}
+    if record is None or record.get("weights") != w2 or record.get("source") != source:
+        k3 = derived_key(derive_key(digests, None, pipeline_key(pipeline), arch_key), digests.weights)
+        record, w2 = cache.read_record(k3), digests.weights  # (level 0's executable of these weights)
     if record is None or record.get("weights") != w2 or record.get("source") != source:
         return None
     if not cache.copy_exe(k3, out):
@@ -362,6 +371,19 @@ class Cache:
         self._store(exe_path, write)
         self._store(self.path("exe", k, ".json"), lambda f: f.write(json.dumps(record).encode()))
         return exe_path
+
+    def link_exe(self, k: str, image: str | os.PathLike[str], record: dict[str, Any]) -> None:
+        """Store level 3 from an image written elsewhere: a hard link to it (no copy; a
+        file that cannot be linked, e.g. on another file system, is not stored)."""
+        exe_path = self.path("exe", k, ".npuexe")
+        try:
+            exe_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = exe_path.with_name(f".{exe_path.name}.{os.getpid()}.tmp")
+            os.link(image, tmp)
+            os.replace(tmp, exe_path)
+        except OSError:
+            return
+        self._store(self.path("exe", k, ".json"), lambda f: f.write(json.dumps(record).encode()))
 
     def copy_exe(self, k: str, out: str | os.PathLike[str]) -> bool:
         """Copy level 3's image to `out` (atomically, in the kernel) once its crc32s

@@ -40,14 +40,16 @@ Spec = dict[str, Any]
 
 def derivation(sources: Mapping[str, str], import_read: Iterable[str], reads: Iterable[str],
                recipes: Mapping[str, dict], final: Iterable[str], fixed: Iterable[str] = (),
-               uniform: Mapping[str, float | None] | None = None) -> dict[str, Any]:
+               uniform: Mapping[str, float | None] | None = None,
+               sizes: Mapping[str, int] | None = None) -> dict[str, Any]:
     """How the weights `final` follow from initializers: {"value": initializer names read
     by value, "weights": key -> spec, "sources": store key -> initializer, "recipes":
     store key -> recipe} (`sources`: the importer's direct weights; `import_read`: the
     initializers it read otherwise; `reads`: store keys passes read by value; `fixed`:
     weights to keep as they are, their initializers in the value set; `uniform`: store
     keys passes tested for one value in every element, with the answer, kept as
-    "uniform": initializer -> answer when the key is one, else in the value set)."""
+    "uniform": initializer -> answer when the key is one, else in the value set;
+    `sizes`: store key -> elements, for a pack's parts of unknown origin)."""
     from npu_dialects.recipe import leaves
 
     memo: dict[str, set[str] | None] = {}
@@ -82,12 +84,45 @@ def derivation(sources: Mapping[str, str], import_read: Iterable[str], reads: It
         elif k in recipes and inits(k) is not None:
             weights[k] = {"expr": recipes[k]}
             used |= _closure(k, recipes)
+        elif k in recipes and (found := _with_old_parts(recipes[k], inits, sizes)) is not None:
+            expr, unknown = found
+            weights[k] = {"expr": expr}  # (a pack whose unknown parts are copied from its old value)
+            for leaf in leaves([expr]) - {OLD}:
+                used |= _closure(leaf, recipes)
+            for part in unknown:  # (what is known of their sources: fixed)
+                value |= _known_sources(part, sources, recipes)
         else:  # (its value follows from what was read; a recipe's known sources must stay as they were)
             weights[k] = {"keep": True}
             value |= _known_sources(k, sources, recipes)
     return {"value": sorted(value), "weights": weights, "uniform": tests,
             "sources": {k: sources[k] for k in used if k in sources},
             "recipes": {k: recipes[k] for k in used if k in recipes}}
+
+
+OLD = "\0old"
+"""The leaf of a recipe that reads the weight's own value in the recorded executable."""
+
+
+def _with_old_parts(expr: dict, inits: Callable[[str], set[str] | None],
+                    sizes: Mapping[str, int] | None) -> tuple[dict, list[str]] | None:
+    """A pack's recipe (`cast(place(...))`, as `add_weight` keeps a relayout) with each
+    part of unknown origin read from the pack's old value (`OLD`), and those parts'
+    keys; None for another recipe."""
+    place = expr["args"][0] if expr.get("op") == "cast" and len(expr["args"]) == 1 else None
+    if sizes is None or place is None or place.get("op") != "place":
+        return None
+    args, unknown = [], []
+    for arg, offset in zip(place["args"], place["offsets"]):
+        key = arg.get("w")
+        if key is not None and inits(key) is None:
+            if key not in sizes:
+                return None
+            arg = {"op": "flat_slice", "args": [{"w": OLD}], "start": offset, "stop": offset + sizes[key]}
+            unknown.append(key)
+        elif "w" not in arg and "c" not in arg:
+            return None
+        args.append(arg)
+    return {**expr, "args": [{**place, "args": args}]}, unknown
 
 
 def _closure(key: str, recipes: Mapping[str, dict]) -> set[str]:
@@ -147,14 +182,18 @@ def tests_hold(record: Mapping[str, Any], tensors: Mapping[str, str],
                if tensors.get(n) != old.get(n))
 
 
-def rebuild(spec: Spec, record: Mapping[str, Any], initializer: Callable[[str], np.ndarray]) -> np.ndarray:
-    """A weight computed again from the model's initializers."""
+def rebuild(spec: Spec, record: Mapping[str, Any], initializer: Callable[[str], np.ndarray],
+            old: Callable[[], np.ndarray] | None = None) -> np.ndarray:
+    """A weight computed again from the model's initializers (`old`: its value in the
+    recorded executable, for the parts of a pack of unknown origin)."""
     from npu_dialects.recipe import evaluate
     if "init" in spec:
         return initializer(spec["init"])
     memo: dict[str, np.ndarray] = {}
 
     def read(key: str) -> np.ndarray:
+        if key == OLD and old is not None:
+            return old()
         if key not in memo:
             memo[key] = initializer(record["sources"][key]) if key in record["sources"] \
                 else evaluate(record["recipes"][key], read)
@@ -229,7 +268,7 @@ def reweigh_file(cache: Any, path: str, arch_key: str, pipeline: str | None, out
     compile that follows diagnoses the model)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from tools.compile_cache import derive_key, model_digests, pipeline_key, source_of
+    from tools.compile_cache import derive_key, derived_key, model_digests, pipeline_key, source_of
     first = arch_key.split(",", 1)[0].strip()
     if pipeline is not None or first.endswith(".toml") or "/" in first:
         return None
@@ -243,7 +282,8 @@ def reweigh_file(cache: Any, path: str, arch_key: str, pipeline: str | None, out
     except Exception:  # noqa: BLE001 (any problem with the model: the compile reports it)
         return None
     cache.remember(path, digests, source["sha256"])
-    record = cache.read_json("derive", derive_key(digests, None, pipeline_key(None), arch_key))
+    k0 = derive_key(digests, None, pipeline_key(None), arch_key)
+    record = cache.read_json("derive", k0)
     keys = changed_weights(record, digests.tensors) if isinstance(record, dict) else None
     summary = (cache.read_record(record["exe"]) or {}).get("summary") if keys is not None else None
     opened = open_image(cache.path("exe", record["exe"], ".npuexe")) if isinstance(summary, list) else None
@@ -262,14 +302,36 @@ def reweigh_file(cache: Any, path: str, arch_key: str, pipeline: str | None, out
         if integer_weights(record, keys, index) or \
                 not tests_hold(record, digests.tensors, lambda n: initializer_array(inits[n])):
             return None
-        rebuilt = {k: rebuild(record["weights"][k], record, lambda n: initializer_array(inits[n])) for k in keys}
-        chunks = patched_image(image, record, rebuilt, source)
+        try:
+            rebuilt = {k: rebuild(record["weights"][k], record, lambda n: initializer_array(inits[n]),
+                                  old=lambda k=k: _old_weight(image, index[k])) for k in keys}
+            chunks = patched_image(image, record, rebuilt, source)
+        except (KeyError, ValueError, TypeError, IndexError) as e:  # (a record this compiler cannot apply)
+            cache.warn(f"compile cache: level 0 record of '{path}' does not apply ({type(e).__name__}: {e}); "
+                       "compiling")
+            return None
         from runtime.image import write_image
         write_image(out, chunks)
         lines = _restamped(summary, source, chunks)
         del chunks  # (views of the mapping: it closes with the last)
     cache.note("weights", f"{len(keys)} of {len(record['weights'])} rebuilt, program reused")
+    cache.link_exe(derived_key(k0, digests.weights), out, {"weights": digests.weights, "source": source,
+                                                          "summary": lines})
     return lines
+
+
+def _old_weight(image: Any, entry: Mapping[str, Any]) -> np.ndarray:
+    """A weight's value in an executable image, by its index entry (flat)."""
+    from npu_dialects.dtypes import ELEMENT_TYPES
+    from runtime.image import _HEADER, _SECTION, WEIGHTS
+    header_size, count = _HEADER.unpack_from(image)[2], _HEADER.unpack_from(image)[4]
+    for i in range(count):
+        kind, _, offset, _, _, _ = _SECTION.unpack_from(image, header_size + i * _SECTION.size)
+        if kind == WEIGHTS:
+            dt = ELEMENT_TYPES[entry["dtype"]][2]
+            n = int(np.prod(entry["shape"], dtype=np.int64))
+            return np.frombuffer(image, dt, n, offset + entry["offset"])
+    raise ValueError("no weights section")
 
 
 def _meta_bytes(image: Any) -> bytes:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, StringAttr, i64
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 
 from lowering.errors import CompileError
 from lowering.graph.constants import ConstantReader
@@ -84,6 +84,41 @@ def _binary(name: str, a: Interval, b: Interval) -> Interval:
         m = abs(b[0])
         return (0.0, m) if name == "npu_graph.mod" and b[0] > 0 and a[0] >= 0 else (-m, m)
     return None
+
+
+def _reaching_indices(fn: func.FuncOp) -> set[SSAValue]:
+    """The values some gather's indices are computed from (through fused kernels' bodies):
+    the only intervals the check needs, so no other constant is read."""
+    stack: list[SSAValue] = [op.indices for op in fn.walk() if isinstance(op, GatherOp)]
+    seen: set[SSAValue] = set()
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        owner = v.owner
+        if isinstance(owner, Operation):
+            stack += owner.operands
+            if owner.regions and owner.regions[0].blocks:  # (a kernel's result: its body's yield operand)
+                last = owner.regions[0].blocks[0].last_op
+                if last is not None and last.name == "npu_graph.yield" and isinstance(v, OpResult):
+                    stack.append(last.operands[v.index])
+        elif isinstance(v, BlockArgument):  # (a kernel body's argument: the kernel's operand)
+            parent = v.block.parent_op()
+            if parent is not None and parent is not fn and v.index < len(parent.operands):
+                stack.append(parent.operands[v.index])
+    return seen
+
+
+def _relevant(op: Operation, needed: set[SSAValue]) -> bool:
+    """Whether `op` carries an interval toward some gather's indices: a result of it, its
+    body's arguments (a fused kernel) or its kernel's results (a yield) are `needed`."""
+    if any(r in needed for r in op.results):
+        return True
+    if op.regions and op.regions[0].blocks:
+        return any(a in needed for a in op.regions[0].blocks[0].args)
+    parent = op.parent_op() if op.name == "npu_graph.yield" else None
+    return parent is not None and any(r in needed for r in parent.results)
 
 
 class _Ranges:
@@ -199,9 +234,20 @@ class _Ranges:
             r = ranges[name]
             assert not isinstance(r, str)
             ivs[arg] = (float(r[0]), float(r[1] - 1))
-        for op in self.fn.walk():  # 2. forward intervals of everything the integer inputs reach
+        self.forward(ivs, ranges)
+        return ranges
+
+    def forward(self, ivs: dict[SSAValue, Interval], ranges: dict[str, Range]) -> None:
+        """2. Forward intervals of what the integer inputs reach on the way to a gather's
+        indices (`_reaching_indices`: no other constant is read), checking each gather."""
+        needed = _reaching_indices(self.fn)
+        for op in self.fn.walk():
             deps = set().union(*(self.taint.get(v, set()) for v in op.operands))
             if not deps:
+                continue
+            if isinstance(op, GatherOp) and op.indices in self.taint:
+                self.check_gather(op, ivs[op.indices], self.taint[op.indices], ranges)
+            if not _relevant(op, needed):
                 continue
             operand_ivs = [ivs[v] if v in self.taint else self.constant(v) for v in op.operands]
             if op.regions:  # (a fused kernel: its body's arguments are its operands)
@@ -214,12 +260,9 @@ class _Ranges:
                     self.taint[r], ivs[r] = self.taint.get(v, set()), iv
                 continue
             iv = self.interval(op, operand_ivs)
-            if isinstance(op, GatherOp) and op.indices in self.taint:
-                self.check_gather(op, ivs[op.indices], self.taint[op.indices], ranges)
             for r in op.results:
                 self.taint[r] = deps
                 ivs[r] = iv
-        return ranges
 
     @staticmethod
     def table_size(op: GatherOp) -> int:

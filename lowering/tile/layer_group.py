@@ -430,9 +430,9 @@ class LayerGroup(ModulePass):
                 continue
             arrays: list[np.ndarray] = []
             for m in unit:
-                a = self.constants.array(m)
-                assert a is not None  # (a packed weight is `available`)
-                arrays.append(a)
+                d = self.constants.derived(m)  # (its value goes only into the pack, whose recipe says so)
+                assert d is not None  # (a packed weight is `available`)
+                arrays.append(d.value)
             elem = elem_bytes(unit[0])  # (a pack holds one element type: `pack_loads`)
             size = max(plan.pack_offset[m] + nbytes(m) for m in unit) // elem
             data = np.zeros(size, dtype=np_dtype(unit[0]))

@@ -1,0 +1,150 @@
+"""Level 0 of the compile cache (`tools/reweigh.py`): a model compiled before with
+other weights is rebuilt from the recorded recipes and the cached image, byte for byte
+what a fresh compile writes (folded BatchNorms, merged and scaled attention
+projections, plain initializers); a weight a pass decided on by value (a Mul by all
+ones removed) that changes its answer, or a damaged cached image, falls back to a
+compile. And the recipes themselves (`npu_dialects.recipe`)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from npu_dialects.recipe import Derived, evaluate, leaves
+from tools.npu_compile import main as npu_compile
+from tools.npu_run import main as npu_run
+from tools.reweigh import derivation
+
+from .test_compile_cache import MODELS, _cache_line, _compile, _fresh, _scaled_weights
+
+REBUILT = "cache:     weights "
+
+
+def _conv_bn(path, scale: float = 1.0) -> None:
+    """conv -> BatchNormalization -> relu -> global pool -> matmul by a [32, 10] weight
+    (every parameter more than 16 elements: weights, not structure)."""
+    rng = np.random.default_rng(0)
+    inits = {"w": rng.normal(size=(32, 3, 3, 3)), "b": rng.normal(size=32), "g": rng.uniform(0.5, 1.5, 32),
+             "beta": rng.normal(size=32), "mean": rng.normal(size=32), "var": rng.uniform(0.5, 2, 32),
+             "fc": rng.normal(size=(32, 10))}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "g", "beta", "mean", "var"], ["n"], name="bn"),
+             helper.make_node("Relu", ["n"], ["r"], name="relu"),
+             helper.make_node("GlobalAveragePool", ["r"], ["p"], name="pool"),
+             helper.make_node("Flatten", ["p"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    graph = helper.make_graph(
+        nodes, "conv_bn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [numpy_helper.from_array((v * (scale if k in ("w", "g", "fc") else 1)).astype(np.float32), k)
+         for k, v in inits.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+def _scaled(src, dst, factor: float, which) -> None:
+    """`src` with the large float initializers `which(name)` selects scaled."""
+    m = onnx.load(str(src))
+    for init in m.graph.initializer:
+        a = numpy_helper.to_array(init)
+        if a.dtype == np.float32 and a.size > 16 and which(init.name):
+            init.CopyFrom(numpy_helper.from_array((a * factor).astype(np.float32), init.name))
+    onnx.save(m, str(dst))
+
+
+def _ones_mul(path, ones: float, w_scale: float) -> None:
+    """y = (x @ w) * c with c [1, 32] all `ones`: canonicalisation removes a Mul by ones
+    after testing every element of c (a decision on c's value)."""
+    w = np.random.default_rng(1).normal(size=(32, 32)).astype(np.float32) * w_scale
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"), helper.make_node("Mul", ["m", "c"], ["y"], name="mul")],
+        "ones", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 32])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.full((1, 32), ones, np.float32), "c")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+@pytest.mark.parametrize("model", ["lenet.onnx", "bert_encoder.onnx", "conv_bn"])
+def test_weights_only_change_is_rebuilt_as_a_compile_would(tmp_path, capsys, model):
+    cache = tmp_path / "cache"
+    first, changed = tmp_path / "first.onnx", tmp_path / "changed.onnx"
+    if model == "conv_bn":
+        _conv_bn(first)
+        _conv_bn(changed, scale=1.5)
+    else:  # (a fine-tuned model: the layers' weights, not the position table the importer slices)
+        first.write_bytes((MODELS / model).read_bytes())
+        _scaled(MODELS / model, changed, 1.5, lambda name: not name.startswith("positions"))
+    _compile(capsys, first, tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    text = _compile(capsys, changed, tmp_path / "b.npuexe", "--cache-dir", str(cache))
+    assert _cache_line(text).startswith(REBUILT) and "rebuilt, program reused" in text
+    assert f"model:     {changed}" in text
+    assert (tmp_path / "b.npuexe").read_bytes() == _fresh(changed, tmp_path)
+    assert (tmp_path / "b.npuexe").read_bytes() != (tmp_path / "a.npuexe").read_bytes()
+    assert npu_run([str(tmp_path / "b.npuexe"), "--check"]) == 0
+
+
+def test_bert_projections_keep_their_recipes(tmp_path, capsys):
+    """The merged q/k/v weights (q's scaled by 1/sqrt(d)) are recipes over the model's
+    initializers, and nothing the passes read by value is left in the value set."""
+    cache = tmp_path / "cache"
+    _compile(capsys, MODELS / "bert_encoder.onnx", tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    record = json.loads(next((cache / "derive").iterdir()).read_text())
+    merged = [json.dumps(r) for k, r in record["recipes"].items() if k.endswith(".merged")]
+    scaled = [k for k, r in record["recipes"].items() if "scale_cols" in json.dumps(r)]
+    assert len(merged) == 2 and all("concat" in m and any(k in m for k in scaled) for m in merged)
+    assert all("expr" in s for s in record["weights"].values())  # (the packs of the layer groups)
+    assert record["value"] == ["positions.weight"]  # (sliced by the importer: read by value)
+
+
+def test_a_decision_on_a_weight_value_is_checked(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    _ones_mul(tmp_path / "a.onnx", 1.0, 1.0)
+    _compile(capsys, tmp_path / "a.onnx", tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    record = json.loads(next((cache / "derive").iterdir()).read_text())
+    assert record["uniform"] == {"c": 1.0}
+    _ones_mul(tmp_path / "w.onnx", 1.0, 2.0)  # only w: the record applies
+    text = _compile(capsys, tmp_path / "w.onnx", tmp_path / "w.npuexe", "--cache-dir", str(cache))
+    assert _cache_line(text).startswith(REBUILT)
+    assert (tmp_path / "w.npuexe").read_bytes() == _fresh(tmp_path / "w.onnx", tmp_path)
+    _ones_mul(tmp_path / "c.onnx", 2.0, 1.0)  # c no longer ones: the Mul stays, a compile
+    capsys.readouterr()
+    text = _compile(capsys, tmp_path / "c.onnx", tmp_path / "c.npuexe", "--cache-dir", str(cache))
+    assert not _cache_line(text).startswith(REBUILT) and "executable" in _cache_line(text)
+    assert (tmp_path / "c.npuexe").read_bytes() == _fresh(tmp_path / "c.onnx", tmp_path)
+
+
+def test_a_damaged_cached_image_is_reported_and_compiled(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    _compile(capsys, MODELS / "lenet.onnx", tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    entry = next(p for p in (cache / "exe").iterdir() if p.suffix == ".npuexe")
+    data = bytearray(entry.read_bytes())
+    data[-100] ^= 0xFF  # (in the weights)
+    entry.write_bytes(bytes(data))
+    _scaled_weights(MODELS / "lenet.onnx", tmp_path / "b.onnx", 1.5)
+    assert npu_compile([str(tmp_path / "b.onnx"), "-o", str(tmp_path / "b.npuexe"), "--cache-dir", str(cache)]) == 0
+    captured = capsys.readouterr()
+    assert f"warning: compile cache: entry '{entry}' is corrupt" in captured.err
+    assert not _cache_line(captured.out).startswith(REBUILT)
+    assert (tmp_path / "b.npuexe").read_bytes() == _fresh(tmp_path / "b.onnx", tmp_path)
+
+
+def test_recipes_compute_what_the_pass_computed():
+    w = Derived.weight("w", np.arange(6, dtype=np.float32).reshape(2, 3))
+    b = Derived.weight("b", np.ones(3, np.float32))
+    # (a Python scalar stays weak: float32 arithmetic, as the pass's own)
+    d = Derived.apply("concat", w * 0.5 + b, np.sqrt(w.astype(np.float64) + 1e-5).astype(np.float32), axis=0)
+    assert d.value.dtype == np.float32 and leaves([d.expr]) == {"w", "b"}
+    again = evaluate(json.loads(json.dumps(d.expr)), {"w": w.value * 2, "b": b.value}.__getitem__)
+    expected = np.concatenate([w.value * 2 * np.float32(0.5) + 1, np.sqrt((w.value * 2).astype(np.float64) + 1e-5).astype(np.float32)])
+    assert again.dtype == np.float32 and np.array_equal(again, expected)
+
+
+def test_derivation_value_set():
+    recipes = {"m": {"op": "concat", "axis": 0, "args": [{"w": "a"}, {"w": "u"}]}}
+    d = derivation({"a": "A", "b": "B", "c": "C"}, ["I"], reads={"c"}, recipes=recipes,
+                   final=["a", "m", "b"], uniform={"b": 1.0})
+    assert d["weights"] == {"a": {"init": "A"}, "m": {"keep": True}, "b": {"init": "B"}}  # (u: made without one)
+    assert d["value"] == ["A", "C", "I"] and d["uniform"] == {"B": 1.0}
