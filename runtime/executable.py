@@ -110,9 +110,11 @@ from runtime.image import (  # noqa: F401 (names the package exported before run
     SECTION_NAMES,
     WEIGHTS,
     Image,
+    Layout,
     WeightPieces,
     _align,
     _layout,
+    plan_layout,
     section_spans,
     write_image,
 )
@@ -248,13 +250,17 @@ class Executable:
     def chunks(self) -> list[bytes | bytearray | memoryview]:
         """The file image as consecutive pieces (header, table, padding, sections): what
         `to_bytes` joins and `write_image` writes, without copying the weights."""
+        return self.plan().chunks()
+
+    def plan(self) -> Layout:
+        """The file image planned (`runtime.image.write_layout` writes it, hashing as it goes)."""
         align = self.arch.align
         sections = [(META, json.dumps(self.meta, separators=(",", ":")).encode()),
                     (PROGRAM, self.program),
                     (CMDBUF, _pack_cmdbuf(self.descriptors, align)),
                     (WEIGHTS, self._section if isinstance(self._section, WeightPieces)
                      else memoryview(self._section.data).cast("B"))]
-        return _layout(compiler_version(), arch_params(self.arch), sections, align)
+        return plan_layout(compiler_version(), arch_params(self.arch), sections, align)
 
     def to_bytes(self) -> bytes:
         """The file image (layout in the module docstring)."""

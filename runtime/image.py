@@ -43,12 +43,18 @@ def _align(n: int, a: int) -> int:
 def write_image(path: str | os.PathLike[str], data: bytes | list[bytes | bytearray | memoryview]) -> None:
     """Write a file image (bytes, or `Executable.chunks`) through a temporary file
     renamed into place, so a failed write never leaves a partial executable. Raises OSError."""
+    def write(f) -> None:
+        for chunk in ([data] if isinstance(data, bytes) else data):
+            f.write(chunk)
+    _write_atomic(path, write)
+
+
+def _write_atomic(path: str | os.PathLike[str], write) -> None:
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            for chunk in ([data] if isinstance(data, bytes) else data):
-                f.write(chunk)
+            write(f)
         mask = os.umask(0)
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)  # what open(path, "w") would give, not mkstemp's 0600
@@ -105,10 +111,43 @@ class WeightPieces:
         return section
 
 
-def _layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | memoryview | WeightPieces]],
-            align: int) -> list[bytes | bytearray | memoryview]:
-    """The pieces of the file `_assemble` builds, checksums included, computed over the
-    sections where they are (the same bytes, no copy of the weights)."""
+@dataclass
+class Layout:
+    """A file image planned: header size, section table (crc32s in it), the pieces after
+    the header (table, padding, sections) and the file size (`plan_layout`)."""
+
+    compiler: bytes
+    arch: bytes
+    header_size: int
+    table: bytearray
+    pieces: list
+    size: int
+
+    def sha256(self) -> bytes:
+        digest = hashlib.sha256()
+        for piece in self.pieces:
+            digest.update(piece)
+        return digest.digest()
+
+    def chunks(self) -> list[bytes | bytearray | memoryview]:
+        """The image as consecutive pieces, the header first."""
+        return [self.header(self.sha256()), *self.pieces]
+
+    def header(self, sha256: bytes) -> bytearray:
+        """The header, given the sha256 of the pieces."""
+        header = bytearray(self.header_size)
+        c, a = self.compiler, self.arch
+        _HEADER.pack_into(header, 0, MAGIC, FORMAT_VERSION, self.header_size, self.size, len(self.table) // _SECTION.size,
+                          zlib.crc32(self.table), sha256, 0, len(c), len(a))
+        header[_HEADER.size:_HEADER.size + len(c) + len(a)] = c + a
+        struct.pack_into("<I", header, _HEADER_CRC_AT, zlib.crc32(header))
+        return header
+
+
+def plan_layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | memoryview | WeightPieces]],
+                align: int, crcs: dict[int, int] | None = None) -> Layout:
+    """The layout of sections (kind, payload) in order, each section's crc32 computed
+    over it where it is, or taken from `crcs` (section index -> crc32, known already)."""
     c, a = compiler.encode(), arch_spec.encode()
     header_size = _align(_HEADER.size + len(c) + len(a), 8)
     table = bytearray(_SECTION.size * len(sections))
@@ -119,18 +158,78 @@ def _layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | mem
         if offset > pos:
             pieces.append(bytes(offset - pos))
         parts = list(payload.chunks()) if isinstance(payload, WeightPieces) else [payload]
-        crc = 0
-        for part in parts:
-            crc = zlib.crc32(part, crc)
+        crc = (crcs or {}).get(i)
+        if crc is None:
+            crc = 0
+            for part in parts:
+                crc = zlib.crc32(part, crc)
         _SECTION.pack_into(table, i * _SECTION.size, kind, 0, offset, len(payload), crc, 0)
         pieces += parts
         pos = offset + len(payload)
-    digest = hashlib.sha256()
-    for piece in pieces:
-        digest.update(piece)
-    header = bytearray(header_size)
-    _HEADER.pack_into(header, 0, MAGIC, FORMAT_VERSION, header_size, pos, len(sections), zlib.crc32(table),
-                      digest.digest(), 0, len(c), len(a))
-    header[_HEADER.size:_HEADER.size + len(c) + len(a)] = c + a
-    struct.pack_into("<I", header, _HEADER_CRC_AT, zlib.crc32(header))
-    return [header, *pieces]
+    return Layout(c, a, header_size, table, pieces, pos)
+
+
+def _layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | memoryview | WeightPieces]],
+            align: int) -> list[bytes | bytearray | memoryview]:
+    """The pieces of the file `_assemble` builds, checksums included, computed over the
+    sections where they are (the same bytes, no copy of the weights)."""
+    return plan_layout(compiler, arch_spec, sections, align).chunks()
+
+
+def write_layout(path: str | os.PathLike[str], plan: Layout) -> list[bytes | bytearray | memoryview]:
+    """Write a planned image as `write_image` does (atomically), hashing its pieces in a
+    second thread while they are written (both release the GIL: two cores), the header
+    last; returns the image's chunks (`Layout.chunks`), header included."""
+    from concurrent.futures import ThreadPoolExecutor
+    header = bytearray()
+
+    def write(f) -> None:
+        with ThreadPoolExecutor(1) as pool:
+            done = pool.submit(plan.sha256)
+            f.seek(plan.header_size)
+            for piece in plan.pieces:
+                f.write(piece)
+            header[:] = plan.header(done.result())
+            f.seek(0)
+            f.write(header)
+    _write_atomic(path, write)
+    return [header, *plan.pieces]
+
+
+def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
+    """crc32 of A + B from crc32(A), crc32(B) and len(B) (zlib's crc32_combine, which
+    Python's zlib does not export): checksums of a file patched in places without
+    reading its unchanged bytes twice."""
+    if len2 <= 0:
+        return crc1
+    odd = [0xEDB88320] + [1 << n for n in range(31)]  # (the operator for one zero bit)
+    even = _gf2_square(odd)  # two zero bits
+    odd = _gf2_square(even)  # four
+    while True:  # (apply len2 zero bytes to crc1)
+        even = _gf2_square(odd)
+        if len2 & 1:
+            crc1 = _gf2_times(even, crc1)
+        len2 >>= 1
+        if not len2:
+            break
+        odd = _gf2_square(even)
+        if len2 & 1:
+            crc1 = _gf2_times(odd, crc1)
+        len2 >>= 1
+        if not len2:
+            break
+    return crc1 ^ crc2
+
+
+def _gf2_times(mat: list[int], vec: int) -> int:
+    out, i = 0, 0
+    while vec:
+        if vec & 1:
+            out ^= mat[i]
+        vec >>= 1
+        i += 1
+    return out
+
+
+def _gf2_square(mat: list[int]) -> list[int]:
+    return [_gf2_times(mat, mat[n]) for n in range(32)]

@@ -127,17 +127,17 @@ def _run(args: argparse.Namespace) -> int:
             print("\n".join([*lines, cache_line(cache)]))
             return EXIT_OK
     from lowering.instrument import Instrumentation, InstrumentOptions
-    from runtime.executable import write_image
+    from runtime.image import write_layout
     from tools.api import compile as compile_model
     # (a progress line on a tty; the time report on exit with --time-passes)
     with Instrumentation(InstrumentOptions(progress=None, time_passes=args.time_passes), stream=sys.stderr) as inst:
         exe = compile_model(args.model, arch=args.arch, pipeline=pipeline, shape_buckets=args.shape_buckets,
                             cache=cache)
         with inst.phase("write"):
-            chunks = exe.chunks()
+            plan = exe.plan()
             seconds = time.perf_counter() - t0
             try:
-                write_image(out, chunks)
+                chunks = write_layout(out, plan)
             except OSError as e:
                 raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
     if args.time_passes and cache is not None:  # (what the cache saved, beside where the time went)

@@ -201,45 +201,84 @@ def rebuild(spec: Spec, record: Mapping[str, Any], initializer: Callable[[str], 
     return evaluate(spec["expr"], read)
 
 
-def patched_image(image: Any, record: Mapping[str, Any], rebuilt: Mapping[str, np.ndarray],
-                  source: Mapping[str, Any]) -> list:
-    """The chunks of `image` (an executable's bytes) with the weights `rebuilt` in place
-    (converted to their index types) and `source` in its metadata (`runtime.image`)."""
-    from npu_dialects.dtypes import ELEMENT_TYPES
-    from runtime.image import _HEADER, _SECTION, CMDBUF, META, PROGRAM, WEIGHTS, WeightPieces, _layout
+def patched_plan(image: Any, rebuilt: Mapping[str, np.ndarray], source: Mapping[str, Any]) -> Any:
+    """The layout (`runtime.image.Layout`) of `image` (an executable's bytes) with the
+    weights `rebuilt` in place (converted to their index types) and `source` in its
+    metadata. The old image's table, program and command buffer crc32s are checked and
+    its weights section's too, span by span in one pass: the new section's crc32 is
+    combined from the unchanged spans' and the rebuilt weights' (`crc32_combine`).
+    Raises CacheCorrupt."""
+    import zlib
 
-    _, _, header_size, _, count, _, _, _, clen, alen = _HEADER.unpack_from(image)
-    names = bytes(image[_HEADER.size:_HEADER.size + clen + alen])
-    compiler, arch_text = names[:clen].decode(), names[clen:].decode()
-    spans = {}
-    for i in range(count):
-        kind, _, offset, size, _, _ = _SECTION.unpack_from(image, header_size + i * _SECTION.size)
-        spans[kind] = (offset, size)
-    align = int(dict(p.split("=", 1) for p in arch_text.split(","))["align"])
+    from npu_dialects.dtypes import ELEMENT_TYPES
+    from runtime.image import CMDBUF, META, PROGRAM, WEIGHTS, WeightPieces, plan_layout
+    from tools.compile_cache import CacheCorrupt
+
+    compiler, arch_text, spans = _sections(image)
     view = memoryview(image)
-    meta = json.loads(bytes(view[slice(spans[META][0], sum(spans[META]))]))
+    old = {k: bytes(view[o:o + n]) if k == META else view[o:o + n] for k, (o, n, _) in spans.items()}
+    for kind in (META, PROGRAM, CMDBUF):
+        if zlib.crc32(old[kind]) != spans[kind][2]:
+            raise CacheCorrupt(f"section {kind} crc32 mismatch")
+    meta = json.loads(bytes(old[META]))
     meta["source"] = dict(source)
-    w_at, w_size = spans[WEIGHTS]
-    section = np.frombuffer(image, np.uint8, w_size, w_at)
     patches = []
     for key, data in rebuilt.items():
         entry = meta["weights"][key]
-        dt = ELEMENT_TYPES[entry["dtype"]][2]
-        arr = np.ascontiguousarray(np.asarray(data).astype(dt, copy=False).reshape(entry["shape"]))
+        arr = np.ascontiguousarray(np.asarray(data).astype(ELEMENT_TYPES[entry["dtype"]][2], copy=False))
         patches.append((entry["offset"], arr.reshape(-1).view(np.uint8)))
-    pieces, at = [], 0
-    for offset, data in sorted(patches, key=lambda p: p[0]):
-        if offset > at:
-            pieces.append((at, section[at:offset]))
+    section = np.frombuffer(image, np.uint8, spans[WEIGHTS][1], spans[WEIGHTS][0])
+    pieces, crc = _patched_section(section, sorted(patches, key=lambda p: p[0]), spans[WEIGHTS][2])
+    sections = [(META, json.dumps(meta, separators=(",", ":")).encode()), (PROGRAM, old[PROGRAM]),
+                (CMDBUF, old[CMDBUF]), (WEIGHTS, WeightPieces(len(section), pieces))]
+    align = int(dict(p.split("=", 1) for p in arch_text.split(","))["align"])
+    return plan_layout(compiler, arch_text, sections, align,
+                       crcs={1: spans[PROGRAM][2], 2: spans[CMDBUF][2], 3: crc})
+
+
+def _sections(image: Any) -> tuple[str, str, dict[int, tuple[int, int, int]]]:
+    """(compiler, arch text, kind -> (offset, size, crc32)) of an image whose table's crc32 holds."""
+    import zlib
+
+    from runtime.image import _HEADER, _SECTION, MAGIC
+    from tools.compile_cache import CacheCorrupt
+    magic, _, header_size, size, count, table_crc, _, _, clen, alen = _HEADER.unpack_from(image)
+    table = bytes(image[header_size:header_size + count * _SECTION.size])
+    if magic != MAGIC or size != len(image) or zlib.crc32(table) != table_crc:
+        raise CacheCorrupt("bad magic, size or section table")
+    names = bytes(image[_HEADER.size:_HEADER.size + clen + alen])
+    spans = {}
+    for i in range(count):
+        kind, _, offset, n, crc, _ = _SECTION.unpack_from(table, i * _SECTION.size)
+        spans[kind] = (offset, n, crc)
+    return names[:clen].decode(), names[clen:].decode(), spans
+
+
+def _patched_section(section: np.ndarray, patches: list[tuple[int, np.ndarray]],
+                     stored: int) -> tuple[list[tuple[int, np.ndarray]], int]:
+    """The pieces of the old weights `section` with `patches` (offset, bytes) in place,
+    and their crc32; raises CacheCorrupt when the old section's crc32 is not `stored`."""
+    import zlib
+
+    from runtime.image import crc32_combine
+    from tools.compile_cache import CacheCorrupt
+    pieces, at, old_crc, new_crc = [], 0, 0, 0
+    for offset, data in [*patches, (len(section), None)]:
+        if offset > at:  # (an unchanged span: read once, for both checksums)
+            span = section[at:offset]
+            c = zlib.crc32(span.data)
+            old_crc, new_crc = crc32_combine(old_crc, c, span.size), crc32_combine(new_crc, c, span.size)
+            pieces.append((at, span))
+        if data is None:
+            break
+        replaced = section[offset:offset + data.size]
+        old_crc = crc32_combine(old_crc, zlib.crc32(replaced.data), replaced.size)
+        new_crc = crc32_combine(new_crc, zlib.crc32(data.data), data.size)
         pieces.append((offset, data))
         at = offset + data.size
-    if at < w_size:
-        pieces.append((at, section[at:]))
-    sections = [(META, json.dumps(meta, separators=(",", ":")).encode()),
-                (PROGRAM, view[slice(spans[PROGRAM][0], sum(spans[PROGRAM]))]),
-                (CMDBUF, view[slice(spans[CMDBUF][0], sum(spans[CMDBUF]))]),
-                (WEIGHTS, WeightPieces(w_size, pieces))]
-    return _layout(compiler, arch_text, sections, align)
+    if old_crc != stored:
+        raise CacheCorrupt("weights section crc32 mismatch")
+    return pieces, new_crc
 
 
 def integer_weights(record: Mapping[str, Any], keys: Iterable[str], index: Mapping[str, Any]) -> bool:
@@ -292,26 +331,25 @@ def reweigh_file(cache: Any, path: str, arch_key: str, pipeline: str | None, out
     inits = {i.name: i for i in model.graph.initializer}
     f, image = opened
     with f:
-        from tools.compile_cache import CacheCorrupt, check_image
+        from runtime.image import write_layout
+        from tools.compile_cache import CacheCorrupt
         try:
-            check_image(image)
-        except CacheCorrupt as e:
-            cache.corrupt(cache.path("exe", record["exe"], ".npuexe"), str(e))
-            return None
-        index = json.loads(_meta_bytes(image))["weights"]
-        if integer_weights(record, keys, index) or \
-                not tests_hold(record, digests.tensors, lambda n: initializer_array(inits[n])):
-            return None
-        try:
+            index = json.loads(_meta_bytes(image))["weights"]
+            if integer_weights(record, keys, index) or \
+                    not tests_hold(record, digests.tensors, lambda n: initializer_array(inits[n])):
+                return None
             rebuilt = {k: rebuild(record["weights"][k], record, lambda n: initializer_array(inits[n]),
                                   old=lambda k=k: _old_weight(image, index[k])) for k in keys}
-            chunks = patched_image(image, record, rebuilt, source)
+            plan = patched_plan(image, rebuilt, source)
+        except CacheCorrupt as e:
+            cache.corrupt(cache.path("exe", record["exe"], ".npuexe"), str(e))
+            cache.path("exe", record["exe"], ".json").unlink(missing_ok=True)
+            return None
         except (KeyError, ValueError, TypeError, IndexError) as e:  # (a record this compiler cannot apply)
             cache.warn(f"compile cache: level 0 record of '{path}' does not apply ({type(e).__name__}: {e}); "
                        "compiling")
             return None
-        from runtime.image import write_image
-        write_image(out, chunks)
+        chunks = write_layout(out, plan)
         lines = _restamped(summary, source, chunks)
         del chunks  # (views of the mapping: it closes with the last)
     cache.note("weights", f"{len(keys)} of {len(record['weights'])} rebuilt, program reused")
