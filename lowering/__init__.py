@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from xdsl.passes import ModulePass
+if TYPE_CHECKING:  # (xDSL loads with the first pass: `lowering.importer.onnx_file` needs none of it)
+    from xdsl.passes import ModulePass
 
 PASSES: dict[str, tuple[str, str]] = {
     "npu-canonicalize": ("lowering.graph.canonicalize", "Canonicalize"),

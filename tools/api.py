@@ -297,7 +297,7 @@ def _record_derivation(cache: Cache, k0: str, k3: str, digests: ModelDigests,
     deriv = derivation(sources, import_read, reads, recipes, list(exe.meta["weights"]),
                        fixed=placed_more_than_once(module), uniform=store.uniform,
                        sizes={k: int(peek(store, k).size) for k in leaves(recipes.values()) if k in store})  # (the index gives one offset: left as they are)
-    cache.write_json("derive", k0, make_record(k3, deriv, digests.tensors))
+    cache.write_json("derive", k0, make_record(k3, deriv, digests.tensors, exe.meta["weights"]))
 
 
 def _note_miss(cache: Cache) -> None:

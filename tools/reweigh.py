@@ -33,6 +33,7 @@ import mmap
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import ml_dtypes  # noqa: F401 (np.dtype("bfloat16"))
 import numpy as np
 
 Spec = dict[str, Any]
@@ -152,12 +153,16 @@ def spec_inits(spec: Spec, record: Mapping[str, Any]) -> set[str]:
     return set()
 
 
-def make_record(exe_key: str, deriv: Mapping[str, Any], tensors: Mapping[str, str]) -> dict[str, Any]:
-    """The level 0 record of an executable (`exe_key`: its level 3 key) and a derivation,
-    with the tensor digests (`ModelDigests.tensors`) it depends on."""
+def make_record(exe_key: str, deriv: Mapping[str, Any], tensors: Mapping[str, str],
+                index: Mapping[str, Any]) -> dict[str, Any]:
+    """The level 0 record of an executable (`exe_key`: its level 3 key, `index`: its
+    weights index) and a derivation, with the tensor digests (`ModelDigests.tensors`)
+    it depends on and each weight's numpy dtype (read without the compiler)."""
+    from npu_dialects.dtypes import ELEMENT_TYPES
     depends = set(deriv["value"]) | set(deriv["sources"].values()) | set(deriv["uniform"]) | {
         s["init"] for s in deriv["weights"].values() if "init" in s}
-    return {"exe": exe_key, **deriv, "tensors": {n: tensors[n] for n in sorted(depends) if n in tensors}}
+    return {"exe": exe_key, **deriv, "tensors": {n: tensors[n] for n in sorted(depends) if n in tensors},
+            "dtypes": {k: str(ELEMENT_TYPES[e["dtype"]][2]) for k, e in index.items()}}
 
 
 def changed_weights(record: Mapping[str, Any], tensors: Mapping[str, str]) -> list[str] | None:
@@ -201,16 +206,16 @@ def rebuild(spec: Spec, record: Mapping[str, Any], initializer: Callable[[str], 
     return evaluate(spec["expr"], read)
 
 
-def patched_plan(image: Any, rebuilt: Mapping[str, np.ndarray], source: Mapping[str, Any]) -> Any:
+def patched_plan(image: Any, rebuilt: Mapping[str, np.ndarray], source: Mapping[str, Any],
+                 dtypes: Mapping[str, Any]) -> Any:
     """The layout (`runtime.image.Layout`) of `image` (an executable's bytes) with the
-    weights `rebuilt` in place (converted to their index types) and `source` in its
+    weights `rebuilt` in place (converted to their `dtypes`) and `source` in its
     metadata. The old image's table, program and command buffer crc32s are checked and
     its weights section's too, span by span in one pass: the new section's crc32 is
     combined from the unchanged spans' and the rebuilt weights' (`crc32_combine`).
     Raises CacheCorrupt."""
     import zlib
 
-    from npu_dialects.dtypes import ELEMENT_TYPES
     from runtime.image import CMDBUF, META, PROGRAM, WEIGHTS, WeightPieces, plan_layout
     from tools.compile_cache import CacheCorrupt
 
@@ -225,7 +230,7 @@ def patched_plan(image: Any, rebuilt: Mapping[str, np.ndarray], source: Mapping[
     patches = []
     for key, data in rebuilt.items():
         entry = meta["weights"][key]
-        arr = np.ascontiguousarray(np.asarray(data).astype(ELEMENT_TYPES[entry["dtype"]][2], copy=False))
+        arr = np.ascontiguousarray(np.asarray(data).astype(dtypes[key], copy=False))
         patches.append((entry["offset"], arr.reshape(-1).view(np.uint8)))
     section = np.frombuffer(image, np.uint8, spans[WEIGHTS][1], spans[WEIGHTS][0])
     pieces, crc = _patched_section(section, sorted(patches, key=lambda p: p[0]), spans[WEIGHTS][2])
@@ -281,10 +286,10 @@ def _patched_section(section: np.ndarray, patches: list[tuple[int, np.ndarray]],
     return pieces, new_crc
 
 
-def integer_weights(record: Mapping[str, Any], keys: Iterable[str], index: Mapping[str, Any]) -> bool:
+def integer_weights(record: Mapping[str, Any], keys: Iterable[str]) -> bool:
     """Whether a weight to rebuild is of an integer type (left to a compile: converting
     it has range checks `sim.memory.host_values` makes)."""
-    return any(index[k]["dtype"][0] in "iu" for k in keys)
+    return any(np.dtype(record["dtypes"][k]).kind in "iu" for k in keys)
 
 
 def open_image(path: Any) -> tuple[Any, mmap.mmap] | None:
@@ -335,12 +340,13 @@ def reweigh_file(cache: Any, path: str, arch_key: str, pipeline: str | None, out
         from tools.compile_cache import CacheCorrupt
         try:
             index = json.loads(_meta_bytes(image))["weights"]
-            if integer_weights(record, keys, index) or \
+            if integer_weights(record, keys) or \
                     not tests_hold(record, digests.tensors, lambda n: initializer_array(inits[n])):
                 return None
+            dtypes = {k: np.dtype(d) for k, d in record["dtypes"].items()}
             rebuilt = {k: rebuild(record["weights"][k], record, lambda n: initializer_array(inits[n]),
-                                  old=lambda k=k: _old_weight(image, index[k])) for k in keys}
-            plan = patched_plan(image, rebuilt, source)
+                                  old=lambda k=k: _old_weight(image, index[k], dtypes[k])) for k in keys}
+            plan = patched_plan(image, rebuilt, source, dtypes)
         except CacheCorrupt as e:
             cache.corrupt(cache.path("exe", record["exe"], ".npuexe"), str(e))
             cache.path("exe", record["exe"], ".json").unlink(missing_ok=True)
@@ -358,18 +364,11 @@ def reweigh_file(cache: Any, path: str, arch_key: str, pipeline: str | None, out
     return lines
 
 
-def _old_weight(image: Any, entry: Mapping[str, Any]) -> np.ndarray:
+def _old_weight(image: Any, entry: Mapping[str, Any], dtype: Any) -> np.ndarray:
     """A weight's value in an executable image, by its index entry (flat)."""
-    from npu_dialects.dtypes import ELEMENT_TYPES
-    from runtime.image import _HEADER, _SECTION, WEIGHTS
-    header_size, count = _HEADER.unpack_from(image)[2], _HEADER.unpack_from(image)[4]
-    for i in range(count):
-        kind, _, offset, _, _, _ = _SECTION.unpack_from(image, header_size + i * _SECTION.size)
-        if kind == WEIGHTS:
-            dt = ELEMENT_TYPES[entry["dtype"]][2]
-            n = int(np.prod(entry["shape"], dtype=np.int64))
-            return np.frombuffer(image, dt, n, offset + entry["offset"])
-    raise ValueError("no weights section")
+    from runtime.image import WEIGHTS
+    offset = _sections(image)[2][WEIGHTS][0]
+    return np.frombuffer(image, dtype, int(np.prod(entry["shape"], dtype=np.int64)), offset + entry["offset"])
 
 
 def _meta_bytes(image: Any) -> bytes:

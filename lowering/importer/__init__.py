@@ -1,4 +1,6 @@
-"""ONNX import (a translation, not a pass) and shape buckets: ONNX -> `npu_graph`."""
+"""ONNX import (a translation, not a pass) and shape buckets: ONNX -> `npu_graph`.
 
-# each module registers its converters: Einsum, ReduceProd, MaxUnpool; QuantizeLinear...; LSTM, GRU, RNN; Resize, Upsample
-from lowering.importer import attention, indexing, quantized, recurrent, resize  # noqa: F401
+The converters of every op type register when `lowering.importer.onnx_import` loads
+(the modules beyond its own: Einsum, ReduceProd, MaxUnpool; QuantizeLinear...; LSTM,
+GRU, RNN; Resize, Upsample), so that a light module of the package (`onnx_file`: the
+ONNX file reader the compile cache uses) imports without them."""

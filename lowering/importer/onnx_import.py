@@ -956,3 +956,7 @@ __all__ = [
     "reshape_shape",
     "supported_op_types",
 ]
+
+
+# each module registers its converters (and imports this one: last, once its names exist)
+from lowering.importer import attention, indexing, quantized, recurrent, resize  # noqa: E402, F401, I001
