@@ -154,6 +154,14 @@ def evaluate(expr: Expr, read: Callable[[str], np.ndarray]) -> np.ndarray:
     return OPS[expr["op"]](*(evaluate(a, read) for a in expr["args"]), **attrs)
 
 
+def uniform_value(data: np.ndarray) -> float | None:
+    """The value every element of `data` holds (None: they differ, or there are none):
+    what a pass that tests a weight for one value depends on (`weights.test_uniform`)."""
+    if data.size == 0 or not np.all(data == data.flat[0]):
+        return None
+    return float(data.flat[0])
+
+
 def leaves(exprs: Iterable[Expr]) -> set[str]:
     """The weight keys the expressions read."""
     out: set[str] = set()

@@ -16,7 +16,7 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from npu_dialects.recipe import Expr, evaluate
+from npu_dialects.recipe import Expr, evaluate, uniform_value
 
 WEIGHTS_ATTR = "npu.weights"
 
@@ -144,13 +144,6 @@ class ReadLog(dict):
 def peek(store: Mapping[str, np.ndarray], key: str) -> np.ndarray:
     """`store[key]` without noting the read (`ReadLog.peek`) when the store logs them."""
     return store.peek(key) if isinstance(store, ReadLog) else store[key]
-
-
-def uniform_value(data: np.ndarray) -> float | None:
-    """The value every element of `data` holds (None: they differ, or there are none)."""
-    if data.size == 0 or not np.all(data == data.flat[0]):
-        return None
-    return float(data.flat[0])
 
 
 def test_uniform(store: Mapping[str, np.ndarray], key: str, data: np.ndarray) -> float | None:

@@ -181,7 +181,7 @@ def tests_hold(record: Mapping[str, Any], tensors: Mapping[str, str],
                initializer: Callable[[str], np.ndarray]) -> bool:
     """Whether every changed initializer a pass tested for a uniform value gives the
     same answer (`npu_dialects.weights.test_uniform`)."""
-    from npu_dialects.weights import uniform_value
+    from npu_dialects.recipe import uniform_value
     old = record["tensors"]
     return all(uniform_value(initializer(n)) == answer for n, answer in record["uniform"].items()
                if tensors.get(n) != old.get(n))

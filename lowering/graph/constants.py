@@ -27,7 +27,7 @@ from lowering.errors import CompileError
 from npu_dialects.dtypes import from_np, is_float, np_dtype
 from npu_dialects.graph import ConstantOp, shape_of
 from npu_dialects.locs import loc_names
-from npu_dialects.recipe import Derived, leaves
+from npu_dialects.recipe import Derived, leaves, uniform_value
 from npu_dialects.weights import (
     Recipe,
     WeightsError,
@@ -36,7 +36,6 @@ from npu_dialects.weights import (
     peek,
     store_dtype,
     test_uniform,
-    uniform_value,
     weights_of,
 )
 
