@@ -1,26 +1,31 @@
 """The compile cache: `npu-compile` and `npu-run` reuse earlier compiles of an ONNX
-model at three levels keyed by content hashes (all with the compiler's fingerprint:
-its sources and pyproject), so a repeated compile is a file copy and a weights-only
-change skips the import and the back end. Level 1 `import/`: the imported graph IR
-(key: model structure, shape bucket); level 2 `graph/`: the IR after graph
-optimisation, npu-default up to npu-cse (key: level 1, weights, pipeline, arch);
-level 3 `exe/`: the `.npuexe` (key: level 2's IR text, pipeline, arch); below the
-model `kernels/`: per-kernel results (npu-tile's searches, `lowering/kernel_cache.py`).
+model at levels keyed by content hashes (all with the compiler's fingerprint: its
+sources and pyproject), so a repeated compile is a file copy and a weights-only change
+runs no pass. Level 0 `derive/`: how an executable's weights follow from the model's
+initializers (`tools/reweigh.py`; key: structure, bucket, pipeline, arch); level 1
+`import/`: the imported graph IR (key: model structure, shape bucket); level 2
+`graph/`: the IR after graph optimisation, npu-default up to npu-cse (key: level 1,
+weights, pipeline, arch); level 3 `exe/`: the `.npuexe` (key: level 2's IR text,
+pipeline, arch; or level 0's and the weights); below the model `kernels/`: per-kernel
+results (npu-tile's searches, `lowering/kernel_cache.py`).
 The *structure* is the model without its float32 initializers of more than 16
 elements; the *weights* are their data. Off in the Python API unless given; on in
 the tools under `$NPU_CACHE_DIR`, else `$XDG_CACHE_HOME/npu-compiler`
 (`~/.cache/npu-compiler`); `--cache-dir`, `--no-cache` (or `NPU_NO_CACHE=1`).
 Compiles that report on themselves (remarks, pass timings, IR dumps, pictures)
-bypass it. Entries are written to a temporary file renamed into place; a corrupt one
-is reported, deleted and rebuilt.
+bypass it.
 
 Algorithm
 ---------
+Entries are written to a temporary file renamed into place; a corrupt one is
+reported, deleted and rebuilt.
 A model file's digests are remembered per (path, size, mtime, ctime, inode) in
 `fingerprints/` (as ccache's direct mode; not when either time is in the last 2 s),
 so a full hit reads no ONNX: level 2's small metadata gives the IR digest, level 3's
 record the weights digest, and the executable's section crc32s are checked while it
-is copied out. When only the weights changed: level 1 hits if the importer read
+is copied out. When only the weights changed, `npu-compile` first tries level 0
+(`tools/reweigh.py`: the weights rebuilt from recipes into the cached image, no
+pass). Otherwise: level 1 hits if the importer read
 nothing but directly-used initializers whose data changed (it records them); graph
 optimisation re-runs (BatchNorm and constant folding compute weights from values);
 its IR text is unchanged, so level 3's program is reused and repacked with the new
