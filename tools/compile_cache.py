@@ -12,11 +12,11 @@ The *structure* is the model without its float32 initializers of more than 16
 elements; the *weights* are their data. Off in the Python API unless given; on in
 the tools under `$NPU_CACHE_DIR`, else `$XDG_CACHE_HOME/npu-compiler`
 (`~/.cache/npu-compiler`); `--cache-dir`, `--no-cache` (or `NPU_NO_CACHE=1`).
-Compiles that report on themselves (remarks, pass timings, IR dumps, pictures)
-bypass it.
 
 Algorithm
 ---------
+Compiles that report on themselves (remarks, pass timings, IR dumps, pictures)
+bypass the cache.
 Entries are written to a temporary file renamed into place; a corrupt one is
 reported, deleted and rebuilt.
 A model file's digests are remembered per (path, size, mtime, ctime, inode) in
