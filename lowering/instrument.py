@@ -59,6 +59,7 @@ from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
+from lowering import verify_later
 from lowering.errors import CompileError
 from lowering.remarks import Remark
 from npu_dialects import strip_unknown_locs
@@ -191,6 +192,13 @@ class Instrumentation:
             node.seconds += time.perf_counter() - t
             node.count += 1
             self._stack.pop()
+
+    def add_parallel(self, name: str, seconds: float) -> None:
+        """A row for work done in another process beside the current step (its wall
+        seconds; the rows above it do not include them)."""
+        node = self._stack[-1].child(name)
+        node.seconds += seconds
+        node.count += 1
 
     def run(self, passes: Sequence[ModulePass], ctx: Context, module: ModuleOp, verify_input: bool = True) -> None:
         """Apply a top-level pass list: verify the input, run the passes, verify the end."""
@@ -337,16 +345,18 @@ def run_nested(owner: str, passes: Sequence[ModulePass], ctx: Context, module: M
     if inst is not None:
         each = verify_each or inst.options.verify_each
         inst.run_passes(passes, ctx, module, each)
-        if not each and inst.options.verify and not inst.end_verified:
-            inst.verify(module, owner, "IR does not verify after the pass (--verify-each verifies after "
-                                       "each of its passes, naming the one at fault)")
+        message = ("IR does not verify after the pass (--verify-each verifies after each of its passes, naming "
+                   "the one at fault)")
+        if not each and inst.options.verify and not inst.end_verified \
+                and not verify_later.start(module, owner, message):
+            inst.verify(module, owner, message)
         return
     for p in passes:
         with running(p.name):
             p.apply(ctx, module)
         if verify_each:
             verify_after(p.name, module)
-    if not verify_each:
+    if not verify_each and not verify_later.start(module, owner, "IR does not verify after the pass"):
         verify_after(owner, module)
 
 

@@ -14,7 +14,7 @@ import os
 import struct
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -176,10 +176,12 @@ def _layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | mem
     return plan_layout(compiler, arch_spec, sections, align).chunks()
 
 
-def write_layout(path: str | os.PathLike[str], plan: Layout) -> list[bytes | bytearray | memoryview]:
+def write_layout(path: str | os.PathLike[str], plan: Layout,
+                 before_rename: Callable[[], None] | None = None) -> list[bytes | bytearray | memoryview]:
     """Write a planned image as `write_image` does (atomically), hashing its pieces in a
     second thread while they are written (both release the GIL: two cores), the header
-    last; returns the image's chunks (`Layout.chunks`), header included."""
+    last; returns the image's chunks (`Layout.chunks`), header included. `before_rename`
+    runs once the file is written: an exception from it leaves no file."""
     from concurrent.futures import ThreadPoolExecutor
     header = bytearray()
 
@@ -192,6 +194,8 @@ def write_layout(path: str | os.PathLike[str], plan: Layout) -> list[bytes | byt
             header[:] = plan.header(done.result())
             f.seek(0)
             f.write(header)
+        if before_rename is not None:
+            before_rename()
     _write_atomic(path, write)
     return [header, *plan.pieces]
 

@@ -277,6 +277,7 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
                                    store, reads, recipes, backend, exe)
             record = {"weights": w2, "recipes": w2_recipes}
     record = {**(record or {}), "weights": w2, "source": source}
+    finish_verification()  # (nothing unverified goes into the cache)
     chunks = exe.chunks()
     cache.write_exe(k3, chunks, {**record, "summary": summary_lines(exe, chunks)})
     cache.trim()
@@ -298,6 +299,19 @@ def _record_derivation(cache: Cache, k0: str, k3: str, digests: ModelDigests,
                        fixed=placed_more_than_once(module), uniform=store.uniform,
                        sizes={k: int(peek(store, k).size) for k in leaves(recipes.values()) if k in store})  # (the index gives one offset: left as they are)
     cache.write_json("derive", k0, make_record(k3, deriv, digests.tensors, exe.meta["weights"]))
+
+
+def finish_verification() -> None:
+    """The deferred last verification (`lowering.verify_later`, npu-compile's), awaited:
+    a failure is the compile's UserError."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from lowering import verify_later
+    try:
+        verify_later.finish()
+    except DiagnosticException as e:
+        lines = str(e).strip().splitlines() or [type(e).__name__]
+        raise UserError(error_line(lines[0]), "\n".join(lines[1:]) or None) from None
 
 
 def _note_miss(cache: Cache) -> None:

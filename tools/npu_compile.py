@@ -126,20 +126,26 @@ def _run(args: argparse.Namespace) -> int:
             print(f"wrote {out}: {fmt_bytes(size)} in {time.perf_counter() - t0:.2f} s")
             print("\n".join([*lines, cache_line(cache)]))
             return EXIT_OK
+    from lowering import verify_later
     from lowering.instrument import Instrumentation, InstrumentOptions
     from runtime.image import write_layout
     from tools.api import compile as compile_model
-    # (a progress line on a tty; the time report on exit with --time-passes)
-    with Instrumentation(InstrumentOptions(progress=None, time_passes=args.time_passes), stream=sys.stderr) as inst:
+    from tools.api import finish_verification
+    # (a progress line on a tty; the time report on exit with --time-passes; the last
+    # verification beside packaging and writing, awaited before the file is in place)
+    with Instrumentation(InstrumentOptions(progress=None, time_passes=args.time_passes), stream=sys.stderr) as inst, \
+            verify_later.deferred():
         exe = compile_model(args.model, arch=args.arch, pipeline=pipeline, shape_buckets=args.shape_buckets,
                             cache=cache)
         with inst.phase("write"):
             plan = exe.plan()
             seconds = time.perf_counter() - t0
             try:
-                chunks = write_layout(out, plan)
+                chunks = write_layout(out, plan, before_rename=finish_verification)
             except OSError as e:
                 raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
+        for s in verify_later.SECONDS:
+            inst.add_parallel("verify (forked, beside packaging and writing)", s)
     if args.time_passes and cache is not None:  # (what the cache saved, beside where the time went)
         print(cache_line(cache), file=sys.stderr)
     print(summary(exe, out, chunks, seconds))
