@@ -15,7 +15,8 @@ _HOMES = {**{n: "runtime.device" for n in ("DeviceBuffer", "DeviceError", "Event
           **{n: "runtime.run" for n in ("RunError", "RunResult", "make_report", "random_inputs",
                                         "validate_inputs")}}
 
-__all__ = sorted(_HOMES)
+__all__ = ["DeviceBuffer", "DeviceError", "Event", "HostModel", "Request", "RunError", "RunResult", "Runtime",
+           "Stream", "make_report", "random_inputs", "validate_inputs"]
 
 
 def __getattr__(name: str) -> Any:

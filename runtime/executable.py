@@ -98,10 +98,7 @@ from runtime.binary_ir import (
     encode_module,
     last_line,
 )
-from runtime.image import (  # noqa: F401 (names the package exported before runtime/image.py)
-    _HEADER,
-    _HEADER_CRC_AT,
-    _SECTION,
+from runtime.image import (
     CMDBUF,
     FORMAT_VERSION,
     MAGIC,
@@ -112,12 +109,13 @@ from runtime.image import (  # noqa: F401 (names the package exported before run
     Image,
     Layout,
     WeightPieces,
-    _align,
-    _layout,
     plan_layout,
-    section_spans,
     write_image,
 )
+from runtime.image import HEADER as _HEADER
+from runtime.image import HEADER_CRC_AT as _HEADER_CRC_AT
+from runtime.image import SECTION as _SECTION
+from runtime.image import align_up as _align
 from sim.errors import SimError
 from sim.interp import task_nodes
 from sim.memory import host_values

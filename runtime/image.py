@@ -29,14 +29,14 @@ data); 3: the arch resolved, every parameter (`arch_params`); 4: typed weights (
 its element type, the meta index naming it)."""
 Image = bytes | bytearray | mmap.mmap
 """A file image: its bytes in memory (what `read_executable` reads) or a mapped file."""
-_HEADER = struct.Struct("<8sIIQII32sIHH")
-_HEADER_CRC_AT = 64
-_SECTION = struct.Struct("<IIQQII")
+HEADER = struct.Struct("<8sIIQII32sIHH")
+HEADER_CRC_AT = 64
+SECTION = struct.Struct("<IIQQII")
 META, PROGRAM, CMDBUF, WEIGHTS = 1, 2, 3, 4
 SECTION_NAMES = {META: "meta", PROGRAM: "program", CMDBUF: "cmdbuf", WEIGHTS: "weights"}
 
 
-def _align(n: int, a: int) -> int:
+def align_up(n: int, a: int) -> int:
     return -(-n // a) * a
 
 
@@ -67,9 +67,9 @@ def _write_atomic(path: str | os.PathLike[str], write) -> None:
 def section_spans(data: bytes) -> dict[str, tuple[int, int]]:
     """Region name -> (offset, size) of a well-formed image, in file order: `header`,
     `section table`, then each section (for summaries and tools; nothing is checked)."""
-    header_size, count = _HEADER.unpack_from(data)[2], _HEADER.unpack_from(data)[4]
-    spans = {"header": (0, header_size), "section table": (header_size, count * _SECTION.size)}
-    entries = [_SECTION.unpack_from(data, header_size + i * _SECTION.size) for i in range(count)]
+    header_size, count = HEADER.unpack_from(data)[2], HEADER.unpack_from(data)[4]
+    spans = {"header": (0, header_size), "section table": (header_size, count * SECTION.size)}
+    entries = [SECTION.unpack_from(data, header_size + i * SECTION.size) for i in range(count)]
     for kind, _, offset, size, _, _ in sorted(entries, key=lambda e: e[2]):
         spans[SECTION_NAMES.get(kind, str(kind))] = (offset, size)
     return spans
@@ -137,10 +137,10 @@ class Layout:
         """The header, given the sha256 of the pieces."""
         header = bytearray(self.header_size)
         c, a = self.compiler, self.arch
-        _HEADER.pack_into(header, 0, MAGIC, FORMAT_VERSION, self.header_size, self.size, len(self.table) // _SECTION.size,
+        HEADER.pack_into(header, 0, MAGIC, FORMAT_VERSION, self.header_size, self.size, len(self.table) // SECTION.size,
                           zlib.crc32(self.table), sha256, 0, len(c), len(a))
-        header[_HEADER.size:_HEADER.size + len(c) + len(a)] = c + a
-        struct.pack_into("<I", header, _HEADER_CRC_AT, zlib.crc32(header))
+        header[HEADER.size:HEADER.size + len(c) + len(a)] = c + a
+        struct.pack_into("<I", header, HEADER_CRC_AT, zlib.crc32(header))
         return header
 
 
@@ -149,12 +149,12 @@ def plan_layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes |
     """The layout of sections (kind, payload) in order, each section's crc32 computed
     over it where it is, or taken from `crcs` (section index -> crc32, known already)."""
     c, a = compiler.encode(), arch_spec.encode()
-    header_size = _align(_HEADER.size + len(c) + len(a), 8)
-    table = bytearray(_SECTION.size * len(sections))
+    header_size = align_up(HEADER.size + len(c) + len(a), 8)
+    table = bytearray(SECTION.size * len(sections))
     pieces: list[bytes | bytearray | memoryview] = [table]
     pos = header_size + len(table)
     for i, (kind, payload) in enumerate(sections):
-        offset = _align(pos, align)
+        offset = align_up(pos, align)
         if offset > pos:
             pieces.append(bytes(offset - pos))
         parts = list(payload.chunks()) if isinstance(payload, WeightPieces) else [payload]
@@ -163,13 +163,13 @@ def plan_layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes |
             crc = 0
             for part in parts:
                 crc = zlib.crc32(part, crc)
-        _SECTION.pack_into(table, i * _SECTION.size, kind, 0, offset, len(payload), crc, 0)
+        SECTION.pack_into(table, i * SECTION.size, kind, 0, offset, len(payload), crc, 0)
         pieces += parts
         pos = offset + len(payload)
     return Layout(c, a, header_size, table, pieces, pos)
 
 
-def _layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | memoryview | WeightPieces]],
+def layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes | memoryview | WeightPieces]],
             align: int) -> list[bytes | bytearray | memoryview]:
     """The pieces of the file `_assemble` builds, checksums included, computed over the
     sections where they are (the same bytes, no copy of the weights)."""

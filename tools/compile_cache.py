@@ -527,17 +527,17 @@ def stable_seconds() -> float:
 def check_image(data: Any) -> None:
     """The executable image's size, section table and section crc32s hold
     (`runtime.executable` checks the rest when it loads it); raises CacheCorrupt."""
-    from runtime.image import _HEADER, _SECTION, MAGIC
-    if len(data) < _HEADER.size:
+    from runtime.image import HEADER, MAGIC, SECTION
+    if len(data) < HEADER.size:
         raise CacheCorrupt("shorter than an executable header")
-    magic, _, header_size, file_size, count, table_crc, *_ = _HEADER.unpack_from(data)
+    magic, _, header_size, file_size, count, table_crc, *_ = HEADER.unpack_from(data)
     if magic != MAGIC or file_size != len(data):
         raise CacheCorrupt("bad magic or size: truncated or not an executable")
     with memoryview(data) as view:  # (released before the caller closes a mapped file)
-        with view[header_size:header_size + count * _SECTION.size] as table:
-            if len(table) != count * _SECTION.size or zlib.crc32(table) != table_crc:
+        with view[header_size:header_size + count * SECTION.size] as table:
+            if len(table) != count * SECTION.size or zlib.crc32(table) != table_crc:
                 raise CacheCorrupt("section table crc32 mismatch")
-            sections = [_SECTION.unpack_from(table, i * _SECTION.size) for i in range(count)]
+            sections = [SECTION.unpack_from(table, i * SECTION.size) for i in range(count)]
         for i, (_, _, offset, size, crc, _) in enumerate(sections):
             with view[offset:offset + size] as section:
                 if offset + size > len(data) or zlib.crc32(section) != crc:

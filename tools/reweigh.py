@@ -245,16 +245,16 @@ def _sections(image: Any) -> tuple[str, str, dict[int, tuple[int, int, int]]]:
     """(compiler, arch text, kind -> (offset, size, crc32)) of an image whose table's crc32 holds."""
     import zlib
 
-    from runtime.image import _HEADER, _SECTION, MAGIC
+    from runtime.image import HEADER, MAGIC, SECTION
     from tools.compile_cache import CacheCorrupt
-    magic, _, header_size, size, count, table_crc, _, _, clen, alen = _HEADER.unpack_from(image)
-    table = bytes(image[header_size:header_size + count * _SECTION.size])
+    magic, _, header_size, size, count, table_crc, _, _, clen, alen = HEADER.unpack_from(image)
+    table = bytes(image[header_size:header_size + count * SECTION.size])
     if magic != MAGIC or size != len(image) or zlib.crc32(table) != table_crc:
         raise CacheCorrupt("bad magic, size or section table")
-    names = bytes(image[_HEADER.size:_HEADER.size + clen + alen])
+    names = bytes(image[HEADER.size:HEADER.size + clen + alen])
     spans = {}
     for i in range(count):
-        kind, _, offset, n, crc, _ = _SECTION.unpack_from(table, i * _SECTION.size)
+        kind, _, offset, n, crc, _ = SECTION.unpack_from(table, i * SECTION.size)
         spans[kind] = (offset, n, crc)
     return names[:clen].decode(), names[clen:].decode(), spans
 
@@ -372,10 +372,10 @@ def _old_weight(image: Any, entry: Mapping[str, Any], dtype: Any) -> np.ndarray:
 
 
 def _meta_bytes(image: Any) -> bytes:
-    from runtime.image import _HEADER, _SECTION, META
-    header_size, count = _HEADER.unpack_from(image)[2], _HEADER.unpack_from(image)[4]
+    from runtime.image import HEADER, META, SECTION
+    header_size, count = HEADER.unpack_from(image)[2], HEADER.unpack_from(image)[4]
     for i in range(count):
-        kind, _, offset, size, _, _ = _SECTION.unpack_from(image, header_size + i * _SECTION.size)
+        kind, _, offset, size, _, _ = SECTION.unpack_from(image, header_size + i * SECTION.size)
         if kind == META:
             return bytes(image[offset:offset + size])
     raise ValueError("no meta section")

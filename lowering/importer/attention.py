@@ -34,9 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import SSAValue
 
+from lowering.importer.base import NodeContext, NodeError, Output, converter, f32_tensor
 from lowering.importer.elementwise import eltwise
 from lowering.importer.indexing import reshape_value, transpose_value
-from lowering.importer.onnx_import import NodeContext, NodeError, Output, converter, f32_tensor
 from npu_dialects.graph import (
     AddOp,
     ConcatOp,

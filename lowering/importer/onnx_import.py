@@ -99,7 +99,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from lowering.importer import functions
+# each module registers its converters: Einsum, ReduceProd, MaxUnpool; QuantizeLinear...; LSTM, GRU, RNN; Resize, Upsample
+from lowering.importer import attention, functions, indexing, quantized, recurrent, resize  # noqa: F401
 from lowering.importer.base import (  # re-exported
     CONVERTERS,
     DEFAULT_DOMAINS,
@@ -957,6 +958,3 @@ __all__ = [
     "supported_op_types",
 ]
 
-
-# each module registers its converters (and imports this one: last, once its names exist)
-from lowering.importer import attention, indexing, quantized, recurrent, resize  # noqa: E402, F401, I001

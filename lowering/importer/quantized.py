@@ -23,7 +23,8 @@ import onnx
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
-from lowering.importer.onnx_import import NodeContext, NodeError, Output, build_conv, converter
+from lowering.importer.base import NodeContext, NodeError, Output, converter
+from lowering.importer.nn import build_conv
 from npu_dialects.dtypes import bf16, element_type, f16, f32, i8, i32, qrange, type_name, ui8
 from npu_dialects.graph import (
     SIMPLE_UNARY,

@@ -40,15 +40,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir import SSAValue
 
+from lowering.importer.base import NodeContext, NodeError, Output, Tensor, converter, f32_tensor
 from lowering.importer.elementwise import eltwise, hard_sigmoid
-from lowering.importer.onnx_import import (
-    NodeContext,
-    NodeError,
-    Output,
-    Tensor,
-    converter,
-    f32_tensor,
-)
 from npu_dialects.graph import (
     SIMPLE_UNARY,
     AbsOp,
