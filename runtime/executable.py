@@ -110,6 +110,7 @@ from runtime.image import (
     Layout,
     WeightPieces,
     plan_layout,
+    section_spans,  # noqa: F401 (re-exported: it was defined here)
     write_image,
 )
 from runtime.image import HEADER as _HEADER
