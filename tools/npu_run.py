@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -214,11 +215,7 @@ def reference_outputs(loaded: Loaded, path: str, inputs: dict[str, np.ndarray]) 
     if loaded.kind in ("onnx", "npuexe"):
         path = loaded.reference or path  # an executable's --reference or recorded source model
         try:
-            import onnxruntime as ort
-            sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-            names = [o.name for o in sess.get_outputs()]
-            feed = {i.name: _as_ort_type(inputs[i.name], i.type) for i in sess.get_inputs() if i.name in inputs}
-            outs = sess.run(names, feed)
+            names, outs = ort_run(path, inputs)
         except Exception as e:  # onnxruntime raises many exception types
             msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise UserError(f"onnxruntime cannot run '{path}': {msg}") from None
@@ -235,6 +232,32 @@ def reference_outputs(loaded: Loaded, path: str, inputs: dict[str, np.ndarray]) 
         return evaluate_graph(loaded.graph, loaded.weights, values, dtype=np.float64), "numpy float64 reference"
     except GraphEvalError as e:
         raise UserError(f"the graph-level reference cannot evaluate '{path}': {e}") from None
+
+
+def ort_run(model: str | bytes, inputs: Mapping[str, np.ndarray],
+            names: list[str] | None = None) -> tuple[list[str], list[Any]]:
+    """onnxruntime's CPU run of `model` (a path or the serialized model): its outputs
+    `names` (default: all) and their values. In its exact integer mode first: on x86-64
+    without VNNI, MLAS's u8 x s8 GEMM sums pairs of products in saturating int16
+    (vpmaddubsw), so a quantized conv or matmul with large activations and weights is
+    many steps off the ONNX result; `session.x64quantprecision` makes it convert the int8
+    weights for its exact u8 x u8 kernel (a no-op where VNNI exists). onnxruntime 1.32
+    cannot build or run some graphs that way (a per-axis DequantizeLinear without zero
+    point, a signed QLinearConv): those run in the default mode."""
+    import onnxruntime as ort
+    exact = ort.SessionOptions()
+    exact.add_session_config_entry("session.x64quantprecision", "1")
+    last: Exception | None = None
+    for opts in (exact, ort.SessionOptions()):
+        try:
+            sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+            want = names or [o.name for o in sess.get_outputs()]
+            feed = {i.name: _as_ort_type(inputs[i.name], i.type) for i in sess.get_inputs() if i.name in inputs}
+            return want, list(sess.run(want, feed))
+        except Exception as e:  # noqa: BLE001 (onnxruntime raises many types: try the default mode)
+            last = e
+    assert last is not None
+    raise last
 
 
 _ORT_FLOATS = {"float": np.float32, "double": np.float64}
@@ -626,13 +649,10 @@ def _onnxruntime_values(loaded: Loaded, path: str, inputs, nodes: list[str]) -> 
     wider.CopyFrom(model)
     wider.graph.output.extend(onnx.ValueInfoProto(name=t) for t in extra)
     try:
-        import onnxruntime as ort
         got: dict[str, Any] = {}
         for proto, names in ((model, outputs), (wider, extra)):  # (exposing a tensor may stop a fusion)
             if names:
-                sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-                feed = {i.name: _as_ort_type(inputs[i.name], i.type) for i in sess.get_inputs() if i.name in inputs}
-                got.update(zip(names, sess.run(names, feed)))
+                got.update(zip(*ort_run(proto.SerializeToString(), inputs, names)))
     except Exception as e:  # noqa: BLE001 - onnxruntime raises many exception types
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         print(f"note: --compare-all: onnxruntime cannot run '{path}' with its intermediate tensors: {msg}",
