@@ -52,7 +52,7 @@ def sram_spans(v: SSAValue) -> list[tuple[int, int]] | None:
     return None
 
 
-def _reuse_group(root: SSAValue) -> set[SSAValue]:
+def reuse_group(root: SSAValue) -> set[SSAValue]:
     """A DRAM root and the allocs it takes the bytes of in place (`reuse`, transitively)."""
     out = {root}
     while isinstance(root.owner, AllocOp) and root.owner.reuse is not None and root.owner.reuse not in out:
@@ -75,7 +75,7 @@ def may_alias(a: SSAValue, b: SSAValue) -> bool:
     (ra, la, ha), (rb, lb, hb) = span(a), span(b)
     if ra is rb:
         return la < hb and lb < ha
-    return bool(_reuse_group(ra) & _reuse_group(rb))  # (memplan may give them the same bytes)
+    return bool(reuse_group(ra) & reuse_group(rb))  # (memplan may give them the same bytes)
 
 
 def is_scalar(op: Operation) -> bool:

@@ -62,7 +62,7 @@ from lowering.task.taskgraph import copy_ends
 from lowering.task.walker import KindWalker
 from lowering.tile.group_plan import DmaFluid
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.canonicalize import _reuse_group, effects, sram_spans, task_of, trip_count, writes_to
+from npu_dialects.canonicalize import effects, reuse_group, sram_spans, task_of, trip_count, writes_to
 from npu_dialects.compute import ComputeOp
 from npu_dialects.dma import CopyOp, DoneOp, WaitOp, memory_space
 from npu_dialects.dtypes import elem_bytes
@@ -103,7 +103,7 @@ def token_copies(tok: SSAValue, seen: set[SSAValue] | None = None) -> list[CopyO
 Place = tuple[str | None, list[tuple[int, int]] | None] | tuple[str | None, tuple[SSAValue, int, int, set[SSAValue]]] | None
 """What `may_alias` reads off a buffer: None when not a memref, else its memory space
 with, in SRAM, the byte ranges it may name (`sram_spans`), elsewhere its root, first
-and end byte (`span`) and the roots memplan may give its root's bytes (`_reuse_group`)."""
+and end byte (`span`) and the roots memplan may give its root's bytes (`reuse_group`)."""
 
 
 def place_of(v: SSAValue) -> Place:
@@ -114,7 +114,7 @@ def place_of(v: SSAValue) -> Place:
     if space == "sram":
         return space, sram_spans(v)
     r, lo, hi = span(v)
-    return space, (r, lo, hi, _reuse_group(r))
+    return space, (r, lo, hi, reuse_group(r))
 
 
 def places_alias(a: Place, b: Place) -> bool:

@@ -362,3 +362,6 @@ def cycles_then_bytes(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue
     if parts > 1:
         cycles = ceil(cycles / split_margin(cycles_on(1)))
     return cycles, kernel_dram_bytes(ks, arch, parts)
+
+
+cycles_then_bytes.floor = cycles_floor  # type: ignore[attr-defined]  # (the tile search's pruning bound)

@@ -183,8 +183,7 @@ class TileSearch:
         self.best: tuple | None = None
         self.epilogue = Epilogue(extra, steps, anchor.elems, anchor.op.results[0])  # (`with_epilogue`, types read once)
         self.sram = arch.sram_bytes
-        from lowering.tile.costmodel import cycles_floor, cycles_then_bytes  # (it imports this module)
-        self.floor = cycles_floor if cost is cycles_then_bytes else None  # (a bound of that cost only)
+        self.floor = getattr(cost, "floor", None)  # (a lower bound a cost function declares of itself)
 
     def shaped(self, idx: tuple[int, ...]) -> KernelShape | None:
         """The kernel shape of a point (with its epilogue), None when invalid."""
