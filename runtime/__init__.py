@@ -8,7 +8,11 @@ The names below load on first use (PEP 562), so that a light module of the packa
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runtime.device import DeviceBuffer, DeviceError, Event, HostModel, Request, Runtime, Stream
+    from runtime.run import RunError, RunResult, make_report, random_inputs, validate_inputs
 
 _HOMES = {**{n: "runtime.device" for n in ("DeviceBuffer", "DeviceError", "Event", "HostModel", "Request",
                                            "Runtime", "Stream")},
