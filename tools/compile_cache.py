@@ -238,14 +238,17 @@ def source_of(path: str) -> dict[str, Any]:
     return {"kind": "onnx", "path": os.path.abspath(path), "sha256": h.hexdigest()}
 
 
-def fast_hit(cache: Cache, path: str, arch_key: str, pipeline: str | None, out: str) -> dict[str, Any] | None:
+def fast_hit(cache: Cache, path: str, arch_key: str, pipeline: str | None, out: str,
+             digests: ModelDigests | None = None) -> dict[str, Any] | None:
     """A full hit without reading the model or loading the compiler: level 3's image
     copied to `out` (checked); its record, or None when anything is missing (or the
-    arch names a chip file, whose contents the key must see: `tools.api.compile_cached`)."""
+    arch names a chip file, whose contents the key must see: `tools.api.compile_cached`).
+    `digests`: the model's, with its file's sha256, when they were just computed
+    (default: remembered by stat)."""
     first = arch_key.split(",", 1)[0].strip()
     if first.endswith(".toml") or "/" in first or os.sep in first:
         return None
-    digests = cache.file_digests(path)
+    digests = digests or cache.file_digests(path)
     if digests is None:
         return None
     k3, w2 = lookup(cache, digests, None, pipeline_key(pipeline), arch_key)

@@ -312,7 +312,7 @@ def reweigh_file(cache: Any, path: str, arch_key: str, pipeline: str | None, out
     compile that follows diagnoses the model)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from tools.compile_cache import derive_key, derived_key, model_digests, pipeline_key, source_of
+    from tools.compile_cache import derive_key, derived_key, fast_hit, model_digests, pipeline_key, source_of
     first = arch_key.split(",", 1)[0].strip()
     if pipeline is not None or first.endswith(".toml") or "/" in first:
         return None
@@ -326,6 +326,10 @@ def reweigh_file(cache: Any, path: str, arch_key: str, pipeline: str | None, out
     except Exception:  # noqa: BLE001 (any problem with the model: the compile reports it)
         return None
     cache.remember(path, digests, source["sha256"])
+    digests.file_sha256 = source["sha256"]
+    hit = fast_hit(cache, path, arch_key, pipeline, out, digests)  # (a file not remembered by stat: a hit all the same)
+    if hit is not None and isinstance(hit.get("summary"), list):
+        return hit["summary"]
     k0 = derive_key(digests, None, pipeline_key(None), arch_key)
     record = cache.read_json("derive", k0)
     keys = changed_weights(record, digests.tensors) if isinstance(record, dict) else None
