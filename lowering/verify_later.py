@@ -30,7 +30,6 @@ class _Pending:
     fd: int
     pass_name: str
     message: str
-    started: float
 
     def wait(self) -> tuple[int, str]:
         """(exit status, what the child wrote), once it has exited."""
@@ -44,7 +43,7 @@ class _Pending:
 
 _PENDING: list[_Pending] | None = None
 SECONDS: list[float] = []
-"""The wall seconds from each deferred verification's start to its end (for --time-passes)."""
+"""The wall seconds each deferred verification took in its process (for --time-passes)."""
 
 
 @contextlib.contextmanager
@@ -69,20 +68,19 @@ def start(module: ModuleOp, pass_name: str, message: str) -> bool:
         return False
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: verify, say why not, exit without running anything else
+    if pid == 0:  # the child: verify, say how long and why not, exit without running anything else
         os.close(read)
-        code = 0
+        code, text, t = 0, "", time.perf_counter()
         try:
             module.verify()
         except VerifyException as e:
-            os.write(write, str(e).encode())
-            code = 1
+            code, text = 1, str(e)
         except BaseException as e:  # noqa: BLE001 (reported by the parent as a failure)
-            os.write(write, f"{type(e).__name__}: {e}".encode())
-            code = 2
+            code, text = 2, f"{type(e).__name__}: {e}"
+        os.write(write, f"{time.perf_counter() - t:.6f}\n{text}".encode())
         os._exit(code)
     os.close(write)
-    _PENDING.append(_Pending(pid, read, pass_name, message, time.perf_counter()))
+    _PENDING.append(_Pending(pid, read, pass_name, message))
     return True
 
 
@@ -94,7 +92,8 @@ def finish() -> None:
     failure = None
     for p in pending:
         status, text = p.wait()
-        SECONDS.append(time.perf_counter() - p.started)
+        seconds, _, text = text.partition("\n")
+        SECONDS.append(float(seconds or 0.0))
         if status != 0 and failure is None:
             failure = CompileError(p.pass_name, f"{p.message}: {text}" if os.WEXITSTATUS(status) == 1
                                    else f"{p.message}: the verifier failed ({text or f'status {status}'})")
