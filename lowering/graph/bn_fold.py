@@ -67,7 +67,8 @@ from lowering.instrument import PatternWalker
 from npu_dialects.dtypes import element_type, np_dtype
 from npu_dialects.graph import AddOp, BatchNormOp, Conv2dOp, MulOp, ReluOp, shape_of
 from npu_dialects.locs import fused_loc, loc_names
-from npu_dialects.recipe import Derived
+from npu_dialects.recipe import Derived, leaves
+from npu_dialects.weights import note_reads
 
 
 class FoldBatchNorm(RewritePattern):
@@ -219,11 +220,14 @@ class ScaleThroughRelu(RewritePattern):
     def fold(self, op: Conv2dOp, relu: ReluOp, add: AddOp, mul: MulOp, ov: SSAValue,
              rewriter: PatternRewriter) -> None:
         x = shape_of(op.input)
-        w = self.constants.array(op.weight)
+        w = self.constants.derived(op.weight)  # (the new weight and shift keep recipes)
         for j in (0, 1):
             u, av = mul.operands[j], mul.operands[1 - j]
-            a, o = (self.constants.per_channel(c, x[1], len(x)) for c in (av, ov))
-            if a is None or o is None or w is None or u.type != mul.result.type or not (a > 0).all():
+            a, o = (self.constants.per_channel_derived(c, x[1], len(x)) for c in (av, ov))
+            if a is None or o is None or w is None or u.type != mul.result.type:
+                continue
+            note_reads(self.module, leaves([a.expr]))  # (the fold depends on the scale's signs)
+            if not (a.value > 0).all():
                 continue
             loc = fused_loc(loc_names(mul.location) + loc_names(op.location))
             bshape = (x[1],) + (1,) * (len(x) - 2)

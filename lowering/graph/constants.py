@@ -111,14 +111,23 @@ class ConstantReader:
 
     def per_channel(self, value: SSAValue, channels: int, rank: int) -> np.ndarray | None:
         """A constant as a [channels] vector when it broadcasts along dim 1 (channels) of
-        a rank-`rank` tensor only, i.e. is [C, 1, ...] or a scalar (None otherwise)."""
-        c = self.array(value)
-        if c is None or c.ndim > rank:
+        a rank-`rank` tensor only, i.e. is [C, 1, ...] or a scalar (None otherwise); its
+        value read (`per_channel_derived`: with its recipe instead)."""
+        d = self.per_channel_derived(value, channels, rank)
+        if d is None:
             return None
-        full = (1,) * (rank - c.ndim) + c.shape
+        note_reads(self.module, leaves([d.expr]))
+        return d.value
+
+    def per_channel_derived(self, value: SSAValue, channels: int, rank: int) -> Derived | None:
+        """`per_channel` with its recipe (`derived`: the read not noted)."""
+        c = self.derived(value)
+        if c is None or len(c.shape) > rank:
+            return None
+        full = (1,) * (rank - len(c.shape)) + c.shape
         if any(d != 1 for i, d in enumerate(full) if i != 1) or full[1] not in (1, channels):
             return None
-        return np.broadcast_to(c.reshape(-1), (channels,))
+        return Derived.apply("broadcast_to", c.reshape(-1), shape=[channels])
 
     @classmethod
     def weight_key(cls, value: SSAValue, fallback: str) -> str:
