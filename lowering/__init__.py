@@ -61,6 +61,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 def plugin_passes() -> dict[str, type[ModulePass]]:
     """Pass name -> class of the passes installed plugins register (`npu_dialects/plugins.py`);
     a plugin pass named like one of ours is an error."""
+    from xdsl.passes import ModulePass  # noqa: F811 (at run time: the package imports without xDSL)
+
     from npu_dialects.plugins import PluginError, loaded
     out: dict[str, type[ModulePass]] = {}
     for ep, cls in loaded("npu_compiler.passes"):
