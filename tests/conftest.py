@@ -9,3 +9,10 @@ import os
 os.environ["NPU_SANITIZE"] = "1"
 os.environ["NPU_NO_CACHE"] = "1"
 os.environ["NPU_COMPILE_JOBS"] = "1"  # (pytest-xdist already uses the cores; test_tile_parallel forks)
+
+# onnxruntime, the numerical reference, in its exact integer mode where it can build a
+# model that way (tools/testkit/ort_exact.py: its default u8 x s8 kernels saturate on
+# CPUs without VNNI)
+from tools.testkit.ort_exact import install as _exact_onnxruntime  # noqa: E402
+
+_exact_onnxruntime()
