@@ -243,12 +243,14 @@ def ort_run(model: str | bytes, inputs: Mapping[str, np.ndarray],
     many steps off the ONNX result; `session.x64quantprecision` makes it convert the int8
     weights for its exact u8 x u8 kernel (a no-op where VNNI exists). onnxruntime 1.32
     cannot build or run some graphs that way (a per-axis DequantizeLinear without zero
-    point, a signed QLinearConv): those run in the default mode."""
+    point, a signed QLinearConv): those run in the default mode without the QDQ fusions
+    into QLinearConv/QGemm that reach the saturating kernel."""
     import onnxruntime as ort
-    exact = ort.SessionOptions()
+    exact, basic = ort.SessionOptions(), ort.SessionOptions()
     exact.add_session_config_entry("session.x64quantprecision", "1")
+    basic.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC  # (no QDQ fusions)
     last: Exception | None = None
-    for opts in (exact, ort.SessionOptions()):
+    for opts in (exact, basic):
         try:
             sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
             want = names or [o.name for o in sess.get_outputs()]

@@ -7,7 +7,7 @@ fusions its optimizer makes) is many steps off the ONNX result; the session opti
 `session.x64quantprecision` makes it convert the int8 weights to uint8 for its exact
 u8 x u8 kernel (a no-op on hosts with VNNI). onnxruntime 1.32 cannot build or run some
 graphs that way (a per-axis DequantizeLinear without zero point, a signed QLinearConv):
-those run in the default mode. `install()` makes every `onnxruntime.InferenceSession`
+those run in the default mode without the QDQ fusions (`_default`). `install()` makes every `onnxruntime.InferenceSession`
 the tests create behave so (tests/conftest.py); `npu-run --check` does the same
 (`tools/npu_run.py:ort_run`).
 """
@@ -56,12 +56,17 @@ def install() -> None:
 
 
 def _default(opts: Any) -> Any:
-    """Session options as given, without the exact mode (a fresh set when none were)."""
+    """Session options as given, without the exact mode (a fresh set when none were), and
+    without the graph optimizations past the basic level: the QDQ fusions into QLinearConv
+    and QGemm are what reach the saturating kernel, while DequantizeLinear -> float op ->
+    QuantizeLinear computes what ONNX says."""
     import onnxruntime as ort
     fresh = ort.SessionOptions()
-    if opts is None:
-        return fresh
-    for attr in ("graph_optimization_level", "intra_op_num_threads", "inter_op_num_threads",
-                 "execution_mode", "log_severity_level"):
-        setattr(fresh, attr, getattr(opts, attr))
+    if opts is not None:
+        for attr in ("graph_optimization_level", "intra_op_num_threads", "inter_op_num_threads",
+                     "execution_mode", "log_severity_level"):
+            setattr(fresh, attr, getattr(opts, attr))
+    basic = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    if fresh.graph_optimization_level.value > basic.value:
+        fresh.graph_optimization_level = basic
     return fresh
