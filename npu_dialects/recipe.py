@@ -66,6 +66,13 @@ OPS: dict[str, Callable[..., np.ndarray]] = {
 """The ops a recipe may use: each is the numpy computation the pass performs."""
 
 
+def _binary(op: str, reflected: bool = False) -> Any:
+    """The operator method `op` of `Derived` (`reflected`: `other op self`)."""
+    if reflected:
+        return lambda self, other: Derived.apply(op, other, self)
+    return lambda self, other: Derived.apply(op, self, other)
+
+
 class Derived:
     """An array a pass computed and the recipe that computes it again."""
 
@@ -104,29 +111,10 @@ class Derived:
             return NotImplemented
         return Derived.apply(name, *inputs)
 
-    def __add__(self, other: Any) -> Derived:
-        return Derived.apply("add", self, other)
-
-    def __radd__(self, other: Any) -> Derived:
-        return Derived.apply("add", other, self)
-
-    def __sub__(self, other: Any) -> Derived:
-        return Derived.apply("sub", self, other)
-
-    def __rsub__(self, other: Any) -> Derived:
-        return Derived.apply("sub", other, self)
-
-    def __mul__(self, other: Any) -> Derived:
-        return Derived.apply("mul", self, other)
-
-    def __rmul__(self, other: Any) -> Derived:
-        return Derived.apply("mul", other, self)
-
-    def __truediv__(self, other: Any) -> Derived:
-        return Derived.apply("div", self, other)
-
-    def __rtruediv__(self, other: Any) -> Derived:
-        return Derived.apply("div", other, self)
+    __add__, __radd__ = _binary("add"), _binary("add", True)
+    __sub__, __rsub__ = _binary("sub"), _binary("sub", True)
+    __mul__, __rmul__ = _binary("mul"), _binary("mul", True)
+    __truediv__, __rtruediv__ = _binary("div"), _binary("div", True)
 
     def reshape(self, *shape: Any) -> Derived:
         """As ndarray.reshape: `d.reshape(2, 3)` or `d.reshape((2, 3))`."""

@@ -206,22 +206,13 @@ def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
     reading its unchanged bytes twice."""
     if len2 <= 0:
         return crc1
-    odd = [0xEDB88320] + [1 << n for n in range(31)]  # (the operator for one zero bit)
-    even = _gf2_square(odd)  # two zero bits
-    odd = _gf2_square(even)  # four
-    while True:  # (apply len2 zero bytes to crc1)
-        even = _gf2_square(odd)
+    op = [0xEDB88320] + [1 << n for n in range(31)]  # (the operator for one zero bit)
+    op = _gf2_square(_gf2_square(op))  # four zero bits
+    while len2:  # (apply len2 zero bytes to crc1, a power of two at a time)
+        op = _gf2_square(op)  # (8 * 2^k zero bits)
         if len2 & 1:
-            crc1 = _gf2_times(even, crc1)
+            crc1 = _gf2_times(op, crc1)
         len2 >>= 1
-        if not len2:
-            break
-        odd = _gf2_square(even)
-        if len2 & 1:
-            crc1 = _gf2_times(odd, crc1)
-        len2 >>= 1
-        if not len2:
-            break
     return crc1 ^ crc2
 
 
