@@ -13,7 +13,8 @@ layer groups go below it, see `lowering/roofline.kernel_bytes`); the group floor
 that minimum (the fewest bytes of layer groups of consecutive kernels whose weights
 fit one core's SRAM, activations inside a group free: `fusion_floor_bytes`); cube utilisation; and the same model compiled op by
 op (no fusion, no layer groups, one core, no double buffering) with the speedup over it. Cycles
-are deterministic; the light models use seeded random weights (tools/testkit/zoo.py)."""
+are deterministic; the light models use seeded random weights (tools/testkit/zoo.py), as do
+EfficientNet-B0, ConvNeXt-Tiny and Swin-T (tools/testkit/modern_cnns.py)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ from lowering.pipeline import compile_module  # noqa: E402
 from npu_dialects.arch import parse_arch_spec  # noqa: E402
 from npu_dialects.weights import weights_of  # noqa: E402
 from runtime.run import run  # noqa: E402
-from tools.testkit import models, zoo  # noqa: E402
+from tools.testkit import models, modern_cnns, zoo  # noqa: E402
 
 ModelMaker = Callable[[], tuple[onnx.ModelProto, dict[str, np.ndarray]]]
 """Builds one bench model and its seeded inputs."""
@@ -51,6 +52,8 @@ def model_list() -> dict[str, ModelMaker]:
         if path.exists():
             out[name] = lambda p=path: (lambda m: (m, zoo.random_inputs(m, 0)))(onnx.load(p))
     out["lenet_b8"] = lambda: (lambda m: (m, zoo.random_inputs(m, 0)))(models.lenet(batch=8))
+    for name in ("efficientnet_b0", "convnext_tiny", "swin_t"):  # 224x224, seeded weights
+        out[name] = lambda f=getattr(modern_cnns, name): (lambda m: (m, zoo.random_inputs(m, 0)))(f())
     return out
 
 
