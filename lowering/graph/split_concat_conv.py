@@ -29,6 +29,14 @@ location (`TRIAL_MARK`: fusion keeps locations) and reads the `parts` of the ker
 holding them; npu-tile's searches and npu-layer-group's strip plans are shared with the
 module's (`share_searches`, `share_strips`), so the compile after it searches only the
 kernels and strip runs the split changed.
+
+What the trial costs beyond that sharing is mostly the tile searches of the kernels of
+the convs it then splits, and no cheaper computation gives the same answer: a kernel's
+`parts` is `best_parts` of the tiling its (hill-climbing) search picks, which a bound
+on the cost model does not settle, and npu-layer-group's program compares every
+kernel's searched `predicted_cycles` with the groups it may join, which can change the
+cores a conv runs on either way (a one-core conv into a strip group on two, a conv
+into a one-core layer group). Building the trial's IR is a small share of its time.
 """
 
 from __future__ import annotations
