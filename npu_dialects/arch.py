@@ -85,7 +85,8 @@ class ArchError(ValueError):
 MAX_VALUE = 1 << 62
 """The largest value of an arch parameter: sizes and offsets stay 64-bit integers (the
 compiler itself takes `sram_bytes = 2**60` as unbounded)."""
-STRING_PARAMS: dict[str, tuple[str, ...]] = {"requant": ("float", "fixed"), "requant_unit": ("cube", "vector")}
+STRING_PARAMS: dict[str, tuple[str, ...]] = {"requant": ("float", "fixed"), "requant_unit": ("cube", "vector"),
+                                             "units": ("concurrent", "serial")}
 """The parameters that are names, and the names each takes."""
 LIMITS = {"cores": 1024, "dma_channels": 1024, "dma_latency": 1 << 32, "sync_latency": 1 << 32}
 """Smaller bounds: counts the simulator keeps state for each of (vector clocks per pair
@@ -117,6 +118,10 @@ class Arch:
     vector_i8: int = 4  # 8-bit elements per cycle, as a multiple of vector_lanes
     requant: str = "float"  # the requantization unit: float (a float multiply) or fixed (multiplier, shift)
     requant_unit: str = "cube"  # where a product's requantize runs: the cube's output stage, or the vector unit
+    # a core's cube, vector unit and DMA issue run their own queues at once, ordered by
+    # `npu_compute.fence` (concurrent), or one compute op at a time (serial)
+    units: str = "concurrent"
+    flag_latency: int = 4  # cycles a fence adds when it makes a unit wait for another
     # how the vector unit evaluates each special function (`npu_dialects/special.py`):
     # exact, tableN or polyD, optionally per type (`f16:table256+exact`)
     fn_exp: str = "exact"

@@ -144,6 +144,22 @@ class PoolKindAttr(EnumAttribute[PoolKind], SpacedOpaqueSyntaxAttribute):
     name = "npu_compute.pool_kind"
 
 
+class Unit(StrEnum):
+    """A core's engines that run their own instruction queues: the cube, the vector
+    unit, and the DMA issue (loads and stores, `npu_dma.copy`)."""
+
+    CUBE = "cube"
+    VECTOR = "vector"
+    DMA = "dma"
+
+
+@irdl_attr_definition
+class UnitKindAttr(EnumAttribute[Unit], SpacedOpaqueSyntaxAttribute):
+    """`cube` in `npu_compute.fence`'s format, `#npu_compute<unit cube>` elsewhere."""
+
+    name = "npu_compute.unit"
+
+
 def _shape(v: SSAValue) -> tuple[int, ...]:
     t = v.type
     assert isinstance(t, MemRefType)
@@ -678,6 +694,43 @@ class ApplyOp(ComputeOp):
         store(out, y, saturates=issubclass(cls, QuantOp))
 
 
+@irdl_op_definition
+class FenceOp(IRDLOperation):
+    """Intra-core synchronisation between two units: the ops issued to `dst` after the
+    fence start only once every op issued to `src` before it that touches a byte of
+    `buffers` has finished (plus the arch's `flag_latency` when that makes `dst` wait).
+    A set/wait flag pair keyed by buffers, as a compiler pairs a double buffer's ping
+    and pong with flag ids: which bytes is decided when it runs, so one fence in a tile
+    loop names whichever buffer the step uses. `dst = dma`: the core issues its next
+    `npu_dma.copy` only then (it waits at the fence, as at an `npu_dma.wait`).
+    `npu-unit-sync` inserts them; on an arch with `units = serial` they cost nothing."""
+
+    name = "npu_compute.fence"
+    src = prop_def(UnitKindAttr)
+    dst = prop_def(UnitKindAttr)
+    buffers = var_operand_def(MemRefType)
+    assembly_format = "$src `->` $dst `on` $buffers attr-dict `:` type($buffers)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, src: Unit | str, dst: Unit | str, buffers: Sequence[SSAValue]):
+        super().__init__(operands=[list(buffers)],
+                         properties={"src": UnitKindAttr(Unit(src)), "dst": UnitKindAttr(Unit(dst))})
+
+    def verify_(self) -> None:
+        src, dst = self.src.data, self.dst.data
+        if src == Unit.DMA:
+            raise VerifyException("'npu_compute.fence': src must be cube or vector (a DMA is awaited with "
+                                  "npu_dma.wait), got dma")
+        if src == dst:
+            raise VerifyException(f"'npu_compute.fence': src and dst are both {src}: a unit runs its own "
+                                  "queue in order")
+        if not self.buffers:
+            raise VerifyException("'npu_compute.fence': names no buffer")
+        for v in self.buffers:
+            if not isinstance(v.type, MemRefType) or memory_space(v.type) != "sram":
+                raise VerifyException(f"'npu_compute.fence': buffers must be \"sram\" memrefs, got {v.type}")
+
+
 COMPUTE_OPS = [MatmulOp, Conv2dOp, EltwiseOp, PoolOp, FillOp, ApplyOp]
 
 
@@ -738,4 +791,5 @@ def check_bridge(op: IRDLOperation, buffer: SSAValue, tensor: SSAValue) -> None:
         raise VerifyException(f"'{op.name}': {t} does not have the shape of the buffer {b}")
 
 
-NpuCompute = Dialect("npu_compute", [*COMPUTE_OPS, ToTensorOp, MaterializeOp], [EltwiseFnAttr, PoolKindAttr])
+NpuCompute = Dialect("npu_compute", [*COMPUTE_OPS, FenceOp, ToTensorOp, MaterializeOp],
+                     [EltwiseFnAttr, PoolKindAttr, UnitKindAttr])

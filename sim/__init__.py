@@ -3,15 +3,16 @@ granularity under a discrete-event timing model derived from `Arch`.
 
 Timing model (in full under Algorithm): each core runs its tasks in program order,
 synchronised by event slots; in a task body a compute op keeps its unit busy
-`op.cycles(arch)` cycles, an `npu_dma.copy` runs on one of the core's
-`dma_channels`, and transfers touching DRAM share `dram_bw`. Total cycles = the
-time the last task ends.
+`op.cycles(arch)` cycles (the cube and vector units of a core run at once,
+ordered by fences), an `npu_dma.copy` runs on one of the core's `dma_channels`,
+and transfers touching DRAM share `dram_bw`. Total cycles = the time the last
+task ends.
 
 Checks: SRAM/DRAM capacity, copy windows leaving a buffer without
 `pad_value`/`clip`, event slot range, double signals, deadlock (with a dump
 of every core), DRAM races between tasks not ordered by events (per-element
-shadow memory and vector clocks), unknown ops. In-task SRAM hazards (a
-compute op or DMA touching bytes an in-flight DMA still owns) are warnings.
+shadow memory and vector clocks), unknown ops. In-task SRAM hazards (a compute
+op or DMA touching bytes an in-flight DMA or another unit still owns) are warnings.
 
 Algorithm
 ---------
@@ -28,9 +29,16 @@ Timing model:
   in its core's queue runs, from that task's `handoff` point on, each load on a DMA
   channel that task is not waiting for (a core with one queue only: with several
   streams another stream's task could come in between).
-- In a task body, ops run in order. Scalar ops (arith, scf, select, sram)
-  take no time. A compute op keeps the core busy `op.cycles(arch)` cycles on
-  its unit (`cube`/`vector`); its numpy semantics run when it starts. An
+- In a task body, ops are issued in order. Scalar ops (arith, scf, select, sram)
+  take no time. A compute op keeps its unit (`cube`/`vector`) busy
+  `op.cycles(arch)` cycles. On `units = serial` the core waits for it; on
+  `units = concurrent` (the default) it is queued on its unit, which starts it when
+  free and past any `npu_compute.fence` (the fence waits for the other unit's ops
+  on its buffers, `flag_latency` more when it binds; one to `dma` makes the core
+  wait before its next copy), and the core goes on (it stalls once a unit holds 16
+  ops not yet started); a task ends when its units are idle too. A compute op
+  starting while another unit's op still uses bytes it touches (one writing) is
+  reported as a race. Numpy semantics run at issue, in program order. An
   `npu_dma.copy` is issued on a free DMA channel of the core (the op stream
   stalls while all `dma_channels` are busy) and returns at once; the DMA takes
   `dma_latency` cycles and then transfers its bytes (elements inside both

@@ -22,7 +22,17 @@ import numpy as np
 from npu_dialects.arch import Arch
 from sim.blas import one_blas_thread
 from sim.errors import SimError
-from sim.interp import REQ_COMPUTE, REQ_DMA, REQ_EARLY, REQ_GATE, REQ_HANDOFF, OpInfo, TaskProgram, gather_fault
+from sim.interp import (
+    REQ_COMPUTE,
+    REQ_DMA,
+    REQ_EARLY,
+    REQ_FENCE,
+    REQ_GATE,
+    REQ_HANDOFF,
+    OpInfo,
+    TaskProgram,
+    gather_fault,
+)
 from sim.memory import Buf, CopyPlan, fmt_slices
 from sim.program import Program
 from sim.records import FIXED, XFER, Dma, TaskRecord
@@ -40,6 +50,9 @@ _STALL_OF = [_STALL_NAMES.get(st, "other") for st in range(8)]  # (by state, for
 _INF = float("inf")
 EPS = 1e-6  # bytes
 MAX_WARNINGS = 50
+QUEUE_DEPTH = 16
+"""Compute ops a unit's queue holds not yet started (`units = concurrent`): issuing one
+more stalls the core until the oldest starts."""
 
 
 class Gate:
@@ -71,7 +84,8 @@ class Signal:
 class Core:
     __slots__ = ("id", "queue", "qi", "state", "gen", "task", "val", "pending", "wait_tok", "busy_until",
                  "waits_left", "chans", "inflight", "vc", "rec", "lanes", "heads", "started", "idle_since",
-                 "prefetching", "lend", "nx", "nx_gen", "nx_rec", "nx_pending", "nx_done", "nx_inflight")
+                 "prefetching", "lend", "nx", "nx_gen", "nx_rec", "nx_pending", "nx_done", "nx_inflight",
+                 "ufree", "recent", "queued")
 
     def __init__(self, cid: int, queue: list[TaskProgram], channels: int, cores: int):
         self.id = cid
@@ -102,6 +116,12 @@ class Core:
         self.nx_pending: CopyPlan | None = None  # its load waiting for a free channel
         self.nx_done = False  # its early ops have all run
         self.nx_inflight = 0  # its DMAs in flight (within `inflight`)
+        # concurrent units: when each is free, the SRAM uses of compute ops that may still
+        # run (unit, first byte, end byte, end time, written?, op), the start times of ops
+        # queued and not yet started
+        self.ufree = {"cube": 0.0, "vector": 0.0}
+        self.recent: list[tuple[str, int, int, float, bool, OpInfo]] = []
+        self.queued: dict[str, deque[float]] = {"cube": deque(), "vector": deque()}
 
 
 def _issued(d: Dma) -> int:
@@ -157,7 +177,7 @@ class Engine:
             self.add(prog.tasks)
             for b in prog.host_written + prog.inputs:
                 self.san.host_write(b)
-        self.trace = Trace(arch.cores, arch.dma_channels, arch.freq, trace)
+        self.trace = Trace(arch.cores, arch.dma_channels, arch.freq, trace, units=arch.units == "concurrent")
         self.busy = {"cube": [0] * arch.cores, "vector": [0] * arch.cores, "dma": [0.0] * arch.cores}
         self.dram_busy = 0.0
         self.dram_read = 0
@@ -165,6 +185,7 @@ class Engine:
         self.dram_moved = 0
         self.warnings: list[str] = list(prog.warnings) if prog is not None else []
         self._warned: set = set()
+        self.concurrent = arch.units == "concurrent"
         self._dma_seq = 0
 
     # ------------------------------------------------------------------ main loop
@@ -277,21 +298,29 @@ class Engine:
                 c.pending = None
                 c.state = RUN
                 moved = True
-            elif st == START:
-                if not self.begin(c):
+            elif st == START or st == DRAIN:
+                if not (self.begin(c) if st == START else self.drain(c)):
                     return moved
-                moved = True
-            elif st == DRAIN:
-                if c.inflight > c.nx_inflight:  # (the next task's early loads are not this task's)
-                    return moved
-                assert c.task is not None
-                if c.task.index in self.hung:
-                    c.state = HUNG
-                    return True
-                self.finish(c)
                 moved = True
             else:
                 return moved
+
+    def drain(self, c: Core) -> bool:
+        """A task whose body has ended: once its DMAs (and on concurrent units, its units'
+        queues) are done, it finishes (or hangs, when a fault was injected). False: not yet."""
+        if c.inflight > c.nx_inflight:  # (the next task's early loads are not this task's)
+            return False
+        if self.concurrent:
+            busy = max(c.ufree.values())
+            if busy > self.now:  # (its units finish their queues; then it drains again)
+                c.busy_until, c.state = busy, BUSY
+                return True
+        assert c.task is not None
+        if c.task.index in self.hung:
+            c.state = HUNG
+            return True
+        self.finish(c)
+        return True
 
     def resume(self, c: Core) -> None:
         """Run the task of `c` to its next request and act on it: compute, issue a DMA
@@ -304,7 +333,10 @@ class Engine:
         c.val = None
         kind = req[0]
         if kind == REQ_COMPUTE:
-            self.compute(c, req[1], req[2])
+            if self.concurrent:
+                self.dispatch(c, req[1], req[2])
+            else:
+                self.compute(c, req[1], req[2])
         elif kind == REQ_DMA:
             ch = self.free_channel(c)
             if ch < 0:
@@ -312,6 +344,8 @@ class Engine:
                 c.state = WAITCHAN
             else:
                 c.val = self.issue(c, ch, req[1])
+        elif kind == REQ_FENCE:
+            self.fence(c, req[1], req[2], req[3])
         elif kind == REQ_GATE:
             if c.prefetching:
                 c.state = START  # (`begin` takes the waits, then the body goes on)
@@ -456,9 +490,15 @@ class Engine:
                 if st != START:
                     what = _STALL_OF[st]
                     stalls = rec.stalls
-                    stalls[what] = stalls.get(what, 0.0) + dt
-                    if st == BUSY and c.inflight:
-                        rec.overlap += dt
+                    busy = dt if st == BUSY else 0.0
+                    if self.concurrent and st != BUSY:  # (a unit working while the core waits: compute)
+                        busy = max(0.0, min(t, max(c.ufree.values())) - prev)
+                        if busy:
+                            stalls["compute"] = stalls.get("compute", 0.0) + busy
+                    if dt > busy:
+                        stalls[what] = stalls.get(what, 0.0) + dt - busy
+                    if busy and c.inflight:
+                        rec.overlap += busy
                 elif c.prefetching and not c.inflight:
                     rec.gated += dt  # (at its gate with nothing in flight: idle, not the kernel's work)
             if gated or (st == BUSY and c.busy_until <= t) or (visible and st == START):
@@ -617,6 +657,8 @@ class Engine:
         c.task = None
         c.rec = None
         c.gen = None
+        if self.concurrent:
+            c.recent = []
         c.qi += 1
         c.heads[t.lane] += 1
         c.idle_since = now
@@ -631,15 +673,7 @@ class Engine:
             self.compute_hazards(c, info, bufs)
         assert c.task is not None and info.execute is not None  # (a compute op of the running task)
         if self.numeric:
-            self.san.compute(info, bufs, c.task.index)
-            try:
-                info.execute([b.arr for b in bufs])
-            except Exception as e:
-                bad = gather_fault(info, [b.arr for b in bufs])
-                if bad is not None:
-                    raise SimError(*bad) from None
-                raise SimError(f"{info.own_where}: cannot execute: {type(e).__name__}: {e}",
-                               "operands: " + ", ".join(f"{list(b.shape)} at {b.desc}" for b in bufs)) from None
+            self.execute(c, info, bufs)
         cyc = info.cycles
         rec = c.rec
         assert rec is not None
@@ -651,6 +685,107 @@ class Engine:
             if self.trace.enabled:
                 self.trace.span(self.trace.core_tid(c.id), f"{info.label}: {c.task.kernel}", info.unit, self.now,
                                 c.busy_until, {"op": info.name, "cycles": cyc, "onnx_nodes": info.nodes})
+
+    def dispatch(self, c: Core, info: OpInfo, bufs: list[Buf]) -> None:
+        """`units = concurrent`: queue a compute op on its unit, which starts it when it is
+        free (and past any fence), and go on; the core stalls only when the unit already
+        holds `QUEUE_DEPTH` ops not yet started. Its numpy semantics run now, in program
+        order (a missing fence is reported as a race, never computed differently)."""
+        u = info.unit
+        now = self.now
+        start = max(now, c.ufree[u])
+        cyc = info.cycles
+        end = start + cyc
+        if c.recent:
+            c.recent = [r for r in c.recent if r[3] > now]
+            self.unit_races(c, info, u, start, bufs)
+        if c.inflight:
+            self.compute_hazards(c, info, bufs)
+        assert c.task is not None
+        if self.numeric:
+            self.execute(c, info, bufs)
+        rec = c.rec
+        assert rec is not None
+        rec.compute_cycles[u] += cyc
+        self.busy[u][c.id] += cyc
+        if cyc <= 0:
+            return
+        c.ufree[u] = end
+        last = len(bufs) - 1
+        c.recent.extend((u, b.off, b.off + b.nbytes, end, i == last, info) for i, b in enumerate(bufs))
+        if self.trace.enabled:
+            self.trace.span(self.trace.unit_tid(c.id, u), f"{info.label}: {c.task.kernel}", u, start, end,
+                            {"op": info.name, "cycles": cyc, "onnx_nodes": info.nodes, "issued": now})
+        q = c.queued[u]
+        q.append(start)
+        while q and q[0] <= now:
+            q.popleft()
+        if len(q) > QUEUE_DEPTH:
+            c.busy_until, c.state = q[0], BUSY
+
+    def execute(self, c: Core, info: OpInfo, bufs: list[Buf]) -> None:
+        """Run a compute op's numpy semantics (and the sanitizer's check of it)."""
+        assert c.task is not None and info.execute is not None
+        self.san.compute(info, bufs, c.task.index)
+        try:
+            info.execute([b.arr for b in bufs])
+        except Exception as e:
+            bad = gather_fault(info, [b.arr for b in bufs])
+            if bad is not None:
+                raise SimError(*bad) from None
+            raise SimError(f"{info.own_where}: cannot execute: {type(e).__name__}: {e}",
+                           "operands: " + ", ".join(f"{list(b.shape)} at {b.desc}" for b in bufs)) from None
+
+    def fence(self, c: Core, src: str, dst: str, bufs: list[Buf]) -> None:
+        """`npu_compute.fence src -> dst`: `dst` (a unit, or the next copy) starts no earlier
+        than the end of the `src` ops issued so far that touch `bufs`, plus `flag_latency`
+        when it has to wait for them."""
+        t = 0.0
+        for u, lo, hi, end, _, _ in c.recent:
+            if u == src and end > t and any(lo < b.off + b.nbytes and b.off < hi for b in bufs):
+                t = end
+        if dst == "dma":
+            if t > self.now:  # (the core issues its copies: it waits)
+                c.busy_until, c.state = t + self.arch.flag_latency, BUSY
+        elif t > self.now and t > c.ufree[dst]:
+            c.ufree[dst] = t + self.arch.flag_latency
+
+    def unit_races(self, c: Core, info: OpInfo, unit: str, start: float, bufs: list[Buf]) -> None:
+        """Report a compute op starting while another unit's op still uses bytes it
+        touches (one of them writing): a missing `npu_compute.fence`."""
+        last = len(bufs) - 1
+        for u, lo, hi, end, wrote, other in c.recent:
+            if u == unit or end <= start:
+                continue
+            for i, b in enumerate(bufs):
+                if (wrote or i == last) and lo < b.off + b.nbytes and b.off < hi:
+                    self.race(c, info, unit, start, other, u, wrote, (lo, hi), end)
+                    break
+
+    def race(self, c: Core, info: OpInfo, unit: str, start: float, other: OpInfo, other_unit: str,
+             wrote: bool, rng: tuple[int, int], end: float) -> None:
+        key = (c.task.index if c.task else -1, info.index, other.index)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        if len(self.warnings) < MAX_WARNINGS:
+            verb = "writes" if wrote else "reads"
+            self.warnings.append(
+                f"race: {info.where} starts on the {unit} of core {c.id} at cycle {start:g} while '{other.name}' "
+                f"(op #{other.index}) on the {other_unit} still {verb} SRAM bytes [{rng[0]}, {rng[1]}) until "
+                f"cycle {end:g} (missing npu_compute.fence {other_unit} -> {unit}?)")
+
+    def copy_races(self, c: Core, plan: CopyPlan, start: float) -> None:
+        """Report a copy starting while a compute op still writes the SRAM bytes it reads,
+        or uses the bytes it writes."""
+        w, r = plan.sram_write, plan.sram_read
+        for u, lo, hi, end, wrote, other in c.recent:
+            if end <= start:
+                continue
+            for rng, needs_write in ((w, False), (r, True)):
+                if rng is not None and (wrote or not needs_write) and lo < rng[1] and rng[0] < hi:
+                    self.race(c, plan.info, "dma", start, other, u, wrote, (lo, hi), end)
+                    break
 
     def compute_hazards(self, c: Core, info: OpInfo, bufs: list[Buf]) -> None:
         """Warn when a compute op uses bytes a DMA in flight still writes, or overwrites
@@ -690,6 +825,9 @@ class Engine:
         w, r = plan.sram_write, plan.sram_read
         if c.inflight and (r is not None or w is not None):
             self.issue_hazards(c, plan, w, r)
+        if c.recent and (r is not None or w is not None):
+            c.recent = [x for x in c.recent if x[3] > self.now]
+            self.copy_races(c, plan, self.now)
         self._dma_seq += 1
         d = Dma(c.id, ch, t, plan, self.now, self.arch.dma_latency, self._dma_seq)
         c.chans[ch] = d

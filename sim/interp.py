@@ -10,9 +10,9 @@ the timing engine and receives the answer:
 - `(REQ_COMPUTE, info, bufs)`: run a compute op (the engine runs `info.execute`);
 - `(REQ_DMA, plan)`: issue a copy (`sim.memory.CopyPlan`); the answer: its token;
 - `(REQ_WAIT, token)`: block until that DMA has completed;
+- `(REQ_FENCE, src, dst, bufs)`: `npu_compute.fence` (only on `units = concurrent`);
 - `(REQ_GATE,)`, `(REQ_EARLY,)`, `(REQ_HANDOFF,)`: markers (answer None): the end of a
   task's `prefetch` (its waits come now), of its `early` ops, its `handoff` point.
-Everything runs at tile granularity: the math is numpy on whole tiles.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects import special
 from npu_dialects.arch import Arch, widest_type
-from npu_dialects.compute import ApplyOp, ComputeOp, EltwiseOp
+from npu_dialects.compute import ApplyOp, ComputeOp, EltwiseOp, FenceOp
 from npu_dialects.dma import CopyOp, DoneOp, WaitOp
 from npu_dialects.graph import ints
 from npu_dialects.locs import loc_names, node_names
@@ -54,6 +54,7 @@ DONE = _Done()
 REQ_GATE = 3
 REQ_EARLY = 4
 REQ_HANDOFF = 5
+REQ_FENCE = 6
 
 _SCALAR = 0
 _REQ = 1
@@ -640,6 +641,16 @@ class _TaskCompiler:
             return (REQ_DMA, plan)
         return (_REQ, copy, tok)
 
+    def fence_op(self, op: FenceOp) -> list:
+        """`(REQ_FENCE, src, dst, bufs)`; nothing on an arch whose units run one op at a time."""
+        if self.arch.units != "concurrent":
+            return []
+        bufs = [self.use(v, op) for v in op.buffers]
+
+        def fence(env, src=str(op.src.data), dst=str(op.dst.data), bufs=bufs):
+            return (REQ_FENCE, src, dst, [env[s] for s in bufs])
+        return [(_REQ, fence, -1)]
+
     def compute_op(self, op: ComputeOp) -> tuple:
         info = self.info(op)
         # (unit and cycles are the op's definition on the arch: class, properties, attributes
@@ -667,10 +678,9 @@ def _handler(op: Operation) -> Callable[[_TaskCompiler, Any], list]:
     """The `_TaskCompiler` method compiling `op` (the same for every op of its class and
     name: `_TaskCompiler.op` keeps it), as a list of zero or one instruction."""
     tc = _TaskCompiler
-    if isinstance(op, SramOp):
-        return tc.sram_op
-    if isinstance(op, arith.ConstantOp):
-        return tc.constant_op
+    for cls, many in ((SramOp, tc.sram_op), (arith.ConstantOp, tc.constant_op), (FenceOp, tc.fence_op)):
+        if isinstance(op, cls):
+            return many
     one: Callable[[_TaskCompiler, Any], tuple] | None = None
     if isinstance(op, ViewOp):  # (scalar ops: views, integer arith, compares, selects, casts)
         one = tc.view_op
@@ -850,5 +860,5 @@ def compile_task(prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region,
                   values or Values(), timing_only, cache, ops).compile()
 
 
-__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_EARLY", "REQ_GATE", "REQ_HANDOFF", "REQ_WAIT", "CompileCache", "OpInfo", "TaskProgram", "compile_task",
+__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_EARLY", "REQ_FENCE", "REQ_GATE", "REQ_HANDOFF", "REQ_WAIT", "CompileCache", "OpInfo", "TaskProgram", "compile_task",
            "constant_value", "exec_block", "preorder", "reuse_task", "same_body", "task_nodes", "task_where"]

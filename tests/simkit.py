@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
+from lowering.task.unit_sync import sync_units
 from npu_dialects import make_context
 
 
@@ -33,9 +34,10 @@ def task(kernel: str, core: int, body: str, *, waits: Sequence[int] = (), signal
 
 
 def module(inputs: Sequence[tuple[str, str]], outputs: Sequence[tuple[str, str]], body: str,
-           attrs: str = "", verify: bool = True) -> ModuleOp:
+           attrs: str = "", verify: bool = True, fences: bool = True) -> ModuleOp:
     """Parse and verify `func.func @main(inputs..., outputs...)` holding `body` (`verify=False`:
-    unverified, for tests of the simulator's own checks of IR the verifiers reject)."""
+    unverified, for tests of the simulator's own checks of IR the verifiers reject), with
+    the fences between a core's units that `npu-unit-sync` inserts (`fences=False`: as written)."""
     args = ", ".join(f"%{n}: {t}" for n, t in [*inputs, *outputs])
     names_in = ", ".join(f'"{n}"' for n, _ in inputs)
     names_out = ", ".join(f'"{n}"' for n, _ in outputs)
@@ -46,6 +48,8 @@ def module(inputs: Sequence[tuple[str, str]], outputs: Sequence[tuple[str, str]]
     m = Parser(make_context(), text).parse_module()
     if verify:
         m.verify()
+    if fences:
+        sync_units(m)
     return m
 
 

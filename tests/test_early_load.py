@@ -15,6 +15,7 @@ from xdsl.parser import Parser
 from lowering.importer.onnx_import import import_model
 from lowering.pipeline import compile_module
 from lowering.task.early_load import EarlyLoad
+from lowering.task.unit_sync import sync_units
 from npu_dialects import make_context
 from npu_dialects.arch import parse_arch_spec
 from npu_dialects.task import TaskOp
@@ -36,10 +37,13 @@ def _inputs() -> dict[str, np.ndarray]:
 
 def test_the_next_tasks_weight_load_runs_during_the_previous_task():
     ctx, module = _module()
-    before = simulate(module, {}, _inputs(), sanitize=True)
+    plain = module.clone()
+    sync_units(plain)  # (the fences between a core's units the pipeline inserts after this pass)
+    before = simulate(plain, {}, _inputs(), sanitize=True)
     EarlyLoad().apply(ctx, module)
+    sync_units(module)
     after = simulate(module, {}, _inputs(), sanitize=True, trace=True)
-    assert (before.cycles, after.cycles) == (6956, 6828)
+    assert (before.cycles, after.cycles) == (6968, 6840)
     assert after.outputs["y"].tobytes() == before.outputs["y"].tobytes()
     np.testing.assert_allclose(after.outputs["y"], (np.maximum(_inputs()["x"], 0) + 0.5) * 2.0)
     a, b, c = after.tasks
@@ -60,7 +64,8 @@ def test_an_early_load_into_bytes_the_previous_task_still_reads_is_caught():
     _, b, c = [t for t in module.walk() if isinstance(t, TaskOp)]
     b.handoff = IntegerAttr(7, i64)  # (after its waits for its loads)
     c.early = IntegerAttr(3, i64)  # (its constant, buffer and the load of v into [0, 8192))
-    with pytest.raises(SimError, match=re.escape("task 'b': 'npu_dma.copy' (op #9 in the task) reads bytes [0, 8192) "
+    sync_units(module)
+    with pytest.raises(SimError, match=re.escape("task 'b': 'npu_dma.copy' (op #10 in the task) reads bytes [0, 8192) "
                                                  "of SRAM of core 0 expecting SRAM buffer") + ".* but task 'c': 'npu_dma.copy'"):
         simulate(module, {}, _inputs(), sanitize=True)
 

@@ -11,7 +11,8 @@ from npu_dialects.arch import Arch
 from sim import SimError, simulate
 from tests.simkit import CONSTS, D, S, module, task
 
-ARCH = Arch()  # default: 4 cores, 16x16x16 cube, 128 B/cycle, dma_latency 200, 2 channels
+ARCH = Arch()  # default: 4 cores, 16x16x16 cube, 128 B/cycle, dma_latency 200, 2 channels, concurrent units
+SERIAL = Arch(units="serial")  # one compute op at a time
 
 
 # --------------------------------------------------------------------------- numerics
@@ -137,8 +138,8 @@ def test_double_buffering_overlaps_dma_with_compute():
         assert r.warnings == []
     assert double.dram_bytes_read == serial.dram_bytes_read
     # serial: per tile load (200 + 16384/128) + matmul 64 + store (200 + 128)
-    load, mm, store = 200 + 128, 64, 200 + 128
-    assert serial.cycles == load + n * (load + mm + store)
+    load, mm, store = 200 + 128, 64, 200 + 128  # (the store waits for the matmul: a fence)
+    assert serial.cycles == load + n * (load + mm + ARCH.flag_latency + store)
     assert double.cycles < serial.cycles - (n - 2) * load // 2
 
 
@@ -416,8 +417,8 @@ def test_reading_bytes_another_core_writes_is_a_race_even_when_timing_hides_it()
             f"npu_dma.wait %t")
     body = f"%h = npu_task.alloc {{offset = 0 : i64}} : {D(16)}\n" + store_task("w", 0, 1.0) + task("r", 1, load)
     with pytest.raises(SimError, match=r"race: task 'r' .* reads .* which task 'w' .* writes"):
-        simulate(module([], [], body), {}, {}, ARCH)
-    simulate(module([], [], body), {}, {}, ARCH, check_races=False)
+        simulate(module([], [], body), {}, {}, SERIAL)  # (the fill delays the load on a serial core)
+    simulate(module([], [], body), {}, {}, SERIAL, check_races=False)
 
 
 def test_disjoint_halves_on_two_cores_are_not_a_race():
@@ -481,7 +482,7 @@ def test_missing_input_is_an_error():
 # --------------------------------------------------------------------------- trace
 
 
-def test_trace_has_a_track_per_core_and_dma_channel():
+def test_trace_has_a_track_per_core_unit_and_dma_channel():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((10, 20)).astype(np.float32)
     w = rng.standard_normal((20, 12)).astype(np.float32)
@@ -489,7 +490,8 @@ def test_trace_has_a_track_per_core_and_dma_channel():
     tj = json.loads(json.dumps(r.trace_json()))
     assert tj["displayTimeUnit"] == "ns"
     names = {e["tid"]: e["args"]["name"] for e in tj["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
-    want = {f"core {c}" for c in range(4)} | {f"core {c} dma {k}" for c in range(4) for k in range(2)}
+    want = ({f"core {c}" for c in range(4)} | {f"core {c} {u}" for c in range(4) for u in ("cube", "vector")}
+            | {f"core {c} dma {k}" for c in range(4) for k in range(2)})
     assert set(names.values()) == want and len(names) == len(want)
     spans = [e for e in tj["traceEvents"] if e["ph"] == "X"]
     tasks = [e for e in spans if e["cat"] == "task"]
@@ -500,11 +502,52 @@ def test_trace_has_a_track_per_core_and_dma_channel():
     assert len(dmas) == 3 * 2 * 3 * 2 + 6 and all(names[e["tid"]].startswith("core 0 dma ") for e in dmas)
     assert sum(e["args"]["bytes"] for e in dmas) == r.dram_bytes_read + r.dram_bytes_written
     cube = [e for e in spans if e["cat"] == "cube"]
-    assert len(cube) == 18 and all(e["tid"] == tasks[0]["tid"] for e in cube)
+    assert len(cube) == 18 and all(names[e["tid"]] == "core 0 cube" for e in cube)
+    fills = [e for e in spans if e["cat"] == "vector"]
+    assert len(fills) == 6 and all(names[e["tid"]] == "core 0 vector" for e in fills)
     t0, t1 = tasks[0]["ts"], tasks[0]["ts"] + tasks[0]["dur"]
     assert all(t0 <= e["ts"] and e["ts"] + e["dur"] <= t1 + 1e-9 for e in cube)
     # no trace requested: no events
     assert simulate(matmul_module(10, 20, 12, 4, 8, 8), {"w": w}, {"x": x}, ARCH).trace == []
+    # one compute op at a time: compute spans nested in the task's, on the core's track
+    serial = simulate(matmul_module(10, 20, 12, 4, 8, 8), {"w": w}, {"x": x}, SERIAL, trace=True).trace_json()
+    tracks = {e["args"]["name"] for e in serial["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert not any(n.endswith(("cube", "vector")) for n in tracks)
+
+
+def test_cube_and_vector_units_overlap_and_a_missing_fence_is_a_race():
+    """Concurrent units: a matmul and an independent relu on other bytes run at once (the
+    serial core runs them one after the other; outputs equal); a relu of the matmul's
+    result waits for it through a fence, and without the fence is a reported race."""
+    def body(relu_of: str) -> str:
+        rows = 16 if relu_of == "d" else 64
+        return f"""{CONSTS}
+%a = npu_task.sram {{offset = 0 : i64}} : {S(64, 64)}
+%c = npu_task.sram {{offset = 16384 : i64}} : {S(64, 64)}
+%d = npu_task.sram {{offset = 32768 : i64}} : {S(16, 64)}
+%t = npu_dma.copy %x[%c0, %c0] -> %a[%c0, %c0] {{sizes = array<i64: 64, 64>}} : {D(64, 64)} -> {S(64, 64)}
+npu_dma.wait %t
+npu_compute.fill %d {{value = -1.0 : f32}} : {S(16, 64)}
+npu_compute.matmul %a, %a -> %c : {S(64, 64)}, {S(64, 64)} -> {S(64, 64)}
+npu_compute.eltwise relu %{relu_of} -> %{relu_of} : {S(rows, 64)} -> {S(rows, 64)}
+%s = npu_dma.copy %c[%c0, %c0] -> %y[%c0, %c0] {{sizes = array<i64: 64, 64>}} : {S(64, 64)} -> {D(64, 64)}
+npu_dma.wait %s"""
+    x = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
+    io = ([("x", D(64, 64))], [("y", D(64, 64))])
+    apart = simulate(module(*io, task("k", 0, body("d"))), {}, {"x": x}, ARCH)
+    serial = simulate(module(*io, task("k", 0, body("d"))), {}, {"x": x}, SERIAL)
+    np.testing.assert_array_equal(apart.outputs["y"], serial.outputs["y"])
+    assert apart.warnings == [] and serial.warnings == []
+    # the fill and the relu are hidden under the matmul and the store, which waits for the
+    # matmul through a fence (its flag latency)
+    vector = 2 * 16 * 64 // ARCH.vector_lanes
+    assert serial.cycles - apart.cycles == vector - ARCH.flag_latency
+    chained = simulate(module(*io, task("k", 0, body("c"))), {}, {"x": x}, ARCH)
+    np.testing.assert_allclose(chained.outputs["y"], np.maximum(x @ x, 0), rtol=1e-4, atol=1e-4)
+    assert chained.warnings == []
+    bare = simulate(module(*io, task("k", 0, body("c")), fences=False), {}, {"x": x}, ARCH)
+    np.testing.assert_array_equal(bare.outputs["y"], chained.outputs["y"])  # (computed in program order)
+    assert any(m.startswith("race: ") and "missing npu_compute.fence cube -> vector" in m for m in bare.warnings)
 
 
 def test_view_inside_a_task():

@@ -575,6 +575,9 @@ def check_model(model: onnx.ModelProto, arch_spec: str, seed: int = 0) -> Outcom
     except Exception as e:  # anything else is a bug of ours
         return Outcome("crash", nan, _crash(e))
     warnings = tuple(res.report.get("warnings", ()))
+    races = [w for w in warnings if w.startswith("race:")]
+    if races:  # (a missing fence between a core's units: wrong on hardware, whatever the outputs)
+        return Outcome("sanitizer", nan, races[0], warnings)
     try:
         ref = reference_outputs(model, inputs)
     except Exception as e:  # onnxruntime raises many types; a generator bug

@@ -1,8 +1,8 @@
 // RUN: %opt %s -p npu-early-load | filecheck %s
 // RUN: %opt %s -p 'npu-early-load{mirror=false}' | filecheck %s --check-prefix=KEEP
-// RUN: %opt %s -p npu-early-load -o %t.mlir && npu-run %t.mlir --sanitize | filecheck %s --check-prefix=SIM
-// RUN: %opt %s -p 'npu-early-load{mirror=false}' -o %t.keep.mlir && npu-run %t.keep.mlir --sanitize | filecheck %s --check-prefix=SIM-KEEP
-// RUN: npu-run %s --sanitize | filecheck %s --check-prefix=SIM-OFF
+// RUN: %opt %s -p npu-early-load,npu-unit-sync -o %t.mlir && npu-run %t.mlir --sanitize | filecheck %s --check-prefix=SIM
+// RUN: %opt %s -p 'npu-early-load{mirror=false},npu-unit-sync' -o %t.keep.mlir && npu-run %t.keep.mlir --sanitize | filecheck %s --check-prefix=SIM-KEEP
+// RUN: npu-opt %s -p npu-unit-sync -o %t.off.mlir && npu-run %t.off.mlir --sanitize | filecheck %s --check-prefix=SIM-OFF
 
 // Three tasks on core 0 (32 KiB SRAM, one vector lane: an eltwise op of 2048
 // elements computes 2048 cycles, long enough to hide a 114-cycle load; a DMA latency
@@ -89,6 +89,6 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 32768, vector_lanes
 // KEEP-NEXT:   npu_task.sram {offset = 0 : i64}
 // KEEP-NEXT:   npu_dma.copy %v
 
-// SIM:      cycles: 6828
-// SIM-KEEP: cycles: 6892
-// SIM-OFF:  cycles: 6956
+// SIM:      cycles: 6840
+// SIM-KEEP: cycles: 6904
+// SIM-OFF:  cycles: 6968

@@ -70,4 +70,13 @@ builtin.module {
     npu_compute.apply "npu_graph.softmax" %ch -> %ch {attrs = {axis = -1 : i64}} : memref<4x16xf16, "sram"> -> memref<4x16xf16, "sram">
     func.return
   }
+  // A fence between units, on the buffers whose bytes it orders.
+  // CHECK-LABEL: func.func @fences
+  // CHECK: npu_compute.fence cube -> vector on %a : memref<4x32xf32, "sram">
+  // CHECK: npu_compute.fence vector -> dma on %a, %c : memref<4x32xf32, "sram">, memref<4x16xf32, "sram">
+  func.func @fences(%a: memref<4x32xf32, "sram">, %c: memref<4x16xf32, "sram">) {
+    npu_compute.fence cube -> vector on %a : memref<4x32xf32, "sram">
+    npu_compute.fence vector -> dma on %a, %c : memref<4x32xf32, "sram">, memref<4x16xf32, "sram">
+    func.return
+  }
 }

@@ -278,3 +278,29 @@ func.func @f(%x: memref<4x8xf32, "sram">, %o: memref<4x4xf32, "sram">) {
   func.return
 }
 // CHECK: 'npu_compute.materialize': tensor<4x8xf32> does not have the shape of the buffer memref<4x4xf32, "sram">
+
+// -----
+
+// A fence orders two units: the same one twice is refused.
+func.func @f(%a: memref<4x8xf32, "sram">) {
+  npu_compute.fence cube -> cube on %a : memref<4x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.fence': src and dst are both cube: a unit runs its own queue in order
+
+// -----
+
+// A DMA is awaited with npu_dma.wait, never fenced after.
+func.func @f(%a: memref<4x8xf32, "sram">) {
+  npu_compute.fence dma -> vector on %a : memref<4x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.fence': src must be cube or vector (a DMA is awaited with npu_dma.wait), got dma
+
+// -----
+
+func.func @f(%a: memref<4x8xf32, "dram">) {
+  npu_compute.fence cube -> dma on %a : memref<4x8xf32, "dram">
+  func.return
+}
+// CHECK: 'npu_compute.fence': buffers must be "sram" memrefs, got memref<4x8xf32, "dram">

@@ -1,0 +1,251 @@
+"""`npu-unit-sync`: fences between a core's cube, vector unit and DMA issue.
+
+On an arch with `units = concurrent` a core issues each compute op to its unit's
+queue and goes on: the cube, the vector unit and the DMA channels run at once, and
+nothing orders them but `npu_compute.fence`. This pass inserts a fence wherever an
+op of one unit touches SRAM bytes that an earlier op of another unit may still be
+using (a read after a write, or a write after a read or write): before a compute op
+(`src -> cube|vector`) and before an `npu_dma.copy` that reads or writes SRAM
+(`src -> dma`: the core waits there before it issues the copy). A copy into SRAM
+is ordered before the compute that reads it by `npu_dma.wait` already. On
+`units = serial` the pass does nothing.
+
+Assumes SRAM offsets are final (after npu-bufferize; runs last among the task
+passes, after npu-early-load, which may move a task's buffers). No options.
+
+Algorithm
+---------
+Per task body (the core drains every unit between tasks), ops in program order with
+the set of *pending* accesses: (unit, byte ranges, write?) of compute ops, each
+with the units it is already ordered before. A buffer's byte ranges are static:
+an `npu_task.sram`'s extent, a view's part of it, both sides of an `arith.select`
+(a double buffer's ping and pong), the whole SRAM when unknown. An op that conflicts
+with a pending access of another unit gets a fence from that unit on its own
+conflicting operands; the access is then ordered before the op's unit when the
+fence's ranges cover it. A fence names SSA buffers, so the simulator decides at run
+time which bytes it waits for: a static conflict between a step's pong and the last
+step's ping costs nothing. Loop bodies are walked until their entry state stops
+growing (loop-carried conflicts: a step's load into the bytes the previous step's
+compute read); `scf.if` branches from the same state, joined. An access already
+pending for the same unit and ranges is replaced (a unit runs its queue in order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from lowering.task.taskgraph import copy_ends
+from npu_dialects.arch import Arch, arch_of
+from npu_dialects.compute import ComputeOp, FenceOp, Unit
+from npu_dialects.dma import CopyOp, memory_space
+from npu_dialects.task import SramOp, TaskOp, ViewOp, byte_size
+
+Ranges = tuple[tuple[int, int], ...]
+EVERYWHERE: Ranges = ((0, 1 << 62),)
+COMPUTE_UNITS = (Unit.CUBE.value, Unit.VECTOR.value)
+MAX_PASSES = 4
+"""Walks of a loop body at most (the state only grows, and two suffice for one carried
+step; more cover a chain through nested loops)."""
+
+
+def ranges_of(v: SSAValue, known: dict[SSAValue, Ranges]) -> Ranges:
+    """The SRAM byte ranges buffer `v` may be (see Algorithm)."""
+    hit = known.get(v)
+    if hit is not None:
+        return hit
+    op = v.owner
+    if isinstance(op, SramOp):
+        lo = op.offset.value.data
+        out: Ranges = ((lo, lo + byte_size(op.result.type)),)
+    elif isinstance(op, ViewOp):
+        src = ranges_of(op.source, known)
+        if op.index is None and src != EVERYWHERE:
+            n = byte_size(op.result.type)
+            out = tuple((lo + op.byte_offset, lo + op.byte_offset + n) for lo, _ in src)
+        else:
+            out = src
+    elif isinstance(op, arith.SelectOp):
+        out = tuple(sorted(set(ranges_of(op.lhs, known) + ranges_of(op.rhs, known))))
+    else:
+        out = EVERYWHERE
+    known[v] = out
+    return out
+
+
+def overlap(a: Ranges, b: Ranges) -> bool:
+    return any(x0 < y1 and y0 < x1 for x0, x1 in a for y0, y1 in b)
+
+
+def covers(a: Ranges, b: Ranges) -> bool:
+    """Every range of `b` lies inside one of `a`."""
+    return all(any(x0 <= y0 and y1 <= x1 for x0, x1 in a) for y0, y1 in b)
+
+
+@dataclass
+class Access:
+    """A compute op's use of some bytes, pending until every other unit is ordered after it."""
+
+    unit: str
+    ranges: Ranges
+    write: bool
+    ordered: frozenset[str] = frozenset()  # the units already fenced after it
+
+
+@dataclass
+class State:
+    pending: list[Access] = field(default_factory=list)
+
+    def copy(self) -> State:
+        return State(list(self.pending))
+
+    def key(self) -> frozenset:
+        return frozenset((a.unit, a.ranges, a.write, a.ordered) for a in self.pending)
+
+    def add(self, acc: Access) -> None:
+        self.pending = [a for a in self.pending if (a.unit, a.ranges, a.write) != (acc.unit, acc.ranges, acc.write)]
+        self.pending.append(acc)
+
+    def join(self, other: State) -> None:
+        """The accesses of either path, ordered before a unit only when both are."""
+        mine = {(a.unit, a.ranges, a.write): a for a in self.pending}
+        for b in other.pending:
+            k = (b.unit, b.ranges, b.write)
+            a = mine.get(k)
+            mine[k] = b if a is None else Access(a.unit, a.ranges, a.write, a.ordered & b.ordered)
+        self.pending = list(mine.values())
+
+
+class UnitSync:
+    """Inserts the fences of one task body (see the module's Algorithm)."""
+
+    def __init__(self, arch: Arch):
+        self.arch = arch
+        self.known: dict[SSAValue, Ranges] = {}
+        self.inserted = 0
+
+    def block(self, block: Block, st: State) -> State:
+        for op in list(block.ops):
+            if isinstance(op, ComputeOp):
+                self.compute(op, st)
+            elif isinstance(op, CopyOp):
+                self.copy(op, st)
+            elif isinstance(op, scf.ForOp):
+                st = self.loop(op, st)
+            elif isinstance(op, scf.IfOp):
+                st = self.branches(op, st)
+            else:
+                for region in op.regions:  # (any other nesting: in program order)
+                    for b in region.blocks:
+                        st = self.block(b, st)
+        return st
+
+    def loop(self, op: scf.ForOp, st: State) -> State:
+        """The body walked until the state at its start no longer grows; the state after
+        the loop joins the one before it (zero trips)."""
+        entry = st.copy()
+        seen = entry.key()
+        out = entry
+        for _ in range(MAX_PASSES):
+            out = self.block(op.body.block, entry.copy())
+            nxt = entry.copy()
+            nxt.join(out)
+            if nxt.key() == seen:
+                break
+            entry, seen = nxt, nxt.key()
+        out.join(st)
+        return out
+
+    def branches(self, op: scf.IfOp, st: State) -> State:
+        outs = [self.block(r.block, st.copy()) for r in op.regions if r.blocks]
+        out = outs[0] if outs else st.copy()
+        for o in outs[1:]:
+            out.join(o)
+        if len(outs) < 2:
+            out.join(st)
+        return out
+
+    def compute(self, op: ComputeOp, st: State) -> None:
+        unit = op.unit(self.arch)
+        *ins, out = op.operands
+        uses = [(v, ranges_of(v, self.known), False) for v in ins] + [(out, ranges_of(out, self.known), True)]
+        self.fence(op, unit, uses, st)
+        for v, r, w in uses:
+            st.add(Access(unit, r, w))
+
+    def copy(self, op: CopyOp, st: State) -> None:
+        src, dst = copy_ends(op)
+        uses = [(v, ranges_of(v, self.known), w) for v, w in ((src, False), (dst, True))
+                if isinstance(v.type, MemRefType) and memory_space(v.type) == "sram"]
+        if uses:
+            self.fence(op, Unit.DMA.value, uses, st)
+
+    def fence(self, op: Operation, unit: str, uses: list[tuple[SSAValue, Ranges, bool]], st: State) -> None:
+        """Fence `op` (on `unit`) after every pending access of another unit it conflicts with."""
+        for src in COMPUTE_UNITS:
+            if src == unit:
+                continue
+            names: list[SSAValue] = []
+            covered: Ranges = ()
+            for a in st.pending:
+                if a.unit != src or unit in a.ordered:
+                    continue
+                for v, r, w in uses:
+                    if (a.write or w) and overlap(a.ranges, r) and v not in names:
+                        names.append(v)
+                        covered += r
+            if not names:
+                continue
+            self.place(op, src, unit, names)
+            st.pending = [Access(a.unit, a.ranges, a.write, a.ordered | {unit})
+                          if a.unit == src and covers(covered, a.ranges) else a for a in st.pending]
+
+
+    def place(self, op: Operation, src: str, dst: str, names: list[SSAValue]) -> None:
+        """A fence `src -> dst` on `names` just before `op`, merged into one already there
+        (a loop body's second walk finds the conflicts of its first again)."""
+        parent = op.parent_block()
+        assert parent is not None
+        prev = op.prev_op
+        while isinstance(prev, FenceOp):
+            if prev.src.data == src and prev.dst.data == dst:
+                missing = [v for v in names if v not in prev.buffers]
+                if missing:
+                    parent.insert_op_before(FenceOp(src, dst, [*prev.buffers, *missing]), prev)
+                    parent.erase_op(prev)
+                return
+            prev = prev.prev_op
+        parent.insert_op_before(FenceOp(src, dst, names), op)
+        self.inserted += 1
+
+
+def sync_units(module: ModuleOp) -> int:
+    """Insert the fences of every task of `module`; the number inserted."""
+    arch = arch_of(module)
+    if arch.units != "concurrent":
+        return 0
+    n = 0
+    for op in module.walk():
+        if isinstance(op, TaskOp):
+            s = UnitSync(arch)
+            s.block(op.body.block, State())
+            n += s.inserted
+    return n
+
+
+@dataclass(frozen=True)
+class UnitSyncPass(ModulePass):
+    """Fences between a core's concurrent units where their SRAM accesses conflict.
+
+    Assumes final SRAM offsets (run after npu-early-load). No options; does nothing on
+    an arch with `units = serial`."""
+
+    name = "npu-unit-sync"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        sync_units(op)
