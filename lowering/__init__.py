@@ -39,6 +39,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "npu-events": ("lowering.task.events", "Events"),
     "npu-prefetch": ("lowering.task.prefetch", "Prefetch"),
     "npu-early-load": ("lowering.task.early_load", "EarlyLoad"),
+    "npu-software-pipeline": ("lowering.task.software_pipeline", "SoftwarePipeline"),
     "npu-unit-sync": ("lowering.task.unit_sync", "UnitSyncPass"),
     "npu-memplan": ("lowering.task.memplan", "MemPlan"),
     "npu-default": ("lowering.pipeline", "NpuDefault"),

@@ -29,7 +29,7 @@ from npu_dialects.weights import attach_weights
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "npu-fuse-qdq", "npu-canonicalize", "npu-constant-fold", "npu-shape-inference", "npu-bn-fold", "npu-hoist-pool", "npu-dce", "npu-cse",
     "npu-fold-attention-scale", "npu-merge-projections", "npu-split-concat-conv", "npu-fuse", "npu-split-rows", "npu-tile", "npu-layer-group", "npu-tile-loops", "npu-bufferize", "npu-schedule",
-    "npu-task-canonicalize", "npu-dma-order", "npu-events", "npu-prefetch", "npu-early-load", "npu-unit-sync",
+    "npu-task-canonicalize", "npu-dma-order", "npu-events", "npu-prefetch", "npu-early-load", "npu-software-pipeline", "npu-unit-sync",
     "npu-memplan")
 CONVERT_PRECISION = "npu-convert-precision"
 """Run with `precision=f16|bf16` after the graph optimisations, before npu-fuse."""

@@ -495,8 +495,8 @@ class Engine:
                         busy = max(0.0, min(t, max(c.ufree.values())) - prev)
                         if busy:
                             stalls["compute"] = stalls.get("compute", 0.0) + busy
-                    if dt > busy:
-                        stalls[what] = stalls.get(what, 0.0) + dt - busy
+                    if dt > busy or st == BUSY:
+                        stalls[what] = stalls.get(what, 0.0) + (dt if st == BUSY else dt - busy)
                     if busy and c.inflight:
                         rec.overlap += busy
                 elif c.prefetching and not c.inflight:

@@ -22,7 +22,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // CHECK:        scf.for
 // CHECK-NOT:      -> %[[W]]
 // CHECK:          npu_dma.wait %[[TW]]
-// CHECK-NEXT:     npu_compute.fence vector -> cube
+// CHECK:          npu_compute.fence vector -> cube
 // CHECK-NEXT:     npu_compute.conv2d %{{.*}}, %[[W]]
 // CHECK:        }
 

@@ -25,7 +25,8 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // TIME-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)    npu-canonicalize
 // TIME:      {{[0-9.]+}} ({{ *[0-9.]+}}%)    npu-fuse
 // TIME:      {{[0-9.]+}} ({{ *[0-9.]+}}%)    npu-tile
-// TIME:      {{[0-9.]+}} ({{ *[0-9.]+}}%)    npu-unit-sync
+// TIME:      {{[0-9.]+}} ({{ *[0-9.]+}}%)    npu-software-pipeline
+// TIME-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)    npu-unit-sync
 // TIME-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)    npu-memplan
 // TIME-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  print
 // TIME-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  verify (2x)
@@ -34,7 +35,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 // --verify-each: after each of the 23 nested passes (shown inside npu-default), and
 // at the top level the input and npu-default's result.
 // EACH:      npu-memplan
-// EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)    verify (25x)
+// EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)    verify (26x)
 // EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  print
 // EACH-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  verify (2x)
 
