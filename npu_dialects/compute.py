@@ -716,6 +716,11 @@ class FenceOp(IRDLOperation):
         super().__init__(operands=[list(buffers)],
                          properties={"src": UnitKindAttr(Unit(src)), "dst": UnitKindAttr(Unit(dst))})
 
+    @classmethod
+    def between(cls, src: str, dst: str, buffers: Sequence[SSAValue]) -> FenceOp:
+        """The same op built without IRDL's argument processing (a pass inserts thousands)."""
+        return cls.create(operands=list(buffers), properties={"src": _UNIT_ATTRS[src], "dst": _UNIT_ATTRS[dst]})
+
     def verify_(self) -> None:
         src, dst = self.src.data, self.dst.data
         if src == Unit.DMA:
@@ -730,6 +735,8 @@ class FenceOp(IRDLOperation):
             if not isinstance(v.type, MemRefType) or memory_space(v.type) != "sram":
                 raise VerifyException(f"'npu_compute.fence': buffers must be \"sram\" memrefs, got {v.type}")
 
+
+_UNIT_ATTRS = {u.value: UnitKindAttr(u) for u in Unit}
 
 COMPUTE_OPS = [MatmulOp, Conv2dOp, EltwiseOp, PoolOp, FillOp, ApplyOp]
 

@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from lowering.task.taskgraph import task_ops
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ComputeOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp, memory_space
@@ -202,7 +203,7 @@ def software_pipeline(module: ModuleOp) -> int:
     arch = arch_of(module)
     if arch.units != "concurrent":
         return 0
-    return sum(pipeline_task(op, arch) for op in module.walk() if isinstance(op, TaskOp))
+    return sum(pipeline_task(op, arch) for op in task_ops(module))
 
 
 @dataclass(frozen=True)

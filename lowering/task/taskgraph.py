@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, SSAValue
 
@@ -46,6 +46,12 @@ class TaskInfo:
 
 
 assert [name for name, _ in CopyOp.get_irdl_definition().operands[:2]] == ["src", "dst"]  # (`copy_ends`)
+
+
+def task_ops(module: ModuleOp) -> list[TaskOp]:
+    """The tasks of every function of `module` (they sit at the top of a function's body:
+    no walk through their bodies)."""
+    return [t for f in module.ops if isinstance(f, FuncOp) for t in f.body.block.ops if isinstance(t, TaskOp)]
 
 
 def copy_ends(copy: CopyOp) -> tuple[SSAValue, SSAValue]:

@@ -40,11 +40,11 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from lowering.task.taskgraph import copy_ends
+from lowering.task.taskgraph import copy_ends, task_ops
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ComputeOp, FenceOp, Unit
 from npu_dialects.dma import CopyOp, memory_space
-from npu_dialects.task import SramOp, TaskOp, ViewOp, byte_size
+from npu_dialects.task import SramOp, ViewOp, byte_size
 
 Ranges = tuple[tuple[int, int], ...]
 EVERYWHERE: Ranges = ((0, 1 << 62),)
@@ -216,11 +216,11 @@ class UnitSync:
             if prev.src.data == src and prev.dst.data == dst:
                 missing = [v for v in names if v not in prev.buffers]
                 if missing:
-                    parent.insert_op_before(FenceOp(src, dst, [*prev.buffers, *missing]), prev)
+                    parent.insert_op_before(FenceOp.between(src, dst, [*prev.buffers, *missing]), prev)
                     parent.erase_op(prev)
                 return
             prev = prev.prev_op
-        parent.insert_op_before(FenceOp(src, dst, names), op)
+        parent.insert_op_before(FenceOp.between(src, dst, names), op)
         self.inserted += 1
 
 
@@ -230,11 +230,10 @@ def sync_units(module: ModuleOp) -> int:
     if arch.units != "concurrent":
         return 0
     n = 0
-    for op in module.walk():
-        if isinstance(op, TaskOp):
-            s = UnitSync(arch)
-            s.block(op.body.block, State())
-            n += s.inserted
+    for op in task_ops(module):
+        s = UnitSync(arch)
+        s.block(op.body.block, State())
+        n += s.inserted
     return n
 
 
