@@ -35,6 +35,11 @@ from npu_dialects.arch import ArchError, parse_arch_spec  # noqa: E402
 from tools.testkit.fuzz_graphs import BENCH_ARCHS, KINDS, STATUSES, Outcome, check_model, random_model  # noqa: E402
 from tools.testkit.fuzz_ops import EXCLUDED  # noqa: E402
 from tools.testkit.fuzz_shrink import same_failure, shrink, signature, write_repro  # noqa: E402
+from tools.testkit.ort_exact import install as exact_onnxruntime  # noqa: E402
+
+# onnxruntime as the reference in its exact integer mode, as the test suite has it: its
+# default u8 x s8 kernels saturate on CPUs without VNNI (a QDQ graph many steps off)
+exact_onnxruntime()
 
 REFUSALS: tuple[tuple[str, str], ...] = (
     (r"no tile fits sram_bytes", "real limit: the smallest tile of the kernel needs more SRAM than the arch has"),
