@@ -16,7 +16,7 @@ Algorithm
 ---------
 A loop qualifies when the token it yields at position k is an `npu_dma.copy` in its
 body from an SRAM `arith.select` of two buffers defined outside it to DRAM, the
-iter_arg k is awaited once in the body (after the first compute op writing that
+(two buffers without a common byte), iter_arg k is awaited once in the body (after the first compute op writing that
 select) and the loop's result k once after it, and a compute op after the loop
 writes a select of the same two buffers (the peeled last step). Then iteration j
 waits for iter_arg k (the store of step j-2) before that first writer, and, at its
@@ -37,11 +37,12 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from lowering.task.early_load import extent
 from lowering.task.taskgraph import task_ops
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.compute import ComputeOp
 from npu_dialects.dma import CopyOp, TokenType, WaitOp, memory_space
-from npu_dialects.task import TaskOp
+from npu_dialects.task import SramOp, TaskOp
 
 
 @dataclass
@@ -60,6 +61,15 @@ class Rotation:
 def _defined_in(v: SSAValue, block: Block) -> bool:
     owner = v.owner
     return owner is block if isinstance(owner, Block) else owner.parent_block() is block
+
+
+def _apart(a: SSAValue, b: SSAValue) -> bool:
+    """Two SRAM buffers with no byte in common (a ping and its pong)."""
+    x, y = a.owner, b.owner
+    if not (isinstance(x, SramOp) and isinstance(y, SramOp)) or x is y:
+        return False
+    (x0, x1), (y0, y1) = extent(x, {}), extent(y, {})
+    return x1 <= y0 or y1 <= x0
 
 
 def _writes(op: Operation, v: SSAValue) -> bool:
@@ -88,7 +98,7 @@ def match(loop: scf.ForOp, arch: Arch) -> Rotation | None:
             continue
         sel = src.owner
         if not (isinstance(sel, arith.SelectOp) and not _defined_in(sel.lhs, body)
-                and not _defined_in(sel.rhs, body)):
+                and not _defined_in(sel.rhs, body) and _apart(sel.lhs, sel.rhs)):
             continue
         arg = body.args[k + 1]
         waits = [u.operation for u in arg.uses]
