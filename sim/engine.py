@@ -698,7 +698,8 @@ class Engine:
         end = start + cyc
         if c.recent:
             c.recent = [r for r in c.recent if r[3] > now]
-            self.unit_races(c, info, u, start, bufs)
+            if self.numeric:  # (a timing-only run checks no data and no race)
+                self.unit_races(c, info, u, start, bufs)
         if c.inflight:
             self.compute_hazards(c, info, bufs)
         assert c.task is not None
@@ -825,7 +826,7 @@ class Engine:
         w, r = plan.sram_write, plan.sram_read
         if c.inflight and (r is not None or w is not None):
             self.issue_hazards(c, plan, w, r)
-        if c.recent and (r is not None or w is not None):
+        if c.recent and self.numeric and (r is not None or w is not None):
             c.recent = [x for x in c.recent if x[3] > self.now]
             self.copy_races(c, plan, self.now)
         self._dma_seq += 1
