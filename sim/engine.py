@@ -490,13 +490,13 @@ class Engine:
                 if st != START:
                     what = _STALL_OF[st]
                     stalls = rec.stalls
-                    busy = dt if st == BUSY else 0.0
-                    if self.concurrent and st != BUSY:  # (a unit working while the core waits: compute)
-                        busy = max(0.0, min(t, max(c.ufree.values())) - prev)
-                        if busy:
-                            stalls["compute"] = stalls.get("compute", 0.0) + busy
-                    if dt > busy or st == BUSY:
-                        stalls[what] = stalls.get(what, 0.0) + (dt if st == BUSY else dt - busy)
+                    # (on concurrent units, a unit working while the core waits is compute)
+                    busy = dt if st == BUSY else (
+                        max(0.0, min(t, max(c.ufree.values())) - prev) if self.concurrent else 0.0)
+                    if busy:
+                        stalls["compute"] = stalls.get("compute", 0.0) + busy
+                    if dt > busy:
+                        stalls[what] = stalls.get(what, 0.0) + dt - busy
                     if busy and c.inflight:
                         rec.overlap += busy
                 elif c.prefetching and not c.inflight:
