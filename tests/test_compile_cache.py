@@ -152,6 +152,24 @@ def test_corrupt_entry_is_reported_and_rebuilt(tmp_path, capsys, level):
     assert "cache:     executable hit" in text
 
 
+def test_hit_links_its_output_and_an_output_written_in_place_is_caught(tmp_path, capsys):
+    """A hit gives its output the entry's inode (no 100 MB copy); writing into that
+    output in place damages the entry too, which the next hit reports and rebuilds."""
+    cache = tmp_path / "cache"
+    _compile(capsys, MODELS / "lenet.onnx", tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    _compile(capsys, MODELS / "lenet.onnx", tmp_path / "b.npuexe", "--cache-dir", str(cache))
+    entry = next(p for p in (cache / "exe").iterdir() if p.suffix == ".npuexe")
+    assert (tmp_path / "b.npuexe").stat().st_ino == entry.stat().st_ino
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".link")]
+    good = (tmp_path / "b.npuexe").read_bytes()
+    with open(tmp_path / "b.npuexe", "r+b") as f:  # (in place: the entry's bytes too)
+        f.seek(len(good) // 2)
+        f.write(bytes([good[len(good) // 2] ^ 0xFF]))
+    assert npu_compile([str(MODELS / "lenet.onnx"), "-o", str(tmp_path / "c.npuexe"), "--cache-dir", str(cache)]) == 0
+    assert f"warning: compile cache: entry '{entry}' is corrupt" in capsys.readouterr().err
+    assert (tmp_path / "c.npuexe").read_bytes() == good
+
+
 def test_npu_run_uses_the_cache_unless_the_compile_is_observed(tmp_path, capsys):
     cache = tmp_path / "cache"
     args = [str(MODELS / "mlp.onnx"), "--cache-dir", str(cache), "--check", "--report"]

@@ -286,6 +286,23 @@ def _atomic_write(path: Path, write: Callable[[Any], None], public: bool = False
         raise
 
 
+def _link_public(src: Path, path: Path) -> bool:
+    """Hard-link `src` to `path` (atomically: a link beside it renamed into place), with
+    the mode open(path, "w") would give; False where no link can be made."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.link")
+    try:
+        tmp.unlink(missing_ok=True)
+        os.link(src, tmp)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        return False
+    return True
+
+
 class Cache:
     """The cache directory: entries by level and key, the stat memo of model files,
     the trim. `events` lists what happened, one (level, outcome) per step, for the
@@ -394,8 +411,11 @@ class Cache:
         self._store(self.path("exe", k, ".json"), lambda f: f.write(json.dumps(record).encode()))
 
     def copy_exe(self, k: str, out: str | os.PathLike[str]) -> bool:
-        """Copy level 3's image to `out` (atomically, in the kernel) once its crc32s
-        check; False (entry reported and deleted) when they do not."""
+        """Give `out` level 3's image once its crc32s check: a hard link to it (as
+        `link_exe` stores one; entries are only ever replaced, never written in place,
+        and a hit checks the crc32s again), or a copy (atomically, in the kernel) where
+        no link can be made, e.g. across file systems; False (entry reported and
+        deleted) when they do not check."""
         import mmap
         src = self.path("exe", k, ".npuexe")
         try:
@@ -406,6 +426,8 @@ class Cache:
             self.path("exe", k, ".json").unlink(missing_ok=True)
             return False
         self.touch(src)
+        if _link_public(src, Path(out)):
+            return True
 
         def copy(f: Any) -> None:  # (in the kernel: sendfile, no copy through Python)
             with open(src, "rb") as s:
