@@ -86,7 +86,7 @@ MAX_VALUE = 1 << 62
 """The largest value of an arch parameter: sizes and offsets stay 64-bit integers (the
 compiler itself takes `sram_bytes = 2**60` as unbounded)."""
 STRING_PARAMS: dict[str, tuple[str, ...]] = {"requant": ("float", "fixed"), "requant_unit": ("cube", "vector"),
-                                             "units": ("concurrent", "serial")}
+                                             "bias_unit": ("cube", "vector"), "units": ("concurrent", "serial")}
 """The parameters that are names, and the names each takes."""
 LIMITS = {"cores": 1024, "dma_channels": 1024, "dma_latency": 1 << 32, "sync_latency": 1 << 32}
 """Smaller bounds: counts the simulator keeps state for each of (vector clocks per pair
@@ -118,6 +118,7 @@ class Arch:
     vector_i8: int = 4  # 8-bit elements per cycle, as a multiple of vector_lanes
     requant: str = "float"  # the requantization unit: float (a float multiply) or fixed (multiplier, shift)
     requant_unit: str = "cube"  # where a product's requantize runs: the cube's output stage, or the vector unit
+    bias_unit: str = "vector"  # where a product's per-channel bias add runs: the cube's output stage, or the vector unit
     # a core's cube, vector unit and DMA issue run their own queues at once, ordered by
     # `npu_compute.fence` (concurrent), or one compute op at a time (serial)
     units: str = "concurrent"
@@ -133,8 +134,9 @@ class Arch:
 
     def cube_output_cycles(self, elements: int) -> int:
         """Cycles the cube's output stage takes to requantize `elements` accumulators as
-        it writes them out (`requant_unit = cube`, as Ascend's FixPipe): one M x N block
-        of the cube a cycle."""
+        it writes them out (`requant_unit = cube`, as Ascend's FixPipe), or to add their
+        per-channel bias (`bias_unit = cube`, as Ethos-U's output stage or Ascend's bias
+        table): one M x N block of the cube a cycle."""
         m, _, n = self.cube
         return ceil(elements / (m * n))
 

@@ -455,20 +455,39 @@ EXACT_ON_INTEGERS = ("copy", "max", "min")
 """The `npu_compute.eltwise` functions integer buffers may take (their result is an input value)."""
 
 
+def bias_shape(bias: Sequence[int], acc: Sequence[int]) -> bool:
+    """Whether `bias` broadcast to `acc` varies along one axis at most (a per-channel or
+    per-column bias, or a scalar)."""
+    b = (1,) * (len(acc) - len(bias)) + tuple(bias)
+    return len(b) == len(acc) and sum(x != 1 for x in b) <= 1 and all(x in (1, a) for x, a in zip(b, acc))
+
+
 @irdl_op_definition
 class EltwiseOp(ComputeOp):
-    """out = fn(ins...) with numpy broadcasting of the input tiles to `out`."""
+    """out = fn(ins...) with numpy broadcasting of the input tiles to `out`.
+    `cube_output`: the per-channel bias add of an accumulator a cube op just wrote
+    (`out` is `ins[0]`, `ins[1]` varies along one axis at most), which an arch with
+    `bias_unit = cube` runs in the cube's output stage (`Arch.cube_output_cycles`)."""
 
     name = "npu_compute.eltwise"
     UNIT: ClassVar[str] = "vector"
     ins = var_operand_def(MemRefType)
     out = operand_def(MemRefType)
     fn = prop_def(EltwiseFnAttr)
+    cube_output = opt_attr_def(UnitAttr)
     assembly_format = "$fn $ins `->` $out attr-dict `:` type($ins) `->` type($out)"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, fn: EltwiseFn, ins: Sequence[SSAValue], out: SSAValue):
-        super().__init__(operands=[list(ins), out], properties={"fn": EltwiseFnAttr(EltwiseFn(fn))})
+    def __init__(self, fn: EltwiseFn, ins: Sequence[SSAValue], out: SSAValue, cube_output: bool = False):
+        super().__init__(operands=[list(ins), out], properties={"fn": EltwiseFnAttr(EltwiseFn(fn))},
+                         attributes={"cube_output": UnitAttr()} if cube_output else {})
+
+    def on_cube(self, arch: Arch) -> bool:
+        """Whether the cube's output stage runs it on `arch`."""
+        return self.cube_output is not None and arch.bias_unit == "cube"
+
+    def unit(self, arch: Arch) -> str:
+        return "cube" if self.on_cube(arch) else self.UNIT
 
     def verify_types(self) -> None:
         """One element type; integers only for the functions exact on them (`EXACT_ON_INTEGERS`),
@@ -484,9 +503,16 @@ class EltwiseOp(ComputeOp):
         o = _shape(self.out)
         if broadcast_shapes(o, *[_shape(v) for v in self.ins]) != o:
             raise VerifyException(f"'npu_compute.eltwise': inputs do not broadcast to out {list(o)}")
+        if self.cube_output is not None and (self.fn.data != "add" or self.ins[0] is not self.out
+                                             or not bias_shape(_shape(self.ins[1]), o)):
+            raise VerifyException("'npu_compute.eltwise': cube_output is for the bias add of an accumulator in "
+                                  "place (add %acc, %bias -> %acc, the bias varying along one axis at most)")
 
     def cycles(self, arch: Arch) -> int:
-        """One vector pass over `out`, more for a special function the arch approximates."""
+        """One vector pass over `out`, more for a special function the arch approximates;
+        in the cube's output stage (`on_cube`) one M x N block a cycle."""
+        if self.on_cube(arch):
+            return arch.cube_output_cycles(prod(_shape(self.out)))
         t = widest_type((*self.ins, self.out))
         return arch.vector_cycles(prod(_shape(self.out)), 1 + arch.special_passes(ELTWISE_USES.get(self.fn.data, ()), t), t)
 

@@ -3,16 +3,16 @@
 While `npu-bufferize` builds a task it leaves each graph op it places (a kernel's
 anchor on tiles, a prologue or epilogue step, a layer group's op) as the op itself
 on `npu_compute.to_tensor` operands, its result written by `npu_compute.materialize`
-into the destination buffer (destination passing: the buffer analysis chose it).
-One pattern per op family then rewrites each such pair into compute ops:
+into the destination buffer (destination passing). One pattern per op family then
+rewrites each such pair into compute ops:
 - `MatmulPattern`: gemm/matmul (no bias, alpha = beta = 1) -> `npu_compute.matmul`;
-- `ConvPattern`: conv2d without bias -> `npu_compute.conv2d` (its `pads` kept);
-- `MaxPoolPattern`: max-pool -> `npu_compute.pool "max"`;
+- `ConvPattern`, `MaxPoolPattern`: conv2d without bias, max-pool -> `npu_compute.conv2d`, `pool "max"`;
 - `StructuredPattern`: any other structured op -> `npu_compute.apply` (`cube_output`
   on a requantize of a cube op's accumulator);
-- `ElementwisePattern`: an elementwise op -> `npu_compute.eltwise`.
-`lower_compute` applies the patterns to a task and reports a graph op no pattern
-lowers. A new op family is one more pattern in `COMPUTE_PATTERNS`.
+- `ElementwisePattern`: an elementwise op -> `npu_compute.eltwise` (`cube_output` on
+  the per-channel bias add of a cube op's accumulator).
+`lower_compute` applies them to a task (a graph op no pattern lowers is reported);
+a new op family is one more pattern in `COMPUTE_PATTERNS`.
 
 Algorithm
 ---------
@@ -45,6 +45,7 @@ from npu_dialects.compute import (
     PoolKind,
     PoolOp,
     ToTensorOp,
+    bias_shape,
     tensor_of,
 )
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
@@ -157,7 +158,59 @@ class ElementwisePattern(ComputePattern):
 
     def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
         assert isinstance(op, ElementwiseOp)
-        return [EltwiseOp(EltwiseFn(op.FN), ins, dest)]
+        if len(ins) == 2 and ins[1] is dest and bias_add(op, [dest, ins[0]], dest):
+            ins = [dest, ins[0]]  # (the accumulator first: a sum's operands commute exactly)
+        return [EltwiseOp(EltwiseFn(op.FN), ins, dest, cube_output=bias_add(op, ins, dest))]
+
+
+def bias_add(op: ElementwiseOp, ins: list[SSAValue], dest: SSAValue) -> bool:
+    """Whether `op` on these buffers is the bias add of a cube op's accumulator in place,
+    right after the product (`EltwiseOp.cube_output`: the cube's output stage may run
+    it; `tile_search.bias_step` prices an epilogue's first step so)."""
+    return (op.FN == "add" and len(ins) == 2 and ins[0] is dest and isinstance(dest.type, MemRefType)
+            and isinstance(ins[1].type, MemRefType) and bias_shape(ins[1].type.get_shape(), dest.type.get_shape())
+            and last_writer_is_cube(op, dest))
+
+
+def last_writer_is_cube(op: Operation, buf: SSAValue) -> bool:
+    """Whether the op that last wrote `buf` before `op` (back through its block, then
+    the blocks around it) is a cube product: a cube compute op, or the materialize of a
+    graph matmul/gemm/conv, or an op with regions each of whose blocks last writes
+    `buf` so (an scf.if of a reduction's first and later steps)."""
+    cur: Operation | None = op
+    while cur is not None:
+        prev = cur.prev_op
+        while prev is not None:
+            found = _writes_last(prev, buf)
+            if found is not None:
+                return found
+            prev = prev.prev_op
+        cur = cur.parent_op()
+    return False
+
+
+def _writes_last(op: Operation, buf: SSAValue) -> bool | None:
+    """None when `op` leaves `buf` alone; else whether its last write to it is a cube
+    product's (`last_writer_is_cube`)."""
+    if isinstance(op, MatmulOp | Conv2dOp) and op.operands[-1] is buf:
+        return True
+    if isinstance(op, MaterializeOp) and op.dest is buf:
+        return isinstance(op.value.owner, MatMulOp | GemmOp | GraphConv2dOp)
+    if op.regions:
+        blocks = [b for r in op.regions for b in r.blocks]
+        lasts = [_block_writes_last(b, buf) for b in blocks]
+        if all(x is None for x in lasts):
+            return None
+        return all(x is True for x in lasts)
+    return None if buf not in op.operands or isinstance(op, ToTensorOp) else False
+
+
+def _block_writes_last(block, buf: SSAValue) -> bool | None:
+    for o in reversed(list(block.ops)):
+        found = _writes_last(o, buf)
+        if found is not None:
+            return found
+    return None
 
 
 class DeadToTensor(RewritePattern):

@@ -35,8 +35,10 @@ from xdsl.ir import Operation, SSAValue
 
 from lowering.tile.tile_search import align_up, first_fit
 from npu_dialects.arch import Arch
+from npu_dialects.compute import bias_shape
 from npu_dialects.dtypes import elem_bytes, element_type, nbytes
 from npu_dialects.graph import (
+    AddOp,
     Conv2dOp,
     ElementwiseOp,
     GemmOp,
@@ -77,7 +79,23 @@ def op_cycles(op: Operation, arch: Arch, out_shape: Sequence[int] | None = None)
         return None
     if isinstance(op, RequantizeOp) and isinstance(op.input.owner, Conv2dOp | MatMulOp | GemmOp):  # (`cube_output`)
         return RequantizeOp.after_product_cycles(arch, prod(out_shape if out_shape is not None else shape_of(op.result)))
+    if arch.bias_unit == "cube" and group_bias_add(op):  # (`EltwiseOp.cube_output`)
+        return arch.cube_output_cycles(prod(out_shape if out_shape is not None else shape_of(op.results[0])))
     return op.cycles(arch, out_shape)
+
+
+def group_bias_add(op: Operation) -> bool:
+    """Whether `op` adds a bias varying along one axis at most to a cube product's result
+    that nothing else reads, as `npu-bufferize` then runs it in place on the accumulator
+    (`compute_patterns.bias_add`)."""
+    if not isinstance(op, AddOp) or len(op.operands) != 2:
+        return False
+    out = shape_of(op.results[0])
+    for acc, bias in (op.operands, op.operands[::-1]):
+        if isinstance(acc.owner, Conv2dOp | MatMulOp | GemmOp) and acc.has_one_use() and \
+                tuple(shape_of(acc)) == tuple(out) and bias_shape(shape_of(bias), out):
+            return True
+    return False
 
 
 def scratch_bytes(op: Operation, arch: Arch) -> int:

@@ -86,8 +86,10 @@ from lowering.tile.kernel_shape import (  # re-exported
     stores_deferred,
 )
 from npu_dialects.arch import Arch
+from npu_dialects.compute import bias_shape
 from npu_dialects.graph import (
     RequantizeOp,
+    shape_of,
 )
 
 
@@ -159,11 +161,27 @@ def search_many(jobs: Sequence[tuple], workers: int) -> list[tuple[dict[str, int
     return [done[i] for i in range(len(jobs))]
 
 
-def vector_steps(anchor: Anchor, steps: Sequence[EpilogueStep], arch: Arch) -> int:
+def vector_steps(anchor: Anchor, steps: Sequence[EpilogueStep], arch: Arch,
+                 extra: Sequence[tuple[int, tuple[int, ...]]] = ()) -> int:
     """The epilogue steps the vector unit runs: all but a cube product's requantize on
-    an arch whose cube's output stage requantizes (`requant_unit = cube`)."""
+    an arch whose cube's output stage requantizes (`requant_unit = cube`), and its
+    first step's per-channel bias add on one whose output stage adds the bias
+    (`bias_unit = cube`, `bias_step`)."""
     cube = anchor.kind in INIT_KINDS and arch.requant_unit == "cube"
-    return sum(1 for s in steps if not (cube and isinstance(s.template, RequantizeOp) and s.to is None))
+    n = sum(1 for s in steps if not (cube and isinstance(s.template, RequantizeOp) and s.to is None))
+    if anchor.kind in INIT_KINDS and arch.bias_unit == "cube" and steps and bias_step(steps[0], extra, anchor):
+        n -= 1
+    return n
+
+
+def bias_step(step: EpilogueStep, extra: Sequence[tuple[int, tuple[int, ...]]], anchor: Anchor) -> bool:
+    """Whether an epilogue's first step is the add of a bias varying along one axis of the
+    product's output at most (`npu_dialects.compute.bias_shape`): `npu-bufferize` makes it
+    the accumulator's `cube_output` add."""
+    if step.fn != "add" or step.template is not None or step.to is not None or len(step.args) != 2:
+        return False
+    j = step.args[1] if step.args[0] is None else step.args[0] if step.args[1] is None else None
+    return isinstance(j, int) and bias_shape(extra[j][1], shape_of(anchor.op.results[0]))
 
 
 class TileSearch:
@@ -173,7 +191,7 @@ class TileSearch:
     def __init__(self, anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], steps: Sequence[EpilogueStep],
                  arch: Arch, cost) -> None:
         self.anchor, self.extra, self.steps, self.arch, self.cost = anchor, extra, steps, arch, cost
-        self.epilogue_len = vector_steps(anchor, steps, arch)
+        self.epilogue_len = vector_steps(anchor, steps, arch, extra)
         cands = anchor.candidates(arch)
         self.names = [l.name for l in anchor.loops()]
         self.lists = [cands[n] for n in self.names]

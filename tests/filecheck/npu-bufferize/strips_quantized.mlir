@@ -24,7 +24,7 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
 // CHECK:       npu_task.weight "inline3" {value = dense<{{\[\[\[\[}}128], [255], {{.*}}, [255], [128]]]]> : tensor<1x1x34x1xui8>}
 // CHECK:       npu_dma.copy %{{.*}} {sizes = array<i64: 1, 8, 6, 32>, pad_value = 1.280000e+02 : f32} : memref<1x8x32x32xui8, "dram"> -> memref<1x8x6x32xui8, "sram">
 // CHECK:       npu_compute.conv2d %[[X:.*]], %{{.*}} -> %[[ACC:.*]] {{{.*}}input_zero_point = 128 : i64{{.*}}} : memref<1x8x6x32xui8, "sram">, memref<16x8x3x3xi8, "sram"> -> memref<1x16x4x32xi32, "sram">
-// CHECK-NEXT:  npu_compute.eltwise add %[[ACC]], %{{.*}} -> %[[ACC]] : memref<1x16x4x32xi32, "sram">, memref<1x16x1x1xi32, "sram">
+// CHECK-NEXT:  npu_compute.eltwise add %[[ACC]], %{{.*}} -> %[[ACC]] {cube_output} : memref<1x16x4x32xi32, "sram">, memref<1x16x1x1xi32, "sram">
 // CHECK-NEXT:  npu_compute.apply "npu_graph.requantize" %[[ACC]], %{{.*}}, %{{.*}} -> %[[Q:.*]] {attrs = {min = 128 : i64}, cube_output} : memref<1x16x4x32xi32, "sram">, memref<1x16x1x1xf32, "sram">, memref<1x1x1x1xf32, "sram"> -> memref<1x16x4x32xui8, "sram">
 // CHECK:       npu_compute.eltwise max %[[Q]], %{{.*}} -> %[[Q]] : memref<1x16x4x32xui8, "sram">, memref<1x1x4x1xui8, "sram">
 // CHECK-NEXT:  npu_compute.eltwise min %[[Q]], %{{.*}} -> %[[Q]] : memref<1x16x4x32xui8, "sram">, memref<1x1x4x1xui8, "sram">

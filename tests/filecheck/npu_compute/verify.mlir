@@ -247,6 +247,32 @@ func.func @f(%x: memref<1x4x8xf32, "sram">, %o: memref<1x4x8xf32, "sram">) {
 
 // -----
 
+// eltwise's cube_output (the cube's output stage) is for a bias add of an accumulator in
+// place only: not another function, not out of place, not a bias varying along two axes.
+func.func @f(%x: memref<4x8xf32, "sram">, %b: memref<1x8xf32, "sram">) {
+  npu_compute.eltwise mul %x, %b -> %x {cube_output} : memref<4x8xf32, "sram">, memref<1x8xf32, "sram"> -> memref<4x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.eltwise': cube_output is for the bias add of an accumulator in place (add %acc, %bias -> %acc, the bias varying along one axis at most)
+
+// -----
+
+func.func @f(%x: memref<4x8xf32, "sram">, %b: memref<1x8xf32, "sram">, %o: memref<4x8xf32, "sram">) {
+  npu_compute.eltwise add %x, %b -> %o {cube_output} : memref<4x8xf32, "sram">, memref<1x8xf32, "sram"> -> memref<4x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.eltwise': cube_output is for the bias add of an accumulator in place (add %acc, %bias -> %acc, the bias varying along one axis at most)
+
+// -----
+
+func.func @f(%x: memref<2x4x8xf32, "sram">, %b: memref<2x1x8xf32, "sram">) {
+  npu_compute.eltwise add %x, %b -> %x {cube_output} : memref<2x4x8xf32, "sram">, memref<2x1x8xf32, "sram"> -> memref<2x4x8xf32, "sram">
+  func.return
+}
+// CHECK: 'npu_compute.eltwise': cube_output is for the bias add of an accumulator in place (add %acc, %bias -> %acc, the bias varying along one axis at most)
+
+// -----
+
 // apply's cube_output (the cube's output stage) is for a requantize of an accumulator only.
 func.func @f(%x: memref<4x8xf32, "sram">, %o: memref<4x8xf32, "sram">) {
   npu_compute.apply "npu_graph.softmax" %x -> %o {attrs = {axis = 1 : i64}, cube_output} : memref<4x8xf32, "sram"> -> memref<4x8xf32, "sram">
