@@ -28,11 +28,19 @@ step's ping costs nothing. Loop bodies are walked until their entry state stops
 growing (loop-carried conflicts: a step's load into the bytes the previous step's
 compute read); `scf.if` branches from the same state, joined. An access already
 pending for the same unit and ranges is replaced (a unit runs its queue in order).
+
+A fence orders more than what it covers: when it surely waits for an access at run
+time (exact bytes on both sides: an sram buffer or a static view of one, not a select;
+added in straight-line code since the last join), its unit ran every op issued before
+that one, and that op started after every access already ordered before its unit
+(recorded at issue: `Access.after`); all of those are ordered before the fenced unit
+too. The latest-issuing unit is fenced first, so its op's `after` can spare the other
+unit's fence (ResNet-50: 1,591 fences -> 1,287, cycles identical).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
@@ -78,6 +86,15 @@ def ranges_of(v: SSAValue, known: dict[SSAValue, Ranges]) -> Ranges:
     return out
 
 
+def exact(v: SSAValue) -> bool:
+    """Whether `v`'s static byte ranges are exactly the bytes it is at run time: an
+    `npu_task.sram`, or a view at a static offset of one (not a select or an indexed view)."""
+    op = v.owner
+    while isinstance(op, ViewOp) and op.index is None:
+        op = op.source.owner
+    return isinstance(op, SramOp)
+
+
 def overlap(a: Ranges, b: Ranges) -> bool:
     return any(x0 < y1 and y0 < x1 for x0, x1 in a for y0, y1 in b)
 
@@ -95,20 +112,31 @@ class Access:
     ranges: Ranges
     write: bool
     ordered: frozenset[str] = frozenset()  # the units already fenced after it
+    exact: bool = False  # its ranges are its bytes at run time (`exact`)
+    uid: int = 0  # (names it in another access's `after`)
+    after: frozenset[int] = frozenset()  # the accesses of other units already ordered before its unit when issued
 
 
 @dataclass
 class State:
+    """The pending accesses in the order their ops were issued; the ones from `since`
+    on were added in straight-line code after the last join (each after all before it)."""
+
     pending: list[Access] = field(default_factory=list)
+    since: int = 0
 
     def copy(self) -> State:
-        return State(list(self.pending))
+        return State(list(self.pending), self.since)
 
     def key(self) -> frozenset:
         return frozenset((a.unit, a.ranges, a.write, a.ordered) for a in self.pending)
 
     def add(self, acc: Access) -> None:
-        self.pending = [a for a in self.pending if (a.unit, a.ranges, a.write) != (acc.unit, acc.ranges, acc.write)]
+        k = (acc.unit, acc.ranges, acc.write)
+        i = next((i for i, a in enumerate(self.pending) if (a.unit, a.ranges, a.write) == k), None)
+        if i is not None:
+            del self.pending[i]
+            self.since -= i < self.since
         self.pending.append(acc)
 
     def join(self, other: State) -> None:
@@ -117,8 +145,10 @@ class State:
         for b in other.pending:
             k = (b.unit, b.ranges, b.write)
             a = mine.get(k)
-            mine[k] = b if a is None else Access(a.unit, a.ranges, a.write, a.ordered & b.ordered)
+            mine[k] = b if a is None else Access(a.unit, a.ranges, a.write, a.ordered & b.ordered,
+                                                 a.exact and b.exact, a.uid, a.after & b.after)
         self.pending = list(mine.values())
+        self.since = len(self.pending)
 
 
 class UnitSync:
@@ -128,6 +158,7 @@ class UnitSync:
         self.arch = arch
         self.known: dict[SSAValue, Ranges] = {}
         self.inserted = 0
+        self.uids = 0
 
     def block(self, block: Block, st: State) -> State:
         for op in list(block.ops):
@@ -175,8 +206,10 @@ class UnitSync:
         *ins, out = op.operands
         uses = [(v, ranges_of(v, self.known), False) for v in ins] + [(out, ranges_of(out, self.known), True)]
         self.fence(op, unit, uses, st)
+        after = frozenset(a.uid for a in st.pending if unit in a.ordered)
         for v, r, w in uses:
-            st.add(Access(unit, r, w))
+            self.uids += 1
+            st.add(Access(unit, r, w, exact=exact(v), uid=self.uids, after=after))
 
     def copy(self, op: CopyOp, st: State) -> None:
         src, dst = copy_ends(op)
@@ -187,7 +220,8 @@ class UnitSync:
 
     def fence(self, op: Operation, unit: str, uses: list[tuple[SSAValue, Ranges, bool]], st: State) -> None:
         """Fence `op` (on `unit`) after every pending access of another unit it conflicts with."""
-        for src in COMPUTE_UNITS:
+        latest = {a.unit: i for i, a in enumerate(st.pending)}
+        for src in sorted(COMPUTE_UNITS, key=lambda u: -latest.get(u, -1)):  # (the latest first: its op's `after`)
             if src == unit:
                 continue
             names: list[SSAValue] = []
@@ -202,8 +236,24 @@ class UnitSync:
             if not names:
                 continue
             self.place(op, src, unit, names)
-            st.pending = [Access(a.unit, a.ranges, a.write, a.ordered | {unit})
-                          if a.unit == src and covers(covered, a.ranges) else a for a in st.pending]
+            last = self.waited(src, unit, uses, st)
+            before = st.pending[last].after if last >= 0 else frozenset()
+            st.pending = [replace(a, ordered=a.ordered | {unit})
+                          if (a.unit == src and (i <= last or covers(covered, a.ranges))) or a.uid in before else a
+                          for i, a in enumerate(st.pending)]
+
+    @staticmethod
+    def waited(src: str, unit: str, uses: list[tuple[SSAValue, Ranges, bool]], st: State) -> int:
+        """The position of the latest pending `src` access a fence `src -> unit` on these
+        uses surely waits for at run time (exact bytes on both sides, conflicting, added
+        in straight-line code), else -1: `src` runs its queue in order, so every `src`
+        access issued before it is then ordered before `unit` too."""
+        for i in range(len(st.pending) - 1, st.since - 1, -1):
+            a = st.pending[i]
+            if a.unit == src and a.exact and unit not in a.ordered and any(
+                    (a.write or w) and exact(v) and overlap(a.ranges, r) for v, r, w in uses):
+                return i
+        return -1
 
 
     def place(self, op: Operation, src: str, dst: str, names: list[SSAValue]) -> None:

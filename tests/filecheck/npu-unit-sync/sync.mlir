@@ -16,8 +16,8 @@
 // CHECK-NEXT:    npu_compute.matmul %{{.*}}, %{{.*}} -> %[[ACC]]
 // CHECK-NEXT:    npu_compute.fence cube -> vector on %[[ACC]] : memref<64x256xf32, "sram">
 // CHECK-NEXT:    npu_compute.eltwise relu %[[ACC]] -> %[[ACC]]
-// CHECK:         npu_compute.fence cube -> dma on %[[ACC]]
-// CHECK-NEXT:    npu_compute.fence vector -> dma on %[[ACC]]
+// CHECK:         npu_compute.fence vector -> dma on %[[ACC]]
+// CHECK-NEXT:    npu_compute.fence cube -> dma on %[[ACC]]
 // CHECK-NEXT:    npu_dma.copy %[[ACC]]
 // CHECK:       }
 // CHECK-NOT:   npu_compute.fence
