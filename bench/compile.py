@@ -20,7 +20,9 @@ npu-compile and IREE interleaved so both see the same machine:
   one layer's structure s (BERT: layer 11's FFN 2048 wide instead of 3072), likewise;
   each also as a fraction of cold; same: every cached compile's executable is
   byte-identical to a `--no-cache` compile of the same model.
-Without `iree-compile` on PATH (`pip install iree-base-compiler[onnx]`) its columns say so.
+IREE's scripts are run from this interpreter's bin directory when they are there (no
+version-manager shim in front: npu-compile runs as `python -m` too), else from PATH;
+without `iree-compile` (`pip install iree-base-compiler[onnx]`) its columns say so.
 """
 
 from __future__ import annotations
@@ -109,11 +111,18 @@ def _write_models(name: str, tmp: Path) -> dict[str, Path]:
     return paths
 
 
+def tool(name: str) -> str | None:
+    """IREE's console script `name` beside this interpreter (as npu-compile runs: no
+    version-manager shim in front, e.g. pyenv's ~0.1 s bash wrapper), else on PATH."""
+    here = Path(sys.executable).parent / name
+    return str(here) if here.exists() else shutil.which(name)
+
+
 def _iree(model17: Path, tmp: Path) -> tuple[float, float]:
     mlir, vmfb = tmp / "iree.mlir", tmp / "iree.vmfb"
-    imp = _run(["iree-import-onnx", str(model17), "-o", str(mlir)])[0]
-    comp = _run(["iree-compile", "--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host",
-                 str(mlir), "-o", str(vmfb)])[0]
+    imp = _run([tool("iree-import-onnx") or "iree-import-onnx", str(model17), "-o", str(mlir)])[0]
+    comp = _run([tool("iree-compile") or "iree-compile", "--iree-hal-target-backends=llvm-cpu",
+                 "--iree-llvmcpu-target-cpu=host", str(mlir), "-o", str(vmfb)])[0]
     return imp, comp
 
 
@@ -195,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--out", help="also write the table to this file")
     args = p.parse_args(argv)
-    iree = shutil.which("iree-compile") is not None and shutil.which("iree-import-onnx") is not None
+    iree = tool("iree-compile") is not None and tool("iree-import-onnx") is not None
     rows = []
     with tempfile.TemporaryDirectory() as d:
         for name in args.models.split(","):
