@@ -7,8 +7,10 @@ and a 2-layer BERT encoder of `tools/testkit/transformers.py`), onnxruntime's
 `quantize_static` writes a QDQ file (per-channel weights, int8 weights, int8 or uint8
 activations; symmetric and asymmetric activations) from a calibration set of N seeded
 inputs drawn by this script. Each QDQ file is then run by onnxruntime's CPU provider
-(default session options) and by `npu-default` on the simulator, on an input not in the
-calibration set. Columns:
+(default session options plus `session.x64quantprecision`, its exact integer mode:
+without VNNI its default int8 kernels saturate, `tools/testkit/ort_exact.py`; a no-op on
+a VNNI host) and by `npu-default` on the simulator, on an input not in the calibration
+set. Columns:
 - exact / <=1 step / max steps: the share of output elements equal to onnxruntime's, within
   one quantization step of the output (the scale of the QuantizeLinear that feeds the
   model's final DequantizeLinear), and the largest difference in steps;
@@ -51,9 +53,15 @@ from lowering.importer.onnx_import import import_model
 from npu_dialects.arch import parse_arch_spec
 from tools import quant_steps
 from tools.testkit.e2e import compile_and_run, onnxruntime_outputs, run_session
+from tools.testkit.ort_exact import install as exact_onnxruntime
 from tools.testkit.qdq import quantize
 from tools.testkit.transformers import bert_layers
 from tools.testkit.zoo import diagnostic_summary, light_models, prepare, random_inputs
+
+# onnxruntime, the reference, in its exact integer mode as the tests and bench/fuzz.py
+# have it (`tools/testkit/ort_exact.py`): its default u8 x s8 kernels saturate on CPUs
+# without VNNI, many steps off the ONNX result (on a VNNI host the mode changes nothing)
+exact_onnxruntime()
 
 CNNS = ("resnet50", "mobilenetv2", "squeezenet", "inception_v1", "densenet121")
 DEFAULT_MODELS = (*CNNS, "bert_encoder")
