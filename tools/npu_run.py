@@ -237,29 +237,13 @@ def reference_outputs(loaded: Loaded, path: str, inputs: dict[str, np.ndarray]) 
 def ort_run(model: str | bytes, inputs: Mapping[str, np.ndarray],
             names: list[str] | None = None) -> tuple[list[str], list[Any]]:
     """onnxruntime's CPU run of `model` (a path or the serialized model): its outputs
-    `names` (default: all) and their values. In its exact integer mode first: on x86-64
-    without VNNI, MLAS's u8 x s8 GEMM sums pairs of products in saturating int16
-    (vpmaddubsw), so a quantized conv or matmul with large activations and weights is
-    many steps off the ONNX result; `session.x64quantprecision` makes it convert the int8
-    weights for its exact u8 x u8 kernel (a no-op where VNNI exists). onnxruntime 1.32
-    cannot build or run some graphs that way (a per-axis DequantizeLinear without zero
-    point, a signed QLinearConv): those run in the default mode without the QDQ fusions
-    into QLinearConv/QGemm that reach the saturating kernel."""
-    import onnxruntime as ort
-    exact, basic = ort.SessionOptions(), ort.SessionOptions()
-    exact.add_session_config_entry("session.x64quantprecision", "1")
-    basic.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC  # (no QDQ fusions)
-    last: Exception | None = None
-    for opts in (exact, basic):
-        try:
-            sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
-            want = names or [o.name for o in sess.get_outputs()]
-            feed = {i.name: _as_ort_type(inputs[i.name], i.type) for i in sess.get_inputs() if i.name in inputs}
-            return want, list(sess.run(want, feed))
-        except Exception as e:  # noqa: BLE001 (onnxruntime raises many types: try the default mode)
-            last = e
-    assert last is not None
-    raise last
+    `names` (default: all) and their values, in its exact integer mode where it can
+    (`tools/ort_session.py`: on x86-64 without VNNI its default int8 kernels saturate)."""
+    from tools.ort_session import ReferenceSession
+    sess = ReferenceSession(model)
+    want = names or [o.name for o in sess.get_outputs()]
+    feed = {i.name: _as_ort_type(inputs[i.name], i.type) for i in sess.get_inputs() if i.name in inputs}
+    return want, sess.run(want, feed)
 
 
 _ORT_FLOATS = {"float": np.float32, "double": np.float64}

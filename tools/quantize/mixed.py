@@ -73,11 +73,11 @@ def layers(model: onnx.ModelProto) -> list[str]:
 
 
 def session(model: onnx.ModelProto):
-    """An onnxruntime CPU session of `model`, its warnings about the model silenced."""
-    import onnxruntime as ort
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    """An onnxruntime CPU session of `model` in its exact integer mode where it can
+    (`tools/ort_session.py`: without VNNI its default int8 kernels saturate, which would
+    skew every judgement of a quantized layer), its warnings about the model silenced."""
+    from tools.ort_session import ReferenceSession
+    return ReferenceSession(model.SerializeToString(), log_severity=3)
 
 
 def emulated(model: onnx.ModelProto) -> onnx.ModelProto:

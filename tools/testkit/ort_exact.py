@@ -8,8 +8,8 @@ fusions its optimizer makes) is many steps off the ONNX result; the session opti
 u8 x u8 kernel (a no-op on hosts with VNNI). onnxruntime 1.32 cannot build or run some
 graphs that way (a per-axis DequantizeLinear without zero point, a signed QLinearConv):
 those run in the default mode without the QDQ fusions (`_default`). `install()` makes every `onnxruntime.InferenceSession`
-the tests create behave so (tests/conftest.py); `npu-run --check` does the same
-(`tools/npu_run.py:ort_run`).
+the tests create behave so (tests/conftest.py); `npu-run --check` and `npu-quantize` do the
+same (`tools/ort_session.py`).
 """
 
 from __future__ import annotations
