@@ -206,9 +206,11 @@ def test_inputs_checked_from_headers_before_the_data_is_read(graph, tmp_path):
 def test_ctrl_c_exits_130_with_one_line():
     """SIGINT to a running npu-run (past its start: its compile is printing IR) ends it with
     `error: interrupted` and exit 130 (128 + SIGINT), as a shell reports it, not 1."""
+    # (SIGINT back to its default in the child: a suite started as a background job of a
+    # non-interactive shell inherits it ignored, and Python then installs no handler)
     p = subprocess.Popen(["npu-run", str(ROOT / "tests" / "models" / "lstm_speech.onnx"), "--no-cache",
                           "--print-ir-after=npu-shape-inference"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert p.stderr is not None
     for line in p.stderr:  # (the IR after the first pass, to its end: the tool is running)
         if line == "}\n":
