@@ -277,13 +277,18 @@ def _atomic_write(path: Path, write: Callable[[Any], None], public: bool = False
         with os.fdopen(fd, "wb") as f:
             write(f)
         if public:
-            mask = os.umask(0)
-            os.umask(mask)
-            os.chmod(tmp, 0o666 & ~mask)
+            os.chmod(tmp, _public_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _public_mode() -> int:
+    """The mode open(path, "w") gives a new file (0o666 less the umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def _link_public(src: Path, path: Path) -> bool:
@@ -293,9 +298,7 @@ def _link_public(src: Path, path: Path) -> bool:
     try:
         tmp.unlink(missing_ok=True)
         os.link(src, tmp)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
+        os.chmod(tmp, _public_mode())
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)

@@ -34,7 +34,6 @@ class ReferenceSession:
                 opts.log_severity_level = log_severity
             self.options.append(opts)
         self.sess: Any = None
-        self.error: Exception | None = None
         try:
             self.sess = ort.InferenceSession(model, self.options[0], providers=["CPUExecutionProvider"])
         except Exception as e:  # noqa: BLE001 (onnxruntime raises many types: the basic mode)

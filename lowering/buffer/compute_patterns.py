@@ -158,8 +158,10 @@ class ElementwisePattern(ComputePattern):
 
     def lower(self, op: Operation, ins: list[SSAValue], dest: SSAValue, accumulate: bool) -> list[Operation]:
         assert isinstance(op, ElementwiseOp)
-        if len(ins) == 2 and ins[1] is dest and bias_add(op, [dest, ins[0]], dest):
-            ins = [dest, ins[0]]  # (the accumulator first: a sum's operands commute exactly)
+        if len(ins) == 2 and ins[1] is dest and ins[0] is not dest:
+            swapped = [dest, ins[0]]  # (the accumulator first: a sum's operands commute exactly)
+            if bias_add(op, swapped, dest):
+                return [EltwiseOp(EltwiseFn(op.FN), swapped, dest, cube_output=True)]
         return [EltwiseOp(EltwiseFn(op.FN), ins, dest, cube_output=bias_add(op, ins, dest))]
 
 

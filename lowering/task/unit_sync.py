@@ -248,10 +248,11 @@ class UnitSync:
         uses surely waits for at run time (exact bytes on both sides, conflicting, added
         in straight-line code), else -1: `src` runs its queue in order, so every `src`
         access issued before it is then ordered before `unit` too."""
+        exact_uses = [(r, w) for v, r, w in uses if exact(v)]
         for i in range(len(st.pending) - 1, st.since - 1, -1):
             a = st.pending[i]
             if a.unit == src and a.exact and unit not in a.ordered and any(
-                    (a.write or w) and exact(v) and overlap(a.ranges, r) for v, r, w in uses):
+                    (a.write or w) and overlap(a.ranges, r) for r, w in exact_uses):
                 return i
         return -1
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-EXACT = ("session.x64quantprecision", "1")
+from tools.ort_session import EXACT  # (the one definition of the exact mode)
 
 
 def install() -> None:
