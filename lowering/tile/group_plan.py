@@ -27,9 +27,11 @@ Timing rules: serial compute, DMA channels with `dma_latency` + bytes over
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import ceil, prod
+from typing import Any
 
 from xdsl.ir import Operation, SSAValue
 
@@ -58,9 +60,61 @@ values its buffer holds (a reshape's base read later): the bug the sanitizer's t
 re-enable to prove they catch it."""
 
 
+_FACTS: dict[object, Any] | None = None
+"""While a search plans many runs of the same ops (`planning`; the IR stays as it is):
+facts read off ops and values once. Here each op's view facts and each value's bytes
+by `id` -> (the object, its facts): an int key hashes without xDSL's `__hash__`, and
+holding the object keeps its id unique; `strip_plan` keeps its own under tuple keys."""
+
+
+@contextmanager
+def planning() -> Iterator[None]:
+    """Keep `_FACTS` while the block plans (nested uses share the outer one's)."""
+    global _FACTS
+    outer = _FACTS
+    if outer is None:
+        _FACTS = {}
+    try:
+        yield
+    finally:
+        _FACTS = outer
+
+
+def planning_facts() -> dict[object, Any] | None:
+    """The facts kept while `planning`, else None."""
+    return _FACTS
+
+
+def _facts(op: Operation) -> tuple:
+    """(op, its `contiguous_slice`, whether `is_view`), once per op while `planning`."""
+    facts = _FACTS
+    hit = facts.get(id(op)) if facts is not None else None
+    if hit is None:
+        sl = _contiguous_slice(op)
+        hit = (op, sl, isinstance(op, ReshapeOp) or sl is not None)
+        if facts is not None:
+            facts[id(op)] = hit
+    return hit
+
+
+def value_bytes(v: SSAValue) -> int:
+    """`nbytes` of a planned value, once per value while `planning`."""
+    facts = _FACTS
+    if facts is None:
+        return nbytes(v)
+    hit = facts.get(id(v))
+    if hit is None:
+        hit = facts[id(v)] = (v, nbytes(v))
+    return hit[1]
+
+
 def contiguous_slice(op: Operation) -> int | None:
     """Start element of a step-1 slice of a 1-D tensor (a byte range of its buffer: an
     alias in a group, how packed weights are unpacked), else None."""
+    return _facts(op)[1]
+
+
+def _contiguous_slice(op: Operation) -> int | None:
     if not isinstance(op, SliceOp) or len(shape_of(op.input)) != 1:
         return None
     starts, steps = ints(op.starts, ()), ints(op.steps, ())
@@ -101,6 +155,16 @@ def group_bias_add(op: Operation) -> bool:
 def scratch_bytes(op: Operation, arch: Arch) -> int:
     """SRAM a structured op holds while it computes, besides its operands and result
     (attention's scores); a group reserves it for that op's position."""
+    facts = _FACTS
+    if facts is None:
+        return _scratch_bytes(op, arch)
+    hit = facts.get((id(op), 1))
+    if hit is None or hit[1] is not arch:  # (one arch per entry: a batch split plans on another)
+        hit = facts[(id(op), 1)] = (op, arch, _scratch_bytes(op, arch))
+    return hit[2]
+
+
+def _scratch_bytes(op: Operation, arch: Arch) -> int:
     if not isinstance(op, StructuredOp):
         return 0
     ins, out = type(op).canonical_shapes(dict(op.attributes), [shape_of(v) for v in op.operands],
@@ -133,8 +197,8 @@ class GroupPlan:
     def load_bytes(self, j: int) -> int:
         members = self.loads[j]
         if len(members) == 1:
-            return nbytes(members[0])
-        return max(self.pack_offset[m] + nbytes(m) for m in members)
+            return value_bytes(members[0])
+        return max(self.pack_offset[m] + value_bytes(m) for m in members)
 
 
 def pack_chunk_bytes(arch: Arch) -> int:
@@ -171,10 +235,10 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
     # buffers: one per load and per computed value; first fit over lifetimes
     bufs: list[tuple[object, int, int, int]] = []  # (key, bytes, first, last)
     for j, unit in enumerate(loads):
-        size = sum(align_up(nbytes(m), arch.align) for m in unit) if len(unit) > 1 else nbytes(unit[0])
+        size = sum(align_up(value_bytes(m), arch.align) for m in unit) if len(unit) > 1 else value_bytes(unit[0])
         bufs.append((j, size, load_start[j], max(life.last_use[m] for m in unit)))
     for v, first in life.start.items():
-        bufs.append((v, nbytes(v), first, life.last_use[v]))
+        bufs.append((v, value_bytes(v), first, life.last_use[v]))
     bufs += [(("scratch", i), n, life.pos[i], life.pos[i]) for i, o in enumerate(ops) if (n := scratch_bytes(o, arch))]
     fit = fit_lifetimes(bufs, arch.align, arch.sram_bytes)
     if fit is None:
@@ -190,7 +254,7 @@ def plan_group(ops: Sequence[Operation], outputs: Sequence[SSAValue], arch: Arch
         offset[v] = offset[r] + life.alias[v]
     plan = GroupPlan(ops, loads, list(outputs), offset, peak, actions, list(costs), root=life.root,
                      pack_offset=pack_offset, pack_choice=pack_choice)
-    plan.dram_bytes = sum(plan.load_bytes(j) for j in range(len(loads))) + sum(nbytes(v) for v in outputs)
+    plan.dram_bytes = sum(plan.load_bytes(j) for j in range(len(loads))) + sum(value_bytes(v) for v in outputs)
     plan.cycles = schedule_cycles(plan, arch)
     return plan
 
@@ -286,15 +350,15 @@ def pack_loads(life: Lifetimes, packable: set[SSAValue] | frozenset, arch: Arch,
             loads.append([v])
             continue
         limit = pack_bytes or pack_chunk_bytes(arch)
-        if chunk is not None and chunk_bytes < limit < chunk_bytes + nbytes(v):
+        if chunk is not None and chunk_bytes < limit < chunk_bytes + value_bytes(v):
             pack_choice = True  # the two policies differ here
-        if chunk is None or (chunk_bytes >= limit if pack_overflow else chunk_bytes + nbytes(v) > limit) \
+        if chunk is None or (chunk_bytes >= limit if pack_overflow else chunk_bytes + value_bytes(v) > limit) \
                 or element_type(chunk[0]) != element_type(v):
             chunk, chunk_bytes = [], 0  # (a weight larger than a pack, or of another type, travels apart)
             loads.append(chunk)
         chunk.append(v)
         pack_offset[v] = chunk_bytes
-        chunk_bytes += align_up(nbytes(v), arch.align)
+        chunk_bytes += align_up(value_bytes(v), arch.align)
     loads.sort(key=lambda unit: life.first_real.get(unit[0], (life.n_ops, 0)))
     return loads, pack_offset, pack_choice
 
@@ -335,7 +399,7 @@ def group_actions(ops: list[Operation], operands: list[list[SSAValue]], life: Li
 
 def is_view(op: Operation) -> bool:
     """A reshape or 1-D slice: its result aliases (part of) its operand's buffer."""
-    return isinstance(op, ReshapeOp) or contiguous_slice(op) is not None
+    return _facts(op)[2]
 
 
 def fit_lifetimes(bufs: Sequence[tuple[object, int, int, int]], align: int,
@@ -453,5 +517,5 @@ def schedule_cycles(plan: GroupPlan, arch: Arch) -> int:
         elif kind == "compute":
             t += plan.op_cost[a[1]]
         else:
-            _, t = fluid.issue(t, nbytes(a[1]))
+            _, t = fluid.issue(t, value_bytes(a[1]))
     return ceil(max([t, *(fluid.finish(d) for d in fluid.dmas)]))

@@ -26,7 +26,9 @@ a run of two or more kernels is grouped when every buffer it needs fits
 `sram_bytes` at once (first fit over lifetimes within the group) and the cost
 model predicts the group faster than its members one by one (the sum of their
 `predicted_cycles`). A group runs on one core; kernels split over several cores
-stay separate unless the group still wins.
+stay separate unless the group still wins. Runs equal up to a renaming of their
+values (`RunSearch.run_key`: an unrolled RNN's time steps, repeated blocks) are
+planned once; the groups chosen are then planned for themselves.
 
 Weights only the group reads are packed, in order of first use, into new DRAM
 constants of about dma_latency x dram_bw bytes each (up to, or just past: the
@@ -94,7 +96,15 @@ from lowering.tile.batch_split import (
     slice_ops,
 )
 from lowering.tile.costmodel import part_spans
-from lowering.tile.group_plan import GroupPlan, in_place_ops, op_cycles, pack_chunk_bytes, plan_group
+from lowering.tile.group_plan import (
+    GroupPlan,
+    contiguous_slice,
+    in_place_ops,
+    op_cycles,
+    pack_chunk_bytes,
+    plan_group,
+    planning,
+)
 from lowering.tile.strip_plan import (
     LINE_BUFFER_MODES,
     StripMemo,
@@ -227,6 +237,18 @@ def inner_ops(kernels: list[KernelOp]) -> tuple[list[Operation], list[int], dict
     return ops, starts, yielded, canon
 
 
+def op_signature(op: Operation) -> tuple:
+    """An op's name, attributes, properties and operand and result types: what a plan
+    reads of it besides where its operands come from and its cost (`RunSearch.run_key`).
+    Where a slice that computes (not a 1-D view, `contiguous_slice`) starts and ends is
+    left out: a plan reads its shapes only (an unrolled LSTM's step t reads row t)."""
+    attrs = op.attributes.items()
+    if isinstance(op, SliceOp) and contiguous_slice(op) is None:
+        attrs = [(k, a) for k, a in attrs if k not in ("starts", "ends")]
+    return (op.name, tuple(sorted(attrs)), tuple(sorted(op.properties.items())),
+            tuple(v.type for v in op.operands), tuple(r.type for r in op.results))
+
+
 STRIPS: "weakref.WeakKeyDictionary[ModuleOp, StripMemo]" = weakref.WeakKeyDictionary()
 """Each module's strip plans by run signature (`plan_strips`' memo), kept across
 npu-layer-group runs on it. `share_strips` lets a copy use the same ones:
@@ -289,37 +311,42 @@ class LayerGroup(ModulePass):
                 plan = self.smaller_packs(plan, run, ops, outs, flat, search.canon, arch)
             self.rewrite(run, plan, module, arch, search.yielded)
 
-    def smaller_packs(self, plan: GroupPlan, run, ops, outs, flat, canon, arch: Arch) -> GroupPlan:
+    def smaller_packs(self, plan: GroupPlan, run, ops, outs, flat, canon, arch: Arch,
+                      packable: set[SSAValue] | None = None) -> GroupPlan:
         """A chosen group also tries smaller packs (the first op waits for less)."""
+        packable = self.packable_weights(run) if packable is None else packable
         for div in (2, 4):
             for overflow in (False, True):
-                other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run),
+                other = plan_group(ops, outs, arch, flat, canon, packable,
                                    pack_overflow=overflow, pack_bytes=pack_chunk_bytes(arch) // div)
                 if other is not None and other.cycles < plan.cycles:
                     plan = other
         return plan
 
-    def plan_run(self, run, ops, outs, flat, canon, arch: Arch, whole_failed: bool, batch_failed: bool = False
-                 ) -> tuple[Choice | None, bool, bool]:
+    def plan_run(self, run, ops, outs, flat, canon, arch: Arch, whole_failed: bool, batch_failed: bool = False,
+                 packable: set[SSAValue] | None = None) -> tuple[Choice | None, bool, bool]:
         """The run as a layer group (the cheaper pack overflow choice), else as a strip
         group, or as a batch-split group where the cost model prefers it; whether whole
-        tensors failed to fit, and whether no batch split did (longer runs fail too)."""
-        plan = None if whole_failed else plan_group(ops, outs, arch, flat, canon, self.packable_weights(run))
-        batch = None if batch_failed else self.batch_plan(run, ops, outs, canon, arch)
+        tensors failed to fit, and whether no batch split did (longer runs fail too).
+        `packable`: the run's `packable_weights`, when the caller has them."""
+        packable = self.packable_weights(run) if packable is None else packable
+        plan = None if whole_failed else plan_group(ops, outs, arch, flat, canon, packable)
+        batch = None if batch_failed else self.batch_plan(run, ops, outs, canon, arch, packable)
         batch_failed = batch is None
         if plan is None:
             strips = self.strip_plan(ops, outs, canon, arch) if len(run) <= MAX_STRIP_KERNELS else None
             return ((batch if batch is not None and (strips is None or batch.cycles < strips.cycles) else strips), True,
                     batch_failed)
         if plan.pack_choice:
-            other = plan_group(ops, outs, arch, flat, canon, self.packable_weights(run), pack_overflow=True)
+            other = plan_group(ops, outs, arch, flat, canon, packable, pack_overflow=True)
             if other is not None and other.cycles < plan.cycles:
                 plan = other
         if batch is not None:  # (against the whole run at its best packing: what it would become)
-            plan = self.smaller_packs(plan, run, ops, outs, flat, canon, arch)
+            plan = self.smaller_packs(plan, run, ops, outs, flat, canon, arch, packable)
         return (batch if batch is not None and batch.cycles < plan.cycles else plan), False, batch_failed
 
-    def batch_plan(self, run, ops, outs, canon, arch: Arch) -> BatchChoice | None:
+    def batch_plan(self, run, ops, outs, canon, arch: Arch, packable: set[SSAValue] | None = None
+                   ) -> BatchChoice | None:
         """The run as a batch-split group on k slices (k a divisor of the batch N, over
         min(k, cores) cores), the cheapest predicted, if its ops are separable and every
         result batched; a slice's plan has `dram_bw` shared by the cores (at most
@@ -345,9 +372,9 @@ class LayerGroup(ModulePass):
 
         def sliced_plan(k: int) -> BatchChoice | None:
             operands = slice_inputs(ins, n // k)
-            packable = self.packable_weights(run)
             sliced = slice_ops(ops, batched, n // k, operands, canon)
-            plan = plan_group(sliced, [operands[v] for v in outs], slice_arch(arch, k), None, {}, packable)
+            plan = plan_group(sliced, [operands[v] for v in outs], slice_arch(arch, k), None, {},
+                              self.packable_weights(run) if packable is None else packable)
             discard(sliced)
             if plan is None:
                 return None
@@ -554,6 +581,9 @@ class RunSearch:
     cheapest way to run kernels 0..i-1, its last segment starting at `choice[i]`; a
     segment of two or more kernels is a group (`plans`)."""
 
+    MEMO = True
+    """Whether runs with equal `run_key`s plan once (tests turn it off to compare)."""
+
     def __init__(self, lg: LayerGroup, kernels: list[KernelOp], arch: Arch) -> None:
         self.lg, self.kernels, self.arch = lg, kernels, arch
         self.costs: list[list[int] | None] = []
@@ -562,6 +592,30 @@ class RunSearch:
             known = [c for c in cs if c is not None]
             self.costs.append(known if len(known) == len(cs) else None)
         self.all_ops, self.starts, self.yielded, self.canon = inner_ops(kernels)
+        index: dict[Operation, int] = {k: n for n, k in enumerate(kernels)}
+        end = len(kernels)
+        # the last kernel reading each kernel result (`end`: read by another op), and the
+        # kernels reading each weight (-1: another op reads it too): a run's outputs and
+        # packable weights without walking uses per run
+        self.last_reader: dict[SSAValue, int] = {r: max((index.get(u.operation, end) for u in r.uses), default=-1)
+                                                 for k in kernels for r in k.outs}
+        self.readers: dict[SSAValue, tuple[int, int]] = {}
+        for n, k in enumerate(kernels):
+            for v in k.ins:
+                if isinstance(v.owner, ConstantOp) and v not in self.readers:
+                    users = [index.get(u.operation, -1) for u in v.uses]
+                    self.readers[v] = (-1, -1) if -1 in users else (min(users), max(users))
+        self.descs: dict[tuple, int] = {}  # an op's own signature -> a small number (`run_key`)
+        costs = [c for cs, k in zip(self.costs, kernels) for c in (cs or [None] * len(k.graph_ops()))]
+        self.desc = [self.descs.setdefault((op_signature(o), c), len(self.descs)) for o, c in zip(self.all_ops, costs)]
+        # each op's operands (renamed by `canon`) and results by `id`, and each value's
+        # kind: a constant, and whether `computed` (`run_key`)
+        self.op_ins = [[id(self.canon.get(v, v)) for v in o.operands] for o in self.all_ops]
+        self.op_res = [[id(r) for r in o.results] for o in self.all_ops]
+        self.kind = {id(v): (isinstance(v.owner, ConstantOp), computed(v))
+                     for o in self.all_ops for v in (self.canon.get(u, u) for u in o.operands)}
+        self.memo: dict[tuple, tuple[Choice | None, bool, bool]] = {}  # `plan_run` by `run_key`
+        self.borrowed: dict[tuple[int, int], tuple[bool, bool]] = {}  # plans from an equal run (`resolve`)
         self.plans: dict[tuple[int, int], Choice] = {}
         self.pairs: dict[int, tuple[int, int]] = {}  # kernel j with j+1: (grouped cycles, separate cycles)
         self.work = 0  # kernels planned so far (SEARCH_BUDGET)
@@ -574,7 +628,65 @@ class RunSearch:
         for cs in self.costs[j:i]:
             assert cs is not None  # (`segments` groups only kernels with known costs)
             flat.extend(cs)
-        return run, self.all_ops[self.starts[j]:self.starts[i]], [self.yielded[v] for v in run_outputs(run)], flat
+        outs = [self.yielded[r] for k in run for r in k.outs if self.last_reader[r] >= i]  # (`run_outputs`)
+        return run, self.all_ops[self.starts[j]:self.starts[i]], outs, flat
+
+    def packable(self, j: int, i: int) -> set[SSAValue]:
+        """`LayerGroup.packable_weights` of kernels j..i-1."""
+        lg = self.lg
+        return {v for k in self.kernels[j:i] for v in k.ins
+                if (r := self.readers.get(v)) is not None and j <= r[0] and r[1] < i and lg.available(v)}
+
+    def run_key(self, j: int, i: int, outs: list[SSAValue], packable: set[SSAValue], flags: tuple[bool, bool]
+                ) -> tuple:
+        """What `plan_run` of kernels j..i-1 depends on: its ops' signatures
+        (`op_signature`) with operands numbered by first appearance, each value from
+        outside marked packable, constant or computed (`computed`), the outputs' numbers
+        and the failure flags. Runs with equal keys (an unrolled LSTM's time steps,
+        repeated blocks) plan alike up to that renaming, as `run_signature` does for strips."""
+        ids: dict[int, int] = {}  # (by `id`: every value is alive while the search runs)
+        sig: list = []
+        packed = {id(v) for v in packable}
+        kind = self.kind
+        for n in range(self.starts[j], self.starts[i]):
+            ins: list = []
+            for v in self.op_ins[n]:
+                x = ids.get(v)
+                if x is None:  # (a value from outside: results are numbered where computed)
+                    x = ids[v] = len(ids)
+                    ins.append((x, v in packed, kind[v]))
+                else:
+                    ins.append(x)
+            sig.append((self.desc[n], tuple(ins)))
+            for r in self.op_res[n]:
+                ids[r] = len(ids)
+        return tuple(sig), tuple(ids[id(v)] for v in outs), flags
+
+    def plan(self, j: int, i: int, whole_failed: bool, batch_failed: bool) -> tuple[Choice | None, bool, bool]:
+        """`LayerGroup.plan_run` of kernels j..i-1, or its result for an equal run planned
+        before (`run_key`; the plan is then another run's, its figures equal: `resolve`)."""
+        run, ops, outs, flat = self.run_of(j, i)
+        packable = self.packable(j, i)
+        key = self.run_key(j, i, outs, packable, (whole_failed, batch_failed))
+        hit = self.memo.get(key) if self.MEMO else None
+        if hit is None:
+            hit = self.memo[key] = self.lg.plan_run(run, ops, outs, flat, self.canon, self.arch, whole_failed,
+                                                    batch_failed, packable)
+        else:
+            self.borrowed[(j, i)] = (whole_failed, batch_failed)
+        return hit
+
+    def resolve(self, segments: list[tuple[int, int]]) -> None:
+        """Plan the chosen groups whose plan came from an equal run for themselves."""
+        for j, i in segments:
+            if (j, i) in self.borrowed:
+                run, ops, outs, flat = self.run_of(j, i)
+                plan = self.lg.plan_run(run, ops, outs, flat, self.canon, self.arch, *self.borrowed[(j, i)],
+                                        self.packable(j, i))[0]
+                if plan is None or plan.cycles != self.plans[(j, i)].cycles:
+                    raise CompileError(self.lg.name, f"internal: kernels {j}..{i - 1} plan unlike the equal run "
+                                                     "planned for them (run_key misses something)")
+                self.plans[(j, i)] = plan
 
     def remarks(self, segments: list[tuple[int, int]]) -> None:
         """An `applied` remark per group chosen, a `missed` one per pair of neighbouring
@@ -629,6 +741,10 @@ class RunSearch:
 
     def segments(self) -> list[tuple[int, int]]:
         """The groups (j, i) of the cheapest program, last first."""
+        with planning():  # (the IR stays as it is until the groups are formed)
+            return self._segments()
+
+    def _segments(self) -> list[tuple[int, int]]:
         n, arch, lg = len(self.kernels), self.arch, self.lg
         best = [0] * (n + 1)
         choice = [0] * (n + 1)  # start of the last segment
@@ -643,10 +759,8 @@ class RunSearch:
                 if self.costs[j] is None:
                     break
                 singles += _single_cost(self.kernels[j], arch)
-                run, ops, outs, flat = self.run_of(j, i)
                 self.work += i - j
-                plan, whole_failed, batch_failed = lg.plan_run(run, ops, outs, flat, self.canon, arch, whole_failed,
-                                                               batch_failed)
+                plan, whole_failed, batch_failed = self.plan(j, i, whole_failed, batch_failed)
                 if plan is None:
                     if i - j > MAX_STRIP_KERNELS and whole_failed:
                         break
@@ -665,4 +779,5 @@ class RunSearch:
             if i - j >= 2:
                 segments.append((j, i))
             i = j
+        self.resolve(segments)
         return segments

@@ -68,8 +68,7 @@ touch the pooled rows only).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
 from typing import Any
@@ -77,7 +76,7 @@ from typing import Any
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from lowering.tile.costmodel import best_split, channel_free, stall_for
-from lowering.tile.group_plan import fit_lifetimes, op_cycles
+from lowering.tile.group_plan import fit_lifetimes, op_cycles, planning, planning_facts
 from lowering.tile.tile_search import TilingError, align_up
 from npu_dialects.arch import Arch, value_type
 from npu_dialects.dtypes import elem_bytes, element_type, is_float, nbytes, qrange
@@ -107,7 +106,7 @@ LINE_BUFFER_MODES = ("auto", "always", "never")  # by cost; wherever one fits (t
 def operands(op: Operation, canon: dict[SSAValue, SSAValue]) -> list[SSAValue]:
     """`op`'s operands, renamed by `canon` (planning kernels whose bodies are not merged).
     While planning, read once per op and `canon` (the list is shared: not to be changed)."""
-    facts = _FACTS
+    facts = planning_facts()
     if facts is None:
         return [canon.get(o, o) for o in op.operands]
     hit = facts.get(("ins", op))
@@ -254,7 +253,7 @@ def pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
     relu reads, or only the pool, and that relu only the pool. A max-pool commutes with
     adding a per-channel constant and with relu (both monotone; exact in f32), so the bias add and the relu run on the
     pooled rows - a fraction of the conv's (a CNN stem: conv + BN + ReLU + max-pool)."""
-    facts = _FACTS
+    facts = planning_facts()
     if facts is not None and ops:  # (while planning: once per run of ops and `canon`, not per strip height)
         key = ("pooled", ops[0], len(ops))
         hit = facts.get(key)
@@ -284,27 +283,13 @@ def _pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
     return out
 
 
-_FACTS: dict[tuple, Any] | None = None
-"""While `plan_strips` plans (the IR stays as it is): what `_window`, `_pads` and
-`_nan_padded` read off each op, each op's `operands` and a run's `pooled_epilogues`,
-computed once instead of for every strip height."""
-
-
-@contextmanager
-def _planning() -> Iterator[None]:
-    """Keep `_FACTS` for the duration of one plan (nested plans share the outer one's)."""
-    global _FACTS
-    outer = _FACTS
-    if outer is None:
-        _FACTS = {}
-    try:
-        yield
-    finally:
-        _FACTS = outer
+# While `plan_strips` plans (the IR stays as it is; `group_plan.planning`): what
+# `_window`, `_pads` and `_nan_padded` read off each op, each op's `operands` and a run's
+# `pooled_epilogues`, computed once instead of for every strip height.
 
 
 def _fact(kind: str, op: Operation, compute: Callable[[Any], Any]) -> Any:
-    facts = _FACTS
+    facts = planning_facts()
     if facts is None:
         return compute(op)
     key = (kind, op)
@@ -847,7 +832,7 @@ def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAV
     `line_buffers` (LINE_BUFFER_MODES): "always" prefers any plan with line buffers,
     "never" tries none. With a `memo`, a run whose signature was planned before only
     lays out the decision taken then (a network's repeated blocks)."""
-    with _planning():
+    with planning():
         return _plan_strips(ops, arch, canon or {}, max_strips, line_buffers, memo)
 
 
