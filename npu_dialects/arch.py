@@ -118,7 +118,7 @@ class Arch:
     vector_i8: int = 4  # 8-bit elements per cycle, as a multiple of vector_lanes
     requant: str = "float"  # the requantization unit: float (a float multiply) or fixed (multiplier, shift)
     requant_unit: str = "cube"  # where a product's requantize runs: the cube's output stage, or the vector unit
-    bias_unit: str = "vector"  # where a product's per-channel bias add runs: the cube's output stage, or the vector unit
+    bias_unit: str = "cube"  # where a product's per-channel bias add runs: the cube's output stage, or the vector unit
     # a core's cube, vector unit and DMA issue run their own queues at once, ordered by
     # `npu_compute.fence` (concurrent), or one compute op at a time (serial)
     units: str = "concurrent"

@@ -170,7 +170,7 @@ def test_run_reports_the_chip(tmp_path: Path) -> None:
     assert run("r1.json") == {"cores": 2, "cube": "8x8x8", "vector_lanes": 16, "sram_bytes": 262144, "dram_bw": 64,
                               "dma_latency": 150, "dma_channels": 1, "event_slots": 16, "sync_latency": 100,
                               "freq": 1000000000, "align": 64, "cube_i8": 2, "cube_f32_passes": 1,
-                              "vector_f16": 2, "vector_i8": 4, "requant": "float", "requant_unit": "cube", "bias_unit": "vector",
+                              "vector_f16": 2, "vector_i8": 4, "requant": "float", "requant_unit": "cube", "bias_unit": "cube",
                               "units": "concurrent", "flag_latency": 4,
                               **{f"fn_{f}": "exact" for f in ("exp", "tanh", "erf", "sigmoid", "reciprocal", "rsqrt")}}
     write(chip, 'base = "edge-small"\ncores = 1\n')

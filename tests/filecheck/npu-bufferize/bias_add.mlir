@@ -4,15 +4,15 @@
 // A product's bias add right after its last reduction step, in place on the
 // accumulator with a bias varying along one axis at most (here per column), is marked
 // `cube_output`: an arch with `bias_unit = cube` runs it in the cube's output stage.
-// The mark is the IR's; the arch decides (the default keeps it on the vector unit:
-// npu-unit-sync fences it after the matmul).
+// The mark is the IR's; the arch decides (`bias_unit = vector` keeps it on the vector
+// unit: npu-unit-sync fences it after the matmul).
 // CHECK-LABEL: func.func @bias
 // CHECK:       npu_compute.matmul %{{.*}}, %{{.*}} -> %[[ACC:[^ ]*]]
 // CHECK:       npu_compute.eltwise add %[[ACC]], %{{.*}} -> %[[ACC]] {cube_output} : memref<{{.*}}xf32, "sram">, memref<1x128xf32, "sram">
 // ARCH-LABEL:  func.func @bias
 // ARCH:        npu_compute.fence cube -> vector on %[[ACC:[^ ]*]]
 // ARCH-NEXT:   npu_compute.eltwise add %[[ACC]], %{{.*}} -> %[[ACC]] {cube_output}
-builtin.module {
+builtin.module attributes {npu.arch = #npu.arch<bias_unit = vector>} {
   func.func @bias(%x: tensor<256x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf32>) -> tensor<256x128xf32> {
     %y = npu_graph.matmul %x, %w : (tensor<256x64xf32>, tensor<64x128xf32>) -> tensor<256x128xf32> loc("mm")
     %z = npu_graph.add %y, %b : (tensor<256x128xf32>, tensor<128xf32>) -> tensor<256x128xf32> loc("bias")

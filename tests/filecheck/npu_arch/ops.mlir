@@ -4,12 +4,12 @@
 
 builtin.module {
   // A full parameter list round-trips unchanged.
-  // CHECK: builtin.module attributes {npu.arch = #npu.arch<cores = 8, cube = 32x32x32, vector_lanes = 128, sram_bytes = 2097152, dram_bw = 512, dma_latency = 300, dma_channels = 4, event_slots = 32, sync_latency = 50, freq = 1500000000, align = 128, cube_i8 = 2, cube_f32_passes = 1, vector_f16 = 2, vector_i8 = 4, requant = float, requant_unit = cube, bias_unit = vector, units = concurrent, flag_latency = 4, fn_exp = exact, fn_tanh = exact, fn_erf = exact, fn_sigmoid = exact, fn_reciprocal = exact, fn_rsqrt = exact>}
+  // CHECK: builtin.module attributes {npu.arch = #npu.arch<cores = 8, cube = 32x32x32, vector_lanes = 128, sram_bytes = 2097152, dram_bw = 512, dma_latency = 300, dma_channels = 4, event_slots = 32, sync_latency = 50, freq = 1500000000, align = 128, cube_i8 = 2, cube_f32_passes = 1, vector_f16 = 2, vector_i8 = 4, requant = float, requant_unit = cube, bias_unit = cube, units = concurrent, flag_latency = 4, fn_exp = exact, fn_tanh = exact, fn_erf = exact, fn_sigmoid = exact, fn_reciprocal = exact, fn_rsqrt = exact>}
   builtin.module attributes {npu.arch = #npu.arch<cores = 8, cube = 32x32x32, vector_lanes = 128, sram_bytes = 2097152, dram_bw = 512, dma_latency = 300, dma_channels = 4, event_slots = 32, sync_latency = 50, freq = 1500000000, align = 128>} {
   }
 
   // A partial list, with a non-cubic cube (M x K x N), is completed with the defaults.
-  // CHECK: builtin.module attributes {npu.arch = #npu.arch<cores = 2, cube = 8x16x32, vector_lanes = 64, sram_bytes = 524288, dram_bw = 128, dma_latency = 200, dma_channels = 2, event_slots = 64, sync_latency = 100, freq = 1000000000, align = 64, cube_i8 = 2, cube_f32_passes = 1, vector_f16 = 2, vector_i8 = 4, requant = float, requant_unit = cube, bias_unit = vector, units = concurrent, flag_latency = 4, fn_exp = exact, fn_tanh = exact, fn_erf = exact, fn_sigmoid = exact, fn_reciprocal = exact, fn_rsqrt = exact>}
+  // CHECK: builtin.module attributes {npu.arch = #npu.arch<cores = 2, cube = 8x16x32, vector_lanes = 64, sram_bytes = 524288, dram_bw = 128, dma_latency = 200, dma_channels = 2, event_slots = 64, sync_latency = 100, freq = 1000000000, align = 64, cube_i8 = 2, cube_f32_passes = 1, vector_f16 = 2, vector_i8 = 4, requant = float, requant_unit = cube, bias_unit = cube, units = concurrent, flag_latency = 4, fn_exp = exact, fn_tanh = exact, fn_erf = exact, fn_sigmoid = exact, fn_reciprocal = exact, fn_rsqrt = exact>}
   builtin.module attributes {npu.arch = #npu.arch<cube = 8x16x32, cores = 2>} {
   }
 
@@ -25,7 +25,7 @@ builtin.module {
   }
   // How the vector unit evaluates each special function: exact, a table of N entries
   // or a polynomial of degree D; a per-type value (items joined by '+') is a string.
-  // CHECK: builtin.module attributes {npu.arch = #npu.arch<cores = 4, {{.*}}, requant_unit = cube, bias_unit = vector, units = concurrent, flag_latency = 4, fn_exp = table256, fn_tanh = exact, fn_erf = poly7, fn_sigmoid = exact, fn_reciprocal = "f16:table64+exact", fn_rsqrt = exact>}
+  // CHECK: builtin.module attributes {npu.arch = #npu.arch<cores = 4, {{.*}}, requant_unit = cube, bias_unit = cube, units = concurrent, flag_latency = 4, fn_exp = table256, fn_tanh = exact, fn_erf = poly7, fn_sigmoid = exact, fn_reciprocal = "f16:table64+exact", fn_rsqrt = exact>}
   builtin.module attributes {npu.arch = #npu.arch<fn_erf = poly7, fn_exp = table256, fn_reciprocal = "f16:table64+exact">} {
   }
 }
