@@ -137,3 +137,26 @@ broken = "bad_plugin.missing:Pass"
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "cannot load plugin entry point 'broken = bad_plugin.missing:Pass' (group npu_compiler.passes) of " \
            "package 'bad-plugin'" in r.stderr
+
+
+def test_plugins_are_looked_for_only_where_a_package_declares_one(tmp_path, monkeypatch):
+    """`_declared` reads the entry_points.txt of every package on sys.path: none with a
+    plugin group here (the plugin metadata is then not parsed, nor importlib.metadata
+    imported), and a package declaring one anywhere on the path is found, as
+    importlib.metadata finds it."""
+    import npu_dialects.plugins as plugins
+
+    assert not plugins._declared()
+    info = tmp_path / "site" / "some_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: some-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[console_scripts]\nx = y:z\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert not plugins._declared()
+    (info / "entry_points.txt").write_text("[console_scripts]\nx = y:z\n\n[npu_compiler.chips]\nmine = some_plugin:chips\n")
+    assert plugins._declared()
+    plugins._entry_points.cache_clear()
+    try:
+        assert [e.name for e in plugins.group_entry_points("npu_compiler.chips")] == ["mine"]
+    finally:
+        plugins._entry_points.cache_clear()
