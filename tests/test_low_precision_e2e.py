@@ -102,3 +102,23 @@ def test_f16_gemm_with_alpha_and_beta_scales_in_f16():
     res, _ = simulate(model, x)
     want = onnxruntime_outputs(model, x)["y"].astype(np.float32)
     assert np.allclose(res.outputs["y"].astype(np.float32), want, rtol=4e-3, atol=4e-3 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("rearrange", ["SpaceToDepth", "DepthToSpace"])
+def test_f16_function_body_output_keeps_its_type(rearrange):
+    """An op imported as its ONNX function body (SpaceToDepth, DepthToSpace) gives an f16
+    value ONNX inferred no type for: it is f16 to the ops after it, so ReduceL2's body
+    casts its f32 root back to f16 and Mean adds f16 to f16 (the fuzzer's seed 20 was
+    refused: "operand #1 is f32 but operand #0 is f16")."""
+    g = helper.make_graph([helper.make_node(rearrange, ["x"], ["t"], blocksize=2),
+                           helper.make_node("ReduceL2", ["t"], ["r"], keepdims=1),
+                           helper.make_node("ReduceMax", ["t"], ["m"], keepdims=1),
+                           helper.make_node("Mean", ["r", "m"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 4, 4, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    x = {"x": np.random.default_rng(3).standard_normal((1, 4, 4, 4)).astype(np.float16)}
+    res, _ = simulate(model, x)
+    assert res.outputs["y"].dtype == np.float16
+    want = onnxruntime_outputs(model, x)["y"].astype(np.float32)
+    assert np.allclose(res.outputs["y"].astype(np.float32), want, rtol=2e-3, atol=0)

@@ -744,7 +744,9 @@ class _Importer:
                 continue
             dtype, shape = self.inferred.get(name, (None, None))
             if not isinstance(out, Tensor):  # an SSA value: its ONNX type (integers are carried as f32)
-                out = Tensor(name, shape_of(out), np.dtype(np.float32) if dtype is None else dtype, value=out)
+                if dtype is None:  # (a function body's own value: ONNX inferred none) its own type
+                    dtype = np_dtype(element_type(out))  # (f32 for a carried integer, as before)
+                out = Tensor(name, shape_of(out), dtype, value=out)
             t = out
             declared = name in self.graph_outputs  # checked against the declaration in _outputs
             if shape is not None and not declared and not t.placeholder and shape != t.shape:
