@@ -182,3 +182,14 @@ def test_op_mix_by_element_type(two_models, tmp_path, capsys) -> None:
     assert half["f32"]["ops"] == 2  # (the casts of the input and the output)
     assert half["f16"]["bytes"] < 0.51 * lenet["types"][0]["bytes"]  # (and the input's f16 copy)
     assert "op mix by element type" in out and "f16" in out
+
+
+def test_function_body_ops_count_as_their_onnx_node(tmp_path, capsys) -> None:
+    """unet_seg's LogSoftmax is imported as its ONNX function body (Sub, Exp, ReduceSum,
+    Log...): those ops are the LogSoftmax node's, kept and named so in the vector unit's
+    table, never an unknown type."""
+    unet = _stats(tmp_path, "unet_seg.onnx")
+    capsys.readouterr()
+    assert next(r for r in unet["op_mix"] if r["op_type"] == "LogSoftmax")["kept"] == 1
+    kinds = [r["op"] for r in unet["isa"]["top_vector_ops"]]
+    assert "eltwise exp (LogSoftmax)" in kinds and not any("(?)" in k for k in kinds), kinds

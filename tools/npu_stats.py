@@ -179,6 +179,16 @@ def _graph_ops(module) -> list[Any]:
             if isinstance(op, GraphOp) and not isinstance(op, ConstantOp)]
 
 
+def source_node(name: str, onnx_types: dict[str, str]) -> str | None:
+    """The ONNX node a location name stands for: itself, or the node whose function body
+    it is a node of (the importer names those `NODE/OpType#i`, nested bodies deeper)."""
+    while name not in onnx_types:
+        if "/" not in name:
+            return None
+        name = name.rsplit("/", 1)[0]
+    return name
+
+
 def op_mix(c: Compiled) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Rows per ONNX op type (nodes, kept, MACs, share) and per npu_graph op (count, MACs,
     unit) of the graph before fusion (Algorithm)."""
@@ -190,7 +200,7 @@ def op_mix(c: Compiled) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     macs: Counter[str] = Counter()
     ops: dict[str, dict[str, Any]] = {}
     for op in _graph_ops(c.graph):
-        names = [n for n in node_names(op) if n in c.onnx_types]
+        names = list(dict.fromkeys(s for n in node_names(op) if (s := source_node(n, c.onnx_types)) is not None))
         for n in names:
             kept.setdefault(c.onnx_types[n], set()).add(n)
         m = op.macs()
@@ -448,7 +458,7 @@ def vector_ops(trace: list[dict[str, Any]], onnx_types: dict[str, str]) -> list[
             continue
         label = e["name"].split(": ", 1)[0]
         nodes = e["args"].get("onnx_nodes") or []
-        kind = next((onnx_types[n] for n in nodes if n in onnx_types), "?")
+        kind = next((onnx_types[s] for n in nodes if (s := source_node(n, onnx_types)) is not None), "?")
         cycles[f"{label} ({kind})"] += e["args"].get("cycles", 0)
     total = sum(cycles.values()) or 1
     return [{"op": k, "cycles": v, "share": v / total} for k, v in cycles.most_common()]
