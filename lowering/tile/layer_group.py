@@ -308,13 +308,12 @@ class LayerGroup(ModulePass):
             run, ops, outs, flat = search.run_of(j, i)
             plan = search.plans[(j, i)]
             if isinstance(plan, GroupPlan):
-                plan = self.smaller_packs(plan, run, ops, outs, flat, search.canon, arch)
+                plan = self.smaller_packs(plan, ops, outs, flat, search.canon, arch, search.packable(j, i))
             self.rewrite(run, plan, module, arch, search.yielded)
 
-    def smaller_packs(self, plan: GroupPlan, run, ops, outs, flat, canon, arch: Arch,
-                      packable: set[SSAValue] | None = None) -> GroupPlan:
+    def smaller_packs(self, plan: GroupPlan, ops, outs, flat, canon, arch: Arch, packable: set[SSAValue]
+                      ) -> GroupPlan:
         """A chosen group also tries smaller packs (the first op waits for less)."""
-        packable = self.packable_weights(run) if packable is None else packable
         for div in (2, 4):
             for overflow in (False, True):
                 other = plan_group(ops, outs, arch, flat, canon, packable,
@@ -323,13 +322,12 @@ class LayerGroup(ModulePass):
                     plan = other
         return plan
 
-    def plan_run(self, run, ops, outs, flat, canon, arch: Arch, whole_failed: bool, batch_failed: bool = False,
-                 packable: set[SSAValue] | None = None) -> tuple[Choice | None, bool, bool]:
+    def plan_run(self, run, ops, outs, flat, canon, arch: Arch, whole_failed: bool, batch_failed: bool,
+                 packable: set[SSAValue]) -> tuple[Choice | None, bool, bool]:
         """The run as a layer group (the cheaper pack overflow choice), else as a strip
         group, or as a batch-split group where the cost model prefers it; whether whole
         tensors failed to fit, and whether no batch split did (longer runs fail too).
-        `packable`: the run's `packable_weights`, when the caller has them."""
-        packable = self.packable_weights(run) if packable is None else packable
+        `packable`: the weights the run may pack (`RunSearch.packable`)."""
         plan = None if whole_failed else plan_group(ops, outs, arch, flat, canon, packable)
         batch = None if batch_failed else self.batch_plan(run, ops, outs, canon, arch, packable)
         batch_failed = batch is None
@@ -342,11 +340,10 @@ class LayerGroup(ModulePass):
             if other is not None and other.cycles < plan.cycles:
                 plan = other
         if batch is not None:  # (against the whole run at its best packing: what it would become)
-            plan = self.smaller_packs(plan, run, ops, outs, flat, canon, arch, packable)
+            plan = self.smaller_packs(plan, ops, outs, flat, canon, arch, packable)
         return (batch if batch is not None and batch.cycles < plan.cycles else plan), False, batch_failed
 
-    def batch_plan(self, run, ops, outs, canon, arch: Arch, packable: set[SSAValue] | None = None
-                   ) -> BatchChoice | None:
+    def batch_plan(self, run, ops, outs, canon, arch: Arch, packable: set[SSAValue]) -> BatchChoice | None:
         """The run as a batch-split group on k slices (k a divisor of the batch N, over
         min(k, cores) cores), the cheapest predicted, if its ops are separable and every
         result batched; a slice's plan has `dram_bw` shared by the cores (at most
@@ -373,8 +370,7 @@ class LayerGroup(ModulePass):
         def sliced_plan(k: int) -> BatchChoice | None:
             operands = slice_inputs(ins, n // k)
             sliced = slice_ops(ops, batched, n // k, operands, canon)
-            plan = plan_group(sliced, [operands[v] for v in outs], slice_arch(arch, k), None, {},
-                              self.packable_weights(run) if packable is None else packable)
+            plan = plan_group(sliced, [operands[v] for v in outs], slice_arch(arch, k), None, {}, packable)
             discard(sliced)
             if plan is None:
                 return None
@@ -476,14 +472,6 @@ class LayerGroup(ModulePass):
             for m in unit:
                 packed_in[m] = c.result
         return packed_in, new_consts
-
-    def packable_weights(self, run: list[KernelOp]) -> set[SSAValue]:
-        """Constants read only by the run's kernels whose data is at hand: the group may
-        pack them into one DRAM block (one DMA instead of one per weight)."""
-        inside = set(run)
-        return {v for k in run for v in k.ins
-                if isinstance(v.owner, ConstantOp) and all(u.operation in inside for u in v.uses)
-                and self.available(v)}
 
     def available(self, v: SSAValue) -> bool:
         if v not in self._available:
@@ -623,16 +611,19 @@ class RunSearch:
 
     def run_of(self, j: int, i: int) -> tuple[list[KernelOp], list[Operation], list[SSAValue], list[int]]:
         """Kernels j..i-1: them, their graph ops, the values used after them, the ops' costs."""
-        run = self.kernels[j:i]
         flat: list[int] = []
         for cs in self.costs[j:i]:
             assert cs is not None  # (`segments` groups only kernels with known costs)
             flat.extend(cs)
-        outs = [self.yielded[r] for k in run for r in k.outs if self.last_reader[r] >= i]  # (`run_outputs`)
-        return run, self.all_ops[self.starts[j]:self.starts[i]], outs, flat
+        return self.kernels[j:i], self.all_ops[self.starts[j]:self.starts[i]], self.outputs(j, i), flat
+
+    def outputs(self, j: int, i: int) -> list[SSAValue]:
+        """The inner values of kernels j..i-1's results used after them (`run_outputs`)."""
+        return [self.yielded[r] for k in self.kernels[j:i] for r in k.outs if self.last_reader[r] >= i]
 
     def packable(self, j: int, i: int) -> set[SSAValue]:
-        """`LayerGroup.packable_weights` of kernels j..i-1."""
+        """The constants only kernels j..i-1 read whose data is at hand: the group may
+        pack them into one DRAM block (one DMA instead of one per weight)."""
         lg = self.lg
         return {v for k in self.kernels[j:i] for v in k.ins
                 if (r := self.readers.get(v)) is not None and j <= r[0] and r[1] < i and lg.available(v)}
@@ -665,11 +656,11 @@ class RunSearch:
     def plan(self, j: int, i: int, whole_failed: bool, batch_failed: bool) -> tuple[Choice | None, bool, bool]:
         """`LayerGroup.plan_run` of kernels j..i-1, or its result for an equal run planned
         before (`run_key`; the plan is then another run's, its figures equal: `resolve`)."""
-        run, ops, outs, flat = self.run_of(j, i)
         packable = self.packable(j, i)
-        key = self.run_key(j, i, outs, packable, (whole_failed, batch_failed))
+        key = self.run_key(j, i, self.outputs(j, i), packable, (whole_failed, batch_failed))
         hit = self.memo.get(key) if self.MEMO else None
         if hit is None:
+            run, ops, outs, flat = self.run_of(j, i)
             hit = self.memo[key] = self.lg.plan_run(run, ops, outs, flat, self.canon, self.arch, whole_failed,
                                                     batch_failed, packable)
         else:
@@ -720,7 +711,7 @@ class RunSearch:
         whole tensors would need together (planned without a capacity) against a core's."""
         run, ops, outs, flat = self.run_of(b, b + 2)
         unbounded = replace(self.arch, sram_bytes=1 << 60)
-        whole = plan_group(ops, outs, unbounded, flat, self.canon, self.lg.packable_weights(run))
+        whole = plan_group(ops, outs, unbounded, flat, self.canon, self.packable(b, b + 2))
         if whole is None:
             return "an op of theirs cannot be in a group, and no strip plan fits"
         need, have = whole.sram_bytes, self.arch.sram_bytes
