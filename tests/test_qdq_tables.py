@@ -73,7 +73,22 @@ def conv_scale() -> onnx.ModelProto:
     return g.model("conv_scale", {"x": [1, 8, 12, 12]}, {"y": [1, 16, 12, 12]}, 13)
 
 
-MODELS = {"gelu": gelu, "scale_shift": scale_shift, "conv_scale": conv_scale}
+def dense_layer() -> onnx.ModelProto:
+    """A DenseNet layer: concat, BatchNorm -> ReLU (a per-channel table) in front of an
+    unpadded 1x1 conv (the table runs in the conv's prologue, on its input tiles)."""
+    g = Graph(seed=8)
+    rng = np.random.default_rng(8)
+    for name, lo, hi in (("bn_s", .5, 1.5), ("bn_b", -.3, .3), ("bn_m", -.2, .2), ("bn_v", .5, 2.0)):
+        g.const(name, rng.uniform(lo, hi, 24).astype(np.float32))
+    g.const("w", rng.normal(0, 0.3, (16, 24, 1, 1)).astype(np.float32))
+    g.node("Concat", ["x", "x2"], "c", name="concat", axis=1)
+    g.node("BatchNormalization", ["c", "bn_s", "bn_b", "bn_m", "bn_v"], "b", name="bn")
+    g.node("Relu", ["b"], "r", name="relu")
+    g.node("Conv", ["r", "w"], "y", name="conv", kernel_shape=[1, 1])
+    return g.model("dense_layer", {"x": [1, 16, 10, 10], "x2": [1, 8, 10, 10]}, {"y": [1, 16, 10, 10]}, 13)
+
+
+MODELS = {"gelu": gelu, "scale_shift": scale_shift, "conv_scale": conv_scale, "dense_layer": dense_layer}
 
 
 def quantized(name: str, symmetric: bool) -> onnx.ModelProto:
@@ -95,11 +110,12 @@ def test_tables_equal_the_graph_as_written(name, symmetric):
             np.testing.assert_array_equal(got.outputs[out], value, err_msg=f"{out}, input seed {seed}")
 
 
-@pytest.mark.parametrize("name, tables", [("gelu", [(256,)]), ("scale_shift", [(8, 256), (256,)])])
+@pytest.mark.parametrize("name, tables", [("gelu", [(256,)]), ("scale_shift", [(8, 256), (256,), (256,), (256,)])])
 def test_each_chain_is_one_table(name, tables):
     """GELU's five ops and their quantize/dequantize pairs are one table; the BatchNorm,
     Mul, Add, Relu chain one table with a row per channel (its constants vary along
-    dim 1); SiLU and tanh together one table (scalar constants)."""
+    dim 1); SiLU and tanh together one table (scalar constants); each concat operand
+    quantized with other parameters than the concat's a table of that rescale."""
     from lowering.pipeline import compile_module
     arch = parse_arch_spec("default")
     module, weights = import_model(quantized(name, False), arch)
@@ -119,3 +135,12 @@ def test_per_channel_table_in_a_tiled_conv_epilogue():
     got, _ = compile_and_run(qmodel, arch, inputs=dict(inputs))
     for out, value in want.items():
         np.testing.assert_array_equal(got.outputs[out], value, err_msg=out)
+
+
+def test_a_table_in_front_of_a_1x1_conv_is_its_prologue():
+    """The dense layer's per-channel table joins the conv's kernel (npu-fuse's
+    conv-prologue): no kernel of its own writes the looked-up tensor to DRAM."""
+    qmodel = quantized("dense_layer", True)
+    got, _ = compile_and_run(qmodel, "default", inputs=random_inputs(qmodel, seed=0), fuse_disable=("layer-group",))
+    conv = next(k for k in got.report["kernels"] if "conv" in k["onnx_nodes"])
+    assert "r_QuantizeLinear" in conv["onnx_nodes"], got.report["kernels"]  # (the table: at relu's quantize)

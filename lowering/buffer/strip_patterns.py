@@ -52,6 +52,7 @@ from lowering.tile.strip_plan import (
     StripPlan,
     computed_shape,
     mask_kinds,
+    pointwise,
     pooled_epilogues,
     side_inputs,
     strip_shape,
@@ -461,17 +462,17 @@ class StageStripOp(RewritePattern):
                 e.stage(ReluOp, [out], out)
         elif isinstance(op, AvgPoolOp):  # (rows outside x read NaN: the DMA pads them)
             e.stage(op, [b.at(op.input)], out, pads=pads)
+        elif pointwise(op) and op not in b.deferred:  # (a deferred relu follows the pool)
+            self.elementwise(e, op, out)
         elif isinstance(op, QuantOp):  # its parameters loaded once
             params = [c for c in b.args[op][1:] if c is not None]
             assert len(params) == len(op.operands) - 1  # (constants over H and W: `link_ok`)
             e.stage(op, [b.at(op.operands[0]), *params], out)
         elif isinstance(op, StructuredOp) and not isinstance(op, ConcatOp):  # a transpose keeping H, W; an LRN
             e.stage(op, [b.at(op.operands[0])], out)
-        elif isinstance(op, ElementwiseOp) and op not in b.deferred:  # (a deferred relu follows the pool)
-            self.elementwise(e, op, out)
         # (a reshape views its operand; a concat's operands were computed into it)
 
-    def elementwise(self, e: Emitter, op: ElementwiseOp, out: SSAValue) -> None:
+    def elementwise(self, e: Emitter, op: Operation, out: SSAValue) -> None:
         """An elementwise op: its side inputs from the slot, rows of a wider value copied out first."""
         b = self.bufs
         ins = [b.side[0][(op, i)] if (op, i) in b.side[0] else b.local.get((op, v)) or (b.at(v) if c is None else c)

@@ -179,8 +179,9 @@ def _epilogue_link(value: SSAValue, rows: bool = False) -> Operation | None:
         return user  # (a lookup per element of the running value)
     if not isinstance(user, ElementwiseOp | QuantOp) or not same_block:
         return None
-    if isinstance(user, QuantOp) and user.operands[0] != value:
-        return None  # (a parameter, not the running value)
+    if isinstance(user, QuantOp) and (value not in user.operands[:user.DATA]
+                                      or shape_of(value) != shape_of(user.results[0])):
+        return None  # (a parameter, or an operand broadcast to the result: not the running value)
     if user.results[0].type != value.type and not isinstance(user, QuantOp):
         return None  # the running value would be broadcast: not an epilogue
     if sum(1 for o in user.operands if o == value) != 1:
@@ -218,15 +219,22 @@ def with_dequantized_operands(chain: list[Operation], head: Operation | None = N
     return out
 
 
-def conv_prologue(conv: Conv2dOp) -> list[ElementwiseOp]:
-    """The elementwise ops in front of `conv` that can run on its input tiles (see
-    `conv-prologue` in the module docstring), in program order."""
+def conv_prologue(conv: Conv2dOp) -> list[Operation]:
+    """The elementwise ops and lookup tables in front of `conv` that can run on its input
+    tiles (see `conv-prologue` in the module docstring), in program order."""
     if any(conv.params["pads"]):
         return []
     channels = shape_of(conv.input)[1]
-    chain: list[ElementwiseOp] = []
+    chain: list[Operation] = []
     v = conv.input
-    while isinstance(op := v.owner, ElementwiseOp) and v.has_one_use() and op.parent_block() is conv.parent_block():
+    while isinstance(op := v.owner, ElementwiseOp | TableOp) and v.has_one_use() \
+            and op.parent_block() is conv.parent_block():
+        if isinstance(op, TableOp):  # (per tensor, or per channel: a DenseNet layer's BatchNorm-ReLU)
+            if op.axis is not None and (len(shape_of(v)) != 4 or op.axis.value.data != 1):
+                break
+            chain.insert(0, op)
+            v = op.input
+            continue
         running = [o for o in op.operands if o.type == v.type]
         others = [o for o in op.operands if o.type != v.type]
         if len(running) != 1 or any(per_channel_shape(shape_of(o), channels) is None for o in others):

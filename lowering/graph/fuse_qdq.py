@@ -1,6 +1,12 @@
 """`npu-fuse-qdq`: a QDQ model (DequantizeLinear -> op -> QuantizeLinear around each op, as
-onnxruntime's `quantize_static` writes it) computed in integers where an integer form exists.
+onnxruntime's `quantize_static` writes it) computed in integers where an integer form
+exists: conv/matmul/gemm with a requantize, residual adds (`qadd`), data movement and max
+pooling on the integers, Relu/Clip folded into saturation ranges, elementwise chains of
+one 8-bit tensor as lookup tables. Everything else stays in float (a remark names each
+op). First in npu-default. No options.
 
+Algorithm
+---------
 - quantize(conv2d | matmul | gemm(dequantize(x), dequantize(W), dequantize(b)?)) ->
   requantize(integer op -> i32): x per tensor, W per tensor or per output channel with
   one zero point (or a second per-tensor activation, batched too: attention's products), b an i32
@@ -10,9 +16,11 @@ onnxruntime's `quantize_static` writes it) computed in integers where an integer
   the output than at the input, the quantize first moves onto the op's operands;
 - quantize(dequantize(x, s, z), s, z) is x;
 - quantize(relu | clip(x)) (constant bounds) narrows the saturation range (exact), first;
+- quantize(add(dequantize(a), dequantize(b))), all per tensor, is qadd(a, b): the residual
+  add of two 8-bit tensors with its own rescaling (float32 in the arch's `float` requant
+  mode, bit-identical to the graph; TFLite's int8 ADD in `fixed` mode);
 - quantize(f(dequantize(x))), f elementwise ops of one 8-bit x and constants varying along
   one dim at most, is table(x): 256 entries (per channel) of f's own arithmetic (`FoldTable`).
-Everything else stays in float (a remark names each op). First in npu-default. No options.
 """
 
 from __future__ import annotations
@@ -47,12 +55,14 @@ from npu_dialects.graph import (
     GraphOp,
     MatMulOp,
     MaxPoolOp,
+    QAddOp,
     QuantizeOp,
     QuantOp,
     ReluOp,
     RequantizeOp,
     ReshapeOp,
     SliceOp,
+    SoftmaxOp,
     TableOp,
     TransposeOp,
     quantize_ref,
@@ -129,6 +139,15 @@ class Qdq:
         return np.clip(np.rint(real / scales.astype(np.float64)), -2**31, 2**31 - 1).astype(np.int32)
 
 
+def saturation(op: QuantizeOp, lo: int | None = None, hi: int | None = None) -> dict[str, int | None]:
+    """The `min`/`max` keywords of an op replacing quantize `op` with its saturation range
+    (or [lo, hi]): None where the range is the result type's own."""
+    if lo is None or hi is None:
+        lo, hi = op.bounds()
+    full = (lo, hi) == qrange(element_type(op.result))
+    return {"min": None if full else lo, "max": None if full else hi}
+
+
 class QdqPattern(RewritePattern):
     """A pattern reading quantization parameters (`qdq`); `orphans` collects the operands
     of the ops it rewrote, erased once dead (`erase_dead`)."""
@@ -157,9 +176,7 @@ class FoldActivation(QdqPattern):
         q = [int(quantize_ref(np.array(b, np.float32), np.array(out.scale, np.float32),
                               np.array(out.zero_point, np.float32), lo, hi)) for b in bounds]
         lo, hi = max(lo, q[0]), min(hi, q[1])
-        full = (lo, hi) == qrange(element_type(op.result))
-        new = QuantizeOp(act.operands[0], op.scale, op.zero_point, op.result.type,
-                         min=None if full else lo, max=None if full else hi)
+        new = QuantizeOp(act.operands[0], op.scale, op.zero_point, op.result.type, **saturation(op, lo, hi))
         new.location = op.location
         remark(PASS, "applied", node_names(act), f"{act.name} folded into the quantize's saturation range "
                f"[{lo}, {hi}]")
@@ -189,16 +206,17 @@ class FoldTable(QdqPattern):
     def __init__(self, module: ModuleOp, qdq: Qdq):
         super().__init__(qdq)
         self.module, self.arch = module, arch_of(module)
+        self.only: set[Operation] | None = None  # (the quantizes to look at; None: all)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, QuantizeOp):
+        if not isinstance(op, QuantizeOp) or (self.only is not None and op not in self.only):
             return
         found = self.collect(op)
         if found is None:
             return
         x, ops, consts, channel = found
         axis = self.axis(x, consts, channel)
-        if axis is False or not any(isinstance(o, ElementwiseOp | BatchNormOp) for o in ops):
+        if axis is False or not (any(isinstance(o, ElementwiseOp | BatchNormOp) for o in ops) or self.rescale(op, ops)):
             return
         chain = sum(o.cycles(self.arch) or 0 for o in (*ops, op) if isinstance(o, GraphOp))
         rows = 1 if axis is None else shape_of(x)[axis]
@@ -223,6 +241,14 @@ class FoldTable(QdqPattern):
             if not any(r.uses for r in o.results):
                 self.orphans += list(o.operands)
                 rewriter.erase(o)
+
+    def rescale(self, op: QuantizeOp, ops: list[Operation]) -> bool:
+        """Whether `ops` is one per-tensor dequantize whose parameters or 8-bit type differ
+        from quantize `op`'s (a concat's input moved to the concat's scale): a table of
+        the pair (of the same parameters and type the pair is x: `FuseMovement`'s)."""
+        x = self.qdq.dequantized(ops[0].results[0]) if len(ops) == 1 else None
+        out = self.qdq.per_tensor(op)
+        return x is not None and out is not None and (x[1] != out or x[0].input.type != op.result.type)
 
     def collect(self, root: QuantizeOp) -> tuple[SSAValue, list[Operation], list[SSAValue], set[SSAValue]] | None:
         """(x, the DAG's ops in an order that computes them, its constants) for the
@@ -375,10 +401,7 @@ class FuseCube(RewritePattern):
         shape = [1, len(mult), 1, 1] if isinstance(cube, Conv2dOp) else [len(mult)]
         m = make_constant(self.module, mult.reshape(shape), weight_hint(cube.location, "requant"), cube.location)
         zp = make_constant(self.module, np.array(out.zero_point, np.float32), "zp", op.location)
-        lo, hi = op.bounds()
-        req = RequantizeOp(acc, m.result, zp.result, op.result.type, mode=self.mode,
-                           min=None if (lo, hi) == qrange(element_type(op.result)) else lo,
-                           max=None if (lo, hi) == qrange(element_type(op.result)) else hi)
+        req = RequantizeOp(acc, m.result, zp.result, op.result.type, mode=self.mode, **saturation(op))
         for o in (*new_ops, m, zp, req):
             o.location = cube.location
         rewriter.insert(list(new_ops) + [m, zp], InsertPoint.before(op))
@@ -464,9 +487,67 @@ class FuseCube(RewritePattern):
         return [acc], acc.result, px.scale, np.full(n, py.scale, np.float32)
 
 
+class FuseAdd(QdqPattern):
+    """quantize(add(dequantize(a), dequantize(b))) -> qadd(a, b): 8-bit a and b and
+    every parameter per tensor, the operand of the result's shape first (b may
+    broadcast to it); the quantize's saturation range (a folded Relu) carries over.
+    `mode` is the arch's `requant`."""
+
+    def __init__(self, qdq: Qdq, mode: str):
+        super().__init__(qdq)
+        self.mode = mode
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, QuantizeOp) or not isinstance(add := op.input.owner, AddOp) \
+                or not op.input.has_one_use():
+            return
+        out = self.qdq.per_tensor(op)
+        ins = [self.qdq.dequantized(v) for v in add.operands]
+        if out is None or ins[0] is None or ins[1] is None:
+            why = "its result's parameters are not per tensor" if out is None else \
+                "an operand is not a per-tensor dequantized 8-bit tensor"
+            remark(PASS, "missed", node_names(add), f"{add.name} kept in float: {why}")
+            return
+        if self.masks_scores(op):
+            remark(PASS, "missed", node_names(add), f"{add.name} kept in float: it masks attention scores (a "
+                   "softmax reads its sum), which npu-fuse's quantized attention kernel computes as written")
+            return
+        shape = shape_of(op.result)
+        if shape_of(ins[0][0].input) != shape:
+            ins.reverse()  # (the operand of the result's shape first: b broadcasts to it)
+        (a, pa), (b, pb) = ins  # pyright: ignore[reportGeneralTypeIssues]
+        if shape_of(a.input) != shape:
+            remark(PASS, "missed", node_names(add), f"{add.name} kept in float: neither operand has the result's shape")
+            return
+        params = (pa.scale, pa.zero_point, pb.scale, pb.zero_point, out.scale, out.zero_point)
+        new = QAddOp(a.input, b.input, params, op.result.type, mode=self.mode, **saturation(op))
+        new.location = add.location
+        remark(PASS, "applied", node_names(add), f"{add.name} computed in integers (qadd of two "
+               f"{type_name(element_type(a.input))}/{type_name(element_type(b.input))} tensors to "
+               f"{type_name(element_type(op.result))})")
+        self.orphans += [*op.operands[1:], *add.operands]
+        rewriter.replace(op, new)
+        rewriter.erase(add)
+
+
+    @staticmethod
+    def masks_scores(q: QuantizeOp) -> bool:
+        """Whether the quantized sum is dequantized into a softmax (an attention's masked
+        scores: `quantized_attention.quantized_chain` takes the float add)."""
+        return any(isinstance(u.operation, DequantizeOp) and any(isinstance(w.operation, SoftmaxOp)
+                                                                 for w in u.operation.results[0].uses)
+                   for u in q.result.uses)
+
+
 class FuseMovement(QdqPattern):
     """quantize(movement(dequantize(x, s, z)), s, z) -> movement(x); quantize(dequantize(x))
-    of the same parameters -> x; otherwise a remark names the op kept in float."""
+    of the same parameters -> x; otherwise a remark names the op kept in float. `made`:
+    the quantizes it put on a movement's operands (`FoldTable` then takes those of
+    another 8-bit tensor's dequantize)."""
+
+    def __init__(self, qdq: Qdq):
+        super().__init__(qdq)
+        self.made: list[QuantizeOp] = []
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, QuantizeOp):
@@ -486,8 +567,9 @@ class FuseMovement(QdqPattern):
             self.orphans += list(op.operands)
             rewriter.replace(op, [], [x[0].input])
             return
-        if isinstance(src, Conv2dOp | MatMulOp | GemmOp | RequantizeOp | QuantizeOp):
-            return
+        if isinstance(src, Conv2dOp | MatMulOp | GemmOp | RequantizeOp | QuantizeOp) or \
+                (isinstance(src, AddOp) and op.input.has_one_use()):
+            return  # (an add: FuseAdd's, which says why it stays in float)
         if not op.input.has_one_use() or not self.movable(src):
             remark(PASS, "missed", node_names(src), f"{src.name} kept in float between dequantize and quantize "
                    "(no integer form here)")
@@ -532,13 +614,12 @@ class FuseMovement(QdqPattern):
         elements (and with max, quantizing being monotonic), so each operand is quantized
         with the output's parameters (a quantize that fuses into its producer's kernel)
         and the op moves integers: exact."""
-        lo, hi = op.bounds()
-        full = (lo, hi) == qrange(element_type(op.result))
         qs = [QuantizeOp(v, op.scale, op.zero_point, TensorType(element_type(op.result), shape_of(v)),
-                         min=None if full else lo, max=None if full else hi)
+                         **saturation(op))
               for v in src.operands[:self.data_operands(src)]]
         for q in qs:
             q.location = op.location
+        self.made += qs
         rewriter.insert(qs, InsertPoint.before(op))  # (after the output parameters too)
         operands = [q.result for q in qs] + list(src.operands[len(qs):])
         new = type(src).create(operands=operands, result_types=[op.result.type],
@@ -573,8 +654,8 @@ def erase_dead(values: list[SSAValue]) -> None:
 
 @dataclass(frozen=True)
 class FuseQdqPass(ModulePass):
-    """Compute a QDQ model's conv/matmul/gemm in integers and move data-movement ops onto
-    the integers (see the module docstring). No options."""
+    """Compute a QDQ model's conv/matmul/gemm and residual adds in integers and move
+    data-movement ops onto the integers (see the module docstring). No options."""
 
     name = PASS
 
@@ -583,9 +664,13 @@ class FuseQdqPass(ModulePass):
             return
         qdq = Qdq(ConstantReader(op, self.name))
         act, cube, table = FoldActivation(qdq), FuseCube(op, qdq), FoldTable(op, qdq)
+        add = FuseAdd(qdq, arch_of(op).requant)
         movement = FuseMovement(qdq)
         PatternWalker(act, apply_recursively=True).rewrite_module(op)
         PatternWalker(cube, apply_recursively=False).rewrite_module(op)
         PatternWalker(table, apply_recursively=False, walk_reverse=True).rewrite_module(op)  # (longest chains first)
+        PatternWalker(add, apply_recursively=False).rewrite_module(op)
         PatternWalker(movement, apply_recursively=True).rewrite_module(op)
-        erase_dead(act.orphans + cube.orphans + table.orphans + movement.orphans)
+        table.only = set(movement.made)  # (a concat's operands moved to its parameters)
+        PatternWalker(table, apply_recursively=False).rewrite_module(op)
+        erase_dead(act.orphans + cube.orphans + table.orphans + add.orphans + movement.orphans)

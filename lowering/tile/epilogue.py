@@ -100,8 +100,11 @@ class PrologueAnchor(Anchor):
         return ks
 
     def windows(self, x: Window) -> list[Window]:
-        """The extra operands' windows for input tile `x`: per channel (NCHW)."""
-        return [self.window(i, shape, (fixed(1), x.dims[1] if shape[1] > 1 else fixed(1), fixed(1), fixed(1)))
+        """The extra operands' windows for input tile `x`: per channel (NCHW); a lookup
+        table whole, or its rows of the tile's channels (`TableShape` along dim 1)."""
+        return [self.window(i, shape, ((x.dims[1],) if shape.axis is not None else ()) + (fixed(shape[-1]),))
+                if isinstance(shape, TableShape) else
+                self.window(i, shape, (fixed(1), x.dims[1] if shape[1] > 1 else fixed(1), fixed(1), fixed(1)))
                 for i, shape in self.extra]
 
 
@@ -155,7 +158,8 @@ def prologue_of(ops: Sequence[Operation], conv: Conv2dOp, ins_index: dict[SSAVal
     if any(conv.params["pads"]):
         raise TilingError("a conv prologue needs a conv without padding (padding zeros would go through it)")
     first = ops[0]
-    heads = [o for o in first.operands if o in ins_index and o.type == first.results[0].type]
+    heads = [first.operands[0]] if isinstance(first, TableOp) and first.operands[0] in ins_index else \
+        [o for o in first.operands if o in ins_index and o.type == first.results[0].type]
     if not heads:
         raise TilingError("a conv prologue must start from a kernel input of the conv's input shape")
     running = heads[0]
@@ -242,7 +246,7 @@ def chain_steps(ops: Sequence[Operation], running: SSAValue, ins_index: dict[SSA
     derived: dict[SSAValue, str] = {}
     for op in ops:
         row = isinstance(op, ROW_OPS) and what == "an epilogue" and op.operands[0] == running
-        if isinstance(op, TableOp) and what == "an epilogue" and op.operands[0] == running:
+        if isinstance(op, TableOp) and op.operands[0] == running:
             table_step(op, ins_index, steps, extra)
             running = op.results[0]
             continue

@@ -87,6 +87,7 @@ from npu_dialects.graph import (
     ElementwiseOp,
     LrnOp,
     MaxPoolOp,
+    QAddOp,
     QuantOp,
     ReluOp,
     ReshapeOp,
@@ -135,6 +136,13 @@ def concat_axis(op: ConcatOp) -> int:
     return attr_int(dict(op.attributes), "axis", 0) % len(shape_of(op.results[0]))
 
 
+def pointwise(op: Operation) -> bool:
+    """An op computing each element from the same element of its data operands (broadcast
+    ones too): an elementwise op, or a requantizing add (`QAddOp`, both operands data);
+    a strip group treats them alike (side inputs, residuals, results in place)."""
+    return isinstance(op, ElementwiseOp | QAddOp)
+
+
 def link_ok(op: Operation, canon: dict[SSAValue, SSAValue], inner: set[SSAValue]) -> bool:
     """Whether `op` can join a strip group whose values so far are `inner` (see the
     module docstring)."""
@@ -153,7 +161,7 @@ def link_ok(op: Operation, canon: dict[SSAValue, SSAValue], inner: set[SSAValue]
         out = shape_of(op.results[0])
         return (len(out) == 4 and out[0] == 1 and concat_axis(op) == 1 and all(o in inner for o in ops_)
                 and len(set(ops_)) == len(ops_))
-    if isinstance(op, ElementwiseOp):
+    if pointwise(op):
         t, rank = op.results[0].type, len(shape_of(op.results[0]))
         return any(o in inner for o in ops_) and all(
             o.type == t if o in inner else (o.type == t or _hw_constant(o, rank)) for o in ops_)
@@ -192,7 +200,7 @@ def strip_input(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue] | None
         return None
     first = ops[0]
     x = operands(first, canon)[0]
-    if isinstance(first, ElementwiseOp):  # the operand that has the result's type
+    if pointwise(first):  # the operand that has the result's type
         x = next((o for o in operands(first, canon) if o.type == first.results[0].type), x)
     inner = {x}
     for op in ops:
@@ -214,7 +222,7 @@ def side_inputs(op: Operation, g: "StripGeometry", canon: dict[SSAValue, SSAValu
     tensors from outside the group of the result's type, and the group input where
     the op reads it at rows the strip does not hold for its other readers
     (`StripGeometry.x_side`; rows it does hold are copied, `StripGeometry.local`)."""
-    if not isinstance(op, ElementwiseOp):
+    if not pointwise(op):
         return []
     t = op.results[0].type
     return [i for i, o in enumerate(operands(op, canon))
@@ -487,10 +495,10 @@ def split_x_side(g: StripGeometry, nd: list[tuple[Operation, tuple[int, int, int
                  ) -> list[tuple[Operation, tuple[int, int, int]]]:
     """An elementwise op reading the input at rows the rest do not hold (a residual)
     loads its own (`x_side`); the other readers of the input."""
-    rest = [(op, n) for op, n in nd if not isinstance(op, ElementwiseOp)]
+    rest = [(op, n) for op, n in nd if not pointwise(op)]
     if rest and len({a for _, (a, _, _) in rest}) == 1:
         a, lo, hi = rest[0][1][0], min(c for _, (_, c, _) in rest), max(c + r for _, (_, c, r) in rest)
-        g.x_side = {op for op, (b, c, r) in nd if isinstance(op, ElementwiseOp)
+        g.x_side = {op for op, (b, c, r) in nd if pointwise(op)
                     and op.results[0].type == g.x.type and (b != a or c < lo or c + r > hi)}
         nd = [(op, n) for op, n in nd if op not in g.x_side]
     return nd
@@ -512,7 +520,7 @@ def reader_pads(g: StripGeometry, v: SSAValue, nd: list[tuple[Operation, tuple[i
                 pads.add(float("-inf") if isinstance(op, MaxPoolOp) else NAN_PAD if _nan_padded(op)
                          else float(op.zero_points[0]) if isinstance(op, Conv2dOp) else 0.0)
         elif (c, r) != (lo, hi - lo):
-            if not isinstance(op, ElementwiseOp):
+            if not pointwise(op):
                 return None
             g.local[(op, v)] = c - lo  # (a residual reading the middle of a value a conv path widened)
     for pad, kind in ((float("-inf"), MaxPoolOp), (NAN_PAD, AvgPoolOp)):
@@ -590,7 +598,7 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
         into = None
         if isinstance(op, ReshapeOp):
             into = ins[i][0]
-        elif isinstance(op, ElementwiseOp) and r not in g.rolled:
+        elif pointwise(op) and r not in g.rolled:
             into = overwritable(i)
         root[r] = root[into] if into is not None else r
         members.setdefault(root[r], []).append(r)
@@ -608,7 +616,7 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
     fresh_in: dict[SSAValue, SSAValue] = {}  # an elementwise op's new rows overwrite an operand read last
     for r in g.rolled:  # (a relu the pool-first order defers must: its new rows are then its operand's)
         i = index.get(r)
-        o = overwritable(i) if i is not None and isinstance(ops[i], ElementwiseOp) else None
+        o = overwritable(i) if i is not None and pointwise(ops[i]) else None
         if o is not None and root[o] is not x and root[o] not in slices:
             fresh_in[r] = root[o]
     deferred: set[SSAValue] = {relu.results[0] for _, relu in pooled_epilogues(ops, canon).values() if relu is not None}

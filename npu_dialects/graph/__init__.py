@@ -123,6 +123,7 @@ from npu_dialects.graph.quant import (
     REQUANT_MODES,
     CastOp,
     DequantizeOp,
+    QAddOp,
     QuantizeOp,
     QuantOp,
     RequantizeOp,
@@ -185,7 +186,7 @@ GRAPH_OPS: list[type[IRDLOperation]] = [
     LayerNormOp, RowStatsOp, SoftmaxApplyOp, LayerNormApplyOp, AttentionOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
     TriluOp, LrnOp, AvgPoolOp, MaxPoolNdOp, PadOp,
     # element types
-    QuantizeOp, DequantizeOp, RequantizeOp, CastOp, TableOp,
+    QuantizeOp, DequantizeOp, RequantizeOp, CastOp, TableOp, QAddOp,
 ]
 
 GRAPH_OP_BY_NAME: dict[str, type[IRDLOperation]] = {op.name: op for op in GRAPH_OPS}
@@ -249,6 +250,7 @@ __all__ = [
     "PReluOp",
     "PadOp",
     "PowOp",
+    "QAddOp",
     "QuantOp",
     "QuantizeOp",
     "REQUANT_MODES",

@@ -1,6 +1,6 @@
 """`npu_graph` element-type ops: quantization references (`quantize_ref`, `requantize_ref`,
-fixed-point multipliers), `QuantizeOp`, `DequantizeOp`, `RequantizeOp`, `CastOp` and the
-lookup-table op `TableOp`.
+`qadd_ref`, fixed-point multipliers), `QuantizeOp`, `DequantizeOp`, `RequantizeOp`,
+`CastOp`, the integer residual add `QAddOp` and the lookup-table op `TableOp`.
 """
 
 from __future__ import annotations
@@ -10,13 +10,16 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    FloatAttr,
     IntegerAttr,
     StringAttr,
     TensorType,
+    f32,
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
+    attr_def,
     irdl_op_definition,
     operand_def,
     opt_attr_def,
@@ -33,6 +36,7 @@ from npu_dialects.graph.base import (
     Follow,
     StructuredOp,
     TileMap,
+    attr_float,
     attr_int,
     broadcast_follow,
     broadcast_shapes,
@@ -106,12 +110,53 @@ def requantize_ref(acc: np.ndarray, multiplier: np.ndarray, zero_point: np.ndarr
 REQUANT_MODES = ("float", "fixed")
 
 
+class EightBit:
+    """Mixin of the ops that read and write only 8-bit values (a lookup table, a
+    requantizing add): priced at the vector unit's 8-bit rate."""
+
+    @classmethod
+    def tile_type(cls, values: Sequence[SSAValue | Attribute]) -> str:
+        """"i8", whatever `values` are (the f32 buffer a tile's compute sees is the
+        simulator's view)."""
+        return "i8"
+
+QADD_PARAMS = ("a_scale", "a_zero_point", "b_scale", "b_zero_point", "scale", "zero_point")
+"""`QAddOp`'s f32 attributes: each input's and the result's quantization parameters."""
+
+ADD_LEFT_SHIFT = 20
+"""TFLite's int8 ADD: inputs (minus their zero points) shifted left by 20 bits before scaling."""
+
+
+def qadd_ref(a: np.ndarray, b: np.ndarray, params: Sequence[float], lo: int, hi: int,
+             mode: str = "float") -> np.ndarray:
+    """Two 8-bit tensors added in their real values and requantized, `params` in
+    `QADD_PARAMS` order. `float` mode: quantize(dequantize(a) + dequantize(b)) in float32,
+    as a QDQ graph computes it (`dequantize_ref`, an f32 add, `quantize_ref`; onnxruntime's
+    QLinearAdd reference kernel). `fixed` mode: TFLite's int8 ADD (each input minus its
+    zero point, shifted left by `ADD_LEFT_SHIFT` and scaled by a fixed-point multiplier
+    relative to twice the larger input scale; the sum scaled to the output's; rounding
+    half away from zero). Integral float32 values in [lo, hi]."""
+    sa, za, sb, zb, s, z = (np.float32(p) for p in params)
+    if mode == "fixed":
+        twice = 2.0 * max(float(sa), float(sb))
+        (qa, qb, qo), (ha, hb, ho) = quantize_multiplier(
+            np.array([float(sa) / twice, float(sb) / twice, twice / ((1 << ADD_LEFT_SHIFT) * float(s))]))
+        xa = fixed_point_multiply((a.astype(np.int64) - int(za)) << ADD_LEFT_SHIFT, qa, ha)
+        xb = fixed_point_multiply((b.astype(np.int64) - int(zb)) << ADD_LEFT_SHIFT, qb, hb)
+        y = fixed_point_multiply(np.clip(xa + xb, -2 ** 31, 2 ** 31 - 1), qo, ho).astype(np.float64) + float(z)
+        return np.clip(y, lo, hi).astype(np.float32)
+    total = dequantize_ref(a, np.array(sa), np.array(za)) + dequantize_ref(b, np.array(sb), np.array(zb))
+    return quantize_ref(total, np.array(s), np.array(z), lo, hi)
+
+
 class QuantOp(StructuredOp):
     """Base of the ops converting between floats and integers elementwise (quantize,
-    dequantize, requantize, cast): operands broadcast to the first one's shape (a
-    per-axis parameter is [1, C, 1, 1]), so they tile like elementwise ops (every
-    output dim may be cut; broadcast dims of a parameter stay whole). `IN` and `OUT`
+    dequantize, requantize, cast, a requantizing add): operands broadcast to the first
+    one's shape (a per-axis parameter is [1, C, 1, 1]), so they tile like elementwise ops
+    (every output dim may be cut; broadcast dims of a parameter stay whole). `IN` and `OUT`
     name the element types of the first operand and of the result; parameters are f32.
+    `DATA`: how many leading operands are data (a chain's running value may be any of
+    them), the rest parameters.
     `compute` gets the saturation range as `min`/`max` (`tile_attrs` fills them in
     from the result type when the op has none) and returns the values in float32:
     the typed result buffer stores them (exactly, for integral values)."""
@@ -121,6 +166,7 @@ class QuantOp(StructuredOp):
     IN: ClassVar[tuple[str, ...]]
     OUT: ClassVar[tuple[str, ...]]
     PARAMS: ClassVar[tuple[str, ...]] = ()
+    DATA: ClassVar[int] = 1
 
     def verify_(self) -> None:
         x = self.operands[0]
@@ -281,6 +327,84 @@ class RequantizeOp(QuantOp):
 
 
 @irdl_op_definition
+class QAddOp(EightBit, QuantOp):
+    """Two 8-bit tensors (i8/ui8) added in their real values, the sum requantized to an
+    8-bit result (`qadd_ref`; ONNX's DequantizeLinear -> Add -> QuantizeLinear, what
+    onnxruntime runs as QLinearAdd and TFLite as its int8 ADD): `b` broadcasts to `a`'s
+    shape; each input's and the result's scale and zero point are f32 attributes
+    (`QADD_PARAMS`: per tensor); `mode` as `RequantizeOp`'s (the arch's `requant`: "float"
+    is the QDQ graph's float32 arithmetic, bit-identical to it; "fixed" TFLite's integer
+    one); `min`/`max` narrow the saturation range (a fused Relu/Clip). Priced as the
+    8-bit elementwise op it is, at the vector unit's 8-bit rate (the rescale pipelined per
+    lane, as Ethos-U's elementwise unit): VECTOR_COST 4 (two input rescales, the add, the
+    output's rescale-round-clamp)."""
+
+    name = "npu_graph.qadd"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    a_scale = attr_def(FloatAttr)
+    a_zero_point = attr_def(FloatAttr)
+    b_scale = attr_def(FloatAttr)
+    b_zero_point = attr_def(FloatAttr)
+    scale = attr_def(FloatAttr)
+    zero_point = attr_def(FloatAttr)
+    min = opt_attr_def(IntegerAttr)
+    max = opt_attr_def(IntegerAttr)
+    mode = opt_attr_def(StringAttr)
+    result = result_def(TensorType)
+    IN: ClassVar[tuple[str, ...]] = QUANTIZED
+    OUT: ClassVar[tuple[str, ...]] = QUANTIZED
+    DATA: ClassVar[int] = 2
+    VECTOR_COST: ClassVar[int] = 4  # two input rescales, add, output rescale-round-clamp
+
+    def __init__(self, a: SSAValue, b: SSAValue, params: Sequence[float], result_type: TensorType, *,
+                 min: int | None = None, max: int | None = None, mode: str = "float"):
+        attrs: dict[str, Attribute] = {k: FloatAttr(float(v), f32) for k, v in zip(QADD_PARAMS, params, strict=True)}
+        attrs.update(_range_attrs(min, max))
+        if mode != "float":
+            attrs["mode"] = StringAttr(mode)
+        super().__init__(operands=[a, b], result_types=[result_type], attributes=attrs)
+
+    def verify_(self) -> None:
+        expect_type(self, self.a, "operand a", self.IN)
+        expect_type(self, self.b, "operand b", self.IN)
+        expect_type(self, self.result, "result", self.OUT)
+        x = shape_of(self.a)
+        if broadcast_shapes(shape_of(self.b), x) != x:
+            raise VerifyException(f"'{self.name}': operand b of shape {list(shape_of(self.b))} does not broadcast "
+                                  f"to a's {list(x)}")
+        if shape_of(self.result) != x:
+            raise VerifyException(f"'{self.name}': result shape {list(shape_of(self.result))} must be a's {list(x)}")
+        params = self.params()
+        for k, v in zip(QADD_PARAMS, params):
+            bad = not np.isfinite(v) or (v <= 0 if k.endswith("scale") else v != round(v))
+            if bad:
+                want = "a positive finite scale" if k.endswith("scale") else "an integral zero point"
+                raise VerifyException(f"'{self.name}': {k} = {v} must be {want}")
+        for k, t in (("a_zero_point", self.a), ("b_zero_point", self.b), ("zero_point", self.result)):
+            lo, hi = qrange(type_of(t))
+            if not lo <= params[QADD_PARAMS.index(k)] <= hi:
+                raise VerifyException(f"'{self.name}': {k} = {params[QADD_PARAMS.index(k)]:g} outside "
+                                      f"{type_of(t)}'s [{lo}, {hi}]")
+        if (self.mode.data if self.mode is not None else "float") not in REQUANT_MODES:
+            raise VerifyException(f"'{self.name}': mode '{self.mode.data}' must be one of "  # pyright: ignore
+                                  f"{', '.join(REQUANT_MODES)}")
+        self.verify_range()
+
+    def params(self) -> list[float]:
+        """The six parameters in `QADD_PARAMS` order."""
+        return [attr_float(dict(self.attributes), k, float("nan")) for k in QADD_PARAMS]
+
+    @classmethod
+    def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
+        a, b = arrays
+        mode = attrs.get("mode")
+        return qadd_ref(a, b, [attr_float(attrs, k, float("nan")) for k in QADD_PARAMS],
+                        attr_int(attrs, "min", -128), attr_int(attrs, "max", 127),
+                        mode.data if isinstance(mode, StringAttr) else "float")
+
+
+@irdl_op_definition
 class CastOp(QuantOp):
     """A float tensor to another float type (f32, f16, bf16; ONNX Cast between them):
     rounding to nearest even when narrowing (numpy float16, ml_dtypes bfloat16). A tile
@@ -305,7 +429,7 @@ class CastOp(QuantOp):
 
 
 @irdl_op_definition
-class TableOp(StructuredOp):
+class TableOp(EightBit, StructuredOp):
     """An i8/ui8 tensor through a 256-entry lookup table (TOSA's `table` for 8-bit
     inputs) indexed by each element's 8 bits: out = table[x mod 256] (x for ui8, x + 256
     for a negative i8). `table` is [256], or [C, 256] with `axis` naming the input dim
@@ -349,12 +473,6 @@ class TableOp(StructuredOp):
         rank = len(shape_of(self.result))
         rows = (Follow(None),) if self.axis is None else (Follow(self.axis.value.data), Follow(None))
         return TileMap((True,) * rank, (same_dims(rank), rows))
-
-    @classmethod
-    def tile_type(cls, values: Sequence[SSAValue | Attribute]) -> str:
-        """Priced at the 8-bit rate: it reads and writes 8-bit values (the f32 buffer a
-        tile's compute sees is the simulator's view)."""
-        return "i8"
 
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:

@@ -61,8 +61,27 @@ builtin.module {
   // CHECK:      %e = npu_graph.exp %d
   // CHECK:      %my = npu_graph.mul %dy, %ch
   // CHECK-NOT:  npu_graph.table
+
+  // A concat moving integers: its operands are quantized with its parameters; an
+  // operand dequantized with other parameters (%a) is rescaled by a table of the pair,
+  // one of the concat's own parameters (%b) is itself.
+  func.func @rescale(%a: tensor<1x32x16x16xi8>, %b: tensor<1x32x16x16xi8>) -> tensor<1x64x16x16xi8> {
+    %sa = npu_graph.constant {value = dense<0.25> : tensor<f32>} : tensor<f32>
+    %s = npu_graph.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
+    %z = npu_graph.constant {value = dense<0.0> : tensor<f32>} : tensor<f32>
+    %da = npu_graph.dequantize %a, %sa, %z : (tensor<1x32x16x16xi8>, tensor<f32>, tensor<f32>) -> tensor<1x32x16x16xf32>
+    %db = npu_graph.dequantize %b, %s, %z : (tensor<1x32x16x16xi8>, tensor<f32>, tensor<f32>) -> tensor<1x32x16x16xf32>
+    %c = npu_graph.concat %da, %db {axis = 1 : i64} : (tensor<1x32x16x16xf32>, tensor<1x32x16x16xf32>) -> tensor<1x64x16x16xf32>
+    %q = npu_graph.quantize %c, %s, %z : (tensor<1x64x16x16xf32>, tensor<f32>, tensor<f32>) -> tensor<1x64x16x16xi8>
+    func.return %q : tensor<1x64x16x16xi8>
+  }
+  // CHECK-LABEL: func.func @rescale
+  // CHECK:      %[[T:.*]] = npu_graph.constant {weight = "const.table{{.*}}"} : tensor<256xi8>
+  // CHECK-NEXT: %[[R:.*]] = npu_graph.table %a, %[[T]] : (tensor<1x32x16x16xi8>, tensor<256xi8>) -> tensor<1x32x16x16xi8>
+  // CHECK:      %q = npu_graph.concat %[[R]], %b {axis = 1 : i64}
 }
 
 // REMARK-DAG: remark: npu-fuse-qdq: applied: {{.*}}6 ops computed as a 256-entry lookup table of their i8 input
 // REMARK-DAG: remark: npu-fuse-qdq: applied: {{.*}}3 ops computed as a 256-entry lookup table per index of dim 1 (2 x 256) of their ui8 input
+// REMARK-DAG: remark: npu-fuse-qdq: applied: {{.*}}2 ops computed as a 256-entry lookup table of their i8 input
 // REMARK-DAG: remark: npu-fuse-qdq: missed: {{.*}}not a lookup table: {{[0-9]+}} cycles against {{[0-9]+}} for the ops

@@ -66,3 +66,35 @@ builtin.module {
 // CHECK-NOT:     npu_graph.fused
 // CHECK:         %c = npu_graph.conv2d %t, %w
 // CHECK:         %d = npu_graph.conv2d %r, %w
+
+// -----
+
+// A lookup table in front of an unpadded integer 1x1 conv (a QDQ DenseNet layer's
+// BatchNorm-ReLU as npu-fuse-qdq's per-channel table) joins the conv's kernel too.
+builtin.module {
+  func.func @table(%x: tensor<1x8x4x4xi8>, %lut: tensor<8x256xi8>, %w: tensor<4x8x1x1xi8>) -> tensor<1x4x4x4xi32> {
+    %t = npu_graph.table %x, %lut {axis = 1 : i64} : (tensor<1x8x4x4xi8>, tensor<8x256xi8>) -> tensor<1x8x4x4xi8>
+    %c = npu_graph.conv2d %t, %w : (tensor<1x8x4x4xi8>, tensor<4x8x1x1xi8>) -> tensor<1x4x4x4xi32> loc("conv")
+    func.return %c : tensor<1x4x4x4xi32>
+  }
+}
+// CHECK-LABEL: func.func @table
+// CHECK:         %c = npu_graph.fused(%x, %lut, %w) {kernel = "conv", rule = "conv-prologue"}
+// CHECK-NEXT:    ^bb0(%0: tensor<1x8x4x4xi8>, %1: tensor<8x256xi8>, %2: tensor<4x8x1x1xi8>):
+// CHECK-NEXT:      %t = npu_graph.table %0, %1 {axis = 1 : i64}
+// CHECK-NEXT:      %c_1 = npu_graph.conv2d %t, %2
+
+// -----
+
+// Must not fire: a table along another dim than the channels (its rows would follow H).
+builtin.module {
+  func.func @table_along_h(%x: tensor<1x8x4x4xi8>, %lut: tensor<4x256xi8>, %w: tensor<4x8x1x1xi8>) -> tensor<1x4x4x4xi32> {
+    %t = npu_graph.table %x, %lut {axis = 2 : i64} : (tensor<1x8x4x4xi8>, tensor<4x256xi8>) -> tensor<1x8x4x4xi8>
+    %c = npu_graph.conv2d %t, %w : (tensor<1x8x4x4xi8>, tensor<4x8x1x1xi8>) -> tensor<1x4x4x4xi32>
+    func.return %c : tensor<1x4x4x4xi32>
+  }
+}
+// CHECK-LABEL: func.func @table_along_h
+// CHECK:         %t = npu_graph.table %x, %lut {axis = 2 : i64}
+// CHECK-NEXT:    %c = npu_graph.conv2d %t, %w
+// CHECK-NOT:     npu_graph.fused

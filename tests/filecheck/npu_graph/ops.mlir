@@ -192,7 +192,8 @@ builtin.module {
     func.return
   }
   // Element types (docs/low-precision.md): quantize, dequantize, requantize, cast,
-  // integer conv2d/matmul with zero points, data movement on integers, lookup tables.
+  // integer conv2d/matmul with zero points, data movement on integers, lookup tables,
+  // the requantizing add.
   // CHECK-LABEL: func.func @typed
   func.func @typed(%x: tensor<1x4x6x6xf32>, %h: tensor<1x4x6x6xf16>, %s: tensor<1x4x1x1xf32>, %z: tensor<f32>, %w: tensor<8x4x3x3xi8>, %b: tensor<8xi32>, %m: tensor<6x5xui8>, %n: tensor<5x2xi8>) {
     // CHECK: %q = npu_graph.quantize %x, %s, %z : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>, tensor<f32>) -> tensor<1x4x6x6xi8>
@@ -210,6 +211,7 @@ builtin.module {
     // CHECK: %k = npu_graph.constant {value = dense<[1, -2]> : tensor<2xi8>} : tensor<2xi8>
     // CHECK: %tb = npu_graph.table %rq, %lut : (tensor<1x8x6x6xi8>, tensor<256xui8>) -> tensor<1x8x6x6xui8>
     // CHECK: %tc = npu_graph.table %rq, %lutc {axis = 1 : i64} : (tensor<1x8x6x6xi8>, tensor<8x256xi8>) -> tensor<1x8x6x6xi8>
+    // CHECK: %qa = npu_graph.qadd %rq, %tc {a_scale = 2.500000e-01 : f32, a_zero_point = 0.000000e+00 : f32, b_scale = 0.0123456791 : f32, b_zero_point = -3.000000e+00 : f32, scale = 5.000000e-01 : f32, zero_point = 1.000000e+00 : f32, min = 1 : i64, mode = "fixed"} : (tensor<1x8x6x6xi8>, tensor<1x8x6x6xi8>) -> tensor<1x8x6x6xi8>
     %q = npu_graph.quantize %x, %s, %z : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>, tensor<f32>) -> tensor<1x4x6x6xi8>
     %qr = npu_graph.quantize %h, %s, %z {min = 0 : i64, max = 255 : i64} : (tensor<1x4x6x6xf16>, tensor<1x4x1x1xf32>, tensor<f32>) -> tensor<1x4x6x6xui8>
     %c = npu_graph.conv2d %q, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, input_zero_point = -3 : i64} : (tensor<1x4x6x6xi8>, tensor<8x4x3x3xi8>, tensor<8xi32>) -> tensor<1x8x6x6xi32>
@@ -227,6 +229,7 @@ builtin.module {
     %lutc = npu_graph.constant {value = dense<-1> : tensor<8x256xi8>} : tensor<8x256xi8>
     %tb = npu_graph.table %rq, %lut : (tensor<1x8x6x6xi8>, tensor<256xui8>) -> tensor<1x8x6x6xui8>
     %tc = npu_graph.table %rq, %lutc {axis = 1 : i64} : (tensor<1x8x6x6xi8>, tensor<8x256xi8>) -> tensor<1x8x6x6xi8>
+    %qa = npu_graph.qadd %rq, %tc {a_scale = 0.25 : f32, a_zero_point = 0.0 : f32, b_scale = 0.0123456791 : f32, b_zero_point = -3.0 : f32, scale = 0.5 : f32, zero_point = 1.0 : f32, min = 1 : i64, mode = "fixed"} : (tensor<1x8x6x6xi8>, tensor<1x8x6x6xi8>) -> tensor<1x8x6x6xi8>
     func.return
   }
 

@@ -943,3 +943,61 @@ func.func @f(%x: tensor<2x4xi8>, %t: tensor<2x256xi8>) {
   %0 = npu_graph.table %x, %t {axis = 1 : i64} : (tensor<2x4xi8>, tensor<2x256xi8>) -> tensor<2x4xi8>
   func.return
 }
+
+// -----
+
+// qadd: two 8-bit operands, an 8-bit result of a's shape (b broadcasts to it), per-tensor
+// parameters: positive finite scales, integral zero points within their tensor's type.
+func.func @f(%a: tensor<2x4xf32>, %b: tensor<2x4xi8>) {
+  // expected-error @+1 {{'npu_graph.qadd': operand a has element type f32; it must be i8 or ui8}}
+  %0 = npu_graph.qadd %a, %b {a_scale = 0.25 : f32, a_zero_point = 0.0 : f32, b_scale = 0.5 : f32, b_zero_point = 0.0 : f32, scale = 0.5 : f32, zero_point = 0.0 : f32} : (tensor<2x4xf32>, tensor<2x4xi8>) -> tensor<2x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x4xi8>, %b: tensor<2x4xi32>) {
+  // expected-error @+1 {{'npu_graph.qadd': operand b has element type i32; it must be i8 or ui8}}
+  %0 = npu_graph.qadd %a, %b {a_scale = 0.25 : f32, a_zero_point = 0.0 : f32, b_scale = 0.5 : f32, b_zero_point = 0.0 : f32, scale = 0.5 : f32, zero_point = 0.0 : f32} : (tensor<2x4xi8>, tensor<2x4xi32>) -> tensor<2x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<1x4xi8>, %b: tensor<2x4xi8>) {
+  // expected-error @+1 {{'npu_graph.qadd': operand b of shape [2, 4] does not broadcast to a's [1, 4]}}
+  %0 = npu_graph.qadd %a, %b {a_scale = 0.25 : f32, a_zero_point = 0.0 : f32, b_scale = 0.5 : f32, b_zero_point = 0.0 : f32, scale = 0.5 : f32, zero_point = 0.0 : f32} : (tensor<1x4xi8>, tensor<2x4xi8>) -> tensor<1x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x4xi8>, %b: tensor<2x4xi8>) {
+  // expected-error @+1 {{'npu_graph.qadd': b_scale = 0.0 must be a positive finite scale}}
+  %0 = npu_graph.qadd %a, %b {a_scale = 0.25 : f32, a_zero_point = 0.0 : f32, b_scale = 0.0 : f32, b_zero_point = 0.0 : f32, scale = 0.5 : f32, zero_point = 0.0 : f32} : (tensor<2x4xi8>, tensor<2x4xi8>) -> tensor<2x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x4xi8>, %b: tensor<2x4xi8>) {
+  // expected-error @+1 {{'npu_graph.qadd': zero_point = 0.5 must be an integral zero point}}
+  %0 = npu_graph.qadd %a, %b {a_scale = 0.25 : f32, a_zero_point = 0.0 : f32, b_scale = 0.5 : f32, b_zero_point = 0.0 : f32, scale = 0.5 : f32, zero_point = 0.5 : f32} : (tensor<2x4xi8>, tensor<2x4xi8>) -> tensor<2x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x4xui8>, %b: tensor<2x4xi8>) {
+  // expected-error @+1 {{'npu_graph.qadd': a_zero_point = -1 outside ui8's [0, 255]}}
+  %0 = npu_graph.qadd %a, %b {a_scale = 0.25 : f32, a_zero_point = -1.0 : f32, b_scale = 0.5 : f32, b_zero_point = 0.0 : f32, scale = 0.5 : f32, zero_point = 0.0 : f32} : (tensor<2x4xui8>, tensor<2x4xi8>) -> tensor<2x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x4xi8>, %b: tensor<2x4xi8>) {
+  // expected-error @+1 {{'npu_graph.qadd': mode 'double' must be one of float, fixed}}
+  %0 = npu_graph.qadd %a, %b {a_scale = 0.25 : f32, a_zero_point = 0.0 : f32, b_scale = 0.5 : f32, b_zero_point = 0.0 : f32, scale = 0.5 : f32, zero_point = 0.0 : f32, mode = "double"} : (tensor<2x4xi8>, tensor<2x4xi8>) -> tensor<2x4xi8>
+  func.return
+}
