@@ -68,6 +68,20 @@ def test_qadd_equals_the_qdq_graph_bit_for_bit(elem, shape_b, relu):
     assert steps.max() <= 1, steps.max()
 
 
+def test_the_qadd_is_located_at_the_add_and_the_quantize():
+    """The add's node (npu-stats counts it as the Sum it is) and the quantize's, whose
+    tensor the qadd computes (`--compare-all` compares it under that name)."""
+    from lowering.importer.onnx_import import import_model
+    from lowering.pipeline import compile_module
+    from npu_dialects.arch import parse_arch_spec
+    from npu_dialects.graph import QAddOp
+    from npu_dialects.locs import node_names
+    arch = parse_arch_spec("default")
+    module, weights = import_model(_qdq_add([2, 8, 5, 5], TensorProto.INT8, False), arch)
+    compile_module(module, arch, weights, stage="graph")
+    assert [node_names(op) for op in module.walk() if isinstance(op, QAddOp)] == [["add", "q"]]
+
+
 def test_the_add_becomes_a_qadd_in_the_kernel():
     from lowering.importer.onnx_import import import_model
     from lowering.pipeline import compile_module

@@ -68,7 +68,7 @@ from npu_dialects.graph import (
     quantize_ref,
     shape_of,
 )
-from npu_dialects.locs import node_names
+from npu_dialects.locs import fused_loc, node_names
 
 PASS = "npu-fuse-qdq"
 MOVEMENT = (ReshapeOp, TransposeOp, SliceOp)
@@ -521,7 +521,7 @@ class FuseAdd(QdqPattern):
             return
         params = (pa.scale, pa.zero_point, pb.scale, pb.zero_point, out.scale, out.zero_point)
         new = QAddOp(a.input, b.input, params, op.result.type, mode=self.mode, **saturation(op))
-        new.location = add.location
+        new.location = fused_loc([*node_names(add), *node_names(op)])  # (the quantize's value: --compare-all's)
         remark(PASS, "applied", node_names(add), f"{add.name} computed in integers (qadd of two "
                f"{type_name(element_type(a.input))}/{type_name(element_type(b.input))} tensors to "
                f"{type_name(element_type(op.result))})")
