@@ -134,6 +134,8 @@ from lowering.importer.base import (  # re-exported
     schema_attrs,
     supported_op_types,
 )
+from lowering.importer.contrib import DOMAIN as CONTRIB
+from lowering.importer.contrib import EXPANSIONS, ContribError, expand_contrib
 from lowering.importer.elementwise import (  # re-exported
     convert_cast,
     convert_cast_like,
@@ -242,6 +244,10 @@ def import_model(model: onnx.ModelProto, arch: Arch | None = None, *,
     from npu_dialects.plugins import called
     called("npu_compiler.importers")  # (plugins register converters of their ops, once: npu_dialects/plugins.py)
     model = bind_dims(model, dims)
+    try:
+        model = expand_contrib(model)  # (onnxruntime's QLinear* ops as their QDQ form)
+    except ContribError as e:
+        raise OnnxImportError(f"error: {e}") from None
     importer = _Importer(model)
     module, weights = importer.run(arch or PRESETS["default"])
     direct = importer.direct_sources()
@@ -658,7 +664,9 @@ class _Importer:
                             "for this node (its optional inputs, outputs or attributes)")
         if body is None:
             supported = (f"hint: this importer converts {len(CONVERTERS)} ONNX op types (domain ai.onnx) at "
-                         f"opsets {MIN_OPSET}..{MAX_OPSET}, plus those ONNX defines as functions of them")
+                         f"opsets {MIN_OPSET}..{MAX_OPSET}, plus those ONNX defines as functions of them"
+                         + (f", and onnxruntime's {', '.join(sorted(EXPANSIONS))} (domain {CONTRIB})"
+                            if domain == CONTRIB else ""))
             raise NodeError("unsupported operator", supported)
         first = len(self.diagnostics)
         inner_out = {o: f"{label}::{o}" for o in node.output if o}  # (then conformed: `_as_declared`)

@@ -10,11 +10,12 @@ import onnx
 
 
 def quantize(model: onnx.ModelProto, calib: list[dict[str, np.ndarray]], symmetric: bool,
-             pre_process: bool = True) -> onnx.ModelProto:
+             pre_process: bool = True, qoperator: bool = False) -> onnx.ModelProto:
     """`model` through onnxruntime's `quantize_static` calibrated on the inputs `calib`:
     QDQ format, per-channel int8 weights, int8 symmetric (`symmetric`) or uint8 asymmetric
     activations; after its `quant_pre_process` (shape inference, BatchNorm folded into
-    Conv) when `pre_process`."""
+    Conv) when `pre_process`; with `qoperator` the QOperator format instead (QLinearConv
+    and onnxruntime's com.microsoft QLinear* ops)."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
@@ -32,7 +33,8 @@ def quantize(model: onnx.ModelProto, calib: list[dict[str, np.ndarray]], symmetr
             quant_pre_process(str(raw), str(src))
         else:
             src = raw
-        quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+        fmt = QuantFormat.QOperator if qoperator else QuantFormat.QDQ
+        quantize_static(str(src), str(dst), Reader(), quant_format=fmt, per_channel=True,
                         activation_type=QuantType.QInt8 if symmetric else QuantType.QUInt8,
                         weight_type=QuantType.QInt8, extra_options={"ActivationSymmetric": symmetric})
         return onnx.load(dst)

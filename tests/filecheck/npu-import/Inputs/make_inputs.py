@@ -152,6 +152,36 @@ def qlinear() -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_inputs")
 
 
+def contrib(channels_last: int = 0) -> onnx.ModelProto:
+    """onnxruntime's com.microsoft quantized ops (QOperator form): uint8 a[1, 4, 4, 4] and
+    b -> QLinearAdd 'qadd' -> QLinearConcat 'qcat' (with a, axis 1) ->
+    QLinearGlobalAveragePool 'qgap' (`channels_last` as given) -> Reshape 'flat' ->
+    QGemm 'qgemm' (int8 weight per column, int32 bias) -> QLinearSoftmax 'qsm' -> y uint8."""
+    rng = np.random.default_rng(9)
+    n = helper.make_node
+    f = lambda v: np.array(v, np.float32)  # noqa: E731
+    u = lambda v: np.array(v, np.uint8)  # noqa: E731
+    inits = [numpy_helper.from_array(a, name) for name, a in (
+        ("as", f(0.05)), ("az", u(120)), ("bs", f(0.03)), ("bz", u(128)), ("cs", f(0.06)), ("cz", u(125)),
+        ("ks", f(0.07)), ("kz", u(100)), ("gs", f(0.04)), ("gz", u(110)), ("shape", np.array([1, 8], np.int64)),
+        ("w", rng.integers(-127, 128, (8, 5)).astype(np.int8)), ("ws", rng.uniform(0.01, 0.03, 5).astype(np.float32)),
+        ("wz", np.zeros(5, np.int8)), ("bias", rng.integers(-300, 300, 5).astype(np.int32)),
+        ("ys", f(0.1)), ("yz", u(128)), ("ps", f(1 / 256)), ("pz", u(0)))]
+    ms = "com.microsoft"
+    nodes = [n("QLinearAdd", ["a", "as", "az", "b", "bs", "bz", "cs", "cz"], ["s"], name="qadd", domain=ms),
+             n("QLinearConcat", ["ks", "kz", "s", "cs", "cz", "a", "as", "az"], ["k"], name="qcat", domain=ms, axis=1),
+             n("QLinearGlobalAveragePool", ["k", "ks", "kz", "gs", "gz"], ["g"], name="qgap", domain=ms,
+               channels_last=channels_last),
+             n("Reshape", ["g", "shape"], ["r"], name="flat"),
+             n("QGemm", ["r", "gs", "gz", "w", "ws", "wz", "bias", "ys", "yz"], ["m"], name="qgemm", domain=ms),
+             n("QLinearSoftmax", ["m", "ys", "yz", "ps", "pz"], ["y"], name="qsm", domain=ms, axis=-1, opset=13)]
+    g = helper.make_graph(nodes, "contrib", [helper.make_tensor_value_info(x, TensorProto.UINT8, [1, 4, 4, 4])
+                                             for x in ("a", "b")],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, 5])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(ms, 1)],
+                             producer_name="make_inputs")
+
+
 def gru() -> onnx.ModelProto:
     """A tiny GRU, its weights in Constant nodes (`single` takes no initializers)."""
     rng = np.random.default_rng(5)
@@ -187,6 +217,8 @@ def main() -> int:
         "qdq10.onnx": qdq(10),
         "qdq21.onnx": qdq(21),
         "qlinear.onnx": qlinear(),
+        "contrib.onnx": contrib(),
+        "contrib_nhwc.onnx": contrib(channels_last=1),
         "q16.onnx": single([helper.make_node("Constant", [], ["s"], value_float=0.1),
                             helper.make_node("Constant", [], ["z"], value=numpy_helper.from_array(np.array(0, np.int16))),
                             helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q16")], ["y"], 21),
