@@ -76,6 +76,7 @@ from npu_dialects.graph import (
     ReluOp,
     SliceOp,
     StructuredOp,
+    TableOp,
     int_array,
     shape_of,
 )
@@ -230,6 +231,7 @@ def assign_strip_buffers(body: StripLoopOp, plan: StripPlan, em: Emitter, dram: 
     b.work_area()
     b.args = {op: [b.const(o) if o in b.held else None for o in op.operands]
               for op in b.ops if isinstance(op, ElementwiseOp | QuantOp)}
+    b.args.update({op: [None, b.loaded[op.operands[1]]] for op in b.ops if isinstance(op, TableOp)})  # (as it is)
     b.bias = {op: b.sram((1, shape_of(op.bias)[0], 1, 1), op.bias, b.held[op.bias], op.bias)
               for op in b.ops if isinstance(op, GraphConv2dOp) and op.bias is not None}
     order = {v: i for i, v in enumerate([b.x] + [op.results[0] for op in b.ops])}  # (the input first)
@@ -464,7 +466,7 @@ class StageStripOp(RewritePattern):
             e.stage(op, [b.at(op.input)], out, pads=pads)
         elif pointwise(op) and op not in b.deferred:  # (a deferred relu follows the pool)
             self.elementwise(e, op, out)
-        elif isinstance(op, QuantOp):  # its parameters loaded once
+        elif isinstance(op, QuantOp | TableOp):  # its parameters (a table) loaded once
             params = [c for c in b.args[op][1:] if c is not None]
             assert len(params) == len(op.operands) - 1  # (constants over H and W: `link_ok`)
             e.stage(op, [b.at(op.operands[0]), *params], out)

@@ -22,7 +22,8 @@ NaN mask would not survive the IR's text form), reshapes and transposes that kee
 the last two dims (a channel shuffle), local response normalisation (across
 channels), channel concats of one image (each operand is computed into its channel
 range of the concat's strip buffer: the concat moves nothing), quantize, dequantize,
-requantize and cast (their parameters constant over H and W: loaded once), and
+requantize and cast (their parameters constant over H and W: loaded once), lookup tables
+(the table loaded once), and
 elementwise ops whose other operands are constant over H and W (weights, biases,
 per-channel constants) or are *side inputs*: tensors from outside the group of the result's
 shape (a residual; also the group's input itself where an elementwise op reads it
@@ -91,6 +92,7 @@ from npu_dialects.graph import (
     QuantOp,
     ReluOp,
     ReshapeOp,
+    TableOp,
     TransposeOp,
     attr_int,
     ints,
@@ -168,6 +170,9 @@ def link_ok(op: Operation, canon: dict[SSAValue, SSAValue], inner: set[SSAValue]
     if isinstance(op, QuantOp):  # (a requantize, quantize, dequantize: parameters per channel at most)
         rank = len(shape_of(op.results[0]))
         return ops_[0] in inner and all(o not in inner and _hw_constant(o, rank) for o in ops_[1:])
+    if isinstance(op, TableOp):  # (a lookup per element; its table, per channel at most, loaded once)
+        axis = attr_int(dict(op.attributes), "axis", 1) % len(shape_of(op.results[0]))
+        return ops_[0] in inner and ops_[1] not in inner and (len(shape_of(ops_[1])) == 1 or axis == 1)
     return False
 
 
