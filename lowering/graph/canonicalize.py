@@ -256,7 +256,7 @@ class ElementwiseBeforeReshape(RewritePattern):
                 isinstance(op, QuantOp) and elem_bytes(op.results[0]) > elem_bytes(op.operands[0])):
             return  # (a dequantize stays after the reshape: into its producer's epilogue it would widen the result)
         out = shape_of(op.results[0])
-        data = op.operands if isinstance(op, ElementwiseOp) else op.operands[:getattr(op, "DATA", 1)]  # (parameters follow)
+        data = op.operands if isinstance(op, ElementwiseOp) else op.operands[:op.DATA if isinstance(op, QuantOp) else 1]
         src = next((o.owner for o in data if isinstance(o.owner, ReshapeOp) and shape_of(o) == out), None)
         if src is None:
             return

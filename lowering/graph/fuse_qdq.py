@@ -529,7 +529,6 @@ class FuseAdd(QdqPattern):
         rewriter.replace(op, new)
         rewriter.erase(add)
 
-
     @staticmethod
     def masks_scores(q: QuantizeOp) -> bool:
         """Whether the quantized sum is dequantized into a softmax (an attention's masked
