@@ -263,3 +263,17 @@ def test_strip_plans_of_repeated_blocks_are_memoised(line_buffers):
                 got.strip_loads, got.once_loads) == (own[0].geometry.T, own[0].geometry.S, own[0].prefetch,
                                                      own[0].rolling, own[0].sram_bytes, own[0].compute,
                                                      own[0].strip_loads, own[0].once_loads)
+
+
+def test_vector_steps_count_each_steps_passes():
+    """A LayerNorm or requantizing step costs the tile search its vector passes, not one
+    (counting one made a LayerNorm kernel look too cheap to split over the cores)."""
+    from types import SimpleNamespace
+
+    from lowering.tile.epilogue import EpilogueStep
+    from lowering.tile.tile_search import vector_steps
+    anchor = SimpleNamespace(kind="elementwise")
+    steps = [EpilogueStep("layernorm", (None,), passes=5), EpilogueStep("add", (None, 0)),
+             EpilogueStep("quantize", (None,), passes=2)]
+    assert vector_steps(anchor, steps, Arch()) == 8  # type: ignore[arg-type]
+    assert vector_steps(anchor, [], Arch()) == 0  # type: ignore[arg-type]

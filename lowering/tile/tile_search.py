@@ -163,12 +163,13 @@ def search_many(jobs: Sequence[tuple], workers: int) -> list[tuple[dict[str, int
 
 def vector_steps(anchor: Anchor, steps: Sequence[EpilogueStep], arch: Arch,
                  extra: Sequence[tuple[int, tuple[int, ...]]] = ()) -> int:
-    """The epilogue steps the vector unit runs: all but a cube product's requantize on
+    """The vector passes of the epilogue steps the vector unit runs (each step's
+    `passes`: a LayerNorm or a requantizing add costs several): all but a cube product's requantize on
     an arch whose cube's output stage requantizes (`requant_unit = cube`), and its
     first step's per-channel bias add on one whose output stage adds the bias
     (`bias_unit = cube`, `bias_step`)."""
     cube = anchor.kind in INIT_KINDS and arch.requant_unit == "cube"
-    n = sum(1 for s in steps if not (cube and isinstance(s.template, RequantizeOp) and s.to is None))
+    n = sum(s.passes for s in steps if not (cube and isinstance(s.template, RequantizeOp) and s.to is None))
     if anchor.kind in INIT_KINDS and arch.bias_unit == "cube" and steps and bias_step(steps[0], extra, anchor):
         n -= 1
     return n
