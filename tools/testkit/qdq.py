@@ -36,5 +36,23 @@ def quantize(model: onnx.ModelProto, calib: list[dict[str, np.ndarray]], symmetr
         fmt = QuantFormat.QOperator if qoperator else QuantFormat.QDQ
         quantize_static(str(src), str(dst), Reader(), quant_format=fmt, per_channel=True,
                         activation_type=QuantType.QInt8 if symmetric else QuantType.QUInt8,
-                        weight_type=QuantType.QInt8, extra_options={"ActivationSymmetric": symmetric})
+                        weight_type=QuantType.QInt8, extra_options={"ActivationSymmetric": symmetric},
+                        nodes_to_exclude=infinite_nodes(model))
         return onnx.load(dst)
+
+
+def infinite_nodes(model: onnx.ModelProto) -> list[str]:
+    """The names of `model`'s nodes that read a constant (an initializer or a Constant
+    node's value) holding an infinity, and of their outputs' readers (onnxruntime
+    quantizes an excluded node's output for a quantized reader)."""
+    from onnx import numpy_helper
+
+    g = model.graph
+    consts = {i.name: i for i in g.initializer}
+    consts.update({n.output[0]: a.t for n in g.node if n.op_type == "Constant" for a in n.attribute if a.name == "value"})
+    infinite = {k for k, t in consts.items() if t.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE,
+                                                                 onnx.TensorProto.FLOAT16)
+                and np.isinf(numpy_helper.to_array(t)).any()}
+    bad = [n for n in g.node if infinite.intersection(n.input)]
+    outs = {o for n in bad for o in n.output}
+    return [n.name for n in g.node if n in bad or outs.intersection(n.input)]
