@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from math import ceil, prod
 from typing import Any
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from lowering.tile.tile_search import align_up, first_fit
 from npu_dialects.arch import Arch
@@ -338,27 +338,30 @@ class Lifetimes:
 def pack_loads(life: Lifetimes, packable: set[SSAValue] | frozenset, arch: Arch, pack_overflow: bool,
                pack_bytes: int | None) -> tuple[list[list[SSAValue]], dict[SSAValue, int], bool]:
     """DMA loads in order of first use: one per input, except packable weights that share
-    transfers (a pack holds one element type: it is one tensor in DRAM). Returns the loads, each packed weight's offset in its pack, and whether
-    the two packing policies differ (`pack_choice`)."""
+    transfers. A pack holds one element type (it is one tensor in DRAM), so weights fill
+    one open pack per element type: a quantized layer's i8 weights, f32 requantization
+    scales and i32 biases, read in turn, make three packs, not one load each. Returns the
+    loads, each packed weight's offset in its pack, and whether the two packing policies
+    differ (`pack_choice`)."""
     loads: list[list[SSAValue]] = []
     pack_offset: dict[SSAValue, int] = {}
-    chunk: list[SSAValue] | None = None
-    chunk_bytes = 0
+    open_packs: dict[Attribute, tuple[list[SSAValue], int]] = {}  # element type -> (its open pack, bytes)
     pack_choice = False
+    limit = pack_bytes or pack_chunk_bytes(arch)
     for v in life.inputs:
         if v not in packable:
             loads.append([v])
             continue
-        limit = pack_bytes or pack_chunk_bytes(arch)
+        t = element_type(v)
+        chunk, chunk_bytes = open_packs.get(t, (None, 0))
         if chunk is not None and chunk_bytes < limit < chunk_bytes + value_bytes(v):
             pack_choice = True  # the two policies differ here
-        if chunk is None or (chunk_bytes >= limit if pack_overflow else chunk_bytes + value_bytes(v) > limit) \
-                or element_type(chunk[0]) != element_type(v):
-            chunk, chunk_bytes = [], 0  # (a weight larger than a pack, or of another type, travels apart)
+        if chunk is None or (chunk_bytes >= limit if pack_overflow else chunk_bytes + value_bytes(v) > limit):
+            chunk, chunk_bytes = [], 0  # (a weight larger than a pack travels apart)
             loads.append(chunk)
         chunk.append(v)
         pack_offset[v] = chunk_bytes
-        chunk_bytes += align_up(value_bytes(v), arch.align)
+        open_packs[t] = (chunk, chunk_bytes + align_up(value_bytes(v), arch.align))
     loads.sort(key=lambda unit: life.first_real.get(unit[0], (life.n_ops, 0)))
     return loads, pack_offset, pack_choice
 

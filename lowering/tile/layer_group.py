@@ -32,7 +32,8 @@ planned once; the groups chosen are then planned for themselves.
 
 Weights only the group reads are packed, in order of first use, into new DRAM
 constants of about dma_latency x dram_bw bytes each (up to, or just past: the
-cheaper plan), so one DMA brings several
+cheaper plan), one open pack per element type (a quantized layer's i8 weights, f32
+scales and i32 biases fill three packs side by side), so one DMA brings several
 of them (the body unpacks them with 1-D slices and reshapes, which alias SRAM).
 The groups the program keeps also try packs of a half and a quarter of that size
 (the first op waits for fewer bytes), keeping the plan the cost model prefers.

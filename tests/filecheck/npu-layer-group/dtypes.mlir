@@ -41,8 +41,9 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
 
 // -----
 
-// A pack holds one element type (it is one tensor in DRAM): the f32 matrix and the i8
-// one travel apart, the dequantize's two f32 scalars share a pack.
+// A pack holds one element type (it is one tensor in DRAM): the i8 matrix travels
+// apart, and the dequantize's two f32 scalars join the f32 matrix's pack though the i8
+// one is read between them (one open pack per element type).
 builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   func.func @main(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
     %w1 = npu_graph.constant {value = dense<0.5> : tensor<64x64xf32>} : tensor<64x64xf32>
@@ -57,9 +58,12 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:         %[[P:.*]] = npu_graph.constant {weight = "fc1.pack0"} : tensor<17xf32>
-// CHECK-NEXT:    npu_tile.kernel "fc1..fc2"(%x, %w1, %wq, %[[P]]) group
-// CHECK-SAME:      (tensor<4x64xf32>, tensor<64x64xf32>, tensor<64x64xi8>, tensor<17xf32>) -> tensor<4x64xf32>
+// CHECK:         %[[P:.*]] = npu_graph.constant {weight = "fc1.pack0"} : tensor<4113xf32>
+// CHECK-NEXT:    npu_tile.kernel "fc1..fc2"(%x, %[[P]], %wq) group
+// CHECK-SAME:      (tensor<4x64xf32>, tensor<4113xf32>, tensor<64x64xi8>) -> tensor<4x64xf32>
+// CHECK-NEXT:    ^{{.*}}(%{{.*}}: tensor<4x64xf32>, %[[PA:.*]]: tensor<4113xf32>, %{{.*}}: tensor<64x64xi8>):
+// CHECK-NEXT:      npu_graph.slice %[[PA]] {starts = array<i64: 0>, ends = array<i64: 4096>
+// CHECK:           npu_graph.slice %[[PA]] {starts = array<i64: 4096>, ends = array<i64: 4097>
 
 // -----
 
