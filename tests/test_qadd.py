@@ -26,20 +26,21 @@ from tools.testkit.qdq import quantize
 from tools.testkit.zoo import random_inputs
 
 
-def _qdq_add(shape_b: list[int], elem: int, relu: bool) -> onnx.ModelProto:
-    """y = Q(relu?(DQ(a) + DQ(b))) on 8-bit inputs a [2, 8, 5, 5] and b `shape_b`."""
+def _qdq_add(shape_b: list[int], elem: int, relu: bool, op: str = "Add") -> onnx.ModelProto:
+    """y = Q(relu?(DQ(a) op DQ(b))) on 8-bit inputs a [2, 8, 5, 5] and b `shape_b` (op Add
+    or Mul: `tests/test_qmul.py`'s too; a product's step is a tenth of a sum's)."""
     zp = 0 if elem == TensorProto.INT8 else 128
     inits = [helper.make_tensor(n, TensorProto.FLOAT, [], [v]) for n, v in
-             (("sa", 0.047), ("sb", 0.0123456791), ("sy", 0.061))]
+             (("sa", 0.047), ("sb", 0.0123456791), ("sy", 0.061 if op == "Add" else 0.0061))]
     inits += [helper.make_tensor(n, elem, [], [z]) for n, z in (("za", zp - 3), ("zb", zp + 5), ("zy", zp + 1))]
     nodes = [helper.make_node("DequantizeLinear", ["a", "sa", "za"], ["da"], name="dqa"),
              helper.make_node("DequantizeLinear", ["b", "sb", "zb"], ["db"], name="dqb"),
-             helper.make_node("Add", ["db", "da"], ["s"], name="add")]
+             helper.make_node(op, ["db", "da"], ["s"], name=op.lower())]
     if relu:
         nodes.append(helper.make_node("Relu", ["s"], ["r"], name="relu"))
     nodes.append(helper.make_node("QuantizeLinear", ["r" if relu else "s", "sy", "zy"], ["y"], name="q"))
-    graph = helper.make_graph(nodes, "qadd", [helper.make_tensor_value_info("a", elem, [2, 8, 5, 5]),
-                                              helper.make_tensor_value_info("b", elem, shape_b)],
+    graph = helper.make_graph(nodes, "q" + op.lower(), [helper.make_tensor_value_info("a", elem, [2, 8, 5, 5]),
+                                                        helper.make_tensor_value_info("b", elem, shape_b)],
                               [helper.make_tensor_value_info("y", elem, [2, 8, 5, 5])], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
@@ -52,10 +53,12 @@ def _ort(model: onnx.ModelProto, inputs: dict[str, np.ndarray], optimise: bool) 
     return run_session(sess, ["y"], inputs)[0]
 
 
+@pytest.mark.parametrize("op", ["Add", "Mul"])
 @pytest.mark.parametrize("elem", [TensorProto.INT8, TensorProto.UINT8], ids=["int8", "uint8"])
 @pytest.mark.parametrize("shape_b, relu", [([2, 8, 5, 5], False), ([1, 8, 1, 1], True)], ids=["same", "broadcast"])
-def test_qadd_equals_the_qdq_graph_bit_for_bit(elem, shape_b, relu):
-    model = _qdq_add(shape_b, elem, relu)
+def test_qadd_qmul_equal_the_qdq_graph_bit_for_bit(op, elem, shape_b, relu):
+    """qadd, and qmul (`tests/test_qmul.py`), in float mode."""
+    model = _qdq_add(shape_b, elem, relu, op)
     rng = np.random.default_rng(1)
     dtype = np.int8 if elem == TensorProto.INT8 else np.uint8
     info = np.iinfo(dtype)

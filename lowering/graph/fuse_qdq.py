@@ -1,8 +1,8 @@
 """`npu-fuse-qdq`: a QDQ model (DequantizeLinear -> op -> QuantizeLinear around each op, as
 onnxruntime's `quantize_static` writes it) computed in integers where an integer form
-exists: conv/matmul/gemm with a requantize, residual adds (`qadd`), data movement and max
-pooling on the integers, Relu/Clip folded into saturation ranges, elementwise chains of
-one 8-bit tensor as lookup tables. Everything else stays in float (a remark names each
+exists: conv/matmul/gemm with a requantize, adds and multiplies of two 8-bit tensors
+(`qadd`, `qmul`), data movement and max pooling on the integers, Relu/Clip folded into
+saturation ranges, elementwise chains of one 8-bit tensor as lookup tables. Everything else stays in float (a remark names each
 op). First in npu-default. No options.
 
 Algorithm
@@ -16,9 +16,10 @@ Algorithm
   the output than at the input, the quantize first moves onto the op's operands;
 - quantize(dequantize(x, s, z), s, z) is x;
 - quantize(relu | clip(x)) (constant bounds) narrows the saturation range (exact), first;
-- quantize(add(dequantize(a), dequantize(b))), all per tensor, is qadd(a, b): the residual
-  add of two 8-bit tensors with its own rescaling (float32 in the arch's `float` requant
-  mode, bit-identical to the graph; TFLite's int8 ADD in `fixed` mode);
+- quantize(add | mul(dequantize(a), dequantize(b))), all per tensor, is qadd | qmul(a, b):
+  the residual add (a squeeze-and-excitation gate's multiply) of two 8-bit tensors with
+  its own rescaling (float32 in the arch's `float` requant mode, bit-identical to the
+  graph; TFLite's int8 ADD / MUL in `fixed` mode);
 - quantize(f(dequantize(x))), f elementwise ops of one 8-bit x and constants varying along
   one dim at most, is table(x): 256 entries (per channel) of f's own arithmetic (`FoldTable`).
 """
@@ -55,7 +56,10 @@ from npu_dialects.graph import (
     GraphOp,
     MatMulOp,
     MaxPoolOp,
+    MulOp,
     QAddOp,
+    QBinaryOp,
+    QMulOp,
     QuantizeOp,
     QuantOp,
     ReluOp,
@@ -487,29 +491,32 @@ class FuseCube(RewritePattern):
         return [acc], acc.result, px.scale, np.full(n, py.scale, np.float32)
 
 
-class FuseAdd(QdqPattern):
-    """quantize(add(dequantize(a), dequantize(b))) -> qadd(a, b): 8-bit a and b and
-    every parameter per tensor, the operand of the result's shape first (b may
+class FuseBinary(QdqPattern):
+    """quantize(add | mul(dequantize(a), dequantize(b))) -> qadd | qmul(a, b): 8-bit a and
+    b and every parameter per tensor, the operand of the result's shape first (b may
     broadcast to it); the quantize's saturation range (a folded Relu) carries over.
     `mode` is the arch's `requant`."""
+
+    OPS: dict[type[Operation], type[QBinaryOp]] = {AddOp: QAddOp, MulOp: QMulOp}
 
     def __init__(self, qdq: Qdq, mode: str):
         super().__init__(qdq)
         self.mode = mode
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, QuantizeOp) or not isinstance(add := op.input.owner, AddOp) \
+        if not isinstance(op, QuantizeOp) or type(src := op.input.owner) not in self.OPS \
                 or not op.input.has_one_use():
             return
+        assert isinstance(src, Operation)
         out = self.qdq.per_tensor(op)
-        ins = [self.qdq.dequantized(v) for v in add.operands]
+        ins = [self.qdq.dequantized(v) for v in src.operands]
         if out is None or ins[0] is None or ins[1] is None:
             why = "its result's parameters are not per tensor" if out is None else \
                 "an operand is not a per-tensor dequantized 8-bit tensor"
-            remark(PASS, "missed", node_names(add), f"{add.name} kept in float: {why}")
+            remark(PASS, "missed", node_names(src), f"{src.name} kept in float: {why}")
             return
-        if self.masks_scores(op):
-            remark(PASS, "missed", node_names(add), f"{add.name} kept in float: it masks attention scores (a "
+        if isinstance(src, AddOp) and self.masks_scores(op):
+            remark(PASS, "missed", node_names(src), f"{src.name} kept in float: it masks attention scores (a "
                    "softmax reads its sum), which npu-fuse's quantized attention kernel computes as written")
             return
         shape = shape_of(op.result)
@@ -517,17 +524,18 @@ class FuseAdd(QdqPattern):
             ins.reverse()  # (the operand of the result's shape first: b broadcasts to it)
         (a, pa), (b, pb) = ins  # pyright: ignore[reportGeneralTypeIssues]
         if shape_of(a.input) != shape:
-            remark(PASS, "missed", node_names(add), f"{add.name} kept in float: neither operand has the result's shape")
+            remark(PASS, "missed", node_names(src), f"{src.name} kept in float: neither operand has the result's shape")
             return
         params = (pa.scale, pa.zero_point, pb.scale, pb.zero_point, out.scale, out.zero_point)
-        new = QAddOp(a.input, b.input, params, op.result.type, mode=self.mode, **saturation(op))
-        new.location = fused_loc([*node_names(add), *node_names(op)])  # (the quantize's value: --compare-all's)
-        remark(PASS, "applied", node_names(add), f"{add.name} computed in integers (qadd of two "
+        kind = self.OPS[type(src)]
+        new = kind(a.input, b.input, params, op.result.type, mode=self.mode, **saturation(op))
+        new.location = fused_loc([*node_names(src), *node_names(op)])  # (the quantize's value: --compare-all's)
+        remark(PASS, "applied", node_names(src), f"{src.name} computed in integers ({kind.name.split('.')[-1]} of two "
                f"{type_name(element_type(a.input))}/{type_name(element_type(b.input))} tensors to "
                f"{type_name(element_type(op.result))})")
-        self.orphans += [*op.operands[1:], *add.operands]
+        self.orphans += [*op.operands[1:], *src.operands]
         rewriter.replace(op, new)
-        rewriter.erase(add)
+        rewriter.erase(src)
 
     @staticmethod
     def masks_scores(q: QuantizeOp) -> bool:
@@ -567,8 +575,8 @@ class FuseMovement(QdqPattern):
             rewriter.replace(op, [], [x[0].input])
             return
         if isinstance(src, Conv2dOp | MatMulOp | GemmOp | RequantizeOp | QuantizeOp) or \
-                (isinstance(src, AddOp) and op.input.has_one_use()):
-            return  # (an add: FuseAdd's, which says why it stays in float)
+                (isinstance(src, AddOp | MulOp) and op.input.has_one_use()):
+            return  # (an add or multiply: FuseBinary's, which says why it stays in float)
         if not op.input.has_one_use() or not self.movable(src):
             remark(PASS, "missed", node_names(src), f"{src.name} kept in float between dequantize and quantize "
                    "(no integer form here)")
@@ -663,7 +671,7 @@ class FuseQdqPass(ModulePass):
             return
         qdq = Qdq(ConstantReader(op, self.name))
         act, cube, table = FoldActivation(qdq), FuseCube(op, qdq), FoldTable(op, qdq)
-        add = FuseAdd(qdq, arch_of(op).requant)
+        add = FuseBinary(qdq, arch_of(op).requant)
         movement = FuseMovement(qdq)
         PatternWalker(act, apply_recursively=True).rewrite_module(op)
         PatternWalker(cube, apply_recursively=False).rewrite_module(op)

@@ -2,9 +2,9 @@
 with `QuantFormat.QOperator`, and what many published int8 ONNX models hold) imported as
 the QDQ form they compute: each node becomes DequantizeLinear on its 8-bit inputs, the
 float op, and QuantizeLinear on its output, which npu-fuse-qdq then computes in integers
-where an integer form exists (a QLinearAdd becomes a qadd, a QLinearConcat moves
-integers, a QGemm an integer matmul with its requantize) and keeps in float where not (a
-softmax, an average pool; a remark says so).
+where an integer form exists (a QLinearAdd becomes a qadd, a QLinearMul a qmul, a
+QLinearConcat moves integers, a QGemm an integer matmul with its requantize) and keeps
+in float where not (a softmax, an average pool; a remark says so).
 
 Expanded: QLinearAdd, QLinearMul, QLinearConcat, QLinearAveragePool,
 QLinearGlobalAveragePool, QLinearSoftmax, QLinearSigmoid, QLinearLeakyRelu, QGemm.

@@ -88,7 +88,7 @@ from npu_dialects.graph import (
     ElementwiseOp,
     LrnOp,
     MaxPoolOp,
-    QAddOp,
+    QBinaryOp,
     QuantOp,
     ReluOp,
     ReshapeOp,
@@ -140,9 +140,10 @@ def concat_axis(op: ConcatOp) -> int:
 
 def pointwise(op: Operation) -> bool:
     """An op computing each element from the same element of its data operands (broadcast
-    ones too): an elementwise op, or a requantizing add (`QAddOp`, both operands data);
+    ones too): an elementwise op, or a requantizing add or multiply (`QBinaryOp`, both
+    operands data);
     a strip group treats them alike (side inputs, residuals, results in place)."""
-    return isinstance(op, ElementwiseOp | QAddOp)
+    return isinstance(op, ElementwiseOp | QBinaryOp)
 
 
 def link_ok(op: Operation, canon: dict[SSAValue, SSAValue], inner: set[SSAValue]) -> bool:

@@ -124,6 +124,8 @@ from npu_dialects.graph.quant import (
     CastOp,
     DequantizeOp,
     QAddOp,
+    QBinaryOp,
+    QMulOp,
     QuantizeOp,
     QuantOp,
     RequantizeOp,
@@ -186,7 +188,7 @@ GRAPH_OPS: list[type[IRDLOperation]] = [
     LayerNormOp, RowStatsOp, SoftmaxApplyOp, LayerNormApplyOp, AttentionOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
     TriluOp, LrnOp, AvgPoolOp, MaxPoolNdOp, PadOp,
     # element types
-    QuantizeOp, DequantizeOp, RequantizeOp, CastOp, TableOp, QAddOp,
+    QuantizeOp, DequantizeOp, RequantizeOp, CastOp, TableOp, QAddOp, QMulOp,
 ]
 
 GRAPH_OP_BY_NAME: dict[str, type[IRDLOperation]] = {op.name: op for op in GRAPH_OPS}
@@ -251,6 +253,8 @@ __all__ = [
     "PadOp",
     "PowOp",
     "QAddOp",
+    "QBinaryOp",
+    "QMulOp",
     "QuantOp",
     "QuantizeOp",
     "REQUANT_MODES",

@@ -1,11 +1,12 @@
 """`npu_graph` element-type ops: quantization references (`quantize_ref`, `requantize_ref`,
-`qadd_ref`, fixed-point multipliers), `QuantizeOp`, `DequantizeOp`, `RequantizeOp`,
-`CastOp`, the integer residual add `QAddOp` and the lookup-table op `TableOp`.
+`qadd_ref`, `qmul_ref`, fixed-point multipliers), `QuantizeOp`, `DequantizeOp`,
+`RequantizeOp`, `CastOp`, the integer residual add `QAddOp` and multiply `QMulOp`, and
+the lookup-table op `TableOp`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -121,7 +122,8 @@ class EightBit:
         return "i8"
 
 QADD_PARAMS = ("a_scale", "a_zero_point", "b_scale", "b_zero_point", "scale", "zero_point")
-"""`QAddOp`'s f32 attributes: each input's and the result's quantization parameters."""
+"""`QAddOp`'s and `QMulOp`'s f32 attributes: each input's and the result's quantization
+parameters."""
 
 ADD_LEFT_SHIFT = 20
 """TFLite's int8 ADD: inputs (minus their zero points) shifted left by 20 bits before scaling."""
@@ -147,6 +149,24 @@ def qadd_ref(a: np.ndarray, b: np.ndarray, params: Sequence[float], lo: int, hi:
         return np.clip(y, lo, hi).astype(np.float32)
     total = dequantize_ref(a, np.array(sa), np.array(za)) + dequantize_ref(b, np.array(sb), np.array(zb))
     return quantize_ref(total, np.array(s), np.array(z), lo, hi)
+
+
+def qmul_ref(a: np.ndarray, b: np.ndarray, params: Sequence[float], lo: int, hi: int,
+             mode: str = "float") -> np.ndarray:
+    """Two 8-bit tensors multiplied in their real values and requantized, `params` in
+    `QADD_PARAMS` order. `float` mode: quantize(dequantize(a) * dequantize(b)) in float32,
+    as a QDQ graph computes it (onnxruntime's QLinearMul reference). `fixed` mode: TFLite's
+    int8 MUL (the product of the inputs minus their zero points in int32, scaled by the
+    fixed-point multiplier of sa * sb / s computed in double, plus the zero point).
+    Integral float32 values in [lo, hi]."""
+    sa, za, sb, zb, s, z = (np.float32(p) for p in params)
+    if mode == "fixed":
+        (q,), (shift,) = quantize_multiplier(np.array([float(sa) * float(sb) / float(s)]))
+        prod = (a.astype(np.int64) - int(za)) * (b.astype(np.int64) - int(zb))
+        y = fixed_point_multiply(prod, q, shift).astype(np.float64) + float(z)
+        return np.clip(y, lo, hi).astype(np.float32)
+    product = dequantize_ref(a, np.array(sa), np.array(za)) * dequantize_ref(b, np.array(sb), np.array(zb))
+    return quantize_ref(product, np.array(s), np.array(z), lo, hi)
 
 
 class QuantOp(StructuredOp):
@@ -326,20 +346,17 @@ class RequantizeOp(QuantOp):
                               mode.data if isinstance(mode, StringAttr) else "float")
 
 
-@irdl_op_definition
-class QAddOp(EightBit, QuantOp):
-    """Two 8-bit tensors (i8/ui8) added in their real values, the sum requantized to an
-    8-bit result (`qadd_ref`; ONNX's DequantizeLinear -> Add -> QuantizeLinear, what
-    onnxruntime runs as QLinearAdd and TFLite as its int8 ADD): `b` broadcasts to `a`'s
-    shape; each input's and the result's scale and zero point are f32 attributes
-    (`QADD_PARAMS`: per tensor); `mode` as `RequantizeOp`'s (the arch's `requant`: "float"
-    is the QDQ graph's float32 arithmetic, bit-identical to it; "fixed" TFLite's integer
-    one); `min`/`max` narrow the saturation range (a fused Relu/Clip). Priced as the
-    8-bit elementwise op it is, at the vector unit's 8-bit rate (the rescale pipelined per
-    lane, as Ethos-U's elementwise unit): VECTOR_COST 4 (two input rescales, the add, the
-    output's rescale-round-clamp)."""
+class QBinaryOp(EightBit, QuantOp):
+    """Base of the requantizing binary ops of two 8-bit tensors (i8/ui8), `QAddOp` and
+    `QMulOp`: `b` broadcasts to `a`'s shape; each input's and the result's scale and zero
+    point are f32 attributes (`QADD_PARAMS`: per tensor); `mode` as `RequantizeOp`'s (the
+    arch's `requant`: "float" is the QDQ graph's float32 arithmetic, bit-identical to it;
+    "fixed" TFLite's integer one); `min`/`max` narrow the saturation range (a fused
+    Relu/Clip). Both operands are data (`DATA`): an epilogue or a strip group may carry
+    its chain through either. Priced as the 8-bit elementwise ops they are, at the vector
+    unit's 8-bit rate (the rescales pipelined per lane, as Ethos-U's elementwise unit):
+    VECTOR_COST 4. `REF`: the reference (`qadd_ref`, `qmul_ref`)."""
 
-    name = "npu_graph.qadd"
     a = operand_def(TensorType)
     b = operand_def(TensorType)
     a_scale = attr_def(FloatAttr)
@@ -355,7 +372,8 @@ class QAddOp(EightBit, QuantOp):
     IN: ClassVar[tuple[str, ...]] = QUANTIZED
     OUT: ClassVar[tuple[str, ...]] = QUANTIZED
     DATA: ClassVar[int] = 2
-    VECTOR_COST: ClassVar[int] = 4  # two input rescales, add, output rescale-round-clamp
+    VECTOR_COST: ClassVar[int] = 4  # two input rescales (or zero-point subtractions), the op, output rescale
+    REF: ClassVar[Callable[..., np.ndarray]]
 
     def __init__(self, a: SSAValue, b: SSAValue, params: Sequence[float], result_type: TensorType, *,
                  min: int | None = None, max: int | None = None, mode: str = "float"):
@@ -399,9 +417,32 @@ class QAddOp(EightBit, QuantOp):
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         a, b = arrays
         mode = attrs.get("mode")
-        return qadd_ref(a, b, [attr_float(attrs, k, float("nan")) for k in QADD_PARAMS],
-                        attr_int(attrs, "min", -128), attr_int(attrs, "max", 127),
-                        mode.data if isinstance(mode, StringAttr) else "float")
+        return cls.REF(a, b, [attr_float(attrs, k, float("nan")) for k in QADD_PARAMS],
+                       attr_int(attrs, "min", -128), attr_int(attrs, "max", 127),
+                       mode.data if isinstance(mode, StringAttr) else "float")
+
+
+@irdl_op_definition
+class QAddOp(QBinaryOp):
+    """Two 8-bit tensors added in their real values, the sum requantized to an 8-bit
+    result (`qadd_ref`; ONNX's DequantizeLinear -> Add -> QuantizeLinear, what onnxruntime
+    runs as QLinearAdd and TFLite as its int8 ADD): a residual add. VECTOR_COST 4 (two
+    input rescales, the add, the output's rescale-round-clamp)."""
+
+    name = "npu_graph.qadd"
+    REF = staticmethod(qadd_ref)
+
+
+@irdl_op_definition
+class QMulOp(QBinaryOp):
+    """Two 8-bit tensors (i8/ui8) multiplied in their real values, the product
+    requantized to an 8-bit result (`qmul_ref`; ONNX's DequantizeLinear -> Mul ->
+    QuantizeLinear, onnxruntime's QLinearMul, TFLite's int8 MUL): a squeeze-and-excitation
+    block's channel gate, a gated activation. VECTOR_COST 4 (the two zero-point
+    subtractions, the multiply, the output's rescale-round-clamp)."""
+
+    name = "npu_graph.qmul"
+    REF = staticmethod(qmul_ref)
 
 
 @irdl_op_definition

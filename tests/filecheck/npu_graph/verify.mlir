@@ -1001,3 +1001,20 @@ func.func @f(%a: tensor<2x4xi8>, %b: tensor<2x4xi8>) {
   %0 = npu_graph.qadd %a, %b {a_scale = 0.25 : f32, a_zero_point = 0.0 : f32, b_scale = 0.5 : f32, b_zero_point = 0.0 : f32, scale = 0.5 : f32, zero_point = 0.0 : f32, mode = "double"} : (tensor<2x4xi8>, tensor<2x4xi8>) -> tensor<2x4xi8>
   func.return
 }
+
+// -----
+
+// qmul: the same operands, attributes and checks as qadd.
+func.func @f(%a: tensor<1x4xi8>, %b: tensor<2x4xi8>) {
+  // expected-error @+1 {{'npu_graph.qmul': operand b of shape [2, 4] does not broadcast to a's [1, 4]}}
+  %0 = npu_graph.qmul %a, %b {a_scale = 0.25 : f32, a_zero_point = 0.0 : f32, b_scale = 0.5 : f32, b_zero_point = 0.0 : f32, scale = 0.5 : f32, zero_point = 0.0 : f32} : (tensor<1x4xi8>, tensor<2x4xi8>) -> tensor<1x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x4xi8>, %b: tensor<2x4xi8>) {
+  // expected-error @+1 {{'npu_graph.qmul': scale = nan must be a positive finite scale}}
+  %0 = npu_graph.qmul %a, %b {a_scale = 0.25 : f32, a_zero_point = 0.0 : f32, b_scale = 0.5 : f32, b_zero_point = 0.0 : f32, scale = 0x7FC00000 : f32, zero_point = 0.0 : f32} : (tensor<2x4xi8>, tensor<2x4xi8>) -> tensor<2x4xi8>
+  func.return
+}
