@@ -127,8 +127,12 @@ def qdq_matmul(qtype: int, per_axis: bool = False) -> onnx.ModelProto:
 @pytest.mark.parametrize("qtype", [TensorProto.INT8, TensorProto.UINT8])
 @pytest.mark.parametrize("per_axis", [False, True])
 def test_qdq_matmul(qtype: int, per_axis: bool) -> None:
+    """Within one step: onnxruntime runs the QDQ MatMul as QLinearMatMul (an integer sum
+    requantized), the evaluator as the float graph; a product at a rounding tie lands a
+    step apart (1 in 20 seeded inputs; the inputs were the module RNG's, so the order
+    pytest-xdist ran the tests in decided whether this test failed)."""
     m = qdq_matmul(qtype, per_axis)
-    module = compare(m, {"x": rand(4, 16) * 2})
+    module = compare(m, {"x": np.random.default_rng(5).standard_normal((4, 16)).astype(np.float32) * 2}, steps=1)
     names = op_names(module)
     assert names.count("npu_graph.quantize") == 2 and names.count("npu_graph.dequantize") == 2
     assert io_types(module)[1] == ["i8" if qtype == TensorProto.INT8 else "ui8", "f32"]
