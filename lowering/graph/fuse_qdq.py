@@ -20,6 +20,8 @@ Algorithm
   the residual add (a squeeze-and-excitation gate's multiply) of two 8-bit tensors with
   its own rescaling (float32 in the arch's `float` requant mode, bit-identical to the
   graph; TFLite's int8 ADD / MUL in `fixed` mode);
+- reduce(dequantize(x)), per tensor, reads x and dequantizes as it reads (exact; the
+  reduction stays in float);
 - quantize(f(dequantize(x))), f elementwise ops of one 8-bit x and constants varying along
   one dim at most, is table(x): 256 entries (per channel) of f's own arithmetic (`FoldTable`).
 """
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType, f32, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -62,6 +64,7 @@ from npu_dialects.graph import (
     QMulOp,
     QuantizeOp,
     QuantOp,
+    ReduceOp,
     ReluOp,
     RequantizeOp,
     ReshapeOp,
@@ -69,6 +72,7 @@ from npu_dialects.graph import (
     SoftmaxOp,
     TableOp,
     TransposeOp,
+    ints,
     quantize_ref,
     shape_of,
 )
@@ -546,6 +550,25 @@ class FuseBinary(QdqPattern):
                    for u in q.result.uses)
 
 
+class ReduceDequantized(QdqPattern):
+    """reduce(dequantize(x)), x an 8-bit tensor dequantized per tensor -> the reduction
+    with `input_scale`/`input_zero_point` reading x: it dequantizes as it reads (a QDQ
+    model's global average pool reads its int8 input, not a float copy of it), and
+    still reduces in float32 - the same values as the graph's, so exact."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, ReduceOp) or op.input_scale is not None or (d := self.qdq.dequantized(op.input)) is None:
+            return
+        dq, p = d
+        new = type(op)(dq.input, ints(op.axes, ()), bool(op.keepdims.value.data), op.result.type)
+        new.attributes.update(input_scale=FloatAttr(p.scale, f32), input_zero_point=FloatAttr(float(p.zero_point), f32))
+        new.location = op.location
+        remark(PASS, "applied", node_names(op), f"{op.name} reads the {type_name(element_type(dq.input))} tensor "
+               "and dequantizes it as it reads (the reduction stays in float)")
+        self.orphans.append(op.input)
+        rewriter.replace(op, new)
+
+
 class FuseMovement(QdqPattern):
     """quantize(movement(dequantize(x, s, z)), s, z) -> movement(x); quantize(dequantize(x))
     of the same parameters -> x; otherwise a remark names the op kept in float. `made`:
@@ -578,8 +601,9 @@ class FuseMovement(QdqPattern):
                 (isinstance(src, AddOp | MulOp) and op.input.has_one_use()):
             return  # (an add or multiply: FuseBinary's, which says why it stays in float)
         if not op.input.has_one_use() or not self.movable(src):
-            remark(PASS, "missed", node_names(src), f"{src.name} kept in float between dequantize and quantize "
-                   "(no integer form here)")
+            where = "from its 8-bit input (`ReduceDequantized`) to the quantize" \
+                if isinstance(src, ReduceOp) and src.input_scale is not None else "between dequantize and quantize"
+            remark(PASS, "missed", node_names(src), f"{src.name} kept in float {where} (no integer form here)")
             return
         ins = [self.qdq.dequantized(v) for v in src.operands[:self.data_operands(src)]]
         if narrowed or any(d is None or d[1] != out or element_type(d[0].input) != element_type(op.result)
@@ -672,12 +696,14 @@ class FuseQdqPass(ModulePass):
         qdq = Qdq(ConstantReader(op, self.name))
         act, cube, table = FoldActivation(qdq), FuseCube(op, qdq), FoldTable(op, qdq)
         add = FuseBinary(qdq, arch_of(op).requant)
+        reduce = ReduceDequantized(qdq)
         movement = FuseMovement(qdq)
         PatternWalker(act, apply_recursively=True).rewrite_module(op)
         PatternWalker(cube, apply_recursively=False).rewrite_module(op)
         PatternWalker(table, apply_recursively=False, walk_reverse=True).rewrite_module(op)  # (longest chains first)
         PatternWalker(add, apply_recursively=False).rewrite_module(op)
+        PatternWalker(reduce, apply_recursively=False).rewrite_module(op)
         PatternWalker(movement, apply_recursively=True).rewrite_module(op)
         table.only = set(movement.made)  # (a concat's operands moved to its parameters)
         PatternWalker(table, apply_recursively=False).rewrite_module(op)
-        erase_dead(act.orphans + cube.orphans + table.orphans + add.orphans + movement.orphans)
+        erase_dead(act.orphans + cube.orphans + table.orphans + add.orphans + reduce.orphans + movement.orphans)

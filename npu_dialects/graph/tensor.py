@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -24,6 +25,7 @@ from xdsl.irdl import (
     attr_def,
     irdl_op_definition,
     operand_def,
+    opt_attr_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -31,7 +33,8 @@ from xdsl.irdl import (
 from xdsl.traits import NoMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from npu_dialects.arch import Arch
+from npu_dialects.arch import Arch, DType
+from npu_dialects.dtypes import QUANTIZED, qrange, type_name
 from npu_dialects.graph.base import (
     ANY_TYPE,
     FORMAT,
@@ -55,6 +58,7 @@ from npu_dialects.graph.base import (
     type_of,
 )
 from npu_dialects.graph.elementwise import UnaryOp
+from npu_dialects.graph.quant import DequantizeOp, dequantize_ref
 
 
 @irdl_op_definition
@@ -97,11 +101,19 @@ class ReduceOp(StructuredOp):
     reduced dims as size 1 when `keepdims`. Reduced dims are whole in every tile.
     `EMPTY` is the result of reducing an empty set (ONNX: sum 0, max -inf, min +inf;
     mean is undefined there, onnxruntime gives 0): the importer folds a reduction over
-    an empty dim to that constant data, so these ops never reduce one."""
+    an empty dim to that constant data, so these ops never reduce one.
+
+    `input_scale` and `input_zero_point` (f32, per tensor): the input is an i8/ui8
+    tensor the reduction dequantizes as it reads it (`dequantize_ref`, ONNX's
+    DequantizeLinear), reducing the f32 values in an f32 result - what npu-fuse-qdq
+    makes of a QDQ model's reduce(dequantize(x)) (a global average pool), so the 8-bit
+    tensor is read, not its float copy; priced one more vector pass over the input."""
 
     input = operand_def(TensorType)
     axes = attr_def(DenseArrayBase)
     keepdims = attr_def(BoolAttr)
+    input_scale = opt_attr_def(FloatAttr)
+    input_zero_point = opt_attr_def(FloatAttr)
     result = result_def(TensorType)
     traits = traits_def(NoMemoryEffect())
     assembly_format = FORMAT
@@ -133,6 +145,49 @@ class ReduceOp(StructuredOp):
             raise VerifyException(f"'{self.name}': cannot reduce the empty dims of {list(x)}")
         self._expect_result_shape(self.infer_shape(), "reducing")
 
+    def check_element_types(self) -> None:
+        """One float type, or (with `input_scale`) an i8/ui8 input, its zero point within
+        the type and a positive finite scale, and an f32 result."""
+        if self.input_scale is None and self.input_zero_point is None:
+            super().check_element_types()
+            return
+        expect_type(self, self.input, "input", QUANTIZED)
+        expect_type(self, self.result, "result", ("f32",))
+        s, z = attr_float(dict(self.attributes), "input_scale", float("nan")), \
+            attr_float(dict(self.attributes), "input_zero_point", float("nan"))
+        if not (np.isfinite(s) and s > 0):
+            raise VerifyException(f"'{self.name}': input_scale = {s:g} must be a positive finite scale")
+        lo, hi = qrange(type_of(self.input))
+        if not (z == round(z) and lo <= z <= hi):
+            raise VerifyException(f"'{self.name}': input_zero_point = {z:g} must be an integer in "
+                                  f"{type_name(type_of(self.input))}'s [{lo}, {hi}]")
+
+    def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
+        """`StructuredOp.cycles`, and a dequantizing input's pass over the input."""
+        base = super().cycles(arch, out_shape)
+        if self.input_scale is None or base is None:
+            return base
+        return base + self.dequantize_cycles(arch, shape_of(self.input), out_shape, shape_of(self.result))
+
+    @staticmethod
+    def dequantize_cycles(arch: Arch, in_shape: Sequence[int], out_shape: Sequence[int] | None,
+                          whole: Sequence[int]) -> int:
+        """The dequantize of the input elements of a result part of `out_shape` (of the
+        whole `whole`): their share of `in_shape`."""
+        n = math.prod(in_shape)
+        if out_shape is not None and math.prod(whole):
+            n = n * math.prod(out_shape) // math.prod(whole)
+        return arch.vector_cycles(n, DequantizeOp.VECTOR_COST)
+
+    @classmethod
+    def tile_cycles_of(cls, attrs: dict[str, Attribute], arch: Arch, in_shapes: Sequence[Sequence[int]],
+                       out_shape: Sequence[int], dtype: DType = "f32") -> int:
+        """`StructuredOp.tile_cycles_of`, and a dequantizing input's pass over the input tile."""
+        base = super().tile_cycles_of(attrs, arch, in_shapes, out_shape, dtype)
+        if "input_scale" not in attrs:
+            return base
+        return base + arch.vector_cycles(math.prod(in_shapes[0]), DequantizeOp.VECTOR_COST)
+
     def tile_map(self) -> TileMap:
         r, axes = len(shape_of(self.input)), ints(self.axes, ())
         out_rank = len(shape_of(self.result))
@@ -146,6 +201,9 @@ class ReduceOp(StructuredOp):
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
         x = arrays[0]
+        if "input_scale" in attrs:
+            x = dequantize_ref(x, np.array(attr_float(attrs, "input_scale", 1.0), np.float32),
+                               np.array(attr_float(attrs, "input_zero_point", 0.0), np.float32))
         return np.asarray(cls.REDUCE(x, axis=attr_ints(attrs, "axes", ()),
                                      keepdims=attr_bool(attrs, "keepdims", True)), dtype=x.dtype)
 

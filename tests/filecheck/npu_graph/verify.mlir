@@ -1018,3 +1018,37 @@ func.func @f(%a: tensor<2x4xi8>, %b: tensor<2x4xi8>) {
   %0 = npu_graph.qmul %a, %b {a_scale = 0.25 : f32, a_zero_point = 0.0 : f32, b_scale = 0.5 : f32, b_zero_point = 0.0 : f32, scale = 0x7FC00000 : f32, zero_point = 0.0 : f32} : (tensor<2x4xi8>, tensor<2x4xi8>) -> tensor<2x4xi8>
   func.return
 }
+
+// -----
+
+// A reduction with a dequantizing input (input_scale, input_zero_point): an i8/ui8
+// input, an f32 result, a positive finite scale, an integral zero point in the type.
+func.func @f(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{'npu_graph.reduce_mean': input has element type f32; it must be i8 or ui8}}
+  %0 = npu_graph.reduce_mean %x {axes = array<i64: 1>, keepdims = true, input_scale = 0.5 : f32, input_zero_point = 0.0 : f32} : (tensor<2x4xf32>) -> tensor<2x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4xi8>) {
+  // expected-error @+1 {{'npu_graph.reduce_sum': result has element type i8; it must be f32}}
+  %0 = npu_graph.reduce_sum %x {axes = array<i64: 1>, keepdims = true, input_scale = 0.5 : f32, input_zero_point = 0.0 : f32} : (tensor<2x4xi8>) -> tensor<2x1xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4xui8>) {
+  // expected-error @+1 {{'npu_graph.reduce_mean': input_zero_point = -1 must be an integer in ui8's [0, 255]}}
+  %0 = npu_graph.reduce_mean %x {axes = array<i64: 1>, keepdims = true, input_scale = 0.5 : f32, input_zero_point = -1.0 : f32} : (tensor<2x4xui8>) -> tensor<2x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4xi8>) {
+  // expected-error @+1 {{'npu_graph.reduce_mean': input_scale = 0 must be a positive finite scale}}
+  %0 = npu_graph.reduce_mean %x {axes = array<i64: 1>, keepdims = true, input_scale = 0.0 : f32, input_zero_point = 0.0 : f32} : (tensor<2x4xi8>) -> tensor<2x1xf32>
+  func.return
+}
