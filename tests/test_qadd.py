@@ -1,4 +1,4 @@
-"""The integer residual add (`npu_graph.qadd`, npu-fuse-qdq's `FuseAdd`): a QDQ model's
+"""The integer residual add (`npu_graph.qadd`, npu-fuse-qdq's `FuseBinary`): a QDQ model's
 DequantizeLinear -> Add -> QuantizeLinear computed on the 8-bit tensors.
 
 - `float` mode (the default arch's `requant`) computes what the QDQ graph computes, in

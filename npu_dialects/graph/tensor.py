@@ -158,7 +158,7 @@ class ReduceOp(StructuredOp):
         if not (np.isfinite(s) and s > 0):
             raise VerifyException(f"'{self.name}': input_scale = {s:g} must be a positive finite scale")
         lo, hi = qrange(type_of(self.input))
-        if not (z == round(z) and lo <= z <= hi):
+        if not (np.isfinite(z) and z == round(z) and lo <= z <= hi):
             raise VerifyException(f"'{self.name}': input_zero_point = {z:g} must be an integer in "
                                   f"{type_name(type_of(self.input))}'s [{lo}, {hi}]")
 

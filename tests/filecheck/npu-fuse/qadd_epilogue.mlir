@@ -1,6 +1,6 @@
 // RUN: %opt %s --split-input-file -p npu-fuse | filecheck %s
 
-// An integer residual add (npu-fuse-qdq's FuseAdd) is elementwise on both operands: it
+// An integer residual add (npu-fuse-qdq's FuseBinary) is elementwise on both operands: it
 // joins a conv's epilogue after the requantize whichever operand the conv's chain is.
 // CHECK-LABEL: func.func @conv_qadd
 // CHECK:         npu_graph.fused(%x, %w, %m, %z, %skip) {kernel = "npu_graph.conv2d", rule = "conv-epilogue"}

@@ -1052,3 +1052,11 @@ func.func @f(%x: tensor<2x4xi8>) {
   %0 = npu_graph.reduce_mean %x {axes = array<i64: 1>, keepdims = true, input_scale = 0.0 : f32, input_zero_point = 0.0 : f32} : (tensor<2x4xi8>) -> tensor<2x1xf32>
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<2x4xi8>) {
+  // expected-error @+1 {{'npu_graph.reduce_mean': input_zero_point = nan must be an integer in i8's [-128, 127]}}
+  %0 = npu_graph.reduce_mean %x {axes = array<i64: 1>, keepdims = true, input_scale = 0.5 : f32} : (tensor<2x4xi8>) -> tensor<2x1xf32>
+  func.return
+}
