@@ -2,8 +2,9 @@
 onnxruntime's `quantize_static` writes it) computed in integers where an integer form
 exists: conv/matmul/gemm with a requantize, adds and multiplies of two 8-bit tensors
 (`qadd`, `qmul`), data movement and max pooling on the integers, Relu/Clip folded into
-saturation ranges, elementwise chains of one 8-bit tensor as lookup tables. Everything else stays in float (a remark names each
-op). First in npu-default. No options.
+saturation ranges, elementwise chains of one 8-bit tensor as lookup tables; reductions
+read a dequantized 8-bit tensor itself. Everything else stays in float (a remark names
+each op). First in npu-default. No options.
 
 Algorithm
 ---------
@@ -154,6 +155,15 @@ def saturation(op: QuantizeOp, lo: int | None = None, hi: int | None = None) -> 
         lo, hi = op.bounds()
     full = (lo, hi) == qrange(element_type(op.result))
     return {"min": None if full else lo, "max": None if full else hi}
+
+
+def replace_quantized(q: QuantizeOp, src: Operation, new: Operation, rewriter: PatternRewriter,
+                      orphans: list[SSAValue]) -> None:
+    """Replace quantize `q` of `src`'s result by `new` and erase `src`: their operands
+    (q's parameters, src's inputs) join `orphans`, erased once dead (`erase_dead`)."""
+    orphans += [*q.operands[1:], *src.operands]
+    rewriter.replace(q, new)
+    rewriter.erase(src)
 
 
 class QdqPattern(RewritePattern):
@@ -416,9 +426,7 @@ class FuseCube(RewritePattern):
         remark(PASS, "applied", node_names(cube), f"{cube.name} computed in integers "
                f"({type_name(element_type(acc))} accumulator, requantized to "
                f"{type_name(element_type(op.result))})")
-        self.orphans += [*op.operands[1:], *cube.operands]
-        rewriter.replace(op, req)
-        rewriter.erase(cube)
+        replace_quantized(op, cube, req, rewriter, self.orphans)
 
     def integer(self, cube: Conv2dOp | MatMulOp | GemmOp) -> tuple[list[Operation], SSAValue, float, np.ndarray] | None:
         """(new ops, the i32 accumulator, x scale, weight scales per channel)."""
@@ -537,9 +545,7 @@ class FuseBinary(QdqPattern):
         remark(PASS, "applied", node_names(src), f"{src.name} computed in integers ({kind.name.split('.')[-1]} of two "
                f"{type_name(element_type(a.input))}/{type_name(element_type(b.input))} tensors to "
                f"{type_name(element_type(op.result))})")
-        self.orphans += [*op.operands[1:], *src.operands]
-        rewriter.replace(op, new)
-        rewriter.erase(src)
+        replace_quantized(op, src, new, rewriter, self.orphans)
 
     @staticmethod
     def masks_scores(q: QuantizeOp) -> bool:
@@ -614,9 +620,7 @@ class FuseMovement(QdqPattern):
         new = type(src).create(operands=operands, result_types=[op.result.type],
                                attributes=dict(src.attributes), properties=dict(src.properties))
         new.location = src.location
-        self.orphans += [*op.operands[1:], *src.operands]
-        rewriter.replace(op, new)
-        rewriter.erase(src)
+        replace_quantized(op, src, new, rewriter, self.orphans)
 
     def narrow_producer(self, op: QuantizeOp, dq: DequantizeOp, rewriter: PatternRewriter) -> None:
         """quantize{lo, hi}(dequantize(y)) of y's own parameters is y clamped to [lo, hi]:
