@@ -22,13 +22,12 @@ NaN mask would not survive the IR's text form), reshapes and transposes that kee
 the last two dims (a channel shuffle), local response normalisation (across
 channels), channel concats of one image (each operand is computed into its channel
 range of the concat's strip buffer: the concat moves nothing), quantize, dequantize,
-requantize and cast (their parameters constant over H and W: loaded once), lookup tables
-(the table loaded once), and
-elementwise ops whose other operands are constant over H and W (weights, biases,
-per-channel constants) or are *side inputs*: tensors from outside the group of the result's
-shape (a residual; also the group's input itself where an elementwise op reads it
-at rows the strip does not hold for its other readers), loaded per strip with the
-rows the op needs.
+requantize and cast (their parameters constant over H and W: loaded once), lookup
+tables (the table loaded once), and elementwise ops whose other operands are constant
+over H and W (weights, biases, per-channel constants) or are *side inputs*: tensors
+from outside the group of the result's shape (a residual; also the group's input
+itself where an elementwise op reads it at rows the strip does not hold for its other
+readers), loaded per strip with the rows the op needs.
 
 Strips. `y` is cut into strips of `T` rows; strip `s` holds rows
 [A*s + c0, A*s + c0 + R) of every value (`StripGeometry`), from `y`'s
@@ -141,8 +140,8 @@ def concat_axis(op: ConcatOp) -> int:
 def pointwise(op: Operation) -> bool:
     """An op computing each element from the same element of its data operands (broadcast
     ones too): an elementwise op, or a requantizing add or multiply (`QBinaryOp`, both
-    operands data);
-    a strip group treats them alike (side inputs, residuals, results in place)."""
+    operands data); a strip group treats them alike (side inputs, residuals, results in
+    place)."""
     return isinstance(op, ElementwiseOp | QBinaryOp)
 
 

@@ -121,6 +121,7 @@ class EightBit:
         simulator's view)."""
         return "i8"
 
+
 QADD_PARAMS = ("a_scale", "a_zero_point", "b_scale", "b_zero_point", "scale", "zero_point")
 """`QAddOp`'s and `QMulOp`'s f32 attributes: each input's and the result's quantization
 parameters."""
