@@ -15,8 +15,10 @@ symbolic link is followed (the file it names is replaced, the link kept)."""
 from __future__ import annotations
 
 import errno
+import mmap
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Callable
 from typing import Any, BinaryIO, NoReturn
@@ -145,3 +147,20 @@ def file_kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+def release_pages(a: object) -> None:
+    """Give back the memory of `a`'s pages when it is (a view of) a numpy array mapped
+    read-only from a file - an initializer left in the ONNX file
+    (`initializer_array(mapped=True)`): the kernel reads them again from the file if
+    they are used again, so a pass that read an original weight to make a new one (a
+    BatchNorm fold), or writing an executable, does not keep the model's weights in
+    memory. Anything else (bytes, an array of its own) is left alone."""
+    np: Any = sys.modules.get("numpy")  # (no array exists before numpy is loaded)
+    while np is not None and isinstance(a, np.ndarray):
+        if isinstance(a, np.memmap):
+            m = getattr(a, "_mmap", None)
+            if getattr(a, "mode", None) == "r" and isinstance(m, mmap.mmap):
+                m.madvise(mmap.MADV_DONTNEED)
+            return
+        a = getattr(a, "base", None)

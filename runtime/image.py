@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from npu_dialects.files import release_pages
+
 if TYPE_CHECKING:  # (numpy loads when a section is assembled: a cache hit never does)
     import numpy as np
 
@@ -43,10 +45,40 @@ def align_up(n: int, a: int) -> int:
 def write_image(path: str | os.PathLike[str], data: bytes | list[bytes | bytearray | memoryview]) -> None:
     """Write a file image (bytes, or `Executable.chunks`) through a temporary file
     renamed into place, so a failed write never leaves a partial executable. Raises OSError."""
-    def write(f) -> None:
-        for chunk in ([data] if isinstance(data, bytes) else data):
-            f.write(chunk)
-    _write_atomic(path, write)
+    _write_atomic(path, lambda f: write_chunks(f, [data] if isinstance(data, bytes) else data))
+
+
+def write_chunks(f, chunks) -> None:
+    """Write `chunks` to the file `f` in order, each weight mapped from the model file
+    given back once written (`done_with`)."""
+    for piece in sliced(chunks):
+        f.write(piece)
+        done_with(piece)
+
+
+SLICE_BYTES = 1 << 22
+"""Images are read and written in pieces of at most this size (`sliced`): a weight's
+pages go back as each piece is done with, so none is held whole."""
+
+
+def sliced(chunks) -> Iterator:
+    """The chunks in order, each view larger than `SLICE_BYTES` cut into pieces of at
+    most that size."""
+    for chunk in chunks:
+        if not isinstance(chunk, memoryview) or chunk.nbytes <= SLICE_BYTES:
+            yield chunk
+            continue
+        flat = chunk.cast("B") if chunk.format != "B" or chunk.ndim != 1 else chunk
+        for i in range(0, flat.nbytes, SLICE_BYTES):
+            yield flat[i:i + SLICE_BYTES]
+
+
+def done_with(chunk: object) -> None:
+    """A piece of an image read (checksummed, written): when it is a weight mapped
+    read-only from the model file, its pages go back (`release_pages`), so writing an
+    executable never holds all of the model's weights in memory at once."""
+    if isinstance(chunk, memoryview):
+        release_pages(chunk.obj)
 
 
 def _write_atomic(path: str | os.PathLike[str], write) -> None:
@@ -125,8 +157,9 @@ class Layout:
 
     def sha256(self) -> bytes:
         digest = hashlib.sha256()
-        for piece in self.pieces:
+        for piece in sliced(self.pieces):
             digest.update(piece)
+            done_with(piece)
         return digest.digest()
 
     def chunks(self) -> list[bytes | bytearray | memoryview]:
@@ -161,8 +194,9 @@ def plan_layout(compiler: str, arch_spec: str, sections: list[tuple[int, bytes |
         crc = (crcs or {}).get(i)
         if crc is None:
             crc = 0
-            for part in parts:
+            for part in sliced(parts):
                 crc = zlib.crc32(part, crc)
+                done_with(part)
         SECTION.pack_into(table, i * SECTION.size, kind, 0, offset, len(payload), crc, 0)
         pieces += parts
         pos = offset + len(payload)
@@ -186,12 +220,15 @@ def write_layout(path: str | os.PathLike[str], plan: Layout,
     header = bytearray()
 
     def write(f) -> None:
+        digest = hashlib.sha256()
         with ThreadPoolExecutor(1) as pool:
-            done = pool.submit(plan.sha256)
             f.seek(plan.header_size)
-            for piece in plan.pieces:
+            for piece in sliced(plan.pieces):  # (each hashed while it is written)
+                hashed = pool.submit(digest.update, piece)
                 f.write(piece)
-            header[:] = plan.header(done.result())
+                hashed.result()
+                done_with(piece)
+            header[:] = plan.header(digest.digest())
             f.seek(0)
             f.write(header)
         if before_rename is not None:

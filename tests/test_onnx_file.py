@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from lowering.importer.base import load_model
 from lowering.importer.onnx_file import EXTERNAL_MIN_BYTES, initializer_array, read_model
 from lowering.importer.symbolic import OnnxImportError
+from npu_dialects.files import release_pages
 from tools.compile_cache import model_digests
 
 DTYPES = [np.float32, np.float16, np.float64, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.int64,
@@ -85,3 +86,61 @@ def test_files_the_scan_cannot_read_fall_back_to_onnx(tmp_path, data):
     path.write_bytes(data)
     with pytest.raises(OnnxImportError, match="cannot read the ONNX model"):
         load_model(str(path))
+
+
+def _resident_kb() -> int:
+    """This process's resident memory (VmRSS), in KiB."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS"))
+
+
+def test_mapped_initializers_are_the_files_bytes_read_only_and_give_pages_back(tmp_path):
+    path = str(tmp_path / "m.onnx")
+    onnx.save(_model(_tensors(np.random.default_rng(2))), path)
+    ref = {i.name: numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+    for init in read_model(path).graph.initializer:
+        got = initializer_array(init, mapped=True)
+        assert got.dtype == ref[init.name].dtype and np.array_equal(got.view(np.uint8), ref[init.name].view(np.uint8))
+        if init.data_location == TensorProto.EXTERNAL:
+            assert isinstance(got, np.memmap) and not got.flags.writeable, init.name  # (no copy; never written)
+            release_pages(got[1:])  # (through a view: the values stay, read again from the file)
+            assert np.array_equal(got.view(np.uint8), ref[init.name].view(np.uint8))
+    own = np.arange(4.0)
+    release_pages(own)  # (an array of its own: left alone)
+    release_pages(b"bytes")
+    assert own.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_a_mapped_weight_read_whole_stays_resident_until_released(tmp_path):
+    """What keeps a compile's memory at the weights it made: a 64 MB initializer costs
+    no memory until read, about its size once read, and nothing once released."""
+    path = str(tmp_path / "big.onnx")
+    big = np.random.default_rng(3).random(1 << 24, dtype=np.float32)
+    onnx.save(_model([numpy_helper.from_array(big, "w")]), path)
+    init = read_model(path).graph.initializer[0]
+    before = _resident_kb()
+    w = initializer_array(init, mapped=True)
+    assert _resident_kb() - before < 8 << 10
+    assert float(w.sum(dtype=np.float64)) == pytest.approx(float(big.sum(dtype=np.float64)))
+    assert _resident_kb() - before > 48 << 10
+    release_pages(w)
+    assert _resident_kb() - before < 8 << 10
+    assert np.array_equal(w[-5:], big[-5:])
+
+
+def test_the_importer_keeps_large_initializers_in_the_file(tmp_path):
+    from lowering.importer.onnx_import import import_model
+    path = str(tmp_path / "mm.onnx")
+    w = np.random.default_rng(4).random((64, 128), dtype=np.float32)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 128])
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g", [x], [y],
+                          [numpy_helper.from_array(w, "w")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    _, weights = import_model(read_model(path))
+    (got,) = weights.values()
+    base = got
+    while isinstance(base, np.ndarray) and not isinstance(base, np.memmap):
+        base = base.base
+    assert isinstance(base, np.memmap)  # (the file's pages, not a copy)
+    assert np.array_equal(got, w)

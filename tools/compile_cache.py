@@ -171,14 +171,18 @@ def model_digests(model: Any) -> ModelDigests:
 
 def weights_digest(arrays: Mapping[str, Any]) -> str:
     """One digest of named arrays (name, dtype, shape and bytes)."""
+    from runtime.image import done_with, sliced
     h = hashlib.sha256()
     for name in sorted(arrays):
         a = arrays[name]
         h.update(json.dumps([name, str(a.dtype), list(a.shape)]).encode())
         try:
-            h.update(memoryview(a.tobytes() if not a.flags.c_contiguous else a).cast("B"))
+            view = memoryview(a.tobytes() if not a.flags.c_contiguous else a).cast("B")
         except (ValueError, TypeError):  # (bf16: ml_dtypes arrays export no buffer format)
-            h.update(a.tobytes())
+            view = memoryview(a.tobytes())
+        for piece in sliced([view]):  # (a weight mapped from the model file given back as it is read)
+            h.update(piece)
+            done_with(piece)
     return h.hexdigest()
 
 
@@ -393,10 +397,8 @@ class Cache:
         """Store level 3: the image (`Executable.chunks`), then its record."""
         exe_path = self.path("exe", k, ".npuexe")
 
-        def write(f: Any) -> None:
-            for chunk in chunks:
-                f.write(chunk)
-        self._store(exe_path, write)
+        from runtime.image import write_chunks
+        self._store(exe_path, lambda f: write_chunks(f, chunks))
         self._store(self.path("exe", k, ".json"), lambda f: f.write(json.dumps(record).encode()))
         return exe_path
 

@@ -65,6 +65,7 @@ from xdsl.rewriter import InsertPoint
 from lowering.graph.constants import ConstantReader, make_constant, weight_hint
 from lowering.instrument import PatternWalker
 from npu_dialects.dtypes import element_type, np_dtype
+from npu_dialects.files import release_pages
 from npu_dialects.graph import AddOp, BatchNormOp, Conv2dOp, MulOp, ReluOp, shape_of
 from npu_dialects.locs import fused_loc, loc_names
 from npu_dialects.recipe import Derived, leaves
@@ -123,6 +124,7 @@ class FoldBatchNorm(RewritePattern):
         rewriter.insert([w_const, b_const], InsertPoint.before(op))  # (replace would name them like the result)
         rewriter.replace(op, new_conv)
         rewriter.erase(conv)
+        release_pages(w.value)  # (the original stays in the file: read again only if used again)
         return True
 
     def into_affine(self, op: BatchNormOp, mul: Derived, offset: Derived, rewriter: PatternRewriter) -> None:
@@ -246,6 +248,7 @@ class ScaleThroughRelu(RewritePattern):
             rewriter.replace(op, conv)
             for dead in (relu, add, mul):
                 rewriter.erase(dead)
+            release_pages(w.value)
             return
 
 

@@ -2,15 +2,25 @@
 model's structure and leaves every large initializer's data in the file, as an
 external tensor (ONNX's own external-data form: `location`, `offset`, `length`);
 `initializer_array` reads one initializer's data straight into its numpy array, from
-the model file, from an external-data file, or from the proto (`numpy_helper`).
+the model file, from an external-data file, or from the proto (`numpy_helper`); the
+importer asks for it mapped instead (`mapped=True`: a read-only `np.memmap` of the
+file's bytes).
 
 `onnx.load` parses the whole file into a protobuf (the file's bytes and the parsed
 copy in memory at once), then `numpy_helper.to_array` copies each weight again: three
-copies of a 340 MB BERT-base at the peak. Here the weights are read once, into the
-arrays the importer keeps. Assumes a little-endian host (ONNX's raw data is).
+copies of a 340 MB BERT-base at the peak. Here the weights stay in the file, read
+when used and given back after (`npu_dialects.files.release_pages`), so a compile
+holds the weights passes made and no copy of the model's own. Assumes a
+little-endian host (ONNX's raw data is).
 
 Algorithm
 ---------
+Mapped weights: a page of a mapped initializer is read from the file when a pass or
+the executable's writer touches it, and stays in the process's memory until given
+back: after a BatchNorm fold read the original, after each piece (at most
+`runtime.image.SLICE_BYTES`) of an executable or a cache digest is read. The file
+must not change while a compile runs (a mapped page cut from it is a SIGBUS).
+
 The file is memory-mapped and scanned in protobuf's wire format: the ModelProto's
 fields are copied as they are except its graph (field 7), whose fields are copied as
 they are except its initializers (field 5): an initializer with `raw_data` (field 9)
@@ -126,11 +136,13 @@ def external_problem(model: onnx.ModelProto) -> str | None:
     return None
 
 
-def initializer_array(init: TensorProto) -> np.ndarray:
+def initializer_array(init: TensorProto, mapped: bool = False) -> np.ndarray:
     """The data of an initializer as a numpy array of its shape and element type (a
-    fresh, writable array). External data is read with one read into the array; other
-    tensors go through `numpy_helper.to_array`. Raises ValueError/OSError when the data
-    cannot be read (a missing file, a length that does not match the shape)."""
+    fresh, writable array). External data is read with one read into the array, or
+    with `mapped` memory-mapped read-only from its file (no copy: the pages are read
+    when used and `release_pages` gives them back); other tensors go through
+    `numpy_helper.to_array`. Raises ValueError/OSError when the data cannot be read (a
+    missing file, a length that does not match the shape)."""
     if init.data_location != TensorProto.EXTERNAL or init.data_type not in FIXED_SIZE_TYPES:
         return numpy_helper.to_array(init)
     info = {e.key: e.value for e in init.external_data}
@@ -140,9 +152,14 @@ def initializer_array(init: TensorProto) -> np.ndarray:
     if int(info.get("length", nbytes)) != nbytes:
         raise ValueError(f"external data of {info.get('length')} bytes for a {list(shape)} tensor of "
                          f"{dtype.name} ({nbytes} bytes)")
+    offset = int(info.get("offset", "0"))
+    if mapped and nbytes:
+        if os.path.getsize(info["location"]) < offset + nbytes:
+            raise ValueError(f"external data '{info['location']}' ends before the tensor's {nbytes} bytes")
+        return np.memmap(info["location"], dtype, mode="r", offset=offset, shape=shape)
     out = np.empty(shape, dtype)
     with open(info["location"], "rb") as f:
-        f.seek(int(info.get("offset", "0")))
+        f.seek(offset)
         got = f.readinto(out.reshape(-1).view(np.uint8).data)
     if got != nbytes:
         raise ValueError(f"external data '{info['location']}' ends after {got} of the tensor's {nbytes} bytes")

@@ -455,7 +455,7 @@ class _Importer:
 
         for init in graph.initializer:
             try:
-                data = initializer_array(init)  # (read from the file once, into its array)
+                data = initializer_array(init, mapped=True)  # (mapped from the file: read when used)
             except Exception as e:
                 self.diagnostics.append(f"error: initializer '{init.name}': cannot read its data: "
                                         f"{one_line(str(e))}")
