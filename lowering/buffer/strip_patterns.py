@@ -55,6 +55,7 @@ from lowering.tile.strip_plan import (
     pointwise,
     pooled_epilogues,
     side_inputs,
+    side_shape,
     strip_shape,
 )
 from lowering.tile.tile_search import TilingError, align_up
@@ -76,6 +77,7 @@ from npu_dialects.graph import (
     ReluOp,
     SliceOp,
     StructuredOp,
+    SumPoolOp,
     TableOp,
     int_array,
     shape_of,
@@ -169,7 +171,7 @@ class StripBuffers:
         for o in self.ops:
             for i in side_inputs(o, g, {}):
                 for k in range(slots):
-                    self.side[k][(o, i)] = self.sram(computed_shape(g, o.results[0]), o.operands[i])
+                    self.side[k][(o, i)] = self.sram(side_shape(g, o, o.operands[i]), o.operands[i])
         self.mask_dram: dict[SSAValue, list[SSAValue]] = {}
         self.mask_sram: list[dict[SSAValue, list[SSAValue]]] = [{} for _ in range(slots)]
         for v, pad in g.masked.items():
@@ -374,7 +376,8 @@ class StripLoadToCopy(RewritePattern):
 
 
 class SideLoadToCopy(RewritePattern):
-    """A side input's rows -> a copy into its reader's slot buffer (padded with zeros)."""
+    """A side input's rows -> a copy into its reader's slot buffer (padded as its load
+    says: `side_pad`)."""
 
     def __init__(self, bufs: StripBuffers):
         self.bufs = bufs
@@ -384,7 +387,8 @@ class SideLoadToCopy(RewritePattern):
         if not isinstance(op, LoadOp) or op not in b.side_of or not isinstance(op.source.owner, ToTensorOp):
             return
         em = b.em.at(op)
-        slot_copy(rewriter, op, em, b.side[0][b.side_of.pop(op)], row_at(em, op.tile, 0), 0.0)
+        pad = op.pad_value.value.data if op.pad_value is not None else 0.0
+        slot_copy(rewriter, op, em, b.side[0][b.side_of.pop(op)], row_at(em, op.tile, 0), pad)
 
 
 class MaskRows(RewritePattern):
@@ -462,7 +466,7 @@ class StageStripOp(RewritePattern):
                 e.stage(AddOp, [out, b.bias[conv]], out)
             if relu is not None:
                 e.stage(ReluOp, [out], out)
-        elif isinstance(op, AvgPoolOp):  # (rows outside x read NaN: the DMA pads them)
+        elif isinstance(op, (AvgPoolOp, SumPoolOp)):  # (rows outside x read NaN: the DMA pads them)
             e.stage(op, [b.at(op.input)], out, pads=pads)
         elif pointwise(op) and op not in b.deferred:  # (a deferred relu follows the pool)
             self.elementwise(e, op, out)

@@ -22,7 +22,8 @@ Algorithm
   its own rescaling (float32 in the arch's `float` requant mode, bit-identical to the
   graph; TFLite's int8 ADD / MUL in `fixed` mode);
 - reduce(dequantize(x)), per tensor, reads x and dequantizes as it reads (exact; the
-  reduction stays in float);
+  reduction stays in float); an average pool of it leaving its padding out of the
+  divisor is a sum pool divided by each window's count (exact);
 - quantize(f(dequantize(x))), f elementwise ops of one 8-bit x and constants varying along
   one dim at most, is table(x): 256 entries (per channel) of f's own arithmetic (`FoldTable`).
 """
@@ -47,6 +48,7 @@ from npu_dialects.arch import arch_of
 from npu_dialects.dtypes import element_type, i32, np_dtype, qrange, type_name
 from npu_dialects.graph import (
     AddOp,
+    AvgPoolOp,
     BatchNormOp,
     CastOp,
     ClipOp,
@@ -54,6 +56,7 @@ from npu_dialects.graph import (
     ConstantOp,
     Conv2dOp,
     DequantizeOp,
+    DivOp,
     ElementwiseOp,
     GemmOp,
     GraphOp,
@@ -71,6 +74,7 @@ from npu_dialects.graph import (
     ReshapeOp,
     SliceOp,
     SoftmaxOp,
+    SumPoolOp,
     TableOp,
     TransposeOp,
     ints,
@@ -78,6 +82,7 @@ from npu_dialects.graph import (
     shape_of,
 )
 from npu_dialects.locs import fused_loc, node_names
+from npu_dialects.recipe import Derived
 
 PASS = "npu-fuse-qdq"
 MOVEMENT = (ReshapeOp, TransposeOp, SliceOp)
@@ -575,6 +580,53 @@ class ReduceDequantized(QdqPattern):
         rewriter.replace(op, new)
 
 
+class AvgPoolDivisor(QdqPattern):
+    """avgpool(dequantize(x)) leaving its padding out of the divisor, x an 8-bit tensor
+    dequantized per tensor -> sumpool(dequantize(x)) / a constant [1, 1, OH, OW] map of
+    each window's positions inside the input (`window_counts`): a tile of x holds no
+    NaN to mark padding (`pool_ref`), so the dequantize, pool and quantize could not
+    run as one kernel on the 8-bit tensor. Exact: the same float32 sum (padding adds
+    zeros) divided by the same count."""
+
+    def __init__(self, module: ModuleOp, qdq: Qdq):
+        super().__init__(qdq)
+        self.module = module
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, AvgPoolOp) or op.count_include_pad.value.data:
+            return
+        d, p, out = self.qdq.dequantized(op.input), op.params, shape_of(op.result)
+        if d is None or len(p["kernel"]) != 2 or len(out) != 4 or not any(p["pads"]):
+            return
+        counts = window_counts(shape_of(op.input)[2:], out[2:], **p)
+        if counts is None:
+            return
+        pool = SumPoolOp(op.input, op.result.type, **p)
+        n = make_constant(self.module, Derived.const(counts), weight_hint(op.location, "window_counts", "pool"),
+                          op.location, element_type=f32)
+        div = DivOp(pool.result, n.result, op.result.type)
+        for new in (pool, n, div):
+            new.location = op.location
+        remark(PASS, "applied", node_names(op), "the average pool is a sum pool divided by each window's count "
+               f"(an 8-bit tile has no NaN to mark padding): one kernel on the {type_name(element_type(d[0].input))} "
+               "tensor")
+        rewriter.insert([pool, n], InsertPoint.before(op))  # (the divide keeps the pool's result name)
+        rewriter.replace(op, div)
+
+
+def window_counts(size: tuple[int, ...], out: tuple[int, ...], kernel: tuple[int, ...], strides: tuple[int, ...],
+                  pads: tuple[int, ...], dilations: tuple[int, ...]) -> np.ndarray | None:
+    """[1, 1, OH, OW] float32: the positions of each output's window inside an input of
+    `size` (H, W), for a 2-D pool; None when a window holds none."""
+    counts = []
+    for d in range(2):
+        first = np.arange(out[d]) * strides[d] - pads[d]
+        taps = first[:, None] + np.arange(kernel[d])[None, :] * dilations[d]
+        counts.append(((taps >= 0) & (taps < size[d])).sum(axis=1))
+    n = np.outer(counts[0], counts[1])
+    return None if (n == 0).any() else n.astype(np.float32).reshape(1, 1, *out)
+
+
 class FuseMovement(QdqPattern):
     """quantize(movement(dequantize(x, s, z)), s, z) -> movement(x); quantize(dequantize(x))
     of the same parameters -> x; otherwise a remark names the op kept in float. `made`:
@@ -701,12 +753,14 @@ class FuseQdqPass(ModulePass):
         act, cube, table = FoldActivation(qdq), FuseCube(op, qdq), FoldTable(op, qdq)
         add = FuseBinary(qdq, arch_of(op).requant)
         reduce = ReduceDequantized(qdq)
+        pools = AvgPoolDivisor(op, qdq)
         movement = FuseMovement(qdq)
         PatternWalker(act, apply_recursively=True).rewrite_module(op)
         PatternWalker(cube, apply_recursively=False).rewrite_module(op)
         PatternWalker(table, apply_recursively=False, walk_reverse=True).rewrite_module(op)  # (longest chains first)
         PatternWalker(add, apply_recursively=False).rewrite_module(op)
         PatternWalker(reduce, apply_recursively=False).rewrite_module(op)
+        PatternWalker(pools, apply_recursively=False).rewrite_module(op)
         PatternWalker(movement, apply_recursively=True).rewrite_module(op)
         table.only = set(movement.made)  # (a concat's operands moved to its parameters)
         PatternWalker(table, apply_recursively=False).rewrite_module(op)

@@ -33,6 +33,8 @@ from lowering.tile.strip_plan import (
     computed_shape,
     recorded_plan,
     side_inputs,
+    side_pad,
+    side_shape,
     strip_shape,
 )
 from lowering.tile.tile_search import TilingError
@@ -89,7 +91,7 @@ class StripBody:
         args = []
         for i, o in enumerate(op.operands):
             if i in sides:
-                args.append(self.load(o, g.computed(r), computed_shape(g, r), 0.0))
+                args.append(self.load(o, g.computed(r), side_shape(g, op, o), side_pad(op, i)))
             elif o not in g.rows:
                 args.append(o)  # (a constant: loaded once, whole)
             elif isinstance(op, WINDOWED) and i == 0:

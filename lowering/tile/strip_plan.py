@@ -84,6 +84,7 @@ from npu_dialects.graph import (
     AvgPoolOp,
     ConcatOp,
     Conv2dOp,
+    DivOp,
     ElementwiseOp,
     LrnOp,
     MaxPoolOp,
@@ -91,6 +92,7 @@ from npu_dialects.graph import (
     QuantOp,
     ReluOp,
     ReshapeOp,
+    SumPoolOp,
     TableOp,
     TransposeOp,
     attr_int,
@@ -99,7 +101,7 @@ from npu_dialects.graph import (
 )
 from npu_dialects.tile import StripPlanAttr
 
-WINDOWED = (Conv2dOp, MaxPoolOp, AvgPoolOp)  # ops whose result rows read a window of input rows
+WINDOWED = (Conv2dOp, MaxPoolOp, AvgPoolOp, SumPoolOp)  # ops whose result rows read a window of input rows
 NEG = -3.4028235e38  # what a masked row of a max-pool input becomes (finite: 0 * x stays 0 first)
 NAN_PAD = float("nan")  # what rows outside the input of a padded average pool read (left out of its divisor)
 LINE_BUFFER_MODES = ("auto", "always", "never")  # by cost; wherever one fits (tests, bisection); none
@@ -120,6 +122,28 @@ def operands(op: Operation, canon: dict[SSAValue, SSAValue]) -> list[SSAValue]:
 def _hw_constant(v: SSAValue, rank: int) -> bool:
     s = shape_of(v)
     return len(s) <= rank and all(d == 1 for d in ((1,) * (rank - len(s)) + tuple(s))[-2:])
+
+
+def broadcast_rows(o: SSAValue, r: SSAValue) -> bool:
+    """Whether `o` (of another shape than `r`) broadcasts into `r` along the leading dims
+    only, with `r`'s H and W and element type: a [1, 1, H, W] map over the channels
+    (an average pool's divisor map, `npu-fuse-qdq`), loaded per strip like a side input."""
+    so, sr = shape_of(o), shape_of(r)
+    return (len(so) == len(sr) >= 3 and so[-2:] == sr[-2:] and so != sr and element_type(o) == element_type(r)
+            and all(a in (1, b) for a, b in zip(so[:-2], sr[:-2])))
+
+
+def side_shape(g: "StripGeometry", op: Operation, o: SSAValue) -> tuple[int, ...]:
+    """The shape of side input `o`'s rows in a strip of `op`: the rows `op` computes, its
+    leading dims where it broadcasts them."""
+    s = computed_shape(g, op.results[0])
+    return tuple(1 if d == 1 else n for d, n in zip(shape_of(o)[:-2], s[:-2])) + s[-2:]
+
+
+def side_pad(op: Operation, i: int) -> float:
+    """What rows of side input `i` of `op` outside the tensor read: 0, or 1 for a
+    divisor (0 / 0 would put NaN in rows a quantize reads, though none is stored)."""
+    return 1.0 if isinstance(op, DivOp) and i == 1 else 0.0
 
 
 def _keeps_hw(op: Operation) -> bool:
@@ -153,7 +177,7 @@ def link_ok(op: Operation, canon: dict[SSAValue, SSAValue], inner: set[SSAValue]
         return False
     if isinstance(op, (Conv2dOp, MaxPoolOp)):
         return ops_[0] in inner and all(o not in inner for o in ops_[1:]) and len(shape_of(ops_[0])) == 4
-    if isinstance(op, AvgPoolOp):
+    if isinstance(op, (AvgPoolOp, SumPoolOp)):
         return ops_[0] in inner and len(op.params["kernel"]) == 2 and len(shape_of(ops_[0])) == 4
     if isinstance(op, (ReshapeOp, TransposeOp)):
         return ops_[0] in inner and _keeps_hw(op)
@@ -166,7 +190,8 @@ def link_ok(op: Operation, canon: dict[SSAValue, SSAValue], inner: set[SSAValue]
     if pointwise(op):
         t, rank = op.results[0].type, len(shape_of(op.results[0]))
         return any(o in inner for o in ops_) and all(
-            o.type == t if o in inner else (o.type == t or _hw_constant(o, rank)) for o in ops_)
+            o.type == t if o in inner else (o.type == t or _hw_constant(o, rank) or broadcast_rows(o, op.results[0]))
+            for o in ops_)
     if isinstance(op, QuantOp):  # (a requantize, quantize, dequantize: parameters per channel at most)
         rank = len(shape_of(op.results[0]))
         return ops_[0] in inner and all(o not in inner and _hw_constant(o, rank) for o in ops_[1:])
@@ -229,9 +254,10 @@ def side_inputs(op: Operation, g: "StripGeometry", canon: dict[SSAValue, SSAValu
     (`StripGeometry.x_side`; rows it does hold are copied, `StripGeometry.local`)."""
     if not pointwise(op):
         return []
-    t = op.results[0].type
+    r = op.results[0]
     return [i for i, o in enumerate(operands(op, canon))
-            if (o not in g.rows or (o is g.x and op in g.x_side)) and o.type == t]
+            if (o not in g.rows or (o is g.x and op in g.x_side)) and o.type == r.type
+            or o not in g.rows and broadcast_rows(o, r)]
 
 
 def in_place_candidates(ops: Sequence[Operation], g: "StripGeometry", canon: dict[SSAValue, SSAValue]
@@ -318,12 +344,12 @@ def _nan_padded(op: Operation) -> bool:
                                                 and not op.count_include_pad.value.data)
 
 
-def _pads(op: Conv2dOp | MaxPoolOp | AvgPoolOp) -> tuple[int, ...]:
+def _pads(op: Conv2dOp | MaxPoolOp | AvgPoolOp | SumPoolOp) -> tuple[int, ...]:
     """A conv's or pool's pads."""
     return _fact("pads", op, lambda op: tuple(op.params["pads"]))
 
 
-def _window(op: Conv2dOp | MaxPoolOp | AvgPoolOp) -> tuple[int, int, int]:
+def _window(op: Conv2dOp | MaxPoolOp | AvgPoolOp | SumPoolOp) -> tuple[int, int, int]:
     """(stride, effective kernel, top pad) of a conv or pool along H."""
     def compute(op: Any) -> tuple[int, int, int]:
         p = op.params
@@ -798,7 +824,7 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
         sides = side_inputs(op, g, canon)
         for i, o in enumerate(operands(op, canon)):
             if i in sides:
-                side.append(prod(computed_shape(g, op.results[0])) * elem_bytes(o))
+                side.append(prod(side_shape(g, op, o)) * elem_bytes(o))
             elif o not in g.rows and o not in once:
                 once.append(o)
     sizes = [nbytes(o) for o in once]

@@ -101,6 +101,7 @@ from npu_dialects.graph.nn import (
     MatMulOp,
     MaxPoolNdOp,
     MaxPoolOp,
+    SumPoolOp,
     WindowPoolOp,
     check_max_pool_pads,
     check_pool_params,
@@ -186,7 +187,7 @@ GRAPH_OPS: list[type[IRDLOperation]] = [
     *SIMPLE_UNARY.values(), FmodOp, ModOp,
     # structured
     LayerNormOp, RowStatsOp, SoftmaxApplyOp, LayerNormApplyOp, AttentionOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ConcatOp, SliceOp, GatherOp,
-    TriluOp, LrnOp, AvgPoolOp, MaxPoolNdOp, PadOp,
+    TriluOp, LrnOp, AvgPoolOp, SumPoolOp, MaxPoolNdOp, PadOp,
     # element types
     QuantizeOp, DequantizeOp, RequantizeOp, CastOp, TableOp, QAddOp, QMulOp,
 ]
@@ -204,6 +205,7 @@ __all__ = [
     "AddOp",
     "AttentionOp",
     "AvgPoolOp",
+    "SumPoolOp",
     "BatchNormOp",
     "BinaryOp",
     "CastOp",

@@ -1,6 +1,6 @@
 """`npu_graph` cube and window ops: convolution (`Conv2dOp`, `ConvTransposeOp` and its
 rewrite as phase convolutions), `GemmOp`, `MatMulOp`, local response normalization
-(`LrnOp`) and pooling (`AvgPoolOp`, `MaxPoolNdOp`, the 2-D `MaxPoolOp`).
+(`LrnOp`) and pooling (`AvgPoolOp`, `SumPoolOp`, `MaxPoolNdOp`, the 2-D `MaxPoolOp`).
 """
 
 from __future__ import annotations
@@ -628,6 +628,25 @@ class AvgPoolOp(WindowPoolOp):
             "pads": int_array(pads if pads is not None else (0,) * (2 * n)),
             "dilations": int_array(dilations if dilations is not None else (1,) * n),
             "count_include_pad": BoolAttr.from_bool(count_include_pad)})
+
+
+@irdl_op_definition
+class SumPoolOp(WindowPoolOp):
+    """Sum over the windows of [N, C, spatial...] (reads outside the input add 0): an
+    average pool leaving its padding out of the divisor is sumpool / (the count of each
+    window's positions inside), the same float32 values, when its input cannot mark
+    padding with NaN (npu-fuse-qdq: a dequantized 8-bit tensor)."""
+
+    name = "npu_graph.sumpool"
+    KIND: ClassVar[str] = "sum"
+
+    def __init__(self, x: SSAValue, result_type: TensorType, *, kernel: Sequence[int], strides: Sequence[int],
+                 pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None):
+        n = len(kernel)
+        super().__init__(operands=[x], result_types=[result_type], attributes={
+            "kernel": int_array(kernel), "strides": int_array(strides),
+            "pads": int_array(pads if pads is not None else (0,) * (2 * n)),
+            "dilations": int_array(dilations if dilations is not None else (1,) * n)})
 
 
 @irdl_op_definition

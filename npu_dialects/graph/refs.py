@@ -140,16 +140,16 @@ def _spatial_windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int
     return v[lead + tuple(slice(None, None, s) for s in strides) + tuple(slice(None, None, d) for d in dilations)]
 
 
-POOL_PAD = {"max": float("-inf"), "avg": float("nan")}
+POOL_PAD = {"max": float("-inf"), "avg": float("nan"), "sum": 0.0}
 """What a pooling window reads outside its input, per kind: padding never wins a
 max; NaN marks padding for an average (counted in the divisor only with
-`count_include_pad`)."""
+`count_include_pad`); zeros add nothing to a sum."""
 
 
 def pool_ref(x: np.ndarray, kind: str, kernel: Sequence[int], strides: Sequence[int],
              pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None,
              count_include_pad: bool = False) -> np.ndarray:
-    """Max (`kind` "max") or average ("avg") pooling over the last n = len(kernel)
+    """Max (`kind` "max"), average ("avg") or sum ("sum") pooling over the last n = len(kernel)
     dims of `x` ([N, C, spatial...]), for any n: the one definition of pooling that
     `npu_graph.maxpool`, `npu_graph.maxpool_nd`, `npu_graph.avgpool` and the
     simulator's pool tiles share. `pads` are the begin counts of the spatial dims,
@@ -169,6 +169,8 @@ def pool_ref(x: np.ndarray, kind: str, kernel: Sequence[int], strides: Sequence[
         return win.max(axis=axes)
     valid = ~np.isnan(win)
     total = np.where(valid, win, 0).sum(axis=axes)
+    if kind == "sum":
+        return total.astype(x.dtype, copy=False)
     with np.errstate(all="ignore"):
         count = math.prod(kernel) if count_include_pad else valid.sum(axis=axes)
         return (total / count).astype(x.dtype, copy=False)

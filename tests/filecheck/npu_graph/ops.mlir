@@ -177,6 +177,9 @@ builtin.module {
     // CHECK: %ap = npu_graph.avgpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = false} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
     %lr = npu_graph.lrn %x {size = 3 : i64, alpha = 1.0e-04 : f32, beta = 7.5e-01 : f32, bias = 1.0 : f32} : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
     %ap = npu_graph.avgpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = false} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+    // A sum pool (npu-fuse-qdq's form of an average pool of an 8-bit tensor).
+    // CHECK: %sp = npu_graph.sumpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+    %sp = npu_graph.sumpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
     // Pooling over any number of spatial dims (1-D, 3-D); the extra end padding of
     // ONNX ceil_mode=1 is a larger end pad (3x3 windows, stride 2 over 8: ceil 4, not 3).
     // CHECK: %ap1 = npu_graph.avgpool %v {kernel = array<i64: 3>, strides = array<i64: 2>, pads = array<i64: 1, 2>, dilations = array<i64: 1>, count_include_pad = true} : (tensor<2x3x9xf32>) -> tensor<2x3x5xf32>

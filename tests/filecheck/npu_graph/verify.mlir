@@ -419,6 +419,14 @@ func.func @f(%x: tensor<1x2x8x8xf32>) {
 // -----
 
 func.func @f(%x: tensor<1x2x8x8xf32>) {
+  // expected-error @+1 {{'npu_graph.sumpool': pooling gives shape [1, 2, 4, 4], but the result type has [1, 2, 8, 8]}}
+  %0 = npu_graph.sumpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x2x8x8xf32>) {
   // expected-error @+1 {{'npu_graph.avgpool': pooling gives shape [1, 2, 4, 4], but the result type has [1, 2, 3, 3]}}
   %0 = npu_graph.avgpool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = true} : (tensor<1x2x8x8xf32>) -> tensor<1x2x3x3xf32>
   func.return
