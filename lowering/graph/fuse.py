@@ -66,7 +66,10 @@ must have one use.
 
 A chain link must take the running value as one operand, be its only user,
 and keep its shape (the other operand broadcasts into it), so the epilogue
-runs on the output tile in SRAM without reordering any reduction.
+runs on the output tile in SRAM without reordering any reduction. A dequantize
+read only by an average or sum pool ends the chain before it (`pooled_dequantize`):
+the kernel writes the 8-bit tensor, and the pool's kernel or strip group dequantizes
+it on chip (a float tensor has 4 times its bytes to write and read back).
 """
 
 from __future__ import annotations
@@ -98,6 +101,7 @@ from npu_dialects.dtypes import elem_bytes, element_type, nbytes, np_dtype
 from npu_dialects.graph import (
     AddOp,
     AttentionOp,
+    AvgPoolOp,
     ConcatOp,
     ConstantOp,
     Conv2dOp,
@@ -116,6 +120,7 @@ from npu_dialects.graph import (
     RowStatsOp,
     SliceOp,
     SoftmaxOp,
+    SumPoolOp,
     TableOp,
     TransposeOp,
     WhereOp,
@@ -187,6 +192,16 @@ def _epilogue_link(value: SSAValue, rows: bool = False) -> Operation | None:
     if sum(1 for o in user.operands if o == value) != 1:
         return None  # x op x: keep it simple
     return user
+
+
+def pooled_dequantize(op: Operation) -> bool:
+    """A dequantize read only by an average or sum pool: it stays out of the kernel in
+    front (which then writes the 8-bit tensor, not 4-byte floats) for the pool's kernel
+    or strip group to read the 8-bit tensor and dequantize it on chip (DenseNet's
+    transitions: conv, requantize, dequantize, pool)."""
+    if not isinstance(op, DequantizeOp) or not op.results[0].has_one_use():
+        return False
+    return isinstance(next(iter(op.results[0].uses)).operation, AvgPoolOp | SumPoolOp)
 
 
 def rows_fit(chain: list[Operation], sram_bytes: int) -> bool:
@@ -438,6 +453,8 @@ class FuseRule(RewritePattern):
         rows = self.rule == "eltwise-chain"
         while self.epilogue and (link := _epilogue_link(chain[-1].results[0], rows)) is not None:
             if isinstance(link, ROW_OPS) and not rows_fit([*chain, link], self.sram_bytes):
+                break
+            if pooled_dequantize(link):
                 break
             chain.append(link)
         if self.epilogue:
