@@ -435,7 +435,7 @@ class GenericAnchor(Anchor):
         op, ins, dtype = type(self.structured), [w.sizes for w in loads], self.structured.vector_type()
         attrs = dict(self.structured.attributes)
         return KernelShape(KernelKind.APPLY, self.loops(), dict(tile), loads, out, window_area=self.cost,
-                           tile_cycles=lambda arch: op.tile_cycles(arch, ins, out.sizes, dtype),
+                           tile_cycles=lambda arch: op.tile_cycles_of(attrs, arch, ins, out.sizes, dtype),
                            scratch=lambda arch: op.tile_scratch_bytes_of(attrs, arch, ins, out.sizes))
 
     def windows(self, tile: dict[str, int]) -> tuple[Window, list[Window]]:
