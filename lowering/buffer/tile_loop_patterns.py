@@ -95,7 +95,7 @@ from npu_dialects.arch import Arch
 from npu_dialects.compute import MaterializeOp, ToTensorOp
 from npu_dialects.dma import CopyOp, DoneOp, TokenType, WaitOp
 from npu_dialects.dtypes import elem_bytes, element_type, nbytes
-from npu_dialects.graph import AddOp, GraphOp, StructuredOp, ints, shape_of
+from npu_dialects.graph import AddOp, DivOp, GraphOp, StructuredOp, ints, shape_of
 from npu_dialects.task import SramOp, ViewOp
 from npu_dialects.tile import LoadOp, LoopOp, ReduceOp, StoreOp, TeeOp, WindowOp
 
@@ -610,6 +610,13 @@ def after_loads(op: Operation) -> Operation:
     return nxt
 
 
+def default_pad(load: LoadOp) -> float:
+    """What a tile load's reads outside the tensor (a partial tile's) hold when the plan
+    leaves them open: 0, or 1 for a divisor (0 / 0 would put NaN in elements a quantize
+    reads, though the store clips them)."""
+    return 1.0 if any(isinstance(u.operation, DivOp) and u.index == 1 for u in load.results[0].uses) else 0.0
+
+
 class LoadToCopy(RewritePattern):
     """`npu_tile.load` of a DRAM buffer's tensor -> `npu_dma.copy` of its window into the
     slot the buffer assignment gives it (reads outside the tensor padded), waited for
@@ -627,7 +634,7 @@ class LoadToCopy(RewritePattern):
         src = b.view(op.source.owner.buffer, op.view_shape())
         sizes = list(op.window()[3])
         clipped = op in b.clipped  # (a seam pair's part: the other part fills the rest of the slot)
-        pad = None if clipped else op.pad_value.value.data if op.pad_value is not None else 0.0
+        pad = None if clipped else op.pad_value.value.data if op.pad_value is not None else default_pad(op)
         copy = em.add(CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, pad_value=pad,
                              src_clip=clipped))
         if op in b.hoisted_clones and b.steps is not None:  # (awaited in the steps: the first one's loads overlap it)
