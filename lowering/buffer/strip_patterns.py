@@ -466,7 +466,7 @@ class StageStripOp(RewritePattern):
                 e.stage(AddOp, [out, b.bias[conv]], out)
             if relu is not None:
                 e.stage(ReluOp, [out], out)
-        elif isinstance(op, (AvgPoolOp, SumPoolOp)):  # (rows outside x read NaN: the DMA pads them)
+        elif isinstance(op, (AvgPoolOp, SumPoolOp)):  # (an average's rows outside x read NaN, a sum's 0: the DMA pads them)
             e.stage(op, [b.at(op.input)], out, pads=pads)
         elif pointwise(op) and op not in b.deferred:  # (a deferred relu follows the pool)
             self.elementwise(e, op, out)

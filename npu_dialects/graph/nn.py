@@ -563,6 +563,14 @@ class WindowPoolOp(StructuredOp):
     KIND: ClassVar[str]
     VECTOR_COST: ClassVar[int] = 9  # a 3x3 window (the class constant cannot follow the kernel)
 
+    def __init__(self, x: SSAValue, result_type: TensorType, *, kernel: Sequence[int], strides: Sequence[int],
+                 pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None, **extra: Attribute):
+        n = len(kernel)
+        super().__init__(operands=[x], result_types=[result_type], attributes={
+            "kernel": int_array(kernel), "strides": int_array(strides),
+            "pads": int_array(pads if pads is not None else (0,) * (2 * n)),
+            "dilations": int_array(dilations if dilations is not None else (1,) * n), **extra})
+
     @property
     def params(self) -> dict:
         kernel = ints(self.kernel, ())
@@ -622,12 +630,8 @@ class AvgPoolOp(WindowPoolOp):
     def __init__(self, x: SSAValue, result_type: TensorType, *, kernel: Sequence[int], strides: Sequence[int],
                  pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None,
                  count_include_pad: bool = False):
-        n = len(kernel)
-        super().__init__(operands=[x], result_types=[result_type], attributes={
-            "kernel": int_array(kernel), "strides": int_array(strides),
-            "pads": int_array(pads if pads is not None else (0,) * (2 * n)),
-            "dilations": int_array(dilations if dilations is not None else (1,) * n),
-            "count_include_pad": BoolAttr.from_bool(count_include_pad)})
+        super().__init__(x, result_type, kernel=kernel, strides=strides, pads=pads, dilations=dilations,
+                         count_include_pad=BoolAttr.from_bool(count_include_pad))
 
 
 @irdl_op_definition
@@ -639,14 +643,6 @@ class SumPoolOp(WindowPoolOp):
 
     name = "npu_graph.sumpool"
     KIND: ClassVar[str] = "sum"
-
-    def __init__(self, x: SSAValue, result_type: TensorType, *, kernel: Sequence[int], strides: Sequence[int],
-                 pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None):
-        n = len(kernel)
-        super().__init__(operands=[x], result_types=[result_type], attributes={
-            "kernel": int_array(kernel), "strides": int_array(strides),
-            "pads": int_array(pads if pads is not None else (0,) * (2 * n)),
-            "dilations": int_array(dilations if dilations is not None else (1,) * n)})
 
 
 @irdl_op_definition
@@ -661,14 +657,6 @@ class MaxPoolNdOp(WindowPoolOp):
     def check_element_types(self) -> None:
         """Data movement: any one element type (`check_any_one_type`)."""
         check_any_one_type(self)
-
-    def __init__(self, x: SSAValue, result_type: TensorType, *, kernel: Sequence[int], strides: Sequence[int],
-                 pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None):
-        n = len(kernel)
-        super().__init__(operands=[x], result_types=[result_type], attributes={
-            "kernel": int_array(kernel), "strides": int_array(strides),
-            "pads": int_array(pads if pads is not None else (0,) * (2 * n)),
-            "dilations": int_array(dilations if dilations is not None else (1,) * n)})
 
 
 @irdl_op_definition
