@@ -56,7 +56,7 @@ def write_chunks(f, chunks) -> None:
         done_with(piece)
 
 
-SLICE_BYTES = 1 << 22
+SLICE_BYTES = 1 << 20
 """Images are read and written in pieces of at most this size (`sliced`): a weight's
 pages go back as each piece is done with, so none is held whole."""
 

@@ -48,6 +48,7 @@ from lowering.graph.constants import INLINE_MAX_ELEMENTS, ConstantReader, weight
 from lowering.remarks import remark
 from npu_dialects.dtypes import ELEMENT_TYPES, f32, np_dtype, type_name
 from npu_dialects.entry import INPUT_DTYPES_ATTR, OUTPUT_DTYPES_ATTR, find_main, io_names
+from npu_dialects.files import release_pages
 from npu_dialects.graph import (
     SIMPLE_UNARY,
     CastOp,
@@ -245,13 +246,14 @@ class _Convert:
         return ints
 
     def retype_constant(self, op: ConstantOp, target: Attribute) -> SSAValue:
-        data = self.reader.array(op.result)
-        if data is None:
+        original = self.reader.array(op.result)
+        if original is None:
             raise CompileError(PASS, "cannot read the constant's data to convert it", op)
         hint = weight_hint(op.location, type_name(target) or "cast")
         if op.weight is not None:
             hint = f"{op.weight.data}.{type_name(target)}"
-        data = np.asarray(data, np.float32).astype(np_dtype(target))  # (rounded to nearest even)
+        data = np.asarray(original, np.float32).astype(np_dtype(target))  # (rounded to nearest even)
+        release_pages(original)  # (a weight left in the model file: read again only if used again)
         ty = TensorType(target, data.shape)
         if data.size <= INLINE_MAX_ELEMENTS and np.isfinite(data.astype(np.float32)).all():
             new = ConstantOp(ty, value=DenseIntOrFPElementsAttr.from_list(  # type: ignore[call-overload]
