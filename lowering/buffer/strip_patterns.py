@@ -377,7 +377,7 @@ class StripLoadToCopy(RewritePattern):
 
 class SideLoadToCopy(RewritePattern):
     """A side input's rows -> a copy into its reader's slot buffer (padded as its load
-    says: `side_pad`)."""
+    says: `ElementwiseOp.outside_value`)."""
 
     def __init__(self, bufs: StripBuffers):
         self.bufs = bufs

@@ -95,7 +95,7 @@ from npu_dialects.arch import Arch
 from npu_dialects.compute import MaterializeOp, ToTensorOp
 from npu_dialects.dma import CopyOp, DoneOp, TokenType, WaitOp
 from npu_dialects.dtypes import elem_bytes, element_type, nbytes
-from npu_dialects.graph import AddOp, DivOp, GraphOp, StructuredOp, ints, shape_of
+from npu_dialects.graph import AddOp, ElementwiseOp, GraphOp, StructuredOp, ints, shape_of
 from npu_dialects.task import SramOp, ViewOp
 from npu_dialects.tile import LoadOp, LoopOp, ReduceOp, StoreOp, TeeOp, WindowOp
 
@@ -612,9 +612,10 @@ def after_loads(op: Operation) -> Operation:
 
 def default_pad(load: LoadOp) -> float:
     """What a tile load's reads outside the tensor (a partial tile's) hold when the plan
-    leaves them open: 0, or 1 for a divisor (0 / 0 would put NaN in elements a quantize
-    reads, though the store clips them)."""
-    return 1.0 if any(isinstance(u.operation, DivOp) and u.index == 1 for u in load.results[0].uses) else 0.0
+    leaves them open: what the elementwise op reading the tile wants there
+    (`ElementwiseOp.outside_value`: 1 for a divisor), else 0."""
+    return max((u.operation.outside_value(u.index) for u in load.results[0].uses
+                if isinstance(u.operation, ElementwiseOp)), default=0.0)
 
 
 class LoadToCopy(RewritePattern):

@@ -33,14 +33,13 @@ from lowering.tile.strip_plan import (
     computed_shape,
     recorded_plan,
     side_inputs,
-    side_pad,
     side_shape,
     strip_shape,
 )
 from lowering.tile.tile_search import TilingError
 from npu_dialects.arch import Arch
 from npu_dialects.dtypes import element_type
-from npu_dialects.graph import SliceOp, int_array, shape_of
+from npu_dialects.graph import ElementwiseOp, SliceOp, int_array, shape_of
 from npu_dialects.tile import KernelKind, KernelOp, LineBufferOp, LoadOp, StoreOp, StripLoopOp, TileYieldOp
 
 
@@ -91,7 +90,8 @@ class StripBody:
         args = []
         for i, o in enumerate(op.operands):
             if i in sides:
-                args.append(self.load(o, g.computed(r), side_shape(g, op, o), side_pad(op, i)))
+                pad = op.outside_value(i) if isinstance(op, ElementwiseOp) else 0.0  # (a divisor: 1)
+                args.append(self.load(o, g.computed(r), side_shape(g, op, o), pad))
             elif o not in g.rows:
                 args.append(o)  # (a constant: loaded once, whole)
             elif isinstance(op, WINDOWED) and i == 0:

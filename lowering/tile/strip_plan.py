@@ -84,7 +84,6 @@ from npu_dialects.graph import (
     AvgPoolOp,
     ConcatOp,
     Conv2dOp,
-    DivOp,
     ElementwiseOp,
     LrnOp,
     MaxPoolOp,
@@ -138,12 +137,6 @@ def side_shape(g: "StripGeometry", op: Operation, o: SSAValue) -> tuple[int, ...
     leading dims where it broadcasts them."""
     s = computed_shape(g, op.results[0])
     return tuple(1 if d == 1 else n for d, n in zip(shape_of(o)[:-2], s[:-2])) + s[-2:]
-
-
-def side_pad(op: Operation, i: int) -> float:
-    """What rows of side input `i` of `op` outside the tensor read: 0, or 1 for a
-    divisor (0 / 0 would put NaN in rows a quantize reads, though none is stored)."""
-    return 1.0 if isinstance(op, DivOp) and i == 1 else 0.0
 
 
 def _keeps_hw(op: Operation) -> bool:

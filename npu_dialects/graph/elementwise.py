@@ -52,6 +52,13 @@ class ElementwiseOp(GraphOp):
     def evaluate(self, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return (in_f32(ELEMENTWISE[self.FN][1], inputs),)
 
+    @classmethod
+    def outside_value(cls, index: int) -> float:
+        """What operand `index` holds outside its tensor in a tile or strip that reaches past
+        it (a partial tile, a strip's rows outside): values the store clips, but finite
+        after the op, so a quantize after it can store them. 0 by default."""
+        return 0.0
+
 
 class UnaryOp(ElementwiseOp):
     input = operand_def(TensorType)
@@ -124,6 +131,11 @@ class DivOp(BinaryOp):
 
     name = "npu_graph.div"
     FN: ClassVar[str] = "div"
+
+    @classmethod
+    def outside_value(cls, index: int) -> float:
+        """1 for the divisor: 0 / 0 is NaN."""
+        return 1.0 if index == 1 else 0.0
 
 
 @irdl_op_definition
