@@ -85,7 +85,7 @@ class Core:
     __slots__ = ("id", "queue", "qi", "state", "gen", "task", "val", "pending", "wait_tok", "busy_until",
                  "waits_left", "chans", "inflight", "vc", "rec", "lanes", "heads", "started", "idle_since",
                  "prefetching", "lend", "nx", "nx_gen", "nx_rec", "nx_pending", "nx_done", "nx_inflight",
-                 "ufree", "recent", "queued")
+                 "ufree", "umax", "recent", "queued")
 
     def __init__(self, cid: int, queue: list[TaskProgram], channels: int, cores: int):
         self.id = cid
@@ -120,6 +120,7 @@ class Core:
         # run (unit, first byte, end byte, end time, written?, op), the start times of ops
         # queued and not yet started
         self.ufree = {"cube": 0.0, "vector": 0.0}
+        self.umax = 0.0  # max(ufree.values()): each unit's free time only grows
         self.recent: list[tuple[str, int, int, float, bool, OpInfo]] = []
         self.queued: dict[str, deque[float]] = {"cube": deque(), "vector": deque()}
 
@@ -311,7 +312,7 @@ class Engine:
         if c.inflight > c.nx_inflight:  # (the next task's early loads are not this task's)
             return False
         if self.concurrent:
-            busy = max(c.ufree.values())
+            busy = c.umax
             if busy > self.now:  # (its units finish their queues; then it drains again)
                 c.busy_until, c.state = busy, BUSY
                 return True
@@ -479,23 +480,27 @@ class Engine:
         gated = self.gated
         visible = False
         if self.slots and not gated:
-            for sigs in self.slots.values():
-                for g in sigs:
-                    if prev < g.visible_at <= t:
-                        visible = True
+            visible = any(prev < g.visible_at <= t for sigs in self.slots.values() for g in sigs)
+        concurrent = self.concurrent
         for c in self.cores:
             st = c.state
             rec = c.rec
             if rec is not None and dt > 0:
                 if st != START:
-                    what = _STALL_OF[st]
                     stalls = rec.stalls
                     # (on concurrent units, a unit working while the core waits is compute)
-                    busy = dt if st == BUSY else (
-                        max(0.0, min(t, max(c.ufree.values())) - prev) if self.concurrent else 0.0)
+                    if st == BUSY:
+                        busy = dt
+                    elif concurrent:
+                        busy = (t if t < c.umax else c.umax) - prev
+                        if not busy > 0.0:
+                            busy = 0.0
+                    else:
+                        busy = 0.0
                     if busy:
                         stalls["compute"] = stalls.get("compute", 0.0) + busy
                     if dt > busy:
+                        what = _STALL_OF[st]
                         stalls[what] = stalls.get(what, 0.0) + dt - busy
                     if busy and c.inflight:
                         rec.overlap += busy
@@ -712,6 +717,8 @@ class Engine:
         if cyc <= 0:
             return
         c.ufree[u] = end
+        if end > c.umax:
+            c.umax = end
         last = len(bufs) - 1
         c.recent.extend((u, b.off, b.off + b.nbytes, end, i == last, info) for i, b in enumerate(bufs))
         if self.trace.enabled:
@@ -742,14 +749,22 @@ class Engine:
         than the end of the `src` ops issued so far that touch `bufs`, plus `flag_latency`
         when it has to wait for them."""
         t = 0.0
+        spans = None
         for u, lo, hi, end, _, _ in c.recent:
-            if u == src and end > t and any(lo < b.off + b.nbytes and b.off < hi for b in bufs):
-                t = end
+            if u == src and end > t:
+                if spans is None:
+                    spans = [(b.off, b.off + b.nbytes) for b in bufs]
+                for b0, b1 in spans:
+                    if lo < b1 and b0 < hi:
+                        t = end
+                        break
         if dst == "dma":
             if t > self.now:  # (the core issues its copies: it waits)
                 c.busy_until, c.state = t + self.arch.flag_latency, BUSY
         elif t > self.now and t > c.ufree[dst]:
             c.ufree[dst] = t + self.arch.flag_latency
+            if c.ufree[dst] > c.umax:
+                c.umax = c.ufree[dst]
 
     def unit_races(self, c: Core, info: OpInfo, unit: str, start: float, bufs: list[Buf]) -> None:
         """Report a compute op starting while another unit's op still uses bytes it
