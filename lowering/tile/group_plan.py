@@ -124,7 +124,19 @@ def _contiguous_slice(op: Operation) -> int | None:
 def op_cycles(op: Operation, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
     """Cycles of one graph op computed whole on one core (the op's own `cycles`), or on
     the part of its result of shape `out_shape` (a strip); 0 for an alias of a buffer
-    (a reshape, a contiguous 1-D slice); None if a group cannot hold it."""
+    (a reshape, a contiguous 1-D slice); None if a group cannot hold it. Once per op,
+    shape and arch while `planning` (a strip search prices each op at every height)."""
+    facts = _FACTS
+    if facts is None:
+        return _op_cycles(op, arch, out_shape)
+    key = (id(op), 2, None if out_shape is None else tuple(out_shape))
+    hit = facts.get(key)
+    if hit is None or hit[1] is not arch:
+        hit = facts[key] = (op, arch, _op_cycles(op, arch, out_shape))
+    return hit[2]
+
+
+def _op_cycles(op: Operation, arch: Arch, out_shape: Sequence[int] | None) -> int | None:
     if len(op.results) != 1 or not isinstance(op, GraphOp):
         return None
     if contiguous_slice(op) is not None:
