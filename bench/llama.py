@@ -2,7 +2,7 @@
 ONNX with external data, compiled and simulated as whole processes, checked against
 onnxruntime.
 
-    python bench/llama.py [--layers 16] [--hidden 2048] [--past 128] [--precisions f32,bf16]
+    python bench/llama.py [--layers 16] [--hidden 2048] [--past 128] [--precisions f32,bf16,int8]
                           [--max-gb 20] [--out bench/results/llama.md]
 
 Model (`tools/testkit/transformers.py:llama_decoder`, seeded random weights): hidden
@@ -27,6 +27,12 @@ tree's proportional set size passes --max-gb is killed and its row says so.
   roofline (max of MACs over the cube's peak and the minimum DRAM bytes - weights,
   inputs and outputs once - over `dram_bw`, for the chip computing in that
   precision) and their ratio, and DRAM traffic over that minimum.
+- int8 (steps `quantize`, `reference-int8`): onnxruntime's `quantize_dynamic` of the
+  model (int8 weights per output channel, external data; every MatMul becomes
+  DynamicQuantizeLinear of its activation + MatMulInteger + the scale's Mul), compiled
+  as it is (no `--precision`), against onnxruntime's run of that quantized model in its
+  exact integer mode (`tools/ort_session.py`: the default kernels of a machine without
+  VNNI saturate); its error against the f32 reference is shown beside.
 Error: the largest |npu - ort| over all outputs, and match, the largest
 |npu - ort| / (atol + rtol |ort|) with rtol 1e-3 and atol 1e-4 x max |ort| (at most 1
 passes; as `bench/transformers.py`), that tolerance judging f32 only; the bf16 row
@@ -128,6 +134,25 @@ def reference(model: Path, inputs: Path, out: Path) -> None:
     np.savez(out, **outs)
 
 
+def quantize(model: Path, out: Path) -> None:
+    """Step `quantize`: onnxruntime's dynamic quantization of the model (int8 weights per
+    output channel), its weights in external data beside it."""
+    import logging
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    logging.getLogger().setLevel(logging.ERROR)  # (its advice to run shape inference first)
+    quantize_dynamic(str(model), str(out), weight_type=QuantType.QInt8, per_channel=True,
+                     use_external_data_format=True)
+
+
+def reference_int8(model: Path, inputs: Path, out: Path) -> None:
+    """Step `reference-int8`: onnxruntime's outputs of the quantized model, in its exact
+    integer mode."""
+    from tools.npu_run import ort_run
+    names, outs = ort_run(str(model), dict(np.load(inputs)))
+    np.savez(out, **dict(zip(names, outs)))
+
+
 def errors(got: Path, ref: Path) -> tuple[float, float, float]:
     """Largest |got - ref|, it over the largest |ref| of its output, and the match
     (module docstring), each over all outputs."""
@@ -170,17 +195,34 @@ def bench(args: argparse.Namespace, tmp: Path) -> list[str]:
         head.append(f"onnxruntime failed: {e}")
         ref = None
     head += ["", "bf16: `--precision bf16` (weights converted to bf16 at compile time, computed in bf16, statistics "
-             "in f32), against the same f32 onnxruntime reference: the f32 tolerance of match does not apply.",
-             "", "| precision | compile s | compile peak GB | .npuexe GB | run s | run peak GB | cycles "
+             "in f32), against the same f32 onnxruntime reference: the f32 tolerance of match does not apply."]
+    precisions = args.precisions.split(",")
+    qmodel, qref = tmp / "llama_int8.onnx", tmp / "ort_int8.npz"
+    if "int8" in precisions:
+        head += ["", "int8: onnxruntime's `quantize_dynamic` (int8 weights per output channel; activations "
+                 "quantized at run time by DynamicQuantizeLinear), compiled as it is; its error against "
+                 "onnxruntime's exact-integer run of the quantized model (match judged there), and in brackets "
+                 "against the f32 reference."]
+        try:
+            qs, _, qpeak = _run([*me, "--step", "quantize", "--dir", str(tmp)], args.max_gb)
+            qdata = qmodel.with_name(qmodel.name + ".data")
+            head.append(f"Quantized in {qs:.0f} s (peak {qpeak:.1f} GB): `llama_int8.onnx.data` "
+                        f"{qdata.stat().st_size / GB:.2f} GB.")
+            _run([*me, "--step", "reference-int8", "--dir", str(tmp)], args.max_gb)
+        except RuntimeError as e:
+            head.append(f"quantization failed: {e}")
+            precisions.remove("int8")
+    head += ["", "| precision | compile s | compile peak GB | .npuexe GB | run s | run peak GB | cycles "
              "| roofline | ratio | DRAM traffic / min | max abs err vs ORT | / max abs ORT | match |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     rows = []
-    for prec in args.precisions.split(","):
+    for prec in precisions:
         exe, outs, rep = tmp / f"llama_{prec}.npuexe", tmp / f"out_{prec}.npz", tmp / f"report_{prec}.json"
         cells = [prec]
+        src, flags_p = (qmodel, []) if prec == "int8" else (model, ["--precision", prec])
         try:
-            cs, _, cpeak = _run([py, "-m", "tools.npu_compile", str(model), "-o", str(exe), "--no-cache",
-                                 "--precision", prec], args.max_gb)
+            cs, _, cpeak = _run([py, "-m", "tools.npu_compile", str(src), "-o", str(exe), "--no-cache",
+                                 *flags_p], args.max_gb)
             cells += [f"{cs:.0f}", f"{cpeak:.1f}", f"{exe.stat().st_size / GB:.2f}"]
             rs, _, rpeak = _run([py, "-m", "tools.npu_run", str(exe), "--inputs", str(inputs), "--outputs",
                                  str(outs), "--report", str(rep)], args.max_gb)
@@ -188,7 +230,11 @@ def bench(args: argparse.Namespace, tmp: Path) -> list[str]:
             cells += [f"{rs:.0f}", f"{rpeak:.1f}", str(r["cycles"]), str(r["roofline_cycles"]),
                       f"{r['cycles'] / r['roofline_cycles']:.2f}",
                       f"{(r['dram_bytes_read'] + r['dram_bytes_written']) / r['model_min_dram_bytes']:.2f}"]
-            if ref is not None:
+            if prec == "int8":
+                ea, er, m = errors(outs, qref)
+                fa, fr, _ = errors(outs, ref) if ref is not None else (float("nan"),) * 3
+                cells += [f"{ea:.2e} ({fa:.2e})", f"{er:.2e} ({fr:.2e})", f"{m:.3f}{'' if m <= 1 else ' FAIL'}"]
+            elif ref is not None:
                 ea, er, m = errors(outs, ref)
                 cells += [f"{ea:.2e}", f"{er:.2e}", f"{m:.3f}{'' if m <= 1 or prec != 'f32' else ' FAIL'}"]
             exe.unlink()
@@ -207,16 +253,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kv-heads", type=int, default=8)
     p.add_argument("--ffn", type=int, default=8192)
     p.add_argument("--past", type=int, default=128)
-    p.add_argument("--precisions", default="f32,bf16", help="comma-separated: f32, f16, bf16")
+    p.add_argument("--precisions", default="f32,bf16,int8", help="comma-separated: f32, f16, bf16, int8")
     p.add_argument("--max-gb", type=float, default=20.0, help="kill a step whose memory passes this")
     p.add_argument("--out", default="bench/results/llama.md", help="write the table here ('' for none)")
-    p.add_argument("--step", choices=("write", "reference"), help=argparse.SUPPRESS)
+    p.add_argument("--step", choices=("write", "reference", "quantize", "reference-int8"), help=argparse.SUPPRESS)
     p.add_argument("--dir", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.step:
         tmp = Path(args.dir)
         if args.step == "write":
             write_model(_sizes(args), tmp / "llama.onnx", tmp / "inputs.npz")
+        elif args.step == "quantize":
+            quantize(tmp / "llama.onnx", tmp / "llama_int8.onnx")
+        elif args.step == "reference-int8":
+            reference_int8(tmp / "llama_int8.onnx", tmp / "inputs.npz", tmp / "ort_int8.npz")
         else:
             reference(tmp / "llama.onnx", tmp / "inputs.npz", tmp / "ort.npz")
         return 0
