@@ -122,3 +122,30 @@ def test_f16_function_body_output_keeps_its_type(rearrange):
     assert res.outputs["y"].dtype == np.float16
     want = onnxruntime_outputs(model, x)["y"].astype(np.float32)
     assert np.allclose(res.outputs["y"].astype(np.float32), want, rtol=2e-3, atol=0)
+
+
+@pytest.mark.parametrize("precision", ["f16", "bf16"])
+def test_f16_decode_keeps_its_f32_kv_cache_in_f32(precision):
+    """A decode step whose KV cache comes in and goes out as f32: in 16 bits the cache
+    path stays f32 (npu-convert-precision's interface rule), so the step moves no more
+    DRAM bytes than in f32 - the cache is read once and its concatenation written once,
+    not cast in, concatenated and cast out (three passes over it) - takes fewer cycles
+    (its weights are half the bytes), and the present keys and values are the f32
+    run's exactly (the new step's row excepted: computed in 16 bits)."""
+    from tools.testkit.transformers import block_inputs, gpt2_block
+    model = gpt2_block(past=255, hidden=256, heads=4)
+    inputs = block_inputs(model)
+    arch = parse_arch_spec("default")
+    results = {}
+    for p in ("f32", precision):
+        module, weights = import_model(model, arch)
+        compile_module(module, arch, weights, precision=p)
+        results[p] = run(module, weights_of(module), inputs, arch)
+    full, low = results["f32"], results[precision]
+    moved = [r.report["dram_bytes_read"] + r.report["dram_bytes_written"] for r in (full, low)]
+    assert moved[1] < moved[0] and low.report["cycles"] < full.report["cycles"]
+    ref = onnxruntime_outputs(model, inputs)
+    for name in ("present_key", "present_value"):
+        np.testing.assert_array_equal(low.outputs[name][:, :, :-1], ref[name][:, :, :-1])
+    out = ref["output"]
+    assert np.abs(low.outputs["output"] - out).max() <= 0.05 * np.abs(out).max()

@@ -19,6 +19,20 @@ results back). Softmax and layer normalisation are converted with their statisti
 f32: a tile widens 16-bit rows to f32 and rounds only the result. Quantized ops
 (quantize, dequantize, requantize, cast) and non-f32 tensors are left alone.
 
+The cast at the function's edge is placed where it moves the fewest bytes: an op
+whose f32 interface tensors outweigh the rest of what it touches stays in f32
+(`interface_bound`: in block order, an op's f32 operands that are arguments or results
+of ops kept so, and its results the function returns, against its other operands,
+constants included, and its other results, counted in elements). A tie moves no byte
+either way: an op continuing a chain kept so stays in it, one at the edge converts (its
+cast stays at the function's entry or exit, as without the rule). A
+16-bit op reading a large f32 argument needs a cast pass over it (4 bytes read and 2
+written per element) to save 2 bytes per element it reads, and one writing a returned
+f32 tensor a pass back: a decode step's KV cache (past keys and values in, their
+concatenation with the new step out, read once by the attention) costed three passes
+over the cache in 16 bits against one in f32. Only ops whose type is the global one
+are judged so (a per-node type is kept as asked); a remark names each.
+
 Per node, an op's type is its locations' common per-node type, else `type` (an op
 fused from nodes of different types takes the global one); each value is cast where
 its producer's type and its reader's differ (bf16 to f16 directly). This is how a
@@ -34,6 +48,7 @@ passes would see f32 only, but fused locations would blur the nodes.)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 import numpy as np
 from xdsl.context import Context
@@ -152,10 +167,13 @@ class _Targets:
 
     def of(self, op: Operation) -> Attribute | None:
         """The element type `op` computes in, None for f32."""
-        names = node_names(op)
-        types = {self.per_node.get(n) for n in names}
-        t = types.pop() if len(types) == 1 and None not in types else self.default
+        t = self.named(op) or self.default
         return None if t in (None, "f32") else ELEMENT_TYPES[t][0]
+
+    def named(self, op: Operation) -> str | None:
+        """The type `op`'s nodes ask for together (`per_node`), None when they do not."""
+        types = {self.per_node.get(n) for n in node_names(op)}
+        return types.pop() if len(types) == 1 and None not in types else None
 
 
 def _is_f32(v: SSAValue) -> bool:
@@ -186,13 +204,16 @@ class _Convert:
             t = self.targets.of(o)
             if t is not None and self.converts(o, ints):
                 convert[o] = t
+        bound = self.interface_bound(ops, convert, ints)
+        for o in bound:
+            del convert[o]
         consts = {}
         for o in ops:
             if isinstance(o, ConstantOp) and _is_f32(o.result) and o.result not in ints and o.result.uses:
                 wanted = {self.wants(u.operation, u.index, convert) for u in o.result.uses}
                 if len(wanted) == 1 and None not in wanted:
                     consts[o] = wanted.pop()
-        self.report(ops, convert, ints)
+        self.report(ops, convert, ints, bound)
         retyped = {self.retype_constant(o, t) for o, t in consts.items()}
         for o, t in convert.items():
             retyped.update(Rewriter.replace_value_with_new_type(r, TensorType(t, shape_of(r))) for r in o.results)
@@ -209,6 +230,37 @@ class _Convert:
         if isinstance(op, (ConstantOp, *LEFT_ALONE, *KEEP_F32)) or not op.results:
             return False
         return all(_is_f32(r) and r not in ints for r in op.results)
+
+    def interface_bound(self, ops: list[GraphOp], convert: dict[Operation, Attribute],
+                        ints: set[SSAValue]) -> dict[Operation, tuple[int, int]]:
+        """The ops to keep in f32 because the function's f32 interface tensors outweigh
+        the rest of what they touch (module docstring), each with (interface elements,
+        other elements)."""
+        term = self.block.last_op
+        returned = {v for v in term.operands} if term is not None else set()
+        wide: set[SSAValue] = {a for a in self.block.args if _is_f32(a) and a not in ints}
+        bound: dict[Operation, tuple[int, int]] = {}
+        for o in ops:
+            if o not in convert or self.targets.named(o) is not None:
+                continue
+            w = n = 0
+            chained = False
+            for v in dict.fromkeys(o.operands):
+                size = prod(shape_of(v))
+                if v in wide:
+                    w += size
+                    chained = chained or v.owner in bound
+                else:
+                    n += size
+            for r in o.results:
+                if r in returned:
+                    w += prod(shape_of(r))
+                else:
+                    n += prod(shape_of(r))
+            if w > n or (w and w == n and chained):
+                bound[o] = (w, n)
+                wide.update(o.results)
+        return bound
 
     def wants(self, user: Operation, index: int, convert: dict[Operation, Attribute]) -> Attribute | None:
         """The type operand `index` of `user` is to have (None: f32, or as it is)."""
@@ -279,10 +331,17 @@ class _Convert:
             self.casts[key] = cast.result
         return self.casts[key]
 
-    def report(self, ops: list[GraphOp], convert: dict[Operation, Attribute], ints: set[SSAValue]) -> None:
+    def report(self, ops: list[GraphOp], convert: dict[Operation, Attribute], ints: set[SSAValue],
+               bound: dict[Operation, tuple[int, int]]) -> None:
         for op in ops:
             target = self.targets.of(op)
             if target is None:
+                continue
+            if op in bound:
+                w, n = bound[op]
+                remark(PASS, "missed", node_names(op), f"kept in f32: it touches {w} elements of the function's f32 "
+                                                       f"arguments and results against {n} others (a cast pass "
+                                                       "over them would cost more than it saves)")
                 continue
             if isinstance(op, tuple(KEEP_F32)) and all(_is_f32(r) for r in op.results):
                 remark(PASS, "missed", node_names(op), f"kept in f32: {KEEP_F32[type(op)]}")
