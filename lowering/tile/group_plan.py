@@ -315,26 +315,28 @@ class Lifetimes:
             self.pos.append(i - views)
             views += is_view(o)
         defined: set[SSAValue] = {r for o in ops for r in o.results}
+        out = set(outputs)
         for i, o in enumerate(ops):
-            self.visit(i, o, operands[i], defined, final_use, outputs)
+            self.visit(i, o, operands[i], defined, final_use, out)
         end = len(ops) - views
         for v in outputs:
             self.last_use[self.root[v]] = end  # kept until the task drains its stores
 
     def visit(self, i: int, o: Operation, operands: list[SSAValue], defined: set[SSAValue],
-              final_use: dict[SSAValue, int], outputs: Sequence[SSAValue]) -> None:
+              final_use: dict[SSAValue, int], out: set[SSAValue]) -> None:
         root, pos = self.root, self.pos
+        view = is_view(o)
         for k, v in enumerate(operands):
             if v not in defined and v not in root:
                 root[v], self.alias[v], self.members[v] = v, 0, [v]
                 self.inputs.append(v)
             self.last_use[root[v]] = pos[i]
-            if not is_view(o) and root[v] not in defined:
+            if not view and root[v] not in defined:
                 self.first_real.setdefault(root[v], (i, k))
         r = o.results[0]
         sl = contiguous_slice(o)
-        dead = in_place_operand(o, operands, i, root, self.alias, self.start, final_use, self.members, outputs)
-        if is_view(o):
+        dead = in_place_operand(o, operands, i, root, self.alias, self.start, final_use, self.members, out)
+        if view:
             root[r] = root[operands[0]]
             self.alias[r] = self.alias[operands[0]] + (sl or 0) * elem_bytes(operands[0])
         elif dead is not None:  # an elementwise op overwrites a buffer that dies here
@@ -389,14 +391,15 @@ def group_actions(ops: list[Operation], operands: list[list[SSAValue]], life: Li
     waited: set[int] = set()
     out_set = set(outputs)
     load_start: dict[int, int] = {}
-    def units(i: int) -> set[int]:
-        return {unit_of[life.root[v]] for v in operands[i] if life.root[v] in unit_of}
+    root = life.root
+    units = [{unit_of[root[v]] for v in operands[i] if root[v] in unit_of} for i in range(len(ops))]
+    views = [is_view(o) for o in ops]
 
     # a view needs a load only when no op computing from it does: unpacking views placed
     # ahead of their readers then do not pull loads forward
-    computed_from = {j for i, o in enumerate(ops) if not is_view(o) for j in units(i)}
+    computed_from = {j for i in range(len(ops)) if not views[i] for j in units[i]}
     for i, o in enumerate(ops):
-        need = sorted(units(i) - computed_from if is_view(o) else units(i))
+        need = sorted(units[i] - computed_from if views[i] else units[i])
         if need:
             # up to need + chans is a load op i waits for anyway: the stream never stalls longer than it must
             while len(load_start) < min(need[-1] + 1 + arch.dma_channels, len(loads)):
@@ -437,7 +440,7 @@ def fit_lifetimes(bufs: Sequence[tuple[object, int, int, int]], align: int,
 
 
 def in_place_operand(op: Operation, operands: list[SSAValue], i: int, root: dict, alias: dict, start: dict,
-                     final_use: dict, members: dict, outputs: Sequence[SSAValue]) -> SSAValue | None:
+                     final_use: dict, members: dict, out: set[SSAValue]) -> SSAValue | None:
     """An operand of elementwise `op` (index i) whose buffer the result can take: a value
     the group computed (not a load, which a pack may share) filling its buffer, of the
     result's type, whose buffer dies here: no value it holds (the operand, a reshape or
@@ -446,7 +449,6 @@ def in_place_operand(op: Operation, operands: list[SSAValue], i: int, root: dict
     reads it, so it counts too."""
     if not isinstance(op, ElementwiseOp):
         return None
-    out = set(outputs)
     for v in operands:
         r = root.get(v)
         if (r in start and alias.get(v) == 0 and v.type == op.results[0].type
