@@ -28,6 +28,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+import npu_dialects.identity  # noqa: F401  (xDSL identity hashing at C speed; imported before any IR exists)
+
 f32, f16, bf16 = Float32Type(), Float16Type(), BFloat16Type()
 i8, ui8, i32 = IntegerType(8), IntegerType(8, Signedness.UNSIGNED), IntegerType(32)
 
