@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import npu_dialects.dtypes  # noqa: F401  (applies npu_dialects.identity, as every dialect module does)
-from npu_dialects.graph import ReluOp
 from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Block, Operation, SSAValue
+
+import npu_dialects.dtypes  # noqa: F401  (applies npu_dialects.identity, as every dialect module does)
+from npu_dialects.graph import ReluOp
 
 
 def test_values_and_ops_hash_and_compare_by_identity_in_c():
