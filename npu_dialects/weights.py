@@ -225,7 +225,7 @@ def add_weight(module: ModuleOp, hint: str, value: np.ndarray, recipe: Recipe | 
     while key in store:
         i += 1
         key = f"{hint}#{i}"
-    store[key] = np.ascontiguousarray(value, dtype=store_dtype(value))
+    store[key] = np.ascontiguousarray(value, dtype=store_dtype(value)).reshape(np.shape(value))  # (0-d stays 0-d)
     _STORES[module].dirty = True
     if recipe is not None:
         _STORES[module].recipes[key] = {"op": "cast", "args": [as_expr(recipe)], "dtype": str(store_dtype(value))}

@@ -304,7 +304,13 @@ class _Convert:
         hint = weight_hint(op.location, type_name(target) or "cast")
         if op.weight is not None:
             hint = f"{op.weight.data}.{type_name(target)}"
-        data = np.asarray(original, np.float32).astype(np_dtype(target))  # (rounded to nearest even)
+        wide = np.asarray(original, np.float32)
+        with np.errstate(over="ignore"):  # (IEEE: beyond the type's range rounds to +-inf; said below)
+            data = wide.astype(np_dtype(target))  # (rounded to nearest even)
+        over = int(np.count_nonzero(np.isinf(data) & np.isfinite(wide)))
+        if over:
+            remark(PASS, "missed", node_names(op), f"{over} of the constant's {wide.size} values are beyond "
+                   f"{type_name(target)}'s range and became +-inf (an f32 mask fill such as -3.4e38 is meant so)")
         release_pages(original)  # (a weight left in the model file: read again only if used again)
         ty = TensorType(target, data.shape)
         if data.size <= INLINE_MAX_ELEMENTS and np.isfinite(data.astype(np.float32)).all():
