@@ -25,13 +25,14 @@ whose f32 interface tensors outweigh the rest of what it touches stays in f32
 of ops kept so, and its results the function returns, against its other operands,
 constants included, and its other results, counted in elements). A tie moves no byte
 either way: an op continuing a chain kept so stays in it, one at the edge converts (its
-cast stays at the function's entry or exit, as without the rule). A
-16-bit op reading a large f32 argument needs a cast pass over it (4 bytes read and 2
-written per element) to save 2 bytes per element it reads, and one writing a returned
-f32 tensor a pass back: a decode step's KV cache (past keys and values in, their
-concatenation with the new step out, read once by the attention) costed three passes
-over the cache in 16 bits against one in f32. Only ops whose type is the global one
-are judged so (a per-node type is kept as asked); a remark names each.
+cast stays at the function's entry or exit, as without the rule). A 16-bit op reading
+a large f32 argument needs a cast pass over it (4 bytes read and 2 written per
+element) to save 2 bytes per element it reads, and one writing a returned f32 tensor a
+pass back: a decode step's KV cache (past keys and values in, their concatenation
+with the new step out, read once by the attention) cost three passes over the cache
+in 16 bits against one in f32. Only ops whose type is the global one are judged so (a
+per-node type is kept as asked); a remark names each. A constant beyond the 16-bit
+type's range (a causal mask's fill of the f32 minimum) becomes +-inf, with a remark.
 
 Per node, an op's type is its locations' common per-node type, else `type` (an op
 fused from nodes of different types takes the global one); each value is cast where
@@ -237,7 +238,7 @@ class _Convert:
         the rest of what they touch (module docstring), each with (interface elements,
         other elements)."""
         term = self.block.last_op
-        returned = {v for v in term.operands} if term is not None else set()
+        returned = set(term.operands) if term is not None else set()
         wide: set[SSAValue] = {a for a in self.block.args if _is_f32(a) and a not in ints}
         bound: dict[Operation, tuple[int, int]] = {}
         for o in ops:
