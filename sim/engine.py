@@ -124,6 +124,12 @@ class Core:
         self.recent: list[tuple[str, int, int, float, bool, OpInfo]] = []
         self.queued: dict[str, deque[float]] = {"cube": deque(), "vector": deque()}
 
+    def free_at(self, unit: str, t: float) -> None:
+        """Unit `unit` is busy until `t` (later than before: a unit's free time only grows)."""
+        self.ufree[unit] = t
+        if t > self.umax:
+            self.umax = t
+
 
 def _issued(d: Dma) -> int:
     return d.seq
@@ -716,9 +722,7 @@ class Engine:
         self.busy[u][c.id] += cyc
         if cyc <= 0:
             return
-        c.ufree[u] = end
-        if end > c.umax:
-            c.umax = end
+        c.free_at(u, end)
         last = len(bufs) - 1
         c.recent.extend((u, b.off, b.off + b.nbytes, end, i == last, info) for i, b in enumerate(bufs))
         if self.trace.enabled:
@@ -762,9 +766,7 @@ class Engine:
             if t > self.now:  # (the core issues its copies: it waits)
                 c.busy_until, c.state = t + self.arch.flag_latency, BUSY
         elif t > self.now and t > c.ufree[dst]:
-            c.ufree[dst] = t + self.arch.flag_latency
-            if c.ufree[dst] > c.umax:
-                c.umax = c.ufree[dst]
+            c.free_at(dst, t + self.arch.flag_latency)
 
     def unit_races(self, c: Core, info: OpInfo, unit: str, start: float, bufs: list[Buf]) -> None:
         """Report a compute op starting while another unit's op still uses bytes it
