@@ -51,6 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+import ml_dtypes
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
@@ -175,6 +176,19 @@ class _Targets:
         """The type `op`'s nodes ask for together (`per_node`), None when they do not."""
         types = {self.per_node.get(n) for n in node_names(op)}
         return types.pop() if len(types) == 1 and None not in types else None
+
+
+def overflowed(wide: np.ndarray, narrow: np.ndarray) -> int:
+    """How many finite values of `wide` became +-inf in `narrow` (their conversion): only
+    counted when some value passes the narrow type's largest (a min/max pass, no
+    temporary of the weight's size: a 1B-parameter model converts 4 GB this way)."""
+    flat = wide.reshape(-1)
+    if not flat.size:
+        return 0
+    top = float(ml_dtypes.finfo(narrow.dtype).max)
+    if not (np.fmax.reduce(flat) > top or np.fmin.reduce(flat) < -top):  # (fmax/fmin skip NaN)
+        return 0
+    return int(np.count_nonzero(np.isinf(narrow) & np.isfinite(wide)))
 
 
 def _is_f32(v: SSAValue) -> bool:
@@ -308,7 +322,7 @@ class _Convert:
         wide = np.asarray(original, np.float32)
         with np.errstate(over="ignore"):  # (IEEE: beyond the type's range rounds to +-inf; said below)
             data = wide.astype(np_dtype(target))  # (rounded to nearest even)
-        over = int(np.count_nonzero(np.isinf(data) & np.isfinite(wide)))
+        over = overflowed(wide, data)
         if over:
             remark(PASS, "missed", node_names(op), f"{over} of the constant's {wide.size} values are beyond "
                    f"{type_name(target)}'s range and became +-inf (an f32 mask fill such as -3.4e38 is meant so)")
