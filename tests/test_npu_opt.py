@@ -49,6 +49,8 @@ def test_pass_pipeline_and_p_give_the_same_output(capsys, graph):
     assert "npu_task.task" in a and 'loc("act")' in a  # ONNX node names survive as locations
     rc3, c, _ = run(capsys, graph, "-p", "npu-default")
     assert rc3 == 0 and "loc(" not in c  # (printed only with --print-debuginfo, as in MLIR)
+    rc4, d, _ = run(capsys, graph, "-p", "builtin.module(npu-default)", "--print-debuginfo")
+    assert rc4 == 0 and d == a  # (-p takes the anchored form too, as npu-run's -p does)
 
 
 def test_list_passes_names_every_registered_pass(capsys):

@@ -1,6 +1,6 @@
 """`npu-opt`: the xDSL opt driver with the npu dialects and passes.
 
-Adds to `xdsl-opt`: MLIR's `--pass-pipeline='builtin.module(a,b{k=v})'`, `--list-passes`
+Adds to `xdsl-opt`: MLIR's `--pass-pipeline='builtin.module(a,b{k=v})'` (`-p` takes it too), `--list-passes`
 (each option with its help), `--print-arch SPEC`, `--version`, weight side files relocated
 when writing elsewhere, clean diagnostics (exit 1 bad input, 2 bad usage, 130 interrupted;
 tracebacks only with NPU_DEBUG=1; a verifier error once, at its line). As mlir-opt:
@@ -96,15 +96,15 @@ def unwrap_pipeline(text: str) -> str:
     for anchor in ("builtin.module(", "any("):
         if t.startswith(anchor):
             if not t.endswith(")"):
-                raise PipelineSyntaxError(f"unbalanced parentheses in --pass-pipeline '{text}'")
+                raise PipelineSyntaxError(f"unbalanced parentheses in pass pipeline '{text}'")
             t = t[len(anchor):-1].strip()
             break
     else:
         if "(" in t:
             raise PipelineSyntaxError(
-                f"--pass-pipeline '{text}': only 'builtin.module(...)' is supported as anchor")
+                f"pass pipeline '{text}': only 'builtin.module(...)' is supported as anchor")
     if "(" in t:
-        raise PipelineSyntaxError(f"--pass-pipeline '{text}': nested pass anchors are not supported")
+        raise PipelineSyntaxError(f"pass pipeline '{text}': nested pass anchors are not supported")
     return t
 
 
@@ -387,6 +387,8 @@ class NpuOptMain(xDSLOptMain):
             if self.args.passes:
                 raise PipelineSyntaxError("use either -p or --pass-pipeline, not both")
             self.args.passes = unwrap_pipeline(self.args.pass_pipeline)
+        elif self.args.passes:  # (-p takes the anchored form too, as npu-run's and npu-compile's -p do)
+            self.args.passes = unwrap_pipeline(self.args.passes)
         if self.args.no_debuginfo:
             self.args.print_debuginfo = False
         if self.args.passes:
