@@ -335,3 +335,25 @@ def test_float_ops_between_16_bit_layers_follow_them(tmp_path):
         q, _ = quantize(_two_convs("Erf"), str(tmp_path / "calib.npz"), qtable=str(tmp_path / "t.qtable"))
         marks[line.split()[0]] = {n.name for n in q.graph.node if n.metadata_props}
     assert marks == {"conv1": {"conv1", "relu1"}, "conv2": {"conv2"}}
+
+
+def test_a_model_listing_its_weights_as_inputs_quantizes_to_a_valid_model(calib, tmp_path, capsys):
+    """An IR version 3 model lists every initializer as a graph input (the light zoo's
+    SqueezeNet): the quantized model is checker-valid, onnxruntime runs it on the data
+    input alone, and so does the mixed-precision search (it asked for the weights)."""
+    m = onnx.load(LENET)
+    m.graph.input.extend(onnx.helper.make_tensor_value_info(i.name, i.data_type, list(i.dims))
+                         for i in m.graph.initializer)
+    m.ir_version = 3
+    src = tmp_path / "lenet_ir3.onnx"
+    onnx.save(m, str(src))
+    out = tmp_path / "q.onnx"
+    assert quantize_main([str(src), "--data", calib, "-o", str(out), "--no-cache", "--target", "cosine=0.999"]) in (0, 1)
+    assert "internal error" not in capsys.readouterr().err
+    q = onnx.load(str(out))
+    onnx.checker.check_model(q)
+    assert [v.name for v in q.graph.input] == ["x"]
+    x = np.random.default_rng(5).standard_normal((1, 1, 28, 28)).astype(np.float32)
+    ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.savez(tmp_path / "in.npz", x=x)
+    assert run_main([str(out), "--inputs", str(tmp_path / "in.npz"), "--check"]) == 0

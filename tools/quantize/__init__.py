@@ -25,7 +25,7 @@ import onnx
 from tools.quantize import mixed
 from tools.quantize.calibrate import METHODS, cached_collect, tensor_range
 from tools.quantize.data import CalibrationError, Samples, check_varies, input_specs, load_samples
-from tools.quantize.prepare import fold_batchnorm
+from tools.quantize.prepare import constant_weights, fold_batchnorm
 from tools.quantize.qdq import QUANTIZED_OPS, QdqOptions, write_qdq
 
 EVAL_SAMPLES = 16
@@ -80,7 +80,7 @@ def quantize(model: onnx.ModelProto | str | os.PathLike[str], data: str, method:
     if target_cosine is not None and target_accuracy is not None:
         raise CalibrationError("one target: an output cosine or a task accuracy, not both")
     m = model if isinstance(model, onnx.ModelProto) else onnx.load(os.fspath(model))
-    m, _ = fold_batchnorm(m)
+    m, _ = fold_batchnorm(constant_weights(m))
     table = mixed.parse_qtable(qtable, m) if qtable else {}
     samples = load_samples(data, m, labels=target_accuracy is not None)
     check_varies(samples, input_specs(m))

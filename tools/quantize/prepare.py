@@ -1,8 +1,10 @@
-"""Pre-processing before calibration (`npu-quantize`): a BatchNormalization that alone
-reads a Conv's output is folded into the Conv's weights and bias (W' = W * g, b' =
-(b - mean) * g + beta with g = gamma / sqrt(var + eps)), as onnxruntime's
-`quant_pre_process` and TPU-MLIR do: the folded conv quantizes as one integer op,
-where a BatchNormalization between a conv's pair and the next would stay float.
+"""Pre-processing before calibration (`npu-quantize`): the weights stop being graph
+inputs (`constant_weights`: an IR version 3 model lists every initializer as one),
+and a BatchNormalization that alone reads a Conv's output is folded into the Conv's
+weights and bias (W' = W * g, b' = (b - mean) * g + beta with g = gamma / sqrt(var +
+eps)), as onnxruntime's `quant_pre_process` and TPU-MLIR do: the folded conv
+quantizes as one integer op, where a BatchNormalization between a conv's pair and
+the next would stay float.
 """
 
 from __future__ import annotations
@@ -10,6 +12,24 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from onnx import numpy_helper
+
+
+def constant_weights(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` with no graph input naming an initializer, at IR version 4 or later (where
+    initializers need not be inputs): the quantized model replaces the weights, so an
+    input of that name would be left without its value (onnxruntime then asks for it
+    in the feed), and an IR version 3 model's new scales would make it invalid. The
+    model itself when it has none."""
+    inits = {i.name for i in model.graph.initializer}
+    if not any(v.name in inits for v in model.graph.input):
+        return model
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    keep = [v for v in m.graph.input if v.name not in inits]
+    del m.graph.input[:]
+    m.graph.input.extend(keep)
+    m.ir_version = max(m.ir_version, 4)
+    return m
 
 
 def fold_batchnorm(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:

@@ -101,6 +101,7 @@ class Writer:
     def __init__(self, model: onnx.ModelProto, ranges: dict[str, tuple[float, float]], opts: QdqOptions):
         if model.opset_import and max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) < 13:
             model = onnx.version_converter.convert_version(model, 13)
+            model.ir_version = max(model.ir_version, onnx.helper.find_min_ir_version_for(list(model.opset_import)))
         self.model, self.ranges, self.opts = model, dict(ranges), opts
         self.g = model.graph
         self.inits = {i.name: i for i in self.g.initializer}
