@@ -241,3 +241,25 @@ def test_precision_parameters_sweep():
         parse_spec({"models": ["m"], "space": {"requant": [1.5]}})
     with pytest.raises(SpecError, match="'space.cube_i8': arch parameter 'cube_i8' must be a positive"):
         parse_spec({"models": ["m"], "space": {"cube_i8": [0]}})
+
+
+def test_the_compute_precision_is_swept_as_an_option(tmp_path):
+    """`precision` in the space compiles each model in that type on the point's arch (an
+    npu-default option, not an arch parameter): points are labelled by it, the arch
+    spec stays the arch's alone, and the 16-bit points run in fewer cycles and bytes."""
+    from tools.dse.spec import point_label, point_options, point_spec
+    spec = parse_spec({"models": ["m"], "space": {"cores": [2, 4], "precision": ["f32", "bf16"]}})
+    p = spec.grid()[1]
+    assert (point_spec("default", p), point_options(p)) == ("default,cores=2", {"precision": "bf16"})
+    assert point_label("default", p) == "default,cores=2 precision=bf16"
+    for space, options, message in (({"precision": ["f32", "int8"]}, {}, "'space.precision': expected distinct values"),
+                                    ({"precision": ["f16"]}, {"precision": "f16"}, "also set in 'options'")):
+        with pytest.raises(SpecError, match=message):
+            parse_spec({"models": ["m"], "space": space, "options": options})
+    out = tmp_path / "o"
+    body = f'models = ["{LENET}"]\nsearch = "grid"\n[space]\nprecision = ["f32", "f16"]\n'
+    assert npu_dse([_spec(tmp_path, body), "--out", str(out), "--no-cache", "--jobs", "1", "-q"]) == 0
+    rows = {r["precision"]: r for r in _rows(out)}
+    assert rows["f32"]["arch"] == "default precision=f32" and rows["f16"]["status"] == "ok"
+    assert int(rows["f16"]["dram_bytes"]) < int(rows["f32"]["dram_bytes"])
+    assert int(rows["f16"]["cycles"]) < int(rows["f32"]["cycles"])

@@ -20,6 +20,7 @@ Algorithm
     dram_bw = { from = 64, to = 256, step = 64 }
     cube_i8 = [2, 4]          # precision: int8 and f32 cube rates, vector rates, requant
     requant = ["float", "fixed"]
+    precision = ["f32", "bf16"]   # the type the models compute in (npu-default's option)
 
     [area]                    # coefficients of the area proxy (the defaults are AREA)
     mac = 1.0
@@ -43,6 +44,12 @@ precision ones (the cube's int8 and f32 rates, the vector unit's 16- and 8-bit r
 `requant` = "float" | "fixed") are swept like the rest, and so are the special-function
 methods (`fn_exp = ["table64", "table256", "exact"]`: with `numerics` the table gains each
 output's error against onnxruntime); none enters the area proxy."""
+
+OPTION_AXES: dict[str, tuple[str, ...]] = {"precision": ("f32", "f16", "bf16")}
+"""Axes that are npu-default options, not arch parameters, and the values each takes:
+`precision` compiles every model to compute in that type on the point's arch (a float
+model's weights converted at compile time; a quantized model's float parts). A point's
+label (`point_label`) is its arch spec followed by them."""
 
 AREA: dict[str, float] = {
     "mac": 1.0,  # one MAC of a core's cube (M x K x N of them per core)
@@ -113,8 +120,19 @@ def point_spec(base: str, point: dict[str, Any]) -> str:
 
 
 def arch_of_point(base: str, point: dict[str, Any]) -> Arch:
-    text = ",".join([base, *(f"{k}={fmt_value(v)}" for k, v in point.items())])
+    """The arch of a point: the base with its arch parameters (not its `OPTION_AXES`)."""
+    text = ",".join([base, *(f"{k}={fmt_value(v)}" for k, v in point.items() if k not in OPTION_AXES)])
     return parse_arch_spec(text)
+
+
+def point_options(point: dict[str, Any]) -> dict[str, Any]:
+    """The npu-default options a point sets (its `OPTION_AXES`)."""
+    return {k: v for k, v in point.items() if k in OPTION_AXES}
+
+
+def point_label(base: str, point: dict[str, Any]) -> str:
+    """What names a point in the tables: its arch spec, then its options (`precision=bf16`)."""
+    return " ".join([point_spec(base, point), *(f"{k}={v}" for k, v in point_options(point).items())])
 
 
 def area(arch: Arch, coeff: dict[str, float] | None = None) -> float:
@@ -175,6 +193,9 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> DseSpec:
     if not isinstance(options, dict):
         raise bad("options", "expected a table of npu-default options (e.g. group_max_kernels = 8)")
     spec.options = dict(options)
+    both = [a.name for a in spec.axes if a.name in OPTION_AXES and a.name in spec.options]
+    if both:
+        raise bad(f"space.{both[0]}", "also set in 'options': sweep it or fix it, not both")
     if "pipeline" in data:
         spec.pipeline = _typed(data, "pipeline", str, None, bad)
     return spec
@@ -201,9 +222,15 @@ def _typed(data: dict[str, Any], key: str, kind: type, default: Any, bad) -> Any
 
 def _axis(name: str, v: Any, base: str, bad) -> Axis:
     key = f"space.{name}"
+    if name in OPTION_AXES:
+        values = tuple(v) if isinstance(v, list) else (v,)
+        allowed = OPTION_AXES[name]
+        if not values or any(x not in allowed for x in values) or len(set(values)) != len(values):
+            raise bad(key, f"expected distinct values among {', '.join(repr(a) for a in allowed)}, got {v!r}")
+        return Axis(name, values)
     if name not in SWEPT:
         hint = "an arch parameter" if name not in PARAM_NAMES else "a parameter that changes cycles"
-        raise bad(key, f"not {hint} (sweepable: {', '.join(SWEPT)})")
+        raise bad(key, f"not {hint} (sweepable: {', '.join(SWEPT + tuple(OPTION_AXES))})")
     if isinstance(v, list):
         values = tuple(v)
     elif isinstance(v, dict):

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from tools.dse.evaluate import Job, job_dict, model_digest
 from tools.dse.executors import Executor
-from tools.dse.spec import DseSpec, arch_of_point, area
+from tools.dse.spec import DseSpec, arch_of_point, area, point_label, point_options
 
 GUIDED_BATCH = 4
 """Points the guided search asks for at a time: fixed, so its choices do not depend on
@@ -32,9 +32,11 @@ class Point:
     """One arch of a sweep and its rows (one per model)."""
 
     params: dict[str, Any]
-    arch: str
+    arch: str  # (its label: the arch spec, then the options it sets, `spec.point_label`)
     area: float
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)  # npu-default's, the spec's and the point's own
+    spec: str = ""  # the arch spec alone (`--arch`)
 
     def ok(self) -> bool:
         return bool(self.rows) and all(r["status"] == "ok" for r in self.rows.values())
@@ -134,12 +136,13 @@ def evaluate_points(spec: DseSpec, runner: Runner, params: list[dict[str, Any]],
     new = []
     for p in params:
         arch = arch_of_point(spec.base, p)
-        new.append(Point(dict(p), arch.spec(), area(arch, spec.area)))
-    by_arch = {pt.arch: pt for pt in new}
-    jobs = [runner.job(m, pt.arch, spec.options, spec.numerics, spec.pipeline) for pt in new for m in spec.models]
+        new.append(Point(dict(p), point_label(spec.base, p), area(arch, spec.area),
+                         options={**spec.options, **point_options(p)}, spec=arch.spec()))
+    jobs = [runner.job(m, pt.spec, pt.options, spec.numerics, spec.pipeline) for pt in new for m in spec.models]
+    of_job = {id(j): pt for j, pt in zip(jobs, (pt for pt in new for _ in spec.models))}
 
     def done(job: Job, row: dict[str, Any]) -> None:
-        pt = by_arch[job.arch]
+        pt = of_job[id(job)]
         pt.rows[job.name] = row
         if len(pt.rows) == len(spec.models):
             points.append(pt)
@@ -171,12 +174,12 @@ def run_guided(spec: DseSpec, runner: Runner, progress: Progress) -> list[Point]
         trials = [study.ask() for _ in range(min(GUIDED_BATCH, spec.budget - len(seen)))]
         params = [{a.name: t.suggest_categorical(a.name, list(a.values)) for a in spec.axes} for t in trials]
         tries += len(trials)
-        fresh = [p for p in params if arch_of_point(spec.base, p).spec() not in seen]
-        unique = list({arch_of_point(spec.base, p).spec(): p for p in fresh}.values())
+        fresh = [p for p in params if point_label(spec.base, p) not in seen]
+        unique = list({point_label(spec.base, p): p for p in fresh}.values())
         for pt in evaluate_points(spec, runner, unique, progress, points):
             seen[pt.arch] = pt
         for t, p in zip(trials, params):
-            pt = seen[arch_of_point(spec.base, p).spec()]
+            pt = seen[point_label(spec.base, p)]
             g = pt.geomean_cycles()
             if g is None:
                 study.tell(t, state=optuna.trial.TrialState.FAIL)
