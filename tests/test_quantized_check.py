@@ -285,3 +285,12 @@ def test_compare_all_names_a_relu_folded_into_a_requantize_by_its_quantize(tmp_p
     rows = json.loads(rep.read_text())["compare_all"]["tensors"]
     assert "mm" not in [r["node"] for r in rows] and "q_r" in [r["node"] for r in rows], rows
     assert all(r["ok"] for r in rows)
+
+
+def test_a_share_short_of_all_is_never_shown_as_100_percent():
+    """'100% within one step, largest difference 3 steps' read as a contradiction: a
+    share below 1 that rounds to 100 at four digits is '>99.99%'."""
+    from tools.quant_steps import describe, percent
+    assert [percent(x) for x in (1.0, 0.99997, 0.99987, 0.5, 0.0)] == ["100%", ">99.99%", "99.99%", "50%", "0%"]
+    text = describe({"exact": 0.9987, "within_one": 0.99997, "step": 0.0439, "max_steps": 3.0})
+    assert text == "99.87% equal, >99.99% within one step of 0.0439, largest difference 3 steps"

@@ -31,7 +31,7 @@ from npu_dialects import special
 from npu_dialects.arch import Arch, widest_type
 from npu_dialects.dtypes import element_type, from_np, type_name
 from npu_dialects.locs import node_names
-from tools.quant_steps import Step, step_metrics
+from tools.quant_steps import Step, percent, step_metrics
 from tools.tolerance import PRECISION_RTOL, metrics
 
 PASS_THROUGH = (g.ReshapeOp, g.TransposeOp, g.SliceOp, g.ConcatOp, g.GatherOp, g.PadOp, g.ExpandOp, g.MaxPoolOp,
@@ -318,7 +318,7 @@ def _cell(r: dict[str, Any]) -> str:
     local = f"{loc['max_steps']:>6.3g}" if loc else f"{'-':>6}"
     if not s:
         return f"{'-':>8} {'-':>8} {'-':>5} {local}"
-    return f"{100 * s['exact']:>7.2f}% {100 * s['within_one']:>7.2f}% {s['max_steps']:>5.3g} {local}"
+    return f"{percent(s['exact'], 4):>8} {percent(s['within_one'], 4):>8} {s['max_steps']:>5.3g} {local}"
 
 
 def _why(rows: list[dict[str, Any]], node: str | None, against: str | None) -> str:

@@ -32,6 +32,7 @@ from npu_dialects.graph import ConstantOp
 from npu_dialects.locs import node_names
 from npu_dialects.task import TaskOp
 from npu_dialects.tile import KernelOp
+from tools.quant_steps import percent
 
 DOT_MISSING = ("graphviz's 'dot' is not on PATH: wrote the DOT text only (install graphviz, e.g. "
                "'apt-get install graphviz', for SVG/PNG)")
@@ -349,7 +350,7 @@ def _accuracy(report: dict[str, Any]) -> list[str]:
     out: list[str] = []
     c = report.get("check")
     if c is not None:
-        steps = "".join(f"; '{html.escape(n)}' {100 * s['within_one']:.4g}% within one step of {s['step']:.3g}, "
+        steps = "".join(f"; '{html.escape(n)}' {html.escape(percent(s['within_one']))} within one step of {s['step']:.3g}, "
                         f"largest {s['max_steps']:.3g} steps" for n, s in (c.get("steps") or {}).items())
         out.append(f"<h2>Check</h2><p>{'ok' if c['ok'] else 'FAILED'} vs {html.escape(str(c.get('reference')))} "
                    f"(max abs err {c['max_abs_err']:.3g}, max rel err {c['max_rel_err']:.3g}){steps}</p>")

@@ -149,8 +149,18 @@ def step_metrics(got: np.ndarray, ref: np.ndarray, step: Step) -> dict[str, Any]
             "ok": bool(ok)}
 
 
+def percent(share: float, digits: int = 4) -> str:
+    """`share` (0..1) as a percentage of `digits` significant digits ('99.2%'), never
+    shown as 100% unless it is all: 0.99997 is '>99.99%' (a line saying '100% within
+    one step, largest difference 3 steps' contradicts itself)."""
+    text = f"{100 * share:.{digits}g}"
+    if share < 1 and text == "100":
+        return f">{100 - 10.0 ** (2 - digits):.{digits - 2}f}%"
+    return f"{text}%"
+
+
 def describe(m: dict[str, Any]) -> str:
     """One phrase: '99.2% equal, 100% within one step of 0.05, largest difference 1 step'."""
     worst = f"{m['max_steps']:.3g}"
-    return (f"{100 * m['exact']:.4g}% equal, {100 * m['within_one']:.4g}% within one step of {m['step']:.3g}, "
+    return (f"{percent(m['exact'])} equal, {percent(m['within_one'])} within one step of {m['step']:.3g}, "
             f"largest difference {worst} step{'' if worst == '1' else 's'}")
