@@ -147,7 +147,7 @@ class CopyOp(IRDLOperation):
     def segments(self) -> tuple[SSAValue, SSAValue, Sequence[SSAValue], Sequence[SSAValue]]:
         """(src, dst, src_offsets, dst_offsets), the operand segments decoded once (each
         accessor decodes `operandSegmentSizes` again); the segment sizes verified."""
-        ops = self.operands
+        ops = self._operands  # pyright: ignore[reportPrivateUsage]  # (the tuple `operands` views)
         n_src = self.attributes["operandSegmentSizes"].get_values()[2]  # type: ignore[union-attr]
         return ops[0], ops[1], ops[2:2 + n_src], ops[2 + n_src:]
 

@@ -181,6 +181,18 @@ def task_nodes(task: TaskOp, names_of: Callable[[Operation], list[str]] = node_n
     return out
 
 
+def ops_and_end(block: Block) -> list[Operation | None]:
+    """The ops of `block` (not of the regions inside them), then None: one walk over
+    its list (`list(block.ops)` walks it twice: `len` first)."""
+    out: list[Operation | None] = []
+    op = block.first_op
+    while op is not None:
+        out.append(op)
+        op = op.next_op
+    out.append(None)
+    return out
+
+
 def preorder(block: Block, out: list[Operation]) -> list[Operation]:
     """Append the ops of `block` and of the regions inside them to `out`, in the order
     `Block.walk` gives them (each op before its regions' ops); returns `out`. (A plain
@@ -384,7 +396,7 @@ class _TaskCompiler:
         after its first m (before the gate when m = n), with `handoff` = k a REQ_HANDOFF
         after its first k."""
         code: list = []
-        for i, op in enumerate([*block.ops, None]):
+        for i, op in enumerate(ops_and_end(block)):
             if i == handoff:
                 code.append(_HANDOFF)
             if early and i == early:

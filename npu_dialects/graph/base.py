@@ -50,13 +50,25 @@ from npu_dialects.graph.refs import in_f32
 # --------------------------------------------------------------------------------------
 
 
+_INTS: dict[tuple[int, object, bytes], tuple[int, ...]] = {}
+"""`ints` by (element width, signedness, the array's bytes): the compiler and the simulator decode
+the same few thousand arrays (copy windows, strides, pads) over and over."""
+
+
 def ints(attr: Attribute | None, default: Sequence[int]) -> tuple[int, ...]:
     """Values of an `array<i64: ...>` attribute (VerifyException for other element types)."""
     if attr is None:
         return tuple(default)
     if not isinstance(attr, DenseArrayBase) or not isinstance(attr.elt_type, IntegerType):
         raise VerifyException(f"expected an integer array such as array<i64: 1, 2>, got {attr}")
-    return tuple(int(v) for v in attr.get_values())
+    t = attr.elt_type
+    key = (t.width.data, t.signedness.data, attr.data.data)
+    got = _INTS.get(key)
+    if got is None:
+        if len(_INTS) >= 1 << 16:  # (bounded: a long-lived process compiles many models)
+            _INTS.clear()
+        got = _INTS[key] = tuple(attr.get_values())  # type: ignore[arg-type]
+    return got
 
 
 def check_lengths_and_signs(op: str, params: Sequence[tuple[str, Sequence[int], int]],
