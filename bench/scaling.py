@@ -36,6 +36,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from bench import run_checked, write_table
+from bench.compile import byte_compile
 
 SIZES = (1_000, 10_000, 100_000)
 OPS = ("Relu", "Neg", "Abs", "Sigmoid")
@@ -157,6 +158,7 @@ def main() -> None:
     ap.add_argument("--bert-layers", default="12,24,48", help="BERT-base encoder depths ('' for none)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "scaling.md"))
     args = ap.parse_args()
+    byte_compile()  # (as bench/compile.py: no timed process compiles the checkout from source)
     rows, berts = [], []
     with tempfile.TemporaryDirectory() as d:
         for n in sorted(int(s) for s in args.sizes.split(",")):
