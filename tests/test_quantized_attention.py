@@ -91,6 +91,71 @@ def test_quantized_scores_are_held_as_8_bit_codes():
     quant = {"quant": DenseArrayBase.from_list(Float32Type(), [1.0] * len(AttentionOp.QUANT_FIELDS))}
     ins, out = [(12, 16, 64), (12, 64, 2048), (12, 2048, 64)], (12, 16, 64)
     cube, vector = parse_arch_spec("default"), parse_arch_spec("default,requant_unit=vector")
-    assert AttentionOp.tile_scratch_bytes_of(quant, cube, ins, out) == 12 * 16 * 2048 + 2048 * 4
+    # (+ the per-row softmax tables, 256 f32 and 256 8-bit entries: fake-quantized logits, 2048 keys)
+    assert AttentionOp.row_tables(cube, AttentionOp.quantized(quant), ins)
+    assert AttentionOp.tile_scratch_bytes_of(quant, cube, ins, out) == 12 * 16 * 2048 + 2048 * 4 + 256 * 5
     assert AttentionOp.tile_scratch_bytes_of(quant, vector, ins, out) == AttentionOp.tile_scratch_bytes(vector, ins, out)
     assert AttentionOp.tile_scratch_bytes_of({}, cube, ins, out) == AttentionOp.tile_scratch_bytes(cube, ins, out)
+
+
+def _row_table_attention(attrs, p, q, kt, v, *mask):
+    """The `quant` attention as `AttentionOp.row_table_cycles` prices it: the logits'
+    8-bit codes q2, then per row the max code, E[k] = exp(V[k] - max) and P[k] =
+    quantize(E[k] / sum) over the 256 codes, each score's probability code gathered
+    from P - the tables' arithmetic, not the graph's ops. Returns the output codes and,
+    beside them, the probabilities (f32, gathered from E / sum) and the graph's own
+    (its SoftmaxOp on its DequantizeLinear of q2)."""
+    from npu_dialects import special
+    from npu_dialects.graph import AttentionOp, SoftmaxOp
+    from npu_dialects.graph.quant import dequantize_ref, quantize_ref, requantize_ref
+    from npu_dialects.graph.refs import integer_operands
+
+    def f(x):
+        return np.asarray(x, np.float32)
+
+    mode = "fixed" if p["fixed"] else "float"
+    acc = np.matmul(*integer_operands(q, kt, int(p["zq"]), int(p["zk"])))
+    c = requantize_ref(acc, f(p["m1"]), f(p["z1"]), int(p["lo1"]), int(p["hi1"]), mode)
+    x = dequantize_ref(c, f(p["s1"]), f(p["z1t"])) * f(attrs["scale"].value.data)
+    x = AttentionOp.masked(attrs, x, mask)
+    lo2, hi2 = int(p["lo2"]), int(p["hi2"])
+    q2 = quantize_ref(x, f(p["s2"]), f(p["z2"]), lo2, hi2)
+    k = (q2 - lo2).astype(np.int64)  # (the code's index)
+    values = dequantize_ref(np.arange(lo2, hi2 + 1, dtype=np.float32), f(p["s2"]), f(p["z2"]))  # V
+    top = values[k.max(axis=-1, keepdims=True)]  # (V is monotone: the row's max is V of its largest code)
+    e_table = special.exp(values - top)  # [..., S, 256]
+    total = np.take_along_axis(e_table, k, axis=-1).sum(axis=-1, keepdims=True)
+    probs = special.divide(e_table, total)
+    c3 = np.take_along_axis(quantize_ref(probs, f(p["s3"]), f(p["z3"]), int(p["lo3"]), int(p["hi3"])), k, axis=-1)
+    acc = np.matmul(*integer_operands(c3, v, int(p["z3"]), int(p["zv"])))
+    out = requantize_ref(acc, f(p["m2"]), f(p["z4"]), int(p["lo4"]), int(p["hi4"]), mode)
+    graph = SoftmaxOp.compute({}, dequantize_ref(q2, f(p["s2"]), f(p["z2"])))
+    return np.rint(out).astype(np.int64), np.take_along_axis(probs, k, axis=-1), graph
+
+
+@pytest.mark.parametrize("signed", [True, False], ids=["int8", "uint8"])
+@pytest.mark.parametrize("masked", [False, True], ids=["no_mask", "padding_mask"])
+def test_per_row_softmax_tables_give_the_graphs_codes_bit_for_bit(signed, masked):
+    """The per-row tables `AttentionOp.quantized_cycles` prices for long rows compute the
+    same probabilities, bit for bit, as the graph's own softmax of the dequantized codes
+    (which the simulator runs), hence the same output: every table entry is the f32
+    arithmetic the graph does to a score holding that code."""
+    from xdsl.dialects.builtin import Float32Type, FloatAttr
+
+    from npu_dialects.graph import AttentionOp
+
+    rng = np.random.default_rng(3 + 2 * signed + masked)
+    lo, hi, z = (-128, 127, 0) if signed else (0, 255, 128)
+    heads, s, d, t = 4, 16, 32, 300
+    q = rng.integers(lo, hi + 1, (1, heads, s, d)).astype(np.float32)
+    kt = rng.integers(lo, hi + 1, (1, heads, d, t)).astype(np.float32)
+    v = rng.integers(lo, hi + 1, (1, heads, t, d)).astype(np.float32)
+    p = dict(zq=z, zk=z, zv=z, m1=1 / 900, z1=z, lo1=lo, hi1=hi, s1=0.11, z1t=z, s2=0.09, z2=hi, lo2=lo, hi2=hi,
+             s3=1 / 255, z3=lo, lo3=lo, hi3=hi, m2=0.004, z4=z, lo4=lo, hi4=hi, fixed=0.0, div=0.0)
+    attrs = {"scale": FloatAttr(0.125, Float32Type())}
+    mask = [np.where(rng.random((1, 1, 1, t)) < 0.2, -10000.0, 0.0).astype(np.float32)] if masked else []
+    got, probs, graph = _row_table_attention(attrs, p, q, kt, v, *mask)
+    assert probs.dtype == graph.dtype == np.float32 and probs.view(np.int32).tolist() == graph.view(np.int32).tolist()
+    want = AttentionOp._quantized(attrs, p, q, kt, v, *mask)  # pyright: ignore[reportPrivateUsage]
+    np.testing.assert_array_equal(got, want)
+    assert len(np.unique(want)) > 20  # (not a saturated output)

@@ -465,20 +465,59 @@ class AttentionOp(StructuredOp):
         (`RequantizeOp.VECTOR_COST`; in the cube's output stage with `requant_unit =
         cube`, as a conv's), the table lookup (`TableOp`, 8-bit), the
         dequantize, the scale's multiply or divide when `scaled`, a pass per mask
-        operand, the fake quantization (quantize and dequantize: 3) when s2 is set, the
-        softmax's max, exp, sum and divide (4; the exp as the arch evaluates it) and the
-        quantize of the probabilities (2); over the output the requantize (the same way
-        as the first)."""
+        operand, then the softmax of the logits and the quantize of its probabilities
+        as the cheaper of `direct_softmax_passes` and `row_table_cycles` (the latter
+        only with a fake quantization before the softmax: `row_tables`); over the
+        output the requantize (the same way as the first)."""
         q, v = in_shapes[0], in_shapes[2]
         heads = math.prod(q[:-2])
         s, d, t, dv = q[-2], q[-1], v[-2], v[-1]
         n, out = heads * s * t, math.prod(out_shape)
         cube = arch.cube_cycles(s, d, t, heads, "i8") + arch.cube_cycles(s, t, dv, heads, "i8")
-        passes = 1 + int(scaled) + len(in_shapes[3:]) + (3 if quant["s2"] else 0) + 4 + QuantizeOp.VECTOR_COST
-        passes += arch.special_passes(("exp",))  # (the softmax's exp by the arch's method)
+        passes = 1 + int(scaled) + len(in_shapes[3:])
         lookup = arch.vector_cycles(n, TableOp.VECTOR_COST, "i8") if table else 0
         requant = RequantizeOp.after_product_cycles(arch, n) + RequantizeOp.after_product_cycles(arch, out)
-        return cube + arch.vector_cycles(n, passes) + lookup + requant
+        if cls.row_tables(arch, quant, in_shapes):
+            return cube + arch.vector_cycles(n, passes) + lookup + cls.row_table_cycles(arch, n, heads * s) + requant
+        return cube + arch.vector_cycles(n, passes + cls.direct_softmax_passes(arch, quant)) + lookup + requant
+
+    @classmethod
+    def direct_softmax_passes(cls, arch: Arch, quant: dict[str, float]) -> int:
+        """The f32 passes over the logits from the mask on, computed as the graph writes
+        them: the fake quantization when s2 is set (quantize and dequantize: 3), the
+        softmax's max, exp, sum and divide (4; the exp as the arch evaluates it) and
+        the quantize of the probabilities (2)."""
+        return (3 if quant["s2"] else 0) + 4 + QuantizeOp.VECTOR_COST + arch.special_passes(("exp",))
+
+    ROW_TABLE: ClassVar[int] = 256  # entries of a per-row table (`row_table_cycles`): one per 8-bit code
+
+    @classmethod
+    def row_table_cycles(cls, arch: Arch, n: int, rows: int) -> int:
+        """The logits quantized to 8-bit codes q2 (s2's quantize, 2 f32 passes), then the
+        softmax and its quantize through two tables per row indexed by the code: with
+        V[k] = dequantize(k) (monotone: s2 > 0), the row's max is V[max q2] (one 8-bit
+        pass); E[k] = exp(V[k] - max) and P[k] = quantize(E[k] / sum) over the 256 codes
+        (sub, exp, divide, quantize: 5 passes over 256 entries a row); per score a
+        gather of E (`TableOp.VECTOR_COST`, f32), the row sum (an f32 pass) and a gather
+        of P (8-bit). Every E and P entry is the same f32 arithmetic on the same value
+        the graph's ops do to each score holding that code, so the probabilities' codes
+        are those of `_quantized` bit for bit (tests/test_quantized_attention.py)."""
+        per_row = arch.vector_cycles(rows * cls.ROW_TABLE, 3 + QuantizeOp.VECTOR_COST + arch.special_passes(("exp",)))
+        return (arch.vector_cycles(n, QuantizeOp.VECTOR_COST) + arch.vector_cycles(n, 1, "i8")
+                + arch.vector_cycles(n, TableOp.VECTOR_COST + 1) + arch.vector_cycles(n, TableOp.VECTOR_COST, "i8")
+                + per_row)
+
+    @classmethod
+    def row_tables(cls, arch: Arch, quant: dict[str, float], in_shapes: Sequence[Sequence[int]]) -> bool:
+        """Whether a `quant` tile with inputs of `in_shapes` computes its softmax through
+        per-row tables (`row_table_cycles`): the logits are fake-quantized (s2 > 0, so a
+        score's logit is one of 256 codes, in the codes' order) and that is cheaper than
+        the direct passes - for rows of many keys (a row's tables cost 256 entries)."""
+        if not quant["s2"] > 0:
+            return False
+        q, v = in_shapes[0], in_shapes[2]
+        rows, n = math.prod(q[:-1]), math.prod(q[:-1]) * v[-2]
+        return cls.row_table_cycles(arch, n, rows) < arch.vector_cycles(n, cls.direct_softmax_passes(arch, quant))
 
     @staticmethod
     def finish_cycles(arch: Arch, rows: int, dv: int) -> int:
@@ -502,11 +541,14 @@ class AttentionOp(StructuredOp):
         """A `quant` tile whose requantizes run in the cube's output stage holds its
         scores as the 8-bit codes that stage writes ([..., S, T], 1 byte each: the
         logits after the table, mask and quantize/dequantize pair are 8-bit codes again)
-        and one row of them in f32 for the softmax; otherwise `tile_scratch_bytes`."""
-        if cls.quantized(attrs) is None or arch.requant_unit != "cube":
+        and one row of them in f32 for the softmax (and, with `row_tables`, the row's two
+        tables: 256 f32 and 256 8-bit entries); otherwise `tile_scratch_bytes`."""
+        quant = cls.quantized(attrs)
+        if quant is None or arch.requant_unit != "cube":
             return cls.tile_scratch_bytes(arch, in_shapes, out_shape)
         q, v = in_shapes[0], in_shapes[2]
-        return math.prod(q[:-1]) * v[-2] + v[-2] * 4
+        tables = cls.row_tables(arch, quant, cls.canonical_shapes(attrs, in_shapes, out_shape)[0])
+        return math.prod(q[:-1]) * v[-2] + v[-2] * 4 + (cls.ROW_TABLE * 5 if tables else 0)
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
         shapes = [shape_of(v) for v in self.operands]
