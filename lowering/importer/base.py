@@ -164,11 +164,24 @@ def load_model(path: str) -> onnx.ModelProto:
     problem = external_problem(model)
     if problem:
         raise OnnxImportError(f"{path}: error: cannot read the ONNX model: {problem}")
+    relax_initializer_inputs(model)
     try:
         check_model(model, os.path.dirname(os.path.abspath(path)))
     except Exception as e:  # ValidationError, or anything the checker trips over
         raise OnnxImportError(f"{path}: error: {_checker_message(str(e), _default_opset(model))}") from None
     return model
+
+
+def relax_initializer_inputs(model: onnx.ModelProto) -> None:
+    """An IR version 3 model whose initializers are not all graph inputs is read as IR
+    version 4 reads it (in memory): IR 4 dropped that rule, onnxruntime runs such files,
+    and its quantizers write them (`quantize_dynamic` or `quantize_static` of a model
+    at IR 3 adds scales and zero points as initializers only). Nothing else of IR 4
+    differs for a model that passes the checker at IR 3 otherwise."""
+    if model.ir_version < 4:
+        inputs = {i.name for i in model.graph.input}
+        if any(t.name not in inputs for t in model.graph.initializer):
+            model.ir_version = 4
 
 
 def _default_opset(model: onnx.ModelProto) -> int | None:
