@@ -149,3 +149,48 @@ def test_f16_decode_keeps_its_f32_kv_cache_in_f32(precision):
         np.testing.assert_array_equal(low.outputs[name][:, :, :-1], ref[name][:, :, :-1])
     out = ref["output"]
     assert np.abs(low.outputs["output"] - out).max() <= 0.05 * np.abs(out).max()
+
+
+def _f16_convs(keep_io: bool) -> onnx.ModelProto:
+    """Three 3x3 convs of 32 channels in f16 (weights f16), with f16 inputs and outputs,
+    or (`keep_io`, as onnxconverter-common's keep_io_types) f32 ones cast at the edges."""
+    rng = np.random.default_rng(7)
+    io = TensorProto.FLOAT if keep_io else TensorProto.FLOAT16
+    nodes, inits, x = [], [], "x"
+    if keep_io:
+        nodes.append(helper.make_node("Cast", ["x"], ["x16"], name="in_cast", to=TensorProto.FLOAT16))
+        x = "x16"
+    for i, c in enumerate((3, 32, 32)):
+        w = (rng.standard_normal((32, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float16)
+        inits.append(numpy_helper.from_array(w, f"w{i}"))
+        nodes.append(helper.make_node("Conv", [x, f"w{i}"], [f"c{i}"], name=f"conv{i}", pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"relu{i}"))
+        x = f"r{i}"
+    if keep_io:
+        nodes.append(helper.make_node("Cast", [x], ["y"], name="out_cast", to=TensorProto.FLOAT))
+    else:
+        nodes[-1].output[0] = "y"
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", io, [1, 3, 32, 32])],
+                              [helper.make_tensor_value_info("y", io, [1, 32, 32, 32])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("keep_io", [False, True], ids=["f16_io", "f32_io"])
+def test_check_gives_an_all_f16_model_the_f16_tolerance(keep_io, tmp_path, capsys):
+    """`npu-run --check` of an all-f16 file (onnxruntime computes it in f16 too, rounding
+    elsewhere) compares with f16's tolerance, as for `--precision f16`: with f32's it
+    failed every such model (SqueezeNet, EfficientNet, BERT converted by
+    onnxconverter-common: 'max rel err 0.00378 (rtol 0.001...)')."""
+    from tools.npu_run import main as run_main
+    from tools.tolerance import metrics, model_precision
+    path = tmp_path / "m.onnx"
+    onnx.save(_f16_convs(keep_io), str(path))
+    assert model_precision(str(path)) == "f16" and model_precision("tests/models/lenet.onnx") is None
+    x = np.random.default_rng(8).standard_normal((1, 3, 32, 32)).astype(np.float32 if keep_io else np.float16)
+    np.savez(tmp_path / "in.npz", x=x)
+    assert run_main([str(path), "--inputs", str(tmp_path / "in.npz"), "--check", "--outputs",
+                     str(tmp_path / "out.npz")]) == 0
+    assert "check:       ok vs onnxruntime" in capsys.readouterr().out
+    got = np.load(tmp_path / "out.npz")["y"]
+    want = onnxruntime_outputs(onnx.load(str(path)), {"x": x})["y"]
+    assert not metrics(got, want)["ok"]  # (f32's tolerance: what the check gave it before)

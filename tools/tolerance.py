@@ -36,9 +36,12 @@ def metrics(got: np.ndarray, ref: np.ndarray, precision: str | None = None) -> d
 
 
 def model_precision(path: str | None) -> str | None:
-    """The 16-bit type whose tolerance `--check` gives a model with per-node precisions
-    (node `metadata_props` `npu.precision`, an npu-quantize mixed model: bf16 when any
-    node is bf16, else f16), None for any other model or file."""
+    """The 16-bit type whose tolerance `--check` gives a model: one with per-node
+    precisions (node `metadata_props` `npu.precision`, an npu-quantize mixed model), or
+    one holding f16 or bf16 tensors itself (an all-f16 file, e.g. onnxconverter-common's
+    `convert_float_to_float16`, with or without f32 inputs and outputs: its inputs,
+    outputs, initializers, value infos or Casts) - bf16 when any is bf16, else f16.
+    None for any other model or file."""
     if path is None or not path.lower().endswith(".onnx"):
         return None
     import onnx
@@ -47,4 +50,10 @@ def model_precision(path: str | None) -> str | None:
     except Exception:  # (onnx raises many types; the model's own errors come from the importer)
         return None
     kinds = {p.value for n in model.graph.node for p in n.metadata_props if p.key == "npu.precision"}
-    return next((t for t in ("bf16", "f16") if t in kinds), None)
+    g, t = model.graph, onnx.TensorProto
+    types = {v.type.tensor_type.elem_type for v in (*g.input, *g.output, *g.value_info)}
+    types |= {i.data_type for i in g.initializer}
+    types |= {a.i for n in g.node if n.op_type == "Cast" for a in n.attribute if a.name == "to"}
+    kinds |= {"bf16"} if t.BFLOAT16 in types else set()
+    kinds |= {"f16"} if t.FLOAT16 in types else set()
+    return next((k for k in ("bf16", "f16") if k in kinds), None)
