@@ -194,3 +194,47 @@ def test_check_gives_an_all_f16_model_the_f16_tolerance(keep_io, tmp_path, capsy
     got = np.load(tmp_path / "out.npz")["y"]
     want = onnxruntime_outputs(onnx.load(str(path)), {"x": x})["y"]
     assert not metrics(got, want)["ok"]  # (f32's tolerance: what the check gave it before)
+
+
+def _squeeze_excite() -> onnx.ModelProto:
+    """A squeeze-and-excitation block (EfficientNet's): conv, global average pool, two 1x1
+    convs, sigmoid, the channel gate."""
+    rng = np.random.default_rng(11)
+
+    def w(name: str, *shape: int) -> onnx.TensorProto:
+        return numpy_helper.from_array((rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))).astype(np.float32), name)
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalAveragePool", ["c"], ["p"], name="gap"),
+             helper.make_node("Conv", ["p", "w1"], ["s"], name="reduce"),
+             helper.make_node("Relu", ["s"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w2"], ["e"], name="expand"),
+             helper.make_node("Sigmoid", ["e"], ["g"], name="gate"),
+             helper.make_node("Mul", ["c", "g"], ["y"], name="scale")]
+    graph = helper.make_graph(nodes, "se", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 56, 56])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 56, 56])],
+                              [w("w0", 64, 16, 3, 3), w("w1", 8, 64, 1, 1), w("w2", 64, 8, 1, 1)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("precision", ["f16", "bf16"])
+def test_a_16_bit_global_pool_reads_its_input_as_it_is(precision):
+    """A mean kept in f32 by npu-convert-precision reads the 16-bit tensor and sums it in
+    f32 (a widening reduction) instead of a cast kernel writing an f32 copy of it: an
+    SE block's pool of [1, 64, 56, 56] moved 4 + 2 bytes an element more."""
+    from tools.tolerance import metrics
+    model = _squeeze_excite()
+    x = {"x": np.random.default_rng(12).standard_normal((1, 16, 56, 56)).astype(np.float32)}
+    arch = parse_arch_spec("default")
+    module, weights = import_model(model, arch)
+    compile_module(module, arch, weights, verify_each=False, stage="graph", precision=precision)
+    means = [op for op in module.walk() if op.name == "npu_graph.reduce_mean"]
+    assert means and all(precision in str(op.operands[0].type) and "f32" in str(op.results[0].type) for op in means)
+    big = [op for op in module.walk() if op.name == "npu_graph.cast" and shape_of_first(op) == (1, 64, 56, 56)]
+    assert len(big) == 1 and [u.operation.name for u in big[0].results[0].uses] == ["func.return"]  # (the exit only)
+    compile_module(module, stage="backend", verify_each=False, precision=precision)
+    got = run(module, weights_of(module), x).outputs["y"]
+    assert metrics(got, onnxruntime_outputs(model, x)["y"], precision)["ok"]
+
+
+def shape_of_first(op) -> tuple[int, ...]:
+    return tuple(op.operands[0].type.get_shape())

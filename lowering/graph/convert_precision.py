@@ -14,8 +14,9 @@ f32, cast where a converted op reads it), and the function's arguments and resul
 their type through an `npu_graph.cast` at entry and exit. Stay in f32 (a remark names
 each op and why): tensors that carry integers (integer or boolean inputs, comparison
 results, gather indices and what computes them, integer outputs), mean and sum
-reductions and LRN, whose results are sums (their operands are cast to f32 and their
-results back). Softmax and layer normalisation are converted with their statistics in
+reductions and LRN, whose results are sums (their results are cast back; LRN's
+operands are cast to f32, while a mean or sum reads its 16-bit input as it is and
+sums it in f32: a widening reduction). Softmax and layer normalisation are converted with their statistics in
 f32: a tile widens 16-bit rows to f32 and rounds only the result. Quantized ops
 (quantize, dequantize, requantize, cast) and non-f32 tensors are left alone.
 
@@ -113,6 +114,13 @@ MAKES_INTEGERS = (EqualOp, LessOp, GreaterOp, TruncOp, *(SIMPLE_UNARY[f] for f i
 """Ops whose results hold integers (0/1, rounded values) whatever their operands hold."""
 INDEX_OPERANDS: dict[type[Operation], tuple[int, ...]] = {GatherOp: (1,)}
 """Operands an op takes as f32 integers in any precision (gather's indices)."""
+
+
+def widening(op: Operation, index: int) -> bool:
+    """Whether operand `index` of an op kept in f32 is read in 16 bits as it is: a mean's or
+    sum's input (the reduction sums the 16-bit values in f32 into its f32 result, so no
+    cast writes an f32 copy of the tensor for it)."""
+    return index == 0 and isinstance(op, (ReduceMeanOp, ReduceSumOp))
 
 
 PRECISION_ATTR = "npu.precision"
@@ -237,7 +245,7 @@ class _Convert:
                 want = self.wants(o, i, convert)
                 if want is not None and (_is_f32(v) or (v in retyped and _element(v) != want)):
                     o.operands[i] = self.cast(v, want)  # type: ignore[index]
-                elif want is None and v in retyped:
+                elif want is None and v in retyped and not widening(o, i):
                     o.operands[i] = self.cast(v, f32)  # type: ignore[index]
 
     def converts(self, op: Operation, ints: set[SSAValue]) -> bool:

@@ -34,7 +34,7 @@ from xdsl.traits import NoMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects.arch import Arch, DType
-from npu_dialects.dtypes import QUANTIZED, qrange, type_name
+from npu_dialects.dtypes import QUANTIZED, compute_view, qrange, type_name
 from npu_dialects.graph.base import (
     ANY_TYPE,
     FORMAT,
@@ -107,7 +107,11 @@ class ReduceOp(StructuredOp):
     tensor the reduction dequantizes as it reads it (`dequantize_ref`, ONNX's
     DequantizeLinear), reducing the f32 values in an f32 result - what npu-fuse-qdq
     makes of a QDQ model's reduce(dequantize(x)) (a global average pool), so the 8-bit
-    tensor is read, not its float copy; priced one more vector pass over the input."""
+    tensor is read, not its float copy; priced one more vector pass over the input.
+    A mean or sum of an f16/bf16 input may have an f32 result (a widening reduction:
+    the 16-bit values summed in f32, as npu-convert-precision keeps sums), so the input
+    is read as it is, not its f32 copy. A 16-bit input is always reduced in f32 (the
+    unit's arithmetic, `dtypes.compute_view`), its result rounded to the result's type."""
 
     input = operand_def(TensorType)
     axes = attr_def(DenseArrayBase)
@@ -149,6 +153,9 @@ class ReduceOp(StructuredOp):
         """One float type, or (with `input_scale`) an i8/ui8 input, its zero point within
         the type and a positive finite scale, and an f32 result."""
         if self.input_scale is None and self.input_zero_point is None:
+            if isinstance(self, (ReduceMeanOp, ReduceSumOp)) and type_name(type_of(self.result)) == "f32" \
+                    and type_name(type_of(self.input)) in ("f16", "bf16"):
+                return  # (a widening sum: 16-bit values summed in f32)
             super().check_element_types()
             return
         expect_type(self, self.input, "input", QUANTIZED)
@@ -200,7 +207,7 @@ class ReduceOp(StructuredOp):
 
     @classmethod
     def compute(cls, attrs: dict[str, Attribute], *arrays: np.ndarray) -> np.ndarray:
-        x = arrays[0]
+        x = compute_view(arrays[0])  # (16-bit values reduced in f32)
         if "input_scale" in attrs:
             x = dequantize_ref(x, np.array(attr_float(attrs, "input_scale", 1.0), np.float32),
                                np.array(attr_float(attrs, "input_zero_point", 0.0), np.float32))

@@ -1029,6 +1029,32 @@ func.func @f(%a: tensor<2x4xi8>, %b: tensor<2x4xi8>) {
 
 // -----
 
+// A widening sum: a mean or sum of f16/bf16 values into an f32 result verifies (what
+// npu-convert-precision keeps in f32); a max may not widen, nor a mean narrow.
+func.func @f(%x: tensor<2x4xf16>, %y: tensor<2x4xbf16>) {
+  %0 = npu_graph.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<2x4xf16>) -> tensor<2x1xf32>
+  %1 = npu_graph.reduce_sum %y {axes = array<i64: 1>, keepdims = false} : (tensor<2x4xbf16>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4xf16>) {
+  // expected-error @+1 {{'npu_graph.reduce_max': result #0 is f32 but operand #0 is f16; this op computes in one element type (insert a cast)}}
+  %0 = npu_graph.reduce_max %x {axes = array<i64: 1>, keepdims = true} : (tensor<2x4xf16>) -> tensor<2x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{'npu_graph.reduce_mean': result #0 is f16 but operand #0 is f32; this op computes in one element type (insert a cast)}}
+  %0 = npu_graph.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<2x4xf32>) -> tensor<2x1xf16>
+  func.return
+}
+
+// -----
+
 // A reduction with a dequantizing input (input_scale, input_zero_point): an i8/ui8
 // input, an f32 result, a positive finite scale, an integral zero point in the type.
 func.func @f(%x: tensor<2x4xf32>) {
