@@ -62,7 +62,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from npu_dialects.arch import Arch, arch_of
-from sim.engine import Engine
+from sim.engine import Engine, collector_paused
 from sim.errors import SimError
 from sim.memory import host_values
 from sim.program import Program, Signature, carried_out, load_program, signature
@@ -134,7 +134,8 @@ def simulate(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mappin
     empty, `outputs` is empty, and neither the sanitizer nor the race checker runs.
     Raises SimError (one-line message, `.details` for the dump)."""
     arch = arch or arch_of(module)
-    prog = load_program(module, weights, arch, check_bounds, timing_only=timing_only)
+    with collector_paused():  # (loading compiles every task body: as `Engine.run`)
+        prog = load_program(module, weights, arch, check_bounds, timing_only=timing_only)
     if not timing_only:
         _write_inputs(prog, inputs or {})
     if sanitize is None:
