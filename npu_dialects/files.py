@@ -15,12 +15,14 @@ symbolic link is followed (the file it names is replaced, the link kept)."""
 from __future__ import annotations
 
 import errno
+import gc
 import mmap
 import os
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, BinaryIO, NoReturn
 
 Writer = Callable[[BinaryIO], object]
@@ -147,6 +149,25 @@ def file_kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic collector paused inside (restored after), for work that builds or
+    walks large structures that all stay alive: a collection walks the whole heap to
+    free none of them. A compile keeps nearly everything it builds to the end (the
+    collector took 10-20% of a cold compile of ResNet-50 or DenseNet-121, for about 4%
+    more peak memory); a simulation allocates many small objects beside the module's IR
+    and its compiled program (DenseNet-121's timing-only run after three other models in
+    one process, a sweep worker's situation: 0.44 s against 0.24 s paused). Garbage
+    cycles made inside wait for the next collection after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def release_pages(a: object) -> None:

@@ -62,7 +62,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from npu_dialects.arch import Arch, arch_of
-from sim.engine import Engine, collector_paused
+from npu_dialects.files import collector_paused
+from sim.engine import Engine
 from sim.errors import SimError
 from sim.memory import host_values
 from sim.program import Program, Signature, carried_out, load_program, signature

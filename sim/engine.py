@@ -11,16 +11,16 @@ as warnings.
 
 from __future__ import annotations
 
-import gc
 import math
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
 from npu_dialects.arch import Arch
+from npu_dialects.files import collector_paused
 from sim.blas import one_blas_thread
 from sim.errors import SimError
 from sim.interp import (
@@ -134,23 +134,6 @@ class Core:
 
 def _issued(d: Dma) -> int:
     return d.seq
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic collector paused inside (restored after): a run allocates many small
-    objects (requests, records, DMA plans) and a collection walks the whole heap - the
-    module's IR and the program compiled from it, all alive - to free none of them:
-    DenseNet-121's timing-only run after three other models in one process, a sweep
-    worker's situation, took 0.44 s against 0.22 s paused. Garbage cycles a run makes
-    wait for the next collection after it."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class Engine:
