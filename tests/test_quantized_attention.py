@@ -94,6 +94,11 @@ def test_quantized_scores_are_held_as_8_bit_codes():
     # (+ the per-row softmax tables, 256 f32 and 256 8-bit entries: fake-quantized logits, 2048 keys)
     assert AttentionOp.row_tables(cube, AttentionOp.quantized(quant), ins)
     assert AttentionOp.tile_scratch_bytes_of(quant, cube, ins, out) == 12 * 16 * 2048 + 2048 * 4 + 256 * 5
+    # (callers pass the shapes heads first whatever the layout: a [B, S, H, D] attention's too)
+    from xdsl.dialects.builtin import i64
+    bshd = {**quant, "bshd": DenseArrayBase.from_list(i64, [0, 1, 2, 3])}
+    ins4, out4 = [(1, *s) for s in ins], (1, *out)
+    assert AttentionOp.tile_scratch_bytes_of(bshd, cube, ins4, out4) == 12 * 16 * 2048 + 2048 * 4 + 256 * 5
     assert AttentionOp.tile_scratch_bytes_of(quant, vector, ins, out) == AttentionOp.tile_scratch_bytes(vector, ins, out)
     assert AttentionOp.tile_scratch_bytes_of({}, cube, ins, out) == AttentionOp.tile_scratch_bytes(cube, ins, out)
 

@@ -547,7 +547,7 @@ class AttentionOp(StructuredOp):
         if quant is None or arch.requant_unit != "cube":
             return cls.tile_scratch_bytes(arch, in_shapes, out_shape)
         q, v = in_shapes[0], in_shapes[2]
-        tables = cls.row_tables(arch, quant, cls.canonical_shapes(attrs, in_shapes, out_shape)[0])
+        tables = cls.row_tables(arch, quant, in_shapes)  # (callers pass the canonical shapes)
         return math.prod(q[:-1]) * v[-2] + v[-2] * 4 + (cls.ROW_TABLE * 5 if tables else 0)
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:
