@@ -92,7 +92,7 @@ def test_quantized_scores_are_held_as_8_bit_codes():
     ins, out = [(12, 16, 64), (12, 64, 2048), (12, 2048, 64)], (12, 16, 64)
     cube, vector = parse_arch_spec("default"), parse_arch_spec("default,requant_unit=vector")
     # (+ the per-row softmax tables, 256 f32 and 256 8-bit entries: fake-quantized logits, 2048 keys)
-    assert AttentionOp.row_tables(cube, AttentionOp.quantized(quant), ins)
+    assert AttentionOp.row_tables(cube, AttentionOp.quantized(quant), ins) is not None
     assert AttentionOp.tile_scratch_bytes_of(quant, cube, ins, out) == 12 * 16 * 2048 + 2048 * 4 + 256 * 5
     # (callers pass the shapes heads first whatever the layout: a [B, S, H, D] attention's too)
     from xdsl.dialects.builtin import i64

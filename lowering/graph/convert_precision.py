@@ -83,6 +83,7 @@ from npu_dialects.graph import (
     LrnOp,
     QuantizeOp,
     ReduceMeanOp,
+    ReduceOp,
     ReduceSumOp,
     RequantizeOp,
     RowStatsOp,
@@ -120,7 +121,7 @@ def widening(op: Operation, index: int) -> bool:
     """Whether operand `index` of an op kept in f32 is read in 16 bits as it is: a mean's or
     sum's input (the reduction sums the 16-bit values in f32 into its f32 result, so no
     cast writes an f32 copy of the tensor for it)."""
-    return index == 0 and isinstance(op, (ReduceMeanOp, ReduceSumOp))
+    return index == 0 and isinstance(op, ReduceOp) and op.SUMS
 
 
 PRECISION_ATTR = "npu.precision"

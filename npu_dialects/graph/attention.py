@@ -477,8 +477,9 @@ class AttentionOp(StructuredOp):
         passes = 1 + int(scaled) + len(in_shapes[3:])
         lookup = arch.vector_cycles(n, TableOp.VECTOR_COST, "i8") if table else 0
         requant = RequantizeOp.after_product_cycles(arch, n) + RequantizeOp.after_product_cycles(arch, out)
-        if cls.row_tables(arch, quant, in_shapes):
-            return cube + arch.vector_cycles(n, passes) + lookup + cls.row_table_cycles(arch, n, heads * s) + requant
+        tables = cls.row_tables(arch, quant, in_shapes)
+        if tables is not None:
+            return cube + arch.vector_cycles(n, passes) + lookup + tables + requant
         return cube + arch.vector_cycles(n, passes + cls.direct_softmax_passes(arch, quant)) + lookup + requant
 
     @classmethod
@@ -508,16 +509,18 @@ class AttentionOp(StructuredOp):
                 + per_row)
 
     @classmethod
-    def row_tables(cls, arch: Arch, quant: dict[str, float], in_shapes: Sequence[Sequence[int]]) -> bool:
-        """Whether a `quant` tile with inputs of `in_shapes` computes its softmax through
-        per-row tables (`row_table_cycles`): the logits are fake-quantized (s2 > 0, so a
-        score's logit is one of 256 codes, in the codes' order) and that is cheaper than
-        the direct passes - for rows of many keys (a row's tables cost 256 entries)."""
+    def row_tables(cls, arch: Arch, quant: dict[str, float], in_shapes: Sequence[Sequence[int]]) -> int | None:
+        """The cycles of a `quant` tile's softmax through per-row tables (`row_table_cycles`;
+        `in_shapes` heads first) when it computes it so, else None: the logits are
+        fake-quantized (s2 > 0, so a score's logit is one of 256 codes, in the codes'
+        order) and that is cheaper than the direct passes - for rows of many keys (a
+        row's tables cost 256 entries)."""
         if not quant["s2"] > 0:
-            return False
+            return None
         q, v = in_shapes[0], in_shapes[2]
         rows, n = math.prod(q[:-1]), math.prod(q[:-1]) * v[-2]
-        return cls.row_table_cycles(arch, n, rows) < arch.vector_cycles(n, cls.direct_softmax_passes(arch, quant))
+        tables = cls.row_table_cycles(arch, n, rows)
+        return tables if tables < arch.vector_cycles(n, cls.direct_softmax_passes(arch, quant)) else None
 
     @staticmethod
     def finish_cycles(arch: Arch, rows: int, dv: int) -> int:
@@ -547,7 +550,7 @@ class AttentionOp(StructuredOp):
         if quant is None or arch.requant_unit != "cube":
             return cls.tile_scratch_bytes(arch, in_shapes, out_shape)
         q, v = in_shapes[0], in_shapes[2]
-        tables = cls.row_tables(arch, quant, in_shapes)  # (callers pass the canonical shapes)
+        tables = cls.row_tables(arch, quant, in_shapes) is not None  # (callers pass the canonical shapes)
         return math.prod(q[:-1]) * v[-2] + v[-2] * 4 + (cls.ROW_TABLE * 5 if tables else 0)
 
     def cycles(self, arch: Arch, out_shape: Sequence[int] | None = None) -> int | None:

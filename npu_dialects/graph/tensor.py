@@ -123,6 +123,7 @@ class ReduceOp(StructuredOp):
     assembly_format = FORMAT
     REDUCE: ClassVar[Callable[..., ArrayLike]]
     EMPTY: ClassVar[float] = 0.0
+    SUMS: ClassVar[bool] = False  # a sum (mean, sum): may widen a 16-bit input into an f32 result
 
     def __init__(self, x: SSAValue, axes: Sequence[int], keepdims: bool, result_type: TensorType):
         super().__init__(operands=[x], result_types=[result_type],
@@ -153,8 +154,7 @@ class ReduceOp(StructuredOp):
         """One float type, or (with `input_scale`) an i8/ui8 input, its zero point within
         the type and a positive finite scale, and an f32 result."""
         if self.input_scale is None and self.input_zero_point is None:
-            if isinstance(self, (ReduceMeanOp, ReduceSumOp)) and type_name(type_of(self.result)) == "f32" \
-                    and type_name(type_of(self.input)) in ("f16", "bf16"):
+            if self.SUMS and type_name(type_of(self.result)) == "f32" and type_name(type_of(self.input)) in ("f16", "bf16"):
                 return  # (a widening sum: 16-bit values summed in f32)
             super().check_element_types()
             return
@@ -221,6 +221,7 @@ class ReduceMeanOp(ReduceOp):
 
     name = "npu_graph.reduce_mean"
     REDUCE: ClassVar[Callable[..., ArrayLike]] = staticmethod(np.mean)
+    SUMS: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -229,6 +230,7 @@ class ReduceSumOp(ReduceOp):
 
     name = "npu_graph.reduce_sum"
     REDUCE: ClassVar[Callable[..., ArrayLike]] = staticmethod(np.sum)
+    SUMS: ClassVar[bool] = True
 
 
 @irdl_op_definition
