@@ -2,15 +2,17 @@
 QLinearConv plus its com.microsoft QLinearAdd, QLinearConcat, QLinearAveragePool,
 QLinearGlobalAveragePool, QGemm, QLinearSoftmax...) imports as the QDQ form each op
 computes (`lowering/importer/contrib.py`) and runs within one output step of
-onnxruntime's own contrib kernels; a contrib op the expansion does not know stays an
-unsupported operator, named."""
+onnxruntime's own contrib kernels, as does the QDQ format written with onnxruntime's own
+com.microsoft QuantizeLinear/DequantizeLinear (`UseQDQContribOps`; per-channel weights
+below opset 13 too), whose 16-bit activations are refused, named; a contrib op the
+expansion does not know stays an unsupported operator, named."""
 
 from __future__ import annotations
 
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from lowering.importer.onnx_import import import_model
 from lowering.importer.symbolic import OnnxImportError
@@ -20,7 +22,7 @@ from tools.testkit.qdq import quantize
 from tools.testkit.zoo import random_inputs
 
 
-def _net() -> onnx.ModelProto:
+def _net(opset: int = 13) -> onnx.ModelProto:
     """conv -> relu, a residual add, a concat, an average pool, a global average pool,
     a Gemm and a softmax: the QOperator ops onnxruntime writes for them."""
     g = Graph(seed=4)
@@ -34,7 +36,21 @@ def _net() -> onnx.ModelProto:
     g.node("Flatten", ["gp"], "f", name="flat")
     g.node("Gemm", ["f", g.weight("fc.w", (16, 10)), g.weight("fc.b", (10,))], "l", name="fc")
     g.node("Softmax", ["l"], "y", name="sm", axis=-1)
-    return g.model("qop", {"x": [1, 8, 8, 8]}, {"y": [1, 10]}, 13)
+    return g.model("qop", {"x": [1, 8, 8, 8]}, {"y": [1, 10]}, opset)
+
+
+def _within_one_step(q: onnx.ModelProto) -> None:
+    """Every output element within one step of onnxruntime's: the step of the
+    DequantizeLinear making `y` (QDQ), else QLinearSoftmax's 1/256."""
+    last = next(n for n in q.graph.node if "y" in n.output)
+    inits = {i.name: i for i in q.graph.initializer}
+    step = float(numpy_helper.to_array(inits[last.input[1]])) if last.op_type == "DequantizeLinear" else 1 / 256
+    for seed in range(2):
+        inputs = random_inputs(q, seed=seed)
+        got, _ = compile_and_run(q, "default", inputs=dict(inputs))
+        want = onnxruntime_outputs(q, inputs)["y"]
+        steps = np.abs(got.outputs["y"].astype(np.float64) - want.astype(np.float64)) / step
+        assert steps.max() <= 1.001, steps.max()  # (its QLinearSoftmax rounds through its own exp table)
 
 
 @pytest.mark.parametrize("symmetric", [True, False], ids=["int8", "uint8"])
@@ -43,12 +59,25 @@ def test_qoperator_model_matches_onnxruntime(symmetric):
     q = quantize(model, [random_inputs(model, seed=100 + s) for s in range(4)], symmetric, qoperator=True)
     contrib = {n.op_type for n in q.graph.node if n.domain == "com.microsoft"}
     assert {"QLinearAdd", "QLinearConcat", "QLinearGlobalAveragePool"} <= contrib, contrib
-    for seed in range(2):
-        inputs = random_inputs(q, seed=seed)
-        got, _ = compile_and_run(q, "default", inputs=dict(inputs))
-        want = onnxruntime_outputs(q, inputs)["y"]
-        steps = np.abs(got.outputs["y"].astype(np.float64) - want.astype(np.float64)) / (1 / 256)
-        assert steps.max() <= 1.001, steps.max()  # (its QLinearSoftmax rounds through its own exp table)
+    _within_one_step(q)
+
+
+@pytest.mark.parametrize("symmetric, opset", [(True, 13), (False, 11)], ids=["int8", "uint8-opset11"])
+def test_contrib_quantize_dequantize_match_onnxruntime(symmetric, opset):
+    model = _net(opset)
+    q = quantize(model, [random_inputs(model, seed=100 + s) for s in range(4)], symmetric, contrib_qdq=True)
+    contrib = {n.op_type for n in q.graph.node if n.domain == "com.microsoft"}
+    assert contrib == {"QuantizeLinear", "DequantizeLinear"}, contrib
+    assert any(a.name == "axis" for n in q.graph.node for a in n.attribute if n.op_type == "DequantizeLinear")
+    _within_one_step(q)
+
+
+def test_contrib_16_bit_activations_are_refused_naming_the_node():
+    model = _net()
+    q = quantize(model, [random_inputs(model, seed=100)], True, contrib_qdq=True, activation_bits=16)
+    with pytest.raises(OnnxImportError, match=r"node '\S+' \(com.microsoft.QuantizeLinear, opset 1\): y_zero_point "
+                                              r"has element type int16; only int8 and uint8"):
+        import_model(q)
 
 
 def test_an_unknown_contrib_op_is_named():

@@ -8,11 +8,17 @@ in float where not (a softmax, an average pool; a remark says so).
 
 Expanded: QLinearAdd, QLinearMul, QLinearConcat, QLinearAveragePool,
 QLinearGlobalAveragePool, QLinearSoftmax, QLinearSigmoid, QLinearLeakyRelu, QGemm.
+Its QuantizeLinear and DequantizeLinear (`UseQDQContribOps`) are ONNX's, per axis at
+any opset: imported by ONNX's converters (`ALIASES`), which refuse their 16- and 4-bit
+types. Any other `com.microsoft` op stays unsupported.
+
+Algorithm
+---------
 The float op and the quantize keep the node's name (diagnostics; `--compare-all` takes
 the node's value from the last op located at it, the quantize), the dequantizes are
 NODE/dequantizeI. Refused, naming the node: channels-last pooling, a QLinearSoftmax whose
 `opset` attribute reads its axis otherwise than the model's Softmax would, a QGemm whose
-scales are not initializers; any other `com.microsoft` op stays unsupported.
+scales are not initializers.
 """
 
 from __future__ import annotations
@@ -26,6 +32,12 @@ from onnx import helper, numpy_helper
 from lowering.importer.base import DEFAULT_DOMAINS
 
 DOMAIN = "com.microsoft"
+
+
+ALIASES: dict[str, frozenset[str]] = {"QuantizeLinear": frozenset({"axis"}),
+                                      "DequantizeLinear": frozenset({"axis"})}
+"""The com.microsoft ops imported as the ONNX op of the same name, with the attributes
+their onnxruntime schema defines."""
 
 
 class ContribError(ValueError):

@@ -134,8 +134,8 @@ from lowering.importer.base import (  # re-exported
     schema_attrs,
     supported_op_types,
 )
+from lowering.importer.contrib import ALIASES, EXPANSIONS, ContribError, expand_contrib
 from lowering.importer.contrib import DOMAIN as CONTRIB
-from lowering.importer.contrib import EXPANSIONS, ContribError, expand_contrib
 from lowering.importer.elementwise import (  # re-exported
     convert_cast,
     convert_cast_like,
@@ -624,11 +624,15 @@ class _Importer:
     def _convert(self, node: onnx.NodeProto, domain: str, label: str) -> Sequence[Output]:
         """The outputs of `node`: computed at import when its inputs are constant, else
         built by its converter. Raises NodeError (unsupported), SkipNode (an input is missing)."""
+        known = ALIASES.get(node.op_type) if domain == CONTRIB else None  # (onnxruntime's own Q/DQ: ONNX's)
+        if known is not None:
+            domain = ""
         entry = CONVERTERS.get(f"{domain}.{node.op_type}" if domain else node.op_type)
         feeds = self._constant_feeds(node) if not domain else None
         if entry is None and feeds is None:
             return self._function(node, domain, label)
-        undefined = [a.name for a in node.attribute if a.name not in schema_attrs(node.op_type, self.opset)]
+        known = schema_attrs(node.op_type, self.opset) if known is None else known
+        undefined = [a.name for a in node.attribute if a.name not in known]
         if undefined:
             raise NodeError(f"attribute {', '.join(undefined)} is not defined for {node.op_type} "
                             f"at opset {self.opset}")
@@ -665,7 +669,7 @@ class _Importer:
         if body is None:
             supported = (f"hint: this importer converts {len(CONVERTERS)} ONNX op types (domain ai.onnx) at "
                          f"opsets {MIN_OPSET}..{MAX_OPSET}, plus those ONNX defines as functions of them"
-                         + (f", and onnxruntime's {', '.join(sorted(EXPANSIONS))} (domain {CONTRIB})"
+                         + (f", and onnxruntime's {', '.join(sorted({*EXPANSIONS, *ALIASES}))} (domain {CONTRIB})"
                             if domain == CONTRIB else ""))
             raise NodeError("unsupported operator", supported)
         first = len(self.diagnostics)

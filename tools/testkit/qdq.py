@@ -10,12 +10,15 @@ import onnx
 
 
 def quantize(model: onnx.ModelProto, calib: list[dict[str, np.ndarray]], symmetric: bool,
-             pre_process: bool = True, qoperator: bool = False) -> onnx.ModelProto:
+             pre_process: bool = True, qoperator: bool = False, activation_bits: int = 8,
+             contrib_qdq: bool = False) -> onnx.ModelProto:
     """`model` through onnxruntime's `quantize_static` calibrated on the inputs `calib`:
     QDQ format, per-channel int8 weights, int8 symmetric (`symmetric`) or uint8 asymmetric
     activations; after its `quant_pre_process` (shape inference, BatchNorm folded into
     Conv) when `pre_process`; with `qoperator` the QOperator format instead (QLinearConv
-    and onnxruntime's com.microsoft QLinear* ops)."""
+    and onnxruntime's com.microsoft QLinear* ops); `contrib_qdq` writes onnxruntime's
+    com.microsoft QuantizeLinear/DequantizeLinear (`UseQDQContribOps`), which
+    `activation_bits = 16` needs below opset 21 (int16 or uint16 activations)."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
@@ -34,9 +37,11 @@ def quantize(model: onnx.ModelProto, calib: list[dict[str, np.ndarray]], symmetr
         else:
             src = raw
         fmt = QuantFormat.QOperator if qoperator else QuantFormat.QDQ
-        quantize_static(str(src), str(dst), Reader(), quant_format=fmt, per_channel=True,
-                        activation_type=QuantType.QInt8 if symmetric else QuantType.QUInt8,
-                        weight_type=QuantType.QInt8, extra_options={"ActivationSymmetric": symmetric},
+        acts = {(8, True): QuantType.QInt8, (8, False): QuantType.QUInt8,
+                (16, True): QuantType.QInt16, (16, False): QuantType.QUInt16}[activation_bits, symmetric]
+        quantize_static(str(src), str(dst), Reader(), quant_format=fmt, per_channel=True, activation_type=acts,
+                        weight_type=QuantType.QInt8,
+                        extra_options={"ActivationSymmetric": symmetric, "UseQDQContribOps": contrib_qdq},
                         nodes_to_exclude=infinite_nodes(model))
         return onnx.load(dst)
 
