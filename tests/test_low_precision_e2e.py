@@ -194,6 +194,14 @@ def test_check_gives_an_all_f16_model_the_f16_tolerance(keep_io, tmp_path, capsy
     got = np.load(tmp_path / "out.npz")["y"]
     want = onnxruntime_outputs(onnx.load(str(path)), {"x": x})["y"]
     assert not metrics(got, want)["ok"]  # (f32's tolerance: what the check gave it before)
+    # --precision f32 converts f32 tensors only: the f16 ones still compute in f16 (f32's
+    # tolerance failed the same outputs), and bf16 leaves them too, with a remark
+    for asked, remarked in (("f32", False), ("bf16", True)):
+        assert run_main([str(path), "--inputs", str(tmp_path / "in.npz"), "--check", "--precision", asked,
+                         "--no-cache", "--remarks", str(tmp_path / "r.txt")]) == 0, asked
+        assert "check:       ok vs onnxruntime" in capsys.readouterr().out
+        text = (tmp_path / "r.txt").read_text()
+        assert ("ops of @main stay in f16, the model's own type: only f32 tensors are converted" in text) == remarked
 
 
 def _squeeze_excite() -> onnx.ModelProto:

@@ -32,7 +32,7 @@ from npu_dialects.arch import Arch, widest_type
 from npu_dialects.dtypes import element_type, from_np, type_name
 from npu_dialects.locs import node_names
 from tools.quant_steps import Step, percent, step_metrics
-from tools.tolerance import PRECISION_RTOL, metrics
+from tools.tolerance import PRECISION_RTOL, coarsest, metrics
 
 PASS_THROUGH = (g.ReshapeOp, g.TransposeOp, g.SliceOp, g.ConcatOp, g.GatherOp, g.PadOp, g.ExpandOp, g.MaxPoolOp,
                 g.MaxPoolNdOp, g.AvgPoolOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceMeanOp, g.ReluOp, g.ClipOp,
@@ -284,11 +284,10 @@ def effective_precision(captured: list[tuple[list[str], np.ndarray]], outputs: M
                         precision: str | None) -> str | None:
     """The type whose tolerance the float tensors get: `precision` (`--precision`), else
     f16 or bf16 when the program keeps tensors of that type (an all-f16 model, a
-    pipeline's own `precision` option), else None (f32's)."""
-    if precision is not None:
-        return precision
+    pipeline's own `precision` option), else None (f32's); the coarser of the two when
+    both (`tolerance.coarsest`: an all-f16 model at `--precision f32` or bf16)."""
     kinds = {_type(np.asarray(v)) for v in [*(v for _, v in captured), *outputs.values()]}
-    return next((t for t in ("bf16", "f16") if t in kinds), None)
+    return coarsest(precision, next((t for t in ("bf16", "f16") if t in kinds), None))
 
 
 def returned_values(graph: ModuleOp) -> dict[str, SSAValue]:

@@ -69,7 +69,7 @@ from tools.cli import (
     write_output,
 )
 from tools.loading import Loaded, load_input
-from tools.tolerance import metrics, model_precision
+from tools.tolerance import coarsest, metrics, model_precision
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -730,7 +730,7 @@ def _run(args: argparse.Namespace) -> int:
     problems: list[str] = []
     if args.check:
         refs, what = reference_outputs(loaded, args.input, inputs)  # (in the model's own dtypes)
-        precision = args.precision or model_precision(loaded.reference or args.input)  # (a mixed model: its 16-bit type's)
+        precision = coarsest(args.precision, model_precision(loaded.reference or args.input))  # (a mixed model: its 16-bit type's)
         check, problems = compare(result.outputs, refs, precision, quantization_steps(loaded, args.input))
         check["reference"] = what
         report["check"] = check

@@ -15,6 +15,13 @@ the type at 1, relative to each element and, as the absolute tolerance, to the o
 largest magnitude (rounding errors of intermediates scale with the activations)."""
 
 
+def coarsest(*precisions: str | None) -> str | None:
+    """The type among `precisions` (f32, f16, bf16 or None: f32) whose tolerance is the
+    widest: a model holding f16 tensors run at `--precision f32` still computes them in
+    f16 (only f32 tensors are converted), one run at bf16 computes in both."""
+    return max(precisions, key=lambda p: PRECISION_RTOL.get(p or "", 0.0), default=None)
+
+
 def metrics(got: np.ndarray, ref: np.ndarray, precision: str | None = None) -> dict[str, Any]:
     """The --check tolerance on one tensor: max abs / max rel error, cosine similarity,
     `ok` = allclose(rtol=1e-3, atol=1e-4 * max(1, max|ref|)) and that `atol`; the

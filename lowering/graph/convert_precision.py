@@ -18,7 +18,8 @@ reductions and LRN, whose results are sums (their results are cast back; LRN's
 operands are cast to f32, while a mean or sum reads its 16-bit input as it is and
 sums it in f32: a widening reduction). Softmax and layer normalisation are converted with their statistics in
 f32: a tile widens 16-bit rows to f32 and rounds only the result. Quantized ops
-(quantize, dequantize, requantize, cast) and non-f32 tensors are left alone.
+(quantize, dequantize, requantize, cast) and non-f32 tensors are left alone (ops of
+another 16-bit type than `type`, an all-f16 model run at bf16: one remark counts them).
 
 The cast at the function's edge is placed where it moves the fewest bytes: an op
 whose f32 interface tensors outweigh the rest of what it touches stays in f32
@@ -380,6 +381,17 @@ class _Convert:
                                                         f"{F32_STATISTICS[type(op)]} in f32")
             elif not isinstance(op, ConstantOp) and any(r in ints for r in op.results):
                 remark(PASS, "missed", node_names(op), "kept in f32: carries integers (indices, a mask, a count)")
+        own: dict[str, list[Operation]] = {}  # (ops the model gives another 16-bit type: left as they are)
+        for op in ops:
+            target = self.targets.of(op)
+            kinds = {t for r in op.results if (e := _element(r)) is not None and (t := type_name(e)) is not None}
+            if (target is not None and op not in convert and not isinstance(op, ConstantOp) and kinds
+                    and kinds <= {"f16", "bf16"} - {type_name(target)}):
+                own.setdefault(kinds.pop(), []).append(op)
+        for t, kept in own.items():
+            remark(PASS, "missed", [n for o in kept for n in node_names(o)],
+                   f"{len(kept)} ops of @{self.fn.sym_name.data} stay in {t}, the model's own type: only f32 "
+                   "tensors are converted")
         for t in dict.fromkeys(convert.values()):
             computed = [o for o in ops if convert.get(o) == t]
             remark(PASS, "applied", [n for o in computed for n in node_names(o)],
