@@ -275,3 +275,29 @@ def test_a_changed_layer_searches_only_its_kernels(tmp_path, capsys):
     (cache / "graph").rename(tmp_path / "graph")
     line = _cache_line(_compile(capsys, new, tmp_path / "c.npuexe", "--cache-dir", str(cache)))
     assert f"tile-search {hit + miss} hit, 0 miss" in line, line
+
+
+def test_a_model_file_is_hashed_once_per_process(tmp_path, monkeypatch):
+    """npu-compile's level 0 attempt and the compile after a miss both ask the model's
+    sha256 (`source_of`): the second answer comes from the first while the file is
+    unchanged, and a file rewritten since is read again."""
+    from tools import compile_cache
+    path = tmp_path / "m.onnx"
+    path.write_bytes(b"first")
+    monkeypatch.setenv("NPU_CACHE_STABLE_SECONDS", "0")
+    first = compile_cache.source_of(str(path))
+    reads = []
+    real_open = open
+
+    def counting_open(file, *a, **k):
+        reads.append(file)
+        return real_open(file, *a, **k)
+    monkeypatch.setattr("builtins.open", counting_open)
+    assert compile_cache.source_of(str(path)) == first and reads == []
+    path.write_bytes(b"other content")
+    again = compile_cache.source_of(str(path))
+    assert reads == [str(path)] and again["sha256"] != first["sha256"]
+    monkeypatch.setenv("NPU_CACHE_STABLE_SECONDS", "3600")  # (a file changed this hour: never remembered)
+    compile_cache.source_of(str(path))
+    compile_cache.source_of(str(path))
+    assert reads == [str(path)] * 3
