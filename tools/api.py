@@ -257,7 +257,9 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
         _note_miss(cache)
     else:
         graph_ran = not cache.path("graph", k2, ".zip").is_file()
-        module, weights, ir_sha, w2 = _level2(cache, cache.path("graph", k2, ".zip"), module, weights, arch, options)
+        known = {k: digests.tensors[n] for k, n in provenance[0].items() if n in digests.tensors}
+        module, weights, ir_sha, w2 = _level2(cache, cache.path("graph", k2, ".zip"), module, weights, arch, options,
+                                              known)
         k3 = key("exe", ir_sha, pkey, arch_key)
         record = cache.read_record(k3)
         exe = _repack(cache, k3, record, weights, extra) if record is not None else None
@@ -388,9 +390,11 @@ def _level1(cache: Cache, path: Path, model: onnx.ModelProto, digests: ModelDige
 
 
 def _level2(cache: Cache, path: Path, module: ModuleOp, weights: dict[str, np.ndarray], arch: Arch,
-            options: Mapping[str, Any]) -> tuple[ModuleOp, dict[str, np.ndarray], str, str]:
+            options: Mapping[str, Any], known: Mapping[str, str]) -> tuple[ModuleOp, dict[str, np.ndarray], str, str]:
     """The module after graph optimisation, its weights, its IR digest and its weights
-    digest: from level 2 or by running the stage (stored)."""
+    digest (`weights_digest`, with the `known` digests of weights imported as they are:
+    the graph passes add weights, never change one): from level 2 or by running the
+    stage (stored)."""
     from npu_dialects import module_text
     from npu_dialects.arch import set_arch
     from npu_dialects.weights import referenced_weights
@@ -406,7 +410,8 @@ def _level2(cache: Cache, path: Path, module: ModuleOp, weights: dict[str, np.nd
     module, all_weights = _stage(module, arch, weights, "graph", options)
     text = module_text(module)
     used = referenced_weights(module)
-    ir_sha, w2 = hashlib.sha256(text.encode()).hexdigest(), weights_digest(used)
+    ir_sha, w2 = hashlib.sha256(text.encode()).hexdigest(), weights_digest(used, {k: known[k] for k in before
+                                                                                  if k in known})
     cache.write_zip(path, {"ir_sha": ir_sha, "weights": w2}, text,
                     {k: v for k, v in used.items() if k not in before})
     cache.note("graph", "miss")
