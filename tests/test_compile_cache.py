@@ -58,6 +58,8 @@ def test_hit_is_the_fresh_compile(tmp_path, capsys):
     cache = tmp_path / "cache"
     first = _compile(capsys, MODELS / "lenet.onnx", tmp_path / "a.npuexe", "--cache-dir", str(cache))
     assert "import miss, graph miss, executable miss" in _cache_line(first)
+    stored = next((cache / "exe").glob("*.npuexe"))
+    assert os.path.samefile(stored, tmp_path / "a.npuexe")  # (the entry it stored, linked: not written twice)
     second = _compile(capsys, MODELS / "lenet.onnx", tmp_path / "b.npuexe", "--cache-dir", str(cache))
     assert "cache:     executable hit" in second
     assert second.splitlines()[1:-1] == first.splitlines()[1:-1]  # the same summary
@@ -147,7 +149,8 @@ def test_corrupt_entry_is_reported_and_rebuilt(tmp_path, capsys, level):
     captured = capsys.readouterr()
     assert f"warning: compile cache: entry '{entry}' is corrupt" in captured.err
     assert "rebuilding it" in captured.err
-    assert (tmp_path / "b.npuexe").read_bytes() == (tmp_path / "a.npuexe").read_bytes()
+    # (a.npuexe is a link to the entry it stored, damaged with it in place: as a hit's output)
+    assert (tmp_path / "b.npuexe").read_bytes() == _fresh(MODELS / "lenet.onnx", tmp_path)
     text = _compile(capsys, MODELS / "lenet.onnx", tmp_path / "c.npuexe", "--cache-dir", str(cache))
     assert "cache:     executable hit" in text
 

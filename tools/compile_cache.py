@@ -344,6 +344,7 @@ class Cache:
         self.root = Path(root)
         self.events: list[tuple[str, str]] = []
         self.warn = warn or (lambda msg: print(f"warning: {msg}", file=sys.stderr))
+        self.stored: tuple[Path, list[Any]] | None = None  # (the image `write_exe` wrote last, its chunks)
 
     def path(self, level: str, k: str, ext: str) -> Path:
         return self.root / level / f"{k}{ext}"
@@ -425,7 +426,16 @@ class Cache:
         from runtime.image import write_chunks
         self._store(exe_path, lambda f: write_chunks(f, chunks))
         self._store(self.path("exe", k, ".json"), lambda f: f.write(json.dumps(record).encode()))
+        self.stored = (exe_path, chunks)
         return exe_path
+
+    def give_stored(self, out: str | os.PathLike[str]) -> list[Any] | None:
+        """`out` hard-linked to the image this compile just stored (`write_exe`: the
+        executable it returned), and that image's chunks; None (nothing done) when it
+        stored none or no link can be made. npu-compile then writes no second copy."""
+        if self.stored is None or not _link_public(self.stored[0], Path(out)):
+            return None
+        return self.stored[1]
 
     def link_exe(self, k: str, image: str | os.PathLike[str], record: dict[str, Any]) -> None:
         """Store level 3 from an image written elsewhere: a hard link to it (no copy; a

@@ -138,10 +138,11 @@ def _run(args: argparse.Namespace) -> int:
         exe = compile_model(args.model, arch=args.arch, pipeline=pipeline, shape_buckets=args.shape_buckets,
                             cache=cache)
         with inst.phase("write"):
-            plan = exe.plan()
             seconds = time.perf_counter() - t0
+            # (an executable the compile just stored in the cache is linked, not written again)
+            chunks = cache.give_stored(out) if cache is not None else None
             try:
-                chunks = write_layout(out, plan, before_rename=finish_verification)
+                chunks = chunks or write_layout(out, exe.plan(), before_rename=finish_verification)
             except OSError as e:
                 raise UserError(f"cannot write '{out}': {e.strerror or e}") from None
         for s in verify_later.SECONDS:
