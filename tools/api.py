@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,21 +77,24 @@ def compile(model: onnx.ModelProto | str | os.PathLike[str], arch: Arch | str | 
         if cache is not None:
             return compile_cached(cache, model, None, target, arch_key, pipeline, _one_bucket(model, shape_buckets),
                                   options, source)
-        return _compile_onnx(model, target, pipeline, shape_buckets, options, source)
+        return _compile_onnx(model, target, pipeline, shape_buckets, options, lambda: source)
     path = os.fspath(model)
     ext = os.path.splitext(path)[1].lower()
     if ext == ".onnx":
+        from concurrent.futures import ThreadPoolExecutor
+
         from lowering.importer.onnx_import import OnnxImportError, load_model
-        try:
-            with timed("load ONNX"):
-                proto = load_model(path)
-        except OnnxImportError as e:
-            raise UserError(e.located(path)) from None
-        source = source_of(path)
-        if cache is not None:
-            return compile_cached(cache, proto, path, target, arch_key, pipeline,
-                                  _one_bucket(proto, shape_buckets, path), options, source)
-        return _compile_onnx(proto, target, pipeline, shape_buckets, options, source)
+        with ThreadPoolExecutor(1) as pool:  # (the file's sha256 on another core, beside the load and compile)
+            sha = pool.submit(source_of, path)
+            try:
+                with timed("load ONNX"):
+                    proto = load_model(path)
+            except OnnxImportError as e:
+                raise UserError(e.located(path)) from None
+            if cache is not None:
+                return compile_cached(cache, proto, path, target, arch_key, pipeline,
+                                      _one_bucket(proto, shape_buckets, path), options, sha.result())
+            return _compile_onnx(proto, target, pipeline, shape_buckets, options, sha.result, path)
     if ext == ".mlir":
         if shape_buckets:
             raise UsageError(f"--shape-buckets needs an .onnx model (symbolic dims), got '{path}'")
@@ -101,21 +104,25 @@ def compile(model: onnx.ModelProto | str | os.PathLike[str], arch: Arch | str | 
 
 def _compile_onnx(model: onnx.ModelProto, arch: Arch | None, pipeline: str | None,
                   shape_buckets: str | Sequence[str] | None, options: Mapping[str, Any],
-                  source: dict[str, Any]) -> Executable:
+                  source: Callable[[], dict[str, Any]], path: str | None = None) -> Executable:
+    """`compile` of an ONNX model read from `path` (None: given in memory), without the
+    cache; `source()` gives what the executable records of it, asked only to package
+    (the file's sha256 is computed meanwhile)."""
     from lowering.importer.onnx_import import OnnxImportError, import_model
     from npu_dialects.arch import PRESETS
 
     arch = arch or PRESETS["default"]
-    bucket = _one_bucket(model, shape_buckets, source.get("path"))
+    bucket = _one_bucket(model, shape_buckets, path)
     try:
         with timed("import"):
             module, weights = import_model(model, arch, dims=bucket)
     except OnnxImportError as e:
-        raise UserError(e.located(source.get("path"))) from None
-    extra: dict[str, Any] = {"source": source}
+        raise UserError(e.located(path)) from None
+    lowered = _lower(module, arch, weights, pipeline, options)
+    extra: dict[str, Any] = {"source": source()}
     if bucket is not None:
         extra["bucket"] = dict(bucket)
-    return _package(*_lower(module, arch, weights, pipeline, options), extra)
+    return _package(*lowered, extra)
 
 
 def _compile_mlir(path: str, arch: Arch | None, pipeline: str | None, options: Mapping[str, Any]) -> Executable:
