@@ -263,3 +263,9 @@ def test_the_compute_precision_is_swept_as_an_option(tmp_path):
     assert rows["f32"]["arch"] == "default precision=f32" and rows["f16"]["status"] == "ok"
     assert int(rows["f16"]["dram_bytes"]) < int(rows["f32"]["dram_bytes"])
     assert int(rows["f16"]["cycles"]) < int(rows["f32"]["cycles"])
+    # the Pareto picture stars the base arch once per option value (it starred none)
+    from tools.dse.report import base_points
+    from tools.dse.sweep import Point
+    pts = [Point({"precision": v}, f"default precision={v}", 1.0, spec="default") for v in ("f32", "f16")]
+    pts.append(Point({"cores": 2, "precision": "f32"}, "default,cores=2 precision=f32", 1.0, spec="default,cores=2"))
+    assert base_points(spec, pts) == ["default precision=f32", "default precision=f16"]

@@ -109,9 +109,10 @@ def plot_pareto(out: Path, spec: DseSpec, points: list[Point]) -> list[Path]:
         pts = dict(zip(names, zip(xs, ys)))
         f = [pts[a] for a in fr[name] if a in pts]
         ax.plot([x for x, _ in f], [y for _, y in f], "-o", c="#c0392b", ms=4, label="Pareto front")
-        base = _base_spec(spec)
-        if base in pts:
-            ax.scatter([pts[base][0]], [pts[base][1]], marker="*", s=160, c="#2471a3", zorder=5, label=spec.base)
+        based = [pts[a] for a in base_points(spec, points) if a in pts]
+        if based:
+            ax.scatter([x for x, _ in based], [y for _, y in based], marker="*", s=160, c="#2471a3", zorder=5,
+                       label=spec.base if len(based) == 1 else f"{spec.base} ({len(based)} option values)")
         n_failed = sum(1 for p in points if (not p.ok() if name == "geomean" else p.rows[name]["status"] != "ok"))
         ax.set_title(f"{name}" + (f" ({n_failed} points fail)" if n_failed else ""), fontsize=10)
         ax.set_xlabel("area proxy (cube-MAC units)")
@@ -140,9 +141,12 @@ def _series(points: list[Point], name: str) -> tuple[list[float], list[float], l
     return xs, ys, names
 
 
-def _base_spec(spec: DseSpec) -> str:
+def base_points(spec: DseSpec, points: list[Point]) -> list[str]:
+    """The labels of the points at the base arch: one, or one per value of the sweep's
+    option axes (a `precision` axis labels each `... precision=f16`)."""
     from npu_dialects.arch import parse_arch_spec
-    return parse_arch_spec(spec.base).spec()
+    base = parse_arch_spec(spec.base).spec()
+    return [p.arch for p in points if (p.spec or p.arch) == base]
 
 
 def _area_text(spec: DseSpec) -> str:
