@@ -62,6 +62,7 @@ OPS: dict[str, Callable[..., np.ndarray]] = {
     "place": _place,
     "mul_rounded": _mul_rounded,
     "flat_slice": lambda a, start, stop: np.asarray(a).reshape(-1)[start:stop],
+    "slice_axis": lambda a, axis, start, stop: np.asarray(a)[(slice(None),) * axis + (slice(start, stop),)],
 }
 """The ops a recipe may use: each is the numpy computation the pass performs."""
 

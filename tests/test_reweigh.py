@@ -45,6 +45,30 @@ def _conv_bn(path, scale: float = 1.0) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
 
 
+def _dense_layer(path, scale: float = 1.0) -> None:
+    """A DenseNet layer: x1 = concat(x, conv(relu(x))), BatchNormalization -> relu -> a
+    1x1 conv over x1, which npu-split-concat-conv splits into convs over x's and the new
+    channels (their weights slices of the conv's). `scale` changes the conv's weights and
+    the BatchNormalization's shift (not its scale, whose signs the passes decide on)."""
+    rng = np.random.default_rng(0)
+    inits = {"w1": rng.normal(size=(24, 32, 3, 3)) * 0.1, "g": rng.uniform(0.5, 1.5, 56), "beta": rng.normal(size=56),
+             "mean": rng.normal(size=56), "var": rng.uniform(0.5, 2, 56), "w2": rng.normal(size=(20, 56, 1, 1)) * 0.2,
+             "b2": rng.normal(size=20) * 0.1}
+    nodes = [helper.make_node("Relu", ["x"], ["r0"], name="relu0"),
+             helper.make_node("Conv", ["r0", "w1"], ["f"], name="f", pads=[1, 1, 1, 1]),
+             helper.make_node("Concat", ["x", "f"], ["x1"], name="cat", axis=1),
+             helper.make_node("BatchNormalization", ["x1", "g", "beta", "mean", "var"], ["n"], name="bn"),
+             helper.make_node("Relu", ["n"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w2", "b2"], ["y"], name="conv")]
+    graph = helper.make_graph(
+        nodes, "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 20, 8, 8]),
+         helper.make_tensor_value_info("x1", TensorProto.FLOAT, [1, 56, 8, 8])],
+        [numpy_helper.from_array((v * (scale if k in ("w2", "beta") else 1)).astype(np.float32), k)
+         for k, v in inits.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
 def _scaled(src, dst, factor: float, which) -> None:
     """`src` with the large float initializers `which(name)` selects scaled."""
     m = onnx.load(str(src))
@@ -67,13 +91,16 @@ def _ones_mul(path, ones: float, w_scale: float) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
 
 
-@pytest.mark.parametrize("model", ["lenet.onnx", "bert_encoder.onnx", "conv_bn"])
+@pytest.mark.parametrize("model", ["lenet.onnx", "bert_encoder.onnx", "conv_bn", "dense_layer"])
 def test_weights_only_change_is_rebuilt_as_a_compile_would(tmp_path, capsys, model):
+    """(dense_layer: the split conv's weight parts are slices with recipes; the split
+    read the conv's weights by value, and every such change ran the graph passes)"""
     cache = tmp_path / "cache"
     first, changed = tmp_path / "first.onnx", tmp_path / "changed.onnx"
-    if model == "conv_bn":
-        _conv_bn(first)
-        _conv_bn(changed, scale=1.5)
+    if model in ("conv_bn", "dense_layer"):
+        make = _conv_bn if model == "conv_bn" else _dense_layer
+        make(first)
+        make(changed, scale=1.5)
     else:  # (a fine-tuned model: the layers' weights, not the position table the importer slices)
         first.write_bytes((MODELS / model).read_bytes())
         _scaled(MODELS / model, changed, 1.5, lambda name: not name.startswith("positions"))

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
@@ -65,6 +64,7 @@ from lowering.tile.tile import share_searches
 from npu_dialects.dtypes import element_type
 from npu_dialects.graph import AddOp, BinaryOp, ConcatOp, Conv2dOp, UnaryOp, attr_int, shape_of
 from npu_dialects.locs import fused_loc, loc_names, name_loc
+from npu_dialects.recipe import Derived
 from npu_dialects.tile import KernelOp
 from npu_dialects.weights import attach_weights, weights_of
 
@@ -97,7 +97,7 @@ class Chain:
     the running value among its operands (a `sub` of it from a constant keeps its order)."""
 
     ops: list[Operation]
-    consts: list[np.ndarray | None]
+    consts: list[Derived | None]
     data: list[int]
 
 
@@ -110,7 +110,7 @@ class Match:
     chain: Chain
     early: list[SSAValue]
     last: SSAValue
-    w: np.ndarray
+    w: Derived
 
 
 class SplitConcatConv(RewritePattern):
@@ -124,7 +124,7 @@ class SplitConcatConv(RewritePattern):
     def chain(self, conv: Conv2dOp, channels: int) -> tuple[ConcatOp, Chain] | None:
         """The concat under the conv's elementwise chain, and the chain."""
         ops: list[Operation] = []
-        consts: list[np.ndarray | None] = []
+        consts: list[Derived | None] = []
         at: list[int] = []
         v = conv.input
         while not isinstance(v.owner, ConcatOp):
@@ -141,7 +141,7 @@ class SplitConcatConv(RewritePattern):
             if data is None:
                 return None
             rank = len(shape_of(v))
-            c = self.constants.per_channel(op.operands[1 - data], channels, rank)
+            c = self.constants.per_channel_derived(op.operands[1 - data], channels, rank)
             if c is None:
                 return None
             c = c.reshape((channels,) + (1,) * (rank - 2))
@@ -167,7 +167,7 @@ class SplitConcatConv(RewritePattern):
         cb = shape_of(last)[1]
         if x[1] - cb < cb or not depends_on(last, set(early)):
             return None
-        w = self.constants.array(op.weight)
+        w = self.constants.derived(op.weight)  # (with its recipe: level 0 rebuilds the parts)
         return Match(cat, chain, early, last, w) if w is not None else None
 
     @op_type_rewrite_pattern
@@ -176,7 +176,7 @@ class SplitConcatConv(RewritePattern):
         if m is not None:
             self.split(op, m, rewriter)
 
-    def part(self, op: Conv2dOp, src: SSAValue, chain: Chain, w: np.ndarray, lo: int, hi: int,
+    def part(self, op: Conv2dOp, src: SSAValue, chain: Chain, w: Derived, lo: int, hi: int,
              bias: SSAValue | None, new: list[Operation]) -> SSAValue:
         """The conv over input channels [lo, hi) of `src` (its chain's constants sliced)."""
         shape = shape_of(src)
@@ -185,15 +185,15 @@ class SplitConcatConv(RewritePattern):
         for o, c, at in zip(chain.ops, chain.consts, chain.data):
             operands = [v]
             if c is not None:
-                k = make_constant(self.module, np.ascontiguousarray(c[lo:hi]), weight_hint(o.location, "part"),
-                                  o.location, element_type=t.element_type)
+                k = make_constant(self.module, Derived.apply("slice_axis", c, axis=0, start=lo, stop=hi),
+                                  weight_hint(o.location, "part"), o.location, element_type=t.element_type)
                 new.append(k)
                 operands.insert(1 - at, k.result)
             step = type(o).create(operands=operands, result_types=[t], attributes=dict(o.attributes))
             step.location = o.location
             new.append(step)
             v = step.results[0]
-        wk = make_constant(self.module, np.ascontiguousarray(w[:, lo:hi]),
+        wk = make_constant(self.module, Derived.apply("slice_axis", w, axis=1, start=lo, stop=hi),
                            weight_hint(op.location, "part", ConstantReader.weight_key(op.weight, "conv")), op.location,
                            element_type=element_type(op.weight))
         conv = op.with_operands(v, wk.result, bias)
