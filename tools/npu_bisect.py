@@ -12,8 +12,9 @@ A configuration is npu-default with some optional passes disabled (`disable=`; t
 passes from npu-tile on are needed, except npu-layer-group and npu-task-canonicalize),
 some fusion rules off (`fuse-disable=`) and some patterns off (the pattern-level
 switch every pattern-based pass honours: `lowering.instrument.DISABLED_PATTERNS`,
-`NPU_DISABLE_PATTERNS=label,...`). It is wrong when the simulated outputs fail the
-`--check` tolerance (or it does not compile). Assuming faults do not cancel, "the
+`NPU_DISABLE_PATTERNS=label,...`). It is wrong when the simulated outputs fail
+`npu-run --check`'s criterion (or it does not compile): the f32 tolerance, a 16-bit
+model's, or a QDQ model's quantization steps; the inputs keep the model's types. Assuming faults do not cancel, "the
 first k items enabled" is wrong from some k on: binary search finds that k with
 log2(n) + 1 compiles - over the optional passes in pipeline order, then the rules,
 then the patterns that fired in the culprit pass (`--pattern-stats` counts).
@@ -54,8 +55,10 @@ class Config:
 class Bisector:
     """Compiles and runs the model under configurations, counting compiles."""
 
-    def __init__(self, path: str, arch, inputs: dict[str, np.ndarray], refs: dict[str, np.ndarray]):
+    def __init__(self, path: str, arch, inputs: dict[str, np.ndarray], refs: dict[str, np.ndarray],
+                 precision: str | None = None, steps: dict[str, Any] | None = None):
         self.path, self.arch, self.inputs, self.refs = path, arch, inputs, refs
+        self.precision, self.steps = precision, steps  # (`--check`'s criterion: a 16-bit model's, quantization steps)
         self.compiles = 0
 
     def run(self, cfg: Config, stats: bool = False) -> tuple[bool, Any]:
@@ -80,7 +83,7 @@ class Bisector:
             return True, None
         finally:
             DISABLED_PATTERNS.reset(token)
-        check, _ = compare(outs, self.refs)
+        check, _ = compare(outs, self.refs, self.precision, self.steps)
         return not check["ok"], inst.patterns if stats else None
 
     def first_wrong(self, items: list[str], make: Any) -> str | None:
@@ -146,7 +149,8 @@ def _run(args: argparse.Namespace) -> int:
     from npu_dialects.arch import PRESETS, ArchError, parse_arch_spec
     from runtime.run import random_inputs
     from sim import signature
-    from tools.npu_run import Loaded, reference_outputs
+    from tools.npu_run import Loaded, quantization_steps, reference_outputs
+    from tools.tolerance import model_precision
     if not args.model.endswith(".onnx"):
         raise UsageError(f"MODEL must be an .onnx model, got '{args.model}'")
     try:
@@ -157,15 +161,14 @@ def _run(args: argparse.Namespace) -> int:
         module, _ = import_model(load_model(args.model), arch)
     except OnnxImportError as e:
         raise UserError(e.located(args.model)) from None
-    if args.inputs:
-        inputs = read_inputs(args.inputs)
-    else:
-        from lowering.pipeline import compile_module
-        compile_module(module, arch)
-        inputs = random_inputs(signature(module), args.seed)
-    inputs = {k: np.asarray(v, dtype=np.float32) for k, v in inputs.items()}
-    refs, _ = reference_outputs(Loaded(None, None, arch, "onnx"), args.model, inputs)
-    for line in bisect(Bisector(args.model, arch, inputs, refs)):
+    from lowering.pipeline import compile_module
+    compile_module(module, arch)
+    sig = signature(module)  # (inputs in the model's own types, as npu-run takes them: ids stay integers)
+    inputs = read_inputs(args.inputs, sig) if args.inputs else random_inputs(sig, args.seed)
+    loaded = Loaded(None, None, arch, "onnx")
+    refs, _ = reference_outputs(loaded, args.model, inputs)
+    b = Bisector(args.model, arch, inputs, refs, model_precision(args.model), quantization_steps(loaded, args.model))
+    for line in bisect(b):
         print(line)
     return 0
 
