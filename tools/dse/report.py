@@ -96,6 +96,7 @@ def plot_pareto(out: Path, spec: DseSpec, points: list[Point]) -> list[Path]:
     """pareto.svg and pareto.png (needs matplotlib; returns the files written, none without it)."""
     try:
         import matplotlib
+        import matplotlib.ticker
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -116,11 +117,14 @@ def plot_pareto(out: Path, spec: DseSpec, points: list[Point]) -> list[Path]:
         n_failed = sum(1 for p in points if (not p.ok() if name == "geomean" else p.rows[name]["status"] != "ok"))
         ax.set_title(f"{name}" + (f" ({n_failed} points fail)" if n_failed else ""), fontsize=10)
         ax.set_xlabel("area proxy (cube-MAC units)")
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5))  # (five-digit areas: more labels overlap)
         ax.set_ylabel("cycles" if name != "geomean" else "geometric-mean cycles")
         ax.set_yscale("log")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(f"npu-dse: {len(points)} arch points, area = {_area_text(spec)}", fontsize=8)
+    import textwrap  # (one panel is 4.2 inches wide: the area formula wraps instead of running off both edges)
+    fig.suptitle(textwrap.fill(f"npu-dse: {len(points)} arch points, area = {_area_text(spec)}",
+                               width=int(15 * 4.2 * len(panels))), fontsize=8)
     fig.tight_layout()
     files = [out / "pareto.svg", out / "pareto.png"]
     for p in files:
