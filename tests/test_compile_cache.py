@@ -183,10 +183,23 @@ def test_npu_run_uses_the_cache_unless_the_compile_is_observed(tmp_path, capsys)
     assert r1["compile_cache"][-1]["level"] == "kernels"  # (the report's per-kernel line too)
     assert r2["compile_cache"] == [{"level": "executable", "outcome": "hit"}]
     assert r1["cycles"] == r2["cycles"] and r2["check"]["ok"]
+    # observed (remarks, pass times, pictures): every pass runs, only the kernels' searches are shared
     assert npu_run([*args, str(tmp_path / "r3.json"), "--remarks", str(tmp_path / "rem.txt")]) == 0
-    assert "compile_cache" not in json.loads((tmp_path / "r3.json").read_text())
+    r3 = json.loads((tmp_path / "r3.json").read_text())
+    assert r3["compile_cache"] == [{"level": "executable", "outcome": "bypassed (the compile reports on itself)"},
+                                   {"level": "kernels", "outcome": "tile-search 3 hit, 0 miss"}]
     assert (tmp_path / "rem.txt").read_text().strip()  # the compile really ran
     capsys.readouterr()
+    assert npu_run([*args, str(tmp_path / "r4.json"), "--remarks", str(tmp_path / "rem4.txt"), "--no-cache",
+                    "--time-passes", "--html", str(tmp_path / "r.html")]) == 0
+    assert "compile_cache" not in json.loads((tmp_path / "r4.json").read_text())
+    assert (tmp_path / "rem4.txt").read_text() == (tmp_path / "rem.txt").read_text()  # (a hit remarks as a search)
+    assert "compile cache: off" in (tmp_path / "r.html").read_text()
+    capsys.readouterr()
+    assert npu_run([*args, str(tmp_path / "r5.json"), "--time-passes", "--html", str(tmp_path / "r.html")]) == 0
+    assert "kernels tile-search 3 hit, 0 miss" in capsys.readouterr().err
+    assert "compile cache: executable bypassed (the compile reports on itself), kernels tile-search 3 hit" in \
+        (tmp_path / "r.html").read_text()
 
 
 def test_off_switches_and_default_directory(tmp_path, capsys, monkeypatch):

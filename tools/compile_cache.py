@@ -16,7 +16,8 @@ the tools under `$NPU_CACHE_DIR`, else `$XDG_CACHE_HOME/npu-compiler`
 Algorithm
 ---------
 Compiles that report on themselves (remarks, pass timings, IR dumps, pictures)
-bypass the cache.
+bypass the model's levels (every pass runs); their kernels' searches still come from
+`kernels/` (npu-run says so in its report, after the pass times and in the HTML).
 Entries are written to a temporary file renamed into place; a corrupt one is
 reported, deleted and rebuilt.
 A model file's digests are remembered per (path, size, mtime, ctime, inode) in

@@ -522,9 +522,19 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
                                 progress=None if shown else False,
                                 keep_after=("npu-tile",) if args.graph or args.html else ())
     stream = sys.stderr if shown else io.StringIO()
-    with collecting() as remarks, Instrumentation(options, stream=stream) as inst:
+    from lowering import kernel_cache
+    cache = _cache(args)
+    shared = args.compile_cache if getattr(args, "kernels_only", False) else None
+    with collecting() as remarks, Instrumentation(options, stream=stream) as inst, kernel_cache.using(shared):
         loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
-                            pipeline=args.pipeline, cache=_cache(args))
+                            pipeline=args.pipeline, cache=cache)
+        if shared is not None:  # (the compile observed: every level bypassed but the kernels')
+            shared.note("executable", "bypassed (the compile reports on itself)")
+            if kernel_cache.summary():
+                shared.note("kernels", kernel_cache.summary())
+    if shared is not None and args.time_passes:
+        from tools.npu_compile import cache_line
+        print(cache_line(shared), file=sys.stderr)
     args.remarks_list = [r.line() for r in remarks]
     args.pass_times = _pass_times(inst.root)
     args.tiled_module = inst.kept.get("npu-tile")  # the graph as compiled, for --graph/--html
@@ -537,18 +547,19 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
 
 
 def _cache(args: argparse.Namespace):
-    """The compile cache npu-run uses (None: --no-cache, NPU_NO_CACHE=1, or a report on
-    the compile itself was asked for: remarks, pictures, pass timings, IR dumps)."""
+    """The compile cache npu-run compiles through (None: --no-cache, NPU_NO_CACHE=1, or a
+    report on the compile itself was asked for: remarks, pictures, pass timings, IR
+    dumps - every pass runs then, only the per-kernel results are shared:
+    `args.kernels_only`)."""
     from tools.compile_cache import Cache, cache_dir
     observed = (args.remarks is not None or args.time_passes or args.print_ir_after or args.print_ir_after_all
                 or args.pattern_stats or args.graph or args.html)
-    if observed:
-        return None
     root = cache_dir(args.cache_dir, args.no_cache)
     if root is None:
         return None
     args.compile_cache = Cache(root)
-    return args.compile_cache
+    args.kernels_only = observed
+    return None if observed else args.compile_cache
 
 
 def _pass_times(node, out: list[tuple[str, float]] | None = None) -> list[tuple[str, float]]:

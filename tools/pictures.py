@@ -379,6 +379,15 @@ def _accuracy(report: dict[str, Any]) -> list[str]:
     return out
 
 
+def _cache_note(report: dict[str, Any]) -> str:
+    """What the compile cache did for this compile (the report's `compile_cache`): with
+    --html every pass runs, and earlier compiles' per-kernel results are reused."""
+    events = report.get("compile_cache") or []
+    if not events:
+        return "<p>compile cache: off</p>"
+    return "<p>compile cache: " + html.escape(", ".join(f"{e['level']} {e['outcome']}" for e in events)) + "</p>"
+
+
 def html_report(name: str, arch_spec: str, report: dict[str, Any], graph_svg: str | None, graph_dot_text: str,
                 timeline: str, memory_svg: str | None, passes: list[tuple[str, float]] | None,
                 remarks: list[str] | None, types: dict[str, dict[str, list[str]]] | None = None) -> str:
@@ -416,7 +425,7 @@ def html_report(name: str, arch_spec: str, report: dict[str, Any], graph_svg: st
         kernel_chart_svg(report), *_accuracy(report), "<h2>Timeline</h2>", timeline,
         "<h2>Memory map</h2>", memory_svg or "<p>(no memory plan)</p>",
         "<h2>Passes</h2>", _table(["pass", "seconds"], [[n, f"{t:.3f}"] for n, t in passes]) if passes
-        else "<p>(pass times not recorded)</p>",
+        else "<p>(pass times not recorded)</p>", _cache_note(report),
         "<h2>Remarks</h2>", "<pre>" + html.escape("\n".join(remarks)) + "</pre>" if remarks
         else "<p>(no remarks recorded)</p>",
         "</body></html>"]
