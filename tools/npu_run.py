@@ -528,11 +528,11 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
     with collecting() as remarks, Instrumentation(options, stream=stream) as inst, kernel_cache.using(shared):
         loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
                             pipeline=args.pipeline, cache=cache)
-        if shared is not None:  # (the compile observed: every level bypassed but the kernels')
+        if shared is not None and loaded.kind == "onnx":  # (observed: every model level bypassed)
             shared.note("executable", "bypassed (the compile reports on itself)")
-            if kernel_cache.summary():
-                shared.note("kernels", kernel_cache.summary())
-    if shared is not None and args.time_passes:
+        if shared is not None and kernel_cache.summary():  # (an ONNX or graph-level input compiled)
+            shared.note("kernels", kernel_cache.summary())
+    if shared is not None and shared.events and args.time_passes:
         from tools.npu_compile import cache_line
         print(cache_line(shared), file=sys.stderr)
     args.remarks_list = [r.line() for r in remarks]
