@@ -291,6 +291,18 @@ def test_refuses_blocked_quantization() -> None:
                             "is not supported; per-tensor and per-axis are")
 
 
+def test_refuses_per_axis_parameters_of_another_length() -> None:
+    """A Conv weight's per-output-channel scales given axis 1 (the input channels): the
+    message says both lengths (it was the verifier's 'scale of shape [1, 8, 1, 1] does
+    not broadcast to the input's [16, 8, 3, 3]')."""
+    node = helper.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq", axis=1)
+    m = model([node], [], [vi("y", TensorProto.FLOAT, (16, 8, 3, 3))],
+              [init("w", np.ones((16, 8, 3, 3), np.int8)), init("s", np.full(16, 0.1, np.float32)),
+               init("z", np.zeros(16, np.int8))], opset=13)
+    assert errors(m)[0] == ("error: node 'dq' (DequantizeLinear, opset 13): x_scale holds 16 values, one per index "
+                            "of axis 1, but that axis of the [16, 8, 3, 3] input has 8")
+
+
 @pytest.mark.parametrize("scale,shown", [(0.0, "0.0"), (-1.0, "-1.0"), (float("nan"), "nan"), (float("inf"), "inf")])
 def test_refuses_bad_scales(scale: float, shown: str) -> None:
     assert errors(_q(np.array(0, np.uint8), scale)) == [

@@ -105,6 +105,21 @@ def _broadcast_shape(param: Sequence[int], rank: int, axis: int, what: str) -> t
     return tuple(shape)
 
 
+def check_axis_lengths(ctx: NodeContext, shape: Sequence[int], axis: int, params: Sequence[tuple[int, str]]) -> None:
+    """A per-axis parameter (inputs `params`: (index, name)) holds one value per index of
+    `axis` of a tensor of `shape` (a NodeError naming both lengths, e.g. a Conv weight's
+    per-output-channel scales given axis 1)."""
+    if not -len(shape) <= axis < len(shape):
+        return  # (`_broadcast_shape` says it is out of range)
+    for i, what in params:
+        if not ctx.has_input(i):
+            continue
+        p = ctx.tensor(i).shape
+        if len(p) == 1 and p[0] != 1 and p[0] != shape[axis]:
+            raise NodeError(f"{what} holds {p[0]} values, one per index of axis {axis}, but that axis of the "
+                            f"{list(shape)} input has {shape[axis]}")
+
+
 def scale_param(ctx: NodeContext, i: int, rank: int, axis: int, what: str, constant: bool = False) -> SSAValue:
     """Scale input `i` as an f32 tensor broadcasting to a rank-`rank` tensor (per axis:
     [C] along `axis`). A constant one must be positive and finite; a computed one is
@@ -160,6 +175,7 @@ def convert_quantize_linear(ctx: NodeContext) -> Sequence[Output]:
     if type_name(element_type(x)) not in ("f32", "f16", "bf16") or _type_label(ctx.dtype(0)) not in FLOAT_INPUTS:
         raise NodeError(f"x has element type {_type_label(ctx.dtype(0))}; only float inputs are supported")
     rank, axis = len(shape_of(x)), _axis(ctx)
+    check_axis_lengths(ctx, shape_of(x), axis, ((1, "y_scale"), (2, "y_zero_point")))
     scale = scale_param(ctx, 1, rank, axis, "y_scale")
     zp = zero_point_param(ctx, 2, rank, axis, qt, "y_zero_point")
     y = ctx.build(QuantizeOp(x, scale, zp, TensorType(qt, shape_of(x)))).results[0]
@@ -179,6 +195,7 @@ def convert_dequantize_linear(ctx: NodeContext) -> Sequence[Output]:
         raise NodeError(f"output type {_type_label(out)} is not supported (float32, float16, bfloat16)")
     x = ctx.typed_value(0, (type_name(qt) or "",), "x")
     rank, axis = len(shape_of(x)), _axis(ctx)
+    check_axis_lengths(ctx, shape_of(x), axis, ((1, "x_scale"), (2, "x_zero_point")))
     scale = scale_param(ctx, 1, rank, axis, "x_scale")
     zp = zero_point_param(ctx, 2, rank, axis, qt, "x_zero_point")
     return [ctx.build(DequantizeOp(x, scale, zp, TensorType(floats[out], shape_of(x)))).results[0]]
