@@ -90,9 +90,12 @@ def _no_blocks(ctx: NodeContext) -> None:
                         "per-tensor and per-axis are")
 
 
-def _broadcast_shape(param: Sequence[int], rank: int, axis: int, what: str) -> tuple[int, ...]:
-    """The shape a per-tensor ([] or [1]) or per-axis ([C] along `axis`) parameter takes
-    to broadcast against a rank-`rank` tensor."""
+def _broadcast_shape(param: Sequence[int], shape: Sequence[int], axis: int, what: str) -> tuple[int, ...]:
+    """The shape a per-tensor ([] or [1]) or per-axis ([C] along `axis`, one value per
+    index of that axis) parameter takes to broadcast against a tensor of `shape` (a
+    NodeError naming both lengths otherwise, e.g. a Conv weight's per-output-channel
+    scales given axis 1)."""
+    rank = len(shape)
     if len(param) == 0 or (len(param) == 1 and param[0] == 1):
         return tuple(param)
     if len(param) != 1:
@@ -100,32 +103,21 @@ def _broadcast_shape(param: Sequence[int], rank: int, axis: int, what: str) -> t
                         "not supported)")
     if not -rank <= axis < rank:
         raise NodeError(f"axis {axis} is out of range for rank {rank}")
-    shape = [1] * rank
-    shape[axis % rank] = param[0]
-    return tuple(shape)
+    if param[0] != shape[axis]:
+        raise NodeError(f"{what} holds {param[0]} values, one per index of axis {axis}, but that axis of the "
+                        f"{list(shape)} input has {shape[axis]}")
+    out = [1] * rank
+    out[axis % rank] = param[0]
+    return tuple(out)
 
 
-def check_axis_lengths(ctx: NodeContext, shape: Sequence[int], axis: int, params: Sequence[tuple[int, str]]) -> None:
-    """A per-axis parameter (inputs `params`: (index, name)) holds one value per index of
-    `axis` of a tensor of `shape` (a NodeError naming both lengths, e.g. a Conv weight's
-    per-output-channel scales given axis 1)."""
-    if not -len(shape) <= axis < len(shape):
-        return  # (`_broadcast_shape` says it is out of range)
-    for i, what in params:
-        if not ctx.has_input(i):
-            continue
-        p = ctx.tensor(i).shape
-        if len(p) == 1 and p[0] != 1 and p[0] != shape[axis]:
-            raise NodeError(f"{what} holds {p[0]} values, one per index of axis {axis}, but that axis of the "
-                            f"{list(shape)} input has {shape[axis]}")
-
-
-def scale_param(ctx: NodeContext, i: int, rank: int, axis: int, what: str, constant: bool = False) -> SSAValue:
-    """Scale input `i` as an f32 tensor broadcasting to a rank-`rank` tensor (per axis:
+def scale_param(ctx: NodeContext, i: int, shape: Sequence[int], axis: int, what: str,
+                constant: bool = False) -> SSAValue:
+    """Scale input `i` as an f32 tensor broadcasting to a tensor of `shape` (per axis:
     [C] along `axis`). A constant one must be positive and finite; a computed one is
     refused with `constant` (the multiplier is computed at compile time)."""
     t = ctx.tensor(i)
-    shape = _broadcast_shape(t.shape, rank, axis, what)
+    shape = _broadcast_shape(t.shape, shape, axis, what)
     if t.data is None:
         if constant:
             raise NodeError(f"{what} (input {i}, '{t.name}') is computed at run time; only constant scales are "
@@ -139,13 +131,14 @@ def scale_param(ctx: NodeContext, i: int, rank: int, axis: int, what: str, const
     return ctx.const(data.reshape(shape), what, f32)
 
 
-def zero_point_param(ctx: NodeContext, i: int, rank: int, axis: int, qt: Attribute, what: str) -> SSAValue:
+def zero_point_param(ctx: NodeContext, i: int, shape: Sequence[int], axis: int, qt: Attribute,
+                     what: str) -> SSAValue:
     """Zero-point input `i` (absent: 0) as an f32 tensor holding integers, broadcasting
     like the scale; each constant value must lie in `qt` (an int32 one must be 0)."""
     if not ctx.has_input(i):
         return ctx.scalar32(0.0)
     t = ctx.tensor(i)
-    shape = _broadcast_shape(t.shape, rank, axis, what)
+    shape = _broadcast_shape(t.shape, shape, axis, what)
     if t.data is None:
         v = ctx.value(i, carried=True)
         return v if shape == t.shape else ctx.build(ReshapeOp(v, TensorType(f32, shape))).results[0]
@@ -174,10 +167,9 @@ def convert_quantize_linear(ctx: NodeContext) -> Sequence[Output]:
     x = ctx.value(0, carried=True)
     if type_name(element_type(x)) not in ("f32", "f16", "bf16") or _type_label(ctx.dtype(0)) not in FLOAT_INPUTS:
         raise NodeError(f"x has element type {_type_label(ctx.dtype(0))}; only float inputs are supported")
-    rank, axis = len(shape_of(x)), _axis(ctx)
-    check_axis_lengths(ctx, shape_of(x), axis, ((1, "y_scale"), (2, "y_zero_point")))
-    scale = scale_param(ctx, 1, rank, axis, "y_scale")
-    zp = zero_point_param(ctx, 2, rank, axis, qt, "y_zero_point")
+    axis = _axis(ctx)
+    scale = scale_param(ctx, 1, shape_of(x), axis, "y_scale")
+    zp = zero_point_param(ctx, 2, shape_of(x), axis, qt, "y_zero_point")
     y = ctx.build(QuantizeOp(x, scale, zp, TensorType(qt, shape_of(x)))).results[0]
     return [ctx.typed(y, np.int8 if qt == i8 else np.uint8)]
 
@@ -194,10 +186,9 @@ def convert_dequantize_linear(ctx: NodeContext) -> Sequence[Output]:
     if out not in floats:
         raise NodeError(f"output type {_type_label(out)} is not supported (float32, float16, bfloat16)")
     x = ctx.typed_value(0, (type_name(qt) or "",), "x")
-    rank, axis = len(shape_of(x)), _axis(ctx)
-    check_axis_lengths(ctx, shape_of(x), axis, ((1, "x_scale"), (2, "x_zero_point")))
-    scale = scale_param(ctx, 1, rank, axis, "x_scale")
-    zp = zero_point_param(ctx, 2, rank, axis, qt, "x_zero_point")
+    axis = _axis(ctx)
+    scale = scale_param(ctx, 1, shape_of(x), axis, "x_scale")
+    zp = zero_point_param(ctx, 2, shape_of(x), axis, qt, "x_zero_point")
     return [ctx.build(DequantizeOp(x, scale, zp, TensorType(floats[out], shape_of(x)))).results[0]]
 
 
@@ -222,7 +213,7 @@ def _requant_mode(ctx: NodeContext) -> str:
     return str(getattr(ctx.arch, "requant", "float"))
 
 
-def requantized(ctx: NodeContext, acc: SSAValue, scales: Sequence[int], out_rank: int, axis: int,
+def requantized(ctx: NodeContext, acc: SSAValue, scales: Sequence[int], axis: int,
                 y_qt: Attribute) -> SSAValue:
     """`acc` (i32) requantized to `y_qt` by x_scale * w_scale / y_scale (inputs `scales`:
     constant, w_scale per tensor or per output channel along `axis`) plus y_zero_point
@@ -233,7 +224,7 @@ def requantized(ctx: NodeContext, acc: SSAValue, scales: Sequence[int], out_rank
         if not np.all(np.isfinite(data) & (data > 0)):
             raise NodeError(f"{name} (input {i}) holds {data.reshape(-1)[0]}; scales must be positive and finite")
     mult = (xs.reshape(-1)[0] * ws) / ys.reshape(-1)[0]  # (float32, as onnxruntime computes it)
-    shape = _broadcast_shape(mult.shape, out_rank, axis, "w_scale")
+    shape = _broadcast_shape(mult.shape, shape_of(acc), axis, "w_scale")
     m = ctx.const(mult.astype(np.float32).reshape(shape), "multiplier", f32)
     zi = scales[2] + 1
     y_zp = uniform_zero_point(ctx, zi, y_qt, "y_zero_point")
@@ -256,7 +247,7 @@ def convert_qlinear_conv(ctx: NodeContext) -> Sequence[Output]:
     bias = ctx.typed_value(8, ("i32",), "B") if ctx.has_input(8) else None
     zx, zw = uniform_zero_point(ctx, 2, xq, "x_zero_point"), uniform_zero_point(ctx, 5, wq, "w_zero_point")
     acc = build_conv(ctx, x, w, bias, i32, input_zero_point=zx, weight_zero_point=zw)
-    y = requantized(ctx, acc, (1, 4, 6), len(shape_of(acc)), 1, yq)
+    y = requantized(ctx, acc, (1, 4, 6), 1, yq)
     return [ctx.typed(y, np.int8 if yq == i8 else np.uint8)]
 
 
@@ -320,7 +311,7 @@ def convert_qlinear_matmul(ctx: NodeContext) -> Sequence[Output]:
     yq = qtype(ctx.dtype(7), "y_zero_point")
     acc = _integer_matmul(ctx, a, b, uniform_zero_point(ctx, 2, aq, "a_zero_point"),
                           uniform_zero_point(ctx, 5, bq, "b_zero_point"))
-    y = requantized(ctx, acc, (1, 4, 6), len(shape_of(acc)), -1, yq)
+    y = requantized(ctx, acc, (1, 4, 6), -1, yq)
     return [ctx.typed(y, np.int8 if yq == i8 else np.uint8)]
 
 
