@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from npu_dialects.files import Writer, cannot_write, collector_paused, write_atomic
+from npu_dialects.files import Writer, cannot_write, write_atomic
 from npu_dialects.plugins import PluginError
 
 EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
@@ -115,16 +115,11 @@ def cli_main(build_parser, run_args, argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-paused_gc = collector_paused
-"""No cyclic garbage collection inside (`npu_dialects.files.collector_paused`): a compile
-keeps nearly everything it builds alive to the end."""
-
-
 def console(main: Callable[[], int], compile_only: bool = False) -> Callable[[], NoReturn]:
     """A tool's console-script entry: `main()`, then the process ends without tearing its
     heap down (0.3-0.5 s after a large compile; LLVM's tools skip freeing the same
     way) once stdout and stderr are flushed. `compile_only` tools run with the cyclic
-    collector paused throughout (`paused_gc`)."""
+    collector paused throughout (`npu_dialects.files.collector_paused`)."""
     def entry() -> NoReturn:
         if compile_only:
             gc.disable()

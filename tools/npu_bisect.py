@@ -161,10 +161,12 @@ def _run(args: argparse.Namespace) -> int:
         module, _ = import_model(load_model(args.model), arch)
     except OnnxImportError as e:
         raise UserError(e.located(args.model)) from None
-    from lowering.pipeline import compile_module
-    compile_module(module, arch)
-    sig = signature(module)  # (inputs in the model's own types, as npu-run takes them: ids stay integers)
-    inputs = read_inputs(args.inputs, sig) if args.inputs else random_inputs(sig, args.seed)
+    if args.inputs:  # (in the model's own types, as npu-run takes them: ids stay integers)
+        inputs = read_inputs(args.inputs)
+    else:
+        from lowering.pipeline import compile_module
+        compile_module(module, arch)  # (the signature of the compiled program draws them)
+        inputs = random_inputs(signature(module), args.seed)
     loaded = Loaded(None, None, arch, "onnx")
     refs, _ = reference_outputs(loaded, args.model, inputs)
     b = Bisector(args.model, arch, inputs, refs, model_precision(args.model), quantization_steps(loaded, args.model))

@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from npu_dialects.files import collector_paused
 from tools.cli import (
     EXIT_OK,
     EXIT_USER,
@@ -64,7 +65,6 @@ from tools.cli import (
     console,
     error_line,
     fmt_bytes,
-    paused_gc,
     write_json,
     write_output,
 )
@@ -468,7 +468,7 @@ def _load_bucketed(args: argparse.Namespace, buckets, pad_dims) -> tuple[Loaded,
                 raise UserError(e.located(args.input)) from None
             chosen.run_inputs = pad_inputs(inputs, templates, d.bucket)
     loaded = load_input(args.input, args.arch, args.check, model=model, dims=chosen.bucket, pipeline=args.pipeline,
-                        cache=_cache(args))
+                        cache=_cache(args)[0])
     return loaded, chosen, inputs
 
 
@@ -523,8 +523,7 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
                                 keep_after=("npu-tile",) if args.graph or args.html else ())
     stream = sys.stderr if shown else io.StringIO()
     from lowering import kernel_cache
-    cache = _cache(args)
-    shared = args.compile_cache if getattr(args, "kernels_only", False) else None
+    cache, shared = _cache(args)
     with collecting() as remarks, Instrumentation(options, stream=stream) as inst, kernel_cache.using(shared):
         loaded = load_input(args.input, args.arch, args.check or _needs_graph(args), args.reference,
                             pipeline=args.pipeline, cache=cache)
@@ -547,19 +546,16 @@ def _load_with_remarks(args: argparse.Namespace) -> Loaded:
 
 
 def _cache(args: argparse.Namespace):
-    """The compile cache npu-run compiles through (None: --no-cache, NPU_NO_CACHE=1, or a
-    report on the compile itself was asked for: remarks, pictures, pass timings, IR
-    dumps - every pass runs then, only the per-kernel results are shared:
-    `args.kernels_only`)."""
+    """(the compile cache npu-run compiles through, the one only its per-kernel results
+    come from): (cache, None), or (None, cache) when a report on the compile itself was
+    asked for (remarks, pictures, pass timings, IR dumps: every pass runs), or (None,
+    None) with --no-cache or NPU_NO_CACHE=1. `args.compile_cache` is the one used."""
     from tools.compile_cache import Cache, cache_dir
     observed = (args.remarks is not None or args.time_passes or args.print_ir_after or args.print_ir_after_all
                 or args.pattern_stats or args.graph or args.html)
     root = cache_dir(args.cache_dir, args.no_cache)
-    if root is None:
-        return None
-    args.compile_cache = Cache(root)
-    args.kernels_only = observed
-    return None if observed else args.compile_cache
+    args.compile_cache = Cache(root) if root is not None else None
+    return (None, args.compile_cache) if observed else (args.compile_cache, None)
 
 
 def _pass_times(node, out: list[tuple[str, float]] | None = None) -> list[tuple[str, float]]:
@@ -717,7 +713,7 @@ def _run(args: argparse.Namespace) -> int:
     if parsed is None:
         if args.inputs:
             input_headers(args.inputs)  # (a bad file is found before the compile)
-        with paused_gc():  # (the compile; the simulation collects as usual)
+        with collector_paused():  # (the compile; the simulation collects as usual)
             loaded = _load_with_remarks(args)
         # (the headers checked against the model before any data is read)
         inputs = read_inputs(args.inputs, signature(loaded.module)) if args.inputs else None

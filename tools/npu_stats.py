@@ -64,7 +64,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from tools.cli import EXIT_OK, UsageError, UserError, cli_main, console, error_line, paused_gc
+from npu_dialects.files import collector_paused
+from tools.cli import EXIT_OK, UsageError, UserError, cli_main, console, error_line
 
 SECTIONS = ("model", "arch", "headline", "op_mix", "graph_ops", "types", "patterns", "kernels", "slow_paths",
             "blocked", "isa")
@@ -139,7 +140,7 @@ def compile_model(arg: str, arch_spec: str | None, precision: str | None = None)
     types = {n.name: n.op_type for n in model.graph.node if n.name}
     options = InstrumentOptions(progress=False, keep_after=(*KEEP, CONVERTED))
     start = time.perf_counter()
-    with paused_gc(), collecting() as remarks, Instrumentation(options, stream=io.StringIO()) as inst:
+    with collector_paused(), collecting() as remarks, Instrumentation(options, stream=io.StringIO()) as inst:
         exe = api_compile(model, arch=arch_spec, **({"precision": precision} if precision else {}))
     seconds = time.perf_counter() - start
     kept = inst.kept
