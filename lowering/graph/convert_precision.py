@@ -364,6 +364,7 @@ class _Convert:
 
     def report(self, ops: list[GraphOp], convert: dict[Operation, Attribute], ints: set[SSAValue],
                bound: dict[Operation, tuple[int, int]]) -> None:
+        own: dict[str, list[Operation]] = {}  # (ops the model gives another 16-bit type: left as they are)
         for op in ops:
             target = self.targets.of(op)
             if target is None:
@@ -381,13 +382,10 @@ class _Convert:
                                                         f"{F32_STATISTICS[type(op)]} in f32")
             elif not isinstance(op, ConstantOp) and any(r in ints for r in op.results):
                 remark(PASS, "missed", node_names(op), "kept in f32: carries integers (indices, a mask, a count)")
-        own: dict[str, list[Operation]] = {}  # (ops the model gives another 16-bit type: left as they are)
-        for op in ops:
-            target = self.targets.of(op)
-            kinds = {t for r in op.results if (e := _element(r)) is not None and (t := type_name(e)) is not None}
-            if (target is not None and op not in convert and not isinstance(op, ConstantOp) and kinds
-                    and kinds <= {"f16", "bf16"} - {type_name(target)}):
-                own.setdefault(kinds.pop(), []).append(op)
+            elif op not in convert and not isinstance(op, ConstantOp):
+                kinds = {t for r in op.results if (e := _element(r)) is not None and (t := type_name(e)) is not None}
+                if kinds and kinds <= {"f16", "bf16"} - {type_name(target)}:
+                    own.setdefault(kinds.pop(), []).append(op)
         for t, kept in own.items():
             remark(PASS, "missed", [n for o in kept for n in node_names(o)],
                    f"{len(kept)} ops of @{self.fn.sym_name.data} stay in {t}, the model's own type: only f32 "
