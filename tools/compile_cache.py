@@ -250,12 +250,8 @@ def source_of(path: str) -> dict[str, Any]:
     """What an executable records of its ONNX model file (as `tools.api.compile`); a file
     hashed before by this process and unchanged since (by stat, not changed within
     `stable_seconds`, as `Cache.remember`) is not read again."""
-    try:
-        st = os.stat(path)
-        key = (os.path.abspath(path), *_stat(st)) if time.time() - max(st.st_mtime, st.st_ctime) >= stable_seconds() \
-            else None
-    except OSError:
-        key = None
+    st = stable_stat(path)
+    key = (os.path.abspath(path), *st) if st is not None else None
     if key is not None and key in _SOURCES:
         return dict(_SOURCES[key])
     h = hashlib.sha256()
@@ -524,13 +520,10 @@ class Cache:
 
     def remember(self, path: str, digests: ModelDigests, file_sha256: str) -> None:
         """Remember a model file's digests (and its sha256) by its stat."""
-        try:
-            st = os.stat(path)
-        except OSError:
+        st = stable_stat(path)
+        if st is None:
             return
-        if time.time() - max(st.st_mtime, st.st_ctime) < stable_seconds():
-            return  # a file written now may change again within the times' resolution
-        rec = {"path": os.path.abspath(path), "stat": _stat(st), "structure": digests.structure,
+        rec = {"path": os.path.abspath(path), "stat": st, "structure": digests.structure,
                "weights": digests.weights, "tensors": digests.tensors, "sha256": file_sha256}
         self._store(self._memo_path(path), lambda f: f.write(json.dumps(rec).encode()))
 
@@ -576,6 +569,17 @@ def _stat(st: os.stat_result) -> list[int]:
     and device, and both times in ns - the ctime too, which no one can set back (a file
     rewritten in place with the same size and its mtime restored has a new ctime)."""
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def stable_stat(path: str) -> list[int] | None:
+    """`_stat` of a file that may be remembered by it: None when it cannot be read, or
+    changed within the last `stable_seconds` (a file written now may change again within
+    its times' resolution)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return None if time.time() - max(st.st_mtime, st.st_ctime) < stable_seconds() else _stat(st)
 
 
 def stable_seconds() -> float:

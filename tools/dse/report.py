@@ -92,6 +92,10 @@ def table(spec: DseSpec, points: list[Point], front: list[str], top: int = 12) -
     return "\n".join(lines)
 
 
+PANEL_INCHES = 4.2
+"""The width of one panel of the Pareto picture."""
+
+
 def plot_pareto(out: Path, spec: DseSpec, points: list[Point]) -> list[Path]:
     """pareto.svg and pareto.png (needs matplotlib; returns the files written, none without it)."""
     try:
@@ -103,7 +107,7 @@ def plot_pareto(out: Path, spec: DseSpec, points: list[Point]) -> list[Path]:
         return []
     panels = ["geomean", *spec.models] if len(spec.models) > 1 else list(spec.models)
     fr = fronts(points, spec.models)
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(PANEL_INCHES * len(panels), 3.8), squeeze=False)
     for ax, name in zip(axes[0], panels):
         xs, ys, names = _series(points, name)
         ax.scatter(xs, ys, s=14, c="#9aa5b1", label=f"{len(xs)} points")
@@ -122,9 +126,9 @@ def plot_pareto(out: Path, spec: DseSpec, points: list[Point]) -> list[Path]:
         ax.set_yscale("log")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    import textwrap  # (one panel is 4.2 inches wide: the area formula wraps instead of running off both edges)
+    import textwrap  # (the area formula wraps to the figure instead of running off both edges of one panel)
     fig.suptitle(textwrap.fill(f"npu-dse: {len(points)} arch points, area = {_area_text(spec)}",
-                               width=int(15 * 4.2 * len(panels))), fontsize=8)
+                               width=int(15 * PANEL_INCHES * len(panels))), fontsize=8)  # (~15 characters an inch)
     fig.tight_layout()
     files = [out / "pareto.svg", out / "pareto.png"]
     for p in files:
