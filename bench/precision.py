@@ -46,11 +46,12 @@ from lowering.pipeline import compile_module  # noqa: E402
 from npu_dialects.arch import parse_arch_spec  # noqa: E402
 from npu_dialects.weights import weights_of  # noqa: E402
 from runtime.run import run  # noqa: E402
+from tools.quantize.mixed import cosine_and_error  # noqa: E402
 from tools.testkit.e2e import onnxruntime_outputs  # noqa: E402
+from tools.tolerance import PRECISION_RTOL  # noqa: E402
 
-SPACINGS = {"f16": 4 * 2.0 ** -10, "bf16": 4 * 2.0 ** -7}
-"""The floor of the criterion: four spacings of the type at 1 (`tools/tolerance.py`'s
-PRECISION_RTOL)."""
+SPACINGS = PRECISION_RTOL
+"""The floor of the criterion: four spacings of the type at 1 (--check's 16-bit tolerance)."""
 FACTOR = 2.0
 """How far above the emulation's error the simulated one may be."""
 
@@ -63,13 +64,6 @@ def catalogue() -> dict[str, ModelMaker]:
 
 def flat(outputs: list[np.ndarray]) -> np.ndarray:
     return np.concatenate([np.asarray(o, np.float64).ravel() for o in outputs])
-
-
-def errors(got: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
-    """(cosine, relative L2 error) of `got` against `ref`."""
-    den = float(np.linalg.norm(got) * np.linalg.norm(ref))
-    cos = float(got @ ref / den) if den else 1.0
-    return cos, float(np.linalg.norm(got - ref) / max(float(np.linalg.norm(ref)), 1e-30))
 
 
 def samples(inputs: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarray]]:
@@ -104,7 +98,7 @@ def emulated_error(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]], n
     for n in m.graph.node:
         n.metadata_props.add(key=PRECISION_KEY, value=precision)
     sess = mixed.session(mixed.emulated(m))
-    return errors(flat([o for f in feeds for o in sess.run(names, f)]), ref)[1]
+    return cosine_and_error(flat([o for f in feeds for o in sess.run(names, f)]), ref)[1]
 
 
 def simulated(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]], arch, precision: str,
@@ -129,7 +123,7 @@ def row(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray], arch,
     cells, verdicts = [], []
     for p in precisions:
         try:
-            cos, err = errors(simulated(model, feeds, arch, p, names), ref)
+            cos, err = cosine_and_error(simulated(model, feeds, arch, p, names), ref)
             emu = emulated_error(model, feeds, names, ref, p)
         except Exception as e:  # noqa: BLE001 - a model that fails is a row saying so
             cells += [f"failed: {str(e).splitlines()[0][:80]}", "-", "-", "-"]

@@ -135,10 +135,14 @@ def output_error(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]],
     sess = session(emulated(model))
     got = np.concatenate([np.asarray(o, np.float64).ravel() for f in feeds for o in sess.run(None, f)])
     ref = np.concatenate([np.asarray(o, np.float64).ravel() for r in reference for o in r])
+    return cosine_and_error(got, ref)
+
+
+def cosine_and_error(got: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
+    """(cosine, relative L2 error ||got - ref|| / ||ref||) of two flat float64 vectors."""
     den = float(np.linalg.norm(got) * np.linalg.norm(ref))
     cos = float(np.dot(got, ref) / den) if den else 1.0
-    rel = float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30))
-    return cos, rel
+    return cos, float(np.linalg.norm(got - ref) / max(float(np.linalg.norm(ref)), 1e-30))
 
 
 def float_outputs(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]]) -> list[list[np.ndarray]]:
