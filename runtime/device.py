@@ -805,7 +805,7 @@ class Runtime:
                         tasks=shifted, dram_bytes_read=sum(r.dram_bytes_read for r in shifted),
                         dram_bytes_written=sum(r.dram_bytes_written for r in shifted),
                         dram_bytes_transferred=sum(r.dram_bytes_moved for r in shifted), dram_busy_cycles=0.0,
-                        busy=busy, warnings=list(self.eng.warnings))
+                        busy=busy, warnings=list(self.eng.warnings), layout=req.ctx.program.layout)
         req.records = shifted
         report = make_report(res, req.exe.module)
         submit, notify = req.host_cycles["submit"], req.host_cycles["notify"]

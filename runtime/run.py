@@ -3,22 +3,17 @@ run the simulator, and turn its result into the run report."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import SSAValue
 
 from npu_dialects.arch import Arch, arch_of
-from npu_dialects.dma import CopyOp, memory_space
 from npu_dialects.entry import int_attr
-from npu_dialects.task import SramOp, TaskOp, ViewOp, byte_size
 from sim import Signature, SimResult, signature, simulate
-from sim.interp import preorder
-from sim.program import onnx_dtype
+from sim.program import Layout, module_layout, onnx_dtype
 
 
 class RunError(Exception):
@@ -115,19 +110,10 @@ def _num(x: float) -> int | float:
 
 
 
-def task_ops(module: ModuleOp) -> Iterator[TaskOp]:
-    """The tasks of a task-level module (top-level ops of its functions: a walk of the
-    whole module would visit every task body twice when a caller walks the bodies)."""
-    for f in module.ops:
-        if isinstance(f, FuncOp):
-            for op in f.body.ops:
-                if isinstance(op, TaskOp):
-                    yield op
-
-
-def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
+def module_facts(module: ModuleOp, arch: Arch, layout: Layout | None = None) -> dict[str, Any]:
     """What the compiler recorded on a task-level module: the model's work and the
-    roofline bound on `arch`, the memory plan, SRAM peaks and event slots used."""
+    roofline bound on `arch`, the memory plan, SRAM peaks and event slots used
+    (`layout`: the loaded program's, else worked out from the module)."""
     facts: dict[str, Any] = {}
     macs, nbytes = int_attr(module, "npu.model_macs"), int_attr(module, "npu.model_min_bytes")
     if macs is not None and nbytes is not None:
@@ -144,58 +130,15 @@ def module_facts(module: ModuleOp, arch: Arch) -> dict[str, Any]:
     floor = int_attr(module, "npu.fusion_floor_bytes")
     if floor is not None:  # the fewest bytes of layer groups whose weights fit one core's SRAM
         facts["fusion_floor_dram_bytes"] = floor
-    sram_peak = [0] * arch.cores
-    slots: set[int] = set()
-    for task in task_ops(module):
-        slots.update(task.wait_slots + task.signal_slots)
-        spans = [(op.offset.value.data, op.offset.value.data + byte_size(op.result.type))
-                 for op in preorder(task.body.block, []) if isinstance(op, SramOp)]
-        if spans and 0 <= task.core_id < arch.cores:  # (a layout npu-early-load mirrored counts from the top)
-            need = min(max(e for _, e in spans), arch.sram_bytes - min(b for b, _ in spans))
-            sram_peak[task.core_id] = max(sram_peak[task.core_id], need)
+    layout = layout or module_layout(module, arch)
     facts["memory"] = {
         "dram_arena_bytes": int_attr(module, "npu.dram_arena_bytes"),
         "dram_lower_bound_bytes": int_attr(module, "npu.dram_lower_bound_bytes"),
         "weights_bytes": int_attr(module, "npu.dram_weights_bytes"),
-        "sram_peak_bytes": sram_peak,
+        "sram_peak_bytes": list(layout.sram_peak),
     }
-    facts["events_used"] = len(slots)
+    facts["events_used"] = layout.event_slots
     return facts
-
-
-def _dram_span(v: SSAValue) -> tuple[SSAValue, int, int]:
-    """(root buffer, first byte, end byte) of a DRAM buffer seen through views."""
-    size = byte_size(v.type)  # type: ignore[arg-type]
-    off = 0
-    while isinstance(v.owner, ViewOp):
-        off += v.owner.byte_offset
-        v = v.owner.source
-    return v, off, off + size
-
-
-def _union_bytes(spans: list[tuple[int, int]]) -> int:
-    total, end = 0, -1
-    for lo, hi in sorted(spans):
-        if hi > end:
-            total += hi - max(lo, end)
-            end = hi
-    return total
-
-
-def kernel_min_bytes(module: ModuleOp) -> dict[str, int]:
-    """Per kernel, the DRAM bytes it must move at least: every byte of DRAM its tasks'
-    DMAs touch (read or written), once. Its real traffic over this is what it re-reads
-    or re-writes (weights per tile, halos, activations per weight tile)."""
-    touched: dict[str, dict[SSAValue, list[tuple[int, int]]]] = {}
-    for task in task_ops(module):
-        spans = touched.setdefault(task.kernel.data, {})
-        for op in preorder(task.body.block, []):  # (a plain walk; segments decoded once)
-            if isinstance(op, CopyOp):
-                for v in op.segments()[:2]:
-                    if memory_space(v.type) == "dram":
-                        root, lo, hi = _dram_span(v)
-                        spans.setdefault(root, []).append((lo, hi))
-    return {k: sum(_union_bytes(iv) for iv in spans.values()) for k, spans in touched.items()}
 
 
 def make_report(res: SimResult, module: ModuleOp | None = None) -> dict[str, Any]:
@@ -228,7 +171,8 @@ def make_report(res: SimResult, module: ModuleOp | None = None) -> dict[str, Any
         if t.predicted_cycles is not None:
             k["predicted_cycles"] = max(k["predicted_cycles"] or 0, t.predicted_cycles)
     rows = []
-    mins = kernel_min_bytes(module) if module is not None else {}
+    layout = res.layout or (module_layout(module, arch) if module is not None else None)
+    mins = layout.kernel_dram_bytes if layout is not None else {}
     for k in kernels.values():
         if k["name"] in mins:  # (what the kernel moved against its minimum)
             k["min_dram_bytes"] = mins[k["name"]]
@@ -251,7 +195,7 @@ def make_report(res: SimResult, module: ModuleOp | None = None) -> dict[str, Any
         "warnings": list(res.warnings),
     }
     if module is not None:
-        facts = module_facts(module, arch)
+        facts = module_facts(module, arch, layout)
         report.update(facts)
         if "roofline_cycles" in facts and cycles:
             report["roofline_ratio"] = round(cycles / facts["roofline_cycles"], 4)

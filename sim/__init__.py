@@ -66,7 +66,7 @@ from npu_dialects.files import collector_paused
 from sim.engine import Engine
 from sim.errors import SimError
 from sim.memory import host_values
-from sim.program import Program, Signature, carried_out, load_program, signature
+from sim.program import Layout, Program, Signature, carried_out, load_program, signature
 from sim.records import TaskRecord
 
 __all__ = ["SimError", "SimResult", "TaskRecord", "Signature", "simulate", "signature", "load_program"]
@@ -95,6 +95,7 @@ class SimResult:
     warnings: list[str] = field(default_factory=list)
     weights_bytes: int = 0
     arena_bytes: int = 0
+    layout: Layout | None = None  # the program's (`sim.program.Layout`), for the run report
 
     def trace_json(self) -> dict[str, Any]:
         """The Chrome trace-event JSON object (`{"traceEvents": [...], "displayTimeUnit": "ns"}`)."""
@@ -156,4 +157,4 @@ def simulate(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mappin
                      dram_bytes_read=eng.dram_read, dram_bytes_written=eng.dram_written,
                      dram_bytes_transferred=eng.dram_moved, dram_busy_cycles=eng.dram_busy,
                      busy=eng.busy, trace=events, warnings=eng.warnings,
-                     weights_bytes=prog.weights_bytes, arena_bytes=prog.arena_bytes)
+                     weights_bytes=prog.weights_bytes, arena_bytes=prog.arena_bytes, layout=prog.layout)

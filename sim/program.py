@@ -27,7 +27,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from npu_dialects import dtypes
 from npu_dialects.arch import DRAM_BYTES, Arch
-from npu_dialects.dma import memory_space
+from npu_dialects.dma import CopyOp, memory_space
 from npu_dialects.entry import (
     INPUT_DTYPES_ATTR,
     INPUT_RANGES_ATTR,
@@ -39,7 +39,7 @@ from npu_dialects.entry import (
     io_names,
 )
 from npu_dialects.locs import describe, node_names
-from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp
+from npu_dialects.task import AllocOp, SramOp, TaskOp, ViewOp, WeightOp, span
 from sim.errors import SimError
 from sim.interp import CompileCache, TaskProgram, compile_task, constant_value, preorder, reuse_task, same_body
 from sim.memory import DRAM, SRAM, Buf, Region, buffer_bytes, buffer_dtype, host_values
@@ -173,6 +173,83 @@ class Program:
     host_written: list[Buf] = field(default_factory=list)  # weights (inputs follow) written before the run
     warnings: list[str] = field(default_factory=list)
     allocs: list[tuple[SSAValue, Buf, list[str]]] = field(default_factory=list)  # (value, buffer, ONNX nodes)
+    layout: Layout | None = None  # what the task bodies place and touch (the run report's static facts)
+
+
+BodySpans = tuple[tuple[int, int] | None, list[tuple[SSAValue, int, int]]]
+
+
+def body_spans(ops: list[Operation]) -> BodySpans:
+    """Of a task body's ops (`preorder`): the lowest start and highest end of its SRAM
+    buffers (None: it has none), and the DRAM every copy touches, as (root buffer, first
+    byte, end byte) of the buffer it names seen through views (the whole buffer, not the
+    window: what the kernel's minimum traffic counts)."""
+    lo, hi = -1, -1
+    dram: list[tuple[SSAValue, int, int]] = []
+    try:
+        for op in ops:
+            if isinstance(op, SramOp):
+                t = op.result.type
+                if isinstance(t, MemRefType):
+                    b = op.offset.value.data
+                    e = b + buffer_bytes(t)
+                    if lo < 0 or b < lo:
+                        lo = b
+                    if e > hi:
+                        hi = e
+            elif isinstance(op, CopyOp):
+                src_dst = op._operands[:2]  # pyright: ignore[reportPrivateUsage]  # (no segment decoding)
+                for v in src_dst:
+                    if memory_space(v.type) == "dram":
+                        dram.append(span(v))
+    except VerifyException as e:
+        raise SimError(str(e)) from None
+    return (None if lo < 0 else (lo, hi)), dram
+
+
+@dataclass
+class Layout:
+    """What a module's tasks place and touch, summed once: each core's SRAM peak (the
+    highest end of a task's SRAM buffers, or its bytes from the top for a layout
+    `npu-early-load` mirrored), the event slots the tasks wait on or signal, and per
+    kernel the DRAM bytes its DMAs touch, each once (its minimum traffic)."""
+
+    sram_peak: list[int]
+    event_slots: int
+    kernel_dram_bytes: dict[str, int]
+
+    @staticmethod
+    def of(tasks: list[tuple[TaskOp, BodySpans, bool]], arch: Arch) -> Layout:
+        """From each task with its body's spans, and whether its DRAM spans are new
+        (False: another task of its kernel has the same body, so the same spans)."""
+        peak = [0] * arch.cores
+        slots: set[int] = set()
+        touched: dict[str, dict[SSAValue, list[tuple[int, int]]]] = {}
+        for task, (sram, dram), new in tasks:
+            slots.update(task.wait_slots + task.signal_slots)
+            if sram is not None and 0 <= task.core_id < arch.cores:
+                peak[task.core_id] = max(peak[task.core_id], min(sram[1], arch.sram_bytes - sram[0]))
+            spans = touched.setdefault(task.kernel.data, {})
+            if new:
+                for root, lo, hi in dram:
+                    spans.setdefault(root, []).append((lo, hi))
+        return Layout(peak, len(slots), {k: sum(_union_bytes(iv) for iv in spans.values())
+                                         for k, spans in touched.items()})
+
+
+def _union_bytes(spans: list[tuple[int, int]]) -> int:
+    total, end = 0, -1
+    for lo, hi in sorted(spans):
+        if hi > end:
+            total += hi - max(lo, end)
+            end = hi
+    return total
+
+
+def module_layout(module: ModuleOp, arch: Arch) -> Layout:
+    """`Layout` of a task-level module without loading it (every task's body walked)."""
+    tasks = [op for f in module.ops if isinstance(f, func.FuncOp) for op in f.body.ops if isinstance(op, TaskOp)]
+    return Layout.of([(t, body_spans(preorder(t.body.block, [])), True) for t in tasks], arch)
 
 
 def _check_align(op: Operation, off: int | None, arch: Arch, warnings: list[str]) -> None:
@@ -227,14 +304,14 @@ def load_program(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch
     arg_bufs = loader.arguments(body, sig)
     task_ops = loader.top_level(body)
     loader.check_weight_overlaps()
-    tasks, sram = loader.compile_tasks(task_ops, check_bounds)
+    tasks, sram, layout = loader.compile_tasks(task_ops, check_bounds)
     n_in = len(sig.inputs)
     regions = [loader.wregion, loader.aregion, *[b.region for b in arg_bufs], *loader.private]
     set_granule(regions + sram, tasks, [g for g in loader.globals.values() if isinstance(g, Buf)])
     return Program(arch=arch, sig=sig, inputs=arg_bufs[:n_in], outputs=arg_bufs[n_in:], tasks=tasks,
                    regions=regions, sram=sram, weights_bytes=loader.wregion.nbytes, arena_bytes=loader.aregion.nbytes,
                    values=loader.values, host_written=loader.host_written, warnings=loader.warnings,
-                   allocs=loader.allocs)
+                   allocs=loader.allocs, layout=layout)
 
 
 def weights_image(module: ModuleOp, weights: Mapping[str, np.ndarray], arch: Arch) -> np.ndarray:
@@ -275,16 +352,6 @@ def weight_pieces(module: ModuleOp, weights: Mapping[str, np.ndarray],
             raise SimError(f"{describe(op)}: weight '{key}' {e}") from None
         pieces[off] = data.reshape(-1).view(np.uint8)
     return loader.wregion.nbytes, sorted(pieces.items(), key=lambda kv: kv[0])
-
-
-def _sram_extent(ops: list[Operation]) -> int:
-    """The end of the highest SRAM buffer among `ops`: the bytes each core's SRAM region
-    needs (an `npu_task.sram` past `sram_bytes` is an error when its task compiles)."""
-    try:
-        return max((op.offset.value.data + buffer_bytes(op.result.type) for op in ops
-                    if isinstance(op, SramOp) and isinstance(op.result.type, MemRefType)), default=0)
-    except VerifyException as e:
-        raise SimError(str(e)) from None
 
 
 def _placed_ends(body: Block) -> tuple[int, int]:
@@ -482,11 +549,12 @@ class _Loader:
                 raise SimError(f"{describe(op1)}: weight '{k1}' at DRAM offset {s1} overlaps weight '{k0}' "
                                f"at [{s0}, {e0})")
 
-    def compile_tasks(self, task_ops: list[TaskOp], check_bounds: bool) -> tuple[list[TaskProgram], list[Region]]:
+    def compile_tasks(self, task_ops: list[TaskOp], check_bounds: bool) -> tuple[list[TaskProgram], list[Region], Layout]:
         """Compile every task for its core (checking its core and event slots exist); a task
         whose body another task of its kernel has (`same_body`) reuses that code. Returns
         the tasks and each core's SRAM region, as large as the highest SRAM buffer of a
-        distinct body needs (a huge `sram_bytes` costs no host memory)."""
+        distinct body needs (a huge `sram_bytes` costs no host memory), and their `Layout`
+        (worked out once per distinct body)."""
         arch = self.arch
         tasks: list[TaskProgram] = []
         compiled: dict[tuple[str, str], list[TaskProgram]] = {}  # (kernel, where) -> its distinct bodies
@@ -508,7 +576,8 @@ class _Loader:
                 same.append(prog)
             plan.append((prog, tmpl))
         bodies = {prog.index: preorder(prog.op.body.block, []) for prog, tmpl in plan if tmpl is None}
-        extent = max((_sram_extent(ops) for ops in bodies.values()), default=0)
+        spans = {i: body_spans(ops) for i, ops in bodies.items()}
+        extent = max((sram[1] for sram, _ in spans.values() if sram is not None), default=0)
         sram = [Region(f"SRAM of core {c}", SRAM, min(arch.sram_bytes, extent), core=c) for c in range(arch.cores)]
         for prog, tmpl in plan:
             if tmpl is not None:
@@ -517,4 +586,5 @@ class _Loader:
                 compile_task(prog, self.globals, sram[prog.core], arch, check_bounds, self.warnings, self.values,
                              self.timing_only, cache, bodies[prog.index])
             tasks.append(prog)
-        return tasks, sram
+        layout = Layout.of([(prog.op, spans[(tmpl or prog).index], tmpl is None) for prog, tmpl in plan], arch)
+        return tasks, sram, layout
