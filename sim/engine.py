@@ -36,7 +36,7 @@ from sim.interp import (
 )
 from sim.memory import Buf, CopyPlan, fmt_slices
 from sim.program import Program
-from sim.records import FIXED, XFER, Dma, TaskRecord
+from sim.records import FIXED, STALL_KINDS, XFER, Dma, TaskRecord
 from sim.sanitizer import Sanitizer
 from sim.trace import Trace
 from sim.values import Values
@@ -47,7 +47,7 @@ _STATE_NAMES = ["waiting for its events", "running", "computing", "waiting for a
                 "running and never finishing (an injected hang)"]
 _STALL_NAMES = {BUSY: "compute", WAITDMA: "dma_wait", WAITCHAN: "channel_wait", DRAIN: "drain", HUNG: "hung"}
 """What a core in each state is doing, for the profiler (`TaskRecord.stalls`)."""
-_STALL_OF = [_STALL_NAMES.get(st, "other") for st in range(8)]  # (by state, for `Engine.account`)
+_STALL_OF = [STALL_KINDS.index(_STALL_NAMES.get(st, "other")) for st in range(8)]  # (by state: `stall_cycles` index)
 _INF = float("inf")
 EPS = 1e-6  # bytes
 MAX_WARNINGS = 50
@@ -494,7 +494,7 @@ class Engine:
             rec = c.rec
             if rec is not None and dt > 0:
                 if st != START:
-                    stalls = rec.stalls
+                    acc = rec.stall_cycles
                     # (on concurrent units, a unit working while the core waits is compute)
                     if st == BUSY:
                         busy = dt
@@ -505,10 +505,10 @@ class Engine:
                     else:
                         busy = 0.0
                     if busy:
-                        stalls["compute"] = stalls.get("compute", 0.0) + busy
+                        acc[0] += busy  # (compute)
                     if dt > busy:
-                        what = _STALL_OF[st]
-                        stalls[what] = stalls.get(what, 0.0) + dt - busy
+                        i = _STALL_OF[st]
+                        acc[i] = acc[i] + dt - busy  # (as (acc + dt) - busy: the profile's figures unchanged)
                     if busy and c.inflight:
                         rec.overlap += busy
                 elif c.prefetching and not c.inflight:
@@ -724,8 +724,11 @@ class Engine:
         if cyc <= 0:
             return
         c.free_at(u, end)
-        last = len(bufs) - 1
-        c.recent.extend((u, b.off, b.off + b.nbytes, end, i == last, info) for i, b in enumerate(bufs))
+        if bufs:  # (the last buffer is the one it writes)
+            recent = c.recent
+            recent += [(u, b.off, b.off + b.nbytes, end, False, info) for b in bufs[:-1]]
+            b = bufs[-1]
+            recent.append((u, b.off, b.off + b.nbytes, end, True, info))
         if self.trace.enabled:
             self.trace.span(self.trace.unit_tid(c.id, u), f"{info.label}: {c.task.kernel}", u, start, end,
                             {"op": info.name, "cycles": cyc, "onnx_nodes": info.nodes, "issued": now})

@@ -36,7 +36,7 @@ class Region:
     """One byte array of device memory."""
 
     __slots__ = ("name", "space", "data", "core", "tracked", "readonly", "writer", "reader", "written", "values",
-                 "who", "granule")
+                 "who", "granule", "writeable")
 
     def __init__(self, name: str, space: str, nbytes: int, *, core: int | None = None,
                  tracked: bool = False, readonly: bool = False, data: np.ndarray | None = None,
@@ -58,6 +58,7 @@ class Region:
             self.data = data.view()
             if readonly:
                 self.data.flags.writeable = False
+        self.writeable = bool(self.data.flags.writeable)  # (its bytes' flag, read per timed copy)
         self.tracked = tracked
         self.readonly = readonly  # weights: written by the host only (the sanitizer keeps no shadow of them)
         self.writer: np.ndarray | None = None  # last writing task per granule
@@ -281,7 +282,7 @@ class TimingPlan(CopyPlan):
 
     def check_writeable(self) -> None:
         # (`dst.arr` is a view of its region's bytes: as writeable as they are, and made on demand)
-        if (self.fills or self.nbytes) and not self.dst.region.data.flags.writeable:
+        if (self.fills or self.nbytes) and not self.dst.region.writeable:
             raise self.readonly_error()
 
 

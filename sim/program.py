@@ -179,29 +179,38 @@ class Program:
 BodySpans = tuple[tuple[int, int] | None, list[tuple[SSAValue, int, int]]]
 
 
-def body_spans(ops: list[Operation]) -> BodySpans:
+def body_spans(ops: list[Operation], seen: dict[int, tuple[SSAValue, int, int] | None] | None = None) -> BodySpans:
     """Of a task body's ops (`preorder`): the lowest start and highest end of its SRAM
     buffers (None: it has none), and the DRAM every copy touches, as (root buffer, first
     byte, end byte) of the buffer it names seen through views (the whole buffer, not the
-    window: what the kernel's minimum traffic counts)."""
+    window: what the kernel's minimum traffic counts). `seen`: by the `id` of a copy's
+    operand, its span or None (not in DRAM), shared by the bodies of one module."""
+    if seen is None:
+        seen = {}
     lo, hi = -1, -1
     dram: list[tuple[SSAValue, int, int]] = []
     try:
         for op in ops:
-            if isinstance(op, SramOp):
-                t = op.result.type
+            kind = type(op)  # (exact classes: cheaper than isinstance and the accessors, per op of every body)
+            if kind is SramOp:
+                t = op.results[0].type
                 if isinstance(t, MemRefType):
-                    b = op.offset.value.data
+                    b = op.attributes["offset"].value.data  # type: ignore[union-attr]
                     e = b + buffer_bytes(t)
                     if lo < 0 or b < lo:
                         lo = b
                     if e > hi:
                         hi = e
-            elif isinstance(op, CopyOp):
+            elif kind is CopyOp:
                 src_dst = op._operands[:2]  # pyright: ignore[reportPrivateUsage]  # (no segment decoding)
                 for v in src_dst:
-                    if memory_space(v.type) == "dram":
-                        dram.append(span(v))
+                    k = id(v)
+                    if k in seen:
+                        got = seen[k]
+                    else:
+                        got = seen[k] = span(v) if memory_space(v.type) == "dram" else None
+                    if got is not None:
+                        dram.append(got)
     except VerifyException as e:
         raise SimError(str(e)) from None
     return (None if lo < 0 else (lo, hi)), dram
@@ -249,7 +258,8 @@ def _union_bytes(spans: list[tuple[int, int]]) -> int:
 def module_layout(module: ModuleOp, arch: Arch) -> Layout:
     """`Layout` of a task-level module without loading it (every task's body walked)."""
     tasks = [op for f in module.ops if isinstance(f, func.FuncOp) for op in f.body.ops if isinstance(op, TaskOp)]
-    return Layout.of([(t, body_spans(preorder(t.body.block, [])), True) for t in tasks], arch)
+    seen: dict[int, tuple[SSAValue, int, int] | None] = {}
+    return Layout.of([(t, body_spans(preorder(t.body.block, []), seen), True) for t in tasks], arch)
 
 
 def _check_align(op: Operation, off: int | None, arch: Arch, warnings: list[str]) -> None:
@@ -576,7 +586,8 @@ class _Loader:
                 same.append(prog)
             plan.append((prog, tmpl))
         bodies = {prog.index: preorder(prog.op.body.block, []) for prog, tmpl in plan if tmpl is None}
-        spans = {i: body_spans(ops) for i, ops in bodies.items()}
+        seen: dict[int, tuple[SSAValue, int, int] | None] = {}
+        spans = {i: body_spans(ops, seen) for i, ops in bodies.items()}
         extent = max((sram[1] for sram, _ in spans.values() if sram is not None), default=0)
         sram = [Region(f"SRAM of core {c}", SRAM, min(arch.sram_bytes, extent), core=c) for c in range(arch.cores)]
         for prog, tmpl in plan:

@@ -11,6 +11,9 @@ from typing import Any
 from sim.interp import TaskProgram
 from sim.memory import DRAM, CopyPlan
 
+STALL_KINDS = ("compute", "dma_wait", "channel_wait", "drain", "hung", "other")
+"""What a task's core did in its body, by which `TaskRecord.stalls` counts its cycles."""
+
 LAT, XFER, FIXED = range(3)
 """A DMA's phases: its latency, its transfer (sharing DRAM bandwidth), a fixed-time copy."""
 
@@ -35,9 +38,14 @@ class TaskRecord:
     dmas: int = 0
     dram_bytes_moved: int = 0  # bytes its DMAs moved over the shared DRAM bandwidth
     compute_cycles: dict[str, int] = field(default_factory=lambda: {"cube": 0, "vector": 0})
-    stalls: dict[str, float] = field(default_factory=dict)  # cycles of its body by what the core did
+    stall_cycles: list[float] = field(default_factory=lambda: [0.0] * len(STALL_KINDS))  # (by `STALL_KINDS`)
     overlap: float = 0.0  # cycles of compute with one of its DMAs in flight
     deps: list[int] = field(default_factory=list)  # tasks whose signals it consumed
+
+    @property
+    def stalls(self) -> dict[str, float]:
+        """Cycles of its body by what the core did (`STALL_KINDS`; a kind it never did is absent)."""
+        return {k: v for k, v in zip(STALL_KINDS, self.stall_cycles) if v}
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "kernel": self.kernel, "core": self.core, "range": list(self.range),
