@@ -136,25 +136,30 @@ def simulate(module: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mappin
     empty, `outputs` is empty, and neither the sanitizer nor the race checker runs.
     Raises SimError (one-line message, `.details` for the dump)."""
     arch = arch or arch_of(module)
-    with collector_paused():  # (loading compiles every task body: as `Engine.run`)
-        prog = load_program(module, weights, arch, check_bounds, timing_only=timing_only)
-    if not timing_only:
-        _write_inputs(prog, inputs or {})
     if sanitize is None:
         sanitize = os.environ.get("NPU_SANITIZE") == "1"
-    eng = Engine(prog, trace, check_races, sanitize, timing_only=timing_only)
-    eng.run()
-    records = [r for r in eng.records if r is not None]
-    end = max((r.end for r in records), default=0.0)
-    cycles = int(ceil(end - 1e-9)) if end > 0 else 0
-    events = []
-    if trace:
-        events = eng.trace.to_json()["traceEvents"]
-    outputs = {} if timing_only else {
-        name: carried_out(buf.arr.copy(), prog.sig.output_dtypes.get(name, "float32"))
-        for (name, _), buf in zip(prog.sig.outputs, prog.outputs)}
-    return SimResult(arch=arch, outputs=outputs, cycles=cycles, tasks=records,
-                     dram_bytes_read=eng.dram_read, dram_bytes_written=eng.dram_written,
-                     dram_bytes_transferred=eng.dram_moved, dram_busy_cycles=eng.dram_busy,
-                     busy=eng.busy, trace=events, warnings=eng.warnings,
-                     weights_bytes=prog.weights_bytes, arena_bytes=prog.arena_bytes, layout=prog.layout)
+    # (loading compiles every task body and the engine runs: one pause over both, ended
+    # once the program and the engine are dropped - a collector let back in while they
+    # live walks all their young objects at its first allocation)
+    with collector_paused():
+        prog = load_program(module, weights, arch, check_bounds, timing_only=timing_only)
+        if not timing_only:
+            _write_inputs(prog, inputs or {})
+        eng = Engine(prog, trace, check_races, sanitize, timing_only=timing_only)
+        eng.run()
+        records = [r for r in eng.records if r is not None]
+        end = max((r.end for r in records), default=0.0)
+        cycles = int(ceil(end - 1e-9)) if end > 0 else 0
+        events = []
+        if trace:
+            events = eng.trace.to_json()["traceEvents"]
+        outputs = {} if timing_only else {
+            name: carried_out(buf.arr.copy(), prog.sig.output_dtypes.get(name, "float32"))
+            for (name, _), buf in zip(prog.sig.outputs, prog.outputs)}
+        res = SimResult(arch=arch, outputs=outputs, cycles=cycles, tasks=records,
+                        dram_bytes_read=eng.dram_read, dram_bytes_written=eng.dram_written,
+                        dram_bytes_transferred=eng.dram_moved, dram_busy_cycles=eng.dram_busy,
+                        busy=eng.busy, trace=events, warnings=eng.warnings,
+                        weights_bytes=prog.weights_bytes, arena_bytes=prog.arena_bytes, layout=prog.layout)
+        del eng, prog
+    return res

@@ -24,15 +24,20 @@ from npu_dialects.files import collector_paused
 from sim.blas import one_blas_thread
 from sim.errors import SimError
 from sim.interp import (
+    PASS,
     REQ_COMPUTE,
     REQ_DMA,
     REQ_EARLY,
     REQ_FENCE,
     REQ_GATE,
     REQ_HANDOFF,
+    REQ_NONE,
+    REQ_WAIT,
+    STOP,
     OpInfo,
     TaskProgram,
     gather_fault,
+    passes,
 )
 from sim.memory import Buf, CopyPlan, fmt_slices
 from sim.program import Program
@@ -86,7 +91,7 @@ class Core:
     __slots__ = ("id", "queue", "qi", "state", "gen", "task", "val", "pending", "wait_tok", "busy_until",
                  "waits_left", "chans", "inflight", "vc", "rec", "lanes", "heads", "started", "idle_since",
                  "prefetching", "lend", "nx", "nx_gen", "nx_rec", "nx_pending", "nx_done", "nx_inflight",
-                 "ufree", "umax", "recent", "queued")
+                 "ufree", "umax", "recent", "queued", "hook", "nx_hook")
 
     def __init__(self, cid: int, queue: list[TaskProgram], channels: int, cores: int):
         self.id = cid
@@ -124,6 +129,13 @@ class Core:
         self.umax = 0.0  # max(ufree.values()): each unit's free time only grows
         self.recent: list[tuple[str, int, int, float, bool, OpInfo]] = []
         self.queued: dict[str, deque[float]] = {"cube": deque(), "vector": deque()}
+        # the hooks of the task's generator (`sim.interp`: the engine's `inline` while the
+        # task runs, cleared when it finishes - the engine and the hook's closure would
+        # otherwise hold each other, and a finished run's program with them, until the
+        # cyclic collector's next full pass) and of the next task's (started early: none
+        # until it runs)
+        self.hook: list = [passes]
+        self.nx_hook: list = [passes]
 
     def free_at(self, unit: str, t: float) -> None:
         """Unit `unit` is busy until `t` (later than before: a unit's free time only grows)."""
@@ -359,13 +371,41 @@ class Engine:
                 c.state = START  # (`begin` takes the waits, then the body goes on)
         elif kind == REQ_HANDOFF:
             c.lend = True
-        elif kind == REQ_EARLY:
-            pass  # (the end of the early ops: the task runs on)
+        elif kind == REQ_EARLY or kind == REQ_NONE:
+            pass  # (the end of the early ops: the task runs on; an `inline` answer stopped the core)
         else:
             tok = req[1]
             if not tok.done:
                 c.wait_tok = tok
                 c.state = WAITDMA
+
+    def make_inline(self, c: Core) -> Callable[[tuple], Any]:
+        """The `inline` hook of core `c`'s running task (`sim.interp`): acts on a request
+        exactly as `resume` would when that leaves the core running - a fence, a copy with
+        a free channel (answer: its token), a wait on a completed copy, a compute op queued
+        on its unit - answering STOP when the fence or the queue stopped the core; PASS
+        for the rest (a copy without a channel, a pending wait, a compute op on an arch
+        whose units run one op at a time, the markers)."""
+        fence, dispatch, issue = self.fence, self.dispatch, self.issue
+        concurrent = self.concurrent
+
+        def inline(req: tuple) -> Any:
+            kind = req[0]
+            if kind == REQ_FENCE:
+                fence(c, req[1], req[2], req[3])
+            elif kind == REQ_DMA:
+                chans = c.chans
+                if None not in chans:
+                    return PASS
+                return issue(c, chans.index(None), req[1])
+            elif kind == REQ_WAIT:
+                return None if req[1].done else PASS
+            elif kind == REQ_COMPUTE and concurrent:
+                dispatch(c, req[1], req[2])
+            else:
+                return PASS
+            return None if c.state == RUN else STOP
+        return inline
 
     def next_time(self) -> float | None:
         """The time of the next event (None: none is coming): a compute ending, a DMA's
@@ -536,7 +576,8 @@ class Engine:
             c.gen = None
             c.lend = False
             if c.nx is t:  # started early: its generator and record go on
-                c.gen, c.rec = c.nx_gen, c.nx_rec
+                c.gen, c.rec, c.hook = c.nx_gen, c.nx_rec, c.nx_hook
+                c.hook[0] = self.make_inline(c)
                 assert c.rec is not None
                 c.rec.ready = self.now
             else:
@@ -581,7 +622,8 @@ class Engine:
         c.val = None
         c.state = RUN
         if c.gen is None:
-            c.gen = t.start()
+            c.hook = [self.make_inline(c)]
+            c.gen = t.start(c.hook)
         elif c.nx is t:
             if c.nx_pending is not None:
                 c.pending, c.state = c.nx_pending, WAITCHAN
@@ -605,7 +647,8 @@ class Engine:
                 return False
             if not self.submitted(t):
                 return False
-            c.nx, c.nx_gen, c.nx_done = t, t.start(), False
+            c.nx_hook = [passes]  # (its early ops yield every request to `early`)
+            c.nx, c.nx_gen, c.nx_done = t, t.start(c.nx_hook), False
             c.nx_rec = TaskRecord(t.index, t.kernel, t.core, t.range, t.nodes, t.predicted_cycles)
             self.records[t.index] = c.nx_rec
         moved = False
@@ -669,6 +712,7 @@ class Engine:
         c.task = None
         c.rec = None
         c.gen = None
+        c.hook[0] = passes
         if self.concurrent:
             c.recent = []
         c.qi += 1

@@ -1,18 +1,29 @@
 """Task bodies as Python generators.
 
-Each `npu_task.task` body is compiled once into a list of small closures over a
-flat value list (`env`, one slot per SSA value), shared by the tasks of a kernel with
-the same body (`same_body`), each with its own `env` (`reuse_task`). Running a task is iterating
-`exec_block(code, env)`: scalar ops (arith, select, sram buffers) run inline
-and take no time; at every blocking point the generator yields a request to
-the timing engine and receives the answer:
+Each `npu_task.task` body is compiled once into closures over a flat value list (`env`,
+one slot per SSA value), shared by the tasks of a kernel with the same body (`same_body`),
+each with its own `env` (`reuse_task`). Running a task is iterating `exec_block(code,
+env, hook)`: scalar ops run inline and take no time; at every blocking point the
+generator yields a request to the engine (unless its `hook` takes it: see below):
 
 - `(REQ_COMPUTE, info, bufs)`: run a compute op (the engine runs `info.execute`);
 - `(REQ_DMA, plan)`: issue a copy (`sim.memory.CopyPlan`); the answer: its token;
 - `(REQ_WAIT, token)`: block until that DMA has completed;
 - `(REQ_FENCE, src, dst, bufs)`: `npu_compute.fence` (only on `units = concurrent`);
 - `(REQ_GATE,)`, `(REQ_EARLY,)`, `(REQ_HANDOFF,)`: markers (answer None): the end of a
-  task's `prefetch` (its waits come now), of its `early` ops, its `handoff` point.
+  task's `prefetch` (its waits come now), of its `early` ops, its `handoff` point;
+- `(REQ_NONE,)`: nothing (answer None): the engine regains control after a hook's `STOP`.
+
+Algorithm
+---------
+The `hook` is a one-item list holding the function each request is offered to first:
+`passes` (takes none) or the engine's `inline` for the core running the task. `inline`
+acts on a request the engine can serve at once without the core leaving its running
+state (a fence, a copy given a free channel, a wait on a completed copy, a compute op
+queued on its unit) as `resume` would and answers it, or says `PASS` (not taken: the
+request is yielded) or `STOP` (acted on, and the core must stop: the generator yields
+`REQ_NONE`). Taking them inline saves a generator round trip and the engine's dispatch
+per request; the engine acts in the same order either way.
 """
 
 from __future__ import annotations
@@ -55,6 +66,27 @@ REQ_GATE = 3
 REQ_EARLY = 4
 REQ_HANDOFF = 5
 REQ_FENCE = 6
+REQ_NONE = 7
+NONE = (REQ_NONE,)
+
+
+class _Answer:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+PASS = _Answer("PASS")
+"""The `inline` hook's answer: not taken, yield the request to the engine."""
+STOP = _Answer("STOP")
+"""The `inline` hook's answer: taken, and the core must stop (yield `NONE`)."""
+
+
+def passes(req: tuple) -> _Answer:
+    """The hook of a generator the engine drives request by request: takes none."""
+    return PASS
 
 _SCALAR = 0
 _REQ = 1
@@ -127,17 +159,20 @@ def gather_fault(info: OpInfo, arrays: list[np.ndarray]) -> tuple[str, str] | No
             "hold one outside")
 
 
-def exec_block(code: list, env: list) -> Iterator[tuple]:
-    """Run compiled ops of one block; yields engine requests."""
+def exec_block(code: list, env: list, hook: list) -> Iterator[tuple]:
+    """Run compiled ops of one block; yields engine requests (those `hook[0]` does not
+    take: see the module docstring)."""
     for tag, fn, slot in code:
         if tag == _SCALAR:
             fn(env)
         elif tag == _REQ:
-            res = yield fn(env)
+            got = hook[0](req := fn(env))
+            if got is PASS or got is STOP:
+                got = yield req if got is PASS else NONE
             if slot >= 0:
-                env[slot] = res
+                env[slot] = got
         else:
-            yield from fn(env)
+            yield from fn(env, hook)
 
 
 def task_where(task: TaskOp) -> str:
@@ -307,9 +342,9 @@ class TaskProgram:
         self.srams: list[tuple[int, int, tuple[int, ...], np.dtype, int | None, Any, str]] = []
         self.own_warnings: list[str] = []
 
-    def start(self) -> Iterator[tuple]:
-        """A fresh generator running the task body."""
-        return exec_block(self.code, list(self.init_env))
+    def start(self, hook: list | None = None) -> Iterator[tuple]:
+        """A fresh generator running the task body, with `hook` (default: none)."""
+        return exec_block(self.code, list(self.init_env), [passes] if hook is None else hook)
 
     def label(self) -> str:
         rng = f" range [{self.range[0]}, {self.range[1]})" if len(self.range) == 2 else ""
@@ -559,7 +594,7 @@ class _TaskCompiler:
         if not inits and not res:
             return (_REGION, _plain_for(lb, ub, st, iv, body, where), -1)
 
-        def for_(env, lb=lb, ub=ub, st=st, inits=inits, iv=iv, args=args, body=body, ys=ys, res=res):
+        def for_(env, hook, lb=lb, ub=ub, st=st, inits=inits, iv=iv, args=args, body=body, ys=ys, res=res):
             lo, hi, step = env[lb], env[ub], env[st]
             vals = [env[s] for s in inits]
             if lo < hi and step <= 0:
@@ -573,11 +608,13 @@ class _TaskCompiler:
                     if tag == _SCALAR:
                         fn(env)
                     elif tag == _REQ:
-                        got = yield fn(env)
+                        got = hook[0](req := fn(env))
+                        if got is PASS or got is STOP:
+                            got = yield req if got is PASS else NONE
                         if slot >= 0:
                             env[slot] = got
                     else:
-                        yield from fn(env)
+                        yield from fn(env, hook)
                 vals = [env[s] for s in ys]
                 i += step
             for s, v in zip(res, vals):
@@ -599,17 +636,19 @@ class _TaskCompiler:
             branches.append((code, ys))
         (tcode, tys), (fcode, fys) = branches
 
-        def if_(env, c=c, res=res, tcode=tcode, tys=tys, fcode=fcode, fys=fys):
+        def if_(env, hook, c=c, res=res, tcode=tcode, tys=tys, fcode=fcode, fys=fys):
             code, ys = (tcode, tys) if env[c] else (fcode, fys)
             for tag, fn, slot in code:  # (exec_block inline)
                 if tag == _SCALAR:
                     fn(env)
                 elif tag == _REQ:
-                    got = yield fn(env)
+                    got = hook[0](req := fn(env))
+                    if got is PASS or got is STOP:
+                        got = yield req if got is PASS else NONE
                     if slot >= 0:
                         env[slot] = got
                 else:
-                    yield from fn(env)
+                    yield from fn(env, hook)
             vals = [env[s] for s in ys]
             for s, v in zip(res, vals):
                 env[s] = v
@@ -725,10 +764,11 @@ _HANDLERS: dict[tuple[type, str], Callable[[_TaskCompiler, Any], list]] = {}
 """`_handler` by op class and name."""
 
 
-def _plain_for(lb: int, ub: int, st: int, iv: int, body: list, where: str) -> Callable[[list], Iterator[tuple]]:
+def _plain_for(lb: int, ub: int, st: int, iv: int, body: list,
+               where: str) -> Callable[[list, list], Iterator[tuple]]:
     """The code of an `scf.for` without iteration arguments or results (`for_op`)."""
 
-    def for_(env):
+    def for_(env, hook):
         lo, hi, step = env[lb], env[ub], env[st]
         if lo < hi and step <= 0:
             raise SimError(f"{where}: loop step must be positive, got {step}")
@@ -739,11 +779,13 @@ def _plain_for(lb: int, ub: int, st: int, iv: int, body: list, where: str) -> Ca
                 if tag == _SCALAR:
                     fn(env)
                 elif tag == _REQ:
-                    got = yield fn(env)
+                    got = hook[0](req := fn(env))
+                    if got is PASS or got is STOP:
+                        got = yield req if got is PASS else NONE
                     if slot >= 0:
                         env[slot] = got
                 else:
-                    yield from fn(env)
+                    yield from fn(env, hook)
             i += step
     return for_
 
@@ -872,5 +914,6 @@ def compile_task(prog: TaskProgram, globals_: dict[SSAValue, Any], sram: Region,
                   values or Values(), timing_only, cache, ops).compile()
 
 
-__all__ = ["REQ_COMPUTE", "REQ_DMA", "REQ_EARLY", "REQ_FENCE", "REQ_GATE", "REQ_HANDOFF", "REQ_WAIT", "CompileCache", "OpInfo", "TaskProgram", "compile_task",
+__all__ = ["PASS", "REQ_COMPUTE", "REQ_DMA", "REQ_EARLY", "REQ_FENCE", "REQ_GATE", "REQ_HANDOFF", "REQ_NONE",
+           "REQ_WAIT", "STOP", "CompileCache", "passes", "OpInfo", "TaskProgram", "compile_task",
            "constant_value", "exec_block", "preorder", "reuse_task", "same_body", "task_nodes", "task_where"]

@@ -18,6 +18,7 @@ a buffer of.
 from __future__ import annotations
 
 from math import prod
+from operator import add, le, mul
 
 import numpy as np
 from xdsl.dialects.builtin import Float32Type, MemRefType
@@ -286,12 +287,46 @@ class TimingPlan(CopyPlan):
             raise self.readonly_error()
 
 
+_STRIDES: dict[tuple[int, ...], tuple[tuple[int, ...], int]] = {}
+"""Row-major element strides of a shape, and their sum (`timing_plan`)."""
+
+
+def _strides(shape: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+    got = _STRIDES.get(shape)
+    if got is None:
+        out, acc = [], 1
+        for d in reversed(shape):
+            out.append(acc)
+            acc *= d
+        st = tuple(reversed(out))
+        got = _STRIDES[shape] = (st, sum(st))
+    return got
+
+
 def timing_plan(info, src: Buf, dst: Buf, src_offs: tuple[int, ...], dst_offs: tuple[int, ...],
                 sizes: tuple[int, ...], pad: float | str | None, clip: bool,
                 check_bounds: bool) -> CopyPlan | str:
     """`plan_copy` for a run that moves no data: the same bytes, fill and SRAM ranges
     (a `TimingPlan`), or the same error message. The window arithmetic is `plan_copy`'s,
-    dimension by dimension from the last (row-major strides build up on the way)."""
+    dimension by dimension from the last (row-major strides build up on the way); a
+    window inside both buffers (the common case) takes the same sums over all
+    dimensions at once."""
+    sshape, dshape = src.shape, dst.shape
+    if (sizes and min(sizes) > 0 and min(src_offs) >= 0 and min(dst_offs) >= 0
+            and all(map(le, map(add, src_offs, sizes), sshape)) and all(map(le, map(add, dst_offs, sizes), dshape))):
+        ss, ssum = _strides(sshape)
+        ds, dsum = _strides(dshape)
+        sram_read = sram_write = None
+        if src.region.space == SRAM:  # (first and last element: offsets, and offsets + sizes - 1)
+            size = src.dtype.itemsize
+            sram_read = (src.off + sum(map(mul, src_offs, ss)) * size,
+                         src.off + (sum(map(mul, map(add, src_offs, sizes), ss)) - ssum) * size + size)
+        if dst.region.space == SRAM:
+            size = dst.dtype.itemsize
+            sram_write = (dst.off + sum(map(mul, dst_offs, ds)) * size,
+                          dst.off + (sum(map(mul, map(add, dst_offs, sizes), ds)) - dsum) * size + size)
+        return TimingPlan((info, src, dst, src_offs, dst_offs, sizes, pad, clip, check_bounds),
+                          prod(sizes) * dst.dtype.itemsize, False, sram_read, sram_write)
     n = 1
     need_fill = empty = False
     fill_all = True  # every dimension of the filled window is non-empty

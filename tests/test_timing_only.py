@@ -4,6 +4,7 @@ models of every kind and on several arches, without weights or inputs."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -83,3 +84,23 @@ def test_npu_run_timing_only(tmp_path, capsys):
     for flag in (["--check"], ["--outputs", str(tmp_path / "o.npz")], ["--compare-all"]):
         assert npu_run([model, "--no-cache", "--timing-only", *flag]) == 2
         assert f"cannot be combined with {flag[0]}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("timing_only", [False, True])
+def test_a_finished_run_leaves_no_cyclic_garbage(timing_only):
+    """The engine, its program and its records are freed by reference counting once the
+    caller lets go: objects in a cycle (an engine and a closure holding it) would keep a
+    whole run - ResNet-50's ~25k closures, buffers and records - until the collector's
+    next full pass, a pause charged to later work."""
+    exe = _compiled("gpt_decoder.onnx", "default")  # (concurrent units, early loads, several waves of tasks)
+    inputs = random_inputs(signature(exe.module), 0)
+    gc.collect()
+    gc.disable()
+    try:
+        res = run(exe.module, {} if timing_only else exe.weights, None if timing_only else inputs,
+                  timing_only=timing_only)
+        assert res.report["cycles"] > 0
+        del res
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
