@@ -47,7 +47,7 @@ from npu_dialects.graph import ints
 from npu_dialects.locs import loc_names, node_names
 from npu_dialects.task import SramOp, TaskOp, ViewOp
 from sim.errors import SimError
-from sim.memory import F32, SRC_CLIP, Buf, Region, buffer_bytes, buffer_dtype, plan_copy, timing_plan
+from sim.memory import F32, SRC_CLIP, Buf, Region, buffer_bytes, buffer_dtype, plan_copy, timing_planner
 from sim.values import Values
 
 REQ_COMPUTE = 0
@@ -220,10 +220,10 @@ def ops_and_end(block: Block) -> list[Operation | None]:
     """The ops of `block` (not of the regions inside them), then None: one walk over
     its list (`list(block.ops)` walks it twice: `len` first)."""
     out: list[Operation | None] = []
-    op = block.first_op
+    op = block._first_op  # pyright: ignore[reportPrivateUsage]
     while op is not None:
         out.append(op)
-        op = op.next_op
+        op = op._next_op  # pyright: ignore[reportPrivateUsage]
     out.append(None)
     return out
 
@@ -232,13 +232,15 @@ def preorder(block: Block, out: list[Operation]) -> list[Operation]:
     """Append the ops of `block` and of the regions inside them to `out`, in the order
     `Block.walk` gives them (each op before its regions' ops); returns `out`. (A plain
     recursion: the walk's nested generators cost more than the ops it visits.)"""
-    op = block.first_op
+    op = block._first_op  # pyright: ignore[reportPrivateUsage]  # (the links, not their properties)
     while op is not None:
         out.append(op)
         for region in op.regions:
-            for b in region.blocks:
+            b = region._first_block  # pyright: ignore[reportPrivateUsage]
+            while b is not None:
                 preorder(b, out)
-        op = op.next_op
+                b = b._next_block  # pyright: ignore[reportPrivateUsage]
+        op = op._next_op  # pyright: ignore[reportPrivateUsage]
     return out
 
 
@@ -678,7 +680,7 @@ class _TaskCompiler:
 
         # (a run that moves no data resolves no slices, when the offsets match the window's rank)
         lite = self.timing_only and len(soffs) == len(doffs) == len(sizes)
-        planner = timing_plan if lite else plan_copy
+        planner = timing_planner(sizes, tuple(src_t.get_shape()), tuple(dst_t.get_shape())) if lite else plan_copy
 
         def copy(env, info=info, src=src, dst=dst, so_of=_getter(soffs), do_of=_getter(doffs), sizes=sizes,
                  pad=pad, clip=clip, check=check, planner=planner):
@@ -836,11 +838,13 @@ def _same_block(x: Block, y: Block, ctx: dict[int, SSAValue]) -> bool:
         if p.type is not q.type and p.type != q.type:
             return False
         ctx[id(p)] = q
-    p, q = x.first_op, y.first_op
-    while p is not None and q is not None:  # (op for op: `len(block.ops)` walks the list too)
+    # (op for op: `len(block.ops)` walks the list too; the links read directly, not
+    # through their properties: this walks every op of every task body of a module)
+    p, q = x._first_op, y._first_op  # pyright: ignore[reportPrivateUsage]
+    while p is not None and q is not None:
         if not _same_op(p, q, ctx):
             return False
-        p, q = p.next_op, q.next_op
+        p, q = p._next_op, q._next_op  # pyright: ignore[reportPrivateUsage]
     return p is None and q is None
 
 
@@ -861,8 +865,12 @@ def _same_op(p: Operation, q: Operation, ctx: dict[int, SSAValue]) -> bool:
             return False
         ctx[id(u)] = v
     for r, s in zip(p.regions, q.regions):
-        rb, sb = list(r.blocks), list(s.blocks)
-        if len(rb) != len(sb) or not all(_same_block(x, y, ctx) for x, y in zip(rb, sb)):
+        x, y = r._first_block, s._first_block  # pyright: ignore[reportPrivateUsage]
+        while x is not None and y is not None:
+            if not _same_block(x, y, ctx):
+                return False
+            x, y = x._next_block, y._next_block  # pyright: ignore[reportPrivateUsage]
+        if x is not None or y is not None:
             return False
     return True
 

@@ -17,8 +17,9 @@ a buffer of.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import prod
-from operator import add, le, mul
+from operator import le, mul
 
 import numpy as np
 from xdsl.dialects.builtin import Float32Type, MemRefType
@@ -287,46 +288,12 @@ class TimingPlan(CopyPlan):
             raise self.readonly_error()
 
 
-_STRIDES: dict[tuple[int, ...], tuple[tuple[int, ...], int]] = {}
-"""Row-major element strides of a shape, and their sum (`timing_plan`)."""
-
-
-def _strides(shape: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
-    got = _STRIDES.get(shape)
-    if got is None:
-        out, acc = [], 1
-        for d in reversed(shape):
-            out.append(acc)
-            acc *= d
-        st = tuple(reversed(out))
-        got = _STRIDES[shape] = (st, sum(st))
-    return got
-
-
 def timing_plan(info, src: Buf, dst: Buf, src_offs: tuple[int, ...], dst_offs: tuple[int, ...],
                 sizes: tuple[int, ...], pad: float | str | None, clip: bool,
                 check_bounds: bool) -> CopyPlan | str:
     """`plan_copy` for a run that moves no data: the same bytes, fill and SRAM ranges
     (a `TimingPlan`), or the same error message. The window arithmetic is `plan_copy`'s,
-    dimension by dimension from the last (row-major strides build up on the way); a
-    window inside both buffers (the common case) takes the same sums over all
-    dimensions at once."""
-    sshape, dshape = src.shape, dst.shape
-    if (sizes and min(sizes) > 0 and min(src_offs) >= 0 and min(dst_offs) >= 0
-            and all(map(le, map(add, src_offs, sizes), sshape)) and all(map(le, map(add, dst_offs, sizes), dshape))):
-        ss, ssum = _strides(sshape)
-        ds, dsum = _strides(dshape)
-        sram_read = sram_write = None
-        if src.region.space == SRAM:  # (first and last element: offsets, and offsets + sizes - 1)
-            size = src.dtype.itemsize
-            sram_read = (src.off + sum(map(mul, src_offs, ss)) * size,
-                         src.off + (sum(map(mul, map(add, src_offs, sizes), ss)) - ssum) * size + size)
-        if dst.region.space == SRAM:
-            size = dst.dtype.itemsize
-            sram_write = (dst.off + sum(map(mul, dst_offs, ds)) * size,
-                          dst.off + (sum(map(mul, map(add, dst_offs, sizes), ds)) - dsum) * size + size)
-        return TimingPlan((info, src, dst, src_offs, dst_offs, sizes, pad, clip, check_bounds),
-                          prod(sizes) * dst.dtype.itemsize, False, sram_read, sram_write)
+    dimension by dimension from the last (row-major strides build up on the way)."""
     n = 1
     need_fill = empty = False
     fill_all = True  # every dimension of the filled window is non-empty
@@ -383,6 +350,52 @@ def timing_plan(info, src: Buf, dst: Buf, src_offs: tuple[int, ...], dst_offs: t
         sram_write = (dst.off + first * size, dst.off + last * size + size)
     return TimingPlan((info, src, dst, src_offs, dst_offs, sizes, pad, clip, check_bounds), nbytes, fills,
                       sram_read, sram_write)
+
+
+def timing_planner(sizes: tuple[int, ...], src_shape: tuple[int, ...],
+                   dst_shape: tuple[int, ...]) -> Callable[..., CopyPlan | str]:
+    """`timing_plan` for one copy op: its window `sizes` between buffers of these shapes
+    (their memref types'). A window inside both buffers (the common case) takes the
+    strides, bytes and extents worked out here and two sums; any other, or a buffer of
+    another shape, goes to `timing_plan`."""
+    rank = len(sizes)
+    if not rank or len(src_shape) != rank or len(dst_shape) != rank or min(sizes) <= 0:
+        return timing_plan
+    smax = tuple(d - w for d, w in zip(src_shape, sizes))  # (the largest offset that keeps it inside)
+    dmax = tuple(d - w for d, w in zip(dst_shape, sizes))
+    if min(smax) < 0 or min(dmax) < 0:
+        return timing_plan
+    sst, dst_ = _strides(src_shape), _strides(dst_shape)
+    sspan = sum((w - 1) * st for w, st in zip(sizes, sst))  # (first to last element of the window)
+    dspan = sum((w - 1) * st for w, st in zip(sizes, dst_))
+    n = prod(sizes)
+
+    def plan(info, src: Buf, dst: Buf, so: tuple[int, ...], do: tuple[int, ...], sizes: tuple[int, ...],
+             pad: float | str | None, clip: bool, check_bounds: bool) -> CopyPlan | str:
+        if (min(so) >= 0 and min(do) >= 0 and all(map(le, so, smax)) and all(map(le, do, dmax))
+                and src.shape == src_shape and dst.shape == dst_shape):
+            sram_read = sram_write = None
+            if src.region.space == SRAM:
+                size = src.dtype.itemsize
+                first = src.off + sum(map(mul, so, sst)) * size
+                sram_read = (first, first + sspan * size + size)
+            if dst.region.space == SRAM:
+                size = dst.dtype.itemsize
+                first = dst.off + sum(map(mul, do, dst_)) * size
+                sram_write = (first, first + dspan * size + size)
+            return TimingPlan((info, src, dst, so, do, sizes, pad, clip, check_bounds), n * dst.dtype.itemsize,
+                              False, sram_read, sram_write)
+        return timing_plan(info, src, dst, so, do, sizes, pad, clip, check_bounds)
+    return plan
+
+
+def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major element strides of `shape`."""
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return tuple(reversed(out))
 
 
 def _byte_range(buf: Buf, sl: tuple[slice, ...]) -> tuple[int, int]:

@@ -1,14 +1,15 @@
-"""A timing-only run's copy plans (`sim.memory.timing_plan`) agree with the full
-plans (`plan_copy`) on what the timing reads of them - bytes moved, whether the
-destination is filled, the SRAM byte ranges read and written - and on the error of
-a window that leaves a buffer, for windows inside, across and outside the buffers."""
+"""A timing-only run's copy plans (`sim.memory.timing_plan`, and `timing_planner`'s
+for one copy op's window and buffer shapes) agree with the full plans (`plan_copy`)
+on what the timing reads of them - bytes moved, whether the destination is filled,
+the SRAM byte ranges read and written - and on the error of a window that leaves a
+buffer, for windows inside, across and outside the buffers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from sim.memory import DRAM, SRAM, SRC_CLIP, Buf, CopyPlan, Region, plan_copy, timing_plan
+from sim.memory import DRAM, SRAM, SRC_CLIP, Buf, CopyPlan, Region, plan_copy, timing_plan, timing_planner
 
 
 def _bufs(rng: np.random.Generator, rank: int, src_space: str, dst_space: str,
@@ -52,4 +53,6 @@ def test_timing_plan_agrees_with_plan_copy(rank: int, spaces: tuple[str, str]) -
             want = plan_copy("info", src, dst, so, do, sizes, pad, clip, check)
             got = timing_plan("info", src, dst, so, do, sizes, pad, clip, check)
             assert _facts(got) == _facts(want), (src.shape, dst.shape, so, do, sizes, pad, clip, check)
+            planned = timing_planner(sizes, src.shape, dst.shape)("info", src, dst, so, do, sizes, pad, clip, check)
+            assert _facts(planned) == _facts(want), (src.shape, dst.shape, so, do, sizes, pad, clip, check)
     assert inside == 200
