@@ -91,6 +91,8 @@ def test_pass_errors_name_the_pass_and_the_node(capsys, tmp_path):
     (["-p", "npu-fusee"], 2, "unknown pass 'npu-fusee' in pipeline 'npu-fusee'\nhint: did you mean 'npu-fuse'"),
     (["-p", "npu-fuse{bogus=1}"], 2, "pass 'npu-fuse' has no option 'bogus'\nhint: its options: disable"),
     (["-p", "npu-fuse,,npu-tile"], 2, "bad pass pipeline 'npu-fuse,,npu-tile': expected pass name here (column 10)"),
+    (["-p", "npu-default{precision=f16,fuse-disable=layer-group}"], 2,
+     "(column 39)\nhint: a pass's options are separated by spaces, e.g. 'npu-default{precision=f16 fuse-disable="),
     (["--pass-pipeline=builtin.module(func.func(cse))"], 2, "nested pass anchors"),
     (["-p", "npu-fuse{disable=bogus}"], 1, "unknown fusion rule"),
     (["-p", "npu-schedule{max-cores=x}"], 2, "pass 'npu-schedule': bad value 'x' for option 'max-cores'"),

@@ -108,12 +108,22 @@ def unwrap_pipeline(text: str) -> str:
     return t
 
 
+_COMMA_OPTIONS = re.compile(r"\{[^}]*,\s*[\w-]+\s*=")
+"""A comma before an option name inside braces: options written as MLIR's list items."""
+
+
 def _spec_error(text: str, e: ArgSpecParseError) -> PipelineSyntaxError:
-    """xDSL's pipeline syntax error (a multi-line rendering) as one line."""
+    """xDSL's pipeline syntax error (a multi-line rendering) as one line; a hint when
+    the options of one pass are separated by commas (MLIR separates them by spaces)."""
     lines = [ln for ln in str(e).splitlines() if ln.strip()]
     column = lines[1].rsplit(":", 1)[-1] if len(lines) > 1 else "?"
     reason = lines[-1].strip() if len(lines) > 2 else "syntax error"
-    return PipelineSyntaxError(f"bad pass pipeline '{text}': {reason[:1].lower() + reason[1:]} (column {column})")
+    hint = None
+    if _COMMA_OPTIONS.search(text):
+        hint = ("hint: a pass's options are separated by spaces, e.g. 'npu-default{precision=f16 "
+                "fuse-disable=layer-group}'; a comma separates the items of one option's list")
+    return PipelineSyntaxError(f"bad pass pipeline '{text}': {reason[:1].lower() + reason[1:]} (column {column})",
+                               hint)
 
 
 _PATH_VALUE = re.compile(r"(?<=[{\s])([\w-]+)=((?![\d.]+(?:[\s}]|$))[^\s{}\"',=]*[/.~][^\s{}\"',=]*)")
