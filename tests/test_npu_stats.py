@@ -131,6 +131,12 @@ def test_remark_reasons_group_without_numbers_and_names() -> None:
     b = reason("'n81' and the next kernel not grouped: their tensors do not fit one core's SRAM together: whole "
                "they need 7066624 bytes, 6542336 more than its 524288, and no strip height fits")
     assert a == b and "n3" not in a and a.startswith("not grouped: their tensors do not fit")
+    c = reason("'n22' and the next kernel not grouped: their tensors do not fit one core's SRAM together: whole "
+               "they need 7357440 bytes, 6833152 more than its 524288, and no strip group forms: a strip group "
+               "stores only its last op's result, and the result of 'n22' is also read after them")
+    assert c == ("not grouped: their tensors do not fit one core's SRAM together: whole they need N bytes, N more "
+                 "than its N, and no strip group forms: a strip group stores only its last op's result, and the "
+                 "result of 'X' is also read after them")
 
 
 def test_terminal_tables_truncate_to_top(capsys) -> None:

@@ -434,7 +434,8 @@ def reason(message: str) -> str:
     """A remark's message without names, numbers and detail: the key remarks group by."""
     m = re.sub(r"^kernel '[^']*': ", "", message)
     m = re.sub(r"^'[^']*' and the next kernel ", "", m)
-    m = re.sub(r"'[^']*'", lambda q: q.group(0) if q.group(0).startswith("'npu_") else "'X'", m)
+    # (a quoted name opens and closes outside a word: "core's" and "op's" are not quotes)
+    m = re.sub(r"(?<!\w)'[^']*'(?!\w)", lambda q: q.group(0) if q.group(0).startswith("'npu_") else "'X'", m)
     m = m.split(" - ")[0].split(" (")[0]
     return _NUMBER.sub("N", m)
 

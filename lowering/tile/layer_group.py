@@ -713,11 +713,16 @@ class RunSearch:
         run, ops, outs, flat = self.run_of(b, b + 2)
         unbounded = replace(self.arch, sram_bytes=1 << 60)
         whole = plan_group(ops, outs, unbounded, flat, self.canon, self.packable(b, b + 2))
+        last_only = len(outs) == 1 and outs[0] is ops[-1].results[0]  # (what `strip_plan` takes)
+        also = [k.kernel.data for k in run for r in k.outs
+                if self.last_reader[r] >= b + 2 and self.yielded[r] is not ops[-1].results[0]]
+        strips = ("no strip group forms: a strip group stores only its last op's result, and the result of "
+                  f"{' and '.join(repr(n) for n in also) or 'another op'} is also read after them")
         if whole is None:
-            return "an op of theirs cannot be in a group, and no strip plan fits"
+            return f"an op of theirs cannot be in a group, and {'no strip plan fits' if last_only else strips}"
         need, have = whole.sram_bytes, self.arch.sram_bytes
         return (f"their tensors do not fit one core's SRAM together: whole they need {need} bytes, "
-                f"{need - have} more than its {have}, and no strip height fits")
+                f"{need - have} more than its {have}, and {'no strip height fits' if last_only else strips}")
 
     def horizon(self, i: int) -> int:
         """The most kernels a group ending at kernel i may have: max-kernels, or
