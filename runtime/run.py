@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.entry import int_attr
 from sim import Signature, SimResult, signature, simulate
-from sim.program import Layout, module_layout, onnx_dtype
+from sim.program import Layout, onnx_dtype
 
 
 class RunError(Exception):
@@ -110,10 +110,10 @@ def _num(x: float) -> int | float:
 
 
 
-def module_facts(module: ModuleOp, arch: Arch, layout: Layout | None = None) -> dict[str, Any]:
+def module_facts(module: ModuleOp, arch: Arch, layout: Layout) -> dict[str, Any]:
     """What the compiler recorded on a task-level module: the model's work and the
-    roofline bound on `arch`, the memory plan, SRAM peaks and event slots used
-    (`layout`: the loaded program's, else worked out from the module)."""
+    roofline bound on `arch`, the memory plan, and from its loaded program's `layout`
+    the SRAM peaks and event slots used."""
     facts: dict[str, Any] = {}
     macs, nbytes = int_attr(module, "npu.model_macs"), int_attr(module, "npu.model_min_bytes")
     if macs is not None and nbytes is not None:
@@ -130,7 +130,6 @@ def module_facts(module: ModuleOp, arch: Arch, layout: Layout | None = None) -> 
     floor = int_attr(module, "npu.fusion_floor_bytes")
     if floor is not None:  # the fewest bytes of layer groups whose weights fit one core's SRAM
         facts["fusion_floor_dram_bytes"] = floor
-    layout = layout or module_layout(module, arch)
     facts["memory"] = {
         "dram_arena_bytes": int_attr(module, "npu.dram_arena_bytes"),
         "dram_lower_bound_bytes": int_attr(module, "npu.dram_lower_bound_bytes"),
@@ -171,7 +170,8 @@ def make_report(res: SimResult, module: ModuleOp | None = None) -> dict[str, Any
         if t.predicted_cycles is not None:
             k["predicted_cycles"] = max(k["predicted_cycles"] or 0, t.predicted_cycles)
     rows = []
-    layout = res.layout or (module_layout(module, arch) if module is not None else None)
+    layout = res.layout if module is not None else None
+    assert module is None or layout is not None, "a run's report with its module needs the program's layout"
     mins = layout.kernel_dram_bytes if layout is not None else {}
     for k in kernels.values():
         if k["name"] in mins:  # (what the kernel moved against its minimum)
@@ -194,7 +194,7 @@ def make_report(res: SimResult, module: ModuleOp | None = None) -> dict[str, Any
         "kernels": rows,
         "warnings": list(res.warnings),
     }
-    if module is not None:
+    if module is not None and layout is not None:
         facts = module_facts(module, arch, layout)
         report.update(facts)
         if "roofline_cycles" in facts and cycles:

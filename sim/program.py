@@ -179,14 +179,12 @@ class Program:
 BodySpans = tuple[tuple[int, int] | None, list[tuple[SSAValue, int, int]]]
 
 
-def body_spans(ops: list[Operation], seen: dict[int, tuple[SSAValue, int, int] | None] | None = None) -> BodySpans:
+def body_spans(ops: list[Operation], seen: dict[int, tuple[SSAValue, int, int] | None]) -> BodySpans:
     """Of a task body's ops (`preorder`): the lowest start and highest end of its SRAM
     buffers (None: it has none), and the DRAM every copy touches, as (root buffer, first
     byte, end byte) of the buffer it names seen through views (the whole buffer, not the
     window: what the kernel's minimum traffic counts). `seen`: by the `id` of a copy's
     operand, its span or None (not in DRAM), shared by the bodies of one module."""
-    if seen is None:
-        seen = {}
     lo, hi = -1, -1
     dram: list[tuple[SSAValue, int, int]] = []
     try:
@@ -253,13 +251,6 @@ def _union_bytes(spans: list[tuple[int, int]]) -> int:
             total += hi - max(lo, end)
             end = hi
     return total
-
-
-def module_layout(module: ModuleOp, arch: Arch) -> Layout:
-    """`Layout` of a task-level module without loading it (every task's body walked)."""
-    tasks = [op for f in module.ops if isinstance(f, func.FuncOp) for op in f.body.ops if isinstance(op, TaskOp)]
-    seen: dict[int, tuple[SSAValue, int, int] | None] = {}
-    return Layout.of([(t, body_spans(preorder(t.body.block, []), seen), True) for t in tasks], arch)
 
 
 def _check_align(op: Operation, off: int | None, arch: Arch, warnings: list[str]) -> None:

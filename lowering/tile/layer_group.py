@@ -714,8 +714,8 @@ class RunSearch:
         unbounded = replace(self.arch, sram_bytes=1 << 60)
         whole = plan_group(ops, outs, unbounded, flat, self.canon, self.packable(b, b + 2))
         last_only = len(outs) == 1 and outs[0] is ops[-1].results[0]  # (what `strip_plan` takes)
-        also = [k.kernel.data for k in run for r in k.outs
-                if self.last_reader[r] >= b + 2 and self.yielded[r] is not ops[-1].results[0]]
+        also = [k.kernel.data for k in run for r in k.outs  # (the kernels of the outputs but the last op's)
+                if any(self.yielded[r] is v for v in outs) and self.yielded[r] is not ops[-1].results[0]]
         strips = ("no strip group forms: a strip group stores only its last op's result, and the result of "
                   f"{' and '.join(repr(n) for n in also) or 'another op'} is also read after them")
         if whole is None:
