@@ -21,8 +21,8 @@ from tools.testkit.zoo import random_inputs
 SEEDS = range(10)
 
 
-def quantized_graph(seed: int, symmetric: bool):
-    model = random_graph(seed)
+def quantized_graph(seed: int, symmetric: bool, read_after: bool = False):
+    model = random_graph(seed, read_after)
     calib = [random_inputs(model, seed=100 + s) for s in range(2)]
     return quantize(model, calib, symmetric, pre_process=False)
 
@@ -31,7 +31,17 @@ def quantized_graph(seed: int, symmetric: bool):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_quantized_strip_groups_equal_kernels_apart(seed, symmetric):
     """Line buffers as the cost model picks them, and wherever a group can take them."""
-    model = quantized_graph(seed, symmetric)
+    equal_kernels_apart(quantized_graph(seed, symmetric), seed)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_quantized_strip_groups_storing_an_inner_value_equal_kernels_apart(seed):
+    """One inner value a graph output too (uint8: zero points pad the convs): strip
+    groups store it as well."""
+    equal_kernels_apart(quantized_graph(seed, False, read_after=True), seed)
+
+
+def equal_kernels_apart(model, seed: int) -> None:
     inputs = random_inputs(model, seed=seed)
     apart, _ = compile_and_run(model, ARCHS[0], inputs=dict(inputs), fuse_disable=("layer-group",))
     for lines in ("auto", "always"):

@@ -14,18 +14,20 @@ from lowering.importer.onnx_import import import_model
 from lowering.pipeline import compile_module
 from npu_dialects.arch import parse_arch_spec
 from npu_dialects.task import TaskOp
-from tools.testkit.e2e import line_buffered_kernels, max_abs_error
+from tools.testkit.e2e import grouped_kernels, line_buffered_kernels, max_abs_error
 from tools.testkit.models import Graph
 
 SEEDS = range(24)
 ARCHS = ("default,sram_bytes=24576", "default,sram_bytes=49152,cores=3")
 
 
-def random_graph(seed: int):
+def random_graph(seed: int, read_after: bool = False):
     """x[1, 8, H, W] through 4-8 random ops, a 3x3 conv first; each reads one of the
     three latest values (one for a conv,
     pool, relu or LRN; two of one shape for an add; two of one H, W for a concat);
-    the output joins every value nothing else reads (concats of equal H, W, else adds)."""
+    the output joins every value nothing else reads (concats of equal H, W, else adds).
+    `read_after`: one value another op reads is a graph output too (read after any group
+    holding it: a strip group must store it as well)."""
     rng = np.random.default_rng(seed)
     g = Graph(seed=100 + seed)
     h, w = int(rng.integers(20, 41)), int(rng.integers(16, 33))
@@ -94,6 +96,10 @@ def random_graph(seed: int):
         out, shape = j, (shape[0] + sh[0], *shape[1:])
     outputs = {out: [1, *shape]}
     outputs.update({v: [1, *sh] for v, sh in loose[1:] if sh[1:] != shape[1:]})
+    inner = [(v, sh) for v, sh in vals[1:] if v in read and v not in outputs]
+    if read_after and inner:
+        v, sh = inner[int(np.random.default_rng(1000 + seed).integers(len(inner)))]
+        outputs[v] = [1, *sh]
     return g.model(f"strips_random_{seed}", {"x": [1, 8, h, w]}, outputs, 13)
 
 
@@ -118,6 +124,27 @@ def test_random_strip_graphs_match_onnxruntime(seed, spec):
 def test_random_line_buffered_strip_graphs_match_onnxruntime(seed, spec):
     """The same graphs with line buffers wherever a strip group can take them."""
     assert max_abs_error(random_graph(seed), spec, line_buffers="always") <= 1e-4
+
+
+@pytest.mark.parametrize("spec", ARCHS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_strip_graphs_storing_an_inner_value_match_onnxruntime(seed, spec):
+    """The graphs with one inner value also a graph output: strip groups store it too."""
+    assert max_abs_error(random_graph(seed, read_after=True), spec) <= 1e-4
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_line_buffered_strip_graphs_storing_an_inner_value_match_onnxruntime(seed):
+    """The same with line buffers wherever they fit (a stored value itself is never one)."""
+    assert max_abs_error(random_graph(seed, read_after=True), ARCHS[0], line_buffers="always") <= 1e-4
+
+
+def test_random_graphs_do_form_strip_groups_storing_inner_values():
+    """A third of the seeds get a strip group with more than one result (so the numerics
+    above test the extra stores)."""
+    stores = sum(any(k.loop_names == ["h"] and len(k.outs) > 1
+                     for k in grouped_kernels(random_graph(s, read_after=True), ARCHS[0])) for s in SEEDS)
+    assert stores >= len(SEEDS) // 3, stores
 
 
 def test_random_graphs_do_form_line_buffered_groups():

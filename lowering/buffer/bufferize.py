@@ -360,9 +360,12 @@ class FuncBuilder:
                 loop = strip_loop_of(k)
                 if loop is None:
                     raise TilingError("the strip group has no strip loop (run npu-tile-loops first)")
-                splan = recorded_plan(loop.group_ops(), k.plan, self.arch)
-                out = self.output_buffer(res, k, strip_in_place_source(k, splan, ins))
-                block = self.strip_task(k, loop, splan, ins, out)
+                splan = recorded_plan(loop.group_ops(), k.plan, self.arch, loop.stored()[1:])
+                results: list[SSAValue] = list(loop.outs)
+                at = [results.index(v) for v in k.yield_op.values]  # (kernel result -> loop result)
+                reuse = strip_in_place_source(k, splan, ins)
+                placed = {i: self.output_buffer(r, k, reuse if i == 0 else None) for r, i in zip(k.outs, at)}
+                block = self.strip_task(k, loop, splan, ins, [placed[i] for i in range(len(loop.outs))])
                 tiles = k.trip_counts[0]
             elif k.kind.data == KernelKind.GROUP:
                 outs = [self.output_buffer(r, k) for r in k.outs]
@@ -426,15 +429,16 @@ class FuncBuilder:
         em.add(scf.ForOp(block.args[0], block.args[1], em.const(1), [], Region(step)))
         return block
 
-    def strip_task(self, k: KernelOp, loop: StripLoopOp, plan: StripPlan, ins: list[SSAValue], out: SSAValue
-                   ) -> Block:
+    def strip_task(self, k: KernelOp, loop: StripLoopOp, plan: StripPlan, ins: list[SSAValue],
+                   outs: list[SSAValue]) -> Block:
         """The body of a strip group's task: its `npu_tile.strip_loop` on the DRAM buffers'
-        tensors, lowered by the patterns of `strip_patterns.py`."""
+        tensors (`outs`: those of the loop's results), lowered by the patterns of
+        `strip_patterns.py`."""
         block = Block(arg_types=[INDEX, INDEX])
         em = Emitter(block, block, {}, k.location)
         args = k.body.block.args
         placed = loop.clone({a: em.add(ToTensorOp(b)).results[0] for a, b in zip(args, ins)})
-        bufs = assign_strip_buffers(placed, plan, em, dict(zip(args, ins)), out, self.arch,
+        bufs = assign_strip_buffers(placed, plan, em, dict(zip(args, ins)), outs, self.arch,
                                     lambda rows, inside, outside, like: self.mask(rows, inside, outside, like,
                                                                                   k.location))
         em.add(placed)

@@ -56,6 +56,7 @@ from lowering.tile.strip_plan import (
     pooled_epilogues,
     side_inputs,
     side_shape,
+    stored_shape,
     strip_shape,
 )
 from lowering.tile.tile_search import TilingError, align_up
@@ -84,7 +85,7 @@ from npu_dialects.graph import (
 )
 from npu_dialects.graph import Conv2dOp as GraphConv2dOp
 from npu_dialects.task import SramOp
-from npu_dialects.tile import LineBufferOp, LoadOp, StoreOp, StripLoopOp
+from npu_dialects.tile import LineBufferOp, LoadOp, StoreOp, StripLoopOp, TeeOp
 
 MaskFn = Callable[[list[float], float, float, SSAValue], SSAValue]  # (rows, inside, outside, masked) -> a DRAM mask
 
@@ -102,7 +103,7 @@ class StripBuffers:
     plan: StripPlan
     em: Emitter  # the task block's
     dram: dict[SSAValue, SSAValue]  # group input (kernel argument) -> its DRAM buffer
-    out: SSAValue  # the group's output (DRAM)
+    outs: list[SSAValue]  # the strip loop's results (DRAM): the last op's, then `StripGeometry.stored`'s
     arch: Arch
     offset: int = 0  # the next free byte
     held: dict[SSAValue, int] = field(default_factory=dict)  # constant -> its SRAM offset
@@ -222,12 +223,13 @@ def offset_of(buf: SSAValue) -> int:
 
 
 def assign_strip_buffers(body: StripLoopOp, plan: StripPlan, em: Emitter, dram: dict[SSAValue, SSAValue],
-                         out: SSAValue, arch: Arch, mask: MaskFn) -> StripBuffers:
+                         outs: list[SSAValue], arch: Arch, mask: MaskFn) -> StripBuffers:
     """Place the buffers of the strip group whose loop `body` is placed in a task (whose
     block `em` adds to), its constants loaded once; `plan` is the group's geometry (its
-    values the kernel's), `dram` the kernel arguments' buffers. The body's graph ops map
-    to the plan's ops, its loads after the input's to the side inputs, in order."""
-    b = StripBuffers(body, plan, em, dram, out, arch)
+    values the kernel's), `dram` the kernel arguments' buffers, `outs` the loop results'.
+    The body's graph ops map to the plan's ops, its loads after the input's to the side
+    inputs, in order."""
+    b = StripBuffers(body, plan, em, dram, outs, arch)
     b.load_constants()
     b.slot_buffers(mask)
     b.work_area()
@@ -239,7 +241,7 @@ def assign_strip_buffers(body: StripLoopOp, plan: StripPlan, em: Emitter, dram: 
     order = {v: i for i, v in enumerate([b.x] + [op.results[0] for op in b.ops])}  # (the input first)
     b.rolled = sorted(b.g.rolled, key=order.__getitem__)
     b.last_read = {v: max(i for i, op in enumerate(b.ops) if v in op.operands) for v in b.rolled}
-    b.pooled = pooled_epilogues(b.ops, {})  # max-pool -> (conv, relu): their bias and relu follow it
+    b.pooled = pooled_epilogues(b.ops, {}, b.g.stored)  # max-pool -> (conv, relu): their bias and relu follow it
     b.deferred = {o for pair in b.pooled.values() for o in pair if o is not None}
     ops = list(body.body.block.ops)
     b.source = dict(zip([o for o in ops if isinstance(o, GraphOp) and not isinstance(o, SliceOp)], b.ops))
@@ -521,8 +523,9 @@ class ShiftLineBuffers(RewritePattern):
 
 
 class StripStoreToCopy(RewritePattern):
-    """The strip's output rows -> a copy to the output (clipped at its end), waited for;
-    not in the warm-up strips before the task's first."""
+    """The strip's output rows -> a copy to the output (clipped at its end), and each
+    `npu_tile.tee` of a stored inner value's rows -> a copy to its result, issued together
+    and waited for; not in the warm-up strips before the task's first."""
 
     def __init__(self, bufs: StripBuffers):
         self.bufs = bufs
@@ -531,6 +534,9 @@ class StripStoreToCopy(RewritePattern):
         b = self.bufs
         if not isinstance(op, StoreOp) or not isinstance(op.value.owner, ToTensorOp):
             return
+        block = op.parent_block()
+        assert block is not None  # (the strip loop's body)
+        tees = [o for o in block.ops if isinstance(o, TeeOp)]
         e = b.em.at(op)
         se, then_b = e, None
         if b.g.warm:  # (the warm-up strips before the task's first store nothing)
@@ -538,9 +544,18 @@ class StripStoreToCopy(RewritePattern):
             se = e.nested(then_b)
         y = b.ops[-1].results[0]
         zero = se.const(0)
-        store = se.add(CopyOp(b.at(y), [zero] * len(shape_of(y)), b.out, se.offsets(op),
-                              strip_shape(b.g, y), clip=True)).results[0]
-        se.add(WaitOp(store))
+        toks = []
+        for tee in tees:  # (rows [A*s, A*s + A) of v: from row -c0 of its strip buffer)
+            i = tee.into.value.data
+            v = b.g.stored[i - 1]
+            toks.append(se.add(CopyOp(b.at(v), row_at(se, v, -b.g.rows[v][1]), b.outs[i], se.offsets(tee),
+                                      stored_shape(b.g, v), clip=True)).results[0])
+        toks.append(se.add(CopyOp(b.at(y), [zero] * len(shape_of(y)), b.outs[0], se.offsets(op),
+                                  strip_shape(b.g, y), clip=True)).results[0])
+        for t in toks:
+            se.add(WaitOp(t))
+        for tee in tees:
+            rewriter.erase(tee)
         if then_b is not None:
             then_b.add_op(scf.YieldOp())
             e.add(scf.IfOp(e.add(arith.CmpiOp(op.indices[0], b.em.task_block.args[0], "sge")).results[0], [],

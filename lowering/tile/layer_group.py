@@ -48,7 +48,10 @@ group computed strip by strip along H (halos recomputed), with the strip height
 and the number of cores its strips are split over chosen by the cost model. Such
 a group is an `npu_tile.kernel` of kind `group` with loops ["h"], tile [rows per
 strip], grid [strips] and `double_buffer` when the next strip's loads are issued
-before a strip computes. Runs of up to MAX_STRIP_KERNELS kernels are tried.
+before a strip computes. Runs of up to MAX_STRIP_KERNELS kernels are tried. Besides
+its last op's result, a strip group stores strip by strip every inner value used after
+it (a ResNet block's output, read by the next block's first conv in the group and by
+its residual add after; `StripGeometry.stored`): the group has a result for each.
 
 Line buffers: a strip group may keep in SRAM the rows of a value consecutive strips
 share (the halo a 3x3 conv reads) and compute only the new ones, moving the kept rows
@@ -396,12 +399,15 @@ class LayerGroup(ModulePass):
         return self.line_buffers == "always" and isinstance(plan, StripChoice) and plan.plan.rolling
 
     def strip_plan(self, ops, outs, canon, arch: Arch) -> StripChoice | None:
-        """The run as a strip group (`lowering/tile/strip_plan.py`): ops whose only result used
-        later is its last; its strips split over the cores where that pays like a
-        kernel's tiles (`split_margin`)."""
-        if len(outs) != 1 or outs[0] is not ops[-1].results[0]:
+        """The run as a strip group (`lowering/tile/strip_plan.py`): its last op's result is
+        used later, and any other result used later is stored strip by strip too (a block's
+        output the next block's residual reads again); its strips split over the cores
+        where that pays like a kernel's tiles (`split_margin`)."""
+        y = ops[-1].results[0]
+        if y not in outs:
             return None
-        found = plan_strips(ops, arch, canon, line_buffers=self.line_buffers, memo=self._strips)
+        found = plan_strips(ops, arch, canon, line_buffers=self.line_buffers, memo=self._strips,
+                            stored=[v for v in outs if v is not y])
         if found is None:
             return None
         plan, parts, cycles = found
@@ -713,16 +719,14 @@ class RunSearch:
         run, ops, outs, flat = self.run_of(b, b + 2)
         unbounded = replace(self.arch, sram_bytes=1 << 60)
         whole = plan_group(ops, outs, unbounded, flat, self.canon, self.packable(b, b + 2))
-        last_only = len(outs) == 1 and outs[0] is ops[-1].results[0]  # (what `strip_plan` takes)
+        if whole is None:
+            return "an op of theirs cannot be in a group, and no strip plan fits"
+        need, have = whole.sram_bytes, self.arch.sram_bytes
         also = [k.kernel.data for k in run for r in k.outs  # (the kernels of the outputs but the last op's)
                 if any(self.yielded[r] is v for v in outs) and self.yielded[r] is not ops[-1].results[0]]
-        strips = ("no strip group forms: a strip group stores only its last op's result, and the result of "
-                  f"{' and '.join(repr(n) for n in also) or 'another op'} is also read after them")
-        if whole is None:
-            return f"an op of theirs cannot be in a group, and {'no strip plan fits' if last_only else strips}"
-        need, have = whole.sram_bytes, self.arch.sram_bytes
+        stored = f" (storing the result of {' and '.join(repr(n) for n in also)} too)" if also else ""
         return (f"their tensors do not fit one core's SRAM together: whole they need {need} bytes, "
-                f"{need - have} more than its {have}, and {'no strip height fits' if last_only else strips}")
+                f"{need - have} more than its {have}, and no strip height fits{stored}")
 
     def horizon(self, i: int) -> int:
         """The most kernels a group ending at kernel i may have: max-kernels, or

@@ -6,7 +6,9 @@ group holds per strip (`recorded_plan`: the geometry of `lowering/tile/strip_pla
 a plan it does not reproduce is a TilingError). The loop's body spells them out: the
 input's rows as an `npu_tile.load` at A*s + c0 with its halo (padded outside the
 tensor as its first readers pad), each side input's rows as a load, the graph ops on
-strip-shaped tensors, and the `npu_tile.store` of the output's rows at T*s. The
+strip-shaped tensors, an `npu_tile.tee` of the rows [A*s, A*s + A) of each inner value
+the group also stores (its kernel yields it: the loop's results after the first), and
+the `npu_tile.store` of the output's rows at T*s. The
 group's whole-tensor ops move into the loop's `group` region, for the analysis that
 lowers it (`lowering/buffer/strip_patterns.py`).
 
@@ -40,7 +42,7 @@ from lowering.tile.tile_search import TilingError
 from npu_dialects.arch import Arch
 from npu_dialects.dtypes import element_type
 from npu_dialects.graph import ElementwiseOp, SliceOp, int_array, shape_of
-from npu_dialects.tile import KernelKind, KernelOp, LineBufferOp, LoadOp, StoreOp, StripLoopOp, TileYieldOp
+from npu_dialects.tile import KernelKind, KernelOp, LineBufferOp, LoadOp, StoreOp, StripLoopOp, TeeOp, TileYieldOp
 
 
 def tensor(sizes: Sequence[int], like: SSAValue) -> TensorType:
@@ -115,6 +117,15 @@ class StripBody:
             new = type(op).create(operands=self.operands(op), result_types=[tensor(computed_shape(g, r), r)],
                                   attributes=attrs, properties=dict(op.properties))
             self.vmap[r] = self.held(r, self.add(new, op))
+        for i, v in enumerate(g.stored, 1):  # (its rows [A*s, A*s + A): from row -c0 of its strip)
+            a, c0, _ = g.rows[v]
+            sizes = list(shape_of(v))
+            sizes[-2] = a
+            window = rows_window(len(sizes), a, 0)
+            tee = TeeOp(self.rows_of(v, -c0, a), i, self.block.args, view=shape_of(v), sizes=sizes,
+                        coefs=window["coefs"], consts=window["consts"])
+            tee.location = v.owner.location if isinstance(v.owner, Operation) else self.kernel.location
+            self.block.add_op(tee)
         y = ops[-1].results[0]
         sizes = strip_shape(g, y)
         store = StoreOp(self.vmap[y], self.block.args, sizes=sizes, **rows_window(len(sizes), g.T, 0))
@@ -124,9 +135,15 @@ class StripBody:
 
 def materialize_strips(kernel: KernelOp, arch: Arch) -> None:
     """Rewrite strip group `kernel`'s body into its `npu_tile.strip_loop` (TilingError if
-    its plan does not fit its ops)."""
+    its plan does not fit its ops). The loop's results are the last op's, then the inner
+    values the kernel also yields; the kernel yields them in its own order."""
     ops = kernel.graph_ops()
-    g = recorded_plan(ops, kernel.plan, arch).geometry
+    yields = list(kernel.yield_op.values)
+    y = ops[-1].results[0]
+    if y not in yields or len(set(yields)) != len(yields):
+        raise TilingError("a strip group yields its last op's result, and each other value once")
+    stored = [v for v in yields if v is not y]
+    g = recorded_plan(ops, kernel.plan, arch, stored).geometry
     body = Block(arg_types=[IndexType()])
     body.args[0].name_hint = "s"
     StripBody(kernel, g, body).build(ops)
@@ -135,11 +152,14 @@ def materialize_strips(kernel: KernelOp, arch: Arch) -> None:
     for op in ops:
         op.detach()
         group.add_op(op)
+    if stored:
+        group.add_op(TileYieldOp(y, *stored))
     plan = kernel.plan
     assert plan is not None  # (recorded_plan checked)
-    loop = StripLoopOp(plan, kernel.outs[0].type, Region(body), Region(group))  # type: ignore[arg-type]
+    loop = StripLoopOp(plan, [v.type for v in (y, *stored)], Region(body), Region(group))  # type: ignore[arg-type]
     loop.location = kernel.location
-    kernel.body.block.add_ops([loop, TileYieldOp(loop.result)])
+    order = [y, *stored]
+    kernel.body.block.add_ops([loop, TileYieldOp(*(loop.outs[order.index(v)] for v in yields))])
 
 
 def strip_loop_of(kernel: KernelOp) -> StripLoopOp | None:

@@ -3,8 +3,9 @@ H, so its intermediate tensors stay in SRAM even when they do not fit there whol
 
 A strip group is a list of graph ops in program order over one input `x` (a tensor
 whose last two dims are H and W, batch first); each op reads values computed
-earlier in the group (`x` included) and constants, and only the last result `y`
-is used after the group. The ops form a DAG of convs, pools, channel shuffles,
+earlier in the group (`x` included) and constants. The last result `y` is used after
+the group, as may be inner values (`stored`: a block's output, read again by a later
+residual add), whose rows each strip stores too. The ops form a DAG of convs, pools, channel shuffles,
 LRN, channel concats, elementwise and quantization ops (the exact set under Algorithm). `y` is
 cut into strips of `T` rows, all of the same shapes, so the task is one loop over
 strips; halos are recomputed (`StripGeometry`) or kept in line buffers
@@ -44,7 +45,10 @@ mask multiplies them to 0 (then adds -3.4e38 for a pool) for an intermediate
 when it comes after a pool: -3.4e38 must not reach arithmetic). Integer values take
 a quantized conv's zero point, or the type's minimum for a pool, instead: an integer
 max and min with masks of their type (`mask_kinds`; a product is not exact there). Rows of `y` past
-its end are clipped at the store. Weights and constants are loaded once per task;
+its end are clipped at the store. A stored inner value holds, besides what its readers
+need, the rows [A*s, A*s + A) strip s stores of it (the strips must cover its rows:
+A*S >= H); it keeps its buffer to the end of the strip (no op overwrites it) and is
+never line-buffered. Weights and constants are loaded once per task;
 a strip's values share SRAM over their lifetimes (`strip_buffers`).
 
 Line buffers (`strip_geometry(rolling=True)`): a value whose consecutive strips
@@ -236,7 +240,7 @@ def strip_input(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue] | None
         return None  # (every value keeps the batch dim: a strip holds rows of every image)
     read = {o for op in ops for o in operands(op, canon)}
     if any(v not in read for v in inner if v is not ops[-1].results[0]):
-        return None  # (a value only used after the run: not a strip group's single output)
+        return None  # (a value no op of the run reads: its rows per strip would be unknown)
     return x
 
 
@@ -278,24 +282,25 @@ def input_halo(g: "StripGeometry") -> tuple[int, int]:
     return -c0, c0 + r - a
 
 
-def pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
+def pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue], keep: Sequence[SSAValue] = ()
                      ) -> dict[Operation, tuple[Conv2dOp, ReluOp | None]]:
     """Max-pools a strip computes before the bias and relu of the conv feeding them:
     pool -> (that conv, the relu between them or None), for a conv whose result only a
     relu reads, or only the pool, and that relu only the pool. A max-pool commutes with
     adding a per-channel constant and with relu (both monotone; exact in f32), so the bias add and the relu run on the
-    pooled rows - a fraction of the conv's (a CNN stem: conv + BN + ReLU + max-pool)."""
+    pooled rows - a fraction of the conv's (a CNN stem: conv + BN + ReLU + max-pool).
+    Not where the conv's or the relu's result is in `keep` (stored: it must hold its values)."""
     facts = planning_facts()
     if facts is not None and ops:  # (while planning: once per run of ops and `canon`, not per strip height)
-        key = ("pooled", ops[0], len(ops))
+        key = ("pooled", ops[0], len(ops), tuple(keep))
         hit = facts.get(key)
         if hit is None or hit[0] is not canon or len(hit[1]) != len(ops) or any(a is not b for a, b in zip(hit[1], ops)):
-            hit = facts[key] = (canon, list(ops), _pooled_epilogues(ops, canon))
+            hit = facts[key] = (canon, list(ops), _pooled_epilogues(ops, canon, keep))
         return hit[2]
-    return _pooled_epilogues(ops, canon)
+    return _pooled_epilogues(ops, canon, keep)
 
 
-def _pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
+def _pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue], keep: Sequence[SSAValue]
                       ) -> dict[Operation, tuple[Conv2dOp, ReluOp | None]]:
     readers: dict[SSAValue, list[Operation]] = {}
     for op in ops:
@@ -310,7 +315,8 @@ def _pooled_epilogues(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]
         if isinstance(src, ReluOp) and readers.get(src.results[0]) == [op]:
             relu, src = src, operands(src, canon)[0].owner
         if (isinstance(src, Conv2dOp) and src in inside and readers.get(src.results[0]) == [relu or op]
-                and (src.bias is not None or relu is not None)):
+                and (src.bias is not None or relu is not None) and src.results[0] not in keep
+                and (relu is None or relu.results[0] not in keep)):
             out[op] = (src, relu)
     return out
 
@@ -373,6 +379,9 @@ class StripGeometry:
     # it reads in the value's strip buffer: those rows are copied out for it (SRAM to SRAM)
     local: dict[tuple[Operation, SSAValue], int] = field(default_factory=dict)
     warm: int = 0  # strips a task runs before its first one to fill the line buffers
+    # inner values each strip also stores (rows [A*s, A*s + A) of each: a block's output read after
+    # the group too), in the order of the strip loop's results after the last op's
+    stored: list[SSAValue] = field(default_factory=list)
 
     def computed(self, v: SSAValue) -> tuple[int, int, int]:
         """(A, c0, n): the rows [A*s + c0, A*s + c0 + n) strip s computes (or loads) of v:
@@ -410,7 +419,8 @@ class StripGeometry:
 
 
 def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
-                   canon: dict[SSAValue, SSAValue] | None = None, rolling: bool = False) -> StripGeometry | None:
+                   canon: dict[SSAValue, SSAValue] | None = None, rolling: bool = False,
+                   stored: Sequence[SSAValue] = ()) -> StripGeometry | None:
     """Rows per strip of every value of strip group `ops` (input `x`) for strips of T
     output rows, or None when the readers of a value disagree: a value holds the union of
     the rows its readers need (one step A for all); a conv or pool may read the middle of
@@ -421,11 +431,15 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
     rows R than the step A, `rolled`): a strip moves the R - A rows it shares with the
     previous strip to the top and computes (or loads) only the A new ones, so its
     producer needs its inputs for those rows only. The rows a strip holds then come
-    from earlier strips, so a task first runs `warm` strips without storing them."""
+    from earlier strips, so a task first runs `warm` strips without storing them.
+
+    `stored`: inner values each strip also stores, its rows [A*s, A*s + A) of each (they
+    join the rows the value holds; the strips must cover the value's rows: A*S >= H). A
+    stored value is not line-buffered (a shift would move its rows before the store)."""
     canon = canon or {}
     y = ops[-1].results[0]
     S = ceil(shape_of(y)[-2] / T)
-    g = StripGeometry(x, list(ops), T, S)
+    g = StripGeometry(x, list(ops), T, S, stored=list(stored))
     needs: Needs = {}
     inner = {x} | {op.results[0] for op in ops}
     padded: dict[SSAValue, float] = {}  # values a padded (or poisoned) conv or pool reads -> pad
@@ -448,7 +462,7 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
         r = op.results[0]
         if r is not y and not settle(r):
             return None
-        if rolling and r is not y and g.rows[r][2] > g.rows[r][0]:
+        if rolling and r is not y and r not in g.stored and g.rows[r][2] > g.rows[r][0]:
             g.rolled[r] = None
         add_needs(g, op, ins[op], inner, needs)
     if not settle(x):
@@ -504,6 +518,10 @@ def settle_rows(g: StripGeometry, v: SSAValue, nd: list[tuple[Operation, tuple[i
         return False
     a = nd[0][1][0]
     lo, hi = min(c for _, (_, c, _) in nd), max(c + r for _, (_, c, r) in nd)
+    if v in g.stored:  # (the rows [A*s, A*s + A) it stores; every row of it in some strip)
+        if a * g.S < shape_of(v)[-2]:
+            return False
+        lo, hi = min(lo, 0), max(hi, a)
     g.rows[v] = (a, lo, hi - lo)
     pads = reader_pads(g, v, nd, lo, hi, nan, poisoned)
     if pads is None:
@@ -562,6 +580,13 @@ def computed_shape(g: StripGeometry, v: SSAValue) -> tuple[int, ...]:
     return tuple(s)
 
 
+def stored_shape(g: StripGeometry, v: SSAValue) -> tuple[int, ...]:
+    """The shape of the rows a strip stores of inner value v (`StripGeometry.stored`): A of them."""
+    s = list(shape_of(v))
+    s[-2] = g.rows[v][0]
+    return tuple(s)
+
+
 def strip_shape(g: StripGeometry, v: SSAValue) -> tuple[int, ...]:
     """v's shape with H (its second last dim) cut to the rows a strip holds."""
     s = list(shape_of(v))
@@ -605,7 +630,8 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
             last[o] = i
             readers[o] = readers.get(o, 0) + 1
     y = ops[-1].results[0]
-    last[y] = len(ops)  # (stored after the last op)
+    for v in (y, *g.stored):
+        last[v] = len(ops)  # (stored after the last op)
     root: dict[SSAValue, SSAValue] = {x: x}
     members: dict[SSAValue, list[SSAValue]] = {x: [x]}
 
@@ -643,7 +669,8 @@ def strip_buffers(g: StripGeometry, canon: dict[SSAValue, SSAValue], arch: Arch)
         o = overwritable(i) if i is not None and pointwise(ops[i]) else None
         if o is not None and root[o] is not x and root[o] not in slices:
             fresh_in[r] = root[o]
-    deferred: set[SSAValue] = {relu.results[0] for _, relu in pooled_epilogues(ops, canon).values() if relu is not None}
+    deferred: set[SSAValue] = {relu.results[0] for _, relu in pooled_epilogues(ops, canon, g.stored).values()
+                               if relu is not None}
     if any(r in g.rolled and r not in fresh_in for r in deferred):
         return None  # (a deferred relu computes nothing: its new rows must be its operand's)
     bufs: list[tuple[object, int, int, int]] = [(r, prod(strip_shape(g, r)) * elem_bytes(r), first[r], span[r])
@@ -779,13 +806,13 @@ def _loads(sizes: list[int], arch: Arch, bw: int) -> int:
 
 def plan_strip_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
                       canon: dict[SSAValue, SSAValue] | None = None, prefetch: bool = False,
-                      rolling: bool = False) -> StripPlan | None:
+                      rolling: bool = False, stored: Sequence[SSAValue] = ()) -> StripPlan | None:
     """The plan for strips of T output rows (with the loads of the next strip issued
     before a strip computes when `prefetch`; with line buffers when `rolling`), or None
     when its buffers do not fit SRAM (or the readers of a value disagree on its rows, see
-    `strip_geometry`). It chooses nothing: bufferization lays out a group's recorded
-    decisions (`#npu_tile.strip`) with it."""
-    return _plans_for_height(ops, x, T, arch, canon or {}, (prefetch,), rolling)[prefetch]
+    `strip_geometry`; `stored`: inner values the strips store too). It chooses nothing:
+    bufferization lays out a group's recorded decisions (`#npu_tile.strip`) with it."""
+    return _plans_for_height(ops, x, T, arch, canon or {}, (prefetch,), rolling, stored)[prefetch]
 
 
 def line_bufferable(ops: Sequence[Operation]) -> bool:
@@ -795,14 +822,15 @@ def line_bufferable(ops: Sequence[Operation]) -> bool:
 
 
 def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch, canon: dict[SSAValue, SSAValue],
-                      modes: Sequence[bool], rolling: bool = False) -> dict[bool, StripPlan | None]:
+                      modes: Sequence[bool], rolling: bool = False, stored: Sequence[SSAValue] = ()
+                      ) -> dict[bool, StripPlan | None]:
     """The plans for strips of T rows with and without prefetch (`modes`): the
     geometry, buffers, loads and compute do not depend on it, only the SRAM the
     second slot takes and the cost. A line-buffered input (`rolling`) takes one slot."""
     none: dict[bool, StripPlan | None] = {m: None for m in modes}
     if rolling and not line_bufferable(ops):
         return none
-    g = strip_geometry(ops, x, T, canon, rolling)
+    g = strip_geometry(ops, x, T, canon, rolling, stored)
     if g is None or (rolling and not g.rolled):
         return none
     if any(not is_float(element_type(v)) and (g.x_pad if v is x else g.masked.get(v, 0.0)) != 0.0
@@ -826,13 +854,14 @@ def _plans_for_height(ops: Sequence[Operation], x: SSAValue, T: int, arch: Arch,
         g.computed(v)[2] * elem_bytes(v) for v, pad in g.masked.items() for _ in mask_kinds(v, pad)]
     compute = sum(op_cycles(op, arch, computed_shape(g, op.results[0])) or 0
                   for op in ops if not isinstance(op, ConcatOp))  # (a concat's operands are computed in place)
-    for pool, (conv, relu) in pooled_epilogues(ops, canon).items():  # bias and relu on the pooled rows instead
+    for pool, (conv, relu) in pooled_epilogues(ops, canon, g.stored).items():  # bias and relu on the pooled rows
         moved = (conv.bias is not None) + (relu is not None)
         compute += moved * (arch.vector_cycles(prod(computed_shape(g, pool.results[0])), dtype=value_type(pool.results[0]))
                             - arch.vector_cycles(prod(computed_shape(g, conv.results[0])), dtype=value_type(conv.results[0])))
     masking = sum(arch.vector_cycles(prod(computed_shape(g, v)), dtype=value_type(v)) * len(mask_kinds(v, pad))
                   for v, pad in g.masked.items())
-    store = prod(strip_shape(g, ops[-1].results[0])) * elem_bytes(ops[-1].results[0])
+    store = prod(strip_shape(g, ops[-1].results[0])) * elem_bytes(ops[-1].results[0]) + sum(
+        prod(stored_shape(g, v)) * elem_bytes(v) for v in g.stored)
     fixed = sum(align_up(b, arch.align) for b in sizes) + bufs.area
     # per slot (two with prefetch): the input's rows held (line-buffered: one slot), side inputs, masks
     slot = align_up(prod(strip_shape(g, x)) * elem_bytes(x), arch.align) + sum(align_up(b, arch.align) for b in loads[1:])
@@ -856,49 +885,53 @@ parts, cycles), or None for no plan."""
 
 
 def plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAValue] | None = None,
-                max_strips: int = 64, line_buffers: str = "auto", memo: StripMemo | None = None
-                ) -> tuple[StripPlan, int, int] | None:
+                max_strips: int = 64, line_buffers: str = "auto", memo: StripMemo | None = None,
+                stored: Sequence[SSAValue] = ()) -> tuple[StripPlan, int, int] | None:
     """The cheapest strip plan of `ops` that fits SRAM, with its strips split over the
     cores where that pays (`best_split`): (plan, parts, predicted cycles on them), or
     None (not a strip group, a single strip would be the whole tensor, or nothing fits).
     `line_buffers` (LINE_BUFFER_MODES): "always" prefers any plan with line buffers,
     "never" tries none. With a `memo`, a run whose signature was planned before only
-    lays out the decision taken then (a network's repeated blocks)."""
+    lays out the decision taken then (a network's repeated blocks). `stored`: inner
+    values the strips store besides the last op's result (`StripGeometry.stored`)."""
     with planning():
-        return _plan_strips(ops, arch, canon or {}, max_strips, line_buffers, memo)
+        return _plan_strips(ops, arch, canon or {}, max_strips, line_buffers, memo, list(stored))
 
 
 def _plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSAValue], max_strips: int,
-                 line_buffers: str, memo: StripMemo | None) -> tuple[StripPlan, int, int] | None:
+                 line_buffers: str, memo: StripMemo | None, stored: list[SSAValue]
+                 ) -> tuple[StripPlan, int, int] | None:
     x = strip_input(ops, canon)
     if x is None:
         return None
     if memo is None:
-        return search_strips(ops, x, arch, canon, max_strips, line_buffers)
-    key = (run_signature(ops, canon), arch, max_strips, line_buffers)
+        return search_strips(ops, x, arch, canon, max_strips, line_buffers, stored)
+    where: dict[SSAValue, int] = {op.results[0]: i for i, op in enumerate(ops)}
+    key = (run_signature(ops, canon), tuple(where[v] for v in stored), arch, max_strips, line_buffers)
     if key in memo:
         hit = memo[key]
         if hit is None:
             return None
         rows, prefetch, rolling, parts, cycles = hit
-        plan = _plans_for_height(ops, x, rows, arch, canon, (prefetch,), rolling)[prefetch]
+        plan = _plans_for_height(ops, x, rows, arch, canon, (prefetch,), rolling, stored)[prefetch]
         if plan is not None:  # (always: the same structure gives the same plans)
             return plan, parts, cycles
-    found = search_strips(ops, x, arch, canon, max_strips, line_buffers)
+    found = search_strips(ops, x, arch, canon, max_strips, line_buffers, stored)
     memo[key] = None if found is None else (found[0].geometry.T, found[0].prefetch, found[0].rolling,
                                             found[1], found[2])
     return found
 
 
 def search_strips(ops: Sequence[Operation], x: SSAValue, arch: Arch, canon: dict[SSAValue, SSAValue],
-                  max_strips: int, line_buffers: str) -> tuple[StripPlan, int, int] | None:
+                  max_strips: int, line_buffers: str, stored: Sequence[SSAValue] = ()
+                  ) -> tuple[StripPlan, int, int] | None:
     """`plan_strips`' search over strip heights, prefetch and line buffers."""
     h = shape_of(ops[-1].results[0])[-2]
     best: tuple[tuple[bool, int], StripPlan, int, int] | None = None  # (rank, plan, parts, cycles)
     for T in sorted({ceil(h / s) for s in range(2, min(h, max_strips) + 1)}, reverse=True):
-        plans = [*_plans_for_height(ops, x, T, arch, canon, (False, True)).values()]
+        plans = [*_plans_for_height(ops, x, T, arch, canon, (False, True), stored=stored).values()]
         if line_buffers != "never":
-            plans += _plans_for_height(ops, x, T, arch, canon, (False, True), rolling=True).values()
+            plans += _plans_for_height(ops, x, T, arch, canon, (False, True), True, stored).values()
         for p in plans:
             if p is None:
                 continue
@@ -928,10 +961,12 @@ def run_signature(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue]) -> 
     return tuple(sig)
 
 
-def recorded_plan(ops: Sequence[Operation], rec: Attribute | None, arch: Arch) -> StripPlan:
+def recorded_plan(ops: Sequence[Operation], rec: Attribute | None, arch: Arch, stored: Sequence[SSAValue] = ()
+                  ) -> StripPlan:
     """The layout of strip group `ops` for the decisions its `#npu_tile.strip` plan `rec`
     records (rows per strip, prefetch, line buffers): the rows each value holds per strip
-    and where its buffers go. A TilingError when they give none, or not the one recorded."""
+    and where its buffers go (`stored`: the inner values it stores besides the last op's
+    result). A TilingError when they give none, or not the one recorded."""
     if not isinstance(rec, StripPlanAttr):
         raise TilingError("a strip group needs its #npu_tile.strip plan (npu-layer-group records it)")
     x = strip_input(ops)
@@ -939,16 +974,18 @@ def recorded_plan(ops: Sequence[Operation], rec: Attribute | None, arch: Arch) -
         raise TilingError("a strip group must be conv, pool, elementwise, channel-shuffle and channel-concat "
                           "ops over one input")
     rows, prefetch, rolling = rec.rows.data, rec.is_prefetched, rec.is_line_buffered
-    plan = plan_strip_height(ops, x, rows, arch, prefetch=prefetch, rolling=rolling)
+    plan = plan_strip_height(ops, x, rows, arch, prefetch=prefetch, rolling=rolling, stored=stored)
     if plan is None and rolling:
         if not line_bufferable(ops):
             raise TilingError("line_buffer: a strip group with a concat or a reshape cannot line-buffer")
-        g = strip_geometry(ops, x, rows, rolling=True)
+        g = strip_geometry(ops, x, rows, rolling=True, stored=stored)
         if g is not None and not g.rolled:
             raise TilingError(f"line_buffer: no value of strips of {rows} rows shares rows with the next strip")
     if plan is None:
-        if prefetch and plan_strip_height(ops, x, rows, arch) is not None:
+        if prefetch and plan_strip_height(ops, x, rows, arch, stored=stored) is not None:
             raise TilingError("a reshape views the strip input: its buffer cannot alternate")
+        if stored and strip_geometry(ops, x, rows, stored=stored) is None and strip_geometry(ops, x, rows) is not None:
+            raise TilingError(f"strips of {rows} rows do not cover every row of the inner values it stores")
         raise TilingError(f"its plan's strips of {rows} rows do not fit sram_bytes={arch.sram_bytes}")
     g = plan.geometry
     got = {"strips": g.S, "halo": list(input_halo(g)), "sram": plan.sram_bytes, "warm": g.warm}

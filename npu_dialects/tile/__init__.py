@@ -144,7 +144,9 @@ def verify_plan(k: "KernelOp") -> None:
 
 @irdl_op_definition
 class TileYieldOp(IRDLOperation):
-    """Terminator of `npu_tile.kernel`: the kernel's results."""
+    """Terminator of `npu_tile.kernel`: the kernel's results (also the end of a strip
+    loop's `group` region that stores more than its last op's result: the values its
+    results hold, `StripLoopOp.stored`)."""
 
     name = "npu_tile.yield"
     values = var_operand_def(TensorType)
@@ -155,8 +157,11 @@ class TileYieldOp(IRDLOperation):
         super().__init__(operands=[list(values)])
 
     def verify_(self) -> None:
-        if not isinstance(self.parent_op(), KernelOp):
-            raise VerifyException("'npu_tile.yield' must be inside 'npu_tile.kernel'")
+        parent = self.parent_op()
+        if isinstance(parent, StripLoopOp) and self.parent_region() is parent.group:
+            return  # (the values a strip loop stores, `StripLoopOp.stored`)
+        if not isinstance(parent, KernelOp):
+            raise VerifyException("'npu_tile.yield' must be inside 'npu_tile.kernel' (or end a strip loop's group)")
 
 
 @irdl_op_definition
@@ -640,7 +645,7 @@ class TeeOp(WindowOp):
         """The type of the loop result the tee writes (None when there is no such result)."""
         loop = self.parent_op()
         i = self.into.value.data
-        return loop.outs[i].type if isinstance(loop, LoopOp) and 1 <= i < len(loop.outs) else None
+        return loop.outs[i].type if isinstance(loop, LoopOp | StripLoopOp) and 1 <= i < len(loop.outs) else None
 
     def whole_shape(self) -> tuple[int, ...]:
         t = self.target()
@@ -648,7 +653,7 @@ class TeeOp(WindowOp):
 
     def verify_(self) -> None:
         loop, target = self.parent_op(), self.target()
-        if not isinstance(loop, LoopOp) or target is None:
+        if not isinstance(loop, LoopOp | StripLoopOp) or target is None:
             raise VerifyException(f"'npu_tile.tee' writes result {self.into.value.data} of its 'npu_tile.loop', "
                                   "which has no such result (the first is the store's)")
         reduce = next((o for o in loop.body.block.ops if isinstance(o, ReduceOp)), None)
@@ -741,27 +746,46 @@ class StripLoopOp(IRDLOperation):
     `npu_tile.store` of the output's `rows` rows at rows * s (clipped). The `group`
     region keeps the group's ops on whole tensors: the geometry the plan implies is
     derived from them. `plan` holds what the body does not show as ops (prefetch,
-    warm-up strips, masks, the operand overwritten in place)."""
+    warm-up strips, masks, the operand overwritten in place).
+
+    The first result is the last group op's, which the store writes. A group that also
+    stores inner values (a block's output that later kernels read too) has one more
+    result for each: its `group` region then ends in an `npu_tile.yield` of the values
+    the results hold (the last op's first), and each strip writes its rows of result i
+    with an `npu_tile.tee ... into i` before the store (`stored`)."""
 
     name = "npu_tile.strip_loop"
     rows = prop_def(IntegerAttr)
     strips = prop_def(IntegerAttr)
     plan = prop_def(StripPlanAttr)
-    result = result_def(TensorType)
+    outs = var_result_def(TensorType)
     body = region_def("single_block")
     group = region_def("single_block")
     traits = traits_def(NoTerminator())
-    assembly_format = "attr-dict `->` type($result) $body `group` $group"
+    assembly_format = "attr-dict `->` type($outs) $body `group` $group"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, plan: StripPlanAttr, result_type: Attribute, body: Region, group: Region):
+    def __init__(self, plan: StripPlanAttr, result_types: Sequence[Attribute], body: Region, group: Region):
         super().__init__(properties={"rows": IntegerAttr(plan.rows.data, i64),
                                      "strips": IntegerAttr(plan.strips.data, i64), "plan": plan},
-                         result_types=[result_type], regions=[body, group])
+                         result_types=[list(result_types)], regions=[body, group])
+
+    @property
+    def result(self) -> SSAValue:
+        """The result the body's `npu_tile.store` writes: the last group op's."""
+        return self.outs[0]
 
     def group_ops(self) -> list[Operation]:
         """The group's graph ops on whole tensors, in program order."""
-        return list(self.group.block.ops)
+        return [op for op in self.group.block.ops if not isinstance(op, TileYieldOp)]
+
+    def stored(self) -> list[SSAValue]:
+        """The group values the results hold, in order: the last op's, then the inner
+        values the group's `npu_tile.yield` names."""
+        last = self.group.block.last_op
+        if isinstance(last, TileYieldOp):
+            return list(last.values)
+        return [last.results[0]] if last is not None and last.results else []
 
     def verify_(self) -> None:
         rows, strips, plan = self.rows.value.data, self.strips.value.data, self.plan
@@ -775,10 +799,15 @@ class StripLoopOp(IRDLOperation):
             raise VerifyException("'npu_tile.strip_loop': the body must end in 'npu_tile.store'")
         if any(isinstance(o, ReduceOp) for o in block.ops):
             raise VerifyException("'npu_tile.strip_loop': a strip loop reduces nothing ('npu_tile.reduce')")
-        last = self.group.block.last_op
-        if last is None or [r.type for r in last.results] != [self.result.type]:
-            raise VerifyException("'npu_tile.strip_loop': its group's last op must compute its result "
-                                  f"({self.result.type})")
+        ops, stored = self.group_ops(), self.stored()
+        if not ops or [v.type for v in stored] != [r.type for r in self.outs] or stored[0] is not ops[-1].results[0]:
+            raise VerifyException("'npu_tile.strip_loop': its group's last op must compute its first result "
+                                  f"({self.result.type}), and an 'npu_tile.yield' ending the group must name it "
+                                  "first, then the inner values its other results hold")
+        tees = sorted(o.into.value.data for o in block.ops if isinstance(o, TeeOp))
+        if tees != list(range(1, len(self.outs))):
+            raise VerifyException(f"'npu_tile.strip_loop': each of its {len(self.outs) - 1} results after the "
+                                  f"first needs one 'npu_tile.tee' writing it, got tees into {tees}")
         k = self.parent_op()
         if not isinstance(k, KernelOp) or k.plan != plan:
             theirs = k.plan if isinstance(k, KernelOp) else "none"

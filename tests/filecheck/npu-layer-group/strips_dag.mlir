@@ -76,8 +76,9 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
 
 // Must not fire: an LRN reads %a at the rows of its output while the 3x3 conv reads %a
 // with a halo - only convs and pools crop a strip buffer and only elementwise ops read
-// a copy of part of it, so no group holds c1 and the LRN; c1 and c3 stay kernels and
-// the LRN, add and pool form a group over %a.
+// a copy of part of it, so no group holds c1 and the LRN; c1 and c3 form a strip group
+// that stores both results (%a, read after it by the LRN, too) and the LRN, add and
+// pool form a group over %a.
 builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   func.func @main(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x8x8xf32> {
     %w1 = npu_graph.constant {weight = "w1"} : tensor<8x8x1x1xf32>
@@ -91,8 +92,8 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 16384>} {
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK:       %a = npu_tile.kernel "c1"(%x, %w1) conv2d
-// CHECK:       %b = npu_tile.kernel "c3"(%a, %w3) conv2d
+// CHECK:       %a, %b = npu_tile.kernel "c1..c3"(%x, %w1, %w3) group {loops = ["h"]
+// CHECK:         npu_tile.yield %a_1, %b_1
 // CHECK:       %p = npu_tile.kernel "lrn..pool"(%a, %b) group {loops = ["h"]
 
 // -----

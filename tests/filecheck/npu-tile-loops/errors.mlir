@@ -28,3 +28,36 @@ builtin.module {
   }
 }
 // CHECK: error: npu-tile-loops: kernel 'act': grid [3, 1] does not match the tile sizes (expected [2, 1])
+
+// -----
+
+// A strip group storing an inner value whose rows its strips do not cover: %o has 5
+// rows, the valid 3x3 conv's strips of 2 rows step 2 of them twice (rows 0-3).
+builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 40960>} {
+  func.func @main(%x: tensor<1x4x5x256xf32>, %w1: tensor<4x4x3x3xf32>, %w2: tensor<4x4x3x3xf32>) -> (tensor<1x4x5x256xf32>, tensor<1x4x3x254xf32>) {
+    %o, %y = npu_tile.kernel "c1..c2"(%x, %w1, %w2) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 2>, plan = #npu_tile.strip<rows = 2, strips = 2, halo = [1, 2], sram = 0>} : (tensor<1x4x5x256xf32>, tensor<4x4x3x3xf32>, tensor<4x4x3x3xf32>) -> (tensor<1x4x5x256xf32>, tensor<1x4x3x254xf32>) {
+    ^bb0(%0: tensor<1x4x5x256xf32>, %1: tensor<4x4x3x3xf32>, %2: tensor<4x4x3x3xf32>):
+      %o_1 = npu_graph.conv2d %0, %1 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x5x256xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x5x256xf32>
+      %y_1 = npu_graph.conv2d %o_1, %2 : (tensor<1x4x5x256xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x3x254xf32>
+      npu_tile.yield %o_1, %y_1 : tensor<1x4x5x256xf32>, tensor<1x4x3x254xf32>
+    } loc("c1..c2")
+    func.return %o, %y : tensor<1x4x5x256xf32>, tensor<1x4x3x254xf32>
+  }
+}
+// CHECK: error: npu-tile-loops: kernel 'c1..c2': strips of 2 rows do not cover every row of the inner values it stores at 'npu_tile.kernel' (ONNX node c1..c2)
+
+// -----
+
+// A strip group whose kernel does not yield its last op's result (what the strips store).
+builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 40960>} {
+  func.func @main(%x: tensor<1x4x8x8xf32>, %w1: tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32> {
+    %o = npu_tile.kernel "c..r"(%x, %w1) group {loops = ["h"], tile = array<i64: 4>, grid = array<i64: 2>, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [1, 1], sram = 0>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32> {
+    ^bb0(%0: tensor<1x4x8x8xf32>, %1: tensor<4x4x3x3xf32>):
+      %o_1 = npu_graph.conv2d %0, %1 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
+      %r = npu_graph.relu %o_1 : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+      npu_tile.yield %o_1 : tensor<1x4x8x8xf32>
+    } loc("c..r")
+    func.return %o : tensor<1x4x8x8xf32>
+  }
+}
+// CHECK: error: npu-tile-loops: kernel 'c..r': a strip group yields its last op's result, and each other value once at 'npu_tile.kernel' (ONNX node c..r)

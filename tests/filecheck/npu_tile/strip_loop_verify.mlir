@@ -79,7 +79,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   }
   func.return %0 : tensor<1x4x8x8xf32>
 }
-// CHECK: 'npu_tile.strip_loop': its group's last op must compute its result (tensor<1x4x8x8xf32>)
+// CHECK: 'npu_tile.strip_loop': its group's last op must compute its first result (tensor<1x4x8x8xf32>), and an 'npu_tile.yield' ending the group must name it first, then the inner values its other results hold
 
 // -----
 
@@ -101,3 +101,50 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   func.return %0 : tensor<1x4x8x8xf32>
 }
 // CHECK: 'npu_tile.line_buffer': tensor<1x4x4x8xf32> must be fewer rows (dim -2) of tensor<1x4x6x4xf32>
+
+// -----
+
+// Two results (the group stores %g too) but no tee writes the second.
+func.func @f(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  %0, %1 = npu_tile.kernel "k"(%x) group {loops = ["h"], tile = array<i64: 4>, grid = array<i64: 2>, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 0>} : (tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  ^bb0(%a: tensor<1x4x8x8xf32>):
+    %r, %q = npu_tile.strip_loop {rows = 4 : i64, strips = 2 : i64, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 0>} -> tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> {
+    ^bb1(%s: index):
+      %t = npu_tile.load %a(%s)[0, 0, 4 * %s, 0] sizes [1, 4, 4, 8] pad 0.0 : tensor<1x4x8x8xf32>
+      %u = npu_graph.relu %t : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+      %v = npu_graph.neg %u : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+      npu_tile.store %v(%s)[0, 0, 4 * %s, 0] sizes [1, 4, 4, 8] : tensor<1x4x4x8xf32>
+    } group {
+      %g = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+      %h = npu_graph.neg %g : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+      npu_tile.yield %h, %g : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+    }
+    npu_tile.yield %r, %q : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+  }
+  func.return %0, %1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+}
+// CHECK: 'npu_tile.strip_loop': each of its 1 results after the first needs one 'npu_tile.tee' writing it, got tees into []
+
+// -----
+
+// A group yield that does not name the last op's result first.
+func.func @f(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  %0, %1 = npu_tile.kernel "k"(%x) group {loops = ["h"], tile = array<i64: 4>, grid = array<i64: 2>, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 0>} : (tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  ^bb0(%a: tensor<1x4x8x8xf32>):
+    %r, %q = npu_tile.strip_loop {rows = 4 : i64, strips = 2 : i64, plan = #npu_tile.strip<rows = 4, strips = 2, halo = [0, 0], sram = 0>} -> tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> {
+    ^bb1(%s: index):
+      %t = npu_tile.load %a(%s)[0, 0, 4 * %s, 0] sizes [1, 4, 4, 8] pad 0.0 : tensor<1x4x8x8xf32>
+      %u = npu_graph.relu %t : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+      %v = npu_graph.neg %u : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+      npu_tile.tee %u into 1 (%s)[0, 0, 4 * %s, 0] sizes [1, 4, 4, 8] view [1, 4, 8, 8] : tensor<1x4x4x8xf32>
+      npu_tile.store %v(%s)[0, 0, 4 * %s, 0] sizes [1, 4, 4, 8] : tensor<1x4x4x8xf32>
+    } group {
+      %g = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+      %h = npu_graph.neg %g : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+      npu_tile.yield %g, %h : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+    }
+    npu_tile.yield %r, %q : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+  }
+  func.return %0, %1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+}
+// CHECK: 'npu_tile.strip_loop': its group's last op must compute its first result (tensor<1x4x8x8xf32>), and an 'npu_tile.yield' ending the group must name it first
