@@ -265,6 +265,26 @@ def test_strip_plans_of_repeated_blocks_are_memoised(line_buffers):
                                                      own[0].strip_loads, own[0].once_loads)
 
 
+def test_a_strip_searchs_constants_floor_is_what_every_plan_loads_once():
+    """`constants_floor` (the weights a strip plan keeps whatever its height) equals the
+    once-loaded bytes of a plan found, and a SRAM below it gets no plan: the search it
+    skips could find none."""
+    from xdsl.parser import Parser
+
+    from lowering.tile.strip_plan import constants_floor, plan_strips
+    from lowering.tile.tile_search import align_up
+    from npu_dialects import make_context
+
+    module = Parser(make_context(), STRIP_BLOCKS).parse_module()
+    ops = [o for o in module.walk() if o.name in ("npu_graph.conv2d", "npu_graph.relu")][:4]
+    arch = Arch(sram_bytes=32 * 1024)
+    found = plan_strips(ops, arch)
+    assert found is not None
+    floor = constants_floor(ops, {}, arch)
+    assert floor == sum(align_up(b, arch.align) for b in found[0].once_loads) > 0
+    assert plan_strips(ops, Arch(sram_bytes=floor - arch.align)) is None
+
+
 def test_vector_steps_count_each_steps_passes():
     """A LayerNorm or requantizing step costs the tile search its vector passes, not one
     (counting one made a LayerNorm kernel look too cheap to split over the cores)."""

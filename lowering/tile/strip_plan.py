@@ -902,7 +902,7 @@ def _plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSA
                  line_buffers: str, memo: StripMemo | None, stored: list[SSAValue]
                  ) -> tuple[StripPlan, int, int] | None:
     x = strip_input(ops, canon)
-    if x is None:
+    if x is None or constants_floor(ops, canon, arch) > arch.sram_bytes:
         return None
     if memo is None:
         return search_strips(ops, x, arch, canon, max_strips, line_buffers, stored)
@@ -920,6 +920,15 @@ def _plan_strips(ops: Sequence[Operation], arch: Arch, canon: dict[SSAValue, SSA
     memo[key] = None if found is None else (found[0].geometry.T, found[0].prefetch, found[0].rolling,
                                             found[1], found[2])
     return found
+
+
+def constants_floor(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue], arch: Arch) -> int:
+    """SRAM bytes every strip plan of `ops` needs whatever its height: the operands a conv,
+    quantization op or table lookup reads besides its input (weights, biases, parameters,
+    tables), which a task loads once and keeps (`StripPlan.once`). A run whose floor
+    exceeds `sram_bytes` (a ResNet's late 1x1 convs in f32) is not searched."""
+    once = {o for op in ops if isinstance(op, Conv2dOp | QuantOp | TableOp) for o in operands(op, canon)[1:]}
+    return sum(align_up(nbytes(o), arch.align) for o in once)
 
 
 def search_strips(ops: Sequence[Operation], x: SSAValue, arch: Arch, canon: dict[SSAValue, SSAValue],
