@@ -927,7 +927,8 @@ def constants_floor(ops: Sequence[Operation], canon: dict[SSAValue, SSAValue], a
     quantization op or table lookup reads besides its input (weights, biases, parameters,
     tables), which a task loads once and keeps (`StripPlan.once`). A run whose floor
     exceeds `sram_bytes` (a ResNet's late 1x1 convs in f32) is not searched."""
-    once = {o for op in ops if isinstance(op, Conv2dOp | QuantOp | TableOp) for o in operands(op, canon)[1:]}
+    once = {o for op in ops if isinstance(op, Conv2dOp | QuantOp | TableOp) and not pointwise(op)
+            for o in operands(op, canon)[1:]}  # (a requantizing add's second operand is data: a side input)
     return sum(align_up(nbytes(o), arch.align) for o in once)
 
 
