@@ -548,3 +548,39 @@ def test_a_dma_into_read_only_weights_is_a_sim_error():
     assert not isinstance(plan, str)
     with pytest.raises(SimError, match="'npu_dma.copy': writes weight 'w' in the read-only DRAM weights region"):
         plan.move()
+
+
+def test_a_relative_model_path_compiles_while_the_check_runs_in_its_directory(tmp_path, monkeypatch):
+    """Found compiling tests/models/lenet.onnx by its relative path: the model's sha256,
+    taken on another thread beside the load, opened the relative path while onnx's
+    checker ran with the working directory at the model's (for the external tensors
+    `read_model` leaves in the file), and the compile failed with an internal
+    FileNotFoundError now and then. Here the hash waits until the checker runs."""
+    import threading
+
+    import tools.api as api
+    from tools.compile_cache import source_of
+
+    (tmp_path / "models").mkdir()
+    shutil.copy(LENET, tmp_path / "models" / "m.onnx")
+    monkeypatch.chdir(tmp_path)
+    checking, hashed = threading.Event(), threading.Event()
+    check = onnx.checker.check_model
+
+    def check_late(model, *args, **kwargs):
+        assert Path.cwd() == tmp_path / "models"  # (the model has external tensors: checked in its directory)
+        checking.set()
+        hashed.wait(10)
+        return check(model, *args, **kwargs)
+
+    def hash_while_checking(path):
+        checking.wait(10)
+        try:
+            return source_of(path)
+        finally:
+            hashed.set()
+
+    monkeypatch.setattr(onnx.checker, "check_model", check_late)
+    monkeypatch.setattr(api, "source_of", hash_while_checking)
+    exe = api.compile("models/m.onnx", cache=None)
+    assert exe.meta["source"]["path"] == str(tmp_path / "models" / "m.onnx")

@@ -85,7 +85,8 @@ def compile(model: onnx.ModelProto | str | os.PathLike[str], arch: Arch | str | 
 
         from lowering.importer.onnx_import import OnnxImportError, load_model
         with ThreadPoolExecutor(1) as pool:  # (the file's sha256 on another core, beside the load and compile)
-            sha = pool.submit(source_of, path)
+            # (by its absolute path: checking a model with external data runs in its directory)
+            sha = pool.submit(source_of, os.path.abspath(path))
             try:
                 with timed("load ONNX"):
                     proto = load_model(path)
