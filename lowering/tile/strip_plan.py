@@ -47,7 +47,7 @@ a quantized conv's zero point, or the type's minimum for a pool, instead: an int
 max and min with masks of their type (`mask_kinds`; a product is not exact there). Rows of `y` past
 its end are clipped at the store. A stored inner value holds, besides what its readers
 need, the rows [A*s, A*s + A) strip s stores of it (the strips must cover its rows:
-A*S >= H); it keeps its buffer to the end of the strip (no op overwrites it) and is
+A*(S-1) < H <= A*S); it keeps its buffer to the end of the strip (no op overwrites it) and is
 never line-buffered. Weights and constants are loaded once per task;
 a strip's values share SRAM over their lifetimes (`strip_buffers`).
 
@@ -434,7 +434,8 @@ def strip_geometry(ops: Sequence[Operation], x: SSAValue, T: int,
     from earlier strips, so a task first runs `warm` strips without storing them.
 
     `stored`: inner values each strip also stores, its rows [A*s, A*s + A) of each (they
-    join the rows the value holds; the strips must cover the value's rows: A*S >= H). A
+    join the rows the value holds; the strips must cover the value's rows, each some of
+    them: A*(S-1) < H <= A*S). A
     stored value is not line-buffered (a shift would move its rows before the store)."""
     canon = canon or {}
     y = ops[-1].results[0]
@@ -518,8 +519,8 @@ def settle_rows(g: StripGeometry, v: SSAValue, nd: list[tuple[Operation, tuple[i
         return False
     a = nd[0][1][0]
     lo, hi = min(c for _, (_, c, _) in nd), max(c + r for _, (_, c, r) in nd)
-    if v in g.stored:  # (the rows [A*s, A*s + A) it stores; every row of it in some strip)
-        if a * g.S < shape_of(v)[-2]:
+    if v in g.stored:  # (the rows [A*s, A*s + A) it stores: every row in some strip, some row in every strip)
+        if not a * (g.S - 1) < shape_of(v)[-2] <= a * g.S:
             return False
         lo, hi = min(lo, 0), max(hi, a)
     g.rows[v] = (a, lo, hi - lo)
@@ -995,7 +996,8 @@ def recorded_plan(ops: Sequence[Operation], rec: Attribute | None, arch: Arch, s
         if prefetch and plan_strip_height(ops, x, rows, arch, stored=stored) is not None:
             raise TilingError("a reshape views the strip input: its buffer cannot alternate")
         if stored and strip_geometry(ops, x, rows, stored=stored) is None and strip_geometry(ops, x, rows) is not None:
-            raise TilingError(f"strips of {rows} rows do not cover every row of the inner values it stores")
+            raise TilingError(f"strips of {rows} rows do not cover every row of the inner values it stores, "
+                              "each strip some of them")
         raise TilingError(f"its plan's strips of {rows} rows do not fit sram_bytes={arch.sram_bytes}")
     g = plan.geometry
     got = {"strips": g.S, "halo": list(input_halo(g)), "sram": plan.sram_bytes, "warm": g.warm}

@@ -44,7 +44,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 40960>} 
     func.return %o, %y : tensor<1x4x5x256xf32>, tensor<1x4x3x254xf32>
   }
 }
-// CHECK: error: npu-tile-loops: kernel 'c1..c2': strips of 2 rows do not cover every row of the inner values it stores at 'npu_tile.kernel' (ONNX node c1..c2)
+// CHECK: error: npu-tile-loops: kernel 'c1..c2': strips of 2 rows do not cover every row of the inner values it stores, each strip some of them at 'npu_tile.kernel' (ONNX node c1..c2)
 
 // -----
 
