@@ -188,17 +188,22 @@ def in_place_source(ks: KernelShape, ins: list[SSAValue]) -> SSAValue | None:
     return None
 
 
-def strip_in_place_source(k: KernelOp, plan: StripPlan, ins: list[SSAValue]) -> SSAValue | None:
-    """The operand buffer strip group `k`'s plan says its output overwrites (`in_place`),
-    when that is an activation buffer (`npu_task.alloc`); a TilingError when the operand
-    is not a side input the output may overwrite (`in_place_candidates`)."""
+def strip_in_place_source(k: KernelOp, plan: StripPlan, ins: list[SSAValue], result: int = 0) -> SSAValue | None:
+    """The operand buffer strip group `k`'s plan says its strip loop's result `result`
+    overwrites (`in_place` for the last op's, `stored_in_place` for a stored inner
+    value's), when that is an activation buffer (`npu_task.alloc`); a TilingError when
+    the operand is not a side input the result may overwrite (`in_place_candidates`)."""
     rec = k.plan
-    i = rec.in_place_operand if isinstance(rec, StripPlanAttr) else None
+    if not isinstance(rec, StripPlanAttr):
+        return None
+    i = rec.in_place_operand if result == 0 else rec.stored_in_place_operand(result - 1)
     if i is None:
         return None
-    if k.body.block.args[i] not in in_place_candidates(plan.geometry.ops, plan.geometry, {}):
+    target = None if result == 0 else plan.geometry.stored[result - 1]
+    if i >= len(ins) or k.body.block.args[i] not in in_place_candidates(plan.geometry.ops, plan.geometry, {},
+                                                                         target):
         raise TilingError(f"its plan overwrites operand {i} in place, which is not a side input read once at "
-                          "the rows each strip stores")
+                          "the rows each strip stores (without warm-up strips, for a stored value)")
     return ins[i] if isinstance(ins[i].owner, AllocOp) else None
 
 
@@ -363,8 +368,8 @@ class FuncBuilder:
                 splan = recorded_plan(loop.group_ops(), k.plan, self.arch, loop.stored()[1:])
                 results: list[SSAValue] = list(loop.outs)
                 at = [results.index(v) for v in k.yield_op.values]  # (kernel result -> loop result)
-                reuse = strip_in_place_source(k, splan, ins)
-                placed = {i: self.output_buffer(r, k, reuse if i == 0 else None) for r, i in zip(k.outs, at)}
+                placed = {i: self.output_buffer(r, k, strip_in_place_source(k, splan, ins, i))
+                          for r, i in zip(k.outs, at)}
                 block = self.strip_task(k, loop, splan, ins, [placed[i] for i in range(len(loop.outs))])
                 tiles = k.trip_counts[0]
             elif k.kind.data == KernelKind.GROUP:

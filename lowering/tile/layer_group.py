@@ -135,6 +135,7 @@ class StripChoice:
     parts: int
     sync_latency: int
     in_place: SSAValue | None = None
+    stored_in_place: tuple[SSAValue | None, ...] = ()  # the side input each stored inner value overwrites
 
     @property
     def span(self) -> int:
@@ -412,7 +413,14 @@ class LayerGroup(ModulePass):
             return None
         plan, parts, cycles = found
         in_place = next((v for v in in_place_candidates(ops, plan.geometry, canon) if computed(v)), None)
-        return StripChoice(plan, cycles, parts, arch.sync_latency, in_place)
+        taken = {in_place}
+        stored_in_place: list[SSAValue | None] = []
+        for v in plan.geometry.stored:  # (each residual taken once)
+            r = next((r for r in in_place_candidates(ops, plan.geometry, canon, v) if computed(r) and r not in taken),
+                     None)
+            taken.add(r)
+            stored_in_place.append(r)
+        return StripChoice(plan, cycles, parts, arch.sync_latency, in_place, tuple(stored_in_place))
 
     def rewrite(self, run: list[KernelOp], plan: Choice, module: ModuleOp, arch: Arch,
                 yielded: dict[SSAValue, SSAValue]) -> None:
@@ -536,7 +544,8 @@ def plan_attr(group: KernelOp, plan: Choice, ins: list[SSAValue], arch: Arch) ->
     if isinstance(plan, StripChoice):
         sp, g = plan.plan, plan.plan.geometry
         return StripPlanAttr.get(g.T, g.S, input_halo(g), sp.sram_bytes, sp.prefetch, sp.rolling, g.warm,
-                                 None if plan.in_place is None else ins.index(plan.in_place))
+                                 None if plan.in_place is None else ins.index(plan.in_place),
+                                 [None if r is None else ins.index(r) for r in plan.stored_in_place])
     ops, yields, args = group.graph_ops(), list(group.yield_op.values), list(group.body.block.args)
     if isinstance(plan, BatchChoice):
         ops, yields, operands, arch = slice_group(group, arch)

@@ -257,12 +257,19 @@ def side_inputs(op: Operation, g: "StripGeometry", canon: dict[SSAValue, SSAValu
             or o not in g.rows and broadcast_rows(o, r)]
 
 
-def in_place_candidates(ops: Sequence[Operation], g: "StripGeometry", canon: dict[SSAValue, SSAValue]
-                        ) -> list[SSAValue]:
+def in_place_candidates(ops: Sequence[Operation], g: "StripGeometry", canon: dict[SSAValue, SSAValue],
+                        target: SSAValue | None = None) -> list[SSAValue]:
     """Side inputs of a strip group (residuals) its output may overwrite: of the output's
     type, not the group input, read once in the group, by an elementwise op at exactly
-    the rows each strip stores (so each strip loads its rows before storing over them)."""
+    the rows each strip stores (so each strip loads its rows before storing over them).
+    `target`: a stored inner value instead of the output (the rows [A*s, A*s + A) it
+    stores; never with warm-up strips, whose rows another core's part may have stored
+    over already and which feed the stored rows through the line buffers)."""
     y = ops[-1].results[0]
+    out = y if target is None else target
+    rows = g.rows[y] if target is None else (g.rows[target][0], 0, g.rows[target][0])
+    if target is not None and g.warm:
+        return []
     reads: dict[SSAValue, int] = {}
     for op in ops:
         for o in operands(op, canon):
@@ -271,8 +278,9 @@ def in_place_candidates(ops: Sequence[Operation], g: "StripGeometry", canon: dic
     for op in ops:
         for i in side_inputs(op, g, canon):
             v = operands(op, canon)[i]
-            if v.type == y.type and v is not g.x and g.rows[op.results[0]] == g.rows[y] and reads[v] == 1:
-                found.append(v)
+            r = op.results[0]
+            if v.type == out.type and v is not g.x and g.rows[r] == rows and reads[v] == 1:
+                found.append(v)  # (rows R = A: not line-buffered, the strip loads the rows it holds)
     return found
 
 

@@ -92,7 +92,9 @@ class StripPlanAttr(ParametrizedAttribute):
     - `prefetch`: the next strip's loads go to a second slot while a strip computes;
     - `line_buffer`: values consecutive strips share keep their rows in SRAM (rolling);
       `warm`: strips a task runs first to fill them (they store nothing);
-    - `in_place`: the kernel operand (a residual side input) the output overwrites."""
+    - `in_place`: the kernel operand (a residual side input) the output overwrites;
+      `stored_in_place`: the same for each inner value the group also stores, in the
+      order of the strip loop's results after the first (-1: none)."""
 
     name = "npu_tile.strip"
     rows: IntAttr
@@ -103,12 +105,16 @@ class StripPlanAttr(ParametrizedAttribute):
     line_buffer: IntAttr
     warm: IntAttr
     in_place: IntAttr  # -1: none
+    stored_in_place: DenseArrayBase  # per stored inner value; -1: none (empty: none at all)
 
     @staticmethod
     def get(rows: int, strips: int, halo: Sequence[int], sram: int, prefetch: bool = False,
-            line_buffer: bool = False, warm: int = 0, in_place: int | None = None) -> "StripPlanAttr":
+            line_buffer: bool = False, warm: int = 0, in_place: int | None = None,
+            stored_in_place: Sequence[int | None] = ()) -> "StripPlanAttr":
+        stored = [-1 if i is None else i for i in stored_in_place]
         return StripPlanAttr(IntAttr(rows), IntAttr(strips), int_array(halo), IntAttr(sram), IntAttr(int(prefetch)),
-                             IntAttr(int(line_buffer)), IntAttr(warm), IntAttr(-1 if in_place is None else in_place))
+                             IntAttr(int(line_buffer)), IntAttr(warm), IntAttr(-1 if in_place is None else in_place),
+                             int_array(stored if any(i >= 0 for i in stored) else []))
 
     @property
     def is_prefetched(self) -> bool:
@@ -122,9 +128,14 @@ class StripPlanAttr(ParametrizedAttribute):
     def in_place_operand(self) -> int | None:
         return None if self.in_place.data < 0 else self.in_place.data
 
+    def stored_in_place_operand(self, i: int) -> int | None:
+        """The operand stored inner value i (from 0) overwrites, if any."""
+        stored = ints(self.stored_in_place, ())
+        return stored[i] if i < len(stored) and stored[i] >= 0 else None
+
     @staticmethod
     def problem(rows: int, strips: int, halo: Sequence[int], sram: int, prefetch: int, line_buffer: int, warm: int,
-                in_place: int) -> str | None:
+                in_place: int, stored_in_place: Sequence[int] = ()) -> str | None:
         """What is wrong with these parameters (None: nothing)."""
         if rows < 1 or strips < 1 or sram < 0 or warm < 0:
             return (f"#npu_tile.strip: rows and strips must be positive, sram and warm not negative (rows = {rows}, "
@@ -135,11 +146,13 @@ class StripPlanAttr(ParametrizedAttribute):
             return "#npu_tile.strip: prefetch and line_buffer are flags, in_place an operand index"
         if warm and not line_buffer:
             return "#npu_tile.strip: warm-up strips only fill line buffers (warm without line_buffer)"
+        if any(i < -1 for i in stored_in_place):
+            return "#npu_tile.strip: stored_in_place lists operand indices (-1: none)"
         return None
 
     def verify(self) -> None:
         bad = self.problem(self.rows.data, self.strips.data, ints(self.halo, ()), self.sram.data, self.prefetch.data,
-                           self.line_buffer.data, self.warm.data, self.in_place.data)
+                           self.line_buffer.data, self.warm.data, self.in_place.data, ints(self.stored_in_place, ()))
         if bad is not None:
             raise VerifyException(bad)
 
@@ -147,14 +160,14 @@ class StripPlanAttr(ParametrizedAttribute):
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         what = "#npu_tile.strip"
         e = _parse_entries(parser, what, ("prefetch", "line_buffer"), ("rows", "strips", "sram", "warm", "in_place"),
-                           ("halo",))
+                           ("halo", "stored_in_place"))
         _require(parser, what, e, ("rows", "strips", "halo", "sram"))
         args: list = [e["rows"], e["strips"], e["halo"], e["sram"], e.get("prefetch", 0), e.get("line_buffer", 0),
-                      e.get("warm", 0), e.get("in_place", -1)]
+                      e.get("warm", 0), e.get("in_place", -1), e.get("stored_in_place", [])]
         bad = cls.problem(*args)
         if bad is not None:
             parser.raise_error(bad)
-        args[-1] = None if args[-1] < 0 else args[-1]
+        args[-2] = None if args[-2] < 0 else args[-2]
         return list(cls.get(*args).parameters)
 
     def print_parameters(self, printer: Printer) -> None:
@@ -166,6 +179,8 @@ class StripPlanAttr(ParametrizedAttribute):
             text += f", line_buffer, warm = {self.warm.data}"
         if self.in_place.data >= 0:
             text += f", in_place = {self.in_place.data}"
+        if ints(self.stored_in_place, ()):
+            text += f", stored_in_place = {list(ints(self.stored_in_place, ()))}"
         printer.print_string(text + ">")
 
 

@@ -51,3 +51,25 @@ builtin.module {
   }
 }
 // DIAG: error: npu-tile-loops: kernel 'pointwise': line_buffer: no value of strips of 4 rows shares rows with the next strip at 'npu_tile.kernel' (ONNX node pointwise)
+
+// -----
+
+// A plan that has a stored inner value (%o_1) overwrite operand 1 - a weight, not a
+// residual side input read at the rows each strip stores.
+builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} {
+  func.func @main(%x: tensor<1x16x32x32xf32>) -> (tensor<1x16x32x32xf32>, tensor<1x8x32x32xf32>) {
+    %w1 = npu_graph.constant {weight = "w1"} : tensor<16x16x3x3xf32>
+    %w2 = npu_graph.constant {weight = "w2"} : tensor<8x16x1x1xf32>
+    %o, %c = npu_tile.kernel "c1..r2"(%x, %w1, %w2) group {loops = ["h"], tile = array<i64: 3>, grid = array<i64: 11>, sram_bytes = 29184 : i64, predicted_cycles = 7400 : i64, dram_bytes = 223744 : i64, plan = #npu_tile.strip<rows = 3, strips = 11, halo = [1, 1], sram = 29184, stored_in_place = [1]>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>, tensor<8x16x1x1xf32>) -> (tensor<1x16x32x32xf32>, tensor<1x8x32x32xf32>) {
+    ^bb0(%0: tensor<1x16x32x32xf32>, %1: tensor<16x16x3x3xf32>, %2: tensor<8x16x1x1xf32>):
+      %a = npu_graph.conv2d %0, %1 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x32x32xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x32x32xf32>
+      %o_1 = npu_graph.relu %a : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
+      %b = npu_graph.conv2d %o_1, %2 : (tensor<1x16x32x32xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x32x32xf32>
+      %c_1 = npu_graph.relu %b : (tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32>
+      npu_tile.yield %o_1, %c_1 : tensor<1x16x32x32xf32>, tensor<1x8x32x32xf32>
+    } loc("c1..r2")
+    func.return %o, %c : tensor<1x16x32x32xf32>, tensor<1x8x32x32xf32>
+  }
+}
+// CHECK: error: npu-bufferize: kernel 'c1..r2': its plan overwrites operand 1 in place, which is not a side input read once at the rows each strip stores (without warm-up strips, for a stored value) at 'npu_tile.kernel' (ONNX node c1..r2)
+// DIAG: error: npu-bufferize: kernel 'c1..r2': its plan overwrites operand 1 in place

@@ -9,7 +9,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   }
   func.return %y : tensor<1x4x8x8xf32>
 }
-// CHECK: #npu_tile.strip: unknown key 'rolling' (expected rows, strips, sram, warm, in_place, halo, prefetch, line_buffer)
+// CHECK: #npu_tile.strip: unknown key 'rolling' (expected rows, strips, sram, warm, in_place, halo, stored_in_place, prefetch, line_buffer)
 
 // -----
 
@@ -22,6 +22,18 @@ func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   func.return %y : tensor<1x4x8x8xf32>
 }
 // CHECK: #npu_tile.strip: missing halo
+
+// -----
+
+func.func @f(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %y = npu_tile.kernel "g"(%x) group {loops = ["h"], tile = array<i64: 2>, grid = array<i64: 4>, plan = #npu_tile.strip<rows = 2, strips = 4, halo = [1, 1], sram = 64, stored_in_place = [-2]>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  ^bb0(%a: tensor<1x4x8x8xf32>):
+    %0 = npu_graph.relu %a : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    npu_tile.yield %0 : tensor<1x4x8x8xf32>
+  }
+  func.return %y : tensor<1x4x8x8xf32>
+}
+// CHECK: #npu_tile.strip: stored_in_place lists operand indices (-1: none)
 
 // -----
 
