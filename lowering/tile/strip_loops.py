@@ -36,6 +36,7 @@ from lowering.tile.strip_plan import (
     recorded_plan,
     side_inputs,
     side_shape,
+    stored_shape,
     strip_shape,
 )
 from lowering.tile.tile_search import TilingError
@@ -119,8 +120,7 @@ class StripBody:
             self.vmap[r] = self.held(r, self.add(new, op))
         for i, v in enumerate(g.stored, 1):  # (its rows [A*s, A*s + A): from row -c0 of its strip)
             a, c0, _ = g.rows[v]
-            sizes = list(shape_of(v))
-            sizes[-2] = a
+            sizes = stored_shape(g, v)
             window = rows_window(len(sizes), a, 0)
             tee = TeeOp(self.rows_of(v, -c0, a), i, self.block.args, view=shape_of(v), sizes=sizes,
                         coefs=window["coefs"], consts=window["consts"])
