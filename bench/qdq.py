@@ -3,6 +3,7 @@
     python bench/qdq.py [--models a,b] [--samples N] [--arch SPEC] [--out bench/results/qdq.md]
 
 Per model (the light zoo CNNs with seeded random weights, `tools/testkit/zoo.py:prepare`,
+EfficientNet-B0 at 224x224 of `tools/testkit/modern_cnns.py` - also `--models convnext_tiny,swin_t` -
 and a 2-layer BERT encoder of `tools/testkit/transformers.py`), onnxruntime's
 `quantize_static` writes a QDQ file (per-channel weights, int8 weights, int8 or uint8
 activations; symmetric and asymmetric activations) from a calibration set of N seeded
@@ -64,7 +65,8 @@ from tools.testkit.zoo import diagnostic_summary, light_models, prepare, random_
 exact_onnxruntime()
 
 CNNS = ("resnet50", "mobilenetv2", "squeezenet", "inception_v1", "densenet121")
-DEFAULT_MODELS = (*CNNS, "bert_encoder")
+MODERN = ("efficientnet_b0", "convnext_tiny", "swin_t")  # 224x224 generators, seeded weights
+DEFAULT_MODELS = (*CNNS, "efficientnet_b0", "bert_encoder")
 
 
 def float_model(name: str) -> onnx.ModelProto:
@@ -74,6 +76,9 @@ def float_model(name: str) -> onnx.ModelProto:
     if name == "mobilenetv2":
         from tools.testkit.models import mobilenet_v2
         return mobilenet_v2()
+    if name in MODERN:
+        from tools.testkit import modern_cnns
+        return getattr(modern_cnns, name)()
     model, _ = prepare(light_models()[name])
     return quantizable(model)
 
