@@ -69,6 +69,33 @@ def _dense_layer(path, scale: float = 1.0) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
 
 
+def _unsqueezed(path, scale: float = 1.0, flip: bool = False) -> None:
+    """A DenseNet layer as Caffe2 exported it: BatchNormalization (scale 1, shift 0), then
+    a Mul and an Add by per-channel initializers Unsqueezed to [C, 1, 1] at import,
+    relu, a 3x3 conv. `scale` changes the conv's weights and the shift; `flip`, the
+    sign of one channel's scale (npu-bn-fold's move of the scale through the relu into
+    the conv decides on those signs)."""
+    rng = np.random.default_rng(2)
+    s = rng.uniform(0.5, 1.5, 24)
+    if flip:
+        s[3] = -s[3]
+    inits = {"g": np.ones(24), "beta": np.zeros(24), "mean": rng.normal(size=24), "var": rng.uniform(0.5, 2, 24),
+             "s": s, "t": rng.normal(size=24) * scale, "w": rng.normal(size=(20, 24, 3, 3)) * 0.2 * scale}
+    nodes = [helper.make_node("BatchNormalization", ["x", "g", "beta", "mean", "var"], ["n"], name="bn"),
+             helper.make_node("Unsqueeze", ["s", "axes"], ["s3"], name="us"),
+             helper.make_node("Unsqueeze", ["t", "axes"], ["t3"], name="ut"),
+             helper.make_node("Mul", ["n", "s3"], ["m"], name="scale"),
+             helper.make_node("Add", ["m", "t3"], ["a"], name="shift"),
+             helper.make_node("Relu", ["a"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(
+        nodes, "caffe2", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 24, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 20, 8, 8])],
+        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in inits.items()]
+        + [numpy_helper.from_array(np.array([1, 2], np.int64), "axes")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
 def _scaled(src, dst, factor: float, which) -> None:
     """`src` with the large float initializers `which(name)` selects scaled."""
     m = onnx.load(str(src))
@@ -91,14 +118,16 @@ def _ones_mul(path, ones: float, w_scale: float) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
 
 
-@pytest.mark.parametrize("model", ["lenet.onnx", "bert_encoder.onnx", "conv_bn", "dense_layer"])
+@pytest.mark.parametrize("model", ["lenet.onnx", "bert_encoder.onnx", "conv_bn", "dense_layer", "unsqueezed"])
 def test_weights_only_change_is_rebuilt_as_a_compile_would(tmp_path, capsys, model):
     """(dense_layer: the split conv's weight parts are slices with recipes; the split
-    read the conv's weights by value, and every such change ran the graph passes)"""
+    read the conv's weights by value, and every such change ran the graph passes;
+    unsqueezed: the folded Unsqueezes are their initializers' data, not computed
+    constants whose sources are unknown - DenseNet-121's every change ran them too)"""
     cache = tmp_path / "cache"
     first, changed = tmp_path / "first.onnx", tmp_path / "changed.onnx"
-    if model in ("conv_bn", "dense_layer"):
-        make = _conv_bn if model == "conv_bn" else _dense_layer
+    if model in ("conv_bn", "dense_layer", "unsqueezed"):
+        make = {"conv_bn": _conv_bn, "dense_layer": _dense_layer, "unsqueezed": _unsqueezed}[model]
         make(first)
         make(changed, scale=1.5)
     else:  # (a fine-tuned model: the layers' weights, not the position table the importer slices)
@@ -110,6 +139,22 @@ def test_weights_only_change_is_rebuilt_as_a_compile_would(tmp_path, capsys, mod
     assert f"model:     {changed}" in text
     assert (tmp_path / "b.npuexe").read_bytes() == _fresh(changed, tmp_path)
     assert (tmp_path / "b.npuexe").read_bytes() != (tmp_path / "a.npuexe").read_bytes()
+    assert npu_run([str(tmp_path / "b.npuexe"), "--check"]) == 0
+
+
+def test_a_changed_view_of_an_initializer_is_read_again_in_its_shape(tmp_path, capsys):
+    """The Unsqueezed scale's sign flips: npu-bn-fold decided on it, so level 0 does not
+    apply; level 1 (the import) does, re-reading the initializer in the [C, 1, 1] shape
+    the importer gave its view; the executable is a fresh compile's."""
+    cache = tmp_path / "cache"
+    _unsqueezed(tmp_path / "a.onnx")
+    _compile(capsys, tmp_path / "a.onnx", tmp_path / "a.npuexe", "--cache-dir", str(cache))
+    record = json.loads(next((cache / "derive").iterdir()).read_text())
+    assert {"s", "t", "w"} <= set(record["tensors"]) and "w" not in record["value"]
+    _unsqueezed(tmp_path / "b.onnx", flip=True)
+    text = _compile(capsys, tmp_path / "b.onnx", tmp_path / "b.npuexe", "--cache-dir", str(cache))
+    assert _cache_line(text).startswith("cache:     import hit, graph miss")
+    assert (tmp_path / "b.npuexe").read_bytes() == _fresh(tmp_path / "b.onnx", tmp_path)
     assert npu_run([str(tmp_path / "b.npuexe"), "--check"]) == 0
 
 

@@ -295,7 +295,7 @@ def compile_cached(cache: Cache, model: onnx.ModelProto, path: str | None, arch:
 
 
 def _record_derivation(cache: Cache, k0: str, k3: str, digests: ModelDigests,
-                       provenance: tuple[dict[str, str], list[str]], store: ReadLog, reads: set[str],
+                       provenance: Provenance, store: ReadLog, reads: set[str],
                        recipes: dict[str, Any], module: ModuleOp, exe: Executable) -> None:
     """Store level 0's record of a compile in which every pass ran (`tools/reweigh.py`):
     how the executable's weights follow from the model's initializers."""
@@ -303,10 +303,10 @@ def _record_derivation(cache: Cache, k0: str, k3: str, digests: ModelDigests,
     from npu_dialects.weights import peek
     from runtime.executable import placed_more_than_once
     from tools.reweigh import derivation, make_record
-    direct, import_read = provenance
+    direct, import_read, views = provenance
     sources = {k: n for k, n in direct.items() if n in digests.tensors}
     deriv = derivation(sources, import_read, reads, recipes, list(exe.meta["weights"]),
-                       fixed=placed_more_than_once(module), uniform=store.uniform,
+                       fixed=placed_more_than_once(module), uniform=store.uniform, views=views,
                        sizes={k: int(peek(store, k).size) for k in leaves(recipes.values()) if k in store})  # (the index gives one offset: left as they are)
     cache.write_json("derive", k0, make_record(k3, deriv, digests.tensors, exe.meta["weights"]))
 
@@ -361,13 +361,18 @@ def _read_entry(cache: Cache, k3: str) -> Executable | None:
         return None
 
 
+Provenance = tuple[dict[str, str], list[str], dict[str, list[int]]]
+"""What the importer made of the initializers (`_level1`): store key -> the initializer
+it is, unchanged; the initializers it read otherwise; the shape of each store key the
+initializer it is has another shape (a view: `import_model`'s `shapes`)."""
+
+
 def _level1(cache: Cache, path: Path, model: onnx.ModelProto, digests: ModelDigests, arch: Arch,
             bucket: Mapping[str, int] | None,
-            model_path: str | None) -> tuple[ModuleOp, dict[str, np.ndarray], tuple[dict[str, str], list[str]]]:
+            model_path: str | None) -> tuple[ModuleOp, dict[str, np.ndarray], Provenance]:
     """The imported module and weights: from level 1 (initializers it used as they are
     re-read from `model`, the file `model_path` if not None) or by importing (stored);
-    and the importer's provenance: (store key -> the initializer it is, unchanged;
-    the initializers it read otherwise)."""
+    and the importer's provenance (`Provenance`)."""
     from lowering.importer.onnx_import import OnnxImportError, import_model
     from npu_dialects import module_text
     from npu_dialects.arch import set_arch
@@ -381,20 +386,24 @@ def _level1(cache: Cache, path: Path, model: onnx.ModelProto, digests: ModelDige
         set_arch(module, arch)
         inits = {i.name: i for i in model.graph.initializer}
         from lowering.importer.onnx_file import initializer_array
+        views = meta.get("shapes", {})
         for k, name in meta["direct"].items():
-            weights[k] = np.ascontiguousarray(initializer_array(inits[name]))
+            data = initializer_array(inits[name])
+            weights[k] = np.ascontiguousarray(data.reshape(views[k]) if k in views else data)
         cache.note("import", "hit")
-        return module, weights, (meta["direct"], meta["read"])
+        return module, weights, (meta["direct"], meta["read"], views)
     sources: dict[str, str] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
     try:
-        module, weights = import_model(model, arch, dims=bucket, sources=sources)
+        module, weights = import_model(model, arch, dims=bucket, sources=sources, shapes=shapes)
     except OnnxImportError as e:
         raise UserError(e.located(model_path)) from None
     read = sorted(set(digests.tensors) - set(sources.values()))
-    meta = {"direct": sources, "read": read, "depends": digests.of(read)}
+    views = {k: list(s) for k, s in shapes.items()}
+    meta = {"direct": sources, "read": read, "depends": digests.of(read), "shapes": views}
     cache.write_zip(path, meta, module_text(module), {k: v for k, v in weights.items() if k not in sources})
     cache.note("import", "miss")
-    return module, weights, (sources, read)
+    return module, weights, (sources, read, views)
 
 
 def _level2(cache: Cache, path: Path, module: ModuleOp, weights: dict[str, np.ndarray], arch: Arch,

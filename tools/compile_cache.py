@@ -27,7 +27,9 @@ record the weights digest, and the executable's section crc32s are checked while
 is copied out. When only the weights changed, `npu-compile` first tries level 0
 (`tools/reweigh.py`: the weights rebuilt from recipes into the cached image, no
 pass). Otherwise: level 1 hits if the importer read
-nothing but directly-used initializers whose data changed (it records them); graph
+nothing but directly-used initializers whose data changed (it records them; an
+initializer viewed in another shape by a Reshape, Unsqueeze, Squeeze or Flatten folded
+at import counts as used directly, re-read in that shape); graph
 optimisation re-runs (BatchNorm and constant folding compute weights from values);
 its IR text is unchanged, so level 3's program is reused and repacked with the new
 weights; the weights the back end made (layer groups' packed weights) are rebuilt

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import mmap
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import ml_dtypes  # noqa: F401 (np.dtype("bfloat16"))
@@ -42,7 +42,8 @@ Spec = dict[str, Any]
 def derivation(sources: Mapping[str, str], import_read: Iterable[str], reads: Iterable[str],
                recipes: Mapping[str, dict], final: Iterable[str], fixed: Iterable[str] = (),
                uniform: Mapping[str, float | None] | None = None,
-               sizes: Mapping[str, int] | None = None) -> dict[str, Any]:
+               sizes: Mapping[str, int] | None = None,
+               views: Mapping[str, Sequence[int]] | None = None) -> dict[str, Any]:
     """How the weights `final` follow from initializers: {"value": initializer names read
     by value, "weights": key -> spec, "sources": store key -> initializer, "recipes":
     store key -> recipe} (`sources`: the importer's direct weights; `import_read`: the
@@ -50,7 +51,9 @@ def derivation(sources: Mapping[str, str], import_read: Iterable[str], reads: It
     weights to keep as they are, their initializers in the value set; `uniform`: store
     keys passes tested for one value in every element, with the answer, kept as
     "uniform": initializer -> answer when the key is one, else in the value set;
-    `sizes`: store key -> elements, for a pack's parts of unknown origin)."""
+    `sizes`: store key -> elements, for a pack's parts of unknown origin; `views`: store
+    key -> shape, for a source that is its initializer's data in another shape, kept
+    as "shapes")."""
     from npu_dialects.recipe import leaves
 
     memo: dict[str, set[str] | None] = {}
@@ -97,6 +100,7 @@ def derivation(sources: Mapping[str, str], import_read: Iterable[str], reads: It
             value |= _known_sources(k, sources, recipes)
     return {"value": sorted(value), "weights": weights, "uniform": tests,
             "sources": {k: sources[k] for k in used if k in sources},
+            "shapes": {k: list(shape) for k, shape in (views or {}).items() if k in used and k in sources},
             "recipes": {k: recipes[k] for k in used if k in recipes}}
 
 
@@ -200,7 +204,9 @@ def rebuild(spec: Spec, record: Mapping[str, Any], initializer: Callable[[str], 
         if key == OLD and old is not None:
             return old()
         if key not in memo:
-            memo[key] = initializer(record["sources"][key]) if key in record["sources"] \
+            views = record.get("shapes", {})  # (a source in another shape than its initializer's)
+            memo[key] = initializer(record["sources"][key]).reshape(views.get(key, -1)) if key in views \
+                else initializer(record["sources"][key]) if key in record["sources"] \
                 else evaluate(record["recipes"][key], read)
         return memo[key]
     return evaluate(spec["expr"], read)

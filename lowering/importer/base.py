@@ -246,7 +246,10 @@ class Tensor:
     Exactly one of `value` (an SSA value in the function being built) and `data`
     (constant contents: an initializer or a `Constant` node's output) is set.
     `placeholder` marks the stand-in output of a node that failed to import.
-    `origin` names what a constant came from (its location when materialized)."""
+    `origin` names what a constant came from (its location when materialized).
+    `view_of` names the initializer whose data `data` is, element for element in the
+    same order (an initializer, or a Reshape, Unsqueeze, Squeeze or Flatten of one): a
+    weight of it is that initializer's, re-read by the compile cache."""
 
     name: str
     shape: tuple[int, ...]
@@ -255,6 +258,7 @@ class Tensor:
     data: np.ndarray | None = None
     origin: str = ""
     placeholder: bool = False
+    view_of: str = ""
     typed_values: dict[str, SSAValue] = field(default_factory=dict)  # constant data as other element types
 
 

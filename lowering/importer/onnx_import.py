@@ -225,7 +225,8 @@ from npu_dialects.locs import name_loc
 
 def import_model(model: onnx.ModelProto, arch: Arch | None = None, *,
                  dims: Mapping[str, int] | None = None,
-                 sources: dict[str, str] | None = None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+                 sources: dict[str, str] | None = None,
+                 shapes: dict[str, tuple[int, ...]] | None = None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """Translate `model` into a verified `builtin.module` holding `func.func @main`,
     and return it with the weights it names (`npu_graph.constant {weight = KEY}`),
     keyed by sanitized unique names. The module carries `npu.arch` (`arch`, or the
@@ -240,7 +241,9 @@ def import_model(model: onnx.ModelProto, arch: Arch | None = None, *,
     `sources`, when given, receives weight key -> initializer name for every weight
     that is an initializer's data as is and whose values nothing else read (no folded
     node, no computed constant): the compile cache (`tools/compile_cache.py`) re-reads
-    those from a model whose weights changed instead of importing it again."""
+    those from a model whose weights changed instead of importing it again. The data
+    may have another shape (a Reshape, Unsqueeze, Squeeze or Flatten of the initializer
+    folded at import): `shapes`, when given, receives weight key -> shape for those."""
     from npu_dialects.plugins import called
     called("npu_compiler.importers")  # (plugins register converters of their ops, once: npu_dialects/plugins.py)
     model = bind_dims(model, dims)
@@ -256,8 +259,14 @@ def import_model(model: onnx.ModelProto, arch: Arch | None = None, *,
         direct = {k: name for k, name in direct.items() if k in weights}  # (a converted weight is not its data)
     if sources is not None:
         sources.update(direct)
+    if shapes is not None:
+        shapes.update({k: s for k, s in importer.view_shapes.items() if k in direct})
     return module, weights
 
+
+VIEW_OPS = frozenset({"Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity"})
+"""Ops whose output, folded at import, is their first input's data in the same order
+(`_Importer._view`)."""
 
 PRECISION_KEY = "npu.precision"
 """The `metadata_props` key of a node's precision (module docstring)."""
@@ -303,6 +312,7 @@ class _Importer:
     carried_f32: dict[str, Tensor] = field(default_factory=dict)
     initializer_tensors: dict[str, Tensor] = field(default_factory=dict)
     weight_sources: dict[str, str] = field(default_factory=dict)  # weight key -> initializer
+    view_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # weight key -> its shape, a view's
     computed_origins: set[str] = field(default_factory=set)  # labels of nodes whose values became constants
     value_read: set[str] = field(default_factory=set)  # tensors whose values a folded node read
     nodes_by_label: dict[str, list[onnx.NodeProto]] = field(default_factory=dict)
@@ -311,6 +321,14 @@ class _Importer:
     arch: Arch | None = None
     widened_values: dict[SSAValue, SSAValue] = field(default_factory=dict)  # f16/bf16 value -> f32 cast
     precisions: dict[str, str] = field(default_factory=dict)  # node label -> its `npu.precision` entry
+
+    def source(self, key: str, t: Tensor) -> None:
+        """Weight `key` holds view `t`'s initializer's data (`Tensor.view_of`), in `t`'s
+        shape when it is another (`view_shapes`)."""
+        self.weight_sources[key] = t.view_of
+        init = self.initializer_tensors[t.view_of]
+        if init.shape != t.shape:
+            self.view_shapes[key] = tuple(t.shape)
 
     def direct_sources(self) -> dict[str, str]:
         """Weight key -> initializer for the weights that are an initializer's data as is
@@ -355,9 +373,9 @@ class _Importer:
             key = self._weight_key(t.name)
             self.weights[key] = np.ascontiguousarray(t.data).reshape(t.data.shape)  # (keeps a scalar 0-d)
             op = ConstantOp(ty, weight=key)
-            if self.initializer_tensors.get(t.name) is t:
-                self.weight_sources[key] = t.name
-        if self.initializer_tensors.get(t.name) is not t:
+            if t.view_of:
+                self.source(key, t)
+        if not t.view_of:
             self.computed_origins.add(t.origin)
         op.location = name_loc(t.origin or t.name)
         t.value = op.results[0]
@@ -378,9 +396,9 @@ class _Importer:
                 wkey = self._weight_key(t.name)
                 self.weights[wkey] = data
                 op = ConstantOp(ty, weight=wkey)
-                if self.initializer_tensors.get(t.name) is t and data.dtype == np.asarray(t.data).dtype:
-                    self.weight_sources[wkey] = t.name  # (the initializer as is: not a converted copy)
-            if self.initializer_tensors.get(t.name) is not t:
+                if t.view_of and data.dtype == np.asarray(t.data).dtype:
+                    self.source(wkey, t)  # (the initializer as is: not a converted copy)
+            if not t.view_of:
                 self.computed_origins.add(t.origin)
             op.location = name_loc(t.origin or t.name)
             t.typed_values[key] = op.results[0]
@@ -461,7 +479,7 @@ class _Importer:
                                         f"{one_line(str(e))}")
                 continue
             self.tensors[init.name] = Tensor(init.name, tuple(data.shape), data.dtype, data=data,
-                                             origin=init.name)
+                                             origin=init.name, view_of=init.name)
             self.initializer_tensors[init.name] = self.tensors[init.name]
 
         inputs = [i for i in graph.input if i.name not in self.tensors]
@@ -641,7 +659,7 @@ class _Importer:
         if feeds is not None:
             outs = self._fold(node, feeds, label, required=entry is None and not body)
             if outs is not None:
-                self.value_read.update(node.input)
+                self.value_read.update(node.input[1:] if self._view(node, outs) else node.input)
         if outs is None and entry is None:  # (the reference could not fold it: its body node by node)
             return self._function(node, domain, label)
         if outs is None:
@@ -651,6 +669,20 @@ class _Importer:
             if name and name in self.used:
                 raise NodeError(f"output {i} ('{name}') is not supported")
         return outs
+
+    def _view(self, node: onnx.NodeProto, outs: Sequence[Output]) -> bool:
+        """Whether folded `node` only views its first input's data with another shape
+        (`VIEW_OPS`; the element order and type unchanged) and that input is an
+        initializer's data (`Tensor.view_of`): its output is then a view of that
+        initializer too, which it marks, and the node read no value of it."""
+        if node.op_type not in VIEW_OPS or len(outs) != 1 or not node.input or not node.input[0]:
+            return False
+        src, out = self.lookup(node.input[0]), outs[0]
+        if not src.view_of or not isinstance(out, Tensor) or out.data is None or src.data is None \
+                or out.data.dtype != src.data.dtype or out.data.size != src.data.size:
+            return False
+        out.view_of = src.view_of
+        return True
 
     def _function(self, node: onnx.NodeProto, domain: str, label: str) -> list[Output]:
         """A node without a converter imported as the function body ONNX defines for its op
