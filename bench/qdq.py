@@ -1,13 +1,14 @@
 """Quantized (QDQ) models against onnxruntime, and what int8 buys on the simulated chip.
 
-    python bench/qdq.py [--models a,b] [--samples N] [--arch SPEC] [--out bench/results/qdq.md]
+    python bench/qdq.py [--models a,b] [--samples N] [--arch SPEC] [--qoperator] [--out bench/results/qdq.md]
 
 Per model (the light zoo CNNs with seeded random weights, `tools/testkit/zoo.py:prepare`,
 EfficientNet-B0 at 224x224 of `tools/testkit/modern_cnns.py` - also `--models convnext_tiny,swin_t` -
 and a 2-layer BERT encoder of `tools/testkit/transformers.py`), onnxruntime's
 `quantize_static` writes a QDQ file (per-channel weights, int8 weights, int8 or uint8
-activations; symmetric and asymmetric activations) from a calibration set of N seeded
-inputs drawn by this script. Each QDQ file is then run by onnxruntime's CPU provider
+activations; symmetric and asymmetric activations; `--qoperator`: its QOperator format,
+`bench/results/qdq_qoperator.md`) from a calibration set of N seeded inputs drawn by
+this script. Each QDQ file is then run by onnxruntime's CPU provider
 (default session options plus `session.x64quantprecision`, its exact integer mode:
 without VNNI its default int8 kernels saturate, `tools/testkit/ort_exact.py`; a no-op on
 a VNNI host) and by `npu-default` on the simulator, on an input not in the calibration
@@ -219,10 +220,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS))
     ap.add_argument("--samples", type=int, default=4, help="calibration inputs per model (4: as the roofline and transformers benches quantize)")
     ap.add_argument("--arch", default="default")
+    ap.add_argument("--qoperator", action="store_true",
+                    help="quantize in onnxruntime's QOperator format (QLinearConv, com.microsoft QLinear* ops) "
+                         "instead of QDQ")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     lines = [f"# QDQ models against onnxruntime {ort.__version__} (arch {args.arch}, "
-             f"{args.samples} calibration samples)", "",
+             f"{args.samples} calibration samples{', QOperator format' if args.qoperator else ''})", "",
              "| model | activations | elements | exact | <=1 step | max steps | exact (unoptimised ort) "
              "| <=1 step (unoptimised ort) | cycles int8 | cycles f32 | speed-up | DRAM bytes int8 | DRAM bytes f32 "
              "| DRAM ratio | onnxruntime vs unoptimised, <=1 step | numpy f32 graph vs unoptimised onnxruntime, <=1 step "
@@ -236,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         fl = (int(fres.report["cycles"]), dram(fres.report))
         for symmetric in (True, False):
             variant = "int8 symmetric" if symmetric else "uint8 asymmetric"
-            row = measure(name, model, quantize(model, calib, symmetric), variant, args.arch, inputs, fl)
+            qmodel = quantize(model, calib, symmetric, qoperator=args.qoperator)
+            row = measure(name, model, qmodel, variant, args.arch, inputs, fl)
             print(row.markdown(), flush=True)
             lines.append(row.markdown())
     write_table(lines, args.out)
