@@ -1,7 +1,7 @@
 """Level 0 of the compile cache (`tools/reweigh.py`): a model compiled before with
 other weights is rebuilt from the recorded recipes and the cached image, byte for byte
 what a fresh compile writes (folded BatchNorms, merged and scaled attention
-projections, plain initializers); a weight a pass decided on by value (a Mul by all
+projections, plain initializers, float16 ones); a weight a pass decided on by value (a Mul by all
 ones removed) that changes its answer, or a damaged cached image, falls back to a
 compile. And the recipes themselves (`npu_dialects.recipe`)."""
 
@@ -96,6 +96,24 @@ def _unsqueezed(path, scale: float = 1.0, flip: bool = False) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
 
 
+def _half(path, scale: float = 1.0) -> None:
+    """An all-float16 model (as onnxconverter-common writes one): conv by a float16 weight,
+    relu, a MatMul by a float16 [32, 10] weight. `scale` changes both weights."""
+    rng = np.random.default_rng(3)
+    w = (rng.normal(size=(32, 3, 3, 3)) * 0.3 * scale).astype(np.float16)
+    fc = (rng.normal(size=(32, 10)) * 0.2 * scale).astype(np.float16)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("GlobalAveragePool", ["r"], ["p"], name="pool"),
+             helper.make_node("Flatten", ["p"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    graph = helper.make_graph(
+        nodes, "half", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [1, 10])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(fc, "fc")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
 def _scaled(src, dst, factor: float, which) -> None:
     """`src` with the large float initializers `which(name)` selects scaled."""
     m = onnx.load(str(src))
@@ -118,16 +136,17 @@ def _ones_mul(path, ones: float, w_scale: float) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
 
 
-@pytest.mark.parametrize("model", ["lenet.onnx", "bert_encoder.onnx", "conv_bn", "dense_layer", "unsqueezed"])
+@pytest.mark.parametrize("model", ["lenet.onnx", "bert_encoder.onnx", "conv_bn", "dense_layer", "unsqueezed", "half"])
 def test_weights_only_change_is_rebuilt_as_a_compile_would(tmp_path, capsys, model):
     """(dense_layer: the split conv's weight parts are slices with recipes; the split
     read the conv's weights by value, and every such change ran the graph passes;
     unsqueezed: the folded Unsqueezes are their initializers' data, not computed
-    constants whose sources are unknown - DenseNet-121's every change ran them too)"""
+    constants whose sources are unknown - DenseNet-121's every change ran them too;
+    half: float16 initializers are weights, not structure, as float32 ones are)"""
     cache = tmp_path / "cache"
     first, changed = tmp_path / "first.onnx", tmp_path / "changed.onnx"
-    if model in ("conv_bn", "dense_layer", "unsqueezed"):
-        make = {"conv_bn": _conv_bn, "dense_layer": _dense_layer, "unsqueezed": _unsqueezed}[model]
+    if model in ("conv_bn", "dense_layer", "unsqueezed", "half"):
+        make = {"conv_bn": _conv_bn, "dense_layer": _dense_layer, "unsqueezed": _unsqueezed, "half": _half}[model]
         make(first)
         make(changed, scale=1.5)
     else:  # (a fine-tuned model: the layers' weights, not the position table the importer slices)

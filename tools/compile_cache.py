@@ -8,8 +8,9 @@ initializers (`tools/reweigh.py`; key: structure, bucket, pipeline, arch); level
 weights, pipeline, arch); level 3 `exe/`: the `.npuexe` (key: level 2's IR text,
 pipeline, arch; or level 0's and the weights); below the model `kernels/`: per-kernel
 results (npu-tile's searches, `lowering/kernel_cache.py`).
-The *structure* is the model without its float32 initializers of more than 16
-elements; the *weights* are their data. Off in the Python API unless given; on in
+The *structure* is the model without its initializers of more than 16 elements of
+the types the chip holds (`WEIGHT_TYPES`: float32, float16, bfloat16, int8, uint8,
+int32; int64 ones are shapes and indices); the *weights* are their data. Off in the Python API unless given; on in
 the tools under `$NPU_CACHE_DIR`, else `$XDG_CACHE_HOME/npu-compiler`
 (`~/.cache/npu-compiler`); `--cache-dir`, `--no-cache` (or `NPU_NO_CACHE=1`).
 
@@ -58,7 +59,7 @@ from typing import Any
 CACHE_ENV, NO_CACHE_ENV, MAX_ENV = "NPU_CACHE_DIR", "NPU_NO_CACHE", "NPU_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 4 << 30
 LAYOUT = 1  # the entries' format: part of every key
-STRUCTURAL_MAX_ELEMENTS = 16  # float32 initializers up to this size count as structure (inlined in the IR)
+STRUCTURAL_MAX_ELEMENTS = 16  # initializers up to this size count as structure (inlined in the IR)
 STABLE_SECONDS = 2.0  # a model file changed (mtime or ctime) more recently is not remembered by stat
 STABLE_ENV = "NPU_CACHE_STABLE_SECONDS"
 _ROOT = Path(__file__).resolve().parent.parent
@@ -118,7 +119,7 @@ def key(*parts: Any) -> str:
 
 @dataclass
 class ModelDigests:
-    """`structure`: the model without its large float32 initializers' data; `weights`:
+    """`structure`: the model without its large initializers' data (`_is_weight`); `weights`:
     that data; `tensors`: each such initializer's data digest, by name."""
 
     structure: str
@@ -134,12 +135,18 @@ class ModelDigests:
         return h.hexdigest()
 
 
+WEIGHT_TYPES = frozenset({1, 10, 16, 3, 2, 6})
+"""The ONNX element types (`onnx.TensorProto`: FLOAT, FLOAT16, BFLOAT16, INT8, UINT8,
+INT32) whose large initializers are weights, not structure: what a weights-only change
+of a float, 16-bit or quantized model changes. What the importer or a pass reads of
+their values is recorded where it is read (level 1's `read`, level 0's value set)."""
+
+
 def _is_weight(init: Any) -> bool:
-    from onnx import TensorProto
     n = 1
     for d in init.dims:
         n *= d
-    return init.data_type == TensorProto.FLOAT and n > STRUCTURAL_MAX_ELEMENTS
+    return init.data_type in WEIGHT_TYPES and n > STRUCTURAL_MAX_ELEMENTS
 
 
 def model_digests(model: Any) -> ModelDigests:
