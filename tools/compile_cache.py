@@ -10,8 +10,8 @@ pipeline, arch; or level 0's and the weights); below the model `kernels/`: per-k
 results (npu-tile's searches, `lowering/kernel_cache.py`).
 The *structure* is the model without its initializers of more than 16 elements of
 the types the chip holds (`WEIGHT_TYPES`: float32, float16, bfloat16, int8, uint8,
-int32; int64 ones are shapes and indices); the *weights* are their data. Off in the Python API unless given; on in
-the tools under `$NPU_CACHE_DIR`, else `$XDG_CACHE_HOME/npu-compiler`
+int32; int64 ones are shapes and indices); the *weights* are their data. Off in the
+Python API unless given; on in the tools under `$NPU_CACHE_DIR`, else `$XDG_CACHE_HOME/npu-compiler`
 (`~/.cache/npu-compiler`); `--cache-dir`, `--no-cache` (or `NPU_NO_CACHE=1`).
 
 Algorithm
@@ -60,6 +60,7 @@ CACHE_ENV, NO_CACHE_ENV, MAX_ENV = "NPU_CACHE_DIR", "NPU_NO_CACHE", "NPU_CACHE_M
 DEFAULT_MAX_BYTES = 4 << 30
 LAYOUT = 1  # the entries' format: part of every key
 STRUCTURAL_MAX_ELEMENTS = 16  # initializers up to this size count as structure (inlined in the IR)
+DIGEST_SCHEME = 2  # what `model_digests` counts as weights (2: `WEIGHT_TYPES`); remembered digests of another are ignored
 STABLE_SECONDS = 2.0  # a model file changed (mtime or ctime) more recently is not remembered by stat
 STABLE_ENV = "NPU_CACHE_STABLE_SECONDS"
 _ROOT = Path(__file__).resolve().parent.parent
@@ -521,7 +522,7 @@ class Cache:
         try:
             st = os.stat(path)
             rec = json.loads(memo.read_text())
-            if rec["stat"] == _stat(st):
+            if rec["stat"] == _stat(st) and rec.get("scheme") == DIGEST_SCHEME:
                 return ModelDigests(rec["structure"], rec["weights"], rec["tensors"], rec["sha256"])
         except (OSError, ValueError, KeyError, TypeError):
             pass
@@ -532,7 +533,7 @@ class Cache:
         st = stable_stat(path)
         if st is None:
             return
-        rec = {"path": os.path.abspath(path), "stat": st, "structure": digests.structure,
+        rec = {"scheme": DIGEST_SCHEME, "path": os.path.abspath(path), "stat": st, "structure": digests.structure,
                "weights": digests.weights, "tensors": digests.tensors, "sha256": file_sha256}
         self._store(self._memo_path(path), lambda f: f.write(json.dumps(rec).encode()))
 
