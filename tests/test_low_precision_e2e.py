@@ -246,3 +246,44 @@ def test_a_16_bit_global_pool_reads_its_input_as_it_is(precision):
 
 def shape_of_first(op) -> tuple[int, ...]:
     return tuple(op.operands[0].type.get_shape())
+
+
+def _normalization(op: str, shape: list[int], elem: int, **attrs) -> onnx.ModelProto:
+    """One normalisation node (LpNormalization over axis 1, or InstanceNormalization with
+    unit scale and zero bias) on an input of type `elem`."""
+    extra = [] if op == "LpNormalization" else [
+        numpy_helper.from_array(np.ones(shape[1], helper.tensor_dtype_to_np_dtype(elem)), "s"),
+        numpy_helper.from_array(np.zeros(shape[1], helper.tensor_dtype_to_np_dtype(elem)), "b")]
+    node = helper.make_node(op, ["x", *[t.name for t in extra]], ["y"], name="n", **attrs)
+    graph = helper.make_graph([node], "norm", [helper.make_tensor_value_info("x", elem, shape)],
+                              [helper.make_tensor_value_info("y", elem, shape)], extra)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("op, shape, attrs", [("LpNormalization", [999, 1], {"axis": 1}),
+                                              ("LpNormalization", [8, 64], {"axis": 1, "p": 1}),
+                                              ("InstanceNormalization", [1, 4, 8, 8], {})])
+def test_a_float16_norm_takes_its_statistics_in_f32(op, shape, attrs):
+    """An all-float16 model's LpNormalization and InstanceNormalization compute their norm
+    or variance in f32 (`statistics_in_f32`), as onnxruntime does: in f16 the squares of
+    values of 1e-3 are subnormals of a few bits, and x / ||x|| over one element came out
+    up to 10 spacings from +-1 (the fuzz's seed 201602)."""
+    model = _normalization(op, shape, TensorProto.FLOAT16, **attrs)
+    x = {"x": (np.random.default_rng(5).standard_normal(shape) * 1e-3).astype(np.float16)}
+    want = onnxruntime_outputs(model, x)["y"].astype(np.float64)
+    got = simulate(model, x)[0].outputs["y"].astype(np.float64)
+    spacing = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+    assert np.max(np.abs(got - want) / spacing) <= 1.0
+
+
+def test_precision_f16_keeps_a_summed_square_in_f32():
+    """`--precision f16` on a float32 LpNormalization keeps the squares, their sum and its
+    square root in f32: in f16 the square of 1e-3 is a subnormal and of 1e-4 zero, and
+    x / sqrt(x * x) over one element gave 0 instead of +-1."""
+    model = _normalization("LpNormalization", [999, 1], TensorProto.FLOAT, axis=1)
+    x = {"x": (np.random.default_rng(6).standard_normal((999, 1)) * 1e-3).astype(np.float32)}
+    arch = parse_arch_spec("default")
+    module, weights = import_model(model, arch)
+    compile_module(module, arch, weights, verify_each=False, precision="f16")
+    got = run(module, weights_of(module), x).outputs["y"]
+    np.testing.assert_array_equal(got, np.sign(x["x"]))

@@ -16,7 +16,9 @@ each op and why): tensors that carry integers (integer or boolean inputs, compar
 results, gather indices and what computes them, integer outputs), mean and sum
 reductions and LRN, whose results are sums (their results are cast back; LRN's
 operands are cast to f32, while a mean or sum reads its 16-bit input as it is and
-sums it in f32: a widening reduction). Softmax and layer normalisation are converted with their statistics in
+sums it in f32: a widening reduction), and at f16 a square only summed (an
+LpNormalization's or a variance spelled out: x * x underflows or overflows in f16's
+range; bf16 has f32's). Softmax and layer normalisation are converted with their statistics in
 f32: a tile widens 16-bit rows to f32 and rounds only the result. Quantized ops
 (quantize, dequantize, requantize, cast) and non-f32 tensors are left alone (ops of
 another 16-bit type than `type`, an all-f16 model run at bf16: one remark counts them).
@@ -65,14 +67,16 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from lowering.errors import CompileError
 from lowering.graph.constants import INLINE_MAX_ELEMENTS, ConstantReader, weight_hint
 from lowering.remarks import remark
-from npu_dialects.dtypes import ELEMENT_TYPES, f32, np_dtype, type_name
+from npu_dialects.dtypes import ELEMENT_TYPES, f16, f32, np_dtype, type_name
 from npu_dialects.entry import INPUT_DTYPES_ATTR, OUTPUT_DTYPES_ATTR, find_main, io_names
 from npu_dialects.files import release_pages
 from npu_dialects.graph import (
     SIMPLE_UNARY,
+    AddOp,
     CastOp,
     ConstantOp,
     DequantizeOp,
+    DivOp,
     EqualOp,
     FusedOp,
     GatherOp,
@@ -82,6 +86,8 @@ from npu_dialects.graph import (
     LayerNormOp,
     LessOp,
     LrnOp,
+    MulOp,
+    PowOp,
     QuantizeOp,
     ReduceMeanOp,
     ReduceOp,
@@ -90,6 +96,7 @@ from npu_dialects.graph import (
     RowStatsOp,
     SoftmaxApplyOp,
     SoftmaxOp,
+    SqrtOp,
     TruncOp,
     shape_of,
 )
@@ -116,6 +123,13 @@ MAKES_INTEGERS = (EqualOp, LessOp, GreaterOp, TruncOp, *(SIMPLE_UNARY[f] for f i
 """Ops whose results hold integers (0/1, rounded values) whatever their operands hold."""
 INDEX_OPERANDS: dict[type[Operation], tuple[int, ...]] = {GatherOp: (1,)}
 """Operands an op takes as f32 integers in any precision (gather's indices)."""
+
+
+SUMMED_SQUARE = ("a square summed (a norm's, a variance's): in f16 it loses bits below |x| = 2^-7, is 0 "
+                 "below ~1.7e-4 and overflows above 256")
+"""Why a square whose every reader is a mean or sum stays f32 at `type = f16` (with its
+sum: the 16-bit input is cast once, the square is exact enough in f32); bf16 has f32's
+exponent range, and its squares are converted."""
 
 
 def widening(op: Operation, index: int) -> bool:
@@ -232,6 +246,10 @@ class _Convert:
         bound = self.interface_bound(ops, convert, ints)
         for o in bound:
             del convert[o]
+        squares = [o for o in convert if convert[o] == f16 and self.summed_square(o)]
+        roots = [o for sq in squares for o in self.root_of_sum(sq, convert)]
+        for o in squares + roots:
+            del convert[o]
         consts = {}
         for o in ops:
             if isinstance(o, ConstantOp) and _is_f32(o.result) and o.result not in ints and o.result.uses:
@@ -239,6 +257,11 @@ class _Convert:
                 if len(wanted) == 1 and None not in wanted:
                     consts[o] = wanted.pop()
         self.report(ops, convert, ints, bound)
+        for o in squares:
+            remark(PASS, "missed", node_names(o), f"kept in f32: {SUMMED_SQUARE}")
+        for o in roots:
+            remark(PASS, "missed", node_names(o), "kept in f32: on a sum of squares up to its square root, "
+                                                  "out of f16's range where the squares are")
         retyped = {self.retype_constant(o, t) for o, t in consts.items()}
         for o, t in convert.items():
             retyped.update(Rewriter.replace_value_with_new_type(r, TensorType(t, shape_of(r))) for r in o.results)
@@ -249,6 +272,37 @@ class _Convert:
                     o.operands[i] = self.cast(v, want)  # type: ignore[index]
                 elif want is None and v in retyped and not widening(o, i):
                     o.operands[i] = self.cast(v, f32)  # type: ignore[index]
+
+    def summed_square(self, op: Operation) -> bool:
+        """Whether `op` is x * x or pow(x, 2) read only by means and sums (`SUMMED_SQUARE`)."""
+        square = (isinstance(op, MulOp) and op.operands[0] is op.operands[1]) or (
+            isinstance(op, PowOp) and self.reader.scalar(op.operands[1]) == 2.0)
+        return square and bool(op.results[0].uses) and all(
+            isinstance(u.operation, (ReduceSumOp, ReduceMeanOp)) for u in op.results[0].uses)
+
+    def root_of_sum(self, square: Operation, convert: dict[Operation, Attribute]) -> list[Operation]:
+        """The converted ops from a summed square's sum up to its square root, each the one
+        reader of the last: an add, multiply or divide by a constant (an epsilon, 1 / n)
+        and the sqrt, which brings the statistic back to the range of x (a norm, a standard
+        deviation). Kept in f32 with the square: the sum of squares itself is out of f16's
+        range wherever the square is."""
+        chain: list[Operation] = []
+        for use in square.results[0].uses:
+            v = use.operation.results[0]
+            while v.has_one_use():
+                op = next(iter(v.uses)).operation
+                if op not in convert or op in chain:
+                    break
+                if isinstance(op, SqrtOp):
+                    chain.append(op)
+                    break
+                other = [w for w in op.operands if w is not v]
+                if not (isinstance(op, (AddOp, MulOp, DivOp)) and len(other) == 1 and op.operands[0] is v
+                        and isinstance(other[0].owner, ConstantOp) and op.results[0].type == v.type):
+                    break
+                chain.append(op)
+                v = op.results[0]
+        return chain
 
     def converts(self, op: Operation, ints: set[SSAValue]) -> bool:
         """Whether `op` can compute in a 16-bit type."""

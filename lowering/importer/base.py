@@ -35,6 +35,7 @@ from npu_dialects.arch import Arch
 from npu_dialects.dtypes import bf16, element_type, f16, f32, i8, i32, type_name, ui8
 from npu_dialects.fast_verify import verify
 from npu_dialects.graph import (
+    CastOp,
     ConstantOp,
     QuantizeOp,
     shape_of,
@@ -288,6 +289,32 @@ def converter(op_type: str, attrs: Sequence[str] = ()) -> Callable[[Converter], 
         return fn
 
     return register
+
+
+def statistics_in_f32(fn: Converter) -> Converter:
+    """`fn`, a converter of a normalisation by a statistic of its input (a norm, a
+    variance), run in f32 when its node computes in f16/bf16: its float inputs widened
+    (`NodeContext.value`), its float results rounded to the node's type at the end. In
+    f16 the squares of small values underflow (x * x is a subnormal, fewer bits the
+    smaller, below |x| = 2^-7 and 0 below ~1.7e-4; it overflows above 256) and a sum of
+    many rounds at every term, so x / ||x|| would be off by many spacings; onnxruntime
+    computes these ops in f32 too (its CPU kernels are f32: it casts a float16 node's
+    inputs and outputs around them)."""
+
+    @functools.wraps(fn)
+    def convert(ctx: NodeContext) -> Sequence[Output]:
+        narrow = node_float()
+        if narrow == f32:
+            return fn(ctx)
+        token = NODE_FLOAT.set(f32)
+        try:
+            outs = fn(ctx)
+        finally:
+            NODE_FLOAT.reset(token)
+        return [ctx.build(CastOp(o, TensorType(narrow, shape_of(o)))).results[0]
+                if isinstance(o, SSAValue) and element_type(o) == f32 else o for o in outs]
+
+    return convert
 
 
 def supported_op_types(functions_too: bool = False) -> list[str]:

@@ -28,6 +28,7 @@ from lowering.importer.base import (
     norm_axes,
     norm_axis,
     prod_of,
+    statistics_in_f32,
     window_pads,
 )
 from lowering.importer.elementwise import eltwise
@@ -388,6 +389,7 @@ def _std(ctx: NodeContext, var: SSAValue, eps: float) -> SSAValue:
 
 
 @converter("InstanceNormalization", attrs=("epsilon",))
+@statistics_in_f32
 def convert_instance_norm(ctx: NodeContext) -> Sequence[Output]:
     """(x - mean) / sqrt(var + epsilon) * scale[c] + bias[c], the statistics over the
     spatial dims of each (n, c): reductions and elementwise ops."""
@@ -406,6 +408,7 @@ def convert_instance_norm(ctx: NodeContext) -> Sequence[Output]:
 
 
 @converter("LpNormalization", attrs=("axis", "p"))
+@statistics_in_f32
 def convert_lp_norm(ctx: NodeContext) -> Sequence[Output]:
     """x / ||x||_p along `axis` (p 1 or 2); 0 where the norm is 0 (ONNX's reference)."""
     x = ctx.shape(0)
