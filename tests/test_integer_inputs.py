@@ -220,6 +220,30 @@ def test_ranges_through_arithmetic() -> None:
     assert isinstance(why, str) and "a table of 4 rows" in why and "[-1, 7]" in why
 
 
+def test_ranges_through_a_remainder_by_varying_divisors() -> None:
+    """An fmod by a constant whose elements differ (-3 .. 2) bounds its result below the
+    largest divisor's magnitude: its indices fit a table of 4 rows, not one of 2 (the
+    fuzzer's seed 203256 was refused random inputs: only one divisor value was known)."""
+    from npu_dialects import make_context
+    from tools.diagnostics import parse_mlir
+
+    def ranges(rows: int) -> dict:
+        text = f'''
+        func.func @main(%i: tensor<1x4xf32>) -> tensor<1x4x2xf32> attributes {{npu.inputs = ["ids"],
+            npu.outputs = ["y"], npu.input_dtypes = ["int64"]}} {{
+          %d = npu_graph.constant {{value = dense<[[-3.0, 2.0, -1.0, 1.0]]> : tensor<1x4xf32>}} : tensor<1x4xf32>
+          %r = npu_graph.fmod %i, %d : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+          %t = npu_graph.constant {{value = dense<0.5> : tensor<{rows}x2xf32>}} : tensor<{rows}x2xf32>
+          %y = npu_graph.gather %t, %r {{axis = 0 : i64}} : (tensor<{rows}x2xf32>, tensor<1x4xf32>) -> tensor<1x4x2xf32>
+          func.return %y : tensor<1x4x2xf32>
+        }}'''
+        return input_ranges(parse_mlir(make_context(), text.encode(), "t.mlir"))
+
+    assert ranges(4) == {"ids": (0, 2)}
+    why = ranges(2)["ids"]
+    assert isinstance(why, str) and "a table of 2 rows" in why
+
+
 def test_compare_all_skips_buffers_sharing_a_location() -> None:
     """A layer group's DRAM scratch buffers all carry the group's nodes: none of them is
     named the group's last node's output (T5 reported a false 'first node over tolerance')."""

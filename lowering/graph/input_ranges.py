@@ -18,7 +18,8 @@ Algorithm
    integer inputs reach (data movement keeps the interval; add/sub/mul/div/neg/abs/
    min/max/clip/relu, reduce_sum (times the reduced count), matmul (per column
    against a constant: a cumulative sum is a triangular matmul), where, comparisons
-   (0/1)); an op without a rule is unbounded. Each gather whose indices depend on an
+   (0/1), mod and fmod (below the largest divisor's magnitude)); an op
+   without a rule is unbounded. Each gather whose indices depend on an
    integer input must get an interval inside [-n, n); otherwise every integer input
    its indices depend on is marked unknown, with the gather's node and table size.
 """
@@ -80,8 +81,8 @@ def _binary(name: str, a: Interval, b: Interval) -> Interval:
         return _products(a, b)
     if name == "npu_graph.div" and (b[0] > 0 or b[1] < 0):
         return _products(a, (1 / b[1], 1 / b[0]))
-    if name in ("npu_graph.mod", "npu_graph.fmod") and b[0] == b[1] and b[0] != 0:
-        m = abs(b[0])
+    if name in ("npu_graph.mod", "npu_graph.fmod") and (m := max(abs(b[0]), abs(b[1]))) > 0:
+        # (|r| < |divisor| whatever each element's divisor: the largest bounds them all)
         return (0.0, m) if name == "npu_graph.mod" and b[0] > 0 and a[0] >= 0 else (-m, m)
     return None
 
