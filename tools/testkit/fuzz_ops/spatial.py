@@ -393,6 +393,8 @@ def _max_unpool(b: Builder, t: Tensor) -> Tensor | None:
     attrs.pop("auto_pad", None)
     default = [(o - 1) * s + k - p - q for o, s, k, p, q in
                zip(w.out, w.strides, w.kernel, w.pads[:len(w.out)], w.pads[len(w.out):])]
+    if min(default) < 1:
+        return y  # (onnxruntime checks this formula's dims even beside an output_shape: seed 205795)
     ins: list[Tensor | str] = [y, idx]
     shape = [*x.shape[:2], *default]
     if list(x.shape[2:]) != default or b.coin(0.3):
