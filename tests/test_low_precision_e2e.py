@@ -287,3 +287,24 @@ def test_precision_f16_keeps_a_summed_square_in_f32():
     compile_module(module, arch, weights, verify_each=False, precision="f16")
     got = run(module, weights_of(module), x).outputs["y"]
     np.testing.assert_array_equal(got, np.sign(x["x"]))
+
+
+@pytest.mark.parametrize("base, exponent", [(TensorProto.FLOAT16, TensorProto.FLOAT),
+                                            (TensorProto.FLOAT, TensorProto.FLOAT16)])
+def test_pow_of_one_type_by_another(base, exponent):
+    """ONNX's Pow takes its exponent in another type than its base (T1): an f16 base by
+    an f32 exponent computed at run time was refused ('operand #1 is f32 ...; insert a
+    cast' - found by the fuzzer, seed 1781; a constant one takes the base's type at
+    import); it computes in f32 and rounds to the base's type."""
+    graph = helper.make_graph([helper.make_node("Pow", ["x", "e"], ["y"], name="pow")], "pow",
+                              [helper.make_tensor_value_info("x", base, [3, 4]),
+                               helper.make_tensor_value_info("e", exponent, [4])],
+                              [helper.make_tensor_value_info("y", base, [3, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = {"x": np.random.default_rng(7).uniform(0.5, 2.0, (3, 4)).astype(helper.tensor_dtype_to_np_dtype(base)),
+         "e": np.array([0.5, 1.5, 2.0, 3.0], helper.tensor_dtype_to_np_dtype(exponent))}
+    want = onnxruntime_outputs(model, x)["y"].astype(np.float64)
+    got = simulate(model, x)[0].outputs["y"]
+    assert got.dtype == helper.tensor_dtype_to_np_dtype(base)
+    spacing = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+    assert np.max(np.abs(got.astype(np.float64) - want) / spacing) <= 1.0

@@ -199,8 +199,20 @@ def convert_prelu(ctx: NodeContext) -> Sequence[Output]:
 
 @converter("Pow")
 def convert_pow(ctx: NodeContext) -> Sequence[Output]:
-    """x ** y; an integer exponent is carried as f32."""
-    return [eltwise(ctx, PowOp, ctx.value(0), ctx.value(1, carried=True))]
+    """x ** y; an integer exponent is carried as f32. ONNX lets the exponent's type differ
+    from the base's (an f32 exponent of an f16 base): then the power is computed in f32
+    and rounded to the base's type, as onnxruntime's f32 kernel between casts does."""
+    x, y = ctx.value(0), ctx.value(1, carried=True)
+    if element_type(x) == element_type(y):
+        return [eltwise(ctx, PowOp, x, y)]
+    token = NODE_FLOAT.set(f32)
+    try:
+        wide = [v if element_type(v) == f32 else ctx.build(CastOp(v, TensorType(f32, shape_of(v)))).results[0]
+                for v in (x, y)]
+        z = eltwise(ctx, PowOp, *wide)
+    finally:
+        NODE_FLOAT.reset(token)
+    return [z if element_type(x) == f32 else ctx.build(CastOp(z, TensorType(element_type(x), shape_of(z)))).results[0]]
 
 
 @converter("Clip", attrs=("min", "max"))
