@@ -306,17 +306,21 @@ def statistics_in_f32(fn: Converter) -> Converter:
     @functools.wraps(fn)
     def convert(ctx: NodeContext) -> Sequence[Output]:
         narrow = node_float()
-        if narrow == f32:
-            return fn(ctx)
-        token = NODE_FLOAT.set(f32)
-        try:
-            outs = fn(ctx)
-        finally:
-            NODE_FLOAT.reset(token)
-        return [ctx.build(CastOp(o, TensorType(narrow, shape_of(o)))).results[0]
-                if isinstance(o, SSAValue) and element_type(o) == f32 else o for o in outs]
+        return fn(ctx) if narrow == f32 else in_f32(ctx, lambda: fn(ctx), narrow)
 
     return convert
+
+
+def in_f32(ctx: NodeContext, compute: Callable[[], Sequence[Output]], narrow: Attribute) -> list[Output]:
+    """`compute()` with the node's float type f32 (`NodeContext.value` widens 16-bit
+    inputs), its f32 results rounded to `narrow` (none when it is f32)."""
+    token = NODE_FLOAT.set(f32)
+    try:
+        outs = compute()
+    finally:
+        NODE_FLOAT.reset(token)
+    return [ctx.build(CastOp(o, TensorType(narrow, shape_of(o)))).results[0]
+            if isinstance(o, SSAValue) and element_type(o) == f32 and narrow != f32 else o for o in outs]
 
 
 def supported_op_types(functions_too: bool = False) -> list[str]:

@@ -28,6 +28,7 @@ from lowering.importer.base import (
     Tensor,
     converter,
     f32_tensor,
+    in_f32,
     node_float,
 )
 from npu_dialects.dtypes import bf16, element_type, f16, f32
@@ -205,14 +206,7 @@ def convert_pow(ctx: NodeContext) -> Sequence[Output]:
     x, y = ctx.value(0), ctx.value(1, carried=True)
     if element_type(x) == element_type(y):
         return [eltwise(ctx, PowOp, x, y)]
-    token = NODE_FLOAT.set(f32)
-    try:
-        wide = [v if element_type(v) == f32 else ctx.build(CastOp(v, TensorType(f32, shape_of(v)))).results[0]
-                for v in (x, y)]
-        z = eltwise(ctx, PowOp, *wide)
-    finally:
-        NODE_FLOAT.reset(token)
-    return [z if element_type(x) == f32 else ctx.build(CastOp(z, TensorType(element_type(x), shape_of(z)))).results[0]]
+    return in_f32(ctx, lambda: [eltwise(ctx, PowOp, ctx.value(0), ctx.value(1, carried=True))], element_type(x))
 
 
 @converter("Clip", attrs=("min", "max"))
