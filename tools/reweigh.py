@@ -200,14 +200,17 @@ def rebuild(spec: Spec, record: Mapping[str, Any], initializer: Callable[[str], 
         return initializer(spec["init"])
     memo: dict[str, np.ndarray] = {}
 
+    views = record.get("shapes", {})  # (a source in another shape than its initializer's)
+
     def read(key: str) -> np.ndarray:
         if key == OLD and old is not None:
             return old()
         if key not in memo:
-            views = record.get("shapes", {})  # (a source in another shape than its initializer's)
-            memo[key] = initializer(record["sources"][key]).reshape(views.get(key, -1)) if key in views \
-                else initializer(record["sources"][key]) if key in record["sources"] \
-                else evaluate(record["recipes"][key], read)
+            if key in record["sources"]:
+                data = initializer(record["sources"][key])
+                memo[key] = data.reshape(views[key]) if key in views else data
+            else:
+                memo[key] = evaluate(record["recipes"][key], read)
         return memo[key]
     return evaluate(spec["expr"], read)
 
