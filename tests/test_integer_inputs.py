@@ -195,12 +195,16 @@ def test_a_module_without_recorded_ranges_refuses_random_integers() -> None:
     assert random_inputs(bools)["m"].dtype == np.bool_
 
 
+def _ranges_of(text: str) -> dict:
+    """`input_ranges` of a module written as MLIR text."""
+    from npu_dialects import make_context
+    from tools.diagnostics import parse_mlir
+    return input_ranges(parse_mlir(make_context(), text.encode(), "t.mlir"))
+
+
 def test_ranges_through_arithmetic() -> None:
     """Forward intervals: a cumulative sum of a 0/1 mask (a triangular matmul) minus one
     indexes a position table of 8 rows; the same sum into 4 rows is unknown."""
-    from npu_dialects import make_context
-    from tools.diagnostics import parse_mlir
-
     def ranges(rows: int) -> dict:
         text = f'''
         func.func @main(%m: tensor<1x8xf32>) -> tensor<1x8x2xf32> attributes {{npu.inputs = ["mask"],
@@ -213,7 +217,7 @@ def test_ranges_through_arithmetic() -> None:
           %y = npu_graph.gather %t, %p {{axis = 0 : i64}} : (tensor<{rows}x2xf32>, tensor<1x8xf32>) -> tensor<1x8x2xf32>
           func.return %y : tensor<1x8x2xf32>
         }}'''
-        return input_ranges(parse_mlir(make_context(), text.encode(), "t.mlir"))
+        return _ranges_of(text)
 
     assert ranges(8) == {"mask": (0, 2)}
     why = ranges(4)["mask"]
@@ -224,9 +228,6 @@ def test_ranges_through_a_remainder_by_varying_divisors() -> None:
     """An fmod by a constant whose elements differ (-3 .. 2) bounds its result below the
     largest divisor's magnitude: its indices fit a table of 4 rows, not one of 2 (the
     fuzzer's seed 203256 was refused random inputs: only one divisor value was known)."""
-    from npu_dialects import make_context
-    from tools.diagnostics import parse_mlir
-
     def ranges(rows: int) -> dict:
         text = f'''
         func.func @main(%i: tensor<1x4xf32>) -> tensor<1x4x2xf32> attributes {{npu.inputs = ["ids"],
@@ -237,7 +238,7 @@ def test_ranges_through_a_remainder_by_varying_divisors() -> None:
           %y = npu_graph.gather %t, %r {{axis = 0 : i64}} : (tensor<{rows}x2xf32>, tensor<1x4xf32>) -> tensor<1x4x2xf32>
           func.return %y : tensor<1x4x2xf32>
         }}'''
-        return input_ranges(parse_mlir(make_context(), text.encode(), "t.mlir"))
+        return _ranges_of(text)
 
     assert ranges(4) == {"ids": (0, 2)}
     why = ranges(2)["ids"]

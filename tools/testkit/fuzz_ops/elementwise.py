@@ -380,10 +380,10 @@ def _compare(b: Builder, t: Tensor, op_type: str | None = None) -> Tensor:
     if p is None or p is x:
         shape = bcast_shape(b, x)
         if x.is_float:
-            whole = sorted((x.lo + 0.0, x.hi + 0.0))  # (-0.0 as 0.0: numpy's uniform(0.0, -0.0) raised, seed 207876)
-            lo, hi = max(whole[0], -2), min(whole[1], 2)
-            lo, hi = (lo, hi) if lo < hi else whole
-            data = np.round(b.rng.uniform(whole[0], whole[1], shape) * 2) / 2 if op_type == "Equal" else \
+            xlo, xhi = x.lo + 0.0, x.hi + 0.0  # (-0.0 as 0.0: numpy's uniform(0.0, -0.0) raised, seed 207876)
+            lo, hi = max(xlo, -2), min(xhi, 2)
+            lo, hi = (lo, hi) if lo < hi else (xlo, xhi)
+            data = np.round(b.rng.uniform(xlo, xhi, shape) * 2) / 2 if op_type == "Equal" else \
                 b.rng.uniform(lo, hi, shape)
             other: Tensor | str = b.const(np.asarray(data, np.float32))
         else:

@@ -182,6 +182,15 @@ def _instance_norm(b: Builder, t: Tensor) -> Tensor:
                   **_eps(b))
 
 
+def _an_input(b: Builder, t: Tensor, fits) -> Tensor | None:
+    """`t` when it is a graph input `fits` takes, else one of those drawn (None: none):
+    the normalisations of near-constant data are ill-conditioned, graph inputs are not."""
+    ins = [x for x in b.inputs if fits(x)]
+    if t in ins:
+        return t
+    return b.draw(ins) if ins else None
+
+
 @op("LayerNormalization", weight=1.2, since=17)
 def _layernorm(b: Builder, t: Tensor) -> Tensor | None:
     """Over dims axis.. with a scale (and a bias) of those dims' shape or broadcasting
@@ -190,11 +199,8 @@ def _layernorm(b: Builder, t: Tensor) -> Tensor | None:
     transcendental chain saturating), and normalising it multiplies each 1-spacing
     rounding difference of the ops before by mean / std - seed 206444: a Pow, Cos and
     Reciprocal chain within 2 spacings of onnxruntime, its LayerNorm 145 off."""
-    if b.kind == "f16":
-        ins = [x for x in b.inputs if x.is_float]
-        if t not in ins and not ins:
-            return None
-        t = t if t in ins else b.draw(ins)
+    if b.kind == "f16" and (t := _an_input(b, t, lambda x: x.is_float)) is None:
+        return None
     axis = b.axis(t) if b.coin(0.7) else -1
     a = axis % t.rank
     norm = list(t.shape[a:])
@@ -217,10 +223,8 @@ def _group_norm(b: Builder, t: Tensor) -> Tensor | None:
     saturated Tanh) is ill-conditioned - onnxruntime's kernel is 0.02 off float64
     there, the reference itself too far off for a comparison (npu-canonicalize's
     StableVariance keeps this compiler within 1e-4)."""
-    ins = [x for x in b.inputs if x.rank >= 3 and x.is_float]
-    if t not in ins and not ins:
+    if (t := _an_input(b, t, lambda x: x.rank >= 3 and x.is_float)) is None:
         return None
-    t = t if t in ins else b.draw(ins)
     c = t.shape[1]
     groups = b.draw([g for g in range(1, c + 1) if c % g == 0])
     per = c if b.opset >= 21 else groups
@@ -248,10 +252,9 @@ def _lp_norm(b: Builder, t: Tensor) -> Tensor:
 def _mvn(b: Builder, t: Tensor) -> Tensor | None:
     """Of a graph input over axes holding at least 8 elements: the ONNX body divides by
     sqrt(E[x^2] - E[x]^2) + 1e-9, ill-conditioned for near-constant data."""
-    ins = [x for x in b.inputs if x.is_float]  # (not a token-id input: seed 207008)
-    if not ins:
+    x = _an_input(b, t, lambda x: x.is_float)  # (not a token-id input: seed 207008)
+    if x is None:
         return None
-    x = t if t in ins else b.draw(ins)
     # (always with axes: ONNX's shape inference cannot expand the body with the default)
     axes = sorted(int(a) for a in b.rng.choice(x.rank, size=b.randint(1, x.rank), replace=False))
     count = int(np.prod([x.shape[a] for a in axes]))
