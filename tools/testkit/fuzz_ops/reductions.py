@@ -199,8 +199,11 @@ def _layernorm(b: Builder, t: Tensor) -> Tensor | None:
     transcendental chain saturating), and normalising it multiplies each 1-spacing
     rounding difference of the ops before by mean / std - seed 206444: a Pow, Cos and
     Reciprocal chain within 2 spacings of onnxruntime, its LayerNorm 145 off."""
-    if b.kind == "f16" and (t := _an_input(b, t, lambda x: x.is_float)) is None:
-        return None
+    if b.kind == "f16":
+        x = _an_input(b, t, lambda x: x.is_float)
+        if x is None:
+            return None
+        t = x
     axis = b.axis(t) if b.coin(0.7) else -1
     a = axis % t.rank
     norm = list(t.shape[a:])
@@ -223,8 +226,10 @@ def _group_norm(b: Builder, t: Tensor) -> Tensor | None:
     saturated Tanh) is ill-conditioned - onnxruntime's kernel is 0.02 off float64
     there, the reference itself too far off for a comparison (npu-canonicalize's
     StableVariance keeps this compiler within 1e-4)."""
-    if (t := _an_input(b, t, lambda x: x.rank >= 3 and x.is_float)) is None:
+    x = _an_input(b, t, lambda x: x.rank >= 3 and x.is_float)
+    if x is None:
         return None
+    t = x
     c = t.shape[1]
     groups = b.draw([g for g in range(1, c + 1) if c % g == 0])
     per = c if b.opset >= 21 else groups
