@@ -294,3 +294,50 @@ def test_a_share_short_of_all_is_never_shown_as_100_percent():
     assert [percent(x) for x in (1.0, 0.99997, 0.99987, 0.5, 0.0)] == ["100%", ">99.99%", "99.99%", "50%", "0%"]
     text = describe({"exact": 0.9987, "within_one": 0.99997, "step": 0.0439, "max_steps": 3.0})
     assert text == "99.87% equal, >99.99% within one step of 0.0439, largest difference 3 steps"
+
+
+def requantized_model(between: str = "Concat", earlier: float = 0.032474197) -> onnx.ModelProto:
+    """x -> Q/DQ -> MatMul -> Q/DQ at `earlier` -> `between` -> Q/DQ at 0.0163 (the output):
+    the graph fuzz seed 210817 drew (a product of 61 x -127 steps at -30.499994 output
+    steps: onnxruntime's float32 product rounds it to -30.500002 and to -31, the chip's
+    exact integer requantization to -30)."""
+    inits = [numpy_helper.from_array(np.array(a, dt), n) for n, a, dt in (
+        ("sx", 0.01721737, np.float32), ("zx", 6, np.int8), ("sd", 0.008169811, np.float32), ("zd", -128, np.int8),
+        ("w", [[127, -127, -127, -127]], np.int8), ("sw", [8.5801628e-05, 0.01564922, 0.003225355, 0.006065367],
+                                                    np.float32), ("zw", [0, 0, 0, 0], np.int8),
+        ("s1", earlier, np.float32), ("z1", 128, np.uint8), ("s2", 0.016300775, np.float32), ("z2", 253, np.uint8))]
+    mid = [helper.make_node("Concat", ["y1", "y1"], ["m"], axis=1)] if between == "Concat" else \
+        [helper.make_node(between, ["y1"], ["m"], axis=-1)]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "sd", "zd"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["wd"], axis=1),
+             helper.make_node("MatMul", ["xd", "wd"], ["p"]),
+             helper.make_node("QuantizeLinear", ["p", "s1", "z1"], ["pq"]),
+             helper.make_node("DequantizeLinear", ["pq", "s1", "z1"], ["y1"]), *mid,
+             helper.make_node("QuantizeLinear", ["m", "s2", "z2"], ["mq"]),
+             helper.make_node("DequantizeLinear", ["mq", "s2", "z2"], ["y"])]
+    graph = helper.make_graph(nodes, "requantized", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2 if between == "Softmax" else 4, 5, 4])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_requantized_output_is_judged_in_the_steps_an_earlier_flip_makes(tmp_path, capsys):
+    """An output requantized at a finer scale (0.0163) from a value rounded at 0.0325
+    before: one flip of that rounding (a tie the chip's exact integers and onnxruntime's
+    float32 product decide apart) is two output steps, judged as the one step it is, by
+    --check and --compare-all alike; an op between that is not value-keeping (Softmax)
+    or an earlier rounding finer than the output's leaves the output's own step."""
+    m = requantized_model()
+    assert output_steps(m)["y"].scale == pytest.approx(2 * 0.016300775)
+    path = tmp_path / "requantized.onnx"
+    onnx.save(m, str(path))
+    rep = tmp_path / "r.json"
+    rc, out, err = run([str(path), "--check", "--compare-all", "--report", str(rep)], capsys)
+    assert rc == 0, err
+    report = json.loads(rep.read_text())
+    steps = report["check"]["steps"]["y"]
+    assert steps["exact"] < 1.0 and steps["max_steps"] == pytest.approx(1.0, abs=1e-3)  # (the flip is there)
+    row = next(r for r in report["compare_all"]["tensors"] if r["node"] == "output 'y'")
+    assert row["ok"] and row["steps"]["step"] == pytest.approx(2 * 0.016300775)
+    assert output_steps(requantized_model("Softmax"))["y"].scale == pytest.approx(0.016300775)
+    assert output_steps(requantized_model(earlier=0.01))["y"].scale == pytest.approx(0.016300775)

@@ -31,13 +31,18 @@ from npu_dialects import special
 from npu_dialects.arch import Arch, widest_type
 from npu_dialects.dtypes import element_type, from_np, type_name
 from npu_dialects.locs import node_names
-from tools.quant_steps import Step, percent, step_metrics
+from tools.quant_steps import Step, coarser_step, percent, step_metrics
 from tools.tolerance import PRECISION_RTOL, coarsest, metrics
 
 PASS_THROUGH = (g.ReshapeOp, g.TransposeOp, g.SliceOp, g.ConcatOp, g.GatherOp, g.PadOp, g.ExpandOp, g.MaxPoolOp,
                 g.MaxPoolNdOp, g.AvgPoolOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceMeanOp, g.ReluOp, g.ClipOp,
                 g.SigmoidOp, g.TanhOp, g.SoftmaxOp, g.MaxOp, g.MinOp)
 """Graph ops a quantized value passes through keeping its quantization step."""
+
+VALUE_KEEPING = (g.ReshapeOp, g.TransposeOp, g.SliceOp, g.ConcatOp, g.GatherOp, g.PadOp, g.ExpandOp, g.MaxPoolOp,
+                 g.MaxPoolNdOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReluOp, g.ClipOp, g.MaxOp, g.MinOp)
+"""The `PASS_THROUGH` ops each of whose output elements is an input element, a constant or
+a bound (`tools.quant_steps.VALUE_KEEPING`)."""
 
 
 def _type(a: np.ndarray) -> str:
@@ -80,15 +85,36 @@ class QuantParams:
     def of_value(self, v: SSAValue, forward: bool = True) -> tuple[np.ndarray, np.ndarray, int, int] | None:
         """`v`'s parameters: its quantize op's, (`forward`) a quantize reading it, or the
         dequantize it comes from through `PASS_THROUGH` ops; None: none."""
+        op = self._source(v, forward)
+        return self._of(op) if op is not None else None
+
+    def steps_per_flip(self, v: SSAValue, forward: bool = True) -> float:
+        """How many of `v`'s steps one rounding flip before it can move an element: 1, or
+        for a requantization (a quantize of a value an earlier dequantize made, through
+        `VALUE_KEEPING` ops) at a finer scale, `ceil(earlier scale / scale)`
+        (`tools.quant_steps.coarser_step`)."""
+        op = self._source(v, forward)
+        q = op.operands[0].owner if isinstance(op, g.DequantizeOp) else op
+        if not isinstance(q, g.QuantizeOp) or (mine := self._of(q)) is None:
+            return 1.0
+        up, depth = q.operands[0].owner, 0
+        while isinstance(up, VALUE_KEEPING) and up.operands and depth < 32:
+            up, depth = up.operands[0].owner, depth + 1
+        earlier = self._of(up) if isinstance(up, g.DequantizeOp) else None
+        if earlier is None:
+            return 1.0
+        return float(coarser_step(float(np.max(mine[0])), float(np.max(earlier[0]))) / float(np.max(mine[0])))
+
+    def _source(self, v: SSAValue, forward: bool) -> g.QuantOp | None:
         if isinstance(v.owner, g.QuantizeOp):
-            return self._of(v.owner)
+            return v.owner
         for use in v.uses if forward else ():
             if isinstance(use.operation, g.QuantizeOp) and use.index == 0:
-                return self._of(use.operation)
+                return use.operation
         op, depth = v.owner, 0
         while isinstance(op, PASS_THROUGH) and op.operands and depth < 32:
             op, depth = op.operands[0].owner, depth + 1
-        return self._of(op) if isinstance(op, g.DequantizeOp) else None
+        return op if isinstance(op, g.DequantizeOp) else None
 
     def of_node(self, node: str) -> tuple[np.ndarray, np.ndarray, int, int] | None:
         op = self.ops.get(node)
@@ -101,11 +127,13 @@ def _quantize(x: np.ndarray, scale: np.ndarray, zp: np.ndarray, lo: int, hi: int
 
 
 def judge(got: np.ndarray, ref: np.ndarray, params, precision: str | None,
-          quantized: bool) -> dict[str, Any] | None:
+          quantized: bool, flip: float = 1.0) -> dict[str, Any] | None:
     """One comparison (see the module docstring); None when an integer buffer holds a
     float tensor of the reference without quantization parameters to read it by (an
     i32 accumulator: no scale). Integers the reference holds as integers without
-    parameters (MatMulInteger's i32) must be equal."""
+    parameters (MatMulInteger's i32) must be equal. `flip`: how many of the tensor's
+    steps one rounding flip before it moves an element (`QuantParams.steps_per_flip`),
+    the step judged by."""
     if np.size(got) == np.size(ref):
         got = np.asarray(got).reshape(np.shape(ref))
     kind = _type(got)
@@ -123,14 +151,15 @@ def judge(got: np.ndarray, ref: np.ndarray, params, precision: str | None,
         scale, zp, lo, hi = params
         rq = np.asarray(ref, np.float64) if integer_ref else _quantize(ref, scale, zp, lo, hi)
         m = metrics((got - zp) * scale, (rq - zp) * scale, None)
-        s = step_metrics(got, rq, Step(1.0))
-        s["step"] = float(np.max(scale))
+        s = step_metrics(got, rq, Step(flip))
+        s["step"] = float(np.max(scale)) * flip
         m["ok"] = s["ok"]
     else:
         m = metrics(got, ref, precision)
         s = None
         if quantized and params is not None:
-            s = step_metrics(got, ref, Step(params[0] if np.ndim(params[0]) == got.ndim else float(np.max(params[0]))))
+            scale = params[0] if np.ndim(params[0]) == got.ndim else float(np.max(params[0]))
+            s = step_metrics(got, ref, Step(scale * flip))
             m["ok"] = m["ok"] or s["ok"]
     del m["atol"], m["rtol"]
     row = {"type": kind, **m}
@@ -207,30 +236,34 @@ def compare_all(graph: ModuleOp, weights: Mapping[str, np.ndarray], inputs: Mapp
         except (ValueError, TypeError, IndexError, FloatingPointError):  # (the program's values do not evaluate:
             local = {}  # the end-to-end comparison alone)
 
-    def add(node: str, fused: list[str], got: np.ndarray, ref: np.ndarray, p) -> None:
-        row = judge(got, ref, p, precision, params.quantized)
+    def add(node: str, fused: list[str], got: np.ndarray, ref: np.ndarray, v: SSAValue | None,
+            forward: bool = True) -> None:
+        p = params.of_value(v, forward) if v is not None else None
+        flip = params.steps_per_flip(v, forward) if p is not None and v is not None else 1.0
+        row = judge(got, ref, p, precision, params.quantized, flip)
         if row is None:
             return
         entry = {"node": node, "fused": fused, "shape": list(np.shape(ref)), **row}
-        mine = judge(got, local[node], p, precision, True) if node in local else None
+        mine = judge(got, local[node], p, precision, True, flip) if node in local else None
         if mine is not None and "steps" in mine:  # (the kernels since the last kept tensor alone)
             entry["local_steps"] = mine["steps"]
             entry["ok"] = entry["ok"] or mine["ok"]
         other = (onnxruntime or {}).get(node)
         if other is not None and np.size(other) == np.size(got):
-            theirs = judge(got, other, p, precision, params.quantized)
+            theirs = judge(got, other, p, precision, params.quantized, flip)
             if theirs is not None:
                 entry["onnxruntime"] = theirs
         rows.append(entry)
 
     for node, (nodes, got) in kept.items():
-        add(node, nodes, got, values[node], params.of_node(node))
+        op = params.ops.get(node)
+        add(node, nodes, got, values[node], op.results[0] if op is not None else None)
     rows.sort(key=lambda r: order[r["node"]])
     returned = returned_values(graph)
     for name, got in outputs.items():
         if name in refs:
             v = returned.get(name)
-            add(f"output '{name}'", [], got, refs[name], params.of_value(v) if v is not None else None)
+            add(f"output '{name}'", [], got, refs[name], v)
     return rows, first_over(rows)
 
 

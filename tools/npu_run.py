@@ -329,7 +329,8 @@ def quantization_steps(loaded: Loaded, path: str) -> dict[str, Any] | None:
 
 def graph_steps(graph, weights) -> dict[str, Any]:
     """The steps of a graph-level module's outputs: a result an `npu_graph.dequantize`
-    makes (through `tools.accuracy.PASS_THROUGH` ops) in steps of its scale, an
+    makes (through `tools.accuracy.PASS_THROUGH` ops) in steps of its scale (of a
+    requantization, the steps one earlier flip makes: `QuantParams.steps_per_flip`), an
     i8/ui8 result of a quantize in steps of 1, other integer results equal."""
     from npu_dialects.dtypes import type_name
     from npu_dialects.graph import QuantizeOp
@@ -346,8 +347,8 @@ def graph_steps(graph, weights) -> dict[str, Any]:
             continue
         p = params.of_value(v, forward=False)
         if p is not None:
-            steps[name] = Step(p[0] if p[0].size == 1 or p[0].ndim == len(v.type.get_shape())  # pyright: ignore
-                               else float(p[0].max()))
+            scale = p[0] if p[0].size == 1 or p[0].ndim == len(v.type.get_shape()) else float(p[0].max())  # pyright: ignore
+            steps[name] = Step(scale * params.steps_per_flip(v, forward=False))
     return steps
 
 

@@ -2,7 +2,9 @@
 
 An output of a QDQ model that a DequantizeLinear produces (directly or through data
 movement and softmax-like ops, `PASS_THROUGH`) can differ from onnxruntime's by a
-rounding of requantization: it is compared in steps of that DequantizeLinear's scale.
+rounding of requantization: it is compared in steps of that DequantizeLinear's scale
+(when it dequantizes a requantization of a value an earlier DequantizeLinear made, in
+the steps one flip of that earlier rounding makes: `coarser_step`).
 `STEP_RULE` is the issue-44 acceptance criterion: at least 99% of the elements within
 one step and none beyond three. An integer output (int8/uint8 made by a QuantizeLinear)
 is compared in steps of 1 by the same rule; other integer outputs (int32, int64, bool)
@@ -36,6 +38,17 @@ QUANTIZATION_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuan
 ELEMENTWISE = frozenset({"Identity", "Dropout", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
                          "Cast"})
 """The pass-through ops that keep each element where it is (a per-axis scale still applies)."""
+
+VALUE_KEEPING = frozenset({
+    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Dropout", "Slice", "Gather", "Expand",
+    "Tile", "Split", "Concat", "DepthToSpace", "SpaceToDepth", "Pad", "MaxPool", "GlobalMaxPool", "ReduceMax",
+    "ReduceMin", "Relu", "Clip"})
+"""The pass-through ops whose every output element is one of their input elements, a
+constant or their bound (Relu, Clip): a difference of one step upstream reaches their
+output as at most the same difference. A QuantizeLinear requantizing such a value
+(DequantizeLinear -> these -> QuantizeLinear -> DequantizeLinear, at another scale) keeps
+the earlier rounding's step: a flip there is one step of the earlier scale at the output,
+so the output is judged in the coarser of the two (`_requantized_step`)."""
 
 
 SLACK = 1e-3
@@ -84,22 +97,28 @@ def _dequantize_step(node: onnx.NodeProto, consts: dict[str, np.ndarray], elemen
 
 
 def _walk(name: str, producers: dict[str, onnx.NodeProto], consts: dict[str, np.ndarray], rank: int | None,
-          elementwise: bool = True, depth: int = 0) -> tuple[str, float | np.ndarray] | None:
+          elementwise: bool = True, depth: int = 0,
+          through: frozenset[str] = PASS_THROUGH) -> tuple[str, float | np.ndarray] | None:
     """('dequantize', scale) or ('quantize', 1.0) of the last quantization op before
-    tensor `name` through `PASS_THROUGH` ops; None when there is none."""
+    tensor `name` through `through` ops; None when there is none. A dequantized
+    requantization of a value an earlier DequantizeLinear made takes the coarser
+    step of the two (`_requantized_step`)."""
     node = producers.get(name)
     if node is None or depth > 64:
         return None
     if node.op_type == "DequantizeLinear":
         s = _dequantize_step(node, consts, elementwise, rank)
-        return None if s is None else ("dequantize", s)
+        if s is None:
+            return None
+        earlier = _requantized_step(node, producers, consts, depth)
+        return "dequantize", s if earlier is None else coarser_step(s, earlier)
     if node.op_type in ("QuantizeLinear", "DynamicQuantizeLinear"):
         return "quantize", 1.0
-    if node.op_type not in PASS_THROUGH or not node.input:
+    if node.op_type not in through or not node.input:
         return None
     keep = elementwise and node.op_type in ELEMENTWISE
     inputs = node.input if node.op_type == "Concat" else node.input[:1]
-    found = [_walk(i, producers, consts, rank, keep, depth + 1) for i in inputs]
+    found = [_walk(i, producers, consts, rank, keep, depth + 1, through) for i in inputs]
     if not found or any(f is None for f in found):
         return None
     kinds = {f[0] for f in found if f is not None}
@@ -108,6 +127,27 @@ def _walk(name: str, producers: dict[str, onnx.NodeProto], consts: dict[str, np.
     if len(found) == 1 and found[0] is not None:
         return found[0]
     return kinds.pop(), max(float(np.max(f[1])) for f in found if f is not None)
+
+
+def coarser_step(step: float | np.ndarray, earlier: float) -> float | np.ndarray:
+    """The step of a requantization at `step` of a value rounded before at `earlier`: one
+    flip of the earlier rounding moves the output by `earlier` rounded to this grid, at
+    most `ceil(earlier / step)` of its steps (`step` itself when the earlier is finer)."""
+    k = np.maximum(np.ceil(earlier / np.asarray(step, np.float64) - SLACK), 1.0)
+    out = step * k
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _requantized_step(dq: onnx.NodeProto, producers: dict[str, onnx.NodeProto], consts: dict[str, np.ndarray],
+                      depth: int) -> float | None:
+    """The step of the DequantizeLinear an int8 value was requantized from: `dq` reads
+    a QuantizeLinear of a value an earlier DequantizeLinear made through `VALUE_KEEPING`
+    ops (its largest scale); None otherwise."""
+    q = producers.get(dq.input[0]) if dq.input else None
+    if q is None or q.op_type != "QuantizeLinear" or not q.input:
+        return None
+    found = _walk(q.input[0], producers, consts, None, False, depth + 1, VALUE_KEEPING)
+    return float(np.max(found[1])) if found is not None and found[0] == "dequantize" else None
 
 
 def output_steps(model: onnx.ModelProto) -> dict[str, Step]:
