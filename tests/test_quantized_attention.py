@@ -164,3 +164,29 @@ def test_per_row_softmax_tables_give_the_graphs_codes_bit_for_bit(signed, masked
     want = AttentionOp._quantized(attrs, p, q, kt, v, *mask)  # pyright: ignore[reportPrivateUsage]
     np.testing.assert_array_equal(got, want)
     assert len(np.unique(want)) > 20  # (not a saturated output)
+
+
+@pytest.mark.parametrize("symmetric", [True, False], ids=["int8", "uint8"])
+def test_float_kv_cache_converts_inside_the_kv_append_kernel(symmetric):
+    """A GPT-2 decode step quantized by onnxruntime keeps its KV cache float at the
+    inputs and outputs (quantize(past) -> concat, dequantize(concat) -> present): with
+    int8 symmetric activations (zero points 0) npu-fuse's `kv-append` takes both
+    quantizes and dequantizes - no kernel of their own, the float past read and the
+    float present written by the attention's kernel - and the run equals the graph as
+    written, bit for bit; uint8 asymmetric ones (zero point 128) keep them apart."""
+    model = gpt2_block(past=15, batch=2, hidden=128, heads=4)
+    qmodel = quantize(model, [block_inputs(model, seed=10 + s) for s in range(4)], symmetric, pre_process=False)
+    arch = parse_arch_spec("default")
+    reference, ref_weights = import_model(qmodel, arch)
+    module, weights = import_model(qmodel, arch)
+    compile_module(module, arch, weights, verify_each=False, fuse_disable=("layer-group",))  # (kernels apart)
+    for seed in range(2):
+        inputs = block_inputs(model, seed=seed)
+        want = evaluate_graph(reference, ref_weights, inputs)
+        result = run(module, weights_of(module), inputs, arch)
+        kernels = [k["name"] for k in result.report["kernels"]]
+        apart = [k for k in kernels if k.startswith(("past_", "present_key_Deq", "present_value_Deq"))]
+        assert len(apart) == (0 if symmetric else 4), kernels
+        got = result.outputs
+        for out, value in want.items():
+            np.testing.assert_array_equal(got[out], value, err_msg=f"{out}, input seed {seed}")

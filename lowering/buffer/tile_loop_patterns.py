@@ -56,7 +56,10 @@ split one block of the concatenation (`seam_pairs`): both land in one slot with
 `src_clip` copies, the second (the new rows) in an `scf.if` at the steps whose
 block reaches it, and the add goes. A tee's copy reads the slot while the step
 computes from it and is awaited before the step ends (the next one prefetches into
-the other slot set, the one after into this).
+the other slot set, the one after into this). Over a float cache converted in SRAM
+(`AppendAttentionAnchor.converting`) the new rows are a load of their own, and the
+widened rows, the sum, its quantized tile and the dequantized present each get a
+buffer of their own (`TileBuffers.staged`); the tee's copy reads the last.
 
 `PrefetchLoads` (software pipelining): the copies at the top of the step body are
 issued for step t+1 into the other slot set before step t computes (the slot sets
@@ -95,7 +98,7 @@ from npu_dialects.arch import Arch
 from npu_dialects.compute import MaterializeOp, ToTensorOp
 from npu_dialects.dma import CopyOp, DoneOp, TokenType, WaitOp
 from npu_dialects.dtypes import elem_bytes, element_type, nbytes
-from npu_dialects.graph import AddOp, ElementwiseOp, GraphOp, StructuredOp, ints, shape_of
+from npu_dialects.graph import AddOp, ElementwiseOp, GraphOp, QuantOp, StructuredOp, ints, shape_of
 from npu_dialects.task import SramOp, ViewOp
 from npu_dialects.tile import LoadOp, LoopOp, ReduceOp, StoreOp, TeeOp, WindowOp
 
@@ -237,6 +240,10 @@ class TileBuffers:
     # detached load in `hoisted` or `per_tile`, and its buffer): each step reads its block
     blocks: dict[LoadOp, tuple[LoadOp, SSAValue]] = field(default_factory=dict)
     clipped: set[Operation] = field(default_factory=set)  # cloned loads copied with `src_clip` (a seam's parts)
+    # a float KV cache's conversions and sums before the anchor (`AppendAttentionAnchor.converting`) -> the
+    # buffer each writes; their clones in the step body (`TileLoopToSteps.clone_into`) -> the same
+    staged: dict[Operation, SSAValue] = field(default_factory=dict)
+    staged_clones: dict[Operation, SSAValue] = field(default_factory=dict)
     typed: dict[Attribute, SSAValue] = field(default_factory=dict)  # the running tile's buffer per element type
     derived: dict[tuple[Attribute, tuple[int, ...]], SSAValue] = field(default_factory=dict)  # `chain_buffers`
     # (the buffer the store reads, its twin): with double buffering and one step per output
@@ -390,6 +397,11 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
     kept = [sram(ld.results[0]) for ld in own]
     acc = sram(reduce.results[0])
     typed, derived = chain_buffers(loop, reduce, acc, sram)
+    # (a KV-cache append converting a float cache: each quantize, sum and dequantize before the anchor in a
+    # buffer of its own; the seam, no longer landed in its block's slot, a load of its own)
+    tees = any(isinstance(o, TeeOp) for o in pre_ops)
+    staged: dict[Operation, SSAValue] = {o: sram(o.results[0]) for o in pre_ops
+                                          if tees and o not in seams and isinstance(o, QuantOp | AddOp)}
     offset += sum(align_up(scratch_bytes(o, arch), arch.align)  # (a structured op's intermediates, e.g. attention scores)
                   for o in loop.body.block.ops if isinstance(o, StructuredOp))
     if offset > arch.sram_bytes:
@@ -402,7 +414,7 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
                                           **dict(zip(own, kept)), **({init: acc} if init is not None else {})}
     slot_of.update({b: slot_of[a] for a, b in seams.values()})  # (a seam lands in its block's slot)
     return TileBuffers(loop, outs, view, em, steps, slots, once, hoisted, acc, store.view_shape(), slot_of,
-                       per_tile=per_tile, seams=seams, typed=typed, derived=derived, store_pair=pair,
+                       per_tile=per_tile, seams=seams, typed=typed, derived=derived, store_pair=pair, staged=staged,
                        blocks={ld: (whole, slot_of[whole]) for ld, whole in runs.items()})
 
 
@@ -471,6 +483,8 @@ class TileLoopToSteps(RewritePattern):
         new: Operation | None = None
         for op in ops:
             new = em.add_clone(op, vmap)
+            if op in self.bufs.staged:
+                self.bufs.staged_clones[new] = self.bufs.staged[op]
             if isinstance(op, LoadOp):
                 self.bufs.dest[new] = self.bufs.slot_of[op]
                 if op in self.bufs.hoisted:
@@ -670,7 +684,9 @@ class StageOnBuffers(RewritePattern):
         read = [o.owner.buffer for o in op.operands]  # type: ignore[union-attr]
         first = self.bufs.slots[0][0] if self.bufs.slots and self.bufs.slots[0] else None
         t = element_type(res)
-        if self.bufs.acc in read or any(b in read for b in self.bufs.typed.values()):
+        if op in self.bufs.staged_clones:
+            dest = self.bufs.staged_clones[op]
+        elif self.bufs.acc in read or any(b in read for b in self.bufs.typed.values()):
             dest = self.bufs.typed.get(t, self.bufs.acc)  # (the running tile, in its type's buffer)
         elif first in read:
             dest = first

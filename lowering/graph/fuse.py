@@ -20,7 +20,9 @@ Algorithm
 keys, at the same split (a decoder step: the cache, then the new rows) -> one
 kernel of both concats and the attention, returning all three (`FuseKvAppend`);
 npu-tile's `AppendAttentionAnchor` reads the cache once and writes the present as
-it goes.
+it goes. A quantized model's float cache (quantize(past) -> concat, dequantize(concat)
+-> the present output, zero points 0) comes into the kernel with its conversions when
+one head's row of keys fits SRAM with them (`FuseKvAppend.kv_conversions`).
 
 `attention`: the scale is a scalar multiply or divide, the mask an add or a
 `where(c, s, k)` with constant c and k <= -1e30 (then exactly s + where(c, 0, k), a
@@ -80,6 +82,7 @@ from dataclasses import dataclass, field
 import ml_dtypes
 import numpy as np
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -115,6 +118,7 @@ from npu_dialects.graph import (
     MatMulOp,
     MaxPoolOp,
     MulOp,
+    QuantizeOp,
     QuantOp,
     ReshapeOp,
     RowStatsOp,
@@ -760,7 +764,56 @@ class FuseKvAppend(RewritePattern):
     one kernel of the two concats and the attention, returning the attention and both
     concats (the `present` cache). npu-tile reads each key block from the past and
     the new rows and writes it to the present as it goes (`AppendAttentionAnchor`), so
-    the cache is read once instead of copied and read again."""
+    the cache is read once instead of copied and read again.
+
+    A quantized model whose cache is float at its inputs and outputs (onnxruntime's
+    QDQ form quantizes the past inside: quantize(past) -> concat -> attention, and
+    dequantize(concat) -> the present output): when both pasts are quantizes read
+    only by their concat, with a zero point of 0 (the block's rows past the cache are
+    zeros, quantized or not), and both concats are read besides by one dequantize
+    each whose only reader is the function's return, the kernel takes them too
+    (`kv_conversions`): it reads the float past and writes the float present, each
+    block converted in SRAM, instead of two kernels each way round-tripping the cache
+    through DRAM."""
+
+    def __init__(self, constants: ConstantReader | None = None, sram_bytes: int = 0):
+        self.constants = constants
+        self.sram_bytes = sram_bytes
+
+    def kv_conversions(self, cats: list[Operation], att: Operation) -> tuple[list[Operation], list[Operation]] | None:
+        """(the quantizes of the pasts, the dequantizes of the presents) the kernel takes
+        (see the class docstring), or None; also None, with a remark, when one query
+        row's blocks (all the keys of one head: a quantized attention's) do not fit SRAM
+        with their conversions (`AppendAttentionAnchor.converting`: a float load, its
+        new rows narrow and widened, the float sum, the narrow tile the attention reads
+        and the float tile its tee writes, per side, and the row's f32 scores)."""
+        quantizes, dequantizes = [], []
+        for c in cats:
+            q = c.operands[0].owner
+            if not isinstance(q, QuantizeOp) or len(list(q.results[0].uses)) != 1 or self.constants is None:
+                return None
+            zp = self.constants.inline(q.operands[2])
+            if zp is None or np.any(zp != 0):
+                return None
+            readers = [u.operation for u in c.results[0].uses if u.operation is not att]
+            if len(readers) != 1 or not isinstance(dq := readers[0], DequantizeOp) or dq.operands[0] is not c.results[0]:
+                return None
+            if not dq.results[0].uses or any(not isinstance(u.operation, func.ReturnOp) for u in dq.results[0].uses):
+                return None
+            quantizes.append(q)
+            dequantizes.append(dq)
+        keys = shape_of(cats[0].results[0])[attr_int(dict(cats[0].attributes), "axis", 0)]
+        need = 2 * keys * elem_bytes(f32)
+        for q, dq in zip(quantizes, dequantizes):
+            wide, narrow = elem_bytes(q.operands[0]), elem_bytes(q.results[0])
+            need += math.prod(shape_of(q.operands[0])[-1:]) * keys * (3 * wide + 2 * narrow + elem_bytes(dq.results[0]))
+        if need > self.sram_bytes:
+            remark("npu-fuse", "missed", [n for o in (*quantizes, *dequantizes) for n in node_names(o)],
+                   f"kv-append: the float cache's quantize and dequantize stay kernels of their own: one head's "
+                   f"{keys} keys with their conversions need {need} bytes of SRAM, more than sram_bytes="
+                   f"{self.sram_bytes}")
+            return None
+        return quantizes, dequantizes
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, AttentionOp) or isinstance(op.parent_op(), FusedOp):
@@ -779,10 +832,18 @@ class FuseKvAppend(RewritePattern):
         if splits[0] != splits[1]:
             return
         names = [n for x in (*cats, op) for n in node_names(x)]
-        fuse_chain([*cats, op], "kv-append", rewriter, outs=[op.results[0], *(c.results[0] for c in cats)],
+        converted = self.kv_conversions(cats, op) if AttentionOp.quantized(dict(op.attributes)) is not None else None
+        quantizes, dequantizes = converted or ([], [])
+        for dq in reversed(dequantizes):  # (read only by the return: they may follow the attention)
+            dq.detach()
+            rewriter.insert(dq, InsertPoint.after(op))
+        fuse_chain([*quantizes, *cats, op, *dequantizes], "kv-append", rewriter,
+                   outs=[op.results[0], *(x.results[0] for x in (dequantizes or cats))],
                    kernel=names[-1] if names else op.name,
                    message=f"kv-append: the attention reads the {splits[0]} cached positions and the new ones in "
-                           "one pass and writes the present cache as it reads (no concat copies)")
+                           "one pass and writes the present cache as it reads (no concat copies)"
+                           + ("; the float cache quantized and the present dequantized block by block in SRAM"
+                              if converted else ""))
 
 
 @dataclass(frozen=True)
@@ -810,7 +871,8 @@ class Fuse(ModulePass):
             rule = FuseAttention(op, ConstantReader(op, self.name), arch_of(op))
             PatternWalker(rule, apply_recursively=False).rewrite_module(op)
         if "kv-append" not in self.disable:
-            PatternWalker(FuseKvAppend(), apply_recursively=False).rewrite_module(op)
+            append = FuseKvAppend(ConstantReader(op, self.name), arch_of(op).sram_bytes)
+            PatternWalker(append, apply_recursively=False).rewrite_module(op)
         # convs (with prologues) and cube epilogues first, so an elementwise chain never
         # steals a conv's prologue or epilogue
         prologue = "conv-prologue" not in self.disable

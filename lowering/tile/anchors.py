@@ -21,10 +21,12 @@ from npu_dialects.graph import (
     AttentionOp,
     ConcatOp,
     Conv2dOp,
+    DequantizeOp,
     ElementwiseOp,
     GemmOp,
     MatMulOp,
     MaxPoolOp,
+    QuantizeOp,
     RowStatsOp,
     StructuredOp,
     attr_int,
@@ -535,38 +537,90 @@ class AppendAttentionAnchor(AttentionAnchor):
     spanning the seam is their sum, and written to the present every step (`tees`,
     results 1 and 2): the cache is read once and written once, not copied and read
     again. `npu-bufferize` lands both parts in one slot, the new rows only at the
-    step whose block holds them (`tile_loop_patterns.seam_pairs`)."""
+    step whose block holds them (`tile_loop_patterns.seam_pairs`). `conversions`: a
+    float cache's quantizes and dequantizes, computed on each block (`converting`)."""
 
-    def __init__(self, op: AttentionOp, ins_index: dict[SSAValue, int], cats: tuple[ConcatOp, ConcatOp]):
-        base = {**ins_index, op.operands[1]: ins_index[cats[0].inputs[0]], op.operands[2]: ins_index[cats[1].inputs[0]]}
+    def __init__(self, op: AttentionOp, ins_index: dict[SSAValue, int], cats: tuple[ConcatOp, ConcatOp],
+                 conversions: Sequence[tuple[QuantizeOp, DequantizeOp]] = ()):
+        pasts = [q.operands[0] for q, _ in conversions] or [c.inputs[0] for c in cats]
+        base = {**ins_index, op.operands[1]: ins_index[pasts[0]], op.operands[2]: ins_index[pasts[1]]}
         super().__init__(op, base)
         self.past = [shape_of(c.inputs[0]) for c in cats]
         self.new = [(ins_index[c.inputs[1]], shape_of(c.inputs[1])) for c in cats]
+        self.conversions = list(conversions)
+        # (the scale and zero point of each side's quantize, then of its dequantize: each input loaded once,
+        # `scalar_of` its position among the loads for each of the four per side)
+        params = [v for q, dq in self.conversions for v in (*q.operands[1:], *dq.operands[1:])]
+        shapes = {ins_index[v]: shape_of(v) for v in params}
+        self.scalars = list(shapes.items())
+        self.scalar_of = [list(shapes).index(ins_index[v]) for v in params]
 
     def shape(self, tile: dict[str, int]) -> KernelShape:
         ks = super().shape(tile)
         loads, tees, seams = list(ks.loads), [], []
         for i, (d, past, (src, new)) in enumerate(zip((self.k_dim, self.v_dim), self.past, self.new)):
             w = loads[1 + i]
-            tees.append(Window(1 + i, w.shape, w.dims, elem=w.elem))
+            out = elem_bytes(self.conversions[i][1].results[0]) if self.conversions else w.elem
+            tees.append(Window(1 + i, w.shape, w.dims, elem=out))
             loads[1 + i] = replace(w, shape=past, pad_value=0.0)
             dims = list(w.dims)
             dims[d] = DimMap(dims[d].terms, dims[d].const - past[d], dims[d].size)
             seams.append(self.window(src, new, tuple(dims), 0.0))
         ks.loads, ks.tees, ks.seams = loads, tees, seams
+        if self.conversions:
+            self.converting(ks)
         return ks
+
+    def converting(self, ks: KernelShape) -> None:
+        """A float cache's conversions in SRAM (npu-fuse's `kv-append` taking the quantizes
+        of the past and the dequantizes of the present): each step quantizes the float
+        block plus the new rows' block dequantized by the same scale (zeros past the
+        cache and before the new rows: zero points of 0; the new rows come back exact,
+        integers of at most 8 bits through one f32 multiply and divide), and
+        dequantizes the sum for the present's tee. The new rows' blocks are loads of
+        their own after the attention's, then the scalars (`kv_loads`); the four
+        computed tiles per side are scratch, their vector passes add to a step's."""
+        blocks = [prod(w.sizes) for w in ks.tees]
+        narrow = [elem_bytes(q.results[0]) for q, _ in self.conversions]
+        wide = [ks.loads[1 + i].elem for i in range(len(ks.tees))]
+        extra = sum(n * (2 * f + e + t.elem) for n, f, e, t in zip(blocks, wide, narrow, ks.tees))
+        scalars = [self.window(i, shape, tuple(fixed(e) for e in shape)) for i, shape in self.scalars]
+        ks.loads += [*ks.seams, *scalars]
+        ks.kv_loads, ks.seams = len(ks.seams) + len(scalars), []
+        base_cycles, base_scratch = ks.tile_cycles, ks.scratch
+        assert base_cycles is not None and base_scratch is not None  # (an attention's tile prices both)
+
+        def cycles(arch: Arch) -> int:
+            return base_cycles(arch) + sum(4 * arch.vector_cycles(n) for n in blocks)  # (four f32 passes a side)
+        ks.tile_cycles = cycles
+        ks.scratch = lambda arch: base_scratch(arch) + extra
 
 
 def append_attention(ops: Sequence[Operation], ins_index: dict[SSAValue, int]) -> AppendAttentionAnchor | None:
     """The `AppendAttentionAnchor` of a kernel of two concats and the attention reading
-    them as k and v (npu-fuse's `kv-append`), else None."""
+    them as k and v (npu-fuse's `kv-append`), else None; with a float cache, the
+    quantizes of the pasts come first and the dequantizes of the concats last."""
+    conversions: list[tuple[QuantizeOp, DequantizeOp]] = []
+    if len(ops) == 7:
+        qs, dqs = ops[:2], ops[5:]
+        if not all(isinstance(q, QuantizeOp) and q.operands[0] in ins_index and all(x in ins_index for x in q.operands[1:])
+                   for q in qs) or not all(isinstance(dq, DequantizeOp) and all(x in ins_index for x in dq.operands[1:])
+                                           for dq in dqs):
+            return None
+        conversions = list(zip(qs, dqs))  # type: ignore[arg-type]
+        ops = ops[2:5]
     if len(ops) != 3 or not isinstance(att := ops[-1], AttentionOp):
         return None
     cats = [o.owner for o in att.operands[1:3]]
+    outside = {q.results[0] for q, _ in conversions}  # (the quantized pasts: made in the kernel)
     if not (isinstance(k := cats[0], ConcatOp) and isinstance(v := cats[1], ConcatOp)) or not all(
-            c in ops[:2] and len(c.inputs) == 2 and all(x in ins_index for x in c.inputs) for c in (k, v)):
+            c in ops[:2] and len(c.inputs) == 2 and all(x in ins_index or x in outside for x in c.inputs)
+            for c in (k, v)):
         return None
-    anchor = AppendAttentionAnchor(att, ins_index, (k, v))
+    if conversions and not all(c.inputs[0] is q.results[0] and dq.operands[0] is c.results[0]
+                               for c, (q, dq) in zip((k, v), conversions)):
+        return None
+    anchor = AppendAttentionAnchor(att, ins_index, (k, v), conversions)
     for c, d in zip((k, v), (anchor.k_dim, anchor.v_dim)):
         rank = len(shape_of(c.result))
         if attr_int(dict(c.attributes), "axis", 0) % rank != d % rank:

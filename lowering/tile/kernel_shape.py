@@ -135,6 +135,7 @@ class KernelShape:
     init: int | None = None  # the epilogue window a reduction may start from (`init_window`)
     tees: list[Window] = field(default_factory=list)  # written every step (`npu_tile.tee`); source: result index
     seams: list[Window] = field(default_factory=list)  # per tee, the rest of its tile (`AppendAttentionAnchor`)
+    kv_loads: int = 0  # the last loads: a float cache's new rows and conversion scalars (`AppendAttentionAnchor.converting`)
     finish: Callable[[Arch], int] | None = None  # cycles the last reduction step's merge adds (once per output tile)
     chain: list[int] = field(default_factory=list)  # element bytes of the epilogue's other typed tile buffers
     accumulator: Attribute | None = None  # a wider type the reduction sums in (`wide_accumulator`), cast after

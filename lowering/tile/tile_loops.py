@@ -54,6 +54,7 @@ from lowering.tile.group_plan import group_schedule
 from lowering.tile.strip_loops import materialize_strip_group
 from lowering.tile.tile_search import (
     Anchor,
+    AppendAttentionAnchor,
     EpilogueStep,
     KernelShape,
     PrologueAnchor,
@@ -65,7 +66,7 @@ from lowering.tile.tile_search import (
 )
 from npu_dialects.arch import Arch, arch_of
 from npu_dialects.dtypes import element_type
-from npu_dialects.graph import ELEMENTWISE_OP_BY_FN, AddOp, CastOp, StructuredOp, ints, shape_of
+from npu_dialects.graph import ELEMENTWISE_OP_BY_FN, AddOp, CastOp, DequantizeOp, StructuredOp, ints, shape_of
 from npu_dialects.tile import (
     GroupPlanAttr,
     KernelKind,
@@ -151,6 +152,16 @@ class LoopBuilder:
                 running = value
         return running
 
+    def convert(self, anchor: Anchor, j: int, tile: SSAValue, scalars: Sequence[SSAValue]) -> SSAValue:
+        """Conversion `j` of a float KV cache's (`AppendAttentionAnchor.conversions`: the
+        k side's quantize and dequantize, then the v side's) on `tile`."""
+        assert isinstance(anchor, AppendAttentionAnchor)
+        template = anchor.conversions[j // 2][j % 2]
+        op = self.add(type(template).create(operands=[tile, *scalars], result_types=[tensor(shape_of(tile), template.results[0])],
+                                            attributes=template.tile_attrs()))
+        op.location = template.location
+        return op.results[0]
+
     def anchor(self, anchor: Anchor, tiles: list[SSAValue]) -> SSAValue:
         """The anchor op on tiles, as its tiling model builds it (`Anchor.tile_op`)."""
         acc = self.ks.accumulator  # (a 16-bit product summed in f32: `wide_accumulator`)
@@ -164,10 +175,21 @@ class LoopBuilder:
     def build(self, steps: Sequence[EpilogueStep], anchor: Anchor, prologue: Sequence[EpilogueStep]) -> None:
         ks = self.ks
         tiles = [self.load(w) for w in ks.loads]
-        seams = [self.load(w) for w in ks.seams]
+        converting = tiles[len(tiles) - ks.kv_loads:]  # (a float cache's: `AppendAttentionAnchor.converting`)
+        del tiles[len(tiles) - ks.kv_loads:]
+        seams = converting[:len(ks.tees)] or [self.load(w) for w in ks.seams]
+        loaded = converting[len(ks.tees):]
+        scalars = [loaded[j] for j in anchor.scalar_of] if loaded and isinstance(anchor, AppendAttentionAnchor) else []
         for i, (w, seam) in enumerate(zip(ks.tees, seams)):  # (a KV-cache append: the block spans the seam)
-            tiles[1 + i] = self.add(AddOp(tiles[1 + i], seam, tensor(w.sizes, tiles[1 + i]))).results[0]
-            self.add(TeeOp(tiles[1 + i], w.source or 0, self.block.args, **window_props(w, self.names)))
+            if scalars:  # (a float cache, `AppendAttentionAnchor.converting`: the new rows join it in float)
+                q_scale, q_zp = scalars[4 * i:4 * i + 2]
+                seam = self.add(DequantizeOp(seam, q_scale, q_zp, tensor(w.sizes, tiles[1 + i]))).results[0]
+            tiles[1 + i] = self.add(AddOp(tiles[1 + i], seam, tensor(w.sizes, seam))).results[0]
+            tee = tiles[1 + i]
+            if scalars:
+                tiles[1 + i] = self.convert(anchor, 2 * i, tiles[1 + i], scalars[4 * i:4 * i + 2])
+                tee = self.convert(anchor, 2 * i + 1, tiles[1 + i], scalars[4 * i + 2:4 * i + 4])
+            self.add(TeeOp(tee, w.source or 0, self.block.args, **window_props(w, self.names)))
         if prologue:  # on the input tile; its operands follow the anchor's two loads
             tiles[0] = self.chain(prologue, tiles[0], tiles[2:])
         iw = ks.init_window
