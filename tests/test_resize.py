@@ -63,6 +63,16 @@ def test_linear_on_the_last_two_axes_is_two_matmuls(coord):
     assert ir.count("npu_graph.matmul") == 2 and "npu_graph.transpose" not in ir
 
 
+@pytest.mark.parametrize("nearest", ["ceil", "floor", "round_prefer_floor", "round_prefer_ceil"])
+@pytest.mark.parametrize("coord", ["half_pixel_symmetric", "pytorch_half_pixel", "half_pixel", "align_corners"])
+def test_nearest_modes_decide_on_exact_coordinates(coord, nearest):
+    """Fuzz seed 213774: half_pixel_symmetric from 7 to 10 (scale 1.5) puts output 0 at
+    1/6 + 1/3 - 1/2 = 0 exactly; float64 made it 1.1e-16, whose ceil read input 1
+    (onnxruntime: 0). The coordinates are snapped to whole and half numbers first."""
+    _run(_model((1, 3, 4, 7), opset=19, inits=_scales(1, 1, 1.5, 1.5), coordinate_transformation_mode=coord,
+                nearest_mode=nearest), shape=(1, 3, 4, 7))
+
+
 def test_linear_on_a_leading_axis_transposes_around_the_matmul():
     _, ir = _run(_model(SHAPE, inits=_scales(1, 2, 1, 1), mode="linear"))
     assert ir.count("npu_graph.transpose") == 2 and ir.count("npu_graph.matmul") == 1

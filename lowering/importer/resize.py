@@ -87,7 +87,25 @@ def source_coords(p: Params, out_n: int, scale: float, in_n: int,
         x = offset + (y + 0.5) / scale - 0.5
     else:
         x = (y + 0.5) / scale - 0.5
+    if p.mode == "nearest":  # (floor, ceil and rounding decide at whole and half coordinates: exactly)
+        x = snap_halves(x)
     return x, outside
+
+
+SNAP = 1e-9
+"""How close (relative to max(1, |x|)) a float64 source coordinate must come to a whole or
+half number to be that number (`snap_halves`)."""
+
+
+def snap_halves(x: np.ndarray) -> np.ndarray:
+    """Source coordinates within `SNAP` of a multiple of 1/2 set to it. The coordinate
+    modes are ratios of small integers, exact on paper; float64 evaluation leaves them an
+    ulp or so off, which decides a nearest mode's floor or ceil at a whole number (and its
+    rounding at a half) the wrong way: half_pixel_symmetric with 7 -> 10 (scale 1.5)
+    puts output 0 at 1/6 + 1/3 - 1/2 = 0, computed as 1.1e-16, whose ceil is input 1,
+    not 0 (onnxruntime, in float32, lands on 0; onnx's reference takes 1)."""
+    halves = np.rint(2 * x) / 2
+    return np.where(np.abs(x - halves) <= SNAP * np.maximum(1.0, np.abs(x)), halves, x)
 
 
 def _coeffs(p: Params, ratio: float, scale: float) -> np.ndarray:
