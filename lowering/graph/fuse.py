@@ -802,11 +802,13 @@ class FuseKvAppend(RewritePattern):
                 return None
             quantizes.append(q)
             dequantizes.append(dq)
-        keys = shape_of(cats[0].results[0])[attr_int(dict(cats[0].attributes), "axis", 0)]
-        need = 2 * keys * elem_bytes(f32)
-        for q, dq in zip(quantizes, dequantizes):
+        need = 0
+        for c, q, dq in zip(cats, quantizes, dequantizes):
+            shape = shape_of(c.results[0])
+            axis = attr_int(dict(c.attributes), "axis", 0) % len(shape)
+            keys, depth = shape[axis], shape[-2] if axis == len(shape) - 1 else shape[-1]  # (kt's keys: last)
             wide, narrow = elem_bytes(q.operands[0]), elem_bytes(q.results[0])
-            need += math.prod(shape_of(q.operands[0])[-1:]) * keys * (3 * wide + 2 * narrow + elem_bytes(dq.results[0]))
+            need += keys * (depth * (3 * wide + 2 * narrow + elem_bytes(dq.results[0])) + elem_bytes(f32))
         if need > self.sram_bytes:
             remark("npu-fuse", "missed", [n for o in (*quantizes, *dequantizes) for n in node_names(o)],
                    f"kv-append: the float cache's quantize and dequantize stay kernels of their own: one head's "
