@@ -10,6 +10,8 @@ from lowering.task.memplan import first_fit, live_lower_bound, ordered
 from lowering.task.schedule import split_range
 from lowering.tile.costmodel import (
     best_parts,
+    cycles_floor,
+    cycles_then_bytes,
     dma_cycles,
     kernel_cycles,
     parallel_cycles,
@@ -325,3 +327,52 @@ def test_vector_steps_count_each_steps_passes():
              EpilogueStep("quantize", (None,), passes=2)]
     assert vector_steps(anchor, steps, Arch()) == 8  # type: ignore[arg-type]
     assert vector_steps(anchor, [], Arch()) == 0  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("spec", ["default", "default,cores=1,sram_bytes=65536", "default,cores=2"])
+def test_the_tile_searchs_floor_never_exceeds_a_tilings_cycles(spec):
+    """`cycles_floor` (a task's compute or store; the pipelined loads at dram_bw with a
+    latency a step) bounds `cycles_then_bytes`' cycles from below for every tiling of
+    the kernels of LeNet, the BERT encoder block and an int8 MLP, both buffering modes,
+    on three archs: the search's climb skips a neighbour whose floor exceeds the cycles
+    it has without changing what it finds."""
+    import itertools
+
+    import onnx
+
+    from lowering import get_all_passes
+    from lowering.importer.onnx_import import import_model
+    from lowering.tile.tile import kernel_body
+    from lowering.tile.tile_search import TileSearch, TilingError, split_kernel
+    from npu_dialects import make_context
+    from npu_dialects.graph import ConstantOp, GraphOp
+    from tests.test_quantized_check import quantized_mlp
+    from tools.testkit.models import MODELS_DIR, lenet
+
+    arch = parse_arch_spec(spec)
+    checked = tight = 0
+    for model in (lenet(batch=2), onnx.load(MODELS_DIR / "bert_encoder.onnx"), quantized_mlp(True, None)):
+        module, _ = import_model(model, arch)
+        get_all_passes()["npu-fuse"]()().apply(make_context(), module)
+        for op in module.walk():
+            if not isinstance(op, GraphOp) or isinstance(op, ConstantOp) or op.parent_op() is not None and \
+                    op.parent_op().name == "npu_graph.fused":
+                continue
+            ins, block = kernel_body(op)
+            body = [o for o in block.ops if o.name != "npu_tile.yield"]
+            try:
+                anchor, steps, extra = split_kernel(body, {a: i for i, a in enumerate(block.args)})
+            except TilingError:
+                continue
+            search = TileSearch(anchor, extra, steps, arch, cycles_then_bytes)
+            for idx in itertools.islice(itertools.product(*(range(len(lst)) for lst in search.lists)), 200):
+                ks = search.shaped(idx)
+                floor = cycles_floor(ks, arch) if ks is not None else None
+                if floor is None:
+                    continue
+                for db in (True, False):
+                    cost = cycles_then_bytes(ks, arch, db, search.epilogue_len + (ks.accumulator is not None))
+                    assert floor <= cost[0], (op.name, idx, db, floor, cost)
+                    checked += 1
+                    tight += 2 * floor > cost[0]  # (within a factor of 2: a bound that prunes)
+    assert checked > 500 and tight > checked // 10, (checked, tight)

@@ -339,16 +339,25 @@ def best_parts(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
 
 def cycles_floor(ks: KernelShape, arch: Arch) -> int | None:
     """A lower bound of `cycles_then_bytes`' cycles for `ks` in either buffering mode and
-    with any epilogue (None: not bounded here, a structured op's own compute): a task
-    covering ceil(tiles / cores) output tiles spends on each at least its reduction steps'
-    compute, or at least its store (see `_tile_costs`: every other term is a cost more;
-    a split over fewer cores has more tiles a task, at a lower bandwidth, and a margin
-    only raises a split's figure)."""
+    with any epilogue (None: none known). Two bounds, the larger holds:
+    - a task covering ceil(tiles / cores) output tiles spends on each at least its
+      reduction steps' compute, or at least its store (see `_tile_costs`: every other
+      term is a cost more; a split over fewer cores has more tiles a task, at a lower
+      bandwidth, and a margin only raises a split's figure); not for a structured op,
+      whose compute is its own;
+    - every step loads its pipelined windows (`load_split`) through the DMA: a step
+      costs at least their latency and bytes at the task's bandwidth (`_load_cycles`;
+      each of `_tile_costs`' modes charges a tile at least r such loads), and p tasks
+      of ceil(tiles / p) tiles each at dram_bw / p move no faster than all tiles' bytes
+      at dram_bw, one latency a step on the busiest core."""
+    tiles, r = ks.parallel_tiles, ks.reduction_tiles
+    busiest = -(-tiles // min(arch.cores, tiles))
+    piped = sum(w.valid_bytes() for w in load_split(ks, arch)[0])
+    dma = ceil(tiles * r * piped / arch.dram_bw) + busiest * r * arch.dma_latency if piped else 0
     if ks.tile_cycles is not None:
-        return None
-    tiles = ks.parallel_tiles
+        return dma or None
     store = arch.dma_latency + ceil(ks.out.valid_bytes() / arch.dram_bw)
-    return -(-tiles // min(arch.cores, tiles)) * max(ks.reduction_tiles * compute_cycles(ks, arch), store)
+    return max(busiest * max(r * compute_cycles(ks, arch), store), dma)
 
 
 def cycles_then_bytes(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int = 0) -> tuple[int, int]:

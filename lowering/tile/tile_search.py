@@ -245,6 +245,17 @@ class TileSearch:
         floor = self.floor(ks, self.arch)
         return floor is not None and floor > self.best[0][0]
 
+    def beaten(self, idx: tuple[int, ...], cycles: int) -> bool:
+        """Whether a point not yet evaluated costs more than `cycles` by its lower bound
+        (`cycles_floor`; an evaluated one is read as it is)."""
+        if self.floor is None or any((idx, m) in self.seen for m in (True, False)):
+            return False
+        ks = self.shaped(idx)
+        if ks is None:
+            return False
+        floor = self.floor(ks, self.arch)
+        return floor is not None and floor > cycles
+
     def consider(self, r: tuple | None, db: bool) -> None:
         if r is not None and r[2] is not None and (self.best is None or r[:2] < self.best[:2]):
             self.best = (r[0], r[1], r[2], db)
@@ -278,11 +289,13 @@ class TileSearch:
         return nbrs
 
     def climb(self, r: tuple, cur: tuple[int, ...], db: bool) -> None:
-        """Hill climb from a fitting point while the cost improves."""
+        """Hill climb from a fitting point while the cost improves (a neighbour whose
+        `cycles_floor` exceeds the current point's cycles cannot improve on it: not
+        evaluated)."""
         while True:
             self.consider(r, db)
-            better = [(x, n) for n in self.neighbours(cur) if (x := self.evaluate(n, db)) is not None
-                      and x[2] is not None and x[:2] < r[:2]]
+            better = [(x, n) for n in self.neighbours(cur) if not self.beaten(n, r[0][0])
+                      and (x := self.evaluate(n, db)) is not None and x[2] is not None and x[:2] < r[:2]]
             if not better:
                 return
             r, cur = min(better, key=lambda t: t[0][:2])
