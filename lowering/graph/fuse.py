@@ -776,9 +776,9 @@ class FuseKvAppend(RewritePattern):
     block converted in SRAM, instead of two kernels each way round-tripping the cache
     through DRAM."""
 
-    def __init__(self, constants: ConstantReader | None = None, sram_bytes: int = 0):
+    def __init__(self, constants: ConstantReader | None = None, arch: Arch | None = None):
         self.constants = constants
-        self.sram_bytes = sram_bytes
+        self.sram_bytes, self.align = (arch.sram_bytes, arch.align) if arch is not None else (0, 1)
 
     def kv_conversions(self, cats: list[Operation], att: Operation) -> tuple[list[Operation], list[Operation]] | None:
         """(the quantizes of the pasts, the dequantizes of the presents) the kernel takes
@@ -786,7 +786,8 @@ class FuseKvAppend(RewritePattern):
         row's blocks (all the keys of one head: a quantized attention's) do not fit SRAM
         with their conversions (`AppendAttentionAnchor.converting`: a float load, its
         new rows narrow and widened, the float sum, the narrow tile the attention reads
-        and the float tile its tee writes, per side, and the row's f32 scores)."""
+        and the float tile its tee writes, per side, the row's f32 scores, its query and
+        output rows, and an alignment's slack for each of those buffers)."""
         quantizes, dequantizes = [], []
         for c in cats:
             q = c.operands[0].owner
@@ -802,13 +803,14 @@ class FuseKvAppend(RewritePattern):
                 return None
             quantizes.append(q)
             dequantizes.append(dq)
-        need = 0
+        need = 16 * self.align
         for c, q, dq in zip(cats, quantizes, dequantizes):
             shape = shape_of(c.results[0])
             axis = attr_int(dict(c.attributes), "axis", 0) % len(shape)
             keys, depth = shape[axis], shape[-2] if axis == len(shape) - 1 else shape[-1]  # (kt's keys: last)
             wide, narrow = elem_bytes(q.operands[0]), elem_bytes(q.results[0])
             need += keys * (depth * (3 * wide + 2 * narrow + elem_bytes(dq.results[0])) + elem_bytes(f32))
+            need += (depth + AttentionOp.STATE_COLUMNS) * elem_bytes(f32)  # (a query row, an output row)
         if need > self.sram_bytes:
             remark("npu-fuse", "missed", [n for o in (*quantizes, *dequantizes) for n in node_names(o)],
                    f"kv-append: the float cache's quantize and dequantize stay kernels of their own: one head's "
@@ -873,7 +875,7 @@ class Fuse(ModulePass):
             rule = FuseAttention(op, ConstantReader(op, self.name), arch_of(op))
             PatternWalker(rule, apply_recursively=False).rewrite_module(op)
         if "kv-append" not in self.disable:
-            append = FuseKvAppend(ConstantReader(op, self.name), arch_of(op).sram_bytes)
+            append = FuseKvAppend(ConstantReader(op, self.name), arch_of(op))
             PatternWalker(append, apply_recursively=False).rewrite_module(op)
         # convs (with prologues) and cube epilogues first, so an elementwise chain never
         # steals a conv's prologue or epilogue
