@@ -308,3 +308,36 @@ def test_pow_of_one_type_by_another(base, exponent):
     assert got.dtype == helper.tensor_dtype_to_np_dtype(base)
     spacing = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
     assert np.max(np.abs(got.astype(np.float64) - want) / spacing) <= 1.0
+
+
+def _lp_pool(op: str, elem: int, p: int) -> tuple[onnx.ModelProto, list[int]]:
+    """One LpPool (2x3 windows, stride [1, 3]) or GlobalLpPool of order `p` on [2, 3, 8, 9]."""
+    attrs = {"kernel_shape": [2, 3], "strides": [1, 3]} if op == "LpPool" else {}
+    out = [2, 3, 7, 3] if op == "LpPool" else [2, 3, 1, 1]
+    graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], name="lp", p=p, **attrs)], "lp",
+                              [helper.make_tensor_value_info("x", elem, [2, 3, 8, 9])],
+                              [helper.make_tensor_value_info("y", elem, out)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), out
+
+
+@pytest.mark.parametrize("op", ["LpPool", "GlobalLpPool"])
+@pytest.mark.parametrize("p", [2, 3])
+def test_lp_pools_of_small_values_in_16_bits(op, p):
+    """Fuzz seed 218585: an all-float16 LpPool (p = 3) of values ~1e-3 came out 0 - |x| ** 3
+    underflows in f16 - where onnxruntime (an f32 kernel between casts) gives ~1e-3: the
+    pools take `statistics_in_f32` as the norms do. And `--precision f16` of the float32
+    model kept the power but not its average pool (or, for p = 3, the cube root) in f32:
+    0 there too; a summed power of order >= 2 now stays f32 up to its root."""
+    x = (np.random.default_rng(8).standard_normal((2, 3, 8, 9)) * 1e-3).astype(np.float32)
+    model16, _ = _lp_pool(op, TensorProto.FLOAT16, p)
+    want = onnxruntime_outputs(model16, {"x": x.astype(np.float16)})["y"].astype(np.float64)
+    got = simulate(model16, {"x": x.astype(np.float16)})[0].outputs["y"].astype(np.float64)
+    spacing = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+    assert np.max(np.abs(got - want) / spacing) <= 1.0
+    model32, _ = _lp_pool(op, TensorProto.FLOAT, p)
+    want = onnxruntime_outputs(model32, {"x": x})["y"].astype(np.float64)
+    arch = parse_arch_spec("default")
+    module, weights = import_model(model32, arch)
+    compile_module(module, arch, weights, verify_each=False, precision="f16")
+    got = run(module, weights_of(module), {"x": x}).outputs["y"].astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=4 * 2.0 ** -10)

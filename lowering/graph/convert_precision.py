@@ -16,9 +16,10 @@ each op and why): tensors that carry integers (integer or boolean inputs, compar
 results, gather indices and what computes them, integer outputs), mean and sum
 reductions and LRN, whose results are sums (their results are cast back; LRN's
 operands are cast to f32, while a mean or sum reads its 16-bit input as it is and
-sums it in f32: a widening reduction), and at f16 a square only summed (an
-LpNormalization's or a variance spelled out: x * x underflows or overflows in f16's
-range; bf16 has f32's). Softmax and layer normalisation are converted with their statistics in
+sums it in f32: a widening reduction), and at f16 a square or higher power only
+summed or average-pooled, with the ops on its sum up to the root (an LpNormalization's,
+an LpPool's or a variance spelled out: x * x underflows or overflows in f16's range,
+|x| ** 3 sooner; bf16 has f32's). Softmax and layer normalisation are converted with their statistics in
 f32: a tile widens 16-bit rows to f32 and rounds only the result. Quantized ops
 (quantize, dequantize, requantize, cast) and non-f32 tensors are left alone (ops of
 another 16-bit type than `type`, an all-f16 model run at bf16: one remark counts them).
@@ -73,6 +74,7 @@ from npu_dialects.files import release_pages
 from npu_dialects.graph import (
     SIMPLE_UNARY,
     AddOp,
+    AvgPoolOp,
     CastOp,
     ConstantOp,
     DequantizeOp,
@@ -127,9 +129,15 @@ INDEX_OPERANDS: dict[type[Operation], tuple[int, ...]] = {GatherOp: (1,)}
 
 SUMMED_SQUARE = ("a square summed (a norm's, a variance's): in f16 it loses bits below |x| = 2^-7, is 0 "
                  "below ~1.7e-4 and overflows above 256")
-"""Why a square whose every reader is a mean or sum stays f32 at `type = f16` (with its
-sum: the 16-bit input is cast once, the square is exact enough in f32); bf16 has f32's
-exponent range, and its squares are converted."""
+"""Why a square whose every reader is a mean, sum or average pool stays f32 at `type =
+f16` (with its sum: the 16-bit input is cast once, the square is exact enough in f32);
+bf16 has f32's exponent range, and its squares are converted."""
+SUMMED_POWER = ("a power above 2 summed (an Lp norm's, an LpPool's): in f16 |x| ** p leaves the range faster "
+                "than a square (0 below ~6e-3 for p = 3)")
+"""`SUMMED_SQUARE`'s reason for a higher power (`pow(|x|, p)`, p > 2)."""
+SUMMING = (ReduceSumOp, ReduceMeanOp, AvgPoolOp)
+"""The readers that make a power a summed one (LpPool imports as an average pool of
+|x| ** p times the window's size)."""
 
 
 def widening(op: Operation, index: int) -> bool:
@@ -246,7 +254,7 @@ class _Convert:
         bound = self.interface_bound(ops, convert, ints)
         for o in bound:
             del convert[o]
-        squares = [o for o in convert if convert[o] == f16 and self.summed_square(o)]
+        squares = [o for o in convert if convert[o] == f16 and self.summed_power(o) is not None]
         roots = [o for sq in squares for o in self.root_of_sum(sq, convert)]
         for o in squares + roots:
             del convert[o]
@@ -258,10 +266,11 @@ class _Convert:
                     consts[o] = wanted.pop()
         self.report(ops, convert, ints, bound)
         for o in squares:
-            remark(PASS, "missed", node_names(o), f"kept in f32: {SUMMED_SQUARE}")
+            why = SUMMED_SQUARE if self.summed_power(o) == 2.0 else SUMMED_POWER
+            remark(PASS, "missed", node_names(o), f"kept in f32: {why}")
         for o in roots:
-            remark(PASS, "missed", node_names(o), "kept in f32: on a sum of squares up to its square root, "
-                                                  "out of f16's range where the squares are")
+            remark(PASS, "missed", node_names(o), "kept in f32: on a sum of powers (squares) up to its root, "
+                                                  "out of f16's range where the powers are")
         retyped = {self.retype_constant(o, t) for o, t in consts.items()}
         for o, t in convert.items():
             retyped.update(Rewriter.replace_value_with_new_type(r, TensorType(t, shape_of(r))) for r in o.results)
@@ -273,27 +282,34 @@ class _Convert:
                 elif want is None and v in retyped and not widening(o, i):
                     o.operands[i] = self.cast(v, f32)  # type: ignore[index]
 
-    def summed_square(self, op: Operation) -> bool:
-        """Whether `op` is x * x or pow(x, 2) read only by means and sums (`SUMMED_SQUARE`)."""
-        square = (isinstance(op, MulOp) and op.operands[0] is op.operands[1]) or (
-            isinstance(op, PowOp) and self.reader.scalar(op.operands[1]) == 2.0)
-        return square and bool(op.results[0].uses) and all(
-            isinstance(u.operation, (ReduceSumOp, ReduceMeanOp)) for u in op.results[0].uses)
+    def summed_power(self, op: Operation) -> float | None:
+        """The exponent p >= 2 of x * x or pow(x, p) read only by means, sums and average
+        pools (`SUMMING`: `SUMMED_SQUARE`, `SUMMED_POWER`), else None."""
+        if isinstance(op, MulOp) and op.operands[0] is op.operands[1]:
+            power: float | None = 2.0
+        else:
+            power = self.reader.scalar(op.operands[1]) if isinstance(op, PowOp) else None
+        if power is None or power < 2 or not op.results[0].uses:
+            return None
+        return float(power) if all(isinstance(u.operation, SUMMING) for u in op.results[0].uses) else None
 
     def root_of_sum(self, square: Operation, convert: dict[Operation, Attribute]) -> list[Operation]:
-        """The converted ops from a summed square's sum up to its square root, each the one
-        reader of the last: an add, multiply or divide by a constant (an epsilon, 1 / n)
-        and the sqrt, which brings the statistic back to the range of x (a norm, a standard
-        deviation). Kept in f32 with the square: the sum of squares itself is out of f16's
-        range wherever the square is."""
+        """The converted ops from a summed power's sum (an average pool: a reduction stays
+        f32 anyway) up to its root, each the one reader of the last: an add, multiply or divide by a constant (an epsilon, 1 / n, a
+        window's size) and the sqrt or pow(s, 1 / p), which brings the statistic back to
+        the range of x (a norm, a standard deviation). Kept in f32 with the power: the sum
+        itself is out of f16's range wherever the power is."""
         chain: list[Operation] = []
         for use in square.results[0].uses:
+            if use.operation in convert and use.operation not in chain:  # (an average pool: sums and divides in f16)
+                chain.append(use.operation)
             v = use.operation.results[0]
             while v.has_one_use():
                 op = next(iter(v.uses)).operation
                 if op not in convert or op in chain:
                     break
-                if isinstance(op, SqrtOp):
+                if isinstance(op, SqrtOp) or (isinstance(op, PowOp) and op.operands[0] is v and
+                                              0 < (self.reader.scalar(op.operands[1]) or 0) < 1):
                     chain.append(op)
                     break
                 other = [w for w in op.operands if w is not v]

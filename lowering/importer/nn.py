@@ -679,6 +679,7 @@ def _root(ctx: NodeContext, v: SSAValue, p: float) -> SSAValue:
 
 
 @converter("LpPool", attrs=("auto_pad", "ceil_mode", "dilations", "kernel_shape", "p", "pads", "strides"))
+@statistics_in_f32
 def convert_lppool(ctx: NodeContext) -> Sequence[Output]:
     """(sum over each window of |x|^p)^(1/p): an `npu_graph.avgpool` of |x|^p counting the
     padding (zeros), times the window's size, then the root. ceil_mode's partial last
@@ -699,6 +700,7 @@ def convert_lppool(ctx: NodeContext) -> Sequence[Output]:
 
 
 @converter("GlobalLpPool", attrs=("p",))
+@statistics_in_f32
 def convert_global_lppool(ctx: NodeContext) -> Sequence[Output]:
     """(sum over the spatial dims of |x|^p)^(1/p), kept as 1s: a reduction and the root."""
     x = ctx.shape(0)

@@ -38,5 +38,5 @@ builtin.module {
 // BF16:       %r = npu_graph.sqrt %a : (tensor<2x1xbf16>) -> tensor<2x1xbf16>
 
 // REMARK-DAG: remark: npu-convert-precision: missed: [] kept in f32: a square summed (a norm's, a variance's): in f16 it loses bits below |x| = 2^-7, is 0 below ~1.7e-4 and overflows above 256
-// REMARK-DAG: remark: npu-convert-precision: missed: [] kept in f32: on a sum of squares up to its square root, out of f16's range where the squares are
+// REMARK-DAG: remark: npu-convert-precision: missed: [] kept in f32: on a sum of powers (squares) up to its root, out of f16's range where the powers are
 // REMARK-DAG: remark: npu-convert-precision: applied: [] 4 ops of @main computed in f16
