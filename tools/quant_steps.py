@@ -48,7 +48,8 @@ constant or their bound (Relu, Clip): a difference of one step upstream reaches 
 output as at most the same difference. A QuantizeLinear requantizing such a value
 (DequantizeLinear -> these -> QuantizeLinear -> DequantizeLinear, at another scale) keeps
 the earlier rounding's step: a flip there is one step of the earlier scale at the output,
-so the output is judged in the coarser of the two (`_requantized_step`)."""
+so the output is judged in the steps such a flip makes (`_requantized_step`,
+`coarser_step`)."""
 
 
 SLACK = 1e-3

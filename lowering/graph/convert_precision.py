@@ -295,10 +295,11 @@ class _Convert:
 
     def root_of_sum(self, square: Operation, convert: dict[Operation, Attribute]) -> list[Operation]:
         """The converted ops from a summed power's sum (an average pool: a reduction stays
-        f32 anyway) up to its root, each the one reader of the last: an add, multiply or divide by a constant (an epsilon, 1 / n, a
-        window's size) and the sqrt or pow(s, 1 / p), which brings the statistic back to
-        the range of x (a norm, a standard deviation). Kept in f32 with the power: the sum
-        itself is out of f16's range wherever the power is."""
+        f32 anyway) up to its root, each the one reader of the last: an add, multiply or
+        divide by a constant (an epsilon, 1 / n, a window's size) and the sqrt or
+        pow(s, 1 / p), which brings the statistic back to the range of x (a norm, a
+        standard deviation). Kept in f32 with the power: the sum itself is out of f16's
+        range wherever the power is."""
         chain: list[Operation] = []
         for use in square.results[0].uses:
             if use.operation in convert and use.operation not in chain:  # (an average pool: sums and divides in f16)

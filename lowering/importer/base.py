@@ -296,8 +296,8 @@ def converter(op_type: str, attrs: Sequence[str] = ()) -> Callable[[Converter], 
 def statistics_in_f32(fn: Converter) -> Converter:
     """`fn`, a converter of a normalisation by a statistic of its input (a norm, a
     variance) or of a p-norm itself (LpPool, GlobalLpPool), run in f32 when its node
-    computes in f16/bf16: its float inputs widened
-    (`NodeContext.value`), its float results rounded to the node's type at the end. In
+    computes in f16/bf16: its float inputs widened (`NodeContext.value`), its float
+    results rounded to the node's type at the end. In
     f16 the squares of small values underflow (x * x is a subnormal, fewer bits the
     smaller, below |x| = 2^-7 and 0 below ~1.7e-4; it overflows above 256) and a sum of
     many rounds at every term, so x / ||x|| would be off by many spacings; onnxruntime
