@@ -330,7 +330,7 @@ def test_vector_steps_count_each_steps_passes():
 
 
 @pytest.mark.parametrize("spec", ["default", "default,cores=1,sram_bytes=65536", "default,cores=2"])
-def test_the_tile_searchs_floor_never_exceeds_a_tilings_cycles(spec):
+def test_the_tile_searchs_floor_never_exceeds_a_tilings_cycles(spec, tmp_path):
     """`cycles_floor` (a task's compute or store; the pipelined loads at dram_bw with a
     latency a step) bounds `cycles_then_bytes`' cycles from below for every tiling of
     the kernels of LeNet, the BERT encoder block and an int8 MLP, both buffering modes,
@@ -351,7 +351,7 @@ def test_the_tile_searchs_floor_never_exceeds_a_tilings_cycles(spec):
 
     arch = parse_arch_spec(spec)
     checked = tight = 0
-    for model in (lenet(batch=2), onnx.load(MODELS_DIR / "bert_encoder.onnx"), quantized_mlp(True, None)):
+    for model in (lenet(batch=2), onnx.load(MODELS_DIR / "bert_encoder.onnx"), quantized_mlp(True, tmp_path)):
         module, _ = import_model(model, arch)
         get_all_passes()["npu-fuse"]()().apply(make_context(), module)
         for op in module.walk():
