@@ -254,9 +254,9 @@ class _Convert:
         bound = self.interface_bound(ops, convert, ints)
         for o in bound:
             del convert[o]
-        squares = [o for o in convert if convert[o] == f16 and self.summed_power(o) is not None]
-        roots = [o for sq in squares for o in self.root_of_sum(sq, convert)]
-        for o in squares + roots:
+        powers = {o: power for o in convert if convert[o] == f16 and (power := self.summed_power(o)) is not None}
+        roots = [o for sq in powers for o in self.root_of_sum(sq, convert)]
+        for o in [*powers, *roots]:
             del convert[o]
         consts = {}
         for o in ops:
@@ -265,8 +265,8 @@ class _Convert:
                 if len(wanted) == 1 and None not in wanted:
                     consts[o] = wanted.pop()
         self.report(ops, convert, ints, bound)
-        for o in squares:
-            why = SUMMED_SQUARE if self.summed_power(o) == 2.0 else SUMMED_POWER
+        for o in powers:
+            why = SUMMED_SQUARE if powers[o] == 2.0 else SUMMED_POWER
             remark(PASS, "missed", node_names(o), f"kept in f32: {why}")
         for o in roots:
             remark(PASS, "missed", node_names(o), "kept in f32: on a sum of powers (squares) up to its root, "

@@ -776,9 +776,8 @@ class FuseKvAppend(RewritePattern):
     block converted in SRAM, instead of two kernels each way round-tripping the cache
     through DRAM."""
 
-    def __init__(self, constants: ConstantReader | None = None, arch: Arch | None = None):
-        self.constants = constants
-        self.sram_bytes, self.align = (arch.sram_bytes, arch.align) if arch is not None else (0, 1)
+    def __init__(self, constants: ConstantReader, arch: Arch):
+        self.constants, self.arch = constants, arch
 
     def kv_conversions(self, cats: list[Operation], att: Operation) -> tuple[list[Operation], list[Operation]] | None:
         """(the quantizes of the pasts, the dequantizes of the presents) the kernel takes
@@ -791,7 +790,7 @@ class FuseKvAppend(RewritePattern):
         quantizes, dequantizes = [], []
         for c in cats:
             q = c.operands[0].owner
-            if not isinstance(q, QuantizeOp) or len(list(q.results[0].uses)) != 1 or self.constants is None:
+            if not isinstance(q, QuantizeOp) or len(list(q.results[0].uses)) != 1:
                 return None
             zp = self.constants.inline(q.operands[2])
             if zp is None or np.any(zp != 0):
@@ -803,7 +802,7 @@ class FuseKvAppend(RewritePattern):
                 return None
             quantizes.append(q)
             dequantizes.append(dq)
-        need = 16 * self.align
+        need = 16 * self.arch.align
         for c, q, dq in zip(cats, quantizes, dequantizes):
             shape = shape_of(c.results[0])
             axis = attr_int(dict(c.attributes), "axis", 0) % len(shape)
@@ -811,11 +810,11 @@ class FuseKvAppend(RewritePattern):
             wide, narrow = elem_bytes(q.operands[0]), elem_bytes(q.results[0])
             need += keys * (depth * (3 * wide + 2 * narrow + elem_bytes(dq.results[0])) + elem_bytes(f32))
             need += (depth + AttentionOp.STATE_COLUMNS) * elem_bytes(f32)  # (a query row, an output row)
-        if need > self.sram_bytes:
+        if need > self.arch.sram_bytes:
             remark("npu-fuse", "missed", [n for o in (*quantizes, *dequantizes) for n in node_names(o)],
                    f"kv-append: the float cache's quantize and dequantize stay kernels of their own: one head's "
                    f"{keys} keys with their conversions need {need} bytes of SRAM, more than sram_bytes="
-                   f"{self.sram_bytes}")
+                   f"{self.arch.sram_bytes}")
             return None
         return quantizes, dequantizes
 

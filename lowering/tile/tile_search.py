@@ -233,27 +233,23 @@ class TileSearch:
                 seen[key] = (c if isinstance(c, tuple) else (c,), -need, ks)
         return seen[key]
 
-    def cannot_win(self, idx: tuple[int, ...]) -> bool:
+    def cannot_win(self, idx: tuple[int, ...], db: bool) -> bool:
         """Whether a point is invalid, or priced by `cycles_then_bytes` at more cycles than
-        the best so far by its lower bound (`cycles_floor`): evaluating it would not change
-        the best (ties are evaluated), so the exhaustive search skips its SRAM and cost."""
+        the best so far by its lower bound (`beaten`): evaluating it would not change the
+        best (ties are evaluated), so the exhaustive search skips its SRAM and cost."""
         if self.best is None or self.floor is None:
             return False
-        ks = self.shaped(idx)
-        if ks is None:
+        if self.shaped(idx) is None:
             return True  # (`evaluate` gives None: nothing to consider)
-        floor = self.floor(ks, self.arch)
-        return floor is not None and floor > self.best[0][0]
+        return self.beaten(idx, self.best[0][0], db)
 
-    def beaten(self, idx: tuple[int, ...], cycles: int) -> bool:
-        """Whether a point not yet evaluated costs more than `cycles` by its lower bound
-        (`cycles_floor`; an evaluated one is read as it is)."""
-        if self.floor is None or any((idx, m) in self.seen for m in (True, False)):
+    def beaten(self, idx: tuple[int, ...], cycles: int, db: bool) -> bool:
+        """Whether a point not yet evaluated in buffering mode `db` costs more than
+        `cycles` by its lower bound (`cycles_floor`; an evaluated one is read as it is)."""
+        if self.floor is None or (idx, db) in self.seen:
             return False
         ks = self.shaped(idx)
-        if ks is None:
-            return False
-        floor = self.floor(ks, self.arch)
+        floor = self.floor(ks, self.arch) if ks is not None else None
         return floor is not None and floor > cycles
 
     def consider(self, r: tuple | None, db: bool) -> None:
@@ -294,7 +290,7 @@ class TileSearch:
         evaluated)."""
         while True:
             self.consider(r, db)
-            better = [(x, n) for n in self.neighbours(cur) if not self.beaten(n, r[0][0])
+            better = [(x, n) for n in self.neighbours(cur) if not self.beaten(n, r[0][0], db)
                       and (x := self.evaluate(n, db)) is not None and x[2] is not None and x[:2] < r[:2]]
             if not better:
                 return
@@ -306,7 +302,7 @@ class TileSearch:
         for db in modes:
             if total <= self.anchor.exhaustive_limit:
                 for idx in itertools.product(*(range(len(lst)) for lst in lists)):
-                    if not self.cannot_win(idx):
+                    if not self.cannot_win(idx, db):
                         self.consider(self.evaluate(idx, db), db)
                 continue
             red = [l.reduction for l in self.anchor.loops()]
