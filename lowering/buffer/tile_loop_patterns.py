@@ -61,6 +61,14 @@ the other slot set, the one after into this). Over a float cache converted in SR
 widened rows, the sum, its quantized tile and the dequantized present each get a
 buffer of their own (`TileBuffers.staged`); the tee's copy reads the last.
 
+A pipelined load whose window stays put over runs of L consecutive steps (`run_steps`,
+the tile search's `run_length`: one reduction step per output tile, and iterating
+loops after the last one it moves with - a matmul's row tile over the steps along n,
+attention's kt and v over a head's query tiles) keeps its slot(s) but is copied only
+at the steps starting a run, t == t0 or t % L == 0 (`run_copy`: an `scf.if` yielding
+the copy's token, `npu_dma.done` at the others); double buffered, its two slots
+alternate by the run's parity (t / L - t0 / L), not the step's.
+
 `PrefetchLoads` (software pipelining): the copies at the top of the step body are
 issued for step t+1 into the other slot set before step t computes (the slot sets
 alternate by the parity of t - t0); their tokens are loop-carried; the first
@@ -250,6 +258,12 @@ class TileBuffers:
     # tile, tiles alternate between them and a tile's store is awaited a step later
     store_pair: tuple[SSAValue, SSAValue] | None = None
     store: tuple[CopyOp, WaitOp] | None = None  # the store's copy and wait in the step body
+    # a pipelined load staying put over runs of L steps (`run_steps`) -> L: loaded only at a run's first
+    # step; its clones in the step body, the `scf.if` issuing each one's copy, and its slot (set 0) -> L
+    run_of: dict[Operation, int] = field(default_factory=dict)
+    run_clones: dict[Operation, int] = field(default_factory=dict)
+    run_ifs: dict[Operation, int] = field(default_factory=dict)
+    run_slots: dict[SSAValue, int] = field(default_factory=dict)
 
     @property
     def double_buffered(self) -> bool:
@@ -295,6 +309,23 @@ def stays_per_tile(loop: LoopOp, ld: LoadOp) -> bool:
     grid, nred = loop.trip_counts, loop.reductions.value.data
     red = range(len(grid) - nred, len(grid))
     return prod(grid[j] for j in red) > 1 and all(grid[j] == 1 for ts in ld.window()[1] for j, _ in ts if j in red)
+
+
+def run_steps(loop: LoopOp, ld: LoadOp) -> int:
+    """How many consecutive steps a pipelined load's window stays put over with one
+    reduction step per output tile (`KernelShape.run_length`): the product of the trip
+    counts of the iterating loops after the last iterating loop it moves with; 1 when
+    it moves with the innermost one or there are more reduction steps."""
+    grid, nred = loop.trip_counts, loop.reductions.value.data
+    if prod(grid[len(grid) - nred:]) != 1:
+        return 1
+    moved = {j for ts in ld.window()[1] for j, c in ts if c}
+    n = 1
+    for j in reversed(range(len(grid))):
+        if j in moved and grid[j] > 1:
+            return n
+        n *= grid[j]
+    return 1
 
 
 def seam_pairs(loop: LoopOp) -> dict[Operation, tuple[LoadOp, LoadOp]]:
@@ -413,9 +444,11 @@ def assign_buffers(loop: LoopOp, em: Emitter, arch: Arch, outs: list[SSAValue],
     slot_of: dict[Operation, SSAValue] = {**dict(zip(piped, slots[0])), **dict(zip(post if steps > 1 else [], once)),
                                           **dict(zip(own, kept)), **({init: acc} if init is not None else {})}
     slot_of.update({b: slot_of[a] for a, b in seams.values()})  # (a seam lands in its block's slot)
+    run_of: dict[Operation, int] = {ld: n for ld in piped if not (prologue and ld is pre[0]) and (n := run_steps(loop, ld)) > 1}
     return TileBuffers(loop, outs, view, em, steps, slots, once, hoisted, acc, store.view_shape(), slot_of,
                        per_tile=per_tile, seams=seams, typed=typed, derived=derived, store_pair=pair, staged=staged,
-                       blocks={ld: (whole, slot_of[whole]) for ld, whole in runs.items()})
+                       blocks={ld: (whole, slot_of[whole]) for ld, whole in runs.items()}, run_of=run_of,
+                       run_slots={slot_of[ld]: n for ld, n in run_of.items()})
 
 
 def whole_run(loop: LoopOp, ld: LoadOp, steps: int, arch: Arch) -> LoadOp | None:
@@ -487,6 +520,8 @@ class TileLoopToSteps(RewritePattern):
                 self.bufs.staged_clones[new] = self.bufs.staged[op]
             if isinstance(op, LoadOp):
                 self.bufs.dest[new] = self.bufs.slot_of[op]
+                if op in self.bufs.run_of:
+                    self.bufs.run_clones[new] = self.bufs.run_of[op]
                 if op in self.bufs.hoisted:
                     self.bufs.hoisted_clones.add(new)
                 if any(op in pair for pair in self.bufs.seams.values()):
@@ -650,8 +685,12 @@ class LoadToCopy(RewritePattern):
         sizes = list(op.window()[3])
         clipped = op in b.clipped  # (a seam pair's part: the other part fills the rest of the slot)
         pad = None if clipped else op.pad_value.value.data if op.pad_value is not None else default_pad(op)
-        copy = em.add(CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, pad_value=pad,
-                             src_clip=clipped))
+        copy: Operation = CopyOp(src, em.offsets(op), slot, [em.const(0)] * len(sizes), sizes, pad_value=pad,
+                                 src_clip=clipped)
+        if op in b.run_clones and b.steps is not None:  # (issued at a run's first step only: `run_copy`)
+            copy = run_copy(em, copy, b.steps, b.run_clones.pop(op), b)
+        else:
+            em.add(copy)
         if op in b.hoisted_clones and b.steps is not None:  # (awaited in the steps: the first one's loads overlap it)
             body = b.steps.body.block
             first = next(o for o in body.ops if not isinstance(o, (LoadOp, CopyOp, WaitOp)) and o.dialect_name() != "arith")
@@ -662,6 +701,21 @@ class LoadToCopy(RewritePattern):
             rewriter.insert(wait, InsertPoint.before(after_loads(op)))
         tile = ToTensorOp(slot)
         rewriter.replace(op, [tile], [tile.tensor])
+
+
+def run_copy(em: Emitter, copy: Operation, steps: scf.ForOp, n: int, bufs: TileBuffers) -> scf.IfOp:
+    """`copy` of a load staying put over runs of `n` steps (`run_steps`), issued in an
+    `scf.if` at the steps starting a run - the task's first (t == t0) and each t with
+    t % n == 0 - whose token it yields (`npu_dma.done` at the others)."""
+    t, t0 = steps.body.block.args[0], steps.lb
+    starts = em.add(arith.OrIOp(em.add(arith.CmpiOp(t, t0, "eq")).results[0], em.eq_c(em.rem_c(t, n), 0))).results[0]
+    copy.location = em.loc
+    done = DoneOp()
+    issue = em.add(scf.IfOp(starts, [TokenType()], Region(Block([copy, scf.YieldOp(copy.results[0])])),
+                            Region(Block([done, scf.YieldOp(done.results[0])]))))
+    assert isinstance(issue, scf.IfOp)
+    bufs.run_ifs[issue] = n
+    return issue
 
 
 class StageOnBuffers(RewritePattern):
@@ -771,7 +825,7 @@ class PrefetchLoads(RewritePattern):
         assert isinstance(op, scf.ForOp)
         body, t0 = op.body.block, op.lb
         t = body.args[0]
-        copies = [o for o in body.ops if isinstance(o, CopyOp) and o.dst in b.slots[0]]
+        copies = [o for o in body.ops if (isinstance(o, CopyOp) and o.dst in b.slots[0]) or o in b.run_ifs]
         if not copies:
             return  # (every load is hoisted: nothing to pipeline)
         waits = [o for o in body.ops if isinstance(o, WaitOp) and o.token.owner in copies]
@@ -840,15 +894,22 @@ class PrefetchLoads(RewritePattern):
         return [b.slots[0] + [b.store_pair[0]], b.slots[1] + [b.store_pair[1]]]
 
     def slot_sets(self, em: Emitter, t: SSAValue, t0: SSAValue) -> tuple[list[SSAValue], list[SSAValue]]:
-        """The slots step t computes from and the ones it prefetches into (by t - t0's parity)."""
-        rel = em.add(arith.SubiOp(t, t0)).results[0]
-        odd = em.eq_c(em.rem_c(rel, 2), 1)
-        cur = [em.select(odd, b1, b0) for b0, b1 in zip(*self.sets())]
-        nxt = [em.select(odd, b0, b1) for b0, b1 in zip(*self.sets())]
+        """The slots step t computes from and the ones it prefetches into (by t - t0's
+        parity; a load staying put over runs of L steps, `run_steps`, by the parity of
+        t // L - t0 // L: its run's, the slots alternating at each run's first step)."""
+        odd: dict[int, SSAValue] = {}
+        pairs = list(zip(*self.sets()))
+        runs = [self.bufs.run_slots.get(b0, 1) for b0, _ in pairs]
+        for n in runs:
+            if n not in odd:
+                rel = em.add(arith.SubiOp(em.div_c(t, n), em.div_c(t0, n))).results[0]
+                odd[n] = em.eq_c(em.rem_c(rel, 2), 1)
+        cur = [em.select(odd[n], b1, b0) for (b0, b1), n in zip(pairs, runs)]
+        nxt = [em.select(odd[n], b0, b1) for (b0, b1), n in zip(pairs, runs)]
         return cur, nxt
 
     @staticmethod
-    def issue(em: Emitter, copies: list[CopyOp], vmap: dict[SSAValue, SSAValue]) -> list[SSAValue]:
+    def issue(em: Emitter, copies: Sequence[Operation], vmap: dict[SSAValue, SSAValue]) -> list[SSAValue]:
         """Clone `copies` and the index arithmetic they use, with `vmap` (the step index
         and slots they are issued for)."""
         needed: list[Operation] = []
@@ -856,7 +917,7 @@ class PrefetchLoads(RewritePattern):
             stack: list[Operation] = [c]
             while stack:
                 o = stack.pop()
-                for v in o.operands:
+                for v in (x for inner in o.walk() for x in inner.operands):  # (a run's `scf.if`: its copy's too)
                     d = v.owner
                     if isinstance(d, Operation) and d.parent is c.parent and d not in needed and d not in copies:
                         needed.append(d)
@@ -865,9 +926,9 @@ class PrefetchLoads(RewritePattern):
         assert block is not None
         order = {o: i for i, o in enumerate(block.ops)}
         toks = []
-        for o in sorted(needed + copies, key=order.__getitem__):
+        for o in sorted([*needed, *copies], key=order.__getitem__):
             new = em.add_clone(o, vmap)
-            if isinstance(o, CopyOp):
+            if o in copies:
                 toks.append(new.results[0])
         return toks
 

@@ -21,7 +21,10 @@ may load its whole run at once, as npu-bufferize lands it). A window staying put
 over all steps (`KernelShape.is_hoisted`) is loaded once per
 task, one staying put over a tile's reduction steps (`is_per_tile`) once per output
 tile, both exposed (so is the start of a sum, `KernelShape.init_window`, loaded
-into the accumulator at an output tile's first step). A step's tees (`npu_tile.tee`)
+into the accumulator at an output tile's first step). A pipelined window staying put
+over runs of L steps (`run_length`) is loaded at a run's first step only: such a
+step is priced with it among its loads, once per run (its extra over another step
+spread over the run's L steps) and once at the task's start. A step's tees (`npu_tile.tee`)
 overlap its compute but follow the next step's loads on the channels; a KV append's
 new rows land once per output tile, exposed.
 """
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import ceil, prod
 
+from lowering.tile.kernel_shape import run_lengths
 from lowering.tile.tile_search import KernelShape, Window, load_split, stores_deferred
 from npu_dialects.arch import Arch
 from npu_dialects.tile import KernelKind
@@ -160,6 +164,8 @@ class CostTerms:
     finish: int = 0  # (cycles the output tile's last reduction step adds: an online state's normalisation)
     epilogue_type: str = "f32"  # (the type an epilogue pass over the output tile is priced in)
     epilogue_pass: int = 0  # (the cycles of one such pass)
+    runs: tuple[int, ...] = ()  # (the pipelined loads staying put over runs of steps, `run_length`; not in `piped`)
+    run_length: int = 1  # (the shortest of their runs: each run's first step loads them too)
 
 
 def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
@@ -168,11 +174,13 @@ def cost_terms(ks: KernelShape, arch: Arch) -> CostTerms:
             return tuple(w.valid_bytes() for w in ws)
 
         piped, hoisted, per_tile = load_split(ks, arch)
+        lengths = run_lengths(ks, arch)
         out_elements, epilogue_type = prod(ks.out.sizes), width_type(ks.out, *ks.epilogue)
-        return CostTerms(ks.reduction_tiles, sizes(piped), sizes(hoisted), sizes(per_tile),
-                         sizes(ks.epilogue_loads()), compute_cycles(ks, arch), out_elements,
+        return CostTerms(ks.reduction_tiles, sizes([w for w, n in zip(piped, lengths) if n == 1]), sizes(hoisted),
+                         sizes(per_tile), sizes(ks.epilogue_loads()), compute_cycles(ks, arch), out_elements,
                          ks.out.valid_bytes(), sizes(ks.tees), sizes(ks.seams), ks.finish(arch) if ks.finish else 0,
-                         epilogue_type, arch.vector_cycles(out_elements, dtype=epilogue_type))
+                         epilogue_type, arch.vector_cycles(out_elements, dtype=epilogue_type),
+                         sizes([w for w, n in zip(piped, lengths) if n > 1]), min((n for n in lengths if n > 1), default=1))
 
     return ks.memo("_cost_terms", arch, compute)
 
@@ -196,18 +204,32 @@ def tile_costs(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
 def _tile_costs(t: CostTerms, arch: Arch, double_buffer: bool, epilogue_len: int, bw: int,
                 deferred: bool = False) -> tuple[int, int]:
     hoisted, load, epi, store, tee = _dma_terms(t, arch, bw)
+    epi += epilogue_len * t.epilogue_pass
+    fixed, per = _steps_cost(t, arch, double_buffer, bw, deferred, t.piped, load, hoisted, epi, store, tee)
+    if not t.runs:
+        return fixed, per
+    # a run's first step loads its windows too: priced as such a step, once per run and at a task's start
+    with_runs = (*t.piped, *t.runs)
+    fixed_b, per_b = _steps_cost(t, arch, double_buffer, bw, deferred, with_runs, load_cycles(with_runs, arch, bw),
+                                 hoisted, epi, store, tee)
+    extra = max(0, per_b - per)
+    return fixed_b + extra, per + -(-extra // t.run_length)
+
+
+def _steps_cost(t: CostTerms, arch: Arch, double_buffer: bool, bw: int, deferred: bool, piped: tuple[int, ...],
+                load: int, hoisted: int, epi: int, store: int, tee: int) -> tuple[int, int]:
+    """`_tile_costs` with every step loading `piped` (`load` cycles)."""
     r = t.reductions
     comp = t.compute
-    epi += epilogue_len * t.epilogue_pass
     if double_buffer:
         # first load, then each step overlaps the next load (issuing it may stall the
         # core when there are more loads than channels); the last step only computes
-        stall = stall_for(t.piped, arch, bw)
+        stall = stall_for(piped, arch, bw)
         fixed = hoisted + load - max(load, comp) + comp
         if deferred:  # (a step's store goes out with the next step's loads: only the last is exposed;
             # they are issued while it still holds a channel)
-            behind = stall_behind(t.out_bytes, t.piped, arch, bw)
-            loads = _load_cycles((*t.piped, t.out_bytes), arch.dma_channels, arch.dma_latency, bw)
+            behind = stall_behind(t.out_bytes, piped, arch, bw)
+            loads = _load_cycles((*piped, t.out_bytes), arch.dma_channels, arch.dma_latency, bw)
             return fixed + store, max(loads + tee, behind + comp + epi)
         return fixed, r * max(load + tee, stall + comp) + epi + store
     return hoisted, r * (load + max(comp, tee)) + epi + store
@@ -275,15 +297,23 @@ def _cycles_on(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: i
 def kernel_dram_bytes(ks: KernelShape, arch: Arch, parts: int = 1) -> int:
     """DRAM bytes the kernel moves split in `parts` tasks (its loads as `load_split` has
     them): every step's loads and tees, the hoisted loads once per task, the per-tile
-    loads, epilogue operands and stores once per output tile."""
-    def compute() -> tuple[int, int, int]:
+    loads, epilogue operands and stores once per output tile; a window staying put
+    over runs of L steps (`run_length`) once per run, and once more per task after the
+    first (a task may start inside a run)."""
+    def compute() -> tuple[int, int, int, int]:
         piped, hoisted, per_tile_ws = load_split(ks, arch)
+        lengths = run_lengths(ks, arch)
         once = per_tile_ws + ([] if ks.reduction_tiles == 1 else ks.epilogue_loads())
         per_tile = sum(w.valid_bytes() for w in once + ks.seams) + ks.out.valid_bytes()
-        return (sum(w.valid_bytes() for w in piped + ks.tees), per_tile, sum(w.valid_bytes() for w in hoisted))
+        every = sum(w.valid_bytes() for w, n in zip(piped, lengths) if n == 1)
+        runs = sum(w.valid_bytes() * (-(-ks.parallel_tiles // n) - 1) for w, n in zip(piped, lengths) if n > 1)
+        first = sum(w.valid_bytes() for w, n in zip(piped, lengths) if n > 1)
+        return (every + sum(w.valid_bytes() for w in ks.tees), per_tile, sum(w.valid_bytes() for w in hoisted) + first,
+                runs)
 
-    step, per_tile, hoisted = ks.memo("_dram_terms", arch, compute)  # (per step, per output tile, per task)
-    return ks.parallel_tiles * ks.reduction_tiles * step + ks.parallel_tiles * per_tile + parts * hoisted
+    # (per step, per output tile, per task, the runs' after each task's first)
+    step, per_tile, task, runs = ks.memo("_dram_terms", arch, compute)
+    return ks.parallel_tiles * ks.reduction_tiles * step + ks.parallel_tiles * per_tile + parts * task + runs
 
 
 def parallel_cycles(ks: KernelShape, arch: Arch, double_buffer: bool, epilogue_len: int, parts: int) -> int:
@@ -345,14 +375,15 @@ def cycles_floor(ks: KernelShape, arch: Arch) -> int | None:
       term is a cost more; a split over fewer cores has more tiles a task, at a lower
       bandwidth, and a margin only raises a split's figure); not for a structured op,
       whose compute is its own;
-    - every step loads its pipelined windows (`load_split`) through the DMA: a step
+    - every step loads its pipelined windows (`load_split`; not those staying put over
+      runs of steps, `run_length`) through the DMA: a step
       costs at least their latency and bytes at the task's bandwidth (`_load_cycles`;
       each of `_tile_costs`' modes charges a tile at least r such loads), and p tasks
       of ceil(tiles / p) tiles each at dram_bw / p move no faster than all tiles' bytes
       at dram_bw, one latency a step on the busiest core."""
     tiles, r = ks.parallel_tiles, ks.reduction_tiles
     busiest = -(-tiles // min(arch.cores, tiles))
-    piped = sum(w.valid_bytes() for w in load_split(ks, arch)[0])
+    piped = sum(w.valid_bytes() for w, n in zip(load_split(ks, arch)[0], run_lengths(ks, arch)) if n == 1)
     dma = ceil(tiles * r * piped / arch.dram_bw) + busiest * r * arch.dma_latency if piped else 0
     if ks.tile_cycles is not None:
         return dma or None

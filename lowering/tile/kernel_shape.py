@@ -326,6 +326,32 @@ def load_split(ks: KernelShape, arch: Arch) -> tuple[list[Window], list[Window],
     return ks.memo("_load_split", arch, compute)
 
 
+def run_length(ks: KernelShape, w: Window) -> int:
+    """How many consecutive steps pipelined window `w` stays put over, with one
+    reduction step per output tile (the steps are the parallel tiles, the loops'
+    order): the product of the trip counts of the iterating loops after the last
+    iterating loop `w` moves with. 1 for a window moving with the innermost iterating
+    loop, and with more than one reduction step (its loads are `is_per_tile` there) or
+    for a conv prologue's input (rewritten in place every step). npu-bufferize loads
+    a window with a run length L > 1 only at the steps that start a run (`t == t0` or
+    `t % L == 0`): its one slot (or, double buffered, two alternating by the run's
+    parity) holds it meanwhile (`tile_loop_patterns.run_steps`)."""
+    if ks.reduction_tiles != 1 or (ks.prologue_len and w is ks.loads[0]):
+        return 1
+    moved = set(w.moved_by)
+    n = 1
+    for l, g in zip(reversed(ks.loops), reversed(ks.grid)):
+        if l.name in moved and g > 1:
+            return n
+        n *= g
+    return 1  # (moves with no iterating loop: hoisted, not pipelined)
+
+
+def run_lengths(ks: KernelShape, arch: Arch) -> tuple[int, ...]:
+    """`run_length` of each pipelined window of `load_split` (in its order)."""
+    return ks.memo("_runs", arch, lambda: tuple(run_length(ks, w) for w in load_split(ks, arch)[0]))
+
+
 def align_up(n: int, a: int) -> int:
     """n rounded up to a multiple of a (buffer sizes and offsets at `align`)."""
     return (n + a - 1) // a * a

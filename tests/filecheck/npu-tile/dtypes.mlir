@@ -2,8 +2,9 @@
 
 // Byte sizes follow the element type (docs/low-precision.md): a 512x64 @ 64x512 matmul
 // with 32 KiB of SRAM. In f32 the search takes 64x64 output tiles over two 32-deep K
-// steps; in f16 every tile is half the bytes, so its tiles are larger (64x96, the whole
-// K in one step) and the kernel moves half the DRAM bytes (each operand byte once).
+// steps; in f16 every tile is half the bytes, so its tiles are larger (96x64, the whole
+// K in one step: each 96-row tile of x stays put over the 8 steps along n and is read
+// once, `run_length`) and the kernel moves a third of f32's DRAM bytes.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} {
   func.func @main(%x: tensor<512x64xf32>, %w: tensor<64x512xf32>) -> tensor<512x512xf32> {
     %y = npu_graph.matmul %x, %w : (tensor<512x64xf32>, tensor<64x512xf32>) -> tensor<512x512xf32> loc("mm")
@@ -22,34 +23,34 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK: npu_tile.kernel "mm"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 64, 96, 64>, grid = array<i64: 8, 6, 1>, sram_bytes = 32768 : i64, {{.*}}dram_bytes = 1572864 : i64}
+// CHECK: npu_tile.kernel "mm"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 96, 64, 64>, grid = array<i64: 6, 8, 1>, sram_bytes = 32768 : i64, {{.*}}dram_bytes = 1056768 : i64}
 
 // -----
 
-// A 256^3 matmul in 64 KiB: with several K steps an f16 product sums in an f32 tile
-// (`wide_accumulator`: the cube accumulates in f32; a 16-bit running sum would round
-// at every step), which the SRAM count includes: 64x128 + 128x64 f16 operand tiles,
-// a 64x64 f32 accumulator and its 64x64 f16 result, 57344 bytes (f32: 64x128x32 tiles,
-// also 57344 bytes, moving 1835008 DRAM bytes to f16's 1179648).
+// A 256x1024 @ 1024x256 matmul in 64 KiB: with several K steps an f16 product sums in
+// an f32 tile (`wide_accumulator`: the cube accumulates in f32; a 16-bit running sum
+// would round at every step), which the SRAM count includes: 64x128 + 128x64 f16
+// operand tiles, a 64x64 f32 accumulator and its 64x64 f16 result, 57344 bytes (f32:
+// 64x128x32 tiles, also 57344 bytes, moving 6553600 DRAM bytes to f16's 4325376).
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 65536>} {
-  func.func @main(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
-    %y = npu_graph.matmul %x, %w : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32> loc("mm")
+  func.func @main(%x: tensor<256x1024xf32>, %w: tensor<1024x256xf32>) -> tensor<256x256xf32> {
+    %y = npu_graph.matmul %x, %w : (tensor<256x1024xf32>, tensor<1024x256xf32>) -> tensor<256x256xf32> loc("mm")
     func.return %y : tensor<256x256xf32>
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK: npu_tile.kernel "mm"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 64, 128, 32>, grid = array<i64: 4, 2, 8>, sram_bytes = 57344 : i64, {{.*}}dram_bytes = 1835008 : i64}
+// CHECK: npu_tile.kernel "mm"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 64, 128, 32>, grid = array<i64: 4, 2, 32>, sram_bytes = 57344 : i64, {{.*}}dram_bytes = 6553600 : i64}
 
 // -----
 
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 65536>} {
-  func.func @main(%x: tensor<256x256xf16>, %w: tensor<256x256xf16>) -> tensor<256x256xf16> {
-    %y = npu_graph.matmul %x, %w : (tensor<256x256xf16>, tensor<256x256xf16>) -> tensor<256x256xf16> loc("mm")
+  func.func @main(%x: tensor<256x1024xf16>, %w: tensor<1024x256xf16>) -> tensor<256x256xf16> {
+    %y = npu_graph.matmul %x, %w : (tensor<256x1024xf16>, tensor<1024x256xf16>) -> tensor<256x256xf16> loc("mm")
     func.return %y : tensor<256x256xf16>
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK: npu_tile.kernel "mm"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 64, 64, 128>, grid = array<i64: 4, 4, 2>, sram_bytes = 57344 : i64, {{.*}}dram_bytes = 1179648 : i64}
+// CHECK: npu_tile.kernel "mm"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 64, 64, 128>, grid = array<i64: 4, 4, 8>, sram_bytes = 57344 : i64, {{.*}}dram_bytes = 4325376 : i64}
 
 // -----
 
