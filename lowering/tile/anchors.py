@@ -485,13 +485,7 @@ class AttentionAnchor(GenericAnchor):
         self.k_dim, self.v_dim = op.key_axes()
 
     def loops(self) -> list[Loop]:
-        """The output's loops heads before query rows (a [B, S, H, D] result's loops
-        swapped: the steps walk a head's query tiles in turn, so its kt and v, T keys
-        each against a tile's S rows, stay put over them: `run_length`), then `t`."""
-        loops = super().loops()
-        if AttentionOp.RESULT in AttentionOp.swapped(self.attrs) and len(loops) >= 3:
-            loops[-3], loops[-2] = loops[-2], loops[-3]
-        return [*loops, Loop("t", self.keys, reduction=True)]
+        return [*super().loops(), Loop("t", self.keys, reduction=True)]
 
     def shape(self, tile: dict[str, int]) -> KernelShape:
         out, loads = self.windows(tile)

@@ -352,6 +352,38 @@ def run_lengths(ks: KernelShape, arch: Arch) -> tuple[int, ...]:
     return ks.memo("_runs", arch, lambda: tuple(run_length(ks, w) for w in load_split(ks, arch)[0]))
 
 
+def ordered(ks: KernelShape, arch: Arch) -> KernelShape:
+    """`ks` with its parallel loops in the order whose pipelined windows move the fewest
+    DRAM bytes (with one reduction step per output tile and two or more parallel loops
+    that iterate): a window staying put over runs of steps is loaded once a run
+    (`run_length`), so the loop its largest windows do not move with goes innermost -
+    a matmul's n when its row tiles of a are larger than its column tiles of b (a's
+    whole K against b's), m otherwise; attention's query tiles, under which a head's kt
+    and v stay put. The candidates: each iterating loop moved after the other iterating
+    ones; ties keep the anchor's order. The loops' order changes nothing but the steps'
+    (the windows are keyed by loop name)."""
+    grid = ks.grid
+    moving = [i for i, (l, g) in enumerate(zip(ks.loops, grid)) if not l.reduction and g > 1]
+    if ks.reduction_tiles != 1 or len(moving) < 2:
+        return ks
+    piped = load_split(ks, arch)[0]
+    if len(piped) < 2:
+        return ks
+
+    def moved(order: KernelShape) -> int:
+        tiles = order.parallel_tiles
+        return sum(w.valid_bytes() * -(-tiles // run_length(order, w)) for w in piped)
+
+    best, least = ks, moved(ks)
+    for i in moving[:-1]:
+        loops = list(ks.loops)
+        loops.insert(moving[-1], loops.pop(i))
+        cand = replace(ks, loops=loops)
+        if (b := moved(cand)) < least:
+            best, least = cand, b
+    return best
+
+
 def align_up(n: int, a: int) -> int:
     """n rounded up to a multiple of a (buffer sizes and offsets at `align`)."""
     return (n + a - 1) // a * a

@@ -43,6 +43,7 @@ from lowering.tile.roofline import MACS_ATTR, annotate
 from lowering.tile.tile_search import (
     TilingError,
     compile_jobs,
+    ordered,
     search,
     search_many,
     split_kernel,
@@ -238,7 +239,7 @@ class Tile(ModulePass):
                     ks, db, _ = search(anchor, extra, steps, arch, self.double_buffer, cycles_then_bytes)
                     self._memo[key] = (ks.tile, db)
                 tile, db = self._memo[key]
-                ks = with_epilogue(anchor.shape(tile), extra, steps, anchor.elems, anchor.op.results[0])
+                ks = ordered(with_epilogue(anchor.shape(tile), extra, steps, anchor.elems, anchor.op.results[0]), arch)
             except TilingError as e:
                 raise CompileError(self.name, f"kernel '{kname}': {e}", op) from None
             passes = len(steps) + (ks.accumulator is not None)  # (a 16-bit sum's cast to its type: `wide_accumulator`)

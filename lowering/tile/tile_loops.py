@@ -39,7 +39,7 @@ returned value right after the op computing it; buffers sit where the group's
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IndexType, ModuleOp, TensorType
@@ -100,11 +100,14 @@ def kernel_shape(kernel: KernelOp) -> tuple[KernelShape, list[EpilogueStep], Anc
     ins_index: dict[SSAValue, int] = {a: i for i, a in enumerate(kernel.body.block.args)}
     anchor, steps, extra = split_kernel(ops, ins_index)
     names = kernel.loop_names
-    if [l.name for l in anchor.loops()] != names:
+    loops = {l.name: l for l in anchor.loops()}
+    reductions = [l.name for l in anchor.loops() if l.reduction]
+    if sorted(loops) != sorted(names) or names[len(names) - len(reductions):] != reductions:
         raise TilingError(f"loops '{','.join(names)}' do not match a {anchor.kind} kernel "
-                          f"({','.join(l.name for l in anchor.loops())})")
+                          f"({','.join(loops)}, its parallel loops in any order)")
     ks = with_epilogue(anchor.shape(dict(zip(names, kernel.tile_sizes))), extra, steps, anchor.elems,
                        anchor.op.results[0])
+    ks = replace(ks, loops=[loops[n] for n in names])  # (the order the search chose: `ordered`)
     if list(ks.grid) != list(kernel.trip_counts):
         raise TilingError(f"grid {list(kernel.trip_counts)} does not match the tile sizes (expected {ks.grid})")
     prologue = anchor.steps if isinstance(anchor, PrologueAnchor) else []

@@ -80,6 +80,7 @@ from lowering.tile.kernel_shape import (  # re-exported
     first_fit,
     fixed,
     load_split,
+    ordered,
     per_tile,
     sram_bytes,
     sram_parts,
@@ -211,7 +212,7 @@ class TileSearch:
             if shaped is None or (self.epilogue_len and self.anchor.combine(shaped)):
                 self.shapes[idx] = None  # (an epilogue cannot run on merge states)
             else:
-                self.shapes[idx] = self.epilogue(shaped)
+                self.shapes[idx] = ordered(self.epilogue(shaped), self.arch)
         return self.shapes[idx]
 
     def evaluate(self, idx: tuple[int, ...], db: bool) -> tuple | None:
@@ -364,6 +365,7 @@ __all__ = [
     "fixed",
     "input_elems",
     "load_split",
+    "ordered",
     "make_anchor",
     "matmul_prologue",
     "matmul_views",

@@ -5,14 +5,13 @@
 // exporters transpose them to [B, H, S, D] (k to [B, H, D, T]) for the products and
 // the context back to [B, S, H, Dv]. The attention reads and writes them in place
 // (`bshd`): the four transposes go, and each tile's DMA picks its heads' rows out of
-// the [B, S, H, D] tensors (4 KiB of SRAM: a tile takes one head). Its loops run
-// heads before query rows: a head's k and v stay put over its query tiles.
+// the [B, S, H, D] tensors (4 KiB of SRAM: a tile takes one head).
 // CHECK-LABEL: func.func @bert
 // CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %x, %y, %z, %mask {scale = 1.250000e-01 : f32, key_rows, bshd = array<i64: 0, 1, 2, 3>} : (tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x1x1x8xf32>) -> tensor<1x8x2x16xf32>
 // CHECK-NEXT:    func.return %[[A]] : tensor<1x8x2x16xf32>
 // LOOP-LABEL: func.func @bert
-// LOOP:         npu_tile.loop {loops = ["d0", "d2", "d1", "d3", "t"], tile = array<i64: 1, 2, 4, 16, 8>, grid = array<i64: 1, 1, 2, 1, 1>
-// LOOP-NEXT:    ^bb0(%d0: index, %d2: index, %d1: index, %d3: index, %t: index):
+// LOOP:         npu_tile.loop {loops = ["d0", "d1", "d2", "d3", "t"], tile = array<i64: 1, 4, 2, 16, 8>, grid = array<i64: 1, 2, 1, 1, 1>
+// LOOP-NEXT:    ^bb0(%d0: index, %d1: index, %d2: index, %d3: index, %t: index):
 // LOOP-NEXT:      npu_tile.load %{{.*}}[%d0, 4 * %d1, 2 * %d2, 0] sizes [1, 4, 2, 16]
 // LOOP-NEXT:      npu_tile.load %{{.*}}[%d0, 0, 2 * %d2, 0] sizes [1, 8, 2, 16]
 // LOOP-NEXT:      npu_tile.load %{{.*}}[%d0, 0, 2 * %d2, 0] sizes [1, 8, 2, 16]
@@ -83,9 +82,9 @@ func.func @kept(%x: tensor<1x8x2x16xf32>, %kt: tensor<1x2x16x8xf32>, %z: tensor<
 // CHECK-NEXT:    %[[A:.*]] = npu_graph.attention %[[V]], %[[V]], %[[V]] {scale = 1.000000e+00 : f32, key_rows, bshd = array<i64: 0, 1, 2, 3>, head_window = array<i64: 0, 2, 4, 2>} : (tensor<1x8x6x16xf32>, tensor<1x8x6x16xf32>, tensor<1x8x6x16xf32>) -> tensor<1x8x2x16xf32>
 // CHECK-NEXT:    func.return %[[A]]
 // LOOP-LABEL: func.func @c_attn
-// LOOP:         npu_tile.load %[[X:.*]](%d0, %d2, %d1, %d3, %t)[%d0, 8 * %d1, 2 * %d2, 0] sizes [1, 8, 2, 16] pad 0.0 : tensor<1x8x6x16xf32>
-// LOOP-NEXT:    npu_tile.load %[[X]](%d0, %d2, %d1, %d3, %t)[%d0, 0, 2 * %d2 + 2, 0] sizes [1, 8, 2, 16] pad 0.0 : tensor<1x8x6x16xf32>
-// LOOP-NEXT:    npu_tile.load %[[X]](%d0, %d2, %d1, %d3, %t)[%d0, 0, 2 * %d2 + 4, 0] sizes [1, 8, 2, 16] pad 0.0 : tensor<1x8x6x16xf32>
+// LOOP:         npu_tile.load %[[X:.*]](%d0, %d1, %d2, %d3, %t)[%d0, 8 * %d1, 2 * %d2, 0] sizes [1, 8, 2, 16] pad 0.0 : tensor<1x8x6x16xf32>
+// LOOP-NEXT:    npu_tile.load %[[X]](%d0, %d1, %d2, %d3, %t)[%d0, 0, 2 * %d2 + 2, 0] sizes [1, 8, 2, 16] pad 0.0 : tensor<1x8x6x16xf32>
+// LOOP-NEXT:    npu_tile.load %[[X]](%d0, %d1, %d2, %d3, %t)[%d0, 0, 2 * %d2 + 4, 0] sizes [1, 8, 2, 16] pad 0.0 : tensor<1x8x6x16xf32>
 // LOOP-NEXT:    npu_graph.attention %{{.*}} {scale = 1.000000e+00 : f32, key_rows, bshd = array<i64: 0, 1, 2, 3>}
 func.func @c_attn(%qkv: tensor<1x8x96xf32>) -> tensor<1x8x2x16xf32> {
   %a = npu_graph.slice %qkv {starts = array<i64: 0, 0, 0>, ends = array<i64: 1, 8, 32>, steps = array<i64: 1, 1, 1>} : (tensor<1x8x96xf32>) -> tensor<1x8x32xf32>

@@ -12,11 +12,11 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 2, sram_bytes = 16384>} 
     func.return %o : tensor<1x64x4x32xf32>
   }
 }
-// CHECK:      npu_tile.loop {loops = ["d0", "d2", "d1", "d3", "t"]
-// CHECK-NEXT: ^bb0(%d0: index, %d2: index, %d1: index, %d3: index, %t: index):
-// CHECK-NEXT:   %[[Q:.*]] = npu_tile.load %0(%d0, %d2, %d1, %d3, %t)[%d0, {{[0-9]+}} * %d1, %d2, 0] sizes [1, {{[0-9]+}}, 1, 32]
-// CHECK-NEXT:   %[[K:.*]] = npu_tile.load %1(%d0, %d2, %d1, %d3, %t)[%d0, {{[0-9]+}} * %t, %d2, 0] sizes [1, {{[0-9]+}}, 1, 32]
-// CHECK-NEXT:   %[[V:.*]] = npu_tile.load %2(%d0, %d2, %d1, %d3, %t)[%d0, {{[0-9]+}} * %t, %d2, 0] sizes [1, {{[0-9]+}}, 1, 32]
+// CHECK:      npu_tile.loop {loops = ["d0", "d1", "d2", "d3", "t"]
+// CHECK-NEXT: ^bb0(%d0: index, %d1: index, %d2: index, %d3: index, %t: index):
+// CHECK-NEXT:   %[[Q:.*]] = npu_tile.load %0(%d0, %d1, %d2, %d3, %t)[%d0, {{[0-9]+}} * %d1, %d2, 0] sizes [1, {{[0-9]+}}, 1, 32]
+// CHECK-NEXT:   %[[K:.*]] = npu_tile.load %1(%d0, %d1, %d2, %d3, %t)[%d0, {{[0-9]+}} * %t, %d2, 0] sizes [1, {{[0-9]+}}, 1, 32]
+// CHECK-NEXT:   %[[V:.*]] = npu_tile.load %2(%d0, %d1, %d2, %d3, %t)[%d0, {{[0-9]+}} * %t, %d2, 0] sizes [1, {{[0-9]+}}, 1, 32]
 // CHECK-NEXT:   npu_graph.attention %[[Q]], %[[K]], %[[V]] {scale = 0.176776692 : f32, key_rows, bshd = array<i64: 0, 1, 2, 3>, online}
 // CHECK:        npu_tile.store %{{.*}}[%d0, {{[0-9]+}} * %d1, %d2, 32 * %d3] sizes [1, {{[0-9]+}}, 1, 32]
 

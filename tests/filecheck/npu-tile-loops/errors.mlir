@@ -12,7 +12,23 @@ builtin.module {
     func.return %y : tensor<4x16xf32>
   }
 }
-// CHECK: error: npu-tile-loops: kernel 'mm': loops 'm,n' do not match a matmul kernel (m,n,k) at 'npu_tile.kernel' (ONNX node mm_node)
+// CHECK: error: npu-tile-loops: kernel 'mm': loops 'm,n' do not match a matmul kernel (m,n,k, its parallel loops in any order) at 'npu_tile.kernel' (ONNX node mm_node)
+
+// -----
+
+// The parallel loops may come in any order (the tile search's `ordered`: n outside m
+// here, accepted), the reduction loop must stay innermost.
+builtin.module {
+  func.func @main(%x: tensor<4x32xf32>, %w: tensor<32x16xf32>) -> tensor<4x16xf32> {
+    %y = npu_tile.kernel "mm"(%x, %w) matmul {loops = ["n", "k", "m"], tile = array<i64: 16, 32, 4>, grid = array<i64: 1, 1, 1>, double_buffer = false, sram_bytes = 0 : i64, predicted_cycles = 1 : i64} : (tensor<4x32xf32>, tensor<32x16xf32>) -> tensor<4x16xf32> {
+    ^bb0(%a: tensor<4x32xf32>, %b: tensor<32x16xf32>):
+      %g = npu_graph.matmul %a, %b : (tensor<4x32xf32>, tensor<32x16xf32>) -> tensor<4x16xf32>
+      npu_tile.yield %g : tensor<4x16xf32>
+    } loc("mm_node")
+    func.return %y : tensor<4x16xf32>
+  }
+}
+// CHECK: error: npu-tile-loops: kernel 'mm': loops 'n,k,m' do not match a matmul kernel (m,n,k, its parallel loops in any order) at 'npu_tile.kernel' (ONNX node mm_node)
 
 // -----
 

@@ -2,9 +2,10 @@
 
 // Byte sizes follow the element type (docs/low-precision.md): a 512x64 @ 64x512 matmul
 // with 32 KiB of SRAM. In f32 the search takes 64x64 output tiles over two 32-deep K
-// steps; in f16 every tile is half the bytes, so its tiles are larger (96x64, the whole
-// K in one step: each 96-row tile of x stays put over the 8 steps along n and is read
-// once, `run_length`) and the kernel moves a third of f32's DRAM bytes.
+// steps; in f16 every tile is half the bytes, so its tiles are larger (64x96, the whole
+// K in one step; its loops n outside m: each 96-column tile of w stays put over the 8
+// steps along m and is read once, `run_length`, `ordered`) and the kernel moves a third
+// of f32's DRAM bytes.
 builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} {
   func.func @main(%x: tensor<512x64xf32>, %w: tensor<64x512xf32>) -> tensor<512x512xf32> {
     %y = npu_graph.matmul %x, %w : (tensor<512x64xf32>, tensor<64x512xf32>) -> tensor<512x512xf32> loc("mm")
@@ -23,7 +24,7 @@ builtin.module attributes {npu.arch = #npu.arch<cores = 1, sram_bytes = 32768>} 
   }
 }
 // CHECK-LABEL: func.func @main
-// CHECK: npu_tile.kernel "mm"(%x, %w) matmul {loops = ["m", "n", "k"], tile = array<i64: 96, 64, 64>, grid = array<i64: 6, 8, 1>, sram_bytes = 32768 : i64, {{.*}}dram_bytes = 1056768 : i64}
+// CHECK: npu_tile.kernel "mm"(%x, %w) matmul {loops = ["n", "m", "k"], tile = array<i64: 96, 64, 64>, grid = array<i64: 6, 8, 1>, sram_bytes = 32768 : i64, {{.*}}dram_bytes = 1056768 : i64}
 
 // -----
 

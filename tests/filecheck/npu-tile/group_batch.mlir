@@ -14,11 +14,12 @@ builtin.module attributes {npu.arch = #npu.arch<sram_bytes = 2048, cores = 1>} {
 // -----
 
 // Batched matmul whose B broadcasts over the outer batch dim: one loop per
-// result batch dim (tile 1), then m, n, k.
+// result batch dim (tile 1), then m, n, k; b1 runs outside b0, so B, moving with b1
+// alone, stays put over b0's steps and is read once (`ordered`).
 builtin.module {
   func.func @main(%a: tensor<2x3x4x5xf32>, %b: tensor<3x5x6xf32>) -> tensor<2x3x4x6xf32> {
     %y = npu_graph.matmul %a, %b : (tensor<2x3x4x5xf32>, tensor<3x5x6xf32>) -> tensor<2x3x4x6xf32> loc("bmm")
     func.return %y : tensor<2x3x4x6xf32>
   }
 }
-// CHECK: npu_tile.kernel "bmm"(%a, %b) matmul {loops = ["b0", "b1", "m", "n", "k"], tile = array<i64: 1, 1, 4, 6, 5>, grid = array<i64: 2, 3, 1, 1, 1>
+// CHECK: npu_tile.kernel "bmm"(%a, %b) matmul {loops = ["b1", "b0", "m", "n", "k"], tile = array<i64: 1, 1, 4, 6, 5>, grid = array<i64: 3, 2, 1, 1, 1>
