@@ -204,6 +204,7 @@ class TileSearch:
         self.epilogue = Epilogue(extra, steps, anchor.elems, anchor.op.results[0])  # (`with_epilogue`, types read once)
         self.sram = arch.sram_bytes
         self.floor = getattr(cost, "floor", None)  # (a lower bound a cost function declares of itself)
+        self.points: dict[bool, tuple[int, ...] | None] = {}  # (each buffering mode's best point after its climbs)
 
     def shaped(self, idx: tuple[int, ...]) -> KernelShape | None:
         """The kernel shape of a point (with its epilogue), None when invalid."""
@@ -297,6 +298,11 @@ class TileSearch:
                 return
             r, cur = min(better, key=lambda t: t[0][:2])
 
+    def best_point(self, db: bool) -> tuple[int, ...] | None:
+        """The best evaluated point that fits in buffering mode `db` (None: none fits)."""
+        fits = [(r[:2], idx) for (idx, mode), r in self.seen.items() if mode == db and r is not None and r[2] is not None]
+        return min(fits)[1] if fits else None
+
     def run(self, modes: Sequence[bool]) -> tuple[KernelShape, bool, int]:
         lists = self.lists
         total = prod(len(lst) for lst in lists)
@@ -315,6 +321,16 @@ class TileSearch:
                 r, cur = self.shrink(start, db)
                 if r is not None and r[2] is not None:
                     self.climb(r, cur, db)
+            self.points[db] = self.best_point(db)
+        if total > self.anchor.exhaustive_limit and len(modes) > 1:
+            # each mode's climb also starts from the other's best point (a local optimum of
+            # one landscape is often near a better one of the other)
+            for db in modes:
+                other = self.points.get(not db)
+                if other is not None and other != self.points.get(db):
+                    r, cur = self.shrink(other, db)
+                    if r is not None and r[2] is not None:
+                        self.climb(r, cur, db)
         if self.best is None:
             raise TilingError(f"no tile fits sram_bytes={self.arch.sram_bytes}: the smallest candidate needs "
                               f"{min(self.smallest) if self.smallest else '?'} bytes")
