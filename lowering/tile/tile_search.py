@@ -99,7 +99,10 @@ def search(anchor: Anchor, extra: Sequence[tuple[int, tuple[int, ...]]], steps: 
     """Best tiling that fits SRAM: (shape, double buffered?, predicted cycles).
     `cost(ks, arch, db, epilogue_len)` ranks (predicted cycles, or a tuple of them
     then tie-breakers); double buffering is one more choice (halved tiles may cost
-    more than the overlap gains), ties prefer more SRAM used."""
+    more than the overlap gains), ties prefer more SRAM used. Each point's loops are
+    `ordered` (their order by the DRAM bytes the windows move). Small spaces are
+    searched whole; larger ones by hill climbs from four starts per buffering mode,
+    then from each mode's best point in the other mode (`TileSearch.run`)."""
     return TileSearch(anchor, extra, steps, arch, cost).run((True, False) if allow_double_buffer else (False,))
 
 
