@@ -259,10 +259,10 @@ class TileBuffers:
     store_pair: tuple[SSAValue, SSAValue] | None = None
     store: tuple[CopyOp, WaitOp] | None = None  # the store's copy and wait in the step body
     # a pipelined load staying put over runs of L steps (`run_steps`) -> L: loaded only at a run's first
-    # step; its clones in the step body, the `scf.if` issuing each one's copy, and its slot (set 0) -> L
+    # step; its clones in the step body -> L, the `scf.if`s issuing their copies, and its slot (set 0) -> L
     run_of: dict[Operation, int] = field(default_factory=dict)
     run_clones: dict[Operation, int] = field(default_factory=dict)
-    run_ifs: dict[Operation, int] = field(default_factory=dict)
+    run_ifs: set[Operation] = field(default_factory=set)
     run_slots: dict[SSAValue, int] = field(default_factory=dict)
 
     @property
@@ -714,7 +714,7 @@ def run_copy(em: Emitter, copy: Operation, steps: scf.ForOp, n: int, bufs: TileB
     issue = em.add(scf.IfOp(starts, [TokenType()], Region(Block([copy, scf.YieldOp(copy.results[0])])),
                             Region(Block([done, scf.YieldOp(done.results[0])]))))
     assert isinstance(issue, scf.IfOp)
-    bufs.run_ifs[issue] = n
+    bufs.run_ifs.add(issue)
     return issue
 
 
